@@ -1,0 +1,150 @@
+"""What every adapter provides. Adapters are the only code that knows a format.
+
+Two kinds:
+- FileAdapter: a portfolio is a folder of files. The pipeline walks it with `files()`, reads the
+  bytes itself, and calls `parse()` per file; `parse()` is a pure function of (context, rel, bytes),
+  so it can run in worker processes and its result can be cached by (path, size, mtime_ns).
+  `finalize()` then runs on every start over all memories, cached or fresh, for what depends on the
+  clock (today's OpenClaw logs are hot) or on other files (id collisions).
+- DatabaseAdapter: a portfolio is one SQLite file, read whole with `read()`, read-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from app.core.model import Memory, Problem, System
+from app.core.parsing.safefs import FileRef
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    """What a parse may depend on besides the file's bytes. Injected, so tests are deterministic."""
+
+    system: System
+    portfolio: str
+    root: str
+    today: date
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class ParsedFile(BaseModel):
+    """What one file yields: its memories and its problems (this is what the parse cache stores)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rel: str
+    memories: list[Memory] = []
+    problems: list[Problem] = []
+
+
+class Capabilities(BaseModel):
+    """What a system supports, so the faces offer only what works and say why the rest does not."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    trust_source: str
+    quarantine: str
+    promote: str | None
+    budget: str
+
+
+def memory_id(system: System | str, portfolio: str, locator: str) -> str:
+    return f"{System(system).value}:{portfolio}:{locator}"
+
+
+def estimate_tokens(words: int) -> int:
+    """DollhouseMCP's estimator, ceil(words / 0.75): the default across systems until the budget
+    module brings per-system estimators."""
+    return math.ceil(words / 0.75) if words > 0 else 0
+
+
+def count_words(text: str) -> int:
+    return len(text.split())
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def slug(text: str, limit: int = 60) -> str:
+    """A readable locator part: lowercase, alphanumerics kept, every other run becomes `-`."""
+    out: list[str] = []
+    dash = False
+    for ch in text.lower():
+        if ch.isalnum() and ch.isascii():
+            out.append(ch)
+            dash = False
+        elif not dash and out:
+            out.append("-")
+            dash = True
+    value = "".join(out).strip("-")[:limit].strip("-")
+    return value or "untitled"
+
+
+def dedupe_ids(memories: list[Memory]) -> list[Memory]:
+    """Make ids unique deterministically: later sources (in path order) get `~2`, `~3`..."""
+    seen: dict[str, int] = {}
+    out: list[Memory] = []
+    for memory in sorted(memories, key=lambda m: (str(m.source), m.span.start if m.span else 0)):
+        count = seen.get(memory.id, 0) + 1
+        seen[memory.id] = count
+        if count > 1:
+            locator = f"{memory.locator}~{count}"
+            memory = memory.model_copy(
+                update={"locator": locator, "id": memory_id(memory.system, memory.portfolio, locator)}
+            )
+        out.append(memory)
+    return out
+
+
+class Adapter(ABC):
+    system: ClassVar[System]
+    capabilities: ClassVar[Capabilities]
+
+    @classmethod
+    @abstractmethod
+    def detect(cls, path: Path) -> Path | None:
+        """The portfolio root if `path` is (or directly names) a portfolio of this system."""
+
+    @classmethod
+    def portfolio_name(cls, root: Path) -> str:
+        return root.name.lstrip(".") or cls.system.value
+
+    @classmethod
+    def settings(cls, root: Path, problems: list[Problem]) -> dict[str, Any]:
+        """Portfolio-wide settings (DollhouseMCP's config.yml autoLoad section, say)."""
+        return {}
+
+
+class FileAdapter(Adapter):
+    @classmethod
+    @abstractmethod
+    def files(cls, root: Path, problems: list[Problem]) -> Iterator[FileRef]:
+        """The files that hold memories, walked safely (app.core.parsing.safefs.walk_files)."""
+
+    @classmethod
+    @abstractmethod
+    def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
+        """Memories and problems of one file. Pure: never touches the disk, never raises."""
+
+    @classmethod
+    def finalize(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
+        """Runs on every start over all memories of the portfolio, cached or fresh."""
+        return dedupe_ids(memories)
+
+
+class DatabaseAdapter(Adapter):
+    @classmethod
+    @abstractmethod
+    def read(cls, ctx: ParseContext, path: Path) -> ParsedFile:
+        """Every memory of the database, opened read-only. Never raises; problems are returned."""

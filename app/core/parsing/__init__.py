@@ -1,0 +1,1 @@
+"""Strict, bounded parsing primitives shared by the adapters (SECURITY.md sections 2.5-2.6)."""

@@ -1,0 +1,182 @@
+"""Reading a portfolio tree without being hung, misled or led outside it (SECURITY.md section 2.6).
+
+Rules: directory entries are judged by lstat; a symlink is followed only when it resolves inside the
+root; FIFOs, sockets and devices are skipped; files are opened with O_NOFOLLOW | O_NONBLOCK and
+checked with fstat before a byte is read, so a FIFO swapped in after the walk cannot block us.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.model import Problem
+
+# A memory file larger than this is not a memory; DollhouseMCP refuses about 1-2 MB.
+MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_DEPTH = 12
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """A regular file found in a portfolio: path relative to the root, and the stat the cache keys on."""
+
+    rel: str
+    path: str
+    size: int
+    mtime_ns: int
+
+
+class UnsafeFile(Exception):
+    """A file we refuse to read; the message says why."""
+
+
+def display_name(rel: str) -> str:
+    """A relative path made printable: undecodable bytes and control characters shown escaped."""
+    out = []
+    for ch in rel:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape of an undecodable byte
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
+            out.append(f"\\x{code:02x}")
+        elif code in (0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069):
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _inside(path: str, root_real: str) -> bool:
+    return path == root_real or path.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def walk_files(
+    root: Path,
+    accept: Callable[[str], bool],
+    problems: list[Problem],
+    *,
+    prune: Callable[[str], bool] = lambda rel: False,
+    max_depth: int = MAX_DEPTH,
+) -> Iterator[FileRef]:
+    """Yield the regular files under root whose relative path `accept`s, in a stable order.
+
+    `prune(rel_dir)` skips a folder. Symlinks that resolve inside the root are followed (files) or
+    skipped silently (folders, to avoid loops); those leaving the root are reported and skipped.
+    """
+    root_real = os.path.realpath(root)
+    stack: list[tuple[str, str, int]] = [(root_real, "", 0)]
+    while stack:
+        folder, rel_folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name, reverse=True)
+        except OSError as exc:
+            problems.append(Problem(path=display_name(rel_folder or "."), message=f"cannot list folder: {exc.strerror}", kept="folder skipped"))
+            continue
+        files: list[FileRef] = []
+        for entry in entries:
+            rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+            try:
+                if entry.is_symlink():
+                    ref = _follow_symlink(entry.path, rel, root_real, accept, problems)
+                    if ref is not None:
+                        files.append(ref)
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if depth + 1 > max_depth:
+                        problems.append(Problem(path=display_name(rel), message=f"folder nested deeper than {max_depth} levels", kept="folder skipped"))
+                    elif not prune(rel):
+                        stack.append((entry.path, rel, depth + 1))
+                    continue
+                if not accept(rel):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                problems.append(Problem(path=display_name(rel), message=f"cannot stat: {exc.strerror}", kept="file skipped"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                problems.append(Problem(path=display_name(rel), message=f"not a regular file ({_kind(st.st_mode)})", kept="skipped without opening"))
+                continue
+            files.append(FileRef(rel, entry.path, st.st_size, st.st_mtime_ns))
+        # Folders were pushed in reverse order; files are yielded sorted for a stable scan order.
+        yield from sorted(files, key=lambda f: f.rel)
+
+
+def _follow_symlink(
+    path: str, rel: str, root_real: str, accept: Callable[[str], bool], problems: list[Problem]
+) -> FileRef | None:
+    target = os.path.realpath(path)
+    if not _inside(target, root_real):
+        if accept(rel) or os.path.isdir(path):
+            problems.append(Problem(path=display_name(rel), message="symlink leads outside the portfolio root", kept="skipped, target not read"))
+        return None
+    if not accept(rel):
+        return None
+    try:
+        st = os.stat(target)
+    except OSError:
+        problems.append(Problem(path=display_name(rel), message="dangling or looping symlink", kept="skipped"))
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        problems.append(Problem(path=display_name(rel), message=f"symlink to a {_kind(st.st_mode)}", kept="skipped without opening"))
+        return None
+    return FileRef(rel, target, st.st_size, st.st_mtime_ns)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    return "special file"
+
+
+def read_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """Read a regular file without following a final symlink and without blocking on a FIFO."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeFile("is a symlink; refused to follow it") from None
+        raise UnsafeFile(f"cannot open: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFile(f"not a regular file ({_kind(st.st_mode)})")
+        if st.st_size > max_bytes:
+            raise UnsafeFile(f"file is {st.st_size:,} bytes, over the {max_bytes:,}-byte limit")
+        chunks = []
+        remaining = max_bytes + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > max_bytes:
+            raise UnsafeFile(f"file grew past the {max_bytes:,}-byte limit while reading")
+        return data
+    except OSError as exc:
+        raise UnsafeFile(f"cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def rel_to(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return path.name

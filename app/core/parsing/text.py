@@ -1,0 +1,74 @@
+"""Bytes to text, strictly: invalid UTF-8 is reported with its offset, never guessed at."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+BOM = b"\xef\xbb\xbf"
+
+
+class TextProblem(Exception):
+    """A file that cannot be read as text; `line` is 1-based when known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedText:
+    text: str
+    bom: bool
+
+    @property
+    def bom_len(self) -> int:
+        return 3 if self.bom else 0
+
+
+def decode(data: bytes) -> DecodedText:
+    """Decode UTF-8 (an optional BOM is noted and dropped). Raises TextProblem."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise TextProblem("file is UTF-16 encoded; memory files are read as UTF-8 only", 1)
+    bom = data.startswith(BOM)
+    body = data[3:] if bom else data
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + (3 if bom else 0)
+        line = data.count(b"\n", 0, offset) + 1
+        raise TextProblem(f"invalid UTF-8 at byte {offset} (0x{data[offset]:02x})", line) from None
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise TextProblem(f"NUL character at character {nul}: binary or corrupt file", text.count("\n", 0, nul) + 1)
+    return DecodedText(text, bom)
+
+
+class LineIndex:
+    """Maps character offsets of a text to 1-based line numbers and UTF-8 byte offsets."""
+
+    def __init__(self, text: str, byte_base: int = 0) -> None:
+        self.text = text
+        self.byte_base = byte_base
+        self._starts = [0]
+        find = text.find
+        pos = find("\n")
+        while pos >= 0:
+            self._starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        self._ascii = text.isascii()
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self._starts, offset)
+
+    def line_start(self, line: int) -> int:
+        """Character offset of the start of a 1-based line (the text's end past the last line)."""
+        if line - 1 < len(self._starts):
+            return self._starts[line - 1]
+        return len(self.text)
+
+    def byte_of(self, offset: int) -> int:
+        if self._ascii:
+            return self.byte_base + offset
+        return self.byte_base + len(self.text[:offset].encode("utf-8"))
