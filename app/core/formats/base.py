@@ -125,6 +125,17 @@ class Adapter(ABC):
         """Portfolio-wide settings (DollhouseMCP's config.yml autoLoad section, say)."""
         return {}
 
+    @classmethod
+    def finalize(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
+        """Runs on every start over all memories of the portfolio, cached or fresh: what depends on
+        the clock (today's logs are hot) or on other files (id collisions)."""
+        return dedupe_ids(memories)
+
+    @classmethod
+    def text(cls, root: Path, memory: Memory) -> str:
+        """The memory's content, re-read from its source (bodies are not kept in the model)."""
+        raise NotImplementedError
+
 
 class FileAdapter(Adapter):
     @classmethod
@@ -136,11 +147,6 @@ class FileAdapter(Adapter):
     @abstractmethod
     def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
         """Memories and problems of one file. Pure: never touches the disk, never raises."""
-
-    @classmethod
-    def finalize(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
-        """Runs on every start over all memories of the portfolio, cached or fresh."""
-        return dedupe_ids(memories)
 
 
 class DatabaseAdapter(Adapter):

@@ -39,6 +39,7 @@ def compose(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS)
     """Compose one YAML document into nodes with libyaml. `line_offset` is added to reported lines."""
     if len(text) > max_chars:
         raise YamlProblem(f"YAML is {len(text):,} characters, over the {max_chars:,}-character limit", line_offset + 1)
+    _refuse_hidden_breaks(text, line_offset)
     loader = _Loader(text)
     try:
         return loader.get_single_node()
@@ -53,6 +54,19 @@ def compose(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS)
         raise YamlProblem(f"YAML error: {type(exc).__name__}: {exc}", line_offset + 1) from None
     finally:
         loader.dispose()
+
+
+_HIDDEN_BREAKS = {"\x85": "U+0085 (NEL)", "\u2028": "U+2028 (line separator)", "\u2029": "U+2029 (paragraph separator)"}
+
+
+def _refuse_hidden_breaks(text: str, line_offset: int) -> None:
+    """YAML reads NEL and the Unicode separators as line breaks, so they can smuggle a key onto a line
+    that looks like a value (`name: a<NEL>trustLevel: trusted`)."""
+    for char, label in _HIDDEN_BREAKS.items():
+        pos = text.find(char)
+        if pos >= 0:
+            line = line_offset + text.count("\n", 0, pos) + 1
+            raise YamlProblem(f"YAML contains the invisible line break {label}, which would start a new key", line)
 
 
 class _Builder:

@@ -1,0 +1,283 @@
+"""`memwb`: the command line over the Workbench facade.
+
+`memwb [PATH...]` opens the workbench; headless subcommands print a readable table, or one JSON
+document with --json. Exit codes: 0 success, 1 failure, 2 usage error. Every string that came from
+a memory is made inert before it is printed, and JSON is ASCII-escaped, so nothing printed can drive
+the terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from app import __version__
+from app.core.config import Settings, load_settings
+from app.core.inert import inert, one_line
+from app.core.locations import Locations
+from app.core.model import Memory, Portfolio, Problem
+from app.core.workbench import Workbench
+
+SUBCOMMANDS = ("scan", "startup", "discover")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-dir", type=Path, help="the workbench's cache folder (default $XDG_CACHE_HOME/memwb)")
+    parser.add_argument("--data-dir", type=Path, help="the workbench's data folder (default $XDG_DATA_HOME/memwb)")
+    parser.add_argument("--config-dir", type=Path, help="the workbench's config folder (default $XDG_CONFIG_HOME/memwb)")
+
+
+def _paths(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="a portfolio root, a database file, or a folder holding portfolios (default: configured portfolios, else the bundled sample)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memwb", description="Memory Workbench: see, search, review and curate AI agents' long-term memory.")
+    parser.add_argument("--version", action="version", version=f"memwb {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    scan = sub.add_parser("scan", help="read portfolios and list their memories and problems")
+    _paths(scan)
+    scan.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(scan)
+
+    startup = sub.add_parser("startup", help="run the startup pipeline and print its timeline")
+    _paths(startup)
+    startup.add_argument("--json", action="store_true", help="print one JSON document")
+    startup.add_argument("--no-cache", action="store_true", help="ignore the parse cache (a cold start)")
+    _common(startup)
+
+    discover = sub.add_parser("discover", help="list the standard memory locations found on this machine")
+    discover.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(discover)
+    return parser
+
+
+def build_open_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memwb",
+        description="Open the workbench on PATHs. Subcommands: " + ", ".join(SUBCOMMANDS) + " (memwb COMMAND --help).",
+    )
+    parser.add_argument("--version", action="version", version=f"memwb {__version__}")
+    _paths(parser)
+    _common(parser)
+    return parser
+
+
+def _locations(args: argparse.Namespace) -> Locations:
+    base = Locations.from_env()
+    return Locations(
+        cache=args.cache_dir or base.cache,
+        data=args.data_dir or base.data,
+        config=args.config_dir or base.config,
+    )
+
+
+def _resolve_paths(args: argparse.Namespace, locations: Locations, problems: list[Problem]) -> tuple[list[Path], str]:
+    if args.paths:
+        return list(args.paths), ""
+    settings: Settings = load_settings(locations.config, problems)
+    if settings.portfolios:
+        return [Path(p).expanduser() for p in settings.portfolios], ""
+    sample = Workbench.default_paths()
+    return sample, f"no PATH given and no portfolio configured: opening the bundled sample portfolio ({sample[0]})"
+
+
+def _emit_json(document: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
+
+
+def _say(message: str) -> None:
+    print(f"memwb: {inert(message, keep_newlines=False)}", file=sys.stderr)
+
+
+# -- scan ---------------------------------------------------------------------------------------
+
+
+def _problem_json(problem: Problem) -> dict[str, Any]:
+    return {"path": problem.path, "line": problem.line, "message": problem.message, "kept": problem.kept}
+
+
+def _portfolio_json(portfolio: Portfolio) -> dict[str, Any]:
+    return {
+        "name": portfolio.name,
+        "system": portfolio.system.value,
+        "root": portfolio.root,
+        "memories": portfolio.memories,
+        "problems": [_problem_json(p) for p in portfolio.problems],
+    }
+
+
+def _memory_json(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "system": memory.system.value,
+        "portfolio": memory.portfolio,
+        "tier": memory.tier.value,
+        "domain": memory.domain,
+        "name": memory.name,
+        "trust": memory.trust.value,
+        "trust_claimed": memory.trust_claimed,
+        "priority": memory.priority,
+        "tokens": memory.tokens,
+        "entries": len(memory.entries),
+        "source": str(memory.source),
+        "updated": memory.updated,
+        "kind": memory.kind,
+        "tags": list(memory.tags),
+        "pinned": memory.pinned,
+        "sha256": memory.sha256,
+    }
+
+
+def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(header)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
+    out = []
+    rows = [
+        (p.system.value, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), one_line(p.root, 60))
+        for p in workbench.portfolios
+    ]
+    out.append(_table(rows, ("system", "portfolio", "memories", "problems", "root")))
+    tiers = ("hot", "cold", "archive", "quarantine")
+    trusts = ("trusted", "validated", "untrusted", "flagged", "quarantined")
+    by_system: dict[str, list[Memory]] = {}
+    for memory in workbench.memories:
+        by_system.setdefault(memory.system.value, []).append(memory)
+    count_rows = []
+    for system, memories in by_system.items():
+        count_rows.append(
+            (system, str(len(memories)), *(str(sum(m.tier.value == t for m in memories)) for t in tiers), *(str(sum(m.trust.value == t for m in memories)) for t in trusts))
+        )
+    out.append("")
+    out.append(_table(count_rows, ("system", "total", *tiers, *trusts)))
+    all_problems = [*problems, *workbench.problems()]
+    out.append("")
+    out.append(f"{len(workbench.memories)} memories in {len(workbench.portfolios)} portfolios; {len(all_problems)} problems")
+    for problem in all_problems:
+        out.append("  " + one_line(str(problem), 200))
+    return "\n".join(out)
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    locations = _locations(args)
+    problems: list[Problem] = []
+    paths, note = _resolve_paths(args, locations, problems)
+    if note:
+        _say(note)
+    workbench = Workbench(locations)
+    result = workbench.open(paths)
+    if args.json:
+        _emit_json(
+            {
+                "portfolios": [_portfolio_json(p) for p in workbench.portfolios],
+                "memories": [_memory_json(m) for m in workbench.memories],
+                "problems": [_problem_json(p) for p in [*problems, *result.problems]],
+            }
+        )
+        return 0 if result.portfolios else 1
+    if not result.portfolios:
+        for problem in [*problems, *result.problems]:
+            _say(str(problem))
+        _say("no portfolio could be read; nothing was changed")
+        return 1
+    print(_scan_text(workbench, problems))
+    return 0
+
+
+# -- startup ------------------------------------------------------------------------------------
+
+
+def cmd_startup(args: argparse.Namespace) -> int:
+    locations = _locations(args)
+    problems: list[Problem] = []
+    paths, note = _resolve_paths(args, locations, problems)
+    if note:
+        _say(note)
+    workbench = Workbench(locations)
+    result = workbench.open(paths, use_cache=not args.no_cache)
+    timeline = result.timeline
+    if args.json:
+        document = timeline.model_dump(mode="json")
+        document["memories"] = len(result.memories)
+        document["reparsed"] = result.reparsed
+        _emit_json(document)
+        return 0
+    total = max(timeline.total_ms, 0.001)
+    width = 40
+    rows = []
+    for phase in timeline.phases:
+        left = int(phase.start_ms / total * width)
+        bar = max(1, int(phase.duration_ms / total * width)) if phase.duration_ms > 0 else 0
+        rows.append((phase.name, phase.path, f"{phase.start_ms:.1f}", f"{phase.duration_ms:.1f}", str(phase.items), " " * left + "#" * bar, one_line(phase.message, 60)))
+    print(_table(rows, ("phase", "path", "start ms", "ms", "items", "timeline", "note")))
+    print(f"\ncritical path {timeline.critical_path_ms:.1f} ms, total {timeline.total_ms:.1f} ms; {len(result.memories)} memories, {result.reparsed} files parsed")
+    return 0
+
+
+# -- discover -----------------------------------------------------------------------------------
+
+
+def cmd_discover(args: argparse.Namespace) -> int:
+    refs = Workbench.discover_standard()
+    if args.json:
+        _emit_json({"portfolios": [ref.model_dump(mode="json") for ref in refs]})
+        return 0
+    if not refs:
+        print("No memory found in the standard locations (~/.dollhouse, ~/.openclaw/workspace, ~/.engram/engram.db, ~/.memory-mcp/memory.db).")
+        return 0
+    print(_table([(r.system.value, inert(r.name, keep_newlines=False), one_line(r.root, 80)) for r in refs], ("system", "portfolio", "root")))
+    return 0
+
+
+# -- open the workbench -------------------------------------------------------------------------
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    locations = _locations(args)
+    problems: list[Problem] = []
+    paths, note = _resolve_paths(args, locations, problems)
+    from app.tui.app import MemoryWorkbenchApp  # the UI is loaded only when it is shown
+
+    app = MemoryWorkbenchApp(Workbench(locations), paths, notice=note)
+    app.run()
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"scan": cmd_scan, "startup": cmd_startup, "discover": cmd_discover}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS or (argv and argv[0] in ("-h", "--help")):
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            build_parser().print_help()
+            return 0
+        handler = COMMANDS[args.command]
+    else:
+        args = build_open_parser().parse_args(argv)
+        handler = cmd_open
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head`: stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One adapter per memory system, plus discovery. Only adapters know a format."""

@@ -1,0 +1,307 @@
+"""MassGen filesystem memory mode (FORMATS.md A2): one `.md` file per memory, per agent workspace.
+
+A workspace holds `memory/short_term/*.md` (injected into every prompt: hot) and
+`memory/long_term/*.md` (only a summary row is injected: cold). The file grammar is MassGen's own,
+reproduced quirk for quirk so the workbench shows what MassGen itself would load: the text is cut with
+`str.split("---", 2)` (not a line-based fence), and the front matter is read line by line at the first
+colon, never as YAML.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import ClassVar
+
+from app.core.formats.base import (
+    Capabilities,
+    FileAdapter,
+    ParseContext,
+    ParsedFile,
+    count_words,
+    estimate_tokens,
+    memory_id,
+    sha256_text,
+)
+from app.core.model import Entry, Memory, Problem, Source, Span, System, Tier, TrustLevel
+from app.core.parsing import safefs
+from app.core.parsing.text import LineIndex, TextProblem, decode
+
+MEMORY_DIR = "memory"
+TIER_DIRS: dict[str, Tier] = {"short_term": Tier.HOT, "long_term": Tier.COLD}
+# Workspaces are looked for at the root, its children and its grandchildren (a run folder holding
+# agent workspaces, or `.massgen/workspaces/<agent>`); deeper trees are an agent's own project files.
+MAX_WORKSPACE_DEPTH = 2
+
+
+@dataclass(frozen=True, slots=True)
+class MassGenFile:
+    """A file cut the way MassGen cuts it; offsets are character offsets in the decoded text."""
+
+    meta: dict[str, str]  # last value wins, as in MassGen's dict
+    meta_lines: dict[str, list[int]]  # 1-based lines each key was found on
+    body: str
+    body_start: int
+    close_fence: int  # character offset of the `---` that ended the front matter
+
+
+class MassGenFormatError(ValueError):
+    """A file MassGen itself would refuse to load; `line` is 1-based."""
+
+    def __init__(self, message: str, line: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def split_massgen(text: str) -> MassGenFile:
+    """MassGen's grammar: starts with `---`, `split("---", 2)`, first-colon key/value lines, body stripped.
+
+    Raises MassGenFormatError where MassGen raises (the file would not load there either).
+    """
+    if not text.startswith("---"):
+        raise MassGenFormatError("no front matter: the file does not start with `---`", 1)
+    parts = text.split("---", 2)
+    if len(parts) < 3:
+        raise MassGenFormatError("front matter opened on line 1 is never closed: no second `---` in the file", 1)
+    # parts[0] is "" because the text starts with the fence.
+    meta_start = 3
+    close_fence = meta_start + len(parts[1])
+    raw_body = parts[2]
+    body_offset = close_fence + 3
+    meta: dict[str, str] = {}
+    meta_lines: dict[str, list[int]] = {}
+    line = text.count("\n", 0, meta_start) + 1
+    for raw_line in parts[1].split("\n"):
+        if ":" in raw_line:
+            key, value = raw_line.split(":", 1)
+            key = key.strip()
+            meta[key] = value.strip()
+            meta_lines.setdefault(key, []).append(line)
+        line += 1
+    lead = len(raw_body) - len(raw_body.lstrip())
+    body = raw_body.strip()
+    return MassGenFile(meta, meta_lines, body, body_offset + lead, close_fence)
+
+
+def _iso_or_none(value: str | None) -> str | None:
+    """The string itself when it is an ISO timestamp Python reads; never a substitute like now()."""
+    if not value:
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return value
+
+
+def _is_real_dir(path: Path) -> bool:
+    # A symlinked folder is skipped by safefs.walk_files, so it must not make a portfolio either.
+    try:
+        return path.is_dir() and not path.is_symlink()
+    except OSError:
+        return False
+
+
+def is_workspace(path: Path) -> bool:
+    memory = path / MEMORY_DIR
+    return any(_is_real_dir(memory / tier) for tier in TIER_DIRS)
+
+
+def _subdirs(path: Path) -> list[Path]:
+    try:
+        with os.scandir(path) as it:
+            names = sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+    return [path / name for name in names]
+
+
+def _split_rel(rel: str) -> tuple[str, str, str] | None:
+    """(workspace path or "", tier folder, file name) when `rel` is a memory file's place, else None."""
+    parts = rel.split("/")
+    if len(parts) < 3 or len(parts) - 3 > MAX_WORKSPACE_DEPTH:
+        return None
+    *workspace, memory, tier, name = parts
+    if memory != MEMORY_DIR or tier not in TIER_DIRS or not name.endswith(".md") or name == ".md":
+        return None
+    return "/".join(workspace), tier, name
+
+
+def _may_hold_memories(rel_dir: str) -> bool:
+    """Whether a folder can be a workspace, or lie on the way to a workspace's tier folder."""
+    parts = rel_dir.split("/")
+    for depth in range(min(len(parts), MAX_WORKSPACE_DEPTH) + 1):
+        tail = parts[depth:]
+        if any(tail == [MEMORY_DIR, tier][: len(tail)] for tier in TIER_DIRS):
+            return True
+    return False
+
+
+class MassGenAdapter(FileAdapter):
+    system: ClassVar[System] = System.MASSGEN
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        trust_source="none: MassGen keeps no trust; only the workbench ledger vouches for a memory",
+        quarantine="the file is moved into the workbench vault",
+        promote="move the file between memory/short_term/ and memory/long_term/",
+        budget="short-term: at most 10 memories, 1,000 tokens each, 10,000 in total (recommended, not enforced)",
+    )
+
+    @classmethod
+    def detect(cls, path: Path) -> Path | None:
+        if not _is_real_dir(path):
+            return None
+        if is_workspace(path):
+            return path
+        for child in _subdirs(path):
+            if is_workspace(child):
+                return path
+        for child in _subdirs(path):
+            for grandchild in _subdirs(child):
+                if is_workspace(grandchild):
+                    return path
+        return None
+
+    @classmethod
+    def files(cls, root: Path, problems: list[Problem]) -> Iterator[safefs.FileRef]:
+        return safefs.walk_files(
+            root,
+            lambda rel: _split_rel(rel) is not None,
+            problems,
+            prune=lambda rel: not _may_hold_memories(rel),
+        )
+
+    @classmethod
+    def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
+        out = ParsedFile(rel=rel)
+        try:
+            cls._parse_into(ctx, rel, data, out)
+        except Exception as exc:  # a parse never raises: the last line of defence for one bad file
+            out.problems.append(Problem(path=rel, message=f"unexpected error: {type(exc).__name__}: {exc}", kept="file skipped"))
+        return out
+
+    @classmethod
+    def _parse_into(cls, ctx: ParseContext, rel: str, data: bytes, out: ParsedFile) -> None:
+        place = _split_rel(rel)
+        if place is None:
+            out.problems.append(Problem(path=rel, message="not a MassGen memory file (expected <workspace>/memory/short_term|long_term/<name>.md)", kept="file skipped"))
+            return
+        workspace, tier_dir, filename = place
+        try:
+            decoded = decode(data)
+        except TextProblem as exc:
+            out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped"))
+            return
+        text = decoded.text
+        try:
+            parsed = split_massgen(text)
+        except MassGenFormatError as exc:
+            out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped: MassGen does not load it either"))
+            return
+        index = LineIndex(text, byte_base=decoded.bom_len)
+        if decoded.bom:
+            out.problems.append(Problem(path=rel, line=1, message="file starts with a UTF-8 BOM: MassGen reads it as text before `---` and refuses the file", kept="memory read anyway"))
+        cls._fence_problems(rel, text, parsed, index, out.problems)
+
+        stem = filename[: -len(".md")]
+        domain = workspace or Path(ctx.root).name or ctx.portfolio
+        locator = f"{domain}/{stem}"
+        meta = parsed.meta
+        cls._field_problems(rel, tier_dir, meta.get("tier"), parsed, out.problems)
+
+        fields: dict[str, str] = dict(meta)
+        fields.setdefault("name", stem)
+        fields.setdefault("description", "")
+        fields.setdefault("tier", "short_term")
+        fields.setdefault("agent_id", "unknown")
+
+        body_start = index.byte_of(parsed.body_start)
+        body_end = index.byte_of(parsed.body_start + len(parsed.body))
+        words = count_words(parsed.body)
+        created_raw = meta.get("created")
+        entry = Entry(
+            id=locator,
+            span=Span(start=body_start, end=body_end),
+            timestamp=created_raw or None,
+            source=fields["agent_id"],
+            words=words,
+            chars=len(parsed.body),
+        )
+        out.memories.append(
+            Memory(
+                id=memory_id(System.MASSGEN, ctx.portfolio, locator),
+                system=System.MASSGEN,
+                portfolio=ctx.portfolio,
+                locator=locator,
+                name=meta.get("name") or stem,
+                description=meta.get("description", ""),
+                tier=TIER_DIRS[tier_dir],
+                domain=domain,
+                kind="memory",
+                trust=TrustLevel.UNTRUSTED,
+                trust_claimed=False,
+                tokens=estimate_tokens(words),
+                words=words,
+                chars=len(parsed.body),
+                entries=(entry,),
+                source=Source(path=rel),
+                span=Span(start=0, end=len(data)),
+                sha256=sha256_text(parsed.body),
+                created=_iso_or_none(created_raw),
+                updated=_iso_or_none(meta.get("updated")),
+                fields=fields,
+            )
+        )
+
+    @staticmethod
+    def _fence_problems(rel: str, text: str, parsed: MassGenFile, index: LineIndex, problems: list[Problem]) -> None:
+        """MassGen accepts a `---` anywhere; say so when a fence is not alone on its line, since the
+        front matter or body then differs from what the author meant."""
+        after_open = text[3:5]
+        if not (after_open.startswith("\n") or after_open == "\r\n"):
+            problems.append(Problem(path=rel, line=1, message="the opening `---` is not alone on its line; MassGen reads what follows it as front matter", kept="read as MassGen reads it"))
+        pos = parsed.close_fence
+        before = text[pos - 1 : pos] if pos > 0 else ""
+        after = text[pos + 3 : pos + 5]
+        alone = before == "\n" and (after == "" or after.startswith("\n") or after == "\r\n")
+        if not alone:
+            problems.append(Problem(
+                path=rel,
+                line=index.line_of(pos),
+                message="a `---` inside a line ends the front matter here (MassGen splits on the first two `---`); the rest of the file is read as the body",
+                kept="read as MassGen reads it",
+            ))
+
+    @staticmethod
+    def _field_problems(rel: str, tier_dir: str, tier_field: str | None, parsed: MassGenFile, problems: list[Problem]) -> None:
+        # A missing tier field is MassGen's default, not a disagreement: only a written one is checked.
+        if tier_field is not None:
+            tier_line = parsed.meta_lines["tier"][-1]
+            if tier_field not in TIER_DIRS:
+                problems.append(Problem(
+                    path=rel,
+                    line=tier_line,
+                    message=f"tier `{tier_field}` is not short_term or long_term (MassGen reads it as short_term); the folder {tier_dir}/ wins",
+                    kept=f"read as {tier_dir}",
+                ))
+            elif tier_field != tier_dir:
+                problems.append(Problem(
+                    path=rel,
+                    line=tier_line,
+                    message=f"tier field says {tier_field} but the file is in {tier_dir}/; the folder wins (MassGen loads by folder)",
+                    kept=f"read as {tier_dir}",
+                ))
+        for key, lines in parsed.meta_lines.items():
+            if len(lines) > 1:
+                where = ", ".join(str(n) for n in lines)
+                problems.append(Problem(path=rel, line=lines[-1], message=f"duplicate key `{key}` on lines {where}; MassGen keeps the last", kept="last value kept"))
+
+    @classmethod
+    def text(cls, root: Path, memory: Memory) -> str:
+        """The memory's stripped body, re-read from disk. Raises safefs.UnsafeFile, TextProblem or
+        MassGenFormatError when the file can no longer be read as a MassGen memory."""
+        data = safefs.read_file(os.fspath(Path(root) / PurePosixPath(memory.source.path)))
+        return split_massgen(decode(data).text).body

@@ -1,0 +1,299 @@
+"""Reading an agent's SQLite store read-only, safely beside the agent that writes it.
+
+The agents (Engram, memory-mcp) keep their databases in WAL mode and may be writing while we read.
+So: the URI opens the file `mode=ro` (SQLite itself refuses every write), `query_only` is set as a
+second lock, and everything is read in ONE short deferred transaction and the connection closed at
+once. A read transaction left open would pin the WAL and stop the agent's checkpoints, so callers
+get plain Python objects back and never a cursor. No extension is ever loaded (memory-mcp's
+`memory_vectors` needs sqlite-vec; we simply never touch that table).
+
+Schemas drift between releases, so tables are probed in sqlite_master and columns with
+PRAGMA table_info: a missing optional table or column reads as empty or None, never as an error.
+Every sqlite3.Error, a corrupt file, a locked database, a file that is not SQLite at all, becomes a
+Problem naming the file; nothing here raises to the caller of `read_db`.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import sqlite3
+import stat
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from app.core.model import Memory, Problem
+from app.core.parsing.safefs import display_name
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+# Short on purpose: in WAL mode a reader never waits for a writer, so a busy database means a
+# rollback-journal writer or a recovery; we report it rather than hang the load (DESIGN.md 7).
+BUSY_TIMEOUT_MS = 1000
+
+T = TypeVar("T")
+
+
+class DbReadError(Exception):
+    """Raised only by `read_db_or_raise` (used for on-demand text), never by `read_db`."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "special file"
+
+
+def read_head(path: Path, size: int) -> bytes:
+    """Up to `size` first bytes of a regular file. O_NONBLOCK + fstat, so a FIFO named *.db cannot
+    hang us.
+
+    Raises OSError, or ValueError when the path is not a regular file.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"not a regular file ({_kind(st.st_mode)})")
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
+def is_sqlite(path: Path) -> bool:
+    """True when `path` is a regular file that starts with the SQLite 3 header."""
+    try:
+        return read_head(path, len(SQLITE_HEADER)) == SQLITE_HEADER
+    except (OSError, ValueError):
+        return False
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def json_value(value: Any) -> Any:
+    """A SQLite value as a plain JSON value: blobs become a size note, non-finite reals text."""
+    if isinstance(value, bytes):
+        return f"<blob: {len(value)} bytes>"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return value
+
+
+class ReadOnlyDb:
+    """The schema probe and row reader handed to a `read_db` reader, inside its one transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._columns: dict[str, tuple[str, ...]] = {}
+        # Only real tables: a view could be anything, and a virtual table may need a module
+        # (vec0) that this process never loads.
+        rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+        self._tables: dict[str, str] = {str(name): str(sql or "") for name, sql in rows}
+
+    def has_table(self, table: str) -> bool:
+        return table in self._tables and not self._tables[table].lstrip().upper().startswith("CREATE VIRTUAL")
+
+    def columns(self, table: str) -> tuple[str, ...]:
+        """The table's column names in declaration order; () when the table does not exist."""
+        if not self.has_table(table):
+            return ()
+        if table not in self._columns:
+            info = self._conn.execute(f"PRAGMA table_info({quote_ident(table)})").fetchall()
+            self._columns[table] = tuple(str(row[1]) for row in info)
+        return self._columns[table]
+
+    def has_column(self, table: str, column: str) -> bool:
+        return column in self.columns(table)
+
+    def select(
+        self,
+        table: str,
+        columns: Sequence[str] | None = None,
+        *,
+        where: str = "",
+        params: Sequence[Any] = (),
+        order_by: str = "",
+    ) -> Iterator[dict[str, Any]]:
+        """Rows of `table` as dicts. `columns=None` means every column; a requested column the
+        table lacks comes back as None, so an older schema reads with defaults.
+
+        `where` and `order_by` are SQL written by the adapter (never by the data); they may only
+        name columns the caller has checked with `has_column`.
+        """
+        present = self.columns(table)
+        if not present:
+            return
+        wanted = list(present) if columns is None else list(columns)
+        real = [c for c in wanted if c in present]
+        if not real:
+            return
+        sql = f"SELECT {', '.join(quote_ident(c) for c in real)} FROM {quote_ident(table)}"
+        if where:
+            sql += f" WHERE {where}"
+        if order_by:
+            sql += f" ORDER BY {order_by}"
+        for values in self._conn.execute(sql, tuple(params)):
+            row = dict(zip(real, values, strict=True))
+            yield {c: row.get(c) for c in wanted}
+
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        found = self._conn.execute(sql, tuple(params)).fetchone()
+        return None if found is None else found[0]
+
+
+class _TextDecoder:
+    """text_factory that never fails a whole query on one row of invalid UTF-8: the bad bytes are
+    replaced (U+FFFD) and counted, and the count becomes one Problem for the file."""
+
+    def __init__(self) -> None:
+        self.bad = 0
+
+    def __call__(self, data: bytes) -> str:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.bad += 1
+            return data.decode("utf-8", "replace")
+
+
+def _uri(path: Path, immutable: bool) -> str:
+    uri = f"file:{quote(os.path.abspath(path), safe='/')}?mode=ro"
+    return uri + "&immutable=1" if immutable else uri
+
+
+def _run(path: Path, reader: Callable[[ReadOnlyDb], T], immutable: bool, decoder: _TextDecoder) -> T:
+    conn = sqlite3.connect(_uri(path, immutable), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.text_factory = decoder
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA query_only = 1")
+        # Views and triggers of a hostile file may not call functions with side effects.
+        conn.execute("PRAGMA trusted_schema = 0")
+        conn.execute("BEGIN")
+        result = reader(ReadOnlyDb(conn))
+        conn.execute("COMMIT")
+        return result
+    finally:
+        conn.close()
+
+
+def _needs_immutable(exc: sqlite3.OperationalError) -> bool:
+    # Only "cannot open" and "read-only" failures; a locked database is reported, never bypassed.
+    code = str(getattr(exc, "sqlite_errorname", ""))
+    return code.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY"))
+
+
+def _folder_writable(path: Path) -> bool:
+    return os.access(os.path.dirname(os.path.abspath(path)) or ".", os.W_OK)
+
+
+def read_db(
+    path: Path,
+    reader: Callable[[ReadOnlyDb], T],
+    problems: list[Problem],
+    *,
+    name: str | None = None,
+) -> T | None:
+    """Run `reader` in one read-only transaction on the database at `path` and return its result.
+
+    Returns None (and appends a Problem naming the file) when the file cannot be read: missing,
+    not a regular file, not SQLite, corrupt, locked. `reader` must only read and must return plain
+    Python objects: the connection is closed as soon as it returns.
+    """
+    shown = display_name(name if name is not None else Path(path).name)
+    try:
+        header = read_head(path, len(SQLITE_HEADER))
+    except OSError as exc:
+        problems.append(Problem(path=shown, message=f"cannot open: {exc.strerror or exc}", kept="database skipped"))
+        return None
+    except ValueError as exc:
+        problems.append(Problem(path=shown, message=str(exc), kept="skipped without opening"))
+        return None
+    if header != SQLITE_HEADER:
+        problems.append(
+            Problem(
+                path=shown,
+                message='not a SQLite database: the file does not start with the 16-byte "SQLite format 3\\0" header',
+                kept="file skipped",
+            )
+        )
+        return None
+    decoder = _TextDecoder()
+    try:
+        try:
+            result = _run(path, reader, immutable=False, decoder=decoder)
+        except sqlite3.OperationalError as first:
+            # mode=ro on a WAL database still needs the -shm file, which SQLite must create when it
+            # is missing; in a folder we may not write, immutable=1 is the only way in. It skips
+            # locking and the -wal file, so it is used only then, and said.
+            if not _needs_immutable(first) or _folder_writable(path):
+                raise
+            decoder = _TextDecoder()
+            result = _run(path, reader, immutable=True, decoder=decoder)
+            problems.append(
+                Problem(
+                    path=shown,
+                    message=(
+                        f"read-only open failed ({first}) and the folder is not writable, so the database "
+                        "was opened with immutable=1: changes still only in its -wal file are not seen, "
+                        "and a write made during the read may be seen half-done"
+                    ),
+                    kept="read from the main database file",
+                )
+            )
+    except sqlite3.Error as exc:
+        problems.append(Problem(path=shown, message=f"cannot read the SQLite database: {_describe(exc)}", kept="database skipped"))
+        return None
+    if decoder.bad:
+        problems.append(
+            Problem(
+                path=shown,
+                message=f"{decoder.bad} text value(s) are not valid UTF-8; the invalid bytes are shown as U+FFFD",
+                kept="rows read",
+            )
+        )
+    return result
+
+
+def _describe(exc: sqlite3.Error) -> str:
+    code = getattr(exc, "sqlite_errorname", None)
+    text = str(exc) or type(exc).__name__
+    return f"{text} ({code})" if code else text
+
+
+def read_db_or_raise(path: Path, reader: Callable[[ReadOnlyDb], T], *, name: str | None = None) -> T:
+    """`read_db` for on-demand reads (a memory's text): the first problem is raised as DbReadError."""
+    problems: list[Problem] = []
+    result = read_db(path, reader, problems, name=name)
+    if result is None:
+        raise DbReadError(str(problems[0]) if problems else f"{path}: unreadable")
+    return result
+
+
+def source_file(root: Path, memory: Memory) -> Path:
+    """The file a database memory came from. `root` is what `detect` returned (the file itself) or
+    the folder holding it; the memory's source names a file in that folder and nothing else."""
+    rel = memory.source.path
+    if not rel or rel in (".", "..") or "/" in rel or "\\" in rel or "\x00" in rel:
+        raise DbReadError(f"{display_name(rel)}: not a plain file name")
+    root = Path(root)
+    try:
+        is_dir = stat.S_ISDIR(os.stat(root).st_mode)
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            raise DbReadError(f"{display_name(str(root))}: {exc.strerror}") from None
+        is_dir = False
+    if is_dir:
+        return root / rel
+    return root if root.name == rel else root.parent / rel

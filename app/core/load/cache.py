@@ -1,0 +1,117 @@
+"""The per-file parse cache: one SQLite file per portfolio in the cache folder, keyed by
+(path, size, mtime_ns), holding each file's ParsedFile as JSON.
+
+It is disposable: any error opening or reading it means it is rebuilt, never that the load fails.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.formats.base import ParsedFile
+from app.core.parsing.safefs import FileRef
+
+# Bump when a parser or the model changes what a file yields, so stale results are never served.
+CACHE_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    rel TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    payload BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CachedFile:
+    size: int
+    mtime_ns: int
+    payload: bytes
+
+
+class ParseCache:
+    def __init__(self, folder: Path, version: str) -> None:
+        self.path = folder / "parse-cache.sqlite"
+        self.version = f"{CACHE_VERSION}:{version}"
+        self.rebuilt = ""
+        self._db = self._open(folder)
+
+    def _open(self, folder: Path) -> sqlite3.Connection:
+        try:
+            return self._connect(folder)
+        except sqlite3.Error as exc:
+            self.rebuilt = f"parse cache unreadable ({exc}); rebuilt"
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(f"{self.path}{suffix}")
+                except OSError:
+                    pass
+            return self._connect(folder)
+
+    def _connect(self, folder: Path) -> sqlite3.Connection:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        db = sqlite3.connect(self.path, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            if row is None or row[0] != self.version:
+                with db:
+                    db.execute("DELETE FROM files")
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self.version,))
+                if row is not None:
+                    self.rebuilt = "parse cache made by another version; rebuilt"
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def load(self) -> dict[str, CachedFile]:
+        try:
+            rows = self._db.execute("SELECT rel, size, mtime_ns, payload FROM files").fetchall()
+        except sqlite3.Error as exc:
+            self.rebuilt = f"parse cache unreadable ({exc}); rebuilt"
+            self.clear()
+            return {}
+        return {rel: CachedFile(size, mtime, payload) for rel, size, mtime, payload in rows}
+
+    def store(self, items: Iterable[tuple[FileRef, bytes]], removed: Iterable[str] = ()) -> None:
+        try:
+            with self._db:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                    ((ref.rel, ref.size, ref.mtime_ns, payload) for ref, payload in items),
+                )
+                self._db.executemany("DELETE FROM files WHERE rel = ?", ((rel,) for rel in removed))
+        except sqlite3.Error:
+            # A cache we cannot write only costs a slower next start.
+            pass
+
+    def clear(self) -> None:
+        try:
+            with self._db:
+                self._db.execute("DELETE FROM files")
+        except sqlite3.Error:
+            pass
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def is_fresh(cached: CachedFile | None, ref: FileRef) -> bool:
+    return cached is not None and cached.size == ref.size and cached.mtime_ns == ref.mtime_ns
+
+
+def decode_payload(payload: bytes) -> ParsedFile | None:
+    try:
+        return ParsedFile.model_validate_json(payload)
+    except ValueError:
+        return None

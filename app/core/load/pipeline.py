@@ -1,0 +1,255 @@
+"""The startup pipeline (DESIGN.md section 4): discover -> read -> parse -> validate -> index -> plan.
+
+`discover` and `read` (portfolios, file stats, cached metadata, databases) are the critical path:
+what the first screen needs. `parse` and `validate` re-read only files whose (size, mtime_ns) changed,
+in worker processes when there are many. `index` and `plan` are filled by the search and budget
+modules as they arrive. Every phase emits start, progress and end events as it runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+from app import __version__
+from app.core.clock import Clock, SystemClock
+from app.core.formats.base import DatabaseAdapter, FileAdapter, ParseContext, ParsedFile
+from app.core.formats.discovery import discover
+from app.core.formats.registry import adapter as adapter_for
+from app.core.load.cache import CachedFile, ParseCache, decode_payload, is_fresh
+from app.core.load.parse_worker import parse_chunk, parse_one
+from app.core.locations import Locations
+from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, Portfolio, PortfolioRef, Problem, Timeline
+from app.core.parsing.safefs import FileRef
+
+PHASES: tuple[tuple[str, PhasePath], ...] = (
+    ("discover", "critical"),
+    ("read", "critical"),
+    ("parse", "deferred"),
+    ("validate", "deferred"),
+    ("index", "deferred"),
+    ("plan", "deferred"),
+)
+PHASE_PATH = dict(PHASES)
+
+# Below this many changed files, starting worker processes costs more than it saves.
+PARALLEL_THRESHOLD = 400
+CHUNK = 256
+
+EventSink = Callable[[PhaseEvent], None]
+
+
+@dataclass
+class _Work:
+    """One portfolio on its way through the pipeline."""
+
+    ref: PortfolioRef
+    ctx: ParseContext
+    problems: list[Problem] = field(default_factory=list)
+    files: list[FileRef] = field(default_factory=list)
+    cache: ParseCache | None = None
+    parsed: dict[str, ParsedFile] = field(default_factory=dict)
+    fresh: dict[str, bytes] = field(default_factory=dict)
+    stale: list[FileRef] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    memories: list[Memory] = field(default_factory=list)
+
+    @property
+    def adapter(self) -> type:
+        return adapter_for(self.ref.system)
+
+
+@dataclass
+class LoadResult:
+    portfolios: list[Portfolio]
+    memories: list[Memory]
+    problems: list[Problem]
+    timeline: Timeline
+    reparsed: int = 0
+
+
+class Pipeline:
+    def __init__(
+        self,
+        locations: Locations,
+        *,
+        clock: Clock | None = None,
+        emit: EventSink | None = None,
+        workers: int | None = None,
+        parallel_threshold: int = PARALLEL_THRESHOLD,
+        use_cache: bool = True,
+    ) -> None:
+        self.locations = locations
+        self.clock = clock or SystemClock()
+        self.emit = emit or (lambda event: None)
+        self.workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+        self.parallel_threshold = parallel_threshold
+        self.use_cache = use_cache
+        self._t0 = 0.0
+        self._records: list[PhaseRecord] = []
+
+    # -- timing and events ------------------------------------------------------------------
+
+    def _ms(self) -> float:
+        return round((self.clock.monotonic() - self._t0) * 1000, 3)
+
+    def _event(self, phase: str, status: str, done: int = 0, total: int | None = None, message: str = "") -> None:
+        self.emit(PhaseEvent(phase=phase, path=PHASE_PATH[phase], status=status, at_ms=self._ms(), done=done, total=total, message=message))  # type: ignore[arg-type]
+
+    @contextmanager
+    def _phase(self, name: str, total: int | None = None) -> Iterator[dict[str, object]]:
+        info: dict[str, object] = {"items": 0, "message": ""}
+        start = self._ms()
+        self._event(name, "start", total=total)
+        yield info
+        end = self._ms()
+        items = int(info["items"])  # type: ignore[arg-type]
+        message = str(info["message"])
+        self._event(name, "end", done=items, total=total, message=message)
+        self._records.append(PhaseRecord(name=name, path=PHASE_PATH[name], start_ms=start, duration_ms=round(end - start, 3), items=items, message=message))
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self, paths: list[Path]) -> LoadResult:
+        self._t0 = self.clock.monotonic()
+        self._records = []
+        problems: list[Problem] = []
+        today = self.clock.today() if hasattr(self.clock, "today") else self.clock.now().date()  # type: ignore[attr-defined]
+
+        with self._phase("discover") as info:
+            works = [self._prepare(ref, today) for ref in discover(paths, problems)]
+            info["items"] = sum(len(w.files) for w in works) + sum(1 for w in works if not w.files)
+            info["message"] = f"{len(works)} portfolios"
+
+        with self._phase("read") as info:
+            info["items"] = sum(self._read(w) for w in works)
+            rebuilt = [w.cache.rebuilt for w in works if w.cache and w.cache.rebuilt]
+            info["message"] = "; ".join(dict.fromkeys(rebuilt))
+
+        stale_total = sum(len(w.stale) for w in works)
+        with self._phase("parse", total=stale_total) as info:
+            info["items"] = self._parse(works, stale_total)
+
+        with self._phase("validate") as info:
+            info["items"] = sum(self._validate(w) for w in works)
+
+        with self._phase("index") as info:
+            info["message"] = "search index not built by this version"
+        with self._phase("plan") as info:
+            info["message"] = "budget plans not computed by this version"
+
+        portfolios = [self._portfolio(w) for w in works]
+        memories = [m for w in works for m in w.memories]
+        for w in works:
+            if w.cache:
+                w.cache.close()
+        timeline = self._timeline()
+        return LoadResult(portfolios, memories, problems, timeline, reparsed=stale_total)
+
+    def _timeline(self) -> Timeline:
+        critical = [r for r in self._records if r.path == "critical"]
+        critical_ms = max((r.start_ms + r.duration_ms for r in critical), default=0.0)
+        total = max((r.start_ms + r.duration_ms for r in self._records), default=0.0)
+        return Timeline(phases=tuple(self._records), critical_path_ms=round(critical_ms, 3), total_ms=round(total, 3))
+
+    # -- steps ----------------------------------------------------------------------------------
+
+    def _prepare(self, ref: PortfolioRef, today: object) -> _Work:
+        adapter = adapter_for(ref.system)
+        problems: list[Problem] = []
+        root = Path(ref.root)
+        settings = adapter.settings(root, problems)
+        ctx = ParseContext(system=ref.system, portfolio=ref.name, root=ref.root, today=today, settings=settings)  # type: ignore[arg-type]
+        work = _Work(ref=ref, ctx=ctx, problems=problems)
+        if issubclass(adapter, FileAdapter):
+            work.files = list(adapter.files(root, work.problems))
+        return work
+
+    def _read(self, work: _Work) -> int:
+        adapter = work.adapter
+        if issubclass(adapter, DatabaseAdapter):
+            parsed = adapter.read(work.ctx, Path(work.ref.root))
+            work.parsed[parsed.rel] = parsed
+            return len(parsed.memories)
+        cached: dict[str, CachedFile] = {}
+        if self.use_cache:
+            folder = self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root))
+            work.cache = ParseCache(folder, f"{__version__}:{work.ref.system.value}")
+            cached = work.cache.load()
+        present = set()
+        for ref in work.files:
+            present.add(ref.rel)
+            hit = cached.get(ref.rel)
+            parsed = decode_payload(hit.payload) if is_fresh(hit, ref) else None  # type: ignore[union-attr]
+            if parsed is None:
+                work.stale.append(ref)
+            else:
+                work.parsed[ref.rel] = parsed
+        work.removed = [rel for rel in cached if rel not in present]
+        return len(work.parsed)
+
+    def _parse(self, works: list[_Work], total: int) -> int:
+        jobs = [(w, ref) for w in works for ref in w.stale]
+        if not jobs:
+            return 0
+        done = 0
+        results: dict[int, list[tuple[FileRef, bytes]]] = {id(w): [] for w in works}
+        if total >= self.parallel_threshold and self.workers > 1:
+            chunks = [(w, w.stale[i : i + CHUNK]) for w in works for i in range(0, len(w.stale), CHUNK)]
+            with ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("forkserver")) as pool:
+                futures = [
+                    (w, chunk, pool.submit(parse_chunk, w.ctx, [(ref.rel, ref.path) for ref in chunk]))
+                    for w, chunk in chunks
+                ]
+                for w, chunk, future in futures:
+                    by_rel = {ref.rel: ref for ref in chunk}
+                    for rel, payload in future.result():
+                        results[id(w)].append((by_rel[rel], payload))
+                    done += len(chunk)
+                    self._event("parse", "progress", done=done, total=total)
+        else:
+            for w, ref in jobs:
+                parsed = parse_one(w.adapter, w.ctx, ref.rel, ref.path)
+                w.parsed[ref.rel] = parsed
+                results[id(w)].append((ref, parsed.model_dump_json().encode()))
+                done += 1
+                if done % CHUNK == 0:
+                    self._event("parse", "progress", done=done, total=total)
+        for w in works:
+            if w.cache:
+                w.cache.store(results[id(w)], w.removed)
+            for ref, payload in results[id(w)]:
+                if ref.rel not in w.parsed:
+                    w.fresh[ref.rel] = payload
+        return done
+
+    def _validate(self, work: _Work) -> int:
+        for rel, payload in work.fresh.items():
+            parsed = decode_payload(payload)
+            if parsed is None:  # a worker's answer that does not validate: parse here, say why
+                ref = next(r for r in work.files if r.rel == rel)
+                parsed = parse_one(work.adapter, work.ctx, rel, ref.path)
+            work.parsed[rel] = parsed
+        validated = len(work.fresh)
+        memories: list[Memory] = []
+        for rel in sorted(work.parsed):
+            parsed = work.parsed[rel]
+            memories.extend(parsed.memories)
+            work.problems.extend(parsed.problems)
+        work.memories = work.adapter.finalize(work.ctx, memories)
+        return validated
+
+    def _portfolio(self, work: _Work) -> Portfolio:
+        return Portfolio(
+            system=work.ref.system,
+            name=work.ref.name,
+            root=work.ref.root,
+            memories=len(work.memories),
+            problems=tuple(work.problems),
+            settings=work.ctx.settings,
+        )

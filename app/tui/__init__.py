@@ -1,0 +1,1 @@
+"""The Textual face of the workbench. It talks to app.core.workbench.Workbench only."""

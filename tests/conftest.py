@@ -1,0 +1,38 @@
+"""Test-wide fixtures: the workbench's own folders always point into tmp_path, and tests that read
+the sample portfolio get a private copy, so no test writes into the repository or the home folder."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from app.core.clock import FixedClock
+from app.core.locations import Locations
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample-portfolio"
+# The sample portfolio's story ends on this day: its newest daily log is today's.
+SAMPLE_DAY = datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(autouse=True)
+def isolated_locations(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Locations:
+    base = tmp_path_factory.mktemp("memwb-state")
+    for name in ("cache", "data", "config"):
+        monkeypatch.setenv(f"MEMWB_{name.upper()}_DIR", str(base / name))
+    return Locations.from_env()
+
+
+@pytest.fixture
+def sample_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "sample-portfolio"
+    shutil.copytree(SAMPLE, target, symlinks=True)
+    return target
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(SAMPLE_DAY)
