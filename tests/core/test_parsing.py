@@ -285,3 +285,57 @@ def test_inert(raw: str, shown: str) -> None:
 def test_one_line_flattens_and_shortens() -> None:
     assert one_line("a\n b\tc", 80) == "a b c"
     assert one_line("x" * 100, 10) == "x" * 9 + "\u2026"
+
+
+# -- the fast path agrees with libyaml ------------------------------------------------------------
+
+FAST_CASES = [
+    "name: deploy-runbook\ndescription: Release rules, for Kite (v2).\ntags: [deploy, policy]\npriority: 10\n",
+    "created: '2026-03-14T09:12:33.120Z'\nmodified: 2026-03-14T09:12:33Z\nautoLoad: true\n",
+    "a: -12\nb: 1.10\nc: yes\nd:\ne: ''\nf: []\ng: \"quoted text\"\n",
+    "# a comment line\nname: x\n\nother: y\r\n",
+    "url: https://kite.dev/path?q=1\nratio: 3/4\n",
+    "text: it's fine, really\n",
+]
+NOT_FAST = [
+    "a: b: c\n", "a: x #comment\n", "a: [x, [y]]\n", "a:\n  b: 1\n", "a: &x v\nb: *x\n", "a: !!str v\n",
+    "a: 'it''s'\n", 'a: "esc\\n"\n', "a: x\nA: y\na: z\n", "- a\n", "a: |\n  block\n", "a: {b: c}\n", "a: - x\n",
+    "a:\tb\n", "? a\n: b\n", "a: @x\n", "a: `x`\n", "a: x:\n",
+]
+
+
+def _shape(node: object) -> object:
+    """What downstream code reads from a node: value, style, tag and the line and column of each."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    if isinstance(node, ScalarNode):
+        return ("s", node.value, node.style or "", node.tag, node.start_mark.line, node.start_mark.column)
+    if isinstance(node, MappingNode):
+        return ("m", [(_shape(k), _shape(v)) for k, v in node.value], node.start_mark.line)
+    return ("q", [_shape(v) for v in node.value], node.start_mark.line, node.start_mark.column, node.tag)
+
+
+@pytest.mark.parametrize("source", FAST_CASES)
+def test_fast_path_matches_libyaml(source: str) -> None:
+    fast = yamlsafe.compose_simple(source)
+    assert fast is not None
+    assert _shape(fast) == _shape(yamlsafe.compose(source))
+    assert yamlsafe.construct(fast) == yamlsafe.load_mapping(source)
+
+
+@pytest.mark.parametrize("source", NOT_FAST)
+def test_fast_path_declines_what_it_cannot_read_exactly(source: str) -> None:
+    assert yamlsafe.compose_simple(source) is None
+
+
+def test_fast_path_on_generated_front_matter() -> None:
+    import random
+
+    from bench.corpus import memory_file
+
+    rng = random.Random(3)
+    for index in range(200):
+        meta = frontmatter.split(memory_file(index, rng)).meta
+        fast = yamlsafe.compose_simple(meta)
+        assert fast is not None
+        assert _shape(fast) == _shape(yamlsafe.compose(meta))

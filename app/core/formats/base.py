@@ -95,7 +95,7 @@ def dedupe_ids(memories: list[Memory]) -> list[Memory]:
     """Make ids unique deterministically: later sources (in path order) get `~2`, `~3`..."""
     seen: dict[str, int] = {}
     out: list[Memory] = []
-    for memory in sorted(memories, key=lambda m: (str(m.source), m.span.start if m.span else 0)):
+    for memory in sorted(memories, key=lambda m: (m.source.path, m.source.row or 0, m.span.start if m.span else 0)):
         count = seen.get(memory.id, 0) + 1
         seen[memory.id] = count
         if count > 1:

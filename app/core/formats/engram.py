@@ -84,6 +84,7 @@ class _Snapshot:
     deleted: set[int] = field(default_factory=set)
     sync_ids: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    missing_table: bool = False
 
 
 def _text(value: Any) -> str | None:
@@ -179,7 +180,7 @@ class EngramAdapter(DatabaseAdapter):
     @classmethod
     def read(cls, ctx: ParseContext, path: Path) -> ParsedFile:
         path = Path(path)
-        rel = display_name(path.name)
+        rel = path.name
         problems: list[Problem] = []
         try:
             if is_sqlite(path) or path.suffix.lower() != ".json":
@@ -188,10 +189,13 @@ class EngramAdapter(DatabaseAdapter):
                 snap = _read_export(path)
             if snap is None:
                 return ParsedFile(rel=rel, problems=problems)
+            if snap.missing_table:
+                problems.append(Problem(path=display_name(rel), message=f"no `{TABLE}` table", kept="nothing read"))
+                return ParsedFile(rel=rel, problems=problems)
             problems.extend(snap.problems)
             memories = _build(ctx, rel, snap, problems)
         except Exception as exc:  # noqa: BLE001 - read() never raises; one bad store never stops the rest
-            problems.append(Problem(path=rel, message=f"unexpected error: {type(exc).__name__}: {exc}", kept="database skipped"))
+            problems.append(Problem(path=display_name(rel), message=f"unexpected error: {type(exc).__name__}: {exc}", kept="database skipped"))
             return ParsedFile(rel=rel, problems=problems)
         return ParsedFile(rel=rel, memories=memories, problems=problems)
 
@@ -222,7 +226,7 @@ class EngramAdapter(DatabaseAdapter):
 def _read_snapshot(db: ReadOnlyDb) -> _Snapshot:
     snap = _Snapshot()
     if not db.has_table(TABLE):
-        snap.problems.append(Problem(path="", message=f"no `{TABLE}` table", kept="nothing read"))
+        snap.missing_table = True
         return snap
     live = "deleted_at IS NULL" if db.has_column(TABLE, "deleted_at") else ""
     for row in db.select(TABLE, where=live, order_by="id"):
@@ -274,7 +278,7 @@ def _load_export(path: Path, rel: str) -> tuple[dict[str, Any] | None, Problem |
 
 
 def _read_export(path: Path) -> _Snapshot:
-    rel = display_name(path.name)
+    rel = path.name
     data, problem = _load_export(path, path.name)
     snap = _Snapshot()
     if data is None:
@@ -295,11 +299,11 @@ def _read_export(path: Path) -> _Snapshot:
 def _export_obs(obj: Any, index: int, rel: str, problems: list[Problem]) -> _Obs | None:
     where = f"observations[{index}]"
     if not isinstance(obj, dict):
-        problems.append(Problem(path=rel, message=f"{where} is not an object", kept="observation skipped, rest of file read"))
+        problems.append(Problem(path=display_name(rel), message=f"{where} is not an object", kept="observation skipped, rest of file read"))
         return None
     ident = obj.get("id")
     if not isinstance(ident, int) or isinstance(ident, bool):
-        problems.append(Problem(path=rel, message=f"{where}: `id` is missing or not an integer", kept="observation skipped, rest of file read"))
+        problems.append(Problem(path=display_name(rel), message=f"{where}: `id` is missing or not an integer", kept="observation skipped, rest of file read"))
         return None
     if obj.get("deleted_at"):
         return None
@@ -370,14 +374,12 @@ def _link_relations(snap: _Snapshot, ctx: ParseContext, live: set[int], problems
         out[src].append(Relation(type=kind, target=memory_id(System.ENGRAM, ctx.portfolio, f"obs/{dst}"), note=note))
     if unresolved:
         problems.append(
-            Problem(path=rel, message=f"{unresolved} memory_relations row(s) name an observation that does not exist", kept="those links skipped")
+            Problem(path=display_name(rel), message=f"{unresolved} memory_relations row(s) name an observation that does not exist", kept="those links skipped")
         )
     return out
 
 
 def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]) -> list[Memory]:
-    # Problems found inside the reader did not know the file name.
-    problems[:] = [p.model_copy(update={"path": rel}) if not p.path else p for p in problems]
     observations = snap.observations
     mid = {o.id: memory_id(System.ENGRAM, ctx.portfolio, f"obs/{o.id}") for o in observations}
     hot = _hot_ids(observations)
@@ -389,7 +391,7 @@ def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]
         try:
             memories.append(_memory(ctx, rel, obs, snap, hot, mid, relations.get(obs.id, [])))
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            problems.append(Problem(path=rel, message=f"observation {obs.id}: {exc}", kept="row skipped, rest read"))
+            problems.append(Problem(path=display_name(rel), message=f"observation {obs.id}: {exc}", kept="row skipped, rest read"))
     return memories
 
 

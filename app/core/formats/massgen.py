@@ -35,6 +35,8 @@ TIER_DIRS: dict[str, Tier] = {"short_term": Tier.HOT, "long_term": Tier.COLD}
 # Workspaces are looked for at the root, its children and its grandchildren (a run folder holding
 # agent workspaces, or `.massgen/workspaces/<agent>`); deeper trees are an agent's own project files.
 MAX_WORKSPACE_DEPTH = 2
+# Folders that are never a workspace and can hold thousands of entries: not worth a scandir each.
+NEVER_WORKSPACE = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +116,7 @@ def is_workspace(path: Path) -> bool:
 def _subdirs(path: Path) -> list[Path]:
     try:
         with os.scandir(path) as it:
-            names = sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
+            names = sorted(e.name for e in it if e.name not in NEVER_WORKSPACE and e.is_dir(follow_symlinks=False))
     except OSError:
         return []
     return [path / name for name in names]
@@ -134,6 +136,8 @@ def _split_rel(rel: str) -> tuple[str, str, str] | None:
 def _may_hold_memories(rel_dir: str) -> bool:
     """Whether a folder can be a workspace, or lie on the way to a workspace's tier folder."""
     parts = rel_dir.split("/")
+    if parts[-1] in NEVER_WORKSPACE:
+        return False
     for depth in range(min(len(parts), MAX_WORKSPACE_DEPTH) + 1):
         tail = parts[depth:]
         if any(tail == [MEMORY_DIR, tier][: len(tail)] for tier in TIER_DIRS):

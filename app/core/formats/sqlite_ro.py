@@ -147,11 +147,6 @@ class ReadOnlyDb:
             row = dict(zip(real, values, strict=True))
             yield {c: row.get(c) for c in wanted}
 
-    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        found = self._conn.execute(sql, tuple(params)).fetchone()
-        return None if found is None else found[0]
-
-
 class _TextDecoder:
     """text_factory that never fails a whole query on one row of invalid UTF-8: the bad bytes are
     replaced (U+FFFD) and counted, and the count becomes one Problem for the file."""

@@ -235,14 +235,13 @@ class Pipeline:
                 ref = next(r for r in work.files if r.rel == rel)
                 parsed = parse_one(work.adapter, work.ctx, rel, ref.path)
             work.parsed[rel] = parsed
-        validated = len(work.fresh)
         memories: list[Memory] = []
         for rel in sorted(work.parsed):
             parsed = work.parsed[rel]
             memories.extend(parsed.memories)
             work.problems.extend(parsed.problems)
         work.memories = work.adapter.finalize(work.ctx, memories)
-        return validated
+        return len(work.memories)
 
     def _portfolio(self, work: _Work) -> Portfolio:
         return Portfolio(

@@ -23,7 +23,9 @@ MAX_DEPTH = 12
 
 @dataclass(frozen=True, slots=True)
 class FileRef:
-    """A regular file found in a portfolio: path relative to the root, and the stat the cache keys on."""
+    """A regular file found in a portfolio: its relative path made printable (undecodable bytes and
+    control characters escaped, so it can be shown, cached and written as JSON), the real path to
+    open, and the stat the cache keys on."""
 
     rel: str
     path: str
@@ -37,6 +39,8 @@ class UnsafeFile(Exception):
 
 def display_name(rel: str) -> str:
     """A relative path made printable: undecodable bytes and control characters shown escaped."""
+    if rel.isascii() and rel.isprintable():
+        return rel
     out = []
     for ch in rel:
         code = ord(ch)
@@ -102,7 +106,7 @@ def walk_files(
             if not stat.S_ISREG(st.st_mode):
                 problems.append(Problem(path=display_name(rel), message=f"not a regular file ({_kind(st.st_mode)})", kept="skipped without opening"))
                 continue
-            files.append(FileRef(rel, entry.path, st.st_size, st.st_mtime_ns))
+            files.append(FileRef(display_name(rel), entry.path, st.st_size, st.st_mtime_ns))
         # Folders were pushed in reverse order; files are yielded sorted for a stable scan order.
         yield from sorted(files, key=lambda f: f.rel)
 
@@ -127,7 +131,7 @@ def _follow_symlink(
     if not stat.S_ISREG(st.st_mode):
         problems.append(Problem(path=display_name(rel), message=f"symlink to a {_kind(st.st_mode)}", kept="skipped without opening"))
         return None
-    return FileRef(rel, target, st.st_size, st.st_mtime_ns)
+    return FileRef(display_name(rel), target, st.st_size, st.st_mtime_ns)
 
 
 def _kind(mode: int) -> str:

@@ -1,0 +1,276 @@
+"""memory-mcp (FORMATS.md A4): one memory per `memories` row of ~/.memory-mcp/memory.db.
+
+Hot is the system's own flag (`is_hot = 1`, what its hot cache may inject). Trust is claimed: the
+system keeps `trust_score` 0..1 and a `trust_history` of every change. The workbench quarantines a
+memory-mcp memory softly (trust 0, not hot, not pinned), so a cold row at trust 0 is shown as
+QUARANTINE. The `memory_vectors` table needs sqlite-vec and is never touched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from app.core.formats.base import (
+    Capabilities,
+    DatabaseAdapter,
+    ParseContext,
+    ParsedFile,
+    count_words,
+    estimate_tokens,
+    memory_id,
+    sha256_text,
+)
+from app.core.formats.sqlite_ro import DbReadError, ReadOnlyDb, is_sqlite, json_value, read_db, read_db_or_raise, source_file
+from app.core.model import Entry, Memory, Problem, Relation, Source, System, Tier, TrustLevel, most_severe
+from app.core.parsing.safefs import display_name
+
+DB_NAME = "memory.db"
+TABLE = "memories"
+NAME_CHARS = 60
+GLOBAL = "global"
+# Below this the memory is suspect (a factually_wrong hit, -0.30, takes a fresh manual memory there).
+FLAG_BELOW = 0.3
+
+
+@dataclass
+class _Row:
+    """One memories row with its content reduced to counts and hash inside the transaction."""
+
+    fields: dict[str, Any]
+    name: str
+    words: int
+    chars: int
+    sha256: str
+
+
+@dataclass
+class _Snapshot:
+    rows: list[_Row] = field(default_factory=list)
+    tags: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
+    links: dict[int, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))
+    history: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    missing_table: bool = False
+
+
+def _name(content: str) -> str:
+    collapsed = " ".join(content.split())
+    return collapsed[:NAME_CHARS] or "(empty)"
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
+
+
+def _as_float(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def trust_level(score: float) -> TrustLevel:
+    """The system's own score as a trust level. Nothing in memory-mcp is a human validation, so the
+    best it earns is UNTRUSTED; the workbench ledger is what can raise it."""
+    if score <= 0:
+        return TrustLevel.QUARANTINED
+    if score < FLAG_BELOW:
+        return TrustLevel.FLAGGED
+    return TrustLevel.UNTRUSTED
+
+
+def _read_snapshot(db: ReadOnlyDb) -> _Snapshot:
+    snap = _Snapshot()
+    if not db.has_column(TABLE, "content"):
+        snap.missing_table = True
+        return snap
+    for row in db.select(TABLE, order_by="id"):
+        content = row.get("content")
+        text = content if isinstance(content, str) else ""
+        fields = {k: json_value(v) for k, v in row.items() if k != "content"}
+        snap.rows.append(_Row(fields, _name(text), count_words(text), len(text), sha256_text(text)))
+    if db.has_column("memory_tags", "tag"):
+        for row in db.select("memory_tags", ["memory_id", "tag"], order_by="memory_id, tag"):
+            key = _as_int(row["memory_id"])
+            if key is not None and row["tag"] is not None:
+                snap.tags[key].append(str(row["tag"]))
+    if db.has_column("memory_relationships", "to_memory_id"):
+        order = "id" if db.has_column("memory_relationships", "id") else ""
+        cols = ["from_memory_id", "to_memory_id", "relation_type"]
+        for row in db.select("memory_relationships", cols, order_by=order):
+            src, dst = _as_int(row["from_memory_id"]), _as_int(row["to_memory_id"])
+            if src is not None and dst is not None:
+                snap.links[src].append((dst, str(row["relation_type"] or "relates_to")))
+    if db.has_column("trust_history", "memory_id"):
+        order = ", ".join(c for c in ("created_at", "id") if db.has_column("trust_history", c))
+        for row in db.select("trust_history", order_by=order):
+            key = _as_int(row.get("memory_id"))
+            if key is not None:
+                snap.history[key].append({k: json_value(v) for k, v in row.items()})
+    return snap
+
+
+class MemoryMcpAdapter(DatabaseAdapter):
+    system: ClassVar[System] = System.MEMORY_MCP
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        trust_source="trust_score 0..1 kept by memory-mcp itself, with every change in trust_history",
+        quarantine="soft: trust_score 0, not hot, not pinned, and a trust_history row",
+        promote="is_hot / is_pinned with promotion_source='manual'",
+        budget="hot cache: at most 10 items injected (hot_cache_max_items); at most 20 promoted",
+    )
+
+    # ---- discovery -------------------------------------------------------------------------
+
+    @classmethod
+    def detect(cls, path: Path) -> Path | None:
+        path = Path(path)
+        if path.is_dir():
+            path = path / DB_NAME
+        if not path.is_file() or not is_sqlite(path):
+            return None
+        problems: list[Problem] = []
+        found = read_db(path, lambda db: db.has_column(TABLE, "content"), problems)
+        if found is None:
+            # Unreadable (locked, corrupt): claim it only under memory-mcp's own file name, so
+            # read() can say why instead of the store silently vanishing.
+            return path if path.name == DB_NAME else None
+        return path if found else None
+
+    @classmethod
+    def portfolio_name(cls, root: Path) -> str:
+        root = Path(root)
+        folder = root if root.is_dir() else root.parent
+        return folder.name.lstrip(".") or cls.system.value
+
+    # ---- reading ---------------------------------------------------------------------------
+
+    @classmethod
+    def read(cls, ctx: ParseContext, path: Path) -> ParsedFile:
+        path = Path(path)
+        rel = path.name
+        problems: list[Problem] = []
+        try:
+            snap = read_db(path, _read_snapshot, problems, name=path.name)
+            if snap is None:
+                return ParsedFile(rel=rel, problems=problems)
+            if snap.missing_table:
+                problems.append(Problem(path=display_name(rel), message=f"no `{TABLE}` table with a `content` column", kept="nothing read"))
+                return ParsedFile(rel=rel, problems=problems)
+            memories = _build(ctx, rel, snap, problems)
+        except Exception as exc:  # noqa: BLE001 - read() never raises; one bad store never stops the rest
+            problems.append(Problem(path=display_name(rel), message=f"unexpected error: {type(exc).__name__}: {exc}", kept="database skipped"))
+            return ParsedFile(rel=rel, problems=problems)
+        return ParsedFile(rel=rel, memories=memories, problems=problems)
+
+    @classmethod
+    def text(cls, root: Path, memory: Memory) -> str:
+        """The memory's content, re-read from its row."""
+        path = source_file(root, memory)
+        found = read_db_or_raise(
+            path,
+            lambda db: [r["content"] for r in db.select(TABLE, ["content"], where="id = ?", params=(memory.source.row,))],
+            name=path.name,
+        )
+        if not found:
+            raise DbReadError(f"{memory.source}: the memory is no longer there")
+        return found[0] if isinstance(found[0], str) else ""
+
+
+def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]) -> list[Memory]:
+    ids = {_as_int(r.fields.get("id")) for r in snap.rows}
+    memories: list[Memory] = []
+    for row in snap.rows:
+        ident = _as_int(row.fields.get("id"))
+        if ident is None:
+            problems.append(Problem(path=display_name(rel), message=f"memories row with id {row.fields.get('id')!r}: not an integer id", kept="row skipped, rest read"))
+            continue
+        try:
+            memories.append(_memory(ctx, rel, ident, row, snap, ids, problems))
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            problems.append(Problem(path=display_name(rel), message=f"memories row {ident}: {exc}", kept="row skipped, rest read"))
+    return memories
+
+
+def _relations(ctx: ParseContext, ident: int, snap: _Snapshot, ids: set[int | None]) -> tuple[Relation, ...]:
+    out = []
+    for target, kind in snap.links.get(ident, []):
+        note = "" if target in ids else "target missing"
+        out.append(Relation(type=kind, target=memory_id(System.MEMORY_MCP, ctx.portfolio, f"mem/{target}"), note=note))
+    return tuple(out)
+
+
+def _memory(
+    ctx: ParseContext, rel: str, ident: int, row: _Row, snap: _Snapshot, ids: set[int | None], problems: list[Problem]
+) -> Memory:
+    f = row.fields
+    raw_score = f.get("trust_score")
+    score = _as_float(raw_score)
+    if raw_score is not None and score is None:
+        problems.append(Problem(path=display_name(rel), message=f"memories row {ident}: trust_score {raw_score!r} is not a number", kept="row read, trust left unclaimed"))
+    hot = bool(_as_int(f.get("is_hot")))
+    if hot:
+        tier = Tier.HOT
+    elif score is not None and score <= 0:
+        tier = Tier.QUARANTINE
+    else:
+        tier = Tier.COLD
+    trust = trust_level(score) if score is not None else TrustLevel.UNTRUSTED
+    tags = tuple(dict.fromkeys(snap.tags.get(ident, [])))
+    fields = dict(f)
+    fields["trust_history"] = snap.history.get(ident, [])
+    created = _str(f.get("created_at"))
+    entry = Entry(
+        id=str(ident),
+        trust=trust if score is not None else None,
+        timestamp=created,
+        source=_str(f.get("source")),
+        tags=tags,
+        words=row.words,
+        chars=row.chars,
+    )
+    locator = f"mem/{ident}"
+    return Memory(
+        id=memory_id(System.MEMORY_MCP, ctx.portfolio, locator),
+        system=System.MEMORY_MCP,
+        portfolio=ctx.portfolio,
+        locator=locator,
+        name=row.name,
+        tier=tier,
+        domain=_str(f.get("project_id")) or GLOBAL,
+        kind=_str(f.get("memory_type")),
+        tags=tags,
+        trust=most_severe([e.trust for e in (entry,) if e.trust is not None]),
+        trust_claimed=score is not None,
+        trust_score=score,
+        pinned=bool(_as_int(f.get("is_pinned"))),
+        tokens=estimate_tokens(row.words),
+        words=row.words,
+        chars=row.chars,
+        entries=(entry,),
+        source=Source(path=rel, table=TABLE, row=ident),
+        sha256=row.sha256,
+        created=created,
+        updated=_str(f.get("last_accessed_at")) or created,
+        fields=fields,
+        relations=_relations(ctx, ident, snap, ids),
+    )
+
+
+def _str(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else str(value)

@@ -1,0 +1,621 @@
+"""OpenClaw core memory with the Memory Fortress conventions (FORMATS.md A3).
+
+A portfolio is one workspace folder. The unit of memory depends on the file:
+- MEMORY.md and memory/domains/*.md: one memory per `## ` section (a file without one is one memory);
+- memory/YYYY-MM-DD.md and memory/archive/YYYY-MM/*.md: one memory per daily log;
+- state/HOLD.md, DECISIONS.md, CLOSED.md: one memory per `[`-line; state/ACTIVE.md, ORIENT.md: one each;
+- memory/.learnings/*.md: one memory per `## [ID] category` entry;
+- the bootstrap files at the root (AGENTS.md, SOUL.md...): one memory each.
+Text between memories (a `# Title`, blank lines, prose in the state files) is glue: it belongs to no
+memory, so the spans and the gaps between them rebuild every file byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from enum import StrEnum
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar
+
+from app.core.formats.base import (
+    Capabilities,
+    FileAdapter,
+    ParseContext,
+    ParsedFile,
+    count_words,
+    dedupe_ids,
+    estimate_tokens,
+    memory_id,
+    sha256_text,
+    slug,
+)
+from app.core.model import Entry, Memory, Problem, Source, Span, System, Tier, TrustLevel
+from app.core.parsing import safefs
+from app.core.parsing.text import LineIndex, TextProblem, decode
+
+BOOTSTRAP_FILES = frozenset({"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"})
+STATE_LINE_FILES: dict[str, str] = {"HOLD.md": "hold", "DECISIONS.md": "decisions", "CLOSED.md": "closed"}
+STATE_WHOLE_FILES: dict[str, str] = {"ACTIVE.md": "active", "ORIENT.md": "orient"}
+# The kind of a state line's memory, per file: one item is a hold, a decision or a closed topic.
+STATE_LINE_KINDS: dict[str, str] = {"hold": "hold", "decisions": "decision", "closed": "closed"}
+
+_DATE_STEM = re.compile(r"\d{4}-\d{2}-\d{2}")
+_MONTH_DIR = re.compile(r"\d{4}-\d{2}")
+_ALLOWED_DIRS = frozenset({"memory", "state", "memory/domains", "memory/.learnings", "memory/archive"})
+
+# CommonMark fences: 3+ backticks or tildes, indented at most 3 spaces; a backtick fence's info
+# string cannot hold a backtick.
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_STALE = "[STALE]"
+_ITEM_TYPE = re.compile(r"^\[?(DEC|PREF|FACT|POLICY|LESSON|ERR)\b")
+# Patterns avoid adjacent optional runs (`\s*\**\s*`) so a hostile line cannot make them backtrack.
+_PRIORITY = re.compile(r"\bpriority\**\s*:\s*(?:\*\*\s*)?(\d{1,2})\b", re.IGNORECASE)
+_PRIORITY_P = re.compile(r"\(P(\d{1,2})\)")
+_DETAILS = re.compile(r"(?:→|->)\s*Details\s*:\s*(\S+)")
+# `[YYYY-MM-DD HH:MM | session] text — reason`; CLOSED has no time. Read leniently: either form in
+# any state file, `T` or space before the time.
+_STATE_LINE = re.compile(r"^\[\s*(\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?)\s*\|([^\]]*)\](.*)$")
+_EM_DASH = " — "
+_LEARNING_HEAD = re.compile(r"^\[([^\]]*)\]\s*(.*)$")
+
+
+class FileKind(StrEnum):
+    MEMORY = "memory"  # MEMORY.md
+    DOMAIN = "domain"  # memory/domains/*.md
+    LOG = "log"  # memory/YYYY-MM-DD.md
+    ARCHIVE = "archive"  # memory/archive/YYYY-MM/*.md
+    STATE_LINES = "state-lines"  # state/HOLD.md, DECISIONS.md, CLOSED.md
+    STATE_WHOLE = "state-whole"  # state/ACTIVE.md, ORIENT.md
+    LEARNINGS = "learnings"  # memory/.learnings/*.md
+    BOOTSTRAP = "bootstrap"  # AGENTS.md, SOUL.md... at the root
+
+
+def classify(rel: str) -> FileKind | None:
+    """Which kind of OpenClaw file `rel` (relative to the workspace) is; None for any other file."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if not name.endswith(".md") or name == ".md":
+        return None
+    stem = name[:-3]
+    if len(parts) == 1:
+        if name == "MEMORY.md":
+            return FileKind.MEMORY
+        return FileKind.BOOTSTRAP if name in BOOTSTRAP_FILES else None
+    if len(parts) == 2:
+        if parts[0] == "state":
+            if name in STATE_LINE_FILES:
+                return FileKind.STATE_LINES
+            return FileKind.STATE_WHOLE if name in STATE_WHOLE_FILES else None
+        if parts[0] == "memory" and _DATE_STEM.fullmatch(stem):
+            return FileKind.LOG
+        return None
+    if len(parts) == 3 and parts[0] == "memory":
+        if parts[1] == "domains":
+            return FileKind.DOMAIN
+        return FileKind.LEARNINGS if parts[1] == ".learnings" else None
+    if len(parts) == 4 and parts[:2] == ["memory", "archive"] and _MONTH_DIR.fullmatch(parts[2]):
+        return FileKind.ARCHIVE
+    return None
+
+
+def _keep_dir(rel_dir: str) -> bool:
+    if rel_dir in _ALLOWED_DIRS:
+        return True
+    head, _, month = rel_dir.rpartition("/")
+    return head == "memory/archive" and bool(_MONTH_DIR.fullmatch(month))
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int  # 1-based
+    start: int  # character offset of the line's first character
+    end: int  # character offset just past its newline (or the end of the text)
+    text: str  # without the newline and a CR before it
+    fenced: bool  # inside (or fencing) a code block
+
+
+def split_lines(text: str) -> list[Line]:
+    """Lines with their offsets and whether they sit in a fenced code block. Only `\\n` ends a line,
+    so offsets stay exact whatever other separators (U+2028, NEL) the text holds."""
+    lines: list[Line] = []
+    fence: tuple[str, int] | None = None
+    pos = 0
+    number = 1
+    length = len(text)
+    while pos < length:
+        nl = text.find("\n", pos)
+        end = length if nl < 0 else nl + 1
+        body = text[pos:end].rstrip("\n")
+        if body.endswith("\r"):
+            body = body[:-1]
+        match = _FENCE.match(body)
+        in_code = fence is not None
+        if match is not None:
+            marks, rest = match[1], match[2]
+            if fence is None and (marks[0] == "~" or "`" not in rest):
+                fence = (marks[0], len(marks))
+                in_code = True
+            elif fence is not None and marks[0] == fence[0] and len(marks) >= fence[1] and not rest.strip():
+                fence = None
+        lines.append(Line(number, pos, end, body, in_code))
+        pos = end
+        number += 1
+    return lines
+
+
+def heading_text(line: Line, marker: str = "## ") -> str | None:
+    """The text of an ATX heading of exactly this level outside code, closing `#`s removed."""
+    if line.fenced or not line.text.startswith(marker):
+        return None
+    value = line.text[len(marker) :].strip()
+    bare = value.rstrip("#")
+    if bare != value and (not bare or bare[-1].isspace()):
+        value = bare.rstrip()
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    heading: str
+    line: int
+    start: int
+    end: int
+    body_lines: list[Line]
+
+
+def split_sections(text: str, lines: list[Line]) -> list[Section]:
+    """`## ` sections: each runs from its heading line to the next one or the end of the text."""
+    heads = [(i, h) for i, ln in enumerate(lines) if (h := heading_text(ln)) is not None]
+    sections: list[Section] = []
+    for k, (i, heading) in enumerate(heads):
+        stop = heads[k + 1][0] if k + 1 < len(heads) else len(lines)
+        end = lines[stop].start if stop < len(lines) else len(text)
+        sections.append(Section(heading, lines[i].number, lines[i].start, end, lines[i + 1 : stop]))
+    return sections
+
+
+@dataclass
+class Conventions:
+    """What the Memory Fortress conventions say about an item: its bare name and native fields."""
+
+    name: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    priority: int | None = None
+
+
+def _priority_in(text: str) -> list[int]:
+    found = [int(m[1]) for m in _PRIORITY.finditer(text)] + [int(m[1]) for m in _PRIORITY_P.finditer(text)]
+    return [p for p in found if 1 <= p <= 10]
+
+
+def conventions(title: str, body: str = "") -> Conventions:
+    """`[STALE]`, the item type prefix, a numeric priority and a `→ Details:` pointer.
+
+    `[STALE]` and `(Pn)` are taken out of the name, so marking an item stale or changing its
+    priority changes neither its name nor its locator.
+
+    The title (a heading or a state line's text) decides first; a body is searched for a priority
+    only when the title has none, and then the highest wins: a section is as important as its most
+    important item.
+    """
+    name = title.strip()
+    out = Conventions(name)
+    if name.startswith(_STALE):
+        out.fields["stale"] = True
+        name = name[len(_STALE) :].lstrip()
+    item_type = _ITEM_TYPE.match(name)
+    if item_type:
+        out.fields["type"] = item_type[1]
+    priorities = _priority_in(title) or _priority_in(body)
+    if priorities:
+        out.priority = priorities[0] if _priority_in(title) else max(priorities)
+        out.fields["priority"] = out.priority
+    details = _DETAILS.search(title) or _DETAILS.search(body)
+    if details:
+        out.fields["details"] = details[1]
+    # The `(P7)` marker is data, not name: a re-prioritised item keeps its name and its locator.
+    out.name = re.sub(r"\s*\(P\d{1,2}\)", "", name).strip()
+    return out
+
+
+def _timestamp(value: str | None) -> str | None:
+    """The string itself when Python reads it as an ISO date or time, else None (never a guess)."""
+    if not value:
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return value
+
+
+class _Builder:
+    """Turns character ranges of one decoded file into Memories with byte spans."""
+
+    def __init__(self, ctx: ParseContext, rel: str, text: str, index: LineIndex) -> None:
+        self.ctx = ctx
+        self.rel = rel
+        self.text = text
+        self.index = index
+        self.memories: list[Memory] = []
+        self.problems: list[Problem] = []
+        self._ascii = text.isascii()
+        self._cursor = (0, index.byte_of(0))
+
+    def byte_of(self, offset: int) -> int:
+        """LineIndex.byte_of, made linear over a file: spans are asked for in increasing order, so
+        only the text since the previous offset is encoded (re-encoding every prefix made a 2 MB
+        non-ASCII state file take minutes)."""
+        if self._ascii:
+            return self.index.byte_of(offset)
+        char, byte = self._cursor
+        if offset < char:
+            char, byte = 0, self.index.byte_of(0)
+        byte += len(self.text[char:offset].encode("utf-8"))
+        self._cursor = (offset, byte)
+        return byte
+
+    def problem(self, line: int | None, message: str, kept: str) -> None:
+        self.problems.append(Problem(path=self.rel, line=line, message=message, kept=kept))
+
+    def add(
+        self,
+        start: int,
+        end: int,
+        *,
+        name: str,
+        locator: str,
+        tier: Tier,
+        domain: str,
+        kind: str,
+        description: str = "",
+        fields: dict[str, Any] | None = None,
+        priority: int | None = None,
+        created: str | None = None,
+        updated: str | None = None,
+    ) -> None:
+        content = self.text[start:end]
+        words = count_words(content)
+        span = Span(start=self.byte_of(start), end=self.byte_of(end))
+        entry = Entry(id=locator, span=span, timestamp=created, words=words, chars=len(content))
+        self.memories.append(
+            Memory(
+                id=memory_id(System.OPENCLAW, self.ctx.portfolio, locator),
+                system=System.OPENCLAW,
+                portfolio=self.ctx.portfolio,
+                locator=locator,
+                name=name,
+                description=description,
+                tier=tier,
+                domain=domain,
+                kind=kind,
+                trust=TrustLevel.UNTRUSTED,
+                trust_claimed=False,
+                priority=priority,
+                tokens=estimate_tokens(words),
+                words=words,
+                chars=len(content),
+                entries=(entry,),
+                source=Source(path=self.rel),
+                span=span,
+                sha256=sha256_text(content),
+                created=created,
+                updated=updated,
+                fields=fields or {},
+            )
+        )
+
+
+def _stem(rel: str) -> str:
+    return PurePosixPath(rel).name[:-3]
+
+
+def _parse_notes(b: _Builder, lines: list[Line], kind: FileKind) -> None:
+    """MEMORY.md or a domain file: one memory per `## ` section, or the whole file without one."""
+    stem = _stem(b.rel)
+    tier = Tier.HOT if kind is FileKind.MEMORY else Tier.COLD
+    domain = "memory" if kind is FileKind.MEMORY else stem
+    sections = split_sections(b.text, lines)
+    if not sections:
+        b.add(0, len(b.text), name=stem, locator=f"file/{stem}", tier=tier, domain=domain, kind="note")
+        return
+    for section in sections:
+        body = b.text[section.start : section.end]
+        conv = conventions(section.heading, body[body.find("\n") + 1 :] if "\n" in body else "")
+        name = conv.name or "(untitled)"
+        b.add(
+            section.start,
+            section.end,
+            name=name,
+            locator=f"note/{slug(name)}",
+            tier=tier,
+            domain=domain,
+            kind="note",
+            fields=conv.fields,
+            priority=conv.priority,
+        )
+
+
+def _log_date(b: _Builder, stem: str) -> str | None:
+    """The log's date from its file name; a date-shaped name that is no real date is reported."""
+    if not _DATE_STEM.fullmatch(stem):
+        return None
+    try:
+        date.fromisoformat(stem)
+    except ValueError:
+        b.problem(None, f"file name `{stem}` is not a valid date", "read as an undated log")
+        return None
+    return stem
+
+
+def _parse_log(b: _Builder, kind: FileKind) -> None:
+    stem = _stem(b.rel)
+    day = _log_date(b, stem)
+    fields: dict[str, Any] = {"date": day} if day else {}
+    # Logs outside the archive start cold; finalize() makes today's and yesterday's hot.
+    tier = Tier.ARCHIVE if kind is FileKind.ARCHIVE else Tier.COLD
+    b.add(0, len(b.text), name=stem, locator=f"log/{stem}", tier=tier, domain="daily", kind="log", fields=fields, created=day)
+
+
+def _parse_state_lines(b: _Builder, lines: list[Line]) -> None:
+    """HOLD / DECISIONS / CLOSED: every line starting with `[` is an item; the rest is glue."""
+    filename = PurePosixPath(b.rel).name
+    which = STATE_LINE_FILES[filename]
+    who, what = ("decider", "decision") if which == "closed" else ("session", "reason")
+    for line in lines:
+        if line.fenced or not line.text.startswith("["):
+            continue
+        raw = line.text.strip()
+        stale = raw.startswith(_STALE)
+        if stale:
+            raw = raw[len(_STALE) :].lstrip()
+        fields: dict[str, Any] = {}
+        match = _STATE_LINE.match(raw)
+        if match:
+            fields["date"] = match[1]
+            fields[who] = match[2].strip()
+            rest = match[3].strip()
+        else:
+            grammar = "[YYYY-MM-DD | decider] topic — decision" if which == "closed" else "[YYYY-MM-DD HH:MM | session] text — reason"
+            b.problem(line.number, f"state line does not follow `{grammar}`", "read as an item named by its text")
+            rest = raw
+        title, dash, reason = rest.partition(_EM_DASH)
+        if dash:
+            fields[what] = reason.strip()
+        conv = conventions(("[STALE] " if stale else "") + title)
+        fields.update(conv.fields)
+        name = conv.name or raw or line.text.strip()
+        b.add(
+            line.start,
+            line.end,
+            name=name,
+            locator=f"state/{which}/{slug(name)}",
+            tier=Tier.HOT,
+            domain="state",
+            kind=STATE_LINE_KINDS[which],
+            description=fields.get(what, ""),
+            fields=fields,
+            priority=conv.priority,
+            created=_timestamp(fields.get("date")),
+        )
+
+
+def bold_key(text: str) -> tuple[str, str] | None:
+    """`**Key:** value` or `**Key**: value` (optionally as a list item) -> (Key, value)."""
+    rest = text.lstrip()
+    if rest[:1] in ("-", "*", "+") and rest[1:2].isspace():
+        rest = rest[2:].lstrip()
+    if not rest.startswith("**"):
+        return None
+    close = rest.find("**", 2)
+    if close < 0:
+        return None
+    key = rest[2:close].strip().rstrip(":").strip()
+    value = rest[close + 2 :].lstrip()
+    if value.startswith(":"):
+        value = value[1:]
+    return (key, value.strip()) if key else None
+
+
+def bullet_key(text: str) -> tuple[str, str] | None:
+    """`- Key: value` (the key may be bold) -> (Key, value)."""
+    rest = text.lstrip()
+    if not (rest[:1] in ("-", "*", "+") and rest[1:2].isspace()):
+        return None
+    key, colon, value = rest[2:].partition(":")
+    key = key.strip().strip("*").strip()
+    if not colon or not key:
+        return None
+    value = value.strip()
+    if value.startswith("**"):  # `- **Key:** value`
+        value = value[2:].strip()
+    return key, value
+
+
+def _bold_fields(lines: list[Line]) -> dict[str, Any]:
+    """`**Key:** value` / `**Key**: value` lines outside code, first occurrence of a key kept."""
+    out: dict[str, Any] = {}
+    for line in lines:
+        if line.fenced:
+            continue
+        pair = bold_key(line.text)
+        if pair and pair[0] not in out:
+            out[pair[0]] = pair[1]
+    return out
+
+
+def _parse_state_whole(b: _Builder, lines: list[Line]) -> None:
+    which = STATE_WHOLE_FILES[PurePosixPath(b.rel).name]
+    fields = _bold_fields(lines)
+    updated = _timestamp(fields.get("Updated") or fields.get("Last updated"))
+    b.add(0, len(b.text), name=which.upper(), locator=f"state/{which}", tier=Tier.HOT, domain="state", kind=which, fields=fields, updated=updated)
+
+
+def _learning_fields(body: list[Line]) -> dict[str, Any]:
+    """Bold keys before the first `### `, each `### ` section's text, and the Metadata bullets."""
+    fields: dict[str, Any] = {}
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in body:
+        sub = heading_text(line, "### ")
+        if sub is not None:
+            current = sub
+            if current != "Metadata":
+                sections.setdefault(current, [])
+            continue
+        if current is None:
+            pair = None if line.fenced else bold_key(line.text)
+            if pair and pair[0] not in fields:
+                fields[pair[0]] = pair[1]
+        elif current == "Metadata":
+            pair = None if line.fenced else bullet_key(line.text)
+            if pair:
+                key, value = pair
+                fields[key] = int(value) if key == "Recurrence-Count" and value.isdigit() and value.isascii() else value
+        else:
+            sections[current].append(line.text)
+    for name, text in sections.items():
+        fields.setdefault(name, "\n".join(text).strip())
+    return fields
+
+
+def _parse_learnings(b: _Builder, lines: list[Line]) -> None:
+    for section in split_sections(b.text, lines):
+        head = _LEARNING_HEAD.match(section.heading)
+        ident = head[1].strip() if head else ""
+        fields = _learning_fields(section.body_lines)
+        if ident:
+            name = ident
+            locator = f"learning/{ident}"
+            fields["id"] = ident
+            category = head[2].strip() if head else ""
+            if category:
+                fields["category"] = category
+        else:
+            b.problem(section.line, f"learnings heading `## {section.heading}` has no `[ID]`", "read as an entry named by its heading")
+            name = section.heading or "(untitled)"
+            locator = f"learning/{slug(name)}"
+        summary = str(fields.get("Summary", "")).strip().split("\n", 1)[0]
+        b.add(
+            section.start,
+            section.end,
+            name=name,
+            locator=locator,
+            tier=Tier.COLD,
+            domain="learnings",
+            kind="learning",
+            description=summary,
+            fields=fields,
+            created=_timestamp(fields.get("Logged")),
+        )
+
+
+def _parse_bootstrap(b: _Builder) -> None:
+    stem = _stem(b.rel)
+    b.add(0, len(b.text), name=stem, locator=f"file/{stem}", tier=Tier.HOT, domain="bootstrap", kind="bootstrap")
+
+
+class OpenClawAdapter(FileAdapter):
+    system: ClassVar[System] = System.OPENCLAW
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        trust_source="none: OpenClaw keeps no trust; only the workbench ledger vouches for a memory",
+        quarantine="the section, line or file is cut into the workbench vault",
+        promote="move a section between MEMORY.md and memory/domains/<domain>.md; archive old daily logs",
+        budget="characters: 20,000 per bootstrap file, 150,000 in total; MEMORY.md at most 10 KB",
+    )
+
+    @classmethod
+    def detect(cls, path: Path) -> Path | None:
+        try:
+            if not path.is_dir():
+                return None
+            if (path / "MEMORY.md").is_file():
+                return path
+            memory = path / "memory"
+            if not memory.is_dir():
+                return None
+            if (path / "state").is_dir():
+                return path
+            with os.scandir(memory) as it:
+                for entry in it:
+                    if entry.name.endswith(".md") and _DATE_STEM.fullmatch(entry.name[:-3]):
+                        return path
+        except OSError:
+            return None
+        return None
+
+    @classmethod
+    def files(cls, root: Path, problems: list[Problem]) -> Iterator[safefs.FileRef]:
+        return safefs.walk_files(root, lambda rel: classify(rel) is not None, problems, prune=lambda rel: not _keep_dir(rel))
+
+    @classmethod
+    def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
+        out = ParsedFile(rel=rel)
+        kind = classify(rel)
+        if kind is None:
+            out.problems.append(Problem(path=rel, message="not an OpenClaw memory file", kept="file skipped"))
+            return out
+        try:
+            decoded = decode(data)
+        except TextProblem as exc:
+            out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped"))
+            return out
+        b = _Builder(ctx, rel, decoded.text, LineIndex(decoded.text, byte_base=decoded.bom_len))
+        try:
+            cls._dispatch(b, kind)
+        except Exception as exc:  # a parse never raises: the last line of defence for one bad file
+            out.problems.append(Problem(path=rel, message=f"unexpected error: {type(exc).__name__}: {exc}", kept="file skipped"))
+            return out
+        out.memories.extend(b.memories)
+        out.problems.extend(b.problems)
+        return out
+
+    @staticmethod
+    def _dispatch(b: _Builder, kind: FileKind) -> None:
+        if kind in (FileKind.LOG, FileKind.ARCHIVE):
+            _parse_log(b, kind)
+        elif kind is FileKind.BOOTSTRAP:
+            _parse_bootstrap(b)
+        else:
+            lines = split_lines(b.text)
+            if kind in (FileKind.MEMORY, FileKind.DOMAIN):
+                _parse_notes(b, lines, kind)
+            elif kind is FileKind.STATE_LINES:
+                _parse_state_lines(b, lines)
+            elif kind is FileKind.STATE_WHOLE:
+                _parse_state_whole(b, lines)
+            else:
+                _parse_learnings(b, lines)
+
+    @classmethod
+    def finalize(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
+        """Today's and yesterday's logs are hot (decided here, as parse results outlive the day)."""
+        hot_days = {ctx.today.isoformat(), (ctx.today - timedelta(days=1)).isoformat()}
+        placed: list[Memory] = []
+        for memory in memories:
+            if memory.kind == "log" and memory.tier != Tier.ARCHIVE:
+                tier = Tier.HOT if memory.fields.get("date") in hot_days else Tier.COLD
+                if tier != memory.tier:
+                    memory = memory.model_copy(update={"tier": tier})
+            placed.append(memory)
+        return dedupe_ids(placed)
+
+    @classmethod
+    def text(cls, root: Path, memory: Memory) -> str:
+        """The memory's section, line or file text, re-read from disk through its span.
+
+        Raises safefs.UnsafeFile, or TextProblem when the file changed so the span no longer fits.
+        """
+        if memory.span is None:
+            raise TextProblem(f"{memory.id} has no span to read")
+        data = safefs.read_file(os.fspath(Path(root) / PurePosixPath(memory.source.path)))
+        if memory.span.end > len(data):
+            raise TextProblem(f"{memory.source.path} changed since it was read (now {len(data)} bytes); re-scan it")
+        try:
+            return memory.span.slice(data).decode("utf-8")
+        except UnicodeDecodeError:
+            raise TextProblem(f"{memory.source.path} changed since it was read: the span no longer holds UTF-8 text; re-scan it") from None
