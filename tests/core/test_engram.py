@@ -422,6 +422,7 @@ def test_read_only_folder_falls_back_to_immutable(store: Path, monkeypatch: pyte
         return real_run(path, reader, immutable, decoder)
 
     monkeypatch.setattr(sqlite_ro, "_run", no_shm)
+    monkeypatch.setattr(sqlite_ro, "_idle_wal", lambda path: False)  # as if Engram were running
     monkeypatch.setattr(sqlite_ro, "_folder_writable", lambda path: False)
     parsed = EngramAdapter.read(ctx(), store)
     assert len(parsed.memories) == 29
@@ -512,3 +513,22 @@ def test_sqlite_file_without_observations(tmp_path: Path) -> None:
     parsed = EngramAdapter.read(ctx(), db)
     assert parsed.memories == []
     assert parsed.problems == [Problem(path="other.db", message="no `observations` table", kept="nothing read")]
+
+
+def test_reading_an_idle_wal_database_leaves_no_side_files(tmp_path: Path) -> None:
+    import sqlite3
+
+    from app.core.formats.sqlite_ro import read_db
+
+    path = tmp_path / "idle.db"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE t(a)")
+    db.execute("INSERT INTO t VALUES (1)")
+    db.commit()
+    db.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idle.db"]
+    problems: list = []
+    rows = read_db(path, lambda ro: list(ro.select("t", ["a"])), problems)
+    assert problems == [] and rows == [{"a": 1}]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idle.db"]

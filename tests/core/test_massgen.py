@@ -77,9 +77,10 @@ def test_detect_workspace_itself(tmp_path: Path) -> None:
     assert MassGenAdapter.detect(tmp_path) == tmp_path
 
 
-def test_detect_folder_of_workspaces_children_and_grandchildren(tmp_path: Path) -> None:
+def test_detect_folder_of_workspaces_and_workspace(tmp_path: Path) -> None:
     (tmp_path / "runs" / "agent_a" / "memory" / "short_term").mkdir(parents=True)
-    assert MassGenAdapter.detect(tmp_path) == tmp_path
+    # Two levels above is left to discovery, so a folder of several systems is never claimed whole.
+    assert MassGenAdapter.detect(tmp_path) is None
     assert MassGenAdapter.detect(tmp_path / "runs") == tmp_path / "runs"
     assert MassGenAdapter.detect(tmp_path / "runs" / "agent_a") == tmp_path / "runs" / "agent_a"
 

@@ -532,3 +532,29 @@ def test_whole_workspace_spans_rebuild_every_file_and_ids_are_unique(tmp_path: P
         ("memory/.learnings/LEARNINGS.md", 27),
         ("state/HOLD.md", 6),
     ]
+
+
+def test_heading_closing_hashes_and_untitled(tmp_path: Path) -> None:
+    text = "## Title ##\na\n## C#\nb\n## \nc\n"
+    parsed = parse_one(tmp_path, "memory/domains/misc.md", text)
+    assert [(m.name, m.locator) for m in parsed.memories] == [("Title", "note/title"), ("C#", "note/c"), ("(untitled)", "note/untitled")]
+    assert_spans_rebuild(text.encode(), parsed.memories)
+
+
+def test_hostile_lines_parse_quickly(tmp_path: Path) -> None:
+    """Long runs of spaces where a pattern could backtrack, and a large non-ASCII file: each parses
+    in well under a second here; 20 s leaves room for a slow CI machine."""
+    import time
+
+    pad = " " * 200_000
+    hostile = {
+        "state/HOLD.md": f"[2026-03-14 | {pad}x\n[{pad}x — {pad}\n",
+        "MEMORY.md": f"## x{pad}y\nPriority:{pad}z\n## {'(P1' * 50_000}\n→{pad}\n",
+        "memory/.learnings/L.md": f"## [A]\n### Metadata\n- a{pad}b\n**k{pad}\n",
+        "state/DECISIONS.md": "".join(f"[2026-03-14 09:40 | main] Déploiement {i} — sécurité\n" for i in range(20_000)),
+    }
+    for rel, text in hostile.items():
+        started = time.perf_counter()
+        parsed = parse_one(tmp_path, rel, text)
+        assert time.perf_counter() - started < 20, rel
+        assert_spans_rebuild(text.encode(), parsed.memories)

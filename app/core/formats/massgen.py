@@ -32,8 +32,8 @@ from app.core.parsing.text import LineIndex, TextProblem, decode
 
 MEMORY_DIR = "memory"
 TIER_DIRS: dict[str, Tier] = {"short_term": Tier.HOT, "long_term": Tier.COLD}
-# Workspaces are looked for at the root, its children and its grandchildren (a run folder holding
-# agent workspaces, or `.massgen/workspaces/<agent>`); deeper trees are an agent's own project files.
+# Workspaces are read at the root, its children and its grandchildren (a run folder holding agent
+# workspaces, or `.massgen/workspaces/<agent>`); deeper trees are an agent's own project files.
 MAX_WORKSPACE_DEPTH = 2
 # Folders that are never a workspace and can hold thousands of entries: not worth a scandir each.
 NEVER_WORKSPACE = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
@@ -160,13 +160,11 @@ class MassGenAdapter(FileAdapter):
             return None
         if is_workspace(path):
             return path
+        # Only direct children: a folder two levels above workspaces is found by discovery walking
+        # down to it, so a parent holding other systems' portfolios is never claimed whole.
         for child in _subdirs(path):
             if is_workspace(child):
                 return path
-        for child in _subdirs(path):
-            for grandchild in _subdirs(child):
-                if is_workspace(grandchild):
-                    return path
         return None
 
     @classmethod

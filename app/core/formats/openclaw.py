@@ -55,6 +55,7 @@ _ITEM_TYPE = re.compile(r"^\[?(DEC|PREF|FACT|POLICY|LESSON|ERR)\b")
 # Patterns avoid adjacent optional runs (`\s*\**\s*`) so a hostile line cannot make them backtrack.
 _PRIORITY = re.compile(r"\bpriority\**\s*:\s*(?:\*\*\s*)?(\d{1,2})\b", re.IGNORECASE)
 _PRIORITY_P = re.compile(r"\(P(\d{1,2})\)")
+_PRIORITY_MARK = re.compile(r"\(P\d{1,2}\)")
 _DETAILS = re.compile(r"(?:→|->)\s*Details\s*:\s*(\S+)")
 # `[YYYY-MM-DD HH:MM | session] text — reason`; CLOSED has no time. Read leniently: either form in
 # any state file, `T` or space before the time.
@@ -188,8 +189,9 @@ class Conventions:
 
 
 def _priority_in(text: str) -> list[int]:
-    found = [int(m[1]) for m in _PRIORITY.finditer(text)] + [int(m[1]) for m in _PRIORITY_P.finditer(text)]
-    return [p for p in found if 1 <= p <= 10]
+    """Fortress priorities (1-10) written as `Priority: 7` or `(P7)`, in the order they appear."""
+    found = [(m.start(), int(m[1])) for m in _PRIORITY.finditer(text)] + [(m.start(), int(m[1])) for m in _PRIORITY_P.finditer(text)]
+    return [p for _, p in sorted(found) if 1 <= p <= 10]
 
 
 def conventions(title: str, body: str = "") -> Conventions:
@@ -210,15 +212,16 @@ def conventions(title: str, body: str = "") -> Conventions:
     item_type = _ITEM_TYPE.match(name)
     if item_type:
         out.fields["type"] = item_type[1]
-    priorities = _priority_in(title) or _priority_in(body)
-    if priorities:
-        out.priority = priorities[0] if _priority_in(title) else max(priorities)
+    in_title = _priority_in(title)
+    in_body = [] if in_title else _priority_in(body)
+    if in_title or in_body:
+        out.priority = in_title[0] if in_title else max(in_body)
         out.fields["priority"] = out.priority
     details = _DETAILS.search(title) or _DETAILS.search(body)
     if details:
         out.fields["details"] = details[1]
     # The `(P7)` marker is data, not name: a re-prioritised item keeps its name and its locator.
-    out.name = re.sub(r"\s*\(P\d{1,2}\)", "", name).strip()
+    out.name = " ".join(part.strip() for part in _PRIORITY_MARK.split(name) if part.strip())
     return out
 
 

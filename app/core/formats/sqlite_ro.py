@@ -193,6 +193,17 @@ def _folder_writable(path: Path) -> bool:
     return os.access(os.path.dirname(os.path.abspath(path)) or ".", os.W_OK)
 
 
+def _idle_wal(path: Path) -> bool:
+    """A WAL database with no -wal file has no open connection and nothing outside the main file.
+    Opening it mode=ro would leave fresh -wal and -shm files beside it (a scan must write nothing), so
+    it is read with immutable=1 instead; any live writer would have created the -wal file first."""
+    try:
+        wal_mode = read_head(path, 20)[18:20] == b"\x02\x02"
+    except (OSError, ValueError):
+        return False
+    return wal_mode and not os.path.exists(f"{path}-wal")
+
+
 def read_db(
     path: Path,
     reader: Callable[[ReadOnlyDb], T],
@@ -227,7 +238,7 @@ def read_db(
     decoder = _TextDecoder()
     try:
         try:
-            result = _run(path, reader, immutable=False, decoder=decoder)
+            result = _run(path, reader, immutable=_idle_wal(path), decoder=decoder)
         except sqlite3.OperationalError as first:
             # mode=ro on a WAL database still needs the -shm file, which SQLite must create when it
             # is missing; in a folder we may not write, immutable=1 is the only way in. It skips

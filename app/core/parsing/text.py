@@ -58,6 +58,7 @@ class LineIndex:
             self._starts.append(pos + 1)
             pos = find("\n", pos + 1)
         self._ascii = text.isascii()
+        self._line_bytes: list[int] | None = None
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self._starts, offset)
@@ -71,4 +72,14 @@ class LineIndex:
     def byte_of(self, offset: int) -> int:
         if self._ascii:
             return self.byte_base + offset
-        return self.byte_base + len(self.text[:offset].encode("utf-8"))
+        if self._line_bytes is None:
+            # Byte offset of every line start, once: each lookup then encodes only within its line.
+            total, starts = 0, []
+            for i, start in enumerate(self._starts):
+                starts.append(total)
+                end = self._starts[i + 1] if i + 1 < len(self._starts) else len(self.text)
+                total += len(self.text[start:end].encode("utf-8"))
+            self._line_bytes = starts
+        line = bisect.bisect_right(self._starts, offset) - 1
+        start = self._starts[line]
+        return self.byte_base + self._line_bytes[line] + len(self.text[start:offset].encode("utf-8"))
