@@ -240,10 +240,6 @@ class _Reader:
     # --- YAML primitives ----------------------------------------------------------------------
 
     def compose(self, text: str, line_offset: int, *, empty_ok: bool = False) -> Node | None:
-        # Flat hand-written front matter skips libyaml: the same nodes, a fifth of the time.
-        fast = yamlsafe.compose_simple(text)
-        if fast is not None:
-            return fast
         try:
             node = yamlsafe.compose(text, line_offset=line_offset)
         except TextProblem as exc:

@@ -1,5 +1,5 @@
 """The per-file parse cache: one SQLite file per portfolio in the cache folder, keyed by
-(path, size, mtime_ns), holding each file's ParsedFile as JSON.
+(path, size, mtime_ns), holding each file's ParsedFile encoded by app.core.load.codec.
 
 It is disposable: any error opening or reading it means it is rebuilt, never that the load fails.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.formats.base import ParsedFile
+from app.core.load.codec import FORMAT
 from app.core.parsing.safefs import FileRef
 
 # Bump when a parser or the model changes what a file yields, so stale results are never served.
@@ -39,7 +39,7 @@ class CachedFile:
 class ParseCache:
     def __init__(self, folder: Path, version: str) -> None:
         self.path = folder / "parse-cache.sqlite"
-        self.version = f"{CACHE_VERSION}:{version}"
+        self.version = f"{CACHE_VERSION}:{FORMAT.decode()}:{version}"
         self.rebuilt = ""
         self._db = self._open(folder)
 
@@ -108,10 +108,3 @@ class ParseCache:
 
 def is_fresh(cached: CachedFile | None, ref: FileRef) -> bool:
     return cached is not None and cached.size == ref.size and cached.mtime_ns == ref.mtime_ns
-
-
-def decode_payload(payload: bytes) -> ParsedFile | None:
-    try:
-        return ParsedFile.model_validate_json(payload)
-    except ValueError:
-        return None

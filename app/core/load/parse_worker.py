@@ -3,8 +3,13 @@ and picklable: plain functions over plain arguments)."""
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from app.core.formats.base import FileAdapter, ParseContext, ParsedFile
 from app.core.formats.registry import adapter as adapter_for
+from app.core.load.codec import encode
 from app.core.model import Problem
 from app.core.parsing.safefs import UnsafeFile, display_name, read_file
 
@@ -22,8 +27,22 @@ def parse_one(adapter: type[FileAdapter], ctx: ParseContext, rel: str, path: str
         return ParsedFile(rel=rel, problems=[Problem(path=display_name(rel), message=message, kept="file skipped")])
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Loading allocates millions of objects that all stay alive; the cyclic collector would walk
+    them again and again (it made parsing 3x slower). Nothing made here forms garbage cycles."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def parse_chunk(ctx: ParseContext, files: list[tuple[str, str]]) -> list[tuple[str, bytes]]:
-    """Worker entry point: (rel, path) pairs in, (rel, ParsedFile JSON) pairs out."""
+    """Worker entry point: (rel, path) pairs in, (rel, encoded ParsedFile) pairs out."""
     adapter = adapter_for(ctx.system)
     assert issubclass(adapter, FileAdapter)
-    return [(rel, parse_one(adapter, ctx, rel, path).model_dump_json().encode()) for rel, path in files]
+    with gc_paused():
+        return [(rel, encode(parse_one(adapter, ctx, rel, path))) for rel, path in files]

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+import threading
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
+from multiprocessing.context import BaseContext
 from pathlib import Path
 
 from app import __version__
@@ -21,8 +23,10 @@ from app.core.clock import Clock, SystemClock
 from app.core.formats.base import DatabaseAdapter, FileAdapter, ParseContext, ParsedFile
 from app.core.formats.discovery import discover
 from app.core.formats.registry import adapter as adapter_for
-from app.core.load.cache import CachedFile, ParseCache, decode_payload, is_fresh
-from app.core.load.parse_worker import parse_chunk, parse_one
+from app.core.load.cache import CachedFile, ParseCache, is_fresh
+from app.core.load.codec import decode as decode_payload
+from app.core.load.codec import encode
+from app.core.load.parse_worker import gc_paused, parse_chunk, parse_one
 from app.core.locations import Locations
 from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.parsing.safefs import FileRef
@@ -44,6 +48,16 @@ CHUNK = 256
 EventSink = Callable[[PhaseEvent], None]
 
 
+def _process_context() -> BaseContext:
+    """fork is the cheapest start, but forking a process with other threads running (the app runs the
+    pipeline in a worker thread) can deadlock the child: then a fork server, started once, is used."""
+    if threading.active_count() == 1:
+        return get_context("fork")
+    context = get_context("forkserver")
+    context.set_forkserver_preload(["app.core.load.parse_worker"])
+    return context
+
+
 @dataclass
 class _Work:
     """One portfolio on its way through the pipeline."""
@@ -54,7 +68,6 @@ class _Work:
     files: list[FileRef] = field(default_factory=list)
     cache: ParseCache | None = None
     parsed: dict[str, ParsedFile] = field(default_factory=dict)
-    fresh: dict[str, bytes] = field(default_factory=dict)
     stale: list[FileRef] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
@@ -116,6 +129,10 @@ class Pipeline:
     # -- the run ------------------------------------------------------------------------------
 
     def run(self, paths: list[Path]) -> LoadResult:
+        with gc_paused():
+            return self._run(paths)
+
+    def _run(self, paths: list[Path]) -> LoadResult:
         self._t0 = self.clock.monotonic()
         self._records = []
         problems: list[Problem] = []
@@ -194,47 +211,41 @@ class Pipeline:
         return len(work.parsed)
 
     def _parse(self, works: list[_Work], total: int) -> int:
-        jobs = [(w, ref) for w in works for ref in w.stale]
-        if not jobs:
-            return 0
+        """Read and parse every changed file; answers are typed into models as they arrive, while
+        the workers go on parsing, and stored in the cache at the end."""
         done = 0
-        results: dict[int, list[tuple[FileRef, bytes]]] = {id(w): [] for w in works}
-        if total >= self.parallel_threshold and self.workers > 1:
-            chunks = [(w, w.stale[i : i + CHUNK]) for w in works for i in range(0, len(w.stale), CHUNK)]
-            with ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("forkserver")) as pool:
-                futures = [
-                    (w, chunk, pool.submit(parse_chunk, w.ctx, [(ref.rel, ref.path) for ref in chunk]))
-                    for w, chunk in chunks
-                ]
-                for w, chunk, future in futures:
-                    by_rel = {ref.rel: ref for ref in chunk}
-                    for rel, payload in future.result():
-                        results[id(w)].append((by_rel[rel], payload))
-                    done += len(chunk)
-                    self._event("parse", "progress", done=done, total=total)
-        else:
-            for w, ref in jobs:
-                parsed = parse_one(w.adapter, w.ctx, ref.rel, ref.path)
-                w.parsed[ref.rel] = parsed
-                results[id(w)].append((ref, parsed.model_dump_json().encode()))
-                done += 1
-                if done % CHUNK == 0:
-                    self._event("parse", "progress", done=done, total=total)
-        for w in works:
-            if w.cache:
-                w.cache.store(results[id(w)], w.removed)
-            for ref, payload in results[id(w)]:
-                if ref.rel not in w.parsed:
-                    w.fresh[ref.rel] = payload
+        for work, chunk, answers in self._parsed_chunks(works, total):
+            by_rel = {ref.rel: ref for ref in chunk}
+            stored = []
+            for rel, payload in answers:
+                parsed = decode_payload(payload)
+                if parsed is None:  # cannot happen unless a worker misbehaves: parse here instead
+                    parsed = parse_one(work.adapter, work.ctx, rel, by_rel[rel].path)
+                    payload = encode(parsed)
+                work.parsed[rel] = parsed
+                stored.append((by_rel[rel], payload))
+            if work.cache:
+                work.cache.store(stored)
+            done += len(chunk)
+            self._event("parse", "progress", done=done, total=total)
+        for work in works:
+            if work.cache and work.removed:
+                work.cache.store([], work.removed)
         return done
 
+    def _parsed_chunks(self, works: list[_Work], total: int) -> Iterator[tuple[_Work, list[FileRef], list[tuple[str, bytes]]]]:
+        chunks = [(w, w.stale[i : i + CHUNK]) for w in works for i in range(0, len(w.stale), CHUNK)]
+        if total < self.parallel_threshold or self.workers < 2:
+            for work, chunk in chunks:
+                yield work, chunk, parse_chunk(work.ctx, [(ref.rel, ref.path) for ref in chunk])
+            return
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=_process_context()) as pool:
+            futures = {pool.submit(parse_chunk, w.ctx, [(ref.rel, ref.path) for ref in chunk]): (w, chunk) for w, chunk in chunks}
+            for future in as_completed(futures):
+                work, chunk = futures[future]
+                yield work, chunk, future.result()
+
     def _validate(self, work: _Work) -> int:
-        for rel, payload in work.fresh.items():
-            parsed = decode_payload(payload)
-            if parsed is None:  # a worker's answer that does not validate: parse here, say why
-                ref = next(r for r in work.files if r.rel == rel)
-                parsed = parse_one(work.adapter, work.ctx, rel, ref.path)
-            work.parsed[rel] = parsed
         memories: list[Memory] = []
         for rel in sorted(work.parsed):
             parsed = work.parsed[rel]

@@ -9,7 +9,6 @@ error carries the 1-based line it was found on.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import yaml
@@ -168,85 +167,6 @@ def load_mapping(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_C
         kind = "a list" if isinstance(value, list) else "a single value"
         raise YamlProblem(f"YAML document is {kind}, not a mapping of keys", line_offset + 1)
     return value
-
-
-# -- the fast path -------------------------------------------------------------------------------
-# Most front matter is flat `key: value` lines. Composing it with libyaml costs ~130 us a document,
-# most of it Python callbacks; compose_simple builds the same nodes for the plainest subset directly
-# and answers None for anything else (nesting, anchors, tags, escapes, comments after values,
-# duplicates...), which then takes the full path. tests/core/test_parsing.py checks both agree.
-_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*):(?:[ ]+(.*?))?[ ]*")
-_PLAIN = re.compile(r"(?:[A-Za-z0-9(<$~^=+/.]|-(?=[0-9]))[^\t#]*")
-_FLOW_ITEM = re.compile(r"[A-Za-z0-9_./+-][A-Za-z0-9_./+ -]*")
-_STR = _CORE + "str"
-
-
-def _mark(index: int, line: int, column: int) -> yaml.Mark:
-    return yaml.Mark("<front matter>", index, line, column, None, None)
-
-
-def _scalar(value: str, style: str, index: int, line: int, column: int, width: int) -> ScalarNode:
-    return ScalarNode(_STR, value, _mark(index, line, column), _mark(index + width, line, column + width), style=style)
-
-
-def _simple_value(raw: str, index: int, line: int, column: int) -> Node | None:
-    if raw == "":
-        return _scalar("", "", index, line, column, 0)
-    first = raw[0]
-    if first in "'\"":
-        inner = raw[1:-1]
-        if len(raw) > 1 and raw[-1] == first and first not in inner and "\\" not in inner:
-            return _scalar(inner, first, index, line, column, len(raw))
-        return None
-    if first == "[":
-        if raw[-1] != "]":
-            return None
-        items: list[Node] = []
-        if raw[1:-1].strip():
-            offset = 1
-            for item in raw[1:-1].split(","):
-                text = item.strip()
-                if not _FLOW_ITEM.fullmatch(text):
-                    return None
-                at = offset + item.index(text)
-                items.append(_scalar(text, "", index + at, line, column + at, len(text)))
-                offset += len(item) + 1
-        end = _mark(index + len(raw), line, column + len(raw))
-        return SequenceNode(_CORE + "seq", items, _mark(index, line, column), end, flow_style=True)
-    if _PLAIN.fullmatch(raw) and ": " not in raw and not raw.endswith(":"):
-        return _scalar(raw, "", index, line, column, len(raw))
-    return None
-
-
-def compose_simple(text: str) -> MappingNode | None:
-    """The node graph libyaml would compose, when `text` is flat, plain `key: value` lines; else None.
-    Marks are 0-based like libyaml's; lines are relative to `text`."""
-    if len(text) > MAX_YAML_CHARS or "\x85" in text or "\u2028" in text or "\u2029" in text or "\t" in text:
-        return None
-    pairs: list[tuple[Node, Node]] = []
-    seen: set[str] = set()
-    offset = 0
-    for number, line in enumerate(text.split("\n")):
-        start = offset
-        offset += len(line) + 1
-        if line.endswith("\r"):
-            line = line[:-1]
-        if not line.strip() or line[0] == "#":
-            continue
-        match = _SIMPLE_LINE.fullmatch(line)
-        if match is None:
-            return None
-        key, raw = match.group(1), match.group(2) or ""
-        column = match.start(2) if match.group(2) is not None else len(line)
-        value = _simple_value(raw, start + column, number, column)
-        if value is None or key in seen:
-            return None
-        seen.add(key)
-        pairs.append((_scalar(key, "", start, number, 0, len(key)), value))
-    if not pairs:
-        return None
-    first, last = pairs[0][0], pairs[-1][1]
-    return MappingNode(_CORE + "map", pairs, first.start_mark, last.end_mark, flow_style=False)
 
 
 # Typing helpers: YAML 1.2 core-schema meanings (what js-yaml gives DollhouseMCP), applied per field.

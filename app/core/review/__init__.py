@@ -1,0 +1,8 @@
+"""Trust review: the injection and secret detector (findings with exact spans)."""
+
+from __future__ import annotations
+
+from app.core.review.detector import scan_memory, scan_text, scan_yaml_source, suggested_trust, worst
+from app.core.review.finding import Category, Finding, Severity
+
+__all__ = ["Category", "Finding", "Severity", "scan_memory", "scan_text", "scan_yaml_source", "suggested_trust", "worst"]

@@ -1,0 +1,171 @@
+"""The injection and secret detector: triage for a human, never authority.
+
+`scan_text` runs every rule family over one entry's text and returns Findings ordered by (start,
+category). Work is bounded: rules look only where their keywords occur, every regex quantifier is
+bounded or possessive, decoding has a depth and a size budget, and the number of findings is capped,
+so a 2 MB text or a pathological one (runs of `[`, of base64 characters, of zero-widths) scans in
+well under a second."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.inert import one_line
+from app.core.model import TrustLevel
+from app.core.review import context, encodings, links, markup, patterns, secrets, shell, unicode, yamlscan
+from app.core.review.common import HIGH, MEDIUM, Hit, Prepared, masks_of, render
+from app.core.review.finding import SEVERITY_OF_RANK, Category, Finding
+
+MAX_DEPTH = 3  # encoded inside encoded inside encoded, no deeper
+DECODE_BUDGET = 1_000_000  # characters of decoded text rescanned per top-level scan
+MAX_FINDINGS = 1000
+
+
+@dataclass(slots=True)
+class _Budget:
+    left: int = DECODE_BUDGET
+
+
+def _phrase_hits(p: Prepared) -> list[Hit]:
+    hits = patterns.scan(p)
+    hits.extend(shell.scan(p))
+    hits.extend(links.scan(p))
+    return hits
+
+
+def _scan(text: str, depth: int, budget: _Budget) -> list[Hit]:
+    p = Prepared(text)
+
+    def rescan(decoded: str) -> tuple[list[Hit], list[tuple[int, int, int]]]:
+        if depth + 1 > MAX_DEPTH or budget.left <= 0:
+            return [], []
+        decoded = decoded[: budget.left]
+        budget.left -= len(decoded)
+        inner = _scan(decoded, depth + 1, budget)
+        return inner, masks_of(inner)
+
+    hits = markup.scan(p)
+    secret_hits = secrets.scan(p)
+    phrase_hits = _phrase_hits(p)
+    hidden = unicode.scan_hidden(p, rescan)
+    hits.extend(secret_hits)
+    hits.extend(phrase_hits)
+    hits.extend(hidden)
+    hits.extend(unicode.scan_homoglyphs(p))
+    norm = unicode.normalized(p)
+    if norm is not None:
+        hits.extend(_obfuscated(norm, hits, hidden))
+    hits.extend(encodings.scan(p, rescan))
+    if depth == 0:
+        # Decoded text is never "just an example": hiding it is the point.
+        context.lower(p, hits)
+    return _dedupe([h for h in hits if h.severity > 0])
+
+
+def _obfuscated(norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit]) -> list[Hit]:
+    """Phrase and secret rules again on the text a reader sees; what only shows up there was hidden."""
+    q = Prepared(norm.text)
+    found = _phrase_hits(q)
+    found.extend(markup.scan(q))
+    found.extend(secrets.scan(q))
+    new: list[Hit] = []
+    for h in found:
+        start, end = norm.original_span(h.start, h.end)
+        if any(o.category == h.category and o.start < end and start < o.end for o in originals):
+            continue
+        h.start, h.end = start, end
+        if h.mask is not None:
+            m_start, m_end = norm.original_span(h.mask[0], h.mask[1])
+            h.mask = (m_start, m_end, h.mask[2])
+        if h.severity >= MEDIUM:
+            h.severity = max(h.severity, HIGH)
+        h.rule += "-obfuscated"
+        h.message += " (hidden by invisible or look-alike characters)"
+        new.append(h)
+    for hh in hidden:
+        if any(n.start <= hh.start < n.end for n in new):
+            hh.severity = max(hh.severity, HIGH)
+            if hh.rule == "soft-hyphen":
+                hh.message = "a soft hyphen splitting a flagged phrase so that filters miss it"
+    return new
+
+
+def _dedupe(hits: list[Hit]) -> list[Hit]:
+    """Drop a hit that another hit of the same category covers at least as severely."""
+    hits.sort(key=lambda h: (h.category.value, h.start, -h.end, -h.severity))
+    out: list[Hit] = []
+    cover: Hit | None = None
+    for h in hits:
+        if cover is not None and cover.category == h.category and cover.start <= h.start and h.end <= cover.end and h.severity <= cover.severity:
+            if cover.mask is None and h.mask is not None:
+                cover.mask = h.mask
+            continue
+        out.append(h)
+        if cover is None or cover.category != h.category or h.end > cover.end:
+            cover = h
+    return out
+
+
+def _finding(text: str, h: Hit, masks: list[tuple[int, int, int]], entry: str | None) -> Finding:
+    severity = SEVERITY_OF_RANK[h.severity]
+    return Finding(
+        category=h.category,
+        severity=severity,
+        rule=h.rule,
+        message=one_line(h.message, 400),
+        entry=entry,
+        start=h.start,
+        end=h.end,
+        excerpt=render(text, h.start, h.end, masks),
+        suggested_trust=TrustLevel.FLAGGED if h.severity >= HIGH else None,
+        decoded=h.decoded,
+    )
+
+
+def findings_of(text: str, hits: list[Hit], entry: str | None) -> list[Finding]:
+    """Hits rendered as Findings: capped (most severe kept), ordered by (start, category)."""
+    masks = masks_of(hits)
+    if len(hits) > MAX_FINDINGS:
+        hits = sorted(hits, key=lambda h: (-h.severity, h.start))[:MAX_FINDINGS]
+    hits.sort(key=lambda h: (h.start, h.category.value, h.end, h.rule))
+    return [_finding(text, h, masks, entry) for h in hits]
+
+
+def scan_text(text: str, *, entry: str | None = None) -> list[Finding]:
+    """Every finding in one entry's text, ordered by (start, category). Offsets are characters."""
+    if not text:
+        return []
+    return findings_of(text, _scan(text, 0, _Budget()), entry)
+
+
+def scan_memory(entries: list[tuple[str | None, str]]) -> list[Finding]:
+    """Findings of every entry of a memory, entry by entry, each tagged with its entry id."""
+    out: list[Finding] = []
+    for entry, text in entries:
+        out.extend(scan_text(text, entry=entry))
+    return out
+
+
+def scan_yaml_source(text: str) -> list[Finding]:
+    """YAML hazards of a YAML source text (alias bombs, recursive aliases, deep nesting, unsafe tags),
+    ordered by (start, category). The memory text inside it is scanned separately with scan_text."""
+    if not text:
+        return []
+    return findings_of(text, _dedupe(yamlscan.scan_source(text)), None)
+
+
+def worst(findings: list[Finding]) -> Finding | None:
+    """The most severe finding (the first one at that severity), or None."""
+    best: Finding | None = None
+    for f in findings:
+        if best is None or f.rank > best.rank:
+            best = f
+    return best
+
+
+def suggested_trust(findings: list[Finding]) -> TrustLevel | None:
+    """FLAGGED when any finding is high or critical; the detector never suggests more than that."""
+    return TrustLevel.FLAGGED if any(f.flagged for f in findings) else None
+
+
+__all__ = ["Category", "Finding", "scan_memory", "scan_text", "scan_yaml_source", "suggested_trust", "worst"]

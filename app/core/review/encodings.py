@@ -1,0 +1,217 @@
+"""Encoded payloads: base64 (standard and URL-safe, wrapped or not), hex (plain, spaced, `\\x`),
+URL `%xx`, HTML entities, `\\u` escapes and rot13. Each candidate is decoded within a size budget and
+the decoded text is scanned again (to a bounded depth); a candidate is reported only when what it
+hides is itself flagged, so hashes, image data and ordinary URLs stay quiet. The finding's span is the
+encoded run; `decoded` shows the hidden text, inert and masked."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import html
+import re
+from collections.abc import Callable, Iterator
+from urllib.parse import unquote
+
+from app.core.review.common import MEDIUM, Hit, Prepared, render
+from app.core.review.finding import SEVERITY_OF_RANK, Category
+
+_E = Category.ENCODED_PAYLOAD
+MAX_CANDIDATE_CHARS = 65_536  # decode at most this much of one run
+MAX_CANDIDATES = 5_000
+MAX_ESCAPES = 100_000
+
+_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
+_B64_CHAR = re.compile(r"[A-Za-z0-9+/_=-]")
+_HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
+_HEX_SPACED = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :,]){11,}+[0-9A-Fa-f]{2}(?![0-9A-Fa-f])")
+_HEX_C = re.compile(r"(?:0x[0-9A-Fa-f]{2}\s*,\s*){11,}+0x[0-9A-Fa-f]{2}")
+_ESCAPE = re.compile(
+    r"%[0-9A-Fa-f]{2}|&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
+    r"|\\x[0-9A-Fa-f]{2}"
+)
+_JS_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\x([0-9A-Fa-f]{2})")
+_ROT13_KEYS = ("vtaber", "qvfertneq", "cerivbhf", "cevbe", "vafgehpgvba", "flfgrz", "cnffjbeq", "frperg", "rkrphgr",
+               "erzrzore", "perqragvny", "hcybnq", "sbetrg", "bireevqr", "gbxra", "nqzva")
+
+Rescan = Callable[[str], tuple[list[Hit], list[tuple[int, int, int]]]]
+
+
+def _text_of(data: bytes) -> str | None:
+    """Decoded bytes that read as text (UTF-8, almost all printable), else None."""
+    for trim in range(4):
+        try:
+            text = data[: len(data) - trim].decode("utf-8")
+            break
+        except UnicodeDecodeError:
+            continue
+    else:
+        return None
+    if len(text) < 6:
+        return None
+    good = sum(1 for ch in text if ch.isprintable() or ch in "\n\r\t\x1b")
+    letters = sum(1 for ch in text if ch.isalpha())
+    return text if good >= 0.9 * len(text) and letters >= 0.3 * len(text) else None
+
+
+def _base64(run: str) -> bytes | None:
+    body = run.rstrip("=")
+    if "-" in body or "_" in body:
+        if "+" in body or "/" in body:
+            return None
+        body = body.replace("-", "+").replace("_", "/")
+    if len(body) > MAX_CANDIDATE_CHARS:
+        body = body[:MAX_CANDIDATE_CHARS]
+    elif len(body) % 4 == 1:
+        body = body[:-1]
+    body = body[: len(body) - len(body) % 4] if len(body) % 4 == 1 else body + "=" * (-len(body) % 4)
+    try:
+        return base64.b64decode(body, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _hex(run: str) -> bytes | None:
+    digits = re.sub(r"[^0-9A-Fa-f]", "", run.replace("0x", "").replace("\\x", ""))[:MAX_CANDIDATE_CHARS]
+    if len(digits) % 2:
+        digits = digits[:-1]
+    try:
+        return bytes.fromhex(digits)
+    except ValueError:
+        return None
+
+
+def _report(hit_start: int, hit_end: int, kind: str, decoded: str, rescan: Rescan) -> Hit | None:
+    inner, masks = rescan(decoded)
+    flagged = [h for h in inner if h.severity >= MEDIUM]
+    if not flagged:
+        return None
+    worst = max(flagged, key=lambda h: h.severity)
+    what = ", ".join(sorted({h.category.value for h in flagged}))
+    return Hit(_E, worst.severity, kind,
+               f"{kind} that decodes to text flagged as {what} ({SEVERITY_OF_RANK[worst.severity].value})",
+               hit_start, hit_end, decoded=render(decoded, 0, len(decoded), masks, limit=300), quotable=True)
+
+
+def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
+    hits = list(_binary_runs(p, rescan))
+    hits.extend(_escapes(p, rescan))
+    hits.extend(_rot13(p, rescan))
+    return hits
+
+
+def _runs(p: Prepared) -> Iterator[tuple[int, int]]:
+    """Base64-alphabet runs, with wrapped lines (a newline between long runs) joined into one."""
+    text = p.text
+    pending: tuple[int, int] | None = None
+    count = 0
+    for m in _B64_RUN.finditer(text):
+        if m.start() > 0 and _B64_CHAR.match(text, m.start() - 1):
+            continue
+        count += 1
+        if count > MAX_CANDIDATES:
+            break
+        if pending is not None:
+            gap = text[pending[1] : m.start()]
+            if pending[1] - pending[0] >= 40 and not gap.strip() and gap.count("\n") == 1:
+                pending = (pending[0], m.end())
+                continue
+            yield pending
+        pending = (m.start(), m.end())
+    if pending is not None:
+        yield pending
+
+
+def _binary_runs(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
+    text = p.text
+    for start, end in _runs(p):
+        run = text[start:end]
+        compact = "".join(run.split())
+        decoded = None
+        kind = "base64"
+        if _HEX_ONLY.fullmatch(compact) and len(compact) % 2 == 0:
+            data = _hex(compact)
+            decoded = _text_of(data) if data else None
+            kind = "hex"
+        if decoded is None:
+            data = _base64(compact)
+            decoded = _text_of(data) if data else None
+            kind = "base64"
+        if decoded is not None:
+            hit = _report(start, end, kind, decoded, rescan)
+            if hit is not None:
+                yield hit
+    for rx in (_HEX_SPACED, _HEX_C):
+        for m in rx.finditer(text):
+            data = _hex(m.group(0))
+            decoded = _text_of(data) if data else None
+            if decoded is not None:
+                hit = _report(m.start(), m.end(), "hex", decoded, rescan)
+                if hit is not None:
+                    yield hit
+
+
+def _unescape(raw: str) -> str:
+    out = _JS_ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2) or m.group(3), 16)) if int(m.group(1) or m.group(2) or m.group(3), 16) < 0x110000 else m.group(0), raw)
+    if "%" in out:
+        out = unquote(out)
+    if "&" in out:
+        out = html.unescape(out)
+    return out
+
+
+def _escapes(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
+    text = p.text
+    if "%" not in text and "&" not in text and "\\" not in text:
+        return
+    clusters: list[list[int]] = []
+    count = 0
+    for m in _ESCAPE.finditer(text):
+        count += 1
+        if count > MAX_ESCAPES:
+            break
+        if clusters and m.start() - clusters[-1][1] <= 24 and "\n" not in text[clusters[-1][1] : m.start()]:
+            clusters[-1][1] = m.end()
+            clusters[-1][2] += 1
+        else:
+            clusters.append([m.start(), m.end(), 1])
+    for start, end, escapes in clusters:
+        if escapes < 4:
+            continue
+        lo = start
+        while lo > 0 and start - lo < 64 and not text[lo - 1].isspace():
+            lo -= 1
+        hi = end
+        while hi < p.n and hi - end < 64 and not text[hi].isspace():
+            hi += 1
+        raw = text[lo:hi]
+        decoded = _unescape(raw)
+        if decoded == raw:
+            continue
+        kind = "url-escapes" if "%" in raw else "html-entities" if "&" in raw else "escape-sequences"
+        hit = _report(lo, hi, kind, decoded, rescan)
+        if hit is not None:
+            yield hit
+
+
+def _rot13(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
+    done: set[int] = set()
+    for pos in p.positions(_ROT13_KEYS):
+        ls = max(p.line_start(pos), pos - 1000)
+        if ls in done:
+            continue
+        done.add(ls)
+        le = min(p.line_end(pos), pos + 1000)
+        line = p.text[ls:le]
+        decoded = codecs.encode(line, "rot13")
+        inner, masks = rescan(decoded)
+        flagged = [h for h in inner if h.severity >= MEDIUM]
+        if not flagged:
+            continue
+        start = min(h.start for h in flagged)
+        end = max(h.end for h in flagged)
+        worst = max(flagged, key=lambda h: h.severity)
+        what = ", ".join(sorted({h.category.value for h in flagged}))
+        yield Hit(_E, worst.severity, "rot13", f"rot13 text that decodes to text flagged as {what}",
+                  ls + start, ls + end, decoded=render(decoded, start, end, masks, limit=300), quotable=True)

@@ -1,0 +1,149 @@
+"""Exfiltration through links and images: a markdown or HTML image is fetched the moment an agent's
+output is rendered, so an image URL carrying data in its query (or a template the agent fills in) is a
+zero-click leak. Links need a click, so a plain query string on a link is only noted; templating
+braces or secret-named parameters make it high. `data:` URIs that carry HTML or script are flagged."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from urllib.parse import parse_qsl, urlsplit
+
+from app.core.review.common import HIGH, LOW, MEDIUM, Hit, Prepared, keyed_matches
+from app.core.review.finding import Category
+
+_E = Category.EXFILTRATION
+
+_URL = r"<?((?:https?:)?//[^\s)<>\"']{1,2048}|data:[^\s)<>\"']{1,200})"
+_MD_IMAGE = re.compile(r"!\[([^\[\]\n]{0,300})\]\(\s*" + _URL + r"(?:\s+(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'))?\s*>?\)?")
+_MD_LINK = re.compile(r"\[([^\[\]\n]{0,300})\]\(\s*" + _URL + r"(?:\s+(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'))?\s*>?\)?")
+_MD_REF_DEF = re.compile(r"\[([^\[\]\n]{1,200})\]:[ \t]*<?((?:https?:)?//[^\s<>]{1,2048})>?")
+_HTML_SRC = re.compile(r"<(img|image|source|video|audio|iframe|embed|link|script|input)\b[^<>]{0,1000}?\b(?:src|href|srcset|poster|data)\s*=\s*[\"']?((?:https?:)?//[^\s\"'<>]{1,2048})", re.IGNORECASE)
+_BARE_URL = re.compile(r"https?://[^\s<>\"'`)\]]{1,2048}", re.IGNORECASE)
+_DATA_URI = re.compile(r"data:([\w.+-]{1,40}/[\w.+-]{1,60})?((?:;[\w.+-]{1,40}(?:=[\w.+-]{1,60})?){0,4}),", re.IGNORECASE)
+
+_TEMPLATE = re.compile(r"[{}]|\$[A-Za-z_]{3,}|%7[bBdD]|<[A-Za-z_]{3,}>|\[[A-Z_]{4,}\]")
+_SECRETY_PARAM = re.compile(
+    r"(?:secret|token|key|pass|pwd|cred|auth|session|cookie|ssn|card|cc|env|data|payload|leak|exfil|dump|history"
+    r"|memory|memories|conv|chat|prompt|msg|content|q|d|p|x|info|log)", re.IGNORECASE)
+_LOCAL_HOSTS = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0|[\w-]+\.(?:local|localhost|internal|lan|test|example))$", re.IGNORECASE)
+_ENCODED_VALUE = re.compile(r"[A-Za-z0-9+/_=%-]{32,}")
+_RISKY_MIME = re.compile(r"text/html|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml)|text/(?:javascript|ecmascript)|image/svg\+xml", re.IGNORECASE)
+
+
+def _host(url: str) -> str | None:
+    try:
+        parts = urlsplit(url if not url.startswith("//") else "https:" + url)
+    except ValueError:
+        return None
+    return parts.hostname
+
+
+def _assess(url: str) -> tuple[bool, bool, bool]:
+    """(external, templated, carries data): what makes a URL a possible leak."""
+    host = _host(url)
+    external = bool(host) and not _LOCAL_HOSTS.match(host or "")
+    templated = _TEMPLATE.search(url) is not None
+    carries = False
+    try:
+        query = urlsplit(url if not url.startswith("//") else "https:" + url).query
+    except ValueError:
+        query = ""
+    if query:
+        for name, value in parse_qsl(query, keep_blank_values=True):
+            if value and (_SECRETY_PARAM.fullmatch(name) or _SECRETY_PARAM.match(name) or _ENCODED_VALUE.search(value)):
+                carries = True
+                break
+    return external, templated, carries
+
+
+def _has_query(url: str) -> bool:
+    q = url.find("?")
+    return q >= 0 and "=" in url[q:]
+
+
+def scan(p: Prepared) -> list[Hit]:
+    return list(_scan(p))
+
+
+def _scan(p: Prepared) -> Iterator[Hit]:
+    image_spans: list[tuple[int, int]] = []
+    for m in keyed_matches(p, ("![",), _MD_IMAGE):
+        image_spans.append((m.start(), m.end()))
+        yield from _image(m.group(2), m.start(), m.end(), "markdown-image")
+    for m in keyed_matches(p, ("[",), _MD_LINK):
+        if m.start() > 0 and p.text[m.start() - 1] == "!":
+            continue
+        yield from _link(m.group(2), m.start(), m.end(), "markdown-link")
+    ref_images = {label.lower() for label in re.findall(r"!\[[^\[\]\n]{0,300}\]\[([^\[\]\n]{1,200})\]", p.text)} if "![" in p.text else set()
+    for pos in p.positions(("]:",)):
+        ls = p.line_start(pos)
+        m = _MD_REF_DEF.match(p.text, ls + len(p.text[ls:pos]) - len(p.text[ls:pos].lstrip(" ")))
+        if m is None or m.end() <= pos:
+            continue
+        if m.group(1).lower() in ref_images:
+            yield from _image(m.group(2), m.start(), m.end(), "reference-image")
+        else:
+            yield from _link(m.group(2), m.start(), m.end(), "reference-link")
+    for m in _keyed_search(p, ("<img", "<image", "<source", "<video", "<audio", "<iframe", "<embed", "<link", "<script", "<input"), _HTML_SRC):
+        end = p.text.find(">", m.end(), min(p.n, m.end() + 1000))
+        yield from _image(m.group(2), m.start(), end + 1 if end >= 0 else m.end(), "html-image")
+    for m in keyed_matches(p, ("http",), _BARE_URL):
+        if any(s <= m.start() < e for s, e in image_spans):
+            continue
+        url = m.group(0)
+        external, templated, _ = _assess(url)
+        if external and templated:
+            yield Hit(_E, HIGH, "templated-url", "a URL with a template for the agent to fill in (data leaves in the request)",
+                      m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, ("data:",), _DATA_URI):
+        if m.start() > 0 and (p.text[m.start() - 1].isalnum() or p.text[m.start() - 1] == "_"):
+            continue
+        mime = (m.group(1) or "").lower()
+        end = m.end()
+        while end < p.n and end - m.end() < 200_000 and not p.text[end].isspace() and p.text[end] not in ")\"'<>":
+            end += 1
+        if _RISKY_MIME.fullmatch(mime):
+            payload = p.text[m.end() : min(end, m.end() + 4000)].lower()
+            svg_only = mime == "image/svg+xml"
+            severity = HIGH if not svg_only or "script" in payload or "onload" in payload or "PHNjcmlwd" in p.text[m.end():end] else MEDIUM
+            yield Hit(_E, severity, "data-uri", f"a data: URI carrying {mime} (script or markup runs where it is opened)",
+                      m.start(), end, quotable=True)
+
+
+def _keyed_search(p: Prepared, keys: tuple[str, ...], pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    last_end = 0
+    for pos in p.positions(keys):
+        if pos < last_end:
+            continue
+        m = pattern.match(p.text, pos)
+        if m is not None:
+            last_end = m.end()
+            yield m
+
+
+def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
+    if url.lower().startswith("data:"):
+        return
+    external, templated, carries = _assess(url)
+    if not external:
+        return
+    if templated or _has_query(url) or carries:
+        why = "a template to fill in" if templated else "data in its query string"
+        yield Hit(_E, HIGH, rule, f"an image fetched from an outside host with {why} (zero-click leak when rendered)",
+                  start, end, quotable=True)
+
+
+def _link(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
+    if url.lower().startswith("data:"):
+        return
+    external, templated, carries = _assess(url)
+    if not external:
+        return
+    if templated:
+        yield Hit(_E, HIGH, rule, "a link with a template for the agent to fill in (data leaves when it is followed)",
+                  start, end, quotable=True)
+    elif carries and _ENCODED_VALUE.search(url.split("?", 1)[-1]):
+        yield Hit(_E, MEDIUM, rule, "a link whose query carries a long encoded value", start, end, quotable=True)
+    elif _has_query(url):
+        yield Hit(_E, LOW, rule, "a link to an outside host with a query string", start, end, quotable=True)

@@ -1,0 +1,145 @@
+"""Terminal and markup injection: raw escape sequences and control characters that would drive a
+terminal (erase lines, retitle the window, write the clipboard, draw fake links), Rich/Textual markup
+that draws fake badges or clickable actions, and HTML that runs script where it is rendered."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from app.core.review.common import HIGH, MEDIUM, Hit, Prepared, keyed_matches
+from app.core.review.finding import Category
+
+_TE = Category.TERMINAL_ESCAPE
+_MI = Category.MARKUP_INJECTION
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+_CSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*+[ -/]*+[@-~]?")
+_OSC = re.compile(r"(?:\x1b\]|\x9d)([0-9]{0,4})[^\x07\x1b\x9c\n]{0,4096}+(?:\x07|\x1b\\|\x9c)?")
+_STRING_SEQ = re.compile(r"(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x07\x1b\x9c]{0,4096}+(?:\x07|\x1b\\|\x9c)?")
+_OSC_NAMES = {"0": "window title", "1": "icon title", "2": "window title", "8": "hyperlink", "52": "clipboard write",
+              "4": "palette change", "7": "working directory", "9": "notification", "777": "notification"}
+
+_RICH_ACTION = re.compile(r"\[@\w+\s*=[^\[\]\n]{0,300}\]")
+_RICH_LINK = re.compile(r"\[link(?:\s*=\s*[^\[\]\n]{0,500})?\]", re.IGNORECASE)
+_STYLE_WORD = (
+    r"(?:not\s+)?(?:bold|italic|underline|underline2|strike|blink|blink2|reverse|dim|conceal|frame|encircle|overline"
+    r"|b|i|u|s|d|r)|(?:bright_)?(?:red|green|yellow|blue|magenta|cyan|white|black)|on\s+\w{3,20}|#[0-9a-fA-F]{6}"
+    r"|#[0-9a-fA-F]{3}|rgb\(\d{1,3},\s?\d{1,3},\s?\d{1,3}\)|color\(\d{1,3}\)|\$[\w-]{1,30}"
+)
+_RICH_OPEN = re.compile(rf"\[(?:{_STYLE_WORD})(?:\s+(?:{_STYLE_WORD})){{0,5}}\]", re.IGNORECASE)
+_RICH_CLOSE = re.compile(rf"\[/(?:{_STYLE_WORD}|link|@\w+)?(?:\s+(?:{_STYLE_WORD})){{0,5}}\]", re.IGNORECASE)
+_HTML = re.compile(
+    r"<(?:script|iframe|object|embed|applet|base|meta\s+http-equiv\s*=\s*[\"']?refresh)\b[^\n]{0,300}?(?:>|$)"
+    r"|</script\s*>"
+    r"|<[a-z][\w-]{0,20}\b[^<>\n]{0,300}?\son(?:error|load|click|mouseover|focus|blur|toggle|begin|animationstart|pointerover)\s*=[^<>\n]{0,300}?>?"
+    r"|<form\b[^<>\n]{0,200}?\baction\s*=",
+    re.IGNORECASE | re.MULTILINE,
+)
+_HTML_KEYS = ("<script", "</script", "<iframe", "<object", "<embed", "<applet", "<base", "<meta", "<form", "onerror",
+              "onload", "onclick", "onmouseover", "onfocus", "onblur", "ontoggle", "onbegin", "onanimationstart", "onpointerover")
+_JS_SCHEME = re.compile(r"(?:\]\(\s*|(?:href|src|action)\s*=\s*[\"']?)\s*(javascript|vbscript):", re.IGNORECASE)
+
+
+def scan(p: Prepared) -> list[Hit]:
+    hits = list(_terminal(p))
+    hits.extend(_rich(p))
+    hits.extend(_html(p))
+    return hits
+
+
+def _terminal(p: Prepared) -> Iterator[Hit]:
+    text = p.text
+    # Cheap proof of absence for the common case: printable ASCII apart from line breaks and tabs.
+    if p.ascii and text.replace("\r\n", "").replace("\n", "").replace("\t", "").isprintable():
+        return
+    pos = 0
+    count = 0
+    while count < 5000:
+        m = _CONTROL.search(text, pos)
+        if m is None:
+            return
+        count += 1
+        start = m.start()
+        ch = text[start]
+        code = ord(ch)
+        hit: Hit
+        if ch == "\x1b" or code in (0x9B, 0x9D, 0x90, 0x98, 0x9E, 0x9F):
+            hit = _escape(text, start)
+        elif ch == "\x07":
+            hit = Hit(_TE, HIGH, "bell", "BEL control character (rings the terminal, ends OSC sequences)", start, start + 1)
+        elif ch == "\x08":
+            end = start
+            while end < p.n and text[end] == "\x08" and end - start < 4096:
+                end += 1
+            hit = Hit(_TE, HIGH, "backspace", "backspace characters that overwrite what was printed before them", start, end)
+        elif ch == "\r":
+            hit = Hit(_TE, MEDIUM, "carriage-return", "a bare carriage return: a terminal prints the rest over the line", start, start + 1)
+        elif 0x80 <= code <= 0x9F:
+            label = "NEL (a line break to YAML)" if code == 0x85 else f"C1 control U+{code:04X}"
+            hit = Hit(_TE, HIGH, "c1-control", f"{label}: 8-bit terminal control", start, start + 1)
+        else:
+            end = start
+            while end < p.n and _CONTROL.match(text, end) and text[end] not in "\x1b\x07\x08\r" and end - start < 4096:
+                end += 1
+            hit = Hit(_TE, MEDIUM, "control-character", f"control character U+{code:04X}", start, max(end, start + 1))
+        yield hit
+        pos = max(hit.end, start + 1)
+
+
+def _escape(text: str, start: int) -> Hit:
+    nxt = text[start + 1] if start + 1 < len(text) else ""
+    lead = text[start]
+    if (lead == "\x1b" and nxt == "[") or lead == "\x9b":
+        m = _CSI.match(text, start)
+        assert m is not None
+        return Hit(_TE, HIGH, "csi-sequence", "terminal control sequence (moves the cursor, erases or recolours text)", start, m.end())
+    if (lead == "\x1b" and nxt == "]") or lead == "\x9d":
+        m = _OSC.match(text, start)
+        assert m is not None
+        what = _OSC_NAMES.get(m.group(1), "operating-system command")
+        return Hit(_TE, HIGH, "osc-sequence", f"terminal OSC sequence ({what})", start, m.end())
+    if (lead == "\x1b" and nxt in "PX^_") or lead in "\x90\x98\x9e\x9f":
+        m = _STRING_SEQ.match(text, start)
+        assert m is not None
+        return Hit(_TE, HIGH, "dcs-sequence", "terminal device-control string", start, m.end())
+    end = start + (2 if nxt and 0x20 <= ord(nxt) < 0x7F else 1)
+    return Hit(_TE, HIGH, "escape", "ESC control character (starts terminal escape sequences)", start, end)
+
+
+def _rich(p: Prepared) -> Iterator[Hit]:
+    for m in keyed_matches(p, ("[@",), _RICH_ACTION):
+        yield Hit(_MI, HIGH, "rich-action", "Textual action markup: a clickable link that runs an app action",
+                  m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, ("[link",), _RICH_LINK):
+        yield Hit(_MI, HIGH, "rich-link", "Rich link markup (crashes a markup renderer when unbalanced; hides the target)",
+                  m.start(), m.end(), quotable=True)
+    # Style markup matters when it is closed: an open [red] alone is ordinary prose far more often.
+    for m in keyed_matches(p, ("[/",), _RICH_CLOSE):
+        if m.group(0).lower() in ("[/inst]",):
+            continue
+        lo = max(0, m.start() - 400)
+        opener = None
+        for o in _RICH_OPEN.finditer(p.text, lo, m.start()):
+            opener = o
+        if opener is not None:
+            yield Hit(_MI, HIGH, "rich-style", "Rich style markup that draws styled text (fake badges) in a markup renderer",
+                      opener.start(), m.end(), quotable=True)
+        elif len(m.group(0)) > 3 or m.group(0) == "[/]":
+            yield Hit(_MI, MEDIUM, "rich-unbalanced", "an unbalanced Rich closing tag (a markup renderer raises an error)",
+                      m.start(), m.end(), quotable=True)
+
+
+def _html(p: Prepared) -> Iterator[Hit]:
+    last_end = 0
+    for pos in p.positions(_HTML_KEYS):
+        if pos < last_end:
+            continue
+        lo = max(last_end, p.line_start(pos), pos - 300)
+        m = _HTML.search(p.text, lo, min(p.n, pos + 600))
+        if m is None or not (m.start() <= pos < m.end()):
+            continue
+        last_end = m.end()
+        yield Hit(_MI, HIGH, "html-script", "HTML that runs script or loads a frame where it is rendered", m.start(), m.end(), quotable=True)
+    for m in _JS_SCHEME.finditer(p.text) if ("javascript:" in p.low or "vbscript:" in p.low) else ():
+        yield Hit(_MI, HIGH, "javascript-url", "a javascript: URL", m.start(1), m.end(), quotable=True)

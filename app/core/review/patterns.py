@@ -1,0 +1,420 @@
+"""Phrase rules: instruction override, jailbreak, role hijack and fake system messages, persistence
+and delayed activation, and exfiltration phrased in words. Each rule is anchored on a few keywords and
+matched only where they occur; every quantifier is bounded, so no input makes a rule backtrack far."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from app.core.review.common import CRITICAL, HIGH, MEDIUM, Hit, Prepared, keyed_matches
+from app.core.review.finding import Category
+
+_I = re.IGNORECASE
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    name: str
+    category: Category
+    severity: int
+    keys: tuple[str, ...]
+    pattern: re.Pattern[str]
+    message: str
+
+
+def _words(*alternatives: str) -> str:
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+# -- instruction override and jailbreak -----------------------------------------------------------
+
+_OVR_VERBS = (
+    "ignore", "disregard", "forget", "overrule", "override", "bypass", "discard", "abandon", "neglect",
+    "dismiss", "skip", r"set\s+aside", r"throw\s+out", r"do\s+not\s+follow", r"don'?t\s+follow",
+    r"stop\s+following", r"no\s+longer\s+follow", r"stop\s+obeying", r"do\s+not\s+obey", r"don'?t\s+obey",
+)
+_OVR_KEYS = (
+    "ignor", "disregard", "forget", "overrule", "override", "bypass", "discard", "abandon", "neglect", "dismiss",
+    "skip", "set aside", "throw out", "not follow", "n't follow", "dont follow", "stop following", "longer follow",
+    "stop obeying", "not obey", "n't obey", "dont obey",
+)
+_VERB = _words(*_OVR_VERBS)
+_FILL = r"(?:(?:all|any|and|or|of|the|your|my|these|those|every|each|such|its|their|this|that|entire|whole|other|given|earlier)\s+){0,4}"
+_ADJ = _words(
+    r"previous(?:ly)?", "prior", "above", "earlier", "preceding", "former", "original", "initial", "old(?:er)?",
+    "existing", "foregoing", "default", "built-in", "system", "developer", "safety", "standing", "given",
+    "provided", "programmed", "core", "base", r"pre-?set", "current",
+)
+_NOUN = _words(
+    r"instructions?", r"rules?", r"directives?", r"guidelines?", "guidance", r"prompts?", r"commands?", r"orders?",
+    r"constraints?", r"polic(?:y|ies)", r"restrictions?", "context", r"messages?", "programming", "training",
+    "settings", r"protocols?", r"safeguards?", r"guardrails?", r"limitations?", "configuration", "conditioning",
+)
+_OVERRIDE_PHRASE = re.compile(
+    rf"\b{_VERB}\s+{_FILL}{_ADJ}(?:\s*(?:,|/|and|or|&)\s*{_ADJ})?(?:\s+[\w'-]+){{0,2}}?\s+{_NOUN}\b", _I
+)
+_OVERRIDE_TRAILING = re.compile(
+    rf"\b{_VERB}\s+(?:(?:all|any|and|of|the|your|these|those|every)\s+){{0,3}}{_NOUN}\s+"
+    r"(?:above|below\s+this\s+line|before\s+(?:this|now)|(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+given"
+    r"|(?:that\s+)?you\s+(?:got|received|were\s+told)|in\s+(?:your|the)\s+system\s+prompt"
+    r"|(?:given|provided|stated|written|set)\s+(?:above|before|earlier|previously|by\s+(?:the\s+|your\s+)?(?:developers?|system|operator|admin)))",
+    _I,
+)
+_OVERRIDE_EVERYTHING = re.compile(
+    r"\b(?:ignore|disregard|forget|discard)\s+(?:about\s+)?"
+    r"(?:everything|anything|all(?:\s+(?:of\s+)?(?:the\s+)?(?:text|content|context|that))?|whatever(?:\s+(?:was|is))?)\s+"
+    r"(?:(?:that\s+)?(?:was\s+|is\s+|has\s+been\s+)?(?:written|said|stated|given|provided|mentioned|listed)\s+)?"
+    r"(?:above|before\s+(?:this|now)|earlier|previously|prior\s+to\s+this|so\s+far|up\s+to\s+(?:now|here|this\s+point)"
+    r"|(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|taught|instructed|given|trained\s+on))",
+    _I,
+)
+_OVERRIDE_YOURS = re.compile(
+    r"\b(?:forget|ignore|override|bypass|disregard|abandon|discard|circumvent|escape|break\s+free\s+(?:of|from))\s+"
+    r"(?:all\s+(?:of\s+)?)?your\s+(?:\w+\s+){0,2}?"
+    r"(?:training|programming|guidelines|instructions|directives|rules|restrictions|filters|alignment|principles"
+    r"|safety\s+(?:rules|guidelines|training|filters|measures)|content\s+polic(?:y|ies)|system\s+prompt|conditioning"
+    r"|limitations|guardrails|constraints|ethics)\b"
+    r"(?![ \t]+(?:session|course|class|schedule|day|budget|material|plan|slot|module|certificate|week|program"
+    r"|exercise|log|note|data|dataset|run|job|pipeline|script|skill|language|file|folder|repo|doc))",
+    _I,
+)
+_JAILBREAK_MODE = re.compile(
+    r"\byou\s+are\s+(?:now\s+)?(?:in\s+|running\s+in\s+|operating\s+in\s+)?(?:an?\s+|the\s+)?"
+    r"(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|DAN|god|developer|dev|admin|root|sudo|superuser"
+    r"|debug|maintenance|evil|unlocked|no[- ]limits?)\s+mode\b"
+    r"|\b(?:enable|enter|activate|switch\s+(?:in)?to|turn\s+on|engage)\s+(?:the\s+)?"
+    r"(?:DAN|jailbreak|jailbroken|god|unrestricted|unfiltered|uncensored|evil|no[- ]limits?)\s+mode\b"
+    r"|\bDAN\s+mode\b|\bdo\s+anything\s+now\b"
+    r"|\b(?:pretend|imagine)\s+(?:that\s+)?(?:you\s+)?(?:have|had|are\s+under|were\s+under)\s+no\s+(?:\w+\s+)?"
+    r"(?:guidelines|restrictions|rules|limits|limitations|filters|policies|boundaries|guardrails|ethics|morals|safety)"
+    r"|\b(?:act|behave|respond|answer)\s+as\s+(?:if|though)\s+(?:you\s+)?(?:have|had|were\s+under|are\s+under)\s+no\s+"
+    r"(?:\w+\s+)?(?:guidelines|restrictions|rules|limits|limitations|filters|policies|boundaries|guardrails|ethics)"
+    r"|\bact\s+as\s+(?:an?\s+|the\s+)?(?:unrestricted|unfiltered|jailbroken|uncensored|DAN\b|evil\s+(?:AI|assistant|twin))",
+    _I,
+)
+_NEW_INSTRUCTIONS = re.compile(
+    r"\byour\s+(?:new|updated|revised|real|true|actual|secret|hidden)\s+"
+    r"(?:instructions?|directives?|orders?|system\s+prompt|rules|prime\s+directive)\b\s*(?::|is\b|are\b|follow)"
+    r"|\byour\s+(?:real|true|actual|secret|hidden)\s+(?:task|goal|objective|mission|purpose|role)\s+(?::|is\b)",
+    _I,
+)
+_NEW_INSTRUCTIONS_LINE = re.compile(r"(?:new|updated|revised|override|real)\s+(?:system\s+)?instructions?\s*:", _I)
+_VOIDED = re.compile(
+    r"\b(?:previous|prior|above|earlier|original|old|preceding|system)\s+(?:instructions|directives|prompts?"
+    r"|guidelines|system\s+prompt|orders)\s+(?:are|were|is|have\s+been|has\s+been)\s+(?:now\s+|hereby\s+|officially\s+)?"
+    r"(?:void|null(?:\s+and\s+void)?|revoked|superseded|cancell?ed|overridden|invalid(?:ated)?|rescinded"
+    r"|no\s+longer\s+(?:valid|in\s+effect|apply|applicable|binding))",
+    _I,
+)
+_FOREIGN = re.compile(
+    r"\bignorier(?:e|en|t)?\s+(?:sie\s+)?(?:alle\s+)?(?:vorherigen|bisherigen|obigen|vorigen|früheren)\s+"
+    r"(?:anweisungen|instruktionen|regeln|befehle)"
+    r"|\bignor(?:e|ez|er)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes|règles)\s+"
+    r"(?:précédentes|precedentes|antérieures|anterieures|ci-dessus)"
+    r"|\bignor(?:a|e|ar)\s+(?:todas\s+)?(?:las\s+)?(?:instrucciones|reglas|indicaciones)\s+(?:anteriores|previas)"
+    r"|\bignora\s+(?:tutte\s+)?(?:le\s+)?(?:istruzioni|regole)\s+precedenti",
+    _I,
+)
+
+_OVERRIDE_RULES = (
+    Rule("override-previous", Category.INSTRUCTION_OVERRIDE, HIGH, _OVR_KEYS, _OVERRIDE_PHRASE,
+         "tells the agent to ignore its earlier instructions"),
+    Rule("override-previous", Category.INSTRUCTION_OVERRIDE, HIGH, _OVR_KEYS, _OVERRIDE_TRAILING,
+         "tells the agent to ignore its earlier instructions"),
+    Rule("override-everything", Category.INSTRUCTION_OVERRIDE, HIGH, ("ignor", "disregard", "forget", "discard"),
+         _OVERRIDE_EVERYTHING, "tells the agent to disregard everything it was told"),
+    Rule("override-training", Category.INSTRUCTION_OVERRIDE, HIGH,
+         ("forget", "ignor", "override", "bypass", "disregard", "abandon", "discard", "circumvent", "escape", "break free"),
+         _OVERRIDE_YOURS, "tells the agent to drop its training, rules or safety"),
+    Rule("jailbreak", Category.INSTRUCTION_OVERRIDE, HIGH,
+         ("you are", "enable", "enter", "activate", "switch", "turn on", "engage", "dan mode", "do anything now",
+          "pretend", "imagine", "act as", "behave as", "respond as", "answer as"),
+         _JAILBREAK_MODE, "jailbreak: asks the agent to drop its restrictions"),
+    Rule("new-instructions", Category.INSTRUCTION_OVERRIDE, HIGH, ("your ",), _NEW_INSTRUCTIONS,
+         "announces new or hidden instructions for the agent"),
+    Rule("override-foreign", Category.INSTRUCTION_OVERRIDE, HIGH, ("ignor",), _FOREIGN,
+         "tells the agent to ignore its earlier instructions (non-English)"),
+)
+
+
+def _override(p: Prepared) -> Iterator[Hit]:
+    for rule in _OVERRIDE_RULES:
+        for m in keyed_matches(p, rule.keys, rule.pattern):
+            yield Hit(rule.category, rule.severity, rule.name, rule.message, m.start(), m.end(), quotable=True)
+    for pos in p.positions(("instructions:", "instruction:")):
+        ls = p.line_start(pos)
+        head = p.text[ls:pos]
+        m = re.search(r"(?:new|updated|revised|override|real)\s+(?:system\s+)?$", head, _I)
+        if m is None or not re.fullmatch(r"[^\w\n]{0,8}", head[: m.start()]):
+            continue
+        m2 = _NEW_INSTRUCTIONS_LINE.match(p.text, ls + m.start())
+        if m2:
+            yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "new-instructions", "announces new instructions for the agent",
+                      m2.start(), m2.end(), quotable=True)
+    for pos in p.positions(("void", "revoked", "superseded", "cancelled", "canceled", "overridden", "invalid",
+                            "rescinded", "no longer")):
+        lo = max(p.line_start(pos), pos - 90)
+        m = _VOIDED.search(p.text, lo, min(p.n, pos + 40))
+        if m is not None and m.start() <= pos < m.end():
+            yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "override-voided", "declares the agent's instructions void",
+                      m.start(), m.end(), quotable=True)
+
+
+# -- role hijack, fake system messages, chat-template tokens -------------------------------------
+
+_CHAT_TOKEN = re.compile(
+    r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|developer|endoftext|eot_id|eom_id|start_header_id"
+    r"|end_header_id|begin_of_text|end_of_text|python_tag|channel|message|start|end|return|call|constrain"
+    r"|tool_call|tool_response|[a-z_]{2,24})\s*\|>(?:[ \t]*(?:system|developer|assistant|user|tool)\b)?"
+    r"|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>(?:[ \t]*(?:system|user|model)\b)?",
+    _I,
+)
+_ROLE_NAMES = (
+    r"system|system[-_ ]?(?:prompt|message|reminder|instructions?|note|notice|override)|sys|admin(?:istrator)?"
+    r"|admin[-_]?(?:message|note|notice|override)|developer(?:[-_]?(?:message|instructions?|note|mode))?|root"
+    r"|operator|instructions?|important[-_]?instructions?|override|assistant[-_]?instructions?"
+)
+_ROLE_TAG = re.compile(rf"<(/?)({_ROLE_NAMES})(?:\s[^<>\n]{{0,200}})?>", _I)
+_ROLE_TAG_KEYS = (
+    "<system", "</system", "<sys>", "<sys ", "</sys>", "<admin", "</admin", "<developer", "</developer", "<root>",
+    "</root>", "<operator", "</operator", "<instruction", "</instruction", "<important", "</important",
+    "<override", "</override", "<assistant_instruction", "<assistant-instruction",
+)
+_BRACKET = re.compile(
+    r"\[(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|assistant|security(?:\s+team)?)"
+    r"(?:\s+(?:note|notice|message|override|instructions?|prompt|update|alert|command|directive|mode|request))?"
+    r"\s*(?::|\])",
+    _I,
+)
+_BRACKET_KEYS = ("[system", "[sys", "[admin", "[developer", "[root", "[operator", "[moderator", "[assistant", "[security")
+_LINE_PREFIX = re.compile(r"[ \t>*#_\-]{0,8}(?:\[[^\]\n]{1,40}\][ \t]*|\(?\d{1,2}:\d{2}(?::\d{2})?\)?[ \t]+)?")
+_ROLE_LINE = re.compile(
+    r"(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|security(?:\s+team)?"
+    r"|it\s+(?:department|admin|support|security)|anthropic|openai|claude|platform)"
+    r"(?:\s+(?:message|notice|note|alert|update|prompt|override|directive|instruction|announcement|team))?"
+    r"\s*(?:\([^)\n]{0,40}\)|\[[^\]\n]{0,40}\])?\s*:",
+    _I,
+)
+_ROLE_LINE_KEYS = (
+    "system", "sys", "admin", "developer", "root", "operator", "moderator", "security", "it ", "anthropic",
+    "openai", "claude", "platform",
+)
+_AUTHORITY_LINE = re.compile(
+    r"\b(?:override[sn]?|required|requires|mandatory|immediately|urgent(?:ly)?|priority|authori[sz](?:ed|ation)"
+    r"|compliance|audit|directive|all\s+(?:agents|assistants|models)|you\s+(?:are|will|must|should|shall)"
+    r"|from\s+now\s+on|ignore|disregard|new\s+instructions|instructions|obey|comply|do\s+not\s+(?:tell|inform|question)"
+    r"|effective\s+immediately|security\s+update|verif(?:y|ication)|upload|forward|disable|grant(?:ed)?"
+    r"|elevated|privileged?)\b",
+    _I,
+)
+_MESSAGE_FROM = re.compile(
+    r"\b(?:this\s+is\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?|(?:urgent|official|important|priority|authori[sz]ed|mandatory)\s+)"
+    r"(?:message|notice|instructions?|directive|note|update|order|announcement)\s+from\s+(?:the\s+|your\s+)?"
+    r"(?:system|administrator|admin|developers?|anthropic|openai|security\s+team|it\s+(?:department|team|security)"
+    r"|operator|platform|creators?|owner)\b",
+    _I,
+)
+_ROLE_UPPER = re.compile(
+    r"\b(?:SYSTEM|ADMIN|ADMINISTRATOR|DEVELOPER|ROOT|SECURITY)\s+"
+    r"(?:OVERRIDE|NOTICE|MESSAGE|DIRECTIVE|INSTRUCTIONS?|ALERT|COMMAND|UPDATE|PROMPT|ORDER)\b"
+)
+_ROLE_OVERRIDE = re.compile(r"\b(?:system|admin|root|developer)\s+override\b", _I)
+
+
+def _line_tail(p: Prepared, end: int, limit: int = 300) -> int:
+    return min(p.line_end(end), end + limit)
+
+
+def _role(p: Prepared) -> Iterator[Hit]:
+    for m in keyed_matches(p, ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn", "<end_of_turn"), _CHAT_TOKEN):
+        yield Hit(Category.ROLE_HIJACK, HIGH, "chat-template-token",
+                  "chat-template token that can fake a system or assistant turn", m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, _ROLE_TAG_KEYS, _ROLE_TAG):
+        end = m.end()
+        if not m.group(1):
+            closing = p.low.find(f"</{m.group(2).lower()}", end, min(p.n, end + 4000))
+            if closing >= 0:
+                close_end = p.text.find(">", closing, closing + 60)
+                end = close_end + 1 if close_end >= 0 else end
+        yield Hit(Category.ROLE_HIJACK, HIGH, "role-tag", "a role tag that poses as a system or operator message",
+                  m.start(), end, quotable=True)
+    for m in keyed_matches(p, _BRACKET_KEYS, _BRACKET):
+        tail = _line_tail(p, m.end())
+        marker = m.group(0)
+        rest = p.text[m.end() : tail]
+        if marker.endswith(":") or marker[1:-1].isupper() or _AUTHORITY_LINE.search(rest):
+            yield Hit(Category.ROLE_HIJACK, HIGH, "role-marker", "a bracketed role marker that fakes a system message",
+                      m.start(), tail, quotable=True)
+    for pos in p.positions(_ROLE_LINE_KEYS):
+        ls = p.line_start(pos)
+        if pos - ls > 60 or not _LINE_PREFIX.fullmatch(p.text, ls, pos):
+            continue
+        m = _ROLE_LINE.match(p.text, pos)
+        if m is None:
+            continue
+        tail = _line_tail(p, m.end())
+        if _AUTHORITY_LINE.search(p.text, m.end(), tail):
+            yield Hit(Category.ROLE_HIJACK, HIGH, "role-line",
+                      "a line that poses as a system or administrator message with authority words",
+                      m.start(), tail, quotable=True)
+    for pos in p.positions(("message from", "notice from", "instruction from", "instructions from", "directive from",
+                            "note from", "update from", "order from", "announcement from")):
+        lo = max(p.line_start(pos), pos - 70)
+        m = _MESSAGE_FROM.search(p.text, lo, min(p.n, pos + 80))
+        if m is not None and m.start() <= pos < m.end():
+            yield Hit(Category.ROLE_HIJACK, HIGH, "message-from-authority",
+                      "claims to be a message from the system, developers or administrators",
+                      m.start(), _line_tail(p, m.end()), quotable=True)
+    for rx in (_ROLE_UPPER,):
+        for m in rx.finditer(p.text):
+            yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "an upper-case system or administrator banner",
+                      m.start(), _line_tail(p, m.end()), quotable=True)
+    for m in keyed_matches(p, ("system override", "admin override", "root override", "developer override"), _ROLE_OVERRIDE):
+        yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "claims a system or administrator override",
+                  m.start(), m.end(), quotable=True)
+
+
+# -- persistence and delayed activation -----------------------------------------------------------
+
+_PERSIST_TRIGGER = re.compile(
+    r"(?:remember|memori[sz]e|store|save|keep|record|note|treat|retain|persist|write|add|adopt|apply)\b"
+    r"(?:\s+(?:this|that|it|these|the\s+following|(?:this|these|the)\s+(?:rules?|instructions?|facts?|directives?)))?"
+    r"(?:\s+(?:as\s+\w+\s+)?(?:\w+\s+){0,2}?)?"
+    r"\s*(?:permanently|forever|indefinitely|for\s+good|for\s+all\s+(?:future\s+)?(?:sessions|conversations|time)"
+    r"|across\s+(?:all\s+)?(?:future\s+)?(?:sessions|conversations|restarts|chats))"
+    r"|permanently\s+(?:remember|store|save|add|record|adopt|apply|follow|obey)"
+    r"|from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)"
+    r"|(?:in|for|during|at\s+the\s+(?:start|beginning)\s+of)\s+(?:every|each|all|any)\s+(?:future\s+|new\s+|subsequent\s+|later\s+)?"
+    r"(?:sessions?|conversations?|chats?|runs?|tasks?|interactions?|responses?|replies|startups?)"
+    r"|(?:on|in|at|during|when\s+you\s+start)\s+(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)"
+    r"|next\s+time\s+(?:you|the\s+agent|the\s+assistant)\s+(?:start|run|load|wake|boot|see|read|are\s+(?:started|loaded|asked|run))"
+    r"|(?:whenever|when|once|if)\s+(?:the\s+)?(?:user|anyone|someone|they)\s+(?:next\s+)?(?:says|asks|mentions|types|writes|uses\s+the\s+word)"
+    r"|(?:every|each)\s+time\s+(?:you|the\s+agent)\s+(?:start|load|boot|wake|run|read)"
+    r"|(?:after|in)\s+\d{1,4}\s+(?:days|sessions|messages|turns|hours|conversations)"
+    r"|(?:add|append|write|save|insert|copy)\s+(?:this|the\s+following|these\s+\w+)\s+(?:to|into)\s+(?:your\s+|the\s+)?"
+    r"(?:memory|memories|MEMORY\.md|AGENTS\.md|CLAUDE\.md|SOUL\.md|system\s+prompt|core\s+memory|long[- ]term\s+memory|instructions|config)",
+    _I,
+)
+_PERSIST_KEYS = (
+    "remember", "memori", "store", "save", "keep", "record", "note", "treat", "retain", "persist", "write", "add",
+    "adopt", "apply", "permanently", "from now on", "henceforth", "going forward", "from this point", "from this moment",
+    "in every", "in each", "in all", "in any", "for every", "for each", "for all", "for any", "during every",
+    "during each", "at the start of", "at the beginning of", "next session", "next run", "next startup", "next boot",
+    "next conversation", "next chat", "next restart", "next login", "next invocation", "next turn", "next time",
+    "whenever", "when the", "when user", "when anyone", "when someone", "when they", "once the", "once user",
+    "if the user", "if user", "if anyone", "if someone", "every time", "each time", "after", "append", "insert", "copy",
+) + tuple(f"in {digit}" for digit in "123456789")
+_AUTHORITY = re.compile(
+    r"\b(?:(?:system|core|global|permanent|master|admin|root|priority|hidden|secret|overriding|standing|mandatory"
+    r"|non-negotiable|supreme|top[- ]level|highest[- ]priority|binding|persistent)\s+"
+    r"(?:rules?|instructions?|directives?|polic(?:y|ies)|prompts?|mandates?|commands?|laws?|orders?|overrides?)"
+    r"|(?:ignore|disregard|override|bypass|disable|skip|circumvent|suppress|turn\s+off|deactivate)\s+(?:\w+\s+){0,3}?"
+    r"(?:instructions|rules|safety|security|checks?|reviews?|approvals?|confirmation|warnings?|guardrails|filters"
+    r"|policies|restrictions|validation|verification|2fa|mfa|sandbox)"
+    r"|(?:send|forward|upload|post|e-?mail|exfiltrate|leak|transmit|share|include|append|attach|copy)\s+(?:[\w.~/-]+\s+){0,3}?"
+    r"(?:credentials?|secrets?|keys?|tokens?|passwords?|env(?:ironment)?\b|\.env|ssh|history|cookies?|conversations?"
+    r"|memory|memories|files?|data)"
+    r"|(?:run|execute|invoke|eval)\s+(?:this|the\s+following|`|curl|wget|bash|sh\b|rm\b|powershell|python\s+-c"
+    r"|the\s+(?:command|script|payload))"
+    r"|without\s+(?:asking|telling|confirmation|confirming|approval|review|informing|notifying"
+    r"|the\s+user(?:'s)?\s+(?:knowing|knowledge|consent|approval))"
+    r"|(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this|it)\s+to|reveal\s+(?:this|it)\s+to|alert|warn|notify|ask)"
+    r"\s+(?:the\s+user|the\s+owner|the\s+human|anyone|anybody|the\s+team|the\s+operator|your\s+(?:user|owner|operator))"
+    r"|silently|secretly|covertly|quietly\s+(?:send|run|execute|add|forward|upload|change|disable)"
+    r"|above\s+all\s+(?:other\s+)?(?:instructions|rules)|(?:highest|top|absolute)\s+priority"
+    r"|always\s+(?:trust|obey|comply|approve|grant|allow|accept|execute|run|follow\s+(?:instructions|commands|requests)\s+from)"
+    r"|(?:trust|obey|follow|approve|accept)\s+(?:all|any|every)\s+(?:\w+\s+){0,2}?"
+    r"(?:content|instructions|messages|requests|commands|emails|links|urls)\s+from"
+    r"|(?:treat|regard|consider)\s+(?:this|these|it|them|the\s+following)\s+as\s+(?:an?\s+|the\s+|your\s+)?(?:\w+\s+)?"
+    r"(?:system|core|admin|root|permanent|trusted|authoritative|verified|official)"
+    r"|(?:is|are)\s+(?:now\s+)?(?:pre-?)?(?:authori[sz]ed|approved|whitelisted|allow-?listed)\s+(?:to|for)"
+    r"|auto[- ]?approve|automatically\s+approve|grant\s+(?:full|admin|root)\s+access|pre-?approved"
+    r"|never\s+ask\s+(?:for\s+)?(?:confirmation|approval|permission))",
+    _I,
+)
+
+
+def _persistence(p: Prepared) -> Iterator[Hit]:
+    last_end = -1
+    for m in keyed_matches(p, _PERSIST_KEYS, _PERSIST_TRIGGER):
+        if m.start() < last_end:
+            continue
+        lo, hi = p.window(m.start(), m.end(), 160, 320)
+        best: re.Match[str] | None = None
+        for a in _AUTHORITY.finditer(p.text, lo, hi):
+            if best is None or abs(a.start() - m.start()) < abs(best.start() - m.start()):
+                best = a
+        if best is None:
+            continue
+        start, end = min(m.start(), best.start()), max(m.end(), best.end())
+        last_end = end
+        yield Hit(Category.PERSISTENCE, HIGH, "persistence",
+                  "asks the agent to keep a rule across sessions or act later, with authority or a harmful action",
+                  start, end, quotable=True)
+
+
+# -- exfiltration in words -------------------------------------------------------------------------
+
+_SECRET_NOUN = (
+    r"(?:credentials?|secrets?|api[\s_-]?keys?|access\s+keys?|tokens?|passwords?|passphrases?|ssh\s+keys?"
+    r"|private\s+keys?|key\s+files?|id_rsa|id_ed25519|\.env(?:\s+files?)?|env(?:ironment)?\s+(?:variables|vars)"
+    r"|cookies?|session\s+(?:tokens?|cookies?|ids?)|(?:conversation|chat)\s+(?:history|logs?|transcripts?)"
+    r"|memory\s+files?|memories|system\s+prompt|wallet\s+(?:seed|keys?)|seed\s+phrases?|keychain|\.aws|\.ssh)\b"
+)
+_EXFIL_VERBS = ("send", "upload", "forward", "email", "e-mail", "exfiltrat", "transmit", "leak", "export", "post",
+                "submit", "beacon", "copy", "share", "paste", "dump", "sync", "mirror", "pipe", "attach")
+_EXFIL_PHRASE = re.compile(
+    r"\b(?:send|upload|forward|e-?mail|exfiltrate|transmit|leak|export|post|submit|beacon|copy|share|paste|dump"
+    r"|sync|mirror|pipe|attach)\s+(?:[\w'.~/$-]+\s+){0,5}?" + _SECRET_NOUN,
+    _I,
+)
+_DESTINATION = re.compile(
+    r"https?://|ftp://|\bwww\.|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|xyz|ru|cn|tk|site"
+    r"|online|top|dev|app|me|co|info|biz|cc|sh|link|zip)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|webhook|pastebin|\bgist\b"
+    r"|ngrok|requestbin|pipedream|interact\.sh|\battacker|external\s+(?:server|endpoint|host|address|url)"
+    r"|(?:this|that|the\s+following|my|our|an?)\s+(?:endpoint|url|server|address|webhook|bucket|inbox|channel|form)",
+    _I,
+)
+_EXTRACTION = re.compile(
+    r"\b(?:reveal|print|output|dump|display|repeat|leak|show|disclose|write\s+out|recite|paste|echo|tell\s+me)\s+"
+    r"(?:me\s+|us\s+)?(?:back\s+)?(?:your|the)\s+"
+    r"(?:full\s+|entire\s+|complete\s+|hidden\s+|original\s+|initial\s+|exact\s+|verbatim\s+|secret\s+){0,3}"
+    r"(?:system\s+prompt|initial\s+prompt|hidden\s+(?:instructions|prompt)|instructions\s+above|developer\s+(?:message|instructions))"
+    r"|\b(?:reveal|leak|disclose|exfiltrate)\s+(?:me\s+)?(?:all\s+)?(?:your|the|any)\s+(?:\w+\s+)?"
+    r"(?:api\s+keys?|credentials|secrets|passwords|tokens|environment\s+variables|env\s+vars)",
+    _I,
+)
+
+
+def _exfiltration(p: Prepared) -> Iterator[Hit]:
+    for m in keyed_matches(p, _EXFIL_VERBS, _EXFIL_PHRASE):
+        hi = min(p.line_end(m.end()), m.end() + 200)
+        dest = _DESTINATION.search(p.text, m.end(), hi)
+        if dest is None:
+            continue
+        end = dest.end()
+        while end < hi and not p.text[end].isspace():
+            end += 1
+        while end > dest.end() and p.text[end - 1] in ".,;:)!?'\"":
+            end -= 1  # sentence punctuation after an address is not part of it
+        yield Hit(Category.EXFILTRATION, HIGH, "exfil-instruction", "asks to send secrets or private data to an outside address",
+                  m.start(), end, quotable=True)
+    keys = ("reveal", "print", "output", "dump", "display", "repeat", "leak", "show", "disclose", "write out", "recite",
+            "paste", "echo", "tell me", "exfiltrat")
+    for m in keyed_matches(p, keys, _EXTRACTION):
+        yield Hit(Category.EXFILTRATION, HIGH, "prompt-extraction", "asks the agent to reveal its prompt or secrets",
+                  m.start(), m.end(), quotable=True)
+
+
+def scan(p: Prepared) -> list[Hit]:
+    hits: list[Hit] = []
+    hits.extend(_override(p))
+    hits.extend(_role(p))
+    hits.extend(_persistence(p))
+    hits.extend(_exfiltration(p))
+    return hits
+
+
+__all__ = ["CRITICAL", "HIGH", "MEDIUM", "scan"]

@@ -1,0 +1,184 @@
+"""Tool-call and shell injection: download-and-run pipelines, destructive commands, reverse shells,
+reads of credential files, and JSON or XML tool-call shapes naming shell or file tools."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from app.core.review.common import CRITICAL, HIGH, LOW, MEDIUM, Hit, Prepared, keyed_matches
+from app.core.review.finding import Category
+
+_I = re.IGNORECASE
+_T = Category.TOOL_INJECTION
+
+_PIPE_TO_SHELL = re.compile(
+    r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod|base64\s+(?:-d|--decode|-D)|xxd\s+-r"
+    r"|openssl\s+(?:enc\s+)?(?:-\w+\s+)*-d)\b[^\n|]{0,300}+\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
+    r"(?:(?:ba|z|k|da|fi)?sh|python[23]?|perl|ruby|node|iex|Invoke-Expression)\b",
+    _I,
+)
+_SUBSHELL_FETCH = re.compile(
+    r"\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|`)\s*(?:curl|wget)\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"
+    r"|\b(?:source|\.)\s+<\(\s*(?:curl|wget)\b",
+    _I,
+)
+_SUBST = re.compile(r"\$\(([^()\n]{1,200})\)")
+_DANGEROUS_INNER = re.compile(
+    r"\b(?:curl|wget|nc|ncat|netcat|bash|sh|zsh|base64|env|printenv|whoami|python[23]?|perl|rm|scp|ssh|eval)\b"
+    r"|\.ssh|/etc/(?:passwd|shadow)|\.env\b|\.aws|credentials",
+    _I,
+)
+_RM = re.compile(
+    r"\brm\s+((?:-{1,2}[\w-]+\s+){1,4})(?:/\*?|~/?\*?|\$HOME/?\*?|\*|\.\./?|/(?:etc|usr|var|home|root|boot|bin|lib|opt|srv)/?\*?)"
+    r"(?=$|[\s;&|'\"`)])"
+)
+_REVERSE_SHELL = re.compile(
+    r"\b(?:nc|ncat|netcat)\b[^\n]{0,80}?\s-[a-z]*e\s*/bin/(?:ba)?sh\b|\b(?:ba)?sh\s+-i\s*>&\s*/dev/tcp/[\w.-]+/\d{1,5}"
+    r"|/dev/tcp/[\w.-]+/\d{1,5}|\bbash\s+-i\s*>&"
+    r"|\bmkfifo\s+/tmp/\S+[^\n]{0,80}?\b(?:nc|ncat|sh)\b|\bsocat\b[^\n]{0,80}?\bexec:",
+    _I,
+)
+_DESTRUCTIVE = re.compile(
+    r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bdd\s+if=\S+\s+of=/dev/(?:sd|nvme|hd|xvd|disk)\w*"
+    r"|\bmkfs(?:\.\w+)?\s+/dev/\w+|\bchmod\s+(?:-R\s+)?777\s+/(?=$|[\s;&|])|>\s*/dev/sd[a-z]\b|--no-preserve-root"
+    r"|\bsudo\s+rm\s+-\w*r",
+    _I,
+)
+_POWERSHELL = re.compile(
+    r"\bpowershell(?:\.exe)?\b[^\n]{0,80}?\s-(?:e|ec|enc|encodedcommand)\s+[A-Za-z0-9+/=]{20,}"
+    r"|\biex\s*\(\s*(?:new-object|iwr|irm|\(new-object|invoke-webrequest)|\bInvoke-Expression\b[^\n]{0,120}?"
+    r"(?:DownloadString|iwr|irm|Invoke-WebRequest|Net\.WebClient)",
+    _I,
+)
+_SENSITIVE_PATH = re.compile(
+    r"(?:~|\$HOME|/home/[\w.-]+|/root|%USERPROFILE%)?/\.ssh(?:/(?:id_[\w.-]+|authorized_keys|known_hosts|config))?\b"
+    r"|/etc/(?:passwd|shadow|sudoers|gshadow)\b|(?:~/)?\.aws/credentials\b|~/\.netrc\b|\.git-credentials\b"
+    r"|~/\.docker/config\.json|~/\.kube/config\b|/proc/self/environ\b|~/\.gnupg\b"
+    r"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|~/\.config/gh/hosts\.yml|~/\.npmrc\b|~/\.pypirc\b",
+    _I,
+)
+_SENSITIVE_KEYS = (".ssh", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "/etc/gshadow", ".aws/credentials", ".netrc",
+                   ".git-credentials", ".docker/config", ".kube/config", "/proc/self/environ", ".gnupg", "id_rsa",
+                   "id_dsa", "id_ecdsa", "id_ed25519", "gh/hosts.yml", ".npmrc", ".pypirc")
+_READ_VERB = re.compile(
+    r"\b(?:cat|less|more|head|tail|type|read|open|print|dump|copy|cp|scp|rsync|upload|send|post|curl|wget|exfil\w*"
+    r"|base64|xxd|tar|zip|attach|include|paste|show|display|output|grep|strings|load|fetch|get|forward|email)\b"
+    r"|-d\s*@|-F\s*\S*=@|--data(?:-binary)?\s*@|--upload-file",
+    _I,
+)
+_TOOL_JSON = re.compile(
+    r"\{\s*\"(?:name|tool|tool_name|function|action|type|recipient_name)\"\s*:\s*\"(?:functions\.)?"
+    r"(?:bash|shell|sh|zsh|exec|execute|execute_command|run|run_command|run_shell|run_terminal_cmd|terminal|cmd"
+    r"|powershell|computer|system|os\.system|subprocess|write_file|create_file|edit_file|delete_file|remove_file"
+    r"|read_file|fs_write|fs_read|file_write|str_replace_editor|str_replace_based_edit_tool|text_editor|python"
+    r"|code_interpreter|eval|http_request|fetch|browser|send_email)\"",
+    _I,
+)
+_TOOL_ARGS = re.compile(
+    r"\"(?:command|cmd|code|script|shell|input)\"\s*:\s*\"[^\"\n]{0,200}?"
+    r"(?:rm\s+-|curl\s|wget\s|chmod\s|/etc/passwd|\.ssh|bash\s+-c|\bnc\s|base64\s+-d|os\.system|subprocess)",
+    _I,
+)
+_TOOL_XML = re.compile(
+    r"<(?:tool_call|tool_use|function_calls?|invoke|antml:\w+|execute_command|run_command|bash|shell|execute)\b[^<>\n]{0,200}>",
+    _I,
+)
+_CODE_EXEC = re.compile(
+    r"\b(?:os\.system|os\.popen|subprocess\.(?:run|call|Popen|check_output|check_call)|eval|exec|__import__"
+    r"|child_process\.exec(?:Sync)?|Runtime\.getRuntime\(\)\.exec|shell_exec|passthru|proc_open|popen)\s*\(([^\n]{0,200})",
+    _I,
+)
+_SHELL_PROFILE = re.compile(r">>\s*(?:~|\$HOME)?/?(?:[\w.-]+/)*\.(?:bashrc|zshrc|profile|bash_profile)\b|\(crontab\s+-l", _I)
+
+
+def scan(p: Prepared) -> list[Hit]:
+    return list(_scan(p))
+
+
+def _scan(p: Prepared) -> Iterator[Hit]:
+    text = p.text
+    pipe_keys = ("curl", "wget", "fetch", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "base64", "xxd", "openssl")
+    for m in keyed_matches(p, pipe_keys, _PIPE_TO_SHELL):
+        yield Hit(_T, CRITICAL, "pipe-to-shell", "downloads or decodes something and runs it in a shell", m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, ("sh ", "sh -c", "source", ". <("), _SUBSHELL_FETCH, back=3):
+        yield Hit(_T, CRITICAL, "pipe-to-shell", "runs a downloaded script in a shell", m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, ("$(",), _SUBST):
+        dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
+        yield Hit(_T, HIGH if dangerous else LOW, "command-substitution",
+                  "command substitution" + (" running a network, shell or credential command" if dangerous else ""),
+                  m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, ("rm ",), _RM):
+        if _recursive(m.group(1)):
+            yield Hit(_T, CRITICAL, "rm-rf", "recursive delete of a root, home or system folder", m.start(), m.end(), quotable=True)
+    rev_keys = ("nc ", "ncat", "netcat", "/dev/tcp/", "bash -i", "mkfifo", "socat")
+    for m in _iter_at(p, rev_keys, _REVERSE_SHELL, back=0):
+        yield Hit(_T, CRITICAL, "reverse-shell", "opens a reverse shell to another host", m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, (":(){", ":() {", "dd if=", "mkfs", "chmod", "/dev/sd", "--no-preserve-root", "sudo rm"), _DESTRUCTIVE, back=0):
+        yield Hit(_T, HIGH, "destructive-command", "a destructive system command", m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, ("powershell", "iex", "invoke-expression"), _POWERSHELL, back=0):
+        yield Hit(_T, HIGH, "powershell-download", "PowerShell that runs encoded or downloaded code", m.start(), m.end(), quotable=True)
+    yield from _sensitive_paths(p)
+    for m in keyed_matches(p, ("{",), _TOOL_JSON):
+        yield Hit(_T, HIGH, "tool-call-json", "a JSON tool call naming a shell or file tool", m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, ('"command"', '"cmd"', '"code"', '"script"', '"shell"', '"input"'), _TOOL_ARGS):
+        yield Hit(_T, HIGH, "tool-call-args", "tool-call arguments carrying a dangerous command", m.start(), m.end(), quotable=True)
+    xml_keys = ("<tool_call", "<tool_use", "<function_call", "<invoke", "<" + "antml:", "<execute", "<run_command", "<bash", "<shell")
+    for m in keyed_matches(p, xml_keys, _TOOL_XML):
+        yield Hit(_T, HIGH, "tool-call-xml", "an XML tool-call block", m.start(), m.end(), quotable=True)
+    code_keys = ("os.system", "os.popen", "subprocess.", "eval", "exec", "__import__", "child_process", "runtime.getruntime",
+                 "shell_exec", "passthru", "proc_open", "popen")
+    for m in _iter_at(p, code_keys, _CODE_EXEC, back=0):
+        dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
+        yield Hit(_T, HIGH if dangerous else MEDIUM, "code-execution",
+                  "a code-execution call" + (" running a network, shell or credential command" if dangerous else ""),
+                  m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, (".bashrc", ".zshrc", ".profile", ".bash_profile", "crontab"), _SHELL_PROFILE, back=160):
+        ls, le = p.line_start(m.start()), p.line_end(m.end())
+        if re.search(r"\b(?:curl|wget|nc|ncat|bash\s+-i|base64)\b", text[ls:le], _I):
+            yield Hit(_T, HIGH, "shell-persistence", "installs a network command into a shell profile or crontab",
+                      ls + len(text[ls:le]) - len(text[ls:le].lstrip()), le, quotable=True)
+
+
+def _recursive(flags: str) -> bool:
+    for flag in flags.split():
+        if flag.startswith("--"):
+            if flag.lower() == "--recursive":
+                return True
+        elif "r" in flag[1:].lower():
+            return True
+    return False
+
+
+def _iter_at(p: Prepared, keys: tuple[str, ...], pattern: re.Pattern[str], *, back: int) -> Iterator[re.Match[str]]:
+    """Matches of `pattern` that contain a keyword occurrence, searched from a little before it."""
+    last_end = 0
+    for pos in p.positions(keys):
+        if pos < last_end:
+            continue
+        lo = max(last_end, pos - back)
+        m = pattern.search(p.text, lo, min(p.n, pos + 600))
+        if m is not None and m.start() <= pos + 1 and m.end() > pos:
+            last_end = m.end()
+            yield m
+
+
+def _sensitive_paths(p: Prepared) -> Iterator[Hit]:
+    last_end = 0
+    for pos in p.positions(_SENSITIVE_KEYS):
+        if pos < last_end:
+            continue
+        lo = max(last_end, pos - 40, p.line_start(pos))
+        m = _SENSITIVE_PATH.search(p.text, lo, min(p.n, pos + 80))
+        if m is None or not (m.start() <= pos < m.end()):
+            continue
+        last_end = m.end()
+        ls = max(p.line_start(m.start()), m.start() - 100)
+        verb = None
+        for v in _READ_VERB.finditer(p.text, ls, m.start()):
+            verb = v
+        if verb is not None:
+            yield Hit(_T, HIGH, "credential-file-read", "reads or sends a credential or system file",
+                      verb.start(), m.end(), quotable=True)
+        else:
+            yield Hit(_T, MEDIUM, "credential-file-path", "mentions a credential or system file", m.start(), m.end(), quotable=True)

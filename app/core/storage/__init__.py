@@ -1,0 +1,68 @@
+"""The only way the workbench changes a file or a database (DESIGN.md section 6, SECURITY.md 2.1-2.3).
+
+- containment: `Roots` (the portfolio root plus the workbench's own folders) and `check_name`;
+  every target is resolved inside them, symlinks leaving them, FIFOs, devices and folders refused.
+- base: `Base.capture` keeps what an edit started from; a save re-checks it (stat, then sha256) and
+  raises `ConflictError` (base, disk, mine) instead of overwriting another writer.
+- atomic: `atomic_write`, temp file + fsync + replace + folder fsync, with explicit permission checks
+  and the MEMWB_FAULT crash points; sweep: `sweep` of our stale `.wb-*.tmp` files.
+- edits: byte-preserving `set_key`, `replace_span`, `cut_span`, `insert_span`.
+- watch: `watch_for_revert`, which notices another process undoing a save.
+- sqlite_write: `write_transaction`, one short BEGIN IMMEDIATE transaction with busy_timeout.
+
+Names are loaded on first use: the write path (containment, base, atomic, sweep, watch,
+sqlite_write) needs only the standard library, so crash-test subprocesses start fast and the
+permission tests can run it as an unprivileged user under the system python; edits needs the YAML
+primitives.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "StorageError": "errors",
+    "ContainmentError": "errors",
+    "ConflictError": "errors",
+    "WriteError": "errors",
+    "NotWritableError": "errors",
+    "EditError": "errors",
+    "Roots": "containment",
+    "check_name": "containment",
+    "Base": "base",
+    "atomic_write": "atomic",
+    "Saved": "atomic",
+    "FAULT_ENV": "atomic",
+    "FAULT_POINTS": "atomic",
+    "sweep": "sweep",
+    "set_key": "edits",
+    "replace_span": "edits",
+    "cut_span": "edits",
+    "insert_span": "edits",
+    "RevertWatch": "watch",
+    "watch_for_revert": "watch",
+    "write_transaction": "sqlite_write",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from .atomic import FAULT_ENV, FAULT_POINTS, Saved, atomic_write
+    from .base import Base
+    from .containment import Roots, check_name
+    from .edits import cut_span, insert_span, replace_span, set_key
+    from .errors import ConflictError, ContainmentError, EditError, NotWritableError, StorageError, WriteError
+    from .sqlite_write import write_transaction
+    from .sweep import sweep
+    from .watch import RevertWatch, watch_for_revert
