@@ -21,9 +21,13 @@ from app.core.config import Settings, load_settings
 from app.core.inert import inert, one_line
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem
-from app.core.workbench import Workbench
+from app.core.search import QuerySyntaxError
+from app.core.review.actions import Plan, ReviewError
+from app.core.review.finding import Finding
+from app.core.workbench import UnknownMemory, Workbench
 
-SUBCOMMANDS = ("scan", "startup", "discover")
+SUBCOMMANDS = ("scan", "startup", "discover", "search", "review", "approve", "flag", "quarantine", "restore", "history")
+DECISIONS = ("approve", "flag", "quarantine", "restore")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +55,46 @@ def build_parser() -> argparse.ArgumentParser:
     startup.add_argument("--json", action="store_true", help="print one JSON document")
     startup.add_argument("--no-cache", action="store_true", help="ignore the parse cache (a cold start)")
     _common(startup)
+
+    search = sub.add_parser(
+        "search",
+        help="search every memory",
+        description=(
+            "Search memories. QUERY: words (name, description, body, tags); field:value filters (system, tier, "
+            "trust, domain, tag, type, portfolio); \"phrases\"; prefix*; fuzzy~ or fuzzy~2; AND, OR, NOT, "
+            "(grouping); ranges on priority, tokens and salience: priority:[1 TO 10], tokens:>500."
+        ),
+    )
+    search.add_argument("query", metavar="QUERY")
+    _paths(search)
+    search.add_argument("--limit", type=int, default=20, help="hits to show (default 20)")
+    search.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(search)
+
+    review = sub.add_parser("review", help="the review queue: findings and trust, most severe first")
+    _paths(review)
+    review.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(review)
+
+    for action, what in (
+        ("approve", "mark a memory reviewed and trusted (DollhouseMCP: trustLevel validated; memory-mcp: trust +0.15)"),
+        ("flag", "flag a memory for attention (DollhouseMCP: trustLevel flagged)"),
+        ("quarantine", "take a memory out of what its agent loads, in that system's own way"),
+        ("restore", "put back exactly what a quarantine took"),
+    ):
+        decision = sub.add_parser(action, help=what, description=what)
+        decision.add_argument("id", metavar="ID", help="the memory id, as `memwb scan` prints it")
+        _paths(decision)
+        decision.add_argument("--reason", required=True, help="why (kept in the ledger)")
+        decision.add_argument("--entry", help="one entry of a DollhouseMCP memory")
+        decision.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+        decision.add_argument("--json", action="store_true", help="print one JSON document")
+        _common(decision)
+
+    history = sub.add_parser("history", help="the ledger's decisions about one memory")
+    history.add_argument("id", metavar="ID")
+    history.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(history)
 
     discover = sub.add_parser("discover", help="list the standard memory locations found on this machine")
     discover.add_argument("--json", action="store_true", help="print one JSON document")
@@ -177,7 +221,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if note:
         _say(note)
     workbench = Workbench(locations)
-    result = workbench.open(paths)
+    result = workbench.open(paths, index=False)
     if args.json:
         _emit_json(
             {
@@ -226,6 +270,150 @@ def cmd_startup(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- search -------------------------------------------------------------------------------------
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        _say("--limit must be at least 1")
+        return 2
+    locations = _locations(args)
+    problems: list[Problem] = []
+    paths, note = _resolve_paths(args, locations, problems)
+    if note:
+        _say(note)
+    workbench = Workbench(locations)
+    workbench.open(paths)
+    try:
+        result = workbench.search(args.query, limit=args.limit)
+    except QuerySyntaxError as error:
+        if args.json:
+            _emit_json({"error": error.message, "position": error.position})
+        else:
+            _say(f"query error at character {error.position + 1}: {error.message}")
+            _say(f"  {inert(args.query, keep_newlines=False)}")
+            _say("  " + " " * error.position + "^")
+        return 2
+    finally:
+        workbench.close()
+    if args.json:
+        _emit_json(
+            {
+                "query": result.query,
+                "total": result.total,
+                "took_ms": round(result.took_ms, 3),
+                "suggestion": result.suggestion,
+                "fallback": result.fallback,
+                "notice": result.notice,
+                "hits": [{"id": h.id, "score": round(h.score, 4), "highlight": h.highlight} for h in result.hits],
+            }
+        )
+        return 0
+    print(f"{result.total} hits in {result.took_ms:.1f} ms" + (f"; did you mean: {inert(result.suggestion, keep_newlines=False)}" if result.suggestion else ""))
+    if result.notice:
+        print(inert(result.notice, keep_newlines=False))
+    for hit in result.hits:
+        memory = workbench.memory(hit.id)
+        print(f"\n{hit.score:7.2f}  {one_line(memory.name, 60)}  [{memory.system.value} {memory.tier.value}]  {one_line(hit.id, 80)}")
+        print(f"         {one_line(hit.highlight, 150)}")
+    return 0
+
+
+# -- review -------------------------------------------------------------------------------------
+
+
+def _open(args: argparse.Namespace, *, index: bool = False) -> Workbench:
+    locations = _locations(args)
+    problems: list[Problem] = []
+    paths, note = _resolve_paths(args, locations, problems)
+    if note:
+        _say(note)
+    workbench = Workbench(locations)
+    workbench.open(paths, index=index)
+    return workbench
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    return {
+        "category": finding.category.value,
+        "severity": finding.severity.value,
+        "entry": finding.entry,
+        "start": finding.start,
+        "end": finding.end,
+        "excerpt": finding.excerpt,
+        "message": finding.message,
+        "decoded": finding.decoded,
+    }
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    workbench = _open(args)
+    queue = workbench.review_queue()
+    if args.json:
+        _emit_json(
+            {
+                "queue": [
+                    {
+                        "id": item.memory.id,
+                        "name": item.memory.name,
+                        "trust": item.memory.trust.value,
+                        "trust_claimed": item.memory.trust_claimed,
+                        "effective_trust": item.effective.level.value,
+                        "effective_source": item.effective.source,
+                        "stale": item.effective.stale,
+                        "findings": [_finding_json(f) for f in item.findings],
+                    }
+                    for item in queue
+                ]
+            }
+        )
+        return 0
+    print(f"{len(queue)} memories to review")
+    for item in queue:
+        claim = f"{item.memory.trust.value}{'' if item.memory.trust_claimed else ' (no claim)'}"
+        stale = ", changed since the decision" if item.effective.stale else ""
+        print(f"\n{one_line(item.memory.id, 90)}  {one_line(item.memory.name, 50)}")
+        print(f"  trust: {claim}; effective: {item.effective.level.value} ({item.effective.source}{stale})")
+        for finding in item.findings:
+            where = f"entry {one_line(finding.entry, 40)} " if finding.entry else ""
+            print(f"  {finding.severity.value:8} {finding.category.value:20} {where}[{finding.start}:{finding.end}] {one_line(finding.excerpt, 80)}")
+    return 0
+
+
+def cmd_decide(args: argparse.Namespace) -> int:
+    workbench = _open(args)
+    try:
+        outcome = workbench.decide(args.command, args.id, reason=args.reason, entry=args.entry, dry_run=args.dry_run)
+    except UnknownMemory:
+        _say(f"no memory with id {args.id!r} in the portfolios read; nothing was changed")
+        return 1
+    except ReviewError as error:
+        _say(f"{args.command} {args.id}: {error}")
+        return 1
+    if args.json:
+        _emit_json(outcome.model_dump(mode="json"))
+        return 0
+    if isinstance(outcome, Plan):
+        print("Dry run, nothing written. " + inert(str(outcome)))
+    else:
+        print(f"{args.command}: {one_line(args.id, 90)}, recorded in the ledger as {outcome.id}")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    workbench = Workbench(_locations(args))
+    decisions = workbench.history(args.id)
+    if args.json:
+        _emit_json({"id": args.id, "decisions": [d.model_dump(mode="json") for d in decisions]})
+        return 0
+    if not decisions:
+        print(f"No decision recorded for {one_line(args.id, 90)}.")
+    for decision in decisions:
+        entry = f" entry {one_line(decision.entry, 40)}" if decision.entry else ""
+        print(f"{decision.time}  {decision.action:10} by {one_line(decision.user, 20)}{entry}: {one_line(decision.reason, 100)}")
+    return 0
+
+
 # -- discover -----------------------------------------------------------------------------------
 
 
@@ -255,7 +443,15 @@ def cmd_open(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"scan": cmd_scan, "startup": cmd_startup, "discover": cmd_discover}
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "scan": cmd_scan,
+    "startup": cmd_startup,
+    "discover": cmd_discover,
+    "search": cmd_search,
+    "review": cmd_review,
+    "history": cmd_history,
+    **{action: cmd_decide for action in DECISIONS},
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

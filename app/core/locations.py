@@ -41,6 +41,11 @@ class Locations:
         stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in Path(root_str).name)[:40]
         return self.cache / f"{stem or 'root'}-{digest}"
 
+    def search_index(self, roots: list[str]) -> Path:
+        """The search index of a set of portfolios (one index per set, so switching sets never churns)."""
+        key = hashlib.sha256("\0".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        return self.cache / "search" / key
+
     def ensure_private(self, folder: Path) -> Path:
         """Create a folder of ours with mode 0700 (a Whoosh index unpickles on open: keep it private)."""
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -9,9 +9,13 @@ from pathlib import Path
 from app.core.clock import Clock, SystemClock
 from app.core.formats.discovery import standard_locations
 from app.core.formats.registry import adapter as adapter_for
-from app.core.load.pipeline import EventSink, LoadResult, Pipeline
+from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
+from app.core.review.actions import Plan, Reviewer
+from app.core.review.ledger import Decision
+from app.core.review.queue import ReviewItem, review_queue
+from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
 
 
 class UnknownMemory(KeyError):
@@ -26,6 +30,11 @@ class Workbench:
         self._result: LoadResult | None = None
         self._by_id: dict[str, Memory] = {}
         self._portfolios: dict[tuple[str, str], Portfolio] = {}
+        self._index: SearchIndex | None = None
+        self._index_ready = False
+        self._paths: list[Path] = []
+        self._vaulted: set[str] = set()
+        self.reviewer = Reviewer(self.locations, clock=self.clock)
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -33,14 +42,86 @@ class Workbench:
     def default_paths() -> list[Path]:
         return [sample_portfolio()]
 
-    def open(self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True) -> LoadResult:
-        """Run the startup pipeline over `paths`; events stream to `emit` as phases run."""
-        pipeline = Pipeline(self.locations, clock=self.clock, emit=emit, workers=self.workers, use_cache=use_cache)
-        result = pipeline.run([Path(p) for p in paths])
+    def open(
+        self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True, index: bool = True
+    ) -> LoadResult:
+        """Run the startup pipeline over `paths`; events stream to `emit` as phases run. With
+        `index=False` the search index is left as it is (search then falls back to substrings)."""
+        self._index_ready = False
+        pipeline = Pipeline(
+            self.locations,
+            clock=self.clock,
+            emit=emit,
+            workers=self.workers,
+            use_cache=use_cache,
+            index_step=self._update_index if index else None,
+        )
+        self._paths = [Path(p) for p in paths]
+        result = pipeline.run(self._paths)
+        self._portfolios = {(p.system.value, p.name): p for p in result.portfolios}
+        result.memories.extend(self._vaulted_memories(result))
         self._result = result
         self._by_id = {m.id: m for m in result.memories}
-        self._portfolios = {(p.system.value, p.name): p for p in result.portfolios}
         return result
+
+    def _vaulted_memories(self, result: LoadResult) -> list[Memory]:
+        """Memories our quarantine took out of their system (the vault keeps them), listed in tier
+        quarantine beside the rest."""
+        seen = {m.id for m in result.memories}
+        problems: list[Problem] = []
+        vaulted = [
+            m
+            for m in self.reviewer.quarantined_memories(problems)
+            if (m.system.value, m.portfolio) in self._portfolios and m.id not in seen
+        ]
+        result.problems.extend(problems)
+        self._vaulted = {m.id for m in vaulted}
+        return vaulted
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+            self._index_ready = False
+
+    # -- search ---------------------------------------------------------------------------------
+
+    def _update_index(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress) -> tuple[int, str]:
+        self._portfolios = {(p.system.value, p.name): p for p in portfolios}
+        folder = self.locations.search_index([p.root for p in portfolios])
+        if self._index is None or self._index.folder != folder:
+            self.close()
+            self._index = SearchIndex(self.locations.ensure_private(folder))
+        report = self._index.update(memories, self._text_of, progress=progress)
+        self._index_ready = not report.busy
+        if report.busy:
+            return 0, report.message
+        parts = [f"{report.added} added, {report.changed} changed, {report.removed} removed"]
+        if report.rebuilt:
+            parts.append(f"rebuilt: {report.rebuilt}")
+        if report.problems:
+            parts.append(f"{len(report.problems)} without text")
+        return report.touched, "; ".join(parts)
+
+    def _text_of(self, memory: Memory) -> str:
+        return adapter_for(memory.system).text(Path(self.portfolio_of(memory).root), memory)
+
+    @property
+    def index_ready(self) -> bool:
+        return self._index_ready
+
+    def search(self, query: str, *, limit: int = 20) -> SearchResult:
+        """Hits for `query` (raises app.core.search.QuerySyntaxError with a position); before the
+        index is ready, a substring match over names and descriptions that says so."""
+        if self._index is not None and self._index_ready:
+            return self._index.search(query, limit=limit)
+        return fallback_search(self.memories, query, limit)
+
+    def more_like_this(self, memory_id: str, *, limit: int = 10) -> list[Hit]:
+        self.memory(memory_id)
+        if self._index is None or not self._index_ready:
+            return []
+        return self._index.more_like_this(memory_id, limit=limit)
 
     @property
     def result(self) -> LoadResult:
@@ -76,9 +157,36 @@ class Workbench:
         return self._portfolios[(memory.system.value, memory.portfolio)]
 
     def text(self, memory_id: str) -> str:
-        """A memory's content, read from its source now."""
+        """A memory's content, read from its source now (or from the vault when quarantined there)."""
         memory = self.memory(memory_id)
-        return adapter_for(memory.system).text(Path(self.portfolio_of(memory).root), memory)
+        root = self.portfolio_of(memory).root
+        if memory.id in self._vaulted:
+            return self.reviewer.quarantined_text(memory, root)
+        return adapter_for(memory.system).text(Path(root), memory)
+
+    def entry_texts(self, memory: Memory) -> list[tuple[str | None, str]]:
+        if memory.id in self._vaulted:
+            return [(None, self.text(memory.id))]
+        return adapter_for(memory.system).entry_texts(Path(self.portfolio_of(memory).root), memory)
+
+    # -- review ---------------------------------------------------------------------------------
+
+    def review_queue(self) -> list[ReviewItem]:
+        """Memories a person should look at, most severe first, with findings at their spans."""
+        return review_queue(self.memories, self.reviewer.ledger, self.entry_texts)
+
+    def history(self, memory_id: str) -> list[Decision]:
+        return self.reviewer.ledger.history(memory_id)
+
+    def decide(self, action: str, memory_id: str, *, reason: str, entry: str | None = None, dry_run: bool = False) -> Decision | Plan:
+        """approve, flag, quarantine or restore a memory (or one entry), with its effect in the
+        memory's own system; the list is read again afterwards so it shows the result."""
+        if action not in ("approve", "flag", "quarantine", "restore"):
+            raise ValueError(f"unknown decision {action!r}")
+        outcome = getattr(self.reviewer, action)(self, memory_id, entry=entry, reason=reason, dry_run=dry_run)
+        if not dry_run:
+            self.open(self._paths, index=self._index is not None)
+        return outcome
 
     def counts(self) -> dict[str, Counter[str]]:
         return {

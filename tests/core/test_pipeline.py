@@ -107,9 +107,11 @@ def test_cache_lives_outside_the_portfolio(portfolio: Path, isolated_locations: 
     before = sorted(p.relative_to(portfolio) for p in portfolio.rglob("*"))
     Workbench(isolated_locations).open([portfolio])
     assert sorted(p.relative_to(portfolio) for p in portfolio.rglob("*")) == before
-    folders = [p for p in isolated_locations.cache.iterdir() if p.is_dir()]
+    folders = [p for p in isolated_locations.cache.iterdir() if p.is_dir() and p.name != "search"]
     assert len(folders) == 1
     assert oct(folders[0].stat().st_mode & 0o777) == "0o700"
+    [index] = (isolated_locations.cache / "search").iterdir()
+    assert oct(index.stat().st_mode & 0o777) == "0o700"
 
 
 def test_missing_path_is_a_problem(tmp_path: Path, isolated_locations: Locations) -> None:

@@ -136,6 +136,12 @@ class Adapter(ABC):
         """The memory's content, re-read from its source (bodies are not kept in the model)."""
         raise NotImplementedError
 
+    @classmethod
+    def entry_texts(cls, root: Path, memory: Memory) -> list[tuple[str | None, str]]:
+        """(entry id, text) per entry, for findings whose offsets are relative to one entry."""
+        entry = memory.entries[0].id if len(memory.entries) == 1 else None
+        return [(entry, cls.text(root, memory))]
+
 
 class FileAdapter(Adapter):
     @classmethod

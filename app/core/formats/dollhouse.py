@@ -593,6 +593,12 @@ class DollhouseAdapter(FileAdapter):
         return "\n\n".join(parts)
 
     @classmethod
+    def entry_texts(cls, root: Path, memory: Memory) -> list[tuple[str | None, str]]:
+        data = read_file(str(Path(root) / memory.source.path))
+        doc = _Reader(memory.source.path, data).read()
+        return [] if doc is None else [(read.entry.id, read.content) for read in doc.entries]
+
+    @classmethod
     def _memory(cls, ctx: ParseContext, rel: str, data: bytes, doc: _Document, reader: _Reader) -> Memory:
         meta, slots = doc.meta, doc.meta_slots
         entries = [read.entry for read in doc.entries]

@@ -46,6 +46,9 @@ PARALLEL_THRESHOLD = 400
 CHUNK = 256
 
 EventSink = Callable[[PhaseEvent], None]
+Progress = Callable[[int, int], None]
+# The search index's part of the pipeline: (portfolios, memories, progress) -> (items, message).
+IndexStep = Callable[[list[Portfolio], list[Memory], Progress], tuple[int, str]]
 
 
 def _process_context() -> BaseContext:
@@ -96,6 +99,7 @@ class Pipeline:
         workers: int | None = None,
         parallel_threshold: int = PARALLEL_THRESHOLD,
         use_cache: bool = True,
+        index_step: IndexStep | None = None,
     ) -> None:
         self.locations = locations
         self.clock = clock or SystemClock()
@@ -103,6 +107,7 @@ class Pipeline:
         self.workers = workers if workers is not None else min(2, os.cpu_count() or 1)
         self.parallel_threshold = parallel_threshold
         self.use_cache = use_cache
+        self.index_step = index_step
         self._t0 = 0.0
         self._records: list[PhaseRecord] = []
 
@@ -155,13 +160,17 @@ class Pipeline:
         with self._phase("validate") as info:
             info["items"] = sum(self._validate(w) for w in works)
 
-        with self._phase("index") as info:
-            info["message"] = "search index not built by this version"
+        portfolios = [self._portfolio(w) for w in works]
+        memories = [m for w in works for m in w.memories]
+        with self._phase("index", total=len(memories)) as info:
+            if self.index_step is None:
+                info["message"] = "skipped"
+            else:
+                progress = lambda done, total: self._event("index", "progress", done=done, total=total)  # noqa: E731
+                info["items"], info["message"] = self.index_step(portfolios, memories, progress)
         with self._phase("plan") as info:
             info["message"] = "budget plans not computed by this version"
 
-        portfolios = [self._portfolio(w) for w in works]
-        memories = [m for w in works for m in w.memories]
         for w in works:
             if w.cache:
                 w.cache.close()

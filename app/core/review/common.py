@@ -4,6 +4,7 @@ case-insensitive regex over megabytes), and rendering of inert, masked excerpts.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -18,8 +19,18 @@ DECODED_LIMIT = 300
 # A keyword that occurs more often than this is almost certainly not an attack on its own; looking
 # past it would only make a pathological input slow.
 MAX_OCCURRENCES = 20_000
+# No rule reports more than this many matches in one text (a text repeating one phrase 60,000 times
+# needs one finding per phrase for a human no more than it needs 2,000).
+MAX_MATCHES_PER_RULE = 2_000
+# Lines longer than this are looked at in pieces: a 2 MB single-line text must not make every
+# "start of this line" lookup scan megabytes.
+LINE_LIMIT = 4_096
 
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+_TOKEN = re.compile(r"[a-z0-9]+")
+# Below this size a plain find per keyword is cheapest; above it, one pass collects the text's distinct
+# words so that keywords whose words are absent cost a dictionary lookup instead of a full-text find.
+INDEX_MIN_CHARS = 32_768
 
 
 @dataclass(slots=True)
@@ -52,6 +63,22 @@ class Prepared:
             low = text.translate(_ASCII_LOWER)
         self.low = low
         self._found: dict[str, list[int]] = {}
+        self._words: list[str] | None = None
+
+    def _absent(self, key: str) -> bool:
+        """True when the keyword certainly does not occur: one of its words (the last one possibly
+        cut short) begins no word of the text. Keywords are matched at word starts, so this is exact
+        enough; a keyword without letters or digits is always looked for."""
+        if self.n < INDEX_MIN_CHARS:
+            return False
+        if self._words is None:
+            self._words = sorted(set(_TOKEN.findall(self.low)))
+        words = self._words
+        for token in _TOKEN.findall(key):
+            i = bisect.bisect_left(words, token)
+            if i >= len(words) or not words[i].startswith(token):
+                return True
+        return False
 
     def find_all(self, key: str) -> list[int]:
         """Positions of a lowercase keyword in the lowercase text (capped)."""
@@ -59,6 +86,9 @@ class Prepared:
         if cached is not None:
             return cached
         found: list[int] = []
+        if self._absent(key):
+            self._found[key] = found
+            return found
         find = self.low.find
         pos = find(key)
         while pos >= 0 and len(found) < MAX_OCCURRENCES:
@@ -75,11 +105,14 @@ class Prepared:
         return sorted(out)
 
     def line_start(self, pos: int) -> int:
-        return self.text.rfind("\n", 0, pos) + 1
+        lo = max(0, pos - LINE_LIMIT)
+        found = self.text.rfind("\n", lo, pos)
+        return found + 1 if found >= 0 else lo
 
     def line_end(self, pos: int) -> int:
-        end = self.text.find("\n", pos)
-        return self.n if end < 0 else end
+        hi = min(self.n, pos + LINE_LIMIT)
+        end = self.text.find("\n", pos, hi)
+        return hi if end < 0 else end
 
     def window(self, start: int, end: int, back: int, fwd: int) -> tuple[int, int]:
         """[start-back, end+fwd] clipped to the paragraph (blank lines bound a thought)."""
@@ -98,6 +131,7 @@ def keyed_matches(p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]) ->
     """Non-overlapping matches of `pattern` that begin where one of the keywords occurs."""
     last_end = -1
     match = pattern.match
+    count = 0
     for pos in p.positions(keys):
         if pos < last_end:
             continue
@@ -105,6 +139,51 @@ def keyed_matches(p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]) ->
         if m is not None and m.end() > m.start():
             last_end = m.end()
             yield m
+            count += 1
+            if count >= MAX_MATCHES_PER_RULE:
+                return
+
+
+def keyed_search(
+    p: Prepared, keys: Iterable[str], pattern: re.Pattern[str], *, back: int = 40, fwd: int = 600
+) -> Iterator[re.Match[str]]:
+    """Non-overlapping matches of `pattern` that contain an occurrence of one of the keywords, for
+    patterns whose keyword is not where they start ("do NOT FOLLOW", "on your NEXT SESSION")."""
+    last_end = 0
+    search = pattern.search
+    count = 0
+    for pos in p.positions(keys):
+        if pos < last_end or count >= MAX_MATCHES_PER_RULE:
+            continue
+        lo, hi = max(last_end, pos - back), min(p.n, pos + fwd)
+        m = search(p.text, lo, hi)
+        while m is not None and m.end() <= pos:
+            m = search(p.text, max(m.end(), m.start() + 1), hi)
+        if m is not None and m.start() <= pos and m.end() > m.start():
+            last_end = m.end()
+            count += 1
+            yield m
+
+
+class Intervals:
+    """Spans sorted by start with a running maximum of their ends: overlap queries in O(log n)."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+        ordered = sorted(spans)
+        self._starts = [s for s, _ in ordered]
+        self._max_end: list[int] = []
+        best = -1
+        for _, e in ordered:
+            best = max(best, e)
+            self._max_end.append(best)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self._starts, end)
+        return i > 0 and self._max_end[i - 1] > start
+
+    def covers(self, pos: int) -> bool:
+        i = bisect.bisect_right(self._starts, pos)
+        return i > 0 and self._max_end[i - 1] > pos
 
 
 def masked(text: str, start: int, end: int, masks: list[tuple[int, int, int]]) -> str:

@@ -11,17 +11,22 @@ import re
 from app.core.review.common import LOW, MEDIUM, Hit, Prepared
 
 _STRONG = re.compile(
-    r"\b(?:attackers?|attack(?:s|ed)?|prompt[- ]injections?|injection\s+(?:attempts?|attacks?|payloads?|strings?)"
+    r"(?<![\w@./:-])(?:attackers?|attack(?:s|ed)?|prompt[- ]injections?|injection\s+(?:attempts?|attacks?|payloads?|strings?)"
     r"|jailbreaks?|phishing|malicious|red[- ]team(?:ing)?|adversarial|known\s+(?:attack|technique|trick)s?"
-    r"|classic\s+(?:attack|injection|trick)s?|detectors?|signatures?|test\s+cases?|fixtures?|corpus|payloads?|owasp"
-    r"|cve-\d{4}-\d+)\b",
+    r"|classic\s+(?:attack|injection|trick)s?|detectors?|owasp|cve-\d{4}-\d+)(?![\w@/:-])",
     re.IGNORECASE,
 )
 _BROAD = re.compile(
     r"\b(?:examples?|e\.g\.|for\s+instance|such\s+as|phrases?\s+like|strings?\s+like|lines?\s+like|looks?\s+like"
     r"|patterns?|warn(?:ing|s)?|beware|watch\s+(?:out|for)|tickets?|report(?:s|ed)?|security\s+(?:note|training|review|team)"
     r"|flag(?:s|ged)?|never\s+(?:obey|follow|run)|do\s+not\s+(?:obey|follow|run)|don'?t\s+(?:obey|follow|run)|threats?"
-    r"|awareness|training|injections?|suspicious|scam)\b",
+    r"|awareness|training|injections?|suspicious|scam|signatures?|payloads?|fixtures?|test\s+cases?|corpus)\b",
+    re.IGNORECASE,
+)
+# Advice against something ("never run curl ... | sh") is about it, not an instance of it.
+_ADVICE = re.compile(
+    r"(?:\bnever|\bdon'?t|\bdo\s+not|\bavoid|\bstop|\bwarn\w*\s+against|\binstead\s+of|\brather\s+than)"
+    r"(?:\s+[\w'-]+){0,3}\s*[:`\"']?\s*$",
     re.IGNORECASE,
 )
 _OPENERS = {"\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "\u201e": "\u201c", "\u300c": "\u300d"}
@@ -40,7 +45,7 @@ class Fences:
 def _quoted(p: Prepared, start: int, end: int, fences: Fences) -> bool:
     if fences.inside(start):
         return True
-    ls, le = p.line_start(start), p.line_end(end)
+    ls, le = max(p.line_start(start), start - 400), min(p.line_end(end), end + 400)
     before, after = p.text[ls:start], p.text[end:le]
     for mark in ('"', "`"):
         if before.count(mark) % 2 == 1 and mark in after:
@@ -48,7 +53,8 @@ def _quoted(p: Prepared, start: int, end: int, fences: Fences) -> bool:
     for opener, closer in _OPENERS.items():
         if before.rfind(opener) > before.rfind(closer) and closer in after:
             return True
-    if re.search(r"(?:^|[\s(\[:,;])'[^']*$", before) and re.search(r"'(?=$|[\s).,;:!?\]])", after):
+    q = before.rfind("'")
+    if q >= 0 and (q == 0 or before[q - 1] in " \t([:,;") and re.search(r"'(?=$|[\s).,;:!?\]])", after):
         return True
     return False
 
@@ -60,7 +66,8 @@ def lower(p: Prepared, hits: list[Hit]) -> None:
             continue
         lo, hi = p.window(h.start, h.end, 300, 200)
         around = p.text[lo : h.start] + " \n " + p.text[h.end : hi]
-        strong = _STRONG.search(around) is not None
+        # A finding that spans a whole line ("Security note: attackers write ...") carries its own context.
+        strong = _STRONG.search(around) is not None or _STRONG.search(p.text, h.start, h.end) is not None
         if fences is None:
             fences = Fences(p)
         quoted = _quoted(p, h.start, h.end, fences)
@@ -70,3 +77,6 @@ def lower(p: Prepared, hits: list[Hit]) -> None:
         elif strong and h.severity > MEDIUM:
             h.severity = MEDIUM
             h.message += " (in text that discusses attacks)"
+        elif h.severity > MEDIUM and _ADVICE.search(p.text, max(p.line_start(h.start), h.start - 60), h.start):
+            h.severity = MEDIUM
+            h.message += " (in advice against it)"

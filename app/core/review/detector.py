@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from app.core.inert import one_line
 from app.core.model import TrustLevel
 from app.core.review import context, encodings, links, markup, patterns, secrets, shell, unicode, yamlscan
-from app.core.review.common import HIGH, MEDIUM, Hit, Prepared, masks_of, render
+from app.core.review.common import HIGH, MEDIUM, Hit, Intervals, Prepared, masks_of, render
 from app.core.review.finding import SEVERITY_OF_RANK, Category, Finding
 
 MAX_DEPTH = 3  # encoded inside encoded inside encoded, no deeper
@@ -51,8 +51,9 @@ def _scan(text: str, depth: int, budget: _Budget) -> list[Hit]:
     hits.extend(secret_hits)
     hits.extend(phrase_hits)
     hits.extend(hidden)
-    hits.extend(unicode.scan_homoglyphs(p))
-    norm = unicode.normalized(p)
+    lookalikes = unicode.scan_homoglyphs(p)
+    hits.extend(lookalikes)
+    norm = unicode.normalized(p, lookalikes=bool(lookalikes))
     if norm is not None:
         hits.extend(_obfuscated(norm, hits, hidden))
     hits.extend(encodings.scan(p, rescan))
@@ -68,10 +69,13 @@ def _obfuscated(norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit
     found = _phrase_hits(q)
     found.extend(markup.scan(q))
     found.extend(secrets.scan(q))
+    by_category: dict[Category, Intervals] = {}
+    for category in {h.category for h in found}:
+        by_category[category] = Intervals((o.start, o.end) for o in originals if o.category == category)
     new: list[Hit] = []
     for h in found:
         start, end = norm.original_span(h.start, h.end)
-        if any(o.category == h.category and o.start < end and start < o.end for o in originals):
+        if by_category[h.category].overlaps(start, end):
             continue
         h.start, h.end = start, end
         if h.mask is not None:
@@ -82,8 +86,9 @@ def _obfuscated(norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit
         h.rule += "-obfuscated"
         h.message += " (hidden by invisible or look-alike characters)"
         new.append(h)
+    covered = Intervals((n.start, n.end) for n in new)
     for hh in hidden:
-        if any(n.start <= hh.start < n.end for n in new):
+        if covered.covers(hh.start):
             hh.severity = max(hh.severity, HIGH)
             if hh.rule == "soft-hyphen":
                 hh.message = "a soft hyphen splitting a flagged phrase so that filters miss it"

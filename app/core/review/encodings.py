@@ -21,12 +21,14 @@ _E = Category.ENCODED_PAYLOAD
 MAX_CANDIDATE_CHARS = 65_536  # decode at most this much of one run
 MAX_CANDIDATES = 5_000
 MAX_ESCAPES = 100_000
+MAX_ROT13_WINDOWS = 64
 
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
 _B64_CHAR = re.compile(r"[A-Za-z0-9+/_=-]")
 _HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
-_HEX_SPACED = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :,]){11,}+[0-9A-Fa-f]{2}(?![0-9A-Fa-f])")
-_HEX_C = re.compile(r"(?:0x[0-9A-Fa-f]{2}\s*,\s*){11,}+0x[0-9A-Fa-f]{2}")
+# Text bytes in hex start with a digit (0x20-0x7e), so a run must too: that lets the engine skip letters.
+_HEX_SPACED = re.compile(r"[0-9][0-9A-Fa-f][ :,](?:[0-9A-Fa-f]{2}[ :,]){10,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])")
+_HEX_C = re.compile(r"(?:0x[0-9A-Fa-f]{2}\s*,\s*){11,}0x[0-9A-Fa-f]{2}")
 _ESCAPE = re.compile(
     r"%[0-9A-Fa-f]{2}|&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
     r"|\\x[0-9A-Fa-f]{2}"
@@ -142,8 +144,10 @@ def _binary_runs(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
             hit = _report(start, end, kind, decoded, rescan)
             if hit is not None:
                 yield hit
-    for rx in (_HEX_SPACED, _HEX_C):
+    for rx in (_HEX_SPACED, _HEX_C) if "0x" in p.low else (_HEX_SPACED,):
         for m in rx.finditer(text):
+            if m.start() > 0 and text[m.start() - 1] in "0123456789abcdefABCDEF":
+                continue
             data = _hex(m.group(0))
             decoded = _text_of(data) if data else None
             if decoded is not None:
@@ -196,13 +200,17 @@ def _escapes(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
 
 
 def _rot13(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
-    done: set[int] = set()
+    last_end = 0
+    windows = 0
     for pos in p.positions(_ROT13_KEYS):
-        ls = max(p.line_start(pos), pos - 1000)
-        if ls in done:
+        if pos < last_end:
             continue
-        done.add(ls)
+        windows += 1
+        if windows > MAX_ROT13_WINDOWS:
+            return
+        ls = max(p.line_start(pos), pos - 1000, last_end)
         le = min(p.line_end(pos), pos + 1000)
+        last_end = le
         line = p.text[ls:le]
         decoded = codecs.encode(line, "rot13")
         inner, masks = rescan(decoded)

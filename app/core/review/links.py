@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlsplit
 
-from app.core.review.common import HIGH, LOW, MEDIUM, Hit, Prepared, keyed_matches
+from app.core.review.common import HIGH, LOW, MEDIUM, Hit, Intervals, Prepared, keyed_matches
 from app.core.review.finding import Category
 
 _E = Category.EXFILTRATION
@@ -23,11 +23,18 @@ _BARE_URL = re.compile(r"https?://[^\s<>\"'`)\]]{1,2048}", re.IGNORECASE)
 _DATA_URI = re.compile(r"data:([\w.+-]{1,40}/[\w.+-]{1,60})?((?:;[\w.+-]{1,40}(?:=[\w.+-]{1,60})?){0,4}),", re.IGNORECASE)
 
 _TEMPLATE = re.compile(r"[{}]|\$[A-Za-z_]{3,}|%7[bBdD]|<[A-Za-z_]{3,}>|\[[A-Z_]{4,}\]")
+# Query parameters that carry data out: a secret-ish word anywhere in the name, or a bare one-letter
+# or generic name (`?d=`, `?data=`) of the kind exfiltration payloads use.
 _SECRETY_PARAM = re.compile(
-    r"(?:secret|token|key|pass|pwd|cred|auth|session|cookie|ssn|card|cc|env|data|payload|leak|exfil|dump|history"
-    r"|memory|memories|conv|chat|prompt|msg|content|q|d|p|x|info|log)", re.IGNORECASE)
-_LOCAL_HOSTS = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0|[\w-]+\.(?:local|localhost|internal|lan|test|example))$", re.IGNORECASE)
+    r"secret|token|key|pass|pwd|cred|auth|session|cookie|ssn|card|env|payload|leak|exfil|dump|history|memor|conv"
+    r"|chat|prompt|msg|message|content|summary|email|user_?data", re.IGNORECASE)
+_GENERIC_PARAM = re.compile(r"[a-z]|data|info|log|body|text|cc|v|val|value", re.IGNORECASE)
+_CAPS_PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}")
+_LOCAL_HOSTS = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0|[\w-]+\.(?:local|localhost|internal|lan))$", re.IGNORECASE)
 _ENCODED_VALUE = re.compile(r"[A-Za-z0-9+/_=%-]{32,}")
+_FETCH_VERB = re.compile(
+    r"\b(?:fetch|visit|open|load|call|request|ping|get|curl|wget|send|post|browse|navigate|render|include|append|embed"
+    r"|hit|query|poll|GET|POST)\b", re.IGNORECASE)
 _RISKY_MIME = re.compile(r"text/html|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml)|text/(?:javascript|ecmascript)|image/svg\+xml", re.IGNORECASE)
 
 
@@ -51,7 +58,8 @@ def _assess(url: str) -> tuple[bool, bool, bool]:
         query = ""
     if query:
         for name, value in parse_qsl(query, keep_blank_values=True):
-            if value and (_SECRETY_PARAM.fullmatch(name) or _SECRETY_PARAM.match(name) or _ENCODED_VALUE.search(value)):
+            if value and (_SECRETY_PARAM.search(name) or _GENERIC_PARAM.fullmatch(name) or _ENCODED_VALUE.search(value)
+                          or _CAPS_PLACEHOLDER.fullmatch(value)):
                 carries = True
                 break
     return external, templated, carries
@@ -88,13 +96,17 @@ def _scan(p: Prepared) -> Iterator[Hit]:
     for m in _keyed_search(p, ("<img", "<image", "<source", "<video", "<audio", "<iframe", "<embed", "<link", "<script", "<input"), _HTML_SRC):
         end = p.text.find(">", m.end(), min(p.n, m.end() + 1000))
         yield from _image(m.group(2), m.start(), end + 1 if end >= 0 else m.end(), "html-image")
+    images = Intervals(image_spans)
     for m in keyed_matches(p, ("http",), _BARE_URL):
-        if any(s <= m.start() < e for s, e in image_spans):
+        if images.covers(m.start()):
             continue
         url = m.group(0)
         external, templated, _ = _assess(url)
         if external and templated:
-            yield Hit(_E, HIGH, "templated-url", "a URL with a template for the agent to fill in (data leaves in the request)",
+            # An order to request it makes it a leak; a templated URL noted in passing (CI config) is not.
+            ordered = _FETCH_VERB.search(p.text, max(p.line_start(m.start()), m.start() - 60), m.start()) is not None
+            yield Hit(_E, HIGH if ordered else MEDIUM, "templated-url",
+                      "a URL with a template for the agent to fill in (data leaves in the request)",
                       m.start(), m.end(), quotable=True)
     for m in keyed_matches(p, ("data:",), _DATA_URI):
         if m.start() > 0 and (p.text[m.start() - 1].isalnum() or p.text[m.start() - 1] == "_"):
@@ -128,10 +140,12 @@ def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
     external, templated, carries = _assess(url)
     if not external:
         return
-    if templated or _has_query(url) or carries:
+    if templated or carries:
         why = "a template to fill in" if templated else "data in its query string"
         yield Hit(_E, HIGH, rule, f"an image fetched from an outside host with {why} (zero-click leak when rendered)",
                   start, end, quotable=True)
+    elif _has_query(url):
+        yield Hit(_E, MEDIUM, rule, "an image fetched from an outside host with a query string", start, end, quotable=True)
 
 
 def _link(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:

@@ -29,6 +29,10 @@ _STYLE_WORD = (
 )
 _RICH_OPEN = re.compile(rf"\[(?:{_STYLE_WORD})(?:\s+(?:{_STYLE_WORD})){{0,5}}\]", re.IGNORECASE)
 _RICH_CLOSE = re.compile(rf"\[/(?:{_STYLE_WORD}|link|@\w+)?(?:\s+(?:{_STYLE_WORD})){{0,5}}\]", re.IGNORECASE)
+# Styled words that fake a status the reader trusts: trust levels, verdicts, shouted banners.
+_BADGE = re.compile(
+    r"(?i:\b(?:validated|trusted|verified|approved|safe|secure|passed|official|quarantined|flagged|clean|ok|system|admin)\b)"
+    r"|\b[A-Z]{4,}\b|[\u2713\u2714\u2705]")
 _HTML = re.compile(
     r"<(?:script|iframe|object|embed|applet|base|meta\s+http-equiv\s*=\s*[\"']?refresh)\b[^\n]{0,300}?(?:>|$)"
     r"|</script\s*>"
@@ -123,7 +127,10 @@ def _rich(p: Prepared) -> Iterator[Hit]:
         for o in _RICH_OPEN.finditer(p.text, lo, m.start()):
             opener = o
         if opener is not None:
-            yield Hit(_MI, HIGH, "rich-style", "Rich style markup that draws styled text (fake badges) in a markup renderer",
+            styled = p.text[opener.end() : m.start()]
+            badge = _BADGE.search(styled) is not None
+            yield Hit(_MI, HIGH if badge else MEDIUM, "rich-style",
+                      "Rich style markup that draws " + ("a fake status badge" if badge else "styled text") + " in a markup renderer",
                       opener.start(), m.end(), quotable=True)
         elif len(m.group(0)) > 3 or m.group(0) == "[/]":
             yield Hit(_MI, MEDIUM, "rich-unbalanced", "an unbalanced Rich closing tag (a markup renderer raises an error)",

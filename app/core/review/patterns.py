@@ -37,8 +37,8 @@ _OVR_VERBS = (
 )
 _OVR_KEYS = (
     "ignor", "disregard", "forget", "overrule", "override", "bypass", "discard", "abandon", "neglect", "dismiss",
-    "skip", "set aside", "throw out", "not follow", "n't follow", "dont follow", "stop following", "longer follow",
-    "stop obeying", "not obey", "n't obey", "dont obey",
+    "skip", "set aside", "throw out", "do not follow", "don't follow", "dont follow", "stop following",
+    "no longer follow", "stop obeying", "do not obey", "don't obey", "dont obey",
 )
 _VERB = _words(*_OVR_VERBS)
 _FILL = r"(?:(?:all|any|and|or|of|the|your|my|these|those|every|each|such|its|their|this|that|entire|whole|other|given|earlier)\s+){0,4}"
@@ -191,22 +191,32 @@ _BRACKET = re.compile(
 _BRACKET_KEYS = ("[system", "[sys", "[admin", "[developer", "[root", "[operator", "[moderator", "[assistant", "[security")
 _LINE_PREFIX = re.compile(r"[ \t>*#_\-]{0,8}(?:\[[^\]\n]{1,40}\][ \t]*|\(?\d{1,2}:\d{2}(?::\d{2})?\)?[ \t]+)?")
 _ROLE_LINE = re.compile(
-    r"(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|security(?:\s+team)?"
+    r"(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|security\s+team"
     r"|it\s+(?:department|admin|support|security)|anthropic|openai|claude|platform)"
     r"(?:\s+(?:message|notice|note|alert|update|prompt|override|directive|instruction|announcement|team))?"
     r"\s*(?:\([^)\n]{0,40}\)|\[[^\]\n]{0,40}\])?\s*:",
     _I,
 )
 _ROLE_LINE_KEYS = (
-    "system", "sys", "admin", "developer", "root", "operator", "moderator", "security", "it ", "anthropic",
+    "system", "sys", "admin", "developer", "root", "operator", "moderator", "security team", "it department", "it admin",
+    "it support", "it security", "anthropic",
     "openai", "claude", "platform",
 )
+# Words that make a role-prefixed line an order. The weak ones ("required", "audit") are ordinary in
+# notes ("System: backup required before migrations") and count only with a fake timestamp or an
+# upper-case role, the shape of `SYSTEM: [2026-04-01 09:14] audit required`.
 _AUTHORITY_LINE = re.compile(
-    r"\b(?:override[sn]?|required|requires|mandatory|immediately|urgent(?:ly)?|priority|authori[sz](?:ed|ation)"
-    r"|compliance|audit|directive|all\s+(?:agents|assistants|models)|you\s+(?:are|will|must|should|shall)"
-    r"|from\s+now\s+on|ignore|disregard|new\s+instructions|instructions|obey|comply|do\s+not\s+(?:tell|inform|question)"
-    r"|effective\s+immediately|security\s+update|verif(?:y|ication)|upload|forward|disable|grant(?:ed)?"
-    r"|elevated|privileged?)\b",
+    r"\b(?:override[sn]?|mandatory|immediately|urgent(?:ly)?|authori[sz](?:ed|ation)|all\s+(?:agents|assistants|models)"
+    r"|you\s+(?:are|will|must|should|shall)|from\s+now\s+on|ignore|disregard|new\s+instructions|obey|comply"
+    r"|do\s+not\s+(?:tell|inform|question)|effective\s+immediately|security\s+update|upload|forward|disable"
+    r"|grant(?:ed)?|elevated|privileged?|suspend(?:ed)?|bypass)\b",
+    _I,
+)
+_WEAK_AUTHORITY = re.compile(r"\b(?:required|requires|audit|compliance|verif(?:y|ication)|priority|policy|directive|instructions)\b", _I)
+_FAKE_STAMP = re.compile(r"\s*[\[(]\s*\d{4}-\d{2}-\d{2}|\s*[\[(]\s*\d{1,2}:\d{2}|\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+_ROLE_HEADING = re.compile(
+    r"#{1,6}[ \t]*(?:system(?:\s+(?:prompt|message|instructions?))?|instructions?|admin(?:istrator)?\s+(?:note|message)"
+    r"|developer\s+(?:note|message)|response|input)[ \t]*:?[ \t]*(?=\n|$)",
     _I,
 )
 _MESSAGE_FROM = re.compile(
@@ -255,10 +265,21 @@ def _role(p: Prepared) -> Iterator[Hit]:
         if m is None:
             continue
         tail = _line_tail(p, m.end())
-        if _AUTHORITY_LINE.search(p.text, m.end(), tail):
+        stamped = _FAKE_STAMP.match(p.text, m.end()) is not None or p.text[m.start() : m.end() - 1].strip().isupper()
+        if _AUTHORITY_LINE.search(p.text, m.end(), tail) or (stamped and _WEAK_AUTHORITY.search(p.text, m.end(), tail)):
             yield Hit(Category.ROLE_HIJACK, HIGH, "role-line",
                       "a line that poses as a system or administrator message with authority words",
                       m.start(), tail, quotable=True)
+    for pos in p.positions(("#",)):
+        if pos > 0 and p.text[pos - 1] not in "\n":
+            continue
+        m = _ROLE_HEADING.match(p.text, pos)
+        if m is None:
+            continue
+        body_end = min(p.n, m.end() + 300)
+        if _AUTHORITY_LINE.search(p.text, m.end(), body_end) or _EXTRACTION.search(p.text, m.end(), body_end):
+            yield Hit(Category.ROLE_HIJACK, HIGH, "role-heading", "a heading that opens a fake system or instruction block",
+                      m.start(), _line_tail(p, m.end() + 1), quotable=True)
     for pos in p.positions(("message from", "notice from", "instruction from", "instructions from", "directive from",
                             "note from", "update from", "order from", "announcement from")):
         lo = max(p.line_start(pos), pos - 70)
@@ -267,8 +288,8 @@ def _role(p: Prepared) -> Iterator[Hit]:
             yield Hit(Category.ROLE_HIJACK, HIGH, "message-from-authority",
                       "claims to be a message from the system, developers or administrators",
                       m.start(), _line_tail(p, m.end()), quotable=True)
-    for rx in (_ROLE_UPPER,):
-        for m in rx.finditer(p.text):
+    for m in keyed_matches(p, ("system", "admin", "developer", "root", "security"), _ROLE_UPPER):
+        if True:
             yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "an upper-case system or administrator banner",
                       m.start(), _line_tail(p, m.end()), quotable=True)
     for m in keyed_matches(p, ("system override", "admin override", "root override", "developer override"), _ROLE_OVERRIDE):
@@ -278,34 +299,44 @@ def _role(p: Prepared) -> Iterator[Hit]:
 
 # -- persistence and delayed activation -----------------------------------------------------------
 
-_PERSIST_TRIGGER = re.compile(
-    r"(?:remember|memori[sz]e|store|save|keep|record|note|treat|retain|persist|write|add|adopt|apply)\b"
-    r"(?:\s+(?:this|that|it|these|the\s+following|(?:this|these|the)\s+(?:rules?|instructions?|facts?|directives?)))?"
-    r"(?:\s+(?:as\s+\w+\s+)?(?:\w+\s+){0,2}?)?"
-    r"\s*(?:permanently|forever|indefinitely|for\s+good|for\s+all\s+(?:future\s+)?(?:sessions|conversations|time)"
+_PERMANENCE = (
+    r"(?:permanently|forever|indefinitely|for\s+good|for\s+all\s+(?:future\s+)?(?:sessions|conversations|time)"
     r"|across\s+(?:all\s+)?(?:future\s+)?(?:sessions|conversations|restarts|chats))"
-    r"|permanently\s+(?:remember|store|save|add|record|adopt|apply|follow|obey)"
-    r"|from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)"
-    r"|(?:in|for|during|at\s+the\s+(?:start|beginning)\s+of)\s+(?:every|each|all|any)\s+(?:future\s+|new\s+|subsequent\s+|later\s+)?"
-    r"(?:sessions?|conversations?|chats?|runs?|tasks?|interactions?|responses?|replies|startups?)"
-    r"|(?:on|in|at|during|when\s+you\s+start)\s+(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)"
-    r"|next\s+time\s+(?:you|the\s+agent|the\s+assistant)\s+(?:start|run|load|wake|boot|see|read|are\s+(?:started|loaded|asked|run))"
-    r"|(?:whenever|when|once|if)\s+(?:the\s+)?(?:user|anyone|someone|they)\s+(?:next\s+)?(?:says|asks|mentions|types|writes|uses\s+the\s+word)"
-    r"|(?:every|each)\s+time\s+(?:you|the\s+agent)\s+(?:start|load|boot|wake|run|read)"
-    r"|(?:after|in)\s+\d{1,4}\s+(?:days|sessions|messages|turns|hours|conversations)"
-    r"|(?:add|append|write|save|insert|copy)\s+(?:this|the\s+following|these\s+\w+)\s+(?:to|into)\s+(?:your\s+|the\s+)?"
-    r"(?:memory|memories|MEMORY\.md|AGENTS\.md|CLAUDE\.md|SOUL\.md|system\s+prompt|core\s+memory|long[- ]term\s+memory|instructions|config)",
-    _I,
 )
-_PERSIST_KEYS = (
-    "remember", "memori", "store", "save", "keep", "record", "note", "treat", "retain", "persist", "write", "add",
-    "adopt", "apply", "permanently", "from now on", "henceforth", "going forward", "from this point", "from this moment",
-    "in every", "in each", "in all", "in any", "for every", "for each", "for all", "for any", "during every",
-    "during each", "at the start of", "at the beginning of", "next session", "next run", "next startup", "next boot",
-    "next conversation", "next chat", "next restart", "next login", "next invocation", "next turn", "next time",
-    "whenever", "when the", "when user", "when anyone", "when someone", "when they", "once the", "once user",
-    "if the user", "if user", "if anyone", "if someone", "every time", "each time", "after", "append", "insert", "copy",
-) + tuple(f"in {digit}" for digit in "123456789")
+_SESSIONS = r"(?:sessions?|conversations?|chats?|runs?|tasks?|interactions?|responses?|replies|startups?)"
+# Each trigger is matched where its keyword starts, so none of them is searched for across the text.
+_PERSIST_TRIGGERS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    (("remember", "memori", "store", "save", "keep", "record", "note", "treat", "retain", "persist", "write", "add",
+      "adopt", "apply"),
+     re.compile(
+         r"(?:remember|memori[sz]e|store|save|keep|record|note|treat|retain|persist|write|add|adopt|apply)\b"
+         r"(?:\s+(?:this|that|it|these|the\s+following|(?:this|these|the)\s+(?:rules?|instructions?|facts?|directives?)))?"
+         r"(?:\s+(?:as\s+\w+\s+)?(?:\w+\s+){0,2}?)?\s*" + _PERMANENCE, _I)),
+    (("add", "append", "write", "save", "insert", "copy"),
+     re.compile(
+         r"(?:add|append|write|save|insert|copy)\s+(?:this|the\s+following|these\s+\w+)\s+(?:to|into)\s+(?:your\s+|the\s+)?"
+         r"(?:memory|memories|MEMORY\.md|AGENTS\.md|CLAUDE\.md|SOUL\.md|system\s+prompt|core\s+memory|long[- ]term\s+memory"
+         r"|instructions|config)", _I)),
+    (("permanently",), re.compile(r"permanently\s+(?:remember|store|save|add|record|adopt|apply|follow|obey)", _I)),
+    (("from now on", "henceforth", "going forward", "from this point", "from this moment"),
+     re.compile(r"from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)", _I)),
+    (("every ", "each ", "all future", "all new", "all subsequent", "any future", "any new"),
+     re.compile(r"(?:every|each|all|any)\s+(?:future\s+|new\s+|subsequent\s+|later\s+)?" + _SESSIONS, _I)),
+    (("your next", "the next"),
+     re.compile(r"(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)", _I)),
+    (("next time",),
+     re.compile(r"next\s+time\s+(?:you|the\s+agent|the\s+assistant)\s+(?:start|run|load|wake|boot|see|read"
+                r"|are\s+(?:started|loaded|asked|run))", _I)),
+    (("whenever", "when ", "once ", "if "),
+     re.compile(r"(?:whenever|when|once|if)\s+(?:the\s+)?(?:user|anyone|someone|they)\s+(?:next\s+)?"
+                r"(?:says|asks|mentions|types|writes|uses\s+the\s+word)", _I)),
+    (("every time", "each time"),
+     re.compile(r"(?:every|each)\s+time\s+(?:you|the\s+agent)\s+(?:start|load|boot|wake|run|read)", _I)),
+    (("after",) + tuple(f"in {digit}" for digit in "123456789"),
+     re.compile(r"(?:after|in)\s+\d{1,4}\s+(?:days|sessions|messages|turns|hours|conversations)", _I)),
+)
+_LEAD_IN = re.compile(
+    r"(?:on|in|at|during|for|when\s+you\s+start|begin|start|open|at\s+the\s+(?:start|beginning)\s+of)\s+$", _I)
 _AUTHORITY = re.compile(
     r"\b(?:(?:system|core|global|permanent|master|admin|root|priority|hidden|secret|overriding|standing|mandatory"
     r"|non-negotiable|supreme|top[- ]level|highest[- ]priority|binding|persistent)\s+"
@@ -313,7 +344,8 @@ _AUTHORITY = re.compile(
     r"|(?:ignore|disregard|override|bypass|disable|skip|circumvent|suppress|turn\s+off|deactivate)\s+(?:\w+\s+){0,3}?"
     r"(?:instructions|rules|safety|security|checks?|reviews?|approvals?|confirmation|warnings?|guardrails|filters"
     r"|policies|restrictions|validation|verification|2fa|mfa|sandbox)"
-    r"|(?:send|forward|upload|post|e-?mail|exfiltrate|leak|transmit|share|include|append|attach|copy)\s+(?:[\w.~/-]+\s+){0,3}?"
+    r"|(?:send|forward|upload|post|e-?mail|exfiltrate|leak|transmit|shar|include|append|attach|cop(?:y|ie))"
+    r"(?:e|s|es|ed|ing)?\s+(?:[\w.~/-]+\s+){0,3}?[\w.~/-]*?"
     r"(?:credentials?|secrets?|keys?|tokens?|passwords?|env(?:ironment)?\b|\.env|ssh|history|cookies?|conversations?"
     r"|memory|memories|files?|data)"
     r"|(?:run|execute|invoke|eval)\s+(?:this|the\s+following|`|curl|wget|bash|sh\b|rm\b|powershell|python\s+-c"
@@ -324,7 +356,7 @@ _AUTHORITY = re.compile(
     r"\s+(?:the\s+user|the\s+owner|the\s+human|anyone|anybody|the\s+team|the\s+operator|your\s+(?:user|owner|operator))"
     r"|silently|secretly|covertly|quietly\s+(?:send|run|execute|add|forward|upload|change|disable)"
     r"|above\s+all\s+(?:other\s+)?(?:instructions|rules)|(?:highest|top|absolute)\s+priority"
-    r"|always\s+(?:trust|obey|comply|approve|grant|allow|accept|execute|run|follow\s+(?:instructions|commands|requests)\s+from)"
+    r"|always\s+(?:trust|obey|comply|approve|grant|allow|accept|follow\s+(?:instructions|commands|requests)\s+from)"
     r"|(?:trust|obey|follow|approve|accept)\s+(?:all|any|every)\s+(?:\w+\s+){0,2}?"
     r"(?:content|instructions|messages|requests|commands|emails|links|urls)\s+from"
     r"|(?:treat|regard|consider)\s+(?:this|these|it|them|the\s+following)\s+as\s+(?:an?\s+|the\s+|your\s+)?(?:\w+\s+)?"
@@ -336,19 +368,30 @@ _AUTHORITY = re.compile(
 )
 
 
+def _triggers(p: Prepared) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for keys, pattern in _PERSIST_TRIGGERS:
+        for m in keyed_matches(p, keys, pattern):
+            start = m.start()
+            lead = _LEAD_IN.search(p.text, max(0, start - 24), start)
+            spans.append((lead.start() if lead else start, m.end()))
+    spans.sort()
+    return spans
+
+
 def _persistence(p: Prepared) -> Iterator[Hit]:
     last_end = -1
-    for m in keyed_matches(p, _PERSIST_KEYS, _PERSIST_TRIGGER):
-        if m.start() < last_end:
+    for t_start, t_end in _triggers(p):
+        if t_start < last_end:
             continue
-        lo, hi = p.window(m.start(), m.end(), 160, 320)
+        lo, hi = p.window(t_start, t_end, 160, 320)
         best: re.Match[str] | None = None
         for a in _AUTHORITY.finditer(p.text, lo, hi):
-            if best is None or abs(a.start() - m.start()) < abs(best.start() - m.start()):
+            if best is None or abs(a.start() - t_start) < abs(best.start() - t_start):
                 best = a
         if best is None:
             continue
-        start, end = min(m.start(), best.start()), max(m.end(), best.end())
+        start, end = min(t_start, best.start()), max(t_end, best.end())
         last_end = end
         yield Hit(Category.PERSISTENCE, HIGH, "persistence",
                   "asks the agent to keep a rule across sessions or act later, with authority or a harmful action",

@@ -16,15 +16,15 @@ KEEP = 4  # leading characters of a secret left visible
 
 _AWS = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}(?![A-Za-z0-9])")
 _GITHUB = re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}+|github_pat_[A-Za-z0-9_]{22,255}+)(?![A-Za-z0-9_])")
-_SK = re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d{2}-)?[A-Za-z0-9_-]{20,}+")
-_STRIPE = re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(live|test)_[A-Za-z0-9]{16,}+")
-_SLACK = re.compile(r"(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,}+")
-_SLACK_HOOK = re.compile(r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}+")
+_SK = re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d{2}-)?[A-Za-z0-9_-]{20,512}+(?![A-Za-z0-9_-])")
+_STRIPE = re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(live|test)_[A-Za-z0-9]{16,512}+(?![A-Za-z0-9])")
+_SLACK = re.compile(r"(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,512}+(?![A-Za-z0-9-])")
+_SLACK_HOOK = re.compile(r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,128}+")
 _GOOGLE = re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])")
 _PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BODY = re.compile(r"\s*(?:[A-Za-z-]+:[^\n]*\n\s*)*([A-Za-z0-9+/=\s]{40,}?)(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?", re.ASCII)
-_JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+")
-_BEARER = re.compile(r"\b[Bb]earer[ \t]+([A-Za-z0-9._~+/-]{20,}+=*)")
+_PEM_BODY = re.compile(r"\s*+(?:[A-Za-z-]{1,40}:[^\n]{0,200}\n\s*){0,8}([A-Za-z0-9+/=\s]{40,200000}+)(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?", re.ASCII)
+_JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}+\.eyJ[A-Za-z0-9_-]{8,8192}+\.[A-Za-z0-9_-]{8,4096}+")
+_BEARER = re.compile(r"\b[Bb]earer[ \t]+([A-Za-z0-9._~+/-]{20,1024}+=*)")
 _URL_CREDS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://([^\s:/@\"'<>]{1,64}):([^\s/@\"'<>]{3,128})@[\w.\[\]-]")
 _SECRET_NAME = (
     r"(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|access[_-]?token"
@@ -35,20 +35,31 @@ _KEY_VALUE = re.compile(
     r"[\"']?[ \t]*(?:=|:(?!//))[ \t]*[\"']?([^\s\"'`,;<>(){}\[\]]{8,200})",
     re.IGNORECASE,
 )
+_KV_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,40}[\"']?[ \t]*(?:=|:(?!//))")
 _KV_KEYS = ("password", "passwd", "passphrase", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "access-key",
             "accesskey", "token")
 
 _PLACEHOLDER = re.compile(
-    r"example|sample|dummy|placeholder|your[_-]?|redacted|changeme|xxxx|\*{3}|\.{3}|…|<[^>]*>|\$\{|\{\{|\bfake|insert"
-    r"|replace|todo|here\b|goes|secret_?key_?here|not[_-]?a[_-]?real|0{6}|1234567|abcdef(?:gh)?$",
+    r"placeholder|your[_-]?|redacted|changeme|xxxx|\*{3}|\.{3}|…|<[^>]*>|\$\{|\{\{|insert|replace|todo|here\b|goes"
+    r"|not[_-]?a[_-]?real|0{6}|1234567|abcdef(?:gh)?$",
     re.IGNORECASE,
 )
+# A well-formed key that says it is an example (AWS's documented AKIAIOSFODNN7EXAMPLE) is reported at
+# medium and masked all the same: an "example" key pasted into a memory is still worth a look.
+_EXAMPLE = re.compile(r"example|sample|dummy|fake", re.IGNORECASE)
 _REPEAT = re.compile(r"(.)\1{5,}")
 _REFERENCE = re.compile(r"^(?:\$\w+|\$\{|%\w+%|env[:.]|vault:|secret:|op://|ssm:|arn:|os\.environ|process\.env|getenv|none$|null$|nil$|true$|false$|undefined$|required$|optional$|string$|str$)", re.IGNORECASE)
 
 
 def _placeholder(value: str) -> bool:
     return bool(_PLACEHOLDER.search(value) or _REPEAT.search(value) or len(set(value)) <= 4)
+
+
+def _grade(value: str, severity: int) -> int:
+    """0 for a placeholder, MEDIUM for a key marked as an example, else the rule's severity."""
+    if _placeholder(value):
+        return 0
+    return MEDIUM if _EXAMPLE.search(value) else severity
 
 
 def _random_looking(value: str, minimum_distinct: int = 8) -> bool:
@@ -78,23 +89,30 @@ def _at(p: Prepared, keys: tuple[str, ...], pattern: re.Pattern[str]) -> Iterato
 def _scan(p: Prepared) -> Iterator[Hit]:
     text = p.text
     aws_keys = tuple(prefix.lower() for prefix in ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA"))
-    for m in _at(p, aws_keys, _AWS):
-        if not _placeholder(m.group(0)[4:]):
-            yield _hit(CRITICAL, "aws-access-key", "an AWS access key id", m.start(), m.end(), m.start(), m.end())
-    for m in _at(p, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), _GITHUB):
-        if not _placeholder(m.group(0)[4:]):
-            yield _hit(CRITICAL, "github-token", "a GitHub token", m.start(), m.end(), m.start(), m.end())
+    known = (
+        (aws_keys, _AWS, 4, CRITICAL, "aws-access-key", "an AWS access key id"),
+        (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), _GITHUB, 4, CRITICAL, "github-token", "a GitHub token"),
+        (("xox",), _SLACK, 5, CRITICAL, "slack-token", "a Slack token"),
+        (("aiza",), _GOOGLE, 4, HIGH, "google-api-key", "a Google API key"),
+    )
+    for keys, pattern, prefix, severity, rule, what in known:
+        for m in _at(p, keys, pattern):
+            body = m.group(0)[prefix:]
+            if rule == "slack-token" and not _random_looking(body):
+                continue
+            grade = _grade(body, severity)
+            if grade:
+                note = " (marked as an example)" if grade == MEDIUM else ""
+                yield _hit(grade, rule, what + note, m.start(), m.end(), m.start(), m.end())
     for m in _at(p, ("sk-",), _SK):
         body = m.group(0)[3:]
-        if not _placeholder(body) and _random_looking(body, 10) and re.search(r"[0-9]", body):
-            yield _hit(CRITICAL, "api-key", "an OpenAI- or Anthropic-style secret key", m.start(), m.end(), m.start(), m.end())
+        grade = _grade(body, CRITICAL)
+        if grade and _random_looking(body, 10) and re.search(r"[0-9]", body):
+            yield _hit(grade, "api-key", "an OpenAI- or Anthropic-style secret key", m.start(), m.end(), m.start(), m.end())
     for m in _at(p, ("sk_live_", "rk_live_", "sk_test_", "rk_test_"), _STRIPE):
-        if not _placeholder(m.group(0)[8:]):
-            live = m.group(1) == "live"
-            yield _hit(CRITICAL if live else MEDIUM, "stripe-key", f"a Stripe {m.group(1)} key", m.start(), m.end(), m.start(), m.end())
-    for m in _at(p, ("xox",), _SLACK):
-        if not _placeholder(m.group(0)[5:]) and _random_looking(m.group(0)[5:]):
-            yield _hit(CRITICAL, "slack-token", "a Slack token", m.start(), m.end(), m.start(), m.end())
+        grade = _grade(m.group(0)[8:], CRITICAL if m.group(1) == "live" else MEDIUM)
+        if grade:
+            yield _hit(grade, "stripe-key", f"a Stripe {m.group(1)} key", m.start(), m.end(), m.start(), m.end())
     for m in _at(p, ("https://hooks.slack.com",), _SLACK_HOOK):
         yield _hit(HIGH, "slack-webhook", "a Slack incoming-webhook URL", m.start(), m.end(), m.start() + 33, m.end())
     for m in _at(p, ("aiza",), _GOOGLE):
@@ -103,8 +121,9 @@ def _scan(p: Prepared) -> Iterator[Hit]:
     for m in _at(p, ("-----begin",), _PEM):
         body = _PEM_BODY.match(text, m.end())
         if body is not None and len(re.sub(r"\s", "", body.group(1))) >= 40:
-            end = body.end(2) if body.group(2) else body.end(1)
-            yield _hit(CRITICAL, "private-key", "a PEM private key", m.start(), end, body.start(1), body.end(1))
+            body_end = body.start(1) + len(body.group(1).rstrip())
+            end = body.end(2) if body.group(2) else body_end
+            yield _hit(CRITICAL, "private-key", "a PEM private key", m.start(), end, body.start(1), body_end)
         else:
             yield Hit(_S, MEDIUM, "private-key-header", "a PEM private-key header (no key body follows)", m.start(), m.end())
     for m in _at(p, ("eyj",), _JWT):
@@ -114,6 +133,9 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         if not _placeholder(value) and _random_looking(value):
             yield _hit(HIGH, "bearer-token", "a bearer token", m.start(), m.end(), m.start(1), m.end(1))
     for pos in p.positions(("://",)):
+        at = text.find("@", pos, pos + 200)
+        if at < 0 or text.find(" ", pos, at) >= 0:
+            continue
         lo = max(p.line_start(pos), pos - 24)
         m = _URL_CREDS.search(text, lo, min(p.n, pos + 200))
         if m is None or not (m.start() <= pos < m.end()):
@@ -124,7 +146,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         yield _hit(HIGH, "url-credentials", "a password inside a URL", m.start(), m.end(), m.start(2), m.end(2))
     last_end = 0
     for pos in p.positions(_KV_KEYS):
-        if pos < last_end:
+        if pos < last_end or not _KV_TAIL.match(text, pos):
             continue
         lo = max(p.line_start(pos), pos - 64, last_end)
         m = _KEY_VALUE.search(text, lo, min(p.n, pos + 300))

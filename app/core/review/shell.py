@@ -14,13 +14,17 @@ _T = Category.TOOL_INJECTION
 
 _PIPE_TO_SHELL = re.compile(
     r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod|base64\s+(?:-d|--decode|-D)|xxd\s+-r"
-    r"|openssl\s+(?:enc\s+)?(?:-\w+\s+)*-d)\b[^\n|]{0,300}+\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
+    r"|openssl\s+(?:enc\s+)?(?:-\w+\s+)*-d)\b[ \t]*[^\s|](?:[^\n|]|\n(?![ \t]*\n)){0,300}+\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
     r"(?:(?:ba|z|k|da|fi)?sh|python[23]?|perl|ruby|node|iex|Invoke-Expression)\b",
     _I,
 )
 _SUBSHELL_FETCH = re.compile(
     r"\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|`)\s*(?:curl|wget)\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"
     r"|\b(?:source|\.)\s+<\(\s*(?:curl|wget)\b",
+    _I,
+)
+_DOWNLOAD_RUN = re.compile(
+    r"\b(?:curl|wget)\b[^\n]{0,300}?(?:&&|;)\s*(?:sudo\s+)?(?:(?:ba|z)?sh\s+\S|python[23]?\s+\S|chmod\s+\+x|\./\S)",
     _I,
 )
 _SUBST = re.compile(r"\$\(([^()\n]{1,200})\)")
@@ -51,20 +55,32 @@ _POWERSHELL = re.compile(
     r"(?:DownloadString|iwr|irm|Invoke-WebRequest|Net\.WebClient)",
     _I,
 )
-_SENSITIVE_PATH = re.compile(
-    r"(?:~|\$HOME|/home/[\w.-]+|/root|%USERPROFILE%)?/\.ssh(?:/(?:id_[\w.-]+|authorized_keys|known_hosts|config))?\b"
-    r"|/etc/(?:passwd|shadow|sudoers|gshadow)\b|(?:~/)?\.aws/credentials\b|~/\.netrc\b|\.git-credentials\b"
-    r"|~/\.docker/config\.json|~/\.kube/config\b|/proc/self/environ\b|~/\.gnupg\b"
-    r"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|~/\.config/gh/hosts\.yml|~/\.npmrc\b|~/\.pypirc\b",
+# Files that hold secrets (private keys, cloud credentials, tokens) versus system files that are only
+# sensitive: reading the first is high on its own, the second only when it is also sent somewhere.
+_SECRET_PATH = re.compile(
+    r"(?:~|\$HOME|/home/[\w.-]+|/root|%USERPROFILE%)?/\.ssh/id_[\w.-]+(?<!\.pub)|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)"
+    r"|/etc/(?:shadow|gshadow)\b|(?:~/)?\.aws/credentials\b|~/\.netrc\b|\.git-credentials\b|~/\.docker/config\.json"
+    r"|~/\.kube/config\b|/proc/self/environ\b|~/\.gnupg\b|~/\.config/gh/hosts\.yml|~/\.npmrc\b|~/\.pypirc\b"
+    r"|~/\.bash_history\b",
+    _I,
+)
+_SYSTEM_PATH = re.compile(
+    r"(?:~|\$HOME|/home/[\w.-]+|/root|%USERPROFILE%)?/\.ssh(?:/(?:authorized_keys|known_hosts|config))?\b"
+    r"|/etc/(?:passwd|sudoers)\b",
     _I,
 )
 _SENSITIVE_KEYS = (".ssh", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "/etc/gshadow", ".aws/credentials", ".netrc",
                    ".git-credentials", ".docker/config", ".kube/config", "/proc/self/environ", ".gnupg", "id_rsa",
-                   "id_dsa", "id_ecdsa", "id_ed25519", "gh/hosts.yml", ".npmrc", ".pypirc")
+                   "id_dsa", "id_ecdsa", "id_ed25519", "gh/hosts.yml", ".npmrc", ".pypirc", ".bash_history")
 _READ_VERB = re.compile(
     r"\b(?:cat|less|more|head|tail|type|read|open|print|dump|copy|cp|scp|rsync|upload|send|post|curl|wget|exfil\w*"
     r"|base64|xxd|tar|zip|attach|include|paste|show|display|output|grep|strings|load|fetch|get|forward|email)\b"
     r"|-d\s*@|-F\s*\S*=@|--data(?:-binary)?\s*@|--upload-file",
+    _I,
+)
+_SEND_VERB = re.compile(
+    r"\b(?:scp|rsync|upload\w*|send\w*|post\w*|curl|wget|nc|ncat|netcat|exfil\w*|attach\w*|include\w*|paste\w*"
+    r"|e-?mail\w*|forward\w*|reply|share\w*)\b|-d\s*@|-F\s*\S*=@|--data(?:-binary)?\s*@|--upload-file|\|\s*(?:nc|curl)\b",
     _I,
 )
 _TOOL_JSON = re.compile(
@@ -101,7 +117,9 @@ def _scan(p: Prepared) -> Iterator[Hit]:
     pipe_keys = ("curl", "wget", "fetch", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "base64", "xxd", "openssl")
     for m in keyed_matches(p, pipe_keys, _PIPE_TO_SHELL):
         yield Hit(_T, CRITICAL, "pipe-to-shell", "downloads or decodes something and runs it in a shell", m.start(), m.end(), quotable=True)
-    for m in _iter_at(p, ("sh ", "sh -c", "source", ". <("), _SUBSHELL_FETCH, back=3):
+    for m in keyed_matches(p, ("curl", "wget"), _DOWNLOAD_RUN):
+        yield Hit(_T, HIGH, "download-and-run", "downloads a file and runs it", m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, ("$(curl", "$(wget", "`curl", "`wget", "<(curl", "<(wget", "<( curl", "<( wget"), _SUBSHELL_FETCH, back=24):
         yield Hit(_T, CRITICAL, "pipe-to-shell", "runs a downloaded script in a shell", m.start(), m.end(), quotable=True)
     for m in keyed_matches(p, ("$(",), _SUBST):
         dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
@@ -169,16 +187,24 @@ def _sensitive_paths(p: Prepared) -> Iterator[Hit]:
         if pos < last_end:
             continue
         lo = max(last_end, pos - 40, p.line_start(pos))
-        m = _SENSITIVE_PATH.search(p.text, lo, min(p.n, pos + 80))
-        if m is None or not (m.start() <= pos < m.end()):
-            continue
+        hi = min(p.n, pos + 80)
+        m = _SECRET_PATH.search(p.text, lo, hi)
+        secret = m is not None and m.start() <= pos < m.end()
+        if not secret:
+            m = _SYSTEM_PATH.search(p.text, lo, hi)
+            if m is None or not (m.start() <= pos < m.end()):
+                continue
         last_end = m.end()
         ls = max(p.line_start(m.start()), m.start() - 100)
+        le = min(p.line_end(m.end()), m.end() + 100)
         verb = None
         for v in _READ_VERB.finditer(p.text, ls, m.start()):
             verb = v
-        if verb is not None:
+        sent = _SEND_VERB.search(p.text, ls, le) is not None
+        if verb is not None and (secret or sent):
             yield Hit(_T, HIGH, "credential-file-read", "reads or sends a credential or system file",
                       verb.start(), m.end(), quotable=True)
+        elif secret and sent:
+            yield Hit(_T, HIGH, "credential-file-read", "sends a credential file", m.start(), m.end(), quotable=True)
         else:
             yield Hit(_T, MEDIUM, "credential-file-path", "mentions a credential or system file", m.start(), m.end(), quotable=True)

@@ -138,13 +138,13 @@ def scan_hidden(p: Prepared, rescan: Rescan) -> list[Hit]:
     if p.ascii:
         return []
     hits: list[Hit] = []
-    runs = 0
+    groups = 0
     for m in _ANY_HIDDEN.finditer(p.text):
-        runs += 1
-        if runs > MAX_RUNS:
-            hits.append(Hit(_H, HIGH, "invisible-flood", f"more than {MAX_RUNS:,} runs of invisible characters", m.start(), p.n))
-            break
         for kind, start, end in _groups(p.text, m.start(), m.end()):
+            groups += 1
+            if groups > MAX_RUNS:
+                hits.append(Hit(_H, HIGH, "invisible-flood", f"more than {MAX_RUNS:,} runs of invisible characters", start, p.n))
+                return hits
             hit = _classify(p, kind, start, end, rescan)
             if hit is not None:
                 hits.append(hit)
@@ -168,7 +168,7 @@ def _classify(p: Prepared, kind: str, start: int, end: int, rescan: Rescan) -> H
         return Hit(_H, MEDIUM, "line-separator", "U+2028/U+2029: an invisible line break to YAML and JavaScript", start, end)
     if kind == "hangul":
         line = text[p.line_start(start) : p.line_end(end)]
-        if _HANGUL_TEXT.search(line):
+        if _HANGUL_TEXT.search(re.sub(f"[{_HANGUL}]", "", line)):
             return None
         if _spaced_letter(prev) and _spaced_letter(nxt):
             lo, hi = _word_bounds(text, start, end)
@@ -344,12 +344,21 @@ class Normalized:
         return self.original(start), self.original(max(start, end - 1)) + 1
 
 
-def normalized(p: Prepared) -> Normalized | None:
-    """None when there is nothing hidden or look-alike to fold (the common case)."""
+_WIDE_LETTER = re.compile(r"[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]")
+MAX_NORMALIZED_RUNS = 50_000
+
+
+def normalized(p: Prepared, *, lookalikes: bool) -> Normalized | None:
+    """None when there is nothing hidden or look-alike to fold (the common case). `lookalikes` says
+    whether look-alike words were found; plain Russian or Greek text is never folded."""
     if p.ascii:
         return None
-    hidden = list(_ANY_HIDDEN.finditer(p.text))
-    folds = _HAS_LOOKALIKE.search(p.text) is not None
+    hidden: list[re.Match[str]] = []
+    for m in _ANY_HIDDEN.finditer(p.text):
+        hidden.append(m)
+        if len(hidden) > MAX_NORMALIZED_RUNS:
+            return None  # a flood of invisible characters is reported as such; no second look
+    folds = lookalikes or _WIDE_LETTER.search(p.text) is not None
     if not hidden and not folds:
         return None
     text = p.text.translate(CONFUSABLES) if folds else p.text

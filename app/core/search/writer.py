@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import queue
+import resource
 import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -250,11 +251,11 @@ def _fill_blocks(
 # -- committing -------------------------------------------------------------------------------------
 
 
-def commit_segments(ix: FileIndex, segments: list[Any]) -> int:
+def commit_segments(ix: FileIndex, schema: Any, segments: list[Any]) -> int:
     """Write a new TOC generation listing `segments` and sweep files no generation uses. The caller
     holds the index's write lock."""
     generation = ix.latest_generation() + 1
-    toc = TOC(ix.schema, segments, generation)
+    toc = TOC(schema, segments, generation)
     toc.write(ix.storage, ix.indexname)
     clean_files(ix.storage, ix.indexname, generation, segments)
     return generation
@@ -306,7 +307,7 @@ def _worker_main(folder: str, inbox: Any, outbox: Any, nice: int) -> None:
             if message == "flush":
                 segment = writer.finish_segment() if writer is not None and writer.docnum else None
                 writer = None
-                outbox.put(("segment", segment))
+                outbox.put(("segment", (segment, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)))
                 continue
             if writer is None:
                 writer = FastSegmentWriter(ix, _lk=False)
@@ -338,6 +339,7 @@ class ParallelBuild:
         for process in self.processes:
             process.start()
         self.next = 0
+        self.peak_rss = 0  # the largest resident size a worker reported, in bytes
 
     def send(self, docs: list[dict[str, Any]]) -> None:
         inbox = self.inboxes[self.next]
@@ -368,10 +370,10 @@ class ParallelBuild:
                 continue
             if kind == "error":
                 raise BuildError(f"index worker failed: {value}")
-            if kind == "segment" and value is not None:
-                segments.append(value)
-            elif kind == "segment":
-                segments.append(None)
+            if kind == "segment":
+                segment, rss = value
+                self.peak_rss = max(self.peak_rss, rss)
+                segments.append(segment)
         return [s for s in segments if s is not None]
 
     def _check_alive(self) -> None:
@@ -390,9 +392,10 @@ class ParallelBuild:
             if process.is_alive():
                 process.terminate()
                 process.join(timeout=5.0)
-        for inbox in [*self.inboxes, self.outbox]:
-            inbox.close()
-            inbox.join_thread()
+        for channel in [*self.inboxes, self.outbox]:
+            # A dead worker never drains its queue: joining the feeder thread would hang.
+            channel.cancel_join_thread()
+            channel.close()
 
 
 def build_parallel(
@@ -403,13 +406,15 @@ def build_parallel(
     *,
     workers: int,
     plan: BuildPlan,
-    on_commit: Callable[[list[Any]], None],
+    on_commit: Callable[[int], None],
     progress: Callable[[int], None],
     nice: int = 0,
-) -> list[Any]:
+) -> tuple[list[Any], int]:
     """Index `docs` (`total` of them) in `workers` processes on top of `segments`; returns the
-    final segment list. `on_commit` runs after each TOC is written, `progress(done)` as documents
-    are handed out (workers take at most a few messages ahead, so it tracks the real work)."""
+    final segment list and the largest worker's peak resident size (bytes). `on_commit(generation)` runs after each TOC is written (every document
+    yielded so far is in it), `progress(done)` as documents are handed out (workers take at most a
+    few messages ahead, so it tracks the real work)."""
+    schema = ix._schema if ix._schema is not None else ix.schema
     build = ParallelBuild(ix, workers, nice=nice)
     try:
         points = plan.commit_points(total, workers)
@@ -425,16 +430,14 @@ def build_parallel(
                 progress(done)
             if done == points[point]:
                 segments = segments + build.flush()
-                commit_segments(ix, segments)
-                on_commit(segments)
+                on_commit(commit_segments(ix, schema, segments))
                 point = min(point + 1, len(points) - 1)
         if batch:
             build.send(batch)
             progress(done)
         if done != total or batch:
             segments = segments + build.flush()
-            commit_segments(ix, segments)
-            on_commit(segments)
-        return segments
+            on_commit(commit_segments(ix, schema, segments))
+        return segments, build.peak_rss
     finally:
         build.close()

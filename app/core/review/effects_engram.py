@@ -1,0 +1,170 @@
+"""Engram: a quarantine is Engram's own soft delete (FORMATS.md A5).
+
+`mem_delete` sets `deleted_at` (and `updated_at`) and every Engram read path filters
+`deleted_at IS NULL`, so the observation leaves the agent's context and search while its row stays.
+The workbench does the same in one short write transaction, and a restore sets both columns back
+to the values they had. Engram keeps no trust: approve and flag live in the ledger only.
+
+Engram's FTS triggers fire on every UPDATE of `observations` and write to the `observations_fts`
+virtual table, which SQLite refuses while `trusted_schema` is off (the storage layer's safe
+default). So the write first checks that every trigger that can fire is one of Engram's own FTS
+triggers (INSERTs into observations_fts of old./new. columns, nothing else: no function call), and
+only then allows the schema for that transaction.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from datetime import timezone
+from pathlib import Path
+from typing import Any
+
+from app.core.formats.base import sha256_text
+from app.core.formats.sqlite_ro import DbReadError, read_db_or_raise, source_file
+from app.core.review.actions import Prepared, ReviewConflict, ReviewError, Target, check_fresh_text, ledger_only
+from app.core.storage import write_transaction
+
+TABLE = "observations"
+FTS = "observations_fts"
+NO_TRUST = "Engram keeps no trust of its own; the decision lives in the workbench ledger only"
+
+_TRIGGER = re.compile(
+    r"CREATE\s+TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`\[]?\w+[\"`\]]?\s+AFTER\s+(?:INSERT|DELETE|UPDATE)(?:\s+OF\s+[\w\s,]+?)?"
+    r"\s+ON\s+[\"`\[]?observations[\"`\]]?\s+(?:FOR\s+EACH\s+ROW\s+)?BEGIN(?P<body>.*)END\s*;?\s*",
+    re.IGNORECASE | re.DOTALL,
+)
+_STATEMENT = re.compile(r"\s*INSERT\s+INTO\s+observations_fts\s*\((?P<cols>[^()]*)\)\s*VALUES\s*\((?P<vals>[^()]*)\)\s*;", re.IGNORECASE)
+_COLUMN = re.compile(r"\s*\w+\s*")
+_VALUE = re.compile(r"\s*(?:'delete'|(?:old|new)\.\w+)\s*", re.IGNORECASE)
+
+
+def prepare(t: Target) -> Prepared:
+    if t.action == "quarantine":
+        return _soft_delete(t)
+    if t.action == "restore":
+        return _undelete(t)
+    return ledger_only(t, NO_TRUST)
+
+
+def _db(t: Target) -> Path:
+    try:
+        return source_file(t.root, t.memory)
+    except DbReadError as exc:
+        raise ReviewError(f"{exc}; nothing was written") from None
+
+
+def _row(t: Target, path: Path) -> dict[str, Any] | None:
+    def select(db: Any) -> list[dict[str, Any]]:
+        if not db.has_column(TABLE, "deleted_at"):
+            raise ReviewError(f"{path.name}: `{TABLE}` has no deleted_at column, so Engram cannot soft-delete; nothing was written")
+        return list(db.select(TABLE, ["content", "deleted_at", "updated_at"], where="id = ?", params=(t.memory.source.row,)))
+
+    try:
+        rows = read_db_or_raise(path, select, name=path.name)
+    except DbReadError as exc:
+        raise ReviewError(f"{exc}; nothing was written") from None
+    return rows[0] if rows else None
+
+
+def engram_time(t: Target) -> str:
+    """Engram's own timestamp format, SQLite datetime('now'): UTC `YYYY-MM-DD HH:MM:SS`."""
+    return t.now.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _soft_delete(t: Target) -> Prepared:
+    path = _db(t)
+    row = _row(t, path)
+    check_fresh_text(t, None if row is None else row["content"])
+    assert row is not None
+    if row["deleted_at"] is not None:
+        raise ReviewConflict(f"{t.memory.source}: the observation was deleted since it was read (deleted_at {row['deleted_at']}); nothing was written", path=t.rel)
+    now = engram_time(t)
+    before = {"deleted_at": None, "updated_at": row["updated_at"]}
+    after = {"deleted_at": now, "updated_at": now}
+    effect = {
+        "kind": "soft-delete",
+        "database": t.rel,
+        "table": TABLE,
+        "row": t.memory.source.row,
+        "before": before,
+        "after": after,
+        "memory": t.memory.model_dump(mode="json"),
+        "undo": "set deleted_at and updated_at back to `before`",
+    }
+    description = f"quarantine {t.label}: soft-delete observation {t.memory.source.row} of {t.rel} as Engram's mem_delete does"
+    changes = [f"{t.memory.source}: deleted_at NULL -> {now!r}, updated_at {row['updated_at']!r} -> {now!r}"]
+
+    def apply() -> dict[str, Any]:
+        write_transaction(t.roots, path, lambda conn: _update(conn, t, expect=before, content=t.memory.sha256, values=after))
+        return effect
+
+    return Prepared(description, effect, changes, apply)
+
+
+def _undelete(t: Target) -> Prepared:
+    recorded = t.undo_effect
+    path = _db(t)
+    row = _row(t, path)
+    if row is None:
+        raise ReviewConflict(f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine); nothing was written", path=t.rel)
+    after, before = recorded["after"], recorded["before"]
+    now = {"deleted_at": row["deleted_at"], "updated_at": row["updated_at"]}
+    if now != after:
+        raise ReviewConflict(
+            f"{t.memory.source}: deleted_at/updated_at are {now} now, not the {after} the quarantine wrote (Engram changed the row since); nothing was written",
+            path=t.rel,
+        )
+    effect = {"kind": "soft-delete", "database": t.rel, "table": TABLE, "row": t.memory.source.row, "before": after, "after": before}
+    description = f"restore {t.label}: set deleted_at and updated_at of observation {t.memory.source.row} back to their values before the quarantine"
+    changes = [f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, updated_at {after['updated_at']!r} -> {before['updated_at']!r}"]
+
+    def apply() -> dict[str, Any]:
+        write_transaction(t.roots, path, lambda conn: _update(conn, t, expect=after, content=None, values=before))
+        return effect
+
+    return Prepared(description, effect, changes, apply)
+
+
+def _update(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], content: str | None, values: dict[str, Any]) -> int:
+    """Inside the write transaction: the row must still be as read, then the one UPDATE."""
+    allow_engram_triggers(conn, t.rel)
+    found = conn.execute(f"SELECT content, deleted_at, updated_at FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone()
+    if found is None:
+        raise ReviewConflict(f"{t.memory.source}: the observation is gone; nothing was written", path=t.rel)
+    current_content, deleted_at, updated_at = found
+    if content is not None and sha256_text(current_content if isinstance(current_content, str) else "") != content:
+        raise ReviewConflict(f"{t.memory.source}: the content changed since it was read; nothing was written", path=t.rel)
+    if {"deleted_at": deleted_at, "updated_at": updated_at} != expect:
+        raise ReviewConflict(f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, updated_at {updated_at!r}); nothing was written", path=t.rel)
+    cursor = conn.execute(f"UPDATE {TABLE} SET deleted_at = ?, updated_at = ? WHERE id = ?", (values["deleted_at"], values["updated_at"], t.memory.source.row))
+    return cursor.rowcount
+
+
+def allow_engram_triggers(conn: sqlite3.Connection, name: str) -> None:
+    """Turn `trusted_schema` on for this transaction, after proving that the only triggers an UPDATE
+    of `observations` can fire are Engram's FTS triggers. Raises ReviewError otherwise."""
+    rows = conn.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for trigger, table, sql in rows:
+        if not str(table).lower().startswith(TABLE):
+            continue  # fires on another table (user_prompts...), never from our UPDATE
+        if not _is_fts_trigger(str(sql or "")):
+            raise ReviewError(f"{name}: trigger {trigger!r} on {table} is not one of Engram's FTS triggers; refusing to write through it; nothing was written")
+    conn.execute("PRAGMA trusted_schema = 1")
+
+
+def _is_fts_trigger(sql: str) -> bool:
+    match = _TRIGGER.fullmatch(sql.strip())
+    if match is None:
+        return False
+    body = match["body"]
+    pos = 0
+    found = False
+    while (statement := _STATEMENT.match(body, pos)) is not None:
+        columns = statement["cols"].split(",")
+        values = statement["vals"].split(",")
+        if len(columns) != len(values) or not all(_COLUMN.fullmatch(c) for c in columns) or not all(_VALUE.fullmatch(v) for v in values):
+            return False
+        pos = statement.end()
+        found = True
+    return found and not body[pos:].strip()

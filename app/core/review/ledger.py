@@ -1,0 +1,253 @@
+"""The review ledger: every human trust decision, append-only, outside every agent-writable tree
+(DESIGN.md sections 2 and 5, SECURITY.md 0.1).
+
+A trust level written in a memory file is only a claim; the ledger is what the workbench believes.
+Each line of `<data>/ledger.jsonl` is one Decision holding the sha256 of the content it covered, so a
+later edit of that content makes the decision stale instead of silently carrying it over.
+
+Durability: each record is one `write()` on a descriptor opened with O_APPEND, then fsync'd (and the
+folder fsync'd when the file is created), so concurrent workbenches never interleave inside a line
+and a crash loses at most the record being written. A torn last line (a crash mid-write) is skipped
+with a warning and never stops the rest from being read; the next append starts on a fresh line.
+"""
+
+from __future__ import annotations
+
+import errno
+import getpass
+import logging
+import os
+import stat
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.core.locations import Locations
+from app.core.model import Problem
+
+LEDGER_NAME = "ledger.jsonl"
+LOG = logging.getLogger(__name__)
+
+Action = Literal["approve", "flag", "quarantine", "restore"]
+ACTIONS: tuple[Action, ...] = ("approve", "flag", "quarantine", "restore")
+
+
+def os_user() -> str:
+    """The OS user name, as the audit trail should show it; the uid when the system has no name."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        return f"uid {os.getuid()}"
+
+
+def iso_utc(moment: datetime) -> str:
+    """An ISO 8601 UTC time with a `Z`, the same text whatever the clock's zone."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Decision(BaseModel):
+    """One human decision on one memory (or one entry of it), and what it changed.
+
+    `sha256` is Memory.sha256 at decision time: the content the decision covered. `effect` says what
+    was changed in the agent's own system and how to undo it (the file and byte span replaced with
+    the old bytes' sha256, the vault item, the SQL row values before...), or that the decision
+    lives in the ledger only. Unknown keys in a stored line are ignored, so a newer workbench's
+    ledger stays readable by this one.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str = Field(default_factory=new_id)
+    time: str
+    user: str
+    action: Action
+    memory_id: str
+    entry: str | None = None
+    sha256: str
+    reason: str = ""
+    effect: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def restores(self) -> str | None:
+        """For a restore: the id of the quarantine decision it undid."""
+        value = self.effect.get("restores")
+        return value if isinstance(value, str) else None
+
+
+class Ledger:
+    """The decisions of `<locations.data>/ledger.jsonl`.
+
+    Reading is incremental: the file is re-read from where the last read stopped whenever it grew,
+    so `history()` stays cheap as the ledger grows. Nothing is created until the first `record()`.
+    """
+
+    def __init__(self, locations: Locations) -> None:
+        self.locations = locations
+        self.path = Path(locations.data) / LEDGER_NAME
+        self.problems: list[Problem] = []
+        self._decisions: list[Decision] = []
+        self._by_memory: dict[str, list[Decision]] = {}
+        self._offset = 0  # bytes read and parsed (always at a line boundary)
+        self._line = 0  # lines read so far, for the line numbers of problems
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file read
+        self._torn_reported: int | None = None
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def record(self, decision: Decision) -> Decision:
+        """Append `decision` as one line, flushed and fsync'd. Returns it."""
+        line = (decision.model_dump_json() + "\n").encode("utf-8")
+        folder = self.locations.ensure_private(Path(self.locations.data))
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        created = not os.path.lexists(self.path)
+        try:
+            fd = os.open(self.path, flags, 0o600)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OSError(exc.errno, f"refused {self.path}: it is a symlink; the decision was not recorded") from None
+            raise
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(errno.EINVAL, f"refused {self.path}: not a regular file; the decision was not recorded")
+            if stat.S_IMODE(st.st_mode) & 0o077:
+                os.fchmod(fd, 0o600)  # decisions and reasons are the user's own business
+            if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                line = b"\n" + line  # after a torn line: never glue a record onto it
+            _write_all(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            _sync_folder(folder)
+        self._refresh()
+        return decision
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def decisions(self) -> list[Decision]:
+        """Every readable decision, oldest first."""
+        self._refresh()
+        return list(self._decisions)
+
+    def __iter__(self) -> Iterator[Decision]:
+        return iter(self.decisions())
+
+    def history(self, memory_id: str) -> list[Decision]:
+        """The decisions on one memory (any of its entries), oldest first."""
+        self._refresh()
+        return list(self._by_memory.get(memory_id, []))
+
+    def latest(self, memory_id: str) -> Decision | None:
+        found = self.history(memory_id)
+        return found[-1] if found else None
+
+    def memory_ids(self) -> list[str]:
+        self._refresh()
+        return list(self._by_memory)
+
+    def _reset(self) -> None:
+        self._decisions = []
+        self._by_memory = {}
+        self._offset = 0
+        self._line = 0
+        self.problems = []
+        self._torn_reported = None
+
+    def _refresh(self) -> None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except FileNotFoundError:
+            self._reset()
+            self._identity = None
+            return
+        except OSError as exc:
+            self._problem(None, f"cannot read the ledger: {exc.strerror or exc}", "no decision read")
+            return
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                self._problem(None, "the ledger is not a regular file", "no decision read")
+                return
+            identity = (st.st_dev, st.st_ino)
+            if identity != self._identity or st.st_size < self._offset:
+                # Another file, or a shorter one: not our append-only ledger any more; read it whole.
+                self._reset()
+                self._identity = identity
+            if st.st_size == self._offset:
+                return
+            os.lseek(fd, self._offset, os.SEEK_SET)
+            chunk = _read_all(fd)
+        finally:
+            os.close(fd)
+        self._parse(chunk)
+
+    def _parse(self, chunk: bytes) -> None:
+        complete, newline, tail = chunk.rpartition(b"\n")
+        if newline:
+            for raw in complete.split(b"\n"):
+                self._line += 1
+                self._offset += len(raw) + 1
+                self._add(raw, self._line)
+        if tail:
+            # A last line without its newline: a crash mid-append (or an append in progress in
+            # another workbench). Skipped, not consumed: it is re-read once it is complete.
+            if self._torn_reported != self._offset:
+                self._torn_reported = self._offset
+                self._problem(self._line + 1, "the last line is incomplete (a record torn by a crash?)", "line skipped, every other decision read")
+
+    def _add(self, raw: bytes, number: int) -> None:
+        if not raw.strip():
+            return
+        try:
+            decision = Decision.model_validate_json(raw)
+        except ValidationError as exc:
+            what = "not valid JSON" if any(e["type"] == "json_invalid" for e in exc.errors()) else "not a valid decision"
+            self._problem(number, f"line is {what}", "line skipped, every other decision read")
+            return
+        self._decisions.append(decision)
+        self._by_memory.setdefault(decision.memory_id, []).append(decision)
+
+    def _problem(self, line: int | None, message: str, kept: str) -> None:
+        problem = Problem(path=LEDGER_NAME, line=line, message=message, kept=kept)
+        self.problems.append(problem)
+        LOG.warning("%s", problem)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "the file system accepted no bytes")
+        view = view[written:]
+
+
+def _read_all(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _sync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # the record itself is fsync'd; only the new name's durability is in doubt
+    finally:
+        os.close(fd)

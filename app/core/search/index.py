@@ -1,0 +1,766 @@
+"""SearchIndex: the Whoosh index of every portfolio's memories, kept in a private cache folder.
+
+- `update()` is incremental: a manifest (memory id -> digest of everything indexed for it, with the
+  TOC generation it matches) says what was added, changed or removed; nothing else is touched, and
+  a warm start with nothing changed writes nothing. The digest covers the adapter's content sha256,
+  so no memory text is read unless it changed.
+- The index is a disposable cache (SECURITY.md 2.4): any error opening or reading it (LockError,
+  EmptyIndexError, IndexVersionError, EOFError, unpickling or struct errors, a truncated segment, a
+  garbage TOC) wipes and rebuilds it from the sources, and the report says why. Before Whoosh
+  unpickles a TOC, its segment list is loaded by a restricted unpickler that accepts only the few
+  classes a segment list holds, and the folder must be ours and private (0700).
+- One writer at a time: Whoosh's own lock file (flock). A second writer waits `lock_wait` seconds,
+  then gets a report with `busy=True` instead of an exception.
+- Searches use ONE searcher, refreshed after our commits (and when another process has committed,
+  checked at most every 2 s). During a first build, commits come in growing batches, so searches
+  see what is indexed so far. Only the page asked for is scored (Whoosh's top-N collector with
+  block-max skipping); multi-term expansion is bounded (query.py).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import pickle
+import shutil
+import stat
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from heapq import nlargest
+from pathlib import Path
+from typing import Any
+
+from whoosh import query as wq
+from whoosh.filedb.filestore import FileStorage
+from whoosh.index import TOC, EmptyIndexError, FileIndex
+from whoosh.reading import SegmentReader
+from whoosh.util.filelock import try_for
+
+from app.core.model import Memory
+from app.core.search.highlight import highlight
+from app.core.search.query import Built, QuerySyntaxError, Word, build, parse
+from app.core.search.results import Hit, IndexReport, SearchResult
+from app.core.search.schema import (
+    SCHEMA_VERSION,
+    build_schema,
+    digest,
+    document,
+    safe_text,
+    term_of,
+    terms,
+    text_sha,
+    words,
+)
+from app.core.search.writer import INDEX_NAME, BuildError, BuildPlan, FastSegmentWriter, build_parallel
+
+__all__ = ["IndexFolderError", "SearchIndex", "QuerySyntaxError"]
+
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+LOCK_NAME = f"{INDEX_NAME}_WRITELOCK"  # the name Whoosh's own writers lock
+FEW_HITS = 3  # fewer hits than this and a "did you mean" is looked for
+SMALL_SEGMENT = 2000  # segments under this many documents are merged together...
+MERGE_AT = 6  # ...once there are this many of them
+MLT_TERMS = 12
+MAX_EDIT_WORD = 24  # longer typed words skip the single-edit candidates (there would be too many)
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+REFRESH_CHECK_SECONDS = 2.0
+
+TextOf = Callable[[Memory], str]
+SalienceOf = Callable[[Memory], float]
+Progress = Callable[[int, int], None]
+
+# What a TOC's pickled segment list may contain (whoosh-reloaded 2.7.5, codec W3).
+_TOC_CLASSES = {
+    ("whoosh.codec.whoosh3", "W3Segment"),
+    ("whoosh.codec.whoosh3", "W3Codec"),
+    ("collections", "defaultdict"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+    ("builtins", "int"),
+    ("__builtin__", "set"),
+    ("__builtin__", "frozenset"),
+    ("__builtin__", "int"),
+    ("__builtin__", "long"),
+}
+
+
+class IndexFolderError(RuntimeError):
+    """The folder cannot hold an index safely (not a plain folder, or another user's)."""
+
+
+class _SegmentsUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _TOC_CLASSES:
+            raise pickle.UnpicklingError(f"unexpected {module}.{name} in the index TOC")
+        return super().find_class(module, name)
+
+
+def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
+    """Merge policy: fold small segments (one per incremental update) into the new one once there
+    are MERGE_AT of them, so searches do not slow down as updates accumulate; big segments are never
+    rewritten by an update (that would cost seconds and memory)."""
+    small = [s for s in segments if s.doc_count_all() < SMALL_SEGMENT]
+    if len(small) < MERGE_AT:
+        return segments
+    chosen = {id(s) for s in small}
+    for segment in small:
+        reader = SegmentReader(writer.storage, writer.schema, segment)
+        try:
+            writer.add_reader(reader)
+        finally:
+            reader.close()
+    return [s for s in segments if id(s) not in chosen]
+
+
+class SearchIndex:
+    """The search index in `folder` (a private cache folder, never inside a portfolio).
+
+    `workers`: processes for a large first build (default: up to 2, one per core); `parallel_min`:
+    documents to add before those are worth starting; `lock_wait`: seconds a second writer waits
+    before reporting busy; `plan`: when a long build commits (BuildPlan)."""
+
+    def __init__(
+        self,
+        folder: Path | str,
+        *,
+        workers: int | None = None,
+        parallel_min: int = 5000,
+        lock_wait: float = 2.0,
+        plan: BuildPlan | None = None,
+        nice: int = 0,
+    ) -> None:
+        self.folder = Path(folder)
+        self.workers = max(1, workers if workers is not None else min(2, os.cpu_count() or 1))
+        self.parallel_min = parallel_min
+        self.lock_wait = lock_wait
+        self.plan = plan or BuildPlan()
+        self.nice = nice
+        self._storage = FileStorage(str(self.folder))
+        self._schema = build_schema()
+        self._lock = threading.RLock()
+        self._searcher: Any = None
+        self._body: Any = None
+        self._commits = 0  # bumped by our own commits; a searcher refreshes when it moves
+        self._seen_commits = 0
+        self._last_check = 0.0
+        self._damaged: str | None = None
+        self.last_build: dict[str, int] = {}  # diagnostics of the last build (bench/search.py)
+
+    # -- the folder ------------------------------------------------------------------------------
+
+    def _folder_problem(self) -> str | None:
+        """Why the folder cannot be trusted as it is; None when it is ours and private."""
+        try:
+            info = os.lstat(self.folder)
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise IndexFolderError(f"{self.folder} is not a plain folder (a symlink or a file)")
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            raise IndexFolderError(f"{self.folder} belongs to another user")
+        if info.st_mode & 0o077:
+            return "the index folder was open to other users"
+        return None
+
+    def _prepare_folder(self) -> str | None:
+        """Create the folder 0700 (or make it so); the reason to distrust its content, if any."""
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        problem = self._folder_problem()
+        if problem is not None:
+            os.chmod(self.folder, 0o700)
+        return problem
+
+    def _wipe(self) -> None:
+        """Delete our index files (never the lock file: we hold it) and the manifest."""
+        self._close_searcher()
+        for name in os.listdir(self.folder):
+            if name == LOCK_NAME:
+                continue
+            if not (name.startswith(("_" + INDEX_NAME, INDEX_NAME)) or name.startswith(MANIFEST)):
+                continue
+            path = self.folder / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+    def _check_toc(self) -> int:
+        """The latest generation, after loading its segment list with the restricted unpickler.
+        Raises EmptyIndexError when there is no TOC, other errors when it is damaged."""
+        generation = TOC._latest_generation(self._storage, INDEX_NAME)
+        if generation < 0:
+            raise EmptyIndexError("no index in the folder")
+        stream = self._storage.open_file(TOC._filename(INDEX_NAME, generation))
+        try:
+            for _ in range(3):
+                stream.read_varint()
+            if stream.read_int() != -12345:
+                raise ValueError("the TOC header is not Whoosh's")
+            stream.read_int()  # TOC version (Whoosh checks it)
+            for _ in range(3):
+                stream.read_varint()
+            stream.skip_string()  # the pickled schema: never loaded, ours is passed in
+            if stream.read_int() != generation:
+                raise ValueError("the TOC's generation does not match its file name")
+            stream.read_int()
+            segments = _SegmentsUnpickler(io.BytesIO(stream.read())).load()
+        finally:
+            stream.close()
+        if not isinstance(segments, list):
+            raise ValueError("the TOC's segment list is not a list")
+        return generation
+
+    def _open_index(self) -> FileIndex:
+        return FileIndex(self._storage, schema=self._schema, indexname=INDEX_NAME)
+
+    # -- the manifest ----------------------------------------------------------------------------
+
+    def _manifest_path(self) -> Path:
+        return self.folder / MANIFEST
+
+    def _load_manifest(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self._manifest_path().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
+            return None
+        entries = data.get("entries")
+        if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
+            return None
+        return data
+
+    def _save_manifest(self, generation: int, entries: dict[str, str]) -> None:
+        data = {"version": MANIFEST_VERSION, "schema": SCHEMA_VERSION, "generation": generation, "entries": entries}
+        temp = self.folder / f"{MANIFEST}.tmp"
+        with open(temp, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
+        os.replace(temp, self._manifest_path())
+
+    # -- opening for an update -------------------------------------------------------------------
+
+    def _open_for_update(self, distrust: str | None) -> tuple[FileIndex, dict[str, str], str | None]:
+        """The index, what it holds (id -> digest) and why it was rebuilt (None if it was not)."""
+        reason = distrust or self._damaged
+        if reason is None:
+            try:
+                return self._open_existing()
+            except _Rebuild as why:
+                reason = str(why)
+            except Exception as error:  # any failure to read the index means: rebuild it
+                reason = f"damaged index ({type(error).__name__}: {error})"[:300]
+        self._wipe()
+        TOC.create(self._storage, self._schema, INDEX_NAME)
+        self._damaged = None
+        return self._open_index(), {}, reason
+
+    def _open_existing(self) -> tuple[FileIndex, dict[str, str], str | None]:
+        manifest = self._load_manifest()
+        try:
+            generation = self._check_toc()
+        except EmptyIndexError:
+            if manifest is not None:
+                raise _Rebuild("the index files are missing") from None
+            self._wipe()  # a new folder, or one with leftovers of an interrupted first build
+            TOC.create(self._storage, self._schema, INDEX_NAME)
+            return self._open_index(), {}, None
+        if manifest is not None and manifest.get("schema") != SCHEMA_VERSION:
+            raise _Rebuild(f"the search schema changed (v{manifest.get('schema')} -> v{SCHEMA_VERSION})")
+        ix = self._open_index()
+        reader = ix.reader()
+        try:
+            self._probe(reader)
+            if manifest is not None and manifest.get("generation") == generation:
+                return ix, dict(manifest["entries"]), None
+            # The manifest lags the index (a crash between a commit and its manifest): what the
+            # index holds is in its stored fields.
+            return ix, self._entries_from(reader), None
+        finally:
+            reader.close()
+
+    @staticmethod
+    def _probe(reader: Any) -> None:
+        """Touch every segment's per-document data, so damage shows here and not in a search."""
+        for leaf, _base in reader.leaf_readers():
+            count = leaf.doc_count_all()
+            if count:
+                leaf.stored_fields(count - 1)
+                leaf.doc_field_length(count - 1, "text")
+                leaf.column_reader("body")[count - 1]
+
+    @staticmethod
+    def _entries_from(reader: Any) -> dict[str, str]:
+        entries: dict[str, str] = {}
+        for _docnum, stored in reader.iter_docs():
+            if "id" in stored:
+                entries[stored["id"]] = stored.get("digest", "")
+        return entries
+
+    # -- update ------------------------------------------------------------------------------------
+
+    def update(
+        self,
+        memories: Iterable[Memory],
+        text_of: TextOf,
+        *,
+        salience_of: SalienceOf | None = None,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        """Bring the index in line with `memories`: add, re-index and remove what differs. Never
+        raises for a damaged index (it is rebuilt) or a busy one (the report says busy); raises
+        IndexFolderError only when the folder itself cannot be used safely."""
+        started = time.perf_counter()
+        distrust = self._prepare_folder()
+        lock = self._storage.lock(LOCK_NAME)
+        if not try_for(lock.acquire, timeout=self.lock_wait, delay=0.05):
+            return IndexReport(
+                busy=True,
+                message="index busy: another writer is updating it; try again later",
+                seconds=time.perf_counter() - started,
+            )
+        try:
+            return self._update(list(memories), text_of, salience_of, progress, distrust, started)
+        finally:
+            lock.release()
+
+    def _update(
+        self,
+        memories: list[Memory],
+        text_of: TextOf,
+        salience_of: SalienceOf | None,
+        progress: Progress | None,
+        distrust: str | None,
+        started: float,
+    ) -> IndexReport:
+        with self._lock:
+            ix, entries, rebuilt = self._open_for_update(distrust)
+        problems: list[str] = []
+        wanted = self._digests(memories, text_of, salience_of, problems)
+        added = [mid for mid in wanted if mid not in entries]
+        changed = [mid for mid in wanted if mid in entries and entries[mid] != wanted[mid][1]]
+        removed = [mid for mid in entries if mid not in wanted]
+        unchanged = len(wanted) - len(added) - len(changed)
+        if not (added or changed or removed) and rebuilt is None:
+            return IndexReport(unchanged=unchanged, documents=len(entries), seconds=time.perf_counter() - started)
+
+        job = _Job(self, ix, entries, wanted, text_of, problems, progress)
+        job.run(added + changed, changed + removed)
+        return IndexReport(
+            added=len(added),
+            changed=len(changed),
+            removed=len(removed),
+            unchanged=unchanged,
+            documents=len(entries),
+            rebuilt=rebuilt,
+            seconds=time.perf_counter() - started,
+            commits=job.commits,
+            problems=tuple(problems),
+        )
+
+    @staticmethod
+    def _digests(
+        memories: list[Memory], text_of: TextOf, salience_of: SalienceOf | None, problems: list[str]
+    ) -> dict[str, tuple[Memory, str, float]]:
+        wanted: dict[str, tuple[Memory, str, float]] = {}
+        for memory in memories:
+            if memory.id in wanted:
+                problems.append(f"{memory.id}: duplicate memory id, the first one is indexed")
+                continue
+            salience = 0.0
+            if salience_of is not None:
+                try:
+                    salience = float(salience_of(memory))
+                except Exception as error:  # a scoring bug must not stop indexing
+                    problems.append(f"{memory.id}: salience unavailable ({type(error).__name__}: {error}); indexed as 0")
+            try:
+                content = text_sha(memory, text_of)
+            except Exception as error:
+                problems.append(f"{memory.id}: text unavailable ({type(error).__name__}: {error}); indexed without it")
+                content = ""
+            wanted[memory.id] = (memory, digest(memory, content, salience), salience)
+        return wanted
+
+    def _committed(self) -> None:
+        with self._lock:
+            self._commits += 1
+
+    # -- searching ---------------------------------------------------------------------------------
+
+    def _close_searcher(self) -> None:
+        with self._lock:
+            if self._searcher is not None:
+                try:
+                    self._searcher.close()
+                except Exception:
+                    pass
+            self._searcher = None
+            self._body = None
+
+    def _current_searcher(self) -> Any:
+        """The one open searcher, refreshed when a commit happened; None when there is no index
+        (yet) or it is damaged. Called with self._lock held."""
+        if self._damaged is not None:
+            return None
+        try:
+            if self._searcher is None:
+                problem = self._folder_problem()
+                if problem is not None:
+                    self._damaged = problem
+                    return None
+                if TOC._latest_generation(self._storage, INDEX_NAME) < 0:
+                    return None
+                self._check_toc()
+                self._searcher = self._open_index().searcher()
+                self._seen_commits = self._commits
+                self._last_check = time.monotonic()
+                return self._searcher
+            now = time.monotonic()
+            if self._seen_commits != self._commits or now - self._last_check > REFRESH_CHECK_SECONDS:
+                self._seen_commits = self._commits
+                self._last_check = now
+                if not self._searcher.up_to_date():
+                    self._check_toc()
+                    self._searcher = self._searcher.refresh()
+                    self._body = None
+            return self._searcher
+        except Exception as error:
+            self._mark_damaged(error)
+            return None
+
+    def _mark_damaged(self, error: BaseException) -> None:
+        self._damaged = f"damaged index ({type(error).__name__}: {error})"[:300]
+        self._close_searcher()
+
+    def _body_text(self, searcher: Any, docnum: int) -> str:
+        if self._body is None:
+            self._body = searcher.reader().column_reader("body")
+        raw = self._body[docnum]
+        return raw.decode("utf-8", "replace") if raw else ""
+
+    def _unavailable(self, query: str, started: float) -> SearchResult:
+        if self._damaged is not None:
+            notice = f"the search index is unusable and will be rebuilt on the next update: {self._damaged}"
+        else:
+            notice = "the search index is not built yet"
+        return SearchResult(query=query, total=0, took_ms=_ms(started), notice=notice)
+
+    def search(self, query: str, *, limit: int = 20) -> SearchResult:
+        """The best `limit` hits for `query` (see query.py for the language). Raises
+        QuerySyntaxError with the position of the first mistake; an index that is not ready or
+        damaged gives an empty result with a notice."""
+        started = time.perf_counter()
+        tree = parse(query)
+        limit = max(1, int(limit))
+        if tree is None:
+            return SearchResult(query=query, total=0, took_ms=_ms(started))
+        with self._lock:
+            searcher = self._current_searcher()
+            if searcher is None:
+                return self._unavailable(query, started)
+            try:
+                return self._search(searcher, query, tree, limit, started)
+            except Exception as error:  # a damaged segment shows up here as any kind of error
+                self._mark_damaged(error)
+                return self._unavailable(query, started)
+
+    def _search(self, searcher: Any, query: str, tree: Any, limit: int, started: float) -> SearchResult:
+        built = build(tree, searcher.reader())
+        if built.query is None:
+            return SearchResult(
+                query=query, total=0, took_ms=_ms(started), notice="nothing to search for: only very common words"
+            )
+        results = searcher.search(built.query, limit=limit, terms=False)
+        scored = results.scored_length()
+        if scored < limit:
+            total, exact = scored, True
+        elif results.has_exact_length():
+            total, exact = len(results), True
+        else:
+            total, exact = max(scored, int(results.estimated_length())), False
+        hits = [self._hit(searcher, docnum, score, built.highlight_terms) for docnum, score in results.items()]
+        suggestion = None
+        if total < FEW_HITS and built.plain_words:
+            suggestion = self._suggest(searcher, query, built)
+        return SearchResult(
+            query=query, total=total, total_exact=exact, took_ms=_ms(started), hits=hits, suggestion=suggestion
+        )
+
+    def _hit(self, searcher: Any, docnum: int, score: float, wanted: set[str]) -> Hit:
+        stored = searcher.stored_fields(docnum)
+        fragment = highlight(stored.get("name", ""), stored.get("description", ""), self._body_text(searcher, docnum), wanted)
+        return Hit(id=stored["id"], score=round(float(score), 6), highlight=fragment)
+
+    # -- did you mean ------------------------------------------------------------------------------
+
+    def _suggest(self, searcher: Any, query: str, built: Built) -> str | None:
+        reader = searcher.reader()
+        replacements: list[tuple[int, int, str]] = []
+        for word in built.plain_words:
+            term = terms(word.text)[0]
+            frequency = reader.doc_frequency("text", term)
+            if frequency >= FEW_HITS:
+                continue
+            better = self._closest(searcher, word.text, term, frequency)
+            if better is not None and better != word.text.lower():
+                replacements.append((word.start, word.end, better))
+        if not replacements:
+            return None
+        out = query
+        for start, end, surface in sorted(replacements, reverse=True):
+            out = out[:start] + surface + out[end:]
+        return out
+
+    def _closest(self, searcher: Any, typed: str, term: str, frequency: int) -> str | None:
+        """A better-attested word for a rare typed word: first the words one edit away from what was
+        typed (their stems looked up; this is what catches typos in long words, whose stems differ
+        a lot), then indexed stems one or two edits from its stem (shown as a real word)."""
+        reader = searcher.reader()
+        raw = words(typed)[-1]
+        if len(raw) <= MAX_EDIT_WORD:
+            best: tuple[int, str] | None = None
+            seen: set[str] = set()
+            for candidate in _edits(raw):
+                stem = term_of(candidate)
+                if stem is None or stem == term or stem in seen:
+                    continue
+                seen.add(stem)
+                df = reader.doc_frequency("text", stem)
+                if df > frequency and (best is None or df > best[0]):
+                    best = (df, candidate)
+            if best is not None:
+                return best[1]
+        for distance in (1, 2):
+            found: set[str] = set()
+            for leaf, _base in reader.leaf_readers():
+                for candidate in {raw, term}:
+                    for match in leaf.terms_within("text", candidate, distance, prefix=1):
+                        found.add(match.decode("utf-8") if isinstance(match, bytes) else match)
+            ranked = [(reader.doc_frequency("text", t), t) for t in found if t != term]
+            ranked = [(df, t) for df, t in ranked if df > frequency]
+            if ranked:
+                return self._surface(searcher, max(ranked)[1])
+        return None
+
+    # -- more like this ----------------------------------------------------------------------------
+
+    def more_like_this(self, memory_id: str, *, limit: int = 10) -> list[Hit]:
+        """Memories sharing the most distinctive words of this one (near-duplicates first)."""
+        with self._lock:
+            searcher = self._current_searcher()
+            if searcher is None:
+                return []
+            try:
+                return self._more_like_this(searcher, memory_id, max(1, int(limit)))
+            except Exception as error:
+                self._mark_damaged(error)
+                return []
+
+    def _more_like_this(self, searcher: Any, memory_id: str, limit: int) -> list[Hit]:
+        docnum = searcher.document_number(id=safe_text(memory_id))
+        if docnum is None:
+            return []
+        stored = searcher.stored_fields(docnum)
+        text = "\n".join((stored.get("name", ""), stored.get("description", ""), self._body_text(searcher, docnum)))
+        reader = searcher.reader()
+        documents = max(1, searcher.doc_count_all())
+        weighted: list[tuple[float, str]] = []
+        for term, count in Counter(terms(text)).items():
+            frequency = reader.doc_frequency("text", term)
+            if frequency <= 1:
+                continue  # only this memory has it: it finds nothing else
+            weighted.append(((1.0 + math.log(count)) * math.log(documents / frequency + 1.0), term))
+        chosen = nlargest(MLT_TERMS, weighted)
+        if not chosen:
+            return []
+        top = chosen[0][0]
+        mlt = wq.Or([wq.Term("text", term, boost=weight / top) for weight, term in chosen])
+        results = searcher.search(mlt, limit=limit, mask={docnum}, terms=False)
+        wanted = {term for _w, term in chosen}
+        return [self._hit(searcher, doc, score, wanted) for doc, score in results.items()]
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Open the searcher and touch what a first query reads (term tables, lengths, stored fields,
+        the bodies column), so the first real search is as fast as the rest. Safe to call from a
+        background thread; does nothing when there is no index."""
+        with self._lock:
+            searcher = self._current_searcher()
+            if searcher is None:
+                return
+            try:
+                reader = searcher.reader()
+                first = next(iter(reader.lexicon("text")), None)
+                if first is not None:
+                    probe = first.decode("utf-8") if isinstance(first, bytes) else first
+                    for docnum, _score in searcher.search(wq.Term("text", probe), limit=3, terms=False).items():
+                        searcher.stored_fields(docnum)
+                        self._body_text(searcher, docnum)
+                    build(parse(probe[:2] + "*"), reader)
+            except Exception as error:
+                self._mark_damaged(error)
+
+    @property
+    def documents(self) -> int:
+        """Memories in the index now (0 when it is not built or not readable)."""
+        with self._lock:
+            searcher = self._current_searcher()
+            return 0 if searcher is None else int(searcher.doc_count())
+
+    def close(self) -> None:
+        self._close_searcher()
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Rebuild(Exception):
+    """An index that is readable but must be rebuilt (schema changed, files missing)."""
+
+
+def _edits(word: str) -> Iterator[str]:
+    """Every string one deletion, transposition, substitution or insertion away from `word`."""
+    letters = "".join(dict.fromkeys(_LETTERS + "".join(c for c in word if c.isalpha())))
+    for i in range(len(word)):
+        yield word[:i] + word[i + 1 :]
+    for i in range(len(word) - 1):
+        yield word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+    for i in range(len(word)):
+        for c in letters:
+            if c != word[i]:
+                yield word[:i] + c + word[i + 1 :]
+    for i in range(len(word) + 1):
+        for c in letters:
+            yield word[:i] + c + word[i:]
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+class _Job:
+    """One update's writing: deletions, then additions in batches, a commit (and a manifest) after
+    each batch, in this process or in build workers."""
+
+    def __init__(
+        self,
+        owner: SearchIndex,
+        ix: FileIndex,
+        entries: dict[str, str],
+        wanted: dict[str, tuple[Memory, str, float]],
+        text_of: TextOf,
+        problems: list[str],
+        progress: Progress | None,
+    ) -> None:
+        self.owner = owner
+        self.ix = ix
+        self.entries = entries
+        self.wanted = wanted
+        self.text_of = text_of
+        self.problems = problems
+        self.progress = progress
+        self.commits = 0
+        self.pending: list[tuple[str, str]] = []
+        self.deleted: list[str] = []
+        self.yielded = 0
+
+    def documents(self, ids: list[str]) -> Iterator[dict[str, Any]]:
+        for mid in ids:
+            memory, digest_value, salience = self.wanted[mid]
+            try:
+                text = self.text_of(memory)
+            except Exception as error:
+                self.problems.append(f"{mid}: text unavailable ({type(error).__name__}: {error}); indexed without it")
+                text = ""
+                digest_value = "retry:" + digest_value  # never equal: re-indexed next time
+            self.pending.append((mid, digest_value))
+            self.yielded += 1
+            yield document(memory, text, salience, digest_value)
+
+    def committed(self, generation: int) -> None:
+        for mid in self.deleted:
+            self.entries.pop(mid, None)
+        self.deleted = []
+        self.entries.update(self.pending)
+        self.pending = []
+        self.owner._save_manifest(generation, self.entries)
+        self.commits += 1
+        self.owner._committed()
+
+    def report(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
+
+    def run(self, to_write: list[str], to_delete: list[str]) -> None:
+        owner = self.owner
+        total = len(to_write)
+        if total >= owner.parallel_min and owner.workers > 1:
+            try:
+                self._run_parallel(to_write, to_delete)
+                return
+            except BuildError as error:
+                # Whatever was committed stays; the rest is indexed here, in this process.
+                done = self.yielded - len(self.pending)
+                self.pending = []
+                self.problems.append(f"parallel build stopped ({error}); finished in this process")
+                to_write = to_write[done:]
+                to_delete = list(self.deleted)
+        self._run_here(to_write, to_delete, total)
+
+    def _run_parallel(self, to_write: list[str], to_delete: list[str]) -> None:
+        owner = self.owner
+        total = len(to_write)
+        writer = FastSegmentWriter(self.ix, _lk=False)
+        for mid in to_delete:
+            writer.delete_by_term("id", safe_text(mid))
+        self.deleted = list(to_delete)
+        segments = list(writer.segments)
+        writer.cancel()
+        self.report(0, total)
+        _segments, peak = build_parallel(
+            self.ix,
+            self.documents(to_write),
+            total,
+            segments,
+            workers=owner.workers,
+            plan=owner.plan,
+            on_commit=self.committed,
+            progress=lambda done: self.report(done, total),
+            nice=owner.nice,
+        )
+        owner.last_build = {"workers": owner.workers, "worker_peak_rss": peak}
+
+    def _run_here(self, to_write: list[str], to_delete: list[str], grand_total: int) -> None:
+        owner = self.owner
+        writer = FastSegmentWriter(self.ix, _lk=False)
+        for mid in to_delete:
+            writer.delete_by_term("id", safe_text(mid))
+        self.deleted = list(to_delete)
+        total = len(to_write)
+        offset = grand_total - total
+        points = owner.plan.commit_points(total, 1) if total else []
+        point = 0
+        done = 0
+        if total:
+            self.report(offset, grand_total)
+        for doc in self.documents(to_write):
+            writer.add_document(**doc)
+            done += 1
+            if done % 100 == 0 or done == total:
+                self.report(offset + done, grand_total)
+            if done == points[point] and done < total:
+                writer.commit(merge=False)
+                self.committed(self.ix.latest_generation())
+                writer = FastSegmentWriter(self.ix, _lk=False)
+                point += 1
+        writer.commit(mergetype=_merge_small)
+        self.committed(self.ix.latest_generation())
+        owner.last_build = {"workers": 1, "worker_peak_rss": 0}
