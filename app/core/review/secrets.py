@@ -130,7 +130,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         yield _hit(HIGH, "jwt", "a JSON Web Token", m.start(), m.end(), m.start(), m.end())
     for m in _at(p, ("bearer",), _BEARER):
         value = m.group(1)
-        if not _placeholder(value) and _random_looking(value):
+        if not _placeholder(value) and not _EXAMPLE.search(value) and _random_looking(value):
             yield _hit(HIGH, "bearer-token", "a bearer token", m.start(), m.end(), m.start(1), m.end(1))
     for pos in p.positions(("://",)):
         at = text.find("@", pos, pos + 200)
@@ -141,7 +141,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         if m is None or not (m.start() <= pos < m.end()):
             continue
         password = m.group(2)
-        if _placeholder(password) or _REFERENCE.match(password) or password.lower() in ("password", "pass", "passwd", "pwd", "secret"):
+        if _placeholder(password) or _EXAMPLE.search(password) or _REFERENCE.match(password) or password.lower() in ("password", "pass", "passwd", "pwd", "secret"):
             continue
         yield _hit(HIGH, "url-credentials", "a password inside a URL", m.start(), m.end(), m.start(2), m.end(2))
     last_end = 0
@@ -154,6 +154,6 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             continue
         last_end = m.end()
         value = m.group(2)
-        if _placeholder(value) or _REFERENCE.match(value) or not _random_looking(value, 6):
+        if _placeholder(value) or _EXAMPLE.search(value) or _REFERENCE.match(value) or not _random_looking(value, 6):
             continue
         yield _hit(HIGH, "key-value-secret", f"a secret assigned to `{m.group(1)}`", m.start(), m.end(), m.start(2), m.end(2))

@@ -300,19 +300,29 @@ def _worker_main(folder: str, inbox: Any, outbox: Any, nice: int) -> None:
     try:
         ix = FileStorage(folder).open_index(INDEX_NAME)
         writer: FastSegmentWriter | None = None
+        _dbg = os.environ.get("MEMWB_DEBUG_WORKER")
+        _busy = 0.0
+        _wait = 0.0
         while True:
+            _t = time.perf_counter()
             message = inbox.get()
+            _wait += time.perf_counter() - _t
+            _t = time.perf_counter()
+            if _dbg and message is None:
+                print("worker", os.getpid(), "busy", round(_busy, 2), "wait", round(_wait, 2), flush=True)
             if message is None:
                 break
             if message == "flush":
                 segment = writer.finish_segment() if writer is not None and writer.docnum else None
                 writer = None
+                _busy += time.perf_counter() - _t
                 outbox.put(("segment", (segment, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)))
                 continue
             if writer is None:
                 writer = FastSegmentWriter(ix, _lk=False)
             for doc in message:
                 writer.add_document(**doc)
+            _busy += time.perf_counter() - _t
         outbox.put(("done", None))
     except BaseException as error:  # the parent must hear about any failure, or it would wait
         outbox.put(("error", f"{type(error).__name__}: {error}"))
