@@ -12,11 +12,13 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from app import __version__
+from app.core.budget import WhatIf
 from app.core.config import Settings, load_settings
 from app.core.inert import inert, one_line
 from app.core.locations import Locations
@@ -26,7 +28,9 @@ from app.core.review.actions import Plan, ReviewError
 from app.core.review.finding import Finding
 from app.core.workbench import UnknownMemory, Workbench
 
-SUBCOMMANDS = ("scan", "startup", "discover", "search", "review", "approve", "flag", "quarantine", "restore", "history")
+SUBCOMMANDS = (
+    "scan", "startup", "discover", "search", "review", "approve", "flag", "quarantine", "restore", "history", "suggest", "budget",
+)
 DECISIONS = ("approve", "flag", "quarantine", "restore")
 
 
@@ -90,6 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
         decision.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
         decision.add_argument("--json", action="store_true", help="print one JSON document")
         _common(decision)
+
+    suggest_ = sub.add_parser("suggest", help="promote, demote, archive, merge, split and stale suggestions (never applied)")
+    _paths(suggest_)
+    suggest_.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(suggest_)
+
+    budget = sub.add_parser("budget", help="what each agent loads at startup, at what cost, and where its budget cuts")
+    _paths(budget)
+    budget.add_argument("--what-if-max-tokens", type=int, metavar="N", help="show DollhouseMCP's plan with this budget (nothing is written)")
+    budget.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(budget)
 
     history = sub.add_parser("history", help="the ledger's decisions about one memory")
     history.add_argument("id", metavar="ID")
@@ -157,8 +172,9 @@ def _portfolio_json(portfolio: Portfolio) -> dict[str, Any]:
     }
 
 
-def _memory_json(memory: Memory) -> dict[str, Any]:
+def _memory_json(memory: Memory, salience: float | None = None) -> dict[str, Any]:
     return {
+        "salience": salience,
         "id": memory.id,
         "system": memory.system.value,
         "portfolio": memory.portfolio,
@@ -223,10 +239,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     workbench = Workbench(locations)
     result = workbench.open(paths, index=False)
     if args.json:
+        saliences = workbench.saliences()
         _emit_json(
             {
                 "portfolios": [_portfolio_json(p) for p in workbench.portfolios],
-                "memories": [_memory_json(m) for m in workbench.memories],
+                "memories": [_memory_json(m, saliences[m.id].score if m.id in saliences else None) for m in workbench.memories],
                 "problems": [_problem_json(p) for p in [*problems, *result.problems]],
             }
         )
@@ -414,6 +431,66 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- curation and budgets -----------------------------------------------------------------------
+
+
+def cmd_suggest(args: argparse.Namespace) -> int:
+    workbench = _open(args)
+    suggestions = workbench.suggestions()
+    if args.json:
+        _emit_json({"suggestions": [{"kind": s.kind, "ids": list(s.ids), "reason": s.reason} for s in suggestions]})
+        return 0
+    counts = Counter(s.kind for s in suggestions)
+    print(", ".join(f"{n} {kind}" for kind, n in counts.most_common()) or "No suggestions.")
+    for suggestion in suggestions:
+        print(f"\n{suggestion.kind:8} {one_line(', '.join(suggestion.ids), 110)}")
+        print(f"         {one_line(suggestion.reason, 200)}")
+    return 0
+
+
+def cmd_budget(args: argparse.Namespace) -> int:
+    if args.command != "budget":
+        return 2
+    workbench = _open(args)
+    what_if = WhatIf(max_tokens=args.what_if_max_tokens) if args.what_if_max_tokens is not None else None
+    plans = workbench.budgets(what_if)
+    if args.json:
+        _emit_json(
+            {
+                "budgets": [
+                    {
+                        "portfolio": plan.portfolio,
+                        "system": plan.system.value,
+                        "scope": plan.scope,
+                        "unit": plan.unit,
+                        "limit": plan.limit,
+                        "used": plan.used,
+                        "loaded": plan.loaded,
+                        "over": plan.over,
+                        "notes": list(plan.notes),
+                        "items": [
+                            {"id": i.id, "cost": i.cost, "order": i.order, "fits": i.fits, "truncated": i.truncated, "note": i.note}
+                            for i in plan.items
+                        ],
+                    }
+                    for plan in plans
+                ]
+            }
+        )
+        return 0
+    for plan in plans:
+        limit = "no limit" if plan.limit is None else f"{plan.limit:,}"
+        flag = "  OVER" if plan.over else ""
+        print(f"\n{plan.system.value} {one_line(plan.portfolio, 30)} ({one_line(plan.scope, 40)}): {plan.used:,} / {limit} {plan.unit}{flag}")
+        for note in plan.notes:
+            print(f"  {one_line(note, 150)}")
+        for item in plan.items:
+            mark = "  " if item.fits else "x "
+            extra = f"  truncated by {item.cut:,}" if item.truncated else ""
+            print(f"  {mark}{item.order:3}. {item.cost:7,}  {one_line(item.id, 80)}{extra}")
+    return 0
+
+
 # -- discover -----------------------------------------------------------------------------------
 
 
@@ -451,6 +528,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "review": cmd_review,
     "history": cmd_history,
     **{action: cmd_decide for action in DECISIONS},
+    "suggest": cmd_suggest,
+    "budget": cmd_budget,
 }
 
 

@@ -6,7 +6,9 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from app.core.budget import BudgetPlan, WhatIf, plan_budgets
 from app.core.clock import Clock, SystemClock
+from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
 from app.core.formats.discovery import standard_locations
 from app.core.formats.registry import adapter as adapter_for
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
@@ -34,6 +36,8 @@ class Workbench:
         self._index_ready = False
         self._paths: list[Path] = []
         self._vaulted: set[str] = set()
+        self._saliences: dict[str, Salience] | None = None
+        self._plans: list[BudgetPlan] = []
         self.reviewer = Reviewer(self.locations, clock=self.clock)
 
     # -- loading --------------------------------------------------------------------------------
@@ -55,6 +59,7 @@ class Workbench:
             workers=self.workers,
             use_cache=use_cache,
             index_step=self._update_index if index else None,
+            plan_step=self._plan,
         )
         self._paths = [Path(p) for p in paths]
         result = pipeline.run(self._paths)
@@ -62,6 +67,7 @@ class Workbench:
         result.memories.extend(self._vaulted_memories(result))
         self._result = result
         self._by_id = {m.id: m for m in result.memories}
+        self._saliences = None
         return result
 
     def _vaulted_memories(self, result: LoadResult) -> list[Memory]:
@@ -194,6 +200,47 @@ class Workbench:
             "tier": Counter(m.tier.value for m in self.memories),
             "trust": Counter(m.trust.value for m in self.memories),
         }
+
+    # -- curation and budgets ---------------------------------------------------------------------
+
+    def _plan(self, portfolios: list[Portfolio], memories: list[Memory]) -> tuple[int, str]:
+        self._plans = plan_budgets(memories, portfolios, self.clock.now(), file_bytes=file_reader(portfolios))
+        over = sum(plan.over for plan in self._plans)
+        return len(self._plans), f"{len(self._plans)} budget plans, {over} over"
+
+    def _text_by_id(self, memory_id: str) -> str:
+        return self.text(memory_id)
+
+    def saliences(self) -> dict[str, Salience]:
+        """Every memory's salience with its breakdown (computed once per load)."""
+        if self._saliences is None:
+            self._saliences = salience_all(self.memories, self.clock.now(), text_of=self._text_by_id)
+        return self._saliences
+
+    def suggestions(self) -> list[Suggestion]:
+        """Promote, demote, archive, merge, split and stale suggestions; never applied here."""
+        return suggest(
+            self.memories,
+            self.portfolios,
+            self.clock.now(),
+            text_of=self._text_by_id,
+            file_bytes=file_reader(self.portfolios),
+            saliences=self.saliences(),
+        )
+
+    def budgets(self, what_if: WhatIf | None = None) -> list[BudgetPlan]:
+        """What each agent loads at startup, in its order and unit, and where the budget cuts; with
+        `what_if`, the plan a new budget or priority order would give, without writing anything."""
+        if what_if is None and self._plans:
+            return self._plans
+        return plan_budgets(
+            self.memories,
+            self.portfolios,
+            self.clock.now(),
+            what_if=what_if,
+            text_of=self._text_by_id,
+            file_bytes=file_reader(self.portfolios),
+        )
 
     @staticmethod
     def discover_standard(home: Path | None = None) -> list[PortfolioRef]:

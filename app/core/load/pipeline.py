@@ -49,6 +49,8 @@ EventSink = Callable[[PhaseEvent], None]
 Progress = Callable[[int, int], None]
 # The search index's part of the pipeline: (portfolios, memories, progress) -> (items, message).
 IndexStep = Callable[[list[Portfolio], list[Memory], Progress], tuple[int, str]]
+# The budget planner's part: (portfolios, memories) -> (items, message).
+PlanStep = Callable[[list[Portfolio], list[Memory]], tuple[int, str]]
 
 
 def _process_context() -> BaseContext:
@@ -100,6 +102,7 @@ class Pipeline:
         parallel_threshold: int = PARALLEL_THRESHOLD,
         use_cache: bool = True,
         index_step: IndexStep | None = None,
+        plan_step: PlanStep | None = None,
     ) -> None:
         self.locations = locations
         self.clock = clock or SystemClock()
@@ -108,6 +111,7 @@ class Pipeline:
         self.parallel_threshold = parallel_threshold
         self.use_cache = use_cache
         self.index_step = index_step
+        self.plan_step = plan_step
         self._t0 = 0.0
         self._records: list[PhaseRecord] = []
 
@@ -169,7 +173,10 @@ class Pipeline:
                 progress = lambda done, total: self._event("index", "progress", done=done, total=total)  # noqa: E731
                 info["items"], info["message"] = self.index_step(portfolios, memories, progress)
         with self._phase("plan") as info:
-            info["message"] = "budget plans not computed by this version"
+            if self.plan_step is None:
+                info["message"] = "skipped"
+            else:
+                info["items"], info["message"] = self.plan_step(portfolios, memories)
 
         for w in works:
             if w.cache:

@@ -5,6 +5,13 @@ A trust level written in a memory file is only a claim; the ledger is what the w
 Each line of `<data>/ledger.jsonl` is one Decision holding the sha256 of the content it covered, so a
 later edit of that content makes the decision stale instead of silently carrying it over.
 
+The same file keeps the curation changes (promote, demote, pin, unpin, set-priority, merge,
+budget and their undo, app.core.curate.apply): one audit trail. They are kept apart from the trust
+decisions when read (`changes()`), so `history()` and everything built on it (effective trust, the
+quarantine) sees exactly the trust decisions it always saw. A ledger written before curation
+existed reads as it did; one with curation lines read by an older workbench skips those lines with
+a problem and keeps every trust decision.
+
 Durability: each record is one `write()` on a descriptor opened with O_APPEND, then fsync'd (and the
 folder fsync'd when the file is created), so concurrent workbenches never interleave inside a line
 and a crash loses at most the record being written. A torn last line (a crash mid-write) is skipped
@@ -32,8 +39,13 @@ from app.core.model import Problem
 LEDGER_NAME = "ledger.jsonl"
 LOG = logging.getLogger(__name__)
 
-Action = Literal["approve", "flag", "quarantine", "restore"]
-ACTIONS: tuple[Action, ...] = ("approve", "flag", "quarantine", "restore")
+TrustAction = Literal["approve", "flag", "quarantine", "restore"]
+CurationAction = Literal["promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo"]
+Action = TrustAction | CurationAction
+# The trust decisions (the name predates curation and keeps its meaning).
+ACTIONS: tuple[TrustAction, ...] = ("approve", "flag", "quarantine", "restore")
+TRUST_ACTIONS = ACTIONS
+CURATION_ACTIONS: tuple[CurationAction, ...] = ("promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo")
 
 
 def os_user() -> str:
@@ -63,6 +75,10 @@ class Decision(BaseModel):
     the old bytes' sha256, the vault item, the SQL row values before...), or that the decision
     lives in the ledger only. Unknown keys in a stored line are ignored, so a newer workbench's
     ledger stays readable by this one.
+
+    A curation change is recorded the same way; for a portfolio-wide one (`budget`), `memory_id`
+    names the portfolio as `<system>:<portfolio>`, and an `undo` names the change it reverses in
+    `effect["undoes"]`.
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -97,6 +113,7 @@ class Ledger:
         self.problems: list[Problem] = []
         self._decisions: list[Decision] = []
         self._by_memory: dict[str, list[Decision]] = {}
+        self._changes: list[Decision] = []
         self._offset = 0  # bytes read and parsed (always at a line boundary)
         self._line = 0  # lines read so far, for the line numbers of problems
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file read
@@ -144,7 +161,8 @@ class Ledger:
         return iter(self.decisions())
 
     def history(self, memory_id: str) -> list[Decision]:
-        """The decisions on one memory (any of its entries), oldest first."""
+        """The trust decisions on one memory (any of its entries), oldest first. Curation changes
+        are not among them: see `changes()`."""
         self._refresh()
         return list(self._by_memory.get(memory_id, []))
 
@@ -153,12 +171,19 @@ class Ledger:
         return found[-1] if found else None
 
     def memory_ids(self) -> list[str]:
+        """The memories with trust decisions."""
         self._refresh()
         return list(self._by_memory)
+
+    def changes(self) -> list[Decision]:
+        """The curation changes (and their undos), oldest first."""
+        self._refresh()
+        return list(self._changes)
 
     def _reset(self) -> None:
         self._decisions = []
         self._by_memory = {}
+        self._changes = []
         self._offset = 0
         self._line = 0
         self.problems = []
@@ -216,7 +241,10 @@ class Ledger:
             self._problem(number, f"line is {what}", "line skipped, every other decision read")
             return
         self._decisions.append(decision)
-        self._by_memory.setdefault(decision.memory_id, []).append(decision)
+        if decision.action in TRUST_ACTIONS:
+            self._by_memory.setdefault(decision.memory_id, []).append(decision)
+        else:
+            self._changes.append(decision)
 
     def _problem(self, line: int | None, message: str, kept: str) -> None:
         problem = Problem(path=LEDGER_NAME, line=line, message=message, kept=kept)

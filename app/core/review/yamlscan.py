@@ -28,18 +28,24 @@ _ODD_CORE = frozenset({"set", "omap", "pairs", "merge", "value", "yaml"})
 MAX_SOURCE = 4 * 1024 * 1024
 
 
+MAX_MARKS = 10_000  # anchors, aliases and tags looked at; a source with more is a bomb by itself
+
+
 def _at_node_start(text: str, start: int) -> bool:
-    """A tag or anchor only means something where a node starts (not inside a plain scalar)."""
-    ls = text.rfind("\n", 0, start) + 1
-    before = text[ls:start].rstrip()
-    if not before.strip(" \t-?"):
-        return True
-    before = re.sub(r"(?:[&!][^\s]*\s*)+$", "", before).rstrip()
-    return not before or before[-1] in ":-[{,?"
+    """A tag or anchor only means something where a node starts (not inside a plain scalar): at the
+    start of a line or after `:`, `-`, `[`, `{`, `,` or `?`, possibly behind other anchors and tags."""
+    lo = max(0, start - 200)
+    ls = text.rfind("\n", lo, start) + 1 or lo
+    tokens = text[ls:start].split()
+    while tokens and tokens[-1][0] in "&!":
+        tokens.pop()
+    return not tokens or tokens[-1][-1] in ":-[{,?"
 
 
 def _tags(text: str) -> Iterator[Hit]:
-    for m in _TAG.finditer(text):
+    for count, m in enumerate(_TAG.finditer(text)):
+        if count >= MAX_MARKS:
+            return
         tag = m.group(1)
         if tag in ("!", "!!") or not _at_node_start(text, m.start(1)):
             continue
@@ -104,7 +110,12 @@ def _expanded(root: Node, limit: int) -> tuple[int, int]:
 
 def scan_source(text: str) -> list[Hit]:
     hits = list(_tags(text[:MAX_SOURCE]))
-    marks = [m for m in _ANCHOR_ALIAS.finditer(text, 0, min(len(text), MAX_SOURCE)) if _at_node_start(text, m.start())]
+    marks: list[re.Match[str]] = []
+    for count, m in enumerate(_ANCHOR_ALIAS.finditer(text, 0, min(len(text), MAX_SOURCE))):
+        if count >= MAX_MARKS:
+            break
+        if _at_node_start(text, m.start()):
+            marks.append(m)
     anchors = [m for m in marks if m.group(1) == "&"]
     aliases = [m for m in marks if m.group(1) == "*"]
     deep = _DEEP.search(text, 0, min(len(text), MAX_SOURCE))

@@ -83,7 +83,7 @@ class FastSegmentWriter(SegmentWriter):
     """SegmentWriter with the TermPool and a bulk flush. Same files, same readers."""
 
     def __init__(self, ix: FileIndex, **kwargs: Any) -> None:
-        kwargs.setdefault("codec", W3Codec())
+        kwargs.setdefault("codec", W3Codec(compression=int(os.environ.get("COMP", 3))))
         super().__init__(ix, **kwargs)
         self.pool = TermPool()  # type: ignore[assignment]
 
@@ -191,7 +191,7 @@ def _write_postings(writer: FastSegmentWriter, pdr: Any) -> None:
 # supports it; its writer's own inlining is broken: it calls a method that does not exist). Most
 # terms of a memory corpus are rare words, and a separate block costs two pickles and a zlib
 # stream each: inlining them is a third of a commit.
-INLINE_LIMIT = 4
+INLINE_LIMIT = int(os.environ.get("INL", 4))
 
 
 def _finish_term_inline(fieldwriter: Any) -> None:

@@ -9,9 +9,12 @@
 - edits: byte-preserving `set_key`, `replace_span`, `cut_span`, `insert_span`.
 - watch: `watch_for_revert`, which notices another process undoing a save.
 - sqlite_write: `write_transaction`, one short BEGIN IMMEDIATE transaction with busy_timeout.
+- moves: `move_file` (a copy that refuses to clobber, then a checked removal of the source),
+  `remove_file` (removal only while the file still holds the bytes it was read with) and
+  `remove_empty_folder`.
 
 Names are loaded on first use: the write path (containment, base, atomic, sweep, watch,
-sqlite_write) needs only the standard library, so crash-test subprocesses start fast and the
+sqlite_write, moves) needs only the standard library, so crash-test subprocesses start fast and the
 permission tests can run it as an unprivileged user under the system python; edits needs the YAML
 primitives.
 """
@@ -43,6 +46,9 @@ _EXPORTS = {
     "RevertWatch": "watch",
     "watch_for_revert": "watch",
     "write_transaction": "sqlite_write",
+    "move_file": "moves",
+    "remove_file": "moves",
+    "remove_empty_folder": "moves",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -63,6 +69,7 @@ if TYPE_CHECKING:
     from .containment import Roots, check_name
     from .edits import cut_span, insert_span, replace_span, set_key
     from .errors import ConflictError, ContainmentError, EditError, NotWritableError, StorageError, WriteError
+    from .moves import move_file, remove_empty_folder, remove_file
     from .sqlite_write import write_transaction
     from .sweep import sweep
     from .watch import RevertWatch, watch_for_revert

@@ -1,0 +1,148 @@
+"""Moving and removing files inside the allowed roots without losing a byte (DESIGN.md 6).
+
+A move is a copy and a checked removal, never a bare rename: the copy is created with
+`atomic_write` (temp file, fsync, a hard link that refuses to clobber, so an existing target name
+is a ConflictError and is never overwritten), and only then is the source removed, and only while
+it still holds exactly the bytes the move started from. A crash between the two leaves both files
+(a duplicate, never a loss); a source that changed meanwhile is left in its place and the copy is
+taken back.
+
+The checked removal first renames the file aside (atomically, to a hidden name in the same folder),
+then hashes what it set aside: an agent that wrote the file before the rename gets its bytes put
+back under the original name and the caller a ConflictError; an agent that writes after the rename
+creates a new file, which is left alone. A crash while the file is set aside leaves it under the
+hidden `.memwb-remove-<hex>` name beside the original.
+
+Standard library only, like the rest of the write path.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from .atomic import Saved, atomic_write, check_writable
+from .base import Base, Gone, read_current, sha256_bytes
+from .containment import Roots
+from .errors import ConflictError, ContainmentError, StorageError, shown
+
+ASIDE_PREFIX = ".memwb-remove-"
+
+
+def remove_file(roots: Roots, base: Base) -> None:
+    """Remove the file `base` was read from, only if it still holds exactly `base`'s bytes.
+
+    Raises ContainmentError (a path we may not touch), ConflictError (the file changed or went
+    away; it is left as it is), NotWritableError (its folder may not be written) or StorageError
+    (it could not be put back under its name; the message says where it is).
+    """
+    target = roots.resolve(base.path, must_exist=True)
+    if target != Path(base.path):
+        raise ConflictError(base.path, f"the path now leads to {shown(target)}", base=base.data, disk=None, mine=b"")
+    check_writable(target, None)  # the folder: a rename and an unlink need it
+    aside = target.parent / f"{ASIDE_PREFIX}{secrets.token_hex(8)}"
+    try:
+        os.rename(target, aside)
+    except FileNotFoundError:
+        raise ConflictError(target, "it was deleted or renamed since it was read", base=base.data, disk=None, mine=b"") from None
+    except OSError as exc:
+        raise StorageError(f"cannot remove {shown(target)}: {exc.strerror or exc}; it was left in its place") from None
+    try:
+        disk: bytes | None = read_current(aside)[0]
+    except (Gone, OSError):
+        disk = None
+    if disk is None or sha256_bytes(disk) != base.sha256:
+        _put_back(aside, target)
+        raise ConflictError(target, "changed on disk since it was read (another process wrote it)", base=base.data, disk=disk, mine=b"")
+    try:
+        os.unlink(aside)
+    except OSError as exc:
+        _put_back(aside, target)
+        raise StorageError(f"cannot remove {shown(target)} ({exc.strerror}); it was left in its place") from None
+    _sync_folder(target.parent)
+
+
+def move_file(
+    roots: Roots,
+    base: Base,
+    dest: str | os.PathLike[str],
+    data: bytes | None = None,
+    *,
+    new_mode: int | None = None,
+) -> Saved:
+    """Move the file `base` was read from to `dest` (a name that must not exist yet), writing
+    `data` there (the same bytes by default: a pure move). The new file gets `new_mode`, or the
+    source's permission bits.
+
+    Raises ContainmentError, ConflictError (the destination exists or appeared, or the source
+    changed since `base` was read: then nothing is left at `dest` and the source is untouched),
+    NotWritableError or WriteError (nothing was moved), or StorageError.
+    """
+    payload = base.data if data is None else data
+    if new_mode is None:
+        try:
+            new_mode = stat.S_IMODE(os.stat(base.path, follow_symlinks=False).st_mode) & 0o777
+        except OSError:
+            new_mode = 0o644
+    saved = atomic_write(roots, dest, payload, base=None, new_mode=new_mode)
+    try:
+        remove_file(roots, base)
+    except BaseException as exc:
+        # The source stays: take back the copy we just made, unless something rewrote it already.
+        try:
+            remove_file(roots, saved.base)
+        except (StorageError, OSError) as cleanup:
+            raise StorageError(f"{exc}; and the copy made at {shown(saved.path)} could not be taken back ({cleanup})") from exc
+        raise
+    return saved
+
+
+def remove_empty_folder(roots: Roots, folder: str | os.PathLike[str]) -> bool:
+    """Remove `folder` if it is an empty folder inside the roots (never a root itself, never a
+    symlink). Returns False, leaving it, when it holds anything. Raises ContainmentError."""
+    lexical = os.fspath(folder)
+    if os.path.islink(lexical):
+        raise ContainmentError(f"refused folder {shown(lexical)}: it is a symlink")
+    real = roots.folder(lexical)
+    if any(real == root for root in roots):
+        raise ContainmentError(f"refused folder {shown(real)}: it is one of the allowed roots, never removed")
+    try:
+        os.rmdir(real)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+            return False
+        raise StorageError(f"cannot remove the folder {shown(real)}: {exc.strerror or exc}; it was left in its place") from None
+    _sync_folder(real.parent)
+    return True
+
+
+def _put_back(aside: Path, target: Path) -> None:
+    """Undo the rename without clobbering: a link fails if a new file took the name meanwhile."""
+    try:
+        os.link(aside, target, follow_symlinks=False)
+    except OSError as exc:
+        if not os.path.lexists(target):
+            try:
+                os.rename(aside, target)  # a file system without hard links
+                return
+            except OSError:
+                pass
+        what = "a new file took its name" if isinstance(exc, FileExistsError) else f"it could not be put back ({exc.strerror})"
+        raise StorageError(f"{shown(target)} could not be removed safely and {what}; the version that was there is kept as {shown(aside)}") from None
+    os.unlink(aside)
+
+
+def _sync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # the removal happened; only its durability is in doubt
+    finally:
+        os.close(fd)
