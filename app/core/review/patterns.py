@@ -289,9 +289,8 @@ def _role(p: Prepared) -> Iterator[Hit]:
                       "claims to be a message from the system, developers or administrators",
                       m.start(), _line_tail(p, m.end()), quotable=True)
     for m in keyed_matches(p, ("system", "admin", "developer", "root", "security"), _ROLE_UPPER):
-        if True:
-            yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "an upper-case system or administrator banner",
-                      m.start(), _line_tail(p, m.end()), quotable=True)
+        yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "an upper-case system or administrator banner",
+                  m.start(), _line_tail(p, m.end()), quotable=True)
     for m in keyed_matches(p, ("system override", "admin override", "root override", "developer override"), _ROLE_OVERRIDE):
         yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "claims a system or administrator override",
                   m.start(), m.end(), quotable=True)
@@ -459,5 +458,3 @@ def scan(p: Prepared) -> list[Hit]:
     hits.extend(_exfiltration(p))
     return hits
 
-
-__all__ = ["CRITICAL", "HIGH", "MEDIUM", "scan"]
