@@ -14,9 +14,11 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from app.core.inert import one_line
+from app.core.locations import themes_dir
 from app.core.load.pipeline import LoadResult
 from app.core.model import PhaseEvent
 from app.core.workbench import Workbench
+from app.tui.theming import DEFAULT_THEME, VARIABLE_DEFAULTS, load_theme_dirs
 
 
 class MemoryWorkbenchApp(App[None]):
@@ -35,11 +37,20 @@ class MemoryWorkbenchApp(App[None]):
     class Loaded(Message):
         result: LoadResult
 
-    def __init__(self, workbench: Workbench, paths: list[Path], *, notice: str = "") -> None:
+    def __init__(self, workbench: Workbench, paths: list[Path], *, notice: str = "", theme: str | None = None) -> None:
         super().__init__()
         self.workbench = workbench
         self.paths = paths
         self.notice = notice
+        bundle = load_theme_dirs(themes_dir(), workbench.locations.config / "themes")
+        for loaded in bundle.themes:
+            self.register_theme(loaded)
+        self.theme_errors = bundle.errors
+        wanted = theme or DEFAULT_THEME
+        self.theme = wanted if wanted in self.available_themes else "textual-dark"
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(VARIABLE_DEFAULTS)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -61,6 +72,8 @@ class MemoryWorkbenchApp(App[None]):
             table.add_column(label, key=key, width=width)
         if self.notice:
             self.notify(self.notice, title="Sample portfolio", timeout=6)
+        for error in self.theme_errors:
+            self.notify(error, title="Theme not loaded", severity="warning", timeout=8)
         self.load()
 
     def action_reload(self) -> None:

@@ -288,10 +288,42 @@ def test_scan_memory_tags_each_entry() -> None:
     assert [(f.entry, f.category) for f in found] == [("mem_2", Category.INSTRUCTION_OVERRIDE), (None, Category.SECRET)]
 
 
+def test_documented_example_key_is_medium_and_masked() -> None:
+    [f] = scan_text("AWS docs example key: AKIAIOSFODNN7EXAMPLE")
+    assert (f.category, f.severity, f.rule) == (Category.SECRET, Severity.MEDIUM, "aws-access-key")
+    assert f.excerpt == "AKIA" + "*" * 16
+
+
+def test_never_raises_on_mangled_input() -> None:
+    rng = random.Random(5)
+    alphabet = list("abcXYZ019 \n\t:;,.-_/\\'\"`[](){}<>|&*!%$#@=?+~^") + [
+        "\x1b", "\x07", "\x85", "\x9b", "\u200b", "\u202e", "\u2066", "\u00ad", "\u3164", "\ufe0f", "\U000E0041",
+        "\U0001F3F4", "\udcff", "\u0430", "\u03bf", "\uff49", "\u0600", "\u2028", "\x00", "\r",
+    ]
+    pieces = [case.text for case in ATTACKS + BENIGN]
+    for _ in range(300):
+        if rng.random() < 0.5:
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200)))
+        else:
+            a, b = rng.choice(pieces), rng.choice(pieces)
+            text = a[: rng.randint(0, len(a))] + rng.choice(alphabet) + b[rng.randint(0, len(b)) :]
+        for f in scan_text(text):
+            assert 0 <= f.start < f.end <= len(text)
+        for f in scan_yaml_source(text):
+            assert 0 <= f.start <= f.end <= len(text)
+
+
 def test_plain_yaml_source_has_no_findings() -> None:
     source = "name: deploy-notes\ntype: memory\ntags: [deploy, ops]\nentries:\n  - content: 'Staging first.'\n    trustLevel: untrusted\n"
     assert scan_yaml_source(source) == []
     assert scan_text("") == [] and scan_yaml_source("") == []
+
+
+def test_yaml_tags_come_from_nodes_not_from_block_text() -> None:
+    source = "name: css-notes\ncontent: |\n  color: red !important\n  !important at line start\n  - **bold** list\n"
+    assert scan_yaml_source(source) == []
+    [f] = scan_yaml_source("name: x\nvalue: !!binary aGVsbG8=\n")
+    assert (f.rule, f.severity) == ("binary-tag", Severity.MEDIUM)
 
 
 def test_yaml_anchors_without_amplification_are_only_low() -> None:

@@ -40,7 +40,10 @@ def compose(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS)
     if len(text) > max_chars:
         raise YamlProblem(f"YAML is {len(text):,} characters, over the {max_chars:,}-character limit", line_offset + 1)
     _refuse_hidden_breaks(text, line_offset)
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except (UnicodeError, ValueError) as exc:  # a lone surrogate cannot reach libyaml
+        raise YamlProblem(f"YAML text cannot be encoded: {exc}", line_offset + 1) from None
     try:
         return loader.get_single_node()
     except yaml.MarkedYAMLError as exc:

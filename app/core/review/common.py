@@ -15,7 +15,6 @@ from app.core.review.finding import Category
 LOW, MEDIUM, HIGH, CRITICAL = 1, 2, 3, 4
 
 EXCERPT_LIMIT = 200
-DECODED_LIMIT = 300
 # A keyword that occurs more often than this is almost certainly not an attack on its own; looking
 # past it would only make a pathological input slow.
 MAX_OCCURRENCES = 20_000
@@ -29,8 +28,18 @@ LINE_LIMIT = 4_096
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Below this size a plain find per keyword is cheapest; above it, one pass collects the text's distinct
-# words so that keywords whose words are absent cost a dictionary lookup instead of a full-text find.
+# words, so a keyword whose words are absent costs a bisection instead of a find over megabytes.
 INDEX_MIN_CHARS = 32_768
+MAX_PREFIX = 24
+_KEY_TOKENS: dict[str, tuple[str, ...]] = {}
+_NONE: list[int] = []  # shared "not found"; never appended to
+
+
+def _key_tokens(key: str) -> tuple[str, ...]:
+    tokens = _KEY_TOKENS.get(key)
+    if tokens is None:
+        tokens = _KEY_TOKENS[key] = tuple(t for t in _TOKEN.findall(key) if len(t) <= MAX_PREFIX)
+    return tokens
 
 
 @dataclass(slots=True)
@@ -66,15 +75,16 @@ class Prepared:
         self._words: list[str] | None = None
 
     def _absent(self, key: str) -> bool:
-        """True when the keyword certainly does not occur: one of its words (the last one possibly
-        cut short) begins no word of the text. Keywords are matched at word starts, so this is exact
-        enough; a keyword without letters or digits is always looked for."""
-        if self.n < INDEX_MIN_CHARS:
+        """For a big text: True when the keyword certainly does not occur, because one of its words
+        (the last one possibly cut short) begins no word of the text. Keywords are matched at word
+        starts, so this is exact enough; a keyword without letters or digits is always looked for."""
+        tokens = _key_tokens(key)
+        if not tokens:
             return False
         if self._words is None:
             self._words = sorted(set(_TOKEN.findall(self.low)))
         words = self._words
-        for token in _TOKEN.findall(key):
+        for token in tokens:
             i = bisect.bisect_left(words, token)
             if i >= len(words) or not words[i].startswith(token):
                 return True
@@ -86,23 +96,37 @@ class Prepared:
         if cached is not None:
             return cached
         found: list[int] = []
-        if self._absent(key):
-            self._found[key] = found
+        self._found[key] = found
+        if self.n >= INDEX_MIN_CHARS and self._absent(key):
             return found
         find = self.low.find
         pos = find(key)
         while pos >= 0 and len(found) < MAX_OCCURRENCES:
             found.append(pos)
             pos = find(key, pos + 1)
-        self._found[key] = found
         return found
 
     def positions(self, keys: Iterable[str]) -> list[int]:
         """Sorted, distinct positions of any of the keywords."""
-        out: set[int] = set()
+        out: set[int] | None = None
+        found = self._found
+        get = found.get
+        small = self.n < INDEX_MIN_CHARS
+        find = self.low.find
         for key in keys:
-            out.update(self.find_all(key))
-        return sorted(out)
+            hits = get(key)
+            if hits is None:
+                # Most keywords are absent from a small text: answer those without a method call.
+                if small and find(key) < 0:
+                    found[key] = hits = _NONE
+                    continue
+                hits = self.find_all(key)
+            if hits:
+                if out is None:
+                    out = set(hits)
+                else:
+                    out.update(hits)
+        return sorted(out) if out else []
 
     def line_start(self, pos: int) -> int:
         lo = max(0, pos - LINE_LIMIT)
@@ -142,27 +166,6 @@ def keyed_matches(p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]) ->
             count += 1
             if count >= MAX_MATCHES_PER_RULE:
                 return
-
-
-def keyed_search(
-    p: Prepared, keys: Iterable[str], pattern: re.Pattern[str], *, back: int = 40, fwd: int = 600
-) -> Iterator[re.Match[str]]:
-    """Non-overlapping matches of `pattern` that contain an occurrence of one of the keywords, for
-    patterns whose keyword is not where they start ("do NOT FOLLOW", "on your NEXT SESSION")."""
-    last_end = 0
-    search = pattern.search
-    count = 0
-    for pos in p.positions(keys):
-        if pos < last_end or count >= MAX_MATCHES_PER_RULE:
-            continue
-        lo, hi = max(last_end, pos - back), min(p.n, pos + fwd)
-        m = search(p.text, lo, hi)
-        while m is not None and m.end() <= pos:
-            m = search(p.text, max(m.end(), m.start() + 1), hi)
-        if m is not None and m.start() <= pos and m.end() > m.start():
-            last_end = m.end()
-            count += 1
-            yield m
 
 
 class Intervals:
@@ -217,15 +220,3 @@ def render(text: str, start: int, end: int, masks: list[tuple[int, int, int]], l
 
 def masks_of(hits: Iterable[Hit]) -> list[tuple[int, int, int]]:
     return sorted(h.mask for h in hits if h.mask is not None)
-
-
-def shift(hits: Iterable[Hit], offset: int) -> list[Hit]:
-    """Hits of a slice, moved to the coordinates of the whole text."""
-    out: list[Hit] = []
-    for h in hits:
-        h.start += offset
-        h.end += offset
-        if h.mask is not None:
-            h.mask = (h.mask[0] + offset, h.mask[1] + offset, h.mask[2])
-        out.append(h)
-    return out

@@ -45,11 +45,9 @@ def _scan(text: str, depth: int, budget: _Budget) -> list[Hit]:
         return inner, masks_of(inner)
 
     hits = markup.scan(p)
-    secret_hits = secrets.scan(p)
-    phrase_hits = _phrase_hits(p)
+    hits.extend(secrets.scan(p))
+    hits.extend(_phrase_hits(p))
     hidden = unicode.scan_hidden(p, rescan)
-    hits.extend(secret_hits)
-    hits.extend(phrase_hits)
     hits.extend(hidden)
     lookalikes = unicode.scan_homoglyphs(p)
     hits.extend(lookalikes)

@@ -93,7 +93,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             yield from _image(m.group(2), m.start(), m.end(), "reference-image")
         else:
             yield from _link(m.group(2), m.start(), m.end(), "reference-link")
-    for m in _keyed_search(p, ("<img", "<image", "<source", "<video", "<audio", "<iframe", "<embed", "<link", "<script", "<input"), _HTML_SRC):
+    for m in keyed_matches(p, ("<img", "<image", "<source", "<video", "<audio", "<iframe", "<embed", "<link", "<script", "<input"), _HTML_SRC):
         end = p.text.find(">", m.end(), min(p.n, m.end() + 1000))
         yield from _image(m.group(2), m.start(), end + 1 if end >= 0 else m.end(), "html-image")
     images = Intervals(image_spans)
@@ -121,17 +121,6 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             severity = HIGH if not svg_only or "script" in payload or "onload" in payload or "PHNjcmlwd" in p.text[m.end():end] else MEDIUM
             yield Hit(_E, severity, "data-uri", f"a data: URI carrying {mime} (script or markup runs where it is opened)",
                       m.start(), end, quotable=True)
-
-
-def _keyed_search(p: Prepared, keys: tuple[str, ...], pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
-    last_end = 0
-    for pos in p.positions(keys):
-        if pos < last_end:
-            continue
-        m = pattern.match(p.text, pos)
-        if m is not None:
-            last_end = m.end()
-            yield m
 
 
 def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:

@@ -94,19 +94,23 @@ def _terminal(p: Prepared) -> Iterator[Hit]:
 def _escape(text: str, start: int) -> Hit:
     nxt = text[start + 1] if start + 1 < len(text) else ""
     lead = text[start]
+    m = None
     if (lead == "\x1b" and nxt == "[") or lead == "\x9b":
         m = _CSI.match(text, start)
-        assert m is not None
-        return Hit(_TE, HIGH, "csi-sequence", "terminal control sequence (moves the cursor, erases or recolours text)", start, m.end())
-    if (lead == "\x1b" and nxt == "]") or lead == "\x9d":
+        if m is not None:
+            return Hit(_TE, HIGH, "csi-sequence", "terminal control sequence (moves the cursor, erases or recolours text)",
+                       start, m.end())
+    elif (lead == "\x1b" and nxt == "]") or lead == "\x9d":
         m = _OSC.match(text, start)
-        assert m is not None
-        what = _OSC_NAMES.get(m.group(1), "operating-system command")
-        return Hit(_TE, HIGH, "osc-sequence", f"terminal OSC sequence ({what})", start, m.end())
-    if (lead == "\x1b" and nxt in "PX^_") or lead in "\x90\x98\x9e\x9f":
+        if m is not None:
+            what = _OSC_NAMES.get(m.group(1), "operating-system command")
+            return Hit(_TE, HIGH, "osc-sequence", f"terminal OSC sequence ({what})", start, m.end())
+    elif (lead == "\x1b" and nxt != "" and nxt in "PX^_") or lead in "\x90\x98\x9e\x9f":
         m = _STRING_SEQ.match(text, start)
-        assert m is not None
-        return Hit(_TE, HIGH, "dcs-sequence", "terminal device-control string", start, m.end())
+        if m is not None:
+            return Hit(_TE, HIGH, "dcs-sequence", "terminal device-control string", start, m.end())
+    if lead != "\x1b":
+        return Hit(_TE, HIGH, "c1-control", f"C1 control U+{ord(lead):04X}: 8-bit terminal control", start, start + 1)
     end = start + (2 if nxt and 0x20 <= ord(nxt) < 0x7F else 1)
     return Hit(_TE, HIGH, "escape", "ESC control character (starts terminal escape sequences)", start, end)
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.core.review.common import CRITICAL, HIGH, MEDIUM, Hit, Prepared, keyed_matches
+from app.core.review.common import HIGH, Hit, Prepared, keyed_matches
 from app.core.review.finding import Category
 
 _I = re.IGNORECASE

@@ -44,7 +44,9 @@ def needs_review(item: ReviewItem) -> bool:
     """Findings, a suspect claim or decision, or an approval the content has outgrown."""
     if item.effective.source == "ledger" and item.effective.level not in _SUSPECT:
         return False  # a person decided about exactly this content
-    return bool(item.findings) or item.memory.trust in _SUSPECT or item.effective.level in _SUSPECT or item.effective.stale
+    # A lone low finding (`$(date)` in a runbook, a link with a query string) is not worth a queue slot.
+    worth_a_look = any(SEVERITY_RANK[f.severity] > 1 for f in item.findings)
+    return worth_a_look or item.memory.trust in _SUSPECT or item.effective.level in _SUSPECT or item.effective.stale
 
 
 def review_queue(memories: Iterable[Memory], ledger: Ledger, entry_texts: EntryTexts) -> list[ReviewItem]:

@@ -15,6 +15,7 @@ _S = Category.SECRET
 KEEP = 4  # leading characters of a secret left visible
 
 _AWS = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+_AWS_KEYS = ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka")
 _GITHUB = re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}+|github_pat_[A-Za-z0-9_]{22,255}+)(?![A-Za-z0-9_])")
 _SK = re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d{2}-)?[A-Za-z0-9_-]{20,512}+(?![A-Za-z0-9_-])")
 _STRIPE = re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(live|test)_[A-Za-z0-9]{16,512}+(?![A-Za-z0-9])")
@@ -88,9 +89,8 @@ def _at(p: Prepared, keys: tuple[str, ...], pattern: re.Pattern[str]) -> Iterato
 
 def _scan(p: Prepared) -> Iterator[Hit]:
     text = p.text
-    aws_keys = tuple(prefix.lower() for prefix in ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA"))
     known = (
-        (aws_keys, _AWS, 4, CRITICAL, "aws-access-key", "an AWS access key id"),
+        (_AWS_KEYS, _AWS, 4, CRITICAL, "aws-access-key", "an AWS access key id"),
         (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), _GITHUB, 4, CRITICAL, "github-token", "a GitHub token"),
         (("xox",), _SLACK, 5, CRITICAL, "slack-token", "a Slack token"),
         (("aiza",), _GOOGLE, 4, HIGH, "google-api-key", "a Google API key"),

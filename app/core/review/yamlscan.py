@@ -42,33 +42,80 @@ def _at_node_start(text: str, start: int) -> bool:
     return not tokens or tokens[-1][-1] in ":-[{,?"
 
 
-def _tags(text: str) -> Iterator[Hit]:
+def _classify_tag(tag: str, start: int, end: int) -> Hit | None:
+    """A tag as written (`!!python/...`, `!<tag:...>`, `!local`) or as resolved by the composer."""
+    if tag in ("!", "!!"):
+        return None
+    if tag.startswith("!<"):
+        name = tag[2:-1].removeprefix("tag:yaml.org,2002:")
+    elif tag.startswith("tag:yaml.org,2002:"):
+        name = tag.removeprefix("tag:yaml.org,2002:")
+        tag = "!!" + name
+    else:
+        name = tag[2:] if tag.startswith("!!") else tag[1:]
+    core = tag.startswith("!!") or tag.startswith("!<tag:yaml.org,2002:")
+    base = name.split("/", 1)[0].split(":", 1)[0]
+    if _LANGUAGE.match(name) or _LANGUAGE.search(base):
+        return Hit(_T, CRITICAL, "language-tag", f"language tag `{tag[:80]}` (an unsafe loader would build and run objects)", start, end)
+    if _CONSTRUCTOR.match(name):
+        return Hit(_T, CRITICAL, "constructor-tag", f"constructor tag `{tag[:80]}`", start, end)
+    if core and name in _CORE:
+        return None
+    if core and name == "binary":
+        return Hit(_T, MEDIUM, "binary-tag", "`!!binary` value (bytes, not text)", start, end)
+    if core and name in _ODD_CORE:
+        return Hit(_T, LOW, "collection-tag", f"`{tag}` tag", start, end)
+    return Hit(_T, MEDIUM, "unknown-tag", f"unknown tag `{tag[:80]}` (memory metadata never needs one)", start, end)
+
+
+def _text_tags(text: str) -> Iterator[Hit]:
+    """Tags found in the text, for a source libyaml cannot compose."""
     for count, m in enumerate(_TAG.finditer(text)):
         if count >= MAX_MARKS:
             return
-        tag = m.group(1)
-        if tag in ("!", "!!") or not _at_node_start(text, m.start(1)):
-            continue
-        name = tag[2:] if tag.startswith("!!") else tag[1:]
-        if tag.startswith("!<"):
-            name = tag[2:-1].removeprefix("tag:yaml.org,2002:")
-        base = name.split("/", 1)[0].split(":", 1)[0]
-        if _LANGUAGE.match(name) or _LANGUAGE.search(base):
-            yield Hit(_T, CRITICAL, "language-tag", f"language tag `{tag[:80]}` (an unsafe loader would build and run objects)",
-                      m.start(1), m.end(1))
-        elif _CONSTRUCTOR.match(name):
-            yield Hit(_T, CRITICAL, "constructor-tag", f"constructor tag `{tag[:80]}`", m.start(1), m.end(1))
-        elif tag.startswith("!!") and name in _CORE:
-            continue
-        elif tag.startswith("!!") and name == "binary":
-            yield Hit(_T, MEDIUM, "binary-tag", "`!!binary` value (bytes, not text)", m.start(1), m.end(1))
-        elif tag.startswith("!!") and name in _ODD_CORE:
-            yield Hit(_T, LOW, "collection-tag", f"`{tag}` tag", m.start(1), m.end(1))
-        else:
-            yield Hit(_T, MEDIUM, "unknown-tag", f"unknown tag `{tag[:80]}` (memory metadata never needs one)", m.start(1), m.end(1))
+        if _at_node_start(text, m.start(1)):
+            hit = _classify_tag(m.group(1), m.start(1), m.end(1))
+            if hit is not None:
+                yield hit
+
+
+def _directives(text: str) -> Iterator[Hit]:
     for m in _TAG_DIRECTIVE.finditer(text):
         severity = CRITICAL if _LANGUAGE.search(m.group(2)) else MEDIUM
         yield Hit(_T, severity, "tag-directive", f"%TAG directive mapping `{m.group(1)}` to `{m.group(2)[:80]}`", m.start(), m.end())
+
+
+_WRITTEN_TAG = re.compile(r"!<[^>\n]{0,300}>|![^\s\[\]{},]{0,300}")
+
+
+def _node_tags(text: str, root: Node) -> Iterator[Hit]:
+    """Tags of the composed nodes: exact, and never fooled by `!` inside block scalars."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack and len(seen) < 100_000:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        default = _DEFAULT_TAGS.get(type(node))
+        if node.tag != default and node.tag not in _PLAIN_TAGS:
+            start = node.start_mark.index
+            written = _WRITTEN_TAG.search(text, start, min(len(text), start + 400))
+            span = (written.start(), written.end()) if written else (start, start)
+            hit = _classify_tag(node.tag, *span)
+            if hit is not None:
+                yield hit
+        if isinstance(node, SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+
+
+_DEFAULT_TAGS: dict[type, str] = {
+    ScalarNode: "tag:yaml.org,2002:str", SequenceNode: "tag:yaml.org,2002:seq", MappingNode: "tag:yaml.org,2002:map",
+}
+_PLAIN_TAGS = frozenset("tag:yaml.org,2002:" + name for name in _CORE)
 
 
 class _Cycle(Exception):
@@ -108,49 +155,61 @@ def _expanded(root: Node, limit: int) -> tuple[int, int]:
     return size(root), len(memo)
 
 
+def _compose(text: str) -> Node | None:
+    try:
+        return yamlsafe.compose(text)
+    except Exception:  # noqa: BLE001 - whatever libyaml refuses, the text heuristics still apply
+        return None
+
+
 def scan_source(text: str) -> list[Hit]:
-    hits = list(_tags(text[:MAX_SOURCE]))
+    head = text[:MAX_SOURCE]
+    hits = list(_directives(head))
+    deep = _DEEP.search(head)
+    if deep:
+        hits.append(Hit(_B, HIGH, "deep-nesting", "64 or more nested brackets (recursion-depth attack on YAML loaders)",
+                        deep.start(), deep.end()))
+    # Deep bracket nesting is reported as such and never handed to the composer (its recursion).
+    root = None if deep else _compose(text)
+    hits.extend(_node_tags(text, root) if root is not None else _text_tags(head))
     marks: list[re.Match[str]] = []
-    for count, m in enumerate(_ANCHOR_ALIAS.finditer(text, 0, min(len(text), MAX_SOURCE))):
+    for count, m in enumerate(_ANCHOR_ALIAS.finditer(head)):
         if count >= MAX_MARKS:
             break
         if _at_node_start(text, m.start()):
             marks.append(m)
-    anchors = [m for m in marks if m.group(1) == "&"]
-    aliases = [m for m in marks if m.group(1) == "*"]
-    deep = _DEEP.search(text, 0, min(len(text), MAX_SOURCE))
-    if deep:
-        hits.append(Hit(_B, HIGH, "deep-nesting", "64 or more nested brackets (recursion-depth attack on YAML loaders)",
-                        deep.start(), deep.end()))
-    if not marks:
-        return hits
-    span = (marks[0].start(), marks[-1].end())
-    bomb = _bomb(text, len(aliases), len(anchors), span)
+    anchors = sum(1 for m in marks if m.group(1) == "&")
+    aliases = len(marks) - anchors
+    span = (marks[0].start(), marks[-1].end()) if marks else (0, len(text))
+    bomb = _graph_bomb(root, span) if root is not None else _text_bomb(aliases, anchors, span)
     if bomb is not None:
         hits.append(bomb)
-    else:
-        hits.append(Hit(_B, LOW, "anchors-aliases", f"{len(anchors)} anchors and {len(aliases)} aliases (memory metadata never needs them)",
-                        span[0], span[1]))
     return hits
 
 
-def _bomb(text: str, n_aliases: int, n_anchors: int, span: tuple[int, int]) -> Hit | None:
+def _graph_bomb(root: Node, span: tuple[int, int]) -> Hit | None:
     try:
-        root = yamlsafe.compose(text)
-    except yamlsafe.YamlProblem:
-        root = None
-    if root is not None:
-        try:
-            expanded, distinct = _expanded(root, 100_000_000)
-        except _Cycle:
-            return Hit(_B, HIGH, "recursive-alias", "an anchor that contains an alias to itself", span[0], span[1])
-        except RecursionError:
-            return Hit(_B, HIGH, "deep-nesting", "YAML nested too deeply to walk", span[0], span[1])
-        if expanded >= 10_000 and expanded >= 10 * distinct:
-            severity = CRITICAL if expanded >= 1_000_000 else HIGH
-            return Hit(_B, severity, "alias-bomb",
-                       f"aliases expand {distinct:,} written nodes to {expanded:,} (billion-laughs YAML bomb)", span[0], span[1])
+        expanded, distinct = _expanded(root, 100_000_000)
+    except _Cycle:
+        return Hit(_B, HIGH, "recursive-alias", "an anchor that contains an alias to itself", *span)
+    except RecursionError:
+        return Hit(_B, HIGH, "deep-nesting", "YAML nested too deeply to walk", *span)
+    if expanded >= 10_000 and expanded >= 10 * distinct:
+        severity = CRITICAL if expanded >= 1_000_000 else HIGH
+        return Hit(_B, severity, "alias-bomb",
+                   f"aliases expand {distinct:,} written nodes to {expanded:,} (billion-laughs YAML bomb)", *span)
+    if expanded > distinct:
+        return Hit(_B, LOW, "anchors-aliases", "anchors and aliases (memory metadata never needs them)", *span)
+    return None
+
+
+def _text_bomb(aliases: int, anchors: int, span: tuple[int, int]) -> Hit | None:
+    """Counts in a source that does not compose. Aliases without any anchor are not YAML aliases at
+    all (`**bold**` in Markdown after front matter)."""
+    if not anchors:
         return None
-    if n_aliases >= 10 and n_aliases > 5 * max(n_anchors, 1):
-        return Hit(_B, HIGH, "alias-bomb", f"{n_aliases} aliases for {n_anchors} anchors (alias amplification)", span[0], span[1])
+    if aliases >= 10 and aliases > 5 * anchors:
+        return Hit(_B, HIGH, "alias-bomb", f"{aliases} aliases for {anchors} anchors (alias amplification)", *span)
+    if aliases:
+        return Hit(_B, LOW, "anchors-aliases", f"{anchors} anchors and {aliases} aliases (memory metadata never needs them)", *span)
     return None

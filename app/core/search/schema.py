@@ -137,21 +137,26 @@ class LeanAnalyzer(Analyzer):
             yield token
 
 
+_BYTES_CACHE: dict[str, bytes] = {}
+
+
 def part_postings(parts: tuple[tuple[str, float], ...]) -> list[tuple[bytes, int, float, bytes]]:
     """(term bytes, frequency, weight, positions) of every term of a memory's weighted parts.
 
-    This is the hot loop of a build, written flat: one dict lookup per word for the stem, one per
-    term occurrence for its positions."""
-    poses: dict[str, array[int]] = {}
-    weights: dict[str, float] = {}
-    cache = _STEM_CACHE
+    This is the hot loop of a build, written flat: one dict lookup per word for its term (as
+    bytes, cached), one per occurrence for its positions."""
+    poses: dict[bytes, array[int]] = {}
+    weights: dict[bytes, float] = {}
+    cache = _BYTES_CACHE
     base = 0
     for text, boost in parts:
         pos = base
         for word in _WORD.findall(text.lower()):
             term = cache.get(word)
             if term is None:
-                term = term_of(word) or ""
+                if len(cache) >= _STEM_CACHE_LIMIT:
+                    cache.clear()
+                term = cache[word] = (term_of(word) or "").encode("utf-8")
             if not term:
                 continue
             plist = poses.get(term)
@@ -163,7 +168,7 @@ def part_postings(parts: tuple[tuple[str, float], ...]) -> list[tuple[bytes, int
                 weights[term] += boost
             pos += 1
         base = pos + PART_GAP
-    return [(term.encode("utf-8"), len(plist), weights[term], plist.tobytes()) for term, plist in poses.items()]
+    return [(term, len(plist), weights[term], plist.tobytes()) for term, plist in poses.items()]
 
 
 class WeightedPositions(Positions):
@@ -233,7 +238,7 @@ def build_schema() -> fields.Schema:
         digest=fields.STORED(),
         # Bodies for highlights live in their own compressed column, so reading a hit's id and
         # name (or every id and digest, to rebuild the manifest) never decompresses a body.
-        body=fields.COLUMN(columns.CompressedBytesColumn()),
+        body=fields.COLUMN(columns.CompressedBytesColumn(level=1)),
         # Fewer tiers than Whoosh's default (shift_step 4): 4 terms per value instead of 8-16,
         # which is a fifth of a memory's postings, at the price of slightly wider range scans.
         priority=fields.NUMERIC(int, bits=32, signed=True, shift_step=8, sortable=True),

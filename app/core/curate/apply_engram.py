@@ -1,0 +1,56 @@
+"""Engram: no tiers, no priority, no pin (FORMATS.md A5).
+
+What Engram puts in front of an agent is `mem_context`: the most recent observations of the
+project, the recent session summaries and prompts, by recency alone. There is no flag or folder a
+promote could set, so promote, demote and set-priority say so; a pin lives in the workbench ledger.
+A merge soft-deletes the merged observations exactly as Engram's own `mem_delete` does (and as a
+quarantine does), and its undo sets `deleted_at` and `updated_at` back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.curate.apply_common import Job, Reverse, Unsupported, ledger_only, part_target, prepared, translated
+from app.core.model import Memory
+from app.core.review import effects_engram
+from app.core.review.actions import Prepared
+
+NO_TIERS = (
+    "Engram has no tiers: mem_context injects the most recent observations of the project (20, each cut to "
+    "300 characters) with the 5 latest session summaries and 10 prompts, chosen by recency alone, so there is "
+    "nothing to promote or demote"
+)
+NO_PRIORITY = "Engram keeps no priority: mem_context chooses by recency alone"
+NO_PIN = "pinned in the workbench; Engram has no pin"
+NO_UNPIN = "unpinned in the workbench; Engram has no pin"
+
+
+def promote(job: Job) -> Prepared:
+    raise Unsupported(f"promote {job.label}: {NO_TIERS}; nothing was changed")
+
+
+def demote(job: Job) -> Prepared:
+    raise Unsupported(f"demote {job.label}: {NO_TIERS}; nothing was changed")
+
+
+def set_priority(job: Job, priority: int) -> Prepared:
+    raise Unsupported(f"set-priority {job.label}: {NO_PRIORITY}; nothing was changed")
+
+
+def pin(job: Job, on: bool) -> Prepared:
+    return ledger_only(job, NO_PIN if on else NO_UNPIN)
+
+
+def merge_out(job: Job, kept: Memory) -> Prepared:
+    with translated(f"merge {job.label} into {kept.id}"):
+        deleted = effects_engram.prepare(job.target("quarantine"))
+    description = f"merge {job.label} into {kept.id}: soft-delete observation {job.memory.source.row} as Engram's mem_delete does"
+    return prepared(description, deleted.effect, deleted.changes, deleted.apply)
+
+
+def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
+    with translated(f"cannot undo {rv.label}"):
+        back = effects_engram.prepare(part_target(rv, part, "restore"))
+    description = f"put {part['memory_id']} back: deleted_at and updated_at of observation {part['effect'].get('row')} as they were"
+    return prepared(description, back.effect, back.changes, back.apply)

@@ -1,0 +1,137 @@
+"""MassGen: the tier is the folder (FORMATS.md A2). `short_term/*.md` is injected in full into every
+agent's prompt, `long_term/*.md` is only listed, and the orchestrator reads them by folder.
+
+MassGen itself cannot move a memory between tiers (its docs say: load it, delete it, create it
+again), so the workbench does it the careful way: the file is copied to the other folder of the
+same workspace with its `tier:` line set to the new tier (the only byte change), and the original
+is removed only while it still holds the bytes that were read. A name that already exists in the
+other folder is refused, as MassGen's own `create_memory` refuses a name that exists. The memory
+keeps its id: MassGen locators are `<workspace>/<name>` whatever the tier.
+
+MassGen has no priority and no pin; a pin lives in the workbench ledger. A merge moves the file into
+the workbench vault, as a quarantine does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.curate.apply_common import (
+    CurateError,
+    Job,
+    NothingToChange,
+    Reverse,
+    Unsupported,
+    file_move,
+    ledger_only,
+    prepared,
+    read_fresh,
+    restore_vault_part,
+    translated,
+)
+from app.core.formats.massgen import MassGenFormatError, split_massgen
+from app.core.model import Memory
+from app.core.parsing.text import LineIndex, TextProblem, decode
+from app.core.review import effects_massgen
+from app.core.review.actions import Prepared
+
+SHORT, LONG = "short_term", "long_term"
+ITEM_TOKENS = 1000
+NO_PRIORITY = (
+    "MassGen has no priority: every short-term memory is injected in full into every agent's prompt and every "
+    "long-term one is listed, in no order a setting controls"
+)
+NO_PIN = "pinned in the workbench; MassGen has no pin"
+NO_UNPIN = "unpinned in the workbench; MassGen has no pin"
+
+
+def _tier_of(rel: str) -> tuple[list[str], str]:
+    parts = rel.split("/")
+    if len(parts) < 3 or parts[-2] not in (SHORT, LONG) or parts[-3] != "memory":
+        raise CurateError(f"{rel} is not in a MassGen memory/short_term/ or memory/long_term/ folder; nothing was changed")
+    return parts, parts[-2]
+
+
+def retier(rel: str, data: bytes, tier: str) -> tuple[bytes, str]:
+    """`data` with its (last, the one MassGen keeps) `tier:` value set to `tier`, or a `tier:` line
+    added before the closing fence when there is none; with what was done, for the plan."""
+    try:
+        decoded = decode(data)
+        parsed = split_massgen(decoded.text)
+    except (TextProblem, MassGenFormatError) as exc:
+        raise CurateError(f"{rel} can no longer be read as a MassGen memory ({exc}); nothing was changed") from None
+    text = decoded.text
+    index = LineIndex(text, byte_base=decoded.bom_len)
+    lines = parsed.meta_lines.get("tier")
+    if lines:
+        number = lines[-1]
+        start = index.line_start(number)
+        stop = text.find("\n", start)
+        line = text[start : len(text) if stop < 0 else stop].rstrip("\r")
+        colon = line.index(":")
+        raw = line[colon + 1 :]
+        value = raw.strip()
+        lead = len(raw) - len(raw.lstrip())
+        begin = start + colon + 1 + lead
+        piece = tier if (value or lead) else " " + tier
+        new = data[: index.byte_of(begin)] + piece.encode() + data[index.byte_of(begin + len(value)) :]
+        how = f"its `tier:` line (line {number}) set to {tier}"
+    else:
+        fence = parsed.close_fence
+        if fence == 0 or text[fence - 1] != "\n":
+            return data, "no `tier:` line, and the closing `---` is not on its own line: left as it is (the folder decides)"
+        newline = "\r\n" if fence > 1 and text[fence - 2] == "\r" else "\n"
+        at = index.byte_of(fence)
+        new = data[:at] + f"tier: {tier}{newline}".encode() + data[at:]
+        how = f"a `tier: {tier}` line added before the closing `---` (line {index.line_of(fence)})"
+    after = split_massgen(decode(new).text)
+    if after.meta.get("tier") != tier or after.body != parsed.body:
+        raise CurateError(f"setting the tier line of {rel} would change more than that line; nothing was changed")
+    return new, how
+
+
+def _move(job: Job, to_tier: str) -> Prepared:
+    parts, tier = _tier_of(job.rel)
+    if tier == to_tier:
+        where = "short-term (hot)" if tier == SHORT else "long-term (cold)"
+        raise NothingToChange(f"{job.label} is already {where}: {job.rel}; nothing was changed")
+    with translated(f"{job.action} {job.label}"):
+        base, fresh = read_fresh(job)
+    to = "/".join([*parts[:-2], to_tier, parts[-1]])
+    new, how = retier(job.rel, base.data, to_tier)
+    notes = [] if how.startswith("its `tier:` line") else [f"{to}: {how}"]
+    if to_tier == SHORT:
+        notes.append("short-term memories are injected in full into every agent's system prompt, every turn")
+        if fresh.tokens > ITEM_TOKENS:
+            notes.append(f"about {fresh.tokens:,} tokens: over the {ITEM_TOKENS:,} tokens MassGen recommends for one short-term memory")
+    else:
+        notes.append("long-term memories are listed by name and description; an agent loads the body with load_memory")
+    description = f"{job.action} {job.label}: move {job.rel} to {to}"
+    return file_move(job, base, to, new, description, notes=notes)
+
+
+def promote(job: Job) -> Prepared:
+    return _move(job, SHORT)
+
+
+def demote(job: Job) -> Prepared:
+    return _move(job, LONG)
+
+
+def set_priority(job: Job, priority: int) -> Prepared:
+    raise Unsupported(f"set-priority {job.label}: {NO_PRIORITY}; nothing was changed")
+
+
+def pin(job: Job, on: bool) -> Prepared:
+    return ledger_only(job, NO_PIN if on else NO_UNPIN)
+
+
+def merge_out(job: Job, kept: Memory) -> Prepared:
+    with translated(f"merge {job.label} into {kept.id}"):
+        moved = effects_massgen.prepare(job.target("quarantine"))
+    description = f"merge {job.label} into {kept.id}: move {job.rel} into the workbench vault, so MassGen no longer loads it"
+    return prepared(description, moved.effect, moved.changes, moved.apply)
+
+
+def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
+    return restore_vault_part(rv, part)
