@@ -24,13 +24,16 @@ from app.core.inert import inert, one_line
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem
 from app.core.search import QuerySyntaxError
+from app.core.curate.apply import ChangePlan, CurateError
 from app.core.review.actions import Plan, ReviewError
 from app.core.review.finding import Finding
 from app.core.workbench import UnknownMemory, Workbench
 
 SUBCOMMANDS = (
     "scan", "startup", "discover", "search", "review", "approve", "flag", "quarantine", "restore", "history", "suggest", "budget",
+    "promote", "demote", "pin", "unpin", "set-priority", "merge", "undo",
 )
+CHANGES = ("promote", "demote", "pin", "unpin", "set-priority", "merge")
 DECISIONS = ("approve", "flag", "quarantine", "restore")
 
 
@@ -100,11 +103,43 @@ def build_parser() -> argparse.ArgumentParser:
     suggest_.add_argument("--json", action="store_true", help="print one JSON document")
     _common(suggest_)
 
-    budget = sub.add_parser("budget", help="what each agent loads at startup, at what cost, and where its budget cuts")
-    _paths(budget)
+    budget = sub.add_parser(
+        "budget",
+        help="what each agent loads at startup, at what cost, and where its budget cuts",
+        description="Show budget plans; `memwb budget set PORTFOLIO --max-tokens N` writes DollhouseMCP's autoLoad.maxTokenBudget.",
+    )
+    budget.add_argument("paths", nargs="*", metavar="PATH", help="portfolios to read, or `set PORTFOLIO` to change a budget")
     budget.add_argument("--what-if-max-tokens", type=int, metavar="N", help="show DollhouseMCP's plan with this budget (nothing is written)")
+    budget.add_argument("--max-tokens", type=int, metavar="N", help="with `set`: the new autoLoad.maxTokenBudget")
+    budget.add_argument("--path", dest="read_paths", action="append", type=Path, default=[], metavar="PATH", help="with `set`: where the portfolio is (repeatable)")
+    budget.add_argument("--dry-run", action="store_true", help="with `set`: say what would change, write nothing")
     budget.add_argument("--json", action="store_true", help="print one JSON document")
     _common(budget)
+
+    for action, what in (
+        ("promote", "move a memory to its system's hot tier (DollhouseMCP autoLoad, MassGen short_term/, OpenClaw MEMORY.md, memory-mcp is_hot)"),
+        ("demote", "move a memory out of the hot tier (and archive an old OpenClaw daily log)"),
+        ("pin", "keep a memory hot (memory-mcp is_pinned; elsewhere kept in the workbench ledger)"),
+        ("unpin", "undo a pin"),
+        ("set-priority", "set a memory's priority (DollhouseMCP 1-99; OpenClaw (Pn) markers)"),
+        ("merge", "keep the first memory and move the others into the vault"),
+    ):
+        change = sub.add_parser(action, help=what, description=what)
+        change.add_argument("ids", nargs="+" if action == "merge" else 1, metavar="ID")
+        if action == "set-priority":
+            change.add_argument("priority", type=int, metavar="N")
+        change.add_argument("--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help="a portfolio to read (repeatable; default: configured, else the sample)")
+        change.add_argument("--reason", default="", help="why (kept in the ledger)")
+        change.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+        change.add_argument("--yes", action="store_true", help="accepted for scripts; changes are only made when asked for anyway")
+        change.add_argument("--json", action="store_true", help="print one JSON document")
+        _common(change)
+
+    undo = sub.add_parser("undo", help="reverse the latest promote/demote/pin/priority/merge/budget change, byte for byte")
+    undo.add_argument("--reason", default="", help="why (kept in the ledger)")
+    undo.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+    undo.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(undo)
 
     history = sub.add_parser("history", help="the ledger's decisions about one memory")
     history.add_argument("id", metavar="ID")
@@ -448,9 +483,59 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_budget(args: argparse.Namespace) -> int:
-    if args.command != "budget":
+def _report_change(args: argparse.Namespace, outcome: Any) -> int:
+    if args.json:
+        _emit_json(outcome.model_dump(mode="json"))
+    elif isinstance(outcome, (Plan, ChangePlan)):
+        print("Dry run, nothing written. " + inert(str(outcome)))
+    else:
+        print(f"{args.command}: done, recorded in the ledger as {outcome.id}")
+    return 0
+
+
+def cmd_change(args: argparse.Namespace) -> int:
+    workbench = _open(args)
+    options = {"priority": args.priority} if args.command == "set-priority" else {}
+    try:
+        outcome = workbench.change(args.command, list(args.ids), reason=args.reason, dry_run=args.dry_run, **options)
+    except UnknownMemory as error:
+        _say(f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed")
+        return 1
+    except (CurateError, ReviewError) as error:
+        _say(f"{args.command}: {error}")
+        return 1
+    return _report_change(args, outcome)
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    workbench = Workbench(_locations(args))
+    try:
+        outcome = workbench.undo(reason=args.reason, dry_run=args.dry_run)
+    except (CurateError, ReviewError) as error:
+        _say(f"undo: {error}")
+        return 1
+    return _report_change(args, outcome)
+
+
+def cmd_budget_set(args: argparse.Namespace) -> int:
+    if len(args.paths) != 2 or args.max_tokens is None:
+        _say("usage: memwb budget set PORTFOLIO --max-tokens N [--path PATH] [--dry-run]")
         return 2
+    args.paths = list(args.read_paths)
+    workbench = _open(args)
+    try:
+        outcome = workbench.change("budget", [str(args.paths_set_portfolio)], reason="budget set", dry_run=args.dry_run, max_tokens=args.max_tokens)
+    except (CurateError, ReviewError, KeyError) as error:
+        _say(f"budget set: {error}")
+        return 1
+    return _report_change(args, outcome)
+
+
+def cmd_budget(args: argparse.Namespace) -> int:
+    if args.paths and str(args.paths[0]) == "set":
+        args.paths_set_portfolio = args.paths[1] if len(args.paths) > 1 else ""
+        return cmd_budget_set(args)
+    args.paths = [Path(p) for p in args.paths]
     workbench = _open(args)
     what_if = WhatIf(max_tokens=args.what_if_max_tokens) if args.what_if_max_tokens is not None else None
     plans = workbench.budgets(what_if)
@@ -530,6 +615,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     **{action: cmd_decide for action in DECISIONS},
     "suggest": cmd_suggest,
     "budget": cmd_budget,
+    "undo": cmd_undo,
+    **{action: cmd_change for action in CHANGES},
 }
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from app.core.budget import BudgetPlan, WhatIf, plan_budgets
 from app.core.clock import Clock, SystemClock
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
+from app.core.curate.apply import ChangePlan, Curator
 from app.core.formats.discovery import standard_locations
 from app.core.formats.registry import adapter as adapter_for
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
@@ -39,6 +40,7 @@ class Workbench:
         self._saliences: dict[str, Salience] | None = None
         self._plans: list[BudgetPlan] = []
         self.reviewer = Reviewer(self.locations, clock=self.clock)
+        self.curator = Curator(self.locations, clock=self.clock)
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -226,6 +228,7 @@ class Workbench:
             text_of=self._text_by_id,
             file_bytes=file_reader(self.portfolios),
             saliences=self.saliences(),
+            pinned=self.curator.pinned_ids(),
         )
 
     def budgets(self, what_if: WhatIf | None = None) -> list[BudgetPlan]:
@@ -241,6 +244,32 @@ class Workbench:
             text_of=self._text_by_id,
             file_bytes=file_reader(self.portfolios),
         )
+
+    def change(self, action: str, memory_ids: list[str], *, reason: str = "", dry_run: bool = False, **options: object) -> Decision | ChangePlan:
+        """promote, demote, pin, unpin, set-priority (options: priority), merge (several ids) or
+        budget (memory_ids = [portfolio], options: max_tokens), in each memory's own system; the
+        list is read again afterwards so it shows the result."""
+        curator = self.curator
+        if action == "merge":
+            outcome = curator.merge(self, memory_ids, reason=reason, dry_run=dry_run)
+        elif action == "budget":
+            outcome = curator.budget_set(self, memory_ids[0], int(options["max_tokens"]), reason=reason, dry_run=dry_run)  # type: ignore[call-overload]
+        elif action == "set-priority":
+            outcome = curator.set_priority(self, memory_ids[0], int(options["priority"]), reason=reason, dry_run=dry_run)  # type: ignore[call-overload]
+        elif action in ("promote", "demote", "pin", "unpin"):
+            outcome = getattr(curator, action)(self, memory_ids[0], reason=reason, dry_run=dry_run)
+        else:
+            raise ValueError(f"unknown change {action!r}")
+        if not dry_run:
+            self.open(self._paths, index=self._index is not None)
+        return outcome
+
+    def undo(self, *, reason: str = "", dry_run: bool = False) -> Decision | ChangePlan:
+        """Reverse the latest curation change that still stands, byte for byte."""
+        outcome = self.curator.undo(reason=reason, dry_run=dry_run)
+        if not dry_run and self._result is not None:
+            self.open(self._paths, index=self._index is not None)
+        return outcome
 
     @staticmethod
     def discover_standard(home: Path | None = None) -> list[PortfolioRef]:

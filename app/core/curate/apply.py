@@ -273,8 +273,11 @@ class Curator:
         handler = _UNDO.get(kind)
         if handler is None:
             raise CurateError(f"cannot undo {rv.label}: its effect {kind!r} is not one the workbench knows how to reverse; nothing was written")
-        with translated(f"cannot undo {rv.label}"):
-            prepared = handler(rv, change.effect)
+        try:
+            with translated(f"cannot undo {rv.label}"):
+                prepared = handler(rv, change.effect)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CurateError(f"cannot undo {rv.label}: its recorded effect is incomplete ({exc!r}); nothing was written") from exc
         if dry_run:
             return self._plan("undo", change.memory_id, (change.memory_id,), _system_of(change), prepared)
         effect = self._apply(prepared, f"the undo of {rv.label}")

@@ -127,7 +127,7 @@ class Job:
     def label(self) -> str:
         return f"{self.memory.id} ({self.memory.name!r})"
 
-    def target(self, action: str = "quarantine", *, undo: Decision | None = None) -> Target:
+    def target(self, action: str = "quarantine") -> Target:
         """The review layer's view of this memory, to reuse its freshness checks and vault moves."""
         return Target(
             action,  # type: ignore[arg-type]
@@ -139,7 +139,7 @@ class Job:
             self.vault,
             self.decision_id,
             self.now,
-            undo,
+            None,
             self.after_save,
         )
 
@@ -176,8 +176,7 @@ class Reverse:
 
 def prepared(description: str, effect: dict[str, Any], changes: list[str], apply: Callable[[], dict[str, Any]] | None, notes: Sequence[str] = ()) -> Prepared:
     """A Prepared whose effect carries its notes (shown in plans, kept in the ledger)."""
-    out = Prepared(description, effect | ({"notes": list(notes)} if notes else {}), changes, apply)
-    return out
+    return Prepared(description, effect | ({"notes": list(notes)} if notes else {}), changes, apply)
 
 
 # -- reading what the user saw -----------------------------------------------------------------------

@@ -10,6 +10,10 @@ Priority rules, from the code (FORMATS.md A1, correction 4): with `autoLoad: tru
 rejects anything but an integer from 1 to 99, so a promote gives a memory without a priority the
 middle value 50 and a promote or set-priority never writes one outside 1-99 on an auto-loaded
 memory. A merge moves the whole file into the workbench vault, since a file is one memory.
+
+`budget_set` writes `autoLoad.maxTokenBudget` in the config.yml beside the portfolio: that one
+line, or the key (or a whole `autoLoad:` section) added at the end of its mapping, or the file
+created when there is none; clamped to the 100-50,000 DollhouseMCP accepts, with a note.
 """
 
 from __future__ import annotations

@@ -172,6 +172,10 @@ def _check_landing(job: Job, to: str, old: bytes, new: bytes) -> None:
     before = _parse(job, to, old)
     if any(_bare(m.locator) == locator for m in before):
         raise CurateError(f"refused: {to} already has a section named {job.memory.name!r} ({locator}); a second one would give two memories one id; nothing was changed")
+    if old.strip() and all(m.locator.startswith("file/") for m in before):
+        raise CurateError(f"refused: {to} has text but no `## ` section, so it is read as one memory, which an appended section would dissolve; nothing was changed")
+    # A file without sections (an empty one) reads as one whole-file memory, which the section replaces.
+    before = [m for m in before if not m.locator.startswith("file/")]
     after = _parse(job, to, new)
     landed = [m for m in after if _bare(m.locator) == locator]
     kept = {(m.locator, m.sha256) for m in before} <= {(m.locator, m.sha256) for m in after}

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import os
@@ -42,6 +43,7 @@ from whoosh.util.filelock import try_for
 
 from app.core.model import Memory
 from app.core.search.highlight import highlight
+from app.core.search.lexicon import FastBM25F, Lexicon, fuzzy_automaton
 from app.core.search.query import Built, QuerySyntaxError, Word, build, parse
 from app.core.search.results import Hit, IndexReport, SearchResult
 from app.core.search.schema import (
@@ -149,6 +151,7 @@ class SearchIndex:
         self._seen_commits = 0
         self._last_check = 0.0
         self._damaged: str | None = None
+        self._lexicon = Lexicon()
         self.last_build: dict[str, int] = {}  # diagnostics of the last build (bench/search.py)
 
     # -- the folder ------------------------------------------------------------------------------
@@ -415,7 +418,8 @@ class SearchIndex:
                 if TOC._latest_generation(self._storage, INDEX_NAME) < 0:
                     return None
                 self._check_toc()
-                self._searcher = self._open_index().searcher()
+                self._lexicon.clear()
+                self._searcher = self._open_index().searcher(weighting=FastBM25F(self._lexicon))
                 self._seen_commits = self._commits
                 self._last_check = time.monotonic()
                 return self._searcher
@@ -427,10 +431,20 @@ class SearchIndex:
                     self._check_toc()
                     self._searcher = self._searcher.refresh()
                     self._body = None
+                    self._lexicon.keep(self._segment_ids(self._searcher))
             return self._searcher
         except Exception as error:
             self._mark_damaged(error)
             return None
+
+    @staticmethod
+    def _segment_ids(searcher: Any) -> set[str]:
+        ids: set[str] = set()
+        for leaf, _base in searcher.reader().leaf_readers():
+            segment = leaf.segment()
+            if segment is not None:
+                ids.add(segment.segment_id())
+        return ids
 
     def _mark_damaged(self, error: BaseException) -> None:
         self._damaged = f"damaged index ({type(error).__name__}: {error})"[:300]
@@ -469,7 +483,7 @@ class SearchIndex:
                 return self._unavailable(query, started)
 
     def _search(self, searcher: Any, query: str, tree: Any, limit: int, started: float) -> SearchResult:
-        built = build(tree, searcher.reader())
+        built = build(tree, searcher.reader(), self._lexicon)
         if built.query is None:
             return SearchResult(
                 query=query, total=0, took_ms=_ms(started), notice="nothing to search for: only very common words"
@@ -519,7 +533,11 @@ class SearchIndex:
         """A better-attested word for a rare typed word: first the words one edit away from what was
         typed (their stems looked up; this is what catches typos in long words, whose stems differ
         a lot), then indexed stems one or two edits from its stem (shown as a real word)."""
-        reader = searcher.reader()
+        segments = [self._lexicon.terms(leaf, "text") for leaf, _base in searcher.reader().leaf_readers()]
+
+        def frequency_of(stem: str) -> int:
+            return sum(s.frequency(stem) for s in segments)
+
         raw = words(typed)[-1]
         if len(raw) <= MAX_EDIT_WORD:
             best: tuple[int, str] | None = None
@@ -529,22 +547,36 @@ class SearchIndex:
                 if stem is None or stem == term or stem in seen:
                     continue
                 seen.add(stem)
-                df = reader.doc_frequency("text", stem)
+                df = frequency_of(stem)
                 if df > frequency and (best is None or df > best[0]):
                     best = (df, candidate)
             if best is not None:
                 return best[1]
         for distance in (1, 2):
+            automata = [fuzzy_automaton(candidate, distance) for candidate in sorted({raw, term})]
             found: set[str] = set()
-            for leaf, _base in reader.leaf_readers():
-                for candidate in {raw, term}:
-                    for match in leaf.terms_within("text", candidate, distance, prefix=1):
-                        found.add(match.decode("utf-8") if isinstance(match, bytes) else match)
-            ranked = [(reader.doc_frequency("text", t), t) for t in found if t != term]
+            for segment in segments:
+                for automaton in automata:
+                    found.update(segment.within(automaton))
+            ranked = [(frequency_of(t), t) for t in found if t != term]
             ranked = [(df, t) for df, t in ranked if df > frequency]
             if ranked:
                 return self._surface(searcher, max(ranked)[1])
         return None
+
+    def _surface(self, searcher: Any, term: str) -> str:
+        """A real word indexed as `term` (stems like `memori` are not words): the first word of a
+        memory holding the term that analyses to it; the term itself if none is found."""
+        matcher = searcher.reader().postings("text", term)
+        if not matcher.is_active():
+            return term
+        docnum = matcher.id()
+        stored = searcher.stored_fields(docnum)
+        for text in (stored.get("name", ""), stored.get("description", ""), self._body_text(searcher, docnum)):
+            for word in words(text):
+                if term_of(word) == term:
+                    return word
+        return term
 
     # -- more like this ----------------------------------------------------------------------------
 
@@ -595,13 +627,16 @@ class SearchIndex:
                 return
             try:
                 reader = searcher.reader()
+                for leaf, _base in reader.leaf_readers():
+                    self._lexicon.terms(leaf, "text")
+                    self._lexicon.lengths(leaf, "text")
                 first = next(iter(reader.lexicon("text")), None)
                 if first is not None:
                     probe = first.decode("utf-8") if isinstance(first, bytes) else first
                     for docnum, _score in searcher.search(wq.Term("text", probe), limit=3, terms=False).items():
                         searcher.stored_fields(docnum)
                         self._body_text(searcher, docnum)
-                    build(parse(probe[:2] + "*"), reader)
+                    build(parse(probe[:2] + "*"), reader, self._lexicon)
             except Exception as error:
                 self._mark_damaged(error)
 
@@ -668,11 +703,11 @@ class _Job:
         self.problems = problems
         self.progress = progress
         self.commits = 0
-        self.pending: list[tuple[str, str]] = []
+        self.sent: dict[str, str] = {}  # id -> digest of documents written, not yet committed
+        self.done: set[str] = set()  # ids committed by this job
         self.deleted: list[str] = []
-        self.yielded = 0
 
-    def documents(self, ids: list[str]) -> Iterator[dict[str, Any]]:
+    def documents(self, ids: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
         for mid in ids:
             memory, digest_value, salience = self.wanted[mid]
             try:
@@ -681,16 +716,17 @@ class _Job:
                 self.problems.append(f"{mid}: text unavailable ({type(error).__name__}: {error}); indexed without it")
                 text = ""
                 digest_value = "retry:" + digest_value  # never equal: re-indexed next time
-            self.pending.append((mid, digest_value))
-            self.yielded += 1
-            yield document(memory, text, salience, digest_value)
+            self.sent[mid] = digest_value
+            yield mid, document(memory, text, salience, digest_value)
 
-    def committed(self, generation: int) -> None:
+    def committed(self, generation: int, ids: list[str] | None = None) -> None:
+        """A TOC was written: it holds the deletions and `ids` (None: every document sent)."""
         for mid in self.deleted:
             self.entries.pop(mid, None)
         self.deleted = []
-        self.entries.update(self.pending)
-        self.pending = []
+        for mid in list(self.sent) if ids is None else ids:
+            self.entries[mid] = self.sent.pop(mid)
+            self.done.add(mid)
         self.owner._save_manifest(generation, self.entries)
         self.commits += 1
         self.owner._committed()
@@ -708,10 +744,9 @@ class _Job:
                 return
             except BuildError as error:
                 # Whatever was committed stays; the rest is indexed here, in this process.
-                done = self.yielded - len(self.pending)
-                self.pending = []
                 self.problems.append(f"parallel build stopped ({error}); finished in this process")
-                to_write = to_write[done:]
+                self.sent.clear()
+                to_write = [mid for mid in to_write if mid not in self.done]
                 to_delete = list(self.deleted)
         self._run_here(to_write, to_delete, total)
 
@@ -746,12 +781,12 @@ class _Job:
         self.deleted = list(to_delete)
         total = len(to_write)
         offset = grand_total - total
-        points = owner.plan.commit_points(total, 1) if total else []
+        points = list(itertools.accumulate(owner.plan.quotas(total, 1)[0])) if total else []
         point = 0
         done = 0
         if total:
             self.report(offset, grand_total)
-        for doc in self.documents(to_write):
+        for _mid, doc in self.documents(to_write):
             writer.add_document(**doc)
             done += 1
             if done % 100 == 0 or done == total:

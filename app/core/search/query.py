@@ -31,6 +31,7 @@ from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 
 from app.core.model import System, Tier, TrustLevel
+from app.core.search.lexicon import Lexicon, fuzzy_automaton
 from app.core.search.schema import (
     DATE_FIELDS,
     FILTER_FIELDS,
@@ -481,10 +482,13 @@ class Built:
     highlight_terms: set[str] = field(default_factory=set)
     plain_words: list[Word] = field(default_factory=list)  # for "did you mean"
     expanded: bool = False
+    lexicon: Lexicon = field(default_factory=lambda: Lexicon())
 
 
-def build(node: Node | None, reader: Any) -> Built:
-    built = Built(None)
+def build(node: Node | None, reader: Any, lexicon: Lexicon | None = None) -> Built:
+    """The Whoosh query of a tree, prefixes and fuzzy terms expanded against `reader` (through the
+    in-memory `lexicon` when given)."""
+    built = Built(None, lexicon=lexicon or Lexicon())
     if node is not None:
         built.query = _build(node, reader, built, negated=False)
     return built
@@ -526,13 +530,13 @@ def _build(node: Node, reader: Any, built: Built, negated: bool) -> wq.Query | N
 
 def _build_word(node: Word, reader: Any, built: Built, negated: bool) -> wq.Query | None:
     if node.prefix:
-        found = expand_prefix(reader, "text", node.text)
+        found = expand_prefix(reader, "text", node.text, lexicon=built.lexicon)
         built.expanded = True
         if not negated:
             built.highlight_terms.update(found)
         return _any_of("text", found)
     if node.fuzzy:
-        found = expand_fuzzy(reader, "text", node.text, node.fuzzy)
+        found = expand_fuzzy(reader, "text", node.text, node.fuzzy, lexicon=built.lexicon)
         built.expanded = True
         if not negated:
             built.highlight_terms.update(found)
@@ -673,7 +677,9 @@ def _leaves(reader: Any) -> Iterator[Any]:
         yield leaf
 
 
-def expand_prefix(reader: Any, fieldname: str, text: str, *, analyzed: bool = True) -> list[str]:
+def expand_prefix(
+    reader: Any, fieldname: str, text: str, *, analyzed: bool = True, lexicon: Lexicon | None = None
+) -> list[str]:
     """The most frequent terms starting with `text` (and with its stem, for the text field, so
     `memory*` finds the stem `memori`), at most MAX_EXPANSIONS of them."""
     prefixes = [text.lower()]
@@ -689,19 +695,26 @@ def expand_prefix(reader: Any, fieldname: str, text: str, *, analyzed: bool = Tr
     counts: dict[str, int] = {}
     for leaf in _leaves(reader):
         for prefix in prefixes:
-            try:
-                items = leaf.iter_prefix(fieldname, prefix)
-                for scanned, (btext, info) in enumerate(items):
-                    if scanned >= MAX_PREFIX_SCAN:
-                        break
-                    term = btext.decode("utf-8") if isinstance(btext, bytes) else btext
-                    counts[term] = counts.get(term, 0) + info.doc_frequency()
-            except KeyError:
-                continue
+            if lexicon is not None:
+                found = lexicon.terms(leaf, fieldname).prefixed(prefix, MAX_PREFIX_SCAN)
+            else:
+                found = _prefixed(leaf, fieldname, prefix)
+            for term, df in found:
+                counts[term] = counts.get(term, 0) + df
     return [term for _df, term in nlargest(MAX_EXPANSIONS, ((df, t) for t, df in counts.items()))]
 
 
-def expand_fuzzy(reader: Any, fieldname: str, text: str, distance: int) -> list[str]:
+def _prefixed(leaf: Any, fieldname: str, prefix: str) -> Iterator[tuple[str, int]]:
+    try:
+        for scanned, (btext, info) in enumerate(leaf.iter_prefix(fieldname, prefix)):
+            if scanned >= MAX_PREFIX_SCAN:
+                return
+            yield (btext.decode("utf-8") if isinstance(btext, bytes) else btext), info.doc_frequency()
+    except KeyError:
+        return
+
+
+def expand_fuzzy(reader: Any, fieldname: str, text: str, distance: int, *, lexicon: Lexicon | None = None) -> list[str]:
     """Terms within `distance` edits of the word (or its stem), sharing its first letter; the most
     frequent MAX_FUZZY_EXPANSIONS of them, the word itself included when indexed."""
     parts = words(text)
@@ -712,14 +725,15 @@ def expand_fuzzy(reader: Any, fieldname: str, text: str, distance: int) -> list[
     stemmed = term_of(raw)
     if stemmed:
         candidates.add(stemmed)
+    lexicon = lexicon or Lexicon()
+    automata = [fuzzy_automaton(candidate, distance) for candidate in sorted(candidates)]
     counts: dict[str, int] = {}
     for leaf in _leaves(reader):
-        for candidate in candidates:
-            for term in leaf.terms_within(fieldname, candidate, distance, prefix=1):
-                term = term.decode("utf-8") if isinstance(term, bytes) else term
-                if term not in counts:
-                    counts[term] = 0
-        for term in list(counts):
-            counts[term] += leaf.doc_frequency(fieldname, term)
-    found = [(df, t) for t, df in counts.items() if df > 0]
-    return [term for _df, term in nlargest(MAX_FUZZY_EXPANSIONS, found)]
+        segment_terms = lexicon.terms(leaf, fieldname)
+        found: set[str] = set()
+        for automaton in automata:
+            found.update(segment_terms.within(automaton))
+        for term in found:
+            counts[term] = counts.get(term, 0) + segment_terms.frequency(term)
+    ranked = [(df, t) for t, df in counts.items() if df > 0]
+    return [term for _df, term in nlargest(MAX_FUZZY_EXPANSIONS, ranked)]

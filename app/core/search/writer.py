@@ -454,15 +454,16 @@ def build_parallel(
     waiting: list[list[list[str]]] = [[] for _ in range(workers)]  # flushed, not yet committed
     current = list(segments)
 
+    commits = 0
+
     def on_segment(worker: int, segment: Any) -> None:
-        nonlocal current
+        nonlocal current, commits
         ids = waiting[worker].pop(0)
         if segment is not None:
             current = current + [segment]
-        sweep = build.outstanding == 0 and finished
-        on_commit(commit_segments(ix, schema, current, sweep=sweep), ids)
+        commits += 1
+        on_commit(commit_segments(ix, schema, current, sweep=False), ids)
 
-    finished = False
     build = ParallelBuild(ix, workers, nice=nice)
     try:
         batches: list[list[dict[str, Any]]] = [[] for _ in range(workers)]
@@ -498,9 +499,12 @@ def build_parallel(
                 waiting[worker].append(sent_ids[worker])
                 sent_ids[worker] = []
                 build.send(worker, "flush", on_segment)
-        finished = True
         build.drain(on_segment)
-        commit_segments(ix, schema, current, sweep=True)
+        if commits == 0:  # nothing was written, but deletions in `segments` still need a TOC
+            on_commit(commit_segments(ix, schema, current, sweep=False), [])
+        # every worker is done: now unreferenced files (older segments, temp files) can go
+        clean_files(ix.storage, ix.indexname, ix.latest_generation(), current)
+        ix.storage.temp_storage(f"{ix.indexname}.tmp").destroy()
         return current, build.peak_rss
     finally:
         build.close()
