@@ -159,6 +159,7 @@ def build_open_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"memwb {__version__}")
     _paths(parser)
+    parser.add_argument("--theme", help="a theme name (bundled: workbench-dark, workbench-light, workbench-high-contrast)")
     _common(parser)
     return parser
 
@@ -598,9 +599,12 @@ def cmd_open(args: argparse.Namespace) -> int:
     locations = _locations(args)
     problems: list[Problem] = []
     paths, note = _resolve_paths(args, locations, problems)
+    settings = load_settings(locations.config, problems)
+    for problem in problems:
+        _say(str(problem))
     from app.tui.app import MemoryWorkbenchApp  # the UI is loaded only when it is shown
 
-    app = MemoryWorkbenchApp(Workbench(locations), paths, notice=note)
+    app = MemoryWorkbenchApp(Workbench(locations), paths, notice=note, theme=args.theme or settings.theme, keymap=settings.keymap)
     app.run()
     return 0
 

@@ -17,6 +17,7 @@ class Settings(BaseModel):
 
     portfolios: list[str] = []
     theme: str | None = None
+    keymap: dict[str, str] = {}  # binding id -> keys, e.g. {"mode-review": "f9"}
 
 
 def load_settings(config_dir: Path, problems: list[Problem]) -> Settings:

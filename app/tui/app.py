@@ -1,112 +1,144 @@
-"""MemoryWorkbenchApp: for now a plain list of every memory the core reads, filled in as the
-startup pipeline runs in a background worker."""
+"""MemoryWorkbenchApp: the Textual face over the Workbench facade.
+
+The app owns the facade and the load: the startup pipeline runs in a named, exclusive thread worker
+and its phase events come back as messages (PhaseChanged), so the first screen is up at once and
+fills in as the deferred phases finish. Screens are modes (browse, search, review, budget,
+timeline); they read `app.workbench` when `generation` moves (each finished load bumps it) and never
+touch files, SQLite or Whoosh themselves.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import Binding
-from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.reactive import reactive
 
-from app.core.inert import one_line
 from app.core.locations import themes_dir
-from app.core.load.pipeline import LoadResult
-from app.core.model import PhaseEvent
+from app.core.model import PhaseEvent, TrustLevel
 from app.core.workbench import Workbench
+from app.tui.commands import WorkbenchCommands
+from app.tui.messages import LoadFailed, PhaseChanged, WorkbenchLoaded
+from app.tui.screens.browse import BrowseScreen
+from app.tui.screens.budget import BudgetScreen
+from app.tui.screens.help import HelpScreen
+from app.tui.screens.review import ReviewScreen
+from app.tui.screens.search import SearchScreen
+from app.tui.screens.timeline import TimelineScreen
 from app.tui.theming import DEFAULT_THEME, VARIABLE_DEFAULTS, load_theme_dirs
 
 
 class MemoryWorkbenchApp(App[None]):
-    CSS_PATH = "styles/app.tcss"
+    CSS_PATH = ["styles/app.tcss"]
     TITLE = "Memory Workbench"
+    COMMANDS = App.COMMANDS | {WorkbenchCommands}
+    MODES = {
+        "browse": BrowseScreen,
+        "search": SearchScreen,
+        "review": ReviewScreen,
+        "budget": BudgetScreen,
+        "timeline": TimelineScreen,
+    }
+    DEFAULT_MODE = "browse"
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="quit"),
-        Binding("ctrl+r", "reload", "Rescan", id="rescan"),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("f2", "app.switch_mode('browse')", "Browse", id="mode-browse"),
+        Binding("slash", "app.switch_mode('search')", "Search", id="mode-search"),
+        Binding("f3", "app.switch_mode('review')", "Review", id="mode-review"),
+        Binding("f4", "app.switch_mode('budget')", "Budget", id="mode-budget"),
+        Binding("f5", "app.switch_mode('timeline')", "Timeline", id="mode-timeline"),
+        Binding("ctrl+r", "rescan", "Rescan", id="rescan"),
     ]
 
-    @dataclass
-    class PhaseChanged(Message):
-        event: PhaseEvent
+    generation: reactive[int] = reactive(0)  # bumped by every finished load
+    event_count: reactive[int] = reactive(0)  # bumped by every phase event (the live timeline)
+    loading: reactive[bool] = reactive(True)
 
-    @dataclass
-    class Loaded(Message):
-        result: LoadResult
-
-    def __init__(self, workbench: Workbench, paths: list[Path], *, notice: str = "", theme: str | None = None) -> None:
+    def __init__(
+        self,
+        workbench: Workbench,
+        paths: list[Path],
+        *,
+        notice: str = "",
+        theme: str | None = None,
+        keymap: dict[str, str] | None = None,
+        load: bool = True,
+    ) -> None:
         super().__init__()
         self.workbench = workbench
         self.paths = paths
         self.notice = notice
+        self.events: list[PhaseEvent] = []
+        self.autoload = load
         bundle = load_theme_dirs(themes_dir(), workbench.locations.config / "themes")
         for loaded in bundle.themes:
             self.register_theme(loaded)
         self.theme_errors = bundle.errors
         wanted = theme or DEFAULT_THEME
         self.theme = wanted if wanted in self.available_themes else "textual-dark"
+        if keymap:
+            self.set_keymap(keymap)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(Text("Starting..."), id="status")
-        yield DataTable(id="memories", cursor_type="row", zebra_stripes=True)
-        yield Footer()
-
     def on_mount(self) -> None:
-        table = self.query_one("#memories", DataTable)
-        for key, label, width in (
-            ("name", "Name", 40),
-            ("system", "System", 11),
-            ("portfolio", "Portfolio", 14),
-            ("tier", "Tier", 10),
-            ("trust", "Trust", 11),
-            ("priority", "Prio", 5),
-            ("tokens", "Tokens", 7),
-        ):
-            table.add_column(label, key=key, width=width)
         if self.notice:
             self.notify(self.notice, title="Sample portfolio", timeout=6)
         for error in self.theme_errors:
             self.notify(error, title="Theme not loaded", severity="warning", timeout=8)
-        self.load()
+        if self.autoload:
+            self.load()
 
-    def action_reload(self) -> None:
+    # -- loading ---------------------------------------------------------------------------------
+
+    def action_rescan(self) -> None:
         self.load()
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load(self) -> None:
-        result = self.workbench.open(self.paths, emit=lambda event: self.post_message(self.PhaseChanged(event)))
-        self.post_message(self.Loaded(result))
+        self.call_from_thread(setattr, self, "loading", True)
+        try:
+            result = self.workbench.open(self.paths, emit=lambda event: self.post_message(PhaseChanged(event)))
+        except Exception as error:  # noqa: BLE001 - shown to the person, never a crash
+            self.post_message(LoadFailed(f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(WorkbenchLoaded(result))
 
-    def on_memory_workbench_app_phase_changed(self, message: PhaseChanged) -> None:
-        event = message.event
-        progress = f" {event.done}/{event.total}" if event.total else ""
-        self.query_one("#status", Static).update(Text(f"{event.phase} ({event.path}) {event.status}{progress}"))
+    def on_phase_changed(self, message: PhaseChanged) -> None:
+        if message.event.status == "start" and message.event.phase == "discover":
+            self.events = []
+        self.events.append(message.event)
+        self.event_count += 1
 
-    def on_memory_workbench_app_loaded(self, message: Loaded) -> None:
-        result = message.result
-        table = self.query_one("#memories", DataTable)
-        table.clear()
-        for memory in result.memories:
-            table.add_row(
-                Text(one_line(memory.name, 40)),
-                Text(memory.system.value),
-                Text(one_line(memory.portfolio, 14)),
-                Text(memory.tier.value),
-                Text(memory.trust.value),
-                Text("" if memory.priority is None else str(memory.priority)),
-                Text(str(memory.tokens)),
-                key=memory.id,
-            )
-        problems = len(self.workbench.problems())
-        self.sub_title = f"{len(result.memories)} memories · {len(result.portfolios)} portfolios · {problems} problems"
-        timeline = result.timeline
-        self.query_one("#status", Static).update(
-            Text(f"Loaded in {timeline.total_ms:.0f} ms (critical path {timeline.critical_path_ms:.0f} ms). Ctrl+R rescans, Ctrl+Q quits.")
-        )
+    def on_workbench_loaded(self, message: WorkbenchLoaded) -> None:
+        self.loading = False
+        self.generation += 1
+        self.sub_title = self.counts_line()
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        self.loading = False
+        self.notify(message.error, title="Could not read the portfolios", severity="error", timeout=10)
+
+    def counts_line(self) -> str:
+        """The header's counts: memories, flagged, quarantined, budgets over."""
+        memories = self.workbench.memories
+        flagged = sum(m.trust is TrustLevel.FLAGGED for m in memories)
+        quarantined = sum(m.trust is TrustLevel.QUARANTINED for m in memories)
+        over = sum(plan.over for plan in self.workbench.budgets())
+        return f"{len(memories):,} memories · {flagged} flagged · {quarantined} quarantined · {over} budgets over"
+
+    # -- help ------------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def open_memory(self, memory_id: str) -> None:
+        """Show one memory in the browse screen (from the palette, search or review)."""
+        self.switch_mode("browse")
+        screen = self.screen
+        if hasattr(screen, "show_memory"):
+            screen.show_memory(memory_id)

@@ -1,10 +1,9 @@
-"""The workbench app on a copy of the sample portfolio, driven by Pilot."""
+"""The app shell on a copy of the sample portfolio, driven by Pilot: load, counts, modes, help,
+keymap, rescan."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-from textual.widgets import DataTable, Static
 
 from app.core.clock import FixedClock
 from app.core.locations import Locations
@@ -12,44 +11,65 @@ from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 
 
-async def test_lists_every_memory_of_the_sample(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
-    expected = Workbench(isolated_locations, clock=clock).open([sample_copy])
-    app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [sample_copy])
+def make_app(locations: Locations, clock: FixedClock, paths: list[Path], **kwargs: object) -> MemoryWorkbenchApp:
+    return MemoryWorkbenchApp(Workbench(locations, clock=clock), paths, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_loads_and_counts_in_the_header(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, [sample_copy])
     async with app.run_test(size=(120, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        table = app.query_one("#memories", DataTable)
-        assert table.row_count == len(expected.memories)
-        assert {str(key.value) for key in table.rows} == {m.id for m in expected.memories}
-        status = app.query_one("#status", Static)
-        assert "Loaded in" in str(status.content)
-        assert f"{len(expected.memories)} memories" in app.sub_title
+        assert not app.loading and app.generation == 1
+        assert len(app.workbench.memories) == 149
+        assert app.sub_title.startswith("149 memories") and "budgets over" in app.sub_title
+        phases = [e.phase for e in app.events if e.status == "end"]
+        assert phases == ["discover", "read", "parse", "validate", "index", "plan"]
 
 
-async def test_rescan_key_reloads(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
-    app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [sample_copy])
+async def test_mode_keys_and_help(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, [sample_copy])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        for key, screen in (("f3", "ReviewScreen"), ("f4", "BudgetScreen"), ("f5", "TimelineScreen"), ("f2", "BrowseScreen")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert type(app.screen).__name__ == screen
+        await pilot.press("f1")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"
+        keys = str(app.screen.query_one("#help-keys").render())
+        assert "mode-review" in keys and "rescan" in keys
+        await pilot.press("escape")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "BrowseScreen"
+
+
+async def test_keymap_remaps_by_binding_id(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, [sample_copy], keymap={"mode-review": "f9"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("f9")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ReviewScreen"
+
+
+async def test_rescan_reloads(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, [sample_copy])
     async with app.run_test(size=(120, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        before = app.query_one("#memories", DataTable).row_count
         folder = next((sample_copy / "massgen").glob("*/memory/long_term"))
         (folder / "added_by_test.md").write_text("---\nname: added_by_test\ndescription: new\ntier: long_term\nagent_id: t\n---\nbody\n")
         await pilot.press("ctrl+r")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.query_one("#memories", DataTable).row_count == before + 1
+        assert app.generation == 2 and len(app.workbench.memories) == 150
 
 
-async def test_memory_text_is_shown_inert(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
-    folder = tmp_path / "dh" / "portfolio" / "memories" / "2026-11-01"
-    folder.mkdir(parents=True)
-    (folder / "evil.yaml").write_text("---\nname: \"[@click=app.quit]x[/] \\e[2K [link=https://x]y[/link]\"\n---\nbody\n")
-    app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [tmp_path / "dh"])
+async def test_a_broken_portfolio_path_is_reported_not_fatal(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, [tmp_path / "missing"])
     async with app.run_test(size=(120, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        table = app.query_one("#memories", DataTable)
-        assert table.row_count == 1
-        cell = table.get_row_at(0)[0]
-        assert "[@click=app.quit]" in cell.plain
-        assert "\x1b" not in cell.plain and "\u241b" in cell.plain
+        assert app.workbench.memories == [] and app.generation == 1

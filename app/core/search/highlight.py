@@ -19,16 +19,37 @@ FRAGMENT_CHARS = 160
 _WORD = re.compile(r"\w+")
 _SPACES = re.compile(r"\s+")
 MAX_SCAN_CHARS = 64_000
+MAX_MATCHES = 64  # enough to choose a good window; a body repeating a word 10,000 times is not read whole
 
 
-def _matches(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
+_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
+
+
+def _pattern(wanted: frozenset[str]) -> re.Pattern[str]:
+    """A regex finding the words that may analyse to a wanted term: a Porter stem minus its last
+    letter is a prefix of every word it comes from (memori <- memory, deploy <- deploying), so the
+    regex engine skips the other words and only candidates are stemmed."""
+    found = _PATTERNS.get(wanted)
+    if found is None:
+        heads = sorted({re.escape(t[: max(2, len(t) - 1)]) for t in wanted}, key=len, reverse=True)
+        found = re.compile(r"\b(?:" + "|".join(heads) + r")\w*", re.IGNORECASE)
+        if len(_PATTERNS) > 64:
+            _PATTERNS.clear()
+        _PATTERNS[wanted] = found
+    return found
+
+
+def _matches(text: str, wanted: set[str] | frozenset[str]) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     if not wanted:
         return found
-    for match in _WORD.finditer(text, 0, min(len(text), MAX_SCAN_CHARS)):
+    key = frozenset(wanted)
+    for match in _pattern(key).finditer(text, 0, min(len(text), MAX_SCAN_CHARS)):
         term = term_of(match.group().lower())
-        if term is not None and term in wanted:
+        if term is not None and term in key:
             found.append((match.start(), match.end(), term))
+            if len(found) >= MAX_MATCHES:
+                break
     return found
 
 

@@ -598,6 +598,12 @@ class _ConstantMatcher(ListMatcher):
             return 1
         return 0
 
+    def replace(self, minquality: float = 0) -> Any:
+        # equal scores cannot enter a full page (Whoosh only tests `<`)
+        if not self.is_active() or (minquality and self._boost <= minquality):
+            return NullMatcher()
+        return self
+
     def skip_to(self, id: int) -> None:  # noqa: A002 - Whoosh's name
         if not self.is_active():
             raise ReadTooFar

@@ -1,0 +1,1 @@
+"""The workbench's screens, one per mode."""

@@ -1,0 +1,14 @@
+"""The timeline screen (placeholder until it is built)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+
+class TimelineScreen(Screen[None]):
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("timeline", id="timeline-placeholder")
+        yield Footer()
