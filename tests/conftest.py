@@ -4,6 +4,7 @@ the sample portfolio get a private copy, so no test writes into the repository o
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from app.core.clock import FixedClock
 from app.core.locations import Locations
+from tests.write_guard import guarding
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample-portfolio"
@@ -24,6 +26,17 @@ def isolated_locations(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     for name in ("cache", "data", "config"):
         monkeypatch.setenv(f"MEMWB_{name.upper()}_DIR", str(base / name))
     return Locations.from_env()
+
+
+@pytest.fixture(autouse=True)
+def no_writes_outside(tmp_path_factory: pytest.TempPathFactory, isolated_locations: Locations) -> Iterator[None]:
+    """Every test: any write outside pytest's temporary folders (where each test's portfolio copy
+    and the workbench's own folders live) fails the test. The repository's sample is never written."""
+    allowed = [tmp_path_factory.getbasetemp(), isolated_locations.cache, isolated_locations.data, isolated_locations.config, ROOT / ".pytest_cache"]
+    with guarding(allowed) as guard:
+        yield
+    if guard.violations:
+        pytest.fail(f"writes outside the test's folders: {guard.violations[:5]}")
 
 
 @pytest.fixture
