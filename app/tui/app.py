@@ -16,6 +16,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
 
+from app.core.inert import inert
 from app.core.locations import themes_dir
 from app.core.model import PhaseEvent, TrustLevel
 from app.core.workbench import Workbench
@@ -81,6 +82,18 @@ class MemoryWorkbenchApp(App[None]):
         self.theme = wanted if wanted in self.available_themes else "textual-dark"
         if keymap:
             self.set_keymap(keymap)
+        # An agent that re-saves a file from its stale read silently undoes our change (SECURITY.md
+        # 0.3): the core watches each saved file for a few seconds and we tell the person.
+        workbench.reviewer.on_revert = self._reverted
+        workbench.curator.on_revert = self._reverted
+
+    def _reverted(self, path: Path, data: bytes | None) -> None:
+        """Called from a watch thread."""
+        message = f"Your change to {inert(str(path), keep_newlines=False)} was overwritten by another process."
+        try:
+            self.call_from_thread(self.notify, message, title="Change reverted", severity="warning", timeout=15)
+        except RuntimeError:  # the app has already stopped
+            pass
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)
