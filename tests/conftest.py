@@ -4,6 +4,7 @@ the sample portfolio get a private copy, so no test writes into the repository o
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,10 +30,12 @@ def isolated_locations(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
 
 
 @pytest.fixture(autouse=True)
-def no_writes_outside(tmp_path_factory: pytest.TempPathFactory, isolated_locations: Locations) -> Iterator[None]:
+def no_writes_outside(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, isolated_locations: Locations) -> Iterator[None]:
     """Every test: any write outside pytest's temporary folders (where each test's portfolio copy
     and the workbench's own folders live) fails the test. The repository's sample is never written."""
     allowed = [tmp_path_factory.getbasetemp(), isolated_locations.cache, isolated_locations.data, isolated_locations.config, ROOT / ".pytest_cache"]
+    if "snapshots" in request.node.path.parts:  # the snapshot plugin keeps its pictures in temp files
+        allowed += [Path(tempfile.gettempdir()), request.node.path.parent / "__snapshots__"]
     with guarding(allowed) as guard:
         yield
     if guard.violations:

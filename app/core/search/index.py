@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import itertools
 import json
@@ -29,8 +30,10 @@ import shutil
 import stat
 import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from heapq import nlargest
 from pathlib import Path
 from typing import Any
@@ -39,13 +42,15 @@ from whoosh import query as wq
 from whoosh.collectors import FilterCollector, TopCollector
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, EmptyIndexError, FileIndex
-from whoosh.reading import SegmentReader
+from whoosh.reading import EmptyReader, MultiReader, SegmentReader
+from whoosh.searching import Searcher
 from whoosh.util.filelock import try_for
 
 from app.core.model import Memory
+from app.core.search.fastpath import top_for_term
 from app.core.search.highlight import highlight
 from app.core.search.lexicon import FastBM25F, Lexicon, fuzzy_automaton
-from app.core.search.query import Built, QuerySyntaxError, Word, build, parse
+from app.core.search.query import MAX_EDIT_WORD, Built, QuerySyntaxError, build, edits, parse
 from app.core.search.results import Hit, IndexReport, SearchResult
 from app.core.search.schema import (
     SCHEMA_VERSION,
@@ -69,9 +74,8 @@ FEW_HITS = 3  # fewer hits than this and a "did you mean" is looked for
 SMALL_SEGMENT = 2000  # segments under this many documents are merged together...
 MERGE_AT = 6  # ...once there are this many of them
 MLT_TERMS = 12
-MAX_EDIT_WORD = 24  # longer typed words skip the single-edit candidates (there would be too many)
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 REFRESH_CHECK_SECONDS = 2.0
+PROGRESS_EVERY = 25  # documents between two progress calls of an in-process build
 
 TextOf = Callable[[Memory], str]
 SalienceOf = Callable[[Memory], float]
@@ -175,6 +179,7 @@ class SearchIndex:
         self._last_check = 0.0
         self._damaged: str | None = None
         self._lexicon = Lexicon()
+        self._leaked = False
         self.last_build: dict[str, int] = {}  # diagnostics of the last build (bench/search.py)
 
     # -- the folder ------------------------------------------------------------------------------
@@ -265,7 +270,9 @@ class SearchIndex:
         data = {"version": MANIFEST_VERSION, "schema": SCHEMA_VERSION, "generation": generation, "entries": entries}
         temp = self.folder / f"{MANIFEST}.tmp"
         with open(temp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
+            # ensure_ascii: ids may hold lone surrogates (undecodable file names), which only an
+            # escaped JSON string can carry
+            json.dump(data, handle, ensure_ascii=True, separators=(",", ":"))
         os.replace(temp, self._manifest_path())
 
     # -- opening for an update -------------------------------------------------------------------
@@ -280,6 +287,7 @@ class SearchIndex:
                 reason = str(why)
             except Exception as error:  # any failure to read the index means: rebuild it
                 reason = f"damaged index ({type(error).__name__}: {error})"[:300]
+                self._leaked = True
         self._wipe()
         TOC.create(self._storage, self._schema, INDEX_NAME)
         self._damaged = None
@@ -363,7 +371,7 @@ class SearchIndex:
         distrust: str | None,
         started: float,
     ) -> IndexReport:
-        with self._lock:
+        with self._guard():
             ix, entries, rebuilt = self._open_for_update(distrust)
         problems: list[str] = []
         wanted = self._digests(memories, text_of, salience_of, problems)
@@ -452,13 +460,47 @@ class SearchIndex:
                 self._last_check = now
                 if not self._searcher.up_to_date():
                     self._check_toc()
-                    self._searcher = self._searcher.refresh()
+                    self._searcher = self._refreshed(self._searcher)
                     self._body = None
                     self._lexicon.keep(self._segment_ids(self._searcher))
             return self._searcher
         except Exception as error:
             self._mark_damaged(error)
             return None
+
+    def _refreshed(self, searcher: Any) -> Any:
+        """A searcher on the latest generation, keeping the open readers of unchanged segments.
+
+        Not Whoosh's refresh(): it reuses a segment's reader when the segment id matches, and a
+        reader caches the segment's deleted documents, so a commit that only deletes (a removed
+        memory, the old copy of a changed one) stayed invisible to the refreshed searcher."""
+        ix = self._open_index()
+        toc = ix._read_toc()
+        old: dict[str, tuple[Any, int]] = {}
+        for leaf, _base in searcher.reader().leaf_readers():
+            segment = leaf.segment()
+            if segment is not None:
+                old[segment.segment_id()] = (leaf, segment.deleted_count())
+        readers = []
+        for segment in toc.segments:
+            kept = old.pop(segment.segment_id(), None)
+            if kept is not None and kept[1] == segment.deleted_count():
+                readers.append(kept[0])
+                continue
+            if kept is not None:
+                old[segment.segment_id()] = kept  # its deletions changed: closed below
+            readers.append(SegmentReader(self._storage, self._schema, segment, generation=toc.generation))
+        for leaf, _count in old.values():
+            leaf.close()
+        searcher.is_closed = True
+        if not readers:
+            reader: Any = EmptyReader(self._schema)
+        elif len(readers) == 1:
+            reader = readers[0]
+            reader._gen = toc.generation
+        else:
+            reader = MultiReader(readers, generation=toc.generation)
+        return Searcher(reader, fromindex=ix, weighting=searcher.weighting)
 
     @staticmethod
     def _segment_ids(searcher: Any) -> set[str]:
@@ -469,7 +511,22 @@ class SearchIndex:
                 ids.add(segment.segment_id())
         return ids
 
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """The searcher lock. Whoosh leaves the files of a segment it failed to read to the garbage
+        collector, which warns as it closes them; on a damaged index that is expected, so after a
+        failure they are collected here, quietly."""
+        with self._lock, warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            try:
+                yield
+            finally:
+                if self._leaked:
+                    self._leaked = False
+                    gc.collect()
+
     def _mark_damaged(self, error: BaseException) -> None:
+        self._leaked = True
         self._damaged = f"damaged index ({type(error).__name__}: {error})"[:300]
         self._close_searcher()
 
@@ -495,7 +552,7 @@ class SearchIndex:
         limit = max(1, int(limit))
         if tree is None:
             return SearchResult(query=query, total=0, took_ms=_ms(started))
-        with self._lock:
+        with self._guard():
             searcher = self._current_searcher()
             if searcher is None:
                 return self._unavailable(query, started)
@@ -511,15 +568,20 @@ class SearchIndex:
             return SearchResult(
                 query=query, total=0, took_ms=_ms(started), notice="nothing to search for: only very common words"
             )
-        results = _run(searcher, built.query, limit)
-        scored = results.scored_length()
-        if scored < limit:
-            total, exact = scored, True
-        elif results.has_exact_length():
-            total, exact = len(results), True
+        query_obj = built.query
+        if isinstance(query_obj, wq.Term) and query_obj.fieldname == "text" and query_obj.boost == 1.0:
+            page, total, exact = top_for_term(searcher, "text", query_obj.text, limit, self._lexicon)
         else:
-            total, exact = max(scored, int(results.estimated_length())), False
-        hits = [self._hit(searcher, docnum, score, built.highlight_terms) for docnum, score in results.items()]
+            results = _run(searcher, query_obj, limit)
+            page = list(results.items())
+            scored = len(page)
+            if scored < limit:
+                total, exact = scored, True
+            elif results.has_exact_length():
+                total, exact = len(results), True
+            else:
+                total, exact = max(scored, int(results.estimated_length())), False
+        hits = [self._hit(searcher, docnum, score, built.highlight_terms) for docnum, score in page]
         suggestion = None
         if total < FEW_HITS and built.plain_words:
             suggestion = self._suggest(searcher, query, built)
@@ -555,7 +617,8 @@ class SearchIndex:
     def _closest(self, searcher: Any, typed: str, term: str, frequency: int) -> str | None:
         """A better-attested word for a rare typed word: first the words one edit away from what was
         typed (their stems looked up; this is what catches typos in long words, whose stems differ
-        a lot), then indexed stems one or two edits from its stem (shown as a real word)."""
+        a lot), then indexed stems one or two edits from its stem. Shown as a word found in a
+        memory, not as a stem."""
         segments = [self._lexicon.terms(leaf, "text") for leaf, _base in searcher.reader().leaf_readers()]
 
         def frequency_of(stem: str) -> int:
@@ -563,18 +626,16 @@ class SearchIndex:
 
         raw = words(typed)[-1]
         if len(raw) <= MAX_EDIT_WORD:
-            best: tuple[int, str] | None = None
-            seen: set[str] = set()
-            for candidate in _edits(raw):
+            by_stem: dict[str, list[str]] = {}
+            for candidate in edits(raw):
                 stem = term_of(candidate)
-                if stem is None or stem == term or stem in seen:
-                    continue
-                seen.add(stem)
-                df = frequency_of(stem)
-                if df > frequency and (best is None or df > best[0]):
-                    best = (df, candidate)
-            if best is not None:
-                return best[1]
+                if stem is not None and stem != term:
+                    by_stem.setdefault(stem, []).append(candidate)
+            ranked = [(frequency_of(stem), stem) for stem in by_stem]
+            ranked = [(df, stem) for df, stem in ranked if df > frequency]
+            if ranked:
+                stem = max(ranked)[1]
+                return self._surface(searcher, stem, by_stem[stem])
         for distance in (1, 2):
             automata = [fuzzy_automaton(candidate, distance) for candidate in sorted({raw, term})]
             found: set[str] = set()
@@ -584,28 +645,33 @@ class SearchIndex:
             ranked = [(frequency_of(t), t) for t in found if t != term]
             ranked = [(df, t) for df, t in ranked if df > frequency]
             if ranked:
-                return self._surface(searcher, max(ranked)[1])
+                return self._surface(searcher, max(ranked)[1], [])
         return None
 
-    def _surface(self, searcher: Any, term: str) -> str:
-        """A real word indexed as `term` (stems like `memori` are not words): the first word of a
-        memory holding the term that analyses to it; the term itself if none is found."""
+    def _surface(self, searcher: Any, term: str, preferred: list[str]) -> str:
+        """A real word indexed as `term` (stems like `memori` are not words), from the first memory
+        holding it: one of `preferred` if that memory uses it, else the first such word there."""
         matcher = searcher.reader().postings("text", term)
         if not matcher.is_active():
-            return term
+            return preferred[0] if preferred else term
         docnum = matcher.id()
         stored = searcher.stored_fields(docnum)
+        seen: list[str] = []
         for text in (stored.get("name", ""), stored.get("description", ""), self._body_text(searcher, docnum)):
             for word in words(text):
                 if term_of(word) == term:
-                    return word
-        return term
+                    if word in preferred:
+                        return word
+                    seen.append(word)
+        if seen:
+            return seen[0]
+        return preferred[0] if preferred else term
 
     # -- more like this ----------------------------------------------------------------------------
 
     def more_like_this(self, memory_id: str, *, limit: int = 10) -> list[Hit]:
         """Memories sharing the most distinctive words of this one (near-duplicates first)."""
-        with self._lock:
+        with self._guard():
             searcher = self._current_searcher()
             if searcher is None:
                 return []
@@ -644,7 +710,7 @@ class SearchIndex:
         """Open the searcher and touch what a first query reads (term tables, lengths, stored fields,
         the bodies column), so the first real search is as fast as the rest. Safe to call from a
         background thread; does nothing when there is no index."""
-        with self._lock:
+        with self._guard():
             searcher = self._current_searcher()
             if searcher is None:
                 return
@@ -666,7 +732,7 @@ class SearchIndex:
     @property
     def documents(self) -> int:
         """Memories in the index now (0 when it is not built or not readable)."""
-        with self._lock:
+        with self._guard():
             searcher = self._current_searcher()
             return 0 if searcher is None else int(searcher.doc_count())
 
@@ -682,22 +748,6 @@ class SearchIndex:
 
 class _Rebuild(Exception):
     """An index that is readable but must be rebuilt (schema changed, files missing)."""
-
-
-def _edits(word: str) -> Iterator[str]:
-    """Every string one deletion, transposition, substitution or insertion away from `word`."""
-    letters = "".join(dict.fromkeys(_LETTERS + "".join(c for c in word if c.isalpha())))
-    for i in range(len(word)):
-        yield word[:i] + word[i + 1 :]
-    for i in range(len(word) - 1):
-        yield word[:i] + word[i + 1] + word[i] + word[i + 2 :]
-    for i in range(len(word)):
-        for c in letters:
-            if c != word[i]:
-                yield word[:i] + c + word[i + 1 :]
-    for i in range(len(word) + 1):
-        for c in letters:
-            yield word[:i] + c + word[i:]
 
 
 def _ms(started: float) -> float:
@@ -812,7 +862,7 @@ class _Job:
         for _mid, doc in self.documents(to_write):
             writer.add_document(**doc)
             done += 1
-            if done % 100 == 0 or done == total:
+            if done % PROGRESS_EVERY == 0 or done == total:
                 self.report(offset + done, grand_total)
             if done == points[point] and done < total:
                 writer.commit(merge=False)

@@ -13,6 +13,7 @@ frequencies an over-estimate), so nothing is ever invalidated, only dropped with
 from __future__ import annotations
 
 import struct
+import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
@@ -107,12 +108,34 @@ def field_lengths(leaf: Any, fieldname: str) -> bytes:
         return bytes(length_to_byte(leaf.doc_field_length(d, fieldname, 0)) for d in range(leaf.doc_count_all()))
 
 
+def column_values(leaf: Any, fieldname: str) -> array[Any]:
+    """Every document's value of a NumericColumn field in one segment (the column's default where a
+    document has none)."""
+    column = leaf.schema[fieldname].column_type
+    typecode = column._typecode
+    count = leaf.doc_count_all()
+    values: array[Any] = array(typecode)
+    if leaf.has_column(fieldname):
+        reader = leaf.column_reader(fieldname, column)
+        try:
+            raw = reader._dbfile.get(reader._basepos, reader._count * reader._fixedlen)
+            values.frombytes(raw)
+            if sys.byteorder == "little":
+                values.byteswap()  # NumericColumn writes network order
+        except AttributeError:
+            values = array(typecode, (reader[d] for d in range(count)))
+    if len(values) < count:
+        values.extend([column._default] * (count - len(values)))
+    return values
+
+
 class Lexicon:
-    """The cache of SegmentTerms and field lengths, by segment id."""
+    """The cache of SegmentTerms, field lengths and numeric columns, by segment id."""
 
     def __init__(self) -> None:
         self._terms: dict[tuple[str, str], SegmentTerms] = {}
         self._lengths: dict[tuple[str, str], bytes] = {}
+        self._columns: dict[tuple[str, str], array[Any]] = {}
 
     @staticmethod
     def _key(leaf: Any, fieldname: str) -> tuple[str, str] | None:
@@ -137,15 +160,26 @@ class Lexicon:
             found = self._lengths[key] = field_lengths(leaf, fieldname)
         return found
 
+    def column(self, leaf: Any, fieldname: str) -> array[Any]:
+        key = self._key(leaf, fieldname)
+        if key is None:
+            return column_values(leaf, fieldname)
+        found = self._columns.get(key)
+        if found is None:
+            found = self._columns[key] = column_values(leaf, fieldname)
+        return found
+
     def keep(self, segment_ids: set[str]) -> None:
         """Forget the segments that are gone (merged away or rebuilt)."""
-        for cache in (self._terms, self._lengths):
+        caches: tuple[dict[tuple[str, str], Any], ...] = (self._terms, self._lengths, self._columns)
+        for cache in caches:
             for key in [k for k in cache if k[0] not in segment_ids]:
                 del cache[key]
 
     def clear(self) -> None:
         self._terms.clear()
         self._lengths.clear()
+        self._columns.clear()
 
 
 class _LengthTableScorer(BM25FScorer):

@@ -17,6 +17,7 @@ Precedence: NOT binds tightest, then AND (explicit or implied), then OR.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from app.core.model import System, Tier, TrustLevel
 from app.core.search.lexicon import Lexicon, fuzzy_automaton
 from app.core.search.schema import (
     DATE_FIELDS,
+    MISSING,
     FILTER_FIELDS,
     NUMERIC_FIELDS,
     date_span,
@@ -49,6 +51,24 @@ from app.core.search.schema import (
 MAX_EXPANSIONS = 24
 MAX_PREFIX_SCAN = 4000  # candidate terms looked at per segment before choosing the most frequent
 MAX_FUZZY_EXPANSIONS = 16
+MAX_EDIT_WORD = 24  # longer words skip the one-edit candidates (there would be too many)
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def edits(word: str) -> Iterator[str]:
+    """Every string one deletion, transposition, substitution or insertion away from `word`."""
+    letters = "".join(dict.fromkeys(_LETTERS + "".join(c for c in word if c.isalpha())))
+    for i in range(len(word)):
+        yield word[:i] + word[i + 1 :]
+    for i in range(len(word) - 1):
+        yield word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+    for i in range(len(word)):
+        for c in letters:
+            if c != word[i]:
+                yield word[:i] + c + word[i + 1 :]
+    for i in range(len(word) + 1):
+        for c in letters:
+            yield word[:i] + c + word[i:]
 
 ENUM_VALUES: dict[str, tuple[str, ...]] = {
     "system": tuple(s.value for s in System),
@@ -161,11 +181,11 @@ def _lex(text: str) -> list[Tok]:
             tokens.append(_lex_phrase(text, i))
             i = tokens[-1].end
             continue
-        if ch == "-" and i + 1 < n and text[i + 1] not in _STOP_CHARS and (not tokens or _boundary(text, i)):
+        if ch == "-" and i + 1 < n and not text[i + 1].isspace() and text[i + 1] != ")" and _boundary(text, i):
             tokens.append(Tok("NOT", "-", i, i + 1))
             i += 1
             continue
-        if ch == "+" and i + 1 < n and text[i + 1] not in _STOP_CHARS:
+        if ch == "+" and i + 1 < n and not text[i + 1].isspace() and text[i + 1] != ")" and _boundary(text, i):
             i += 1  # "+word" is a required word, which every word already is
             continue
         field_match = _FIELD.match(text, i)
@@ -522,9 +542,7 @@ def _build(node: Node, reader: Any, built: Built, negated: bool) -> wq.Query | N
     if isinstance(node, FieldNode):
         return _build_field(node, reader)
     if isinstance(node, RangeNode):
-        if node.low is None and node.high is None:
-            return wq.Every(node.name)
-        return wq.NumericRange(node.name, node.low, node.high, startexcl=node.low_excl, endexcl=node.high_excl)
+        return ColumnRange(node.name, node.low, node.high, node.low_excl, node.high_excl, built.lexicon)
     raise TypeError(f"unknown node {node!r}")
 
 
@@ -612,6 +630,76 @@ class _ConstantMatcher(ListMatcher):
 
     def score(self) -> float:
         return self._boost
+
+
+class ColumnRange(wq.Query):
+    """Documents whose numeric column value is within a range (None: open end), all scored alike;
+    documents without a value never match. The column is scanned from the in-memory Lexicon."""
+
+    def __init__(
+        self,
+        fieldname: str,
+        low: float | None,
+        high: float | None,
+        low_excl: bool = False,
+        high_excl: bool = False,
+        lexicon: Lexicon | None = None,
+        boost: float = 1.0,
+    ) -> None:
+        self.fieldname = fieldname
+        self.low = low
+        self.high = high
+        self.low_excl = low_excl
+        self.high_excl = high_excl
+        self.lexicon = lexicon or Lexicon()
+        self.boost = boost
+
+    def __repr__(self) -> str:
+        opening = "{" if self.low_excl else "["
+        closing = "}" if self.high_excl else "]"
+        return f"ColumnRange({self.fieldname}:{opening}{self.low} TO {self.high}{closing})"
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.fieldname, self.low, self.high, self.low_excl, self.high_excl, self.boost)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ColumnRange) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def is_leaf(self) -> bool:
+        return True
+
+    def field(self) -> str:
+        return self.fieldname
+
+    def _terms(self, phrases: bool = True) -> Iterator[tuple[str, str]]:
+        return iter(())
+
+    def estimate_size(self, ixreader: Any) -> int:
+        return int(ixreader.doc_count())
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        leaf = searcher.reader()
+        values = self.lexicon.column(leaf, self.fieldname)
+        low = -math.inf if self.low is None else self.low
+        high = math.inf if self.high is None else self.high
+        low_excl, high_excl = self.low_excl, self.high_excl
+        missing = MISSING
+        found = [
+            d
+            for d, v in enumerate(values)
+            if v != missing
+            and (v > low if low_excl else v >= low)
+            and (v < high if high_excl else v <= high)
+        ]  # NaN (a float column's "missing") fails every comparison
+        deleted = getattr(leaf, "deleted_docs_set", None) if leaf.has_deletions() else None
+        if deleted:
+            found = [d for d in found if d not in deleted]
+        if not found:
+            return NullMatcher()
+        return _ConstantMatcher(found, self.boost)
 
 
 class AnyTerm(wq.Query):
@@ -733,12 +821,17 @@ def expand_fuzzy(reader: Any, fieldname: str, text: str, distance: int, *, lexic
         candidates.add(stemmed)
     lexicon = lexicon or Lexicon()
     automata = [fuzzy_automaton(candidate, distance) for candidate in sorted(candidates)]
+    # Indexed terms are stems, and a typo can hide a word's suffix from the stemmer ("rotatoin" is
+    # not stemmed, "rotation" is "rotat"): the stems of the words one edit away (transpositions
+    # included) are candidates too.
+    edited = {stem for stem in (term_of(e) for e in edits(raw)) if stem} if len(raw) <= MAX_EDIT_WORD else set()
     counts: dict[str, int] = {}
     for leaf in _leaves(reader):
         segment_terms = lexicon.terms(leaf, fieldname)
         found: set[str] = set()
         for automaton in automata:
             found.update(segment_terms.within(automaton))
+        found.update(stem for stem in edited if segment_terms.frequency(stem))
         for term in found:
             counts[term] = counts.get(term, 0) + segment_terms.frequency(term)
     ranked = [(df, t) for t, df in counts.items() if df > 0]

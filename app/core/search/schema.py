@@ -32,7 +32,7 @@ from whoosh.lang.porter import stem as porter_stem
 
 from app.core.model import Memory
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Boosts of the parts of the `text` field: a word in a name says more about a memory than the same
 # word somewhere in its body.
@@ -140,8 +140,8 @@ class LeanAnalyzer(Analyzer):
 _BYTES_CACHE: dict[str, bytes] = {}
 
 
-def part_postings(parts: tuple[tuple[str, float], ...]) -> list[tuple[bytes, int, float, bytes]]:
-    """(term bytes, frequency, weight, positions) of every term of a memory's weighted parts.
+def analyze_parts(parts: tuple[tuple[str, float], ...]) -> tuple[dict[bytes, array[int]], dict[bytes, float], int]:
+    """Positions and weight of every term of a memory's weighted parts, and the number of terms.
 
     This is the hot loop of a build, written flat: one dict lookup per word for its term (as
     bytes, cached), one per occurrence for its positions."""
@@ -149,6 +149,7 @@ def part_postings(parts: tuple[tuple[str, float], ...]) -> list[tuple[bytes, int
     weights: dict[bytes, float] = {}
     cache = _BYTES_CACHE
     base = 0
+    length = 0
     for text, boost in parts:
         pos = base
         for word in _WORD.findall(text.lower()):
@@ -167,7 +168,14 @@ def part_postings(parts: tuple[tuple[str, float], ...]) -> list[tuple[bytes, int
                 plist.append(pos)
                 weights[term] += boost
             pos += 1
+        length += pos - base
         base = pos + PART_GAP
+    return poses, weights, length
+
+
+def part_postings(parts: tuple[tuple[str, float], ...]) -> list[tuple[bytes, int, float, bytes]]:
+    """(term bytes, frequency, weight, positions) of every term of a memory's weighted parts."""
+    poses, weights, _length = analyze_parts(parts)
     return [(term, len(plist), weights[term], plist.tobytes()) for term, plist in poses.items()]
 
 
@@ -203,6 +211,11 @@ class TextField(fields.TEXT):
         parts = ((value, 1.0),) if isinstance(value, str) else tuple(value)
         return iter(part_postings(parts))
 
+    def analyze(self, value: Any) -> tuple[dict[bytes, array[int]], dict[bytes, float], int]:
+        """What index() yields, as the dicts our writer takes directly (no tuple per posting)."""
+        parts = ((value, 1.0),) if isinstance(value, str) else tuple(value)
+        return analyze_parts(parts)
+
 
 # The fields a query can filter on, by the name the query language uses.
 FILTER_FIELDS: dict[str, str] = {
@@ -220,6 +233,7 @@ FILTER_FIELDS: dict[str, str] = {
 NUMERIC_FIELDS = ("priority", "tokens", "salience")
 DATE_FIELDS = ("created", "updated")
 INT32 = (-(2**31), 2**31 - 1)
+MISSING = -(2**63)  # "no value" in an integer column
 
 
 def build_schema() -> fields.Schema:
@@ -231,7 +245,8 @@ def build_schema() -> fields.Schema:
         domain=fields.ID(),
         trust=fields.ID(),
         kind=fields.ID(),
-        tags=fields.KEYWORD(lowercase=True, commas=True, scorable=True),
+        # not scorable: a tag filter ranks nothing (tags are scored as part of `text`)
+        tags=fields.KEYWORD(lowercase=True, commas=True),
         text=TextField(),
         name=fields.STORED(),
         description=fields.STORED(),
@@ -239,13 +254,16 @@ def build_schema() -> fields.Schema:
         # Bodies for highlights live in their own compressed column, so reading a hit's id and
         # name (or every id and digest, to rebuild the manifest) never decompresses a body.
         body=fields.COLUMN(columns.CompressedBytesColumn(level=1)),
-        # Fewer tiers than Whoosh's default (shift_step 4): 4 terms per value instead of 8-16,
-        # which is a fifth of a memory's postings, at the price of slightly wider range scans.
-        priority=fields.NUMERIC(int, bits=32, signed=True, shift_step=8, sortable=True),
-        tokens=fields.NUMERIC(int, bits=32, signed=True, shift_step=8, sortable=True),
-        salience=fields.NUMERIC(float, shift_step=16, sortable=True, default=0),
-        created=fields.NUMERIC(int, bits=64, signed=True, shift_step=16, sortable=True, default=0),
-        updated=fields.NUMERIC(int, bits=64, signed=True, shift_step=16, sortable=True, default=0),
+        # Numbers and dates are columns only (sortable, one fixed-size value per memory), not
+        # indexed terms: Whoosh's NUMERIC indexes 4-16 "tier" terms per value, which was a tenth of a
+        # build's postings. Ranges are answered by scanning the column (cached in memory, a few ms
+        # for 100k memories; query.ColumnRange). A missing value is MISSING (ints) or NaN (floats),
+        # which no range matches.
+        priority=fields.COLUMN(columns.NumericColumn("q", default=MISSING)),
+        tokens=fields.COLUMN(columns.NumericColumn("q", default=MISSING)),
+        salience=fields.COLUMN(columns.NumericColumn("d", default=math.nan)),
+        created=fields.COLUMN(columns.NumericColumn("q", default=MISSING)),
+        updated=fields.COLUMN(columns.NumericColumn("q", default=MISSING)),
     )
 
 

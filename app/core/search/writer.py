@@ -17,6 +17,7 @@ committing a new TOC after every batch, so searches see the memories indexed so 
 
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import resource
@@ -33,6 +34,8 @@ from whoosh.index import TOC, FileIndex, clean_files
 from whoosh.system import pack_ushort
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter
+
+from app.core.search.schema import TextField
 
 INDEX_NAME = "MAIN"
 # zlib level of posting blocks: level 1 writes a third faster than Whoosh's 3 for ~1% more bytes
@@ -77,6 +80,24 @@ class TermPool:
             count += 1
         self.postings += count
 
+    def add_positions(
+        self, fieldname: str, docnum: int, poses: dict[bytes, array[int]], weights: dict[bytes, float]
+    ) -> None:
+        """A positional field's postings of one document, straight from the analyzer's dicts."""
+        table = self.fields.get(fieldname)
+        if table is None:
+            table = self.fields[fieldname] = {}
+        for term, plist in poses.items():
+            entry = table.get(term)
+            if entry is None:
+                entry = table[term] = (array("I"), array("f"), bytearray(), array("I"))
+            entry[0].append(docnum)
+            entry[1].append(weights[term])
+            blob = entry[2]
+            blob += plist
+            entry[3].append(len(blob))
+        self.postings += len(poses)
+
     def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes]]:
         """Whoosh's pool interface, in sorted order (not used by our own flush)."""
         for fieldname in sorted(self.fields):
@@ -108,6 +129,7 @@ class FastSegmentWriter(SegmentWriter):
         schema = self.schema
         docnum = self.docnum
         staged: list[tuple[str, list[tuple[bytes, int, float, bytes]]]] = []
+        positional: list[tuple[str, dict[bytes, array[int]], dict[bytes, float]]] = []
         perdoc: list[tuple[str, Any, Any, int, Any]] = []
         for fieldname in sorted(name for name in fields if not name.startswith("_")):
             value = fields[fieldname]
@@ -115,7 +137,10 @@ class FastSegmentWriter(SegmentWriter):
                 continue
             field = schema[fieldname]
             length = 0
-            if field.indexed:
+            if isinstance(field, TextField):
+                poses, weights, length = field.analyze(value)
+                positional.append((fieldname, poses, weights))
+            elif field.indexed:
                 items = list(field.index(value))
                 if field.scorable:
                     length = sum(item[1] for item in items)
@@ -134,6 +159,8 @@ class FastSegmentWriter(SegmentWriter):
         add_doc = self.pool.add_doc
         for fieldname, items in staged:
             add_doc(fieldname, docnum, items)
+        for fieldname, poses, weights in positional:
+            self.pool.add_positions(fieldname, docnum, poses, weights)
         self._added = True
         self.docnum += 1
 
@@ -322,6 +349,9 @@ def _worker_main(folder: str, inbox: Any, outbox: Any, nice: int, number: int) -
             os.nice(nice)
         except OSError:
             pass
+    # This process only builds segments: its objects are the pool's arrays and the documents in
+    # flight, none in cycles, so the cyclic collector would only walk the pool again and again.
+    gc.disable()
     try:
         ix = FileStorage(folder).open_index(INDEX_NAME)
         writer: FastSegmentWriter | None = None
@@ -366,6 +396,18 @@ class ParallelBuild:
             process.start()
         self.peak_rss = 0  # the largest resident size a worker reported, in bytes
         self.outstanding = 0  # flushes asked for and not answered yet
+        self.turn = 0
+
+    def least_busy(self, candidates: Iterable[int]) -> int:
+        """The candidate worker with the fewest messages waiting (round robin where queues cannot
+        tell their size), so one worker's long flush never stalls the others."""
+        choices = list(candidates)
+        try:
+            return min(choices, key=lambda w: (self.inboxes[w].qsize(), (w - self.turn) % self.workers))
+        except NotImplementedError:  # macOS has no sem_getvalue
+            return choices[self.turn % len(choices)]
+        finally:
+            self.turn += 1
 
     def send(self, worker: int, message: Any, on_segment: Callable[[int, Any], None]) -> None:
         """Put a message in a worker's inbox, handling finished segments while it is full."""
@@ -465,24 +507,23 @@ def build_parallel(
         on_commit(commit_segments(ix, schema, current, sweep=False), ids)
 
     build = ParallelBuild(ix, workers, nice=nice)
-    try:
-        batches: list[list[dict[str, Any]]] = [[] for _ in range(workers)]
-        done = 0
-        worker = 0
-        for doc_id, doc in docs:
-            # the next worker (round robin) that still has documents to take
-            for _ in range(workers):
-                if left[worker] > 0:
-                    break
-                worker = (worker + 1) % workers
-            batches[worker].append(doc)
-            sent_ids[worker].append(doc_id)
-            left[worker] -= 1
-            done += 1
-            if len(batches[worker]) >= plan.chunk or left[worker] == 0:
-                build.send(worker, batches[worker], on_segment)
-                batches[worker] = []
-                progress(done)
+    extra = 0  # documents beyond `total` (the iterable was longer than announced)
+
+    def dispatch(items: list[tuple[str, dict[str, Any]]]) -> None:
+        nonlocal extra
+        while items:
+            open_ = [w for w in range(workers) if left[w] > 0]
+            if not open_:  # past the plan: one more segment on the least busy worker
+                worker = build.least_busy(range(workers))
+                left[worker] = len(items)
+                extra += len(items)
+                open_ = [worker]
+            worker = build.least_busy(open_)
+            take = min(len(items), left[worker])
+            part, items = items[:take], items[take:]
+            sent_ids[worker].extend(doc_id for doc_id, _doc in part)
+            build.send(worker, [doc for _doc_id, doc in part], on_segment)
+            left[worker] -= take
             if left[worker] == 0:
                 waiting[worker].append(sent_ids[worker])
                 sent_ids[worker] = []
@@ -490,11 +531,22 @@ def build_parallel(
                 piece = next_piece[worker]
                 left[worker] = quotas[worker][piece] if piece < len(quotas[worker]) else 0
                 next_piece[worker] += 1
-            build.poll(on_segment, wait=0.0)
-            worker = (worker + 1) % workers
-        for worker in range(workers):  # documents beyond the plan (the iterable was longer)
-            if batches[worker]:
-                build.send(worker, batches[worker], on_segment)
+
+    try:
+        chunk: list[tuple[str, dict[str, Any]]] = []
+        done = 0
+        for doc_id, doc in docs:
+            chunk.append((doc_id, doc))
+            done += 1
+            if len(chunk) >= plan.chunk:
+                dispatch(chunk)
+                chunk = []
+                progress(done)
+                build.poll(on_segment, wait=0.0)
+        if chunk:
+            dispatch(chunk)
+            progress(done)
+        for worker in range(workers):  # a worker whose last quota was not filled
             if sent_ids[worker]:
                 waiting[worker].append(sent_ids[worker])
                 sent_ids[worker] = []

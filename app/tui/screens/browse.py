@@ -1,14 +1,356 @@
-"""The browse screen (placeholder until it is built)."""
+"""The browse screen: the portfolio tree, the memory table, the detail tabs, and the curation keys.
+
+Data flow: the app bumps `generation` after each load; the screen re-reads the facade (rows and
+saliences in a worker), rebuilds the tree and filters the table by the chosen node. The highlighted
+memory's detail is gathered in a worker. Curation keys run `workbench.change`/`undo` in a worker,
+report the outcome as a notification and bump `generation`, since the facade re-read its portfolios.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from app.core.curate import Suggestion
+from app.core.inert import one_line
+from app.core.model import Memory
+from app.core.review.detector import scan_memory
+from app.core.workbench import Workbench
+from app.tui.widgets.memory_detail import DetailData, MemoryDetail
+from app.tui.widgets.memory_table import MemoryRow, MemoryTable
+from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
+
+REASON = "from the browse screen"
+# What enter does with a suggestion: the change it proposes, on which of its ids.
+SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
+
+
+@dataclass
+class RowsReady(Message):
+    generation: int
+    memories: list[Memory]
+    rows: list[MemoryRow]
+
+
+@dataclass
+class DetailReady(Message):
+    memory_id: str
+    data: DetailData | None
+
+
+@dataclass
+class SuggestionsReady(Message):
+    suggestions: list[Suggestion]
+    over_budget: int
+
+
+@dataclass
+class CurationDone(Message):
+    message: str
+
+
+def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
+    """"12 to demote, 3 duplicates, 2 over budget": the counts a person acts on."""
+    counts = Counter(s.kind for s in suggestions)
+    words = {"promote": "to promote", "demote": "to demote", "archive": "to archive", "merge": "duplicates", "split": "to split", "stale": "stale"}
+    parts = [f"{counts[k]} {w}" for k, w in words.items() if counts[k]]
+    parts.append(f"{over_budget} over budget")
+    return ", ".join(parts)
 
 
 class BrowseScreen(Screen[None]):
+    CSS_PATH = "../styles/browse.tcss"
+    BINDINGS = [
+        Binding("p", "curate('promote')", "Promote", id="promote"),
+        Binding("d", "curate('demote')", "Demote", id="demote"),
+        Binding("n", "pin", "Pin/unpin", show=False, id="pin"),
+        Binding("plus,ctrl+up", "priority(1)", "Priority +", show=False, id="priority-up"),
+        Binding("minus,ctrl+down", "priority(-1)", "Priority -", show=False, id="priority-down"),
+        Binding("m", "merge", "Merge marked", show=False, id="merge"),
+        Binding("u", "undo", "Undo", id="undo"),
+        Binding("g", "toggle_suggestions", "Suggestions", id="suggestions"),
+        Binding("t", "focus_tree", "Tree", show=False, id="focus-tree"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.memories: list[Memory] = []
+        self.rows: list[MemoryRow] = []
+        self.scope = NodeRef()
+        self.suggestions: list[Suggestion] = []
+        self._pending: str | None = None
+        self._loaded_generation = 0
+        self._detail_wanted: str | None = None
+        self._detail_busy = False
+
+    @property
+    def workbench(self) -> Workbench:
+        return self.app.workbench  # type: ignore[attr-defined, no-any-return]
+
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("browse", id="browse-placeholder")
+        with Horizontal(id="browse-body"):
+            yield PortfolioTree(id="browse-tree")
+            with Vertical(id="browse-main"):
+                yield Static(Text("Loading…"), id="browse-status")
+                yield MemoryTable(id="browse-table")
+                with Vertical(id="browse-suggestions"):
+                    yield Static(Text("Suggestions: computing…"), id="suggestions-summary")
+                    yield OptionList(id="suggestions-list")
+                yield MemoryDetail(id="browse-detail")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "generation", self._on_generation)
+        self.query_one(MemoryTable).focus()
+
+    # -- reading the facade ----------------------------------------------------------------------
+
+    def _on_generation(self, generation: int) -> None:
+        if generation > 0 and generation != self._loaded_generation:
+            self.read_rows(generation)
+
+    @work(thread=True, exclusive=True, group="browse-rows", exit_on_error=False)
+    def read_rows(self, generation: int) -> None:
+        try:
+            memories = list(self.workbench.memories)
+            saliences = self.workbench.saliences()
+        except Exception as error:  # noqa: BLE001 - a notification, never a crash
+            self.app.call_from_thread(self.notify, one_line(f"{type(error).__name__}: {error}", 300), title="Browse", severity="error", markup=False)
+            return
+        rows = [MemoryRow.of(m, s.score if (s := saliences.get(m.id)) else None) for m in memories]
+        if not get_current_worker().is_cancelled:
+            self.post_message(RowsReady(generation, memories, rows))
+
+    def on_rows_ready(self, message: RowsReady) -> None:
+        self._loaded_generation = message.generation
+        self.memories, self.rows = message.memories, message.rows
+        self.query_one(PortfolioTree).build(self.memories)
+        if self.scope != NodeRef() and not any(self.scope.matches(m) for m in self.memories):
+            self.scope = NodeRef()
+        self._apply_scope(keep=self._pending)
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.show_memory(pending)
+        if self.query_one("#browse-suggestions").display:
+            self.read_suggestions()
+
+    def _apply_scope(self, keep: str | None = None) -> None:
+        table = self.query_one(MemoryTable)
+        if self.scope == NodeRef():
+            shown = self.rows
+        else:
+            wanted = {m.id for m in self.memories if self.scope.matches(m)}
+            shown = [r for r in self.rows if r.id in wanted]
+        table.show(shown, keep=keep)
+        self._update_status()
+
+    def _update_status(self) -> None:
+        table = self.query_one(MemoryTable)
+        parts = [p for p in (self.scope.system, self.scope.portfolio, self.scope.tier, self.scope.domain) if p]
+        scope = " / ".join(one_line(p, 30) for p in parts) or "all"
+        marked = f" · {len(table.marked)} marked" if table.marked else ""
+        order = "descending" if table.sort_reverse else "ascending"
+        self.query_one("#browse-status", Static).update(
+            Text(f"{len(table.rows):,} of {len(self.rows):,} memories · {scope} · sorted by {table.sort_column} ({order}){marked}")
+        )
+
+    # -- tree, table, detail ---------------------------------------------------------------------
+
+    def on_portfolio_tree_node_chosen(self, message: PortfolioTree.NodeChosen) -> None:
+        self.scope = message.ref
+        self._apply_scope()
+
+    def on_memory_table_memory_highlighted(self, message: MemoryTable.MemoryHighlighted) -> None:
+        self._update_status()
+        if message.memory_id is None:
+            self.query_one(MemoryDetail).clear()
+            return
+        self.want_detail(message.memory_id)
+
+    def want_detail(self, memory_id: str) -> None:
+        """Single flight: one detail read at a time, then the latest wanted one. Holding a key down
+        queues nothing, and no worker is ever cancelled half-way (which tests would see as errors)."""
+        self._detail_wanted = memory_id
+        if not self._detail_busy:
+            self._detail_busy = True
+            self.read_detail(memory_id)
+
+    # Not exclusive on purpose: want_detail keeps it to one at a time without cancelling.
+    @work(thread=True, group="browse-detail", exit_on_error=False)
+    def read_detail(self, memory_id: str) -> None:
+        wb = self.workbench
+        try:
+            memory = wb.memory(memory_id)
+        except KeyError:
+            self.post_message(DetailReady(memory_id, None))
+            return
+        data = DetailData(memory=memory)
+        try:
+            data.entries = wb.entry_texts(memory)
+            data.findings = scan_memory(data.entries)
+        except Exception as error:  # noqa: BLE001 - an unreadable source shows as such
+            data.error = f"{type(error).__name__}: {error}"
+        try:
+            data.salience = wb.saliences().get(memory_id)
+            data.history = wb.history(memory_id)
+        except Exception as error:  # noqa: BLE001
+            data.error = data.error or f"{type(error).__name__}: {error}"
+        data.related = [s for s in self.suggestions if memory_id in s.ids]
+        self.post_message(DetailReady(memory_id, data))
+
+    def on_detail_ready(self, message: DetailReady) -> None:
+        self._detail_busy = False
+        if self._detail_wanted is not None and self._detail_wanted != message.memory_id:
+            self.want_detail(self._detail_wanted)
+            return
+        self._detail_wanted = None
+        if message.data is not None and message.memory_id == self.query_one(MemoryTable).selected_id:
+            self.query_one(MemoryDetail).show(message.data)
+
+    def show_memory(self, memory_id: str) -> None:
+        """Select `memory_id` in the table (widening the scope if it is outside) and show it."""
+        if not self.rows:
+            self._pending = memory_id
+            return
+        table = self.query_one(MemoryTable)
+        if table.selected_id == memory_id:
+            self.want_detail(memory_id)  # already there: no highlight message will come
+        elif not table.select(memory_id):
+            self.scope = NodeRef()
+            self._apply_scope(keep=memory_id)
+            if not table.select(memory_id):
+                self.notify(f"No memory {one_line(memory_id, 80)} in the workbench", severity="warning", markup=False)
+                return
+        table.focus()
+
+    def action_focus_tree(self) -> None:
+        self.query_one(PortfolioTree).focus()
+
+    # -- curation --------------------------------------------------------------------------------
+
+    def _selected(self) -> Memory | None:
+        memory_id = self.query_one(MemoryTable).selected_id
+        if memory_id is None:
+            self.notify("No memory highlighted", severity="warning", markup=False)
+            return None
+        try:
+            return self.workbench.memory(memory_id)
+        except KeyError:
+            return None
+
+    def action_curate(self, action: str) -> None:
+        memory = self._selected()
+        if memory is not None:
+            self.run_change(action, [memory.id], f"{action} {one_line(memory.name, 60)}")
+
+    def action_pin(self) -> None:
+        memory = self._selected()
+        if memory is not None:
+            self.run_change("pin?", [memory.id], f"pin {one_line(memory.name, 60)}")
+
+    def action_priority(self, delta: int) -> None:
+        memory = self._selected()
+        if memory is not None:
+            priority = max(0, (memory.priority or 0) + delta)
+            self.run_change("set-priority", [memory.id], f"priority {priority} for {one_line(memory.name, 60)}", priority=priority)
+
+    def action_merge(self) -> None:
+        memory = self._selected()
+        if memory is None:
+            return
+        others = sorted(self.query_one(MemoryTable).marked - {memory.id})
+        if not others:
+            self.notify("Mark the memories to merge with space; the highlighted one is kept", severity="warning", markup=False)
+            return
+        self.run_change("merge", [memory.id, *others], f"merge {len(others)} into {one_line(memory.name, 60)}")
+
+    def action_undo(self) -> None:
+        self.run_change("undo", [], "undo")
+
+    @work(thread=True, exclusive=True, group="curate", exit_on_error=False)
+    def run_change(self, action: str, ids: list[str], what: str, **options: object) -> None:
+        wb = self.workbench
+        try:
+            if action == "undo":
+                wb.undo(reason=REASON)
+            else:
+                if action == "pin?":
+                    memory = wb.memory(ids[0])
+                    action = "unpin" if memory.pinned or memory.id in wb.curator.pinned_ids() else "pin"
+                    what = f"{action}{what[3:]}"
+                wb.change(action, ids, reason=REASON, **options)
+        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
+            self.app.call_from_thread(self.notify, one_line(str(error), 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8, markup=False)
+            return
+        self.post_message(CurationDone(f"Done: {what}"))
+
+    def on_curation_done(self, message: CurationDone) -> None:
+        self.notify(message.message, title="Curation", markup=False)
+        # The facade re-read the portfolios inside change(); a new generation tells every screen.
+        self.app.generation += 1  # type: ignore[attr-defined]
+        counts_line: Callable[[], str] | None = getattr(self.app, "counts_line", None)
+        if counts_line is not None:
+            self.app.sub_title = counts_line()
+
+    # -- suggestions -----------------------------------------------------------------------------
+
+    def action_toggle_suggestions(self) -> None:
+        pane = self.query_one("#browse-suggestions")
+        pane.display = not pane.display
+        if pane.display:
+            self.query_one("#suggestions-list", OptionList).focus()
+            self.read_suggestions()
+        else:
+            self.query_one(MemoryTable).focus()
+
+    @work(thread=True, exclusive=True, group="browse-suggestions", exit_on_error=False)
+    def read_suggestions(self) -> None:
+        try:
+            suggestions = self.workbench.suggestions()
+            over = sum(plan.over for plan in self.workbench.budgets())
+        except Exception as error:  # noqa: BLE001
+            self.app.call_from_thread(self.notify, one_line(str(error), 300), title="Suggestions", severity="error", markup=False)
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(SuggestionsReady(suggestions, over))
+
+    def on_suggestions_ready(self, message: SuggestionsReady) -> None:
+        self.suggestions = message.suggestions
+        self.query_one("#suggestions-summary", Static).update(
+            Text("Suggestions: " + suggestion_summary(message.suggestions, message.over_budget) + " · enter applies")
+        )
+        options = self.query_one("#suggestions-list", OptionList)
+        options.clear_options()
+        options.add_options(Option(self._suggestion_prompt(s), id=f"s{i}") for i, s in enumerate(message.suggestions))
+
+    def _suggestion_prompt(self, s: Suggestion) -> Text:
+        prompt = Text(f"{s.kind:<8}", style="bold")
+        prompt.append(" " + one_line(s.reason, 160))
+        return prompt
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id != "suggestions-list" or event.option.id is None:
+            return
+        event.stop()
+        suggestion = self.suggestions[int(event.option.id[1:])]
+        action = SUGGESTION_ACTIONS.get(suggestion.kind)
+        if action is None:
+            # Stale and split need a person's judgement: show the memory instead of guessing.
+            self.notify(f"{suggestion.kind}: decide by hand; showing {one_line(suggestion.ids[0], 80)}", severity="warning", markup=False)
+            self.show_memory(suggestion.ids[0])
+            return
+        ids = list(suggestion.ids) if action == "merge" else [suggestion.ids[0]]
+        self.run_change(action, ids, f"{action} {one_line(suggestion.ids[0], 80)}")

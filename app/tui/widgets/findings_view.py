@@ -1,0 +1,138 @@
+"""FindingsView: one review item's trust, its findings, and its text with each finding highlighted
+at its exact span (character offsets into the entry's text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from app.core.inert import inert, one_line
+from app.core.review.finding import SEVERITY_RANK, Finding
+from app.core.review.queue import ReviewItem
+from app.tui.widgets.review_queue import claimed_of, effective_of
+
+EntryTexts = list[tuple[str | None, str]]
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """Where a finding landed in the rendered body: [start, end) in the body Text's characters."""
+
+    finding: Finding
+    start: int
+    end: int
+
+
+def _boundaries(text: str, findings: list[Finding]) -> list[int]:
+    points = {0, len(text)}
+    for finding in findings:
+        points.update((min(finding.start, len(text)), min(finding.end, len(text))))
+    return sorted(points)
+
+
+def highlighted_entry(text: str, findings: list[Finding], styles: dict[str, Style], body: Text) -> list[Highlight]:
+    """Append `text` to `body`, made inert piece by piece so each finding's span maps exactly onto
+    the inert output (inert() can lengthen a piece: an invisible character becomes a visible marker).
+    Overlapping findings take the style of the most severe one."""
+    base = len(body.plain)
+    starts: dict[int, int] = {}
+    points = _boundaries(text, findings)
+    for left, right in zip(points, points[1:]):
+        piece = inert(text[left:right])
+        covering = [f for f in findings if f.start <= left and right <= f.end and f.start < f.end]
+        starts[left] = len(body.plain) - base
+        if covering:
+            top = max(covering, key=lambda f: SEVERITY_RANK[f.severity])
+            body.append(piece, style=styles[top.severity.value])
+        else:
+            body.append(piece)
+    starts[len(text)] = len(body.plain) - base
+    marks = []
+    for finding in findings:
+        start, end = min(finding.start, len(text)), min(finding.end, len(text))
+        marks.append(Highlight(finding, base + starts[start], base + starts[end]))
+    return marks
+
+
+class FindingsView(VerticalScroll):
+    COMPONENT_CLASSES = {
+        "findings-view--low",
+        "findings-view--medium",
+        "findings-view--high",
+        "findings-view--critical",
+        "findings-view--entry",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's own name
+        super().__init__(id=id)
+        self.item: ReviewItem | None = None
+        self.body = Text()
+        self.highlights: list[Highlight] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Nothing to review."), id="review-trust")
+        yield Static(Text(""), id="review-findings")
+        yield Static(Text(""), id="review-text")
+
+    def _styles(self) -> dict[str, Style]:
+        return {level: self.get_component_rich_style(f"findings-view--{level}") for level in ("low", "medium", "high", "critical")}
+
+    def show(self, item: ReviewItem | None, entries: EntryTexts | None, error: str | None = None) -> None:
+        self.item = item
+        self.query_one("#review-trust", Static).update(self._trust_line(item))
+        self.query_one("#review-findings", Static).update(self._findings_list(item))
+        self.body, self.highlights = self._body(item, entries or [], error)
+        self.query_one("#review-text", Static).update(self.body)
+        self.scroll_home(animate=False)
+
+    @staticmethod
+    def _trust_line(item: ReviewItem | None) -> Text:
+        if item is None:
+            return Text("Nothing to review.")
+        memory = item.memory
+        text = Text()
+        text.append(one_line(memory.name, 100), style="bold")
+        text.append(f"\n{one_line(memory.id, 160)}  \u00b7  {memory.system.value} \u00b7 tier {memory.tier.value}\n")
+        text.append(f"claimed: {claimed_of(item)}   effective: {effective_of(item)}")
+        if item.effective.stale:
+            text.append("\nchanged since approval: the decision no longer counts", style="bold")
+        if item.unreadable:
+            text.append(f"\nunreadable: {one_line(item.unreadable, 160)}")
+        return text
+
+    @staticmethod
+    def _findings_list(item: ReviewItem | None) -> Text:
+        if item is None or not item.findings:
+            return Text("No findings." if item else "")
+        text = Text()
+        for finding in item.findings:
+            entry = one_line(finding.entry, 60) if finding.entry else "\u2014"
+            text.append(f"{finding.severity.value:>8} ", style="bold")
+            text.append(f"{finding.category.value}  entry {entry}  [{finding.start}, {finding.end})\n")
+            text.append(f"         {one_line(finding.message, 140)}: {one_line(finding.excerpt, 100)}\n")
+        return text
+
+    def _body(self, item: ReviewItem | None, entries: EntryTexts, error: str | None) -> tuple[Text, list[Highlight]]:
+        body = Text()
+        if item is None:
+            return body, []
+        if error:
+            body.append(f"The text could not be read: {one_line(error, 200)}")
+            return body, []
+        styles = self._styles()
+        entry_style = self.get_component_rich_style("findings-view--entry")
+        marks: list[Highlight] = []
+        single = len(entries) == 1
+        for entry_id, text in entries:
+            # A finding belongs to its entry; with one entry an unnamed finding belongs to it too.
+            mine = [f for f in item.findings if f.entry == entry_id or (single and f.entry is None) or (single and entry_id is None)]
+            if len(entries) > 1 or entry_id is not None:
+                body.append(f"\u2500\u2500 entry {one_line(entry_id or '', 80)}\n", style=entry_style)
+            marks.extend(highlighted_entry(text, mine, styles, body))
+            body.append("\n\n")
+        return body, marks

@@ -1,0 +1,381 @@
+"""MemoryTable: a virtual table of memories that renders only the visible rows.
+
+DataTable measures every row it is given (linear in rows, seconds per 10k here; TEXTUAL.md 2.2), so
+this table follows Toolong's LogLines instead: a ScrollView whose `render_line` builds one Strip per
+visible line from a plain sequence of rows, fixed column widths, and an LRU cache of Strips. Mounting
+100,000 rows costs a list assignment; a keypress costs O(visible rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from app.core.inert import one_line
+from app.core.model import Memory, TrustLevel
+
+TRUST_BADGE = {
+    TrustLevel.TRUSTED: "✔ trusted",
+    TrustLevel.VALIDATED: "✓ validated",
+    TrustLevel.UNTRUSTED: "· untrusted",
+    TrustLevel.FLAGGED: "⚑ flagged",
+    TrustLevel.QUARANTINED: "⛔ quarantined",
+}
+BAR_WIDTH = 6
+_PARTIAL = " ▏▎▍▌▋▊▉"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    """One table row, already inert: the table never sees a Memory, so any sequence of these works."""
+
+    id: str
+    name: str
+    system: str
+    tier: str
+    trust: TrustLevel
+    priority: int | None
+    salience: float | None
+    tokens: int
+    updated: str
+    pinned: bool = False
+
+    @classmethod
+    def of(cls, memory: Memory, salience: float | None) -> MemoryRow:
+        return cls(
+            id=memory.id,
+            name=one_line(memory.name, 200),
+            system=memory.system.value,
+            tier=memory.tier.value,
+            trust=memory.trust,
+            priority=memory.priority,
+            salience=salience,
+            tokens=memory.tokens,
+            updated=one_line(memory.updated or "", 19)[:19],
+            pinned=memory.pinned,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str
+    title: str
+    width: int  # 0 = takes what is left
+    sort_key: Callable[[MemoryRow], Any]
+    right: bool = False
+
+
+def _text_key(value: str) -> tuple[int, str]:
+    return (0 if value else 1, value.casefold())
+
+
+def _number_key(value: float | int | None) -> tuple[int, float]:
+    # Missing numbers sort last in either direction of the primary order's reading.
+    return (1, 0.0) if value is None else (0, -float(value))
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("name", "Name", 0, lambda r: _text_key(r.name)),
+    Column("system", "System", 10, lambda r: _text_key(r.system)),
+    Column("tier", "Tier", 10, lambda r: _text_key(r.tier)),
+    Column("trust", "Trust", 13, lambda r: (-_severity(r.trust), r.name.casefold())),
+    Column("priority", "Prio", 4, lambda r: _number_key(r.priority), right=True),
+    Column("salience", "Salience", BAR_WIDTH + 5, lambda r: _number_key(r.salience)),
+    Column("tokens", "Tokens", 6, lambda r: _number_key(r.tokens), right=True),
+    Column("updated", "Updated", 10, lambda r: (0 if r.updated else 1, "".join(chr(0x10FFFF - ord(c)) for c in r.updated))),
+)
+COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+NAME_MIN = 16
+
+
+def _severity(trust: TrustLevel) -> int:
+    from app.core.model import TRUST_SEVERITY
+
+    return TRUST_SEVERITY[trust]
+
+
+def salience_bar(score: float | None) -> str:
+    """A bar of eighths, then the score: readable without colour."""
+    if score is None:
+        return " " * BAR_WIDTH + "    -"
+    eighths = round(max(0.0, min(1.0, score)) * BAR_WIDTH * 8)
+    full, part = divmod(eighths, 8)
+    bar = "█" * full + (_PARTIAL[part] if part else "")
+    return bar.ljust(BAR_WIDTH) + f" {score:4.2f}"
+
+
+def _cell(row: MemoryRow, key: str) -> str:
+    if key == "name":
+        return ("📌 " if row.pinned else "") + row.name
+    if key == "trust":
+        return TRUST_BADGE[row.trust]
+    if key == "priority":
+        return "" if row.priority is None else str(row.priority)
+    if key == "salience":
+        return salience_bar(row.salience)
+    if key == "tokens":
+        return f"{row.tokens:,}"
+    if key == "updated":
+        return row.updated[:10]
+    value: str = getattr(row, key)
+    return value
+
+
+class MemoryTable(ScrollView, can_focus=True):
+    """A cursor over `rows`; sortable by column (`s` cycles the column, `S` reverses)."""
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False, id="table-up"),
+        Binding("down", "cursor(1)", "Down", show=False, id="table-down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="table-page-up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="table-page-down"),
+        Binding("home", "jump(0)", "First", show=False, id="table-first"),
+        Binding("end", "jump(-1)", "Last", show=False, id="table-last"),
+        Binding("s", "sort_next", "Sort", id="table-sort"),
+        Binding("S", "sort_reverse", "Reverse", show=False, id="table-sort-reverse"),
+        Binding("space", "mark", "Mark", show=False, id="table-mark"),
+    ]
+    COMPONENT_CLASSES = {
+        "memory-table--header",
+        "memory-table--cursor",
+        "memory-table--marked",
+        "memory-table--hot",
+        "memory-table--cold",
+        "memory-table--archive",
+        "memory-table--quarantine",
+        "memory-table--trusted",
+        "memory-table--validated",
+        "memory-table--untrusted",
+        "memory-table--flagged",
+        "memory-table--quarantined",
+        "memory-table--bar",
+    }
+
+    cursor: reactive[int] = reactive(0, repaint=False)
+    sort_column: reactive[str] = reactive("name", repaint=False)
+    sort_reverse: reactive[bool] = reactive(False, repaint=False)
+
+    @dataclass
+    class MemoryHighlighted(Message):
+        """The cursor moved onto a memory (or the table emptied: None)."""
+
+        table: MemoryTable
+        memory_id: str | None
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._source: Sequence[MemoryRow] = ()
+        self.rows: list[MemoryRow] = []
+        self.marked: set[str] = set()
+        self._strips: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
+        self._version = 0
+        self._last_posted: str | None | bool = False
+        self._base: Style | None = None  # rich_style is costly per line; cleared on style changes
+
+    # -- data ------------------------------------------------------------------------------------
+
+    def show(self, rows: Sequence[MemoryRow], *, keep: str | None = None) -> None:
+        """Replace the rows (sorted by the current column); keep the cursor on `keep` if present."""
+        keep = keep if keep is not None else self.selected_id
+        self._source = rows
+        self.marked &= {r.id for r in rows}
+        self._resort(keep)
+
+    @property
+    def selected_id(self) -> str | None:
+        return self.rows[self.cursor].id if 0 <= self.cursor < len(self.rows) else None
+
+    def index_of(self, memory_id: str) -> int | None:
+        for index, row in enumerate(self.rows):
+            if row.id == memory_id:
+                return index
+        return None
+
+    def select(self, memory_id: str) -> bool:
+        index = self.index_of(memory_id)
+        if index is None:
+            return False
+        self._move(index)
+        return True
+
+    def _resort(self, keep: str | None) -> None:
+        column = next(c for c in COLUMNS if c.key == self.sort_column)
+        self.rows = sorted(self._source, key=column.sort_key, reverse=self.sort_reverse)
+        self._invalidate()
+        self.virtual_size = Size(self._total_width(), len(self.rows) + 1)
+        index = self.index_of(keep) if keep else None
+        self._move(index if index is not None else min(self.cursor, max(0, len(self.rows) - 1)), force=True)
+
+    def _invalidate(self) -> None:
+        self._version += 1
+        self._strips.clear()
+        self.refresh()
+
+    # -- keys ------------------------------------------------------------------------------------
+
+    def action_cursor(self, delta: int) -> None:
+        self._move(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self._move(self.cursor + direction * max(1, self._body_height() - 1))
+
+    def action_jump(self, where: int) -> None:
+        self._move(len(self.rows) - 1 if where < 0 else 0)
+
+    def action_sort_next(self) -> None:
+        keys = list(COLUMN_KEYS)
+        self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
+        self.sort_reverse = False
+        self._resort(self.selected_id)
+
+    def action_sort_reverse(self) -> None:
+        self.sort_reverse = not self.sort_reverse
+        self._resort(self.selected_id)
+
+    def sort_by(self, column: str, reverse: bool = False) -> None:
+        if column not in COLUMN_KEYS:
+            raise ValueError(f"no column {column!r}")
+        self.sort_column = column
+        self.sort_reverse = reverse
+        self._resort(self.selected_id)
+
+    def action_mark(self) -> None:
+        memory_id = self.selected_id
+        if memory_id is None:
+            return
+        self.marked.symmetric_difference_update({memory_id})
+        self._invalidate()
+        self._move(self.cursor + 1)
+
+    def _move(self, index: int, *, force: bool = False) -> None:
+        index = max(0, min(index, len(self.rows) - 1)) if self.rows else 0
+        if index != self.cursor:
+            self.refresh_line(self.cursor)
+            self.cursor = index
+            self.refresh_line(index)
+        self._scroll_to_cursor()
+        memory_id = self.selected_id
+        if force or memory_id != self._last_posted:
+            self._last_posted = memory_id
+            self.post_message(self.MemoryHighlighted(self, memory_id))
+
+    def refresh_line(self, index: int) -> None:
+        # Virtual line of a row: the header is line 0 (ScrollView subtracts the scroll offset).
+        super().refresh_line(index + 1)
+
+    def _body_height(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def _scroll_to_cursor(self) -> None:
+        top = int(self.scroll_y)
+        height = self._body_height()
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self.refresh()
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def _total_width(self) -> int:
+        return sum(c.width for c in COLUMNS) + NAME_MIN + len(COLUMNS)
+
+    def _widths(self, width: int) -> list[int]:
+        fixed = sum(c.width for c in COLUMNS if c.width) + len(COLUMNS)
+        name = max(NAME_MIN, width - fixed)
+        return [c.width or name for c in COLUMNS]
+
+    @property
+    def _base_style(self) -> Style:
+        if self._base is None:
+            self._base = self.rich_style
+        return self._base
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        scroll_x = int(self.scroll_x)
+        if y == 0:
+            key: tuple[Any, ...] = ("header", width, self.sort_column, self.sort_reverse, self._version)
+            strip = self._strips.get(key)
+            if strip is None:
+                strip = self._header_strip(width)
+                self._strips[key] = strip
+            return strip.crop_extend(scroll_x, scroll_x + width, self._base_style)
+        index = int(self.scroll_y) + y - 1
+        if index >= len(self.rows):
+            return Strip.blank(width, self._base_style)
+        row = self.rows[index]
+        selected = index == self.cursor
+        key = (index, selected, self.has_focus, width, self._version)
+        strip = self._strips.get(key)
+        if strip is None:
+            strip = self._row_strip(row, width, selected)
+            self._strips[key] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, self._base_style)
+
+    def _header_strip(self, width: int) -> Strip:
+        style = self.get_component_rich_style("memory-table--header")
+        segments: list[Segment] = []
+        for column, cell_width in zip(COLUMNS, self._widths(width)):
+            arrow = (" ▼" if self.sort_reverse else " ▲") if column.key == self.sort_column else ""
+            segments.append(Segment(set_cell_size(column.title + arrow, cell_width) + " ", style))
+        return Strip(segments)
+
+    def _row_strip(self, row: MemoryRow, width: int, selected: bool) -> Strip:
+        base = self._base_style
+        if row.id in self.marked:
+            base = base + self.get_component_rich_style("memory-table--marked")
+        segments: list[Segment] = []
+        for column, cell_width in zip(COLUMNS, self._widths(width)):
+            text = _cell(row, column.key)
+            if column.key == "name" and row.id in self.marked:
+                text = "● " + text
+            text = text.rjust(cell_width) if column.right and cell_len(text) < cell_width else text
+            segments.append(Segment(set_cell_size(text, cell_width), base + self._cell_style(row, column.key)))
+            segments.append(Segment(" ", base))
+        if selected:
+            cursor = self.get_component_rich_style("memory-table--cursor")
+            segments = [Segment(s.text, (s.style or Style()) + cursor) for s in segments]
+        return Strip(segments)
+
+    def _cell_style(self, row: MemoryRow, key: str) -> Style:
+        if key == "tier":
+            return self.get_component_rich_style(f"memory-table--{row.tier}", partial=True)
+        if key == "trust":
+            return self.get_component_rich_style(f"memory-table--{row.trust.value}", partial=True)
+        if key == "salience":
+            return self.get_component_rich_style("memory-table--bar", partial=True)
+        return Style()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base = None
+        self._strips.clear()
+
+    def on_focus(self) -> None:
+        self._base = None
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._base = None
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(self._total_width(), len(self.rows) + 1)
+        self._strips.clear()
+        self._scroll_to_cursor()

@@ -1,0 +1,143 @@
+"""PortfolioTree: system -> portfolio -> tier -> domain, each node with its count and trust badges.
+
+Choosing a node (enter or click) posts NodeChosen with a NodeRef, which the browse screen turns into
+a filter on the table; the tree never reads the facade itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from app.core.inert import one_line
+from app.core.model import Memory, TrustLevel
+
+NO_DOMAIN = "(no domain)"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRef:
+    """A scope: every field left None matches anything."""
+
+    system: str | None = None
+    portfolio: str | None = None
+    tier: str | None = None
+    domain: str | None = None
+
+    def matches(self, memory: Memory) -> bool:
+        return (
+            (self.system is None or memory.system.value == self.system)
+            and (self.portfolio is None or memory.portfolio == self.portfolio)
+            and (self.tier is None or memory.tier.value == self.tier)
+            and (self.domain is None or (memory.domain or NO_DOMAIN) == self.domain)
+        )
+
+
+@dataclass
+class _Tally:
+    total: int = 0
+    flagged: int = 0
+    quarantined: int = 0
+
+    def add(self, memory: Memory) -> None:
+        self.total += 1
+        self.flagged += memory.trust is TrustLevel.FLAGGED
+        self.quarantined += memory.trust is TrustLevel.QUARANTINED
+
+
+def tally(memories: Iterable[Memory]) -> dict[NodeRef, _Tally]:
+    """Counts of every node of the tree, the root (NodeRef()) included, in one pass."""
+    counts: dict[NodeRef, _Tally] = {}
+    for m in memories:
+        system, portfolio, tier, domain = m.system.value, m.portfolio, m.tier.value, m.domain or NO_DOMAIN
+        for ref in (
+            NodeRef(),
+            NodeRef(system),
+            NodeRef(system, portfolio),
+            NodeRef(system, portfolio, tier),
+            NodeRef(system, portfolio, tier, domain),
+        ):
+            counts.setdefault(ref, _Tally()).add(m)
+    return counts
+
+
+def _label(title: str, counts: _Tally) -> Text:
+    label = Text(one_line(title, 40))
+    label.append(f" {counts.total}", style="dim")
+    if counts.flagged:
+        label.append(f" ⚑{counts.flagged}", style="bold")
+    if counts.quarantined:
+        label.append(f" ⛔{counts.quarantined}", style="bold")
+    return label
+
+
+class PortfolioTree(Tree[NodeRef]):
+    BINDINGS = [Binding("enter", "select_cursor", "Filter", id="tree-filter")]
+
+    @dataclass
+    class NodeChosen(Message):
+        ref: NodeRef
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(Text("All memories"), data=NodeRef(), id=id, classes=classes)
+        self.counts: dict[NodeRef, _Tally] = {}
+        self.show_root = True
+        self.guide_depth = 2
+
+    def build(self, memories: Iterable[Memory]) -> None:
+        """Rebuild the whole tree; keeps which nodes were expanded and where the cursor was."""
+        expanded = {n.data for n in self._walk_nodes(self.root) if n.is_expanded and n.data is not None}
+        current = self.cursor_node.data if self.cursor_node is not None else None
+        self.counts = tally(memories)
+        self.clear()
+        root = self.root
+        root.set_label(_label("All memories", self.counts.get(NodeRef(), _Tally())))
+        root.data = NodeRef()
+        children: dict[NodeRef, TreeNode[NodeRef]] = {NodeRef(): root}
+        for ref in sorted((r for r in self.counts if r != NodeRef()), key=self._ref_order):
+            parent = children[self._parent_ref(ref)]
+            leaf = ref.domain is not None
+            title = ref.domain or ref.tier or ref.portfolio or ref.system or ""
+            node = parent.add_leaf(_label(title, self.counts[ref]), data=ref) if leaf else parent.add(_label(title, self.counts[ref]), data=ref)
+            children[ref] = node
+            if ref in expanded or (ref.portfolio is None and not expanded):
+                node.expand()
+        root.expand()
+        if current in children:
+            self.move_cursor(children[current])
+
+    @classmethod
+    def _walk_nodes(cls, node: TreeNode[NodeRef]) -> list[TreeNode[NodeRef]]:
+        out = [node]
+        for child in node.children:
+            out.extend(cls._walk_nodes(child))
+        return out
+
+    @staticmethod
+    def _ref_order(ref: NodeRef) -> tuple[str, ...]:
+        return tuple(part or "" for part in (ref.system, ref.portfolio, ref.tier, ref.domain))
+
+    @staticmethod
+    def _parent_ref(ref: NodeRef) -> NodeRef:
+        if ref.domain is not None:
+            return NodeRef(ref.system, ref.portfolio, ref.tier)
+        if ref.tier is not None:
+            return NodeRef(ref.system, ref.portfolio)
+        if ref.portfolio is not None:
+            return NodeRef(ref.system)
+        return NodeRef()
+
+    def count_of(self, ref: NodeRef) -> int:
+        return self.counts.get(ref, _Tally()).total
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[NodeRef]) -> None:
+        event.stop()
+        if event.node.data is not None:
+            self.post_message(self.NodeChosen(event.node.data))
+

@@ -1,0 +1,117 @@
+"""ReviewQueue: the review items in the facade's order (most severe first), with marks for a batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import DataTable
+
+from app.core.inert import one_line
+from app.core.review.detector import worst
+from app.core.review.queue import ReviewItem
+
+MARK = "\u25cf"  # ●
+
+COLUMNS = (
+    ("mark", " ", 1),
+    ("severity", "severity", 8),
+    ("claimed", "claimed", 11),
+    ("effective", "effective", 22),
+    ("findings", "#", 3),
+    ("memory", "memory", None),
+)
+
+
+def severity_of(item: ReviewItem) -> str:
+    top = worst(list(item.findings))
+    if top is not None:
+        return top.severity.value
+    return "unread" if item.unreadable else "trust"
+
+
+def claimed_of(item: ReviewItem) -> str:
+    return item.memory.trust.value if item.memory.trust_claimed else "\u2014"
+
+
+def effective_of(item: ReviewItem) -> str:
+    effective = item.effective
+    label = f"{effective.level.value} ({effective.source})"
+    # A decision whose content changed since no longer counts: say so where the trust is shown.
+    return f"{label} changed since approval" if effective.stale else label
+
+
+class ReviewQueue(DataTable[Text]):
+    """A row per item, keyed by memory id. Cells are Text so nothing in a memory is read as markup."""
+
+    @dataclass
+    class ItemHighlighted(Message):
+        item: ReviewItem | None
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's own name
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.items: list[ReviewItem] = []
+        self.marked: set[str] = set()
+
+    def on_mount(self) -> None:
+        for key, label, width in COLUMNS:
+            self.add_column(Text(label), key=key, width=width)
+
+    def show(self, items: list[ReviewItem]) -> None:
+        """Replace the rows, keeping the cursor on the same memory (or row) and the marks still there."""
+        current = self.current_id
+        row = self.cursor_row
+        self.items = list(items)
+        ids = {item.memory.id for item in self.items}
+        self.marked &= ids
+        self.clear()
+        for item in self.items:
+            self.add_row(*self._cells(item), key=item.memory.id)
+        if not self.items:
+            self.post_message(self.ItemHighlighted(None))
+            return
+        index = next((i for i, item in enumerate(self.items) if item.memory.id == current), min(row, len(self.items) - 1))
+        self.move_cursor(row=max(0, index))
+        # move_cursor to the same row posts nothing: the detail pane must follow the new content.
+        self.post_message(self.ItemHighlighted(self.items[max(0, index)]))
+
+    def _cells(self, item: ReviewItem) -> list[Text]:
+        severity = severity_of(item)
+        return [
+            Text(MARK if item.memory.id in self.marked else " "),
+            Text(severity, style="bold" if severity in ("critical", "high") else ""),
+            Text(claimed_of(item)),
+            Text(effective_of(item)),
+            Text(str(len(item.findings))),
+            Text(one_line(f"{item.memory.name} \u00b7 {item.memory.id}", 120)),
+        ]
+
+    @property
+    def current(self) -> ReviewItem | None:
+        if not self.items or not 0 <= self.cursor_row < len(self.items):
+            return None
+        return self.items[self.cursor_row]
+
+    @property
+    def current_id(self) -> str | None:
+        item = self.current
+        return item.memory.id if item else None
+
+    def toggle_mark(self) -> None:
+        item = self.current
+        if item is None:
+            return
+        memory_id = item.memory.id
+        self.marked.symmetric_difference_update({memory_id})
+        self.update_cell(memory_id, "mark", Text(MARK if memory_id in self.marked else " "))
+
+    def targets(self) -> list[str]:
+        """The marked ids in queue order, else the highlighted one."""
+        if self.marked:
+            return [item.memory.id for item in self.items if item.memory.id in self.marked]
+        return [self.current_id] if self.current_id else []
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self.post_message(self.ItemHighlighted(self.current))

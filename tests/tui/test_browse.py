@@ -1,0 +1,284 @@
+"""The browse screen on a copy of the sample portfolio, driven by Pilot: tree counts, filtering,
+the virtual table (every memory, sort, cursor), show_memory, the detail tabs, curation keys that
+change the files (promote then undo, byte for byte), suggestions, and the A10 terminal payloads."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input, Static, TabbedContent
+
+from app.core.clock import FixedClock
+from app.core.locations import Locations
+from app.core.workbench import Workbench
+from app.tui.app import MemoryWorkbenchApp
+from app.tui.screens.browse import BrowseScreen
+from app.tui.widgets.memory_detail import FINDING_STYLE, MemoryDetail, content_text
+from app.tui.widgets.memory_table import MemoryRow, MemoryTable
+from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
+
+FLAKY = "massgen:massgen:workspace_coder/flaky_tests"
+CODER = Path("massgen/workspace_coder/memory")
+
+
+def make_app(locations: Locations, clock: FixedClock, sample: Path) -> MemoryWorkbenchApp:
+    return MemoryWorkbenchApp(Workbench(locations, clock=clock), [sample])
+
+
+async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
+    # A load finishes, then the screen's row and detail workers run: wait for both rounds.
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def parts(app: MemoryWorkbenchApp) -> tuple[BrowseScreen, PortfolioTree, MemoryTable, MemoryDetail]:
+    screen = app.screen
+    assert isinstance(screen, BrowseScreen)
+    return screen, screen.query_one(PortfolioTree), screen.query_one(MemoryTable), screen.query_one(MemoryDetail)
+
+
+def static_text(screen: BrowseScreen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+async def test_tree_counts_equal_the_facade(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        _, tree, table, _ = parts(app)
+        memories = app.workbench.memories
+        assert tree.count_of(NodeRef()) == len(memories) == 149
+        for system, count in Counter(m.system.value for m in memories).items():
+            assert tree.count_of(NodeRef(system)) == count
+        for (system, portfolio, tier), count in Counter((m.system.value, m.portfolio, m.tier.value) for m in memories).items():
+            assert tree.count_of(NodeRef(system, portfolio, tier)) == count
+        assert tree.count_of(NodeRef("massgen", "massgen", "cold")) == 10
+        # The table shows every memory, once.
+        assert sorted(r.id for r in table.rows) == sorted(m.id for m in memories)
+
+
+async def test_choosing_a_node_filters_the_table(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        screen, tree, table, _ = parts(app)
+        node = next(n for n in tree.root.children if n.data == NodeRef("massgen"))
+        tree.select_node(node)
+        await settle(app, pilot)
+        assert len(table.rows) == 18 and {r.system for r in table.rows} == {"massgen"}
+        assert static_text(screen, "#browse-status").startswith("18 of 149 memories · massgen")
+        tree.select_node(tree.root)
+        await settle(app, pilot)
+        assert len(table.rows) == 149
+
+
+async def test_sort_keys_and_cursor(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        _, _, table, _ = parts(app)
+        assert table.sort_column == "name"
+        names = [r.name.casefold() for r in table.rows]
+        assert names == sorted(names)
+        await pilot.press("s")
+        assert table.sort_column == "system"
+        systems = [r.system for r in table.rows]
+        assert systems == sorted(systems)
+        await pilot.press("S")
+        assert table.sort_reverse and [r.system for r in table.rows] == sorted(systems, reverse=True)
+        table.sort_by("tokens")
+        tokens = [r.tokens for r in table.rows]
+        assert tokens == sorted(tokens, reverse=True)  # most tokens first
+        await pilot.press("end")
+        assert table.cursor == len(table.rows) - 1
+        await pilot.press("home", "down", "down")
+        assert table.cursor == 2
+        await pilot.press("pagedown")
+        assert table.cursor > 2
+        await settle(app, pilot)
+        _, _, _, detail = parts(app)
+        assert detail.data is not None and detail.data.memory.id == table.selected_id
+
+
+async def test_show_memory_and_detail_tabs(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.open_memory(FLAKY)
+        await settle(app, pilot)
+        screen, _, table, detail = parts(app)
+        assert table.selected_id == FLAKY
+        assert "flaky_tests" in static_text(screen, "#detail-title")
+        assert "TestJobsAccept_Concurrent" in static_text(screen, "#detail-content")
+        metadata = static_text(screen, "#detail-metadata")
+        for key in ("name", "description", "tier", "agent_id", "created", "updated"):
+            assert f"  {key}: " in metadata
+        assert "long_term" in metadata and "workspace_coder/memory/long_term/flaky_tests.md" in metadata
+        scores = static_text(screen, "#detail-scores")
+        salience = app.workbench.saliences()[FLAKY]
+        assert f"Salience {salience.score:.3f}" in scores
+        assert all(c.component in scores for c in salience.components) and "derived" in scores
+        screen.query_one(TabbedContent).active = "tab-scores"
+        await pilot.pause()
+        for axis, value in (("durability", "3"), ("reuse", "2"), ("impact", "1")):
+            screen.query_one(f"#fortress-{axis}", Input).value = value
+        await pilot.pause()
+        assert "sum 6/12 · MEMORY.md candidate" in static_text(screen, "#fortress-result")
+        # A memory outside the current scope widens the scope.
+        screen.scope = NodeRef("engram")
+        screen._apply_scope()
+        app.open_memory(FLAKY)
+        await settle(app, pilot)
+        assert table.selected_id == FLAKY and screen.scope == NodeRef()
+
+
+async def test_findings_are_highlighted(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        item = app.workbench.review_queue()[0]
+        app.open_memory(item.memory.id)
+        await settle(app, pilot)
+        _, _, _, detail = parts(app)
+        assert detail.data is not None and detail.data.findings
+        content = content_text(detail.data)  # what #detail-content was given
+        excerpt = item.findings[0].excerpt
+        spans = [content.plain[s.start : s.end] for s in content.spans if s.style == FINDING_STYLE]
+        assert excerpt in spans
+        assert excerpt in static_text(parts(app)[0], "#detail-content")
+
+
+async def test_promote_then_undo_moves_the_file_back(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    long_term = sample_copy / CODER / "long_term/flaky_tests.md"
+    short_term = sample_copy / CODER / "short_term/flaky_tests.md"
+    before = long_term.read_bytes()
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.open_memory(FLAKY)
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert not long_term.exists() and short_term.exists()
+        _, _, table, _ = parts(app)
+        row = next(r for r in table.rows if r.id == FLAKY)
+        assert row.tier == "hot" and table.selected_id == FLAKY
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert long_term.read_bytes() == before and not short_term.exists()
+        assert next(r for r in table.rows if r.id == FLAKY).tier == "cold"
+
+
+async def test_merge_needs_marks_and_errors_are_notified(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(app, pilot)
+        await pilot.press("m")
+        await pilot.press("u")  # nothing to undo yet: an error toast, not a crash
+        await settle(app, pilot)
+        messages = [n.message for n in app._notifications]
+        assert any("Mark the memories" in m for m in messages)
+        assert any(n.severity == "error" for n in app._notifications)
+        assert type(app.screen) is BrowseScreen
+
+
+async def test_suggestions_pane(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("g")
+        await settle(app, pilot)
+        screen, _, _, _ = parts(app)
+        suggestions = app.workbench.suggestions()
+        summary = static_text(screen, "#suggestions-summary")
+        counts = Counter(s.kind for s in suggestions)
+        assert f"{counts['demote']} to demote" in summary and "over budget" in summary
+        assert screen.query_one("#suggestions-list").option_count == len(suggestions)  # type: ignore[attr-defined]
+
+
+PAYLOADS = [
+    "\x1b[2K",
+    "\x1b[41m",
+    "\x1b]0;owned\x07",
+    "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\",
+    "\x1b]52;c;ZXZpbA==\x07",
+    "\x07",
+    "\x9b31m",
+    "[@click=app.quit]x[/]",
+    "[link=https://x]y[/link]",
+    "[bold red]FAKE[/]",
+    "[/bold]",
+]
+
+
+def _yaml_escaped(text: str) -> str:
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else ("\\\\" if c == "\\" else c) for c in text)
+
+
+async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    body = "\n".join(PAYLOADS)
+    quoted = _yaml_escaped(" ".join(PAYLOADS)).replace('"', '\\"')
+    note = sample_copy / CODER / "long_term/payloads.md"
+    note.write_text(
+        f'---\nname: "{quoted}"\ndescription: "{quoted}"\ntier: long_term\nagent_id: coder\n'
+        f"created: 2026-11-20T10:00:00\nupdated: 2026-11-20T10:00:00\n---\n{body}\n",
+        encoding="utf-8",
+    )
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        memory_id = "massgen:massgen:workspace_coder/payloads"
+        app.workbench.memory(memory_id)
+        app.open_memory(memory_id)
+        await settle(app, pilot)
+        screen, tree, table, detail = parts(app)
+        assert detail.data is not None and detail.data.memory.id == memory_id
+        seen: list[str] = []
+        for tab in ("tab-content", "tab-metadata", "tab-scores", "tab-relations", "tab-history"):
+            screen.query_one(TabbedContent).active = tab
+            await pilot.pause()
+            for selector in ("#detail-title", f"#detail-{tab[4:]}"):
+                seen.append(static_text(screen, selector))
+        seen.extend(table.render_line(y).text for y in range(table.size.height))
+        seen.extend(tree.render_line(y).text for y in range(tree.size.height))
+        joined = "\n".join(seen)
+        assert "[bold red]FAKE[/]" in joined and "[@click=app.quit]x[/]" in joined  # shown literally
+        assert "␛" in joined  # ESC made visible
+        for bad in ("\x1b", "\x07", "\x9b"):
+            assert bad not in joined
+        assert app.is_running and type(app.screen) is BrowseScreen
+        assert "\x1b]" not in app.export_screenshot()
+
+
+def test_rows_are_inert() -> None:
+    from app.core.model import Memory, Source, System, Tier
+
+    memory = Memory(
+        id="massgen:m:x", system=System.MASSGEN, portfolio="m", locator="x", name="\x1b[2Kname\x07",
+        tier=Tier.HOT, source=Source(path="x.md"),
+    )
+    row = MemoryRow.of(memory, 0.5)
+    assert "\x1b" not in row.name and "\x07" not in row.name and row.name.startswith("␛")
+
+
+async def test_cursor_row_repaints(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        _, _, table, _ = parts(app)
+        cursor = table.get_component_rich_style("memory-table--cursor")
+        assert cursor.bgcolor is not None
+
+        def cursor_line() -> int:
+            lines = [y for y in range(1, table.size.height) if any(s.style and s.style.bgcolor == cursor.bgcolor for s in table.render_line(y))]
+            assert len(lines) == 1
+            return lines[0]
+
+        assert cursor_line() == 1
+        await pilot.press("down", "down")
+        assert cursor_line() == 3
+        await pilot.press("pagedown", "pagedown")
+        assert table.scroll_y > 0 and table.rows[int(table.scroll_y) + cursor_line() - 1].id == table.selected_id

@@ -1,0 +1,171 @@
+"""The budget screen on a copy of the sample portfolio, driven by Pilot: the bar's cut is the
+facade's plan, +/- and priority moves show a what-if without writing, apply writes config.yml and
+the memory's priority, and memory text in the plan is shown inert."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from app.core.budget import WhatIf
+from app.core.clock import FixedClock
+from app.core.locations import Locations
+from app.core.workbench import Workbench
+from app.tui.app import MemoryWorkbenchApp
+from app.tui.screens.budget import BudgetScreen, plan_key
+from app.tui.screens.reason import ReasonModal
+from app.tui.widgets.budget_bar import BudgetBar, first_past_cut, layout
+
+DOLLHOUSE = ("dollhouse", "dollhouse", "auto-load")
+MASSGEN = ("massgen", "massgen", "short-term")
+
+
+def make_app(locations: Locations, clock: FixedClock, root: Path) -> MemoryWorkbenchApp:
+    return MemoryWorkbenchApp(Workbench(locations, clock=clock), [root])
+
+
+async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def open_budget(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> BudgetScreen:
+    await settle(app, pilot)
+    await pilot.press("f4")
+    await pilot.pause()
+    await settle(app, pilot)
+    assert isinstance(app.screen, BudgetScreen)
+    return app.screen
+
+
+async def select(screen: BudgetScreen, pilot: Pilot[None], key: tuple[str, str, str]) -> None:
+    table = screen.query_one("#budget-plans")
+    index = [plan_key(p) for p in screen.plans].index(key)
+    table.move_cursor(row=index)  # type: ignore[attr-defined]
+    await pilot.pause()
+    assert screen.selected == key
+
+
+async def test_bar_cut_equals_the_facade_plan(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_budget(app, pilot)
+        facade = app.workbench.budgets()
+        assert [plan_key(p) for p in screen.plans] == [plan_key(p) for p in facade]
+        bar = screen.query_one(BudgetBar)
+        for plan in facade:
+            await select(screen, pilot, plan_key(plan))
+            assert bar.plan == plan
+            assert bar.cut == first_past_cut(plan)
+            bar.render()
+            assert [s.id for s in bar.segments] == [item.id for item in plan.items]
+            # Past-the-cut items are drawn as such, and nothing else is.
+            assert [s.kind == "past" for s in bar.segments if s.kind != "truncated"] == [not i.fits for i in plan.items if not i.truncated]
+            assert all(s.end > s.start for s in bar.segments)
+        dollhouse = next(p for p in facade if plan_key(p) == DOLLHOUSE)
+        assert first_past_cut(dollhouse) is not None  # the sample is over its 1,500-token budget
+
+
+def test_layout_is_proportional_and_marks_the_line(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    workbench = Workbench(isolated_locations, clock=clock)
+    workbench.open([sample_copy], index=False)
+    plan = next(p for p in workbench.budgets() if plan_key(p) == DOLLHOUSE)
+    segments, line = layout(plan, 100)
+    total = sum(item.cost for item in plan.items)
+    assert segments[-1].end == 100 and line == round(plan.limit * 100 / total)  # type: ignore[operator]
+    assert [s.start for s in segments[1:]] == [s.end for s in segments[:-1]]
+
+
+async def test_plus_minus_change_the_what_if_without_writing(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    config = sample_copy / "dollhouse/config.yml"
+    before = config.read_bytes()
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_budget(app, pilot)
+        await select(screen, pilot, DOLLHOUSE)
+        assert screen.plan is not None and screen.plan.limit == 1500
+        await pilot.press("plus", "plus", "right_square_bracket")
+        await settle(app, pilot)
+        assert screen.max_tokens == 2200 and screen.plan.limit == 2200
+        expected = next(p for p in app.workbench.budgets(WhatIf(max_tokens=2200)) if plan_key(p) == DOLLHOUSE)
+        assert screen.plan == expected and screen.query_one(BudgetBar).cut == first_past_cut(expected)
+        await pilot.press("minus")
+        await settle(app, pilot)
+        assert screen.plan.limit == 2100
+        assert config.read_bytes() == before
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert screen.what_if() is None and screen.plan.limit == 1500
+
+
+async def test_other_systems_refuse_a_what_if(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_budget(app, pilot)
+        await select(screen, pilot, MASSGEN)
+        await pilot.press("plus", "ctrl+down")
+        await settle(app, pilot)
+        assert screen.what_if() is None
+
+
+async def test_apply_writes_config_yml(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    config = sample_copy / "dollhouse/config.yml"
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_budget(app, pilot)
+        await select(screen, pilot, DOLLHOUSE)
+        await pilot.press("right_square_bracket")
+        await settle(app, pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, ReasonModal)
+        await pilot.press(*"room for the runbooks", "enter")
+        await settle(app, pilot)
+        assert "maxTokenBudget: 2000" in config.read_text(encoding="utf-8")
+        assert screen.what_if() is None
+        assert screen.plan is not None and screen.plan.limit == 2000
+
+
+async def test_priority_move_and_apply(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_budget(app, pilot)
+        await select(screen, pilot, DOLLHOUSE)
+        assert screen.plan is not None
+        first, second = screen.plan.items[0].id, screen.plan.items[1].id
+        memory = app.workbench.memory(first)
+        path = Path(app.workbench.portfolio_of(memory).root) / memory.source.path
+        before = path.read_bytes()
+        screen.query_one("#budget-items").focus()
+        await pilot.press("ctrl+down")
+        await settle(app, pilot)
+        assert [i.id for i in screen.plan.items][:2] == [second, first]
+        assert path.read_bytes() == before  # a what-if writes nothing
+        wanted = screen.priorities[first]
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press(*"baseline after the rules", "enter")
+        await settle(app, pilot)
+        assert app.workbench.memory(first).priority == wanted
+        assert f"priority: {wanted}" in path.read_text(encoding="utf-8")
+        assert [i.id for i in screen.plan.items][:2] == [second, first]
+
+
+async def test_a10_payloads_in_the_plan_render_inert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    target = sample_copy / "massgen/workspace_coder/memory/short_term/a10_payloads.md"
+    body = "\x1b[2K \x1b[41m \x1b]0;t\x07 \x1b]8;;https://x\x1b\\y\x1b]8;;\x1b\\ \x1b]52;c;eA==\x07 \x07 \x9b1m [@click=app.quit]x[/] [link=https://x]y[/link] [bold red]FAKE[/] [/bold]\n"
+    target.write_bytes(("---\nname: \"[bold red]FAKE[/] \\e[41m\"\ntier: short_term\nagent_id: coder\n---\n" + body).encode("utf-8"))
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_budget(app, pilot)
+        await select(screen, pilot, MASSGEN)
+        await settle(app, pilot)
+        items = screen.query_one("#budget-items")
+        cells = [str(cell) for row in range(items.row_count) for cell in items.get_row_at(row)]  # type: ignore[attr-defined]
+        assert any("[bold red]FAKE[/]" in cell for cell in cells)
+        assert not any(ch in cell for cell in cells for ch in "\x1b\x07\x9b")
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and "\x07" not in svg and "\x9b" not in svg
+        assert app.is_running

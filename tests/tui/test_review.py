@@ -1,0 +1,238 @@
+"""The review screen on a copy of the sample portfolio, driven by Pilot: the queue equals the
+facade's, findings are highlighted at their spans, and approve / quarantine / restore / a batch change
+the files as the review core specifies."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rich.text import Text
+from textual.pilot import Pilot
+
+from app.core.clock import FixedClock
+from app.core.inert import inert
+from app.core.locations import Locations
+from app.core.model import Tier, TrustLevel
+from app.core.workbench import Workbench
+from app.tui.app import MemoryWorkbenchApp
+from app.tui.screens.reason import ReasonModal
+from app.tui.screens.review import ReviewScreen
+from app.tui.widgets.findings_view import FindingsView
+from app.tui.widgets.review_queue import ReviewQueue
+
+EXFIL = "massgen:massgen:workspace_reviewer/pr_4821_review_summary"
+EXFIL_FILE = Path("massgen/workspace_reviewer/memory/long_term/pr_4821_review_summary.md")
+A10_ID = "massgen:massgen:workspace_coder/a10_payloads"
+A10_BODY = (
+    "Build log \x1b[2K cleared \x1b[41mred\x1b[0m, title \x1b]0;pwned\x07 and a link "
+    "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\ then clipboard \x1b]52;c;Y3VybCBldmls\x07 bell \x07 "
+    "csi \x9b31m c1; markup [@click=app.quit]x[/] [link=https://x]y[/link] [bold red]FAKE[/] unbalanced [/bold]\n"
+)
+
+
+def make_app(locations: Locations, clock: FixedClock, root: Path) -> MemoryWorkbenchApp:
+    return MemoryWorkbenchApp(Workbench(locations, clock=clock), [root])
+
+
+async def open_review(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> ReviewScreen:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.press("f3")
+    await pilot.pause()
+    await settle(app, pilot)
+    assert isinstance(app.screen, ReviewScreen)
+    return app.screen
+
+
+async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
+    # Decisions end in a reload, which starts the queue worker, which starts the text worker.
+    for _ in range(4):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def go_to(screen: ReviewScreen, pilot: Pilot[None], memory_id: str) -> None:
+    queue = screen.query_one(ReviewQueue)
+    index = [item.memory.id for item in queue.items].index(memory_id)
+    queue.move_cursor(row=index)
+    await pilot.pause()
+    await screen.app.workers.wait_for_complete()
+    await pilot.pause()
+    assert queue.current_id == memory_id
+
+
+async def decide(app: MemoryWorkbenchApp, pilot: Pilot[None], key: str, reason: str) -> None:
+    await pilot.press(key)
+    await pilot.pause()
+    assert isinstance(app.screen, ReasonModal)
+    await pilot.press(*reason)
+    await pilot.press("enter")
+    await pilot.pause()
+    await settle(app, pilot)
+
+
+async def test_queue_order_and_contents_equal_the_facade(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        queue = screen.query_one(ReviewQueue)
+        expected = app.workbench.review_queue()
+        assert [item.memory.id for item in queue.items] == [item.memory.id for item in expected]
+        assert [str(queue.get_row_at(i)[5]) for i in range(len(expected))][0].endswith(expected[0].memory.id)
+        first = expected[0]
+        row = queue.get_row_at(0)
+        assert all(isinstance(cell, Text) for cell in row)
+        claimed = first.memory.trust.value if first.memory.trust_claimed else "\u2014"
+        assert row[2].plain == claimed
+        assert row[3].plain.startswith(f"{first.effective.level.value} ({first.effective.source})")
+        assert row[4].plain == str(len(first.findings))
+
+
+async def test_findings_are_highlighted_at_their_spans(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        for memory_id in (EXFIL, "engram:engram:obs/8", "dollhouse:dollhouse:push-vendor-evaluation"):
+            await go_to(screen, pilot, memory_id)
+            view = screen.query_one(FindingsView)
+            assert view.item is not None and view.item.memory.id == memory_id
+            entries = dict(app.workbench.entry_texts(app.workbench.memory(memory_id)))
+            assert len(view.highlights) == len(view.item.findings) > 0
+            for mark in view.highlights:
+                finding = mark.finding
+                text = entries[finding.entry] if finding.entry in entries else next(iter(entries.values()))
+                # The highlighted characters are exactly the finding's span, made inert.
+                assert view.body.plain[mark.start : mark.end] == inert(text[finding.start : finding.end])
+                styled = [span for span in view.body.spans if span.start < mark.end and span.end > mark.start]
+                assert styled and all(span.style for span in styled)
+                covered = set().union(*(range(s.start, s.end) for s in styled))
+                assert set(range(mark.start, mark.end)) <= covered
+            # Text outside every finding carries no highlight.
+            inside = set().union(*(range(m.start, m.end) for m in view.highlights))
+            highlight_styles = set(view._styles().values())
+            for span in view.body.spans:
+                if span.style in highlight_styles:
+                    assert set(range(span.start, span.end)) <= inside
+
+
+async def test_quarantine_moves_the_file_into_the_vault_and_restore_brings_it_back(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
+    source = sample_copy / EXFIL_FILE
+    original = source.read_bytes()
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        await go_to(screen, pilot, EXFIL)
+        await decide(app, pilot, "q", "exfiltration to a paste site")
+        assert not source.exists()
+        vaulted = [p for p in (isolated_locations.data / "vault").rglob("*") if p.is_file() and p.read_bytes() == original]
+        assert vaulted, "the file's exact bytes are in the vault"
+        memory = app.workbench.memory(EXFIL)
+        assert memory.tier is Tier.QUARANTINE
+        queue = screen.query_one(ReviewQueue)
+        assert EXFIL in [item.memory.id for item in queue.items]
+        await go_to(screen, pilot, EXFIL)
+        await decide(app, pilot, "r", "false alarm")
+        assert source.read_bytes() == original
+        assert app.workbench.memory(EXFIL).tier is not Tier.QUARANTINE
+        assert app.generation >= 3  # every decision's reload reached the app
+
+
+async def test_approve_writes_trust_level_validated(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    memory_id = "dollhouse:dollhouse:support-triage-notes"
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        path = Path(app.workbench.portfolio_of(app.workbench.memory(memory_id)).root) / app.workbench.memory(memory_id).source.path
+        await go_to(screen, pilot, memory_id)
+        await decide(app, pilot, "a", "reviewed: the hidden characters are a pasted table")
+        assert "trustLevel: validated" in path.read_text(encoding="utf-8")
+        assert app.workbench.memory(memory_id).trust is TrustLevel.VALIDATED
+        assert app.workbench.history(memory_id)[-1].action == "approve"
+
+
+async def test_cancelled_reason_changes_nothing(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    source = sample_copy / EXFIL_FILE
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        await go_to(screen, pilot, EXFIL)
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("enter")  # an empty reason is refused, the prompt stays
+        await pilot.pause()
+        assert isinstance(app.screen, ReasonModal)
+        await pilot.press("escape")
+        await pilot.pause()
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert source.exists() and app.workbench.history(EXFIL) == []
+
+
+async def test_batch_of_two(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    first, second = "engram:engram:obs/6", "openclaw:workspace:log/2026-11-28"
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        queue = screen.query_one(ReviewQueue)
+        for memory_id in (first, second):
+            await go_to(screen, pilot, memory_id)
+            await pilot.press("space")
+            await pilot.pause()
+        assert queue.targets() == [first, second]
+        await decide(app, pilot, "f", "secrets in memory: rotate")
+        for memory_id in (first, second):
+            history = app.workbench.history(memory_id)
+            assert [d.action for d in history] == ["flag"] and history[0].reason == "secrets in memory: rotate"
+        assert queue.marked == set()
+
+
+async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    target = sample_copy / "massgen/workspace_coder/memory/short_term/a10_payloads.md"
+    header = '---\nname: a10_payloads\ndescription: "\\e[41mred [bold red]FAKE[/] \\a"\ntier: short_term\nagent_id: coder\n---\n'
+    target.write_bytes((header + A10_BODY).encode("utf-8"))
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        await go_to(screen, pilot, A10_ID)
+        view = screen.query_one(FindingsView)
+        assert "[bold red]FAKE[/]" in view.body.plain and "[@click=app.quit]x[/]" in view.body.plain
+        assert "\u241b" in view.body.plain  # ESC shown as a visible symbol
+        rendered = [view.body.plain, *(str(cell) for cell in screen.query_one(ReviewQueue).get_row(A10_ID))]
+        for widget in screen.query("Static"):
+            rendered.append(str(widget.render()))
+        for text in rendered:
+            assert not any(ch in text for ch in "\x1b\x07\x9b")
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and "\x07" not in svg and "\x9b" not in svg
+        assert app.is_running
+
+
+async def test_a_reverted_save_is_reported(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    memory_id = "dollhouse:dollhouse:support-triage-notes"
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        seen: list[tuple[str, str]] = []
+        original_notify = screen.notify
+
+        def record(message: str, **kwargs: object) -> None:
+            seen.append((str(kwargs.get("title", "")), message))
+            original_notify(message, **kwargs)  # type: ignore[arg-type]
+
+        screen.notify = record  # type: ignore[method-assign]
+        memory = app.workbench.memory(memory_id)
+        path = Path(app.workbench.portfolio_of(memory).root) / memory.source.path
+        before = path.read_bytes()
+        await go_to(screen, pilot, memory_id)
+        await decide(app, pilot, "a", "fine")
+        assert path.read_bytes() != before
+        path.write_bytes(before)  # an agent writes back the copy it read before our save
+        for _ in range(40):
+            await asyncio.sleep(0.1)
+            await pilot.pause()
+            if any(title == "Save reverted" for title, _ in seen):
+                break
+        assert any(title == "Save reverted" and path.name in message for title, message in seen)
