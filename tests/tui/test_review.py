@@ -222,7 +222,8 @@ async def test_a_reverted_save_is_reported(sample_copy: Path, isolated_locations
             seen.append((str(kwargs.get("title", "")), message))
             original_notify(message, **kwargs)  # type: ignore[arg-type]
 
-        screen.notify = record  # type: ignore[method-assign]
+        original_notify = app.notify
+        app.notify = record  # type: ignore[method-assign]  # the app reports reverts, whatever the screen
         memory = app.workbench.memory(memory_id)
         path = Path(app.workbench.portfolio_of(memory).root) / memory.source.path
         before = path.read_bytes()
@@ -233,6 +234,6 @@ async def test_a_reverted_save_is_reported(sample_copy: Path, isolated_locations
         for _ in range(40):
             await asyncio.sleep(0.1)
             await pilot.pause()
-            if any(title == "Save reverted" for title, _ in seen):
+            if any(title == "Change reverted" for title, _ in seen):
                 break
-        assert any(title == "Save reverted" and path.name in message for title, message in seen)
+        assert any(title == "Change reverted" and path.name in message for title, message in seen)

@@ -73,7 +73,6 @@ class ReviewScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._generation_moved, init=False)
-        self._hook_reverts()
         if self.app.generation:  # type: ignore[attr-defined]
             self.refresh_queue()
 
@@ -196,12 +195,6 @@ class ReviewScreen(Screen[None]):
 
     # -- reverted saves ----------------------------------------------------------------------------
 
-    def _hook_reverts(self) -> None:
-        """The reviewer can watch each saved file for an agent writing its old copy back; surface it."""
-        reviewer = getattr(self.app.workbench, "reviewer", None)  # type: ignore[attr-defined]
-        if reviewer is not None and hasattr(reviewer, "on_revert") and reviewer.on_revert is None:
-            reviewer.on_revert = self._reverted
-
     def _stop_watching(self, memory_id: str) -> None:
         """Our own next write to a file is no revert: stop the watches of earlier saves to it."""
         workbench = self.app.workbench  # type: ignore[attr-defined]
@@ -214,20 +207,6 @@ class ReviewScreen(Screen[None]):
         for watch in list(getattr(reviewer, "watches", [])):
             if Path(watch.path).resolve() == path:
                 watch.cancel()
-
-    def _reverted(self, path: Path, _disk: bytes | None) -> None:
-        # Called from the watch thread, possibly after the app has gone.
-        try:
-            self.app.call_from_thread(
-                self.notify,
-                f"{one_line(str(path), 200)} was written back after the decision: the decision no longer holds. Rescan (ctrl+r) to see it.",
-                title="Save reverted",
-                severity="error",
-                timeout=15,
-                markup=False,
-            )
-        except Exception:  # noqa: BLE001 - nobody left to tell
-            pass
 
     def _error(self, title: str, error: Exception) -> None:
         self.notify(one_line(f"{type(error).__name__}: {error}", 400), title=title, severity="error", timeout=10, markup=False)
