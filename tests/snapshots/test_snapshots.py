@@ -65,9 +65,10 @@ def test_budget(snap_compare, make_app, size) -> None:  # type: ignore[no-untype
     assert snap_compare(make_app(), terminal_size=size, run_before=settled("f4"))
 
 
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 @pytest.mark.parametrize("theme", THEMES)
-def test_each_bundled_theme(snap_compare, make_app, theme) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_app(theme=theme), terminal_size=(120, 32), run_before=settled())
+def test_each_bundled_theme(snap_compare, make_app, theme, size) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(theme=theme), terminal_size=size, run_before=settled())
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
