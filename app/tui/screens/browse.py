@@ -17,6 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.lazy import Lazy
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
@@ -109,7 +110,9 @@ class BrowseScreen(Screen[None]):
                 with Vertical(id="browse-suggestions"):
                     yield Static(Text("Suggestions: computing…"), id="suggestions-summary")
                     yield OptionList(id="suggestions-list")
-                yield MemoryDetail(id="browse-detail")
+                # The detail pane (five tabs, a form) mounts right after the first frame: the table
+                # is what the first screen needs.
+                yield Lazy(MemoryDetail(id="browse-detail"))
         yield Footer()
 
     def on_mount(self) -> None:
