@@ -382,10 +382,76 @@ def fts_query(con: sqlite3.Connection, match: str) -> None:
     ).fetchall()
 
 
+# -- analyzers ------------------------------------------------------------------------------------
+
+
+def analyzer_report(corpus: Corpus, sample: int = 2000) -> None:
+    """Analysis speed of a few analyzers on the same texts, and what stemming does for recall: a
+    query in one form (deploying) finding memories that use another (deployed, deploys)."""
+    import re
+
+    from whoosh.analysis import StandardAnalyzer, StemmingAnalyzer
+
+    from app.core.search.schema import STOP_WORDS, LeanAnalyzer, analyze_parts, term_of, words
+
+    texts = list(corpus.texts.values())[:sample]
+    word_re = re.compile(r"\w+")
+
+    def no_stems(text: str) -> int:
+        return sum(1 for w in word_re.findall(text.lower()) if 2 <= len(w) <= 64 and w not in STOP_WORDS)
+
+    candidates: list[tuple[str, Callable[[str], object]]] = [
+        ("Whoosh StandardAnalyzer", lambda t: sum(1 for _ in StandardAnalyzer()(t))),
+        ("Whoosh StemmingAnalyzer", lambda t: sum(1 for _ in StemmingAnalyzer()(t))),
+        ("ours, no stemming", no_stems),
+        ("ours, Porter (LeanAnalyzer)", lambda t: sum(1 for _ in LeanAnalyzer()(t))),
+        ("ours, as the writer runs it", lambda t: analyze_parts(((t, 1.0),))),
+    ]
+    rates = []
+    for name, fn in candidates:
+        for text in texts[:50]:
+            fn(text)  # warm caches
+        start = time.process_time()
+        for text in texts:
+            fn(text)
+        rates.append(f"{name} {len(texts) / (time.process_time() - start):.0f}")
+    print("analysis docs/s (CPU): " + "; ".join(rates))
+
+    doc_words = [set(words(text)) for text in texts]
+    doc_stems = [{term_of(w) for w in d} for d in doc_words]
+    queries = 0
+    recall_exact = recall_stemmed = precision_stemmed = 0.0
+    for base in corpus.words[100:3000]:
+        family = {base, base + "s", base + "ed", base + "ing"}
+        forms = [f for f in family if any(f in d for d in doc_words)]
+        if len(forms) < 2:
+            continue
+        relevant = [i for i, d in enumerate(doc_words) if d & family]
+        if len(relevant) < 5:
+            continue
+        for form in forms:
+            stem = term_of(form)
+            exact = [i for i, d in enumerate(doc_words) if form in d]
+            stemmed = [i for i, d in enumerate(doc_stems) if stem in d]
+            hits = set(relevant)
+            recall_exact += len(hits & set(exact)) / len(hits)
+            recall_stemmed += len(hits & set(stemmed)) / len(hits)
+            precision_stemmed += len(hits & set(stemmed)) / max(1, len(stemmed))
+            queries += 1
+        if queries >= 300:
+            break
+    if queries:
+        print(
+            f"inflected-form queries ({queries}, {sample} memories): recall without stemming "
+            f"{recall_exact / queries:.0%}, with Porter stems {recall_stemmed / queries:.0%} "
+            f"(precision {precision_stemmed / queries:.0%})"
+        )
+
+
 # -- one size ---------------------------------------------------------------------------------------
 
 
-def run_size(size: int, queries: int, baseline_docs: int, workers: int | None) -> None:
+def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, analyzers: bool = False) -> None:
     print(f"\n== {size:,} memories ==")
     start = time.perf_counter()
     corpus = Corpus(size)
@@ -393,6 +459,8 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None) -
     print(f"corpus generated in {time.perf_counter() - start:.1f} s ({chars / 1e6:.0f} MB of text)")
     gc.collect()
     gc.freeze()  # the corpus is not garbage: keep the collector from walking it during the timings
+    if analyzers:
+        analyzer_report(corpus)
 
     sample = min(size, baseline_docs)
     default_rate = default_writer_rate(corpus, sample, naive=False)
@@ -484,8 +552,8 @@ def main() -> int:
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  sqlite: {sqlite3.sqlite_version}")
     started = time.perf_counter()
-    for size in args.sizes:
-        run_size(size, args.queries, args.baseline_docs, args.workers)
+    for number, size in enumerate(args.sizes):
+        run_size(size, args.queries, args.baseline_docs, args.workers, analyzers=number == 0)
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -99,7 +99,8 @@ class Workbench:
         folder = self.locations.search_index([p.root for p in portfolios])
         if self._index is None or self._index.folder != folder:
             self.close()
-            self._index = SearchIndex(self.locations.ensure_private(folder))
+            # nice: a first build in the background must not slow the screen down
+            self._index = SearchIndex(self.locations.ensure_private(folder), nice=5)
         report = self._index.update(memories, self._text_of, progress=progress)
         self._index_ready = not report.busy
         if report.busy:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -566,6 +567,51 @@ def test_lost_manifest_is_recovered_from_the_index(tmp_path: Path, index: Search
     assert report.rebuilt is None and report.touched == 0
 
 
+def test_manifest_journal_survives_a_restart_and_a_torn_line(tmp_path: Path, index: SearchIndex, store: Store) -> None:
+    folder = tmp_path / "index"
+    for n in range(3):
+        store.put(f"journal-{n}", dict(name=f"Journal {n}"), f"Entry number{n}.")
+        index.update(store.all(), store.text_of)
+    journal = folder / "manifest.log"
+    assert len(journal.read_text(encoding="utf-8").splitlines()) == 3  # three small commits: three lines
+    reopened = SearchIndex(folder, workers=1)
+    assert reopened.update(store.all(), store.text_of).touched == 0
+    with open(journal, "a", encoding="utf-8") as handle:
+        handle.write('{"generation": 99, "set": {"torn')  # a crash while appending
+    again = SearchIndex(folder, workers=1)
+    report = again.update(store.all(), store.text_of)
+    assert report.touched == 0 and report.rebuilt is None
+    assert ids(again, "number2") == [mid("journal-2")]
+    reopened.close()
+    again.close()
+
+
+def test_searching_while_updates_commit(index: SearchIndex, store: Store) -> None:
+    """Every commit sweeps the previous TOC; a search opening or refreshing the searcher at that
+    moment must read the newer generation, not call the index damaged."""
+    notices: list[str] = []
+    stop = threading.Event()
+
+    def searching() -> None:
+        while not stop.is_set():
+            result = index.search("vault OR filler")
+            if result.notice:
+                notices.append(result.notice)
+            stop.wait(0.002)  # a person types; a tight loop would starve the updates of the lock
+
+    thread = threading.Thread(target=searching)
+    thread.start()
+    try:
+        for n in range(12):
+            store.put(f"busy-{n}", dict(name=f"Busy {n}"), f"Filler while searching {n}.")
+            assert index.update(store.all(), store.text_of).added == 1
+    finally:
+        stop.set()
+        thread.join()
+    assert notices == []
+    assert index.search("filler", limit=50).total == 12
+
+
 def test_second_writer_reports_busy(tmp_path: Path, index: SearchIndex, store: Store) -> None:
     from whoosh.filedb.filestore import FileStorage
 
@@ -636,6 +682,51 @@ def test_single_word_fast_path_ranks_exactly_as_whoosh(tmp_path: Path) -> None:
             if exact:
                 assert total == len(list(_run(searcher, wq.Term("text", term), 10_000).items()))
     index.close()
+
+
+def test_fast_writer_writes_what_whoosh_writes(tmp_path: Path) -> None:
+    """Our writer bypasses Whoosh's pool and posting loop; its segments must read back exactly like
+    the ones Whoosh's own SegmentWriter writes from the same documents."""
+    from whoosh.filedb.filestore import FileStorage
+
+    from app.core.search.schema import build_schema, document
+    from app.core.search.writer import INDEX_NAME, FastSegmentWriter
+
+    store = Store()
+    for n in range(150):  # enough for terms with several posting blocks (128 postings each)
+        store.put(f"w-{n:03d}", dict(name=f"Writer {n}", tags=("common", f"t{n % 5}"), priority=n),
+                  f"Shared body text {n % 7} with words. " * (1 + n % 3))
+    docs = [document(m, store.texts[m.id], 0.5, "d") for m in store.all()]
+
+    def dump(writer_of: object) -> tuple[object, ...]:
+        folder = tmp_path / str(id(writer_of))
+        folder.mkdir()
+        ix = FileStorage(str(folder)).create_index(build_schema(), indexname=INDEX_NAME)
+        writer = writer_of(ix)  # type: ignore[operator]
+        for doc in docs:
+            writer.add_document(**doc)
+        writer.commit()
+        reader = ix.reader()
+        postings = {}
+        for fieldname, text in reader.all_terms():
+            matcher = reader.postings(fieldname, text)
+            rows = []
+            while matcher.is_active():
+                rows.append((matcher.id(), round(matcher.weight(), 5), matcher.value() or b""))
+                matcher.next()
+            info = reader.term_info(fieldname, text)
+            postings[(fieldname, text)] = (rows, info.min_length(), info.max_length(), info.max_weight(), info.doc_frequency())
+        count = reader.doc_count_all()
+        stored = [reader.stored_fields(d) for d in range(count)]
+        lengths = [reader.doc_field_length(d, "text") for d in range(count)]
+        columns = {name: [reader.column_reader(name)[d] for d in range(count)] for name in ("body", "priority", "salience")}
+        reader.close()
+        return postings, stored, lengths, columns
+
+    ours = dump(lambda ix: FastSegmentWriter(ix))
+    theirs = dump(lambda ix: ix.writer())
+    assert ours == theirs
+    assert max(len(rows) for rows, *_ in ours[0].values()) > 128
 
 
 # -- the parallel build ----------------------------------------------------------------------------

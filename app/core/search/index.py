@@ -22,7 +22,6 @@ from __future__ import annotations
 import gc
 import io
 import itertools
-import json
 import math
 import os
 import pickle
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from whoosh import query as wq
+from whoosh.codec.whoosh3 import W3Segment
 from whoosh.collectors import FilterCollector, TopCollector
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, EmptyIndexError, FileIndex
@@ -49,6 +49,7 @@ from whoosh.util.filelock import try_for
 from app.core.model import Memory
 from app.core.search.fastpath import top_for_term
 from app.core.search.highlight import highlight
+from app.core.search.manifest import Manifest, ManifestFile
 from app.core.search.lexicon import FastBM25F, Lexicon, fuzzy_automaton
 from app.core.search.query import MAX_EDIT_WORD, Built, QuerySyntaxError, build, edits, parse
 from app.core.search.results import Hit, IndexReport, SearchResult
@@ -67,15 +68,14 @@ from app.core.search.writer import INDEX_NAME, BuildError, BuildPlan, FastSegmen
 
 __all__ = ["IndexFolderError", "SearchIndex", "QuerySyntaxError"]
 
-MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
 LOCK_NAME = f"{INDEX_NAME}_WRITELOCK"  # the name Whoosh's own writers lock
 FEW_HITS = 3  # fewer hits than this and a "did you mean" is looked for
-SMALL_SEGMENT = 2000  # segments under this many documents are merged together...
+SMALL_SEGMENT = 1000  # segments under this many documents (updates') are merged together...
 MERGE_AT = 6  # ...once there are this many of them
 MLT_TERMS = 12
 REFRESH_CHECK_SECONDS = 2.0
 PROGRESS_EVERY = 25  # documents between two progress calls of an in-process build
+OPEN_ATTEMPTS = 5  # a file swept by a concurrent commit is retried on the newer generation
 
 TextOf = Callable[[Memory], str]
 SalienceOf = Callable[[Memory], float]
@@ -180,6 +180,9 @@ class SearchIndex:
         self._damaged: str | None = None
         self._lexicon = Lexicon()
         self._leaked = False
+        self._manifest_file = ManifestFile(self.folder)
+        self._known: Manifest | None = None  # the manifest as of our last update, while it is current
+        self._digest_cache: dict[str, tuple[Memory, float, str]] = {}
         self.last_build: dict[str, int] = {}  # diagnostics of the last build (bench/search.py)
 
     # -- the folder ------------------------------------------------------------------------------
@@ -212,7 +215,7 @@ class SearchIndex:
         for name in os.listdir(self.folder):
             if name == LOCK_NAME:
                 continue
-            if not (name.startswith(("_" + INDEX_NAME, INDEX_NAME)) or name.startswith(MANIFEST)):
+            if not (name.startswith(("_" + INDEX_NAME, INDEX_NAME)) or name.startswith("manifest.")):
                 continue
             path = self.folder / name
             if path.is_dir() and not path.is_symlink():
@@ -242,43 +245,17 @@ class SearchIndex:
             segments = _SegmentsUnpickler(io.BytesIO(stream.read())).load()
         finally:
             stream.close()
-        if not isinstance(segments, list):
-            raise ValueError("the TOC's segment list is not a list")
+        if not isinstance(segments, list) or not all(isinstance(s, W3Segment) for s in segments):
+            raise ValueError("the TOC's segment list is not a list of segments")
         return generation
 
     def _open_index(self) -> FileIndex:
         return FileIndex(self._storage, schema=self._schema, indexname=INDEX_NAME)
 
-    # -- the manifest ----------------------------------------------------------------------------
-
-    def _manifest_path(self) -> Path:
-        return self.folder / MANIFEST
-
-    def _load_manifest(self) -> dict[str, Any] | None:
-        try:
-            data = json.loads(self._manifest_path().read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
-            return None
-        entries = data.get("entries")
-        if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
-            return None
-        return data
-
-    def _save_manifest(self, generation: int, entries: dict[str, str]) -> None:
-        data = {"version": MANIFEST_VERSION, "schema": SCHEMA_VERSION, "generation": generation, "entries": entries}
-        temp = self.folder / f"{MANIFEST}.tmp"
-        with open(temp, "w", encoding="utf-8") as handle:
-            # ensure_ascii: ids may hold lone surrogates (undecodable file names), which only an
-            # escaped JSON string can carry
-            json.dump(data, handle, ensure_ascii=True, separators=(",", ":"))
-        os.replace(temp, self._manifest_path())
-
     # -- opening for an update -------------------------------------------------------------------
 
-    def _open_for_update(self, distrust: str | None) -> tuple[FileIndex, dict[str, str], str | None]:
-        """The index, what it holds (id -> digest) and why it was rebuilt (None if it was not)."""
+    def _open_for_update(self, distrust: str | None) -> tuple[FileIndex, Manifest, str | None]:
+        """The index, what it holds (the manifest) and why it was rebuilt (None if it was not)."""
         reason = distrust or self._damaged
         if reason is None:
             try:
@@ -288,32 +265,45 @@ class SearchIndex:
             except Exception as error:  # any failure to read the index means: rebuild it
                 reason = f"damaged index ({type(error).__name__}: {error})"[:300]
                 self._leaked = True
+        return self._recreate(), self._fresh_manifest(), reason
+
+    def _recreate(self) -> FileIndex:
         self._wipe()
         TOC.create(self._storage, self._schema, INDEX_NAME)
         self._damaged = None
-        return self._open_index(), {}, reason
+        self._known = None
+        return self._open_index()
 
-    def _open_existing(self) -> tuple[FileIndex, dict[str, str], str | None]:
-        manifest = self._load_manifest()
+    @staticmethod
+    def _fresh_manifest() -> Manifest:
+        return Manifest(SCHEMA_VERSION, 0, {})
+
+    def _open_existing(self) -> tuple[FileIndex, Manifest, str | None]:
         try:
             generation = self._check_toc()
         except EmptyIndexError:
-            if manifest is not None:
+            if self._manifest_file.base.exists():
                 raise _Rebuild("the index files are missing") from None
-            self._wipe()  # a new folder, or one with leftovers of an interrupted first build
-            TOC.create(self._storage, self._schema, INDEX_NAME)
-            return self._open_index(), {}, None
-        if manifest is not None and manifest.get("schema") != SCHEMA_VERSION:
-            raise _Rebuild(f"the search schema changed (v{manifest.get('schema')} -> v{SCHEMA_VERSION})")
+            # a new folder, or one with leftovers of an interrupted first build
+            return self._recreate(), self._fresh_manifest(), None
+        known = self._known
+        if known is not None and known.generation == generation:
+            # Nothing was committed since our own last update checked the index: skip re-reading
+            # it and its manifest (100k entries) again.
+            return self._open_index(), known, None
+        manifest = self._manifest_file.load()
+        if manifest is not None and manifest.schema != SCHEMA_VERSION:
+            raise _Rebuild(f"the search schema changed (v{manifest.schema} -> v{SCHEMA_VERSION})")
         ix = self._open_index()
         reader = ix.reader()
         try:
             self._probe(reader)
-            if manifest is not None and manifest.get("generation") == generation:
-                return ix, dict(manifest["entries"]), None
-            # The manifest lags the index (a crash between a commit and its manifest): what the
-            # index holds is in its stored fields.
-            return ix, self._entries_from(reader), None
+            if manifest is None or manifest.generation != generation:
+                # The manifest lags the index (a crash between a commit and its manifest): what the
+                # index holds is in its stored fields.
+                manifest = Manifest(SCHEMA_VERSION, generation, self._entries_from(reader))
+                self._manifest_file.write(manifest)
+            return ix, manifest, None
         finally:
             reader.close()
 
@@ -372,18 +362,30 @@ class SearchIndex:
         started: float,
     ) -> IndexReport:
         with self._guard():
-            ix, entries, rebuilt = self._open_for_update(distrust)
+            ix, manifest, rebuilt = self._open_for_update(distrust)
+        entries = manifest.entries
         problems: list[str] = []
         wanted = self._digests(memories, text_of, salience_of, problems)
-        added = [mid for mid in wanted if mid not in entries]
-        changed = [mid for mid in wanted if mid in entries and entries[mid] != wanted[mid][1]]
-        removed = [mid for mid in entries if mid not in wanted]
+        added: list[str] = []
+        changed: list[str] = []
+        for mid, (_memory, _salience, value) in wanted.items():
+            old = entries.get(mid)
+            if old is None:
+                added.append(mid)
+            elif old != value:
+                changed.append(mid)
+        kept = len(wanted) - len(added)  # entries that are still wanted
+        removed = [mid for mid in entries if mid not in wanted] if len(entries) != kept else []
         unchanged = len(wanted) - len(added) - len(changed)
         if not (added or changed or removed) and rebuilt is None:
+            self._known = manifest
             return IndexReport(unchanged=unchanged, documents=len(entries), seconds=time.perf_counter() - started)
 
-        job = _Job(self, ix, entries, wanted, text_of, problems, progress)
+        self._known = None  # until the job has committed everything
+        job = _Job(self, ix, manifest, wanted, text_of, problems, progress)
         job.run(added + changed, changed + removed)
+        if manifest.generation == ix.latest_generation():
+            self._known = manifest
         return IndexReport(
             added=len(added),
             changed=len(changed),
@@ -396,27 +398,36 @@ class SearchIndex:
             problems=tuple(problems),
         )
 
-    @staticmethod
     def _digests(
-        memories: list[Memory], text_of: TextOf, salience_of: SalienceOf | None, problems: list[str]
-    ) -> dict[str, tuple[Memory, str, float]]:
-        wanted: dict[str, tuple[Memory, str, float]] = {}
+        self, memories: list[Memory], text_of: TextOf, salience_of: SalienceOf | None, problems: list[str]
+    ) -> dict[str, tuple[Memory, float, str]]:
+        """id -> (memory, salience, digest). A memory object seen by the previous update (the same
+        frozen object, the same salience) keeps its digest: an update after ten edits hashes ten
+        memories, not all of them."""
+        previous = self._digest_cache
+        wanted: dict[str, tuple[Memory, float, str]] = {}
         for memory in memories:
-            if memory.id in wanted:
-                problems.append(f"{memory.id}: duplicate memory id, the first one is indexed")
+            mid = memory.id
+            if mid in wanted:
+                problems.append(f"{mid}: duplicate memory id, the first one is indexed")
                 continue
             salience = 0.0
             if salience_of is not None:
                 try:
                     salience = float(salience_of(memory))
                 except Exception as error:  # a scoring bug must not stop indexing
-                    problems.append(f"{memory.id}: salience unavailable ({type(error).__name__}: {error}); indexed as 0")
+                    problems.append(f"{mid}: salience unavailable ({type(error).__name__}: {error}); indexed as 0")
+            seen = previous.get(mid)
+            if seen is not None and seen[0] is memory and seen[1] == salience:
+                wanted[mid] = seen
+                continue
             try:
                 content = text_sha(memory, text_of)
             except Exception as error:
-                problems.append(f"{memory.id}: text unavailable ({type(error).__name__}: {error}); indexed without it")
+                problems.append(f"{mid}: text unavailable ({type(error).__name__}: {error}); indexed without it")
                 content = ""
-            wanted[memory.id] = (memory, digest(memory, content, salience), salience)
+            wanted[mid] = (memory, salience, digest(memory, content, salience))
+        self._digest_cache = wanted
         return wanted
 
     def _committed(self) -> None:
@@ -440,33 +451,45 @@ class SearchIndex:
         (yet) or it is damaged. Called with self._lock held."""
         if self._damaged is not None:
             return None
-        try:
-            if self._searcher is None:
-                problem = self._folder_problem()
-                if problem is not None:
-                    self._damaged = problem
+        for attempt in range(OPEN_ATTEMPTS):
+            try:
+                return self._open_or_refresh()
+            except FileNotFoundError:
+                # A commit in another thread or process swept the TOC or segment we were about to
+                # read (it had just been replaced): read the newer generation instead.
+                if attempt == OPEN_ATTEMPTS - 1:
+                    self._mark_damaged(FileNotFoundError("the index kept changing while it was opened"))
                     return None
-                if TOC._latest_generation(self._storage, INDEX_NAME) < 0:
-                    return None
-                self._check_toc()
-                self._lexicon.clear()
-                self._searcher = self._open_index().searcher(weighting=FastBM25F(self._lexicon))
-                self._seen_commits = self._commits
-                self._last_check = time.monotonic()
-                return self._searcher
-            now = time.monotonic()
-            if self._seen_commits != self._commits or now - self._last_check > REFRESH_CHECK_SECONDS:
-                self._seen_commits = self._commits
-                self._last_check = now
-                if not self._searcher.up_to_date():
-                    self._check_toc()
-                    self._searcher = self._refreshed(self._searcher)
-                    self._body = None
-                    self._lexicon.keep(self._segment_ids(self._searcher))
+                time.sleep(0.02)
+            except Exception as error:
+                self._mark_damaged(error)
+                return None
+        return None
+
+    def _open_or_refresh(self) -> Any:
+        if self._searcher is None:
+            problem = self._folder_problem()
+            if problem is not None:
+                self._damaged = problem
+                return None
+            if TOC._latest_generation(self._storage, INDEX_NAME) < 0:
+                return None
+            self._check_toc()
+            self._lexicon.clear()
+            self._searcher = self._open_index().searcher(weighting=FastBM25F(self._lexicon))
+            self._seen_commits = self._commits
+            self._last_check = time.monotonic()
             return self._searcher
-        except Exception as error:
-            self._mark_damaged(error)
-            return None
+        now = time.monotonic()
+        if self._seen_commits != self._commits or now - self._last_check > REFRESH_CHECK_SECONDS:
+            if not self._searcher.up_to_date():
+                self._check_toc()
+                self._searcher = self._refreshed(self._searcher)
+                self._body = None
+                self._lexicon.keep(self._segment_ids(self._searcher))
+            self._seen_commits = self._commits
+            self._last_check = now
+        return self._searcher
 
     def _refreshed(self, searcher: Any) -> Any:
         """A searcher on the latest generation, keeping the open readers of unchanged segments.
@@ -482,25 +505,32 @@ class SearchIndex:
             if segment is not None:
                 old[segment.segment_id()] = (leaf, segment.deleted_count())
         readers = []
-        for segment in toc.segments:
-            kept = old.pop(segment.segment_id(), None)
-            if kept is not None and kept[1] == segment.deleted_count():
-                readers.append(kept[0])
-                continue
-            if kept is not None:
-                old[segment.segment_id()] = kept  # its deletions changed: closed below
-            readers.append(SegmentReader(self._storage, self._schema, segment, generation=toc.generation))
-        for leaf, _count in old.values():
+        fresh = []
+        try:
+            for segment in toc.segments:
+                kept = old.get(segment.segment_id())
+                if kept is not None and kept[1] == segment.deleted_count():
+                    readers.append(kept[0])
+                    del old[segment.segment_id()]
+                    continue
+                reader = SegmentReader(self._storage, self._schema, segment, generation=toc.generation)
+                fresh.append(reader)
+                readers.append(reader)
+        except BaseException:
+            for reader in fresh:  # the old searcher stays whole; the caller retries or gives up
+                reader.close()
+            raise
+        for leaf, _count in old.values():  # gone, or their deletions changed
             leaf.close()
         searcher.is_closed = True
         if not readers:
-            reader: Any = EmptyReader(self._schema)
+            top: Any = EmptyReader(self._schema)
         elif len(readers) == 1:
-            reader = readers[0]
-            reader._gen = toc.generation
+            top = readers[0]
+            top._gen = toc.generation
         else:
-            reader = MultiReader(readers, generation=toc.generation)
-        return Searcher(reader, fromindex=ix, weighting=searcher.weighting)
+            top = MultiReader(readers, generation=toc.generation)
+        return Searcher(top, fromindex=ix, weighting=searcher.weighting)
 
     @staticmethod
     def _segment_ids(searcher: Any) -> set[str]:
@@ -762,15 +792,15 @@ class _Job:
         self,
         owner: SearchIndex,
         ix: FileIndex,
-        entries: dict[str, str],
-        wanted: dict[str, tuple[Memory, str, float]],
+        manifest: Manifest,
+        wanted: dict[str, tuple[Memory, float, str]],
         text_of: TextOf,
         problems: list[str],
         progress: Progress | None,
     ) -> None:
         self.owner = owner
         self.ix = ix
-        self.entries = entries
+        self.manifest = manifest
         self.wanted = wanted
         self.text_of = text_of
         self.problems = problems
@@ -782,7 +812,7 @@ class _Job:
 
     def documents(self, ids: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
         for mid in ids:
-            memory, digest_value, salience = self.wanted[mid]
+            memory, salience, digest_value = self.wanted[mid]
             try:
                 text = self.text_of(memory)
             except Exception as error:
@@ -794,13 +824,16 @@ class _Job:
 
     def committed(self, generation: int, ids: list[str] | None = None) -> None:
         """A TOC was written: it holds the deletions and `ids` (None: every document sent)."""
-        for mid in self.deleted:
-            self.entries.pop(mid, None)
+        entries = self.manifest.entries
+        dropped = self.deleted
+        for mid in dropped:
+            entries.pop(mid, None)
         self.deleted = []
-        for mid in list(self.sent) if ids is None else ids:
-            self.entries[mid] = self.sent.pop(mid)
-            self.done.add(mid)
-        self.owner._save_manifest(generation, self.entries)
+        changed = {mid: self.sent.pop(mid) for mid in (list(self.sent) if ids is None else ids)}
+        entries.update(changed)
+        self.done.update(changed)
+        self.manifest.generation = generation
+        self.owner._manifest_file.record(self.manifest, changed, dropped)
         self.commits += 1
         self.owner._committed()
 
@@ -823,13 +856,29 @@ class _Job:
                 to_delete = list(self.deleted)
         self._run_here(to_write, to_delete, total)
 
+    def _delete(self, writer: FastSegmentWriter, ids: list[str]) -> None:
+        """Mark the documents of `ids` deleted in the writer's segments. Our open searcher finds
+        them when it reads the same generation the writer started from (no second set of readers
+        to open); otherwise Whoosh's delete_by_term does, through its own."""
+        self.deleted = list(ids)
+        if not ids:
+            return
+        owner = self.owner
+        with owner._guard():
+            searcher = owner._current_searcher()
+            if searcher is not None and searcher.reader().generation() == writer.generation - 1:
+                for mid in ids:
+                    for docnum in searcher.document_numbers(id=safe_text(mid)):
+                        writer.delete_document(docnum)
+                return
+        for mid in ids:
+            writer.delete_by_term("id", safe_text(mid))
+
     def _run_parallel(self, to_write: list[str], to_delete: list[str]) -> None:
         owner = self.owner
         total = len(to_write)
         writer = FastSegmentWriter(self.ix, _lk=False)
-        for mid in to_delete:
-            writer.delete_by_term("id", safe_text(mid))
-        self.deleted = list(to_delete)
+        self._delete(writer, to_delete)
         segments = list(writer.segments)
         writer.cancel()
         self.report(0, total)
@@ -849,9 +898,7 @@ class _Job:
     def _run_here(self, to_write: list[str], to_delete: list[str], grand_total: int) -> None:
         owner = self.owner
         writer = FastSegmentWriter(self.ix, _lk=False)
-        for mid in to_delete:
-            writer.delete_by_term("id", safe_text(mid))
-        self.deleted = list(to_delete)
+        self._delete(writer, to_delete)
         total = len(to_write)
         offset = grand_total - total
         points = list(itertools.accumulate(owner.plan.quotas(total, 1)[0])) if total else []

@@ -12,19 +12,20 @@ reader (prefixes and fuzzy terms are expanded there, with bounds).
     tag:(kite OR web)           a group of values for one field
     priority:[1 TO 10]  tokens:>500  salience:{0.5 TO *]  created:>=2026-11  updated:2026-11-29
 
-Precedence: NOT binds tightest, then AND (explicit or implied), then OR.
+Precedence: NOT binds tightest, then AND (explicit or implied), then OR. Words and phrases are
+ranked by BM25F; prefixes, fuzzy words, filters and ranges match without ranking (as Lucene scores
+prefix queries), which is what lets them stop as soon as the page is full.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from heapq import nlargest
 from typing import Any, Union
-
-from bisect import bisect_left
 
 from whoosh import query as wq
 from whoosh.matching import ListMatcher, NullMatcher, ReadTooFar
@@ -69,6 +70,7 @@ def edits(word: str) -> Iterator[str]:
     for i in range(len(word) + 1):
         for c in letters:
             yield word[:i] + c + word[i:]
+
 
 ENUM_VALUES: dict[str, tuple[str, ...]] = {
     "system": tuple(s.value for s in System),
@@ -501,7 +503,6 @@ class Built:
     query: wq.Query | None
     highlight_terms: set[str] = field(default_factory=set)
     plain_words: list[Word] = field(default_factory=list)  # for "did you mean"
-    expanded: bool = False
     lexicon: Lexicon = field(default_factory=lambda: Lexicon())
 
 
@@ -549,13 +550,11 @@ def _build(node: Node, reader: Any, built: Built, negated: bool) -> wq.Query | N
 def _build_word(node: Word, reader: Any, built: Built, negated: bool) -> wq.Query | None:
     if node.prefix:
         found = expand_prefix(reader, "text", node.text, lexicon=built.lexicon)
-        built.expanded = True
         if not negated:
             built.highlight_terms.update(found)
         return _any_of("text", found)
     if node.fuzzy:
         found = expand_fuzzy(reader, "text", node.text, node.fuzzy, lexicon=built.lexicon)
-        built.expanded = True
         if not negated:
             built.highlight_terms.update(found)
         return _any_of("text", found)
