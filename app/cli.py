@@ -21,6 +21,7 @@ from app import __version__
 from app.core.budget import WhatIf
 from app.core.config import Settings, load_settings
 from app.core.inert import inert, one_line
+from app.core.load.pipeline import LoadResult
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem
 from app.core.search import QuerySyntaxError
@@ -266,14 +267,25 @@ def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     return "\n".join(out)
 
 
-def cmd_scan(args: argparse.Namespace) -> int:
+def _load(args: argparse.Namespace, *, index: bool = False, use_cache: bool = True) -> tuple[Workbench, LoadResult, list[Problem]]:
+    """The workbench opened on the command's paths; problems of the settings file are said and returned."""
     locations = _locations(args)
     problems: list[Problem] = []
     paths, note = _resolve_paths(args, locations, problems)
     if note:
         _say(note)
+    for problem in problems:
+        _say(str(problem))
     workbench = Workbench(locations)
-    result = workbench.open(paths, index=False)
+    return workbench, workbench.open(paths, index=index, use_cache=use_cache), problems
+
+
+def _open(args: argparse.Namespace) -> Workbench:
+    return _load(args)[0]
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    workbench, result, problems = _load(args)
     if args.json:
         saliences = workbench.saliences()
         _emit_json(
@@ -297,13 +309,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_startup(args: argparse.Namespace) -> int:
-    locations = _locations(args)
-    problems: list[Problem] = []
-    paths, note = _resolve_paths(args, locations, problems)
-    if note:
-        _say(note)
-    workbench = Workbench(locations)
-    result = workbench.open(paths, use_cache=not args.no_cache)
+    _, result, _ = _load(args, index=True, use_cache=not args.no_cache)
     timeline = result.timeline
     if args.json:
         document = timeline.model_dump(mode="json")
@@ -330,13 +336,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.limit < 1:
         _say("--limit must be at least 1")
         return 2
-    locations = _locations(args)
-    problems: list[Problem] = []
-    paths, note = _resolve_paths(args, locations, problems)
-    if note:
-        _say(note)
-    workbench = Workbench(locations)
-    workbench.open(paths)
+    workbench, _, _ = _load(args, index=True)
     try:
         result = workbench.search(args.query, limit=args.limit)
     except QuerySyntaxError as error:
@@ -373,17 +373,6 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 # -- review -------------------------------------------------------------------------------------
-
-
-def _open(args: argparse.Namespace, *, index: bool = False) -> Workbench:
-    locations = _locations(args)
-    problems: list[Problem] = []
-    paths, note = _resolve_paths(args, locations, problems)
-    if note:
-        _say(note)
-    workbench = Workbench(locations)
-    workbench.open(paths, index=index)
-    return workbench
 
 
 def _finding_json(finding: Finding) -> dict[str, Any]:
