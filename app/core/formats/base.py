@@ -157,6 +157,13 @@ class FileAdapter(Adapter):
 
 class DatabaseAdapter(Adapter):
     @classmethod
+    def portfolio_name(cls, root: Path) -> str:
+        """A database is named by its folder (~/.engram/engram.db -> "engram")."""
+        root = Path(root)
+        folder = root if root.is_dir() else root.parent
+        return folder.name.lstrip(".") or cls.system.value
+
+    @classmethod
     @abstractmethod
     def read(cls, ctx: ParseContext, path: Path) -> ParsedFile:
         """Every memory of the database, opened read-only. Never raises; problems are returned."""

@@ -169,12 +169,6 @@ class EngramAdapter(DatabaseAdapter):
         data, _problem = _load_export(path, path.name)
         return data is not None
 
-    @classmethod
-    def portfolio_name(cls, root: Path) -> str:
-        root = Path(root)
-        folder = root if root.is_dir() else root.parent
-        return folder.name.lstrip(".") or cls.system.value
-
     # ---- reading ---------------------------------------------------------------------------
 
     @classmethod

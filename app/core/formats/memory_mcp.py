@@ -150,12 +150,6 @@ class MemoryMcpAdapter(DatabaseAdapter):
             return path if path.name == DB_NAME else None
         return path if found else None
 
-    @classmethod
-    def portfolio_name(cls, root: Path) -> str:
-        root = Path(root)
-        folder = root if root.is_dir() else root.parent
-        return folder.name.lstrip(".") or cls.system.value
-
     # ---- reading ---------------------------------------------------------------------------
 
     @classmethod

@@ -37,10 +37,11 @@ from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem, System, Tier, TrustLevel
 from app.core.parsing.text import TextProblem, decode
 from app.core.review.ledger import Action, Decision, Ledger, iso_utc, new_id, os_user
-from app.core.review.vault import Context, Item, Manifest, Vault, VaultError, remove_original
+from app.core.review.vault import Context, Item, Manifest, Vault, VaultError
 from app.core.storage import (
     ConflictError,
     ContainmentError,
+    NotWritableError,
     RevertWatch,
     Roots,
     Saved,
@@ -48,6 +49,7 @@ from app.core.storage import (
     atomic_write,
     cut_span,
     insert_span,
+    remove_file,
     watch_for_revert,
 )
 from app.core.storage.base import Base, sha256_bytes
@@ -474,8 +476,8 @@ def vault_file(t: Target, base: Base, why: str) -> Prepared:
     def apply() -> dict[str, Any]:
         item = t.vault.put(manifest, base.data, name)
         try:
-            remove_original(t.roots, base)
-        except (ConflictError, ContainmentError):
+            remove_file(t.roots, base)
+        except (ConflictError, ContainmentError, NotWritableError):
             # The file is in its place, untouched: the copy is not needed.
             t.vault.discard(item.ref)
             raise

@@ -10,7 +10,7 @@ The manifest is written after the content, so an item without a manifest is an i
 is ignored. Items are never changed once written; whether an item is still in quarantine is for the
 ledger to say (a restore is a decision, the item stays as evidence).
 
-Also here: `remove_original`, the checked removal of the file a quarantine moved into the vault.
+The checked removal of the original is storage's `remove_file`.
 The storage layer has no removal of its own, so this one follows its rules: the path is resolved
 inside the roots, and the file is removed only if it still holds the bytes the vault copy was made
 from (the file is first renamed aside, atomically, then hashed: an agent writing at that moment
@@ -21,7 +21,6 @@ into a new file that is left alone).
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,16 +32,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from app.core.formats.base import slug
 from app.core.locations import Locations
 from app.core.model import Memory
-from app.core.storage import ConflictError, ContainmentError, Roots, StorageError, atomic_write, check_name
-from app.core.storage.base import Base, Gone, read_current, sha256_bytes
+from app.core.storage import ContainmentError, Roots, StorageError, atomic_write, check_name
+from app.core.storage.base import Gone, read_current, sha256_bytes
 from app.core.storage.errors import shown
 
 VAULT_DIR = "vault"
 CONTENT = "content"
 MANIFEST = "manifest.json"
-# The name a file is renamed to while its removal is checked: hidden, not a `.md`/`.yaml` any reader
-# takes, and not the storage layer's `.wb-*.tmp` (the start-up sweep deletes those).
-_ASIDE_PREFIX = ".memwb-quarantine-"
 
 
 class Context(BaseModel):
@@ -176,63 +172,3 @@ class Vault:
         folder = self._folder(ref)
         if folder.is_dir() and not folder.is_symlink():
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def remove_original(roots: Roots, base: Base) -> None:
-    """Remove the file `base` was read from, only if it still holds exactly `base`'s bytes.
-
-    Raises ConflictError or ContainmentError when the file is left in its place (it changed, went
-    away, or is a path we may not touch), VaultError when it could not be put back in its place
-    (the message says where it is), OSError when it could not be set aside at all.
-    """
-    target = roots.resolve(base.path, must_exist=True)
-    if target != Path(base.path):
-        raise ConflictError(base.path, f"the path now leads to {shown(target)}", base=base.data, disk=None, mine=b"")
-    aside = target.parent / f"{_ASIDE_PREFIX}{secrets.token_hex(8)}"
-    try:
-        os.rename(target, aside)
-    except FileNotFoundError:
-        raise ConflictError(target, "it was deleted or renamed since it was read", base=base.data, disk=None, mine=b"") from None
-    try:
-        disk, _ = read_current(aside)
-    except (Gone, OSError):
-        disk = None
-    if disk is None or sha256_bytes(disk) != base.sha256:
-        _put_back(aside, target)
-        raise ConflictError(target, "changed on disk since it was read (another process wrote it)", base=base.data, disk=disk, mine=b"")
-    try:
-        os.unlink(aside)
-    except OSError as exc:
-        _put_back(aside, target)
-        raise OSError(exc.errno, f"cannot remove {shown(target)} ({exc.strerror}); it was left in its place") from None
-    _sync_folder(target.parent)
-
-
-def _put_back(aside: Path, target: Path) -> None:
-    """Undo the rename without clobbering: a link fails if a new file took the name meanwhile."""
-    try:
-        os.link(aside, target, follow_symlinks=False)
-    except OSError as exc:
-        if not os.path.lexists(target):
-            try:
-                os.rename(aside, target)  # a file system without hard links
-                return
-            except OSError:
-                pass
-        # Both versions stay: whatever holds the name now, and the one we set aside beside it.
-        what = "a new file took its name" if isinstance(exc, FileExistsError) else f"it could not be put back ({exc.strerror})"
-        raise VaultError(f"{shown(target)} could not be moved safely and {what}; the version that was there is kept as {shown(aside)}") from None
-    os.unlink(aside)
-
-
-def _sync_folder(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
