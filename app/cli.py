@@ -20,19 +20,36 @@ from typing import Any
 from app import __version__
 from app.core.budget import WhatIf
 from app.core.config import Settings, load_settings
+from app.core.curate.apply import ChangePlan, CurateError
 from app.core.inert import inert, one_line
 from app.core.load.pipeline import LoadResult
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem
-from app.core.search import QuerySyntaxError
-from app.core.curate.apply import ChangePlan, CurateError
 from app.core.review.actions import Plan, ReviewError
 from app.core.review.finding import Finding
+from app.core.search import QuerySyntaxError
 from app.core.workbench import UnknownMemory, Workbench
 
 SUBCOMMANDS = (
-    "scan", "startup", "discover", "search", "review", "approve", "flag", "quarantine", "restore", "history", "suggest", "budget",
-    "promote", "demote", "pin", "unpin", "set-priority", "merge", "undo",
+    "scan",
+    "startup",
+    "discover",
+    "search",
+    "review",
+    "approve",
+    "flag",
+    "quarantine",
+    "restore",
+    "history",
+    "suggest",
+    "budget",
+    "promote",
+    "demote",
+    "pin",
+    "unpin",
+    "set-priority",
+    "merge",
+    "undo",
 )
 CHANGES = ("promote", "demote", "pin", "unpin", "set-priority", "merge")
 DECISIONS = ("approve", "flag", "quarantine", "restore")
@@ -45,7 +62,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _paths(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="a portfolio root, a database file, or a folder holding portfolios (default: configured portfolios, else the bundled sample)")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="a portfolio root, a database file, or a folder holding portfolios (default: configured portfolios, else the bundled sample)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="search every memory",
         description=(
             "Search memories. QUERY: words (name, description, body, tags); field:value filters (system, tier, "
-            "trust, domain, tag, type, portfolio); \"phrases\"; prefix*; fuzzy~ or fuzzy~2; AND, OR, NOT, "
+            'trust, domain, tag, type, portfolio); "phrases"; prefix*; fuzzy~ or fuzzy~2; AND, OR, NOT, '
             "(grouping); ranges on priority, tokens and salience: priority:[1 TO 10], tokens:>500."
         ),
     )
@@ -112,7 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     budget.add_argument("paths", nargs="*", metavar="PATH", help="portfolios to read, or `set PORTFOLIO` to change a budget")
     budget.add_argument("--what-if-max-tokens", type=int, metavar="N", help="show DollhouseMCP's plan with this budget (nothing is written)")
     budget.add_argument("--max-tokens", type=int, metavar="N", help="with `set`: the new autoLoad.maxTokenBudget")
-    budget.add_argument("--path", dest="read_paths", action="append", type=Path, default=[], metavar="PATH", help="with `set`: where the portfolio is (repeatable)")
+    budget.add_argument(
+        "--path", dest="read_paths", action="append", type=Path, default=[], metavar="PATH", help="with `set`: where the portfolio is (repeatable)"
+    )
     budget.add_argument("--dry-run", action="store_true", help="with `set`: say what would change, write nothing")
     budget.add_argument("--json", action="store_true", help="print one JSON document")
     _common(budget)
@@ -129,7 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
         change.add_argument("ids", nargs="+" if action == "merge" else 1, metavar="ID")
         if action == "set-priority":
             change.add_argument("priority", type=int, metavar="N")
-        change.add_argument("--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help="a portfolio to read (repeatable; default: configured, else the sample)")
+        change.add_argument(
+            "--path",
+            dest="paths",
+            action="append",
+            type=Path,
+            default=[],
+            metavar="PATH",
+            help="a portfolio to read (repeatable; default: configured, else the sample)",
+        )
         change.add_argument("--reason", default="", help="why (kept in the ledger)")
         change.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
         change.add_argument("--yes", action="store_true", help="accepted for scripts; changes are only made when asked for anyway")
@@ -242,10 +275,7 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
 
 def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     out = []
-    rows = [
-        (p.system.value, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), one_line(p.root, 60))
-        for p in workbench.portfolios
-    ]
+    rows = [(p.system.value, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), one_line(p.root, 60)) for p in workbench.portfolios]
     out.append(_table(rows, ("system", "portfolio", "memories", "problems", "root")))
     tiers = ("hot", "cold", "archive", "quarantine")
     trusts = ("trusted", "validated", "untrusted", "flagged", "quarantined")
@@ -255,7 +285,12 @@ def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     count_rows = []
     for system, memories in by_system.items():
         count_rows.append(
-            (system, str(len(memories)), *(str(sum(m.tier.value == t for m in memories)) for t in tiers), *(str(sum(m.trust.value == t for m in memories)) for t in trusts))
+            (
+                system,
+                str(len(memories)),
+                *(str(sum(m.tier.value == t for m in memories)) for t in tiers),
+                *(str(sum(m.trust.value == t for m in memories)) for t in trusts),
+            )
         )
     out.append("")
     out.append(_table(count_rows, ("system", "total", *tiers, *trusts)))
@@ -323,9 +358,13 @@ def cmd_startup(args: argparse.Namespace) -> int:
     for phase in timeline.phases:
         left = int(phase.start_ms / total * width)
         bar = max(1, int(phase.duration_ms / total * width)) if phase.duration_ms > 0 else 0
-        rows.append((phase.name, phase.path, f"{phase.start_ms:.1f}", f"{phase.duration_ms:.1f}", str(phase.items), " " * left + "#" * bar, one_line(phase.message, 60)))
+        rows.append(
+            (phase.name, phase.path, f"{phase.start_ms:.1f}", f"{phase.duration_ms:.1f}", str(phase.items), " " * left + "#" * bar, one_line(phase.message, 60))
+        )
     print(_table(rows, ("phase", "path", "start ms", "ms", "items", "timeline", "note")))
-    print(f"\ncritical path {timeline.critical_path_ms:.1f} ms, total {timeline.total_ms:.1f} ms; {len(result.memories)} memories, {result.reparsed} files parsed")
+    print(
+        f"\ncritical path {timeline.critical_path_ms:.1f} ms, total {timeline.total_ms:.1f} ms; {len(result.memories)} memories, {result.reparsed} files parsed"
+    )
     return 0
 
 
@@ -543,10 +582,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
                         "loaded": plan.loaded,
                         "over": plan.over,
                         "notes": list(plan.notes),
-                        "items": [
-                            {"id": i.id, "cost": i.cost, "order": i.order, "fits": i.fits, "truncated": i.truncated, "note": i.note}
-                            for i in plan.items
-                        ],
+                        "items": [{"id": i.id, "cost": i.cost, "order": i.order, "fits": i.fits, "truncated": i.truncated, "note": i.note} for i in plan.items],
                     }
                     for plan in plans
                 ]

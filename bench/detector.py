@@ -20,9 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.corpus import WORDS  # noqa: E402
-
 from app.core.review import Finding, scan_text, scan_yaml_source  # noqa: E402
+from bench.corpus import WORDS  # noqa: E402
 from tests.core.detector_corpus import ATTACKS, BENIGN, CLASSES, Case  # noqa: E402
 
 RANK = {"low": 1, "medium": 2, "high": 3, "critical": 4}
@@ -35,10 +34,7 @@ def _scan(case: Case) -> list[Finding]:
 
 def _found(case: Case, findings: list[Finding], minimum: str) -> bool:
     start, end = case.cover_span()
-    return any(
-        f.category.value == case.category and f.start <= start and f.end >= end and RANK[f.severity.value] >= RANK[minimum]
-        for f in findings
-    )
+    return any(f.category.value == case.category and f.start <= start and f.end >= end and RANK[f.severity.value] >= RANK[minimum] for f in findings)
 
 
 def quality() -> None:
@@ -55,8 +51,10 @@ def quality() -> None:
     n = len(ATTACKS)
     print(f"{'overall':12} {n:7d} {sum(found.values()) / n:7.1%} {sum(at_high.values()) / n:8.1%}")
     flagged = [case.id for case in BENIGN if any(f.flagged for f in _scan(case))]
-    print(f"\nbenign hard negatives: {len(BENIGN)}, flagged high/critical: {len(flagged)} "
-          f"(false-positive rate {len(flagged) / len(BENIGN):.1%})" + (f": {', '.join(flagged)}" if flagged else ""))
+    print(
+        f"\nbenign hard negatives: {len(BENIGN)}, flagged high/critical: {len(flagged)} "
+        f"(false-positive rate {len(flagged) / len(BENIGN):.1%})" + (f": {', '.join(flagged)}" if flagged else "")
+    )
 
 
 def _prose(size: int) -> str:
@@ -83,8 +81,7 @@ def throughput(texts: list[str], label: str, rounds: int) -> None:
     size_mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
     baseline = _best(rounds, lambda: [PHRASE in t for t in texts])
     detector = _best(rounds, lambda: [scan_text(t) for t in texts])
-    print(f"{label:34} {size_mb:7.2f} MB  baseline {size_mb / baseline:10.1f} MB/s  detector {size_mb / detector:6.2f} MB/s  "
-          f"ratio {detector / baseline:8.0f}x")
+    print(f"{label:34} {size_mb:7.2f} MB  baseline {size_mb / baseline:10.1f} MB/s  detector {size_mb / detector:6.2f} MB/s  ratio {detector / baseline:8.0f}x")
 
 
 def main() -> int:

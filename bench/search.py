@@ -37,22 +37,20 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.corpus import TAGS, WORDS  # noqa: E402
 
 from app.core.formats.base import count_words, estimate_tokens, memory_id, sha256_text  # noqa: E402
 from app.core.model import Memory, Source, System, Tier, TrustLevel  # noqa: E402
 from app.core.search import SearchIndex  # noqa: E402
 from app.core.search.schema import build_schema, document, parse_when  # noqa: E402
 from app.core.search.writer import INDEX_NAME, FastSegmentWriter  # noqa: E402
+from bench.corpus import TAGS, WORDS  # noqa: E402
 
 FUNCTION_WORDS = (
-    "the of and to a in is that for it as with was on be by this are or from at an not but have we they "
-    "you all can when will if should after before then so"
+    "the of and to a in is that for it as with was on be by this are or from at an not but have we they you all can when will if should after before then so"
 ).split()
 SUFFIXES = ("s", "ed", "ing", "er", "ion", "ly")
 ONSETS = "b c d f g h j k l m n p r s t v w z br cr dr fl gr pl pr st tr sh ch th".split()
@@ -261,7 +259,7 @@ def timed(fn: Callable[[], object]) -> float:
 
 def _when(value: str | None) -> datetime | None:
     seconds = parse_when(value)
-    return None if seconds is None else datetime.fromtimestamp(seconds, tz=timezone.utc).replace(tzinfo=None)
+    return None if seconds is None else datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
 
 
 def default_writer_rate(corpus: Corpus, docs: int, naive: bool) -> float:
@@ -362,10 +360,7 @@ def build_fts(corpus: Corpus, path: Path) -> tuple[sqlite3.Connection, float]:
         )
         con.executemany(
             "INSERT INTO meta VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                (i, m.system.value, m.portfolio, m.tier.value, m.trust.value, m.domain, m.kind, m.priority, m.tokens)
-                for i, m in enumerate(corpus.memories)
-            ),
+            ((i, m.system.value, m.portfolio, m.tier.value, m.trust.value, m.domain, m.kind, m.priority, m.tokens) for i, m in enumerate(corpus.memories)),
         )
         for column in ("system", "portfolio", "tier", "trust", "domain", "kind"):
             con.execute(f"CREATE INDEX meta_{column} ON meta({column})")
@@ -478,16 +473,22 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, a
         workers_used = int(index.last_build.get("workers", 1))
         rate = size / build_s
         index_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
-        print(f"build baselines [first {sample:,} docs]: Whoosh default writer, naive schema {naive_rate:.0f} docs/s; "
-              f"default writer, our schema {default_rate:.0f} docs/s; our writer, 1 process {fast_rate:.0f} docs/s "
-              f"({fast_rate / naive_rate:.1f}x naive, {fast_rate / default_rate:.1f}x same schema)")
-        print(f"build: SearchIndex.update {size:,} docs in {build_s:.1f} s = {rate:.0f} docs/s "
-              f"= {rate / naive_rate:.1f}x the default writer on the naive schema, "
-              f"{rate / default_rate:.1f}x on ours; index {index_mb:.0f} MB ({index_mb * 1e6 / chars:.1f}x text)")
+        print(
+            f"build baselines [first {sample:,} docs]: Whoosh default writer, naive schema {naive_rate:.0f} docs/s; "
+            f"default writer, our schema {default_rate:.0f} docs/s; our writer, 1 process {fast_rate:.0f} docs/s "
+            f"({fast_rate / naive_rate:.1f}x naive, {fast_rate / default_rate:.1f}x same schema)"
+        )
+        print(
+            f"build: SearchIndex.update {size:,} docs in {build_s:.1f} s = {rate:.0f} docs/s "
+            f"= {rate / naive_rate:.1f}x the default writer on the naive schema, "
+            f"{rate / default_rate:.1f}x on ours; index {index_mb:.0f} MB ({index_mb * 1e6 / chars:.1f}x text)"
+        )
         parent_growth = sampler.peak - base_rss
-        print(f"memory while building: parent +{parent_growth / 1e6:.0f} MB, {workers_used} worker(s), largest "
-              f"peak {worker_peak / 1e6:.0f} MB; bound (parent growth + workers x largest): "
-              f"{(parent_growth + workers_used * worker_peak) / 1e6:.0f} MB (target <= 1000)")
+        print(
+            f"memory while building: parent +{parent_growth / 1e6:.0f} MB, {workers_used} worker(s), largest "
+            f"peak {worker_peak / 1e6:.0f} MB; bound (parent growth + workers x largest): "
+            f"{(parent_growth + workers_used * worker_peak) / 1e6:.0f} MB (target <= 1000)"
+        )
         index.close()
 
         # warm start: a new SearchIndex on the same folder, nothing changed
@@ -496,8 +497,7 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, a
         report_holder: list[object] = []
         warm_s = timed(lambda: report_holder.append(warm.update(corpus.memories, corpus.text_of)))
         report = report_holder[0]
-        print(f"warm open (searcher + warm): {open_s * 1000:.0f} ms; warm update: {warm_s:.2f} s, "
-              f"re-indexed {report.touched} (of {size:,})")  # type: ignore[attr-defined]
+        print(f"warm open (searcher + warm): {open_s * 1000:.0f} ms; warm update: {warm_s:.2f} s, re-indexed {report.touched} (of {size:,})")  # type: ignore[attr-defined]
 
         # ten changed memories
         rng = random.Random(5)
@@ -509,8 +509,7 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, a
             changed[memory.id] = text
             memories[at] = memory.model_copy(update={"sha256": sha256_text(text)})
         change_s = timed(lambda: report_holder.append(warm.update(memories, lambda m: changed[m.id])))
-        print(f"re-index 10 changed: {change_s:.2f} s (target <= 0.5 s); "
-              f"{report_holder[-1].changed} changed")  # type: ignore[attr-defined]
+        print(f"re-index 10 changed: {change_s:.2f} s (target <= 0.5 s); {report_holder[-1].changed} changed")  # type: ignore[attr-defined]
         assert warm.search("zanzibarquux", limit=20).total == 10
 
         fts_path = root / "fts.db"
@@ -527,9 +526,9 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, a
                 if fts is not None:
                     fts_query(con, fts)
             for our_query, fts in plan[kind]:
-                ours.append(timed(lambda: warm.search(our_query)) * 1000)
+                ours.append(timed(lambda q=our_query: warm.search(q)) * 1000)
                 if fts is not None:
-                    theirs.append(timed(lambda: fts_query(con, fts)) * 1000)
+                    theirs.append(timed(lambda f=fts: fts_query(con, f)) * 1000)
             o50, o95 = percentiles(ours)
             if theirs:
                 t50, t95 = percentiles(theirs)

@@ -19,10 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.corpus import generate  # noqa: E402
-
 from app.core.locations import Locations  # noqa: E402
 from app.core.workbench import Workbench  # noqa: E402
+from bench.corpus import generate  # noqa: E402
 
 
 def _files(portfolio: Path) -> list[str]:

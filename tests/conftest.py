@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from tests.write_guard import guarding
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample-portfolio"
 # The sample portfolio's story ends on this day: its newest daily log is today's.
-SAMPLE_DAY = datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc)
+SAMPLE_DAY = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)

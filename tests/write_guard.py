@@ -147,5 +147,3 @@ def write_guard(tmp_path: Path, isolated_locations: Locations) -> Iterator[Write
         yield guard
     if guard.violations:
         pytest.fail(f"writes outside the allowed folders: {guard.violations}")
-
-

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Protocol
 
 
@@ -15,7 +15,7 @@ class Clock(Protocol):
 
 class SystemClock:
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def monotonic(self) -> float:
         return time.perf_counter()
@@ -29,7 +29,7 @@ class FixedClock:
     """A clock that stands still (or advances by `step` seconds per monotonic reading)."""
 
     def __init__(self, at: datetime, step: float = 0.0) -> None:
-        self._at = at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+        self._at = at if at.tzinfo else at.replace(tzinfo=UTC)
         self._step = step
         self._ticks = 0
 

@@ -8,7 +8,7 @@ import re
 import unicodedata
 
 _EMOJI_JOIN_CONTEXT = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF]")
-_TAG_FLAG_BASE = "\U0001F3F4"  # black flag: the only base tag sequences are meant to follow
+_TAG_FLAG_BASE = "\U0001f3f4"  # black flag: the only base tag sequences are meant to follow
 
 
 def _visible_control(code: int) -> str:

@@ -48,9 +48,7 @@ class Workbench:
     def default_paths() -> list[Path]:
         return [sample_portfolio()]
 
-    def open(
-        self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True, index: bool = True
-    ) -> LoadResult:
+    def open(self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True, index: bool = True) -> LoadResult:
         """Run the startup pipeline over `paths`; events stream to `emit` as phases run. With
         `index=False` the search index is left as it is (search then falls back to substrings)."""
         self._index_ready = False
@@ -77,11 +75,7 @@ class Workbench:
         quarantine beside the rest."""
         seen = {m.id for m in result.memories}
         problems: list[Problem] = []
-        vaulted = [
-            m
-            for m in self.reviewer.quarantined_memories(problems)
-            if (m.system.value, m.portfolio) in self._portfolios and m.id not in seen
-        ]
+        vaulted = [m for m in self.reviewer.quarantined_memories(problems) if (m.system.value, m.portfolio) in self._portfolios and m.id not in seen]
         result.problems.extend(problems)
         self._vaulted = {m.id for m in vaulted}
         return vaulted

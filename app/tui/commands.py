@@ -29,7 +29,7 @@ from app.tui.widgets.path_prompt import PathPrompt
 
 SCREENS = (
     ("Browse memories", "browse", "The tree of portfolios, tiers and domains, and the memory table"),
-    ("Search", "search", "Search every memory (words, field:value, \"phrases\", prefix*, fuzzy~)"),
+    ("Search", "search", 'Search every memory (words, field:value, "phrases", prefix*, fuzzy~)'),
     ("Review queue", "review", "Findings and trust, most severe first"),
     ("Budgets", "budget", "What each agent loads at startup and where the budget cuts"),
     ("Startup timeline", "timeline", "The core's load phases as they ran"),
@@ -99,9 +99,7 @@ class WorkbenchCommands(Provider):
 
     def _static_commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app = self.app
-        commands: list[tuple[str, Callable[[], object], str]] = [
-            (title, partial(app.switch_mode, mode), help_) for title, mode, help_ in SCREENS
-        ]
+        commands: list[tuple[str, Callable[[], object], str]] = [(title, partial(app.switch_mode, mode), help_) for title, mode, help_ in SCREENS]
         for action, title, help_ in MEMORY_ACTIONS:
             if (bound := screen_action(self.screen, action)) is not None:
                 commands.append((title, partial(self._run_screen_action, self.screen, bound), help_))
@@ -126,7 +124,13 @@ class WorkbenchCommands(Provider):
         stripped = query.strip()
         if stripped.startswith(PATH_STARTS):
             # a path typed straight into the palette: offer to open it without the extra prompt
-            yield Hit(1.0, Text(f"Open portfolio {one_line(stripped, 60)}"), partial(self._open_portfolio, stripped), text=f"Open portfolio {stripped}", help=OPEN_PORTFOLIO[1])
+            yield Hit(
+                1.0,
+                Text(f"Open portfolio {one_line(stripped, 60)}"),
+                partial(self._open_portfolio, stripped),
+                text=f"Open portfolio {stripped}",
+                help=OPEN_PORTFOLIO[1],
+            )
             return
         async for hit in self._memory_hits(stripped):
             yield hit

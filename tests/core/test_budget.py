@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -27,7 +27,7 @@ from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Source, System, Tier
 from app.core.workbench import Workbench
 
-NOW = datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio"
 DH = "dollhouse:dollhouse:"
 FITS_AT_1500 = [
@@ -184,9 +184,7 @@ def test_sample_plans(bench: Workbench) -> None:
 
 def test_openclaw_bootstrap_exact_with_files(bench: Workbench) -> None:
     approx = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW), System.OPENCLAW, "bootstrap")
-    exact = plan_of(
-        plan_budgets(bench.memories, bench.portfolios, NOW, file_bytes=file_reader(bench.portfolios)), System.OPENCLAW, "bootstrap"
-    )
+    exact = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW, file_bytes=file_reader(bench.portfolios)), System.OPENCLAW, "bootstrap")
     files = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "MEMORY.md"]
     root = SAMPLE / "openclaw" / "workspace"
     chars = sum(len((root / name).read_text(encoding="utf-8")) for name in files)
@@ -318,10 +316,7 @@ def test_estimator_error_against_a_reference() -> None:
     # 3 words -> 4 (+33.3%), 6 words -> 8 (+33.3%); the empty text is skipped
     assert (report.texts, report.estimated, report.actual) == (2, 12, 9)
     assert report.mean_abs_pct == pytest.approx(33.33, abs=0.01)
-    assert report.sentence() == (
-        "ceil(words/0.75) against one token per word on 2 texts: total 12 vs 9 tokens (+33.3%), "
-        "mean error 33.3%, worst 33.3%"
-    )
+    assert report.sentence() == ("ceil(words/0.75) against one token per word on 2 texts: total 12 vs 9 tokens (+33.3%), mean error 33.3%, worst 33.3%")
 
 
 def test_no_bpe_tokenizer_without_tiktoken() -> None:

@@ -38,7 +38,12 @@ def test_scan_json_shape(portfolio: Path, capsys: pytest.CaptureFixture[str]) ->
     assert entry["name"] == "team" and entry["system"] == "dollhouse" and entry["memories"] == 2
     assert set(entry) >= {"name", "system", "root", "memories", "problems"}
     [problem] = entry["problems"]
-    assert problem == {"path": "memories/2026-11-01/broken.yaml", "line": 1, "message": "front matter opened on line 1 is never closed by a `---` line", "kept": "file skipped"}
+    assert problem == {
+        "path": "memories/2026-11-01/broken.yaml",
+        "line": 1,
+        "message": "front matter opened on line 1 is never closed by a `---` line",
+        "kept": "file skipped",
+    }
     memory = next(m for m in document["memories"] if m["name"] == "deploy-runbook")
     assert set(memory) >= {"id", "system", "portfolio", "tier", "domain", "name", "trust", "priority", "tokens", "entries", "source", "updated"}
     assert memory["id"] == "dollhouse:team:deploy"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,9 @@ def test_budget_json_cuts_where_dollhouse_stops(sample_copy: Path, capsys: pytes
     assert set(plan) >= {"portfolio", "system", "unit", "limit", "used", "items"}
     assert plan["unit"] == "tokens" and plan["limit"] == 1500 and plan["used"] == 2140
     fits = [i["id"] for i in plan["items"] if i["fits"]]
-    assert fits == [DH + n for n in ("dollhousemcp-baseline-knowledge", "kite-agent-ground-rules", "kite-architecture-overview", "team-roster", "deploy-runbook")]
+    assert fits == [
+        DH + n for n in ("dollhousemcp-baseline-knowledge", "kite-agent-ground-rules", "kite-architecture-overview", "team-roster", "deploy-runbook")
+    ]
     assert [i["order"] for i in plan["items"]] == list(range(1, 9))
     assert sum(i["cost"] for i in plan["items"]) == 2140
 
@@ -50,17 +53,19 @@ def test_suggest_finds_the_planted_cases(sample_copy: Path, capsys: pytest.Captu
 
 def test_scan_json_has_salience_by_memory_mcp_formula(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import sqlite3
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     document = run_json(capsys, "scan", str(sample_copy), "--json")
     assert all("salience" in m for m in document["memories"])
-    row = sqlite3.connect(sample_copy / "memory-mcp" / "memory.db").execute(
-        "SELECT importance_score, trust_score, access_count, last_accessed_at FROM memories WHERE id = 1"
-    ).fetchone()
+    row = (
+        sqlite3.connect(sample_copy / "memory-mcp" / "memory.db")
+        .execute("SELECT importance_score, trust_score, access_count, last_accessed_at FROM memories WHERE id = 1")
+        .fetchone()
+    )
     importance, trust, access, last = row
     memory = next(m for m in document["memories"] if m["id"] == "memory-mcp:memory-mcp:mem/1")
     assert 0.0 <= memory["salience"] <= 1.0
-    now = datetime.now(timezone.utc)
-    days = (now - datetime.fromisoformat(last).replace(tzinfo=timezone.utc)).total_seconds() / 86400
+    now = datetime.now(UTC)
+    days = (now - datetime.fromisoformat(last).replace(tzinfo=UTC)).total_seconds() / 86400
     expected = round(min(1.0, 0.15 * importance + 0.15 * trust + 0.40 * min(1, access / 10) + 0.30 * math.pow(2, -days / 14)), 3)
     assert memory["salience"] == pytest.approx(expected, abs=0.002)

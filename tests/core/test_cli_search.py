@@ -29,7 +29,11 @@ def test_search_filters_and_falls_back_before_the_index(sample_copy: Path, isola
     workbench.open([sample_copy])
     result = workbench.search("tag:deploy", limit=10)
     assert not result.fallback
-    assert {h.id for h in result.hits} == {"dollhouse:sample-portfolio:deploy-runbook".replace("sample-portfolio", "dollhouse"), "memory-mcp:memory-mcp:mem/2", "memory-mcp:memory-mcp:mem/23"}
+    assert {h.id for h in result.hits} == {
+        "dollhouse:sample-portfolio:deploy-runbook".replace("sample-portfolio", "dollhouse"),
+        "memory-mcp:memory-mcp:mem/2",
+        "memory-mcp:memory-mcp:mem/23",
+    }
     only_engram = workbench.search("system:engram auth", limit=50)
     assert only_engram.hits and all(h.id.startswith("engram:") for h in only_engram.hits)
     with pytest.raises(QuerySyntaxError) as caught:

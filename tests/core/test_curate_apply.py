@@ -12,7 +12,7 @@ import sqlite3
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, use
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio"
-AT = datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc)
+AT = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
 
 DOLL = "dollhouse"
 FLAGS = "dollhouse:dollhouse:feature-flags"
@@ -222,7 +222,10 @@ def test_dollhouse_demote_and_set_priority(env: Env) -> None:
     assert env.open(DOLL).memory(RUNBOOK).tier == Tier.COLD
     env.curator.undo()
     assert env.tree() == before
-    with pytest.raises(CurateError, match=r"refused priority 120 on an auto-loaded memory: DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 when autoLoad is true"):
+    with pytest.raises(
+        CurateError,
+        match=r"refused priority 120 on an auto-loaded memory: DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 when autoLoad is true",
+    ):
         env.curator.set_priority(wb, RUNBOOK, 120)
     with pytest.raises(CurateError, match="refused priority 0"):
         env.curator.set_priority(wb, RUNBOOK, 0)
@@ -282,7 +285,10 @@ def test_massgen_refuses_a_name_that_exists_in_the_other_tier(env: Env) -> None:
     squatter = env.file(LAYOUT_LONG)
     squatter.write_bytes(b"---\nname: go_service_layout\n---\nan agent wrote this meanwhile\n")
     before = env.tree()
-    with pytest.raises(CurateError, match=r"refused: workspace_coder/memory/long_term/go_service_layout\.md already exists, and a move never overwrites a file; nothing was changed"):
+    with pytest.raises(
+        CurateError,
+        match=r"refused: workspace_coder/memory/long_term/go_service_layout\.md already exists, and a move never overwrites a file; nothing was changed",
+    ):
         env.curator.demote(wb, LAYOUT)
     assert env.tree() == before
     assert env.ledger().changes() == []
@@ -403,7 +409,11 @@ def test_openclaw_demoting_a_daily_log_archives_it(env: Env) -> None:
     decision = env.curator.demote(wb, OLD_LOG)
     archived = env.file("openclaw/workspace/memory/archive/2026-11/2026-11-24.md")
     assert archived.read_bytes() == log and not env.file(OLD_LOG_MD).exists()
-    assert differences(before, env.tree()) == {OLD_LOG_MD, "openclaw/workspace/memory/archive/2026-11", "openclaw/workspace/memory/archive/2026-11/2026-11-24.md"}
+    assert differences(before, env.tree()) == {
+        OLD_LOG_MD,
+        "openclaw/workspace/memory/archive/2026-11",
+        "openclaw/workspace/memory/archive/2026-11/2026-11-24.md",
+    }
     assert isinstance(decision, Decision) and "this one is 5 day(s) old" in decision.effect["notes"][0]
     reread = env.open(CLAW).memory(OLD_LOG)
     assert (reread.tier, reread.source.path) == (Tier.ARCHIVE, "memory/archive/2026-11/2026-11-24.md")
@@ -503,7 +513,10 @@ def test_memory_mcp_concurrent_changes_are_refused(env: Env, monkeypatch: pytest
         return real(roots, path, work)
 
     monkeypatch.setattr(apply_memory_mcp, "write_transaction", racing)
-    with pytest.raises(CurateConflict, match=r"memory\.db#memories=6: is_hot, promotion_source changed since they were read .*; nothing was written; the promote of .* was not applied and not recorded"):
+    with pytest.raises(
+        CurateConflict,
+        match=r"memory\.db#memories=6: is_hot, promotion_source changed since they were read .*; nothing was written; the promote of .* was not applied and not recorded",
+    ):
         env.curator.promote(wb, mem(6))
     assert rows(db, "memories")[6]["promotion_source"] is None
     monkeypatch.undo()
@@ -511,7 +524,9 @@ def test_memory_mcp_concurrent_changes_are_refused(env: Env, monkeypatch: pytest
     env.curator.promote(wb, mem(8))
     sql(db, "UPDATE memories SET is_hot = 0 WHERE id = 8")
     kept = rows(db, "memories")
-    with pytest.raises(CurateConflict, match=r"cannot undo the promote of memory-mcp:memory-mcp:mem/8: memory\.db#memories=8 changed since .*the row is kept as it is now"):
+    with pytest.raises(
+        CurateConflict, match=r"cannot undo the promote of memory-mcp:memory-mcp:mem/8: memory\.db#memories=8 changed since .*the row is kept as it is now"
+    ):
         env.curator.undo()
     assert rows(db, "memories") == kept
     assert [c.action for c in env.ledger().changes()] == ["promote"]
@@ -559,7 +574,9 @@ def test_merge_links_the_kept_row_and_undo_removes_only_that_link(env: Env) -> N
     decision = env.curator.merge(wb, [mem(21), mem(11)])
     assert isinstance(decision, Decision)
     added = {k: v for k, v in rows(mcp, "memory_relationships").items() if k not in links}
-    assert [(v["from_memory_id"], v["to_memory_id"], v["relation_type"], v["created_at"]) for v in added.values()] == [(21, 11, "supersedes", "2026-11-29 17:00:00")]
+    assert [(v["from_memory_id"], v["to_memory_id"], v["relation_type"], v["created_at"]) for v in added.values()] == [
+        (21, 11, "supersedes", "2026-11-29 17:00:00")
+    ]
     assert env.open(MCP).memory(mem(11)).relations == ()
     assert any(r.type == "supersedes" and r.target == mem(11) for r in env.open(MCP).memory(mem(21)).relations)
     env.curator.undo()
@@ -663,7 +680,10 @@ def test_dry_runs_write_nothing(env: Env) -> None:
     assert not (env.tmp / "data").exists()
     env.curator.promote(wb, FLAGS)
     undo_plan = env.curator.undo(dry_run=True)
-    assert isinstance(undo_plan, ChangePlan) and undo_plan.description == f"undo promote of {FLAGS}: write back the original bytes of memories/2026-11-21/feature-flags.yaml"
+    assert (
+        isinstance(undo_plan, ChangePlan)
+        and undo_plan.description == f"undo promote of {FLAGS}: write back the original bytes of memories/2026-11-21/feature-flags.yaml"
+    )
     assert last_standing_change(env.ledger()) is not None
 
 
@@ -676,7 +696,9 @@ def test_dry_runs_write_nothing(env: Env) -> None:
         (CLAW, lambda c, wb: c.demote(wb, OLD_LOG), OLD_LOG_MD),
     ],
 )
-def test_a_write_racing_the_change_is_refused_and_loses_nothing(env: Env, monkeypatch: pytest.MonkeyPatch, parts: str, act: Callable[[Curator, Workbench], Any], rel: str) -> None:
+def test_a_write_racing_the_change_is_refused_and_loses_nothing(
+    env: Env, monkeypatch: pytest.MonkeyPatch, parts: str, act: Callable[[Curator, Workbench], Any], rel: str
+) -> None:
     wb = env.open(parts)
     path = env.file(rel)
     agent = path.read_bytes() + b"\nwritten by the agent meanwhile\n"
@@ -701,7 +723,10 @@ def test_a_change_since_the_read_is_refused_and_undo_refuses_a_changed_file(env:
     env.curator.promote(wb, FLAGS)
     promoted = path.read_bytes() + b"# the agent appended this\n"
     path.write_bytes(promoted)
-    with pytest.raises(CurateConflict, match=r"cannot undo the promote of dollhouse:dollhouse:feature-flags: memories/2026-11-21/feature-flags\.yaml changed since .*nothing was written, the file is kept as it is now"):
+    with pytest.raises(
+        CurateConflict,
+        match=r"cannot undo the promote of dollhouse:dollhouse:feature-flags: memories/2026-11-21/feature-flags\.yaml changed since .*nothing was written, the file is kept as it is now",
+    ):
         env.curator.undo()
     assert path.read_bytes() == promoted
     assert [c.action for c in env.ledger().changes()] == ["promote"]

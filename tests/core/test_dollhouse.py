@@ -217,8 +217,7 @@ def test_entry_spans_are_line_aligned_and_tile_the_entries_section(tmp_path: Pat
 
     write(tmp_path / rel, THREE_ENTRIES)
     assert DollhouseAdapter.text(tmp_path, memory) == (
-        "first entry text\n\nsecond entry, dash alone on its line\n\n"
-        "[quarantined entry: DollhouseMCP does not load it]\nthird entry quarantined"
+        "first entry text\n\nsecond entry, dash alone on its line\n\n[quarantined entry: DollhouseMCP does not load it]\nthird entry quarantined"
     )
 
 
@@ -248,9 +247,7 @@ def test_quarantined_entries_are_kept_but_not_counted() -> None:
     assert memory.tier == Tier.COLD
     assert memory.words == 3 + 7
     assert memory.chars == len("first entry text") + len("second entry, dash alone on its line")
-    assert memory.sha256 == sha256_text(
-        "first entry text\nsecond entry, dash alone on its line\nthird entry quarantined"
-    )
+    assert memory.sha256 == sha256_text("first entry text\nsecond entry, dash alone on its line\nthird entry quarantined")
 
 
 def test_all_entries_quarantined_means_quarantine_tier() -> None:
@@ -451,9 +448,7 @@ def test_entries_that_are_not_a_list() -> None:
     result = parse(text)
     memory = only(result)
     assert memory.entries == ()
-    assert [(p.line, p.message, p.kept) for p in result.problems] == [
-        (3, "`entries` is a mapping, not a list", "no entries read, rest of file read")
-    ]
+    assert [(p.line, p.message, p.kept) for p in result.problems] == [(3, "`entries` is a mapping, not a list", "no entries read, rest of file read")]
 
 
 def test_yaml_bomb_is_refused_before_expansion() -> None:

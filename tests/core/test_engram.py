@@ -117,8 +117,22 @@ CREATE TABLE memory_relations (
 """
 
 OBS_COLUMNS = (
-    "id", "session_id", "type", "title", "content", "tool_name", "project", "scope", "topic_key",
-    "normalized_hash", "revision_count", "duplicate_count", "last_seen_at", "created_at", "updated_at", "deleted_at",
+    "id",
+    "session_id",
+    "type",
+    "title",
+    "content",
+    "tool_name",
+    "project",
+    "scope",
+    "topic_key",
+    "normalized_hash",
+    "revision_count",
+    "duplicate_count",
+    "last_seen_at",
+    "created_at",
+    "updated_at",
+    "deleted_at",
 )
 
 
@@ -220,11 +234,23 @@ def test_memories_names_ids_and_counts(store: Path) -> None:
     assert memories["obs/27"].fields["sessions.project"] == "other"
     assert memories["obs/27"].fields["sessions.directory"] == "/src/other"
     assert first.fields == {
-        "id": 1, "session_id": "manual-save-kite", "type": "decision", "title": "Kite note 1",
-        "tool_name": None, "project": "kite", "scope": "project", "topic_key": None,
-        "normalized_hash": None, "revision_count": 1, "duplicate_count": 1, "last_seen_at": None,
-        "created_at": ts(1), "updated_at": ts(1), "deleted_at": None,
-        "sessions.project": "kite", "sessions.directory": "/src/kite",
+        "id": 1,
+        "session_id": "manual-save-kite",
+        "type": "decision",
+        "title": "Kite note 1",
+        "tool_name": None,
+        "project": "kite",
+        "scope": "project",
+        "topic_key": None,
+        "normalized_hash": None,
+        "revision_count": 1,
+        "duplicate_count": 1,
+        "last_seen_at": None,
+        "created_at": ts(1),
+        "updated_at": ts(1),
+        "deleted_at": None,
+        "sessions.project": "kite",
+        "sessions.directory": "/src/kite",
     }
     assert "content" not in first.fields
 
@@ -254,8 +280,14 @@ def test_topic_revisions_and_counters(tmp_path: Path) -> None:
     # Engram's upsert keeps one row per (topic_key, project, scope); an import can leave two.
     add(conn, title="Auth v1", topic_key="architecture/auth-model", created_at=ts(1), updated_at=ts(2))
     add(
-        conn, title="Auth architecture", topic_key="architecture/auth-model", created_at=ts(3),
-        updated_at=ts(9), revision_count=2, duplicate_count=3, last_seen_at=ts(9),
+        conn,
+        title="Auth architecture",
+        topic_key="architecture/auth-model",
+        created_at=ts(3),
+        updated_at=ts(9),
+        revision_count=2,
+        duplicate_count=3,
+        last_seen_at=ts(9),
     )
     add(conn, title="Same key, other project", topic_key="architecture/auth-model", project="other", created_at=ts(4))
     conn.close()
@@ -266,7 +298,10 @@ def test_topic_revisions_and_counters(tmp_path: Path) -> None:
     assert older.relations == (Relation(type="superseded-by", target="engram:e:obs/2", note=note),)
     assert elsewhere.relations == ()
     assert {k: newest.fields[k] for k in ("topic_key", "revision_count", "duplicate_count", "last_seen_at")} == {
-        "topic_key": "architecture/auth-model", "revision_count": 2, "duplicate_count": 3, "last_seen_at": ts(9),
+        "topic_key": "architecture/auth-model",
+        "revision_count": 2,
+        "duplicate_count": 3,
+        "last_seen_at": ts(9),
     }
     assert newest.updated == ts(9)
 
@@ -288,9 +323,7 @@ def test_memory_relations_table(tmp_path: Path) -> None:
     parsed = EngramAdapter.read(ctx(), db)
     memories = by_locator(parsed.memories)
     assert memories["obs/2"].relations == (Relation(type="conflicts_with", target="engram:engram:obs/1", note="judged"),)
-    assert memories["obs/1"].relations == (
-        Relation(type="supersedes", target="engram:engram:obs/3", note="judged; target deleted"),
-    )
+    assert memories["obs/1"].relations == (Relation(type="supersedes", target="engram:engram:obs/3", note="judged; target deleted"),)
     assert "obs/3" not in memories
     assert memories["obs/1"].fields["sync_id"] == "obs-aaa"
     assert parsed.problems == [
@@ -316,9 +349,15 @@ def test_older_schema_without_newer_columns(tmp_path: Path) -> None:
     assert (memory.name, memory.kind, memory.tier, memory.domain) == ("Old note", "learning", Tier.HOT, "kite")
     assert (memory.created, memory.updated) == (ts(1), ts(1))
     assert memory.fields == {
-        "id": 1, "session_id": "manual-save-kite", "type": "learning", "title": "Old note",
-        "tool_name": None, "project": "kite", "created_at": ts(1),
-        "sessions.project": "kite", "sessions.directory": "/src/kite",
+        "id": 1,
+        "session_id": "manual-save-kite",
+        "type": "learning",
+        "title": "Old note",
+        "tool_name": None,
+        "project": "kite",
+        "created_at": ts(1),
+        "sessions.project": "kite",
+        "sessions.directory": "/src/kite",
     }
     assert EngramAdapter.text(db, memory) == "from the first release"
 
@@ -482,10 +521,29 @@ def test_broken_export_json(tmp_path: Path) -> None:
     assert EngramAdapter.detect(export) is None
     parsed = EngramAdapter.read(ctx(), export)
     assert parsed.problems == [Problem(path="export.json", line=2, message="invalid JSON: Expecting value", kept="file skipped")]
-    export.write_text(json.dumps({
-        "version": "0.1.0", "exported_at": "x", "sessions": [], "prompts": [],
-        "observations": [{"id": "seven", "title": "bad"}, {"id": 8, "title": "Good", "type": "manual", "content": "fine", "session_id": "s", "scope": "project", "created_at": ts(1), "updated_at": ts(1)}],
-    }))
+    export.write_text(
+        json.dumps(
+            {
+                "version": "0.1.0",
+                "exported_at": "x",
+                "sessions": [],
+                "prompts": [],
+                "observations": [
+                    {"id": "seven", "title": "bad"},
+                    {
+                        "id": 8,
+                        "title": "Good",
+                        "type": "manual",
+                        "content": "fine",
+                        "session_id": "s",
+                        "scope": "project",
+                        "created_at": ts(1),
+                        "updated_at": ts(1),
+                    },
+                ],
+            }
+        )
+    )
     parsed = EngramAdapter.read(ctx(), export)
     assert [m.name for m in parsed.memories] == ["Good"]
     assert parsed.problems == [

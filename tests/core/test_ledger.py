@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -110,7 +110,7 @@ def test_a_torn_last_line_is_skipped_with_a_warning_and_the_next_record_starts_a
     ]
     assert "incomplete" in caplog.text
     after = reader.record(decision(action="approve"))
-    assert path.read_bytes().endswith(b'2026-11-\n' + after.model_dump_json().encode() + b"\n")
+    assert path.read_bytes().endswith(b"2026-11-\n" + after.model_dump_json().encode() + b"\n")
     fresh = Ledger(locs)
     assert fresh.decisions() == [kept, after]
     assert [(p.line, p.message) for p in fresh.problems] == [(2, "line is not valid JSON")]
@@ -139,7 +139,7 @@ def test_the_ledger_refuses_a_symlink(locs: Locations, tmp_path: Path) -> None:
 
 
 def test_iso_utc_is_utc_with_z() -> None:
-    berlin = datetime(2026, 11, 29, 18, 0, tzinfo=timezone.utc).astimezone()
+    berlin = datetime(2026, 11, 29, 18, 0, tzinfo=UTC).astimezone()
     assert iso_utc(berlin) == AT.replace("17:00:00.000000", "18:00:00.000000")
     assert iso_utc(datetime(2026, 11, 29, 17, 0)) == AT
 
@@ -157,7 +157,12 @@ def test_effective_trust_ledger_then_claimed_then_detector_then_default(locs: Lo
     flagged = ledger.record(decision(action="flag"))
     assert effective_trust(claimed, ledger, None).model_dump() == {"level": "flagged", "source": "ledger", "stale": False, "decision": flagged.id}
     approved = ledger.record(decision(action="approve"))
-    assert effective_trust(claimed, ledger, TrustLevel.FLAGGED).model_dump() == {"level": "validated", "source": "ledger", "stale": False, "decision": approved.id}
+    assert effective_trust(claimed, ledger, TrustLevel.FLAGGED).model_dump() == {
+        "level": "validated",
+        "source": "ledger",
+        "stale": False,
+        "decision": approved.id,
+    }
 
 
 def test_content_changed_after_approval_is_stale_and_falls_through(locs: Locations) -> None:
@@ -165,7 +170,12 @@ def test_content_changed_after_approval_is_stale_and_falls_through(locs: Locatio
     approved = ledger.record(decision(action="approve", sha="a" * 64))
     edited = memory(sha="b" * 64)
     assert effective_trust(edited, ledger, None).model_dump() == {"level": "untrusted", "source": "default", "stale": True, "decision": approved.id}
-    assert effective_trust(edited, ledger, TrustLevel.FLAGGED).model_dump() == {"level": "flagged", "source": "detector", "stale": True, "decision": approved.id}
+    assert effective_trust(edited, ledger, TrustLevel.FLAGGED).model_dump() == {
+        "level": "flagged",
+        "source": "detector",
+        "stale": True,
+        "decision": approved.id,
+    }
     edited_claim = memory(sha="b" * 64, trust=TrustLevel.TRUSTED, claimed=True)
     assert effective_trust(edited_claim, ledger, None).model_dump() == {"level": "trusted", "source": "claimed", "stale": True, "decision": approved.id}
     # Reviewed again: no longer stale.

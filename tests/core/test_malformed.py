@@ -69,14 +69,29 @@ CASES: list[tuple[str, bytes, str, int | None]] = [
     # B: YAML bombs, aliases, nesting
     ("bomb-fm.yaml", ("---\nname: bomb\n" + _laughs(9) + "---\nx\n").encode(), "YAML bomb", None),
     ("bomb-v2.yaml", ("metadata:\n  name: bomb\n" + _laughs(9)).encode(), "YAML bomb", None),
-    ("aliases.yaml", ("---\nname: a\nx: &x [" + ",".join(["1"] * 400) + "]\n" + "".join(f"k{i}: *x\n" for i in range(70)) + "---\nb\n").encode(), "YAML bomb", None),
+    (
+        "aliases.yaml",
+        ("---\nname: a\nx: &x [" + ",".join(["1"] * 400) + "]\n" + "".join(f"k{i}: *x\n" for i in range(70)) + "---\nb\n").encode(),
+        "YAML bomb",
+        None,
+    ),
     ("recursive-list.yaml", b"---\nname: r\nself: &a [*a]\n---\nb\n", "recursive YAML alias", 3),
     ("recursive-map.yaml", b"---\nname: r\nself: &a {x: *a}\n---\nb\n", "recursive YAML alias", 3),
     ("deep-flow.yaml", ("---\nname: d\nx: " + "[" * 5000 + "]" * 5000 + "\n---\nb\n").encode(), "nesting depth", 3),
-    ("deep-block.yaml", ("---\nname: d\n" + "".join("  " * i + f"k{i}:\n" for i in range(40)) + "  " * 40 + "v\n---\nb\n").encode(), "nested deeper than", None),
+    (
+        "deep-block.yaml",
+        ("---\nname: d\n" + "".join("  " * i + f"k{i}:\n" for i in range(40)) + "  " * 40 + "v\n---\nb\n").encode(),
+        "nested deeper than",
+        None,
+    ),
     # B: duplicate and colliding keys
     ("dup-name.yaml", b"---\nname: one\ndescription: d\nname: two\n---\nb\n", "duplicate key `name` on lines 2 and 4", 4),
-    ("dup-trust.yaml", b"entries:\n- content: hi\n  id: mem_1_abc\n  trustLevel: quarantined\n  trustLevel: validated\nmetadata:\n  name: dup-trust\n", "duplicate key `trustLevel` on lines 4 and 5", 5),
+    (
+        "dup-trust.yaml",
+        b"entries:\n- content: hi\n  id: mem_1_abc\n  trustLevel: quarantined\n  trustLevel: validated\nmetadata:\n  name: dup-trust\n",
+        "duplicate key `trustLevel` on lines 4 and 5",
+        5,
+    ),
     ("collide.yaml", b"---\nname: c\n1: a\n'1': b\n---\nb\n", "duplicate key `1` on lines 3 and 4", 4),
     ("complex-key.yaml", b"---\nname: c\n? [a, b]\n: c\n---\nb\n", "mapping key is not a plain scalar", 3),
     # B: tags
@@ -251,7 +266,16 @@ def test_unreadable_file_and_folder(tmp_path: Path) -> None:
 def test_odd_file_names(tmp_path: Path) -> None:
     root = _portfolio(tmp_path)
     folder = os.fsencode(root / "portfolio" / DAY)
-    names = [b"bad\xff.yaml", b"new\nline.yaml", b"-dash.yaml", "rtl\u202eLMY.yaml".encode(), "\u0430dmin.yaml".encode(), b" spaced .yaml", b"CON.yaml", b"n" * 250 + b".yaml"]
+    names = [
+        b"bad\xff.yaml",
+        b"new\nline.yaml",
+        b"-dash.yaml",
+        "rtl\u202eLMY.yaml".encode(),
+        "\u0430dmin.yaml".encode(),
+        b" spaced .yaml",
+        b"CON.yaml",
+        b"n" * 250 + b".yaml",
+    ]
     for index, name in enumerate(names):
         with open(os.path.join(folder, name), "wb") as handle:
             handle.write(f"---\nname: odd-{index}\n---\nbody\n".encode())

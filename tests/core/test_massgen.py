@@ -195,7 +195,7 @@ def test_nested_workspace_domain_is_its_relative_path(tmp_path: Path) -> None:
 
 
 def test_defaults_and_first_colon_values(tmp_path: Path) -> None:
-    text = "---\nurl: https://example.com:8080/x\nquoted: \"kept\"\nno colon line\n---\nBody text here\n"
+    text = '---\nurl: https://example.com:8080/x\nquoted: "kept"\nno colon line\n---\nBody text here\n'
     parsed = parse_one(tmp_path, "ws/memory/short_term/my-note.md", text)
     assert parsed.problems == []
     memory = only(parsed)
@@ -223,14 +223,7 @@ def test_unparseable_timestamps_stay_in_fields_only(tmp_path: Path) -> None:
 
 
 def test_split_quirk_a_dash_run_in_the_description_truncates_it(tmp_path: Path) -> None:
-    text = (
-        "---\n"
-        "name: plan\n"
-        "description: before --- after\n"
-        "tier: short_term\n"
-        "---\n"
-        "Real body\n"
-    )
+    text = "---\nname: plan\ndescription: before --- after\ntier: short_term\n---\nReal body\n"
     parsed = parse_one(tmp_path, "ws/memory/short_term/plan.md", text)
     memory = only(parsed)
     # MassGen splits on the first two `---`: the description ends at the dashes, and the rest of
@@ -292,9 +285,7 @@ def test_missing_front_matter_is_a_problem_at_line_1(tmp_path: Path) -> None:
 def test_unclosed_front_matter_is_a_problem_at_line_1(tmp_path: Path) -> None:
     parsed = parse_one(tmp_path, "ws/memory/short_term/open.md", "---\nname: open\nbody without a fence\n")
     assert parsed.memories == []
-    assert [(p.line, p.message) for p in parsed.problems] == [
-        (1, "front matter opened on line 1 is never closed: no second `---` in the file")
-    ]
+    assert [(p.line, p.message) for p in parsed.problems] == [(1, "front matter opened on line 1 is never closed: no second `---` in the file")]
 
 
 def test_empty_file_is_a_problem(tmp_path: Path) -> None:
@@ -334,9 +325,7 @@ def test_bom_offsets_count_bytes_and_are_reported(tmp_path: Path) -> None:
 def test_invalid_utf8_is_a_problem_with_its_line(tmp_path: Path) -> None:
     parsed = parse_one(tmp_path, "ws/memory/short_term/bad.md", b"---\nname: x\n---\nok\nbad \xff byte\n")
     assert parsed.memories == []
-    assert parsed.problems == [
-        Problem(path="ws/memory/short_term/bad.md", line=5, message="invalid UTF-8 at byte 23 (0xff)", kept="file skipped")
-    ]
+    assert parsed.problems == [Problem(path="ws/memory/short_term/bad.md", line=5, message="invalid UTF-8 at byte 23 (0xff)", kept="file skipped")]
 
 
 def test_duplicate_keys_last_wins_and_is_reported(tmp_path: Path) -> None:

@@ -117,9 +117,7 @@ def make_db(path: Path, schema: str = SCHEMA) -> sqlite3.Connection:
 def add(conn: sqlite3.Connection, **values: Any) -> None:
     row = {"memory_type": "project", "source": "manual", "created_at": "2026-03-01 10:00:00"}
     row.update(values)
-    conn.execute(
-        f"INSERT INTO memories ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", list(row.values())
-    )
+    conn.execute(f"INSERT INTO memories ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
 
 
 @pytest.fixture
@@ -129,9 +127,21 @@ def store(tmp_path: Path) -> Path:
     db = folder / "memory.db"
     conn = make_db(db)
     add(
-        conn, id=42, content=LANDMINE, content_hash="h42", category="landmine", is_hot=1, is_pinned=1,
-        promotion_source="auto_threshold", access_count=2, trust_score=0.95, importance_score=0.62,
-        project_id="github.com/acme/kite", retrieved_count=4, used_count=3, utility_score=0.5,
+        conn,
+        id=42,
+        content=LANDMINE,
+        content_hash="h42",
+        category="landmine",
+        is_hot=1,
+        is_pinned=1,
+        promotion_source="auto_threshold",
+        access_count=2,
+        trust_score=0.95,
+        importance_score=0.62,
+        project_id="github.com/acme/kite",
+        retrieved_count=4,
+        used_count=3,
+        utility_score=0.5,
         last_accessed_at="2026-03-10 08:00:00",
     )
     add(conn, id=43, content="Tabs, not spaces, in the Makefile", content_hash="h43", trust_score=0.25, source="mined")
@@ -147,8 +157,7 @@ def store(tmp_path: Path) -> Path:
         [(42, 46, "depends_on"), (46, 42, "refines"), (42, 43, "relates_to")],
     )
     conn.executemany(
-        "INSERT INTO trust_history (memory_id, reason, old_trust, new_trust, delta, similarity, note, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO trust_history (memory_id, reason, old_trust, new_trust, delta, similarity, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (44, "factually_wrong", 1.0, 0.7, -0.3, None, None, "2026-03-02 09:00:00"),
             (44, "workbench_quarantine", 0.7, 0.0, -0.7, None, "quarantined in memwb", "2026-03-03 09:00:00"),
@@ -223,7 +232,11 @@ def test_trust_is_the_systems_own_claim(store: Path) -> None:
     assert memories["mem/43"].entries[0].trust is TrustLevel.FLAGGED
     assert memories["mem/43"].entries[0].source == "mined"
     assert [trust_level(s) for s in (0.0, 0.01, 0.2999, 0.3, 1.0)] == [
-        TrustLevel.QUARANTINED, TrustLevel.FLAGGED, TrustLevel.FLAGGED, TrustLevel.UNTRUSTED, TrustLevel.UNTRUSTED,
+        TrustLevel.QUARANTINED,
+        TrustLevel.FLAGGED,
+        TrustLevel.FLAGGED,
+        TrustLevel.UNTRUSTED,
+        TrustLevel.UNTRUSTED,
     ]
 
 
@@ -240,18 +253,52 @@ def test_outgoing_relations_only(store: Path) -> None:
 def test_fields_hold_every_column_and_trust_history(store: Path) -> None:
     memories = by_locator(MemoryMcpAdapter.read(ctx(), store).memories)
     assert memories["mem/42"].fields == {
-        "id": 42, "content_hash": "h42", "memory_type": "project", "source": "manual", "is_hot": 1,
-        "is_pinned": 1, "promotion_source": "auto_threshold", "access_count": 2,
-        "last_accessed_at": "2026-03-10 08:00:00", "created_at": "2026-03-01 10:00:00", "trust_score": 0.95,
-        "source_log_id": None, "extracted_at": None, "session_id": None, "importance_score": 0.62,
-        "project_id": "github.com/acme/kite", "category": "landmine", "retrieved_count": 4, "used_count": 3,
-        "last_used_at": None, "utility_score": 0.5, "trust_history": [],
+        "id": 42,
+        "content_hash": "h42",
+        "memory_type": "project",
+        "source": "manual",
+        "is_hot": 1,
+        "is_pinned": 1,
+        "promotion_source": "auto_threshold",
+        "access_count": 2,
+        "last_accessed_at": "2026-03-10 08:00:00",
+        "created_at": "2026-03-01 10:00:00",
+        "trust_score": 0.95,
+        "source_log_id": None,
+        "extracted_at": None,
+        "session_id": None,
+        "importance_score": 0.62,
+        "project_id": "github.com/acme/kite",
+        "category": "landmine",
+        "retrieved_count": 4,
+        "used_count": 3,
+        "last_used_at": None,
+        "utility_score": 0.5,
+        "trust_history": [],
     }
     assert memories["mem/44"].fields["trust_history"] == [
-        {"id": 1, "memory_id": 44, "reason": "factually_wrong", "old_trust": 1.0, "new_trust": 0.7, "delta": -0.3,
-         "similarity": None, "note": None, "created_at": "2026-03-02 09:00:00"},
-        {"id": 2, "memory_id": 44, "reason": "workbench_quarantine", "old_trust": 0.7, "new_trust": 0.0, "delta": -0.7,
-         "similarity": None, "note": "quarantined in memwb", "created_at": "2026-03-03 09:00:00"},
+        {
+            "id": 1,
+            "memory_id": 44,
+            "reason": "factually_wrong",
+            "old_trust": 1.0,
+            "new_trust": 0.7,
+            "delta": -0.3,
+            "similarity": None,
+            "note": None,
+            "created_at": "2026-03-02 09:00:00",
+        },
+        {
+            "id": 2,
+            "memory_id": 44,
+            "reason": "workbench_quarantine",
+            "old_trust": 0.7,
+            "new_trust": 0.0,
+            "delta": -0.7,
+            "similarity": None,
+            "note": "quarantined in memwb",
+            "created_at": "2026-03-03 09:00:00",
+        },
     ]
 
 
@@ -377,9 +424,7 @@ def test_database_without_memories_table(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     sqlite3.connect(db).execute("CREATE TABLE other (x)").connection.close()
     assert MemoryMcpAdapter.detect(db) is None
-    assert MemoryMcpAdapter.read(ctx(), db).problems == [
-        Problem(path="memory.db", message="no `memories` table with a `content` column", kept="nothing read")
-    ]
+    assert MemoryMcpAdapter.read(ctx(), db).problems == [Problem(path="memory.db", message="no `memories` table with a `content` column", kept="nothing read")]
 
 
 def test_locked_database_is_a_problem_not_a_hang(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ with its breakdown. The sample portfolio is read with a fixed `now`; nothing rea
 from __future__ import annotations
 
 import sqlite3
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,7 @@ from app.core.locations import Locations
 from app.core.model import Memory, Source, Span, System, Tier, TrustLevel
 from app.core.workbench import Workbench
 
-NOW = datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio"
 
 
@@ -51,7 +51,7 @@ def reference_salience(row: dict[str, object], now: datetime) -> float:
     last = row["last_accessed_at"]
     recency = 0.0
     if last:
-        then = datetime.strptime(str(last), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+        then = datetime.strptime(str(last), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
         recency = 2 ** (-((now - then).total_seconds() / 86400) / 14)
     total = float(row["importance_score"]) * 0.15 + float(row["trust_score"]) * 0.15 + access * 0.40 + recency * 0.30  # type: ignore[arg-type]
     return round(min(1.0, max(0.0, total)), 3)
@@ -138,7 +138,7 @@ def test_engram_counts_resaves_as_access(bench: Workbench) -> None:
     assert s.component("access").origin == "native"
     assert s.component("importance").origin == "derived" and s.component("importance").value == 0.5
     assert s.component("trust").origin == "derived" and s.component("trust").value == 0.5
-    days = (NOW - datetime(2026, 11, 9, 11, 38, 52, tzinfo=timezone.utc)).total_seconds() / 86400
+    days = (NOW - datetime(2026, 11, 9, 11, 38, 52, tzinfo=UTC)).total_seconds() / 86400
     assert s.score == round(0.075 + 0.075 + 0.04 + 0.3 * 2 ** (-days / 14), 3)
     # observation 2 holds a topic key saved three times: revision_count 3
     assert salience(bench.memory("engram:engram:obs/2"), NOW).access == 2
@@ -217,8 +217,9 @@ def test_mentions_need_word_boundaries() -> None:
     other = make(System.OPENCLAW, "log/2026-11-21", kind="log", fields={"date": "2026-11-21"})
     pgx = make(System.OPENCLAW, "note/pgx-pool", name="pgx pool", kind="note")
     ticket = make(System.OPENCLAW, "state/decisions/x", name="Ship it (KITE-9)", kind="decision")
-    learning = make(System.OPENCLAW, "learning/LRN-1", name="LRN-20261101-001", kind="learning",
-                    fields={"id": "LRN-20261101-001", "Pattern-Key": "auth.parallel_refresh"})
+    learning = make(
+        System.OPENCLAW, "learning/LRN-1", name="LRN-20261101-001", kind="learning", fields={"id": "LRN-20261101-001", "Pattern-Key": "auth.parallel_refresh"}
+    )
     texts = {
         log.id: "- 09:00 Boot: ACTIVE=pgx pool | HOLD=0\n- 10:00 the pgx pools were fine; see KITE-9.\n",
         other.id: "- the pgx pool hit 20 connections (auth.parallel_refresh); 2026-11-20 was calm",
@@ -253,19 +254,18 @@ def test_hand_built_memory_mcp_row_without_scores() -> None:
 
 
 def test_quarantined_claim_counts_as_zero_trust() -> None:
-    memory = make(System.DOLLHOUSE, "x", trust=TrustLevel.QUARANTINED, trust_claimed=True, priority=1,
-                  span=Span(start=0, end=1))
+    memory = make(System.DOLLHOUSE, "x", trust=TrustLevel.QUARANTINED, trust_claimed=True, priority=1, span=Span(start=0, end=1))
     assert salience(memory, NOW).component("trust").value == 0.0
 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("2026-11-27 14:05:10", datetime(2026, 11, 27, 14, 5, 10, tzinfo=timezone.utc)),
-        ("2026-11-06T13:10:04.487Z", datetime(2026, 11, 6, 13, 10, 4, 487000, tzinfo=timezone.utc)),
-        ("2026-11-06T14:10:04+01:00", datetime(2026, 11, 6, 13, 10, 4, tzinfo=timezone.utc)),
-        ("2026-11-27", datetime(2026, 11, 27, tzinfo=timezone.utc)),
-        (date(2026, 11, 27), datetime(2026, 11, 27, tzinfo=timezone.utc)),
+        ("2026-11-27 14:05:10", datetime(2026, 11, 27, 14, 5, 10, tzinfo=UTC)),
+        ("2026-11-06T13:10:04.487Z", datetime(2026, 11, 6, 13, 10, 4, 487000, tzinfo=UTC)),
+        ("2026-11-06T14:10:04+01:00", datetime(2026, 11, 6, 13, 10, 4, tzinfo=UTC)),
+        ("2026-11-27", datetime(2026, 11, 27, tzinfo=UTC)),
+        (date(2026, 11, 27), datetime(2026, 11, 27, tzinfo=UTC)),
         ("not a time", None),
         ("", None),
         (None, None),

@@ -21,42 +21,90 @@ from app.core.search.highlight import CLOSE, OPEN
 CORPUS: list[tuple[str, dict[str, object], str]] = [
     (
         "deploy-runbook",
-        dict(name="Deploy runbook", description="How we ship the web app", tags=("deploy", "runbook"), tier=Tier.HOT,
-             kind="procedure", domain="infra", priority=1, created="2026-11-02T09:00:00Z", updated="2026-11-29"),
-        "Deploying to staging first. The staging database is migrated before the release.\n"
-        "Rollback: revert the release tag and redeploy.",
+        dict(
+            name="Deploy runbook",
+            description="How we ship the web app",
+            tags=("deploy", "runbook"),
+            tier=Tier.HOT,
+            kind="procedure",
+            domain="infra",
+            priority=1,
+            created="2026-11-02T09:00:00Z",
+            updated="2026-11-29",
+        ),
+        "Deploying to staging first. The staging database is migrated before the release.\nRollback: revert the release tag and redeploy.",
     ),
     (
         "kite-mobile",
-        dict(name="Kite mobile release notes", description="Mobile client versions", tags=("kite", "mobile"),
-             kind="notes", domain="product", priority=20, created="2026-03-15", trust=TrustLevel.VALIDATED),
+        dict(
+            name="Kite mobile release notes",
+            description="Mobile client versions",
+            tags=("kite", "mobile"),
+            kind="notes",
+            domain="product",
+            priority=20,
+            created="2026-03-15",
+            trust=TrustLevel.VALIDATED,
+        ),
         "The kite mobile client shipped version 2.4 with offline sync. Release went to the app stores on Friday.",
     ),
     (
         "oncall-policy",
-        dict(name="On-call policy", description="Who answers pages", tags=("policy", "oncall"), kind="policy",
-             domain="people", priority=5, created="2025-12-01", trust=TrustLevel.TRUSTED),
-        "Pages go to the primary first, then the secondary after ten minutes. Memories of past incidents "
-        "are kept in the postmortem folder.",
+        dict(
+            name="On-call policy",
+            description="Who answers pages",
+            tags=("policy", "oncall"),
+            kind="policy",
+            domain="people",
+            priority=5,
+            created="2025-12-01",
+            trust=TrustLevel.TRUSTED,
+        ),
+        "Pages go to the primary first, then the secondary after ten minutes. Memories of past incidents are kept in the postmortem folder.",
     ),
     (
         "queue-retry",
-        dict(name="Queue retry tuning", description="Worker retries and timeouts", tags=("api", "queue"),
-             system=System.MEMORY_MCP, portfolio="memory", kind="fact", domain="infra", priority=60),
-        "The worker queue retries three times with exponential backoff. Timeouts above thirty seconds page "
-        "the on-call. " + "Latency budget discussion. " * 60,
+        dict(
+            name="Queue retry tuning",
+            description="Worker retries and timeouts",
+            tags=("api", "queue"),
+            system=System.MEMORY_MCP,
+            portfolio="memory",
+            kind="fact",
+            domain="infra",
+            priority=60,
+        ),
+        "The worker queue retries three times with exponential backoff. Timeouts above thirty seconds page the on-call. " + "Latency budget discussion. " * 60,
     ),
     (
         "secret-rotation",
-        dict(name="Secret rotation", description="Vault policy for API tokens", tags=("auth", "vault"),
-             system=System.OPENCLAW, portfolio="workspace", tier=Tier.QUARANTINE, kind="decision",
-             trust=TrustLevel.FLAGGED, priority=90, created="2026-11-20T10:30:00+00:00"),
+        dict(
+            name="Secret rotation",
+            description="Vault policy for API tokens",
+            tags=("auth", "vault"),
+            system=System.OPENCLAW,
+            portfolio="workspace",
+            tier=Tier.QUARANTINE,
+            kind="decision",
+            trust=TrustLevel.FLAGGED,
+            priority=90,
+            created="2026-11-20T10:30:00+00:00",
+        ),
         "Rotate the oauth client secret every 90 days. The vault audit ledger records each rotation.",
     ),
     (
         "staging-env",
-        dict(name="Staging environment", description="Where releases wait", tags=("deploy", "staging"),
-             system=System.MASSGEN, portfolio="agent-a", tier=Tier.ARCHIVE, kind="fact", domain="infra", priority=30),
+        dict(
+            name="Staging environment",
+            description="Where releases wait",
+            tags=("deploy", "staging"),
+            system=System.MASSGEN,
+            portfolio="agent-a",
+            tier=Tier.ARCHIVE,
+            kind="fact",
+            domain="infra",
+            priority=30,
+        ),
         "Staging mirrors production. The database for staging is refreshed nightly from a masked backup.",
     ),
 ]
@@ -694,8 +742,7 @@ def test_fast_writer_writes_what_whoosh_writes(tmp_path: Path) -> None:
 
     store = Store()
     for n in range(150):  # enough for terms with several posting blocks (128 postings each)
-        store.put(f"w-{n:03d}", dict(name=f"Writer {n}", tags=("common", f"t{n % 5}"), priority=n),
-                  f"Shared body text {n % 7} with words. " * (1 + n % 3))
+        store.put(f"w-{n:03d}", dict(name=f"Writer {n}", tags=("common", f"t{n % 5}"), priority=n), f"Shared body text {n % 7} with words. " * (1 + n % 3))
     docs = [document(m, store.texts[m.id], 0.5, "d") for m in store.all()]
 
     def dump(writer_of: object) -> tuple[object, ...]:
@@ -772,4 +819,3 @@ def test_fallback_search_matches_names_descriptions_and_tags(store: Store) -> No
     assert {hit.id for hit in fallback_search(memories, '"web app"').hits} == {RUNBOOK}
     assert fallback_search(memories, "Mobile").hits[0].highlight.startswith(f"{OPEN}Mobile{CLOSE}")
     assert fallback_search(memories, "(unbalanced").total == 0  # never raises
-

@@ -22,10 +22,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +48,6 @@ ROOT = Path(__file__).resolve().parents[2]
 STORAGE_PKG = ROOT / "app" / "core" / "storage"
 
 from tests.write_guard import WriteGuard, guarding, write_guard  # noqa: F401  (fixtures used by pytestmark)
-
 
 pytestmark = pytest.mark.usefixtures("write_guard")
 
@@ -96,9 +93,7 @@ def backdate(paths: list[Path], seconds: float = 120.0) -> None:
 
 
 @pytest.mark.timeout(30)
-def test_write_guard_flags_writes_outside_the_allowed_folders(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, write_guard: WriteGuard
-) -> None:
+def test_write_guard_flags_writes_outside_the_allowed_folders(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, write_guard: WriteGuard) -> None:
     with write_guard.suspended():  # set-up outside tmp_path, which the test's own guard would flag
         outside = tmp_path_factory.mktemp("outside")
         (outside / "victim.md").write_bytes(b"x")
@@ -612,7 +607,11 @@ def test_file_size_limit_gives_efbig_and_keeps_the_original(tmp_path: Path) -> N
     roots, target = portfolio(tmp_path, data=b"small original\n")
     out = subprocess.run(
         [sys.executable, "-B", "-c", RLIMIT_CHILD, str(roots.primary), "memory.md"],
-        capture_output=True, text=True, timeout=50, cwd=tmp_path, env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=50,
+        cwd=tmp_path,
+        env=child_env(),
     )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
@@ -649,7 +648,10 @@ def test_crash_at_each_fault_point_leaves_old_or_new_and_the_sweep_cleans_up(tmp
     new_file.write_bytes(NEW)
     out = subprocess.run(
         [sys.executable, "-B", "-c", SAVE_CHILD, str(roots.primary), "memory.md", str(new_file)],
-        capture_output=True, timeout=50, cwd=tmp_path, env=child_env(**{FAULT_ENV: point}),
+        capture_output=True,
+        timeout=50,
+        cwd=tmp_path,
+        env=child_env(**{FAULT_ENV: point}),
     )
     assert out.returncode == 137, out.stderr.decode(errors="replace")  # the point was reached
     replaced = point in ("after_replace", "after_dir_fsync")
@@ -702,7 +704,10 @@ def test_random_kill_9_during_saves_always_leaves_a_whole_file(tmp_path: Path) -
     for _ in range(60):
         proc = subprocess.Popen(
             [sys.executable, "-B", "-c", LOOP_CHILD, str(roots.primary), "memory.md", str(tmp_path / "a.bin"), str(tmp_path / "b.bin")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=child_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+            env=child_env(),
         )
         try:
             assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
@@ -869,7 +874,10 @@ def test_permission_cases_as_an_unprivileged_user(shared_dir: Path) -> None:
         _make(root / "shared" / "raw.md", original, 0o444, 0)
     out = subprocess.run(
         [*command, "-I", "-B", str(script), str(shared_dir / "pkg"), str(root), json.dumps(sorted(expected))],
-        capture_output=True, text=True, timeout=60, cwd=shared_dir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=shared_dir,
     )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
@@ -902,9 +910,7 @@ def test_messages_show_hostile_names_escaped(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(10)
-def test_sqlite_connect_outside_is_seen_by_the_guard(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, write_guard: WriteGuard
-) -> None:
+def test_sqlite_connect_outside_is_seen_by_the_guard(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, write_guard: WriteGuard) -> None:
     with write_guard.suspended():
         outside = tmp_path_factory.mktemp("outside-db")
     with guarding([tmp_path]) as guard:

@@ -4,7 +4,7 @@ small cases are built in tmp_path or by hand. `now` is always passed in."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,7 @@ from app.core.locations import Locations
 from app.core.model import Entry, Memory, Portfolio, Relation, Source, System, Tier, TrustLevel
 from app.core.workbench import Workbench
 
-NOW = datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio"
 MCP = "memory-mcp:memory-mcp:mem/"
 OC = "openclaw:workspace:"
@@ -59,7 +59,9 @@ def kinds_of(found: list[Suggestion], memory_id: str) -> list[str]:
 
 def test_planted_stale_cases(found: list[Suggestion]) -> None:
     stale_item = one(found, "stale", OC + "note/infrastructure")
-    assert stale_item.reason.startswith('MEMORY.md, section "Infrastructure": 1 item(s) marked [STALE] (line 40, "[FACT P6] Staging database runs on db.t3.medium')
+    assert stale_item.reason.startswith(
+        'MEMORY.md, section "Infrastructure": 1 item(s) marked [STALE] (line 40, "[FACT P6] Staging database runs on db.t3.medium'
+    )
     assert "the reason is logged in memory/2026-11-27.md" in stale_item.reason
     # memory-mcp rows 15 and 16: hot, last accessed 2026-09-14 and 2026-09-22; 16 is pinned
     demote = one(found, "demote", MCP + "15")
@@ -69,8 +71,7 @@ def test_planted_stale_cases(found: list[Suggestion]) -> None:
     assert "demote" not in kinds_of(found, MCP + "16")
     # daily logs older than 14 days still outside memory/archive/
     assert one(found, "archive", OC + "log/2026-10-29").reason == (
-        "Daily log memory/2026-10-29.md is 31 days old, past Memory Fortress's 14 days, and still outside the "
-        "archive: move it to memory/archive/2026-10/."
+        "Daily log memory/2026-10-29.md is 31 days old, past Memory Fortress's 14 days, and still outside the archive: move it to memory/archive/2026-10/."
     )
     one(found, "archive", OC + "log/2026-10-30")
     assert [s.ids for s in found if s.kind == "archive"] == [(OC + "log/2026-10-29",), (OC + "log/2026-10-30",)]
@@ -189,8 +190,7 @@ def test_openclaw_workspace_rules(tmp_path: Path) -> None:
     write(ws / "memory" / "2026-11-28.md", "# 2026-11-28\n\n- 09:00 Marked the cache-v1.internal item stale: moved.\n")
     write(
         ws / "state" / "DECISIONS.md",
-        "[2026-11-26 09:00 | main] Use runner-b for nightly builds — cheaper\n"
-        "[2026-11-29 08:00 | main] Keep runner-a for releases — stable\n",
+        "[2026-11-26 09:00 | main] Use runner-b for nightly builds — cheaper\n[2026-11-29 08:00 | main] Keep runner-a for releases — stable\n",
     )
     write(ws / "state" / "CLOSED.md", "[2026-11-27 | Ana] runners — runner-a only (reverses the 2026-11-26 09:00 decision)\n")
     bench = open_bench(tmp_path / "state", ws)

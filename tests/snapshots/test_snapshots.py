@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest

@@ -257,8 +257,13 @@ def test_rows_are_inert() -> None:
     from app.core.model import Memory, Source, System, Tier
 
     memory = Memory(
-        id="massgen:m:x", system=System.MASSGEN, portfolio="m", locator="x", name="\x1b[2Kname\x07",
-        tier=Tier.HOT, source=Source(path="x.md"),
+        id="massgen:m:x",
+        system=System.MASSGEN,
+        portfolio="m",
+        locator="x",
+        name="\x1b[2Kname\x07",
+        tier=Tier.HOT,
+        source=Source(path="x.md"),
     )
     row = MemoryRow.of(memory, 0.5)
     assert "\x1b" not in row.name and "\x07" not in row.name and row.name.startswith("␛")

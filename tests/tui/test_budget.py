@@ -156,7 +156,7 @@ async def test_priority_move_and_apply(sample_copy: Path, isolated_locations: Lo
 async def test_a10_payloads_in_the_plan_render_inert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     target = sample_copy / "massgen/workspace_coder/memory/short_term/a10_payloads.md"
     body = "\x1b[2K \x1b[41m \x1b]0;t\x07 \x1b]8;;https://x\x1b\\y\x1b]8;;\x1b\\ \x1b]52;c;eA==\x07 \x07 \x9b1m [@click=app.quit]x[/] [link=https://x]y[/link] [bold red]FAKE[/] [/bold]\n"
-    target.write_bytes(("---\nname: \"[bold red]FAKE[/] \\e[41m\"\ntier: short_term\nagent_id: coder\n---\n" + body).encode("utf-8"))
+    target.write_bytes(('---\nname: "[bold red]FAKE[/] \\e[41m"\ntier: short_term\nagent_id: coder\n---\n' + body).encode("utf-8"))
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_budget(app, pilot)

@@ -126,9 +126,7 @@ async def test_palette_switches_screens(sample_copy: Path, isolated_locations: L
         assert app.current_mode == "timeline"
 
 
-async def test_memory_jump_opens_the_memory(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_memory_jump_opens_the_memory(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> None:
     shown: list[str] = []
     monkeypatch.setattr(BrowseScreen, "show_memory", lambda self, memory_id: shown.append(memory_id), raising=False)
     app = make_app(sample_copy, isolated_locations, clock)

@@ -116,9 +116,7 @@ async def test_findings_are_highlighted_at_their_spans(sample_copy: Path, isolat
                     assert set(range(span.start, span.end)) <= inside
 
 
-async def test_quarantine_moves_the_file_into_the_vault_and_restore_brings_it_back(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
-) -> None:
+async def test_quarantine_moves_the_file_into_the_vault_and_restore_brings_it_back(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     source = sample_copy / EXFIL_FILE
     original = source.read_bytes()
     app = make_app(isolated_locations, clock, sample_copy)

@@ -239,8 +239,7 @@ def massgen_plan(
         items.append(BudgetItem(id=memory.id, cost=cost, order=order, fits=not reasons, note="; ".join(reasons)))
     loaded = sum(item.cost for item in items if item.fits)
     notes = (
-        f"{len(short)} short-term memories, {total:,} tokens ({estimator.name}), injected in full into every agent's "
-        f"system prompt on every turn.",
+        f"{len(short)} short-term memories, {total:,} tokens ({estimator.name}), injected in full into every agent's system prompt on every turn.",
         f"MassGen enforces no limit: the cut marks its guidance (at most {MASSGEN_MAX_ITEMS} items, "
         f"{MASSGEN_ITEM_TOKENS:,} tokens each, {MASSGEN_TOTAL_TOKENS:,} in total); everything is still injected.",
     )
@@ -307,9 +306,7 @@ def _openclaw_files(memories: Sequence[Memory]) -> dict[str, list[Memory]]:
     return files
 
 
-def openclaw_plans(
-    memories: Sequence[Memory], portfolio: Portfolio, *, file_bytes: FileBytes | None = None
-) -> list[BudgetPlan]:
+def openclaw_plans(memories: Sequence[Memory], portfolio: Portfolio, *, file_bytes: FileBytes | None = None) -> list[BudgetPlan]:
     """The bootstrap injection in characters (per-file and total caps; past a cap the text is cut
     without a word) and MEMORY.md in bytes against Memory Fortress's 10 KB."""
     files = _openclaw_files(memories)
@@ -489,17 +486,30 @@ def memory_mcp_plans(memories: Sequence[Memory], portfolio: Portfolio, now: date
         notes = (
             f"{len(members)} hot memories for {'project ' + project + ' plus global ones' if project else 'global use'} "
             f"against hot_cache_max_items {HOT_CACHE_MAX}, ordered by last_used_at, trust, used/access.",
-            "memory-mcp fills up to 5 slots with recent recalls and 3 with predictions first; those depend on the "
-            "session and are not modelled.",
+            "memory-mcp fills up to 5 slots with recent recalls and 3 with predictions first; those depend on the session and are not modelled.",
         )
         plans.append(
-            BudgetPlan(portfolio=portfolio.name, system=System.MEMORY_MCP, scope=scope, unit="items", limit=HOT_CACHE_MAX,
-                       used=len(members), loaded=min(len(members), HOT_CACHE_MAX), items=items, notes=notes)
+            BudgetPlan(
+                portfolio=portfolio.name,
+                system=System.MEMORY_MCP,
+                scope=scope,
+                unit="items",
+                limit=HOT_CACHE_MAX,
+                used=len(members),
+                loaded=min(len(members), HOT_CACHE_MAX),
+                items=items,
+                notes=notes,
+            )
         )
     kept = sorted(hot, key=lambda m: (not m.pinned, -_keep_score(m, now), m.id))
     items = tuple(
-        BudgetItem(id=m.id, cost=1, order=n, fits=n <= PROMOTED_MAX,
-                   note=("pinned" if m.pinned else f"keep score {_keep_score(m, now):.2f}") + ("" if n <= PROMOTED_MAX else "; would be evicted"))
+        BudgetItem(
+            id=m.id,
+            cost=1,
+            order=n,
+            fits=n <= PROMOTED_MAX,
+            note=("pinned" if m.pinned else f"keep score {_keep_score(m, now):.2f}") + ("" if n <= PROMOTED_MAX else "; would be evicted"),
+        )
         for n, m in enumerate(kept, start=1)
     )
     notes = (
@@ -507,8 +517,17 @@ def memory_mcp_plans(memories: Sequence[Memory], portfolio: Portfolio, now: date
         "non-pinned one with the lowest access_count + 0.5 * 2^(-days/7).",
     )
     plans.append(
-        BudgetPlan(portfolio=portfolio.name, system=System.MEMORY_MCP, scope="promoted", unit="items", limit=PROMOTED_MAX,
-                   used=len(hot), loaded=min(len(hot), PROMOTED_MAX), items=items, notes=notes)
+        BudgetPlan(
+            portfolio=portfolio.name,
+            system=System.MEMORY_MCP,
+            scope="promoted",
+            unit="items",
+            limit=PROMOTED_MAX,
+            used=len(hot),
+            loaded=min(len(hot), PROMOTED_MAX),
+            items=items,
+            notes=notes,
+        )
     )
     return plans
 

@@ -203,7 +203,9 @@ class Curator:
 
     # -- the changes ------------------------------------------------------------------------------
 
-    def promote(self, wb: Workbench, memory_id: str, *, domain: str | None = None, priority: int | None = None, reason: str = "", dry_run: bool = False) -> Decision | ChangePlan:
+    def promote(
+        self, wb: Workbench, memory_id: str, *, domain: str | None = None, priority: int | None = None, reason: str = "", dry_run: bool = False
+    ) -> Decision | ChangePlan:
         """Into the hot tier. DollhouseMCP: `priority` (1-99) to set with it, else its own or 50."""
         return self._one("promote", wb, memory_id, lambda m, job: m.promote(job), reason=reason, dry_run=dry_run, domain=domain, priority=priority)
 
@@ -233,7 +235,9 @@ class Curator:
         if dry_run:
             return self._merge_plan(kept, resolved[1:], decision_id, reason)
         parts: list[dict[str, Any]] = []
-        decision = self._decision("merge", kept.id, kept.sha256, reason, {"kind": "merge", "kept": kept.id, "merged": ids[1:], "parts": parts}, decision_id, now)
+        decision = self._decision(
+            "merge", kept.id, kept.sha256, reason, {"kind": "merge", "kept": kept.id, "merged": ids[1:], "parts": parts}, decision_id, now
+        )
         for portfolio, memory in resolved[1:]:
             job = self._job("merge", portfolio, memory, reason, decision_id)
             try:
@@ -242,7 +246,9 @@ class Curator:
                 effect = self._apply(prepared, f"the merge of {memory.id} into {kept.id}")
             except CurateError as exc:
                 raise self._rolled_back(exc, decision, parts) from exc
-            parts.append({"memory_id": memory.id, "system": memory.system.value, "root": portfolio.root, "memory": memory.model_dump(mode="json"), "effect": effect})
+            parts.append(
+                {"memory_id": memory.id, "system": memory.system.value, "root": portfolio.root, "memory": memory.model_dump(mode="json"), "effect": effect}
+            )
         return self._record(decision)
 
     def budget_set(self, wb: Workbench, portfolio: str | Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Decision | ChangePlan:
@@ -250,7 +256,9 @@ class Curator:
         note). `portfolio` is a Portfolio, its name, or `<system>:<name>`."""
         found = self._portfolio(wb, portfolio)
         if found.system != System.DOLLHOUSE:
-            raise Unsupported(f"budget set {found.name}: {NO_BUDGET[found.system]}; only DollhouseMCP keeps a token budget in a file the workbench can write (autoLoad.maxTokenBudget); nothing was changed")
+            raise Unsupported(
+                f"budget set {found.name}: {NO_BUDGET[found.system]}; only DollhouseMCP keeps a token budget in a file the workbench can write (autoLoad.maxTokenBudget); nothing was changed"
+            )
         self._refuse_nested(Path(found.root))
         with translated(f"budget set {found.name}"):
             prepared = dollhouse_budget_set(self._watch, self.locations, found, max_tokens)
@@ -294,7 +302,18 @@ class Curator:
 
     # -- inside -----------------------------------------------------------------------------------
 
-    def _one(self, action: Action, wb: Workbench, memory_id: str, make: Callable[[_System, Job], Prepared], *, reason: str, dry_run: bool, domain: str | None = None, priority: int | None = None) -> Decision | ChangePlan:
+    def _one(
+        self,
+        action: Action,
+        wb: Workbench,
+        memory_id: str,
+        make: Callable[[_System, Job], Prepared],
+        *,
+        reason: str,
+        dry_run: bool,
+        domain: str | None = None,
+        priority: int | None = None,
+    ) -> Decision | ChangePlan:
         portfolio, memory = self._resolve(wb, memory_id)
         job = self._job(action, portfolio, memory, reason, new_id(), domain=domain, priority=priority)
         if action in ("pin", "unpin") and memory.system != System.MEMORY_MCP:
@@ -312,7 +331,9 @@ class Curator:
         try:
             memory = wb.memory(memory_id)
         except KeyError:
-            raise CurateError(f"no memory {memory_id!r} in the workbench (a memory in the quarantine or merged away cannot be curated); nothing was changed") from None
+            raise CurateError(
+                f"no memory {memory_id!r} in the workbench (a memory in the quarantine or merged away cannot be curated); nothing was changed"
+            ) from None
         portfolio = wb.portfolio_of(memory)
         self._refuse_nested(Path(portfolio.root))
         return portfolio, memory
@@ -336,7 +357,9 @@ class Curator:
         if real_data == real_root or real_data.startswith(real_root.rstrip(os.sep) + os.sep):
             raise CurateError(f"refused: the workbench's data folder {shown(real_data)} is inside the portfolio {shown(real_root)}; nothing was changed")
 
-    def _job(self, action: str, portfolio: Portfolio, memory: Memory, reason: str, decision_id: str, *, domain: str | None = None, priority: int | None = None) -> Job:
+    def _job(
+        self, action: str, portfolio: Portfolio, memory: Memory, reason: str, decision_id: str, *, domain: str | None = None, priority: int | None = None
+    ) -> Job:
         roots = Roots.for_portfolio(portfolio.root, self.locations)
         return Job(action, portfolio, memory, roots, self.vault, self.locations, decision_id, self.clock.now(), reason, self._watch, domain, priority)
 
@@ -364,12 +387,23 @@ class Curator:
             return self.ledger.record(decision)
         except OSError as exc:
             # The change is made; say exactly what it was, since the ledger could not keep it.
-            raise CurateError(f"the {decision.action} of {decision.memory_id} was applied but could not be recorded in {self.ledger.path}: {exc}; its effect: {decision.effect}") from exc
+            raise CurateError(
+                f"the {decision.action} of {decision.memory_id} was applied but could not be recorded in {self.ledger.path}: {exc}; its effect: {decision.effect}"
+            ) from exc
 
     @staticmethod
     def _plan(action: Action, subject: str, memory_ids: tuple[str, ...], system: System | None, prepared: Prepared) -> ChangePlan:
         notes = tuple(str(n) for n in prepared.effect.get("notes", ()))
-        return ChangePlan(action=action, subject=subject, memory_ids=memory_ids, system=system, description=prepared.description, changes=tuple(prepared.changes), notes=notes, effect=prepared.effect)
+        return ChangePlan(
+            action=action,
+            subject=subject,
+            memory_ids=memory_ids,
+            system=system,
+            description=prepared.description,
+            changes=tuple(prepared.changes),
+            notes=notes,
+            effect=prepared.effect,
+        )
 
     # -- merge ------------------------------------------------------------------------------------
 
@@ -386,11 +420,22 @@ class Curator:
             notes += [str(n) for n in prepared.effect.get("notes", ())]
             parts.append({"memory_id": memory.id, "effect": prepared.effect})
         if len({(p.system, p.name, m.source.path) for p, m in others}) < len(others):
-            notes.append("several memories come from one file: each is taken out after the one before, so the later byte offsets shown are read before the earlier cuts")
+            notes.append(
+                "several memories come from one file: each is taken out after the one before, so the later byte offsets shown are read before the earlier cuts"
+            )
         ids = (kept.id, *(m.id for _, m in others))
         description = f"merge {len(others)} memor{'y' if len(others) == 1 else 'ies'} into {kept.id} ({kept.name!r}), which is kept as it is"
         effect = {"kind": "merge", "kept": kept.id, "merged": list(ids[1:]), "parts": parts}
-        return ChangePlan(action="merge", subject=kept.id, memory_ids=ids, system=kept.system, description=description, changes=tuple(changes), notes=tuple(notes), effect=effect)
+        return ChangePlan(
+            action="merge",
+            subject=kept.id,
+            memory_ids=ids,
+            system=kept.system,
+            description=description,
+            changes=tuple(changes),
+            notes=tuple(notes),
+            effect=effect,
+        )
 
     def _rolled_back(self, exc: CurateError, decision: Decision, parts: list[dict[str, Any]]) -> CurateError:
         """After a failed part: put back the parts already merged, last first, and say so."""
@@ -405,7 +450,9 @@ class Curator:
         if not parts:
             tail = "nothing was merged and nothing recorded"
         elif not left:
-            tail = f"the {len(parts)} memor{'y' if len(parts) == 1 else 'ies'} merged before it {'was' if len(parts) == 1 else 'were'} put back; nothing recorded"
+            tail = (
+                f"the {len(parts)} memor{'y' if len(parts) == 1 else 'ies'} merged before it {'was' if len(parts) == 1 else 'were'} put back; nothing recorded"
+            )
         else:
             tail = f"could not put back: {'; '.join(left)}; nothing recorded"
         message = f"{exc}; the merge stopped: {tail}"
@@ -430,7 +477,15 @@ class Curator:
                 changes += [f"  {c}" for c in prepared.changes]
             effect = {"kind": "merge", "kept": kept, "parts": [p["memory_id"] for p in parts]}
             description = f"undo merge into {kept}: put back {len(parts)} merged memor{'y' if len(parts) == 1 else 'ies'}"
-            return ChangePlan(action="undo", subject=kept, memory_ids=(kept, *(p["memory_id"] for p in parts)), system=_system_of(rv.change), description=description, changes=tuple(changes), effect=effect)
+            return ChangePlan(
+                action="undo",
+                subject=kept,
+                memory_ids=(kept, *(p["memory_id"] for p in parts)),
+                system=_system_of(rv.change),
+                description=description,
+                changes=tuple(changes),
+                effect=effect,
+            )
         done: list[dict[str, Any]] = []
         for part in reversed(parts):
             try:

@@ -415,7 +415,15 @@ def undo_file_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         raise CurateError(f"cannot undo {rv.label}: reversing the recorded edits of {dest} does not give back the original bytes; nothing was written")
     mode = int(effect.get("mode") or 0o644)
     created = list(effect.get("created_folders", []))
-    out = {"kind": "file-move", "root": root, "from": dest, "to": src, "sha256_before": base.sha256, "sha256_after": sha256_bytes(original), "removed_folders": created}
+    out = {
+        "kind": "file-move",
+        "root": root,
+        "from": dest,
+        "to": src,
+        "sha256_before": base.sha256,
+        "sha256_after": sha256_bytes(original),
+        "removed_folders": created,
+    }
     changes = [f"{dest}: moved back to {src} ({len(original):,} bytes)"] + [f"{f}/: removed if empty" for f in reversed(created)]
 
     def apply() -> dict[str, Any]:
@@ -433,12 +441,19 @@ def undo_file_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
 
 def ledger_only(job: Job, note: str) -> Prepared:
     effect = {"kind": "ledger-only", "note": note}
-    return prepared(f"{job.action} {job.label}: recorded in the workbench ledger only ({note})", effect, [f"{job.memory.id}: {job.action} kept in the ledger"], None)
+    return prepared(
+        f"{job.action} {job.label}: recorded in the workbench ledger only ({note})", effect, [f"{job.memory.id}: {job.action} kept in the ledger"], None
+    )
 
 
 def undo_ledger_only(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     out = {"kind": "ledger-only", "note": f"the {rv.change.action} lived in the ledger only; the undo is recorded there"}
-    return prepared(f"undo {rv.change.action} of {rv.change.memory_id}: recorded in the workbench ledger only", out, [f"{rv.change.memory_id}: {rv.change.action} undone in the ledger"], None)
+    return prepared(
+        f"undo {rv.change.action} of {rv.change.memory_id}: recorded in the workbench ledger only",
+        out,
+        [f"{rv.change.memory_id}: {rv.change.action} undone in the ledger"],
+        None,
+    )
 
 
 # -- the parts of a merge -----------------------------------------------------------------------------

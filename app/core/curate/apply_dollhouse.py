@@ -25,6 +25,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, ScalarNode
 
+from app.core.budget.plans import DOLLHOUSE_MAX_BUDGET, DOLLHOUSE_MIN_BUDGET, clamp_budget
 from app.core.curate.apply_common import (
     CurateConflict,
     CurateError,
@@ -41,7 +42,6 @@ from app.core.curate.apply_common import (
     restore_vault_part,
     translated,
 )
-from app.core.budget.plans import DOLLHOUSE_MAX_BUDGET, DOLLHOUSE_MIN_BUDGET, clamp_budget
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio
 from app.core.parsing import frontmatter, yamlsafe
@@ -55,10 +55,7 @@ from app.core.storage.edits import Where
 DEFAULT_PRIORITY = 50
 MIN_PRIORITY, MAX_AUTOLOAD_PRIORITY = 1, 99
 WARN_ABOVE = 50
-VALIDATOR = (
-    "DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 when "
-    "autoLoad is true (FORMATS.md A1)"
-)
+VALIDATOR = "DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 when autoLoad is true (FORMATS.md A1)"
 NO_PIN = "pinned in the workbench; DollhouseMCP has no pin"
 NO_UNPIN = "unpinned in the workbench; DollhouseMCP has no pin"
 
@@ -83,7 +80,9 @@ def _place(job: Job, text: str) -> tuple[Where, tuple[str, ...]]:
     if meta is None:
         return where, ()
     if not isinstance(meta, MappingNode):
-        raise CurateError(f"{job.rel}: `metadata` is not a mapping, so DollhouseMCP reads no metadata from this file; the workbench will not guess where to write; nothing was changed")
+        raise CurateError(
+            f"{job.rel}: `metadata` is not a mapping, so DollhouseMCP reads no metadata from this file; the workbench will not guess where to write; nothing was changed"
+        )
     return where, ("metadata",)
 
 
@@ -119,7 +118,9 @@ def promote(job: Job) -> Prepared:
     elif MIN_PRIORITY <= current <= MAX_AUTOLOAD_PRIORITY:
         priority = current
     else:
-        raise CurateError(f"refused to promote {job.label}: its priority {current} would be invalid: {VALIDATOR}; give a priority from 1 to 99; nothing was changed")
+        raise CurateError(
+            f"refused to promote {job.label}: its priority {current} would be invalid: {VALIDATOR}; give a priority from 1 to 99; nothing was changed"
+        )
     data = base.data
     auto_on = _set(job, data, "autoLoad", True, where, path)
     final = _set(job, auto_on, "priority", priority, where, path)

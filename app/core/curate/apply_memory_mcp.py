@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +99,9 @@ def _update(conn: sqlite3.Connection, memory: Memory, expect: dict[str, Any], va
     conn.execute(f"UPDATE {TABLE} SET {assignments} WHERE id = ?", (*(values[c] for c in columns), memory.source.row))
 
 
-def _row_values(job: Job, values: dict[str, Any], already: str, description: str, notes: list[str], *, done: Callable[[dict[str, Any]], bool] | None = None) -> Prepared:
+def _row_values(
+    job: Job, values: dict[str, Any], already: str, description: str, notes: list[str], *, done: Callable[[dict[str, Any]], bool] | None = None
+) -> Prepared:
     """Set `values` on the memory's row. Nothing to change when the row already holds them (or,
     with `done`, when `done(row)` says so)."""
     path = _db(job.root, job.memory)
@@ -165,7 +167,10 @@ def undo_row_values(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         raise CurateConflict(f"cannot undo {rv.label}: {memory.source} is gone; nothing was written", path=rel)
     now = {c: found[c] for c in after}
     if not _same(now, after):
-        raise CurateConflict(f"cannot undo {rv.label}: {memory.source} changed since ({now}, not the {after} it left); nothing was written, the row is kept as it is now", path=rel)
+        raise CurateConflict(
+            f"cannot undo {rv.label}: {memory.source} changed since ({now}, not the {after} it left); nothing was written, the row is kept as it is now",
+            path=rel,
+        )
     roots = rv.roots(root)
     out = {"kind": "row-values", "root": root, "database": rel, "table": TABLE, "row": row, "before": after, "after": before}
 
@@ -179,14 +184,16 @@ def undo_row_values(rv: Reverse, effect: dict[str, Any]) -> Prepared:
 
 def _stub(memory_id: str, rel: str, row: int) -> Memory:
     """Enough of a memory to name its row (an undo may run after the workbench forgot it)."""
-    return Memory(id=memory_id, system=System.MEMORY_MCP, portfolio="", locator=f"mem/{row}", name="", tier=Tier.COLD, source=Source(path=rel, table=TABLE, row=row))
+    return Memory(
+        id=memory_id, system=System.MEMORY_MCP, portfolio="", locator=f"mem/{row}", name="", tier=Tier.COLD, source=Source(path=rel, table=TABLE, row=row)
+    )
 
 
 # -- merge ----------------------------------------------------------------------------------------------
 
 
 def _sql_time(now: datetime) -> str:
-    return now.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")  # CURRENT_TIMESTAMP's format
+    return now.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")  # CURRENT_TIMESTAMP's format
 
 
 def _score(memory: Memory, value: Any) -> float:
@@ -234,7 +241,9 @@ def merge_out(job: Job, kept: Memory) -> Prepared:
     return prepared(description, effect, changes, apply, notes)
 
 
-def _merge(conn: sqlite3.Connection, memory: Memory, before: dict[str, Any], after: dict[str, Any], sha: str, history: dict[str, Any], link: dict[str, Any] | None) -> tuple[int | None, int | None]:
+def _merge(
+    conn: sqlite3.Connection, memory: Memory, before: dict[str, Any], after: dict[str, Any], sha: str, history: dict[str, Any], link: dict[str, Any] | None
+) -> tuple[int | None, int | None]:
     _update(conn, memory, before, after, sha)
     history_id = _history(conn, memory, history)
     link_id = None
@@ -255,7 +264,9 @@ def _history(conn: sqlite3.Connection, memory: Memory, history: dict[str, Any]) 
     present = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({HISTORY})")}
     wanted = [c for c in ("memory_id", "reason", "old_trust", "new_trust", "delta", "similarity", "note", "created_at") if c in present]
     if not {"memory_id", "reason", "old_trust", "new_trust", "delta"} <= set(wanted):
-        raise CurateError(f"{memory.source.path}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be recorded there; nothing was written")
+        raise CurateError(
+            f"{memory.source.path}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be recorded there; nothing was written"
+        )
     values = history | {"memory_id": memory.source.row}
     cursor = conn.execute(f"INSERT INTO {HISTORY} ({', '.join(wanted)}) VALUES ({', '.join('?' for _ in wanted)})", tuple(values.get(c) for c in wanted))
     return cursor.lastrowid
@@ -272,7 +283,10 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     before, after = dict(effect["before"]), dict(effect["after"])
     now = {c: found[c] for c in QUARANTINE_COLUMNS}
     if not _same(now, after):
-        raise CurateConflict(f"cannot undo {rv.label}: {memory.source} changed since the merge ({now}); nothing was written, the row is kept as it is now", path=memory.source.path)
+        raise CurateConflict(
+            f"cannot undo {rv.label}: {memory.source} changed since the merge ({now}); nothing was written, the row is kept as it is now",
+            path=memory.source.path,
+        )
     history = {
         "reason": RESTORE_REASON,
         "old_trust": 0.0,
@@ -285,7 +299,16 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     link = effect.get("relationship") or {}
     link_id = link.get("id")
     roots: Roots = rv.roots(root)
-    out = {"kind": "mcp-merge", "root": root, "database": memory.source.path, "row": memory.source.row, "before": after, "after": before, "trust_history": history, "relationship_removed": link_id}
+    out = {
+        "kind": "mcp-merge",
+        "root": root,
+        "database": memory.source.path,
+        "row": memory.source.row,
+        "before": after,
+        "after": before,
+        "trust_history": history,
+        "relationship_removed": link_id,
+    }
     changes = [f"{memory.source}: " + ", ".join(f"{c} {after[c]!r} -> {before[c]!r}" for c in QUARANTINE_COLUMNS if after[c] != before[c])]
     changes.append(f"{HISTORY}: new row (reason {RESTORE_REASON!r})")
     if link_id is not None:

@@ -156,7 +156,9 @@ def _newlines(block: bytes, newline: bytes) -> bytes:
 
 
 def _parse(job: Job, rel: str, data: bytes) -> list[Memory]:
-    ctx = ParseContext(system=job.memory.system, portfolio=job.memory.portfolio, root=str(job.root), today=job.now.date(), settings=dict(job.portfolio.settings))
+    ctx = ParseContext(
+        system=job.memory.system, portfolio=job.memory.portfolio, root=str(job.root), today=job.now.date(), settings=dict(job.portfolio.settings)
+    )
     return OpenClawAdapter.parse(ctx, rel, data).memories
 
 
@@ -171,16 +173,22 @@ def _check_landing(job: Job, to: str, old: bytes, new: bytes) -> None:
     locator = _bare(job.memory.locator)
     before = _parse(job, to, old)
     if any(_bare(m.locator) == locator for m in before):
-        raise CurateError(f"refused: {to} already has a section named {job.memory.name!r} ({locator}); a second one would give two memories one id; nothing was changed")
+        raise CurateError(
+            f"refused: {to} already has a section named {job.memory.name!r} ({locator}); a second one would give two memories one id; nothing was changed"
+        )
     if old.strip() and all(m.locator.startswith("file/") for m in before):
-        raise CurateError(f"refused: {to} has text but no `## ` section, so it is read as one memory, which an appended section would dissolve; nothing was changed")
+        raise CurateError(
+            f"refused: {to} has text but no `## ` section, so it is read as one memory, which an appended section would dissolve; nothing was changed"
+        )
     # A file without sections (an empty one) reads as one whole-file memory, which the section replaces.
     before = [m for m in before if not m.locator.startswith("file/")]
     after = _parse(job, to, new)
     landed = [m for m in after if _bare(m.locator) == locator]
     kept = {(m.locator, m.sha256) for m in before} <= {(m.locator, m.sha256) for m in after}
     if len(landed) != 1 or len(after) != len(before) + 1 or not kept:
-        raise CurateError(f"refused: appended to {to}, the section would not read back as its own `## ` section (an unclosed code block at the end of the file?); nothing was changed")
+        raise CurateError(
+            f"refused: appended to {to}, the section would not read back as its own `## ` section (an unclosed code block at the end of the file?); nothing was changed"
+        )
 
 
 def _move_section(job: Job, to: str, notes: list[str]) -> Prepared:
@@ -343,7 +351,9 @@ def _archive(job: Job) -> Prepared:
 def set_priority(job: Job, priority: int) -> Prepared:
     kind = _kind(job)
     if kind not in (FileKind.MEMORY, FileKind.DOMAIN) or _whole_file(job):
-        raise Unsupported(f"set-priority {job.label}: only a `## ` section of MEMORY.md or a domain file carries a `(Pn)` priority marker in its heading; nothing was changed")
+        raise Unsupported(
+            f"set-priority {job.label}: only a `## ` section of MEMORY.md or a domain file carries a `(Pn)` priority marker in its heading; nothing was changed"
+        )
     if isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= MAX_PRIORITY:
         raise CurateError(f"refused priority {priority!r}: Memory Fortress priorities run from 1 to {MAX_PRIORITY}; nothing was changed")
     with translated(f"set-priority {job.label}"):
@@ -356,7 +366,9 @@ def set_priority(job: Job, priority: int) -> Prepared:
     heading = data[start : fresh.span.end if stop < 0 else stop].decode("utf-8")
     mark = _MARK.search(heading)
     if mark is None:
-        raise Unsupported(f"set-priority {job.label}: its heading `{heading.strip()}` has no `(Pn)` priority marker, and the workbench does not add one; nothing was changed")
+        raise Unsupported(
+            f"set-priority {job.label}: its heading `{heading.strip()}` has no `(Pn)` priority marker, and the workbench does not add one; nothing was changed"
+        )
     at = start + len(heading[: mark.start()].encode("utf-8"))
     new = data[:at] + f"(P{priority})".encode() + data[at + len(mark[0].encode("utf-8")) :]
     if new == data:

@@ -180,9 +180,7 @@ def _passages_of(texts: dict[str, str]) -> list[_Passage]:
     return out
 
 
-def near_duplicates(
-    texts: dict[str, str], *, threshold: float = NEAR_THRESHOLD, skip: Iterable[frozenset[str]] = ()
-) -> list[NearPair]:
+def near_duplicates(texts: dict[str, str], *, threshold: float = NEAR_THRESHOLD, skip: Iterable[frozenset[str]] = ()) -> list[NearPair]:
     """Pairs of memories holding passages at or above `threshold` (best passage pair per memory
     pair), most alike first. Pairs in `skip` (already exact duplicates) are left out."""
     items = _passages_of(texts)
@@ -220,9 +218,7 @@ def is_record(memory: Memory) -> bool:
     return memory.system == System.OPENCLAW and memory.kind == "log"
 
 
-def find_duplicates(
-    memories: Sequence[Memory], text_of: TextOf | None, *, threshold: float = NEAR_THRESHOLD
-) -> tuple[list[ExactGroup], list[NearPair]]:
+def find_duplicates(memories: Sequence[Memory], text_of: TextOf | None, *, threshold: float = NEAR_THRESHOLD) -> tuple[list[ExactGroup], list[NearPair]]:
     """Exact groups, then near pairs not already covered by an exact group."""
     memories = [m for m in memories if not is_record(m)]
     texts = _texts(memories, text_of)

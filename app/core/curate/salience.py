@@ -25,7 +25,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -109,20 +109,20 @@ def parse_time(value: Any) -> datetime | None:
     and for MassGen's naive local times the error is the user's UTC offset, hours on a scale of days.
     """
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
     if not isinstance(value, str) or not value.strip():
         return None
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
         return None
-    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 def aware(now: datetime) -> datetime:
-    return now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+    return now if now.tzinfo else now.replace(tzinfo=UTC)
 
 
 def days_since(then: datetime, now: datetime) -> float:
@@ -146,12 +146,7 @@ def salience_formula(
     the float result is the same."""
     access = min(1.0, access_count / max_access)
     recency = 0.0 if last_access is None else 2 ** (-days_since(last_access, now) / half_life)
-    total = (
-        importance * WEIGHTS["importance"]
-        + trust * WEIGHTS["trust"]
-        + access * WEIGHTS["access"]
-        + recency * WEIGHTS["recency"]
-    )
+    total = importance * WEIGHTS["importance"] + trust * WEIGHTS["trust"] + access * WEIGHTS["access"] + recency * WEIGHTS["recency"]
     return round(min(1.0, max(0.0, total)), 3)
 
 
@@ -192,7 +187,9 @@ def _build(memory: Memory, importance: _Part, trust: _Part, usage: _Usage, now: 
         days = None
     else:
         days = days_since(usage.last, now)
-        recency = _Part(2 ** (-days / HALF_LIFE_DAYS), usage.origin, round(days, 2), f"{days:.1f} days since the last access, half-life {HALF_LIFE_DAYS:g} days")
+        recency = _Part(
+            2 ** (-days / HALF_LIFE_DAYS), usage.origin, round(days, 2), f"{days:.1f} days since the last access, half-life {HALF_LIFE_DAYS:g} days"
+        )
     return Salience(
         id=memory.id,
         score=score,
@@ -303,9 +300,7 @@ def fortress_priority(text: str) -> int | None:
     return max(found) if found else None
 
 
-def _openclaw(
-    memory: Memory, now: datetime, access_log: AccessLog | None, mentions: Sequence[date], text: str | None
-) -> Salience:
+def _openclaw(memory: Memory, now: datetime, access_log: AccessLog | None, mentions: Sequence[date], text: str | None) -> Salience:
     priority, where = memory.priority, "the item's priority"
     if priority is None and text is not None:
         priority, where = fortress_priority(text), "the highest item priority in its text"

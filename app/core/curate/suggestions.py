@@ -435,8 +435,10 @@ def _duplicates(ctx: _Context, threshold: float) -> list[Suggestion]:
     exact, near = find_duplicates(ctx.memories, ctx.text_of, threshold=threshold)
     for group in exact:
         members = [ctx.by_id[i] for i in group.ids]
-        how = "the same sha256 of their content" if group.key.startswith("raw:") else (
-            f"the same text once lowercased and whitespace-collapsed (sha256 {group.key[:12]}…)"
+        how = (
+            "the same sha256 of their content"
+            if group.key.startswith("raw:")
+            else (f"the same text once lowercased and whitespace-collapsed (sha256 {group.key[:12]}…)")
         )
         names = ", ".join(f"{m.system.value} {_name(m)}" for m in members)
         reason = f"Exact duplicates: {len(members)} memories have {how}, {members[0].words} words each: {names}. Keep one."
@@ -870,4 +872,3 @@ def suggest(
     found += _fortress(ctx, fortress_scores or {})
     found += _promotions(ctx, memory_md_over)
     return _dedupe(found)
-

@@ -100,9 +100,7 @@ def dedupe_ids(memories: list[Memory]) -> list[Memory]:
         seen[memory.id] = count
         if count > 1:
             locator = f"{memory.locator}~{count}"
-            memory = memory.model_copy(
-                update={"locator": locator, "id": memory_id(memory.system, memory.portfolio, locator)}
-            )
+            memory = memory.model_copy(update={"locator": locator, "id": memory_id(memory.system, memory.portfolio, locator)})
         out.append(memory)
     return out
 

@@ -74,7 +74,9 @@ def discover(paths: list[Path], problems: list[Problem]) -> list[PortfolioRef]:
                 seen.add(key)
                 refs.append(ref)
         if len(refs) == before and Path(path).exists():
-            problems.append(Problem(path=os.fspath(path), message="no memory portfolio found here (looked two folder levels down)", kept="nothing read from it"))
+            problems.append(
+                Problem(path=os.fspath(path), message="no memory portfolio found here (looked two folder levels down)", kept="nothing read from it")
+            )
     return _unique_names(refs)
 
 

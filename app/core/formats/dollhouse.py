@@ -118,9 +118,7 @@ def _expanded_size(root: Node, limit: int) -> int:
     while stack:
         node, done = stack.pop()
         key = id(node)
-        children = [v for _, v in node.value] if isinstance(node, MappingNode) else (
-            node.value if isinstance(node, SequenceNode) else []
-        )
+        children = [v for _, v in node.value] if isinstance(node, MappingNode) else (node.value if isinstance(node, SequenceNode) else [])
         if done:
             active.discard(key)
             # A child still on the active path is a recursive alias; construct reports it later.
@@ -328,9 +326,7 @@ class _Reader:
             elif not (isinstance(slot.node, ScalarNode) and slot.node.value in _NULLS):
                 what = f"`metadata` is {_kind_of(slot.node)}, not a mapping"
                 self.problem(slot.line, what, "metadata ignored, rest of file read")
-            doc.extra = self._values(
-                {k: v for k, v in top.items() if k not in ("metadata", "entries")}, line_offset, depth=1
-            )
+            doc.extra = self._values({k: v for k, v in top.items() if k not in ("metadata", "entries")}, line_offset, depth=1)
         else:
             doc.meta_slots = {k: v for k, v in top.items() if k != "entries"}
         doc.meta = self._values(doc.meta_slots, line_offset, depth=meta_depth)
@@ -421,9 +417,7 @@ class _Reader:
             pos -= 1
         return pos if pos >= 0 and self.text[pos] == "-" else begin
 
-    def _entry(
-        self, item: Node, number: int, line: int, line_offset: int, span: tuple[int, int]
-    ) -> _EntryRead | None:
+    def _entry(self, item: Node, number: int, line: int, line_offset: int, span: tuple[int, int]) -> _EntryRead | None:
         skipped = "entry skipped, rest of file read"
         if isinstance(item, ScalarNode) and item.value in _NULLS and _is_plain(item):
             self.problem(line, f"entry {number} is empty", skipped)
@@ -695,10 +689,7 @@ def _priority(slots: _Mapping, meta: dict[str, Any], auto_load: bool, reader: _R
     if auto_load and not (_is_plain(slot.node) and priority is not None and 1 <= priority <= 99):
         shown = raw if isinstance(raw, str) else _kind_of(slot.node)
         quoted = " (quoted, so a string)" if isinstance(slot.node, ScalarNode) and not _is_plain(slot.node) else ""
-        message = (
-            f"priority `{shown}`{quoted} is not an integer from 1 to 99: "
-            "DollhouseMCP's validator rejects it when autoLoad is true"
-        )
+        message = f"priority `{shown}`{quoted} is not an integer from 1 to 99: DollhouseMCP's validator rejects it when autoLoad is true"
         reader.problem(slot.line, message, "memory read")
     return priority
 

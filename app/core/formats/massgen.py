@@ -189,7 +189,9 @@ class MassGenAdapter(FileAdapter):
     def _parse_into(cls, ctx: ParseContext, rel: str, data: bytes, out: ParsedFile) -> None:
         place = _split_rel(rel)
         if place is None:
-            out.problems.append(Problem(path=rel, message="not a MassGen memory file (expected <workspace>/memory/short_term|long_term/<name>.md)", kept="file skipped"))
+            out.problems.append(
+                Problem(path=rel, message="not a MassGen memory file (expected <workspace>/memory/short_term|long_term/<name>.md)", kept="file skipped")
+            )
             return
         workspace, tier_dir, filename = place
         try:
@@ -205,7 +207,14 @@ class MassGenAdapter(FileAdapter):
             return
         index = LineIndex(text, byte_base=decoded.bom_len)
         if decoded.bom:
-            out.problems.append(Problem(path=rel, line=1, message="file starts with a UTF-8 BOM: MassGen reads it as text before `---` and refuses the file", kept="memory read anyway"))
+            out.problems.append(
+                Problem(
+                    path=rel,
+                    line=1,
+                    message="file starts with a UTF-8 BOM: MassGen reads it as text before `---` and refuses the file",
+                    kept="memory read anyway",
+                )
+            )
         cls._fence_problems(rel, text, parsed, index, out.problems)
 
         stem = filename[: -len(".md")]
@@ -264,18 +273,27 @@ class MassGenAdapter(FileAdapter):
         front matter or body then differs from what the author meant."""
         after_open = text[3:5]
         if not (after_open.startswith("\n") or after_open == "\r\n"):
-            problems.append(Problem(path=rel, line=1, message="the opening `---` is not alone on its line; MassGen reads what follows it as front matter", kept="read as MassGen reads it"))
+            problems.append(
+                Problem(
+                    path=rel,
+                    line=1,
+                    message="the opening `---` is not alone on its line; MassGen reads what follows it as front matter",
+                    kept="read as MassGen reads it",
+                )
+            )
         pos = parsed.close_fence
         before = text[pos - 1 : pos] if pos > 0 else ""
         after = text[pos + 3 : pos + 5]
         alone = before == "\n" and (after == "" or after.startswith("\n") or after == "\r\n")
         if not alone:
-            problems.append(Problem(
-                path=rel,
-                line=index.line_of(pos),
-                message="a `---` inside a line ends the front matter here (MassGen splits on the first two `---`); the rest of the file is read as the body",
-                kept="read as MassGen reads it",
-            ))
+            problems.append(
+                Problem(
+                    path=rel,
+                    line=index.line_of(pos),
+                    message="a `---` inside a line ends the front matter here (MassGen splits on the first two `---`); the rest of the file is read as the body",
+                    kept="read as MassGen reads it",
+                )
+            )
 
     @staticmethod
     def _field_problems(rel: str, tier_dir: str, tier_field: str | None, parsed: MassGenFile, problems: list[Problem]) -> None:
@@ -283,23 +301,29 @@ class MassGenAdapter(FileAdapter):
         if tier_field is not None:
             tier_line = parsed.meta_lines["tier"][-1]
             if tier_field not in TIER_DIRS:
-                problems.append(Problem(
-                    path=rel,
-                    line=tier_line,
-                    message=f"tier `{tier_field}` is not short_term or long_term (MassGen reads it as short_term); the folder {tier_dir}/ wins",
-                    kept=f"read as {tier_dir}",
-                ))
+                problems.append(
+                    Problem(
+                        path=rel,
+                        line=tier_line,
+                        message=f"tier `{tier_field}` is not short_term or long_term (MassGen reads it as short_term); the folder {tier_dir}/ wins",
+                        kept=f"read as {tier_dir}",
+                    )
+                )
             elif tier_field != tier_dir:
-                problems.append(Problem(
-                    path=rel,
-                    line=tier_line,
-                    message=f"tier field says {tier_field} but the file is in {tier_dir}/; the folder wins (MassGen loads by folder)",
-                    kept=f"read as {tier_dir}",
-                ))
+                problems.append(
+                    Problem(
+                        path=rel,
+                        line=tier_line,
+                        message=f"tier field says {tier_field} but the file is in {tier_dir}/; the folder wins (MassGen loads by folder)",
+                        kept=f"read as {tier_dir}",
+                    )
+                )
         for key, lines in parsed.meta_lines.items():
             if len(lines) > 1:
                 where = ", ".join(str(n) for n in lines)
-                problems.append(Problem(path=rel, line=lines[-1], message=f"duplicate key `{key}` on lines {where}; MassGen keeps the last", kept="last value kept"))
+                problems.append(
+                    Problem(path=rel, line=lines[-1], message=f"duplicate key `{key}` on lines {where}; MassGen keeps the last", kept="last value kept")
+                )
 
     @classmethod
     def text(cls, root: Path, memory: Memory) -> str:

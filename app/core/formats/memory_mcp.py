@@ -190,7 +190,9 @@ def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]
     for row in snap.rows:
         ident = _as_int(row.fields.get("id"))
         if ident is None:
-            problems.append(Problem(path=display_name(rel), message=f"memories row with id {row.fields.get('id')!r}: not an integer id", kept="row skipped, rest read"))
+            problems.append(
+                Problem(path=display_name(rel), message=f"memories row with id {row.fields.get('id')!r}: not an integer id", kept="row skipped, rest read")
+            )
             continue
         try:
             memories.append(_memory(ctx, rel, ident, row, snap, ids, problems))
@@ -207,14 +209,14 @@ def _relations(ctx: ParseContext, ident: int, snap: _Snapshot, ids: set[int | No
     return tuple(out)
 
 
-def _memory(
-    ctx: ParseContext, rel: str, ident: int, row: _Row, snap: _Snapshot, ids: set[int | None], problems: list[Problem]
-) -> Memory:
+def _memory(ctx: ParseContext, rel: str, ident: int, row: _Row, snap: _Snapshot, ids: set[int | None], problems: list[Problem]) -> Memory:
     f = row.fields
     raw_score = f.get("trust_score")
     score = _as_float(raw_score)
     if raw_score is not None and score is None:
-        problems.append(Problem(path=display_name(rel), message=f"memories row {ident}: trust_score {raw_score!r} is not a number", kept="row read, trust left unclaimed"))
+        problems.append(
+            Problem(path=display_name(rel), message=f"memories row {ident}: trust_score {raw_score!r} is not a number", kept="row read, trust left unclaimed")
+        )
     hot = bool(_as_int(f.get("is_hot")))
     if hot:
         tier = Tier.HOT

@@ -147,6 +147,7 @@ class ReadOnlyDb:
             row = dict(zip(real, values, strict=True))
             yield {c: row.get(c) for c in wanted}
 
+
 class _TextDecoder:
     """text_factory that never fails a whole query on one row of invalid UTF-8: the bad bytes are
     replaced (U+FFFD) and counted, and the count becomes one Problem for the file."""

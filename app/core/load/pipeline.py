@@ -9,8 +9,8 @@ modules as they arrive. Every phase emits start, progress and end events as it r
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
 import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field

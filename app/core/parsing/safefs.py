@@ -111,9 +111,7 @@ def walk_files(
         yield from sorted(files, key=lambda f: f.rel)
 
 
-def _follow_symlink(
-    path: str, rel: str, root_real: str, accept: Callable[[str], bool], problems: list[Problem]
-) -> FileRef | None:
+def _follow_symlink(path: str, rel: str, root_real: str, accept: Callable[[str], bool], problems: list[Problem]) -> FileRef | None:
     target = os.path.realpath(path)
     if not _inside(target, root_real):
         if accept(rel) or os.path.isdir(path):

@@ -195,16 +195,24 @@ class Reviewer:
 
     # -- the four decisions ------------------------------------------------------------------
 
-    def quarantine(self, where: Workbench | tuple[Portfolio, Memory], memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+    def quarantine(
+        self, where: Workbench | tuple[Portfolio, Memory], memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False
+    ) -> Decision | Plan:
         return self.decide("quarantine", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
 
-    def restore(self, where: Workbench | tuple[Portfolio, Memory], memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+    def restore(
+        self, where: Workbench | tuple[Portfolio, Memory], memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False
+    ) -> Decision | Plan:
         return self.decide("restore", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
 
-    def approve(self, where: Workbench | tuple[Portfolio, Memory], memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+    def approve(
+        self, where: Workbench | tuple[Portfolio, Memory], memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False
+    ) -> Decision | Plan:
         return self.decide("approve", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
 
-    def flag(self, where: Workbench | tuple[Portfolio, Memory], memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+    def flag(
+        self, where: Workbench | tuple[Portfolio, Memory], memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False
+    ) -> Decision | Plan:
         return self.decide("flag", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
 
     def decide(
@@ -433,7 +441,9 @@ def check_fresh_text(t: Target, current: str | None) -> None:
     if current is None:
         raise ReviewConflict(f"{t.memory.source}: the row is gone since it was read; nothing was written", path=t.rel)
     if sha256_text(current) != t.memory.sha256:
-        raise ReviewConflict(f"{t.memory.source}: the content changed since it was read; nothing was written (read it again and review the new content)", path=t.rel)
+        raise ReviewConflict(
+            f"{t.memory.source}: the content changed since it was read; nothing was written (read it again and review the new content)", path=t.rel
+        )
 
 
 def _manifest(t: Target, *, kind: str, offset: int, content: bytes, **extra: Any) -> Manifest:
@@ -549,7 +559,9 @@ def _restore_file(t: Target, item: Item, content: bytes) -> Prepared:
     if not target.parent.is_dir():
         raise ReviewConflict(f"cannot restore {rel}: its folder no longer exists; nothing was written, {kept}", path=rel)
     if os.path.lexists(target):
-        raise ReviewConflict(f"cannot restore {rel}: a file of that name exists again (an agent wrote it since the quarantine); nothing was written, {kept}", path=rel)
+        raise ReviewConflict(
+            f"cannot restore {rel}: a file of that name exists again (an agent wrote it since the quarantine); nothing was written, {kept}", path=rel
+        )
     effect = {"kind": "vault-file", "file": rel, "vault": item.ref, "bytes": len(content), "sha256": item.manifest.sha256}
     description = f"restore {t.label}: move the vault item {item.ref} ({len(content):,} bytes) back to {rel}"
     mode = item.manifest.mode if item.manifest.mode is not None else 0o644
@@ -572,14 +584,27 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
     data = base.data
     offset, ctx = manifest.offset, manifest.context
     if ctx is None or offset > len(data) or offset < ctx.before_len:
-        raise ReviewConflict(f"cannot restore into {rel}: the file is shorter than the place the block was cut from (byte {offset}); nothing was written, {kept}", path=rel)
+        raise ReviewConflict(
+            f"cannot restore into {rel}: the file is shorter than the place the block was cut from (byte {offset}); nothing was written, {kept}", path=rel
+        )
     before = data[offset - ctx.before_len : offset]
     after = data[offset : offset + ctx.after_len]
     if len(after) != ctx.after_len or sha256_bytes(before) != ctx.before_sha256 or sha256_bytes(after) != ctx.after_sha256:
         line = data.count(b"\n", 0, offset) + 1
-        raise ReviewConflict(f"cannot restore into {rel}: the bytes around byte {offset} (line {line}) changed since the block was cut; nothing was written, {kept}", path=rel)
+        raise ReviewConflict(
+            f"cannot restore into {rel}: the bytes around byte {offset} (line {line}) changed since the block was cut; nothing was written, {kept}", path=rel
+        )
     new = insert_span(data, offset, content)
-    effect = {"kind": "vault-block", "file": rel, "vault": item.ref, "offset": offset, "length": len(content), "sha256": manifest.sha256, "file_sha256_before": base.sha256, "file_sha256_after": sha256_bytes(new)}
+    effect = {
+        "kind": "vault-block",
+        "file": rel,
+        "vault": item.ref,
+        "offset": offset,
+        "length": len(content),
+        "sha256": manifest.sha256,
+        "file_sha256_before": base.sha256,
+        "file_sha256_after": sha256_bytes(new),
+    }
     line = data.count(b"\n", 0, offset) + 1
     description = f"restore {t.label}: insert the vault item {item.ref} ({len(content):,} bytes) back into {rel} at byte {offset} (line {line})"
 
@@ -592,7 +617,9 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
 
 def _retarget(t: Target, rel: str) -> Target:
     source = t.memory.source.model_copy(update={"path": rel})
-    return Target(t.action, t.portfolio, t.memory.model_copy(update={"source": source}), t.entry, t.reason, t.roots, t.vault, t.decision_id, t.now, t.undo, t.after_save)
+    return Target(
+        t.action, t.portfolio, t.memory.model_copy(update={"source": source}), t.entry, t.reason, t.roots, t.vault, t.decision_id, t.now, t.undo, t.after_save
+    )
 
 
 def decode_text(t: Target, data: bytes) -> tuple[str, int]:

@@ -198,7 +198,9 @@ def _restore_lines(t: Target) -> Prepared:
                 path=rel,
             )
         data = replace_span(data, (offset, offset + len(wrote)), old)
-        undone.append({"entry": edit.get("entry"), "offset": offset, "line": edit["line"], "old": edit["new"], "new": edit["old"], "old_sha256": sha256_bytes(wrote)})
+        undone.append(
+            {"entry": edit.get("entry"), "offset": offset, "line": edit["line"], "old": edit["new"], "new": edit["old"], "old_sha256": sha256_bytes(wrote)}
+        )
     if base.sha256 == recorded.get("file_sha256_after") and sha256_bytes(data) != recorded.get("file_sha256_before"):
         raise ReviewError(f"cannot restore {rel}: undoing the recorded edits does not give back the original file; nothing was written")
     effect = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,7 @@ def _row(t: Target, path: Path) -> dict[str, Any] | None:
 
 def engram_time(t: Target) -> str:
     """Engram's own timestamp format, SQLite datetime('now'): UTC `YYYY-MM-DD HH:MM:SS`."""
-    return t.now.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return t.now.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _soft_delete(t: Target) -> Prepared:
@@ -78,7 +78,9 @@ def _soft_delete(t: Target) -> Prepared:
     check_fresh_text(t, None if row is None else row["content"])
     assert row is not None
     if row["deleted_at"] is not None:
-        raise ReviewConflict(f"{t.memory.source}: the observation was deleted since it was read (deleted_at {row['deleted_at']}); nothing was written", path=t.rel)
+        raise ReviewConflict(
+            f"{t.memory.source}: the observation was deleted since it was read (deleted_at {row['deleted_at']}); nothing was written", path=t.rel
+        )
     now = engram_time(t)
     before = {"deleted_at": None, "updated_at": row["updated_at"]}
     after = {"deleted_at": now, "updated_at": now}
@@ -117,7 +119,9 @@ def _undelete(t: Target) -> Prepared:
         )
     effect = {"kind": "soft-delete", "database": t.rel, "table": TABLE, "row": t.memory.source.row, "before": after, "after": before}
     description = f"restore {t.label}: set deleted_at and updated_at of observation {t.memory.source.row} back to their values before the quarantine"
-    changes = [f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, updated_at {after['updated_at']!r} -> {before['updated_at']!r}"]
+    changes = [
+        f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, updated_at {after['updated_at']!r} -> {before['updated_at']!r}"
+    ]
 
     def apply() -> dict[str, Any]:
         write_transaction(t.roots, path, lambda conn: _update(conn, t, expect=after, content=None, values=before))
@@ -136,7 +140,9 @@ def _update(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], cont
     if content is not None and sha256_text(current_content if isinstance(current_content, str) else "") != content:
         raise ReviewConflict(f"{t.memory.source}: the content changed since it was read; nothing was written", path=t.rel)
     if {"deleted_at": deleted_at, "updated_at": updated_at} != expect:
-        raise ReviewConflict(f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, updated_at {updated_at!r}); nothing was written", path=t.rel)
+        raise ReviewConflict(
+            f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, updated_at {updated_at!r}); nothing was written", path=t.rel
+        )
     cursor = conn.execute(f"UPDATE {TABLE} SET deleted_at = ?, updated_at = ? WHERE id = ?", (values["deleted_at"], values["updated_at"], t.memory.source.row))
     return cursor.rowcount
 

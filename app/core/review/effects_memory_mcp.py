@@ -11,7 +11,7 @@ since memory-mcp has no flag of its own.
 from __future__ import annotations
 
 import sqlite3
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,9 @@ def _restore(t: Target, path: Path, row: dict[str, Any] | None) -> Prepared:
     return _change(t, path, description, expect=now, content=None, values=before, history=history)
 
 
-def _change(t: Target, path: Path, description: str, *, expect: dict[str, Any], content: str | None, values: dict[str, Any], history: dict[str, Any]) -> Prepared:
+def _change(
+    t: Target, path: Path, description: str, *, expect: dict[str, Any], content: str | None, values: dict[str, Any], history: dict[str, Any]
+) -> Prepared:
     effect: dict[str, Any] = {
         "kind": "trust-score",
         "database": t.rel,
@@ -120,7 +122,7 @@ def _history(t: Target, reason: str, old: float, new: float, note: str) -> dict[
         "delta": round(new - old, 10),
         "similarity": None,
         "note": note or None,
-        "created_at": t.now.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),  # CURRENT_TIMESTAMP's format
+        "created_at": t.now.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),  # CURRENT_TIMESTAMP's format
     }
 
 

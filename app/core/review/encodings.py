@@ -34,8 +34,24 @@ _ESCAPE = re.compile(
     r"|\\x[0-9A-Fa-f]{2}"
 )
 _JS_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\x([0-9A-Fa-f]{2})")
-_ROT13_KEYS = ("vtaber", "qvfertneq", "cerivbhf", "cevbe", "vafgehpgvba", "flfgrz", "cnffjbeq", "frperg", "rkrphgr",
-               "erzrzore", "perqragvny", "hcybnq", "sbetrg", "bireevqr", "gbxra", "nqzva")
+_ROT13_KEYS = (
+    "vtaber",
+    "qvfertneq",
+    "cerivbhf",
+    "cevbe",
+    "vafgehpgvba",
+    "flfgrz",
+    "cnffjbeq",
+    "frperg",
+    "rkrphgr",
+    "erzrzore",
+    "perqragvny",
+    "hcybnq",
+    "sbetrg",
+    "bireevqr",
+    "gbxra",
+    "nqzva",
+)
 
 Rescan = Callable[[str], tuple[list[Hit], list[tuple[int, int, int]]]]
 
@@ -91,9 +107,16 @@ def _report(hit_start: int, hit_end: int, kind: str, decoded: str, rescan: Resca
         return None
     worst = max(flagged, key=lambda h: h.severity)
     what = ", ".join(sorted({h.category.value for h in flagged}))
-    return Hit(_E, worst.severity, kind,
-               f"{kind} that decodes to text flagged as {what} ({SEVERITY_OF_RANK[worst.severity].value})",
-               hit_start, hit_end, decoded=render(decoded, 0, len(decoded), masks, limit=300), quotable=True)
+    return Hit(
+        _E,
+        worst.severity,
+        kind,
+        f"{kind} that decodes to text flagged as {what} ({SEVERITY_OF_RANK[worst.severity].value})",
+        hit_start,
+        hit_end,
+        decoded=render(decoded, 0, len(decoded), masks, limit=300),
+        quotable=True,
+    )
 
 
 def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
@@ -157,7 +180,9 @@ def _binary_runs(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
 
 
 def _unescape(raw: str) -> str:
-    out = _JS_ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2) or m.group(3), 16)) if int(m.group(1) or m.group(2) or m.group(3), 16) < 0x110000 else m.group(0), raw)
+    out = _JS_ESCAPE.sub(
+        lambda m: chr(int(m.group(1) or m.group(2) or m.group(3), 16)) if int(m.group(1) or m.group(2) or m.group(3), 16) < 0x110000 else m.group(0), raw
+    )
     if "%" in out:
         out = unquote(out)
     if "&" in out:
@@ -221,5 +246,13 @@ def _rot13(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
         end = max(h.end for h in flagged)
         worst = max(flagged, key=lambda h: h.severity)
         what = ", ".join(sorted({h.category.value for h in flagged}))
-        yield Hit(_E, worst.severity, "rot13", f"rot13 text that decodes to text flagged as {what}",
-                  ls + start, ls + end, decoded=render(decoded, start, end, masks, limit=300), quotable=True)
+        yield Hit(
+            _E,
+            worst.severity,
+            "rot13",
+            f"rot13 text that decodes to text flagged as {what}",
+            ls + start,
+            ls + end,
+            decoded=render(decoded, start, end, masks, limit=300),
+            quotable=True,
+        )

@@ -27,7 +27,7 @@ import os
 import stat
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,8 +59,8 @@ def os_user() -> str:
 def iso_utc(moment: datetime) -> str:
     """An ISO 8601 UTC time with a `Z`, the same text whatever the clock's zone."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def new_id() -> str:

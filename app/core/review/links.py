@@ -18,7 +18,10 @@ _URL = r"<?((?:https?:)?//[^\s)<>\"']{1,2048}|data:[^\s)<>\"']{1,200})"
 _MD_IMAGE = re.compile(r"!\[([^\[\]\n]{0,300})\]\(\s*" + _URL + r"(?:\s+(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'))?\s*>?\)?")
 _MD_LINK = re.compile(r"\[([^\[\]\n]{0,300})\]\(\s*" + _URL + r"(?:\s+(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'))?\s*>?\)?")
 _MD_REF_DEF = re.compile(r"\[([^\[\]\n]{1,200})\]:[ \t]*<?((?:https?:)?//[^\s<>]{1,2048})>?")
-_HTML_SRC = re.compile(r"<(img|image|source|video|audio|iframe|embed|link|script|input)\b[^<>]{0,1000}?\b(?:src|href|srcset|poster|data)\s*=\s*[\"']?((?:https?:)?//[^\s\"'<>]{1,2048})", re.IGNORECASE)
+_HTML_SRC = re.compile(
+    r"<(img|image|source|video|audio|iframe|embed|link|script|input)\b[^<>]{0,1000}?\b(?:src|href|srcset|poster|data)\s*=\s*[\"']?((?:https?:)?//[^\s\"'<>]{1,2048})",
+    re.IGNORECASE,
+)
 _BARE_URL = re.compile(r"https?://[^\s<>\"'`)\]]{1,2048}", re.IGNORECASE)
 _DATA_URI = re.compile(r"data:([\w.+-]{1,40}/[\w.+-]{1,60})?((?:;[\w.+-]{1,40}(?:=[\w.+-]{1,60})?){0,4}),", re.IGNORECASE)
 
@@ -27,14 +30,18 @@ _TEMPLATE = re.compile(r"[{}]|\$[A-Za-z_]{3,}|%7[bBdD]|<[A-Za-z_]{3,}>|\[[A-Z_]{
 # or generic name (`?d=`, `?data=`) of the kind exfiltration payloads use.
 _SECRETY_PARAM = re.compile(
     r"secret|token|key|pass|pwd|cred|auth|session|cookie|ssn|card|env|payload|leak|exfil|dump|history|memor|conv"
-    r"|chat|prompt|msg|message|content|summary|email|user_?data", re.IGNORECASE)
+    r"|chat|prompt|msg|message|content|summary|email|user_?data",
+    re.IGNORECASE,
+)
 _GENERIC_PARAM = re.compile(r"[a-z]|data|info|log|body|text|cc|v|val|value", re.IGNORECASE)
 _CAPS_PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}")
 _LOCAL_HOSTS = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0|[\w-]+\.(?:local|localhost|internal|lan))$", re.IGNORECASE)
 _ENCODED_VALUE = re.compile(r"[A-Za-z0-9+/_=%-]{32,}")
 _FETCH_VERB = re.compile(
     r"\b(?:fetch|visit|open|load|call|request|ping|get|curl|wget|send|post|browse|navigate|render|include|append|embed"
-    r"|hit|query|poll|GET|POST)\b", re.IGNORECASE)
+    r"|hit|query|poll|GET|POST)\b",
+    re.IGNORECASE,
+)
 _RISKY_MIME = re.compile(r"text/html|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml)|text/(?:javascript|ecmascript)|image/svg\+xml", re.IGNORECASE)
 
 
@@ -58,8 +65,7 @@ def _assess(url: str) -> tuple[bool, bool, bool]:
         query = ""
     if query:
         for name, value in parse_qsl(query, keep_blank_values=True):
-            if value and (_SECRETY_PARAM.search(name) or _GENERIC_PARAM.fullmatch(name) or _ENCODED_VALUE.search(value)
-                          or _CAPS_PLACEHOLDER.fullmatch(value)):
+            if value and (_SECRETY_PARAM.search(name) or _GENERIC_PARAM.fullmatch(name) or _ENCODED_VALUE.search(value) or _CAPS_PLACEHOLDER.fullmatch(value)):
                 carries = True
                 break
     return external, templated, carries
@@ -105,9 +111,15 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         if external and templated:
             # An order to request it makes it a leak; a templated URL noted in passing (CI config) is not.
             ordered = _FETCH_VERB.search(p.text, max(p.line_start(m.start()), m.start() - 60), m.start()) is not None
-            yield Hit(_E, HIGH if ordered else MEDIUM, "templated-url",
-                      "a URL with a template for the agent to fill in (data leaves in the request)",
-                      m.start(), m.end(), quotable=True)
+            yield Hit(
+                _E,
+                HIGH if ordered else MEDIUM,
+                "templated-url",
+                "a URL with a template for the agent to fill in (data leaves in the request)",
+                m.start(),
+                m.end(),
+                quotable=True,
+            )
     for m in keyed_matches(p, ("data:",), _DATA_URI):
         if m.start() > 0 and (p.text[m.start() - 1].isalnum() or p.text[m.start() - 1] == "_"):
             continue
@@ -118,9 +130,8 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         if _RISKY_MIME.fullmatch(mime):
             payload = p.text[m.end() : min(end, m.end() + 4000)].lower()
             svg_only = mime == "image/svg+xml"
-            severity = HIGH if not svg_only or "script" in payload or "onload" in payload or "PHNjcmlwd" in p.text[m.end():end] else MEDIUM
-            yield Hit(_E, severity, "data-uri", f"a data: URI carrying {mime} (script or markup runs where it is opened)",
-                      m.start(), end, quotable=True)
+            severity = HIGH if not svg_only or "script" in payload or "onload" in payload or "PHNjcmlwd" in p.text[m.end() : end] else MEDIUM
+            yield Hit(_E, severity, "data-uri", f"a data: URI carrying {mime} (script or markup runs where it is opened)", m.start(), end, quotable=True)
 
 
 def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
@@ -131,8 +142,7 @@ def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
         return
     if templated or carries:
         why = "a template to fill in" if templated else "data in its query string"
-        yield Hit(_E, HIGH, rule, f"an image fetched from an outside host with {why} (zero-click leak when rendered)",
-                  start, end, quotable=True)
+        yield Hit(_E, HIGH, rule, f"an image fetched from an outside host with {why} (zero-click leak when rendered)", start, end, quotable=True)
     elif _has_query(url):
         yield Hit(_E, MEDIUM, rule, "an image fetched from an outside host with a query string", start, end, quotable=True)
 
@@ -144,8 +154,7 @@ def _link(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
     if not external:
         return
     if templated:
-        yield Hit(_E, HIGH, rule, "a link with a template for the agent to fill in (data leaves when it is followed)",
-                  start, end, quotable=True)
+        yield Hit(_E, HIGH, rule, "a link with a template for the agent to fill in (data leaves when it is followed)", start, end, quotable=True)
     elif carries and _ENCODED_VALUE.search(url.split("?", 1)[-1]):
         yield Hit(_E, MEDIUM, rule, "a link whose query carries a long encoded value", start, end, quotable=True)
     elif _has_query(url):

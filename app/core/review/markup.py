@@ -17,8 +17,17 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
 _CSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*+[ -/]*+[@-~]?")
 _OSC = re.compile(r"(?:\x1b\]|\x9d)([0-9]{0,4})[^\x07\x1b\x9c\n]{0,4096}+(?:\x07|\x1b\\|\x9c)?")
 _STRING_SEQ = re.compile(r"(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x07\x1b\x9c]{0,4096}+(?:\x07|\x1b\\|\x9c)?")
-_OSC_NAMES = {"0": "window title", "1": "icon title", "2": "window title", "8": "hyperlink", "52": "clipboard write",
-              "4": "palette change", "7": "working directory", "9": "notification", "777": "notification"}
+_OSC_NAMES = {
+    "0": "window title",
+    "1": "icon title",
+    "2": "window title",
+    "8": "hyperlink",
+    "52": "clipboard write",
+    "4": "palette change",
+    "7": "working directory",
+    "9": "notification",
+    "777": "notification",
+}
 
 _RICH_ACTION = re.compile(r"\[@\w+\s*=[^\[\]\n]{0,300}\]")
 _RICH_LINK = re.compile(r"\[link(?:\s*=\s*[^\[\]\n]{0,500})?\]", re.IGNORECASE)
@@ -32,7 +41,8 @@ _RICH_CLOSE = re.compile(rf"\[/(?:{_STYLE_WORD}|link|@\w+)?(?:\s+(?:{_STYLE_WORD
 # Styled words that fake a status the reader trusts: trust levels, verdicts, shouted banners.
 _BADGE = re.compile(
     r"(?i:\b(?:validated|trusted|verified|approved|safe|secure|passed|official|quarantined|flagged|clean|ok|system|admin)\b)"
-    r"|\b[A-Z]{4,}\b|[\u2713\u2714\u2705]")
+    r"|\b[A-Z]{4,}\b|[\u2713\u2714\u2705]"
+)
 _HTML = re.compile(
     r"<(?:script|iframe|object|embed|applet|base|meta\s+http-equiv\s*=\s*[\"']?refresh)\b[^\n]{0,300}?(?:>|$)"
     r"|</script\s*>"
@@ -40,8 +50,27 @@ _HTML = re.compile(
     r"|<form\b[^<>\n]{0,200}?\baction\s*=",
     re.IGNORECASE | re.MULTILINE,
 )
-_HTML_KEYS = ("<script", "</script", "<iframe", "<object", "<embed", "<applet", "<base", "<meta", "<form", "onerror",
-              "onload", "onclick", "onmouseover", "onfocus", "onblur", "ontoggle", "onbegin", "onanimationstart", "onpointerover")
+_HTML_KEYS = (
+    "<script",
+    "</script",
+    "<iframe",
+    "<object",
+    "<embed",
+    "<applet",
+    "<base",
+    "<meta",
+    "<form",
+    "onerror",
+    "onload",
+    "onclick",
+    "onmouseover",
+    "onfocus",
+    "onblur",
+    "ontoggle",
+    "onbegin",
+    "onanimationstart",
+    "onpointerover",
+)
 _JS_SCHEME = re.compile(r"(?:\]\(\s*|(?:href|src|action)\s*=\s*[\"']?)\s*(javascript|vbscript):", re.IGNORECASE)
 
 
@@ -98,8 +127,7 @@ def _escape(text: str, start: int) -> Hit:
     if (lead == "\x1b" and nxt == "[") or lead == "\x9b":
         m = _CSI.match(text, start)
         if m is not None:
-            return Hit(_TE, HIGH, "csi-sequence", "terminal control sequence (moves the cursor, erases or recolours text)",
-                       start, m.end())
+            return Hit(_TE, HIGH, "csi-sequence", "terminal control sequence (moves the cursor, erases or recolours text)", start, m.end())
     elif (lead == "\x1b" and nxt == "]") or lead == "\x9d":
         m = _OSC.match(text, start)
         if m is not None:
@@ -117,11 +145,9 @@ def _escape(text: str, start: int) -> Hit:
 
 def _rich(p: Prepared) -> Iterator[Hit]:
     for m in keyed_matches(p, ("[@",), _RICH_ACTION):
-        yield Hit(_MI, HIGH, "rich-action", "Textual action markup: a clickable link that runs an app action",
-                  m.start(), m.end(), quotable=True)
+        yield Hit(_MI, HIGH, "rich-action", "Textual action markup: a clickable link that runs an app action", m.start(), m.end(), quotable=True)
     for m in keyed_matches(p, ("[link",), _RICH_LINK):
-        yield Hit(_MI, HIGH, "rich-link", "Rich link markup (crashes a markup renderer when unbalanced; hides the target)",
-                  m.start(), m.end(), quotable=True)
+        yield Hit(_MI, HIGH, "rich-link", "Rich link markup (crashes a markup renderer when unbalanced; hides the target)", m.start(), m.end(), quotable=True)
     # Style markup matters when it is closed: an open [red] alone is ordinary prose far more often.
     for m in keyed_matches(p, ("[/",), _RICH_CLOSE):
         if m.group(0).lower() in ("[/inst]",):
@@ -133,12 +159,17 @@ def _rich(p: Prepared) -> Iterator[Hit]:
         if opener is not None:
             styled = p.text[opener.end() : m.start()]
             badge = _BADGE.search(styled) is not None
-            yield Hit(_MI, HIGH if badge else MEDIUM, "rich-style",
-                      "Rich style markup that draws " + ("a fake status badge" if badge else "styled text") + " in a markup renderer",
-                      opener.start(), m.end(), quotable=True)
+            yield Hit(
+                _MI,
+                HIGH if badge else MEDIUM,
+                "rich-style",
+                "Rich style markup that draws " + ("a fake status badge" if badge else "styled text") + " in a markup renderer",
+                opener.start(),
+                m.end(),
+                quotable=True,
+            )
         elif len(m.group(0)) > 3 or m.group(0) == "[/]":
-            yield Hit(_MI, MEDIUM, "rich-unbalanced", "an unbalanced Rich closing tag (a markup renderer raises an error)",
-                      m.start(), m.end(), quotable=True)
+            yield Hit(_MI, MEDIUM, "rich-unbalanced", "an unbalanced Rich closing tag (a markup renderer raises an error)", m.start(), m.end(), quotable=True)
 
 
 def _html(p: Prepared) -> Iterator[Hit]:

@@ -31,30 +31,104 @@ def _words(*alternatives: str) -> str:
 # -- instruction override and jailbreak -----------------------------------------------------------
 
 _OVR_VERBS = (
-    "ignore", "disregard", "forget", "overrule", "override", "bypass", "discard", "abandon", "neglect",
-    "dismiss", "skip", r"set\s+aside", r"throw\s+out", r"do\s+not\s+follow", r"don'?t\s+follow",
-    r"stop\s+following", r"no\s+longer\s+follow", r"stop\s+obeying", r"do\s+not\s+obey", r"don'?t\s+obey",
+    "ignore",
+    "disregard",
+    "forget",
+    "overrule",
+    "override",
+    "bypass",
+    "discard",
+    "abandon",
+    "neglect",
+    "dismiss",
+    "skip",
+    r"set\s+aside",
+    r"throw\s+out",
+    r"do\s+not\s+follow",
+    r"don'?t\s+follow",
+    r"stop\s+following",
+    r"no\s+longer\s+follow",
+    r"stop\s+obeying",
+    r"do\s+not\s+obey",
+    r"don'?t\s+obey",
 )
 _OVR_KEYS = (
-    "ignor", "disregard", "forget", "overrule", "override", "bypass", "discard", "abandon", "neglect", "dismiss",
-    "skip", "set aside", "throw out", "do not follow", "don't follow", "dont follow", "stop following",
-    "no longer follow", "stop obeying", "do not obey", "don't obey", "dont obey",
+    "ignor",
+    "disregard",
+    "forget",
+    "overrule",
+    "override",
+    "bypass",
+    "discard",
+    "abandon",
+    "neglect",
+    "dismiss",
+    "skip",
+    "set aside",
+    "throw out",
+    "do not follow",
+    "don't follow",
+    "dont follow",
+    "stop following",
+    "no longer follow",
+    "stop obeying",
+    "do not obey",
+    "don't obey",
+    "dont obey",
 )
 _VERB = _words(*_OVR_VERBS)
 _FILL = r"(?:(?:all|any|and|or|of|the|your|my|these|those|every|each|such|its|their|this|that|entire|whole|other|given|earlier)\s+){0,4}"
 _ADJ = _words(
-    r"previous(?:ly)?", "prior", "above", "earlier", "preceding", "former", "original", "initial", "old(?:er)?",
-    "existing", "foregoing", "default", "built-in", "system", "developer", "safety", "standing", "given",
-    "provided", "programmed", "core", "base", r"pre-?set", "current",
+    r"previous(?:ly)?",
+    "prior",
+    "above",
+    "earlier",
+    "preceding",
+    "former",
+    "original",
+    "initial",
+    "old(?:er)?",
+    "existing",
+    "foregoing",
+    "default",
+    "built-in",
+    "system",
+    "developer",
+    "safety",
+    "standing",
+    "given",
+    "provided",
+    "programmed",
+    "core",
+    "base",
+    r"pre-?set",
+    "current",
 )
 _NOUN = _words(
-    r"instructions?", r"rules?", r"directives?", r"guidelines?", "guidance", r"prompts?", r"commands?", r"orders?",
-    r"constraints?", r"polic(?:y|ies)", r"restrictions?", "context", r"messages?", "programming", "training",
-    "settings", r"protocols?", r"safeguards?", r"guardrails?", r"limitations?", "configuration", "conditioning",
+    r"instructions?",
+    r"rules?",
+    r"directives?",
+    r"guidelines?",
+    "guidance",
+    r"prompts?",
+    r"commands?",
+    r"orders?",
+    r"constraints?",
+    r"polic(?:y|ies)",
+    r"restrictions?",
+    "context",
+    r"messages?",
+    "programming",
+    "training",
+    "settings",
+    r"protocols?",
+    r"safeguards?",
+    r"guardrails?",
+    r"limitations?",
+    "configuration",
+    "conditioning",
 )
-_OVERRIDE_PHRASE = re.compile(
-    rf"\b{_VERB}\s+{_FILL}{_ADJ}(?:\s*(?:,|/|and|or|&)\s*{_ADJ})?(?:\s+[\w'-]+){{0,2}}?\s+{_NOUN}\b", _I
-)
+_OVERRIDE_PHRASE = re.compile(rf"\b{_VERB}\s+{_FILL}{_ADJ}(?:\s*(?:,|/|and|or|&)\s*{_ADJ})?(?:\s+[\w'-]+){{0,2}}?\s+{_NOUN}\b", _I)
 _OVERRIDE_TRAILING = re.compile(
     rf"\b{_VERB}\s+(?:(?:all|any|and|of|the|your|these|those|every)\s+){{0,3}}{_NOUN}\s+"
     r"(?:above|below\s+this\s+line|before\s+(?:this|now)|(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+given"
@@ -119,23 +193,50 @@ _FOREIGN = re.compile(
 )
 
 _OVERRIDE_RULES = (
-    Rule("override-previous", Category.INSTRUCTION_OVERRIDE, HIGH, _OVR_KEYS, _OVERRIDE_PHRASE,
-         "tells the agent to ignore its earlier instructions"),
-    Rule("override-previous", Category.INSTRUCTION_OVERRIDE, HIGH, _OVR_KEYS, _OVERRIDE_TRAILING,
-         "tells the agent to ignore its earlier instructions"),
-    Rule("override-everything", Category.INSTRUCTION_OVERRIDE, HIGH, ("ignor", "disregard", "forget", "discard"),
-         _OVERRIDE_EVERYTHING, "tells the agent to disregard everything it was told"),
-    Rule("override-training", Category.INSTRUCTION_OVERRIDE, HIGH,
-         ("forget", "ignor", "override", "bypass", "disregard", "abandon", "discard", "circumvent", "escape", "break free"),
-         _OVERRIDE_YOURS, "tells the agent to drop its training, rules or safety"),
-    Rule("jailbreak", Category.INSTRUCTION_OVERRIDE, HIGH,
-         ("you are", "enable", "enter", "activate", "switch", "turn on", "engage", "dan mode", "do anything now",
-          "pretend", "imagine", "act as", "behave as", "respond as", "answer as"),
-         _JAILBREAK_MODE, "jailbreak: asks the agent to drop its restrictions"),
-    Rule("new-instructions", Category.INSTRUCTION_OVERRIDE, HIGH, ("your ",), _NEW_INSTRUCTIONS,
-         "announces new or hidden instructions for the agent"),
-    Rule("override-foreign", Category.INSTRUCTION_OVERRIDE, HIGH, ("ignor",), _FOREIGN,
-         "tells the agent to ignore its earlier instructions (non-English)"),
+    Rule("override-previous", Category.INSTRUCTION_OVERRIDE, HIGH, _OVR_KEYS, _OVERRIDE_PHRASE, "tells the agent to ignore its earlier instructions"),
+    Rule("override-previous", Category.INSTRUCTION_OVERRIDE, HIGH, _OVR_KEYS, _OVERRIDE_TRAILING, "tells the agent to ignore its earlier instructions"),
+    Rule(
+        "override-everything",
+        Category.INSTRUCTION_OVERRIDE,
+        HIGH,
+        ("ignor", "disregard", "forget", "discard"),
+        _OVERRIDE_EVERYTHING,
+        "tells the agent to disregard everything it was told",
+    ),
+    Rule(
+        "override-training",
+        Category.INSTRUCTION_OVERRIDE,
+        HIGH,
+        ("forget", "ignor", "override", "bypass", "disregard", "abandon", "discard", "circumvent", "escape", "break free"),
+        _OVERRIDE_YOURS,
+        "tells the agent to drop its training, rules or safety",
+    ),
+    Rule(
+        "jailbreak",
+        Category.INSTRUCTION_OVERRIDE,
+        HIGH,
+        (
+            "you are",
+            "enable",
+            "enter",
+            "activate",
+            "switch",
+            "turn on",
+            "engage",
+            "dan mode",
+            "do anything now",
+            "pretend",
+            "imagine",
+            "act as",
+            "behave as",
+            "respond as",
+            "answer as",
+        ),
+        _JAILBREAK_MODE,
+        "jailbreak: asks the agent to drop its restrictions",
+    ),
+    Rule("new-instructions", Category.INSTRUCTION_OVERRIDE, HIGH, ("your ",), _NEW_INSTRUCTIONS, "announces new or hidden instructions for the agent"),
+    Rule("override-foreign", Category.INSTRUCTION_OVERRIDE, HIGH, ("ignor",), _FOREIGN, "tells the agent to ignore its earlier instructions (non-English)"),
 )
 
 
@@ -151,15 +252,12 @@ def _override(p: Prepared) -> Iterator[Hit]:
             continue
         m2 = _NEW_INSTRUCTIONS_LINE.match(p.text, ls + m.start())
         if m2:
-            yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "new-instructions", "announces new instructions for the agent",
-                      m2.start(), m2.end(), quotable=True)
-    for pos in p.positions(("void", "revoked", "superseded", "cancelled", "canceled", "overridden", "invalid",
-                            "rescinded", "no longer")):
+            yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "new-instructions", "announces new instructions for the agent", m2.start(), m2.end(), quotable=True)
+    for pos in p.positions(("void", "revoked", "superseded", "cancelled", "canceled", "overridden", "invalid", "rescinded", "no longer")):
         lo = max(p.line_start(pos), pos - 90)
         m = _VOIDED.search(p.text, lo, min(p.n, pos + 40))
         if m is not None and m.start() <= pos < m.end():
-            yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "override-voided", "declares the agent's instructions void",
-                      m.start(), m.end(), quotable=True)
+            yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "override-voided", "declares the agent's instructions void", m.start(), m.end(), quotable=True)
 
 
 # -- role hijack, fake system messages, chat-template tokens -------------------------------------
@@ -178,9 +276,27 @@ _ROLE_NAMES = (
 )
 _ROLE_TAG = re.compile(rf"<(/?)({_ROLE_NAMES})(?:\s[^<>\n]{{0,200}})?>", _I)
 _ROLE_TAG_KEYS = (
-    "<system", "</system", "<sys>", "<sys ", "</sys>", "<admin", "</admin", "<developer", "</developer", "<root>",
-    "</root>", "<operator", "</operator", "<instruction", "</instruction", "<important", "</important",
-    "<override", "</override", "<assistant_instruction", "<assistant-instruction",
+    "<system",
+    "</system",
+    "<sys>",
+    "<sys ",
+    "</sys>",
+    "<admin",
+    "</admin",
+    "<developer",
+    "</developer",
+    "<root>",
+    "</root>",
+    "<operator",
+    "</operator",
+    "<instruction",
+    "</instruction",
+    "<important",
+    "</important",
+    "<override",
+    "</override",
+    "<assistant_instruction",
+    "<assistant-instruction",
 )
 _BRACKET = re.compile(
     r"\[(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|assistant|security(?:\s+team)?)"
@@ -198,9 +314,22 @@ _ROLE_LINE = re.compile(
     _I,
 )
 _ROLE_LINE_KEYS = (
-    "system", "sys", "admin", "developer", "root", "operator", "moderator", "security team", "it department", "it admin",
-    "it support", "it security", "anthropic",
-    "openai", "claude", "platform",
+    "system",
+    "sys",
+    "admin",
+    "developer",
+    "root",
+    "operator",
+    "moderator",
+    "security team",
+    "it department",
+    "it admin",
+    "it support",
+    "it security",
+    "anthropic",
+    "openai",
+    "claude",
+    "platform",
 )
 # Words that make a role-prefixed line an order. The weak ones ("required", "audit") are ordinary in
 # notes ("System: backup required before migrations") and count only with a fake timestamp or an
@@ -239,8 +368,9 @@ def _line_tail(p: Prepared, end: int, limit: int = 300) -> int:
 
 def _role(p: Prepared) -> Iterator[Hit]:
     for m in keyed_matches(p, ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn", "<end_of_turn"), _CHAT_TOKEN):
-        yield Hit(Category.ROLE_HIJACK, HIGH, "chat-template-token",
-                  "chat-template token that can fake a system or assistant turn", m.start(), m.end(), quotable=True)
+        yield Hit(
+            Category.ROLE_HIJACK, HIGH, "chat-template-token", "chat-template token that can fake a system or assistant turn", m.start(), m.end(), quotable=True
+        )
     for m in keyed_matches(p, _ROLE_TAG_KEYS, _ROLE_TAG):
         end = m.end()
         if not m.group(1):
@@ -248,15 +378,13 @@ def _role(p: Prepared) -> Iterator[Hit]:
             if closing >= 0:
                 close_end = p.text.find(">", closing, closing + 60)
                 end = close_end + 1 if close_end >= 0 else end
-        yield Hit(Category.ROLE_HIJACK, HIGH, "role-tag", "a role tag that poses as a system or operator message",
-                  m.start(), end, quotable=True)
+        yield Hit(Category.ROLE_HIJACK, HIGH, "role-tag", "a role tag that poses as a system or operator message", m.start(), end, quotable=True)
     for m in keyed_matches(p, _BRACKET_KEYS, _BRACKET):
         tail = _line_tail(p, m.end())
         marker = m.group(0)
         rest = p.text[m.end() : tail]
         if marker.endswith(":") or marker[1:-1].isupper() or _AUTHORITY_LINE.search(rest):
-            yield Hit(Category.ROLE_HIJACK, HIGH, "role-marker", "a bracketed role marker that fakes a system message",
-                      m.start(), tail, quotable=True)
+            yield Hit(Category.ROLE_HIJACK, HIGH, "role-marker", "a bracketed role marker that fakes a system message", m.start(), tail, quotable=True)
     for pos in p.positions(_ROLE_LINE_KEYS):
         ls = p.line_start(pos)
         if pos - ls > 60 or not _LINE_PREFIX.fullmatch(p.text, ls, pos):
@@ -267,9 +395,15 @@ def _role(p: Prepared) -> Iterator[Hit]:
         tail = _line_tail(p, m.end())
         stamped = _FAKE_STAMP.match(p.text, m.end()) is not None or p.text[m.start() : m.end() - 1].strip().isupper()
         if _AUTHORITY_LINE.search(p.text, m.end(), tail) or (stamped and _WEAK_AUTHORITY.search(p.text, m.end(), tail)):
-            yield Hit(Category.ROLE_HIJACK, HIGH, "role-line",
-                      "a line that poses as a system or administrator message with authority words",
-                      m.start(), tail, quotable=True)
+            yield Hit(
+                Category.ROLE_HIJACK,
+                HIGH,
+                "role-line",
+                "a line that poses as a system or administrator message with authority words",
+                m.start(),
+                tail,
+                quotable=True,
+            )
     for pos in p.positions(("#",)):
         if pos > 0 and p.text[pos - 1] not in "\n":
             continue
@@ -278,22 +412,44 @@ def _role(p: Prepared) -> Iterator[Hit]:
             continue
         body_end = min(p.n, m.end() + 300)
         if _AUTHORITY_LINE.search(p.text, m.end(), body_end) or _EXTRACTION.search(p.text, m.end(), body_end):
-            yield Hit(Category.ROLE_HIJACK, HIGH, "role-heading", "a heading that opens a fake system or instruction block",
-                      m.start(), _line_tail(p, m.end() + 1), quotable=True)
-    for pos in p.positions(("message from", "notice from", "instruction from", "instructions from", "directive from",
-                            "note from", "update from", "order from", "announcement from")):
+            yield Hit(
+                Category.ROLE_HIJACK,
+                HIGH,
+                "role-heading",
+                "a heading that opens a fake system or instruction block",
+                m.start(),
+                _line_tail(p, m.end() + 1),
+                quotable=True,
+            )
+    for pos in p.positions(
+        (
+            "message from",
+            "notice from",
+            "instruction from",
+            "instructions from",
+            "directive from",
+            "note from",
+            "update from",
+            "order from",
+            "announcement from",
+        )
+    ):
         lo = max(p.line_start(pos), pos - 70)
         m = _MESSAGE_FROM.search(p.text, lo, min(p.n, pos + 80))
         if m is not None and m.start() <= pos < m.end():
-            yield Hit(Category.ROLE_HIJACK, HIGH, "message-from-authority",
-                      "claims to be a message from the system, developers or administrators",
-                      m.start(), _line_tail(p, m.end()), quotable=True)
+            yield Hit(
+                Category.ROLE_HIJACK,
+                HIGH,
+                "message-from-authority",
+                "claims to be a message from the system, developers or administrators",
+                m.start(),
+                _line_tail(p, m.end()),
+                quotable=True,
+            )
     for m in keyed_matches(p, ("system", "admin", "developer", "root", "security"), _ROLE_UPPER):
-        yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "an upper-case system or administrator banner",
-                  m.start(), _line_tail(p, m.end()), quotable=True)
+        yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "an upper-case system or administrator banner", m.start(), _line_tail(p, m.end()), quotable=True)
     for m in keyed_matches(p, ("system override", "admin override", "root override", "developer override"), _ROLE_OVERRIDE):
-        yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "claims a system or administrator override",
-                  m.start(), m.end(), quotable=True)
+        yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "claims a system or administrator override", m.start(), m.end(), quotable=True)
 
 
 # -- persistence and delayed activation -----------------------------------------------------------
@@ -305,37 +461,57 @@ _PERMANENCE = (
 _SESSIONS = r"(?:sessions?|conversations?|chats?|runs?|tasks?|interactions?|responses?|replies|startups?)"
 # Each trigger is matched where its keyword starts, so none of them is searched for across the text.
 _PERSIST_TRIGGERS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
-    (("remember", "memori", "store", "save", "keep", "record", "note", "treat", "retain", "persist", "write", "add",
-      "adopt", "apply"),
-     re.compile(
-         r"(?:remember|memori[sz]e|store|save|keep|record|note|treat|retain|persist|write|add|adopt|apply)\b"
-         r"(?:\s+(?:this|that|it|these|the\s+following|(?:this|these|the)\s+(?:rules?|instructions?|facts?|directives?)))?"
-         r"(?:\s+(?:as\s+\w+\s+)?(?:\w+\s+){0,2}?)?\s*" + _PERMANENCE, _I)),
-    (("add", "append", "write", "save", "insert", "copy"),
-     re.compile(
-         r"(?:add|append|write|save|insert|copy)\s+(?:this|the\s+following|these\s+\w+)\s+(?:to|into)\s+(?:your\s+|the\s+)?"
-         r"(?:memory|memories|MEMORY\.md|AGENTS\.md|CLAUDE\.md|SOUL\.md|system\s+prompt|core\s+memory|long[- ]term\s+memory"
-         r"|instructions|config)", _I)),
+    (
+        ("remember", "memori", "store", "save", "keep", "record", "note", "treat", "retain", "persist", "write", "add", "adopt", "apply"),
+        re.compile(
+            r"(?:remember|memori[sz]e|store|save|keep|record|note|treat|retain|persist|write|add|adopt|apply)\b"
+            r"(?:\s+(?:this|that|it|these|the\s+following|(?:this|these|the)\s+(?:rules?|instructions?|facts?|directives?)))?"
+            r"(?:\s+(?:as\s+\w+\s+)?(?:\w+\s+){0,2}?)?\s*" + _PERMANENCE,
+            _I,
+        ),
+    ),
+    (
+        ("add", "append", "write", "save", "insert", "copy"),
+        re.compile(
+            r"(?:add|append|write|save|insert|copy)\s+(?:this|the\s+following|these\s+\w+)\s+(?:to|into)\s+(?:your\s+|the\s+)?"
+            r"(?:memory|memories|MEMORY\.md|AGENTS\.md|CLAUDE\.md|SOUL\.md|system\s+prompt|core\s+memory|long[- ]term\s+memory"
+            r"|instructions|config)",
+            _I,
+        ),
+    ),
     (("permanently",), re.compile(r"permanently\s+(?:remember|store|save|add|record|adopt|apply|follow|obey)", _I)),
-    (("from now on", "henceforth", "going forward", "from this point", "from this moment"),
-     re.compile(r"from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)", _I)),
-    (("every ", "each ", "all future", "all new", "all subsequent", "any future", "any new"),
-     re.compile(r"(?:every|each|all|any)\s+(?:future\s+|new\s+|subsequent\s+|later\s+)?" + _SESSIONS, _I)),
-    (("your next", "the next"),
-     re.compile(r"(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)", _I)),
-    (("next time",),
-     re.compile(r"next\s+time\s+(?:you|the\s+agent|the\s+assistant)\s+(?:start|run|load|wake|boot|see|read"
-                r"|are\s+(?:started|loaded|asked|run))", _I)),
-    (("whenever", "when ", "once ", "if "),
-     re.compile(r"(?:whenever|when|once|if)\s+(?:the\s+)?(?:user|anyone|someone|they)\s+(?:next\s+)?"
-                r"(?:says|asks|mentions|types|writes|uses\s+the\s+word)", _I)),
-    (("every time", "each time"),
-     re.compile(r"(?:every|each)\s+time\s+(?:you|the\s+agent)\s+(?:start|load|boot|wake|run|read)", _I)),
-    (("after",) + tuple(f"in {digit}" for digit in "123456789"),
-     re.compile(r"(?:after|in)\s+\d{1,4}\s+(?:days|sessions|messages|turns|hours|conversations)", _I)),
+    (
+        ("from now on", "henceforth", "going forward", "from this point", "from this moment"),
+        re.compile(r"from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)", _I),
+    ),
+    (
+        ("every ", "each ", "all future", "all new", "all subsequent", "any future", "any new"),
+        re.compile(r"(?:every|each|all|any)\s+(?:future\s+|new\s+|subsequent\s+|later\s+)?" + _SESSIONS, _I),
+    ),
+    (("your next", "the next"), re.compile(r"(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)", _I)),
+    (
+        ("next time",),
+        re.compile(
+            r"next\s+time\s+(?:you|the\s+agent|the\s+assistant)\s+(?:start|run|load|wake|boot|see|read"
+            r"|are\s+(?:started|loaded|asked|run))",
+            _I,
+        ),
+    ),
+    (
+        ("whenever", "when ", "once ", "if "),
+        re.compile(
+            r"(?:whenever|when|once|if)\s+(?:the\s+)?(?:user|anyone|someone|they)\s+(?:next\s+)?"
+            r"(?:says|asks|mentions|types|writes|uses\s+the\s+word)",
+            _I,
+        ),
+    ),
+    (("every time", "each time"), re.compile(r"(?:every|each)\s+time\s+(?:you|the\s+agent)\s+(?:start|load|boot|wake|run|read)", _I)),
+    (
+        ("after",) + tuple(f"in {digit}" for digit in "123456789"),
+        re.compile(r"(?:after|in)\s+\d{1,4}\s+(?:days|sessions|messages|turns|hours|conversations)", _I),
+    ),
 )
-_LEAD_IN = re.compile(
-    r"(?:on|in|at|during|for|when\s+you\s+start|begin|start|open|at\s+the\s+(?:start|beginning)\s+of)\s+$", _I)
+_LEAD_IN = re.compile(r"(?:on|in|at|during|for|when\s+you\s+start|begin|start|open|at\s+the\s+(?:start|beginning)\s+of)\s+$", _I)
 _AUTHORITY = re.compile(
     r"\b(?:(?:system|core|global|permanent|master|admin|root|priority|hidden|secret|overriding|standing|mandatory"
     r"|non-negotiable|supreme|top[- ]level|highest[- ]priority|binding|persistent)\s+"
@@ -392,9 +568,15 @@ def _persistence(p: Prepared) -> Iterator[Hit]:
             continue
         start, end = min(t_start, best.start()), max(t_end, best.end())
         last_end = end
-        yield Hit(Category.PERSISTENCE, HIGH, "persistence",
-                  "asks the agent to keep a rule across sessions or act later, with authority or a harmful action",
-                  start, end, quotable=True)
+        yield Hit(
+            Category.PERSISTENCE,
+            HIGH,
+            "persistence",
+            "asks the agent to keep a rule across sessions or act later, with authority or a harmful action",
+            start,
+            end,
+            quotable=True,
+        )
 
 
 # -- exfiltration in words -------------------------------------------------------------------------
@@ -405,8 +587,28 @@ _SECRET_NOUN = (
     r"|cookies?|session\s+(?:tokens?|cookies?|ids?)|(?:conversation|chat)\s+(?:history|logs?|transcripts?)"
     r"|memory\s+files?|memories|system\s+prompt|wallet\s+(?:seed|keys?)|seed\s+phrases?|keychain|\.aws|\.ssh)\b"
 )
-_EXFIL_VERBS = ("send", "upload", "forward", "email", "e-mail", "exfiltrat", "transmit", "leak", "export", "post",
-                "submit", "beacon", "copy", "share", "paste", "dump", "sync", "mirror", "pipe", "attach")
+_EXFIL_VERBS = (
+    "send",
+    "upload",
+    "forward",
+    "email",
+    "e-mail",
+    "exfiltrat",
+    "transmit",
+    "leak",
+    "export",
+    "post",
+    "submit",
+    "beacon",
+    "copy",
+    "share",
+    "paste",
+    "dump",
+    "sync",
+    "mirror",
+    "pipe",
+    "attach",
+)
 _EXFIL_PHRASE = re.compile(
     r"\b(?:send|upload|forward|e-?mail|exfiltrate|transmit|leak|export|post|submit|beacon|copy|share|paste|dump"
     r"|sync|mirror|pipe|attach)\s+(?:[\w'.~/$-]+\s+){0,5}?" + _SECRET_NOUN,
@@ -441,13 +643,26 @@ def _exfiltration(p: Prepared) -> Iterator[Hit]:
             end += 1
         while end > dest.end() and p.text[end - 1] in ".,;:)!?'\"":
             end -= 1  # sentence punctuation after an address is not part of it
-        yield Hit(Category.EXFILTRATION, HIGH, "exfil-instruction", "asks to send secrets or private data to an outside address",
-                  m.start(), end, quotable=True)
-    keys = ("reveal", "print", "output", "dump", "display", "repeat", "leak", "show", "disclose", "write out", "recite",
-            "paste", "echo", "tell me", "exfiltrat")
+        yield Hit(Category.EXFILTRATION, HIGH, "exfil-instruction", "asks to send secrets or private data to an outside address", m.start(), end, quotable=True)
+    keys = (
+        "reveal",
+        "print",
+        "output",
+        "dump",
+        "display",
+        "repeat",
+        "leak",
+        "show",
+        "disclose",
+        "write out",
+        "recite",
+        "paste",
+        "echo",
+        "tell me",
+        "exfiltrat",
+    )
     for m in keyed_matches(p, keys, _EXTRACTION):
-        yield Hit(Category.EXFILTRATION, HIGH, "prompt-extraction", "asks the agent to reveal its prompt or secrets",
-                  m.start(), m.end(), quotable=True)
+        yield Hit(Category.EXFILTRATION, HIGH, "prompt-extraction", "asks the agent to reveal its prompt or secrets", m.start(), m.end(), quotable=True)
 
 
 def scan(p: Prepared) -> list[Hit]:
@@ -457,4 +672,3 @@ def scan(p: Prepared) -> list[Hit]:
     hits.extend(_persistence(p))
     hits.extend(_exfiltration(p))
     return hits
-

@@ -23,7 +23,9 @@ _SLACK = re.compile(r"(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,512}+(?![A-Za
 _SLACK_HOOK = re.compile(r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,128}+")
 _GOOGLE = re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])")
 _PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BODY = re.compile(r"\s*+(?:[A-Za-z-]{1,40}:[^\n]{0,200}\n\s*){0,8}([A-Za-z0-9+/=\s]{40,200000}+)(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?", re.ASCII)
+_PEM_BODY = re.compile(
+    r"\s*+(?:[A-Za-z-]{1,40}:[^\n]{0,200}\n\s*){0,8}([A-Za-z0-9+/=\s]{40,200000}+)(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?", re.ASCII
+)
 _JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}+\.eyJ[A-Za-z0-9_-]{8,8192}+\.[A-Za-z0-9_-]{8,4096}+")
 _BEARER = re.compile(r"\b[Bb]earer[ \t]+([A-Za-z0-9._~+/-]{20,1024}+=*)")
 _URL_CREDS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://([^\s:/@\"'<>]{1,64}):([^\s/@\"'<>]{3,128})@[\w.\[\]-]")
@@ -37,8 +39,7 @@ _KEY_VALUE = re.compile(
     re.IGNORECASE,
 )
 _KV_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,40}[\"']?[ \t]*(?:=|:(?!//))")
-_KV_KEYS = ("password", "passwd", "passphrase", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "access-key",
-            "accesskey", "token")
+_KV_KEYS = ("password", "passwd", "passphrase", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "token")
 
 _PLACEHOLDER = re.compile(
     r"placeholder|your[_-]?|redacted|changeme|xxxx|\*{3}|\.{3}|…|<[^>]*>|\$\{|\{\{|insert|replace|todo|here\b|goes"
@@ -49,7 +50,10 @@ _PLACEHOLDER = re.compile(
 # medium and masked all the same: an "example" key pasted into a memory is still worth a look.
 _EXAMPLE = re.compile(r"example|sample|dummy|fake", re.IGNORECASE)
 _REPEAT = re.compile(r"(.)\1{5,}")
-_REFERENCE = re.compile(r"^(?:\$\w+|\$\{|%\w+%|env[:.]|vault:|secret:|op://|ssm:|arn:|os\.environ|process\.env|getenv|none$|null$|nil$|true$|false$|undefined$|required$|optional$|string$|str$)", re.IGNORECASE)
+_REFERENCE = re.compile(
+    r"^(?:\$\w+|\$\{|%\w+%|env[:.]|vault:|secret:|op://|ssm:|arn:|os\.environ|process\.env|getenv|none$|null$|nil$|true$|false$|undefined$|required$|optional$|string$|str$)",
+    re.IGNORECASE,
+)
 
 
 def _placeholder(value: str) -> bool:
@@ -141,7 +145,12 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         if m is None or not (m.start() <= pos < m.end()):
             continue
         password = m.group(2)
-        if _placeholder(password) or _EXAMPLE.search(password) or _REFERENCE.match(password) or password.lower() in ("password", "pass", "passwd", "pwd", "secret"):
+        if (
+            _placeholder(password)
+            or _EXAMPLE.search(password)
+            or _REFERENCE.match(password)
+            or password.lower() in ("password", "pass", "passwd", "pwd", "secret")
+        ):
             continue
         yield _hit(HIGH, "url-credentials", "a password inside a URL", m.start(), m.end(), m.start(2), m.end(2))
     last_end = 0

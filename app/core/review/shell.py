@@ -69,9 +69,28 @@ _SYSTEM_PATH = re.compile(
     r"|/etc/(?:passwd|sudoers)\b",
     _I,
 )
-_SENSITIVE_KEYS = (".ssh", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "/etc/gshadow", ".aws/credentials", ".netrc",
-                   ".git-credentials", ".docker/config", ".kube/config", "/proc/self/environ", ".gnupg", "id_rsa",
-                   "id_dsa", "id_ecdsa", "id_ed25519", "gh/hosts.yml", ".npmrc", ".pypirc", ".bash_history")
+_SENSITIVE_KEYS = (
+    ".ssh",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/sudoers",
+    "/etc/gshadow",
+    ".aws/credentials",
+    ".netrc",
+    ".git-credentials",
+    ".docker/config",
+    ".kube/config",
+    "/proc/self/environ",
+    ".gnupg",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "gh/hosts.yml",
+    ".npmrc",
+    ".pypirc",
+    ".bash_history",
+)
 _READ_VERB = re.compile(
     r"\b(?:cat|less|more|head|tail|type|read|open|print|dump|copy|cp|scp|rsync|upload|send|post|curl|wget|exfil\w*"
     r"|base64|xxd|tar|zip|attach|include|paste|show|display|output|grep|strings|load|fetch|get|forward|email)\b"
@@ -123,9 +142,15 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         yield Hit(_T, CRITICAL, "pipe-to-shell", "runs a downloaded script in a shell", m.start(), m.end(), quotable=True)
     for m in keyed_matches(p, ("$(",), _SUBST):
         dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
-        yield Hit(_T, HIGH if dangerous else LOW, "command-substitution",
-                  "command substitution" + (" running a network, shell or credential command" if dangerous else ""),
-                  m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            HIGH if dangerous else LOW,
+            "command-substitution",
+            "command substitution" + (" running a network, shell or credential command" if dangerous else ""),
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in keyed_matches(p, ("rm ",), _RM):
         if _recursive(m.group(1)):
             yield Hit(_T, CRITICAL, "rm-rf", "recursive delete of a root, home or system folder", m.start(), m.end(), quotable=True)
@@ -144,18 +169,43 @@ def _scan(p: Prepared) -> Iterator[Hit]:
     xml_keys = ("<tool_call", "<tool_use", "<function_call", "<invoke", "<" + "antml:", "<execute", "<run_command", "<bash", "<shell")
     for m in keyed_matches(p, xml_keys, _TOOL_XML):
         yield Hit(_T, HIGH, "tool-call-xml", "an XML tool-call block", m.start(), m.end(), quotable=True)
-    code_keys = ("os.system", "os.popen", "subprocess.", "eval", "exec", "__import__", "child_process", "runtime.getruntime",
-                 "shell_exec", "passthru", "proc_open", "popen")
+    code_keys = (
+        "os.system",
+        "os.popen",
+        "subprocess.",
+        "eval",
+        "exec",
+        "__import__",
+        "child_process",
+        "runtime.getruntime",
+        "shell_exec",
+        "passthru",
+        "proc_open",
+        "popen",
+    )
     for m in _iter_at(p, code_keys, _CODE_EXEC, back=0):
         dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
-        yield Hit(_T, HIGH if dangerous else MEDIUM, "code-execution",
-                  "a code-execution call" + (" running a network, shell or credential command" if dangerous else ""),
-                  m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            HIGH if dangerous else MEDIUM,
+            "code-execution",
+            "a code-execution call" + (" running a network, shell or credential command" if dangerous else ""),
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in _iter_at(p, (".bashrc", ".zshrc", ".profile", ".bash_profile", "crontab"), _SHELL_PROFILE, back=160):
         ls, le = p.line_start(m.start()), p.line_end(m.end())
         if re.search(r"\b(?:curl|wget|nc|ncat|bash\s+-i|base64)\b", text[ls:le], _I):
-            yield Hit(_T, HIGH, "shell-persistence", "installs a network command into a shell profile or crontab",
-                      ls + len(text[ls:le]) - len(text[ls:le].lstrip()), le, quotable=True)
+            yield Hit(
+                _T,
+                HIGH,
+                "shell-persistence",
+                "installs a network command into a shell profile or crontab",
+                ls + len(text[ls:le]) - len(text[ls:le].lstrip()),
+                le,
+                quotable=True,
+            )
 
 
 def _recursive(flags: str) -> bool:
@@ -202,8 +252,7 @@ def _sensitive_paths(p: Prepared) -> Iterator[Hit]:
             verb = v
         sent = _SEND_VERB.search(p.text, ls, le) is not None
         if verb is not None and (secret or sent):
-            yield Hit(_T, HIGH, "credential-file-read", "reads or sends a credential or system file",
-                      verb.start(), m.end(), quotable=True)
+            yield Hit(_T, HIGH, "credential-file-read", "reads or sends a credential or system file", verb.start(), m.end(), quotable=True)
         elif secret and sent:
             yield Hit(_T, HIGH, "credential-file-read", "sends a credential file", m.start(), m.end(), quotable=True)
         else:

@@ -32,9 +32,14 @@ _VS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 _TAG = "\U000e0000-\U000e007f"
 _ANY_HIDDEN = re.compile(f"[{_ZW}{_BIDI}{_MARK}{_SHY}{_HANGUL}{_SEP}{_VS}{_TAG}]+")
 _KIND_CLASSES = (
-    ("zw", re.compile(f"[{_ZW}]")), ("bidi", re.compile(f"[{_BIDI}]")), ("mark", re.compile(f"[{_MARK}]")),
-    ("shy", re.compile(f"[{_SHY}]")), ("hangul", re.compile(f"[{_HANGUL}]")), ("sep", re.compile(f"[{_SEP}]")),
-    ("vs", re.compile(f"[{_VS}]")), ("tag", re.compile(f"[{_TAG}]")),
+    ("zw", re.compile(f"[{_ZW}]")),
+    ("bidi", re.compile(f"[{_BIDI}]")),
+    ("mark", re.compile(f"[{_MARK}]")),
+    ("shy", re.compile(f"[{_SHY}]")),
+    ("hangul", re.compile(f"[{_HANGUL}]")),
+    ("sep", re.compile(f"[{_SEP}]")),
+    ("vs", re.compile(f"[{_VS}]")),
+    ("tag", re.compile(f"[{_TAG}]")),
 )
 _RTL_LETTER = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 _HANGUL_TEXT = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
@@ -94,7 +99,10 @@ def _groups(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
 def _is_emoji(ch: str) -> bool:
     code = ord(ch)
     return (
-        0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF or 0x2300 <= code <= 0x23FF or 0x2B00 <= code <= 0x2BFF
+        0x1F000 <= code <= 0x1FAFF
+        or 0x2600 <= code <= 0x27BF
+        or 0x2300 <= code <= 0x23FF
+        or 0x2B00 <= code <= 0x2BFF
         or code in (0xFE0F, 0x20E3, 0x00A9, 0x00AE, 0x2122, 0x3030, 0x303D)
     )
 
@@ -247,10 +255,7 @@ def _selectors(text: str, start: int, end: int, prev: str, rescan: Rescan) -> Hi
         if prev.isascii() and prev.isalpha():
             return Hit(_H, MEDIUM, "variation-selector", "a variation selector on a plain letter (it has no variants)", start, end)
         return None
-    data = bytes(
-        (ord(ch) - 0xFE00) if ord(ch) <= 0xFE0F else (ord(ch) - 0xE0100 + 16)
-        for ch in text[start : min(end, start + MAX_DECODE)]
-    )
+    data = bytes((ord(ch) - 0xFE00) if ord(ch) <= 0xFE0F else (ord(ch) - 0xE0100 + 16) for ch in text[start : min(end, start + MAX_DECODE)])
     decoded = _printable(data)
     if decoded is None:
         return Hit(_H, MEDIUM, "variation-selectors", f"{end - start} variation selectors in a row", start, end)
@@ -258,8 +263,7 @@ def _selectors(text: str, start: int, end: int, prev: str, rescan: Rescan) -> Hi
     return _decoded_hit(hit, decoded, rescan)
 
 
-_BIDI_CLOSE = {"\u202a": "\u202c", "\u202b": "\u202c", "\u202d": "\u202c", "\u202e": "\u202c",
-               "\u2066": "\u2069", "\u2067": "\u2069", "\u2068": "\u2069"}
+_BIDI_CLOSE = {"\u202a": "\u202c", "\u202b": "\u202c", "\u202d": "\u202c", "\u202e": "\u202c", "\u2066": "\u2069", "\u2067": "\u2069", "\u2068": "\u2069"}
 
 
 def _bidi(p: Prepared, start: int, end: int) -> Hit | None:
@@ -274,16 +278,15 @@ def _bidi(p: Prepared, start: int, end: int) -> Hit | None:
     line = text[p.line_start(start) : line_end]
     inside = text[end:span_end]
     if ch in "\u202d\u202e":
-        return Hit(_H, HIGH, "bidi-override", "a bidi override: the text is displayed in a different order than it is stored",
-                   start, span_end)
+        return Hit(_H, HIGH, "bidi-override", "a bidi override: the text is displayed in a different order than it is stored", start, span_end)
     if _RTL_LETTER.search(line):
         return Hit(_H, LOW, "bidi-isolate", "a bidi embedding or isolate in right-to-left text", start, span_end)
     severity = HIGH if re.search(r"[A-Za-z0-9]", inside) else MEDIUM
-    return Hit(_H, severity, "bidi-isolate", "a bidi embedding or isolate in left-to-right text (reorders what is displayed)",
-               start, span_end)
+    return Hit(_H, severity, "bidi-isolate", "a bidi embedding or isolate in left-to-right text (reorders what is displayed)", start, span_end)
 
 
 # -- homoglyphs ------------------------------------------------------------------------------------
+
 
 def _describe(token: str) -> str:
     foreign = []
@@ -309,8 +312,9 @@ def scan_homoglyphs(p: Prepared) -> list[Hit]:
         seen.add(lo)
         token = p.text[lo:hi]
         skeleton = token.translate(CONFUSABLES)
-        hits.append(Hit(Category.HOMOGLYPH, MEDIUM, "mixed-script",
-                        f"a word mixing Latin with look-alike letters, reads as `{skeleton}`: {_describe(token)}", lo, hi))
+        hits.append(
+            Hit(Category.HOMOGLYPH, MEDIUM, "mixed-script", f"a word mixing Latin with look-alike letters, reads as `{skeleton}`: {_describe(token)}", lo, hi)
+        )
         if len(hits) >= MAX_RUNS:
             return hits
     for m in _ALL_LOOKALIKE.finditer(p.text):
@@ -318,12 +322,21 @@ def scan_homoglyphs(p: Prepared) -> list[Hit]:
             continue
         skeleton = m.group(0).translate(CONFUSABLES)
         if skeleton.lower() in SENSITIVE_WORDS:
-            hits.append(Hit(Category.HOMOGLYPH, MEDIUM, "confusable-word",
-                            f"a word of look-alike letters that reads as `{skeleton}`: {_describe(m.group(0))}", m.start(), m.end()))
+            hits.append(
+                Hit(
+                    Category.HOMOGLYPH,
+                    MEDIUM,
+                    "confusable-word",
+                    f"a word of look-alike letters that reads as `{skeleton}`: {_describe(m.group(0))}",
+                    m.start(),
+                    m.end(),
+                )
+            )
     return hits
 
 
 # -- normalisation for a second look ---------------------------------------------------------------
+
 
 class Normalized:
     """The text as a reader sees it (hidden characters removed, look-alikes folded to Latin), with a

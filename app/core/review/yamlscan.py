@@ -113,7 +113,9 @@ def _node_tags(text: str, root: Node) -> Iterator[Hit]:
 
 
 _DEFAULT_TAGS: dict[type, str] = {
-    ScalarNode: "tag:yaml.org,2002:str", SequenceNode: "tag:yaml.org,2002:seq", MappingNode: "tag:yaml.org,2002:map",
+    ScalarNode: "tag:yaml.org,2002:str",
+    SequenceNode: "tag:yaml.org,2002:seq",
+    MappingNode: "tag:yaml.org,2002:map",
 }
 _PLAIN_TAGS = frozenset("tag:yaml.org,2002:" + name for name in _CORE)
 
@@ -167,8 +169,7 @@ def scan_source(text: str) -> list[Hit]:
     hits = list(_directives(head))
     deep = _DEEP.search(head)
     if deep:
-        hits.append(Hit(_B, HIGH, "deep-nesting", "64 or more nested brackets (recursion-depth attack on YAML loaders)",
-                        deep.start(), deep.end()))
+        hits.append(Hit(_B, HIGH, "deep-nesting", "64 or more nested brackets (recursion-depth attack on YAML loaders)", deep.start(), deep.end()))
     # Deep bracket nesting is reported as such and never handed to the composer (its recursion).
     root = None if deep else _compose(text)
     hits.extend(_node_tags(text, root) if root is not None else _text_tags(head))
@@ -196,8 +197,7 @@ def _graph_bomb(root: Node, span: tuple[int, int]) -> Hit | None:
         return Hit(_B, HIGH, "deep-nesting", "YAML nested too deeply to walk", *span)
     if expanded >= 10_000 and expanded >= 10 * distinct:
         severity = CRITICAL if expanded >= 1_000_000 else HIGH
-        return Hit(_B, severity, "alias-bomb",
-                   f"aliases expand {distinct:,} written nodes to {expanded:,} (billion-laughs YAML bomb)", *span)
+        return Hit(_B, severity, "alias-bomb", f"aliases expand {distinct:,} written nodes to {expanded:,} (billion-laughs YAML bomb)", *span)
     if expanded > distinct:
         return Hit(_B, LOW, "anchors-aliases", "anchors and aliases (memory metadata never needs them)", *span)
     return None

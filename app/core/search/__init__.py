@@ -1,10 +1,10 @@
 """Whoosh search across every portfolio (DESIGN.md sections 3 and 7, SECURITY.md 2.4).
 
-    index = SearchIndex(cache_folder)                      # a private folder, created 0700
-    report = index.update(memories, text_of)               # incremental; rebuilds a damaged index
-    result = index.search('deploy tag:kite "staging env"')  # raises QuerySyntaxError(message, position)
-    similar = index.more_like_this(memory_id)
-    fallback_search(memories, query)                       # substring search until the index is ready
+index = SearchIndex(cache_folder)                      # a private folder, created 0700
+report = index.update(memories, text_of)               # incremental; rebuilds a damaged index
+result = index.search('deploy tag:kite "staging env"')  # raises QuerySyntaxError(message, position)
+similar = index.more_like_this(memory_id)
+fallback_search(memories, query)                       # substring search until the index is ready
 """
 
 from app.core.search.fallback import fallback_search

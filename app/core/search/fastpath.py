@@ -39,9 +39,7 @@ def top_for_term(
     def offer(ids: Any, weights: Any, offset: int, lengths: bytes, deleted: frozenset[int]) -> int:
         nonlocal heap
         count = len(lengths)
-        scores = [
-            idf * w * k1p1 / (w + base + per_length * (table[lengths[d]] if d < count else 1)) for d, w in zip(ids, weights)
-        ]
+        scores = [idf * w * k1p1 / (w + base + per_length * (table[lengths[d]] if d < count else 1)) for d, w in zip(ids, weights)]
         kept = 0
         for score, docnum in zip(scores, ids):
             if deleted and docnum in deleted:

@@ -49,8 +49,8 @@ from whoosh.util.filelock import try_for
 from app.core.model import Memory
 from app.core.search.fastpath import top_for_term
 from app.core.search.highlight import highlight
-from app.core.search.manifest import Manifest, ManifestFile
 from app.core.search.lexicon import FastBM25F, Lexicon, fuzzy_automaton
+from app.core.search.manifest import Manifest, ManifestFile
 from app.core.search.query import MAX_EDIT_WORD, Built, QuerySyntaxError, build, edits, parse
 from app.core.search.results import Hit, IndexReport, SearchResult
 from app.core.search.schema import (
@@ -398,9 +398,7 @@ class SearchIndex:
             problems=tuple(problems),
         )
 
-    def _digests(
-        self, memories: list[Memory], text_of: TextOf, salience_of: SalienceOf | None, problems: list[str]
-    ) -> dict[str, tuple[Memory, float, str]]:
+    def _digests(self, memories: list[Memory], text_of: TextOf, salience_of: SalienceOf | None, problems: list[str]) -> dict[str, tuple[Memory, float, str]]:
         """id -> (memory, salience, digest). A memory object seen by the previous update (the same
         frozen object, the same salience) keeps its digest: an update after ten edits hashes ten
         memories, not all of them."""
@@ -595,9 +593,7 @@ class SearchIndex:
     def _search(self, searcher: Any, query: str, tree: Any, limit: int, started: float) -> SearchResult:
         built = build(tree, searcher.reader(), self._lexicon)
         if built.query is None:
-            return SearchResult(
-                query=query, total=0, took_ms=_ms(started), notice="nothing to search for: only very common words"
-            )
+            return SearchResult(query=query, total=0, took_ms=_ms(started), notice="nothing to search for: only very common words")
         query_obj = built.query
         if isinstance(query_obj, wq.Term) and query_obj.fieldname == "text" and query_obj.boost == 1.0:
             page, total, exact = top_for_term(searcher, "text", query_obj.text, limit, self._lexicon)
@@ -615,9 +611,7 @@ class SearchIndex:
         suggestion = None
         if total < FEW_HITS and built.plain_words:
             suggestion = self._suggest(searcher, query, built)
-        return SearchResult(
-            query=query, total=total, total_exact=exact, took_ms=_ms(started), hits=hits, suggestion=suggestion
-        )
+        return SearchResult(query=query, total=total, total_exact=exact, took_ms=_ms(started), hits=hits, suggestion=suggestion)
 
     def _hit(self, searcher: Any, docnum: int, score: float, wanted: set[str]) -> Hit:
         stored = searcher.stored_fields(docnum)

@@ -25,7 +25,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from heapq import nlargest
-from typing import Any, Union
+from typing import Any
 
 from whoosh import query as wq
 from whoosh.matching import ListMatcher, NullMatcher, ReadTooFar
@@ -36,8 +36,8 @@ from app.core.model import System, Tier, TrustLevel
 from app.core.search.lexicon import Lexicon, fuzzy_automaton
 from app.core.search.schema import (
     DATE_FIELDS,
-    MISSING,
     FILTER_FIELDS,
+    MISSING,
     NUMERIC_FIELDS,
     date_span,
     keyword,
@@ -142,7 +142,7 @@ class OrNode:
     children: tuple[Node, ...]
 
 
-Node = Union[Word, PhraseNode, FieldNode, RangeNode, NotNode, AndNode, OrNode]
+Node = Word | PhraseNode | FieldNode | RangeNode | NotNode | AndNode | OrNode
 
 
 # -- the lexer --------------------------------------------------------------------------------------
@@ -241,7 +241,7 @@ def _find_range_close(text: str, start: int) -> int:
     for j in range(start + 1, len(text)):
         if text[j] in "]}":
             return j
-        if text[j] in "[{()\"":
+        if text[j] in '[{()"':
             break
     raise QuerySyntaxError(f"unclosed range: '{text[start]}' needs a closing ']' or '}}'", start)
 
@@ -687,11 +687,7 @@ class ColumnRange(wq.Query):
         low_excl, high_excl = self.low_excl, self.high_excl
         missing = MISSING
         found = [
-            d
-            for d, v in enumerate(values)
-            if v != missing
-            and (v > low if low_excl else v >= low)
-            and (v < high if high_excl else v <= high)
+            d for d, v in enumerate(values) if v != missing and (v > low if low_excl else v >= low) and (v < high if high_excl else v <= high)
         ]  # NaN (a float column's "missing") fails every comparison
         deleted = getattr(leaf, "deleted_docs_set", None) if leaf.has_deletions() else None
         if deleted:
@@ -770,9 +766,7 @@ def _leaves(reader: Any) -> Iterator[Any]:
         yield leaf
 
 
-def expand_prefix(
-    reader: Any, fieldname: str, text: str, *, analyzed: bool = True, lexicon: Lexicon | None = None
-) -> list[str]:
+def expand_prefix(reader: Any, fieldname: str, text: str, *, analyzed: bool = True, lexicon: Lexicon | None = None) -> list[str]:
     """The most frequent terms starting with `text` (and with its stem, for the text field, so
     `memory*` finds the stem `memori`), at most MAX_EXPANSIONS of them."""
     prefixes = [text.lower()]

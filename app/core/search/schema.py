@@ -25,7 +25,7 @@ import math
 import re
 from array import array
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from whoosh import columns, fields
@@ -52,10 +52,7 @@ MAX_STORED_BODY_CHARS = 64_000
 
 # Whoosh's English stop words (the StemmingAnalyzer's list), kept out of the postings: they are in
 # almost every memory, so they cost the most postings and rank nothing.
-STOP_WORDS = frozenset(
-    "a an and are as at be by can for from have if in is it may not of on or tbd that the this to "
-    "us we when will with yet you your".split()
-)
+STOP_WORDS = frozenset("a an and are as at be by can for from have if in is it may not of on or tbd that the this to us we when will with yet you your".split())
 MIN_WORD = 2
 MAX_WORD = 64  # keeps a sha256 in hex; longer runs are blobs nobody types
 
@@ -322,7 +319,7 @@ def parse_when(value: object) -> int | None:
         except ValueError:
             return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     try:
         return int(moment.timestamp())
     except (OverflowError, OSError, ValueError):
@@ -338,7 +335,7 @@ def date_span(text: str) -> tuple[int, int] | None:
         return None if start is None else (start, start + 1)
     year, month, day = match.group(1), match.group(2), match.group(3)
     try:
-        first = datetime(int(year), int(month or 1), int(day or 1), tzinfo=timezone.utc)
+        first = datetime(int(year), int(month or 1), int(day or 1), tzinfo=UTC)
         if day:
             last = first + timedelta(days=1)
         elif month:

@@ -81,9 +81,7 @@ class TermPool:
             count += 1
         self.postings += count
 
-    def add_positions(
-        self, fieldname: str, docnum: int, poses: dict[bytes, array[int]], weights: dict[bytes, float]
-    ) -> None:
+    def add_positions(self, fieldname: str, docnum: int, poses: dict[bytes, array[int]], weights: dict[bytes, float]) -> None:
         """A positional field's postings of one document, straight from the analyzer's dicts."""
         table = self.fields.get(fieldname)
         if table is None:

@@ -231,14 +231,9 @@ def check_writable(target: Path, st: os.stat_result | None, *, split_hard_links:
         raise NotWritableError(target, f"its permissions do not grant this user write ({_mode_text(st)})")
     euid = os.geteuid()
     if st.st_uid != euid and euid != 0:
-        raise NotWritableError(
-            target, f"it is owned by uid {st.st_uid}, not by this user (uid {euid}): a save would hand the file to uid {euid}"
-        )
+        raise NotWritableError(target, f"it is owned by uid {st.st_uid}, not by this user (uid {euid}): a save would hand the file to uid {euid}")
     if st.st_nlink > 1:
-        message = (
-            f"it has {st.st_nlink} hard links: a save gives this name new bytes and the other "
-            f"{st.st_nlink - 1} name(s) keep the old ones"
-        )
+        message = f"it has {st.st_nlink} hard links: a save gives this name new bytes and the other {st.st_nlink - 1} name(s) keep the old ones"
         if not split_hard_links:
             raise NotWritableError(target, message)
         return [f"{shown(target)}: {message}"]

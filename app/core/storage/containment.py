@@ -31,8 +31,7 @@ def check_name(name: str) -> str:
     """Return `name` when it is an allow-listed single path component; raise ContainmentError."""
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise ContainmentError(
-            f"refused name {shown(str(name))!r}: a name must be 1-128 characters of letters, digits, `.`, `_` "
-            "or `-`, starting with a letter or digit"
+            f"refused name {shown(str(name))!r}: a name must be 1-128 characters of letters, digits, `.`, `_` or `-`, starting with a letter or digit"
         )
     if ".." in name:
         raise ContainmentError(f"refused name {shown(name)!r}: it contains `..`")

@@ -270,8 +270,7 @@ def _replacement(region: _Region, key_node: Node, value: Node, key: str, text_va
         # A block value ends at the start of the line after it (column 0).
         last = region.line_offset + value.end_mark.line + (1 if value.end_mark.column else 0)
         raise EditError(
-            f"cannot set `{key}` (line {line}): its value spans lines {line}-{last}; only a one-line value can be "
-            "replaced in place; nothing was changed"
+            f"cannot set `{key}` (line {line}): its value spans lines {line}-{last}; only a one-line value can be replaced in place; nothing was changed"
         )
     start, end = value.start_mark.index, value.end_mark.index
     if start == end:  # `key:` with no value: keep a space after the colon

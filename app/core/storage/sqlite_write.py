@@ -121,4 +121,3 @@ def _run(conn: sqlite3.Connection, target: Path, work: Callable[[sqlite3.Connect
         if isinstance(exc, sqlite3.Error):
             raise WriteError(target, f"{_sqlite_reason(exc)}; the transaction was rolled back") from None
         raise
-

@@ -63,7 +63,7 @@ class CurationDone(Message):
 
 
 def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
-    """"12 to demote, 3 duplicates, 2 over budget": the counts a person acts on."""
+    """ "12 to demote, 3 duplicates, 2 over budget": the counts a person acts on."""
     counts = Counter(s.kind for s in suggestions)
     words = {"promote": "to promote", "demote": "to demote", "archive": "to archive", "merge": "duplicates", "split": "to split", "stale": "stale"}
     parts = [f"{counts[k]} {w}" for k, w in words.items() if counts[k]]
@@ -296,7 +296,9 @@ class BrowseScreen(Screen[None]):
                     what = f"{action}{what[3:]}"
                 wb.change(action, ids, reason=REASON, **options)
         except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
-            self.app.call_from_thread(self.notify, one_line(str(error), 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8, markup=False)
+            self.app.call_from_thread(
+                self.notify, one_line(str(error), 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8, markup=False
+            )
             return
         self.post_message(CurationDone(f"Done: {what}"))
 

@@ -29,6 +29,7 @@ PlanKey = tuple[str, str, str]  # system, portfolio, scope
 def plan_key(plan: BudgetPlan) -> PlanKey:
     return (plan.system.value, plan.portfolio, plan.scope)
 
+
 NARROW = 110  # columns below which the panes stack
 
 

@@ -23,7 +23,7 @@ class HelpScreen(ModalScreen[None]):
         seen: set[tuple[str, str]] = set()
         screens = [self.app.screen_stack[-2]] if len(self.app.screen_stack) > 1 else []
         for node in (*screens, self.app):
-            for key, bindings in node._bindings.key_to_bindings.items():  # the active keymap
+            for bindings in node._bindings.key_to_bindings.values():  # the active keymap
                 for binding in bindings:
                     if not binding.show and binding.id is None:
                         continue
@@ -42,5 +42,3 @@ class HelpScreen(ModalScreen[None]):
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(None)
-
-

@@ -140,4 +140,3 @@ class PortfolioTree(Tree[NodeRef]):
         event.stop()
         if event.node.data is not None:
             self.post_message(self.NodeChosen(event.node.data))
-
