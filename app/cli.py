@@ -235,7 +235,7 @@ def _problem_json(problem: Problem) -> dict[str, Any]:
 def _portfolio_json(portfolio: Portfolio) -> dict[str, Any]:
     return {
         "name": portfolio.name,
-        "system": portfolio.system.value,
+        "system": portfolio.system,
         "root": portfolio.root,
         "memories": portfolio.memories,
         "problems": [_problem_json(p) for p in portfolio.problems],
@@ -246,7 +246,7 @@ def _memory_json(memory: Memory, salience: float | None = None) -> dict[str, Any
     return {
         "salience": salience,
         "id": memory.id,
-        "system": memory.system.value,
+        "system": memory.system,
         "portfolio": memory.portfolio,
         "tier": memory.tier.value,
         "domain": memory.domain,
@@ -275,13 +275,13 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
 
 def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     out = []
-    rows = [(p.system.value, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), one_line(p.root, 60)) for p in workbench.portfolios]
+    rows = [(p.system, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), one_line(p.root, 60)) for p in workbench.portfolios]
     out.append(_table(rows, ("system", "portfolio", "memories", "problems", "root")))
     tiers = ("hot", "cold", "archive", "quarantine")
     trusts = ("trusted", "validated", "untrusted", "flagged", "quarantined")
     by_system: dict[str, list[Memory]] = {}
     for memory in workbench.memories:
-        by_system.setdefault(memory.system.value, []).append(memory)
+        by_system.setdefault(memory.system, []).append(memory)
     count_rows = []
     for system, memories in by_system.items():
         count_rows.append(
@@ -406,7 +406,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(inert(result.notice, keep_newlines=False))
     for hit in result.hits:
         memory = workbench.memory(hit.id)
-        print(f"\n{hit.score:7.2f}  {one_line(memory.name, 60)}  [{memory.system.value} {memory.tier.value}]  {one_line(hit.id, 80)}")
+        print(f"\n{hit.score:7.2f}  {one_line(memory.name, 60)}  [{memory.system} {memory.tier.value}]  {one_line(hit.id, 80)}")
         print(f"         {one_line(hit.highlight, 150)}")
     return 0
 
@@ -574,7 +574,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
                 "budgets": [
                     {
                         "portfolio": plan.portfolio,
-                        "system": plan.system.value,
+                        "system": plan.system,
                         "scope": plan.scope,
                         "unit": plan.unit,
                         "limit": plan.limit,
@@ -592,7 +592,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
     for plan in plans:
         limit = "no limit" if plan.limit is None else f"{plan.limit:,}"
         flag = "  OVER" if plan.over else ""
-        print(f"\n{plan.system.value} {one_line(plan.portfolio, 30)} ({one_line(plan.scope, 40)}): {plan.used:,} / {limit} {plan.unit}{flag}")
+        print(f"\n{plan.system} {one_line(plan.portfolio, 30)} ({one_line(plan.scope, 40)}): {plan.used:,} / {limit} {plan.unit}{flag}")
         for note in plan.notes:
             print(f"  {one_line(note, 150)}")
         for item in plan.items:
@@ -613,7 +613,7 @@ def cmd_discover(args: argparse.Namespace) -> int:
     if not refs:
         print("No memory found in the standard locations (~/.dollhouse, ~/.openclaw/workspace, ~/.engram/engram.db, ~/.memory-mcp/memory.db).")
         return 0
-    print(_table([(r.system.value, inert(r.name, keep_newlines=False), one_line(r.root, 80)) for r in refs], ("system", "portfolio", "root")))
+    print(_table([(r.system, inert(r.name, keep_newlines=False), one_line(r.root, 80)) for r in refs], ("system", "portfolio", "root")))
     return 0
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.formats.base import count_words, estimate_tokens, memory_id, sha256_text  # noqa: E402
+from app.core.reading.base import count_words, estimate_tokens, memory_id, sha256_text  # noqa: E402
 from app.core.model import Memory, Source, System, Tier, TrustLevel  # noqa: E402
 from app.core.search import SearchIndex  # noqa: E402
 from app.core.search.schema import build_schema, document, parse_when  # noqa: E402
@@ -293,7 +293,7 @@ def default_writer_rate(corpus: Corpus, docs: int, naive: bool) -> float:
             rows = [
                 {
                     "id": m.id,
-                    "system": m.system.value,
+                    "system": m.system,
                     "portfolio": m.portfolio,
                     "tier": m.tier.value,
                     "domain": m.domain or "",
@@ -360,7 +360,7 @@ def build_fts(corpus: Corpus, path: Path) -> tuple[sqlite3.Connection, float]:
         )
         con.executemany(
             "INSERT INTO meta VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((i, m.system.value, m.portfolio, m.tier.value, m.trust.value, m.domain, m.kind, m.priority, m.tokens) for i, m in enumerate(corpus.memories)),
+            ((i, m.system, m.portfolio, m.tier.value, m.trust.value, m.domain, m.kind, m.priority, m.tokens) for i, m in enumerate(corpus.memories)),
         )
         for column in ("system", "portfolio", "tier", "trust", "domain", "kind"):
             con.execute(f"CREATE INDEX meta_{column} ON meta({column})")

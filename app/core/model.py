@@ -115,7 +115,7 @@ class Memory(_Frozen):
     """
 
     id: str
-    system: System
+    system: str
     portfolio: str
     locator: str
     name: str
@@ -156,13 +156,13 @@ Memory.model_rebuild()
 class PortfolioRef(_Frozen):
     """A portfolio found on disk, before it is read."""
 
-    system: System
+    system: str
     root: str
     name: str
 
 
 class Portfolio(_Frozen):
-    system: System
+    system: str
     name: str
     root: str
     memories: int = 0

@@ -10,15 +10,15 @@ from app.core.budget import BudgetPlan, WhatIf, plan_budgets
 from app.core.clock import Clock, SystemClock
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
 from app.core.curate.apply import ChangePlan, Curator
-from app.core.formats.discovery import standard_locations
-from app.core.formats.registry import adapter as adapter_for
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
+from app.core.reading.discovery import standard_locations
 from app.core.review.actions import Plan, Reviewer
 from app.core.review.ledger import Decision
 from app.core.review.queue import ReviewItem, review_queue
 from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
+from app.core.systems.registry import adapter as adapter_for
 
 
 class UnknownMemory(KeyError):
@@ -63,7 +63,7 @@ class Workbench:
         )
         self._paths = [Path(p) for p in paths]
         result = pipeline.run(self._paths)
-        self._portfolios = {(p.system.value, p.name): p for p in result.portfolios}
+        self._portfolios = {(p.system, p.name): p for p in result.portfolios}
         result.memories.extend(self._vaulted_memories(result))
         self._result = result
         self._by_id = {m.id: m for m in result.memories}
@@ -75,7 +75,7 @@ class Workbench:
         quarantine beside the rest."""
         seen = {m.id for m in result.memories}
         problems: list[Problem] = []
-        vaulted = [m for m in self.reviewer.quarantined_memories(problems) if (m.system.value, m.portfolio) in self._portfolios and m.id not in seen]
+        vaulted = [m for m in self.reviewer.quarantined_memories(problems) if (m.system, m.portfolio) in self._portfolios and m.id not in seen]
         result.problems.extend(problems)
         self._vaulted = {m.id for m in vaulted}
         return vaulted
@@ -89,7 +89,7 @@ class Workbench:
     # -- search ---------------------------------------------------------------------------------
 
     def _update_index(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress) -> tuple[int, str]:
-        self._portfolios = {(p.system.value, p.name): p for p in portfolios}
+        self._portfolios = {(p.system, p.name): p for p in portfolios}
         folder = self.locations.search_index([p.root for p in portfolios])
         if self._index is None or self._index.folder != folder:
             self.close()
@@ -157,7 +157,7 @@ class Workbench:
             raise UnknownMemory(memory_id) from None
 
     def portfolio_of(self, memory: Memory) -> Portfolio:
-        return self._portfolios[(memory.system.value, memory.portfolio)]
+        return self._portfolios[(memory.system, memory.portfolio)]
 
     def text(self, memory_id: str) -> str:
         """A memory's content, read from its source now (or from the vault when quarantined there)."""
@@ -193,7 +193,7 @@ class Workbench:
 
     def counts(self) -> dict[str, Counter[str]]:
         return {
-            "system": Counter(m.system.value for m in self.memories),
+            "system": Counter(m.system for m in self.memories),
             "tier": Counter(m.tier.value for m in self.memories),
             "trust": Counter(m.trust.value for m in self.memories),
         }

@@ -153,7 +153,7 @@ class WorkbenchCommands(Provider):
                 continue
             name = one_line(memory.name, 50)
             label = Text(f"{name}  ", style="bold")
-            label.append(f"{memory.system.value} · {memory.tier.value}", style="dim")
+            label.append(f"{memory.system} · {memory.tier.value}", style="dim")
             yield Hit(0.5 - rank * 0.01, label, partial(app.open_memory, hit.id), text=name, help=help_text(hit.highlight))  # type: ignore[attr-defined]
 
     # -- commands ------------------------------------------------------------------------------------

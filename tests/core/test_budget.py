@@ -151,7 +151,7 @@ def test_chars_estimator_is_pluggable(bench: Workbench) -> None:
 
 def test_sample_plans(bench: Workbench) -> None:
     plans = plan_budgets(bench.memories, bench.portfolios, NOW)
-    assert [(p.system.value, p.scope) for p in plans] == [
+    assert [(p.system, p.scope) for p in plans] == [
         ("dollhouse", "auto-load"),
         ("engram", "mem_context (none)"),
         ("engram", "mem_context kite"),

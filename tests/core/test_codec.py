@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.formats.base import ParsedFile
+from app.core.reading.base import ParsedFile
 from app.core.load import codec
 from app.core.locations import Locations
 from app.core.workbench import Workbench

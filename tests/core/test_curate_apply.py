@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-import app.core.curate.apply_memory_mcp as apply_memory_mcp
+import app.core.systems.memory_mcp.curation as apply_memory_mcp
 from app.core.clock import FixedClock
 from app.core.curate.apply import (
     ChangePlan,

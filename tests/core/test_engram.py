@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from app.core.formats import sqlite_ro
-from app.core.formats.base import ParseContext, count_words, estimate_tokens, sha256_text
-from app.core.formats.engram import EngramAdapter
-from app.core.formats.sqlite_ro import DbReadError
+from app.core.reading import sqlite_ro
+from app.core.reading.base import ParseContext, count_words, estimate_tokens, sha256_text
+from app.core.systems.engram.reader import EngramAdapter
+from app.core.reading.sqlite_ro import DbReadError
 from app.core.model import Memory, Problem, Relation, Source, System, Tier, TrustLevel
 
 SCHEMA = """
@@ -219,7 +219,7 @@ def test_memories_names_ids_and_counts(store: Path) -> None:
     content = "content of Kite note 1"
     assert first.id == "engram:engram:obs/1"
     assert first.name == "Kite note 1"
-    assert first.system is System.ENGRAM
+    assert first.system == System.ENGRAM
     assert first.kind == "decision"
     assert first.domain == "kite"
     assert first.source == Source(path="engram.db", table="observations", row=1)
@@ -576,7 +576,7 @@ def test_sqlite_file_without_observations(tmp_path: Path) -> None:
 def test_reading_an_idle_wal_database_leaves_no_side_files(tmp_path: Path) -> None:
     import sqlite3
 
-    from app.core.formats.sqlite_ro import read_db
+    from app.core.reading.sqlite_ro import read_db
 
     path = tmp_path / "idle.db"
     db = sqlite3.connect(path)

@@ -19,7 +19,7 @@ def core_modules() -> list[str]:
 def test_core_modules_found() -> None:
     names = core_modules()
     assert "app.core.workbench" in names
-    assert "app.core.formats.dollhouse" in names
+    assert "app.core.systems.dollhouse.reader" in names
 
 
 def test_no_core_module_imports_textual() -> None:

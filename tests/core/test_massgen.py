@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from app.core.formats.base import ParseContext, ParsedFile, estimate_tokens, sha256_text
-from app.core.formats.massgen import MassGenAdapter
+from app.core.reading.base import ParseContext, ParsedFile, estimate_tokens, sha256_text
+from app.core.systems.massgen.reader import MassGenAdapter
 from app.core.model import Memory, Problem, Span, System, Tier, TrustLevel
 from app.core.parsing import safefs
 
@@ -130,7 +130,7 @@ def test_short_term_memory_in_full(tmp_path: Path) -> None:
     memory = only(parsed)
     data = USER_STYLE.encode()
     assert memory.id == "massgen:pf:agent_a/user_style"
-    assert memory.system is System.MASSGEN
+    assert memory.system == System.MASSGEN
     assert memory.portfolio == "pf"
     assert memory.locator == "agent_a/user_style"
     assert memory.name == "user_style"

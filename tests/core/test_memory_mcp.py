@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from app.core.formats.base import ParseContext, estimate_tokens, sha256_text
-from app.core.formats.memory_mcp import MemoryMcpAdapter, trust_level
-from app.core.formats.sqlite_ro import DbReadError
+from app.core.reading.base import ParseContext, estimate_tokens, sha256_text
+from app.core.systems.memory_mcp.reader import MemoryMcpAdapter, trust_level
+from app.core.reading.sqlite_ro import DbReadError
 from app.core.model import Memory, Problem, Relation, Source, System, Tier, TrustLevel
 
 SCHEMA = """

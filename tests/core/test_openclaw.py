@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from app.core.formats.base import ParseContext, ParsedFile, sha256_text
-from app.core.formats.openclaw import OpenClawAdapter
+from app.core.reading.base import ParseContext, ParsedFile, sha256_text
+from app.core.systems.openclaw.reader import OpenClawAdapter
 from app.core.model import Memory, Problem, Span, System, Tier, TrustLevel
 from app.core.parsing import safefs
 

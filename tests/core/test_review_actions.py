@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-import app.core.review.effects_memory_mcp as effects_memory_mcp
+import app.core.systems.memory_mcp.trust as effects_memory_mcp
 from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Tier, TrustLevel
 from app.core.review.actions import NothingToRestore, Plan, ReviewConflict, Reviewer, ReviewError, quarantined_memories, quarantined_text
-from app.core.review.effects_dollhouse import line_edit
+from app.core.systems.dollhouse.trust import line_edit
 from app.core.review.ledger import Decision, Ledger
 from app.core.review.trust import effective_trust
 from app.core.storage.base import Base, sha256_bytes
@@ -481,7 +481,7 @@ def test_engram_quarantine_soft_deletes_and_restore_gives_the_row_back(env: Env)
     assert not has(wb, OBS)  # every Engram read path filters deleted_at IS NULL
     listed = env.quarantined()[OBS]
     assert (listed.tier, listed.trust, listed.sha256) == (Tier.QUARANTINE, TrustLevel.QUARANTINED, memory.sha256)
-    root = next(p.root for p in wb.portfolios if p.system.value == "engram")
+    root = next(p.root for p in wb.portfolios if p.system == "engram")
     assert env.reviewer.quarantined_text(listed, root) == text
 
     check_decision(env.reviewer.restore(wb, OBS, reason="back"), "restore", memory, "back")

@@ -43,11 +43,11 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Workbench:
 def test_every_system_and_memory(loaded: Workbench) -> None:
     counts = {system: 0 for system in EXPECTED_COUNTS}
     for memory in loaded.memories:
-        counts[memory.system.value] += 1
+        counts[memory.system] += 1
     assert counts == EXPECTED_COUNTS
     assert sum(counts.values()) >= 100
     assert len({m.id for m in loaded.memories}) == len(loaded.memories)
-    assert {p.system.value for p in loaded.portfolios} == set(EXPECTED_COUNTS)
+    assert {p.system for p in loaded.portfolios} == set(EXPECTED_COUNTS)
 
 
 def test_planted_problems_have_their_lines(loaded: Workbench) -> None:
@@ -74,12 +74,12 @@ def _by_file(memories: list[Memory]) -> dict[tuple[str, str], list[Memory]]:
     files: dict[tuple[str, str], list[Memory]] = defaultdict(list)
     for memory in memories:
         if memory.span is not None:
-            files[(memory.portfolio + ":" + memory.system.value, memory.source.path)].append(memory)
+            files[(memory.portfolio + ":" + memory.system, memory.source.path)].append(memory)
     return files
 
 
 def test_spans_tile_every_file_byte_for_byte(loaded: Workbench) -> None:
-    roots = {p.name + ":" + p.system.value: Path(p.root) for p in loaded.portfolios}
+    roots = {p.name + ":" + p.system: Path(p.root) for p in loaded.portfolios}
     files = _by_file(loaded.memories)
     assert len(files) > 40
     for (portfolio, rel), memories in files.items():
@@ -106,13 +106,13 @@ def test_spans_hold_what_they_name(loaded: Workbench) -> None:
             continue
         data = (roots[(memory.system, memory.portfolio)] / memory.source.path).read_bytes()
         chunk = memory.span.slice(data).decode("utf-8-sig")
-        if memory.system is System.OPENCLAW and memory.locator.startswith("note/") and "## " in chunk:
+        if memory.system == System.OPENCLAW and memory.locator.startswith("note/") and "## " in chunk:
             assert chunk.startswith("## "), memory.id
-        if memory.system is System.OPENCLAW and memory.locator.startswith("learning/"):
+        if memory.system == System.OPENCLAW and memory.locator.startswith("learning/"):
             assert chunk.startswith("## [" if "[" in memory.name or memory.name[:3] in ("LRN", "ERR", "FEA") else "## "), memory.id
-        if memory.system is System.OPENCLAW and memory.locator.startswith("state/") and memory.locator.count("/") == 2:
+        if memory.system == System.OPENCLAW and memory.locator.startswith("state/") and memory.locator.count("/") == 2:
             assert chunk.startswith("["), memory.id
-        if memory.system is System.DOLLHOUSE:
+        if memory.system == System.DOLLHOUSE:
             for entry in memory.entries:
                 if entry.span is not None and entry.id != "body":
                     assert entry.span.slice(data).lstrip().startswith(b"- "), (memory.id, entry.id)

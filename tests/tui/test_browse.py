@@ -51,9 +51,9 @@ async def test_tree_counts_equal_the_facade(sample_copy: Path, isolated_location
         _, tree, table, _ = parts(app)
         memories = app.workbench.memories
         assert tree.count_of(NodeRef()) == len(memories) == 149
-        for system, count in Counter(m.system.value for m in memories).items():
+        for system, count in Counter(m.system for m in memories).items():
             assert tree.count_of(NodeRef(system)) == count
-        for (system, portfolio, tier), count in Counter((m.system.value, m.portfolio, m.tier.value) for m in memories).items():
+        for (system, portfolio, tier), count in Counter((m.system, m.portfolio, m.tier.value) for m in memories).items():
             assert tree.count_of(NodeRef(system, portfolio, tier)) == count
         assert tree.count_of(NodeRef("massgen", "massgen", "cold")) == 10
         # The table shows every memory, once.

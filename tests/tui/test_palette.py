@@ -198,7 +198,7 @@ async def test_undo_from_the_palette_reverts_the_file(sample_copy: Path, isolate
         await app.workers.wait_for_complete()
         await pilot.pause()
         before = {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")}
-        memory = next(m for m in app.workbench.memories if m.system is System.MASSGEN and m.tier is Tier.COLD)
+        memory = next(m for m in app.workbench.memories if m.system == System.MASSGEN and m.tier is Tier.COLD)
         app.workbench.change("promote", [memory.id], reason="test")
         assert {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")} != before
         undo = next(hit for hit in await discovered(WorkbenchCommands(app.screen)) if hit.display == "Undo the latest change")
@@ -216,7 +216,7 @@ async def test_undo_on_a_screen_without_undo_runs_in_a_worker(sample_copy: Path,
         app.switch_mode("timeline")
         await pilot.pause()
         before = {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")}
-        memory = next(m for m in app.workbench.memories if m.system is System.MASSGEN and m.tier is Tier.COLD)
+        memory = next(m for m in app.workbench.memories if m.system == System.MASSGEN and m.tier is Tier.COLD)
         app.workbench.change("promote", [memory.id], reason="test")
         generation = app.generation
         undo = next(hit for hit in await discovered(WorkbenchCommands(app.screen)) if hit.display == "Undo the latest change")

@@ -95,7 +95,7 @@ async def test_typing_shows_the_facades_hits(sample_copy: Path, isolated_locatio
         assert status.startswith(f"{expected.total} hits in 0.0 ms")  # the fixed clock's time
         first = results.get_option_at_index(0).prompt
         memory = app.workbench.memory(expected.hits[0].id)
-        assert memory.name in first.plain and f"{memory.system.value} · {memory.tier.value}" in first.plain
+        assert memory.name in first.plain and f"{memory.system} · {memory.tier.value}" in first.plain
         # the «» marks became a style: the characters are gone, the marked word is styled
         assert "\u00ab" not in first.plain and "\u00bb" not in first.plain
         assert any("deploy" in first.plain[span.start : span.end].lower() for span in first.spans if span.end - span.start < 20)

@@ -548,10 +548,10 @@ def plan_budgets(
     """Every portfolio's plans, in the order of `portfolios`."""
     grouped: dict[tuple[str, str], list[Memory]] = defaultdict(list)
     for m in memories:
-        grouped[(m.system.value, m.portfolio)].append(m)
+        grouped[(m.system, m.portfolio)].append(m)
     plans: list[BudgetPlan] = []
     for portfolio in portfolios:
-        members = grouped.get((portfolio.system.value, portfolio.name), [])
+        members = grouped.get((portfolio.system, portfolio.name), [])
         if portfolio.system == System.DOLLHOUSE:
             plans.append(dollhouse_plan(members, portfolio, estimator=estimator, what_if=what_if, text_of=text_of))
         elif portfolio.system == System.MASSGEN:

@@ -30,7 +30,6 @@ pinned in the workbench, which the suggestions honour.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -52,17 +51,15 @@ from app.core.curate.apply_common import (
     undo_file_move,
     undo_ledger_only,
 )
-from app.core.curate.apply_dollhouse import budget_set as dollhouse_budget_set
-from app.core.curate.apply_memory_mcp import undo_row_values
-from app.core.curate.apply_openclaw import undo_section_move
-from app.core.formats.sqlite_ro import DbReadError
 from app.core.locations import Locations
-from app.core.model import Memory, Portfolio, System
+from app.core.model import Memory, Portfolio
+from app.core.reading.sqlite_ro import DbReadError
 from app.core.review.actions import Prepared, ReviewConflict, ReviewError
 from app.core.review.ledger import Action, Decision, Ledger, iso_utc, new_id, os_user
 from app.core.review.vault import Vault
 from app.core.storage import ConflictError, RevertWatch, Roots, Saved, StorageError, watch_for_revert
 from app.core.storage.errors import shown
+from app.core.systems import registry
 
 if TYPE_CHECKING:
     from app.core.workbench import Workbench
@@ -79,21 +76,6 @@ __all__ = [
     "pinned_ids",
 ]
 
-_MODULES: dict[System, str] = {
-    System.DOLLHOUSE: "app.core.curate.apply_dollhouse",
-    System.MASSGEN: "app.core.curate.apply_massgen",
-    System.OPENCLAW: "app.core.curate.apply_openclaw",
-    System.ENGRAM: "app.core.curate.apply_engram",
-    System.MEMORY_MCP: "app.core.curate.apply_memory_mcp",
-}
-
-NO_BUDGET: dict[System, str] = {
-    System.MASSGEN: "MassGen's short-term limits (10 memories, 1,000 tokens each, 10,000 in total) are documentation guidance, not a setting",
-    System.OPENCLAW: "OpenClaw's bootstrapMaxChars and bootstrapTotalMaxChars are settings of the OpenClaw gateway, not of the workspace the workbench opened",
-    System.ENGRAM: "Engram's mem_context limits (20 observations, 300 characters each) are constants compiled into Engram",
-    System.MEMORY_MCP: "memory-mcp's hot_cache_max_items is a server setting (the MEMORY_MCP_HOT_CACHE_MAX_ITEMS environment variable), not stored in its database",
-}
-
 
 class _System(Protocol):
     def promote(self, job: Job) -> Prepared: ...
@@ -109,16 +91,13 @@ class _System(Protocol):
     def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared: ...
 
 
-def _module(system: System) -> _System:
-    module: Any = importlib.import_module(_MODULES[System(system)])
-    return module  # type: ignore[no-any-return]
+def _module(system: str) -> _System:
+    return registry.system(system)  # type: ignore[return-value]
 
 
 _UNDO: dict[str, Callable[[Reverse, dict[str, Any]], Prepared]] = {
     "file-edit": undo_file_edit,
     "file-move": undo_file_move,
-    "section-move": undo_section_move,
-    "row-values": undo_row_values,
     "ledger-only": undo_ledger_only,
 }
 
@@ -131,7 +110,7 @@ class ChangePlan(BaseModel):
     action: Action
     subject: str  # the memory (the kept one for a merge), or `<system>:<portfolio>` for a budget
     memory_ids: tuple[str, ...]
-    system: System | None
+    system: str | None
     description: str
     changes: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -246,23 +225,20 @@ class Curator:
                 effect = self._apply(prepared, f"the merge of {memory.id} into {kept.id}")
             except CurateError as exc:
                 raise self._rolled_back(exc, decision, parts) from exc
-            parts.append(
-                {"memory_id": memory.id, "system": memory.system.value, "root": portfolio.root, "memory": memory.model_dump(mode="json"), "effect": effect}
-            )
+            parts.append({"memory_id": memory.id, "system": memory.system, "root": portfolio.root, "memory": memory.model_dump(mode="json"), "effect": effect})
         return self._record(decision)
 
     def budget_set(self, wb: Workbench, portfolio: str | Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Decision | ChangePlan:
         """DollhouseMCP's `autoLoad.maxTokenBudget` in config.yml (clamped to 100..50,000, with a
         note). `portfolio` is a Portfolio, its name, or `<system>:<name>`."""
         found = self._portfolio(wb, portfolio)
-        if found.system != System.DOLLHOUSE:
-            raise Unsupported(
-                f"budget set {found.name}: {NO_BUDGET[found.system]}; only DollhouseMCP keeps a token budget in a file the workbench can write (autoLoad.maxTokenBudget); nothing was changed"
-            )
+        system = _module(found.system)
+        if not system.keeps_budget:
+            raise Unsupported(f"budget set {found.name}: {system.no_budget}; nothing was changed")
         self._refuse_nested(Path(found.root))
         with translated(f"budget set {found.name}"):
-            prepared = dollhouse_budget_set(self._watch, self.locations, found, max_tokens)
-        subject = f"{found.system.value}:{found.name}"
+            prepared = system.set_budget(self._watch, self.locations, found, max_tokens)
+        subject = f"{found.system}:{found.name}"
         if dry_run:
             return self._plan("budget", subject, (), found.system, prepared)
         effect = self._apply(prepared, f"the budget of {subject}")
@@ -278,7 +254,7 @@ class Curator:
         kind = str(change.effect.get("kind"))
         if kind == "merge":
             return self._undo_merge(rv, reason, dry_run)
-        handler = _UNDO.get(kind)
+        handler = _UNDO.get(kind) or _undo_step(kind)
         if handler is None:
             raise CurateError(f"cannot undo {rv.label}: its effect {kind!r} is not one the workbench knows how to reverse; nothing was written")
         try:
@@ -316,7 +292,7 @@ class Curator:
     ) -> Decision | ChangePlan:
         portfolio, memory = self._resolve(wb, memory_id)
         job = self._job(action, portfolio, memory, reason, new_id(), domain=domain, priority=priority)
-        if action in ("pin", "unpin") and memory.system != System.MEMORY_MCP:
+        if action in ("pin", "unpin") and not _module(memory.system).pins_natively:
             pinned = memory.id in pinned_ids(self.ledger)
             if pinned == (action == "pin"):
                 raise NothingToChange(f"{job.label} is {'already' if pinned else 'not'} pinned in the workbench; nothing was changed")
@@ -342,11 +318,11 @@ class Curator:
         if isinstance(portfolio, Portfolio):
             return portfolio
         system, _, name = portfolio.rpartition(":")
-        found = [p for p in wb.portfolios if p.name == name and (not system or p.system.value == system)]
+        found = [p for p in wb.portfolios if p.name == name and (not system or p.system == system)]
         if not found:
             raise CurateError(f"no portfolio {portfolio!r} is open in the workbench; nothing was changed")
         if len(found) > 1:
-            names = ", ".join(f"{p.system.value}:{p.name}" for p in found)
+            names = ", ".join(f"{p.system}:{p.name}" for p in found)
             raise CurateError(f"{portfolio!r} names more than one portfolio ({names}); give it as <system>:<name>; nothing was changed")
         return found[0]
 
@@ -392,7 +368,7 @@ class Curator:
             ) from exc
 
     @staticmethod
-    def _plan(action: Action, subject: str, memory_ids: tuple[str, ...], system: System | None, prepared: Prepared) -> ChangePlan:
+    def _plan(action: Action, subject: str, memory_ids: tuple[str, ...], system: str | None, prepared: Prepared) -> ChangePlan:
         notes = tuple(str(n) for n in prepared.effect.get("notes", ()))
         return ChangePlan(
             action=action,
@@ -443,7 +419,7 @@ class Curator:
         left: list[str] = []
         for part in reversed(parts):
             try:
-                prepared = _module(System(part["system"])).restore_part(rv, part)
+                prepared = _module(str(part["system"])).restore_part(rv, part)
                 self._apply(prepared, f"putting back {part['memory_id']}")
             except CurateError as again:
                 left.append(f"{part['memory_id']} ({again})")
@@ -467,7 +443,7 @@ class Curator:
             changes: list[str] = []
             for i, part in enumerate(reversed(parts)):
                 try:
-                    prepared = _module(System(part["system"])).restore_part(rv, part)
+                    prepared = _module(str(part["system"])).restore_part(rv, part)
                 except CurateError:
                     if i == 0:
                         raise
@@ -490,7 +466,7 @@ class Curator:
         for part in reversed(parts):
             try:
                 with translated(f"cannot undo {rv.label}"):
-                    prepared = _module(System(part["system"])).restore_part(rv, part)
+                    prepared = _module(str(part["system"])).restore_part(rv, part)
                 effect = self._apply(prepared, f"putting back {part['memory_id']}")
             except CurateError as exc:
                 if not done:
@@ -508,9 +484,14 @@ class Curator:
         return self._decision("undo", rv.change.memory_id, rv.change.sha256, reason, body, rv.decision_id, rv.now)
 
 
-def _system_of(decision: Decision) -> System | None:
+def _system_of(decision: Decision) -> str | None:
     head = decision.memory_id.split(":", 1)[0]
-    try:
-        return System(head)
-    except ValueError:
-        return None
+    return head if head in registry.names() else None
+
+
+def _undo_step(kind: str) -> Callable[[Reverse, dict[str, Any]], Prepared] | None:
+    """An undo kind only one system makes (an OpenClaw section move, memory-mcp row values)."""
+    for system in registry.systems():
+        if kind in system.undo_steps:
+            return system.undo_steps[kind]
+    return None

@@ -19,11 +19,10 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from app.core.formats.sqlite_ro import DbReadError
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio
+from app.core.reading.sqlite_ro import DbReadError
 from app.core.review.actions import Prepared, ReviewConflict, ReviewError, Target, fresh_memory, read_base, restore_from_vault
-from app.core.review.effects_dollhouse import line_edit
 from app.core.review.ledger import Decision
 from app.core.review.vault import Vault
 from app.core.storage import (
@@ -40,6 +39,7 @@ from app.core.storage import (
     replace_span,
 )
 from app.core.storage.base import Base, sha256_bytes
+from app.core.systems.dollhouse.trust import line_edit
 
 # -- errors --------------------------------------------------------------------------------------------
 

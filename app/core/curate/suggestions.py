@@ -257,7 +257,7 @@ def _relations(ctx: _Context) -> list[Suggestion]:
                     continue
                 seen.add(pair)
                 why = (
-                    f"{_name(memory)} {rel.type} {_name(target, rel.target)} ({memory.system.value} relationship"
+                    f"{_name(memory)} {rel.type} {_name(target, rel.target)} ({memory.system} relationship"
                     f"{'; ' + rel.note if rel.note else ''}): one of them is stale; decide which holds."
                 )
                 out.append(Suggestion(kind="stale", ids=(memory.id, rel.target), reason=why))
@@ -440,7 +440,7 @@ def _duplicates(ctx: _Context, threshold: float) -> list[Suggestion]:
             if group.key.startswith("raw:")
             else (f"the same text once lowercased and whitespace-collapsed (sha256 {group.key[:12]}…)")
         )
-        names = ", ".join(f"{m.system.value} {_name(m)}" for m in members)
+        names = ", ".join(f"{m.system} {_name(m)}" for m in members)
         reason = f"Exact duplicates: {len(members)} memories have {how}, {members[0].words} words each: {names}. Keep one."
         out.append(Suggestion(kind="merge", ids=group.ids, reason=reason))
     for pair in near:
@@ -448,8 +448,8 @@ def _duplicates(ctx: _Context, threshold: float) -> list[Suggestion]:
         if _summary_and_detail(a, b):
             continue
         reason = (
-            f"Near duplicates (word-pair Jaccard {pair.score:.3f} >= {threshold}): {a.system.value} {_name(a)} says "
-            f'"{preview(pair.passage_a)}" and {b.system.value} {_name(b)} says "{preview(pair.passage_b)}". '
+            f"Near duplicates (word-pair Jaccard {pair.score:.3f} >= {threshold}): {a.system} {_name(a)} says "
+            f'"{preview(pair.passage_a)}" and {b.system} {_name(b)} says "{preview(pair.passage_b)}". '
             "Keep one wording."
         )
         out.append(Suggestion(kind="merge", ids=(pair.a, pair.b), reason=reason))
@@ -709,7 +709,7 @@ def _logged_demotions(ctx: _Context) -> list[Suggestion]:
         if days >= limit:
             where = "autoLoad off" if memory.system == System.DOLLHOUSE else "move it to long_term/"
             reason = (
-                f"{memory.system.value} memory {_name(memory)} is hot but was last opened {_day(last)}, {days} days ago "
+                f"{memory.system} memory {_name(memory)} is hot but was last opened {_day(last)}, {days} days ago "
                 f"(the workbench's access log; {limit} days for an uncategorized memory): {where}."
             )
             out.append(Suggestion(kind="demote", ids=(memory.id,), reason=reason))
@@ -768,7 +768,7 @@ def _promotions(ctx: _Context, memory_md_over: bool) -> list[Suggestion]:
             continue
         why = f"salience {s.score:.3f} >= {threshold:g}" if by_score else f"accessed {s.access} times (>= {PROMOTE_ACCESS})"
         gate = f", category {category}" if category else ""
-        reason = f"{memory.system.value} memory {_name(memory)} is cold but {why} ({_breakdown(s)}{gate}): {_PROMOTE_ACTION[memory.system]}."
+        reason = f"{memory.system} memory {_name(memory)} is cold but {why} ({_breakdown(s)}{gate}): {_PROMOTE_ACTION[memory.system]}."
         if memory.system == System.OPENCLAW and memory_md_over:
             reason += " MEMORY.md is already over 10 KB: make room there first."
         out.append(Suggestion(kind="promote", ids=(memory.id,), reason=reason))
@@ -782,10 +782,10 @@ def file_reader(portfolios: Sequence[Portfolio]) -> FileBytes:
     """The `file_bytes(memory)` callable for suggest() and plan_budgets(): the memory's source file
     read safely (safefs) under its portfolio's root. The one function here that touches the disk,
     and only when the callable is called; the facade builds it and passes it in."""
-    roots = {(p.system.value, p.name): p.root for p in portfolios}
+    roots = {(p.system, p.name): p.root for p in portfolios}
 
     def file_bytes(memory: Memory) -> bytes:
-        root = roots[(memory.system.value, memory.portfolio)]
+        root = roots[(memory.system, memory.portfolio)]
         return read_file(os.path.join(root, memory.source.path))
 
     return file_bytes

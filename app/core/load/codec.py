@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from app.core.formats.base import ParsedFile
+from app.core.reading.base import ParsedFile
 
 FORMAT = b"J1"  # bump when the model changes shape
 

@@ -7,11 +7,11 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app.core.formats.base import FileAdapter, ParseContext, ParsedFile
-from app.core.formats.registry import adapter as adapter_for
 from app.core.load.codec import encode
 from app.core.model import Problem
 from app.core.parsing.safefs import UnsafeFile, display_name, read_file
+from app.core.reading.base import FileAdapter, ParseContext, ParsedFile
+from app.core.systems.registry import adapter as adapter_for
 
 
 def parse_one(adapter: type[FileAdapter], ctx: ParseContext, rel: str, path: str) -> ParsedFile:

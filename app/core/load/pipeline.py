@@ -20,9 +20,6 @@ from pathlib import Path
 
 from app import __version__
 from app.core.clock import Clock, SystemClock
-from app.core.formats.base import DatabaseAdapter, FileAdapter, ParseContext, ParsedFile
-from app.core.formats.discovery import discover
-from app.core.formats.registry import adapter as adapter_for
 from app.core.load.cache import CachedFile, ParseCache, is_fresh
 from app.core.load.codec import decode as decode_payload
 from app.core.load.codec import encode
@@ -30,6 +27,9 @@ from app.core.load.parse_worker import gc_paused, parse_chunk, parse_one
 from app.core.locations import Locations
 from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.parsing.safefs import FileRef
+from app.core.reading.base import DatabaseAdapter, FileAdapter, ParseContext, ParsedFile
+from app.core.reading.discovery import discover
+from app.core.systems.registry import adapter as adapter_for
 
 PHASES: tuple[tuple[str, PhasePath], ...] = (
     ("discover", "critical"),
@@ -212,7 +212,7 @@ class Pipeline:
         cached: dict[str, CachedFile] = {}
         if self.use_cache:
             folder = self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root))
-            work.cache = ParseCache(folder, f"{__version__}:{work.ref.system.value}")
+            work.cache = ParseCache(folder, f"{__version__}:{work.ref.system}")
             cached = work.cache.load()
         present = set()
         for ref in work.files:

@@ -19,23 +19,21 @@ moves and the freshness check) is here.
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from app.core.clock import Clock
-from app.core.formats.base import ParseContext, sha256_text, slug
-from app.core.formats.registry import adapter as adapter_for
 from app.core.locations import Locations
-from app.core.model import Memory, Portfolio, Problem, System, Tier, TrustLevel
+from app.core.model import Memory, Portfolio, Problem, Tier, TrustLevel
 from app.core.parsing.text import TextProblem, decode
+from app.core.reading.base import ParseContext, sha256_text, slug
 from app.core.review.ledger import Action, Decision, Ledger, iso_utc, new_id, os_user
 from app.core.review.vault import Context, Item, Manifest, Vault, VaultError
 from app.core.storage import (
@@ -54,6 +52,8 @@ from app.core.storage import (
 )
 from app.core.storage.base import Base, sha256_bytes
 from app.core.storage.errors import shown
+from app.core.systems import registry
+from app.core.systems.registry import adapter as adapter_for
 
 if TYPE_CHECKING:
     from app.core.workbench import Workbench
@@ -61,13 +61,6 @@ if TYPE_CHECKING:
 # How many bytes on each side of a cut block must be unchanged for a restore to put it back.
 CONTEXT_BYTES = 64
 
-_EFFECTS: dict[System, str] = {
-    System.DOLLHOUSE: "app.core.review.effects_dollhouse",
-    System.MASSGEN: "app.core.review.effects_massgen",
-    System.OPENCLAW: "app.core.review.effects_openclaw",
-    System.ENGRAM: "app.core.review.effects_engram",
-    System.MEMORY_MCP: "app.core.review.effects_memory_mcp",
-}
 # Effects that take the memory out of its system's sight: the facade lists those from here.
 HIDDEN_KINDS = ("vault-file", "vault-block", "soft-delete")
 
@@ -100,7 +93,7 @@ class Plan(BaseModel):
     action: Action
     memory_id: str
     entry: str | None
-    system: System
+    system: str
     description: str
     changes: tuple[str, ...] = ()
     effect: dict[str, Any]
@@ -161,8 +154,14 @@ class Prepared:
     apply: Callable[[], dict[str, Any]] | None = None
 
 
-class _Effects(Protocol):
-    def prepare(self, target: Target) -> Prepared: ...
+@dataclass(frozen=True)
+class _Effects:
+    """A system's trust effects."""
+
+    system: Any
+
+    def prepare(self, target: Target) -> Prepared:
+        return self.system.trust_effect(target)  # type: ignore[no-any-return]
 
 
 class Reviewer:
@@ -313,9 +312,8 @@ class Reviewer:
         return Target(action, portfolio, memory, entry, reason, roots, self.vault, new_id(), self.clock.now(), undo, self._watch)
 
     @staticmethod
-    def _effects(system: System) -> _Effects:
-        module: Any = importlib.import_module(_EFFECTS[System(system)])
-        return module  # type: ignore[no-any-return]
+    def _effects(system: str) -> _Effects:
+        return _Effects(registry.system(system))
 
 
 def _refuse_nested(root: Path, data: Path) -> None:
@@ -449,7 +447,7 @@ def check_fresh_text(t: Target, current: str | None) -> None:
 def _manifest(t: Target, *, kind: str, offset: int, content: bytes, **extra: Any) -> Manifest:
     return Manifest(
         memory_id=t.memory.id,
-        system=t.memory.system.value,
+        system=t.memory.system,
         portfolio=t.memory.portfolio,
         portfolio_root=str(t.portfolio.root),
         path=t.rel,
@@ -472,7 +470,7 @@ def vault_file(t: Target, base: Base, why: str) -> Prepared:
         mode = None
     manifest = _manifest(t, kind="file", offset=0, content=base.data, mode=mode)
     name = t.vault.item_name(t.memory, t.decision_id)
-    ref = f"{t.memory.system.value}/{_portfolio_part(t)}/{name}"
+    ref = f"{t.memory.system}/{_portfolio_part(t)}/{name}"
     effect = {
         "kind": "vault-file",
         "file": t.rel,
@@ -508,7 +506,7 @@ def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
     context = Context(before_len=len(before), before_sha256=sha256_bytes(before), after_len=len(after), after_sha256=sha256_bytes(after))
     manifest = _manifest(t, kind="block", offset=start, content=block, context=context, file_sha256_after=sha256_bytes(new))
     name = t.vault.item_name(t.memory, t.decision_id)
-    ref = f"{t.memory.system.value}/{_portfolio_part(t)}/{name}"
+    ref = f"{t.memory.system}/{_portfolio_part(t)}/{name}"
     line = data.count(b"\n", 0, start) + 1
     effect = {
         "kind": "vault-block",

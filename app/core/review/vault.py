@@ -29,9 +29,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from app.core.formats.base import slug
 from app.core.locations import Locations
 from app.core.model import Memory
+from app.core.reading.base import slug
 from app.core.storage import ContainmentError, Roots, StorageError, atomic_write, check_name
 from app.core.storage.base import Gone, read_current, sha256_bytes
 from app.core.storage.errors import shown

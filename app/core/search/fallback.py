@@ -24,7 +24,7 @@ _OPERATORS = {"AND", "OR", "NOT", "&&", "||"}
 def _filter_value(memory: Memory, name: str) -> tuple[str, ...] | None:
     name = name.lower()
     if name == "system":
-        return (memory.system.value,)
+        return (memory.system,)
     if name == "tier":
         return (memory.tier.value,)
     if name == "trust":

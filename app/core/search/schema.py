@@ -373,7 +373,7 @@ def digest(memory: Memory, content_sha: str, salience: float) -> str:
     fields_indexed = (
         SCHEMA_VERSION,
         memory.id,
-        memory.system.value,
+        memory.system,
         memory.portfolio,
         memory.tier.value,
         memory.domain,
@@ -403,7 +403,7 @@ def document(memory: Memory, text: str, salience: float, digest_value: str) -> d
     doc: dict[str, Any] = {
         "id": safe_text(memory.id),
         "_stored_id": memory.id,
-        "system": memory.system.value,
+        "system": memory.system,
         "portfolio": keyword(memory.portfolio),
         "tier": memory.tier.value,
         "domain": keyword(memory.domain),

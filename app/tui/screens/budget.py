@@ -27,7 +27,7 @@ PlanKey = tuple[str, str, str]  # system, portfolio, scope
 
 
 def plan_key(plan: BudgetPlan) -> PlanKey:
-    return (plan.system.value, plan.portfolio, plan.scope)
+    return (plan.system, plan.portfolio, plan.scope)
 
 
 NARROW = 110  # columns below which the panes stack
@@ -171,7 +171,7 @@ class BudgetScreen(Screen[None]):
 
     def _title(self, plan: BudgetPlan) -> Text:
         text = Text()
-        text.append(one_line(f"{plan.system.value} \u00b7 {plan.portfolio} \u00b7 {plan.scope}", 100), style="bold")
+        text.append(one_line(f"{plan.system} \u00b7 {plan.portfolio} \u00b7 {plan.scope}", 100), style="bold")
         limit = "no limit" if plan.limit is None else f"limit {plan.limit:,}"
         text.append(f"   {plan.loaded:,} of {plan.used:,} {plan.unit} load \u00b7 {limit}")
         cut = next((item for item in plan.items if not item.fits), None)
@@ -211,7 +211,7 @@ class BudgetScreen(Screen[None]):
 
     def _dollhouse_plan(self) -> BudgetPlan | None:
         plan = self.plan
-        if plan is None or plan.system is not System.DOLLHOUSE:
+        if plan is None or plan.system != System.DOLLHOUSE:
             # WhatIf carries DollhouseMCP's maxTokenBudget and priorities only; other systems' limits
             # are fixed by their code.
             self.notify("Only a DollhouseMCP auto-load budget and its priorities can be changed.", severity="warning")
@@ -266,7 +266,7 @@ class BudgetScreen(Screen[None]):
         if plan is None or not changes:
             self.notify("Nothing to apply: change the budget (+/-) or a priority (ctrl+up/down) first.", severity="warning")
             return
-        portfolio = f"{plan.system.value}:{plan.portfolio}"
+        portfolio = f"{plan.system}:{plan.portfolio}"
         max_tokens = self.max_tokens
         priorities = dict(self.priorities)
 

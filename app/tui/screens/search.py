@@ -161,7 +161,7 @@ class SearchScreen(Screen[None]):
             memory = workbench.memory(memory_id)  # type: ignore[attr-defined]
         except KeyError:  # the index is a step behind the list (a file vanished): show the id alone
             return HitRow(memory_id, memory_id, "?", "?", highlight)
-        return HitRow(memory_id, memory.name, memory.system.value, memory.tier.value, highlight)
+        return HitRow(memory_id, memory.name, memory.system, memory.tier.value, highlight)
 
     # -- answers ---------------------------------------------------------------------------------
 

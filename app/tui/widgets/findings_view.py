@@ -97,7 +97,7 @@ class FindingsView(VerticalScroll):
         memory = item.memory
         text = Text()
         text.append(one_line(memory.name, 100), style="bold")
-        text.append(f"\n{one_line(memory.id, 160)}  \u00b7  {memory.system.value} \u00b7 tier {memory.tier.value}\n")
+        text.append(f"\n{one_line(memory.id, 160)}  \u00b7  {memory.system} \u00b7 tier {memory.tier.value}\n")
         text.append(f"claimed: {claimed_of(item)}   effective: {effective_of(item)}")
         if item.effective.stale:
             text.append("\nchanged since approval: the decision no longer counts", style="bold")

@@ -199,7 +199,7 @@ class MemoryDetail(Vertical):
         self.data = data
         memory = data.memory
         title = Text(one_line(memory.name, 120), style="bold")
-        title.append(f"  {memory.system.value} · {memory.tier.value} · {memory.trust.value}", style="dim")
+        title.append(f"  {memory.system} · {memory.tier.value} · {memory.trust.value}", style="dim")
         self.query_one("#detail-title", Static).update(title)
         self.query_one("#detail-content", Static).update(content_text(data))
         self.query_one("#detail-metadata", Static).update(metadata_text(memory))

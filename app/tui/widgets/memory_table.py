@@ -57,7 +57,7 @@ class MemoryRow:
         return cls(
             id=memory.id,
             name=one_line(memory.name, 200),
-            system=memory.system.value,
+            system=memory.system,
             tier=memory.tier.value,
             trust=memory.trust,
             priority=memory.priority,

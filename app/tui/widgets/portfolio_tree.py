@@ -32,7 +32,7 @@ class NodeRef:
 
     def matches(self, memory: Memory) -> bool:
         return (
-            (self.system is None or memory.system.value == self.system)
+            (self.system is None or memory.system == self.system)
             and (self.portfolio is None or memory.portfolio == self.portfolio)
             and (self.tier is None or memory.tier.value == self.tier)
             and (self.domain is None or (memory.domain or NO_DOMAIN) == self.domain)
@@ -55,7 +55,7 @@ def tally(memories: Iterable[Memory]) -> dict[NodeRef, _Tally]:
     """Counts of every node of the tree, the root (NodeRef()) included, in one pass."""
     counts: dict[NodeRef, _Tally] = {}
     for m in memories:
-        system, portfolio, tier, domain = m.system.value, m.portfolio, m.tier.value, m.domain or NO_DOMAIN
+        system, portfolio, tier, domain = m.system, m.portfolio, m.tier.value, m.domain or NO_DOMAIN
         for ref in (
             NodeRef(),
             NodeRef(system),

@@ -45,13 +45,13 @@ from app.core.curate.apply_common import (
     save,
     translated,
 )
-from app.core.formats.base import ParseContext
-from app.core.formats.openclaw import FileKind, OpenClawAdapter, classify
 from app.core.model import Memory
-from app.core.review import effects_openclaw
+from app.core.reading.base import ParseContext
 from app.core.review.actions import Prepared
 from app.core.storage import ContainmentError, Roots, Saved, StorageError, atomic_write, check_name, insert_span, remove_file
 from app.core.storage.base import sha256_bytes
+from app.core.systems.openclaw import trust as effects_openclaw
+from app.core.systems.openclaw.reader import FileKind, OpenClawAdapter, classify
 
 MEMORY_MD = "MEMORY.md"
 DEFAULT_DOMAIN = "projects"

@@ -29,11 +29,11 @@ from app.core.curate.apply_common import (
     restore_vault_part,
     translated,
 )
-from app.core.formats.massgen import MassGenFormatError, split_massgen
 from app.core.model import Memory
 from app.core.parsing.text import LineIndex, TextProblem, decode
-from app.core.review import effects_massgen
 from app.core.review.actions import Prepared
+from app.core.systems.massgen import trust as effects_massgen
+from app.core.systems.massgen.reader import MassGenFormatError, split_massgen
 
 SHORT, LONG = "short_term", "long_term"
 ITEM_TOKENS = 1000

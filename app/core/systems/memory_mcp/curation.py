@@ -29,11 +29,12 @@ from app.core.curate.apply_common import (
     prepared,
     translated,
 )
-from app.core.formats.base import sha256_text
-from app.core.formats.sqlite_ro import read_db_or_raise, source_file
-from app.core.model import Memory, Source, System, Tier
+from app.core.model import Memory, Source, Tier
+from app.core.reading.base import sha256_text
+from app.core.reading.sqlite_ro import read_db_or_raise, source_file
 from app.core.review.actions import Prepared
 from app.core.storage import Roots, write_transaction
+from app.core.systems.memory_mcp import NAME
 
 TABLE = "memories"
 HISTORY = "trust_history"
@@ -184,9 +185,7 @@ def undo_row_values(rv: Reverse, effect: dict[str, Any]) -> Prepared:
 
 def _stub(memory_id: str, rel: str, row: int) -> Memory:
     """Enough of a memory to name its row (an undo may run after the workbench forgot it)."""
-    return Memory(
-        id=memory_id, system=System.MEMORY_MCP, portfolio="", locator=f"mem/{row}", name="", tier=Tier.COLD, source=Source(path=rel, table=TABLE, row=row)
-    )
+    return Memory(id=memory_id, system=NAME, portfolio="", locator=f"mem/{row}", name="", tier=Tier.COLD, source=Source(path=rel, table=TABLE, row=row))
 
 
 # -- merge ----------------------------------------------------------------------------------------------
@@ -212,7 +211,7 @@ def merge_out(job: Job, kept: Memory) -> Prepared:
     created = _sql_time(job.now)
     note = f"merged into {kept.id} by memwb" + (f": {job.reason}" if job.reason else "")
     history = {"reason": MERGE_REASON, "old_trust": old, "new_trust": 0.0, "delta": round(-old, 10), "similarity": None, "note": note, "created_at": created}
-    same_db = kept.system == System.MEMORY_MCP and kept.portfolio == job.memory.portfolio and kept.source.path == job.memory.source.path
+    same_db = kept.system == NAME and kept.portfolio == job.memory.portfolio and kept.source.path == job.memory.source.path
     link = {"from": kept.source.row, "to": job.memory.source.row, "type": "supersedes", "created_at": created} if same_db else None
     effect: dict[str, Any] = {
         "kind": "mcp-merge",

@@ -20,8 +20,8 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from app.core.formats.base import sha256_text
-from app.core.formats.sqlite_ro import DbReadError, read_db_or_raise, source_file
+from app.core.reading.base import sha256_text
+from app.core.reading.sqlite_ro import DbReadError, read_db_or_raise, source_file
 from app.core.review.actions import Prepared, ReviewConflict, ReviewError, Target, check_fresh_text, ledger_only
 from app.core.storage import write_transaction
 

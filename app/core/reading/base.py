@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from app.core.model import Memory, Problem, System
+from app.core.model import Memory, Problem
 from app.core.parsing.safefs import FileRef
 
 
@@ -30,7 +30,7 @@ from app.core.parsing.safefs import FileRef
 class ParseContext:
     """What a parse may depend on besides the file's bytes. Injected, so tests are deterministic."""
 
-    system: System
+    system: str
     portfolio: str
     root: str
     today: date
@@ -58,8 +58,8 @@ class Capabilities(BaseModel):
     budget: str
 
 
-def memory_id(system: System | str, portfolio: str, locator: str) -> str:
-    return f"{System(system).value}:{portfolio}:{locator}"
+def memory_id(system: str, portfolio: str, locator: str) -> str:
+    return f"{system}:{portfolio}:{locator}"
 
 
 def estimate_tokens(words: int) -> int:
@@ -106,7 +106,7 @@ def dedupe_ids(memories: list[Memory]) -> list[Memory]:
 
 
 class Adapter(ABC):
-    system: ClassVar[System]
+    system: ClassVar[str]
     capabilities: ClassVar[Capabilities]
 
     @classmethod
@@ -116,7 +116,7 @@ class Adapter(ABC):
 
     @classmethod
     def portfolio_name(cls, root: Path) -> str:
-        return root.name.lstrip(".") or cls.system.value
+        return root.name.lstrip(".") or cls.system
 
     @classmethod
     def settings(cls, root: Path, problems: list[Problem]) -> dict[str, Any]:
@@ -159,7 +159,7 @@ class DatabaseAdapter(Adapter):
         """A database is named by its folder (~/.engram/engram.db -> "engram")."""
         root = Path(root)
         folder = root if root.is_dir() else root.parent
-        return folder.name.lstrip(".") or cls.system.value
+        return folder.name.lstrip(".") or cls.system
 
     @classmethod
     @abstractmethod

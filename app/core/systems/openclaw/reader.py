@@ -21,7 +21,10 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
-from app.core.formats.base import (
+from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel
+from app.core.parsing import safefs
+from app.core.parsing.text import LineIndex, TextProblem, decode
+from app.core.reading.base import (
     Capabilities,
     FileAdapter,
     ParseContext,
@@ -33,9 +36,7 @@ from app.core.formats.base import (
     sha256_text,
     slug,
 )
-from app.core.model import Entry, Memory, Problem, Source, Span, System, Tier, TrustLevel
-from app.core.parsing import safefs
-from app.core.parsing.text import LineIndex, TextProblem, decode
+from app.core.systems.openclaw import NAME
 
 BOOTSTRAP_FILES = frozenset({"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"})
 STATE_LINE_FILES: dict[str, str] = {"HOLD.md": "hold", "DECISIONS.md": "decisions", "CLOSED.md": "closed"}
@@ -287,8 +288,8 @@ class _Builder:
         entry = Entry(id=locator, span=span, timestamp=created, words=words, chars=len(content))
         self.memories.append(
             Memory(
-                id=memory_id(System.OPENCLAW, self.ctx.portfolio, locator),
-                system=System.OPENCLAW,
+                id=memory_id(NAME, self.ctx.portfolio, locator),
+                system=NAME,
                 portfolio=self.ctx.portfolio,
                 locator=locator,
                 name=name,
@@ -523,7 +524,7 @@ def _parse_bootstrap(b: _Builder) -> None:
 
 
 class OpenClawAdapter(FileAdapter):
-    system: ClassVar[System] = System.OPENCLAW
+    system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
         trust_source="none: OpenClaw keeps no trust; only the workbench ledger vouches for a memory",
         quarantine="the section, line or file is cut into the workbench vault",

@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from app.core.formats.base import (
+from app.core.model import Entry, Memory, Problem, Relation, Source, Tier
+from app.core.parsing.safefs import UnsafeFile, display_name, read_file
+from app.core.parsing.text import TextProblem, decode
+from app.core.reading.base import (
     Capabilities,
     DatabaseAdapter,
     ParseContext,
@@ -28,7 +31,7 @@ from app.core.formats.base import (
     memory_id,
     sha256_text,
 )
-from app.core.formats.sqlite_ro import (
+from app.core.reading.sqlite_ro import (
     DbReadError,
     ReadOnlyDb,
     is_sqlite,
@@ -38,9 +41,7 @@ from app.core.formats.sqlite_ro import (
     read_head,
     source_file,
 )
-from app.core.model import Entry, Memory, Problem, Relation, Source, System, Tier
-from app.core.parsing.safefs import UnsafeFile, display_name, read_file
-from app.core.parsing.text import TextProblem, decode
+from app.core.systems.engram import NAME
 
 DB_NAME = "engram.db"
 TABLE = "observations"
@@ -123,7 +124,7 @@ def _make_obs(row: dict[str, Any], content: str) -> _Obs:
 
 
 class EngramAdapter(DatabaseAdapter):
-    system: ClassVar[System] = System.ENGRAM
+    system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
         trust_source="none: Engram keeps no trust; the workbench ledger decides",
         quarantine="soft delete: deleted_at is set and every Engram read path skips the row",
@@ -365,7 +366,7 @@ def _link_relations(snap: _Snapshot, ctx: ParseContext, live: set[int], problems
         note = status
         if dst not in live:
             note = f"{status}; target deleted" if status else "target deleted"
-        out[src].append(Relation(type=kind, target=memory_id(System.ENGRAM, ctx.portfolio, f"obs/{dst}"), note=note))
+        out[src].append(Relation(type=kind, target=memory_id(NAME, ctx.portfolio, f"obs/{dst}"), note=note))
     if unresolved:
         problems.append(
             Problem(path=display_name(rel), message=f"{unresolved} memory_relations row(s) name an observation that does not exist", kept="those links skipped")
@@ -375,7 +376,7 @@ def _link_relations(snap: _Snapshot, ctx: ParseContext, live: set[int], problems
 
 def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]) -> list[Memory]:
     observations = snap.observations
-    mid = {o.id: memory_id(System.ENGRAM, ctx.portfolio, f"obs/{o.id}") for o in observations}
+    mid = {o.id: memory_id(NAME, ctx.portfolio, f"obs/{o.id}") for o in observations}
     hot = _hot_ids(observations)
     relations = _topic_relations(observations, mid)
     for key, links in _link_relations(snap, ctx, set(mid), problems, rel).items():
@@ -406,7 +407,7 @@ def _memory(
     entry = Entry(id=str(obs.id), timestamp=obs.created, words=obs.words, chars=obs.chars)
     return Memory(
         id=mid[obs.id],
-        system=System.ENGRAM,
+        system=NAME,
         portfolio=ctx.portfolio,
         locator=locator,
         name=obs.title,

@@ -47,10 +47,10 @@ from app.core.model import Memory, Portfolio
 from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import TextProblem, decode
 from app.core.review.actions import Prepared, vault_file
-from app.core.review.effects_dollhouse import is_front_matter
 from app.core.storage import EditError, Roots, Saved, set_key
 from app.core.storage.base import Base
 from app.core.storage.edits import Where
+from app.core.systems.dollhouse.trust import is_front_matter
 
 DEFAULT_PRIORITY = 50
 MIN_PRIORITY, MAX_AUTOLOAD_PRIORITY = 1, 99

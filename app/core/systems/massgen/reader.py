@@ -16,7 +16,10 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
-from app.core.formats.base import (
+from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel
+from app.core.parsing import safefs
+from app.core.parsing.text import LineIndex, TextProblem, decode
+from app.core.reading.base import (
     Capabilities,
     FileAdapter,
     ParseContext,
@@ -26,9 +29,7 @@ from app.core.formats.base import (
     memory_id,
     sha256_text,
 )
-from app.core.model import Entry, Memory, Problem, Source, Span, System, Tier, TrustLevel
-from app.core.parsing import safefs
-from app.core.parsing.text import LineIndex, TextProblem, decode
+from app.core.systems.massgen import NAME
 
 MEMORY_DIR = "memory"
 TIER_DIRS: dict[str, Tier] = {"short_term": Tier.HOT, "long_term": Tier.COLD}
@@ -146,7 +147,7 @@ def _may_hold_memories(rel_dir: str) -> bool:
 
 
 class MassGenAdapter(FileAdapter):
-    system: ClassVar[System] = System.MASSGEN
+    system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
         trust_source="none: MassGen keeps no trust; only the workbench ledger vouches for a memory",
         quarantine="the file is moved into the workbench vault",
@@ -243,8 +244,8 @@ class MassGenAdapter(FileAdapter):
         )
         out.memories.append(
             Memory(
-                id=memory_id(System.MASSGEN, ctx.portfolio, locator),
-                system=System.MASSGEN,
+                id=memory_id(NAME, ctx.portfolio, locator),
+                system=NAME,
                 portfolio=ctx.portfolio,
                 locator=locator,
                 name=meta.get("name") or stem,

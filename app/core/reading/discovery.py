@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from app.core.formats.registry import adapters
 from app.core.model import PortfolioRef, Problem
+from app.core.systems.registry import adapters
 
 SEARCH_DEPTH = 2
 _NEVER_DESCEND = {".git", "node_modules", ".venv", "venv", "__pycache__", ".cache", ".tmp", "backups"}
@@ -69,7 +69,7 @@ def discover(paths: list[Path], problems: list[Problem]) -> list[PortfolioRef]:
     for path in paths:
         before = len(refs)
         for ref in find_portfolios(Path(path).expanduser().absolute(), problems):
-            key = (ref.system.value, os.path.realpath(ref.root))
+            key = (ref.system, os.path.realpath(ref.root))
             if key not in seen:
                 seen.add(key)
                 refs.append(ref)
@@ -84,7 +84,7 @@ def _unique_names(refs: list[PortfolioRef]) -> list[PortfolioRef]:
     counts: dict[tuple[str, str], int] = {}
     out = []
     for ref in refs:
-        key = (ref.system.value, ref.name)
+        key = (ref.system, ref.name)
         counts[key] = counts.get(key, 0) + 1
         if counts[key] > 1:
             ref = ref.model_copy(update={"name": f"{ref.name}-{counts[key]}"})

@@ -13,8 +13,8 @@ from typing import Any
 
 from app.core.curate.apply_common import Job, Reverse, Unsupported, ledger_only, part_target, prepared, translated
 from app.core.model import Memory
-from app.core.review import effects_engram
 from app.core.review.actions import Prepared
+from app.core.systems.engram import trust as effects_engram
 
 NO_TIERS = (
     "Engram has no tiers: mem_context injects the most recent observations of the project (20, each cut to "

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from app.core.formats.base import (
+from app.core.model import Entry, Memory, Problem, Relation, Source, Tier, TrustLevel, most_severe
+from app.core.parsing.safefs import display_name
+from app.core.reading.base import (
     Capabilities,
     DatabaseAdapter,
     ParseContext,
@@ -24,9 +26,8 @@ from app.core.formats.base import (
     memory_id,
     sha256_text,
 )
-from app.core.formats.sqlite_ro import DbReadError, ReadOnlyDb, is_sqlite, json_value, read_db, read_db_or_raise, source_file
-from app.core.model import Entry, Memory, Problem, Relation, Source, System, Tier, TrustLevel, most_severe
-from app.core.parsing.safefs import display_name
+from app.core.reading.sqlite_ro import DbReadError, ReadOnlyDb, is_sqlite, json_value, read_db, read_db_or_raise, source_file
+from app.core.systems.memory_mcp import NAME
 
 DB_NAME = "memory.db"
 TABLE = "memories"
@@ -125,7 +126,7 @@ def _read_snapshot(db: ReadOnlyDb) -> _Snapshot:
 
 
 class MemoryMcpAdapter(DatabaseAdapter):
-    system: ClassVar[System] = System.MEMORY_MCP
+    system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
         trust_source="trust_score 0..1 kept by memory-mcp itself, with every change in trust_history",
         quarantine="soft: trust_score 0, not hot, not pinned, and a trust_history row",
@@ -205,7 +206,7 @@ def _relations(ctx: ParseContext, ident: int, snap: _Snapshot, ids: set[int | No
     out = []
     for target, kind in snap.links.get(ident, []):
         note = "" if target in ids else "target missing"
-        out.append(Relation(type=kind, target=memory_id(System.MEMORY_MCP, ctx.portfolio, f"mem/{target}"), note=note))
+        out.append(Relation(type=kind, target=memory_id(NAME, ctx.portfolio, f"mem/{target}"), note=note))
     return tuple(out)
 
 
@@ -240,8 +241,8 @@ def _memory(ctx: ParseContext, rel: str, ident: int, row: _Row, snap: _Snapshot,
     )
     locator = f"mem/{ident}"
     return Memory(
-        id=memory_id(System.MEMORY_MCP, ctx.portfolio, locator),
-        system=System.MEMORY_MCP,
+        id=memory_id(NAME, ctx.portfolio, locator),
+        system=NAME,
         portfolio=ctx.portfolio,
         locator=locator,
         name=row.name,

@@ -22,7 +22,11 @@ from typing import Any, ClassVar
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from app.core.formats.base import (
+from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel, most_severe
+from app.core.parsing import frontmatter, yamlsafe
+from app.core.parsing.safefs import FileRef, UnsafeFile, display_name, read_file, walk_files
+from app.core.parsing.text import LineIndex, TextProblem, decode
+from app.core.reading.base import (
     Capabilities,
     FileAdapter,
     ParseContext,
@@ -32,10 +36,7 @@ from app.core.formats.base import (
     memory_id,
     sha256_text,
 )
-from app.core.model import Entry, Memory, Problem, Source, Span, System, Tier, TrustLevel, most_severe
-from app.core.parsing import frontmatter, yamlsafe
-from app.core.parsing.safefs import FileRef, UnsafeFile, display_name, read_file, walk_files
-from app.core.parsing.text import LineIndex, TextProblem, decode
+from app.core.systems.dollhouse import NAME
 
 # `<name>.backup-2026-03-14T09-12-33-120Z.yaml`, optionally `-v2`: the server's own copies, pruned by
 # it. The ISO stamp is required, so a memory merely named `backup-strategy.yaml` is never skipped.
@@ -495,7 +496,7 @@ def _stem(rel: str) -> str:
 
 
 class DollhouseAdapter(FileAdapter):
-    system: ClassVar[System] = System.DOLLHOUSE
+    system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
         trust_source="per-entry trustLevel (a claim)",
         quarantine="entry trustLevel: quarantined",
@@ -516,7 +517,7 @@ class DollhouseAdapter(FileAdapter):
     @classmethod
     def portfolio_name(cls, root: Path) -> str:
         name = root.parent.name if root.name == "portfolio" else root.name
-        return name.lstrip(".") or cls.system.value
+        return name.lstrip(".") or cls.system
 
     @classmethod
     def settings(cls, root: Path, problems: list[Problem]) -> dict[str, Any]:

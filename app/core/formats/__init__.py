@@ -1,1 +1,0 @@
-"""One adapter per memory system, plus discovery. Only adapters know a format."""

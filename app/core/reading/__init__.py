@@ -1,0 +1,1 @@
+"""What every system's reader shares: the adapter contract, safe SQLite reads, finding portfolios on disk."""

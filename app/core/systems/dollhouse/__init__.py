@@ -1,0 +1,3 @@
+"""DollhouseMCP: everything the workbench knows about it lives in this package (see FORMAT.md)."""
+
+NAME = "dollhouse"

@@ -1,0 +1,3 @@
+"""Engram: everything the workbench knows about it lives in this package (see FORMAT.md)."""
+
+NAME = "engram"

@@ -1,0 +1,3 @@
+"""MassGen: everything the workbench knows about it lives in this package (see FORMAT.md)."""
+
+NAME = "massgen"
