@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.reading.base import ParsedFile
 from app.core.load import codec
 from app.core.locations import Locations
+from app.core.reading.base import ParsedFile
 from app.core.workbench import Workbench
 from tests.conftest import SAMPLE
 

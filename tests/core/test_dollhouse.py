@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from app.core.model import Memory, Problem, System, Tier, TrustLevel
 from app.core.reading.base import ParseContext, ParsedFile, estimate_tokens, sha256_text
 from app.core.systems.dollhouse.reader import DollhouseAdapter
-from app.core.model import Memory, Problem, System, Tier, TrustLevel
 
 CTX = ParseContext(system=System.DOLLHOUSE, portfolio="dollhouse", root="/unused", today=date(2026, 3, 14))
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from app.core.model import Memory, Problem, Relation, Source, System, Tier, TrustLevel
 from app.core.reading import sqlite_ro
 from app.core.reading.base import ParseContext, count_words, estimate_tokens, sha256_text
-from app.core.systems.engram.reader import EngramAdapter
 from app.core.reading.sqlite_ro import DbReadError
-from app.core.model import Memory, Problem, Relation, Source, System, Tier, TrustLevel
+from app.core.systems.engram.reader import EngramAdapter
 
 SCHEMA = """
 CREATE TABLE sessions (

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from app.core.reading.base import ParseContext, ParsedFile, estimate_tokens, sha256_text
-from app.core.systems.massgen.reader import MassGenAdapter
 from app.core.model import Memory, Problem, Span, System, Tier, TrustLevel
 from app.core.parsing import safefs
+from app.core.reading.base import ParseContext, ParsedFile, estimate_tokens, sha256_text
+from app.core.systems.massgen.reader import MassGenAdapter
 
 TODAY = date(2026, 3, 14)
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from app.core.reading.base import ParseContext, estimate_tokens, sha256_text
-from app.core.systems.memory_mcp.reader import MemoryMcpAdapter, trust_level
-from app.core.reading.sqlite_ro import DbReadError
 from app.core.model import Memory, Problem, Relation, Source, System, Tier, TrustLevel
+from app.core.reading.base import ParseContext, estimate_tokens, sha256_text
+from app.core.reading.sqlite_ro import DbReadError
+from app.core.systems.memory_mcp.reader import MemoryMcpAdapter, trust_level
 
 SCHEMA = """
 CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP);

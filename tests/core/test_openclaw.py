@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from app.core.reading.base import ParseContext, ParsedFile, sha256_text
-from app.core.systems.openclaw.reader import OpenClawAdapter
 from app.core.model import Memory, Problem, Span, System, Tier, TrustLevel
 from app.core.parsing import safefs
+from app.core.reading.base import ParseContext, ParsedFile, sha256_text
+from app.core.systems.openclaw.reader import OpenClawAdapter
 
 TODAY = date(2026, 3, 14)
 

@@ -22,10 +22,10 @@ from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Tier, TrustLevel
 from app.core.review.actions import NothingToRestore, Plan, ReviewConflict, Reviewer, ReviewError, quarantined_memories, quarantined_text
-from app.core.systems.dollhouse.trust import line_edit
 from app.core.review.ledger import Decision, Ledger
 from app.core.review.trust import effective_trust
 from app.core.storage.base import Base, sha256_bytes
+from app.core.systems.dollhouse.trust import line_edit
 from app.core.workbench import Workbench
 from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, used by pytestmark)
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.reading.base import count_words, estimate_tokens, memory_id, sha256_text
 from app.core.model import Memory, Source, System, Tier, TrustLevel
+from app.core.reading.base import count_words, estimate_tokens, memory_id, sha256_text
 from app.core.search import BuildPlan, QuerySyntaxError, SearchIndex, fallback_search
 from app.core.search.highlight import CLOSE, OPEN
 
