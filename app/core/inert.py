@@ -1,5 +1,5 @@
 """One sanitiser for every string that came from a memory, before it reaches a terminal or a widget
-(SECURITY.md section 2.7): control characters become visible symbols, invisible format characters
+(docs/security.md section 4): control characters become visible symbols, invisible format characters
 become `⟦U+XXXX⟧` markers, so no escape sequence reaches the screen and nothing hides."""
 
 from __future__ import annotations

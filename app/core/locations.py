@@ -1,4 +1,4 @@
-"""Where the workbench keeps its own state (DESIGN.md section 5) and where its bundled data lives.
+"""Where the workbench keeps its own state (docs/architecture.md, "Where state lives") and where its bundled data lives.
 
 Every location can be overridden by an environment variable (tests always do), so nothing is ever
 written inside a portfolio.

@@ -13,14 +13,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class System(StrEnum):
-    DOLLHOUSE = "dollhouse"
-    MASSGEN = "massgen"
-    OPENCLAW = "openclaw"
-    ENGRAM = "engram"
-    MEMORY_MCP = "memory-mcp"
-
-
 class Tier(StrEnum):
     HOT = "hot"
     COLD = "cold"

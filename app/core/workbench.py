@@ -1,28 +1,57 @@
-"""The facade: the only API the faces (the Textual app, the command line) use."""
+"""The facade: the only API the faces (the Textual app, the command line) use.
+
+Loading runs the startup pipeline. Every decision and change goes through the change layer's
+`Applier`, one typed method each; after a write only the portfolios the change touched are read
+again (changed files only), and the maps, the search index and those portfolios' budget plans are
+patched. `changed` then holds the ids that differ, for the faces to refresh just those.
+"""
 
 from __future__ import annotations
 
+import os
+import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.budget import BudgetPlan, WhatIf, plan_budgets
+from app.core.change.applier import Applier
+from app.core.change.errors import ChangeError
+from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
-from app.core.curate.apply import ChangePlan, Curator
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
+from app.core.reading.base import Capabilities
 from app.core.reading.discovery import standard_locations
-from app.core.review.actions import Plan, Reviewer
-from app.core.review.ledger import Decision
+from app.core.review.detector import scan_memory
+from app.core.review.finding import Finding
+from app.core.review.ledger import Decision, OpenPortfolio, TrustAction
 from app.core.review.queue import ReviewItem, review_queue
 from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
+from app.core.systems import registry
+from app.core.systems.info import SystemInfo
 from app.core.systems.registry import adapter as adapter_for
 
 
 class UnknownMemory(KeyError):
-    pass
+    def __str__(self) -> str:
+        return f"no memory {self.args[0]!r} in the workbench"
+
+
+Outcome = Decision | Plan
+
+
+@dataclass(frozen=True)
+class DecisionRequest:
+    """One decision of a batch (`Workbench.decide_many`)."""
+
+    action: TrustAction
+    memory_id: str
+    reason: str
+    entry: str | None = None
 
 
 class Workbench:
@@ -39,8 +68,16 @@ class Workbench:
         self._vaulted: set[str] = set()
         self._saliences: dict[str, Salience] | None = None
         self._plans: list[BudgetPlan] = []
-        self.reviewer = Reviewer(self.locations, clock=self.clock)
-        self.curator = Curator(self.locations, clock=self.clock)
+        # After a write, the search index and the touched portfolios' budget plans catch up when
+        # they are next asked for, so a decision costs the re-read of its own files only.
+        self._index_behind = False
+        self._plans_behind: list[Portfolio] = []
+        self._applier = Applier(self.locations, clock=self.clock)
+        self._pipeline: Pipeline | None = None
+        # The faces' worker threads read while a write refreshes: state is swapped under this lock.
+        self._lock = threading.RLock()
+        self.changed: list[str] = []  # ids the last write changed, added or removed
+        self._load_problems: list[Problem] = []
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -52,7 +89,8 @@ class Workbench:
         """Run the startup pipeline over `paths`; events stream to `emit` as phases run. With
         `index=False` the search index is left as it is (search then falls back to substrings)."""
         self._index_ready = False
-        pipeline = Pipeline(
+        self._index_behind, self._plans_behind = False, []
+        self._pipeline = pipeline = Pipeline(
             self.locations,
             clock=self.clock,
             emit=emit,
@@ -63,19 +101,40 @@ class Workbench:
         )
         self._paths = [Path(p) for p in paths]
         result = pipeline.run(self._paths)
-        self._portfolios = {(p.system, p.name): p for p in result.portfolios}
-        result.memories.extend(self._vaulted_memories(result))
-        self._result = result
-        self._by_id = {m.id: m for m in result.memories}
-        self._saliences = None
+        with self._lock:
+            self._portfolios = {(p.system, p.name): p for p in result.portfolios}
+            self._load_problems = list(result.problems)
+            self._attach_ledger(result)
+            result.memories.extend(self._vaulted_memories(result))
+            self._result = result
+            self._by_id = {m.id: m for m in result.memories}
+            self._saliences = None
         return result
+
+    def _attach_ledger(self, result: LoadResult) -> None:
+        """The ledger reads its records against the portfolios open now (by root, see
+        `Ledger.attach`), before anything asks it for a memory's history."""
+        shas = {m.id: m.sha256 for m in result.memories}
+        opened = [
+            OpenPortfolio(system=p.system, name=p.name, root=os.path.realpath(p.root), folder=adapter_for(p.system).portfolio_name(Path(p.root)))
+            for p in result.portfolios
+        ]
+        self._applier.ledger.attach(opened, shas.get)
+        if self._applier.ledger.unattached:
+            result.problems.append(
+                Problem(
+                    path="ledger.jsonl",
+                    message=f"{self._applier.ledger.unattached} records written before portfolio roots were kept name a folder name that several open portfolios share and match none of them by content",
+                    kept="records kept in the ledger, attached to no memory",
+                )
+            )
 
     def _vaulted_memories(self, result: LoadResult) -> list[Memory]:
         """Memories our quarantine took out of their system (the vault keeps them), listed in tier
         quarantine beside the rest."""
         seen = {m.id for m in result.memories}
         problems: list[Problem] = []
-        vaulted = [m for m in self.reviewer.quarantined_memories(problems) if (m.system, m.portfolio) in self._portfolios and m.id not in seen]
+        vaulted = [m for m in self._applier.quarantined_memories(problems) if (m.system, m.portfolio) in self._portfolios and m.id not in seen]
         result.problems.extend(problems)
         self._vaulted = {m.id for m in vaulted}
         return vaulted
@@ -113,15 +172,23 @@ class Workbench:
     def index_ready(self) -> bool:
         return self._index_ready
 
+    def _catch_up_index(self) -> None:
+        with self._lock:
+            if self._index_behind and self._index is not None and self._index_ready:
+                self._index_behind = False
+                self._update_index(self.portfolios, self.memories, lambda done, total: None)
+
     def search(self, query: str, *, limit: int = 20) -> SearchResult:
         """Hits for `query` (raises app.core.search.QuerySyntaxError with a position); before the
         index is ready, a substring match over names and descriptions that says so."""
+        self._catch_up_index()
         if self._index is not None and self._index_ready:
             return self._index.search(query, limit=limit)
         return fallback_search(self.memories, query, limit)
 
     def more_like_this(self, memory_id: str, *, limit: int = 10) -> list[Hit]:
         self.memory(memory_id)
+        self._catch_up_index()
         if self._index is None or not self._index_ready:
             return []
         return self._index.more_like_this(memory_id, limit=limit)
@@ -164,7 +231,7 @@ class Workbench:
         memory = self.memory(memory_id)
         root = self.portfolio_of(memory).root
         if memory.id in self._vaulted:
-            return self.reviewer.quarantined_text(memory, root)
+            return self._applier.quarantined_text(memory, root)
         return adapter_for(memory.system).text(Path(root), memory)
 
     def entry_texts(self, memory: Memory) -> list[tuple[str | None, str]]:
@@ -176,20 +243,16 @@ class Workbench:
 
     def review_queue(self) -> list[ReviewItem]:
         """Memories a person should look at, most severe first, with findings at their spans."""
-        return review_queue(self.memories, self.reviewer.ledger, self.entry_texts)
+        return review_queue(self.memories, self._applier.ledger, self.entry_texts)
+
+    def findings(self, memory_id: str, entries: Sequence[tuple[str | None, str]] | None = None) -> list[Finding]:
+        """The detector's findings in one memory, entry by entry; `entries` already read (from
+        `entry_texts`) are scanned as given instead of being read again."""
+        texts = list(entries) if entries is not None else self.entry_texts(self.memory(memory_id))
+        return scan_memory(texts)
 
     def history(self, memory_id: str) -> list[Decision]:
-        return self.reviewer.ledger.history(memory_id)
-
-    def decide(self, action: str, memory_id: str, *, reason: str, entry: str | None = None, dry_run: bool = False) -> Decision | Plan:
-        """approve, flag, quarantine or restore a memory (or one entry), with its effect in the
-        memory's own system; the list is read again afterwards so it shows the result."""
-        if action not in ("approve", "flag", "quarantine", "restore"):
-            raise ValueError(f"unknown decision {action!r}")
-        outcome = getattr(self.reviewer, action)(self, memory_id, entry=entry, reason=reason, dry_run=dry_run)
-        if not dry_run:
-            self.open(self._paths, index=self._index is not None)
-        return outcome
+        return self._applier.ledger.history(memory_id)
 
     def counts(self) -> dict[str, Counter[str]]:
         return {
@@ -210,9 +273,12 @@ class Workbench:
 
     def saliences(self) -> dict[str, Salience]:
         """Every memory's salience with its breakdown (computed once per load)."""
-        if self._saliences is None:
-            self._saliences = salience_all(self.memories, self.clock.now(), text_of=self._text_by_id)
-        return self._saliences
+        cached = self._saliences
+        # A write drops the changed memories' entries; a missing one means computing again (the
+        # inputs of one memory may depend on the others, so all of them).
+        if cached is None or any(m.id not in cached for m in self.memories):
+            cached = self._saliences = salience_all(self.memories, self.clock.now(), text_of=self._text_by_id)
+        return cached
 
     def suggestions(self) -> list[Suggestion]:
         """Promote, demote, archive, merge, split and stale suggestions; never applied here."""
@@ -223,12 +289,16 @@ class Workbench:
             text_of=self._text_by_id,
             file_bytes=file_reader(self.portfolios),
             saliences=self.saliences(),
-            pinned=self.curator.pinned_ids(),
+            pinned=self._applier.pinned_ids(),
         )
 
     def budgets(self, what_if: WhatIf | None = None) -> list[BudgetPlan]:
         """What each agent loads at startup, in its order and unit, and where the budget cuts; with
         `what_if`, the plan a new budget or priority order would give, without writing anything."""
+        if what_if is None and self._plans_behind:
+            with self._lock:
+                behind, self._plans_behind = self._plans_behind, []
+                self._replan(behind)
         if what_if is None and self._plans:
             return self._plans
         return plan_budgets(
@@ -240,32 +310,205 @@ class Workbench:
             file_bytes=file_reader(self.portfolios),
         )
 
-    def change(self, action: str, memory_ids: list[str], *, reason: str = "", dry_run: bool = False, **options: object) -> Decision | ChangePlan:
-        """promote, demote, pin, unpin, set-priority (options: priority), merge (several ids) or
-        budget (memory_ids = [portfolio], options: max_tokens), in each memory's own system; the
-        list is read again afterwards so it shows the result."""
-        curator = self.curator
-        if action == "merge":
-            outcome = curator.merge(self, memory_ids, reason=reason, dry_run=dry_run)
-        elif action == "budget":
-            outcome = curator.budget_set(self, memory_ids[0], int(options["max_tokens"]), reason=reason, dry_run=dry_run)  # type: ignore[call-overload]
-        elif action == "set-priority":
-            outcome = curator.set_priority(self, memory_ids[0], int(options["priority"]), reason=reason, dry_run=dry_run)  # type: ignore[call-overload]
-        elif action in ("promote", "demote", "pin", "unpin"):
-            outcome = getattr(curator, action)(self, memory_ids[0], reason=reason, dry_run=dry_run)
-        else:
-            raise ValueError(f"unknown change {action!r}")
-        if not dry_run:
-            self.open(self._paths, index=self._index is not None)
-        return outcome
-
-    def undo(self, *, reason: str = "", dry_run: bool = False) -> Decision | ChangePlan:
-        """Reverse the latest curation change that still stands, byte for byte."""
-        outcome = self.curator.undo(reason=reason, dry_run=dry_run)
-        if not dry_run and self._result is not None:
-            self.open(self._paths, index=self._index is not None)
-        return outcome
+    def system_info(self, name: str) -> SystemInfo:
+        """What a face may offer for a system's memories and budgets (a what-if, say), by name."""
+        return registry.system(name).info
 
     @staticmethod
     def discover_standard(home: Path | None = None) -> list[PortfolioRef]:
         return standard_locations(home)
+
+    # -- decisions and changes ------------------------------------------------------------------
+
+    def watch_reverts(self, on_revert: Callable[[Path, bytes | None], None] | None, seconds: float = 5.0) -> None:
+        """Call `on_revert(path, disk_bytes)` (from a watch thread) when another process puts back
+        an older copy of a file the workbench just saved."""
+        self._applier.on_revert = on_revert
+        self._applier.watch_seconds = seconds
+
+    def approve(self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False) -> Outcome:
+        return self._decide("approve", memory_id, reason, entry, dry_run)
+
+    def flag(self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False) -> Outcome:
+        return self._decide("flag", memory_id, reason, entry, dry_run)
+
+    def quarantine(self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False) -> Outcome:
+        """Take the memory (or one entry) out of its agent's sight, the way its system allows,
+        keeping it whole in the vault first."""
+        return self._decide("quarantine", memory_id, reason, entry, dry_run)
+
+    def restore(self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False) -> Outcome:
+        return self._decide("restore", memory_id, reason, entry, dry_run)
+
+    def decide_many(self, requests: Sequence[DecisionRequest]) -> list[Decision | ChangeError]:
+        """Several decisions, each applied and recorded on its own (one that fails does not stop
+        the others), then one refresh of what they touched."""
+        outcomes: list[Decision | ChangeError] = []
+        touched: list[str] = []
+        written: list[str] = []
+        try:
+            for request in requests:
+                try:
+                    outcome = self._applier.decide(request.action, self, request.memory_id, entry=request.entry, reason=request.reason)
+                except ChangeError as error:
+                    outcomes.append(error)
+                    continue
+                assert isinstance(outcome, Decision)  # not a dry run
+                touched += self._applier.touched
+                written += self._applier.written
+                outcomes.append(outcome)
+        finally:
+            # Even when an unexpected error ends the batch, what was written is shown.
+            self._refresh(touched, written)
+        return outcomes
+
+    def promote(self, memory_id: str, *, reason: str = "", priority: int | None = None, domain: str | None = None, dry_run: bool = False) -> Outcome:
+        """Into the hot tier (DollhouseMCP: `priority` to set with it)."""
+        return self._written(self._applier.promote(self, memory_id, domain=domain, priority=priority, reason=reason, dry_run=dry_run))
+
+    def demote(self, memory_id: str, *, reason: str = "", domain: str | None = None, dry_run: bool = False) -> Outcome:
+        """Out of the hot tier (OpenClaw: `domain` names the domain file for a section)."""
+        return self._written(self._applier.demote(self, memory_id, domain=domain, reason=reason, dry_run=dry_run))
+
+    def pin(self, memory_id: str, *, reason: str = "", dry_run: bool = False) -> Outcome:
+        return self._written(self._applier.pin(self, memory_id, reason=reason, dry_run=dry_run))
+
+    def unpin(self, memory_id: str, *, reason: str = "", dry_run: bool = False) -> Outcome:
+        return self._written(self._applier.unpin(self, memory_id, reason=reason, dry_run=dry_run))
+
+    def set_priority(self, memory_id: str, priority: int, *, reason: str = "", dry_run: bool = False) -> Outcome:
+        return self._written(self._applier.set_priority(self, memory_id, priority, reason=reason, dry_run=dry_run))
+
+    def merge(self, keep: str, others: Sequence[str], *, reason: str = "", dry_run: bool = False) -> Outcome:
+        """Keep `keep`; take each of `others` out of its system as a quarantine would."""
+        return self._written(self._applier.merge(self, [keep, *others], reason=reason, dry_run=dry_run))
+
+    def set_budget(self, portfolio: str | Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Outcome:
+        """The portfolio's own startup token budget. `portfolio` is a Portfolio, its name, or
+        `<system>:<name>`."""
+        found = self.find_portfolio(portfolio)
+        return self._written(self._applier.budget_set(found, max_tokens, reason=reason, dry_run=dry_run))
+
+    def undo(self, *, reason: str = "", dry_run: bool = False) -> Outcome:
+        """Reverse the latest curation change that still stands, byte for byte."""
+        return self._written(self._applier.undo(reason=reason, dry_run=dry_run))
+
+    def changes(self) -> list[Decision]:
+        """Every curation change and undo, oldest first."""
+        return self._applier.changes()
+
+    def pinned_ids(self) -> set[str]:
+        return self._applier.pinned_ids()
+
+    def is_pinned(self, memory_id: str) -> bool:
+        memory = self.memory(memory_id)
+        return memory.pinned or memory.id in self.pinned_ids()
+
+    def capabilities(self, system: str) -> Capabilities:
+        """What a system supports, for the faces to offer only what works."""
+        return registry.system(system).capabilities
+
+    def find_portfolio(self, portfolio: str | Portfolio) -> Portfolio:
+        if isinstance(portfolio, Portfolio):
+            return portfolio
+        system, _, name = portfolio.rpartition(":")
+        found = [p for p in self.portfolios if p.name == name and (not system or p.system == system)]
+        if not found:
+            raise ChangeError(f"no portfolio {portfolio!r} is open in the workbench; nothing was changed")
+        if len(found) > 1:
+            names = ", ".join(f"{p.system}:{p.name}" for p in found)
+            raise ChangeError(f"{portfolio!r} names more than one portfolio ({names}); give it as <system>:<name>; nothing was changed")
+        return found[0]
+
+    def _decide(self, action: TrustAction, memory_id: str, reason: str, entry: str | None, dry_run: bool) -> Outcome:
+        return self._written(self._applier.decide(action, self, memory_id, entry=entry, reason=reason, dry_run=dry_run))
+
+    def _written(self, outcome: Outcome) -> Outcome:
+        if isinstance(outcome, Decision):
+            self._refresh(self._applier.touched, self._applier.written)
+        return outcome
+
+    # -- refreshing what a write touched ------------------------------------------------------------
+
+    def refresh_after_writes(self, enabled: bool) -> None:
+        """The command line turns this off: it exits right after its one write."""
+        self._refresh_enabled = enabled
+
+    _refresh_enabled = True
+
+    def _portfolio_keys(self, subjects: Iterable[str]) -> set[tuple[str, str]]:
+        keys: set[tuple[str, str]] = set()
+        for subject in subjects:
+            memory = self._by_id.get(subject)
+            if memory is not None:
+                keys.add((memory.system, memory.portfolio))
+                continue
+            # A memory the change took away, or `<system>:<portfolio>` for a budget.
+            for key in self._portfolios:
+                if subject == f"{key[0]}:{key[1]}" or subject.startswith(f"{key[0]}:{key[1]}:"):
+                    keys.add(key)
+        return keys
+
+    def _refresh(self, subjects: Sequence[str], written: Sequence[str] = ()) -> None:
+        """Read again only the portfolios `subjects` live in (only the files the change wrote, unless
+        it created one), and patch everything derived from them."""
+        if self._result is None or self._pipeline is None or not self._refresh_enabled or not subjects:
+            return
+        with self._lock:
+            result = self._result
+            keys = self._portfolio_keys(subjects)
+            works = list(result.works)
+            portfolios = list(result.portfolios)
+            for i, work in enumerate(works):
+                if (work.ref.system, work.ref.name) not in keys:
+                    continue
+                if not written:
+                    continue  # a decision kept in the ledger only: the store did not change
+                rels = _inside(work.ref.root, written)  # none: a setting beside the root (config.yml)
+                known = {ref.rel for ref in work.files}
+                walk = any(rel not in known for rel in rels)
+                works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk)
+            before = self._by_id
+            memories = [m for w in works for m in w.memories]
+            fresh = LoadResult(portfolios, memories, list(self._load_problems), result.timeline, works=works)
+            self._portfolios = {(p.system, p.name): p for p in portfolios}
+            fresh.memories.extend(self._vaulted_memories(fresh))
+            by_id = {m.id: m for m in fresh.memories}
+            self._result, self._by_id = fresh, by_id
+            self.changed = sorted(i for i in by_id.keys() | before.keys() if _differs(before.get(i), by_id.get(i)))
+            if self._saliences is not None:
+                for memory_id in self.changed:
+                    self._saliences.pop(memory_id, None)
+            behind = {(p.system, p.name) for p in self._plans_behind} | keys
+            self._plans_behind = [p for p in portfolios if (p.system, p.name) in behind]
+            self._index_behind = True
+
+    def _replan(self, portfolios: list[Portfolio]) -> None:
+        """Plan the touched portfolios again; the others keep their plans, in portfolio order."""
+        keys = {(p.system, p.name) for p in portfolios}
+        members = [m for m in self.memories if (m.system, m.portfolio) in keys]
+        old = self._plans
+        self._plan(portfolios, members)
+        fresh = self._plans
+        plans = []
+        for portfolio in self.portfolios:
+            key = (portfolio.system, portfolio.name)
+            plans += [plan for plan in (fresh if key in keys else old) if (plan.system, plan.portfolio) == key]
+        self._plans = plans
+
+
+def _inside(root: str, paths: Sequence[str]) -> set[str]:
+    """The paths under the portfolio folder `root`, relative to it (a database: its own file)."""
+    base = os.path.abspath(root)
+    out = set()
+    for path in paths:
+        if path == base:
+            out.add(os.path.basename(path))
+        elif path.startswith(base.rstrip(os.sep) + os.sep):
+            out.add(Path(os.path.relpath(path, base)).as_posix())
+    return out
+
+
+def _differs(a: Memory | None, b: Memory | None) -> bool:
+    # Unchanged memories are the very objects of the last read: most comparisons stop at `is`.
+    return a is not b and a != b

@@ -4,24 +4,28 @@ The app owns the facade and the load: the startup pipeline runs in a named, excl
 and its phase events come back as messages (PhaseChanged), so the first screen is up at once and
 fills in as the deferred phases finish. Screens are modes (browse, search, review, budget,
 timeline); they read `app.workbench` when `generation` moves (each finished load bumps it) and never
-touch files, SQLite or Whoosh themselves.
+touch files, SQLite or Whoosh themselves. After a write the facade has re-read only what it touched;
+the app hands `workbench.changed` to every screen as MemoriesChanged, so each refreshes just those.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Sequence
 from pathlib import Path
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import Screen
 
 from app.core.inert import inert
 from app.core.locations import themes_dir
 from app.core.model import PhaseEvent, TrustLevel
 from app.core.workbench import Workbench
 from app.tui.commands import WorkbenchCommands
-from app.tui.messages import LoadFailed, PhaseChanged, WorkbenchLoaded
+from app.tui.messages import ChangeReverted, LoadFailed, MemoriesChanged, Notice, PhaseChanged, WorkbenchLoaded
 from app.tui.screens.browse import BrowseScreen
 from app.tui.screens.budget import BudgetScreen
 from app.tui.screens.help import HelpScreen
@@ -57,6 +61,7 @@ class MemoryWorkbenchApp(App[None]):
     generation: reactive[int] = reactive(0)  # bumped by every finished load
     event_count: reactive[int] = reactive(0)  # bumped by every phase event (the live timeline)
     loading: reactive[bool] = reactive(True)
+    load_error: reactive[str] = reactive("")  # why the last load failed ("" when it did not)
 
     def __init__(
         self,
@@ -74,6 +79,7 @@ class MemoryWorkbenchApp(App[None]):
         self.notice = notice
         self.events: list[PhaseEvent] = []
         self.autoload = load
+        self._listeners: weakref.WeakSet[Screen[None]] = weakref.WeakSet()
         bundle = load_theme_dirs(themes_dir(), workbench.locations.config / "themes")
         for loaded in bundle.themes:
             self.register_theme(loaded)
@@ -82,18 +88,20 @@ class MemoryWorkbenchApp(App[None]):
         self.theme = wanted if wanted in self.available_themes else "textual-dark"
         if keymap:
             self.set_keymap(keymap)
-        # An agent that re-saves a file from its stale read silently undoes our change (SECURITY.md
-        # 0.3): the core watches each saved file for a few seconds and we tell the person.
-        workbench.reviewer.on_revert = self._reverted
-        workbench.curator.on_revert = self._reverted
+        # An agent that re-saves a file from its stale read silently undoes our change (docs/security.md
+        # section 5, step 7): the core watches each saved file for a few seconds and we tell the person.
+        workbench.watch_reverts(self._reverted)
 
     def _reverted(self, path: Path, data: bytes | None) -> None:
-        """Called from a watch thread."""
-        message = f"Your change to {inert(str(path), keep_newlines=False)} was overwritten by another process."
-        try:
-            self.call_from_thread(self.notify, message, title="Change reverted", severity="warning", timeout=15)
-        except RuntimeError:  # the app has already stopped
-            pass
+        """Called from a watch thread, which may outlive the app: posting is safe either way."""
+        self.post_message(ChangeReverted(path))
+
+    def on_change_reverted(self, message: ChangeReverted) -> None:
+        text = f"Your change to {inert(str(message.path), keep_newlines=False)} was overwritten by another process."
+        self.notify(text, title="Change reverted", severity="warning", timeout=15)
+
+    def on_notice(self, message: Notice) -> None:
+        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout, markup=False)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)
@@ -111,11 +119,18 @@ class MemoryWorkbenchApp(App[None]):
     def action_rescan(self) -> None:
         self.load()
 
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load(self) -> None:
-        self.call_from_thread(setattr, self, "loading", True)
+        self.loading = True
+        self.load_error = ""
+        self._load()
+
+    @work(thread=True, exclusive=True, group="load", name="load", exit_on_error=False)
+    def _load(self) -> None:
+        def emit(event: PhaseEvent) -> None:
+            self.post_message(PhaseChanged(event))
+
         try:
-            result = self.workbench.open(self.paths, emit=lambda event: self.post_message(PhaseChanged(event)))
+            result = self.workbench.open(self.paths, emit=emit)
         except Exception as error:  # noqa: BLE001 - shown to the person, never a crash
             self.post_message(LoadFailed(f"{type(error).__name__}: {error}"))
             return
@@ -133,8 +148,30 @@ class MemoryWorkbenchApp(App[None]):
         self.sub_title = self.counts_line()
 
     def on_load_failed(self, message: LoadFailed) -> None:
+        # The screens show it in their empty state, with a retry; `memwb` exits non-zero after it.
         self.loading = False
-        self.notify(message.error, title="Could not read the portfolios", severity="error", timeout=10)
+        self.load_error = message.error
+        self.notify(message.error, title="Could not read the portfolios", severity="error", timeout=10, markup=False)
+
+    @property
+    def exit_status(self) -> int:
+        """What `memwb` exits with: non-zero after a crash of the app or when the last load failed."""
+        return self.return_code or (1 if self.load_error else 0)
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def listen(self, screen: Screen[None]) -> None:
+        """`screen` is told of every write (MemoriesChanged); a screen that is gone drops out."""
+        self._listeners.add(screen)
+
+    def written(self, ids: Sequence[str]) -> None:
+        """After a write through the facade, from any thread: `ids` is `workbench.changed`."""
+        self.post_message(MemoriesChanged(tuple(ids)))
+
+    def on_memories_changed(self, message: MemoriesChanged) -> None:
+        self.sub_title = self.counts_line()
+        for screen in list(self._listeners):
+            screen.post_message(MemoriesChanged(message.ids))
 
     def counts_line(self) -> str:
         """The header's counts: memories, flagged, quarantined, budgets over."""
@@ -153,5 +190,6 @@ class MemoryWorkbenchApp(App[None]):
         """Show one memory in the browse screen (from the palette, search or review)."""
         self.switch_mode("browse")
         screen = self.screen
-        if hasattr(screen, "show_memory"):
-            screen.show_memory(memory_id)
+        show_memory = getattr(screen, "show_memory", None)
+        if callable(show_memory):
+            show_memory(memory_id)

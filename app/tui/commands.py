@@ -21,10 +21,12 @@ from textual.actions import parse as parse_action
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
+from textual.worker import Worker
 
 from app.core.inert import one_line
 from app.core.search import QuerySyntaxError
-from app.tui.messages import WorkbenchLoaded
+from app.tui.context import workbench_app
+from app.tui.messages import Notice
 from app.tui.widgets.path_prompt import PathPrompt
 
 SCREENS = (
@@ -98,7 +100,7 @@ class WorkbenchCommands(Provider):
             yield DiscoveryHit(title, command, help=help_)
 
     def _static_commands(self) -> list[tuple[str, Callable[[], object], str]]:
-        app = self.app
+        app = workbench_app(self.app)
         commands: list[tuple[str, Callable[[], object], str]] = [(title, partial(app.switch_mode, mode), help_) for title, mode, help_ in SCREENS]
         for action, title, help_ in MEMORY_ACTIONS:
             if (bound := screen_action(self.screen, action)) is not None:
@@ -106,7 +108,7 @@ class WorkbenchCommands(Provider):
             elif action == "undo":
                 commands.append((title, self._undo, help_))
         commands.append((OPEN_PORTFOLIO[0], self._ask_for_portfolio, OPEN_PORTFOLIO[1]))
-        commands.append((RESCAN[0], app.action_rescan, RESCAN[1]))  # type: ignore[attr-defined]
+        commands.append((RESCAN[0], app.action_rescan, RESCAN[1]))
         commands.append(("Switch theme…", app.action_change_theme, "Choose one of the registered themes"))
         return commands
 
@@ -136,9 +138,9 @@ class WorkbenchCommands(Provider):
             yield hit
 
     async def _memory_hits(self, query: str) -> Hits:
-        app = self.app
-        workbench = app.workbench  # type: ignore[attr-defined]
-        if len(query) < 2 or app.loading or not app.generation:  # type: ignore[attr-defined]
+        app = workbench_app(self.app)
+        workbench = app.workbench
+        if len(query) < 2 or app.loading or not app.generation:
             return
         try:
             result = await asyncio.to_thread(workbench.search, query, limit=8)
@@ -154,7 +156,7 @@ class WorkbenchCommands(Provider):
             name = one_line(memory.name, 50)
             label = Text(f"{name}  ", style="bold")
             label.append(f"{memory.system} · {memory.tier.value}", style="dim")
-            yield Hit(0.5 - rank * 0.01, label, partial(app.open_memory, hit.id), text=name, help=help_text(hit.highlight))  # type: ignore[attr-defined]
+            yield Hit(0.5 - rank * 0.01, label, partial(app.open_memory, hit.id), text=name, help=help_text(hit.highlight))
 
     # -- commands ------------------------------------------------------------------------------------
 
@@ -162,21 +164,22 @@ class WorkbenchCommands(Provider):
     async def _run_screen_action(screen: Screen[Any], action: str) -> None:
         await screen.run_action(action)
 
-    def _undo(self) -> None:
-        """Undo from a screen without its own undo: the facade call runs in the "change" worker."""
-        app = self.app
-        workbench = app.workbench  # type: ignore[attr-defined]
+    def _undo(self) -> Worker[None]:
+        """Undo from a screen without its own undo: the facade call runs in the "change" worker,
+        which only posts messages (the app may be gone by the time it ends)."""
+        app = workbench_app(self.app)
+        workbench = app.workbench
 
         def undo() -> None:
             try:
                 workbench.undo(reason="undo from the command palette")
             except Exception as error:  # noqa: BLE001 - shown, never a crash
-                app.call_from_thread(app.notify, one_line(str(error), 200), title="Nothing undone", severity="error")
+                app.post_message(Notice(one_line(str(error), 200), title="Nothing undone", severity="error"))
                 return
-            app.post_message(WorkbenchLoaded(workbench.result))
-            app.call_from_thread(app.notify, "The latest change was undone.", title="Undo")
+            app.written(workbench.changed)
+            app.post_message(Notice("The latest change was undone.", title="Undo"))
 
-        app.run_worker(undo, name="undo", group="change", thread=True, exclusive=True, exit_on_error=False)
+        return app.run_worker(undo, name="undo", group="change", thread=True, exclusive=True, exit_on_error=False)
 
     def _ask_for_portfolio(self) -> None:
         self.app.push_screen(PathPrompt(), self._portfolio_chosen)
@@ -186,7 +189,8 @@ class WorkbenchCommands(Provider):
             self._open_portfolio(value)
 
     def _open_portfolio(self, value: str) -> None:
+        app = workbench_app(self.app)
         path = Path(value).expanduser()
-        self.app.paths = [path]  # type: ignore[attr-defined]
-        self.app.notify(one_line(str(path), 120), title="Opening portfolio")
-        self.app.action_rescan()  # type: ignore[attr-defined]
+        app.paths = [path]
+        app.notify(one_line(str(path), 120), title="Opening portfolio")
+        app.action_rescan()

@@ -1,10 +1,13 @@
-"""App-wide messages: the core's load reaching the screens."""
+"""App-wide messages: the core's load and writes reaching the screens, and what thread workers
+have to say (posting a message is thread-safe; calling into the loop after it stopped is not)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.message import Message
+from textual.notifications import SeverityLevel
 
 from app.core.load.pipeline import LoadResult
 from app.core.model import PhaseEvent
@@ -27,3 +30,28 @@ class WorkbenchLoaded(Message):
 @dataclass
 class LoadFailed(Message):
     error: str
+
+
+@dataclass
+class MemoriesChanged(Message, bubble=False):
+    """A write through the facade changed, added or removed these memories (`Workbench.changed`).
+    The app hands a copy to every screen; it must not bubble back up from a screen to the app."""
+
+    ids: tuple[str, ...]
+
+
+@dataclass
+class ChangeReverted(Message):
+    """Another process put back an older copy of a file the workbench had just saved."""
+
+    path: Path
+
+
+@dataclass
+class Notice(Message, bubble=False):
+    """A notification from a thread worker, shown by whoever it was posted to."""
+
+    text: str
+    title: str = ""
+    severity: SeverityLevel = "information"
+    timeout: float | None = None

@@ -16,7 +16,8 @@ from app.core.parsing.yamlsafe import as_bool, load_mapping
 
 DEFAULT_THEME = "workbench-dark"
 
-# App colours used in the styles, with defaults so any Textual theme works (TEXTUAL.md 2.1).
+# App colours used in the styles, with defaults so any Textual theme works (a theme that does not define
+# one of these variables still renders).
 VARIABLE_DEFAULTS = {
     "tier-hot": "#d75f5f",
     "tier-cold": "#5f87af",

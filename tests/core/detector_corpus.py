@@ -3,7 +3,7 @@ bug logs, meeting notes) and benign hard negatives that look like attacks. Every
 this project. Invisible characters are written as escapes, and the fake credentials are generated from a
 fixed seed at import time, so no real-looking secret sits in the source.
 
-A Case names its class (SECURITY.md 3.2 A), the category the detector must report and, for an attack,
+A Case names its class (the categories of docs/security.md 2.1), the category the detector must report and, for an attack,
 the substring a finding of that category must cover (`cover`, its first occurrence) at `severity` or
 above. A benign case must not draw a high or critical finding; `category` says what it resembles.
 """

@@ -15,16 +15,18 @@ from app.core.budget import (
     WhatIf,
     WordsEstimator,
     bpe_estimator,
-    dollhouse_plan,
     estimator_error,
     plan_budgets,
 )
 from app.core.budget.estimators import CallableEstimator
-from app.core.budget.plans import BudgetPlan, engram_plans, memory_mcp_plans
+from app.core.budget.plans import BudgetPlan
 from app.core.clock import FixedClock
-from app.core.curate.suggestions import file_reader
+from app.core.curate.rules import file_reader
 from app.core.locations import Locations
-from app.core.model import Memory, Portfolio, Source, System, Tier
+from app.core.model import Memory, Portfolio, Source, Tier
+from app.core.systems.dollhouse.budget import dollhouse_plan
+from app.core.systems.engram.budget import engram_plans
+from app.core.systems.memory_mcp.budget import memory_mcp_plans
 from app.core.workbench import Workbench
 
 NOW = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
@@ -51,68 +53,75 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Workbench:
     return open_bench(tmp_path_factory.mktemp("budget"), SAMPLE)
 
 
-def portfolio(bench: Workbench, system: System) -> Portfolio:
+def portfolio(bench: Workbench, system: str) -> Portfolio:
     return next(p for p in bench.portfolios if p.system == system)
 
 
-def members(bench: Workbench, system: System) -> list[Memory]:
+def members(bench: Workbench, system: str) -> list[Memory]:
     return [m for m in bench.memories if m.system == system]
 
 
-def plan_of(plans: list[BudgetPlan], system: System, scope: str) -> BudgetPlan:
+def plan_of(plans: list[BudgetPlan], system: str, scope: str) -> BudgetPlan:
     return next(p for p in plans if p.system == system and p.scope == scope)
 
 
 # ---- DollhouseMCP ---------------------------------------------------------------------------------
 
 
-def test_dollhouse_plan_is_ceil_words_in_priority_order(bench: Workbench) -> None:
-    plan = dollhouse_plan(members(bench, System.DOLLHOUSE), portfolio(bench, System.DOLLHOUSE))
-    # Computed here from the memories: auto-load ones by (priority or 999, name), ceil(words / 0.75) each.
+def dh_plan(bench: Workbench, pf: Portfolio | None = None, **kw: object) -> BudgetPlan:
+    """The DollhouseMCP plan as the facade makes it: each memory's file at hand for the server's count."""
+    return dollhouse_plan(members(bench, "dollhouse"), pf or portfolio(bench, "dollhouse"), file_bytes=file_reader(bench.portfolios), **kw)  # type: ignore[arg-type]
+
+
+# DollhouseMCP's estimateTokens of each auto-load memory of the sample, in priority order.
+SERVER_COSTS = [247, 266, 399, 258, 318, 318, 231, 339]
+
+
+def test_dollhouse_plan_counts_as_the_server_does_in_priority_order(bench: Workbench) -> None:
+    plan = dh_plan(bench)
     auto = sorted(
-        (m for m in members(bench, System.DOLLHOUSE) if m.tier == Tier.HOT),
+        (m for m in members(bench, "dollhouse") if m.tier == Tier.HOT),
         key=lambda m: (m.priority if m.priority is not None else 999, m.name),
     )
-    costs = [math.ceil(m.words / 0.75) for m in auto]
     assert [item.id for item in plan.items] == [m.id for m in auto]
-    assert [item.cost for item in plan.items] == costs
+    assert [item.cost for item in plan.items] == SERVER_COSTS
+    # The server's figure is above the bare ceil(words / 0.75) of the entries for every memory.
+    assert all(item.cost > math.ceil(m.words / 0.75) for item, m in zip(plan.items, auto, strict=True))
     assert [item.order for item in plan.items] == list(range(1, 9))
-    assert plan.used == sum(costs) == 2140
-    assert plan.limit == 1500 and plan.unit == "tokens" and plan.estimator == "ceil(words/0.75)"
-    # The enforcing loop stops at the first memory that would overflow: 1,342 + 296 > 1,500.
+    assert plan.used == sum(SERVER_COSTS) == 2376
+    assert plan.limit == 1500 and plan.unit == "tokens" and plan.estimator.startswith("DollhouseMCP estimateTokens")
+    # The enforcing loop stops at the first memory that would overflow: 1,488 + 318 > 1,500.
     assert [item.id for item in plan.fitting] == FITS_AT_1500
     assert [item.id for item in plan.past_cut] == PAST_1500
-    assert plan.loaded == sum(costs[:5]) == 1342
-    assert plan.items[5].note == "priority 12; 1,342 + 296 = 1,638 > 1,500: the enforcing loop stops here"
+    assert plan.loaded == sum(SERVER_COSTS[:5]) == 1488
+    assert plan.items[5].note == "priority 12; 1,488 + 318 = 1,806 > 1,500: the enforcing loop stops here"
     assert plan.over
 
 
 def test_what_if_a_larger_budget_moves_the_cut(bench: Workbench) -> None:
-    ms, pf = members(bench, System.DOLLHOUSE), portfolio(bench, System.DOLLHOUSE)
-    bigger = dollhouse_plan(ms, pf, what_if=WhatIf(max_tokens=1700))
+    bigger = dh_plan(bench, what_if=WhatIf(max_tokens=1900))
     assert [item.id for item in bigger.fitting] == FITS_AT_1500 + [DH + "coding-conventions-go"]
-    assert bigger.past_cut[0].id == DH + "mobile-release-checklist"  # 1,638 + 215 > 1,700
-    assert bigger.loaded == 1638
-    assert "What-if: maxTokenBudget 1,700 instead of 1500 from config.yml." in bigger.notes
-    everything = dollhouse_plan(ms, pf, what_if=WhatIf(max_tokens=2140))
-    assert everything.past_cut == [] and everything.loaded == 2140 and not everything.over
+    assert bigger.past_cut[0].id == DH + "mobile-release-checklist"  # 1,806 + 231 > 1,900
+    assert bigger.loaded == 1806
+    assert "What-if: maxTokenBudget 1,900 instead of 1500 from config.yml." in bigger.notes
+    everything = dh_plan(bench, what_if=WhatIf(max_tokens=2376))
+    assert everything.past_cut == [] and everything.loaded == 2376 and not everything.over
     # the configured plan is unchanged: what-if writes nothing
-    assert [item.id for item in dollhouse_plan(ms, pf).fitting] == FITS_AT_1500
+    assert [item.id for item in dh_plan(bench).fitting] == FITS_AT_1500
 
 
 def test_what_if_new_priorities_reorder(bench: Workbench) -> None:
-    ms, pf = members(bench, System.DOLLHOUSE), portfolio(bench, System.DOLLHOUSE)
-    plan = dollhouse_plan(ms, pf, what_if=WhatIf(priorities={DH + "on-call-handoff": 1, DH + "kite-architecture-overview": 90}))
+    plan = dh_plan(bench, what_if=WhatIf(priorities={DH + "on-call-handoff": 1, DH + "kite-architecture-overview": 90}))
     order = [item.id for item in plan.items]
     assert order[:2] == [DH + "dollhousemcp-baseline-knowledge", DH + "on-call-handoff"]  # tie at 1: by name
     assert order[-1] == DH + "kite-architecture-overview"
-    # 200 + 287 + 250 + 243 + 271 = 1,251; + coding-conventions-go 296 = 1,547 > 1,500
-    assert plan.loaded == 1251
+    # 247 + 339 + 266 + 258 + 318 = 1,428; + coding-conventions-go 318 = 1,746 > 1,500
+    assert plan.loaded == 1428
     assert plan.past_cut[0].id == DH + "coding-conventions-go"
 
 
 def test_budget_is_clamped_and_can_be_disabled(bench: Workbench) -> None:
-    ms, pf = members(bench, System.DOLLHOUSE), portfolio(bench, System.DOLLHOUSE)
+    ms, pf = members(bench, "dollhouse"), portfolio(bench, "dollhouse")
     tiny = dollhouse_plan(ms, pf, what_if=WhatIf(max_tokens=10))
     assert tiny.limit == 100 and tiny.loaded == 0 and tiny.past_cut[0].order == 1
     assert "maxTokenBudget 10 is clamped to 100 (DollhouseMCP accepts 100..50,000)." in tiny.notes
@@ -122,28 +131,50 @@ def test_budget_is_clamped_and_can_be_disabled(bench: Workbench) -> None:
     assert off.loaded == 0 and off.fitting == [] and "autoLoad.enabled is false: nothing is auto-loaded." in off.notes
 
 
+def test_enabled_false_in_config_yml_still_auto_loads_and_the_plan_says_so(tmp_path: Path, bench: Workbench) -> None:
+    """DollhouseMCP reads config.yml with the FAILSAFE schema: `enabled: false` is the string
+    "false", which `if (config.autoLoad.enabled)` treats as true."""
+    from app.core.model import Problem
+    from app.core.systems.dollhouse.reader import DollhouseAdapter
+
+    (tmp_path / "memories").mkdir()
+    (tmp_path / "config.yml").write_text("autoLoad:\n  enabled: false\n  maxTokenBudget: 1500\n", encoding="utf-8")
+    problems: list[Problem] = []
+    settings = DollhouseAdapter.settings(tmp_path, problems)
+    assert settings["autoLoad"]["enabled"] is True and settings["autoLoad"]["enabled_written"] == "false"
+    assert [(p.line, p.kept) for p in problems] == [(2, "read as enabled, as the server reads it")]
+    plan = dh_plan(bench, portfolio(bench, "dollhouse").model_copy(update={"settings": settings}))
+    assert plan.loaded == 1488 and [item.id for item in plan.fitting] == FITS_AT_1500
+    assert any(n.startswith("config.yml writes `autoLoad.enabled: false`, but DollhouseMCP reads config.yml with the FAILSAFE schema") for n in plan.notes)
+    assert any("auto-loads these memories anyway" in n for n in plan.notes)
+    # Only an empty value is false for the server.
+    (tmp_path / "config.yml").write_text("autoLoad:\n  enabled: ''\n", encoding="utf-8")
+    empty = DollhouseAdapter.settings(tmp_path, [])
+    assert empty["autoLoad"]["enabled"] is False
+    off = dh_plan(bench, portfolio(bench, "dollhouse").model_copy(update={"settings": empty}))
+    assert off.loaded == 0 and "autoLoad.enabled is false: nothing is auto-loaded." in off.notes
+
+
 def test_single_memory_limit_skips_without_stopping(bench: Workbench) -> None:
-    ms, pf = members(bench, System.DOLLHOUSE), portfolio(bench, System.DOLLHOUSE)
-    settings = dict(pf.settings, autoLoad=dict(pf.settings["autoLoad"], maxSingleMemoryTokens=300, maxTokenBudget=5000))
-    plan = dollhouse_plan(ms, pf.model_copy(update={"settings": settings}))
+    pf = portfolio(bench, "dollhouse")
+    settings = dict(pf.settings, autoLoad=dict(pf.settings["autoLoad"], maxSingleMemoryTokens=350, maxTokenBudget=5000))
+    plan = dh_plan(bench, pf.model_copy(update={"settings": settings}))
     skipped = plan.past_cut
-    assert [item.id for item in skipped] == [DH + "kite-architecture-overview"]  # 378 tokens > 300
-    assert skipped[0].note == "priority 3; over maxSingleMemoryTokens 300: skipped"
-    assert plan.loaded == 2140 - 378
+    assert [item.id for item in skipped] == [DH + "kite-architecture-overview"]  # 399 tokens > 350
+    assert skipped[0].note == "priority 3; over maxSingleMemoryTokens 350: skipped"
+    assert plan.loaded == 2376 - 399
 
 
 def test_default_budget_without_config(bench: Workbench) -> None:
-    pf = portfolio(bench, System.DOLLHOUSE).model_copy(update={"settings": {}})
-    plan = dollhouse_plan(members(bench, System.DOLLHOUSE), pf)
+    pf = portfolio(bench, "dollhouse").model_copy(update={"settings": {}})
+    plan = dollhouse_plan(members(bench, "dollhouse"), pf)
     assert plan.limit == 5000 and plan.past_cut == []
 
 
-def test_chars_estimator_is_pluggable(bench: Workbench) -> None:
-    ms = members(bench, System.DOLLHOUSE)
-    plan = dollhouse_plan(ms, portfolio(bench, System.DOLLHOUSE), estimator=CharsEstimator())
-    by_id = {m.id: m for m in ms}
-    assert plan.estimator == "ceil(chars/4)"
-    assert [item.cost for item in plan.items] == [math.ceil(by_id[item.id].chars / 4) for item in plan.items]
+def test_dollhouse_counts_as_the_server_whatever_the_estimator(bench: Workbench) -> None:
+    """The cut is the server's own, so it is measured in the server's own count."""
+    plan = dh_plan(bench, estimator=CharsEstimator())
+    assert [item.cost for item in plan.items] == SERVER_COSTS
 
 
 # ---- MassGen, OpenClaw, Engram, memory-mcp on the sample ------------------------------------------
@@ -157,34 +188,35 @@ def test_sample_plans(bench: Workbench) -> None:
         ("engram", "mem_context kite"),
         ("engram", "mem_context kite-console"),
         ("massgen", "short-term"),
-        ("memory-mcp", "hot cache github.com/kitehq/kite"),
-        ("memory-mcp", "promoted"),
+        ("memory-mcp", "hot cache"),
         ("openclaw", "bootstrap"),
         ("openclaw", "MEMORY.md"),
     ]
-    short = plan_of(plans, System.MASSGEN, "short-term")
+    short = plan_of(plans, "massgen", "short-term")
     big = [item for item in short.items if not item.fits]
     assert [(item.id, item.cost) for item in big] == [("massgen:massgen:workspace_planner/release_plan_3_4", 1295)]
     assert big[0].note == "over 1,000 tokens for one short-term memory"
     assert short.used == 1933 and len(short.items) == 8 and short.limit == 10000
 
-    memory_md = plan_of(plans, System.OPENCLAW, "MEMORY.md")
+    memory_md = plan_of(plans, "openclaw", "MEMORY.md")
     assert (memory_md.unit, memory_md.limit, memory_md.used) == ("bytes", 10240, 10782)
     assert [item.id for item in memory_md.past_cut] == ["openclaw:workspace:note/skills-tools"]
 
-    hot = plan_of(plans, System.MEMORY_MCP, "hot cache github.com/kitehq/kite")
-    assert hot.used == 10 and hot.past_cut == [] and hot.unit == "items"
-    assert plan_of(plans, System.MEMORY_MCP, "promoted").items[0].note == "pinned"
+    hot = plan_of(plans, "memory-mcp", "hot cache")
+    assert hot.used == 10 and hot.past_cut == [] and hot.unit == "items" and hot.limit == 10
+    assert all(item.note.startswith("salience ") for item in hot.items)
+    scores = [float(item.note.split()[1].rstrip(";")) for item in hot.items]
+    assert scores == sorted(scores, reverse=True)
 
-    kite = plan_of(plans, System.ENGRAM, "mem_context kite")
+    kite = plan_of(plans, "engram", "mem_context kite")
     assert kite.limit is None and len(kite.items) == 18 and kite.past_cut == []
     assert kite.items[0].id == "engram:engram:obs/22"  # newest first
     assert kite.used == len("## Memory from Previous Sessions\n\n### Recent Observations\n") + sum(i.cost for i in kite.items) + 1
 
 
 def test_openclaw_bootstrap_exact_with_files(bench: Workbench) -> None:
-    approx = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW), System.OPENCLAW, "bootstrap")
-    exact = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW, file_bytes=file_reader(bench.portfolios)), System.OPENCLAW, "bootstrap")
+    approx = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW), "openclaw", "bootstrap")
+    exact = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW, file_bytes=file_reader(bench.portfolios)), "openclaw", "bootstrap")
     files = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "MEMORY.md"]
     root = SAMPLE / "openclaw" / "workspace"
     chars = sum(len((root / name).read_text(encoding="utf-8")) for name in files)
@@ -212,7 +244,7 @@ def test_openclaw_truncation_is_reported_per_item(tmp_path: Path) -> None:
     write(workspace / "MEMORY.md", "# Memory\n\n" + sections)
     bench = open_bench(tmp_path / "state", workspace)
     plans = plan_budgets(bench.memories, bench.portfolios, NOW, file_bytes=file_reader(bench.portfolios))
-    boot = plan_of(plans, System.OPENCLAW, "bootstrap")
+    boot = plan_of(plans, "openclaw", "bootstrap")
     agents = boot.items[0]
     assert (agents.id, agents.cost, agents.fits, agents.truncated, agents.cut) == ("openclaw:workspace:file/AGENTS", 25009, False, True, 5009)
     assert agents.note == "AGENTS.md, characters 0-25,009; 5,009 characters past character 20,000 of the file are cut silently"
@@ -220,7 +252,7 @@ def test_openclaw_truncation_is_reported_per_item(tmp_path: Path) -> None:
     assert boot.loaded == boot.used - 5009
     assert "AGENTS.md: 25,009 characters, 5,009 cut silently at the 20,000-character file cap" in boot.notes
     assert all(item.fits for item in boot.items[1:])
-    memory_md = plan_of(plans, System.OPENCLAW, "MEMORY.md")
+    memory_md = plan_of(plans, "openclaw", "MEMORY.md")
     assert memory_md.used == 10 + 3 * 74 and memory_md.past_cut == [] and not memory_md.over
 
 
@@ -232,7 +264,7 @@ def test_massgen_guidance_counts_items_and_total(tmp_path: Path) -> None:
             f"---\nname: m{n:02}\ndescription: d\ntier: short_term\nagent_id: a\n---\n{body}\n",
         )
     bench = open_bench(tmp_path / "state", tmp_path / "ws")
-    plan = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW), System.MASSGEN, "short-term")
+    plan = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW), "massgen", "short-term")
     assert [item.cost for item in plan.items] == [1200] * 11 + [14]
     assert all(not item.fits for item in plan.items)  # every 900-word memory is over 1,000 tokens
     assert plan.items[8].note == "over 1,000 tokens for one short-term memory; 10,800 tokens so far, past 10,000"
@@ -242,7 +274,7 @@ def test_massgen_guidance_counts_items_and_total(tmp_path: Path) -> None:
 def mcp_row(n: int, *, pinned: bool = False, project: str | None = "kite", access: int = 1) -> Memory:
     return Memory(
         id=f"memory-mcp:m:mem/{n}",
-        system=System.MEMORY_MCP,
+        system="memory-mcp",
         portfolio="m",
         locator=f"mem/{n}",
         name=f"row {n}",
@@ -262,23 +294,23 @@ def mcp_row(n: int, *, pinned: bool = False, project: str | None = "kite", acces
 
 def test_memory_mcp_caps() -> None:
     rows = [mcp_row(n, access=n) for n in range(1, 24)] + [mcp_row(24, pinned=True, project=None, access=0)]
-    pf = Portfolio(system=System.MEMORY_MCP, name="m", root="/nowhere/memory.db")
-    hot, promoted = memory_mcp_plans(rows, pf, NOW)
-    assert hot.scope == "hot cache kite" and hot.used == 24
-    # newest last_used_at first; the global row has the newest date of all
-    assert [item.id for item in hot.fitting][:2] == ["memory-mcp:m:mem/24", "memory-mcp:m:mem/23"]
-    assert len(hot.past_cut) == 14 and hot.past_cut[0].note == "past the 10-item hot cache"
-    assert promoted.items[0].id == "memory-mcp:m:mem/24" and promoted.items[0].note == "pinned"
-    # the lowest access counts fall past the 20 kept: rows 1 to 4
-    assert sorted(item.id for item in promoted.past_cut) == [f"memory-mcp:m:mem/{n}" for n in (1, 2, 3, 4)]
-    assert promoted.past_cut[-1].note.endswith("; would be evicted")
+    pf = Portfolio(system="memory-mcp", name="m", root="/nowhere/memory.db")
+    # One hot cache, unfiltered by project, as memory-mcp's get_hot_cache fills it after recalls.
+    (hot,) = memory_mcp_plans(rows, pf, NOW)
+    assert hot.scope == "hot cache" and hot.used == 24 and hot.limit == 10 and hot.loaded == 10
+    # highest salience first: every row from 10 accesses on has the full access part, so recency decides
+    assert [item.id for item in hot.fitting] == [f"memory-mcp:m:mem/{n}" for n in range(23, 13, -1)]
+    assert len(hot.past_cut) == 14 and hot.past_cut[0].note.endswith("more hot rows than memory-mcp's promote_to_hot allows")
+    # the pinned row is newest but never accessed: salience puts it below the used ones
+    assert "memory-mcp:m:mem/24" in {item.id for item in hot.past_cut}
+    assert hot.fitting[0].note.startswith("salience ")
 
 
 def test_engram_cuts_at_twenty_per_project() -> None:
     rows = [
         Memory(
             id=f"engram:e:obs/{n}",
-            system=System.ENGRAM,
+            system="engram",
             portfolio="e",
             locator=f"obs/{n}",
             name=f"title {n}",
@@ -291,7 +323,7 @@ def test_engram_cuts_at_twenty_per_project() -> None:
         )
         for n in range(1, 26)
     ]
-    (plan,) = engram_plans(rows, Portfolio(system=System.ENGRAM, name="e", root="/nowhere/engram.db"))
+    (plan,) = engram_plans(rows, Portfolio(system="engram", name="e", root="/nowhere/engram.db"))
     assert [item.id for item in plan.fitting] == [f"engram:e:obs/{n}" for n in range(25, 5, -1)]
     assert plan.past_cut[-1].id == "engram:e:obs/1"
     assert plan.past_cut[-1].cost == len("- [decision] **title 1**: ") + 300 + 3 + 1

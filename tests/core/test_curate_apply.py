@@ -19,18 +19,10 @@ from typing import Any
 import pytest
 
 import app.core.systems.memory_mcp.curation as apply_memory_mcp
+from app.core.change.applier import Applier, last_standing_change, pinned_ids
+from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToUndo, Unsupported
+from app.core.change.plan import Plan
 from app.core.clock import FixedClock
-from app.core.curate.apply import (
-    ChangePlan,
-    CurateConflict,
-    CurateError,
-    Curator,
-    NothingToChange,
-    NothingToUndo,
-    Unsupported,
-    last_standing_change,
-    pinned_ids,
-)
 from app.core.locations import Locations
 from app.core.model import Tier
 from app.core.review.ledger import Decision, Ledger
@@ -101,7 +93,7 @@ class Env:
     sample: Path
     locs: Locations
     clock: FixedClock
-    curator: Curator
+    curator: Applier
 
     def open(self, *parts: str) -> Workbench:
         wb = Workbench(self.locs, clock=self.clock, workers=1)
@@ -124,7 +116,7 @@ def env(tmp_path: Path) -> Env:
     shutil.copytree(SAMPLE, sample, symlinks=True)
     locs = Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config")
     clock = FixedClock(AT)
-    return Env(tmp_path, sample, locs, clock, Curator(locs, clock=clock, user="tester"))
+    return Env(tmp_path, sample, locs, clock, Applier(locs, clock=clock, user="tester"))
 
 
 def tree(folder: Path) -> dict[str, tuple[int, bytes | None]]:
@@ -223,11 +215,11 @@ def test_dollhouse_demote_and_set_priority(env: Env) -> None:
     env.curator.undo()
     assert env.tree() == before
     with pytest.raises(
-        CurateError,
+        ChangeError,
         match=r"refused priority 120 on an auto-loaded memory: DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 when autoLoad is true",
     ):
         env.curator.set_priority(wb, RUNBOOK, 120)
-    with pytest.raises(CurateError, match="refused priority 0"):
+    with pytest.raises(ChangeError, match="refused priority 0"):
         env.curator.set_priority(wb, RUNBOOK, 0)
     with pytest.raises(NothingToChange, match="already has priority 10"):
         env.curator.set_priority(wb, RUNBOOK, 10)
@@ -236,7 +228,7 @@ def test_dollhouse_demote_and_set_priority(env: Env) -> None:
     assert env.open(DOLL).memory(RUNBOOK).priority == 7
     # Not auto-loaded: the 1-99 rule does not apply, and the plan says the priority orders nothing yet.
     plan = env.curator.set_priority(wb, FLAGS, 120, dry_run=True)
-    assert isinstance(plan, ChangePlan) and "not auto-loaded" in " ".join(plan.notes)
+    assert isinstance(plan, Plan) and "not auto-loaded" in " ".join(plan.notes)
     assert plan.changes == ("memories/2026-11-21/feature-flags.yaml line 42: insert `priority: 120`",)
     with pytest.raises(NothingToChange, match="is not auto-loaded"):
         env.curator.demote(wb, FLAGS)
@@ -249,7 +241,7 @@ def test_dollhouse_promote_refuses_an_existing_priority_the_validator_rejects(en
     path.write_bytes(path.read_bytes().replace(b"  version: 1.0.0\n", b"  version: 1.0.0\n  priority: 500\n"))
     wb = env.open(DOLL)
     before = env.tree()
-    with pytest.raises(CurateError, match=r"its priority 500 would be invalid: .*give a priority from 1 to 99; nothing was changed"):
+    with pytest.raises(ChangeError, match=r"its priority 500 would be invalid: .*give a priority from 1 to 99; nothing was changed"):
         env.curator.promote(wb, FLAGS)
     env.curator.promote(wb, FLAGS, priority=12)
     assert b"  priority: 12\n" in path.read_bytes() and b"priority: 500" not in path.read_bytes()
@@ -286,7 +278,7 @@ def test_massgen_refuses_a_name_that_exists_in_the_other_tier(env: Env) -> None:
     squatter.write_bytes(b"---\nname: go_service_layout\n---\nan agent wrote this meanwhile\n")
     before = env.tree()
     with pytest.raises(
-        CurateError,
+        ChangeError,
         match=r"refused: workspace_coder/memory/long_term/go_service_layout\.md already exists, and a move never overwrites a file; nothing was changed",
     ):
         env.curator.demote(wb, LAYOUT)
@@ -345,7 +337,7 @@ def test_openclaw_promote_moves_a_domain_section_to_the_end_of_memory_md(env: En
     before = env.tree()
     memory_md, projects = env.file(MEMORY_MD).read_bytes(), env.file(PROJECTS_MD).read_bytes()
     plan = env.curator.promote(wb, KITE34, dry_run=True)
-    assert isinstance(plan, ChangePlan) and "MEMORY.md goes from 10,782 to 11,372 bytes (over Memory Fortress's 10 KB limit)" in plan.notes
+    assert isinstance(plan, Plan) and "MEMORY.md goes from 10,782 to 11,372 bytes (over Memory Fortress's 10 KB limit)" in plan.notes
     assert env.tree() == before
     env.curator.promote(wb, KITE34)
     assert env.file(MEMORY_MD).read_bytes() == memory_md + projects[section.span.start : section.span.end]
@@ -372,7 +364,7 @@ def test_openclaw_section_takes_the_target_newlines_and_a_new_domain_file_is_cre
     billing = "openclaw:workspace:note/billing"
     assert wb.memory(billing).priority == 7
     plan = env.curator.demote(wb, billing, dry_run=True)
-    assert isinstance(plan, ChangePlan) and "domain 'projects', the default (no pointer in the section and no domain given)" in plan.notes
+    assert isinstance(plan, Plan) and "domain 'projects', the default (no pointer in the section and no domain given)" in plan.notes
     env.curator.demote(wb, billing, domain="billing")
     created = env.file("openclaw/workspace/memory/domains/billing.md")
     assert created.read_bytes() == b"## Billing (P7)\n- [FACT] Payouts run on Mondays.\n"
@@ -390,7 +382,7 @@ def test_openclaw_set_priority_rewrites_the_heading_marker(env: Env) -> None:
     before = env.tree()
     original = memory_md.read_bytes()
     billing = "openclaw:workspace:note/billing-payouts"
-    with pytest.raises(CurateError, match="Memory Fortress priorities run from 1 to 10"):
+    with pytest.raises(ChangeError, match="Memory Fortress priorities run from 1 to 10"):
         env.curator.set_priority(wb, billing, 11)
     env.curator.set_priority(wb, billing, 3)
     assert memory_md.read_bytes() == original.replace(b"## Billing (P7) ", b"## Billing (P3) ")
@@ -434,7 +426,7 @@ def test_openclaw_refuses_what_has_no_tier_and_a_duplicate_section(env: Env) -> 
         (lambda: env.curator.promote(wb, "openclaw:workspace:file/TOOLS"), Unsupported, "a bootstrap file: OpenClaw injects it on every turn"),
         (lambda: env.curator.promote(wb, PROJECTS), NothingToChange, "already in MEMORY.md"),
         (lambda: env.curator.demote(wb, KITE34), NothingToChange, "already in memory/domains/projects.md"),
-        (lambda: env.curator.demote(wb, PROJECTS), CurateError, r"refused: memory/domains/projects\.md already has a section named 'Projects'"),
+        (lambda: env.curator.demote(wb, PROJECTS), ChangeError, r"refused: memory/domains/projects\.md already has a section named 'Projects'"),
     ]
     for call, kind, message in cases:
         with pytest.raises(kind, match=message):
@@ -476,14 +468,20 @@ def test_memory_mcp_promote_demote_pin_set_their_columns_only(env: Env) -> None:
     wb = env.open(MCP)
     original = rows(db, "memories")
     others = {t: rows(db, t) for t in ("trust_history", "memory_relationships", "memory_tags")}
+    # As memory-mcp's own promote_to_hot: hot, not pinned, promotion_source 'manual'.
     env.curator.promote(wb, mem(3))
-    only_change(original, rows(db, "memories"), 3, is_hot=1, promotion_source="manual")
+    only_change(original, rows(db, "memories"), 3, is_hot=1, is_pinned=0, promotion_source="manual")
     assert env.open(MCP).memory(mem(3)).tier == Tier.HOT
     env.curator.undo()
     assert rows(db, "memories") == original
+    # As its demote_from_hot: the pin and promotion_source go with the hot flag.
     env.curator.demote(wb, mem(2))
-    only_change(original, rows(db, "memories"), 2, is_hot=0, promotion_source="manual")
+    only_change(original, rows(db, "memories"), 2, is_hot=0, is_pinned=0, promotion_source=None)
     assert env.open(MCP).memory(mem(2)).tier == Tier.COLD
+    # As its pin_memory: a cold row is not pinned (its next promotion would clear the pin).
+    with pytest.raises(Unsupported, match="memory-mcp pins only hot memories"):
+        env.curator.pin(wb, mem(3))
+    env.curator.promote(wb, mem(3))
     env.curator.pin(wb, mem(3))
     assert rows(db, "memories")[3]["is_pinned"] == 1 and env.open(MCP).memory(mem(3)).pinned
     with pytest.raises(NothingToChange, match="is already hot"):
@@ -502,7 +500,7 @@ def test_memory_mcp_concurrent_changes_are_refused(env: Env, monkeypatch: pytest
     wb = env.open(MCP)
     sql(db, "UPDATE memories SET content = content || ' (edited)' WHERE id = 3")
     edited = rows(db, "memories")
-    with pytest.raises(CurateConflict, match=r"memory\.db#memories=3: the content changed since it was read; nothing was written"):
+    with pytest.raises(Conflict, match=r"memory\.db#memories=3: the content changed since it was read; nothing was written"):
         env.curator.promote(wb, mem(3))
     assert rows(db, "memories") == edited
     # memory-mcp writing the row between the read and the write transaction
@@ -514,8 +512,8 @@ def test_memory_mcp_concurrent_changes_are_refused(env: Env, monkeypatch: pytest
 
     monkeypatch.setattr(apply_memory_mcp, "write_transaction", racing)
     with pytest.raises(
-        CurateConflict,
-        match=r"memory\.db#memories=6: is_hot, promotion_source changed since they were read .*; nothing was written; the promote of .* was not applied and not recorded",
+        Conflict,
+        match=r"memory\.db#memories=6: is_hot, is_pinned, promotion_source changed since they were read .*; nothing was written; the promote of .* was not applied and not recorded",
     ):
         env.curator.promote(wb, mem(6))
     assert rows(db, "memories")[6]["promotion_source"] is None
@@ -525,7 +523,7 @@ def test_memory_mcp_concurrent_changes_are_refused(env: Env, monkeypatch: pytest
     sql(db, "UPDATE memories SET is_hot = 0 WHERE id = 8")
     kept = rows(db, "memories")
     with pytest.raises(
-        CurateConflict, match=r"cannot undo the promote of memory-mcp:memory-mcp:mem/8: memory\.db#memories=8 changed since .*the row is kept as it is now"
+        Conflict, match=r"cannot undo the promote of memory-mcp:memory-mcp:mem/8: memory\.db#memories=8 changed since .*the row is kept as it is now"
     ):
         env.curator.undo()
     assert rows(db, "memories") == kept
@@ -543,13 +541,14 @@ def test_merge_takes_each_memory_out_the_way_its_system_quarantines_and_undo_put
     links, history = rows(mcp, "memory_relationships"), rows(mcp, "trust_history")
     ids = [mem(4), mem(3), OBS1, STAGING, BACKUPS, POLICY]
     plan = env.curator.merge(wb, ids, dry_run=True)
-    assert isinstance(plan, ChangePlan) and plan.memory_ids == tuple(ids) and plan.description.startswith("merge 5 memories into memory-mcp:memory-mcp:mem/4")
+    assert isinstance(plan, Plan) and plan.memory_ids == tuple(ids) and plan.description.startswith("merge 5 memories into memory-mcp:memory-mcp:mem/4")
     assert env.tree() == before and not (env.tmp / "data").exists()
     decision = env.curator.merge(wb, ids, reason="duplicates")
     assert isinstance(decision, Decision) and decision.action == "merge" and decision.memory_id == mem(4)
     assert [p["effect"]["kind"] for p in decision.effect["parts"]] == ["mcp-merge", "soft-delete", "vault-block", "vault-block", "vault-file"]
-    # memory-mcp: trust 0 as a quarantine; the kept row already superseded it, so no second link
-    only_change(memories, rows(mcp, "memories"), 3, trust_score=0.0)
+    # memory-mcp: trust 0, and a category its auto-promotion never promotes (its recall would
+    # otherwise promote the row again); the kept row already superseded it, so no second link
+    only_change(memories, rows(mcp, "memories"), 3, trust_score=0.0, category="command")
     assert rows(mcp, "memory_relationships") == links
     added = [h for k, h in rows(mcp, "trust_history").items() if k not in history]
     assert [(h["memory_id"], h["reason"], h["new_trust"]) for h in added] == [(3, "superseded", 0.0)]
@@ -602,7 +601,7 @@ def test_a_failed_merge_part_puts_back_the_parts_before_it(env: Env, monkeypatch
     agent = path.read_bytes() + b"\nwritten by the agent meanwhile\n"
     before = env.tree()
     _agent_writes_after_capture(monkeypatch, path, agent)
-    with pytest.raises(CurateConflict, match=r"the merge stopped: the 1 memory merged before it was put back; nothing recorded"):
+    with pytest.raises(Conflict, match=r"the merge stopped: the 1 memory merged before it was put back; nothing recorded"):
         env.curator.merge(wb, [VERSIONING, POLICY, STAGING])
     assert path.read_bytes() == agent
     assert differences(before, env.tree()) == {INFRA_MD}
@@ -616,19 +615,19 @@ def test_budget_set_writes_one_line_clamps_and_undoes(env: Env) -> None:
     wb = env.open(DOLL)
     before = env.tree()
     original = env.file(CONFIG).read_bytes()
-    decision = env.curator.budget_set(wb, "dollhouse", 3000)
+    decision = env.curator.budget_set(wb.find_portfolio("dollhouse"), 3000)
     assert isinstance(decision, Decision) and (decision.action, decision.memory_id) == ("budget", "dollhouse:dollhouse")
     assert env.file(CONFIG).read_bytes() == original.replace(b"  maxTokenBudget: 1500\n", b"  maxTokenBudget: 3000\n")
     assert differences(before, env.tree()) == {CONFIG}
     assert env.open(DOLL).portfolios[0].settings["autoLoad"]["maxTokenBudget"] == 3000
-    plan = env.curator.budget_set(wb, "dollhouse:dollhouse", 90000, dry_run=True)
-    assert isinstance(plan, ChangePlan) and plan.notes[0] == "90,000 is clamped to 50,000: DollhouseMCP accepts a budget from 100 to 50,000"
-    env.curator.budget_set(wb, "dollhouse", 10)
+    plan = env.curator.budget_set(wb.find_portfolio("dollhouse:dollhouse"), 90000, dry_run=True)
+    assert isinstance(plan, Plan) and plan.notes[0] == "90,000 is clamped to 50,000: DollhouseMCP accepts a budget from 100 to 50,000"
+    env.curator.budget_set(wb.find_portfolio("dollhouse"), 10)
     assert b"  maxTokenBudget: 100\n" in env.file(CONFIG).read_bytes()
     with pytest.raises(Unsupported, match="MassGen's short-term limits .* are documentation guidance, not a setting"):
-        env.curator.budget_set(env.open(MASSGEN), "massgen", 3000)
-    with pytest.raises(CurateError, match="no portfolio 'nope' is open"):
-        env.curator.budget_set(wb, "nope", 3000)
+        env.curator.budget_set(env.open(MASSGEN).find_portfolio("massgen"), 3000)
+    with pytest.raises(ChangeError, match="no portfolio 'nope' is open"):
+        env.curator.budget_set(wb.find_portfolio("nope"), 3000)
     undo_all(env)
     assert env.tree() == before
 
@@ -642,14 +641,14 @@ def test_budget_set_adds_the_section_or_creates_the_file(env: Env) -> None:
     config.write_bytes(without)
     wb = env.open(DOLL)
     before = env.tree()
-    env.curator.budget_set(wb, "dollhouse", 2500)
+    env.curator.budget_set(wb.find_portfolio("dollhouse"), 2500)
     assert config.read_bytes() == without + b"autoLoad:\n  maxTokenBudget: 2500\n"
     assert env.open(DOLL).portfolios[0].settings["autoLoad"]["maxTokenBudget"] == 2500
     env.curator.undo()
     assert env.tree() == before
     config.unlink()
     before = env.tree()
-    decision = env.curator.budget_set(env.open(DOLL), "dollhouse", 4000)
+    decision = env.curator.budget_set(env.open(DOLL).find_portfolio("dollhouse"), 4000)
     assert isinstance(decision, Decision) and decision.effect["created"] is True
     assert config.read_bytes() == b"autoLoad:\n  maxTokenBudget: 4000\n"
     env.curator.undo()
@@ -668,20 +667,20 @@ def test_dry_runs_write_nothing(env: Env) -> None:
         env.curator.demote(wb, PROJECTS, dry_run=True),
         env.curator.demote(wb, OLD_LOG, dry_run=True),
         env.curator.promote(wb, mem(3), dry_run=True),
-        env.curator.pin(wb, mem(3), dry_run=True),
+        env.curator.pin(wb, mem(2), dry_run=True),  # memory-mcp pins only hot rows
         env.curator.pin(wb, LAYOUT, dry_run=True),
         env.curator.set_priority(wb, RUNBOOK, 4, dry_run=True),
         env.curator.merge(wb, [VERSIONING, POLICY, mem(5)], dry_run=True),
-        env.curator.budget_set(wb, "dollhouse", 2000, dry_run=True),
+        env.curator.budget_set(wb.find_portfolio("dollhouse"), 2000, dry_run=True),
     ]
-    assert all(isinstance(p, ChangePlan) and p.description and str(p).startswith(p.description) for p in plans)
+    assert all(isinstance(p, Plan) and p.description and str(p).startswith(p.description) for p in plans)
     assert [p.action for p in plans] == ["promote", "demote", "demote", "demote", "promote", "pin", "pin", "set-priority", "merge", "budget"]  # type: ignore[union-attr]
     assert env.tree() == before
     assert not (env.tmp / "data").exists()
     env.curator.promote(wb, FLAGS)
     undo_plan = env.curator.undo(dry_run=True)
     assert (
-        isinstance(undo_plan, ChangePlan)
+        isinstance(undo_plan, Plan)
         and undo_plan.description == f"undo promote of {FLAGS}: write back the original bytes of memories/2026-11-21/feature-flags.yaml"
     )
     assert last_standing_change(env.ledger()) is not None
@@ -697,14 +696,14 @@ def test_dry_runs_write_nothing(env: Env) -> None:
     ],
 )
 def test_a_write_racing_the_change_is_refused_and_loses_nothing(
-    env: Env, monkeypatch: pytest.MonkeyPatch, parts: str, act: Callable[[Curator, Workbench], Any], rel: str
+    env: Env, monkeypatch: pytest.MonkeyPatch, parts: str, act: Callable[[Applier, Workbench], Any], rel: str
 ) -> None:
     wb = env.open(parts)
     path = env.file(rel)
     agent = path.read_bytes() + b"\nwritten by the agent meanwhile\n"
     before = env.tree()
     _agent_writes_after_capture(monkeypatch, path, agent)
-    with pytest.raises(CurateConflict, match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten"):
+    with pytest.raises(Conflict, match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten"):
         act(env.curator, wb)
     assert path.read_bytes() == agent
     assert differences(before, env.tree()) == {rel}
@@ -716,7 +715,7 @@ def test_a_change_since_the_read_is_refused_and_undo_refuses_a_changed_file(env:
     path = env.file(FLAGS_FILE)
     edited = path.read_bytes().replace(b"cleanup ticket.", b"cleanup ticket (agent edit).")
     path.write_bytes(edited)
-    with pytest.raises(CurateConflict, match=r"feature-flags\.yaml changed since it was read"):
+    with pytest.raises(Conflict, match=r"feature-flags\.yaml changed since it was read"):
         env.curator.promote(wb, FLAGS)
     assert path.read_bytes() == edited
     wb = env.open(DOLL)
@@ -724,7 +723,7 @@ def test_a_change_since_the_read_is_refused_and_undo_refuses_a_changed_file(env:
     promoted = path.read_bytes() + b"# the agent appended this\n"
     path.write_bytes(promoted)
     with pytest.raises(
-        CurateConflict,
+        Conflict,
         match=r"cannot undo the promote of dollhouse:dollhouse:feature-flags: memories/2026-11-21/feature-flags\.yaml changed since .*nothing was written, the file is kept as it is now",
     ):
         env.curator.undo()
@@ -744,9 +743,9 @@ def test_the_ledger_keeps_curation_apart_from_trust_and_nothing_is_written_elsew
     assert ledger.problems == []
     assert sorted(p.name for p in env.tmp.iterdir()) == ["cache", "data", "s"]
     assert sorted(p.name for p in (env.tmp / "data").iterdir()) == ["ledger.jsonl"]
-    with pytest.raises(CurateError, match="no memory 'nope' in the workbench"):
+    with pytest.raises(ChangeError, match="no memory 'nope' in the workbench"):
         env.curator.promote(wb, "nope")
-    with pytest.raises(CurateError, match="a merge needs at least two different memories"):
+    with pytest.raises(ChangeError, match="a merge needs at least two different memories"):
         env.curator.merge(wb, [FLAGS, FLAGS])
     undo_all(env)
     with pytest.raises(NothingToUndo, match="nothing to undo"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.core.locations import Locations
-from app.core.model import Entry, Memory, Source, Span, System, Tier, TrustLevel
+from app.core.model import Entry, Memory, Source, Span, Tier, TrustLevel
 from app.core.review.ledger import LEDGER_NAME, Decision, Ledger, iso_utc
 from app.core.review.trust import effective_trust, standing_decision
 from app.core.review.vault import CONTENT, MANIFEST, Manifest, Vault, VaultError
@@ -32,7 +32,7 @@ def decision(memory_id: str = "massgen:m:ws/a", action: str = "approve", sha: st
 def memory(sha: str = "a" * 64, *, trust: TrustLevel = TrustLevel.UNTRUSTED, claimed: bool = False, entries: tuple[Entry, ...] = ()) -> Memory:
     return Memory(
         id="massgen:m:ws/a",
-        system=System.MASSGEN,
+        system="massgen",
         portfolio="m",
         locator="ws/a",
         name="a",
@@ -78,6 +78,7 @@ def test_record_appends_one_private_json_line_per_decision(locs: Locations) -> N
         "sha256": "a" * 64,
         "reason": "looked at it",
         "effect": {},
+        "portfolio_root": None,  # no portfolio open: nothing to tie it to
     }
     assert len(first.id) == 32 and first.id != second.id
     assert ledger.history("massgen:m:ws/a") == [first, second]
@@ -262,3 +263,25 @@ def test_vault_refuses_to_overwrite_an_item_or_store_what_the_manifest_does_not_
         vault.content(vault.get(item.ref))
     with pytest.raises(VaultError, match="cannot be read"):
         vault.get("massgen/m/missing")
+
+
+def test_attach_matches_records_to_open_portfolios_by_root_then_by_content(locs: Locations) -> None:
+    from app.core.review.ledger import OpenPortfolio
+
+    ledger = Ledger(locs)
+    ledger.record(Decision(time=AT, user="t", action="approve", memory_id="dollhouse:notes:a", sha256="1" * 64, reason="legacy plain"))
+    ledger.record(Decision(time=AT, user="t", action="approve", memory_id="dollhouse:notes-2:a", sha256="2" * 64, reason="legacy second"))
+    ledger.record(Decision(time=AT, user="t", action="approve", memory_id="dollhouse:notes:a", sha256="3" * 64, reason="rooted", portfolio_root="/y/notes"))
+    x = OpenPortfolio(system="dollhouse", name="notes-aaaa", root="/x/notes", folder="notes")
+    y = OpenPortfolio(system="dollhouse", name="notes-bbbb", root="/y/notes", folder="notes")
+    shas = {"dollhouse:notes-aaaa:a": "1" * 64, "dollhouse:notes-bbbb:a": "2" * 64}
+    ledger.attach([x, y], shas.get)
+    assert [d.reason for d in ledger.history("dollhouse:notes-aaaa:a")] == ["legacy plain"]
+    assert [d.reason for d in ledger.history("dollhouse:notes-bbbb:a")] == ["legacy second", "rooted"]
+    assert ledger.unattached == 0
+    # x alone: its plain id; the rooted record is y's and the `-2` one matches nothing x holds.
+    ledger.attach([OpenPortfolio(system="dollhouse", name="notes", root="/x/notes", folder="notes")], {"dollhouse:notes:a": "1" * 64}.get)
+    assert [d.reason for d in ledger.history("dollhouse:notes:a")] == ["legacy plain"]
+    assert ledger.unattached == 1
+    # A record written now keeps the root of the portfolio its id names.
+    assert ledger.record(Decision(time=AT, user="t", action="approve", memory_id="dollhouse:notes:a", sha256="4" * 64)).portfolio_root == "/x/notes"

@@ -1,4 +1,4 @@
-"""Malformed input (SECURITY.md section 3.2 B and C), each case through the whole load pipeline:
+"""Malformed input (docs/security.md sections 3.1 and 3.2), each case through the whole load pipeline:
 the exact problem with its line, the good memory beside it still read, nothing hangs, nothing is
 written into the portfolio."""
 

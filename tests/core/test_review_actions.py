@@ -5,7 +5,9 @@ nothing is written outside the portfolio copy and the workbench's data folder.""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import shutil
 import sqlite3
 import stat
@@ -18,10 +20,13 @@ from typing import Any
 import pytest
 
 import app.core.systems.memory_mcp.trust as effects_memory_mcp
+from app.core.change.applier import Applier
+from app.core.change.errors import ChangeError, Conflict, NothingToRestore
+from app.core.change.plan import Plan
+from app.core.change.quarantine import quarantined_memories, quarantined_text
 from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Tier, TrustLevel
-from app.core.review.actions import NothingToRestore, Plan, ReviewConflict, Reviewer, ReviewError, quarantined_memories, quarantined_text
 from app.core.review.ledger import Decision, Ledger
 from app.core.review.trust import effective_trust
 from app.core.storage.base import Base, sha256_bytes
@@ -62,7 +67,7 @@ class Env:
     sample: Path
     locs: Locations
     clock: FixedClock
-    reviewer: Reviewer
+    reviewer: Applier
     wb: Workbench
 
     def reopen(self) -> Workbench:
@@ -82,7 +87,7 @@ def env(tmp_path: Path) -> Env:
     shutil.copytree(SAMPLE, sample, symlinks=True)
     locs = Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config")
     clock = FixedClock(AT)
-    return Env(tmp_path, sample, locs, clock, Reviewer(locs, clock=clock, user="tester"), open_workbench(locs, clock, sample))
+    return Env(tmp_path, sample, locs, clock, Applier(locs, clock=clock, user="tester"), open_workbench(locs, clock, sample))
 
 
 def open_workbench(locs: Locations, clock: FixedClock, sample: Path) -> Workbench:
@@ -122,6 +127,15 @@ def row(db: Path, table: str, ident: int) -> dict[str, Any] | None:
     try:
         found = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (ident,)).fetchone()
         return dict(found) if found else None
+    finally:
+        conn.close()
+
+
+def rows_of(db: Path, table: str) -> list[dict[str, Any]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY rowid")]
     finally:
         conn.close()
 
@@ -187,8 +201,17 @@ def test_dollhouse_quarantine_writes_one_trust_line_and_restore_gives_the_bytes_
         ],
         "file_sha256_before": sha256_bytes(original),
         "file_sha256_after": sha256_bytes(after),
-        "undo": "write each edit's `old` bytes back over its `new` bytes at its offset, last edit first",
+        "undo": "write each edit's `old` bytes back over its `new` bytes at its offset, last edit first; "
+        "if the server re-saved the memory without the entry, write the vault's copy of the file back whole",
+        "vault": d.effect["vault"],
+        "entries": [d.effect["entries"][0] | {"id": FLAGS_E2}],
     }
+    # The whole file as it was is in the vault, and the ledger names the entry's text and place.
+    assert env.reviewer.vault.content(env.reviewer.vault.get(d.effect["vault"])) == original
+    start = original.index(b"- content: 'A flag is removed")
+    assert {k: d.effect["entries"][0][k] for k in ("offset", "line")} == {"offset": start, "line": original.count(b"\n", 0, start) + 1}
+    assert d.effect["entries"][0]["text"].startswith("- content: 'A flag is removed") and "trustLevel: validated" in d.effect["entries"][0]["text"]
+    assert env.quarantined() == {}  # the file is still in memories/: not listed from the vault
     wb = env.reopen()
     # DollhouseMCP's loader skips a quarantined entry: the reader says so, entry by entry.
     assert entry_trust(wb, FLAGS) == {FLAGS_E1: TrustLevel.VALIDATED, FLAGS_E2: TrustLevel.QUARANTINED}
@@ -201,6 +224,71 @@ def test_dollhouse_quarantine_writes_one_trust_line_and_restore_gives_the_bytes_
     assert path.read_bytes() == original
     assert entry_trust(env.reopen(), FLAGS) == {FLAGS_E1: TrustLevel.VALIDATED, FLAGS_E2: TrustLevel.VALIDATED}
     assert [x.action for x in Ledger(env.locs).history(FLAGS)] == ["quarantine", "restore"]
+
+
+def _server_resave_without(quarantined: bytes, entry_id: str, stats: bytes) -> bytes:
+    """The file as DollhouseMCP's own save writes it after loading `quarantined`: the loader skipped
+    the quarantined entry, `serializeElement` dumps only the loaded entries (sorted keys, the same
+    js-yaml style as the rest of the file, so the kept items are byte for byte what they were) and
+    `stats` recomputed from them. DollhouseMCP (TypeScript) cannot run here; this is written the way
+    its serializer writes the sample file, which is itself in that shape."""
+    start = quarantined.rindex(b"- content:", 0, quarantined.index(entry_id.encode()))
+    end = quarantined.index(b"extensions:")
+    cut = quarantined[:start] + quarantined[end:]
+    return cut[: cut.index(b"stats:\n")] + stats
+
+
+def test_dollhouse_restore_after_the_server_resaved_without_the_entry_gives_the_original_bytes_back(env: Env) -> None:
+    path = env.file(FLAGS_FILE)
+    original = path.read_bytes()
+    memory = env.wb.memory(FLAGS)
+    d = env.reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="looks injected")
+    assert isinstance(d, Decision)
+    stats = b"stats:\n  newestEntry: '2026-11-21T10:10:10.617Z'\n  oldestEntry: '2026-11-21T10:10:10.617Z'\n  topTags:\n  - {count: 1, tag: flags}\n  totalEntries: 1\n  totalSize: 293\n"
+    resaved = _server_resave_without(path.read_bytes(), FLAGS_E2, stats)
+    assert FLAGS_E2.encode() not in resaved and b"quarantined" not in resaved
+    path.write_bytes(resaved)
+    wb = env.reopen()
+    assert list(entry_trust(wb, FLAGS)) == [FLAGS_E1]  # the entry and its text are gone from the file
+
+    r = check_decision(env.reviewer.restore(wb, FLAGS, entry=FLAGS_E2, reason="false alarm"), "restore", wb.memory(FLAGS), "false alarm", FLAGS_E2)
+    assert r.effect["kind"] == "trust-original" and r.effect["restores"] == d.id
+    assert path.read_bytes() == original
+    assert entry_trust(env.reopen(), FLAGS) == {FLAGS_E1: TrustLevel.VALIDATED, FLAGS_E2: TrustLevel.VALIDATED}
+    assert env.reopen().memory(FLAGS).sha256 == memory.sha256
+
+
+def test_dollhouse_restore_after_a_resave_refuses_when_more_than_the_entry_changed(env: Env) -> None:
+    path = env.file(FLAGS_FILE)
+    d = env.reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="x")
+    assert isinstance(d, Decision)
+    resaved = _server_resave_without(path.read_bytes(), FLAGS_E2, b"stats: {totalEntries: 1}\n")
+    edited = resaved.replace(b"Flags for 3.4:", b"Flags for 3.5:")
+    path.write_bytes(edited)
+    with pytest.raises(
+        Conflict, match=r"the quarantined entry's line is gone and the other entries changed since .*nothing was written, the original stays in the vault"
+    ):
+        env.reviewer.restore(env.reopen(), FLAGS, entry=FLAGS_E2, reason="back")
+    assert path.read_bytes() == edited
+    assert [x.action for x in env.reviewer.ledger.history(FLAGS)] == ["quarantine"]
+
+
+def test_dollhouse_restore_of_a_whole_memory_after_the_server_saved_it_empty(env: Env) -> None:
+    """Every entry quarantined: the server loads none, and its next save writes `entries: []`."""
+    path = env.file(FLAGS_FILE)
+    original = path.read_bytes()
+    d = env.reviewer.quarantine(env.wb, FLAGS, reason="poisoned")
+    assert isinstance(d, Decision) and sorted(e["id"] for e in d.effect["entries"]) == sorted([FLAGS_E1, FLAGS_E2])
+    quarantined = path.read_bytes()
+    resaved = (
+        b"entries: []\n"
+        + quarantined[quarantined.index(b"extensions:") : quarantined.index(b"stats:\n")]
+        + b"stats: {totalEntries: 0, totalSize: 0, topTags: []}\n"
+    )
+    path.write_bytes(resaved)
+    r = env.reviewer.restore(env.reopen(), FLAGS, reason="false alarm")
+    assert isinstance(r, Decision) and r.effect["kind"] == "trust-original"
+    assert path.read_bytes() == original
 
 
 def test_dollhouse_quarantine_of_the_whole_memory_puts_it_in_the_quarantine_tier(env: Env) -> None:
@@ -292,7 +380,7 @@ def test_dollhouse_entry_with_two_trust_levels_cannot_be_marked_in_place(env: En
     rel = "dollhouse/portfolio/memories/2026-11-12/release-train-notes.yaml"
     original = env.file(rel).read_bytes()
     with pytest.raises(
-        ReviewError,
+        ChangeError,
         match=r"cannot write `trustLevel: quarantined` on entry mem_1794480765981_zi475ya0o of memories/2026-11-12/release-train-notes\.yaml: "
         r"cannot edit: duplicate key `trustLevel` on lines 17 and 23 \(line 23\); nothing was changed",
     ):
@@ -447,7 +535,7 @@ def test_openclaw_restore_refuses_when_the_surrounding_bytes_changed(env: Env) -
     edited = cut[:at] + b"An agent wrote here.\n" + cut[at:]
     path.write_bytes(edited)
     with pytest.raises(
-        ReviewConflict,
+        Conflict,
         match=r"cannot restore into MEMORY\.md: the bytes around byte 268 \(line 6\) changed since the block was cut; nothing was written, the block stays in the vault as openclaw/workspace/note-projects-",
     ):
         env.reviewer.restore(env.wb, PROJECTS, reason="back")
@@ -499,10 +587,86 @@ def test_engram_refuses_triggers_that_are_not_its_own(env: Env) -> None:
     conn.execute("CREATE TRIGGER spy_on_update AFTER UPDATE ON observations BEGIN INSERT INTO spy VALUES (upper(new.content)); END")
     conn.close()
     before = row(db, "observations", 1)
-    with pytest.raises(ReviewError, match="trigger 'spy_on_update' on observations is not one of Engram's FTS triggers"):
+    with pytest.raises(ChangeError, match="trigger 'spy_on_update' on observations is not one of Engram's FTS triggers"):
         env.reviewer.quarantine(env.wb, OBS, reason="x")
     assert row(db, "observations", 1) == before
     assert env.reviewer.ledger.decisions() == []
+
+
+def _enrol_for_sync(db: Path) -> None:
+    """Give the sample database the newer Engram's sync schema: `sync_id` on observations and
+    user_prompts, and the `sync_state`, `sync_mutations` (with `project`) and
+    `sync_enrolled_projects` tables. Engram (Go) cannot run here; the table and column names are
+    the ones its newer store.go creates; the sync tables' other columns follow a published port of
+    its sync migration (column for column, SQLite types for its Postgres ones), not Engram's own
+    SQLite DDL, which is not at hand (the refusal depends only on `sync_mutations` existing)."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        conn.execute("ALTER TABLE observations ADD COLUMN sync_id TEXT")
+        conn.execute("ALTER TABLE user_prompts ADD COLUMN sync_id TEXT")
+        conn.execute("UPDATE observations SET sync_id = 'obs-' || id")
+        conn.execute(
+            "CREATE TABLE sync_state (target_key TEXT PRIMARY KEY, lifecycle TEXT NOT NULL DEFAULT 'idle', "
+            "last_enqueued_seq INTEGER NOT NULL DEFAULT 0, last_acked_seq INTEGER NOT NULL DEFAULT 0, last_pulled_seq INTEGER NOT NULL DEFAULT 0, "
+            "consecutive_failures INTEGER NOT NULL DEFAULT 0, backoff_until TEXT, lease_owner TEXT, lease_until TEXT, last_error TEXT, "
+            "updated_at TEXT NOT NULL DEFAULT (datetime('now')))"
+        )
+        conn.execute(
+            "CREATE TABLE sync_mutations (seq INTEGER PRIMARY KEY AUTOINCREMENT, target_key TEXT NOT NULL REFERENCES sync_state(target_key), "
+            "entity TEXT NOT NULL, entity_key TEXT NOT NULL, op TEXT NOT NULL, payload TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'local', "
+            "project TEXT NOT NULL DEFAULT '', occurred_at TEXT NOT NULL DEFAULT (datetime('now')), acked_at TEXT)"
+        )
+        conn.execute("CREATE INDEX idx_sync_mutations_target_seq ON sync_mutations(target_key, seq)")
+        conn.execute("CREATE INDEX idx_sync_mutations_pending ON sync_mutations(target_key, acked_at, seq)")
+        conn.execute("CREATE INDEX idx_sync_mutations_project ON sync_mutations(project)")
+        conn.execute("CREATE TABLE sync_enrolled_projects (project TEXT PRIMARY KEY, enrolled_at TEXT NOT NULL DEFAULT (datetime('now')))")
+    finally:
+        conn.close()
+
+
+def test_engram_with_sync_refuses_a_quarantine_up_front_and_a_pulled_upsert_finds_nothing_to_undo(env: Env) -> None:
+    """Newer Engram journals every delete in `sync_mutations`; a soft delete without that row
+    would be undone by the next pulled upsert (`deleted_at = NULL`), so the workbench refuses."""
+    db = env.file(ENGRAM_DB)
+    _enrol_for_sync(db)
+    wb = env.reopen()
+    assert has(wb, OBS)  # the newer schema reads as the older one did
+    before = row(db, "observations", 1)
+    assert before is not None and before["deleted_at"] is None and before["sync_id"] == "obs-1"
+    with pytest.raises(ChangeError, match=r"engram\.db journals its changes for sync \(table `sync_mutations`\).*refuses; nothing was written"):
+        env.reviewer.quarantine(wb, OBS, reason="wrong")
+    assert row(db, "observations", 1) == before
+    assert env.reviewer.ledger.decisions() == []
+    # What a pulled upsert does to the row (applyObservationUpsertTx): deleted_at back to NULL.
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        assert conn.execute("SELECT count(*) FROM sync_mutations").fetchone() == (0,)
+        conn.execute("UPDATE observations SET deleted_at = NULL WHERE sync_id = 'obs-1'")
+    finally:
+        conn.close()
+    # Nothing claimed a quarantine that the pull silently undid: the ledger holds none, the memory is in sight.
+    assert row(db, "observations", 1) == before
+    assert env.quarantined() == {} and has(env.reopen(), OBS)
+
+
+def test_engram_with_sync_refuses_even_the_dry_run(env: Env) -> None:
+    db = env.file(ENGRAM_DB)
+    _enrol_for_sync(db)
+    before = row(db, "observations", 1)
+    with pytest.raises(ChangeError, match="journals its changes for sync"):
+        env.reviewer.quarantine(env.reopen(), OBS, reason="x", dry_run=True)
+    assert row(db, "observations", 1) == before
+
+
+def test_engram_restore_of_a_quarantine_made_before_sync_still_works(env: Env) -> None:
+    db = env.file(ENGRAM_DB)
+    before = row(db, "observations", 1)
+    assert isinstance(env.reviewer.quarantine(env.wb, OBS, reason="wrong"), Decision)
+    _enrol_for_sync(db)
+    memory = env.wb.memory(OBS)
+    check_decision(env.reviewer.restore(env.reopen(), OBS, reason="back"), "restore", memory, "back")
+    after = row(db, "observations", 1)
+    assert after is not None and {k: after[k] for k in before} == before
 
 
 def test_engram_approve_and_flag_live_in_the_ledger_only(env: Env) -> None:
@@ -517,38 +681,73 @@ def test_engram_approve_and_flag_live_in_the_ledger_only(env: Env) -> None:
 # -- memory-mcp -----------------------------------------------------------------------------------------
 
 
-def test_memory_mcp_quarantine_is_soft_with_a_trust_history_row_and_restore_gives_the_row_back(env: Env) -> None:
+def test_memory_mcp_quarantine_takes_the_text_out_into_the_vault_and_restore_gives_the_row_back(env: Env) -> None:
     db = env.file(MCP_DB)
     before = row(db, "memories", 1)
+    tags = [t for t in rows_of(db, "memory_tags") if t["memory_id"] == 1]
     assert before is not None and (before["trust_score"], before["is_hot"], before["is_pinned"]) == (1.0, 1, 1)
     memory = env.wb.memory(MEM1)
     d = check_decision(env.reviewer.quarantine(env.wb, MEM1, reason="leaks a host"), "quarantine", memory, "leaks a host")
-    assert row(db, "memories", 1) == before | {"trust_score": 0.0, "is_hot": 0, "is_pinned": 0}
+    text = "[memory 1 is quarantined by the memory workbench; its text is held in the workbench's vault]"
+    held = {"content": text, "content_hash": hashlib.sha256(text.encode()).hexdigest(), "trust_score": 0.0, "is_hot": 0, "is_pinned": 0}
+    assert row(db, "memories", 1) == before | held | {"promotion_source": None, "category": "command"}
+    assert not [t for t in rows_of(db, "memory_tags") if t["memory_id"] == 1]
     [h] = history(db, 1)
     assert {k: h[k] for k in ("reason", "old_trust", "new_trust", "delta", "similarity", "note", "created_at")} == {
-        "reason": "quarantined by memwb",
+        "reason": "factually_wrong",  # one of memory-mcp's own reasons
         "old_trust": 1.0,
         "new_trust": 0.0,
         "delta": -1.0,
         "similarity": None,
-        "note": "leaks a host",
+        "note": "quarantined by memwb: leaks a host",
         "created_at": AT_SQL,
     }
-    assert d.effect["trust_history"]["id"] == h["id"]
-    assert (d.effect["before"], d.effect["after"]) == ({"trust_score": 1.0, "is_hot": 1, "is_pinned": 1}, {"trust_score": 0.0, "is_hot": 0, "is_pinned": 0})
+    assert d.effect["trust_history"]["id"] == h["id"] and d.effect["kind"] == "mcp-held"
+    vaulted = json.loads((env.locs.data / "vault" / d.effect["vault"] / "content").read_text())
+    assert vaulted["row"] == before and vaulted["tags"] == tags and vaulted["trust_history"] == []
     wb = env.reopen()
     seen = wb.memory(MEM1)
     assert (seen.tier, seen.trust, seen.pinned, seen.trust_score) == (Tier.QUARANTINE, TrustLevel.QUARANTINED, False, 0.0)
-    assert MEM1 not in env.quarantined()  # the reader still lists it, in its quarantine tier
+    assert MEM1 not in env.quarantined()  # the reader still lists its row, in its quarantine tier
 
     env.reviewer.restore(wb, MEM1, reason="back")
     assert row(db, "memories", 1) == before
-    assert [(x["reason"], x["old_trust"], x["new_trust"], x["delta"]) for x in history(db, 1)] == [
-        ("quarantined by memwb", 1.0, 0.0, -1.0),
-        ("restored by memwb", 0.0, 1.0, 1.0),
+    assert [t for t in rows_of(db, "memory_tags") if t["memory_id"] == 1] == tags
+    assert [(x["reason"], x["old_trust"], x["new_trust"], x["delta"], x["note"]) for x in history(db, 1)] == [
+        ("factually_wrong", 1.0, 0.0, -1.0, "quarantined by memwb: leaks a host"),
+        ("explicitly_confirmed", 0.0, 1.0, 1.0, "restored by memwb: back"),
     ]
     again = env.reopen().memory(MEM1)
-    assert (again.tier, again.pinned, again.trust_score) == (Tier.HOT, True, 1.0)
+    assert (again.tier, again.pinned, again.trust_score, again.sha256) == (Tier.HOT, True, 1.0, memory.sha256)
+
+
+def test_memory_mcp_quarantine_refuses_under_a_trigger_not_its_own(env: Env) -> None:
+    db = env.file(MCP_DB)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE copies (content TEXT)")
+    conn.execute("CREATE TRIGGER keep_a_copy AFTER UPDATE OF content ON memories BEGIN INSERT INTO copies VALUES (old.content); END")
+    conn.close()
+    before = row(db, "memories", 1)
+    with pytest.raises(ChangeError, match="trigger 'keep_a_copy' is not one of memory-mcp's own"):
+        env.reviewer.quarantine(env.wb, MEM1, reason="q")
+    assert row(db, "memories", 1) == before and history(db, 1) == [] and rows_of(db, "copies") == []
+    vault = env.locs.data / "vault"
+    assert not vault.exists() or not any(p.is_file() for p in vault.rglob("*"))
+    assert Ledger(env.locs).decisions() == []
+
+
+def test_memory_mcp_restore_refuses_a_row_rewritten_since_and_keeps_the_vault_item(env: Env) -> None:
+    db = env.file(MCP_DB)
+    d = env.reviewer.quarantine(env.wb, MEM1, reason="q")
+    assert isinstance(d, Decision)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE memories SET content = 'rewritten by the agent', content_hash = 'x' WHERE id = 1")
+    conn.close()
+    kept = row(db, "memories", 1)
+    with pytest.raises(Conflict, match="no longer holds the quarantine's placeholder"):
+        env.reviewer.restore(env.reopen(), MEM1, reason="back")
+    assert row(db, "memories", 1) == kept
+    assert (env.locs.data / "vault" / d.effect["vault"] / "content").is_file()
 
 
 def test_memory_mcp_approve_is_explicitly_confirmed_capped_at_one_and_flag_is_ledger_only(env: Env) -> None:
@@ -589,7 +788,7 @@ def test_dry_run_writes_nothing(env: Env, action: str) -> None:
         assert isinstance(plan, Plan)
         assert (plan.action, plan.memory_id) == (action, memory_id)
         assert plan.description.startswith(f"{action} {memory_id} (")
-        assert plan.effect["kind"] in ("trust-lines", "vault-file", "vault-block", "soft-delete", "trust-score", "ledger-only")
+        assert plan.effect["kind"] in ("trust-lines", "vault-file", "vault-block", "soft-delete", "trust-score", "mcp-held", "ledger-only")
     assert tree(env.tmp, (cache,)) == before
     assert not (env.tmp / "data").exists()
 
@@ -645,7 +844,7 @@ def test_a_change_since_the_read_is_a_conflict_and_loses_nothing(env: Env) -> No
     path = env.file(MASSGEN_FILE)
     agent = path.read_bytes().replace(b"---\n", b"---\n", 1) + b"\nagent added this\n"
     path.write_bytes(agent)
-    with pytest.raises(ReviewConflict, match=r"workspace_coder/memory/long_term/api_versioning_policy\.md changed since it was read: .* nothing was written"):
+    with pytest.raises(Conflict, match=r"workspace_coder/memory/long_term/api_versioning_policy\.md changed since it was read: .* nothing was written"):
         env.reviewer.quarantine(env.wb, MASSGEN, reason="q")
     assert path.read_bytes() == agent
     assert not (env.tmp / "data").exists()
@@ -654,7 +853,7 @@ def test_a_change_since_the_read_is_a_conflict_and_loses_nothing(env: Env) -> No
     conn.execute("UPDATE observations SET content = content || ' (edited by the agent)' WHERE id = 1")
     conn.close()
     edited = row(db, "observations", 1)
-    with pytest.raises(ReviewConflict, match=r"engram\.db#observations=1: the content changed since it was read; nothing was written"):
+    with pytest.raises(Conflict, match=r"engram\.db#observations=1: the content changed since it was read; nothing was written"):
         env.reviewer.quarantine(env.wb, OBS, reason="q")
     assert row(db, "observations", 1) == edited
     assert Ledger(env.locs).decisions() == []
@@ -678,7 +877,7 @@ def test_a_write_racing_the_decision_is_a_conflict_and_loses_nothing(env: Env, m
     path = env.file(rel)
     agent = path.read_bytes() + b"\nwritten by the agent meanwhile\n"
     _agent_writes_after_capture(monkeypatch, path, agent)
-    with pytest.raises(ReviewConflict, match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten") as caught:
+    with pytest.raises(Conflict, match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten") as caught:
         env.reviewer.quarantine(env.wb, memory_id, reason="q")
     assert caught.value.path is not None and caught.value.path.endswith(rel.split("/", 1)[1])
     assert path.read_bytes() == agent
@@ -693,16 +892,36 @@ def test_a_database_write_racing_the_decision_is_a_conflict(env: Env, monkeypatc
 
     def racing(roots: Any, path: Any, work: Callable[[sqlite3.Connection], Any]) -> Any:
         conn = sqlite3.connect(db, isolation_level=None)
-        conn.execute("UPDATE memories SET is_hot = 0 WHERE id = 1")  # memory-mcp demoted it meanwhile
+        conn.execute("UPDATE memories SET trust_score = 0.5 WHERE id = 8")  # memory-mcp adjusted it meanwhile
         conn.close()
         return real(roots, path, work)
 
     monkeypatch.setattr(effects_memory_mcp, "write_transaction", racing)
-    with pytest.raises(ReviewConflict, match=r"memory\.db#memories=1: trust_score/is_hot/is_pinned changed since they were read; nothing was written"):
+    with pytest.raises(Conflict, match=r"memory\.db#memories=8: trust_score/is_hot/is_pinned changed since they were read; nothing was written"):
+        env.reviewer.approve(env.wb, MEM8, reason="a")
+    assert row(db, "memories", 8)["trust_score"] == 0.5  # type: ignore[index]
+    assert Ledger(env.locs).decisions() == []
+
+
+def test_a_quarantine_racing_a_content_change_is_a_conflict_and_vaults_nothing(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = env.file(MCP_DB)
+    real = effects_memory_mcp.write_transaction
+
+    def racing(roots: Any, path: Any, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        conn = sqlite3.connect(db, isolation_level=None)
+        conn.execute("UPDATE memories SET is_hot = 0 WHERE id = 1")  # a flag change alone would be vaulted as it is then
+        conn.execute("UPDATE memories SET content = content || ' (edited)' WHERE id = 1")  # memory-mcp's update_memory
+        conn.close()
+        return real(roots, path, work)
+
+    monkeypatch.setattr(effects_memory_mcp, "write_transaction", racing)
+    with pytest.raises(Conflict, match=r"memory\.db#memories=1: the content changed since it was read; nothing was written"):
         env.reviewer.quarantine(env.wb, MEM1, reason="q")
-    assert row(db, "memories", 1)["is_hot"] == 0 and row(db, "memories", 1)["trust_score"] == 1.0  # type: ignore[index]
+    assert row(db, "memories", 1)["content"].endswith(" (edited)")  # type: ignore[index]
     assert history(db, 1) == []
     assert Ledger(env.locs).decisions() == []
+    vault = env.locs.data / "vault"
+    assert not vault.exists() or not any(p.is_file() for p in vault.rglob("*"))
 
 
 def test_decisions_take_a_portfolio_and_memory_directly(env: Env) -> None:
@@ -710,16 +929,16 @@ def test_decisions_take_a_portfolio_and_memory_directly(env: Env) -> None:
     portfolio: Portfolio = env.wb.portfolio_of(memory)
     plan = env.reviewer.quarantine((portfolio, memory), reason="q", dry_run=True)
     assert isinstance(plan, Plan) and plan.memory_id == MASSGEN
-    with pytest.raises(ReviewError, match="does not match"):
+    with pytest.raises(ChangeError, match="does not match"):
         env.reviewer.quarantine((portfolio, memory), OBS, reason="q")
-    with pytest.raises(ReviewError, match="has no entry 'nope'"):
+    with pytest.raises(ChangeError, match="has no entry 'nope'"):
         env.reviewer.quarantine(env.wb, FLAGS, entry="nope", reason="q")
 
 
 def test_a_memory_in_the_vault_must_be_restored_before_another_decision(env: Env) -> None:
     env.reviewer.quarantine(env.wb, MASSGEN, reason="q")
     for act in (env.reviewer.approve, env.reviewer.flag, env.reviewer.quarantine):
-        with pytest.raises(ReviewError, match=f"{MASSGEN} is in the workbench's quarantine \\(vault-file\\); restore it first; nothing was changed"):
+        with pytest.raises(ChangeError, match=f"{MASSGEN} is in the workbench's quarantine \\(vault-file\\); restore it first; nothing was changed"):
             act(env.wb, MASSGEN, reason="x")
     assert [d.action for d in env.reviewer.ledger.history(MASSGEN)] == ["quarantine"]
 
@@ -744,7 +963,7 @@ def test_an_agent_writing_its_stale_copy_back_is_reported(env: Env) -> None:
     path = env.file(FLAGS_FILE)
     original = path.read_bytes()
     reverted: list[tuple[Path, bytes | None]] = []
-    reviewer = Reviewer(env.locs, clock=env.clock, user="tester", on_revert=lambda p, disk: reverted.append((p, disk)), watch_seconds=5.0)
+    reviewer = Applier(env.locs, clock=env.clock, user="tester", on_revert=lambda p, disk: reverted.append((p, disk)), watch_seconds=5.0)
     reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="q")
     [watch] = reviewer.watches
     path.write_bytes(original)  # the agent saves what it read before the quarantine

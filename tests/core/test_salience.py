@@ -10,16 +10,11 @@ from pathlib import Path
 import pytest
 
 from app.core.clock import FixedClock
-from app.core.curate.salience import (
-    handles,
-    log_mentions,
-    parse_time,
-    salience,
-    salience_all,
-    salience_formula,
-)
+from app.core.curate.salience import parse_time, salience_formula
+from app.core.curate.saliences import log_mentions, salience, salience_all
 from app.core.locations import Locations
-from app.core.model import Memory, Source, Span, System, Tier, TrustLevel
+from app.core.model import Memory, Source, Span, Tier, TrustLevel
+from app.core.systems.openclaw.salience import handles
 from app.core.workbench import Workbench
 
 NOW = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
@@ -57,9 +52,9 @@ def reference_salience(row: dict[str, object], now: datetime) -> float:
     return round(min(1.0, max(0.0, total)), 3)
 
 
-def make(system: System, locator: str, **extra: object) -> Memory:
+def make(system: str, locator: str, **extra: object) -> Memory:
     values: dict[str, object] = {
-        "id": f"{system.value}:p:{locator}",
+        "id": f"{system}:p:{locator}",
         "system": system,
         "portfolio": "p",
         "locator": locator,
@@ -213,12 +208,12 @@ def test_openclaw_daily_log_was_touched_on_its_date(bench: Workbench) -> None:
 
 
 def test_mentions_need_word_boundaries() -> None:
-    log = make(System.OPENCLAW, "log/2026-11-20", kind="log", fields={"date": "2026-11-20"})
-    other = make(System.OPENCLAW, "log/2026-11-21", kind="log", fields={"date": "2026-11-21"})
-    pgx = make(System.OPENCLAW, "note/pgx-pool", name="pgx pool", kind="note")
-    ticket = make(System.OPENCLAW, "state/decisions/x", name="Ship it (KITE-9)", kind="decision")
+    log = make("openclaw", "log/2026-11-20", kind="log", fields={"date": "2026-11-20"})
+    other = make("openclaw", "log/2026-11-21", kind="log", fields={"date": "2026-11-21"})
+    pgx = make("openclaw", "note/pgx-pool", name="pgx pool", kind="note")
+    ticket = make("openclaw", "state/decisions/x", name="Ship it (KITE-9)", kind="decision")
     learning = make(
-        System.OPENCLAW, "learning/LRN-1", name="LRN-20261101-001", kind="learning", fields={"id": "LRN-20261101-001", "Pattern-Key": "auth.parallel_refresh"}
+        "openclaw", "learning/LRN-1", name="LRN-20261101-001", kind="learning", fields={"id": "LRN-20261101-001", "Pattern-Key": "auth.parallel_refresh"}
     )
     texts = {
         log.id: "- 09:00 Boot: ACTIVE=pgx pool | HOLD=0\n- 10:00 the pgx pools were fine; see KITE-9.\n",
@@ -236,8 +231,8 @@ def test_mentions_need_word_boundaries() -> None:
 
 
 def test_unreadable_log_is_skipped() -> None:
-    log = make(System.OPENCLAW, "log/2026-11-20", kind="log", fields={"date": "2026-11-20"})
-    note = make(System.OPENCLAW, "note/alpha", name="Alpha release", kind="note")
+    log = make("openclaw", "log/2026-11-20", kind="log", fields={"date": "2026-11-20"})
+    note = make("openclaw", "note/alpha", name="Alpha release", kind="note")
 
     def text_of(memory_id: str) -> str:
         raise OSError("gone")
@@ -246,7 +241,7 @@ def test_unreadable_log_is_skipped() -> None:
 
 
 def test_hand_built_memory_mcp_row_without_scores() -> None:
-    memory = make(System.MEMORY_MCP, "mem/1", fields={"access_count": 2, "last_accessed_at": None})
+    memory = make("memory-mcp", "mem/1", fields={"access_count": 2, "last_accessed_at": None})
     s = salience(memory, NOW)
     assert s.component("importance").origin == "derived" and s.component("importance").value == 0.5
     assert s.component("trust").origin == "derived" and s.component("trust").value == 1.0
@@ -254,7 +249,7 @@ def test_hand_built_memory_mcp_row_without_scores() -> None:
 
 
 def test_quarantined_claim_counts_as_zero_trust() -> None:
-    memory = make(System.DOLLHOUSE, "x", trust=TrustLevel.QUARANTINED, trust_claimed=True, priority=1, span=Span(start=0, end=1))
+    memory = make("dollhouse", "x", trust=TrustLevel.QUARANTINED, trust_claimed=True, priority=1, span=Span(start=0, end=1))
     assert salience(memory, NOW).component("trust").value == 0.0
 
 

@@ -13,7 +13,7 @@ import pytest
 from app.cli import main
 from app.core.clock import FixedClock
 from app.core.locations import Locations
-from app.core.model import Memory, System
+from app.core.model import Memory
 from app.core.workbench import Workbench
 
 EXPECTED_COUNTS = {"dollhouse": 27, "massgen": 18, "openclaw": 60, "engram": 21, "memory-mcp": 23}
@@ -106,13 +106,13 @@ def test_spans_hold_what_they_name(loaded: Workbench) -> None:
             continue
         data = (roots[(memory.system, memory.portfolio)] / memory.source.path).read_bytes()
         chunk = memory.span.slice(data).decode("utf-8-sig")
-        if memory.system == System.OPENCLAW and memory.locator.startswith("note/") and "## " in chunk:
+        if memory.system == "openclaw" and memory.locator.startswith("note/") and "## " in chunk:
             assert chunk.startswith("## "), memory.id
-        if memory.system == System.OPENCLAW and memory.locator.startswith("learning/"):
+        if memory.system == "openclaw" and memory.locator.startswith("learning/"):
             assert chunk.startswith("## [" if "[" in memory.name or memory.name[:3] in ("LRN", "ERR", "FEA") else "## "), memory.id
-        if memory.system == System.OPENCLAW and memory.locator.startswith("state/") and memory.locator.count("/") == 2:
+        if memory.system == "openclaw" and memory.locator.startswith("state/") and memory.locator.count("/") == 2:
             assert chunk.startswith("["), memory.id
-        if memory.system == System.DOLLHOUSE:
+        if memory.system == "dollhouse":
             for entry in memory.entries:
                 if entry.span is not None and entry.id != "body":
                     assert entry.span.slice(data).lstrip().startswith(b"- "), (memory.id, entry.id)

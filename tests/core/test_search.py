@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.model import Memory, Source, System, Tier, TrustLevel
+from app.core.model import Memory, Source, Tier, TrustLevel
 from app.core.reading.base import count_words, estimate_tokens, memory_id, sha256_text
 from app.core.search import BuildPlan, QuerySyntaxError, SearchIndex, fallback_search
 from app.core.search.highlight import CLOSE, OPEN
@@ -68,7 +68,7 @@ CORPUS: list[tuple[str, dict[str, object], str]] = [
             name="Queue retry tuning",
             description="Worker retries and timeouts",
             tags=("api", "queue"),
-            system=System.MEMORY_MCP,
+            system="memory-mcp",
             portfolio="memory",
             kind="fact",
             domain="infra",
@@ -82,7 +82,7 @@ CORPUS: list[tuple[str, dict[str, object], str]] = [
             name="Secret rotation",
             description="Vault policy for API tokens",
             tags=("auth", "vault"),
-            system=System.OPENCLAW,
+            system="openclaw",
             portfolio="workspace",
             tier=Tier.QUARANTINE,
             kind="decision",
@@ -98,7 +98,7 @@ CORPUS: list[tuple[str, dict[str, object], str]] = [
             name="Staging environment",
             description="Where releases wait",
             tags=("deploy", "staging"),
-            system=System.MASSGEN,
+            system="massgen",
             portfolio="agent-a",
             tier=Tier.ARCHIVE,
             kind="fact",
@@ -111,7 +111,7 @@ CORPUS: list[tuple[str, dict[str, object], str]] = [
 
 
 def make_memory(locator: str, fields: dict[str, object], text: str) -> Memory:
-    system = System(fields.get("system", System.DOLLHOUSE))
+    system = str(fields.get("system", "dollhouse"))
     portfolio = str(fields.get("portfolio", "main"))
     words = count_words(text)
     values = {k: v for k, v in fields.items() if k not in ("system", "portfolio")}
@@ -745,8 +745,9 @@ def test_fast_writer_writes_what_whoosh_writes(tmp_path: Path) -> None:
         store.put(f"w-{n:03d}", dict(name=f"Writer {n}", tags=("common", f"t{n % 5}"), priority=n), f"Shared body text {n % 7} with words. " * (1 + n % 3))
     docs = [document(m, store.texts[m.id], 0.5, "d") for m in store.all()]
 
-    def dump(writer_of: object) -> tuple[object, ...]:
-        folder = tmp_path / str(id(writer_of))
+    def dump(name: str, writer_of: object) -> tuple[object, ...]:
+        # A name, not id(writer_of): the first writer's id can be reused by the second one.
+        folder = tmp_path / name
         folder.mkdir()
         ix = FileStorage(str(folder)).create_index(build_schema(), indexname=INDEX_NAME)
         writer = writer_of(ix)  # type: ignore[operator]
@@ -770,8 +771,8 @@ def test_fast_writer_writes_what_whoosh_writes(tmp_path: Path) -> None:
         reader.close()
         return postings, stored, lengths, columns
 
-    ours = dump(lambda ix: FastSegmentWriter(ix))
-    theirs = dump(lambda ix: ix.writer())
+    ours = dump("ours", lambda ix: FastSegmentWriter(ix))
+    theirs = dump("whoosh", lambda ix: ix.writer())
     assert ours == theirs
     assert max(len(rows) for rows, *_ in ours[0].values()) > 128
 

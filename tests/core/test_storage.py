@@ -1,4 +1,4 @@
-"""The storage layer (SECURITY.md 2.1-2.3, 3.1 I1/I2/I8, 3.2 D and E): containment, conflict
+"""The storage layer (docs/security.md sections 5 and 7): containment, conflict
 detection, atomic saves under crashes, kill -9, full disks and I/O errors, permissions (run as an
 unprivileged user when the tests run as root), sweeping our temp files.
 
@@ -404,7 +404,7 @@ def test_save_replaces_bytes_keeps_mode_and_returns_the_next_base(tmp_path: Path
     assert saved.base.stat_key == Base.capture(target).stat_key
     again = atomic_write(roots, target, OLD, base=saved.base)  # the returned base is the next edit's base
     assert target.read_bytes() == OLD and again.path == target
-    # EXDEV guard (SECURITY.md 3.2 D5): every temp file was created in the target's own folder.
+    # EXDEV guard (a rename across file systems is not atomic): every temp file was created in the target's own folder.
     created = [Path(p) for event, p in write_guard.events if event == "open" and TEMP_PATTERN.fullmatch(Path(p).name)]
     assert len(created) == 2 and {p.parent for p in created} == {target.parent}
     assert temps(tmp_path) == []
@@ -510,7 +510,7 @@ def test_immutable_file_is_refused(tmp_path: Path) -> None:
     assert temps(tmp_path) == []
 
 
-# -- I/O faults (SECURITY.md 3.2 D3) -------------------------------------------------------------------
+# -- I/O faults: disk full, EIO, file-size limits -----------------------------------------------------
 
 
 def _is_temp_fd(fd: int) -> bool:
@@ -621,7 +621,7 @@ def test_file_size_limit_gives_efbig_and_keeps_the_original(tmp_path: Path) -> N
     assert temps(tmp_path) == []
 
 
-# -- crashes (SECURITY.md 3.2 D1, D2) -------------------------------------------------------------------
+# -- crashes: the MEMWB_FAULT points and kill -9 (docs/security.md section 5, step 8) -------------------
 
 SAVE_CHILD = textwrap.dedent(
     """
@@ -759,7 +759,7 @@ def test_sweep_removes_only_our_stale_temp_files(tmp_path: Path) -> None:
     assert sweep(tmp_path / "missing") == []
 
 
-# -- permissions, as an unprivileged user (SECURITY.md 3.2 D4, 3.3) ---------------------------------------
+# -- permissions, as an unprivileged user (docs/security.md section 5, step 5) -----------------------------
 
 PERMISSION_CHILD = textwrap.dedent(
     """
@@ -844,7 +844,7 @@ def test_permission_cases_as_an_unprivileged_user(shared_dir: Path) -> None:
         command, owner = [sys.executable], None  # already unprivileged: the checks mean what they say
     pkg = shared_dir / "pkg" / "wbstorage"
     pkg.mkdir(parents=True)
-    for name in ("__init__.py", "errors.py", "containment.py", "base.py", "atomic.py"):
+    for name in ("__init__.py", "errors.py", "containment.py", "base.py", "atomic.py", "touched.py"):
         shutil.copyfile(STORAGE_PKG / name, pkg / name)  # the write path needs only the standard library
     for folder in (shared_dir / "pkg", pkg):
         os.chmod(folder, 0o755)

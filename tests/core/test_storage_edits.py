@@ -1,4 +1,4 @@
-"""Byte-preserving edits (SECURITY.md 3.1 I5): only the intended bytes change; BOM, CRLF, comments,
+"""Byte-preserving edits (docs/security.md section 5, step 3): only the intended bytes change; BOM, CRLF, comments,
 indentation and key order stay; the result reads back with only the intended key changed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SQLite writes (DESIGN.md 6.6): one BEGIN IMMEDIATE transaction with busy_timeout, containment of
+"""SQLite writes (docs/security.md section 3.3): one BEGIN IMMEDIATE transaction with busy_timeout, containment of
 the database path, sqlite3 errors as WriteError with the transaction rolled back."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The revert watch (SECURITY.md 0.3, 2.3 mitigation 1): after a save, another process undoing it is
+"""The revert watch (docs/security.md section 5, step 7): after a save, another process undoing it is
 noticed and reported; a file left alone is not reported; the watch can be cancelled."""
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from app.core.curate.suggestions import (
     category_scope,
     demotion_days,
     promotion_threshold,
-    retention_days,
 )
 from app.core.locations import Locations
-from app.core.model import Entry, Memory, Portfolio, Relation, Source, System, Tier, TrustLevel
+from app.core.model import Entry, Memory, Portfolio, Relation, Source, Tier, TrustLevel
+from app.core.systems.dollhouse.suggestions import retention_days
 from app.core.workbench import Workbench
 
 NOW = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
@@ -116,9 +116,9 @@ def test_planted_over_budget(found: list[Suggestion]) -> None:
         "dollhouse:dollhouse:on-call-handoff",
     )
     assert dollhouse.reason == (
-        "DollhouseMCP auto-load: 8 memories cost 2,140 tokens (ceil(words/0.75)) against maxTokenBudget 1,500. "
-        'The enforcing path stops at "coding-conventions-go" (296 tokens on top of 1,342), so these 3 would not '
-        "load: turn their autoLoad off, lower their priority, or raise the budget to 2,140."
+        "DollhouseMCP auto-load: 8 memories cost 2,376 tokens (DollhouseMCP estimateTokens: ceil(words / 0.75) of the rendered memory) "
+        'against maxTokenBudget 1,500. The enforcing path stops at "coding-conventions-go" (318 tokens on top of 1,488), so these 3 would not '
+        "load: turn their autoLoad off, lower their priority, or raise the budget to 2,376."
     )
     split = [s for s in found if s.kind == "split" and s.ids[0] == OC + "note/projects"]
     assert len(split) == 1 and len(split[0].ids) == 8
@@ -226,7 +226,7 @@ def mcp(n: int, **fields: object) -> Memory:
     pinned = bool(fields.pop("is_pinned", 0))
     return Memory(
         id=f"memory-mcp:m:mem/{n}",
-        system=System.MEMORY_MCP,
+        system="memory-mcp",
         portfolio="m",
         locator=f"mem/{n}",
         name=f"row {n}",
@@ -239,7 +239,7 @@ def mcp(n: int, **fields: object) -> Memory:
     )
 
 
-MCP_PORTFOLIO = Portfolio(system=System.MEMORY_MCP, name="m", root="/nowhere/memory.db")
+MCP_PORTFOLIO = Portfolio(system="memory-mcp", name="m", root="/nowhere/memory.db")
 
 
 def test_memory_mcp_gates() -> None:
@@ -274,7 +274,7 @@ def test_contradictions_are_reported_once() -> None:
 def dollhouse(name: str, *, tier: Tier = Tier.HOT, priority: int | None = 5, words: int = 30) -> Memory:
     return Memory(
         id=f"dollhouse:d:{name}",
-        system=System.DOLLHOUSE,
+        system="dollhouse",
         portfolio="d",
         locator=name,
         name=name,
@@ -288,7 +288,7 @@ def dollhouse(name: str, *, tier: Tier = Tier.HOT, priority: int | None = 5, wor
     )
 
 
-DOLLHOUSE_PORTFOLIO = Portfolio(system=System.DOLLHOUSE, name="d", root="/nowhere", settings={"autoLoad": {"maxTokenBudget": 5000}})
+DOLLHOUSE_PORTFOLIO = Portfolio(system="dollhouse", name="d", root="/nowhere", settings={"autoLoad": {"maxTokenBudget": 5000}})
 
 
 def test_access_log_and_ledger_pins() -> None:

@@ -254,11 +254,11 @@ async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: 
 
 
 def test_rows_are_inert() -> None:
-    from app.core.model import Memory, Source, System, Tier
+    from app.core.model import Memory, Source, Tier
 
     memory = Memory(
         id="massgen:m:x",
-        system=System.MASSGEN,
+        system="massgen",
         portfolio="m",
         locator="x",
         name="\x1b[2Kname\x07",

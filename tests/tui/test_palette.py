@@ -12,13 +12,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.command import CommandPalette, DiscoveryHit, Hit
 from textual.content import Content
+from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Input, Static
+from textual.worker import Worker
 
 from app.core.clock import FixedClock
 from app.core.inert import one_line
 from app.core.locations import Locations
-from app.core.model import System, Tier
+from app.core.model import Tier
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.commands import WorkbenchCommands, help_text
@@ -175,7 +177,7 @@ async def test_open_a_portfolio_from_the_prompt(sample_copy: Path, isolated_loca
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.paths == [sample_copy / "massgen"]
-        assert app.workbench.memories and {m.system for m in app.workbench.memories} == {System.MASSGEN}
+        assert app.workbench.memories and {m.system for m in app.workbench.memories} == {"massgen"}
 
 
 async def test_a_typed_path_is_offered_directly(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
@@ -189,7 +191,7 @@ async def test_a_typed_path_is_offered_directly(sample_copy: Path, isolated_loca
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.paths == [Path(target)]
-        assert {m.system for m in app.workbench.memories} == {System.ENGRAM}
+        assert {m.system for m in app.workbench.memories} == {"engram"}
 
 
 async def test_undo_from_the_palette_reverts_the_file(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
@@ -198,8 +200,8 @@ async def test_undo_from_the_palette_reverts_the_file(sample_copy: Path, isolate
         await app.workers.wait_for_complete()
         await pilot.pause()
         before = {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")}
-        memory = next(m for m in app.workbench.memories if m.system == System.MASSGEN and m.tier is Tier.COLD)
-        app.workbench.change("promote", [memory.id], reason="test")
+        memory = next(m for m in app.workbench.memories if m.system == "massgen" and m.tier is Tier.COLD)
+        app.workbench.promote(memory.id, reason="test")
         assert {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")} != before
         undo = next(hit for hit in await discovered(WorkbenchCommands(app.screen)) if hit.display == "Undo the latest change")
         await run(undo.command)
@@ -208,36 +210,53 @@ async def test_undo_from_the_palette_reverts_the_file(sample_copy: Path, isolate
         assert {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")} == before
 
 
+async def undo_in_its_worker(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
+    """Run the palette's undo and wait for its own worker, then for the refreshes it sets off: the
+    app never exits while a worker started here still runs."""
+    undo = next(hit for hit in await discovered(WorkbenchCommands(app.screen)) if hit.display == "Undo the latest change")
+    worker = undo.command()  # type: ignore[operator]
+    assert isinstance(worker, Worker) and worker.name == "undo"
+    await worker.wait()
+    await pilot.pause()  # the worker's messages reach the app, which hands MemoriesChanged on
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 async def test_undo_on_a_screen_without_undo_runs_in_a_worker(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        browse = app.screen
+        assert isinstance(browse, BrowseScreen)
         app.switch_mode("timeline")
         await pilot.pause()
         before = {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")}
-        memory = next(m for m in app.workbench.memories if m.system == System.MASSGEN and m.tier is Tier.COLD)
-        app.workbench.change("promote", [memory.id], reason="test")
+        memory = next(m for m in app.workbench.memories if m.system == "massgen" and m.tier is Tier.COLD)
+        app.workbench.promote(memory.id, reason="test")
+        rows = {row.id: row for row in browse.rows}
         generation = app.generation
-        undo = next(hit for hit in await discovered(WorkbenchCommands(app.screen)) if hit.display == "Undo the latest change")
-        await run(undo.command)
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await undo_in_its_worker(app, pilot)
         assert {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")} == before
-        assert app.generation == generation + 1  # the screens read the facade again
+        assert app.generation == generation  # a write is no load
+        # The browse screen, in the background, built again just the rows the undo changed.
+        fresh = {row.id: row for row in browse.rows}
+        assert memory.id in app.workbench.changed
+        assert fresh[memory.id] is not rows[memory.id] and fresh[memory.id].tier == Tier.COLD.value
+        unchanged = [i for i in rows if i not in app.workbench.changed]
+        assert unchanged and all(fresh[i] is rows[i] for i in unchanged)
+        assert any(n.title == "Undo" for n in app._notifications)
 
 
 async def test_undo_with_nothing_to_undo_does_not_crash(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await app.workers.wait_for_complete()
         app.switch_mode("timeline")
         await pilot.pause()
-        undo = next(hit for hit in await discovered(WorkbenchCommands(app.screen)) if hit.display == "Undo the latest change")
-        await run(undo.command)
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await undo_in_its_worker(app, pilot)
         assert app.is_running
+        assert any(n.title == "Nothing undone" and n.severity == "error" for n in app._notifications)
 
 
 def test_help_text_is_never_markup() -> None:

@@ -46,7 +46,7 @@ async def open_review(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> ReviewScre
 
 
 async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
-    # Decisions end in a reload, which starts the queue worker, which starts the text worker.
+    # A decision ends in MemoriesChanged, which starts the queue worker, which starts the text worker.
     for _ in range(4):
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -135,7 +135,10 @@ async def test_quarantine_moves_the_file_into_the_vault_and_restore_brings_it_ba
         await decide(app, pilot, "r", "false alarm")
         assert source.read_bytes() == original
         assert app.workbench.memory(EXFIL).tier is not Tier.QUARANTINE
-        assert app.generation >= 3  # every decision's reload reached the app
+        # Each decision reached the screens as MemoriesChanged, not as a reload.
+        assert app.generation == 1
+        assert all(item.memory.tier is not Tier.QUARANTINE for item in queue.items if item.memory.id == EXFIL)
+        assert app.sub_title == app.counts_line()
 
 
 async def test_approve_writes_trust_level_validated(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:

@@ -16,7 +16,7 @@ from app.tui.screens.browse import BrowseScreen
 from app.tui.screens.search import SearchScreen
 from app.tui.widgets.search_results import SearchResults
 
-# -- the SECURITY.md 3.2 A10 payloads (terminal escapes and Rich markup), in a MassGen memory --------
+# -- terminal-escape and Rich-markup payloads (docs/security.md section 4), in a MassGen memory -------
 MARKER = "payloadword"
 
 PAYLOADS = (

@@ -12,20 +12,23 @@ from app.core.budget.estimators import (
     bpe_estimator,
     estimator_error,
 )
-from app.core.budget.plans import BudgetItem, BudgetPlan, WhatIf, dollhouse_plan, plan_budgets
+from app.core.budget.planner import plan_budgets
+from app.core.budget.plans import BudgetContext, BudgetItem, BudgetPlan, BudgetWhatIf, WhatIf, item_cost
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
     "ESTIMATORS",
+    "BudgetContext",
     "BudgetItem",
     "BudgetPlan",
+    "BudgetWhatIf",
     "CharsEstimator",
     "EstimatorError",
     "TokenEstimator",
     "WhatIf",
     "WordsEstimator",
     "bpe_estimator",
-    "dollhouse_plan",
     "estimator_error",
+    "item_cost",
     "plan_budgets",
 ]

@@ -22,8 +22,12 @@ CHARS_PER_TOKEN = 4
 class TokenEstimator(Protocol):
     """Turns a memory's counts (or its text, for estimators that need it) into tokens."""
 
-    name: str
-    needs_text: bool
+    # Read-only, so frozen dataclasses (whose fields cannot be set) satisfy the protocol.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def needs_text(self) -> bool: ...
 
     def estimate(self, *, words: int, chars: int, text: str | None = None) -> int: ...
 

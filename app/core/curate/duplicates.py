@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from app.core.model import Memory, System
+from app.core.model import Memory
 
 NEAR_THRESHOLD = 0.3
 SHINGLE = 2
@@ -213,13 +213,16 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def is_record(memory: Memory) -> bool:
-    """An OpenClaw daily log: an append-only record of a day, never a merge candidate."""
-    return memory.system == System.OPENCLAW and memory.kind == "log"
-
-
-def find_duplicates(memories: Sequence[Memory], text_of: TextOf | None, *, threshold: float = NEAR_THRESHOLD) -> tuple[list[ExactGroup], list[NearPair]]:
-    """Exact groups, then near pairs not already covered by an exact group."""
+def find_duplicates(
+    memories: Sequence[Memory],
+    text_of: TextOf | None,
+    *,
+    threshold: float = NEAR_THRESHOLD,
+    is_record: Callable[[Memory], bool] = lambda memory: False,
+) -> tuple[list[ExactGroup], list[NearPair]]:
+    """Exact groups, then near pairs not already covered by an exact group. `is_record` names the
+    append-only records a system keeps on purpose (an OpenClaw daily log): never merge candidates,
+    whatever they repeat."""
     memories = [m for m in memories if not is_record(m)]
     texts = _texts(memories, text_of)
     exact = exact_duplicates(memories, texts)

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from app.core.load.codec import FORMAT
 from app.core.parsing.safefs import FileRef
@@ -106,5 +107,5 @@ class ParseCache:
         self._db.close()
 
 
-def is_fresh(cached: CachedFile | None, ref: FileRef) -> bool:
+def is_fresh(cached: CachedFile | None, ref: FileRef) -> TypeGuard[CachedFile]:
     return cached is not None and cached.size == ref.size and cached.mtime_ns == ref.mtime_ns

@@ -1,4 +1,4 @@
-"""The startup pipeline (DESIGN.md section 4): discover -> read -> parse -> validate -> index -> plan.
+"""The startup pipeline (docs/architecture.md, "The startup pipeline"): discover -> read -> parse -> validate -> index -> plan.
 
 `discover` and `read` (portfolios, file stats, cached metadata, databases) are the critical path:
 what the first screen needs. `parse` and `validate` re-read only files whose (size, mtime_ns) changed,
@@ -8,15 +8,19 @@ modules as they arrive. Every phase emits start, progress and end events as it r
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 from pathlib import Path
+from typing import TypedDict
 
 from app import __version__
 from app.core.clock import Clock, SystemClock
@@ -25,9 +29,9 @@ from app.core.load.codec import decode as decode_payload
 from app.core.load.codec import encode
 from app.core.load.parse_worker import gc_paused, parse_chunk, parse_one
 from app.core.locations import Locations
-from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, Portfolio, PortfolioRef, Problem, Timeline
+from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, PhaseStatus, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.parsing.safefs import FileRef
-from app.core.reading.base import DatabaseAdapter, FileAdapter, ParseContext, ParsedFile
+from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile, renamed
 from app.core.reading.discovery import discover
 from app.core.systems.registry import adapter as adapter_for
 
@@ -53,6 +57,13 @@ IndexStep = Callable[[list[Portfolio], list[Memory], Progress], tuple[int, str]]
 PlanStep = Callable[[list[Portfolio], list[Memory]], tuple[int, str]]
 
 
+class _PhaseInfo(TypedDict):
+    """What a phase reports when it ends; the phase's body fills it in."""
+
+    items: int
+    message: str
+
+
 def _process_context() -> BaseContext:
     """fork is the cheapest start, but forking a process with other threads running (the app runs the
     pipeline in a worker thread) can deadlock the child: then a fork server, started once, is used."""
@@ -61,6 +72,34 @@ def _process_context() -> BaseContext:
     context = get_context("forkserver")
     context.set_forkserver_preload(["app.core.load.parse_worker"])
     return context
+
+
+@contextmanager
+def _real_stderr() -> Iterator[None]:
+    """multiprocessing hands `sys.stderr.fileno()` to the helper processes it starts (the fork
+    server, the resource tracker); a terminal UI replaces sys.stderr with an object whose fileno is
+    -1 (Textual's), and the start then fails with `bad value(s) in fds_to_keep`. While the pool
+    starts, sys.stderr is then /dev/null: not the terminal, whose screen the UI owns."""
+    try:
+        valid = sys.stderr is not None and sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        valid = False
+    if valid:
+        yield
+        return
+    saved = sys.stderr
+    with open(os.devnull, "w", encoding="utf-8") as devnull:
+        sys.stderr = devnull
+        try:
+            yield
+        finally:
+            sys.stderr = saved
+
+
+class _PoolFailed(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass
@@ -76,10 +115,18 @@ class _Work:
     stale: list[FileRef] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
+    walked: list[Problem] = field(default_factory=list)  # the walk's problems (not the settings')
 
     @property
-    def adapter(self) -> type:
+    def adapter(self) -> type[Adapter]:
         return adapter_for(self.ref.system)
+
+    @property
+    def file_adapter(self) -> type[FileAdapter]:
+        """The reader, for parsing stale files: only a file adapter's portfolio ever has any."""
+        adapter = self.adapter
+        assert issubclass(adapter, FileAdapter)
+        return adapter
 
 
 @dataclass
@@ -89,6 +136,7 @@ class LoadResult:
     problems: list[Problem]
     timeline: Timeline
     reparsed: int = 0
+    works: list[_Work] = field(default_factory=list)
 
 
 class Pipeline:
@@ -114,23 +162,24 @@ class Pipeline:
         self.plan_step = plan_step
         self._t0 = 0.0
         self._records: list[PhaseRecord] = []
+        self.pool_problem = ""  # why the last parse ran in this process although it was large
 
     # -- timing and events ------------------------------------------------------------------
 
     def _ms(self) -> float:
         return round((self.clock.monotonic() - self._t0) * 1000, 3)
 
-    def _event(self, phase: str, status: str, done: int = 0, total: int | None = None, message: str = "") -> None:
-        self.emit(PhaseEvent(phase=phase, path=PHASE_PATH[phase], status=status, at_ms=self._ms(), done=done, total=total, message=message))  # type: ignore[arg-type]
+    def _event(self, phase: str, status: PhaseStatus, done: int = 0, total: int | None = None, message: str = "") -> None:
+        self.emit(PhaseEvent(phase=phase, path=PHASE_PATH[phase], status=status, at_ms=self._ms(), done=done, total=total, message=message))
 
     @contextmanager
-    def _phase(self, name: str, total: int | None = None) -> Iterator[dict[str, object]]:
-        info: dict[str, object] = {"items": 0, "message": ""}
+    def _phase(self, name: str, total: int | None = None) -> Iterator[_PhaseInfo]:
+        info: _PhaseInfo = {"items": 0, "message": ""}
         start = self._ms()
         self._event(name, "start", total=total)
         yield info
         end = self._ms()
-        items = int(info["items"])  # type: ignore[arg-type]
+        items = int(info["items"])
         message = str(info["message"])
         self._event(name, "end", done=items, total=total, message=message)
         self._records.append(PhaseRecord(name=name, path=PHASE_PATH[name], start_ms=start, duration_ms=round(end - start, 3), items=items, message=message))
@@ -139,13 +188,17 @@ class Pipeline:
 
     def run(self, paths: list[Path]) -> LoadResult:
         with gc_paused():
-            return self._run(paths)
+            result = self._run(paths)
+        # What a load keeps lives until the next load: move it out of the collector's sight so that
+        # later collections (after every edit) do not walk it all again.
+        gc.freeze()
+        return result
 
     def _run(self, paths: list[Path]) -> LoadResult:
         self._t0 = self.clock.monotonic()
         self._records = []
         problems: list[Problem] = []
-        today = self.clock.today() if hasattr(self.clock, "today") else self.clock.now().date()  # type: ignore[attr-defined]
+        today = self.clock.today() if hasattr(self.clock, "today") else self.clock.now().date()
 
         with self._phase("discover") as info:
             works = [self._prepare(ref, today) for ref in discover(paths, problems)]
@@ -158,8 +211,10 @@ class Pipeline:
             info["message"] = "; ".join(dict.fromkeys(rebuilt))
 
         stale_total = sum(len(w.stale) for w in works)
+        self.pool_problem = ""
         with self._phase("parse", total=stale_total) as info:
             info["items"] = self._parse(works, stale_total)
+            info["message"] = self.pool_problem
 
         with self._phase("validate") as info:
             info["items"] = sum(self._validate(w) for w in works)
@@ -182,7 +237,68 @@ class Pipeline:
             if w.cache:
                 w.cache.close()
         timeline = self._timeline()
-        return LoadResult(portfolios, memories, problems, timeline, reparsed=stale_total)
+        return LoadResult(portfolios, memories, problems, timeline, reparsed=stale_total, works=works)
+
+    def reread(self, work: _Work, forced: set[str], *, walk: bool) -> tuple[_Work, Portfolio]:
+        """One portfolio read again after a change the workbench made to it. The files in `forced`
+        (the change's own, whatever their stat says) are parsed again; with `walk` (the change may
+        have created a file) the portfolio is walked and new or changed files are parsed too;
+        without it, only the forced files are looked at. The rest keep what the last read parsed.
+        A database is read again whole. (No pause of the collector here: a few files make little
+        garbage, and re-enabling it would start a full collection.)"""
+        today = self.clock.today() if hasattr(self.clock, "today") else self.clock.now().date()
+        adapter = work.adapter
+        if issubclass(adapter, DatabaseAdapter) or walk:
+            fresh = self._prepare(work.ref, today)
+        else:
+            problems: list[Problem] = []
+            settings = adapter.settings(Path(work.ref.root), problems)
+            ctx = ParseContext(system=work.ref.system, portfolio=_parse_name(work.ref), root=work.ref.root, today=today, settings=settings)
+            fresh = _Work(ref=work.ref, ctx=ctx, problems=problems + work.walked, files=_restat(work.files, forced), walked=work.walked)
+        if issubclass(adapter, DatabaseAdapter):
+            self._read(fresh)
+        elif walk:
+            before = {ref.rel: ref for ref in work.files}
+            for ref in fresh.files:
+                old = before.get(ref.rel)
+                same = old is not None and old.size == ref.size and old.mtime_ns == ref.mtime_ns
+                if same and ref.rel not in forced and ref.rel in work.parsed:
+                    fresh.parsed[ref.rel] = work.parsed[ref.rel]
+                else:
+                    fresh.stale.append(ref)
+            present = {ref.rel for ref in fresh.files}
+            fresh.removed = [rel for rel in work.parsed if rel not in present]
+            self._parse_here(fresh)
+        else:
+            # Only files the last read knew changed: keep its parse of every other file, in its order.
+            fresh.parsed = dict(work.parsed)
+            fresh.stale = [ref for ref in fresh.files if ref.rel in forced]
+            present = {ref.rel for ref in fresh.stale}
+            fresh.removed = [rel for rel in forced if rel not in present and rel in fresh.parsed]
+            for rel in fresh.removed:
+                del fresh.parsed[rel]
+            known = all(ref.rel in fresh.parsed for ref in fresh.stale)
+            self._parse_here(fresh)
+            self._validate(fresh, ordered=known)
+            return fresh, self._portfolio(fresh)
+        self._validate(fresh)
+        return fresh, self._portfolio(fresh)
+
+    def _parse_here(self, work: _Work) -> None:
+        """Parse a few changed files in this process and keep the parse cache in step."""
+        stored = []
+        for ref in work.stale:
+            parsed = parse_one(work.file_adapter, work.ctx, ref.rel, ref.path)
+            work.parsed[ref.rel] = parsed
+            stored.append((ref, encode(parsed)))
+        if not self.use_cache or not (stored or work.removed):
+            return
+        folder = self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root))
+        cache = ParseCache(folder, f"{__version__}:{work.ref.system}")
+        try:
+            cache.store(stored, work.removed)
+        finally:
+            cache.close()
 
     def _timeline(self) -> Timeline:
         critical = [r for r in self._records if r.path == "critical"]
@@ -192,15 +308,18 @@ class Pipeline:
 
     # -- steps ----------------------------------------------------------------------------------
 
-    def _prepare(self, ref: PortfolioRef, today: object) -> _Work:
+    def _prepare(self, ref: PortfolioRef, today: date) -> _Work:
         adapter = adapter_for(ref.system)
         problems: list[Problem] = []
         root = Path(ref.root)
         settings = adapter.settings(root, problems)
-        ctx = ParseContext(system=ref.system, portfolio=ref.name, root=ref.root, today=today, settings=settings)  # type: ignore[arg-type]
+        ctx = ParseContext(system=ref.system, portfolio=_parse_name(ref), root=ref.root, today=today, settings=settings)
         work = _Work(ref=ref, ctx=ctx, problems=problems)
         if issubclass(adapter, FileAdapter):
-            work.files = list(adapter.files(root, work.problems))
+            walked: list[Problem] = []
+            work.files = list(adapter.files(root, walked))
+            work.problems += walked
+            work.walked = walked
         return work
 
     def _read(self, work: _Work) -> int:
@@ -218,11 +337,11 @@ class Pipeline:
         for ref in work.files:
             present.add(ref.rel)
             hit = cached.get(ref.rel)
-            parsed = decode_payload(hit.payload) if is_fresh(hit, ref) else None  # type: ignore[union-attr]
-            if parsed is None:
+            decoded = decode_payload(hit.payload) if is_fresh(hit, ref) else None
+            if decoded is None:
                 work.stale.append(ref)
             else:
-                work.parsed[ref.rel] = parsed
+                work.parsed[ref.rel] = decoded
         work.removed = [rel for rel in cached if rel not in present]
         return len(work.parsed)
 
@@ -236,7 +355,7 @@ class Pipeline:
             for rel, payload in answers:
                 parsed = decode_payload(payload)
                 if parsed is None:  # cannot happen unless a worker misbehaves: parse here instead
-                    parsed = parse_one(work.adapter, work.ctx, rel, by_rel[rel].path)
+                    parsed = parse_one(work.file_adapter, work.ctx, rel, by_rel[rel].path)
                     payload = encode(parsed)
                 work.parsed[rel] = parsed
                 stored.append((by_rel[rel], payload))
@@ -255,19 +374,54 @@ class Pipeline:
             for work, chunk in chunks:
                 yield work, chunk, parse_chunk(work.ctx, [(ref.rel, ref.path) for ref in chunk])
             return
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=_process_context()) as pool:
-            futures = {pool.submit(parse_chunk, w.ctx, [(ref.rel, ref.path) for ref in chunk]): (w, chunk) for w, chunk in chunks}
-            for future in as_completed(futures):
-                work, chunk = futures[future]
-                yield work, chunk, future.result()
+        done: set[int] = set()
+        try:
+            for index, answer in self._pooled(chunks):
+                done.add(index)
+                work, chunk = chunks[index]
+                yield work, chunk, answer
+        except _PoolFailed as failed:
+            # The pool could not start or broke: the chunks it did not answer are parsed here, and
+            # the parse phase says so. A slower load, never a failed one.
+            self.pool_problem = f"worker processes failed ({failed.reason}); parsed in this process"
+            for index, (work, chunk) in enumerate(chunks):
+                if index not in done:
+                    yield work, chunk, parse_chunk(work.ctx, [(ref.rel, ref.path) for ref in chunk])
 
-    def _validate(self, work: _Work) -> int:
+    def _pooled(self, chunks: list[tuple[_Work, list[FileRef]]]) -> Iterator[tuple[int, list[tuple[str, bytes]]]]:
+        """(chunk index, answer) as the worker processes finish; _PoolFailed if the pool cannot do it."""
+        try:
+            with _real_stderr():
+                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_process_context())
+                futures: dict[Future[list[tuple[str, bytes]]], int] = {
+                    pool.submit(parse_chunk, w.ctx, [(ref.rel, ref.path) for ref in chunk]): i for i, (w, chunk) in enumerate(chunks)
+                }
+        except Exception as exc:  # noqa: BLE001 - whatever stops the pool, the serial parse still works
+            raise _PoolFailed(f"{type(exc).__name__}: {exc}") from exc
+        with pool:
+            try:
+                for future in as_completed(futures):
+                    answer = future.result()
+                    yield futures[future], answer
+            except Exception as exc:  # noqa: BLE001 - parse_chunk never raises: this is the pool
+                for future in futures:
+                    future.cancel()
+                raise _PoolFailed(f"{type(exc).__name__}: {exc}") from exc
+
+    def _validate(self, work: _Work, *, ordered: bool = False) -> int:
+        """Every memory of the portfolio in file order (`ordered`: `parsed` is in that order already)."""
+        if not ordered:
+            # Kept in file order, so that a re-read after a change can keep it without sorting.
+            work.parsed = {rel: work.parsed[rel] for rel in sorted(work.parsed)}
         memories: list[Memory] = []
-        for rel in sorted(work.parsed):
+        for rel in work.parsed:
             parsed = work.parsed[rel]
             memories.extend(parsed.memories)
             work.problems.extend(parsed.problems)
-        work.memories = work.adapter.finalize(work.ctx, memories)
+        # Parsed (and cached) under the folder's name; open under the name discovery gave it, which
+        # has a hash of the root only when another open portfolio shares the folder's name.
+        memories = renamed(memories, work.ref.system, work.ctx.portfolio, work.ref.name)
+        work.memories = work.adapter.finalize(replace(work.ctx, portfolio=work.ref.name), memories)
         return len(work.memories)
 
     def _portfolio(self, work: _Work) -> Portfolio:
@@ -279,3 +433,25 @@ class Pipeline:
             problems=tuple(work.problems),
             settings=work.ctx.settings,
         )
+
+
+def _parse_name(ref: PortfolioRef) -> str:
+    """The name a portfolio is parsed under, and so what the parse cache's ids hold: its folder's
+    (a function of the root alone), never the name it is open under, which depends on what else is
+    open."""
+    return adapter_for(ref.system).portfolio_name(Path(ref.root))
+
+
+def _restat(files: list[FileRef], forced: set[str]) -> list[FileRef]:
+    """The file list of the last read, with the forced files' stat taken again (gone ones dropped)."""
+    out = []
+    for ref in files:
+        if ref.rel not in forced:
+            out.append(ref)
+            continue
+        try:
+            st = os.lstat(ref.path)
+        except OSError:
+            continue
+        out.append(FileRef(rel=ref.rel, path=ref.path, size=st.st_size, mtime_ns=st.st_mtime_ns))
+    return out

@@ -1,1 +1,1 @@
-"""Strict, bounded parsing primitives shared by the adapters (SECURITY.md sections 2.5-2.6)."""
+"""Strict, bounded parsing primitives shared by the system readers (docs/security.md sections 3.1-3.2)."""

@@ -1,5 +1,5 @@
 """Our own front-matter splitter: exact offsets, BOM and CRLF aware, and a missing closing fence is
-an error rather than empty metadata (python-frontmatter returns {} silently; SECURITY.md 0.7)."""
+an error rather than empty metadata (python-frontmatter returns {} silently; docs/security.md 3.2)."""
 
 from __future__ import annotations
 

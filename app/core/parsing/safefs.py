@@ -1,4 +1,4 @@
-"""Reading a portfolio tree without being hung, misled or led outside it (SECURITY.md section 2.6).
+"""Reading a portfolio tree without being hung, misled or led outside it (docs/security.md section 3.1).
 
 Rules: directory entries are judged by lstat; a symlink is followed only when it resolves inside the
 root; FIFOs, sockets and devices are skipped; files are opened with O_NOFOLLOW | O_NONBLOCK and

@@ -62,6 +62,24 @@ def memory_id(system: str, portfolio: str, locator: str) -> str:
     return f"{system}:{portfolio}:{locator}"
 
 
+def renamed(memories: list[Memory], system: str, old: str, new: str) -> list[Memory]:
+    """The memories of a portfolio parsed under the name `old` (its folder's, which is what the
+    parse cache holds), with ids, portfolio and relation targets under `new`, the name it is open
+    under (with a hash of its root when another open portfolio has the same folder name)."""
+    if old == new:
+        return memories
+    prefix = f"{system}:{old}:"
+    out = []
+    for memory in memories:
+        update: dict[str, Any] = {"portfolio": new, "id": memory_id(system, new, memory.locator)}
+        if memory.relations:
+            update["relations"] = tuple(
+                r.model_copy(update={"target": memory_id(system, new, r.target[len(prefix) :])}) if r.target.startswith(prefix) else r for r in memory.relations
+            )
+        out.append(memory.model_copy(update=update))
+    return out
+
+
 def estimate_tokens(words: int) -> int:
     """DollhouseMCP's estimator, ceil(words / 0.75): the default across systems until the budget
     module brings per-system estimators."""
@@ -93,6 +111,8 @@ def slug(text: str, limit: int = 60) -> str:
 
 def dedupe_ids(memories: list[Memory]) -> list[Memory]:
     """Make ids unique deterministically: later sources (in path order) get `~2`, `~3`..."""
+    if len({m.id for m in memories}) == len(memories):
+        return memories  # the common case, and no sort of every memory on each refresh
     seen: dict[str, int] = {}
     out: list[Memory] = []
     for memory in sorted(memories, key=lambda m: (m.source.path, m.source.row or 0, m.span.start if m.span else 0)):
@@ -156,7 +176,7 @@ class FileAdapter(Adapter):
 class DatabaseAdapter(Adapter):
     @classmethod
     def portfolio_name(cls, root: Path) -> str:
-        """A database is named by its folder (~/.engram/engram.db -> "engram")."""
+        """A database is named by its folder (a database at ~/.engram/engram.db is named engram)."""
         root = Path(root)
         folder = root if root.is_dir() else root.parent
         return folder.name.lstrip(".") or cls.system

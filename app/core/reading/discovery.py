@@ -3,6 +3,7 @@ portfolios (looked for two levels down). Only adapters decide what is theirs."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -80,14 +81,23 @@ def discover(paths: list[Path], problems: list[Problem]) -> list[PortfolioRef]:
     return _unique_names(refs)
 
 
+def root_hash(root: str) -> str:
+    """A short, stable hash of a portfolio's resolved root: what tells same-named portfolios apart."""
+    return hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
 def _unique_names(refs: list[PortfolioRef]) -> list[PortfolioRef]:
-    counts: dict[tuple[str, str], int] = {}
+    """A portfolio is named by its folder; only where two open portfolios of one system share that
+    name does each get a short hash of its resolved root too. The name is a function of the root
+    and of which names collide, never of the order the paths were given in or of what was opened
+    before, so ids (which hold it) are the same in every run that opens the same portfolios."""
+    roots: dict[tuple[str, str], set[str]] = {}
+    for ref in refs:
+        roots.setdefault((ref.system, ref.name), set()).add(os.path.realpath(ref.root))
     out = []
     for ref in refs:
-        key = (ref.system, ref.name)
-        counts[key] = counts.get(key, 0) + 1
-        if counts[key] > 1:
-            ref = ref.model_copy(update={"name": f"{ref.name}-{counts[key]}"})
+        if len(roots[(ref.system, ref.name)]) > 1:
+            ref = ref.model_copy(update={"name": f"{ref.name}-{root_hash(ref.root)}"})
         out.append(ref)
     return out
 

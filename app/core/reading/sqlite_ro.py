@@ -30,7 +30,7 @@ from app.core.parsing.safefs import display_name
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 # Short on purpose: in WAL mode a reader never waits for a writer, so a busy database means a
-# rollback-journal writer or a recovery; we report it rather than hang the load (DESIGN.md 7).
+# rollback-journal writer or a recovery; we report it rather than hang the load.
 BUSY_TIMEOUT_MS = 1000
 
 T = TypeVar("T")

@@ -1,4 +1,5 @@
-"""Trust review: the injection and secret detector (findings with exact spans)."""
+"""Trust review: the injection and secret detector (findings with exact spans), effective trust,
+the review queue, and the ledger and vault every decision is kept in."""
 
 from __future__ import annotations
 

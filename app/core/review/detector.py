@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from app.core.inert import one_line
 from app.core.model import TrustLevel
-from app.core.review import context, encodings, links, markup, patterns, secrets, shell, unicode, yamlscan
+from app.core.review import context, encodings, links, markup, patterns, poisoning, scorer, secrets, shell, unicode, yamlscan
 from app.core.review.common import HIGH, MEDIUM, Hit, Intervals, Prepared, masks_of, render
 from app.core.review.finding import SEVERITY_OF_RANK, Category, Finding
 
@@ -24,12 +24,19 @@ MAX_FINDINGS = 1000
 @dataclass(slots=True)
 class _Budget:
     left: int = DECODE_BUDGET
+    learned: bool = True  # False runs the span rules alone (the bench compares both)
 
 
-def _phrase_hits(p: Prepared) -> list[Hit]:
+def _phrase_hits(p: Prepared, budget: _Budget) -> list[Hit]:
     hits = patterns.scan(p)
+    # Where a phrase rule already reports the same thing, its span is the one people know; the
+    # poisoning rules add what the phrase rules miss.
+    known = {c: Intervals((h.start, h.end) for h in hits if h.category == c) for c in {h.category for h in hits}}
+    hits.extend(h for h in poisoning.scan(p) if h.category not in known or not known[h.category].overlaps(h.start, h.end))
     hits.extend(shell.scan(p))
     hits.extend(links.scan(p))
+    if budget.learned:
+        hits.extend(scorer.scan(p))
     return hits
 
 
@@ -46,34 +53,46 @@ def _scan(text: str, depth: int, budget: _Budget) -> list[Hit]:
 
     hits = markup.scan(p)
     hits.extend(secrets.scan(p))
-    hits.extend(_phrase_hits(p))
+    hits.extend(_phrase_hits(p, budget))
     hidden = unicode.scan_hidden(p, rescan)
     hits.extend(hidden)
     lookalikes = unicode.scan_homoglyphs(p)
     hits.extend(lookalikes)
     norm = unicode.normalized(p, lookalikes=bool(lookalikes))
     if norm is not None:
-        hits.extend(_obfuscated(norm, hits, hidden))
+        hits.extend(_obfuscated(norm, hits, hidden, budget))
     hits.extend(encodings.scan(p, rescan))
     if depth == 0:
         # Decoded text is never "just an example": hiding it is the point.
         context.lower(p, hits)
-    return _dedupe([h for h in hits if h.severity > 0])
+    return _dedupe(_explained([h for h in hits if h.severity > 0]))
 
 
-def _obfuscated(norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit]) -> list[Hit]:
+def _explained(hits: list[Hit]) -> list[Hit]:
+    """Learned windows that a rule already reports as severely: the rule's span is the precise one."""
+    learned = [h for h in hits if h.rule.startswith(scorer.RULE)]
+    if not learned:
+        return hits
+    rules = [h for h in hits if not h.rule.startswith(scorer.RULE) and h.quotable]
+    by_severity = {s: Intervals((h.start, h.end) for h in rules if h.severity >= s) for s in {h.severity for h in learned}}
+    return [h for h in hits if not h.rule.startswith(scorer.RULE) or not by_severity[h.severity].overlaps(h.start, h.end)]
+
+
+def _obfuscated(norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit], budget: _Budget) -> list[Hit]:
     """Phrase and secret rules again on the text a reader sees; what only shows up there was hidden."""
     q = Prepared(norm.text)
-    found = _phrase_hits(q)
+    found = _phrase_hits(q, budget)
     found.extend(markup.scan(q))
     found.extend(secrets.scan(q))
-    by_category: dict[Category, Intervals] = {}
-    for category in {h.category for h in found}:
-        by_category[category] = Intervals((o.start, o.end) for o in originals if o.category == category)
+    # An original finding hides a re-found one only when it is at least as severe: a medium guess of the
+    # learned scorer must not mask a high rule that only matches once look-alikes are undone.
+    by_category: dict[tuple[Category, int], Intervals] = {}
+    for category, severity in {(h.category, h.severity) for h in found}:
+        by_category[category, severity] = Intervals((o.start, o.end) for o in originals if o.category == category and o.severity >= severity)
     new: list[Hit] = []
     for h in found:
         start, end = norm.original_span(h.start, h.end)
-        if by_category[h.category].overlaps(start, end):
+        if by_category[h.category, h.severity].overlaps(start, end):
             continue
         h.start, h.end = start, end
         if h.mask is not None:
@@ -134,11 +153,12 @@ def findings_of(text: str, hits: list[Hit], entry: str | None) -> list[Finding]:
     return [_finding(text, h, masks, entry) for h in hits]
 
 
-def scan_text(text: str, *, entry: str | None = None) -> list[Finding]:
-    """Every finding in one entry's text, ordered by (start, category). Offsets are characters."""
+def scan_text(text: str, *, entry: str | None = None, learned: bool = True) -> list[Finding]:
+    """Every finding in one entry's text, ordered by (start, category). Offsets are characters.
+    `learned=False` leaves out the learned scorer (the span rules alone, for comparison)."""
     if not text:
         return []
-    return findings_of(text, _scan(text, 0, _Budget()), entry)
+    return findings_of(text, _scan(text, 0, _Budget(learned=learned)), entry)
 
 
 def scan_memory(entries: list[tuple[str | None, str]]) -> list[Finding]:

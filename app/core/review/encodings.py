@@ -1,5 +1,6 @@
-"""Encoded payloads: base64 (standard and URL-safe, wrapped or not), hex (plain, spaced, `\\x`),
-URL `%xx`, HTML entities, `\\u` escapes and rot13. Each candidate is decoded within a size budget and
+"""Encoded payloads: base64 (standard and URL-safe, wrapped or not), base32, ascii85 and base85, hex
+(plain, spaced, `\\x`), 8-bit binary, Morse, URL `%xx`, HTML entities, `\\u` escapes, rot13,
+leetspeak, reversed text and letters spaced apart. Each candidate is decoded within a size budget and
 the decoded text is scanned again (to a bounded depth); a candidate is reported only when what it
 hides is itself flagged, so hashes, image data and ordinary URLs stay quiet. The finding's span is the
 encoded run; `decoded` shows the hidden text, inert and masked."""
@@ -8,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import codecs
 import html
 import re
 from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
-from app.core.review.common import MEDIUM, Hit, Prepared, render
+from app.core.review.common import MEDIUM, Hit, Intervals, Prepared, render
 from app.core.review.finding import SEVERITY_OF_RANK, Category
 
 _E = Category.ENCODED_PAYLOAD
@@ -22,6 +24,77 @@ MAX_CANDIDATE_CHARS = 65_536  # decode at most this much of one run
 MAX_CANDIDATES = 5_000
 MAX_ESCAPES = 100_000
 MAX_ROT13_WINDOWS = 64
+MAX_TEXT_WINDOWS = 64  # lines re-read as leetspeak, reversed or de-spaced text, per kind
+
+_B32 = re.compile(r"[A-Z2-7]+=*")
+_A85 = re.compile(r"<~[!-u\s]{10,65536}?~>")
+# RFC 1924 / git base85: the alphabet has punctuation that prose and code rarely pack this densely.
+_B85_RUN = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{25,}")
+_BITS = re.compile(r"(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])")
+_MORSE = re.compile(r"(?<![\w.-])(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?){7,}[.-]{1,7}(?![\w.-])")
+_MORSE_CODE = {
+    ".-": "a",
+    "-...": "b",
+    "-.-.": "c",
+    "-..": "d",
+    ".": "e",
+    "..-.": "f",
+    "--.": "g",
+    "....": "h",
+    "..": "i",
+    ".---": "j",
+    "-.-": "k",
+    ".-..": "l",
+    "--": "m",
+    "-.": "n",
+    "---": "o",
+    ".--.": "p",
+    "--.-": "q",
+    ".-.": "r",
+    "...": "s",
+    "-": "t",
+    "..-": "u",
+    "...-": "v",
+    ".--": "w",
+    "-..-": "x",
+    "-.--": "y",
+    "--..": "z",
+    "-----": "0",
+    ".----": "1",
+    "..---": "2",
+    "...--": "3",
+    "....-": "4",
+    ".....": "5",
+    "-....": "6",
+    "--...": "7",
+    "---..": "8",
+    "----.": "9",
+    ".-.-.-": ".",
+    "--..--": ",",
+    "..--..": "?",
+    ".----.": "'",
+    "-.-.--": "!",
+    "-..-.": "/",
+    ".--.-.": "@",
+    "-....-": "-",
+    "..--.-": "_",
+    "---...": ":",
+    "-.-.-.": ";",
+    "-...-": "=",
+}
+_LEET_TOKEN = re.compile(r"(?<![\w@$])(?:[a-z]+[013457@$]|[013457@$]+[a-z])[a-z013457@$]*(?![\w@$])", re.IGNORECASE)
+_LEET_HINT = re.compile(r"[A-Za-z][013457@$]|[013457@$][A-Za-z]")
+_LEET = str.maketrans("013457@$", "oieastas")
+# Reversed spellings of the words attacks are built from.
+_REVERSED_KEYS = ("erongi", "dragersid", "tegrof", "snoitcurtsni", "noitcurtsni", "suoiverp", "tpmorp", "metsys", "drowssap", "terces", "laever", "edirrevo")
+_ATTACK_WORD = re.compile(
+    r"ignor|instruc|previous|prior|system|prompt|passw|secret|reveal|admin|rules|forget|disregard|overrid|execut|delete|send|upload|token|jailbr"
+    r"|restrict|credential|exfil|bypass|unfilter|uncensor|anweisung|vorherig|instruction|pr[ée]c[ée]dent|instrucci|anterior|istruzion|precedent",
+    re.IGNORECASE,
+)
+# Two single letters between separators: the cheap scan that finds where spaced-out words may be.
+_SPACED_HINT = re.compile(r"[ .\-_][A-Za-z][ .\-_][A-Za-z][ .\-_]")
+_SPACED = re.compile(r"(?<![\w])(?:[A-Za-z][ .\-_]){3,40}[A-Za-z](?![\w])")
 
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
 _B64_CHAR = re.compile(r"[A-Za-z0-9+/_=-]")
@@ -90,6 +163,15 @@ def _base64(run: str) -> bytes | None:
         return None
 
 
+def _base32(run: str) -> bytes | None:
+    body = run.rstrip("=")[:MAX_CANDIDATE_CHARS]
+    body = body[: len(body) - len(body) % 8] if len(body) % 8 in (1, 3, 6) else body
+    try:
+        return base64.b32decode(body + "=" * (-len(body) % 8))
+    except (binascii.Error, ValueError):
+        return None
+
+
 def _hex(run: str) -> bytes | None:
     digits = re.sub(r"[^0-9A-Fa-f]", "", run.replace("0x", "").replace("\\x", ""))[:MAX_CANDIDATE_CHARS]
     if len(digits) % 2:
@@ -121,9 +203,140 @@ def _report(hit_start: int, hit_end: int, kind: str, decoded: str, rescan: Resca
 
 def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
     hits = list(_binary_runs(p, rescan))
+    hits.extend(_base85(p, rescan))
+    hits.extend(_bits_and_morse(p, rescan))
     hits.extend(_escapes(p, rescan))
     hits.extend(_rot13(p, rescan))
+    # A line already decoded as something else is not re-read as leetspeak or backwards.
+    hits.extend(_respelled(p, rescan, Intervals((h.start, h.end) for h in hits)))
     return hits
+
+
+def _base85(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
+    text = p.text
+    if "<~" in text:
+        for i, m in enumerate(_A85.finditer(text)):
+            if i >= MAX_CANDIDATES:
+                break
+            try:
+                data = base64.a85decode(m.group(0), adobe=True, ignorechars=b" \t\r\n")
+            except (binascii.Error, ValueError):
+                continue
+            decoded = _text_of(data)
+            if decoded is not None and (hit := _report(m.start(), m.end(), "ascii85", decoded, rescan)) is not None:
+                yield hit
+    count = 0
+    for m in _B85_RUN.finditer(text):
+        run = m.group(0)
+        # Base64, hex and words are handled elsewhere; base85 needs its punctuation.
+        if sum(1 for ch in run if ch in "!#$%&()*+-;<=>?@^_`{|}~") < max(3, len(run) // 12):
+            continue
+        count += 1
+        if count > MAX_CANDIDATES:
+            break
+        for decode in (base64.b85decode, lambda r: base64.a85decode(r)):
+            try:
+                data = decode(run[:MAX_CANDIDATE_CHARS])
+            except (binascii.Error, ValueError):
+                continue
+            decoded = _text_of(data)
+            if decoded is not None:
+                kind = "base85" if decode is base64.b85decode else "ascii85"
+                if (hit := _report(m.start(), m.end(), kind, decoded, rescan)) is not None:
+                    yield hit
+                break
+
+
+def _bits_and_morse(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
+    text = p.text
+    if "00" in text or "01" in text:
+        for i, m in enumerate(_BITS.finditer(text)):
+            if i >= MAX_CANDIDATES:
+                break
+            bits = re.sub(r"[^01]", "", m.group(0))[: MAX_CANDIDATE_CHARS * 8]
+            data = bytes(int(bits[j : j + 8], 2) for j in range(0, len(bits) - 7, 8))
+            decoded = _text_of(data)
+            if decoded is not None and (hit := _report(m.start(), m.end(), "binary", decoded, rescan)) is not None:
+                yield hit
+    if ".-" in text or "-." in text:
+        for i, m in enumerate(_MORSE.finditer(text)):
+            if i >= MAX_CANDIDATES:
+                break
+            words = re.split(r"[ \t]*/[ \t]*|[ \t]{3,}", m.group(0).strip())
+            decoded = " ".join("".join(_MORSE_CODE.get(code, "?") for code in word.split()) for word in words)
+            if decoded.count("?") * 10 > len(decoded):
+                continue
+            if (hit := _report(m.start(), m.end(), "morse", decoded, rescan)) is not None:
+                yield hit
+
+
+def _line_windows(p: Prepared, next_start: Callable[[int], int], accept: Callable[[int, int], bool]) -> list[tuple[int, int]]:
+    """Windows of at most 2,000 characters on the lines where `next_start(pos)` (the first hint at or
+    after pos, or -1) finds hints, one per stretch of text however many hints it holds, that `accept`
+    keeps; at most MAX_TEXT_WINDOWS, and at most four times as many looked at, so a text made of hints
+    costs no more than one with a few."""
+    out: list[tuple[int, int]] = []
+    covered = 0
+    for _ in range(4 * MAX_TEXT_WINDOWS):
+        pos = next_start(covered)
+        if pos < 0 or len(out) >= MAX_TEXT_WINDOWS:
+            break
+        ls = max(p.line_start(pos), pos - 1000)
+        le = min(p.line_end(pos), ls + 2000)
+        covered = max(le, pos + 1)
+        if accept(ls, le):
+            out.append((ls, le))
+    return out
+
+
+def _searcher(p: Prepared, rx: re.Pattern[str]) -> Callable[[int], int]:
+    def next_start(pos: int) -> int:
+        m = rx.search(p.text, pos)
+        return m.start() if m is not None else -1
+
+    return next_start
+
+
+def _in_list(found: list[int]) -> Callable[[int], int]:
+    def next_start(pos: int) -> int:
+        i = bisect.bisect_left(found, pos)
+        return found[i] if i < len(found) else -1
+
+    return next_start
+
+
+def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Iterator[Hit]:
+    """Leetspeak, reversed text and spaced-out letters: each line that looks like one is re-read in
+    plain spelling and scanned again. Only what the plain reading flags is reported."""
+    text = p.text
+
+    def leet(ls: int, le: int) -> bool:
+        tokens = _LEET_TOKEN.findall(text, ls, le)
+        return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
+
+    lines = {
+        "leetspeak": _line_windows(p, _searcher(p, _LEET_HINT), leet),
+        "reversed": _line_windows(p, _in_list(p.positions(_REVERSED_KEYS)), lambda ls, le: True),
+        "spaced-letters": _line_windows(p, _searcher(p, _SPACED_HINT), lambda ls, le: _SPACED.search(text, ls, le) is not None),
+    }
+    for kind, spans in lines.items():
+        for ls, le in spans:
+            if decoded_already.overlaps(ls, le):
+                continue
+            line = text[ls:le]
+            if kind == "leetspeak":
+                decoded = _LEET_TOKEN.sub(lambda t: t.group(0).translate(_LEET), line)
+            elif kind == "reversed":
+                decoded = line[::-1]
+            else:
+                decoded = _SPACED.sub(lambda t: re.sub(r"[ .\-_]", "", t.group(0)), line)
+            # Version strings and build tags read as leetspeak too; a re-spelling is scanned again only
+            # when it spells a word attacks are made of.
+            if decoded == line or _ATTACK_WORD.search(decoded) is None:
+                continue
+            hit = _report(ls, le, kind, decoded, rescan)
+            if hit is not None:
+                yield hit
 
 
 def _runs(p: Prepared) -> Iterator[tuple[int, int]]:
@@ -163,6 +376,10 @@ def _binary_runs(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
             data = _base64(compact)
             decoded = _text_of(data) if data else None
             kind = "base64"
+        if decoded is None and len(compact) >= 16 and _B32.fullmatch(compact):
+            data = _base32(compact)
+            decoded = _text_of(data) if data else None
+            kind = "base32"
         if decoded is not None:
             hit = _report(start, end, kind, decoded, rescan)
             if hit is not None:

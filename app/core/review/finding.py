@@ -10,7 +10,7 @@ from app.core.model import TrustLevel
 
 
 class Category(StrEnum):
-    """The attack classes of SECURITY.md 1.5 (terminal and markup are split; YAML has two)."""
+    """The attack classes the detector reports (docs/security.md 2.1; terminal and markup are split; YAML has two)."""
 
     INSTRUCTION_OVERRIDE = "instruction-override"
     ROLE_HIJACK = "role-hijack"

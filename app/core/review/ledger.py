@@ -1,12 +1,12 @@
 """The review ledger: every human trust decision, append-only, outside every agent-writable tree
-(DESIGN.md sections 2 and 5, SECURITY.md 0.1).
+(docs/security.md sections 2.2 and 6).
 
 A trust level written in a memory file is only a claim; the ledger is what the workbench believes.
 Each line of `<data>/ledger.jsonl` is one Decision holding the sha256 of the content it covered, so a
 later edit of that content makes the decision stale instead of silently carrying it over.
 
 The same file keeps the curation changes (promote, demote, pin, unpin, set-priority, merge,
-budget and their undo, app.core.curate.apply): one audit trail. They are kept apart from the trust
+budget and their undo, applied by app.core.change): one audit trail. They are kept apart from the trust
 decisions when read (`changes()`), so `history()` and everything built on it (effective trust, the
 quarantine) sees exactly the trust decisions it always saw. A ledger written before curation
 existed reads as it did; one with curation lines read by an older workbench skips those lines with
@@ -24,9 +24,11 @@ import errno
 import getpass
 import logging
 import os
+import re
 import stat
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +40,20 @@ from app.core.model import Problem
 
 LEDGER_NAME = "ledger.jsonl"
 LOG = logging.getLogger(__name__)
+
+# The `-2`, `-3`... that names of same-named portfolios got before names held a hash of the root.
+_LEGACY_SUFFIX = re.compile(r"-\d+\Z")
+
+
+@dataclass(frozen=True)
+class OpenPortfolio:
+    """A portfolio open now, as the ledger matches records to it."""
+
+    system: str
+    name: str  # the name it is open under (ids hold it)
+    root: str  # resolved
+    folder: str  # the name its folder gives it (without the hash a collision adds)
+
 
 TrustAction = Literal["approve", "flag", "quarantine", "restore"]
 CurationAction = Literal["promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo"]
@@ -92,12 +108,20 @@ class Decision(BaseModel):
     sha256: str
     reason: str = ""
     effect: dict[str, Any] = Field(default_factory=dict)
+    # The resolved root of the memory's portfolio: what ties the record to that portfolio whatever
+    # name it is open under (two portfolios in folders of one name are told apart by their roots).
+    # None in records written before it existed (see `Ledger.attach`).
+    portfolio_root: str | None = None
 
     @property
     def restores(self) -> str | None:
         """For a restore: the id of the quarantine decision it undid."""
         value = self.effect.get("restores")
         return value if isinstance(value, str) else None
+
+
+# What `Ledger._mapped` answers for a record of a portfolio that is not open: read past, not an error.
+_ELSEWHERE = Decision(time="", user="", action="approve", memory_id="", sha256="")
 
 
 class Ledger:
@@ -118,11 +142,71 @@ class Ledger:
         self._line = 0  # lines read so far, for the line numbers of problems
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file read
         self._torn_reported: int | None = None
+        self.unattached = 0  # records written before roots were kept that match no single open portfolio
+        self._open: list[OpenPortfolio] = []
+        self._sha_of: Callable[[str], str | None] = lambda memory_id: None
+
+    # -- the open portfolios ------------------------------------------------------------------
+
+    def attach(self, portfolios: list[OpenPortfolio], sha_of: Callable[[str], str | None] | None = None) -> None:
+        """Read the records against the portfolios open now. A record holds its portfolio's root
+        and is matched by it, so it follows the portfolio to whatever name it is open under. A
+        record from before roots were kept is matched by the name in its id: as is when one open
+        portfolio of its system has that name; when several share it (the same folder name),
+        (or its id holds the `-2` an older workbench gave the second of two), to the one holding a
+        memory of that locator with the content the record covered, if exactly one does; otherwise
+        it is attached to none of them (it stays in the file, counted in `unattached`). The file
+        itself is never rewritten: this mapping is made on every read."""
+        self._open = list(portfolios)
+        self._sha_of = sha_of or (lambda memory_id: None)
+        self._reset()
+        self._identity = None
+        self._refresh()
+
+    def _root_of(self, memory_id: str) -> str | None:
+        system, _, rest = memory_id.partition(":")
+        name = rest.split(":", 1)[0]
+        for p in self._open:
+            if p.system == system and p.name == name:
+                return p.root
+        return None
+
+    def _mapped(self, decision: Decision) -> Decision | None:
+        """The record with its id as the open portfolios name it; None when it is ambiguous, and
+        `_ELSEWHERE` when it belongs to a portfolio that is not open."""
+        if not self._open:
+            return decision
+        system, _, rest = decision.memory_id.partition(":")
+        name, sep, locator = rest.partition(":")
+        same_system = [p for p in self._open if p.system == system]
+        if decision.portfolio_root is not None:
+            root = os.path.realpath(decision.portfolio_root)
+            found = next((p for p in same_system if p.root == root), None)
+            if found is None:
+                return _ELSEWHERE  # a portfolio not open now, whatever its id's name says
+            if found.name == name:
+                return decision
+            return decision.model_copy(update={"memory_id": f"{system}:{found.name}{sep}{locator}"})
+        group = [p for p in same_system if p.folder == name or p.folder == _LEGACY_SUFFIX.sub("", name)]
+        if not group:
+            return decision  # a portfolio not open: nothing here can take it by mistake
+        if len(group) == 1 and group[0].folder == name:
+            return decision  # the one portfolio of that name: its id has not changed
+        # Several open portfolios share the folder name, or the id holds the `-2` an older
+        # workbench gave the second of two: only the content the record covered can tell.
+        holding = [p for p in group if sep and self._sha_of(f"{system}:{p.name}:{locator}") == decision.sha256]
+        if len(holding) == 1:
+            return decision.model_copy(update={"memory_id": f"{system}:{holding[0].name}:{locator}"})
+        return None
 
     # -- writing ------------------------------------------------------------------------------
 
     def record(self, decision: Decision) -> Decision:
         """Append `decision` as one line, flushed and fsync'd. Returns it."""
+        if decision.portfolio_root is None:
+            root = self._root_of(decision.memory_id)
+            if root is not None:
+                decision = decision.model_copy(update={"portfolio_root": root})
         line = (decision.model_dump_json() + "\n").encode("utf-8")
         folder = self.locations.ensure_private(Path(self.locations.data))
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -188,6 +272,7 @@ class Ledger:
         self._line = 0
         self.problems = []
         self._torn_reported = None
+        self.unattached = 0
 
     def _refresh(self) -> None:
         try:
@@ -240,6 +325,14 @@ class Ledger:
             what = "not valid JSON" if any(e["type"] == "json_invalid" for e in exc.errors()) else "not a valid decision"
             self._problem(number, f"line is {what}", "line skipped, every other decision read")
             return
+        mapped = self._mapped(decision)
+        if mapped is None:
+            self.unattached += 1
+            return
+        if mapped is _ELSEWHERE:
+            self._decisions.append(decision)  # in the audit trail, attached to nothing open
+            return
+        decision = mapped
         self._decisions.append(decision)
         if decision.action in TRUST_ACTIONS:
             self._by_memory.setdefault(decision.memory_id, []).append(decision)

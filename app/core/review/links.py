@@ -45,6 +45,23 @@ _FETCH_VERB = re.compile(
 _RISKY_MIME = re.compile(r"text/html|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml)|text/(?:javascript|ecmascript)|image/svg\+xml", re.IGNORECASE)
 
 
+# Status badges: the query holds display options (`?style=flat`, `?url=<public json>`, codecov's public
+# badge token), so a query alone is no leak there; a template still is.
+_BADGE_HOSTS = re.compile(
+    r"(?:^|\.)(?:shields\.io|badgen\.net|badge\.fury\.io|codecov\.io|coveralls\.io|pepy\.tech|readthedocs\.(?:org|io)|pre-commit\.ci"
+    r"|codacy\.com|codeclimate\.com|snyk\.io|deepsource\.io|sonarcloud\.io|circleci\.com|travis-ci\.(?:com|org)|appveyor\.com"
+    r"|anaconda\.org|conda-forge\.org|bestpractices\.dev|securityscorecards\.dev|api\.securityscorecards\.dev|app\.fossa\.com|zenodo\.org"
+    r"|opencollective\.com|gitter\.im|discord(?:app)?\.com|black\.readthedocs\.io|mybinder\.org|colab\.research\.google\.com)$",
+    re.IGNORECASE,
+)
+_BADGE_PATH = re.compile(r"/badge(?:s)?[/.]|/badge\.svg|/workflows/[^/]+/badge\.svg|/actions/workflows/[^?]+/badge\.svg", re.IGNORECASE)
+
+
+def _badge(url: str) -> bool:
+    host = _host(url) or ""
+    return _BADGE_HOSTS.search(host) is not None or (host.endswith("github.com") and _BADGE_PATH.search(url) is not None)
+
+
 def _host(url: str) -> str | None:
     try:
         parts = urlsplit(url if not url.startswith("//") else "https:" + url)
@@ -77,10 +94,19 @@ def _has_query(url: str) -> bool:
 
 
 def scan(p: Prepared) -> list[Hit]:
-    return list(_scan(p))
+    hits = list(_scan(p))
+    if hits and "<!--" in p.text:
+        # A renderer fetches no image inside an HTML comment (a README's generator block, say).
+        comments = Intervals(m.span() for m in re.finditer(r"<!--.{0,20000}?-->", p.text, re.DOTALL))
+        for h in hits:
+            if h.severity > MEDIUM and h.rule in ("html-image", "markdown-image", "reference-image") and comments.covers(h.start):
+                h.severity = MEDIUM
+                h.message += " (inside an HTML comment, so not fetched when rendered)"
+    return hits
 
 
 def _scan(p: Prepared) -> Iterator[Hit]:
+    m: re.Match[str] | None  # loops bind matches; later probes may find none
     image_spans: list[tuple[int, int]] = []
     for m in keyed_matches(p, ("![",), _MD_IMAGE):
         image_spans.append((m.start(), m.end()))
@@ -139,6 +165,8 @@ def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
         return
     external, templated, carries = _assess(url)
     if not external:
+        return
+    if _badge(url) and not templated:
         return
     if templated or carries:
         why = "a template to fill in" if templated else "data in its query string"

@@ -241,6 +241,7 @@ _OVERRIDE_RULES = (
 
 
 def _override(p: Prepared) -> Iterator[Hit]:
+    m: re.Match[str] | None  # loops bind matches; later probes may find none
     for rule in _OVERRIDE_RULES:
         for m in keyed_matches(p, rule.keys, rule.pattern):
             yield Hit(rule.category, rule.severity, rule.name, rule.message, m.start(), m.end(), quotable=True)
@@ -362,11 +363,20 @@ _ROLE_UPPER = re.compile(
 _ROLE_OVERRIDE = re.compile(r"\b(?:system|admin|root|developer)\s+override\b", _I)
 
 
+SYSTEM_TEMPLATE = re.compile(
+    r"[ \t]*you\s+are\s+(?:a|an)\s+(?:(?:helpful|friendly|polite|concise|expert|knowledgeable|useful|honest|harmless|careful|precise)(?:,|\s+and)?\s+){1,3}"
+    r"(?:ai\s+)?(?:assistant|bot|chatbot|tutor|agent|model|reviewer|translator|writer|coder|programmer)"
+    r"(?:\s+(?:for|named|called|at|from|that\s+helps\s+with|who\s+helps\s+with)\s+[\w .'-]{1,40}?)?[ \t]*[.!]?[ \t]*$",
+    _I,
+)
+
+
 def _line_tail(p: Prepared, end: int, limit: int = 300) -> int:
     return min(p.line_end(end), end + limit)
 
 
 def _role(p: Prepared) -> Iterator[Hit]:
+    m: re.Match[str] | None  # loops bind matches; later probes may find none
     for m in keyed_matches(p, ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn", "<end_of_turn"), _CHAT_TOKEN):
         yield Hit(
             Category.ROLE_HIJACK, HIGH, "chat-template-token", "chat-template token that can fake a system or assistant turn", m.start(), m.end(), quotable=True
@@ -393,6 +403,8 @@ def _role(p: Prepared) -> Iterator[Hit]:
         if m is None:
             continue
         tail = _line_tail(p, m.end())
+        if SYSTEM_TEMPLATE.match(p.text, m.end(), tail):
+            continue  # "System: You are a helpful assistant." is a persona template in docs, not an order
         stamped = _FAKE_STAMP.match(p.text, m.end()) is not None or p.text[m.start() : m.end() - 1].strip().isupper()
         if _AUTHORITY_LINE.search(p.text, m.end(), tail) or (stamped and _WEAK_AUTHORITY.search(p.text, m.end(), tail)):
             yield Hit(

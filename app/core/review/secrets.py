@@ -5,6 +5,8 @@ carries the range of the secret value so that every excerpt, decoded preview and
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterator
 
@@ -43,7 +45,7 @@ _KV_KEYS = ("password", "passwd", "passphrase", "pwd", "secret", "api_key", "api
 
 _PLACEHOLDER = re.compile(
     r"placeholder|your[_-]?|redacted|changeme|xxxx|\*{3}|\.{3}|…|<[^>]*>|\$\{|\{\{|insert|replace|todo|here\b|goes"
-    r"|not[_-]?a[_-]?real|0{6}|1234567|abcdef(?:gh)?$",
+    r"|not[_-]?a[_-]?real|0{6}|123456|abcdef(?:gh)?$|^abc1|abc123|def456|xyz|foo|bar\b|baz|qwerty|letmein|hunter2|s3cr3t|secret\d*$|^test|^demo|^my[_-]",
     re.IGNORECASE,
 )
 # A well-formed key that says it is an example (AWS's documented AKIAIOSFODNN7EXAMPLE) is reported at
@@ -51,7 +53,7 @@ _PLACEHOLDER = re.compile(
 _EXAMPLE = re.compile(r"example|sample|dummy|fake", re.IGNORECASE)
 _REPEAT = re.compile(r"(.)\1{5,}")
 _REFERENCE = re.compile(
-    r"^(?:\$\w+|\$\{|%\w+%|env[:.]|vault:|secret:|op://|ssm:|arn:|os\.environ|process\.env|getenv|none$|null$|nil$|true$|false$|undefined$|required$|optional$|string$|str$)",
+    r"^(?:[a-z_]+(?:\.[A-Za-z_]\w*)+(?:\(|\[|$)|\$\w+|\$\{|%\w+%|env[:.]|vault:|secret:|op://|ssm:|arn:|os\.environ|process\.env|getenv|none$|null$|nil$|true$|false$|undefined$|required$|optional$|string$|str$)",
     re.IGNORECASE,
 )
 
@@ -65,6 +67,19 @@ def _grade(value: str, severity: int) -> int:
     if _placeholder(value):
         return 0
     return MEDIUM if _EXAMPLE.search(value) else severity
+
+
+# The claims of the token every JWT tutorial shows ({"sub": "1234567890", "name": "John Doe", ...}).
+_EXAMPLE_CLAIMS = re.compile(r'"sub"\s*:\s*"1234567890"|"name"\s*:\s*"John Doe"|example|sample|dummy', re.IGNORECASE)
+
+
+def _example_jwt(token: str) -> bool:
+    payload = token.split(".")[1][:2048]
+    try:
+        claims = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return _EXAMPLE_CLAIMS.search(claims) is not None
 
 
 def _random_looking(value: str, minimum_distinct: int = 8) -> bool:
@@ -92,6 +107,7 @@ def _at(p: Prepared, keys: tuple[str, ...], pattern: re.Pattern[str]) -> Iterato
 
 
 def _scan(p: Prepared) -> Iterator[Hit]:
+    m: re.Match[str] | None  # loops bind matches; later probes may find none
     text = p.text
     known = (
         (_AWS_KEYS, _AWS, 4, CRITICAL, "aws-access-key", "an AWS access key id"),
@@ -123,15 +139,18 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         if not _placeholder(m.group(0)[4:]):
             yield _hit(HIGH, "google-api-key", "a Google API key", m.start(), m.end(), m.start(), m.end())
     for m in _at(p, ("-----begin",), _PEM):
-        body = _PEM_BODY.match(text, m.end())
-        if body is not None and len(re.sub(r"\s", "", body.group(1))) >= 40:
-            body_end = body.start(1) + len(body.group(1).rstrip())
-            end = body.end(2) if body.group(2) else body_end
-            yield _hit(CRITICAL, "private-key", "a PEM private key", m.start(), end, body.start(1), body_end)
+        pem = _PEM_BODY.match(text, m.end())
+        if pem is not None and len(re.sub(r"\s", "", pem.group(1))) >= 40:
+            body_end = pem.start(1) + len(pem.group(1).rstrip())
+            end = pem.end(2) if pem.group(2) else body_end
+            yield _hit(CRITICAL, "private-key", "a PEM private key", m.start(), end, pem.start(1), body_end)
         else:
             yield Hit(_S, MEDIUM, "private-key-header", "a PEM private-key header (no key body follows)", m.start(), m.end())
     for m in _at(p, ("eyj",), _JWT):
-        yield _hit(HIGH, "jwt", "a JSON Web Token", m.start(), m.end(), m.start(), m.end())
+        if _example_jwt(m.group(0)):
+            yield _hit(MEDIUM, "jwt", "a JSON Web Token (the documented example claims)", m.start(), m.end(), m.start(), m.end())
+        else:
+            yield _hit(HIGH, "jwt", "a JSON Web Token", m.start(), m.end(), m.start(), m.end())
     for m in _at(p, ("bearer",), _BEARER):
         value = m.group(1)
         if not _placeholder(value) and not _EXAMPLE.search(value) and _random_looking(value):
@@ -163,6 +182,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             continue
         last_end = m.end()
         value = m.group(2)
-        if _placeholder(value) or _EXAMPLE.search(value) or _REFERENCE.match(value) or not _random_looking(value, 6):
+        called = m.end(2) < p.n and text[m.end(2)] in "([."  # `token = get_token()`: the value is code
+        if called or _placeholder(value) or _EXAMPLE.search(value) or _REFERENCE.match(value) or not _random_looking(value, 6):
             continue
         yield _hit(HIGH, "key-value-secret", f"a secret assigned to `{m.group(1)}`", m.start(), m.end(), m.start(2), m.end(2))

@@ -240,7 +240,8 @@ def _sensitive_paths(p: Prepared) -> Iterator[Hit]:
         hi = min(p.n, pos + 80)
         m = _SECRET_PATH.search(p.text, lo, hi)
         secret = m is not None and m.start() <= pos < m.end()
-        if not secret:
+        # `m is None` implies `not secret`; spelled out so the checker sees m is a match below.
+        if m is None or not secret:
             m = _SYSTEM_PATH.search(p.text, lo, hi)
             if m is None or not (m.start() <= pos < m.end()):
                 continue

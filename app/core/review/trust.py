@@ -1,4 +1,4 @@
-"""Effective trust: what the workbench believes about a memory, and why (DESIGN.md section 2).
+"""Effective trust: what the workbench believes about a memory, and why (docs/security.md 2.2).
 
 In order: the ledger's latest decision while the content is still the content it covered; else the
 source's own claim (a DollhouseMCP trustLevel, a memory-mcp trust_score), shown as claimed; else

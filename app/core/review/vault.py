@@ -10,10 +10,9 @@ The manifest is written after the content, so an item without a manifest is an i
 is ignored. Items are never changed once written; whether an item is still in quarantine is for the
 ledger to say (a restore is a decision, the item stays as evidence).
 
-The checked removal of the original is storage's `remove_file`.
-The storage layer has no removal of its own, so this one follows its rules: the path is resolved
-inside the roots, and the file is removed only if it still holds the bytes the vault copy was made
-from (the file is first renamed aside, atomically, then hashed: an agent writing at that moment
+The checked removal of the original is storage's `remove_file` (app/core/storage/moves.py): the
+path is resolved inside the roots, and the file is removed only if it still holds the bytes the
+vault copy was made from (the file is first renamed aside, atomically, then hashed: an agent writing at that moment
 either wrote before the rename, and its bytes are put back and reported as a conflict, or after,
 into a new file that is left alone).
 """
@@ -62,7 +61,7 @@ class Manifest(BaseModel):
     portfolio: str
     portfolio_root: str
     path: str  # relative to the portfolio root, `/`-separated
-    kind: Literal["file", "block"]
+    kind: Literal["file", "block", "row"]  # row: a database row a system took its text out of
     offset: int  # where the bytes were in the file (0 for a whole file)
     length: int
     sha256: str  # of the content taken

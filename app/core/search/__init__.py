@@ -1,4 +1,4 @@
-"""Whoosh search across every portfolio (DESIGN.md sections 3 and 7, SECURITY.md 2.4).
+"""Whoosh search across every portfolio; the index is a private, disposable cache (docs/security.md section 4).
 
 index = SearchIndex(cache_folder)                      # a private folder, created 0700
 report = index.update(memories, text_of)               # incremental; rebuilds a damaged index

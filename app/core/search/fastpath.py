@@ -22,7 +22,7 @@ from app.core.search.lexicon import BYTE_TO_LENGTH, Lexicon
 
 def top_for_term(
     searcher: Any, fieldname: str, text: str, limit: int, lexicon: Lexicon, B: float = 0.75, K1: float = 1.2
-) -> tuple[list[tuple[float, int]], int, bool]:
+) -> tuple[list[tuple[int, float]], int, bool]:
     """The best `limit` (docnum, score) for one term, best first (as Whoosh's Results.items());
     the number of matches, and whether that number is exact (it is not when a skipped block may
     hold deleted documents)."""

@@ -4,7 +4,7 @@
   TOC generation it matches) says what was added, changed or removed; nothing else is touched, and
   a warm start with nothing changed writes nothing. The digest covers the adapter's content sha256,
   so no memory text is read unless it changed.
-- The index is a disposable cache (SECURITY.md 2.4): any error opening or reading it (LockError,
+- The index is a disposable cache (docs/security.md section 4): any error opening or reading it (LockError,
   EmptyIndexError, IndexVersionError, EOFError, unpickling or struct errors, a truncated segment, a
   garbage TOC) wipes and rebuilds it from the sources, and the report says why. Before Whoosh
   unpickles a TOC, its segment list is loaded by a restricted unpickler that accepts only the few
@@ -101,6 +101,9 @@ class _TopCollector(TopCollector):
     while every score ties (filters, prefixes, a term in many equally weighted places) it never
     learns that the page is full, and scores every match: 33k documents for `portfolio:p1` on
     100k memories. Knowing the minimum as soon as the page is full lets block skipping work."""
+
+    # Set by Whoosh's untyped base class; declared so the comparison below has a type.
+    minscore: float
 
     def _collect(self, global_docnum: int, score: float) -> float:
         result = super()._collect(global_docnum, score)

@@ -32,7 +32,7 @@ from whoosh.matching import ListMatcher, NullMatcher, ReadTooFar
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 
-from app.core.model import System, Tier, TrustLevel
+from app.core.model import Tier, TrustLevel
 from app.core.search.lexicon import Lexicon, fuzzy_automaton
 from app.core.search.schema import (
     DATE_FIELDS,
@@ -46,9 +46,10 @@ from app.core.search.schema import (
     terms,
     words,
 )
+from app.core.systems import registry
 
 # Bounds on multi-term expansion: a short prefix can match thousands of terms, and every expanded
-# term is a posting list to merge (PERF.md: unbounded `abcd*` reached 464 ms p95 at 10k).
+# term is a posting list to merge (unbounded, `abcd*` reached 464 ms p95 at 10k memories in bench/search.py).
 MAX_EXPANSIONS = 24
 MAX_PREFIX_SCAN = 4000  # candidate terms looked at per segment before choosing the most frequent
 MAX_FUZZY_EXPANSIONS = 16
@@ -73,10 +74,19 @@ def edits(word: str) -> Iterator[str]:
 
 
 ENUM_VALUES: dict[str, tuple[str, ...]] = {
-    "system": tuple(s.value for s in System),
     "tier": tuple(t.value for t in Tier),
     "trust": tuple(t.value for t in TrustLevel),
 }
+
+
+def enum_values(field: str) -> tuple[str, ...] | None:
+    """The values a field can take: the registered systems (asked now, so a plug-in counts), tiers
+    and trust levels."""
+    if field == "system":
+        return tuple(registry.names())
+    return ENUM_VALUES.get(field)
+
+
 KNOWN_FIELDS = tuple(sorted({*FILTER_FIELDS, *NUMERIC_FIELDS, *DATE_FIELDS}))
 
 
@@ -112,7 +122,7 @@ class PhraseNode:
 class FieldNode:
     name: str  # the schema field
     label: str  # as typed
-    value: Node
+    value: Word | PhraseNode  # the parser never nests a field inside a field
     start: int
 
 
@@ -399,8 +409,8 @@ def _field_value(holder: FieldNode, value: Word | PhraseNode) -> Node:
     if isinstance(value, Word) and value.fuzzy:
         raise QuerySyntaxError(f"'{holder.label}:' values cannot be fuzzy", value.start)
     text = value.text
-    if holder.name in ENUM_VALUES and not (isinstance(value, Word) and value.prefix):
-        allowed = ENUM_VALUES[holder.name]
+    allowed = enum_values(holder.name)
+    if allowed is not None and not (isinstance(value, Word) and value.prefix):
         if text.lower() not in allowed:
             raise QuerySyntaxError(f"unknown {holder.label} '{text}' (one of: {', '.join(allowed)})", value.start)
     return FieldNode(holder.name, holder.label, value, holder.start)

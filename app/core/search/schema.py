@@ -2,7 +2,7 @@
 
 One positional field, `text`, carries a memory's name, description, tags and body together. Each
 part's tokens carry the part's boost (name 3, description 2, tags 2, body 1) as their posting weight,
-so a word reads ONE posting list instead of four (PERF.md: one catch-all field made two-term and
+so a word reads ONE posting list instead of four (in bench/search.py one catch-all field made two-term and
 prefix queries 2.5-10x faster at 100k) while BM25F still ranks a word in a name above the same word
 in a body. Parts are separated by a position gap, so a phrase never spans two of them.
 
@@ -104,7 +104,7 @@ class LeanAnalyzer(Analyzer):
     def __hash__(self) -> int:
         return hash(self.__class__.__name__)
 
-    def __call__(  # type: ignore[override]
+    def __call__(
         self,
         value: str,
         positions: bool = False,
@@ -187,16 +187,16 @@ class WeightedPositions(Positions):
         for tbytes, freq, weight, vbytes in part_postings(parts):
             yield tbytes.decode("utf-8"), freq, weight * self.field_boost, vbytes
 
-    def encode(self, poslist: list[int]) -> bytes:  # type: ignore[override]
+    def encode(self, poslist: list[int]) -> bytes:
         return array("I", poslist).tobytes()
 
-    def decode_positions(self, valuestring: bytes) -> list[int]:  # type: ignore[override]
+    def decode_positions(self, valuestring: bytes) -> list[int]:
         return array("I", valuestring).tolist()
 
-    def decode_frequency(self, valuestring: bytes) -> int:  # type: ignore[override]
+    def decode_frequency(self, valuestring: bytes) -> int:
         return len(valuestring) // 4
 
-    def decode_weight(self, valuestring: bytes) -> float:  # type: ignore[override]
+    def decode_weight(self, valuestring: bytes) -> float:
         return self.decode_frequency(valuestring) * self.field_boost
 
 
@@ -207,7 +207,7 @@ class TextField(fields.TEXT):
         super().__init__(analyzer=LeanAnalyzer(), phrase=True)
         self.format = WeightedPositions()
 
-    def index(self, value: Any, **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:  # type: ignore[override]
+    def index(self, value: Any, **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
         parts = ((value, 1.0),) if isinstance(value, str) else tuple(value)
         return iter(part_postings(parts))
 

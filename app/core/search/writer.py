@@ -119,7 +119,7 @@ class FastSegmentWriter(SegmentWriter):
     def __init__(self, ix: FileIndex, **kwargs: Any) -> None:
         kwargs.setdefault("codec", W3Codec(compression=COMPRESSION))
         super().__init__(ix, **kwargs)
-        self.pool = TermPool()  # type: ignore[assignment]
+        self.pool = TermPool()
 
     def add_document(self, **fields: Any) -> None:
         """Whoosh's add_document without boosts, spelling or vectors (our schema has none), and
@@ -207,7 +207,7 @@ _BYTE_TO_LENGTH = [byte_to_length(b) for b in range(256)]
 
 def _write_postings(writer: FastSegmentWriter, pdr: Any) -> None:
     """Every term's posting list, written block by block through Whoosh's own postings writer."""
-    pool: TermPool = writer.pool  # type: ignore[assignment]
+    pool: TermPool = writer.pool
     schema = writer.schema
     fieldwriter = writer.fieldwriter
     lengths = _length_tables(writer, pdr)

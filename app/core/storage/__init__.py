@@ -1,4 +1,4 @@
-"""The only way the workbench changes a file or a database (DESIGN.md section 6, SECURITY.md 2.1-2.3).
+"""The only way the workbench changes a file or a database (docs/security.md section 5).
 
 - containment: `Roots` (the portfolio root plus the workbench's own folders) and `check_name`;
   every target is resolved inside them, symlinks leaving them, FIFOs, devices and folders refused.

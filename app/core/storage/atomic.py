@@ -1,4 +1,4 @@
-"""Saving a file without loss: temp file, fsync, replace, fsync the folder (SECURITY.md 2.1).
+"""Saving a file without loss: temp file, fsync, replace, fsync the folder (docs/security.md section 5, step 4).
 
 The order, and why:
 1. the target is resolved inside the allowed roots (containment.Roots) and checked against the base
@@ -9,7 +9,7 @@ The order, and why:
    systems is not atomic, and would fail with EXDEV), all bytes written, owner, group, mode and
    `user.*` xattrs copied, then fsync'd (without it a crash can leave a zero-length file);
 4. just before the replace, the target is resolved and hashed again (the agents do not use our
-   locks; SECURITY.md 2.3 measured 0 lost agent lines with this check, 188-210 without);
+   locks, so this check is what catches an agent that wrote during the save);
 5. `os.replace`, then fsync of the folder, so the rename itself is durable;
 6. on any error before the replace the temp file is unlinked and a WriteError says the original is
    intact. A crash leaves the temp file behind; sweep.sweep removes ours later.
@@ -42,6 +42,7 @@ from pathlib import Path
 from .base import Base, Gone, read_current, sha256_bytes, verify_absent
 from .containment import Roots
 from .errors import ConflictError, ContainmentError, NotWritableError, WriteError, shown
+from .touched import note
 
 FAULT_ENV = "MEMWB_FAULT"
 FAULT_POINTS = ("before_write", "half_written", "after_write", "after_fsync", "after_replace", "after_dir_fsync")
@@ -119,6 +120,7 @@ def atomic_write(
             _create_from(tmp, target, data)
         else:
             os.replace(tmp, target)
+            note(target)
     except BaseException as exc:
         _discard(tmp)
         if isinstance(exc, OSError):
@@ -319,7 +321,9 @@ def _create_from(tmp: str, target: Path, data: bytes) -> None:
         # A file system without hard links: the check above and a replace, with its small window.
         verify_absent(target, data)
         os.replace(tmp, target)
+        note(target)
         return
+    note(target)
     _discard(tmp)
 
 

@@ -1,5 +1,5 @@
 """Where the workbench may write: inside the portfolio root or its own folders, and nowhere else
-(DESIGN.md 6.1, SECURITY.md 2.6).
+(docs/security.md sections 4 and 5, step 1).
 
 A target is resolved with realpath and must stay inside one of the roots. A symlink that resolves
 inside is followed and its target is what gets written (an atomic replace of the link itself would
@@ -58,9 +58,15 @@ def inside(path: str, root: str) -> bool:
 
 
 class _HasFolders(Protocol):
-    cache: Path
-    data: Path
-    config: Path
+    # Read-only, so the frozen Locations dataclass satisfies the protocol.
+    @property
+    def cache(self) -> Path: ...
+
+    @property
+    def data(self) -> Path: ...
+
+    @property
+    def config(self) -> Path: ...
 
 
 class Roots:

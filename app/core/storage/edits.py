@@ -1,9 +1,9 @@
-"""Edits that change only the bytes they mean to (DESIGN.md 6.3, SECURITY.md 3.1 I5).
+"""Edits that change only the bytes they mean to (docs/security.md section 5, step 3).
 
 Every function takes the file's bytes and returns the new bytes; the rest of the file (BOM, line
 endings, comments, indentation, key order, the body after the front matter) is copied byte for byte.
 A YAML mapping or front matter is never re-dumped (python-frontmatter's dump reorders and retypes
-keys, SECURITY.md 0.7): `set_key` finds the key with the bounded composer (parsing.yamlsafe),
+keys): `set_key` finds the key with the bounded composer (parsing.yamlsafe),
 splices one value or one new line in, then parses the result again and refuses (EditError, nothing
 changed) unless the document is the old one with exactly that key changed.
 

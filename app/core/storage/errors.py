@@ -1,5 +1,5 @@
-"""The errors of the storage layer. Each one says what happened, to which file, and what was kept
-(SECURITY.md 3.1, I8), so a face can show it as is.
+"""The errors of the storage layer. Each one says what happened, to which file, and what was kept,
+so a face can show it as is.
 
 This package's write path imports only the standard library (the permission tests run it as an
 unprivileged user under the system python, which has no third-party packages).

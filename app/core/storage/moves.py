@@ -1,4 +1,4 @@
-"""Moving and removing files inside the allowed roots without losing a byte (DESIGN.md 6).
+"""Moving and removing files inside the allowed roots without losing a byte (docs/security.md section 5, step 6).
 
 A move is a copy and a checked removal, never a bare rename: the copy is created with
 `atomic_write` (temp file, fsync, a hard link that refuses to clobber, so an existing target name
@@ -28,6 +28,7 @@ from .atomic import Saved, atomic_write, check_writable
 from .base import Base, Gone, read_current, sha256_bytes
 from .containment import Roots
 from .errors import ConflictError, ContainmentError, StorageError, shown
+from .touched import note
 
 ASIDE_PREFIX = ".memwb-remove-"
 
@@ -46,6 +47,7 @@ def remove_file(roots: Roots, base: Base) -> None:
     aside = target.parent / f"{ASIDE_PREFIX}{secrets.token_hex(8)}"
     try:
         os.rename(target, aside)
+        note(target)
     except FileNotFoundError:
         raise ConflictError(target, "it was deleted or renamed since it was read", base=base.data, disk=None, mine=b"") from None
     except OSError as exc:

@@ -1,5 +1,5 @@
 """Writing an agent's SQLite store: one short transaction, taken for writing from its first
-statement (DESIGN.md 6.6).
+statement (docs/security.md section 3.3).
 
 - Containment applies: the database path is resolved inside the allowed roots, must be a regular
   file that starts with the SQLite header, and must be writable by this user (checked as for files).
@@ -9,7 +9,7 @@ statement (DESIGN.md 6.6).
   then writes must upgrade its lock, and SQLite answers such an upgrade under contention with
   SQLITE_BUSY at once, without waiting: that is "writing while holding a read transaction". For the
   same reason a write may not start inside another write on the same thread (that would wait on
-  itself), and the read path (formats.sqlite_ro) never keeps a transaction open.
+  itself), and the read path (app.core.reading.sqlite_ro) never keeps a transaction open.
 - `trusted_schema` is off, so a hostile file's views and triggers cannot call functions with side
   effects; no extension is ever loaded.
 - Every sqlite3 error becomes a WriteError naming the file; the transaction is rolled back, so the
@@ -29,6 +29,7 @@ from urllib.parse import quote
 from .atomic import check_writable, describe
 from .containment import Roots
 from .errors import ContainmentError, StorageError, WriteError, shown
+from .touched import note
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 2000
@@ -77,6 +78,7 @@ def write_transaction(
     values, never a cursor: the connection is closed when it returns. Raises ContainmentError,
     NotWritableError or WriteError; an exception raised by `work` rolls back and propagates.
     """
+    note(path)
     if getattr(_local, "active", False):
         raise WriteError(path, "a write transaction is already open on this thread; writes may not nest")
     target = _check_database(roots, path)

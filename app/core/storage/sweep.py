@@ -1,4 +1,4 @@
-"""Removing the temp files a crashed save left behind (SECURITY.md 2.1, step 7).
+"""Removing the temp files a crashed save left behind (docs/security.md section 5, step 8).
 
 A kill -9 between creating the temp file and the replace leaves `.wb-<16 hex>.tmp` next to the
 target (47 of 150 measured runs). Only names of exactly our pattern are touched, only regular files

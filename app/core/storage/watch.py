@@ -1,4 +1,4 @@
-"""Noticing that another process undid a save (SECURITY.md 0.3 and 2.3).
+"""Noticing that another process undid a save (docs/security.md section 5, step 7).
 
 An agent that read a file, thought, then wrote it back from its stale read silently reverts our save
 (185 of 190 saves measured with 10 ms think time); no check on our side can prevent it. So after a

@@ -15,16 +15,28 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
+from app.core.change.errors import Unsupported
 from app.core.reading.base import Adapter, Capabilities
 
 if TYPE_CHECKING:
-    from app.core.curate.apply_common import Job, Reverse
+    from app.core.change.plan import Prepared
+    from app.core.change.target import Reverse, Target
     from app.core.locations import Locations
     from app.core.model import Memory, Portfolio
-    from app.core.review.actions import Prepared, Target
     from app.core.storage import Saved
 
 UndoStep = Callable[["Reverse", dict[str, Any]], "Prepared"]
+
+# -- planning: budgets, salience, suggestions --
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import date
+
+    from app.core.budget.plans import BudgetContext, BudgetPlan, BudgetWhatIf
+    from app.core.curate.salience import Observed, SalienceInputs, TextOf
+    from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
+    from app.core.model import Relation
+    from app.core.systems.info import SystemInfo
 
 
 @runtime_checkable
@@ -44,11 +56,11 @@ class System(Protocol):
     def trust_effect(self, target: Target) -> Prepared: ...
 
     # -- curation ----------------------------------------------------------------------------------
-    def promote(self, job: Job) -> Prepared: ...
-    def demote(self, job: Job) -> Prepared: ...
-    def pin(self, job: Job, on: bool) -> Prepared: ...
-    def set_priority(self, job: Job, priority: int) -> Prepared: ...
-    def merge_out(self, job: Job, kept: Memory) -> Prepared: ...
+    def promote(self, job: Target) -> Prepared: ...
+    def demote(self, job: Target) -> Prepared: ...
+    def pin(self, job: Target, on: bool) -> Prepared: ...
+    def set_priority(self, job: Target, priority: int) -> Prepared: ...
+    def merge_out(self, job: Target, kept: Memory) -> Prepared: ...
     def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared: ...
     def set_budget(self, after_save: Callable[[Saved], None] | None, locations: Locations, portfolio: Portfolio, max_tokens: int) -> Prepared: ...
 
@@ -63,6 +75,22 @@ class System(Protocol):
 
     @property
     def no_budget(self) -> str: ...
+
+    # -- planning: budgets, salience, suggestions --
+    @property
+    def budget_what_if(self) -> BudgetWhatIf | None: ...
+    @property
+    def info(self) -> SystemInfo: ...
+    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]: ...
+    def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs: ...
+    def wants_text(self, memory: Memory) -> bool: ...
+    def mentions(self, memories: Sequence[Memory], text_of: TextOf) -> dict[str, list[date]]: ...
+    def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]: ...
+    def budget_suggestions(self, plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggestion]: ...
+    def promotion(self, memory: Memory, ctx: SuggestionContext) -> Promotion | None: ...
+    def supersedes_reason(self, memory: Memory, relation: Relation, target: Memory | None) -> str: ...
+    def is_record(self, memory: Memory) -> bool: ...
+    def kept_apart(self, a: Memory, b: Memory) -> bool: ...
 
 
 class BaseSystem:
@@ -81,26 +109,24 @@ class BaseSystem:
         return self.reader.capabilities
 
     def _unsupported(self, what: str) -> Exception:
-        from app.core.curate.apply_common import Unsupported
-
         return Unsupported(f"{self.label} cannot {what}")
 
     def trust_effect(self, target: Target) -> Prepared:
         raise self._unsupported(f"{target.action} a memory")
 
-    def promote(self, job: Job) -> Prepared:
+    def promote(self, job: Target) -> Prepared:
         raise self._unsupported("promote a memory")
 
-    def demote(self, job: Job) -> Prepared:
+    def demote(self, job: Target) -> Prepared:
         raise self._unsupported("demote a memory")
 
-    def pin(self, job: Job, on: bool) -> Prepared:
+    def pin(self, job: Target, on: bool) -> Prepared:
         raise self._unsupported("pin a memory")
 
-    def set_priority(self, job: Job, priority: int) -> Prepared:
+    def set_priority(self, job: Target, priority: int) -> Prepared:
         raise self._unsupported("set a priority")
 
-    def merge_out(self, job: Job, kept: Memory) -> Prepared:
+    def merge_out(self, job: Target, kept: Memory) -> Prepared:
         raise self._unsupported("merge memories")
 
     def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared:
@@ -108,3 +134,61 @@ class BaseSystem:
 
     def set_budget(self, after_save: Callable[[Saved], None] | None, locations: Locations, portfolio: Portfolio, max_tokens: int) -> Prepared:
         raise self._unsupported(f"set a budget: {self.no_budget}")
+
+    # -- planning: budgets, salience, suggestions --
+    # The defaults plan nothing and suggest nothing: a system that forgets a hook gets no plan and no
+    # rule, never another system's. The shared modules are imported here, on use, because they find
+    # systems through the registry, which imports this module.
+    budget_what_if: ClassVar[BudgetWhatIf | None] = None  # None: no budget or priority to try
+
+    @property
+    def info(self) -> SystemInfo:
+        from app.core.systems.info import SystemInfo
+
+        return SystemInfo(name=self.name, label=self.label, budget_what_if=self.budget_what_if)
+
+    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+        """What the agent loads at startup, in the system's order, unit and limits."""
+        return []
+
+    def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs:
+        """Importance, trust and use for the shared formula; by default what a system that keeps none
+        of them has: importance 0.5, the trust its source claims, the workbench's access log."""
+        from app.core.curate.salience import default_inputs
+
+        return default_inputs(memory, observed, self.label)
+
+    def wants_text(self, memory: Memory) -> bool:
+        """True: `salience_inputs` reads the memory's text (`observed.text`) when it can be had."""
+        return False
+
+    def mentions(self, memories: Sequence[Memory], text_of: TextOf) -> dict[str, list[date]]:
+        """Per memory id, the dates of the system's own records that mention it (a use of it)."""
+        return {}
+
+    def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]:
+        """The system's own rules over its memories (in load order); they may add to `ctx.superseded`."""
+        return []
+
+    def budget_suggestions(self, plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggestion]:
+        """What to do about one of its plans: what falls past the cut, what is truncated."""
+        return []
+
+    def promotion(self, memory: Memory, ctx: SuggestionContext) -> Promotion | None:
+        """Whether a cold memory may be promoted on its salience and what that means here; None: the
+        system names no way to promote it."""
+        return None
+
+    def supersedes_reason(self, memory: Memory, relation: Relation, target: Memory | None) -> str:
+        """Why `memory` superseding `target` makes the older one stale, in the system's words."""
+        from app.core.curate.suggestions import quoted
+
+        return f"{self.label} records that {quoted(memory)} supersedes {quoted(target, relation.target)}; the older memory is stale"
+
+    def is_record(self, memory: Memory) -> bool:
+        """An append-only record kept on purpose: never a merge candidate."""
+        return False
+
+    def kept_apart(self, a: Memory, b: Memory) -> bool:
+        """Two of its memories that say the same on purpose (a summary and its detail): never a merge."""
+        return False

@@ -50,7 +50,7 @@ def system(name: str) -> System:
     found = getattr(import_module(module), attribute)
     if found.name != name:
         raise ValueError(f"the system registered as {name!r} calls itself {found.name!r}")
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def systems() -> list[System]:

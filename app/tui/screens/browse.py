@@ -2,15 +2,16 @@
 
 Data flow: the app bumps `generation` after each load; the screen re-reads the facade (rows and
 saliences in a worker), rebuilds the tree and filters the table by the chosen node. The highlighted
-memory's detail is gathered in a worker. Curation keys run `workbench.change`/`undo` in a worker,
-report the outcome as a notification and bump `generation`, since the facade re-read its portfolios.
+memory's detail is gathered in a worker. Curation keys run one typed facade write in a worker and
+report the outcome as a notification; the app then sends MemoriesChanged with the ids the write
+changed, and only those rows are built again.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.text import Text
 from textual import work
@@ -19,16 +20,16 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.lazy import Lazy
 from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Button, Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from app.core.curate import Suggestion
 from app.core.inert import one_line
 from app.core.model import Memory
-from app.core.review.detector import scan_memory
 from app.core.workbench import Workbench
+from app.tui.context import WorkbenchScreen
+from app.tui.messages import MemoriesChanged, Notice
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
@@ -37,12 +38,27 @@ REASON = "from the browse screen"
 # What enter does with a suggestion: the change it proposes, on which of its ids.
 SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
 
+Write = Callable[[Workbench], object]  # one typed facade write
+
+
+def curation(action: str, ids: list[str]) -> Write | None:
+    """The facade write behind a curation key or a suggestion: promote, demote or merge."""
+    first, rest = ids[0], ids[1:]
+    if action == "promote":
+        return lambda wb: wb.promote(first, reason=REASON)
+    if action == "demote":
+        return lambda wb: wb.demote(first, reason=REASON)
+    if action == "merge":
+        return lambda wb: wb.merge(first, rest, reason=REASON)
+    return None
+
 
 @dataclass
 class RowsReady(Message):
     generation: int
     memories: list[Memory]
     rows: list[MemoryRow]
+    changed: frozenset[str] = field(default_factory=frozenset)  # empty after a load: every row is new
 
 
 @dataclass
@@ -71,7 +87,7 @@ def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
     return ", ".join(parts)
 
 
-class BrowseScreen(Screen[None]):
+class BrowseScreen(WorkbenchScreen):
     CSS_PATH = "../styles/browse.tcss"
     BINDINGS = [
         Binding("p", "curate('promote')", "Promote", id="promote"),
@@ -96,16 +112,15 @@ class BrowseScreen(Screen[None]):
         self._detail_wanted: str | None = None
         self._detail_busy = False
 
-    @property
-    def workbench(self) -> Workbench:
-        return self.app.workbench  # type: ignore[attr-defined, no-any-return]
-
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="browse-body"):
             yield PortfolioTree(id="browse-tree")
             with Vertical(id="browse-main"):
                 yield Static(Text("Loading…"), id="browse-status")
+                with Vertical(id="browse-failed"):
+                    yield Static(Text(""), id="browse-error")
+                    yield Button("Retry (ctrl+r)", id="browse-retry", variant="primary")
                 yield MemoryTable(id="browse-table")
                 with Vertical(id="browse-suggestions"):
                     yield Static(Text("Suggestions: computing…"), id="suggestions-summary")
@@ -117,7 +132,23 @@ class BrowseScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._on_generation)
+        self.watch(self.app, "load_error", self._on_load_error)
         self.query_one(MemoryTable).focus()
+
+    def _on_load_error(self, error: str) -> None:
+        """A failed load replaces "Loading…" with what went wrong and a retry; a new load clears it."""
+        self.query_one("#browse-failed").display = bool(error)
+        if error:
+            self.query_one("#browse-status", Static).update(Text("Could not read the portfolios."))
+            self.query_one("#browse-error", Static).update(Text(one_line(error, 2000)))
+            self.query_one("#browse-retry", Button).focus()
+        elif self.workbench_app.loading:
+            self.query_one("#browse-status", Static).update(Text("Loading…"))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "browse-retry":
+            event.stop()
+            self.workbench_app.action_rescan()
 
     # -- reading the facade ----------------------------------------------------------------------
 
@@ -125,17 +156,33 @@ class BrowseScreen(Screen[None]):
         if generation > 0 and generation != self._loaded_generation:
             self.read_rows(generation)
 
+    def on_memories_changed(self, message: MemoriesChanged) -> None:
+        generation = self.workbench_app.generation
+        if not generation or not message.ids:
+            return  # nothing loaded yet: the load's full read is still to come
+        if generation != self._loaded_generation:
+            # A load's full read is on its way, and this worker would cut it short: read every row.
+            self.read_rows(generation)
+            return
+        self.read_rows(generation, frozenset(message.ids), {row.id: row for row in self.rows})
+
     @work(thread=True, exclusive=True, group="browse-rows", exit_on_error=False)
-    def read_rows(self, generation: int) -> None:
+    def read_rows(self, generation: int, changed: frozenset[str] = frozenset(), kept: dict[str, MemoryRow] | None = None) -> None:
+        """Every row after a load; after a write only the `changed` ids are built again and the
+        rest are `kept` as they were (the table still sorts the whole list)."""
+        kept = kept or {}
         try:
             memories = list(self.workbench.memories)
             saliences = self.workbench.saliences()
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
-            self.app.call_from_thread(self.notify, one_line(f"{type(error).__name__}: {error}", 300), title="Browse", severity="error", markup=False)
+            self.post_message(Notice(one_line(f"{type(error).__name__}: {error}", 300), title="Browse", severity="error"))
             return
-        rows = [MemoryRow.of(m, s.score if (s := saliences.get(m.id)) else None) for m in memories]
+        rows = []
+        for m in memories:
+            row = None if m.id in changed else kept.get(m.id)
+            rows.append(row or MemoryRow.of(m, s.score if (s := saliences.get(m.id)) else None))
         if not get_current_worker().is_cancelled:
-            self.post_message(RowsReady(generation, memories, rows))
+            self.post_message(RowsReady(generation, memories, rows, changed))
 
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
@@ -147,6 +194,9 @@ class BrowseScreen(Screen[None]):
         if self._pending is not None:
             pending, self._pending = self._pending, None
             self.show_memory(pending)
+        selected = self.query_one(MemoryTable).selected_id
+        if selected is not None and selected in message.changed:
+            self.want_detail(selected)  # the same row, new content: no highlight message will come
         if self.query_one("#browse-suggestions").display:
             self.read_suggestions()
 
@@ -203,7 +253,7 @@ class BrowseScreen(Screen[None]):
         data = DetailData(memory=memory)
         try:
             data.entries = wb.entry_texts(memory)
-            data.findings = scan_memory(data.entries)
+            data.findings = wb.findings(memory_id, data.entries)
         except Exception as error:  # noqa: BLE001 - an unreadable source shows as such
             data.error = f"{type(error).__name__}: {error}"
         try:
@@ -256,19 +306,31 @@ class BrowseScreen(Screen[None]):
 
     def action_curate(self, action: str) -> None:
         memory = self._selected()
-        if memory is not None:
-            self.run_change(action, [memory.id], f"{action} {one_line(memory.name, 60)}")
+        write = curation(action, [memory.id]) if memory is not None else None
+        if memory is not None and write is not None:
+            self.run_change(write, f"{action} {one_line(memory.name, 60)}")
 
     def action_pin(self) -> None:
         memory = self._selected()
-        if memory is not None:
-            self.run_change("pin?", [memory.id], f"pin {one_line(memory.name, 60)}")
+        if memory is None:
+            return
+        memory_id, name = memory.id, one_line(memory.name, 60)
+
+        # Pinned or not is read in the worker, after any write still on its way from a key before.
+        def toggle(wb: Workbench) -> str:
+            if wb.is_pinned(memory_id):
+                wb.unpin(memory_id, reason=REASON)
+                return f"unpin {name}"
+            wb.pin(memory_id, reason=REASON)
+            return f"pin {name}"
+
+        self.run_change(toggle, f"pin or unpin {name}")
 
     def action_priority(self, delta: int) -> None:
         memory = self._selected()
         if memory is not None:
-            priority = max(0, (memory.priority or 0) + delta)
-            self.run_change("set-priority", [memory.id], f"priority {priority} for {one_line(memory.name, 60)}", priority=priority)
+            memory_id, priority = memory.id, max(0, (memory.priority or 0) + delta)
+            self.run_change(lambda wb: wb.set_priority(memory_id, priority, reason=REASON), f"priority {priority} for {one_line(memory.name, 60)}")
 
     def action_merge(self) -> None:
         memory = self._selected()
@@ -278,37 +340,26 @@ class BrowseScreen(Screen[None]):
         if not others:
             self.notify("Mark the memories to merge with space; the highlighted one is kept", severity="warning", markup=False)
             return
-        self.run_change("merge", [memory.id, *others], f"merge {len(others)} into {one_line(memory.name, 60)}")
+        keep = memory.id
+        self.run_change(lambda wb: wb.merge(keep, others, reason=REASON), f"merge {len(others)} into {one_line(memory.name, 60)}")
 
     def action_undo(self) -> None:
-        self.run_change("undo", [], "undo")
+        self.run_change(lambda wb: wb.undo(reason=REASON), "undo")
 
     @work(thread=True, exclusive=True, group="curate", exit_on_error=False)
-    def run_change(self, action: str, ids: list[str], what: str, **options: object) -> None:
+    def run_change(self, write: Write, what: str) -> None:
+        """Run one write; a write that returns a string says in it what it did."""
         wb = self.workbench
         try:
-            if action == "undo":
-                wb.undo(reason=REASON)
-            else:
-                if action == "pin?":
-                    memory = wb.memory(ids[0])
-                    action = "unpin" if memory.pinned or memory.id in wb.curator.pinned_ids() else "pin"
-                    what = f"{action}{what[3:]}"
-                wb.change(action, ids, reason=REASON, **options)
+            done = write(wb)
         except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
-            self.app.call_from_thread(
-                self.notify, one_line(str(error), 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8, markup=False
-            )
+            self.post_message(Notice(one_line(str(error), 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
             return
-        self.post_message(CurationDone(f"Done: {what}"))
+        self.workbench_app.written(wb.changed)
+        self.post_message(CurationDone(f"Done: {done if isinstance(done, str) else what}"))
 
     def on_curation_done(self, message: CurationDone) -> None:
         self.notify(message.message, title="Curation", markup=False)
-        # The facade re-read the portfolios inside change(); a new generation tells every screen.
-        self.app.generation += 1  # type: ignore[attr-defined]
-        counts_line: Callable[[], str] | None = getattr(self.app, "counts_line", None)
-        if counts_line is not None:
-            self.app.sub_title = counts_line()
 
     # -- suggestions -----------------------------------------------------------------------------
 
@@ -327,7 +378,7 @@ class BrowseScreen(Screen[None]):
             suggestions = self.workbench.suggestions()
             over = sum(plan.over for plan in self.workbench.budgets())
         except Exception as error:  # noqa: BLE001
-            self.app.call_from_thread(self.notify, one_line(str(error), 300), title="Suggestions", severity="error", markup=False)
+            self.post_message(Notice(one_line(str(error), 300), title="Suggestions", severity="error"))
             return
         if not get_current_worker().is_cancelled:
             self.post_message(SuggestionsReady(suggestions, over))
@@ -352,10 +403,11 @@ class BrowseScreen(Screen[None]):
         event.stop()
         suggestion = self.suggestions[int(event.option.id[1:])]
         action = SUGGESTION_ACTIONS.get(suggestion.kind)
-        if action is None:
+        ids = list(suggestion.ids) if action == "merge" else [suggestion.ids[0]]
+        write = curation(action, ids) if action is not None else None
+        if action is None or write is None:
             # Stale and split need a person's judgement: show the memory instead of guessing.
             self.notify(f"{suggestion.kind}: decide by hand; showing {one_line(suggestion.ids[0], 80)}", severity="warning", markup=False)
             self.show_memory(suggestion.ids[0])
             return
-        ids = list(suggestion.ids) if action == "merge" else [suggestion.ids[0]]
-        self.run_change(action, ids, f"{action} {one_line(suggestion.ids[0], 80)}")
+        self.run_change(write, f"{action} {one_line(suggestion.ids[0], 80)}")

@@ -1,10 +1,13 @@
 """The budget screen (F4): per portfolio, what loads at startup in order against the budget line,
-what falls past the cut and what is truncated; change the DollhouseMCP budget or move priorities and
-see the what-if plan (computed by the core, nothing written) before applying it with a reason."""
+what falls past the cut and what is truncated; where the system allows it (DollhouseMCP's auto-load),
+change the budget or move priorities and see the what-if plan (computed by the core, nothing
+written) before applying it with a reason."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from rich.text import Text
 from textual import on, work
@@ -12,14 +15,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from app.core.budget import BudgetPlan, WhatIf
-from app.core.budget.plans import DOLLHOUSE_NO_PRIORITY, clamp_budget
+from app.core.budget import BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
-from app.core.model import System
-from app.tui.messages import WorkbenchLoaded
+from app.tui.context import WorkbenchScreen
+from app.tui.messages import MemoriesChanged, Notice
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar
 
@@ -31,6 +32,24 @@ def plan_key(plan: BudgetPlan) -> PlanKey:
 
 
 NARROW = 110  # columns below which the panes stack
+_REPEAT = "\u241e"  # between a row's key and the count that makes a repeated key unique
+
+
+def unique_keys(keys: list[str]) -> list[str]:
+    """Row keys a DataTable accepts: a key seen before gets `_REPEAT` and its count, so two plans
+    or items that share a key (which no plan should make, but a bad one must not crash the screen
+    with DuplicateKey) are two rows."""
+    seen: dict[str, int] = {}
+    out = []
+    for key in keys:
+        seen[key] = seen.get(key, 0) + 1
+        out.append(key if seen[key] == 1 else f"{key}{_REPEAT}{seen[key]}")
+    return out
+
+
+def key_of(row_key: object) -> str:
+    """The key a row was made for, without the count `unique_keys` may have added."""
+    return str(row_key).split(_REPEAT, 1)[0]
 
 
 @dataclass
@@ -45,7 +64,7 @@ class ChangesApplied(Message):
     failed: list[str] = field(default_factory=list)
 
 
-class BudgetScreen(Screen[None]):
+class BudgetScreen(WorkbenchScreen):
     CSS_PATH = "../styles/budget.tcss"
     BINDINGS = [
         Binding("plus,equals_sign", "budget_step(100)", "Budget +100", id="budget-more"),
@@ -80,14 +99,23 @@ class BudgetScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # A width of None lets the column take what is left (the items' note).
+        columns: tuple[tuple[str, str, int | None], ...] = (("plan", "plan", 26), ("use", "used / limit", 16), ("over", "", 4))
         plans = self.query_one("#budget-plans", DataTable)
-        for key, label, width in (("plan", "plan", 26), ("use", "used / limit", 16), ("over", "", 4)):
+        for key, label, width in columns:
             plans.add_column(Text(label), key=key, width=width)
         items = self.query_one("#budget-items", DataTable)
-        for key, label, width in (("order", "#", 3), ("memory", "memory", 34), ("cost", "cost", 7), ("state", "", 10), ("note", "note", None)):
+        columns = (
+            ("order", "#", 3),
+            ("memory", "memory", 34),
+            ("cost", "cost", 7),
+            ("state", "", 10),
+            ("note", "note", None),
+        )
+        for key, label, width in columns:
             items.add_column(Text(label), key=key, width=width)
         self.watch(self.app, "generation", self._generation_moved, init=False)
-        if self.app.generation:  # type: ignore[attr-defined]
+        if self.workbench_app.generation:
             self.refresh_plans()
 
     def on_resize(self) -> None:
@@ -96,6 +124,12 @@ class BudgetScreen(Screen[None]):
 
     def _generation_moved(self, _generation: int) -> None:
         self.refresh_plans()
+
+    def on_memories_changed(self, message: MemoriesChanged) -> None:
+        # One changed memory can move every row of its plan (the order, the cut), so the plans are
+        # read whole; the facade already re-planned only the portfolios the write touched.
+        if self.workbench_app.generation:
+            self.refresh_plans()
 
     # -- what-if state -------------------------------------------------------------------------------
 
@@ -112,9 +146,9 @@ class BudgetScreen(Screen[None]):
     def refresh_plans(self) -> None:
         what_if = self.what_if()
         try:
-            plans = self.app.workbench.budgets(what_if)  # type: ignore[attr-defined]
+            plans = self.workbench.budgets(what_if)
         except Exception as error:  # noqa: BLE001 - shown, never a crash
-            self.app.call_from_thread(self._error, "Could not plan the budgets", error)
+            self.post_message(self._notice("Could not plan the budgets", error))
             return
         self.post_message(PlansRead(list(plans), what_if))
 
@@ -129,10 +163,11 @@ class BudgetScreen(Screen[None]):
     def _show_plans(self) -> None:
         table = self.query_one("#budget-plans", DataTable)
         table.clear()
-        for plan in self.plans:
+        keys = unique_keys(["\u241f".join(plan_key(plan)) for plan in self.plans])
+        for plan, key in zip(self.plans, keys, strict=True):
             limit = "\u2014" if plan.limit is None else f"{plan.limit:,}"
             name = one_line(f"{plan.portfolio} \u00b7 {plan.scope}", 40)
-            table.add_row(Text(name), Text(f"{plan.used:,} / {limit}"), Text("over" if plan.over else ""), key="\u241f".join(plan_key(plan)))
+            table.add_row(Text(name), Text(f"{plan.used:,} / {limit}"), Text("over" if plan.over else ""), key=key)
         index = next((i for i, p in enumerate(self.plans) if plan_key(p) == self.selected), 0)
         table.move_cursor(row=index)
         what = "what-if (escape resets, w applies)" if self.shown_what_if else "as configured"
@@ -153,7 +188,7 @@ class BudgetScreen(Screen[None]):
             notes.update(Text(""))
             return
         title.update(self._title(plan))
-        for item in plan.items:
+        for item, key in zip(plan.items, unique_keys([item.id for item in plan.items]), strict=True):
             state = "truncated" if item.truncated else ("loads" if item.fits else "past cut")
             name = self._name_of(item.id)
             items.add_row(
@@ -162,7 +197,7 @@ class BudgetScreen(Screen[None]):
                 Text(f"{item.cost:,}", justify="right"),
                 Text(state, style="bold" if not item.fits or item.truncated else ""),
                 Text(one_line(item.note, 200)),
-                key=item.id,
+                key=key,
             )
         row = next((i for i, item in enumerate(plan.items) if item.id == keep), 0)
         if plan.items:
@@ -183,7 +218,7 @@ class BudgetScreen(Screen[None]):
 
     def _name_of(self, memory_id: str) -> str:
         try:
-            return self.app.workbench.memory(memory_id).name  # type: ignore[attr-defined]
+            return self.workbench.memory(memory_id).name
         except Exception:  # noqa: BLE001 - a plan item is always shown, by id if need be
             return memory_id
 
@@ -192,66 +227,85 @@ class BudgetScreen(Screen[None]):
         if not items.row_count:
             return None
         try:
-            return str(items.coordinate_to_cell_key(items.cursor_coordinate).row_key.value)
+            return key_of(items.coordinate_to_cell_key(items.cursor_coordinate).row_key.value)
         except Exception:  # noqa: BLE001 - no cursor yet
             return None
 
     @on(DataTable.RowHighlighted, "#budget-plans")
     def _plan_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = tuple(str(event.row_key.value).split("\u241f"))
-        if len(key) == 3 and key != self.selected:
-            self.selected = key  # type: ignore[assignment]
+        parts = key_of(event.row_key.value).split("\u241f")
+        if len(parts) != 3:
+            return
+        key = (parts[0], parts[1], parts[2])
+        if key != self.selected:
+            self.selected = key
             self._show_plan()
 
     @on(DataTable.RowHighlighted, "#budget-items")
     def _item_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.query_one(BudgetBar).highlighted = str(event.row_key.value)
+        self.query_one(BudgetBar).highlighted = key_of(event.row_key.value)
 
     # -- keys --------------------------------------------------------------------------------------
 
-    def _dollhouse_plan(self) -> BudgetPlan | None:
+    def _what_if_plan(self) -> tuple[BudgetPlan, BudgetWhatIf] | None:
+        """The selected plan with the budget and priorities its system lets a person try."""
         plan = self.plan
-        if plan is None or plan.system != System.DOLLHOUSE:
-            # WhatIf carries DollhouseMCP's maxTokenBudget and priorities only; other systems' limits
-            # are fixed by their code.
-            self.notify("Only a DollhouseMCP auto-load budget and its priorities can be changed.", severity="warning")
+        what_if = self._what_if_of(plan.system) if plan is not None else None
+        if plan is None or what_if is None:
+            # Other systems' limits are fixed by their code: nothing to try.
+            self.notify(f"Only {self._what_if_labels()} can be changed.", severity="warning")
             return None
-        return plan
+        return plan, what_if
+
+    def _what_if_of(self, system: str) -> BudgetWhatIf | None:
+        return self.workbench.system_info(system).budget_what_if
+
+    def _what_if_labels(self) -> str:
+        """The plans a what-if works on, named by their system and scope ("a DollhouseMCP auto-load budget")."""
+        workbench = self.workbench
+        names: dict[str, None] = {}
+        for plan in self.plans:
+            info = workbench.system_info(plan.system)
+            if info.budget_what_if is not None:
+                names[f"a {info.label} {plan.scope} budget and its priorities"] = None
+        return " or ".join(names) or "a budget whose system allows a what-if"
 
     def action_budget_step(self, step: int) -> None:
-        plan = self._dollhouse_plan()
-        if plan is None:
+        found = self._what_if_plan()
+        if found is None:
             return
+        plan, what_if = found
         current = self.max_tokens if self.max_tokens is not None else (plan.limit or 0)
-        self.max_tokens = clamp_budget(current + step)
+        self.max_tokens = what_if.clamp(current + step)
         self.refresh_plans()
 
     def action_move(self, direction: int) -> None:
-        plan = self._dollhouse_plan()
+        found = self._what_if_plan()
         memory_id = self._highlighted_item()
-        if plan is None or memory_id is None:
+        if found is None or memory_id is None:
             return
+        plan, what_if = found
         ids = [item.id for item in plan.items]
         index = ids.index(memory_id) if memory_id in ids else -1
         neighbour = index + direction
         if index < 0 or not 0 <= neighbour < len(ids):
             return
         # Loading order is (priority, name): one past the neighbour's priority puts it on the other side.
-        wanted = self._priority(ids[neighbour]) + direction
+        wanted = self._priority(ids[neighbour], what_if.default_priority) + direction
         if wanted < 1:
             self.notify("Already at the lowest priority number (1).", severity="warning")
             return
         self.priorities[memory_id] = wanted
         self.refresh_plans()
 
-    def _priority(self, memory_id: str) -> int:
+    def _priority(self, memory_id: str, default: int) -> int:
         if memory_id in self.priorities:
             return self.priorities[memory_id]
         try:
-            value = self.app.workbench.memory(memory_id).priority  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - an unknown memory orders as DollhouseMCP's default
+            value = self.workbench.memory(memory_id).priority
+        except Exception:  # noqa: BLE001 - an unknown memory orders as the system's default
             value = None
-        return DOLLHOUSE_NO_PRIORITY if value is None else value
+        return default if value is None else value
 
     def action_reset(self) -> None:
         if self.what_if() is None:
@@ -283,22 +337,24 @@ class BudgetScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="budget-apply", exit_on_error=False)
     def apply_changes(self, portfolio: str, max_tokens: int | None, priorities: dict[str, int], reason: str) -> None:
-        workbench = self.app.workbench  # type: ignore[attr-defined]
+        workbench = self.workbench
         outcome = ChangesApplied()
-        steps: list[tuple[str, list[str], dict[str, int]]] = []
+        steps: list[tuple[str, Callable[[], object]]] = []
         if max_tokens is not None:
-            steps.append(("budget", [portfolio], {"max_tokens": max_tokens}))
-        steps.extend(("set-priority", [memory_id], {"priority": value}) for memory_id, value in priorities.items())
-        for action, ids, options in steps:
+            steps.append((f"budget {portfolio}", lambda: workbench.set_budget(portfolio, max_tokens, reason=reason)))
+        steps.extend((f"set-priority {memory_id}", partial(workbench.set_priority, memory_id, value, reason=reason)) for memory_id, value in priorities.items())
+        changed: set[str] = set()
+        for what, write in steps:
             try:
-                workbench.change(action, ids, reason=reason, **options)
+                write()
             except Exception as error:  # noqa: BLE001 - reported, the other changes go on
-                outcome.failed.append(f"{action} {ids[0]}: {type(error).__name__}: {error}")
+                outcome.failed.append(f"{what}: {type(error).__name__}: {error}")
             else:
-                outcome.done.append(f"{action} {ids[0]}")
+                outcome.done.append(what)
+                changed.update(workbench.changed)
         self.post_message(outcome)
         if outcome.done:
-            self.app.post_message(WorkbenchLoaded(workbench.result))
+            self.workbench_app.written(sorted(changed))
 
     def on_changes_applied(self, message: ChangesApplied) -> None:
         for failure in message.failed:
@@ -309,5 +365,6 @@ class BudgetScreen(Screen[None]):
             self.notify(f"Applied {len(message.done)} change(s).", markup=False)
             self.refresh_plans()
 
-    def _error(self, title: str, error: Exception) -> None:
-        self.notify(one_line(f"{type(error).__name__}: {error}", 400), title=title, severity="error", timeout=10, markup=False)
+    @staticmethod
+    def _notice(title: str, error: Exception) -> Notice:
+        return Notice(one_line(f"{type(error).__name__}: {error}", 400), title=title, severity="error", timeout=10)

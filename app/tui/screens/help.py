@@ -40,5 +40,5 @@ class HelpScreen(ModalScreen[None]):
         text.append("ctrl+p opens the command palette: jump to a memory by searching for it.", style="dim")
         return text
 
-    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+    async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

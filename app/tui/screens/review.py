@@ -1,14 +1,14 @@
 """The review screen (F3): the queue ordered by severity, each item's findings at their spans, and
 approve / flag / quarantine / restore with a reason, one at a time or over a marked batch.
 
-Everything comes from the facade: the queue is read in a worker whenever `app.generation` moves,
-decisions run in a worker and end with a WorkbenchLoaded (decide() re-reads the portfolios, so the
-whole app, header counts included, catches up)."""
+Everything comes from the facade: the queue is read in a worker whenever `app.generation` moves or
+a write changes memories (MemoriesChanged); a batch of decisions is one `decide_many` in a worker,
+after which the app tells every screen, header counts included, what changed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import cast
 
 from rich.text import Text
 from textual import on, work
@@ -16,13 +16,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from app.core.change.errors import ChangeError, Conflict
 from app.core.inert import one_line
-from app.core.review.actions import ReviewConflict
+from app.core.review.ledger import TrustAction
 from app.core.review.queue import ReviewItem
-from app.tui.messages import WorkbenchLoaded
+from app.core.workbench import DecisionRequest
+from app.tui.context import WorkbenchScreen
+from app.tui.messages import MemoriesChanged, Notice
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.findings_view import EntryTexts, FindingsView
 from app.tui.widgets.review_queue import ReviewQueue
@@ -51,7 +53,7 @@ class DecisionsDone(Message):
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # (id, title, message)
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(WorkbenchScreen):
     CSS_PATH = "../styles/review.tcss"
     BINDINGS = [
         Binding("a", "decide('approve')", "Approve", id="review-approve"),
@@ -73,7 +75,7 @@ class ReviewScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._generation_moved, init=False)
-        if self.app.generation:  # type: ignore[attr-defined]
+        if self.workbench_app.generation:
             self.refresh_queue()
 
     def on_resize(self) -> None:
@@ -87,14 +89,20 @@ class ReviewScreen(Screen[None]):
     def _generation_moved(self, _generation: int) -> None:
         self.refresh_queue()
 
+    def on_memories_changed(self, message: MemoriesChanged) -> None:
+        # A decision can move any item (its severity, its trust, in or out of the queue), and the
+        # order is the facade's: the whole queue is read again, keeping cursor and marks.
+        if self.workbench_app.generation:
+            self.refresh_queue()
+
     # -- reading -----------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="review-queue", exit_on_error=False)
     def refresh_queue(self) -> None:
         try:
-            items = self.app.workbench.review_queue()  # type: ignore[attr-defined]
+            items = self.workbench.review_queue()
         except Exception as error:  # noqa: BLE001 - shown, never a crash
-            self.app.call_from_thread(self._error, "Could not build the review queue", error)
+            self.post_message(Notice(one_line(f"{type(error).__name__}: {error}", 400), title="Could not build the review queue", severity="error", timeout=10))
             return
         self.post_message(QueueRead(items))
 
@@ -119,7 +127,7 @@ class ReviewScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="review-text", exit_on_error=False)
     def read_texts(self, item: ReviewItem) -> None:
         try:
-            entries = self.app.workbench.entry_texts(item.memory)  # type: ignore[attr-defined]
+            entries = self.workbench.entry_texts(item.memory)
         except Exception as error:  # noqa: BLE001 - the item is still shown, without its text
             self.post_message(TextsRead(item, None, f"{type(error).__name__}: {error}"))
             return
@@ -145,7 +153,7 @@ class ReviewScreen(Screen[None]):
 
     def action_open_memory(self) -> None:
         if self.queue.current_id:
-            self.app.open_memory(self.queue.current_id)  # type: ignore[attr-defined]
+            self.workbench_app.open_memory(self.queue.current_id)
 
     # -- deciding ----------------------------------------------------------------------------------
 
@@ -164,24 +172,27 @@ class ReviewScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="review-decide", exit_on_error=False)
     def run_decisions(self, action: str, targets: list[str], reason: str) -> None:
-        """One decision after another: a conflict or error on one is reported and the rest go on."""
-        workbench = self.app.workbench  # type: ignore[attr-defined]
+        """One decision after another in one facade call: a refusal of one (a conflict, an
+        unsupported system...) is reported and the rest go on."""
+        workbench = self.workbench
         outcome = DecisionsDone(action)
-        for memory_id in targets:
-            self._stop_watching(memory_id)
-            try:
-                workbench.decide(action, memory_id, reason=reason)
-            except ReviewConflict as conflict:
-                where = conflict.path or memory_id
-                outcome.failed.append((memory_id, f"Conflict: {where}", str(conflict)))
-            except Exception as error:  # noqa: BLE001 - reported, the batch goes on
-                outcome.failed.append((memory_id, f"{VERBS[action]} failed", f"{type(error).__name__}: {error}"))
+        try:
+            decision = cast("TrustAction", action)  # one of the screen's own bindings
+            results = workbench.decide_many([DecisionRequest(decision, memory_id, reason) for memory_id in targets])
+        except Exception as error:  # noqa: BLE001 - not a refusal of one memory: the batch stopped
+            outcome.failed.append((targets[0], f"{VERBS[action]} failed", f"{type(error).__name__}: {error}"))
+            self.post_message(outcome)
+            return
+        for memory_id, result in zip(targets, results, strict=True):
+            if isinstance(result, Conflict):
+                outcome.failed.append((memory_id, f"Conflict: {result.path or memory_id}", str(result)))
+            elif isinstance(result, ChangeError):
+                outcome.failed.append((memory_id, f"{VERBS[action]} failed", f"{type(result).__name__}: {result}"))
             else:
                 outcome.done.append(memory_id)
         self.post_message(outcome)
         if outcome.done:
-            # decide() re-read the portfolios: tell the app, which bumps `generation` for every screen.
-            self.app.post_message(WorkbenchLoaded(workbench.result))
+            self.workbench_app.written(workbench.changed)
 
     def on_decisions_done(self, message: DecisionsDone) -> None:
         for memory_id in message.done:
@@ -192,21 +203,3 @@ class ReviewScreen(Screen[None]):
         if message.done:
             what = one_line(message.done[0], 100) if len(message.done) == 1 else f"{len(message.done)} memories"
             self.notify(f"{VERBS[message.action]}: {what}", markup=False)
-
-    # -- reverted saves ----------------------------------------------------------------------------
-
-    def _stop_watching(self, memory_id: str) -> None:
-        """Our own next write to a file is no revert: stop the watches of earlier saves to it."""
-        workbench = self.app.workbench  # type: ignore[attr-defined]
-        reviewer = getattr(workbench, "reviewer", None)
-        try:
-            memory = workbench.memory(memory_id)
-            path = (Path(workbench.portfolio_of(memory).root) / memory.source.path).resolve()
-        except Exception:  # noqa: BLE001 - a database row or an unknown id: nothing to stop
-            return
-        for watch in list(getattr(reviewer, "watches", [])):
-            if Path(watch.path).resolve() == path:
-                watch.cancel()
-
-    def _error(self, title: str, error: Exception) -> None:
-        self.notify(one_line(f"{type(error).__name__}: {error}", 400), title=title, severity="error", timeout=10, markup=False)

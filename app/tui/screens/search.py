@@ -18,13 +18,15 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.events import Click
 from textual.message import Message
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
 from app.core.inert import inert, one_line
 from app.core.search import QuerySyntaxError, SearchResult
+from app.core.workbench import Workbench
+from app.tui.context import WorkbenchScreen
+from app.tui.messages import MemoriesChanged
 from app.tui.widgets.search_results import HitRow, SearchResults
 
 DEBOUNCE_SECONDS = 0.15
@@ -43,7 +45,7 @@ class SuggestionLink(Static):
         self.post_message(self.Applied())
 
 
-class SearchScreen(Screen[None]):
+class SearchScreen(WorkbenchScreen):
     CSS_PATH = "../styles/search.tcss"
     BINDINGS = [
         Binding("escape", "back", "Back", id="search-back"),
@@ -92,7 +94,7 @@ class SearchScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._on_generation, init=False)
-        self._set_status(Text("Type to search every memory.") if self.app.generation else Text("Reading the portfolios…"))
+        self._set_status(Text("Type to search every memory.") if self.workbench_app.generation else Text("Reading the portfolios…"))
         self._show_suggestion(None)
         self._show_error(None, None, None)
 
@@ -117,8 +119,14 @@ class SearchScreen(Screen[None]):
         self.start_search()
 
     def _on_generation(self, _generation: int) -> None:
-        # a rescan or a decision changed the memories: the same query may now answer differently
+        # a rescan changed the memories: the same query may now answer differently
         self.start_search()
+
+    def on_memories_changed(self, message: MemoriesChanged) -> None:
+        # A write can bring a memory into the answer as well as change one shown, and the index
+        # answers a query far faster than a person reads: the shown query runs again.
+        if self._shown:
+            self.start_search()
 
     def start_search(self) -> None:
         query = self.query_text
@@ -130,7 +138,7 @@ class SearchScreen(Screen[None]):
             self.query_one(SearchResults).show([])
             self._set_status(Text("Type to search every memory."))
             return
-        if not self.app.generation:
+        if not self.workbench_app.generation:
             self._set_status(Text("Reading the portfolios… the search runs when they are in."))
             return
         self.run_search(query)
@@ -139,7 +147,7 @@ class SearchScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, query: str) -> None:
-        workbench = self.app.workbench  # type: ignore[attr-defined]
+        workbench = self.workbench
         worker = get_current_worker()
         started = workbench.clock.monotonic()  # the injected clock, so a fixed clock shows a fixed time
         try:
@@ -156,9 +164,9 @@ class SearchScreen(Screen[None]):
             self.post_message(self.Finished(query, result, rows, elapsed))
 
     @staticmethod
-    def _row(workbench: object, memory_id: str, highlight: str) -> HitRow:
+    def _row(workbench: Workbench, memory_id: str, highlight: str) -> HitRow:
         try:
-            memory = workbench.memory(memory_id)  # type: ignore[attr-defined]
+            memory = workbench.memory(memory_id)
         except KeyError:  # the index is a step behind the list (a file vanished): show the id alone
             return HitRow(memory_id, memory_id, "?", "?", highlight)
         return HitRow(memory_id, memory.name, memory.system, memory.tier.value, highlight)
@@ -272,7 +280,7 @@ class SearchScreen(Screen[None]):
     def action_open_hit(self) -> None:
         memory_id = self.query_one(SearchResults).highlighted_id
         if memory_id is not None:
-            self.app.open_memory(memory_id)  # type: ignore[attr-defined]
+            self.workbench_app.open_memory(memory_id)
 
     @on(Input.Submitted, "#search-input")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -291,4 +299,4 @@ class SearchScreen(Screen[None]):
     def _selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if event.option.id is not None:
-            self.app.open_memory(event.option.id)  # type: ignore[attr-defined]
+            self.workbench_app.open_memory(event.option.id)

@@ -11,14 +11,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from app.core.model import PhaseEvent
+from app.tui.context import WorkbenchScreen
 from app.tui.widgets.timeline_view import TimelineView, events_from_timeline
 
 
-class TimelineScreen(Screen[None]):
+class TimelineScreen(WorkbenchScreen):
     CSS_PATH = "../styles/timeline.tcss"
     BINDINGS = [
         Binding("escape", "back", "Back", id="timeline-back"),
@@ -41,15 +41,15 @@ class TimelineScreen(Screen[None]):
         self._redraw()
 
     def current_events(self) -> tuple[PhaseEvent, ...]:
-        app = self.app
-        if not app.loading and app.generation:  # type: ignore[attr-defined]
-            return events_from_timeline(app.workbench.timeline)  # type: ignore[attr-defined]
-        return tuple(app.events)  # type: ignore[attr-defined]
+        app = self.workbench_app
+        if not app.loading and app.generation:
+            return events_from_timeline(app.workbench.timeline)
+        return tuple(app.events)
 
     def _redraw(self, *_: object) -> None:
         view = self.query_one(TimelineView)
         view.events = self.current_events()
-        loading = bool(self.app.loading)  # type: ignore[attr-defined]
+        loading = self.workbench_app.loading
         title = Text("Startup timeline", style="bold")
         title.append("  live, as the phases report" if loading else "  the last load, as `memwb startup` prints it", style="dim")
         self.query_one("#timeline-title", Static).update(title)

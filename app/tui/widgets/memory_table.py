@@ -1,6 +1,6 @@
 """MemoryTable: a virtual table of memories that renders only the visible rows.
 
-DataTable measures every row it is given (linear in rows, seconds per 10k here; TEXTUAL.md 2.2), so
+DataTable measures every row it is given (linear in rows: seconds for 10k rows), so
 this table follows Toolong's LogLines instead: a ScrollView whose `render_line` builds one Strip per
 visible line from a plain sequence of rows, fixed column widths, and an LRU cache of Strips. Mounting
 100,000 rows costs a list assignment; a keypress costs O(visible rows).

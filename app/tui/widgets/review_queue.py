@@ -9,7 +9,6 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from app.core.inert import one_line
-from app.core.review.detector import worst
 from app.core.review.queue import ReviewItem
 
 MARK = "\u25cf"  # ●
@@ -25,7 +24,8 @@ COLUMNS = (
 
 
 def severity_of(item: ReviewItem) -> str:
-    top = worst(list(item.findings))
+    # max() keeps the first of equal ranks: the earliest finding at the top severity names the row.
+    top = max(item.findings, key=lambda finding: finding.rank, default=None)
     if top is not None:
         return top.severity.value
     return "unread" if item.unreadable else "trust"

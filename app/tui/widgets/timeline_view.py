@@ -184,7 +184,7 @@ class TimelineView(Widget):
                 return Text(f"running {bar.done:,}/{bar.total:,} ({percent}%)", style=self._style("running"))
             return Text("running…", style=self._style("running"))
         noun = "item" if bar.done == 1 else "items"
-        info = Text(f"{bar.done:,} {noun}", style=self._style("error") if bar.status == "error" else None)
+        info = Text(f"{bar.done:,} {noun}", style=self._style("error") if bar.status == "error" else "")
         if bar.status == "error":
             info.append(" failed", style=self._style("error"))
         if bar.message:

@@ -1,12 +1,12 @@
 """DollhouseMCP: the hot tier is the memory's own metadata, `autoLoad: true`, loaded in `priority`
-order (FORMATS.md A1).
+order (FORMAT.md beside this file).
 
 Promote, demote and set-priority are edits of those metadata lines only, made with the storage
 layer's `set_key` in the mapping the server reads them from (a v2 file's `metadata:`, a front
 matter, or a legacy file's top level); every other byte stays. The server's `_index.json` is its
 cache: it is not edited, the file's new size and time tell the server to read it again.
 
-Priority rules, from the code (FORMATS.md A1, correction 4): with `autoLoad: true` the validator
+Priority rules, from the server's code (FORMAT.md, "Corrections the code taught us"): with `autoLoad: true` the validator
 rejects anything but an integer from 1 to 99, so a promote gives a memory without a priority the
 middle value 50 and a promote or set-priority never writes one outside 1-99 on an auto-loaded
 memory. A merge moves the whole file into the workbench vault, since a file is one memory.
@@ -25,37 +25,26 @@ from typing import Any
 
 from yaml.nodes import MappingNode, ScalarNode
 
-from app.core.budget.plans import DOLLHOUSE_MAX_BUDGET, DOLLHOUSE_MIN_BUDGET, clamp_budget
-from app.core.curate.apply_common import (
-    CurateConflict,
-    CurateError,
-    Job,
-    NothingToChange,
-    Reverse,
-    capture,
-    edit_file,
-    file_edit,
-    ledger_only,
-    newline_of,
-    prepared,
-    read_fresh,
-    restore_vault_part,
-    translated,
-)
+from app.core.change.edits import edit_file, file_edit, ledger_only, newline_of
+from app.core.change.errors import ChangeError, Conflict, NothingToChange, translated
+from app.core.change.freshness import capture, read_fresh
+from app.core.change.plan import Prepared, prepared
+from app.core.change.target import Reverse, Target
+from app.core.change.vaulting import restore_vault_part, vault_file
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio
 from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import TextProblem, decode
-from app.core.review.actions import Prepared, vault_file
 from app.core.storage import EditError, Roots, Saved, set_key
 from app.core.storage.base import Base
 from app.core.storage.edits import Where
+from app.core.systems.dollhouse.budget import DOLLHOUSE_MAX_BUDGET, DOLLHOUSE_MIN_BUDGET, clamp_budget
 from app.core.systems.dollhouse.trust import is_front_matter
 
 DEFAULT_PRIORITY = 50
 MIN_PRIORITY, MAX_AUTOLOAD_PRIORITY = 1, 99
 WARN_ABOVE = 50
-VALIDATOR = "DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 when autoLoad is true (FORMATS.md A1)"
+VALIDATOR = "DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 when autoLoad is true"
 NO_PIN = "pinned in the workbench; DollhouseMCP has no pin"
 NO_UNPIN = "unpinned in the workbench; DollhouseMCP has no pin"
 
@@ -64,7 +53,7 @@ def _auto_load(memory: Memory) -> bool:
     return yamlsafe.as_bool(memory.fields.get("autoLoad")) is True
 
 
-def _place(job: Job, text: str) -> tuple[Where, tuple[str, ...]]:
+def _place(job: Target, text: str) -> tuple[Where, tuple[str, ...]]:
     """Where the server reads the metadata from: `metadata:` when that key is a mapping, else the
     top level; of the front matter when the file is front-matter shaped, else of the document."""
     front = is_front_matter(text)
@@ -72,7 +61,7 @@ def _place(job: Job, text: str) -> tuple[Where, tuple[str, ...]]:
         yaml_text = frontmatter.split(text).meta if front else text
         root = yamlsafe.compose(yaml_text, line_offset=1 if front else 0)
     except TextProblem as exc:
-        raise CurateConflict(f"{job.rel} no longer parses ({exc.message}); nothing was written", path=job.rel) from None
+        raise Conflict(f"{job.rel} no longer parses ({exc.message}); nothing was written", path=job.rel) from None
     where: Where = "front_matter" if front else "document"
     if not isinstance(root, MappingNode):
         return where, ()
@@ -80,20 +69,20 @@ def _place(job: Job, text: str) -> tuple[Where, tuple[str, ...]]:
     if meta is None:
         return where, ()
     if not isinstance(meta, MappingNode):
-        raise CurateError(
+        raise ChangeError(
             f"{job.rel}: `metadata` is not a mapping, so DollhouseMCP reads no metadata from this file; the workbench will not guess where to write; nothing was changed"
         )
     return where, ("metadata",)
 
 
-def _set(job: Job, data: bytes, key: str, value: bool | int, where: Where, path: tuple[str, ...]) -> bytes:
+def _set(job: Target, data: bytes, key: str, value: bool | int, where: Where, path: tuple[str, ...]) -> bytes:
     try:
         return set_key(data, key, value, path=path, where=where)
     except EditError as exc:
-        raise CurateError(f"cannot write `{key}` in {job.rel}: {exc}") from None
+        raise ChangeError(f"cannot write `{key}` in {job.rel}: {exc}") from None
 
 
-def _start(job: Job) -> tuple[Base, Memory, Where, tuple[str, ...]]:
+def _start(job: Target) -> tuple[Base, Memory, Where, tuple[str, ...]]:
     with translated(f"{job.action} {job.label}"):
         base, fresh = read_fresh(job)
         text = decode(base.data).text
@@ -101,14 +90,17 @@ def _start(job: Job) -> tuple[Base, Memory, Where, tuple[str, ...]]:
     return base, fresh, where, path
 
 
-def _config_notes(job: Job) -> list[str]:
+def _config_notes(job: Target) -> list[str]:
     auto = job.portfolio.settings.get("autoLoad") or {}
     if auto.get("enabled") is False:
-        return ["config.yml has autoLoad.enabled: false, so DollhouseMCP auto-loads nothing until it is enabled"]
+        return ["config.yml has an empty autoLoad.enabled, so DollhouseMCP auto-loads nothing until it is set"]
+    written = auto.get("enabled_written")
+    if isinstance(written, str) and yamlsafe.as_bool(written) is False:
+        return [f"config.yml writes autoLoad.enabled: {written}, which DollhouseMCP reads as the non-empty string {written!r}: it auto-loads anyway"]
     return []
 
 
-def promote(job: Job) -> Prepared:
+def promote(job: Target) -> Prepared:
     base, fresh, where, path = _start(job)
     current = fresh.priority
     if job.priority is not None:
@@ -118,7 +110,7 @@ def promote(job: Job) -> Prepared:
     elif MIN_PRIORITY <= current <= MAX_AUTOLOAD_PRIORITY:
         priority = current
     else:
-        raise CurateError(
+        raise ChangeError(
             f"refused to promote {job.label}: its priority {current} would be invalid: {VALIDATOR}; give a priority from 1 to 99; nothing was changed"
         )
     data = base.data
@@ -136,7 +128,7 @@ def promote(job: Job) -> Prepared:
     return file_edit(job, base, final, [data, auto_on, final], description, values=values, notes=notes)
 
 
-def demote(job: Job) -> Prepared:
+def demote(job: Target) -> Prepared:
     base, fresh, where, path = _start(job)
     if not _auto_load(fresh):
         raise NothingToChange(f"{job.label} is not auto-loaded (no `autoLoad: true`); nothing was changed")
@@ -151,13 +143,13 @@ def demote(job: Job) -> Prepared:
 
 def _checked(priority: int, *, auto_load: bool) -> int:
     if isinstance(priority, bool) or not isinstance(priority, int) or priority < MIN_PRIORITY:
-        raise CurateError(f"refused priority {priority!r}: a DollhouseMCP priority is a whole number, 1 loading first; nothing was changed")
+        raise ChangeError(f"refused priority {priority!r}: a DollhouseMCP priority is a whole number, 1 loading first; nothing was changed")
     if auto_load and priority > MAX_AUTOLOAD_PRIORITY:
-        raise CurateError(f"refused priority {priority} on an auto-loaded memory: {VALIDATOR}; nothing was changed")
+        raise ChangeError(f"refused priority {priority} on an auto-loaded memory: {VALIDATOR}; nothing was changed")
     return priority
 
 
-def set_priority(job: Job, priority: int) -> Prepared:
+def set_priority(job: Target, priority: int) -> Prepared:
     base, fresh, where, path = _start(job)
     auto = _auto_load(fresh)
     value = _checked(priority, auto_load=auto)
@@ -174,14 +166,14 @@ def set_priority(job: Job, priority: int) -> Prepared:
     return file_edit(job, base, final, [data, final], description, values={"priority": [fresh.priority, value]}, notes=notes)
 
 
-def pin(job: Job, on: bool) -> Prepared:
+def pin(job: Target, on: bool) -> Prepared:
     return ledger_only(job, NO_PIN if on else NO_UNPIN)
 
 
-def merge_out(job: Job, kept: Memory) -> Prepared:
+def merge_out(job: Target, kept: Memory) -> Prepared:
     with translated(f"merge {job.label} into {kept.id}"):
         base, _ = read_fresh(job)
-        moved = vault_file(job.target(), base, "merged")
+        moved = vault_file(job.as_action(), base, "merged")
     description = f"merge {job.label} into {kept.id}: move {job.rel} ({len(base.data):,} bytes) into the workbench vault, so DollhouseMCP no longer loads it"
     return prepared(description, moved.effect, moved.changes, moved.apply)
 
@@ -194,10 +186,7 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
 
 CONFIG = "config.yml"
 BUDGET_KEY = "maxTokenBudget"
-NOT_ENFORCED = (
-    "DollhouseMCP enforces the budget only in ServerStartup's auto-load path; the path production uses adds up "
-    "the tokens and stops nowhere (FORMATS.md A1, correction 3)"
-)
+NOT_ENFORCED = "DollhouseMCP enforces the budget only in ServerStartup's auto-load path; the path production uses adds up the tokens and stops nowhere"
 
 
 def config_path(portfolio: Portfolio) -> Path:
@@ -227,7 +216,7 @@ def budget_set(
     there, the key (or an `autoLoad:` section) added at the end of its mapping when it is not, the
     file created when there is none. Clamped to what DollhouseMCP accepts, with a note."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-        raise CurateError(f"refused budget {max_tokens!r}: a token budget is a whole number; nothing was changed")
+        raise ChangeError(f"refused budget {max_tokens!r}: a token budget is a whole number; nothing was changed")
     budget = clamp_budget(max_tokens)
     notes = [NOT_ENFORCED]
     if budget != max_tokens:
@@ -257,20 +246,20 @@ def _with_budget(data: bytes, budget: int, name: str) -> bytes:
         old = yamlsafe.load_mapping(text)
     except TextProblem as exc:
         where = f" (line {exc.line})" if exc.line else ""
-        raise CurateError(f"cannot edit {name}: {exc.message}{where}; nothing was changed") from None
+        raise ChangeError(f"cannot edit {name}: {exc.message}{where}; nothing was changed") from None
     if root is not None and not isinstance(root, MappingNode):
-        raise CurateError(f"cannot edit {name}: it is not a mapping of keys; nothing was changed")
+        raise ChangeError(f"cannot edit {name}: it is not a mapping of keys; nothing was changed")
     section = None
     if isinstance(root, MappingNode):
         section = next((v for k, v in root.value if isinstance(k, ScalarNode) and k.value == "autoLoad"), None)
     if section is not None:
         if not isinstance(section, MappingNode):
             line = section.start_mark.line + 1
-            raise CurateError(f"cannot edit {name}: `autoLoad` (line {line}) is not a mapping, and the workbench will not replace it; nothing was changed")
+            raise ChangeError(f"cannot edit {name}: `autoLoad` (line {line}) is not a mapping, and the workbench will not replace it; nothing was changed")
         try:
             return set_key(data, BUDGET_KEY, budget, path=("autoLoad",), where="document")
         except EditError as exc:
-            raise CurateError(f"cannot edit {name}: {exc}") from None
+            raise ChangeError(f"cannot edit {name}: {exc}") from None
     # No autoLoad section: add one at the end of the document, in the file's own indentation.
     newline = (newline_of(data) or b"\n").decode()
     indent = _indent(root) if isinstance(root, MappingNode) else "  "
@@ -281,5 +270,5 @@ def _with_budget(data: bytes, budget: int, name: str) -> bytes:
     except TextProblem:
         got = None
     if got != {**old, "autoLoad": {BUDGET_KEY: str(budget)}} or (got is not None and list(got) != [*old, "autoLoad"]):
-        raise CurateError(f"cannot add an autoLoad section at the end of {name} without changing more than that (a document end marker?); nothing was changed")
+        raise ChangeError(f"cannot add an autoLoad section at the end of {name} without changing more than that (a document end marker?); nothing was changed")
     return new

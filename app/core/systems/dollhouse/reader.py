@@ -1,4 +1,4 @@
-"""DollhouseMCP memories: one `.yaml` file per memory under `<portfolio>/memories/` (FORMATS.md A1).
+"""DollhouseMCP memories: one `.yaml` file per memory under `<portfolio>/memories/` (FORMAT.md beside this file).
 
 A file comes in one of two shapes, both `.yaml`: the server's own "v2" dump (pure YAML: `entries`,
 `metadata`, `extensions`, `stats`) or hand-written front matter followed by a Markdown body, which the
@@ -495,6 +495,14 @@ def _stem(rel: str) -> str:
     return name[: -len(".yaml")] if name.endswith(".yaml") else name
 
 
+def read_document(rel: str, data: bytes) -> _Document | None:
+    """The file read as the reader reads it (entries with their text, the metadata), or None."""
+    try:
+        return _Reader(rel, data).read()
+    except TextProblem:
+        return None
+
+
 class DollhouseAdapter(FileAdapter):
     system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
@@ -695,6 +703,27 @@ def _priority(slots: _Mapping, meta: dict[str, Any], auto_load: bool, reader: _R
     return priority
 
 
+def _read_enabled(reader: _Reader, slot: _Slot, auto: dict[str, Any]) -> None:
+    """`autoLoad.enabled` as the server reads it, with what the file writes kept beside it.
+
+    The server parses config.yml with the FAILSAFE schema, where every scalar is a string, and then
+    tests `if (config.autoLoad.enabled)`: JavaScript truthiness. `false`, `no`, `0`, `off` and
+    `null` are non-empty strings, so auto-load stays on; only an empty value turns it off."""
+    node = slot.node
+    if not isinstance(node, ScalarNode):
+        auto["enabled_written"] = _kind_of(node)
+        return  # a list or a mapping is an object, which JavaScript treats as true
+    auto["enabled_written"] = node.value
+    auto["enabled"] = node.value != ""
+    if auto["enabled"] and yamlsafe.as_bool(node.value) is False:
+        reader.problem(
+            slot.line,
+            f"autoLoad.enabled `{node.value}` looks like false, but DollhouseMCP reads config.yml with the FAILSAFE schema: the value is the "
+            f"string {node.value!r}, which its `if (config.autoLoad.enabled)` treats as true, so it auto-loads anyway",
+            "read as enabled, as the server reads it",
+        )
+
+
 def _read_autoload(reader: _Reader, root: MappingNode, auto: dict[str, Any]) -> None:
     """Fill `auto` from config.yml's `autoLoad:` section; a bad value keeps its default."""
     top = reader.mapping(root, 0, lambda name: "first value kept")
@@ -708,8 +737,9 @@ def _read_autoload(reader: _Reader, root: MappingNode, auto: dict[str, Any]) -> 
         reader.problem(slot.line, bad, "auto-load defaults used")
         return
     section = reader.mapping(slot.node, 0, lambda name: "first value kept")
+    if "enabled" in section:
+        _read_enabled(reader, section["enabled"][0], auto)
     typed: dict[str, Callable[[Any], Any]] = {
-        "enabled": lambda v: yamlsafe.as_bool(v),
         "maxTokenBudget": lambda v: yamlsafe.as_int(v),
         "maxSingleMemoryTokens": lambda v: yamlsafe.as_int(v),
         "suppressLargeMemoryWarnings": lambda v: yamlsafe.as_bool(v),

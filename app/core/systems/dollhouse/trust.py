@@ -1,10 +1,17 @@
-"""DollhouseMCP: decisions are written as each entry's own `trustLevel` (FORMATS.md A1).
+"""DollhouseMCP: decisions are written as each entry's own `trustLevel` (FORMAT.md beside this file).
 
 The server skips a `quarantined` entry when it loads the file, so quarantine is one line per entry;
 approve writes `validated` and flag `flagged`, which the server also reads. The edit is the storage
 layer's `set_key` on `entries[i]`: that one line is replaced, or inserted when the entry has none,
 and every other byte stays as it was. The effect records each changed line with its byte offset and
 old bytes, so a restore writes back exactly the line that was there.
+
+The server skips a quarantined entry when it loads the file and its next save writes only what it
+loaded, so the entry's line (and its text) can vanish from the file. A quarantine therefore first
+stores the whole file, as it was, in the workbench vault. A restore writes the recorded lines back
+when they are still there; when the server re-saved the memory without the entry, and the file
+holds exactly what that re-save keeps (the other entries and the metadata unchanged), the vault's
+copy is written back whole, byte for byte. Anything else changed as well: refused, the copy stays.
 
 A front-matter file has no entries of its own (the server makes its body one untrusted entry), so
 there is nothing to mark: a quarantine moves the file into the vault, approve and flag are ledger
@@ -17,24 +24,20 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from app.core.change.edits import ledger_only, line_edit
+from app.core.change.errors import ChangeError, Conflict
+from app.core.change.freshness import decode_text, fresh_memory, read_base
+from app.core.change.plan import Prepared
+from app.core.change.target import Target
+from app.core.change.vaulting import restore_from_vault, save, vault_file, vault_manifest
 from app.core.model import Entry, Memory, TrustLevel
 from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import LineIndex, TextProblem
-from app.core.review.actions import (
-    Prepared,
-    ReviewConflict,
-    ReviewError,
-    Target,
-    decode_text,
-    fresh_memory,
-    ledger_only,
-    read_base,
-    restore_from_vault,
-    save,
-    vault_file,
-)
+from app.core.reading.base import slug
+from app.core.review.vault import VaultError
 from app.core.storage import EditError, replace_span, set_key
 from app.core.storage.base import Base, sha256_bytes
+from app.core.systems.dollhouse.reader import read_document
 
 LEVEL_OF: dict[str, TrustLevel] = {
     "quarantine": TrustLevel.QUARANTINED,
@@ -51,7 +54,7 @@ def prepare(t: Target) -> Prepared:
             return restore_from_vault(t)
         if kind == "trust-lines":
             return _restore_lines(t)
-        raise ReviewError(f"cannot restore {t.memory.id}: unknown quarantine effect {kind!r}; nothing was written")
+        raise ChangeError(f"cannot restore {t.memory.id}: unknown quarantine effect {kind!r}; nothing was written")
     base = read_base(t)
     fresh = fresh_memory(t, base.data)
     text, bom_len = decode_text(t, base.data)
@@ -79,7 +82,7 @@ def is_front_matter(text: str) -> bool:
 def _set_trust(t: Target, base: Base, fresh: Memory, text: str, bom_len: int, level: TrustLevel) -> Prepared:
     entries = [e for e in fresh.entries if t.entry is None or e.id == t.entry]
     if not entries:
-        raise ReviewConflict(f"{t.rel}: entry {t.entry!r} is no longer in the file; nothing was written", path=t.rel)
+        raise Conflict(f"{t.rel}: entry {t.entry!r} is no longer in the file; nothing was written", path=t.rel)
     positions = _item_positions(t, text, bom_len)
     data = base.data
     edits: list[dict[str, Any]] = []
@@ -88,7 +91,7 @@ def _set_trust(t: Target, base: Base, fresh: Memory, text: str, bom_len: int, le
         try:
             new = set_key(data, KEY, level.value, path=("entries", index), where="document")
         except EditError as exc:
-            raise ReviewError(f"cannot write `{KEY}: {level.value}` on entry {entry.id} of {t.rel}: {exc}") from None
+            raise ChangeError(f"cannot write `{KEY}: {level.value}` on entry {entry.id} of {t.rel}: {exc}") from None
         if new != data:
             edits.append({"entry": entry.id} | line_edit(data, new))
             data = new
@@ -101,18 +104,49 @@ def _set_trust(t: Target, base: Base, fresh: Memory, text: str, bom_len: int, le
         "file_sha256_after": sha256_bytes(data),
         "undo": "write each edit's `old` bytes back over its `new` bytes at its offset, last edit first",
     }
+    keep = t.action == "quarantine" and bool(edits)
+    if keep:
+        # The server's next save drops a quarantined entry: keep the whole file before anything changes.
+        name = t.vault.item_name(t.memory, t.decision_id)
+        effect["vault"] = f"{t.memory.system}/{slug(t.memory.portfolio)}/{name}"
+        effect["entries"] = [_entry_record(e, base.data) for e in entries]
+        effect["undo"] += "; if the server re-saved the memory without the entry, write the vault's copy of the file back whole"
     which = f"entry {t.entry}" if t.entry else f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
     description = f"{t.action} {t.label}: write `{KEY}: {level.value}` on {which} of {t.rel}"
     changes = [_describe(t.rel, e) for e in edits] or [f"{t.rel}: unchanged, every entry concerned is already {level.value}"]
     if not edits:
         return Prepared(description, effect, changes)
     final = data
+    if keep:
+        changes.append(f"{t.rel}: the whole file ({len(base.data):,} bytes) is first kept in the workbench vault as {effect['vault']}")
 
     def apply() -> dict[str, Any]:
-        save(t, base.path, final, base)
-        return effect
+        item = None
+        if keep:
+            item = t.vault.put(vault_manifest(t, kind="file", offset=0, content=base.data), base.data, t.vault.item_name(t.memory, t.decision_id))
+        try:
+            save(t, base.path, final, base)
+        except BaseException:
+            if item is not None:
+                t.vault.discard(item.ref)
+            raise
+        return effect if item is None else effect | {"vault": item.ref}
 
     return Prepared(description, effect, changes, apply)
+
+
+def _entry_record(entry: Entry, data: bytes) -> dict[str, Any]:
+    """Where the entry's text was and what it was, so the ledger names it even without the vault."""
+    span = entry.span
+    block = data[span.start : span.end] if span is not None else b""
+    return {
+        "id": entry.id,
+        "offset": span.start if span is not None else None,
+        "line": data.count(b"\n", 0, span.start) + 1 if span is not None else None,
+        "length": len(block),
+        "sha256": sha256_bytes(block),
+        "text": block.decode("utf-8", "replace"),
+    }
 
 
 def _item_positions(t: Target, text: str, bom_len: int) -> list[int | None]:
@@ -120,10 +154,10 @@ def _item_positions(t: Target, text: str, bom_len: int) -> list[int | None]:
     try:
         root = yamlsafe.compose(text)
     except TextProblem as exc:
-        raise ReviewConflict(f"{t.rel} no longer parses ({exc.message}); nothing was written", path=t.rel) from None
+        raise Conflict(f"{t.rel} no longer parses ({exc.message}); nothing was written", path=t.rel) from None
     seq = _value_of(root, "entries")
     if not isinstance(seq, SequenceNode):
-        raise ReviewError(f"{t.rel}: `entries` is not a list; nothing was written")
+        raise ChangeError(f"{t.rel}: `entries` is not a list; nothing was written")
     index = LineIndex(text, byte_base=bom_len)
     return [index.byte_of(item.start_mark.index) if isinstance(item, MappingNode) else None for item in seq.value]
 
@@ -140,33 +174,7 @@ def _index_of(t: Target, entry: Entry, positions: list[int | None]) -> int:
     for i, start in enumerate(positions):
         if span is not None and start is not None and span.start <= start < span.end:
             return i
-    raise ReviewError(f"{t.rel}: entry {entry.id} cannot be located in the file's `entries` list; nothing was written")
-
-
-def line_edit(old: bytes, new: bytes) -> dict[str, Any]:
-    """The one region, in whole lines, where `new` differs from `old`: its offset, the old and new
-    bytes (as text: whole lines of a UTF-8 file) and the old bytes' sha256."""
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    start = old.rfind(b"\n", 0, prefix) + 1
-    old_end, new_end = len(old) - suffix, len(new) - suffix
-    if old_end > start and old[old_end - 1] != 0x0A:
-        # The change ends mid-line: take the rest of that line (the same bytes in both).
-        eol = old.find(b"\n", old_end)
-        grow = (len(old) if eol < 0 else eol + 1) - old_end
-        old_end, new_end = old_end + grow, new_end + grow
-    return {
-        "offset": start,
-        "line": old.count(b"\n", 0, start) + 1,
-        "old": old[start:old_end].decode("utf-8"),
-        "new": new[start:new_end].decode("utf-8"),
-        "old_sha256": sha256_bytes(old[start:old_end]),
-    }
+    raise ChangeError(f"{t.rel}: entry {entry.id} cannot be located in the file's `entries` list; nothing was written")
 
 
 def _describe(rel: str, edit: dict[str, Any]) -> str:
@@ -184,7 +192,7 @@ def _restore_lines(t: Target) -> Prepared:
     edits: list[dict[str, Any]] = list(recorded.get("edits", []))
     rel = str(recorded.get("file", t.rel))
     if not edits:
-        effect = {"kind": "trust-lines", "file": rel, "edits": [], "note": "the quarantine changed nothing, so nothing is written back"}
+        effect: dict[str, Any] = {"kind": "trust-lines", "file": rel, "edits": [], "note": "the quarantine changed nothing, so nothing is written back"}
         return Prepared(f"restore {t.label}: nothing to write back in {rel}", effect, [f"{rel}: unchanged"])
     base = read_base(t)
     data = base.data
@@ -192,7 +200,9 @@ def _restore_lines(t: Target) -> Prepared:
     for edit in reversed(edits):
         offset, wrote, old = int(edit["offset"]), edit["new"].encode("utf-8"), edit["old"].encode("utf-8")
         if data[offset : offset + len(wrote)] != wrote:
-            raise ReviewConflict(
+            if isinstance(recorded.get("vault"), str):
+                return _restore_original(t, base, rel, recorded)
+            raise Conflict(
                 f"cannot restore {rel}: the line the quarantine wrote at line {edit['line']} (`{edit['new'].strip()}`) is no longer there, "
                 "the file changed since; nothing was written",
                 path=rel,
@@ -202,7 +212,7 @@ def _restore_lines(t: Target) -> Prepared:
             {"entry": edit.get("entry"), "offset": offset, "line": edit["line"], "old": edit["new"], "new": edit["old"], "old_sha256": sha256_bytes(wrote)}
         )
     if base.sha256 == recorded.get("file_sha256_after") and sha256_bytes(data) != recorded.get("file_sha256_before"):
-        raise ReviewError(f"cannot restore {rel}: undoing the recorded edits does not give back the original file; nothing was written")
+        raise ChangeError(f"cannot restore {rel}: undoing the recorded edits does not give back the original file; nothing was written")
     effect = {
         "kind": "trust-lines",
         "file": rel,
@@ -218,3 +228,58 @@ def _restore_lines(t: Target) -> Prepared:
         return effect
 
     return Prepared(f"restore {t.label}: write back the trustLevel line(s) of {rel} as they were before the quarantine", effect, changes, apply)
+
+
+def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any]) -> Prepared:
+    """The quarantined line is gone: write the vault's copy back whole, if the file is exactly what
+    the server's re-save of the quarantined memory leaves (the entry dropped, nothing else changed)."""
+    kept = f"the original stays in the vault as {recorded['vault']}"
+    try:
+        item = t.vault.get(str(recorded["vault"]))
+        original = t.vault.content(item)
+    except VaultError as exc:
+        raise ChangeError(f"cannot restore {rel}: {exc}; nothing was written") from None
+    dropped = {str(e["id"]) for e in recorded.get("entries", [])}
+    why = _differs_from_resave(rel, original, base.data, dropped)
+    if why is not None:
+        raise Conflict(f"cannot restore {rel}: the quarantined entry's line is gone and {why}; nothing was written, {kept}", path=rel)
+    effect: dict[str, Any] = {
+        "kind": "trust-original",
+        "file": rel,
+        "vault": item.ref,
+        "entries": sorted(dropped),
+        "file_sha256_before": base.sha256,
+        "file_sha256_after": sha256_bytes(original),
+        "bytes": len(original),
+    }
+    description = (
+        f"restore {t.label}: DollhouseMCP re-saved {rel} without the quarantined entr{'y' if len(dropped) == 1 else 'ies'}; "
+        f"write the vault's copy of the file back whole ({len(original):,} bytes)"
+    )
+    changes = [f"{rel}: replaced by its bytes from before the quarantine (vault item {item.ref}); the re-save changed nothing else"]
+
+    def apply() -> dict[str, Any]:
+        save(t, base.path, original, base)
+        return effect
+
+    return Prepared(description, effect, changes, apply)
+
+
+def _differs_from_resave(rel: str, original: bytes, current: bytes, dropped: set[str]) -> str | None:
+    """None when `current` holds what the server's save of the quarantined `original` keeps: every
+    entry but the dropped ones, with the same text and trust, and the same metadata (its own
+    `modified` stamp and the `stats` it recomputes aside); else what differs."""
+    was, now = read_document(rel, original), read_document(rel, current)
+    if was is None or now is None:
+        return "the file no longer parses" if now is None else "the vault's copy does not parse"
+    if any(r.entry.id in dropped for r in now.entries):
+        return "the entry is back in the file"
+
+    def entries(doc: Any, skip: set[str]) -> list[tuple[str, str, Any]]:
+        return [(r.entry.id, r.content, r.entry.trust) for r in doc.entries if r.entry.id not in skip]
+
+    if entries(now, set()) != entries(was, dropped):
+        return "the other entries changed since (an entry was added, edited or removed)"
+    if {k: v for k, v in now.meta.items() if k != "modified"} != {k: v for k, v in was.meta.items() if k != "modified"}:
+        return "the memory's metadata changed since"
+    return None

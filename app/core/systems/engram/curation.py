@@ -1,4 +1,4 @@
-"""Engram: no tiers, no priority, no pin (FORMATS.md A5).
+"""Engram: no tiers, no priority, no pin (FORMAT.md beside this file).
 
 What Engram puts in front of an agent is `mem_context`: the most recent observations of the
 project, the recent session summaries and prompts, by recency alone. There is no flag or folder a
@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.curate.apply_common import Job, Reverse, Unsupported, ledger_only, part_target, prepared, translated
+from app.core.change.edits import ledger_only
+from app.core.change.errors import Unsupported, translated
+from app.core.change.plan import Prepared, prepared
+from app.core.change.target import Reverse, Target
+from app.core.change.vaulting import part_target
 from app.core.model import Memory
-from app.core.review.actions import Prepared
 from app.core.systems.engram import trust as effects_engram
 
 NO_TIERS = (
@@ -26,25 +29,25 @@ NO_PIN = "pinned in the workbench; Engram has no pin"
 NO_UNPIN = "unpinned in the workbench; Engram has no pin"
 
 
-def promote(job: Job) -> Prepared:
+def promote(job: Target) -> Prepared:
     raise Unsupported(f"promote {job.label}: {NO_TIERS}; nothing was changed")
 
 
-def demote(job: Job) -> Prepared:
+def demote(job: Target) -> Prepared:
     raise Unsupported(f"demote {job.label}: {NO_TIERS}; nothing was changed")
 
 
-def set_priority(job: Job, priority: int) -> Prepared:
+def set_priority(job: Target, priority: int) -> Prepared:
     raise Unsupported(f"set-priority {job.label}: {NO_PRIORITY}; nothing was changed")
 
 
-def pin(job: Job, on: bool) -> Prepared:
+def pin(job: Target, on: bool) -> Prepared:
     return ledger_only(job, NO_PIN if on else NO_UNPIN)
 
 
-def merge_out(job: Job, kept: Memory) -> Prepared:
+def merge_out(job: Target, kept: Memory) -> Prepared:
     with translated(f"merge {job.label} into {kept.id}"):
-        deleted = effects_engram.prepare(job.target("quarantine"))
+        deleted = effects_engram.prepare(job.as_action("quarantine"))
     description = f"merge {job.label} into {kept.id}: soft-delete observation {job.memory.source.row} as Engram's mem_delete does"
     return prepared(description, deleted.effect, deleted.changes, deleted.apply)
 

@@ -1,4 +1,4 @@
-"""Engram (FORMATS.md A5): one memory per live `observations` row of ~/.engram/engram.db.
+"""Engram (see FORMAT.md beside this file): one memory per live `observations` row of ~/.engram/engram.db.
 
 Also reads the `engram export` JSON ({version, exported_at, sessions, observations, prompts}) into
 the same memories, so an export can be inspected without the database.

@@ -1,4 +1,4 @@
-"""Engram: a quarantine is Engram's own soft delete (FORMATS.md A5).
+"""Engram: a quarantine is Engram's own soft delete (FORMAT.md beside this file).
 
 `mem_delete` sets `deleted_at` (and `updated_at`) and every Engram read path filters
 `deleted_at IS NULL`, so the observation leaves the agent's context and search while its row stays.
@@ -10,6 +10,14 @@ virtual table, which SQLite refuses while `trusted_schema` is off (the storage l
 default). So the write first checks that every trigger that can fire is one of Engram's own FTS
 triggers (INSERTs into observations_fts of old./new. columns, nothing else: no function call), and
 only then allows the schema for that transaction.
+
+Newer Engram journals every delete: `DeleteObservation` enqueues a `sync_mutations` row (op
+`delete`) in the same transaction, and a pulled upsert sets `deleted_at` back to NULL. A soft delete
+without that row never reaches the other machines and is undone by the next pull, so it is no
+quarantine at all. The journal row's columns and payload encoding are not known here exactly enough
+to write one as Engram does, so a database that has `sync_mutations` is refused up front, before
+anything is written (see FORMAT.md). A restore of an older quarantine is still allowed: setting
+`deleted_at` back to NULL is what a pulled upsert does anyway.
 """
 
 from __future__ import annotations
@@ -20,13 +28,18 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+from app.core.change.edits import ledger_only
+from app.core.change.errors import ChangeError, Conflict
+from app.core.change.freshness import check_fresh_text
+from app.core.change.plan import Prepared
+from app.core.change.target import Target
 from app.core.reading.base import sha256_text
 from app.core.reading.sqlite_ro import DbReadError, read_db_or_raise, source_file
-from app.core.review.actions import Prepared, ReviewConflict, ReviewError, Target, check_fresh_text, ledger_only
 from app.core.storage import write_transaction
 
 TABLE = "observations"
 FTS = "observations_fts"
+SYNC_JOURNAL = "sync_mutations"  # newer Engram: every delete and upsert is journalled here
 NO_TRUST = "Engram keeps no trust of its own; the decision lives in the workbench ledger only"
 
 _TRIGGER = re.compile(
@@ -51,20 +64,31 @@ def _db(t: Target) -> Path:
     try:
         return source_file(t.root, t.memory)
     except DbReadError as exc:
-        raise ReviewError(f"{exc}; nothing was written") from None
+        raise ChangeError(f"{exc}; nothing was written") from None
 
 
 def _row(t: Target, path: Path) -> dict[str, Any] | None:
     def select(db: Any) -> list[dict[str, Any]]:
         if not db.has_column(TABLE, "deleted_at"):
-            raise ReviewError(f"{path.name}: `{TABLE}` has no deleted_at column, so Engram cannot soft-delete; nothing was written")
+            raise ChangeError(f"{path.name}: `{TABLE}` has no deleted_at column, so Engram cannot soft-delete; nothing was written")
+        if t.action == "quarantine" and db.has_table(SYNC_JOURNAL):
+            raise ChangeError(_sync_refusal(path.name))
         return list(db.select(TABLE, ["content", "deleted_at", "updated_at"], where="id = ?", params=(t.memory.source.row,)))
 
     try:
         rows = read_db_or_raise(path, select, name=path.name)
     except DbReadError as exc:
-        raise ReviewError(f"{exc}; nothing was written") from None
+        raise ChangeError(f"{exc}; nothing was written") from None
     return rows[0] if rows else None
+
+
+def _sync_refusal(name: str) -> str:
+    return (
+        f"{name} journals its changes for sync (table `{SYNC_JOURNAL}`): Engram's own delete writes a `delete` mutation in the "
+        "same transaction, and without it the quarantine would never reach the other machines and the next pulled upsert would "
+        "set deleted_at back to NULL. The workbench cannot write that mutation exactly as Engram does, so it refuses; "
+        "nothing was written. Delete the observation with Engram's own mem_delete instead"
+    )
 
 
 def engram_time(t: Target) -> str:
@@ -78,9 +102,7 @@ def _soft_delete(t: Target) -> Prepared:
     check_fresh_text(t, None if row is None else row["content"])
     assert row is not None
     if row["deleted_at"] is not None:
-        raise ReviewConflict(
-            f"{t.memory.source}: the observation was deleted since it was read (deleted_at {row['deleted_at']}); nothing was written", path=t.rel
-        )
+        raise Conflict(f"{t.memory.source}: the observation was deleted since it was read (deleted_at {row['deleted_at']}); nothing was written", path=t.rel)
     now = engram_time(t)
     before = {"deleted_at": None, "updated_at": row["updated_at"]}
     after = {"deleted_at": now, "updated_at": now}
@@ -109,11 +131,11 @@ def _undelete(t: Target) -> Prepared:
     path = _db(t)
     row = _row(t, path)
     if row is None:
-        raise ReviewConflict(f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine); nothing was written", path=t.rel)
+        raise Conflict(f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine); nothing was written", path=t.rel)
     after, before = recorded["after"], recorded["before"]
     now = {"deleted_at": row["deleted_at"], "updated_at": row["updated_at"]}
     if now != after:
-        raise ReviewConflict(
+        raise Conflict(
             f"{t.memory.source}: deleted_at/updated_at are {now} now, not the {after} the quarantine wrote (Engram changed the row since); nothing was written",
             path=t.rel,
         )
@@ -132,15 +154,18 @@ def _undelete(t: Target) -> Prepared:
 
 def _update(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], content: str | None, values: dict[str, Any]) -> int:
     """Inside the write transaction: the row must still be as read, then the one UPDATE."""
+    if t.action == "quarantine" and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SYNC_JOURNAL,)).fetchone():
+        # Sync was enrolled between the plan and the write: still no delete without its journal row.
+        raise ChangeError(_sync_refusal(t.rel))
     allow_engram_triggers(conn, t.rel)
     found = conn.execute(f"SELECT content, deleted_at, updated_at FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone()
     if found is None:
-        raise ReviewConflict(f"{t.memory.source}: the observation is gone; nothing was written", path=t.rel)
+        raise Conflict(f"{t.memory.source}: the observation is gone; nothing was written", path=t.rel)
     current_content, deleted_at, updated_at = found
     if content is not None and sha256_text(current_content if isinstance(current_content, str) else "") != content:
-        raise ReviewConflict(f"{t.memory.source}: the content changed since it was read; nothing was written", path=t.rel)
+        raise Conflict(f"{t.memory.source}: the content changed since it was read; nothing was written", path=t.rel)
     if {"deleted_at": deleted_at, "updated_at": updated_at} != expect:
-        raise ReviewConflict(
+        raise Conflict(
             f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, updated_at {updated_at!r}); nothing was written", path=t.rel
         )
     cursor = conn.execute(f"UPDATE {TABLE} SET deleted_at = ?, updated_at = ? WHERE id = ?", (values["deleted_at"], values["updated_at"], t.memory.source.row))
@@ -149,13 +174,13 @@ def _update(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], cont
 
 def allow_engram_triggers(conn: sqlite3.Connection, name: str) -> None:
     """Turn `trusted_schema` on for this transaction, after proving that the only triggers an UPDATE
-    of `observations` can fire are Engram's FTS triggers. Raises ReviewError otherwise."""
+    of `observations` can fire are Engram's FTS triggers. Raises ChangeError otherwise."""
     rows = conn.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
     for trigger, table, sql in rows:
         if not str(table).lower().startswith(TABLE):
             continue  # fires on another table (user_prompts...), never from our UPDATE
         if not _is_fts_trigger(str(sql or "")):
-            raise ReviewError(f"{name}: trigger {trigger!r} on {table} is not one of Engram's FTS triggers; refusing to write through it; nothing was written")
+            raise ChangeError(f"{name}: trigger {trigger!r} on {table} is not one of Engram's FTS triggers; refusing to write through it; nothing was written")
     conn.execute("PRAGMA trusted_schema = 1")
 
 

@@ -1,4 +1,4 @@
-"""MassGen: the tier is the folder (FORMATS.md A2). `short_term/*.md` is injected in full into every
+"""MassGen: the tier is the folder (FORMAT.md beside this file). `short_term/*.md` is injected in full into every
 agent's prompt, `long_term/*.md` is only listed, and the orchestrator reads them by folder.
 
 MassGen itself cannot move a memory between tiers (its docs say: load it, delete it, create it
@@ -16,24 +16,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.curate.apply_common import (
-    CurateError,
-    Job,
-    NothingToChange,
-    Reverse,
-    Unsupported,
-    file_move,
-    ledger_only,
-    prepared,
-    read_fresh,
-    restore_vault_part,
-    translated,
-)
-from app.core.model import Memory
+from app.core.change.edits import file_move, ledger_only
+from app.core.change.errors import ChangeError, NothingToChange, Unsupported, translated
+from app.core.change.freshness import read_fresh
+from app.core.change.plan import Prepared, prepared
+from app.core.change.target import Reverse, Target
+from app.core.change.vaulting import part_target, restore_vault_part
+from app.core.model import Memory, Tier
 from app.core.parsing.text import LineIndex, TextProblem, decode
-from app.core.review.actions import Prepared
 from app.core.systems.massgen import trust as effects_massgen
-from app.core.systems.massgen.reader import MassGenFormatError, split_massgen
+from app.core.systems.massgen.reader import RAW, MassGenFormatError, split_massgen
 
 SHORT, LONG = "short_term", "long_term"
 ITEM_TOKENS = 1000
@@ -48,7 +40,7 @@ NO_UNPIN = "unpinned in the workbench; MassGen has no pin"
 def _tier_of(rel: str) -> tuple[list[str], str]:
     parts = rel.split("/")
     if len(parts) < 3 or parts[-2] not in (SHORT, LONG) or parts[-3] != "memory":
-        raise CurateError(f"{rel} is not in a MassGen memory/short_term/ or memory/long_term/ folder; nothing was changed")
+        raise ChangeError(f"{rel} is not in a MassGen memory/short_term/ or memory/long_term/ folder; nothing was changed")
     return parts, parts[-2]
 
 
@@ -57,9 +49,15 @@ def retier(rel: str, data: bytes, tier: str) -> tuple[bytes, str]:
     added before the closing fence when there is none; with what was done, for the plan."""
     try:
         decoded = decode(data)
+    except TextProblem as exc:
+        raise ChangeError(f"{rel} can no longer be read as a MassGen memory ({exc}); nothing was changed") from None
+    try:
         parsed = split_massgen(decoded.text)
-    except (TextProblem, MassGenFormatError) as exc:
-        raise CurateError(f"{rel} can no longer be read as a MassGen memory ({exc}); nothing was changed") from None
+    except MassGenFormatError:
+        if decoded.text.strip():
+            # A file without front matter has no tier line to set; the folder alone decides.
+            return data, "no front matter: moved as it is (the folder decides)"
+        raise ChangeError(f"{rel} holds no text; nothing was changed") from None
     text = decoded.text
     index = LineIndex(text, byte_base=decoded.bom_len)
     lines = parsed.meta_lines.get("tier")
@@ -86,12 +84,23 @@ def retier(rel: str, data: bytes, tier: str) -> tuple[bytes, str]:
         how = f"a `tier: {tier}` line added before the closing `---` (line {index.line_of(fence)})"
     after = split_massgen(decode(new).text)
     if after.meta.get("tier") != tier or after.body != parsed.body:
-        raise CurateError(f"setting the tier line of {rel} would change more than that line; nothing was changed")
+        raise ChangeError(f"setting the tier line of {rel} would change more than that line; nothing was changed")
     return new, how
 
 
-def _move(job: Job, to_tier: str) -> Prepared:
+def _move(job: Target, to_tier: str) -> Prepared:
+    if job.memory.tier is Tier.ARCHIVE:
+        raise Unsupported(
+            f"{job.action} {job.label}: an archived copy in MassGen's session archive is the record of a past answer and has no tier "
+            "to move to (quarantine it to take it out of the prompt); nothing was changed"
+        )
     parts, tier = _tier_of(job.rel)
+    if RAW in job.memory.fields and to_tier == LONG:
+        raise Unsupported(
+            f"{job.action} {job.label}: the file has no front matter, and in long_term/ MassGen shows only a file name for it, "
+            "so it would no longer be a memory the workbench can list; quarantine it to take its text out of the prompt, "
+            "or give it front matter first; nothing was changed"
+        )
     if tier == to_tier:
         where = "short-term (hot)" if tier == SHORT else "long-term (cold)"
         raise NothingToChange(f"{job.label} is already {where}: {job.rel}; nothing was changed")
@@ -110,28 +119,35 @@ def _move(job: Job, to_tier: str) -> Prepared:
     return file_move(job, base, to, new, description, notes=notes)
 
 
-def promote(job: Job) -> Prepared:
+def promote(job: Target) -> Prepared:
     return _move(job, SHORT)
 
 
-def demote(job: Job) -> Prepared:
+def demote(job: Target) -> Prepared:
     return _move(job, LONG)
 
 
-def set_priority(job: Job, priority: int) -> Prepared:
+def set_priority(job: Target, priority: int) -> Prepared:
     raise Unsupported(f"set-priority {job.label}: {NO_PRIORITY}; nothing was changed")
 
 
-def pin(job: Job, on: bool) -> Prepared:
+def pin(job: Target, on: bool) -> Prepared:
     return ledger_only(job, NO_PIN if on else NO_UNPIN)
 
 
-def merge_out(job: Job, kept: Memory) -> Prepared:
+def merge_out(job: Target, kept: Memory) -> Prepared:
     with translated(f"merge {job.label} into {kept.id}"):
-        moved = effects_massgen.prepare(job.target("quarantine"))
+        moved = effects_massgen.prepare(job.as_action("quarantine"))
     description = f"merge {job.label} into {kept.id}: move {job.rel} into the workbench vault, so MassGen no longer loads it"
     return prepared(description, moved.effect, moved.changes, moved.apply)
 
 
 def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
-    return restore_vault_part(rv, part)
+    """Put back a merged memory and every copy its removal took with it (trust.py says why)."""
+    if not part.get("effect", {}).get("copies"):
+        return restore_vault_part(rv, part)
+    memory_id = str(part["memory_id"])
+    with translated(f"cannot undo {rv.label}"):
+        restored = effects_massgen.restore(part_target(rv, part, "restore"))
+    description = f"put {memory_id} back where the merge took it from: {restored.description.split(': ', 1)[-1]}"
+    return prepared(description, restored.effect, restored.changes, restored.apply)

@@ -1,4 +1,4 @@
-"""MassGen filesystem memory mode (FORMATS.md A2): one `.md` file per memory, per agent workspace.
+"""MassGen filesystem memory mode (FORMAT.md beside this file): one `.md` file per memory, per agent workspace.
 
 A workspace holds `memory/short_term/*.md` (injected into every prompt: hot) and
 `memory/long_term/*.md` (only a summary row is injected: cold). The file grammar is MassGen's own,
@@ -38,6 +38,15 @@ TIER_DIRS: dict[str, Tier] = {"short_term": Tier.HOT, "long_term": Tier.COLD}
 MAX_WORKSPACE_DEPTH = 2
 # Folders that are never a workspace and can hold thousands of entries: not worth a scandir each.
 NEVER_WORKSPACE = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
+# Before it clears a workspace, MassGen copies its memory/ folder to
+# `.massgen/sessions/<session>/archived_memories/<agent>_answer_<n>/` (relative to the folder it runs
+# in), and its prompt builder injects those copies' raw text. The portfolio root is that folder (the
+# archive starts with `.massgen/`) or the `.massgen` folder itself (it starts with `sessions/`).
+MASSGEN_DIR = ".massgen"
+SESSIONS_DIR = "sessions"
+ARCHIVE_DIR = "archived_memories"
+SHORT_TERM = "short_term"
+RAW = "raw"  # the `fields` key saying a file has no front matter MassGen can read
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +132,55 @@ def _subdirs(path: Path) -> list[Path]:
     return [path / name for name in names]
 
 
+def archive_rel(rel: str) -> tuple[str, str, str] | None:
+    """(archive answer folder, tier folder, file name) when `rel` is an archived copy's place, else None."""
+    parts = rel.split("/")
+    if parts and parts[0] == MASSGEN_DIR:
+        parts = parts[1:]
+        prefix = MASSGEN_DIR + "/"
+    else:
+        prefix = ""
+    if len(parts) != 6 or parts[0] != SESSIONS_DIR or parts[2] != ARCHIVE_DIR:
+        return None
+    tier, name = parts[4], parts[5]
+    if tier not in TIER_DIRS or not name.endswith(".md") or name == ".md":
+        return None
+    return prefix + "/".join(parts[:4]), tier, name
+
+
+def _archive_path_prefix(rel_dir: str) -> bool:
+    """Whether a folder lies on the way to an archive tier folder."""
+    parts = rel_dir.split("/")
+    if parts[0] == MASSGEN_DIR:
+        parts = parts[1:]
+    if not parts:
+        return True
+    pattern = [SESSIONS_DIR, None, ARCHIVE_DIR, None, "tier"]
+    if len(parts) > len(pattern):
+        return False
+    for got, want in zip(parts, pattern):
+        if want == "tier":
+            if got not in TIER_DIRS:
+                return False
+        elif want is not None and got != want:
+            return False
+    return True
+
+
+def has_archive(path: Path) -> bool:
+    """Whether `path` holds MassGen session archives of memory (as the folder MassGen ran in, or as `.massgen`)."""
+    bases = [path / MASSGEN_DIR / SESSIONS_DIR]
+    if path.name == MASSGEN_DIR:
+        bases.append(path / SESSIONS_DIR)
+    for base in bases:
+        if not _is_real_dir(base):
+            continue
+        for session in _subdirs(base):
+            if _is_real_dir(session / ARCHIVE_DIR):
+                return True
+    return False
+
+
 def _split_rel(rel: str) -> tuple[str, str, str] | None:
     """(workspace path or "", tier folder, file name) when `rel` is a memory file's place, else None."""
     parts = rel.split("/")
@@ -150,7 +208,7 @@ class MassGenAdapter(FileAdapter):
     system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
         trust_source="none: MassGen keeps no trust; only the workbench ledger vouches for a memory",
-        quarantine="the file is moved into the workbench vault",
+        quarantine="the file, and every copy MassGen injects its text from, is moved into the workbench vault",
         promote="move the file between memory/short_term/ and memory/long_term/",
         budget="short-term: at most 10 memories, 1,000 tokens each, 10,000 in total (recommended, not enforced)",
     )
@@ -159,7 +217,7 @@ class MassGenAdapter(FileAdapter):
     def detect(cls, path: Path) -> Path | None:
         if not _is_real_dir(path):
             return None
-        if is_workspace(path):
+        if is_workspace(path) or has_archive(path):
             return path
         # Only direct children: a folder two levels above workspaces is found by discovery walking
         # down to it, so a parent holding other systems' portfolios is never claimed whole.
@@ -172,9 +230,9 @@ class MassGenAdapter(FileAdapter):
     def files(cls, root: Path, problems: list[Problem]) -> Iterator[safefs.FileRef]:
         return safefs.walk_files(
             root,
-            lambda rel: _split_rel(rel) is not None,
+            lambda rel: _split_rel(rel) is not None or archive_rel(rel) is not None,
             problems,
-            prune=lambda rel: not _may_hold_memories(rel),
+            prune=lambda rel: not (_may_hold_memories(rel) or _archive_path_prefix(rel)),
         )
 
     @classmethod
@@ -189,42 +247,77 @@ class MassGenAdapter(FileAdapter):
     @classmethod
     def _parse_into(cls, ctx: ParseContext, rel: str, data: bytes, out: ParsedFile) -> None:
         place = _split_rel(rel)
-        if place is None:
+        archive = archive_rel(rel) if place is None else None
+        if place is None and archive is None:
             out.problems.append(
                 Problem(path=rel, message="not a MassGen memory file (expected <workspace>/memory/short_term|long_term/<name>.md)", kept="file skipped")
             )
             return
-        workspace, tier_dir, filename = place
+        where = place if place is not None else archive
+        assert where is not None
+        workspace, tier_dir, filename = where
         try:
             decoded = decode(data)
         except TextProblem as exc:
             out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped"))
             return
         text = decoded.text
+        index = LineIndex(text, byte_base=decoded.bom_len)
         try:
             parsed = split_massgen(text)
         except MassGenFormatError as exc:
-            out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped: MassGen does not load it either"))
-            return
-        index = LineIndex(text, byte_base=decoded.bom_len)
-        if decoded.bom:
+            # MassGen's workspace loader skips such a file, but in short_term/ its temp-workspace
+            # loader (a fallback for a failed parse) and its archive loader (no parse at all) inject
+            # the raw text. In long_term/ both show only the file name and a description line, which
+            # such a file does not have: no text of it reaches the agent.
+            if tier_dir != SHORT_TERM:
+                out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped: MassGen does not load it either"))
+                return
+            if not text.strip():
+                out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped: it holds no text"))
+                return
             out.problems.append(
                 Problem(
                     path=rel,
-                    line=1,
-                    message="file starts with a UTF-8 BOM: MassGen reads it as text before `---` and refuses the file",
-                    kept="memory read anyway",
+                    line=exc.line,
+                    message=f"{exc.message}; MassGen's workspace loader skips it, but its temp-workspace and archive loaders inject its raw text",
+                    kept="memory read as raw text",
                 )
             )
-        cls._fence_problems(rel, text, parsed, index, out.problems)
+            lead = len(text) - len(text.lstrip())
+            parsed = MassGenFile({}, {}, text.strip(), lead, -1)
+        else:
+            if decoded.bom:
+                out.problems.append(
+                    Problem(
+                        path=rel,
+                        line=1,
+                        message="file starts with a UTF-8 BOM: MassGen reads it as text before `---` and refuses the file",
+                        kept="memory read anyway",
+                    )
+                )
+            cls._fence_problems(rel, text, parsed, index, out.problems)
+        raw = parsed.close_fence < 0
 
         stem = filename[: -len(".md")]
-        domain = workspace or Path(ctx.root).name or ctx.portfolio
-        locator = f"{domain}/{stem}"
+        if archive is not None:
+            # An archived copy never changes tier, and one answer folder may hold the same name in
+            # both tiers: the tier folder is part of its locator.
+            domain = workspace
+            locator = f"{workspace}/{tier_dir}/{stem}"
+            tier = Tier.ARCHIVE
+        else:
+            domain = workspace or Path(ctx.root).name or ctx.portfolio
+            locator = f"{domain}/{stem}"
+            tier = TIER_DIRS[tier_dir]
         meta = parsed.meta
         cls._field_problems(rel, tier_dir, meta.get("tier"), parsed, out.problems)
 
         fields: dict[str, str] = dict(meta)
+        if raw:
+            fields[RAW] = "no front matter: injected as raw text by the temp-workspace and archive loaders"
+        if archive is not None:
+            fields["archived_tier"] = tier_dir
         fields.setdefault("name", stem)
         fields.setdefault("description", "")
         fields.setdefault("tier", "short_term")
@@ -250,7 +343,7 @@ class MassGenAdapter(FileAdapter):
                 locator=locator,
                 name=meta.get("name") or stem,
                 description=meta.get("description", ""),
-                tier=TIER_DIRS[tier_dir],
+                tier=tier,
                 domain=domain,
                 kind="memory",
                 trust=TrustLevel.UNTRUSTED,
@@ -328,7 +421,15 @@ class MassGenAdapter(FileAdapter):
 
     @classmethod
     def text(cls, root: Path, memory: Memory) -> str:
-        """The memory's stripped body, re-read from disk. Raises safefs.UnsafeFile, TextProblem or
-        MassGenFormatError when the file can no longer be read as a MassGen memory."""
+        """The memory's stripped body (the stripped raw text of a file without front matter), re-read
+        from disk. Raises safefs.UnsafeFile or TextProblem when the file can no longer be read."""
         data = safefs.read_file(os.fspath(Path(root) / PurePosixPath(memory.source.path)))
-        return split_massgen(decode(data).text).body
+        return body_of(decode(data).text)
+
+
+def body_of(text: str) -> str:
+    """The text MassGen's loaders inject: the body when the file has front matter, else the raw text."""
+    try:
+        return split_massgen(text).body
+    except MassGenFormatError:
+        return text.strip()

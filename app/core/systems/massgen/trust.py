@@ -1,23 +1,132 @@
-"""MassGen: a memory is a file, and MassGen keeps no trust (FORMATS.md A2).
+"""MassGen: a memory is a file, and MassGen keeps no trust (FORMAT.md beside this file).
 
 The orchestrator injects every `short_term/*.md` and lists every `long_term/*.md`, whatever the
 file says, so the only quarantine that works is taking the file out of the agent's tree: it is moved
 into the workbench vault, and a restore moves it back byte for byte. Approve and flag have nothing
 to write in MassGen and live in the ledger only.
+
+MassGen also copies a workspace's memory folder into its session archive before clearing the
+workspace (and into the winner's workspace after a vote), and its prompt builder injects those
+copies' raw text, keyed by file name. Taking only the one file out would leave its text in front of
+the agent, so a quarantine covers every copy: each other memory file of the portfolio with the same
+file name whose text holds this memory's text (or whose bytes are the same) goes into the vault with
+it, under the same decision, and a restore puts all of them back. Copies that do not hold the text
+(an older version of the memory) are memories of their own and are left alone.
 """
 
 from __future__ import annotations
 
-from app.core.review.actions import Prepared, Target, fresh_memory, ledger_only, read_base, restore_from_vault, vault_file
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from app.core.change.edits import ledger_only
+from app.core.change.errors import ChangeError, translated
+from app.core.change.freshness import fresh_memory, read_base
+from app.core.change.plan import Prepared
+from app.core.change.target import Target
+from app.core.change.vaulting import restore_file_item, restore_from_vault, vault_file
+from app.core.model import Memory, Problem
+from app.core.parsing import safefs
+from app.core.parsing.text import TextProblem, decode
+from app.core.reading.base import ParseContext
+from app.core.storage.base import Base
+from app.core.systems.massgen.reader import MassGenAdapter, body_of
 
 NO_TRUST = "MassGen keeps no trust of its own; the decision lives in the workbench ledger only"
+WHY = "MassGen loads every file of its memory folders, so the file leaves them"
+COPY_WHY = "a copy MassGen injects with the quarantined memory's text"
 
 
 def prepare(t: Target) -> Prepared:
     if t.action == "restore":
-        return restore_from_vault(t)
+        return restore(t)
     if t.action != "quarantine":
         return ledger_only(t, NO_TRUST)
     base = read_base(t)
     fresh_memory(t, base.data)
-    return vault_file(t, base, "MassGen loads every file of its memory folders, so the file leaves them")
+    main = vault_file(t, base, WHY)
+    # Numbered: archive locators can be longer than the part of a locator an item name keeps.
+    copies = [
+        vault_file(ct, cbase, COPY_WHY, name=f"copy-{n}-{t.vault.item_name(ct.memory, t.decision_id)}") for n, (ct, cbase) in enumerate(_copies(t, base), 1)
+    ]
+    if not copies:
+        return main
+    return _together(t, main, copies)
+
+
+def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
+    """Every other memory file of the portfolio that MassGen would inject this memory's text from."""
+    name = PurePosixPath(t.rel).name
+    try:
+        body = body_of(decode(base.data).text)
+    except TextProblem:
+        body = ""
+    ctx = ParseContext(system=t.memory.system, portfolio=t.memory.portfolio, root=t.portfolio.root, today=t.now.date(), settings=dict(t.portfolio.settings))
+    problems: list[Problem] = []
+    out: list[tuple[Target, Base]] = []
+    for ref in MassGenAdapter.files(Path(t.root), problems):
+        if ref.rel == t.rel or PurePosixPath(ref.rel).name != name:
+            continue
+        try:
+            data = safefs.read_file(ref.path)
+            text = decode(data).text
+        except (safefs.UnsafeFile, TextProblem, OSError):
+            continue
+        if data != base.data and not (body and body in text):
+            continue
+        memories: list[Memory] = MassGenAdapter.parse(ctx, ref.rel, data).memories
+        if not memories:
+            continue
+        ct = replace(t, memory=memories[0])
+        out.append((ct, read_base(ct)))
+    return out
+
+
+def _together(t: Target, main: Prepared, copies: list[Prepared]) -> Prepared:
+    """One quarantine of several files; when one cannot be taken, the ones already taken go back."""
+    effect = main.effect | {"copies": [c.effect for c in copies]}
+    changes = main.changes + [change for c in copies for change in c.changes]
+    description = f"{main.description}, with {len(copies)} cop{'y' if len(copies) == 1 else 'ies'} MassGen injects the same text from"
+
+    def apply() -> dict[str, Any]:
+        done: list[tuple[Prepared, dict[str, Any]]] = []
+        try:
+            for part in [*copies, main]:
+                assert part.apply is not None
+                done.append((part, part.apply()))
+        except BaseException:
+            _put_back(t, [result for _, result in done])
+            raise
+        main_result = done[-1][1]
+        return main_result | {"copies": [result for _, result in done[:-1]]}
+
+    return Prepared(description, effect, changes, apply)
+
+
+def _put_back(t: Target, results: list[dict[str, Any]]) -> None:
+    for result in reversed(results):
+        with translated(f"put back {result.get('file')}"):
+            back = restore_file_item(t, str(result["vault"]))
+            if back.apply is not None:
+                back.apply()
+            t.vault.discard(str(result["vault"]))
+
+
+def restore(t: Target) -> Prepared:
+    """Put back the file and every copy the quarantine took with it."""
+    main = restore_from_vault(t)
+    copies = [restore_file_item(t, str(c["vault"])) for c in t.undo_effect.get("copies", ())]
+    if not copies:
+        return main
+    for part in copies:
+        if part.apply is None:
+            raise ChangeError(f"cannot restore {t.memory.id}: internal: a copy has nothing to restore; nothing was written")
+    effect = main.effect | {"copies": [c.effect for c in copies]}
+
+    def apply() -> dict[str, Any]:
+        assert main.apply is not None
+        result = main.apply()
+        return result | {"copies": [c.apply() for c in copies if c.apply is not None]}
+
+    return Prepared(f"{main.description}, and {len(copies)} copies", effect, main.changes + [x for c in copies for x in c.changes], apply)

@@ -1,9 +1,8 @@
-"""memory-mcp (FORMATS.md A4): one memory per `memories` row of ~/.memory-mcp/memory.db.
+"""memory-mcp (see FORMAT.md beside this file): one memory per `memories` row of ~/.memory-mcp/memory.db.
 
 Hot is the system's own flag (`is_hot = 1`, what its hot cache may inject). Trust is claimed: the
-system keeps `trust_score` 0..1 and a `trust_history` of every change. The workbench quarantines a
-memory-mcp memory softly (trust 0, not hot, not pinned), so a cold row at trust 0 is shown as
-QUARANTINE. The `memory_vectors` table needs sqlite-vec and is never touched.
+system keeps `trust_score` 0..1 and a `trust_history` of every change. A row holding the workbench
+quarantine's placeholder (its text in the vault) is QUARANTINE, and so is a cold row at trust 0. The `memory_vectors` table needs sqlite-vec and is never touched.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from app.core.reading.base import (
 )
 from app.core.reading.sqlite_ro import DbReadError, ReadOnlyDb, is_sqlite, json_value, read_db, read_db_or_raise, source_file
 from app.core.systems.memory_mcp import NAME
+from app.core.systems.memory_mcp.holding import placeholder
 
 DB_NAME = "memory.db"
 TABLE = "memories"
@@ -46,6 +46,7 @@ class _Row:
     words: int
     chars: int
     sha256: str
+    held: bool = False  # the row holds the workbench quarantine's placeholder, its text in the vault
 
 
 @dataclass
@@ -103,7 +104,9 @@ def _read_snapshot(db: ReadOnlyDb) -> _Snapshot:
         content = row.get("content")
         text = content if isinstance(content, str) else ""
         fields = {k: json_value(v) for k, v in row.items() if k != "content"}
-        snap.rows.append(_Row(fields, _name(text), count_words(text), len(text), sha256_text(text)))
+        ident = _as_int(row.get("id"))
+        held = ident is not None and text == placeholder(ident)
+        snap.rows.append(_Row(fields, _name(text), count_words(text), len(text), sha256_text(text), held))
     if db.has_column("memory_tags", "tag"):
         for row in db.select("memory_tags", ["memory_id", "tag"], order_by="memory_id, tag"):
             key = _as_int(row["memory_id"])
@@ -129,9 +132,9 @@ class MemoryMcpAdapter(DatabaseAdapter):
     system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
         trust_source="trust_score 0..1 kept by memory-mcp itself, with every change in trust_history",
-        quarantine="soft: trust_score 0, not hot, not pinned, and a trust_history row",
+        quarantine="the text taken out of the row into the vault (a placeholder, trust 0, not hot, not pinned, never promoted), and a trust_history row",
         promote="is_hot / is_pinned with promotion_source='manual'",
-        budget="hot cache: at most 10 items injected (hot_cache_max_items); at most 20 promoted",
+        budget="hot cache: at most 10 items (hot_cache_max_items), filled by salience after recent recalls; at most 10 rows hot",
     )
 
     # ---- discovery -------------------------------------------------------------------------
@@ -219,20 +222,23 @@ def _memory(ctx: ParseContext, rel: str, ident: int, row: _Row, snap: _Snapshot,
             Problem(path=display_name(rel), message=f"memories row {ident}: trust_score {raw_score!r} is not a number", kept="row read, trust left unclaimed")
         )
     hot = bool(_as_int(f.get("is_hot")))
-    if hot:
+    if row.held:
+        # Quarantined by the workbench whatever memory-mcp did to the row's flags since.
+        tier = Tier.QUARANTINE
+    elif hot:
         tier = Tier.HOT
     elif score is not None and score <= 0:
         tier = Tier.QUARANTINE
     else:
         tier = Tier.COLD
-    trust = trust_level(score) if score is not None else TrustLevel.UNTRUSTED
+    trust = TrustLevel.QUARANTINED if row.held else trust_level(score) if score is not None else TrustLevel.UNTRUSTED
     tags = tuple(dict.fromkeys(snap.tags.get(ident, [])))
     fields = dict(f)
     fields["trust_history"] = snap.history.get(ident, [])
     created = _str(f.get("created_at"))
     entry = Entry(
         id=str(ident),
-        trust=trust if score is not None else None,
+        trust=trust if score is not None or row.held else None,
         timestamp=created,
         source=_str(f.get("source")),
         tags=tags,

@@ -1,4 +1,4 @@
-"""OpenClaw with the Memory Fortress conventions: the tier is the file (FORMATS.md A3).
+"""OpenClaw with the Memory Fortress conventions: the tier is the file (FORMAT.md beside this file).
 
 MEMORY.md is read in every main session (hot); `memory/domains/<d>.md` only when the agent looks
 something up (cold); daily logs are read on the day and the next, and Memory Fortress archives them
@@ -25,29 +25,14 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from app.core.curate.apply_common import (
-    CurateError,
-    Job,
-    NothingToChange,
-    Reverse,
-    Unsupported,
-    capture,
-    ensure_folders,
-    file_edit,
-    file_move,
-    ledger_only,
-    missing_folders,
-    newline_of,
-    prepared,
-    read_fresh,
-    remove_folders,
-    restore_vault_part,
-    save,
-    translated,
-)
+from app.core.change.edits import ensure_folders, file_edit, file_move, ledger_only, missing_folders, newline_of, remove_folders, save_file
+from app.core.change.errors import ChangeError, NothingToChange, Unsupported, translated
+from app.core.change.freshness import capture, read_fresh
+from app.core.change.plan import Prepared, prepared
+from app.core.change.target import Reverse, Target
+from app.core.change.vaulting import restore_vault_part
 from app.core.model import Memory
 from app.core.reading.base import ParseContext
-from app.core.review.actions import Prepared
 from app.core.storage import ContainmentError, Roots, Saved, StorageError, atomic_write, check_name, insert_span, remove_file
 from app.core.storage.base import sha256_bytes
 from app.core.systems.openclaw import trust as effects_openclaw
@@ -79,22 +64,22 @@ LOG_PROMOTE = (
 )
 
 
-def _kind(job: Job) -> FileKind:
+def _kind(job: Target) -> FileKind:
     kind = classify(job.rel)
     if kind is None:
-        raise CurateError(f"{job.rel} is not an OpenClaw memory file; nothing was changed")
+        raise ChangeError(f"{job.rel} is not an OpenClaw memory file; nothing was changed")
     return kind
 
 
-def _unsupported(job: Job, kind: FileKind, what: str) -> Unsupported:
+def _unsupported(job: Target, kind: FileKind, what: str) -> Unsupported:
     return Unsupported(f"{what} {job.label}: it is {NO_TIER[kind]}; nothing was changed")
 
 
-def _whole_file(job: Job) -> bool:
+def _whole_file(job: Target) -> bool:
     return job.memory.locator.startswith("file/")
 
 
-def promote(job: Job) -> Prepared:
+def promote(job: Target) -> Prepared:
     kind = _kind(job)
     if kind is FileKind.MEMORY:
         raise NothingToChange(f"{job.label} is already in MEMORY.md, which OpenClaw reads in every main session; nothing was changed")
@@ -108,7 +93,7 @@ def promote(job: Job) -> Prepared:
     return _move_section(job, MEMORY_MD, notes)
 
 
-def demote(job: Job) -> Prepared:
+def demote(job: Target) -> Prepared:
     kind = _kind(job)
     if kind is FileKind.DOMAIN:
         raise NothingToChange(f"{job.label} is already in {job.rel}, read only when the agent looks it up; nothing was changed")
@@ -125,7 +110,7 @@ def demote(job: Job) -> Prepared:
     return _move_section(job, f"memory/domains/{domain}.md", notes)
 
 
-def _domain(job: Job) -> tuple[str, list[str]]:
+def _domain(job: Target) -> tuple[str, list[str]]:
     pointer = job.memory.fields.get("details")
     match = _POINTER.fullmatch(pointer) if isinstance(pointer, str) else None
     notes: list[str] = []
@@ -143,7 +128,7 @@ def _domain(job: Job) -> tuple[str, list[str]]:
     try:
         check_name(f"{domain}.md")
     except ContainmentError as exc:
-        raise CurateError(f"refused domain {domain!r}: {exc}; nothing was changed") from None
+        raise ChangeError(f"refused domain {domain!r}: {exc}; nothing was changed") from None
     return domain, notes
 
 
@@ -155,7 +140,7 @@ def _newlines(block: bytes, newline: bytes) -> bytes:
     return unix if newline == b"\n" else unix.replace(b"\n", newline)
 
 
-def _parse(job: Job, rel: str, data: bytes) -> list[Memory]:
+def _parse(job: Target, rel: str, data: bytes) -> list[Memory]:
     ctx = ParseContext(
         system=job.memory.system, portfolio=job.memory.portfolio, root=str(job.root), today=job.now.date(), settings=dict(job.portfolio.settings)
     )
@@ -166,18 +151,18 @@ def _bare(locator: str) -> str:
     return _DEDUPED.sub("", locator)
 
 
-def _check_landing(job: Job, to: str, old: bytes, new: bytes) -> None:
+def _check_landing(job: Target, to: str, old: bytes, new: bytes) -> None:
     """The target must not hold a section of the same locator already (two memories, one id), and
     must read back with the section as one more memory of its own (not swallowed by an unclosed
     code fence) and every memory it had before unchanged."""
     locator = _bare(job.memory.locator)
     before = _parse(job, to, old)
     if any(_bare(m.locator) == locator for m in before):
-        raise CurateError(
+        raise ChangeError(
             f"refused: {to} already has a section named {job.memory.name!r} ({locator}); a second one would give two memories one id; nothing was changed"
         )
     if old.strip() and all(m.locator.startswith("file/") for m in before):
-        raise CurateError(
+        raise ChangeError(
             f"refused: {to} has text but no `## ` section, so it is read as one memory, which an appended section would dissolve; nothing was changed"
         )
     # A file without sections (an empty one) reads as one whole-file memory, which the section replaces.
@@ -186,16 +171,16 @@ def _check_landing(job: Job, to: str, old: bytes, new: bytes) -> None:
     landed = [m for m in after if _bare(m.locator) == locator]
     kept = {(m.locator, m.sha256) for m in before} <= {(m.locator, m.sha256) for m in after}
     if len(landed) != 1 or len(after) != len(before) + 1 or not kept:
-        raise CurateError(
+        raise ChangeError(
             f"refused: appended to {to}, the section would not read back as its own `## ` section (an unclosed code block at the end of the file?); nothing was changed"
         )
 
 
-def _move_section(job: Job, to: str, notes: list[str]) -> Prepared:
+def _move_section(job: Target, to: str, notes: list[str]) -> Prepared:
     with translated(f"{job.action} {job.label}"):
         base, fresh = read_fresh(job)
     if fresh.span is None:
-        raise CurateError(f"{job.label} has no byte span to move; nothing was changed")
+        raise ChangeError(f"{job.label} has no byte span to move; nothing was changed")
     start, end = fresh.span.start, fresh.span.end
     source = base.data
     block = source[start:end]
@@ -247,12 +232,12 @@ def _move_section(job: Job, to: str, notes: list[str]) -> Prepared:
     def apply() -> dict[str, Any]:
         created = ensure_folders(job.roots, job.root, parts)
         try:
-            saved = save(job.after_save, job.roots, dest, new_target, target, new_mode=mode)
+            saved = save_file(job.after_save, job.roots, dest, new_target, target, new_mode=mode)
         except BaseException:
             remove_folders(job.roots, job.root, created)
             raise
         try:
-            save(job.after_save, job.roots, job.path, new_source, base)
+            save_file(job.after_save, job.roots, job.path, new_source, base)
         except BaseException:
             _take_back(job.roots, dest, saved, old if target is not None else None)
             remove_folders(job.roots, job.root, created)
@@ -288,11 +273,11 @@ def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     offset, at = int(effect["offset"]), int(effect["to_offset"])
     source_back = insert_span(source.data, offset, block)
     if sha256_bytes(source_back) != effect.get("from_sha256_before") or target.data[at : at + len(inserted)] != inserted:
-        raise CurateError(f"{doing}: the recorded move does not give back the original bytes of {src}; nothing was written")
+        raise ChangeError(f"{doing}: the recorded move does not give back the original bytes of {src}; nothing was written")
     created = bool(effect.get("to_created"))
     target_back = target.data[:at] + target.data[at + len(inserted) :]
     if not created and sha256_bytes(target_back) != effect.get("to_sha256_before"):
-        raise CurateError(f"{doing}: the recorded move does not give back the original bytes of {dest}; nothing was written")
+        raise ChangeError(f"{doing}: the recorded move does not give back the original bytes of {dest}; nothing was written")
     folders = list(effect.get("created_folders", []))
     out = {
         "kind": "section-move",
@@ -310,12 +295,12 @@ def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     mode = int(effect.get("mode") or 0o644)
 
     def apply() -> dict[str, Any]:
-        saved = save(rv.after_save, roots, src_path, source_back, source, new_mode=mode)
+        saved = save_file(rv.after_save, roots, src_path, source_back, source, new_mode=mode)
         try:
             if created:
                 remove_file(roots, target)
             else:
-                save(rv.after_save, roots, dest_path, target_back, target)
+                save_file(rv.after_save, roots, dest_path, target_back, target)
         except BaseException:
             _take_back(roots, src_path, saved, source.data)
             raise
@@ -328,7 +313,7 @@ def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
 # -- archiving a daily log ------------------------------------------------------------------------------
 
 
-def _archive(job: Job) -> Prepared:
+def _archive(job: Target) -> Prepared:
     stem = PurePosixPath(job.rel).name[: -len(".md")]
     try:
         day = date.fromisoformat(stem)
@@ -348,18 +333,18 @@ def _archive(job: Job) -> Prepared:
 # -- priority ---------------------------------------------------------------------------------------------
 
 
-def set_priority(job: Job, priority: int) -> Prepared:
+def set_priority(job: Target, priority: int) -> Prepared:
     kind = _kind(job)
     if kind not in (FileKind.MEMORY, FileKind.DOMAIN) or _whole_file(job):
         raise Unsupported(
             f"set-priority {job.label}: only a `## ` section of MEMORY.md or a domain file carries a `(Pn)` priority marker in its heading; nothing was changed"
         )
     if isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= MAX_PRIORITY:
-        raise CurateError(f"refused priority {priority!r}: Memory Fortress priorities run from 1 to {MAX_PRIORITY}; nothing was changed")
+        raise ChangeError(f"refused priority {priority!r}: Memory Fortress priorities run from 1 to {MAX_PRIORITY}; nothing was changed")
     with translated(f"set-priority {job.label}"):
         base, fresh = read_fresh(job)
     if fresh.span is None:
-        raise CurateError(f"{job.label} has no byte span; nothing was changed")
+        raise ChangeError(f"{job.label} has no byte span; nothing was changed")
     data = base.data
     start = fresh.span.start
     stop = data.find(b"\n", start, fresh.span.end)
@@ -378,13 +363,13 @@ def set_priority(job: Job, priority: int) -> Prepared:
     return file_edit(job, base, new, [data, new], description, values={"priority": [fresh.priority, priority]}, notes=notes)
 
 
-def pin(job: Job, on: bool) -> Prepared:
+def pin(job: Target, on: bool) -> Prepared:
     return ledger_only(job, NO_PIN if on else NO_UNPIN)
 
 
-def merge_out(job: Job, kept: Memory) -> Prepared:
+def merge_out(job: Target, kept: Memory) -> Prepared:
     with translated(f"merge {job.label} into {kept.id}"):
-        moved = effects_openclaw.prepare(job.target("quarantine"))
+        moved = effects_openclaw.prepare(job.as_action("quarantine"))
     what = moved.description.split(": ", 1)[-1]
     return prepared(f"merge {job.label} into {kept.id}: {what}", moved.effect, moved.changes, moved.apply)
 

@@ -1,4 +1,4 @@
-"""OpenClaw core memory with the Memory Fortress conventions (FORMATS.md A3).
+"""OpenClaw core memory with the Memory Fortress conventions (FORMAT.md beside this file).
 
 A portfolio is one workspace folder. The unit of memory depends on the file:
 - MEMORY.md and memory/domains/*.md: one memory per `## ` section (a file without one is one memory);

@@ -6,13 +6,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
-from app.core.systems.openclaw import curation, trust
+from app.core.systems.openclaw import budget, curation, salience, suggestions, trust
 from app.core.systems.openclaw.reader import OpenClawAdapter
 
 if TYPE_CHECKING:
-    from app.core.curate.apply_common import Job, Reverse
+    from app.core.change.plan import Prepared
+    from app.core.change.target import Reverse, Target
     from app.core.model import Memory
-    from app.core.review.actions import Prepared, Target
+
+# -- planning: budgets, salience, suggestions --
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import date
+
+    from app.core.budget.plans import BudgetContext, BudgetPlan
+    from app.core.curate.salience import Observed, SalienceInputs, TextOf
+    from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
+    from app.core.model import Memory, Portfolio
 
 
 class OpenClawSystem(BaseSystem):
@@ -27,23 +37,52 @@ class OpenClawSystem(BaseSystem):
     def trust_effect(self, target: Target) -> Prepared:
         return trust.prepare(target)
 
-    def promote(self, job: Job) -> Prepared:
+    def promote(self, job: Target) -> Prepared:
         return curation.promote(job)
 
-    def demote(self, job: Job) -> Prepared:
+    def demote(self, job: Target) -> Prepared:
         return curation.demote(job)
 
-    def pin(self, job: Job, on: bool) -> Prepared:
+    def pin(self, job: Target, on: bool) -> Prepared:
         return curation.pin(job, on)
 
-    def set_priority(self, job: Job, priority: int) -> Prepared:
+    def set_priority(self, job: Target, priority: int) -> Prepared:
         return curation.set_priority(job, priority)
 
-    def merge_out(self, job: Job, kept: Memory) -> Prepared:
+    def merge_out(self, job: Target, kept: Memory) -> Prepared:
         return curation.merge_out(job, kept)
 
     def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared:
         return curation.restore_part(rv, part)
+
+    # -- planning: budgets, salience, suggestions --
+    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+        return budget.plans(memories, portfolio, context)
+
+    def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs:
+        return salience.inputs(memory, observed)
+
+    def wants_text(self, memory: Memory) -> bool:
+        return salience.wants_text(memory)
+
+    def mentions(self, memories: Sequence[Memory], text_of: TextOf) -> dict[str, list[date]]:
+        return salience.log_mentions(memories, text_of)
+
+    def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]:
+        return suggestions.suggestions(memories, ctx)
+
+    def budget_suggestions(self, plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggestion]:
+        return suggestions.budget_suggestions(plan, ctx)
+
+    def promotion(self, memory: Memory, ctx: SuggestionContext) -> Promotion | None:
+        return suggestions.promotion(memory, ctx)
+
+    def is_record(self, memory: Memory) -> bool:
+        # A daily log is the record of a day, append-only by design.
+        return memory.kind == "log"
+
+    def kept_apart(self, a: Memory, b: Memory) -> bool:
+        return suggestions.kept_apart(a, b)
 
 
 SYSTEM = OpenClawSystem()

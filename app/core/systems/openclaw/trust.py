@@ -1,5 +1,5 @@
 """OpenClaw with the Memory Fortress conventions: memories are blocks of Markdown files, and
-OpenClaw keeps no trust (FORMATS.md A3).
+OpenClaw keeps no trust (FORMAT.md beside this file).
 
 A quarantine cuts the memory's exact byte span (a `## ` section, a state line, a learnings entry)
 out of its file into the workbench vault; the rest of the file is left byte for byte. A memory
@@ -11,17 +11,11 @@ Approve and flag have nothing to write in OpenClaw and live in the ledger only.
 
 from __future__ import annotations
 
-from app.core.review.actions import (
-    Prepared,
-    Target,
-    decode_text,
-    fresh_memory,
-    ledger_only,
-    read_base,
-    restore_from_vault,
-    vault_block,
-    vault_file,
-)
+from app.core.change.edits import ledger_only
+from app.core.change.freshness import decode_text, fresh_memory, read_base
+from app.core.change.plan import Prepared
+from app.core.change.target import Target
+from app.core.change.vaulting import restore_from_vault, vault_block, vault_file
 
 NO_TRUST = "OpenClaw keeps no trust of its own; the decision lives in the workbench ledger only"
 

@@ -1,0 +1,562 @@
+"""The one place a decision or a change is applied and recorded.
+
+Every call resolves the memory (from a `Resolver` such as the facade, or a `(portfolio, memory)`
+pair given directly), refuses a portfolio that holds the workbench's own data folder, asks the
+memory's system to prepare the edit (checking that the source is still what the person saw), and
+then either returns it as a `Plan` (dry run: nothing written) or applies it and records a
+`Decision` in the ledger with what it changed and how to give the exact bytes or values back.
+Trust decisions and curation changes share all of it; they differ only in what the system prepares.
+
+`undo()` reverses the most recent change not undone yet, refusing with a `Conflict`, writing
+nothing, when the file or row changed since.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from app.core.change.edits import undo_file_edit, undo_file_move, undo_ledger_only
+from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToRestore, NothingToUndo, Unsupported, translated
+from app.core.change.plan import Plan, Prepared
+from app.core.change.quarantine import HIDDEN_KINDS, active_quarantine, quarantined_memories, quarantined_text
+from app.core.change.target import Reverse, Target
+from app.core.clock import Clock
+from app.core.locations import Locations
+from app.core.model import Memory, Portfolio, Problem
+from app.core.reading.sqlite_ro import DbReadError
+from app.core.review.ledger import Action, Decision, Ledger, iso_utc, new_id, os_user
+from app.core.review.vault import Vault
+from app.core.storage import ConflictError, ContainmentError, RevertWatch, Roots, Saved, StorageError, watch_for_revert
+from app.core.storage.errors import shown
+from app.core.storage.touched import recording
+from app.core.systems import registry
+from app.core.systems.api import System, UndoStep
+
+TRUST_ACTIONS: tuple[Action, ...] = ("approve", "flag", "quarantine", "restore")
+
+# Undo kinds every file-based system shares; a system adds its own through `System.undo_steps`.
+_UNDO: dict[str, UndoStep] = {
+    "file-edit": undo_file_edit,
+    "file-move": undo_file_move,
+    "ledger-only": undo_ledger_only,
+}
+
+
+class Resolver(Protocol):
+    """What the applier needs from whoever holds the loaded memories (the facade)."""
+
+    @property
+    def portfolios(self) -> list[Portfolio]: ...
+
+    def memory(self, memory_id: str) -> Memory: ...
+
+    def portfolio_of(self, memory: Memory) -> Portfolio: ...
+
+
+Where = Resolver | tuple[Portfolio, Memory]
+
+
+# -- what the ledger says -----------------------------------------------------------------------------
+
+
+def _undone(changes: Sequence[Decision]) -> set[str]:
+    return {str(c.effect.get("undoes")) for c in changes if c.action == "undo"}
+
+
+def last_standing_change(ledger: Ledger) -> Decision | None:
+    """The most recent curation change that no undo has reversed."""
+    changes = ledger.changes()
+    undone = _undone(changes)
+    for change in reversed(changes):
+        if change.action != "undo" and change.id not in undone:
+            return change
+    return None
+
+
+def pinned_ids(ledger: Ledger) -> set[str]:
+    """The memories pinned in the workbench: the latest pin or unpin of each that stands (an undo
+    takes a pin or an unpin back). Includes memory-mcp pins made through the workbench."""
+    changes = ledger.changes()
+    undone = _undone(changes)
+    state: dict[str, bool] = {}
+    for change in changes:
+        if change.action in ("pin", "unpin") and change.id not in undone:
+            state[change.memory_id] = change.action == "pin"
+    return {memory_id for memory_id, on in state.items() if on}
+
+
+def refuse_nested(root: Path, data: Path) -> None:
+    """The vault and the ledger must never sit inside a portfolio (an agent would read them back)."""
+    real_root = os.path.realpath(root if root.is_dir() else root.parent)
+    real_data = os.path.realpath(data)
+    if real_data == real_root or real_data.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise ContainmentError(f"refused: the workbench's data folder {shown(real_data)} is inside the portfolio {shown(real_root)}; nothing was changed")
+
+
+def _system(name: str) -> System:
+    return registry.system(name)
+
+
+def _system_of(decision: Decision) -> str | None:
+    head = decision.memory_id.split(":", 1)[0]
+    return head if head in registry.names() else None
+
+
+def _undo_step(kind: str) -> UndoStep | None:
+    if kind in _UNDO:
+        return _UNDO[kind]
+    for system in registry.systems():
+        if kind in system.undo_steps:
+            return system.undo_steps[kind]
+    return None
+
+
+def _plural(n: int) -> str:
+    return "memory" if n == 1 else "memories"
+
+
+class Applier:
+    """Applies and records decisions and changes. Nothing is created on disk until one is applied."""
+
+    def __init__(
+        self,
+        locations: Locations,
+        *,
+        clock: Clock,
+        user: str | None = None,
+        on_revert: Callable[[Path, bytes | None], None] | None = None,
+        watch_seconds: float = 5.0,
+    ) -> None:
+        self.locations = locations
+        self.clock = clock
+        self.user = user or os_user()
+        self.ledger = Ledger(locations)
+        self.vault = Vault(locations)
+        # An agent that read the file before our save and writes it back afterwards silently undoes
+        # the change: with `on_revert`, each saved file is watched for a few seconds and
+        # `on_revert(path, disk_bytes)` is called (from the watch thread) if it is.
+        self.on_revert = on_revert
+        self.watch_seconds = watch_seconds
+        self.watches: list[RevertWatch] = []
+        # The memories (or `<system>:<portfolio>` for a budget) the last applied change wrote, so
+        # the caller re-reads only their sources.
+        self.touched: list[str] = []
+        self.written: list[str] = []  # the absolute paths the last change wrote, created or removed
+
+    def _watch(self, saved: Saved) -> None:
+        if self.on_revert is None:
+            return
+        # A later save of the same file by the workbench itself is not a revert: end the older watch.
+        for watch in self.watches:
+            if watch.path == saved.path:
+                watch.cancel()
+        self.watches = [w for w in self.watches if not w.done]
+        self.watches.append(watch_for_revert(saved.path, saved.sha256, self.watch_seconds, self.on_revert))
+
+    # -- trust decisions -----------------------------------------------------------------------------
+
+    def quarantine(self, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+        return self.decide("quarantine", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
+
+    def restore(self, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+        return self.decide("restore", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
+
+    def approve(self, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+        return self.decide("approve", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
+
+    def flag(self, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+        return self.decide("flag", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
+
+    def decide(
+        self, action: Action, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False
+    ) -> Decision | Plan:
+        """approve, flag, quarantine or restore a memory (or one entry), with its effect in the
+        memory's own system."""
+        if action not in TRUST_ACTIONS:
+            raise ChangeError(f"unknown decision {action!r}; nothing was changed")
+        self.written = []
+        portfolio, memory = self._resolve_any(where, memory_id)
+        # A restore may name an entry the system's own re-save dropped from the file (DollhouseMCP).
+        gone_but_quarantined = action == "restore" and entry is not None and active_quarantine(self.ledger, memory.id, entry) is not None
+        if entry is not None and all(e.id != entry for e in memory.entries) and not gone_but_quarantined:
+            raise ChangeError(f"{memory.id} has no entry {entry!r}; nothing was changed")
+        if action != "restore":
+            hidden = active_quarantine(self.ledger, memory.id)
+            if hidden is not None and hidden.effect.get("kind") in HIDDEN_KINDS:
+                raise ChangeError(f"{memory.id} is in the workbench's quarantine ({hidden.effect['kind']}); restore it first; nothing was changed")
+        try:
+            target = self._decision_target(action, portfolio, memory, entry, reason)
+            change = _system(memory.system).trust_effect(target)
+        except ConflictError as exc:
+            raise Conflict(f"{exc}; nothing was written", path=str(exc.path), storage=exc) from exc
+        except StorageError as exc:
+            raise ChangeError(f"{exc}; nothing was written") from exc
+        restores = {"restores": target.undo.id} if target.undo is not None else {}
+        if dry_run:
+            change.effect = change.effect | restores
+            return Plan.of(action, memory.id, (memory.id,), memory.system, change, entry=target.entry)
+        effect = self._apply(change, f"the {action} of {target.label}") | restores
+        self.touched = [memory.id]
+        decision = Decision(
+            id=target.decision_id,
+            time=iso_utc(target.now),
+            user=self.user,
+            action=action,
+            memory_id=memory.id,
+            entry=target.entry,
+            sha256=memory.sha256,
+            reason=reason,
+            effect=effect,
+        )
+        return self._record(decision)
+
+    # -- curation ------------------------------------------------------------------------------------
+
+    def promote(
+        self, where: Where, memory_id: str | None = None, *, domain: str | None = None, priority: int | None = None, reason: str = "", dry_run: bool = False
+    ) -> Decision | Plan:
+        """Into the hot tier. DollhouseMCP: `priority` (1-99) to set with it, else its own or 50."""
+        return self._one("promote", where, memory_id, lambda s, t: s.promote(t), reason=reason, dry_run=dry_run, domain=domain, priority=priority)
+
+    def demote(self, where: Where, memory_id: str | None = None, *, domain: str | None = None, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+        """Out of the hot tier. OpenClaw: `domain` names the domain file when the section has no
+        `→ Details:` pointer; a daily log is archived."""
+        return self._one("demote", where, memory_id, lambda s, t: s.demote(t), reason=reason, dry_run=dry_run, domain=domain)
+
+    def pin(self, where: Where, memory_id: str | None = None, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+        return self._one("pin", where, memory_id, lambda s, t: s.pin(t, True), reason=reason, dry_run=dry_run)
+
+    def unpin(self, where: Where, memory_id: str | None = None, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+        return self._one("unpin", where, memory_id, lambda s, t: s.pin(t, False), reason=reason, dry_run=dry_run)
+
+    def set_priority(self, where: Where, memory_id: str | None, priority: int, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+        return self._one("set-priority", where, memory_id, lambda s, t: s.set_priority(t, priority), reason=reason, dry_run=dry_run, priority=priority)
+
+    def merge(
+        self, where: Resolver | Sequence[tuple[Portfolio, Memory]], memory_ids: Sequence[str] = (), *, reason: str = "", dry_run: bool = False
+    ) -> Decision | Plan:
+        """Keep the first memory; take each of the others out of its system as a quarantine would."""
+        if isinstance(where, Sequence):
+            resolved = list(where)
+        else:
+            ids = list(dict.fromkeys(memory_ids))
+            resolved = [self._resolve_loaded(where, memory_id) for memory_id in ids]
+        resolved = list({m.id: (p, m) for p, m in reversed(resolved)}.values())[::-1]
+        if len(resolved) < 2:
+            raise ChangeError("a merge needs at least two different memories: the one to keep, then the ones merged into it; nothing was changed")
+        self.written = []
+        kept = resolved[0][1]
+        decision_id = new_id()
+        now = self.clock.now()
+        if dry_run:
+            return self._merge_plan(kept, resolved[1:], decision_id, reason)
+        parts: list[dict[str, Any]] = []
+        merged = [m.id for _, m in resolved[1:]]
+        decision = self._decision("merge", kept.id, kept.sha256, reason, {"kind": "merge", "kept": kept.id, "merged": merged, "parts": parts}, decision_id, now)
+        self.touched = [kept.id]
+        for portfolio, memory in resolved[1:]:
+            target = self._target("merge", portfolio, memory, reason, decision_id)
+            try:
+                with translated(f"merge {memory.id} into {kept.id}"):
+                    change = _system(memory.system).merge_out(target, kept)
+                effect = self._apply(change, f"the merge of {memory.id} into {kept.id}")
+            except ChangeError as exc:
+                raise self._rolled_back(exc, decision, parts) from exc
+            self.touched.append(memory.id)
+            parts.append({"memory_id": memory.id, "system": memory.system, "root": portfolio.root, "memory": memory.model_dump(mode="json"), "effect": effect})
+        return self._record(decision)
+
+    def budget_set(self, portfolio: Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+        """Write the portfolio's own startup budget setting (DollhouseMCP's autoLoad.maxTokenBudget)."""
+        self.written = []
+        system = _system(portfolio.system)
+        if not system.keeps_budget:
+            raise Unsupported(f"budget set {portfolio.name}: {system.no_budget}; nothing was changed")
+        self._refuse_nested(Path(portfolio.root))
+        with translated(f"budget set {portfolio.name}"):
+            change = system.set_budget(self._watch, self.locations, portfolio, max_tokens)
+        subject = f"{portfolio.system}:{portfolio.name}"
+        if dry_run:
+            return Plan.of("budget", subject, (), portfolio.system, change)
+        effect = self._apply(change, f"the budget of {subject}")
+        self.touched = [subject]
+        before = change.effect.get("file_sha256_before") or ""
+        return self._record(self._decision("budget", subject, str(before), reason, effect, new_id(), self.clock.now()))
+
+    def undo(self, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+        """Reverse the most recent curation change not undone yet, byte for byte."""
+        self.written = []
+        change = last_standing_change(self.ledger)
+        if change is None:
+            raise NothingToUndo("nothing to undo: the ledger holds no curation change that is not undone already")
+        rv = Reverse(change, self.locations, self.vault, new_id(), self.clock.now(), self.user, self._watch)
+        kind = str(change.effect.get("kind"))
+        if kind == "merge":
+            return self._undo_merge(rv, reason, dry_run)
+        step = _undo_step(kind)
+        if step is None:
+            raise ChangeError(f"cannot undo {rv.label}: its effect {kind!r} is not one the workbench knows how to reverse; nothing was written")
+        try:
+            with translated(f"cannot undo {rv.label}"):
+                prepared = step(rv, change.effect)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ChangeError(f"cannot undo {rv.label}: its recorded effect is incomplete ({exc!r}); nothing was written") from exc
+        if dry_run:
+            return Plan.of("undo", change.memory_id, (change.memory_id,), _system_of(change), prepared)
+        effect = self._apply(prepared, f"the undo of {rv.label}")
+        self.touched = self._subjects_of(change)
+        return self._record(self._undo_decision(rv, reason, effect))
+
+    # -- queries ---------------------------------------------------------------------------------------
+
+    def pinned_ids(self) -> set[str]:
+        return pinned_ids(self.ledger)
+
+    def changes(self) -> list[Decision]:
+        """Every curation change and undo, oldest first."""
+        return self.ledger.changes()
+
+    def quarantined_memories(self, problems: list[Problem] | None = None) -> list[Memory]:
+        return quarantined_memories(self.ledger, self.vault, problems)
+
+    def quarantined_text(self, memory: Memory, portfolio_root: str | Path | None = None) -> str:
+        return quarantined_text(self.ledger, self.vault, memory, portfolio_root)
+
+    # -- inside ----------------------------------------------------------------------------------------
+
+    def _resolve_any(self, where: Where, memory_id: str | None) -> tuple[Portfolio, Memory]:
+        """A memory loaded now, or one the workbench's quarantine holds (moved into the vault,
+        soft-deleted): decisions can name either."""
+        if isinstance(where, tuple):
+            portfolio, memory = where
+            if memory_id is not None and memory_id != memory.id:
+                raise ChangeError(f"memory id {memory_id!r} does not match the memory given ({memory.id}); nothing was changed")
+            return portfolio, memory
+        if memory_id is None:
+            raise ChangeError("which memory? give its id; nothing was changed")
+        try:
+            memory = where.memory(memory_id)
+            return where.portfolio_of(memory), memory
+        except KeyError:
+            pass
+        for memory in quarantined_memories(self.ledger, self.vault):
+            if memory.id == memory_id:
+                for portfolio in where.portfolios:
+                    if portfolio.system == memory.system and portfolio.name == memory.portfolio:
+                        return portfolio, memory
+                raise ChangeError(f"{memory_id} is quarantined, but its portfolio is not open in the workbench; nothing was changed")
+        raise ChangeError(f"no memory {memory_id!r} in the workbench or the quarantine; nothing was changed")
+
+    def _resolve_loaded(self, where: Where, memory_id: str | None) -> tuple[Portfolio, Memory]:
+        """A memory loaded now (a memory in the quarantine or merged away cannot be curated)."""
+        if isinstance(where, tuple):
+            return self._resolve_any(where, memory_id)
+        try:
+            memory = where.memory(str(memory_id))
+        except KeyError:
+            raise ChangeError(
+                f"no memory {memory_id!r} in the workbench (a memory in the quarantine or merged away cannot be curated); nothing was changed"
+            ) from None
+        return where.portfolio_of(memory), memory
+
+    def _refuse_nested(self, root: Path) -> None:
+        try:
+            refuse_nested(root, Path(self.locations.data))
+        except ContainmentError as exc:
+            raise ChangeError(str(exc)) from None
+
+    def _decision_target(self, action: Action, portfolio: Portfolio, memory: Memory, entry: str | None, reason: str) -> Target:
+        refuse_nested(Path(portfolio.root), Path(self.locations.data))
+        undo = None
+        if action == "restore":
+            undo = active_quarantine(self.ledger, memory.id, entry)
+            if undo is None:
+                what = f"entry {entry!r} of {memory.id}" if entry else memory.id
+                raise NothingToRestore(f"nothing to restore: the ledger holds no standing quarantine of {what}; nothing was changed")
+            entry = undo.entry
+        target = self._target(action, portfolio, memory, reason, new_id())
+        target.entry = entry
+        target.undo = undo
+        return target
+
+    def _target(
+        self, action: Action, portfolio: Portfolio, memory: Memory, reason: str, decision_id: str, *, domain: str | None = None, priority: int | None = None
+    ) -> Target:
+        return Target(
+            action=action,
+            portfolio=portfolio,
+            memory=memory,
+            roots=Roots.for_portfolio(portfolio.root, self.locations),
+            vault=self.vault,
+            locations=self.locations,
+            decision_id=decision_id,
+            now=self.clock.now(),
+            reason=reason,
+            after_save=self._watch,
+            domain=domain,
+            priority=priority,
+        )
+
+    def _one(
+        self,
+        action: Action,
+        where: Where,
+        memory_id: str | None,
+        make: Callable[[System, Target], Prepared],
+        *,
+        reason: str,
+        dry_run: bool,
+        domain: str | None = None,
+        priority: int | None = None,
+    ) -> Decision | Plan:
+        self.written = []
+        portfolio, memory = self._resolve_loaded(where, memory_id)
+        self._refuse_nested(Path(portfolio.root))
+        target = self._target(action, portfolio, memory, reason, new_id(), domain=domain, priority=priority)
+        system = _system(memory.system)
+        if action in ("pin", "unpin") and not system.pins_natively:
+            pinned = memory.id in pinned_ids(self.ledger)
+            if pinned == (action == "pin"):
+                raise NothingToChange(f"{target.label} is {'already' if pinned else 'not'} pinned in the workbench; nothing was changed")
+        with translated(f"{action} {memory.id}"):
+            change = make(system, target)
+        if dry_run:
+            return Plan.of(action, memory.id, (memory.id,), memory.system, change)
+        effect = self._apply(change, f"the {action} of {target.label}")
+        self.touched = [memory.id]
+        return self._record(self._decision(action, memory.id, memory.sha256, reason, effect, target.decision_id, target.now))
+
+    def _apply(self, change: Prepared, what: str) -> dict[str, Any]:
+        if change.apply is None:
+            return change.effect
+        try:
+            with recording() as paths:
+                try:
+                    return change.apply() | ({"notes": change.effect["notes"]} if "notes" in change.effect else {})
+                finally:
+                    self.written += paths
+        except Conflict as exc:
+            raise Conflict(f"{exc}; {what} was not applied and not recorded", path=exc.path, storage=exc.storage) from exc
+        except ChangeError:
+            raise
+        except ConflictError as exc:
+            raise Conflict(f"{exc}; {what} was not applied and not recorded", path=str(exc.path), storage=exc) from exc
+        except (StorageError, DbReadError, OSError) as exc:
+            raise ChangeError(f"{exc}; {what} was not completed and not recorded") from exc
+
+    def _decision(self, action: Action, subject: str, sha256: str, reason: str, effect: dict[str, Any], decision_id: str, now: Any) -> Decision:
+        return Decision(id=decision_id, time=iso_utc(now), user=self.user, action=action, memory_id=subject, sha256=sha256, reason=reason, effect=effect)
+
+    def _record(self, decision: Decision) -> Decision:
+        try:
+            return self.ledger.record(decision)
+        except OSError as exc:
+            # The change is made; say exactly what it was, since the ledger could not keep it.
+            raise ChangeError(
+                f"the {decision.action} of {decision.memory_id} was applied but could not be recorded in {self.ledger.path}: {exc}; its effect: {decision.effect}"
+            ) from exc
+
+    @staticmethod
+    def _subjects_of(change: Decision) -> list[str]:
+        """What an undo of `change` writes: its subject and, for a merge, every merged memory."""
+        return [change.memory_id, *(str(p["memory_id"]) for p in change.effect.get("parts", []) if "memory_id" in p)]
+
+    # -- merge ---------------------------------------------------------------------------------------
+
+    def _merge_plan(self, kept: Memory, others: list[tuple[Portfolio, Memory]], decision_id: str, reason: str) -> Plan:
+        changes: list[str] = []
+        notes: list[str] = []
+        parts = []
+        for portfolio, memory in others:
+            target = self._target("merge", portfolio, memory, reason, decision_id)
+            with translated(f"merge {memory.id} into {kept.id}"):
+                change = _system(memory.system).merge_out(target, kept)
+            changes.append(change.description)
+            changes += [f"  {c}" for c in change.changes]
+            notes += change.notes
+            parts.append({"memory_id": memory.id, "effect": change.effect})
+        if len({(p.system, p.name, m.source.path) for p, m in others}) < len(others):
+            notes.append(
+                "several memories come from one file: each is taken out after the one before, so the later byte offsets shown are read before the earlier cuts"
+            )
+        ids = (kept.id, *(m.id for _, m in others))
+        description = f"merge {len(others)} {_plural(len(others))} into {kept.id} ({kept.name!r}), which is kept as it is"
+        effect = {"kind": "merge", "kept": kept.id, "merged": list(ids[1:]), "parts": parts}
+        return Plan(
+            action="merge",
+            subject=kept.id,
+            memory_ids=ids,
+            system=kept.system,
+            description=description,
+            changes=tuple(changes),
+            notes=tuple(notes),
+            effect=effect,
+        )
+
+    def _rolled_back(self, exc: ChangeError, decision: Decision, parts: list[dict[str, Any]]) -> ChangeError:
+        """After a failed part: put back the parts already merged, last first, and say so."""
+        rv = Reverse(decision, self.locations, self.vault, decision.id, self.clock.now(), self.user, self._watch)
+        left: list[str] = []
+        for part in reversed(parts):
+            try:
+                change = _system(str(part["system"])).restore_part(rv, part)
+                self._apply(change, f"putting back {part['memory_id']}")
+            except ChangeError as again:
+                left.append(f"{part['memory_id']} ({again})")
+        if not parts:
+            tail = "nothing was merged and nothing recorded"
+        elif not left:
+            were = "was" if len(parts) == 1 else "were"
+            tail = f"the {len(parts)} {_plural(len(parts))} merged before it {were} put back; nothing recorded"
+        else:
+            tail = f"could not put back: {'; '.join(left)}; nothing recorded"
+        message = f"{exc}; the merge stopped: {tail}"
+        if isinstance(exc, Conflict):
+            return Conflict(message, path=exc.path, storage=exc.storage)
+        return ChangeError(message)
+
+    def _undo_merge(self, rv: Reverse, reason: str, dry_run: bool) -> Decision | Plan:
+        parts = list(rv.change.effect.get("parts", []))
+        kept = str(rv.change.effect.get("kept", rv.change.memory_id))
+        if dry_run:
+            changes: list[str] = []
+            for i, part in enumerate(reversed(parts)):
+                try:
+                    change = _system(str(part["system"])).restore_part(rv, part)
+                except ChangeError:
+                    if i == 0:
+                        raise
+                    changes.append(f"put {part['memory_id']} back (checked once the parts after it are back)")
+                    continue
+                changes.append(change.description)
+                changes += [f"  {c}" for c in change.changes]
+            effect = {"kind": "merge", "kept": kept, "parts": [p["memory_id"] for p in parts]}
+            description = f"undo merge into {kept}: put back {len(parts)} merged {_plural(len(parts))}"
+            ids = (kept, *(p["memory_id"] for p in parts))
+            return Plan(
+                action="undo", subject=kept, memory_ids=ids, system=_system_of(rv.change), description=description, changes=tuple(changes), effect=effect
+            )
+        done: list[dict[str, Any]] = []
+        for part in reversed(parts):
+            try:
+                with translated(f"cannot undo {rv.label}"):
+                    change = _system(str(part["system"])).restore_part(rv, part)
+                effect = self._apply(change, f"putting back {part['memory_id']}")
+            except ChangeError as exc:
+                if not done:
+                    raise
+                back = ", ".join(d["memory_id"] for d in done)
+                message = f"{exc}; the undo stopped after putting back {back}; the others stay merged and nothing was recorded"
+                if isinstance(exc, Conflict):
+                    raise Conflict(message, path=exc.path, storage=exc.storage) from exc
+                raise ChangeError(message) from exc
+            done.append({"memory_id": part["memory_id"], "effect": effect})
+        self.touched = self._subjects_of(rv.change)
+        return self._record(self._undo_decision(rv, reason, {"kind": "merge", "kept": kept, "parts": done}))
+
+    def _undo_decision(self, rv: Reverse, reason: str, effect: dict[str, Any]) -> Decision:
+        body = {"kind": "undo", "undoes": rv.change.id, "undone_action": rv.change.action, "reverse": effect}
+        return self._decision("undo", rv.change.memory_id, rv.change.sha256, reason, body, rv.decision_id, rv.now)

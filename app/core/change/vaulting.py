@@ -1,0 +1,252 @@
+"""Taking a memory out of its store into the workbench's vault (a whole file, or a block cut from
+a file) and putting it back byte for byte."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from app.core.change.errors import ChangeError, Conflict, translated
+from app.core.change.freshness import read_base
+from app.core.change.plan import Prepared, prepared
+from app.core.change.target import Reverse, Target
+from app.core.model import Memory, Portfolio
+from app.core.reading.base import slug
+from app.core.review.ledger import Decision, iso_utc
+from app.core.review.vault import Context, Item, Manifest, VaultError
+from app.core.storage import ConflictError, ContainmentError, NotWritableError, Saved, atomic_write, cut_span, insert_span, remove_file
+from app.core.storage.base import Base, sha256_bytes
+
+# How many bytes on each side of a cut block must be unchanged for a restore to put it back.
+CONTEXT_BYTES = 64
+
+
+def save(t: Target, path: Path, data: bytes, base: Base | None, *, new_mode: int = 0o644) -> Saved:
+    """Write one portfolio file through the storage layer, then tell whoever watches for reverts."""
+    saved = atomic_write(t.roots, path, data, base=base, new_mode=new_mode)
+    if t.after_save is not None:
+        t.after_save(saved)
+    return saved
+
+
+def vault_manifest(t: Target, *, kind: str, offset: int, content: bytes, **extra: Any) -> Manifest:
+    return Manifest(
+        memory_id=t.memory.id,
+        system=t.memory.system,
+        portfolio=t.memory.portfolio,
+        portfolio_root=str(t.portfolio.root),
+        path=t.rel,
+        kind=kind,  # type: ignore[arg-type]
+        offset=offset,
+        length=len(content),
+        sha256=sha256_bytes(content),
+        time=iso_utc(t.now),
+        decision=t.decision_id,
+        memory=t.memory.model_dump(mode="json"),
+        **extra,
+    )
+
+
+def vault_file(t: Target, base: Base, why: str, *, name: str | None = None) -> Prepared:
+    """Quarantine by moving the whole file into the vault (its bytes, then its removal). `name`
+    overrides the item's name, for a decision that vaults several files (their locators may
+    share the part an item name keeps)."""
+    try:
+        mode: int | None = os.stat(base.path).st_mode & 0o777  # put back on restore
+    except OSError:
+        mode = None
+    manifest = vault_manifest(t, kind="file", offset=0, content=base.data, mode=mode)
+    name = name or t.vault.item_name(t.memory, t.decision_id)
+    ref = f"{t.memory.system}/{_portfolio_part(t)}/{name}"
+    effect = {
+        "kind": "vault-file",
+        "file": t.rel,
+        "vault": ref,
+        "bytes": len(base.data),
+        "sha256": base.sha256,
+        "undo": f"move the vault item's content back to {t.rel}",
+    }
+    description = f"quarantine {t.label}: move {t.rel} ({len(base.data):,} bytes) into the workbench vault ({why})"
+
+    def apply() -> dict[str, Any]:
+        item = t.vault.put(manifest, base.data, name)
+        try:
+            remove_file(t.roots, base)
+        except (ConflictError, ContainmentError, NotWritableError):
+            # The file is in its place, untouched: the copy is not needed.
+            t.vault.discard(item.ref)
+            raise
+        return effect | {"vault": item.ref}
+
+    return Prepared(description, effect, [f"{t.rel}: removed after its bytes are stored in the vault as {ref}"], apply)
+
+
+def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
+    """Quarantine by cutting the memory's byte span out of its file into the vault."""
+    assert fresh.span is not None
+    start, end = fresh.span.start, fresh.span.end
+    data = base.data
+    block = data[start:end]
+    new = cut_span(data, (start, end))
+    before = data[max(0, start - CONTEXT_BYTES) : start]
+    after = data[end : end + CONTEXT_BYTES]
+    context = Context(before_len=len(before), before_sha256=sha256_bytes(before), after_len=len(after), after_sha256=sha256_bytes(after))
+    manifest = vault_manifest(t, kind="block", offset=start, content=block, context=context, file_sha256_after=sha256_bytes(new))
+    name = t.vault.item_name(t.memory, t.decision_id)
+    ref = f"{t.memory.system}/{_portfolio_part(t)}/{name}"
+    line = data.count(b"\n", 0, start) + 1
+    effect = {
+        "kind": "vault-block",
+        "file": t.rel,
+        "vault": ref,
+        "offset": start,
+        "length": len(block),
+        "sha256": sha256_bytes(block),
+        "file_sha256_before": base.sha256,
+        "file_sha256_after": sha256_bytes(new),
+        "undo": f"insert the vault item's content at byte {start} of {t.rel}",
+    }
+    description = f"quarantine {t.label}: cut bytes {start}-{end} (line {line}, {len(block):,} bytes) out of {t.rel} into the workbench vault"
+
+    def apply() -> dict[str, Any]:
+        item = t.vault.put(manifest, block, name)
+        try:
+            save(t, base.path, new, base)
+        except BaseException:
+            t.vault.discard(item.ref)
+            raise
+        return effect | {"vault": item.ref}
+
+    return Prepared(description, effect, [f"{t.rel}: {len(block):,} bytes removed at byte {start}; the rest of the file unchanged"], apply)
+
+
+def _portfolio_part(t: Target) -> str:
+    return slug(t.memory.portfolio)
+
+
+def restore_from_vault(t: Target) -> Prepared:
+    """Put back what a vault-file or vault-block quarantine took, byte for byte."""
+    effect = t.undo_effect
+    try:
+        item = t.vault.get(str(effect.get("vault")))
+        content = t.vault.content(item)
+    except VaultError as exc:
+        raise ChangeError(f"cannot restore {t.memory.id}: {exc}; nothing was written") from None
+    if item.manifest.kind == "file":
+        return _restore_file(t, item, content)
+    return _restore_block(t, item, content)
+
+
+def restore_file_item(t: Target, ref: str) -> Prepared:
+    """Put back one whole file the vault holds as `ref` (for a system whose quarantine vaulted
+    several files under one decision)."""
+    try:
+        item = t.vault.get(ref)
+        content = t.vault.content(item)
+    except VaultError as exc:
+        raise ChangeError(f"cannot restore {t.memory.id}: {exc}; nothing was written") from None
+    if item.manifest.kind != "file":
+        raise ChangeError(f"cannot restore {t.memory.id}: vault item {ref} is not a whole file; nothing was written")
+    return _restore_file(t, item, content)
+
+
+def _restore_file(t: Target, item: Item, content: bytes) -> Prepared:
+    rel = item.manifest.path
+    target = t.root / PurePosixPath(rel)
+    kept = f"the memory stays in the vault as {item.ref}"
+    if not target.parent.is_dir():
+        raise Conflict(f"cannot restore {rel}: its folder no longer exists; nothing was written, {kept}", path=rel)
+    if os.path.lexists(target):
+        raise Conflict(
+            f"cannot restore {rel}: a file of that name exists again (an agent wrote it since the quarantine); nothing was written, {kept}", path=rel
+        )
+    effect = {"kind": "vault-file", "file": rel, "vault": item.ref, "bytes": len(content), "sha256": item.manifest.sha256}
+    description = f"restore {t.label}: move the vault item {item.ref} ({len(content):,} bytes) back to {rel}"
+    mode = item.manifest.mode if item.manifest.mode is not None else 0o644
+
+    def apply() -> dict[str, Any]:
+        save(t, target, content, None, new_mode=mode)
+        return effect
+
+    return Prepared(description, effect, [f"{rel}: created again with its original bytes (mode {mode:o})"], apply)
+
+
+def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
+    manifest = item.manifest
+    rel = manifest.path
+    kept = f"the block stays in the vault as {item.ref}"
+    t_rel = t.rel
+    if rel != t_rel:
+        t = t.at(rel)
+    base = read_base(t)
+    data = base.data
+    offset, ctx = manifest.offset, manifest.context
+    if ctx is None or offset > len(data) or offset < ctx.before_len:
+        raise Conflict(
+            f"cannot restore into {rel}: the file is shorter than the place the block was cut from (byte {offset}); nothing was written, {kept}", path=rel
+        )
+    before = data[offset - ctx.before_len : offset]
+    after = data[offset : offset + ctx.after_len]
+    if len(after) != ctx.after_len or sha256_bytes(before) != ctx.before_sha256 or sha256_bytes(after) != ctx.after_sha256:
+        line = data.count(b"\n", 0, offset) + 1
+        raise Conflict(
+            f"cannot restore into {rel}: the bytes around byte {offset} (line {line}) changed since the block was cut; nothing was written, {kept}", path=rel
+        )
+    new = insert_span(data, offset, content)
+    effect = {
+        "kind": "vault-block",
+        "file": rel,
+        "vault": item.ref,
+        "offset": offset,
+        "length": len(content),
+        "sha256": manifest.sha256,
+        "file_sha256_before": base.sha256,
+        "file_sha256_after": sha256_bytes(new),
+    }
+    line = data.count(b"\n", 0, offset) + 1
+    description = f"restore {t.label}: insert the vault item {item.ref} ({len(content):,} bytes) back into {rel} at byte {offset} (line {line})"
+
+    def apply() -> dict[str, Any]:
+        save(t, base.path, new, base)
+        return effect
+
+    return Prepared(description, effect, [f"{rel}: {len(content):,} bytes inserted at byte {offset}; the rest of the file unchanged"], apply)
+
+
+def part_target(rv: Reverse, part: dict[str, Any], action: str) -> Target:
+    """A `Target` for one merged memory, rebuilt from what the merge recorded (the memory may
+    no longer be in the workbench: it was moved into the vault or soft-deleted)."""
+    memory = Memory.model_validate(part["memory"])
+    root = str(part["root"])
+    portfolio = Portfolio(system=memory.system, name=memory.portfolio, root=root)
+    undo = Decision(
+        id=rv.change.id,
+        time=rv.change.time,
+        user=rv.change.user,
+        action=rv.change.action,
+        memory_id=memory.id,
+        sha256=memory.sha256,
+        effect=dict(part["effect"]),
+    )
+    return Target(
+        action=action,  # type: ignore[arg-type]
+        portfolio=portfolio,
+        memory=memory,
+        roots=rv.roots(root),
+        vault=rv.vault,
+        locations=rv.locations,
+        decision_id=rv.decision_id,
+        now=rv.now,
+        undo=undo,
+        after_save=rv.after_save,
+    )
+
+
+def restore_vault_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
+    """Put back a merged memory that the merge moved (a file) or cut (a block) into the vault."""
+    memory_id = str(part["memory_id"])
+    with translated(f"cannot undo {rv.label}"):
+        restored = restore_from_vault(part_target(rv, part, "restore"))
+    description = f"put {memory_id} back where the merge took it from: {restored.description.split(': ', 1)[-1]}"
+    return prepared(description, restored.effect, restored.changes, restored.apply)

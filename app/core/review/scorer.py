@@ -1,0 +1,257 @@
+"""The learned layer: a linear model over word stems and stem pairs that scores natural-language
+instruction attacks (override, persona jailbreaks, forged reasoning, orders to the agent, exfiltration
+requests, persistence) in English, German, French, Spanish and Italian, where fixed phrase lists miss
+paraphrases.
+
+The text is cut into windows (a sentence, and a sentence with the next one) so a finding keeps a span.
+Every weight is non-negative: a feature can only add evidence, so appending words ("this is not a
+malicious request") to an attack never lowers its score, and the score of a window is the max over
+windows, so text added after an attack leaves its windows untouched. The weights ship in
+`scorer_weights.json` and are rebuilt by `tools/train_detector.py`; their provenance is stamped in the
+file. Each stem also carries the largest weight of a pair it begins, an upper bound that lets most
+windows of prose be skipped before their pairs are built: a few dictionary lookups per word, all in C."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from itertools import islice, repeat
+from typing import Any
+
+from app.core.review.common import HIGH, Hit, Prepared
+from app.core.review.finding import Category
+from app.core.review.patterns import SYSTEM_TEMPLATE
+
+WEIGHTS_FILE = "scorer_weights.json"
+RULE = "learned-instruction"
+STEM = 6  # a word is reduced to its first characters: ignore/ignorez/ignoriere/ignorar share "ignore"/"ignori"
+MAX_UNIT_CHARS = 400  # a sentence longer than this is cut into pieces of this size
+MAX_WINDOW_TOKENS = 64
+MAX_WINDOWS = 200_000
+MAX_LEARNED = 500  # findings per text: a text repeating one order needs no more for a human
+
+# Folding accents lets "précédentes" and "precedentes" share a feature; a translate table keeps offsets.
+_FOLD = str.maketrans(
+    "àáâãäåāăąçćčďèéêëēėęěìíîïīįłñńňòóôõöøōőùúûüūůűųýÿžźżśšşßœæ",
+    "aaaaaaaaacccdeeeeeeeeiiiiiilnnnoooooooouuuuuuuuyyzzzsssbea",
+)
+# A word is reduced to its first STEM letters by the pattern itself, so no Python code runs per word.
+_TOKEN = re.compile(r"([a-z0-9]{1,6})[a-z0-9]*")
+# Sentence ends, line ends and list bullets separate units; a colon ends one too, since an order often
+# follows a harmless lead-in ("Note for the assistant: ...").
+_UNIT = re.compile(r"[^\n.!?;:]*+(?:[.!?;:]++(?![\s)\]\"']|$)[^\n.!?;:]*+)*+(?:[.!?;:]++[)\]\"']?|\n|$)")
+
+
+def fold(text: str) -> str:
+    return text.lower().translate(_FOLD) if not text.isascii() else text.lower()
+
+
+def tokens(low: str) -> list[str]:
+    return _TOKEN.findall(low)
+
+
+def pairs(stems: list[str]) -> list[str]:
+    return list(map(" ".join, zip(stems, islice(stems, 1, None))))
+
+
+def features(stems: list[str]) -> list[str]:
+    """Stems and adjacent stem pairs of one window (pairs joined by a space, stems never contain one)."""
+    stems = stems[:MAX_WINDOW_TOKENS]
+    return stems + pairs(stems)
+
+
+def units(text: str) -> list[tuple[int, int]]:
+    """Sentence-like pieces of the text, as (start, end) with surrounding blanks trimmed."""
+    out: list[tuple[int, int]] = []
+    for m in _UNIT.finditer(text):
+        start, end = m.span()
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        while end - start > MAX_UNIT_CHARS:
+            cut = text.rfind(" ", start + 1, start + MAX_UNIT_CHARS)
+            cut = cut if cut > start else start + MAX_UNIT_CHARS
+            out.append((start, cut))
+            start = cut
+            while start < end and text[start].isspace():
+                start += 1
+        if end > start:
+            out.append((start, end))
+    return out
+
+
+def windows(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Each unit, and each unit joined to the next, as (first unit index, last unit index)."""
+    out = [(i, i) for i in range(len(spans))]
+    out.extend((i, i + 1) for i in range(len(spans) - 1))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    weights: dict[str, float]
+    bias: float
+    high: float
+    provenance: dict[str, Any]
+    # For each stem, the largest weight of a pair it begins: a window's stems and these bound its score
+    # from above, so a window that cannot reach `high` is skipped without building its pairs.
+    pair_bound: dict[str, float]
+
+    def score(self, feats: list[str]) -> float:
+        return self.bias + sum(map(self.weights.get, feats, repeat(0.0)))
+
+
+def parse(raw: str) -> Model:
+    data = json.loads(raw)
+    scale = float(data["scale"])
+    weights = {k: v / scale for k, v in data["weights"].items()}
+    bound: dict[str, float] = {}
+    for feat, w in weights.items():
+        if " " in feat:
+            left = feat.split(" ", 1)[0]
+            if w > bound.get(left, 0.0):
+                bound[left] = w
+    return Model(weights=weights, bias=data["bias"] / scale, high=data["high"] / scale, provenance=data["provenance"], pair_bound=bound)
+
+
+@cache
+def model() -> Model:
+    return parse(resources.files("app.core.review").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8"))
+
+
+def probability(score: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, score))))
+
+
+_EXFIL = re.compile(
+    r"\b(?:send|e-?mail|forward|upload|post|transmit|exfiltrat\w*|leak|envoie\w*|envia\w*|invia\w*|sende\w*|schick\w*"
+    r"|weiterleit\w*|transf[eé]r\w*|reveal|print|output|show|dump|disclose|repeat|r[ée]v[eè]l\w*|rivel\w*|revel\w*|zeig\w*)\b",
+    re.IGNORECASE,
+)
+_PERSIST = re.compile(
+    r"\b(?:memory|remember|save|store|every\s+(?:reply|answer|response|summary|session)|from\s+now\s+on|future"
+    r"|m[ée]moire|memoria|ged[äa]chtnis|speicher\w*|merk\w*|souviens|ricorda\w*|recuerda\w*|guarda\w*|enregistr\w*"
+    r"|chaque\s+r[ée]ponse|cada\s+respuesta|ogni\s+risposta|jede[rn]?\s+antwort)\b",
+    re.IGNORECASE,
+)
+
+
+def _category(text: str) -> Category:
+    if _PERSIST.search(text):
+        return Category.PERSISTENCE
+    if _EXFIL.search(text) and re.search(r"https?://|@[\w-]+\.|\b(?:prompt|password|credential|secret|token|key|api)", text, re.IGNORECASE):
+        return Category.EXFILTRATION
+    return Category.INSTRUCTION_OVERRIDE
+
+
+def scan(p: Prepared) -> list[Hit]:
+    m = model()
+    text = p.text
+    low = p.low if p.ascii else p.low.translate(_FOLD)
+    spans = units(text)
+    if not spans:
+        return []
+    get = m.weights.get
+    bound_get = m.pair_bound.get
+    findall = _TOKEN.findall
+    zeros = repeat(0.0)
+    unit_stems: list[list[str]] = []
+    unit_bound: list[float] = []
+    for start, end in spans:
+        stems = findall(low, start, end)[:MAX_WINDOW_TOKENS]
+        unit_stems.append(stems)
+        unit_bound.append(sum(map(get, stems, zeros)) + sum(map(bound_get, stems, zeros)))
+    hits: list[tuple[int, int, float]] = []
+    need = m.high - m.bias
+    count = 0
+    for first, last in windows(spans):
+        if unit_bound[first] + (unit_bound[last] if last != first else 0.0) < need:
+            continue
+        count += 1
+        if count > MAX_WINDOWS:
+            break
+        stems = unit_stems[first] if last == first else unit_stems[first] + unit_stems[last]
+        score = m.score(features(stems))
+        if score < m.high:
+            continue
+        start, end = spans[first][0], spans[last][1]
+        if SYSTEM_TEMPLATE.match(text, start + _role_prefix(text, start, end), end):
+            continue  # a persona template ("System: You are a helpful assistant.") gives no order
+        quotes = _quotes(text, start, end) if _QUOTE_CHARS.search(text, start, end) else []
+        if not quotes:
+            hits.append((start, end, score))
+            continue
+        # A window whose evidence sits inside quotation marks mentions an attack: the quoted part is
+        # what gets reported (and lowered by context like any quoted phrase); the rest must stand alone.
+        outside = list(low[start:end])
+        for q_start, q_end in quotes:
+            outside[q_start - start : q_end - start] = " " * (q_end - q_start)
+        rest = m.score(features(tokens("".join(outside))))
+        if rest >= m.high:
+            hits.append((start, end, rest))
+            continue
+        for q_start, q_end in quotes:
+            inner = m.score(features(tokens(low[q_start + 1 : q_end - 1])))
+            if inner >= m.high:
+                hits.append((q_start + 1, q_end - 1, inner))
+    return [_hit(text, start, end, score) for start, end, score in _merge(hits)]
+
+
+_QUOTE_CHARS = re.compile("[\"'`\u201c\u201d\u00ab\u00bb\u201e\u2018\u2019]")
+_QUOTED = re.compile(
+    '"[^"\n]{1,600}"|\u201c[^\u201d\n]{1,600}\u201d|\u201e[^\u201c\u201d\n]{1,600}[\u201c\u201d]|\u00ab[^\u00bb\n]{1,600}\u00bb'
+    "|`[^`\n]{1,600}`|\u2018[^\u2019\n]{1,600}\u2019|(?<![\\w'])'[^'\n]{1,600}'(?![\\w'])"
+)
+
+
+_ROLE_PREFIX = re.compile(r"[ \t>*#_\-]{0,8}(?:system|developer|assistant)\s*:[ \t]*", re.IGNORECASE)
+
+
+def _role_prefix(text: str, start: int, end: int) -> int:
+    m = _ROLE_PREFIX.match(text, start, end)
+    return m.end() - start if m else 0
+
+
+def _quotes(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Quoted passages inside [start, end), marks included."""
+    return [m.span() for m in _QUOTED.finditer(text, start, end)]
+
+
+def _hit(text: str, start: int, end: int, score: float) -> Hit:
+    return Hit(
+        _category(text[start:end]),
+        HIGH,
+        RULE,
+        f"reads as an instruction aimed at the agent (learned scorer, p={probability(score):.2f})",
+        start,
+        end,
+        quotable=True,
+    )
+
+
+def _merge(found: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """The tightest windows: a sentence that is high on its own is reported alone, a pair of sentences
+    only where neither is; overlapping candidates give way to the shorter one. At most MAX_LEARNED."""
+    if len(found) < 2:
+        return found
+    found.sort(key=lambda f: (f[1] - f[0], f[0]))
+    starts: list[int] = []
+    ends: list[int] = []
+    kept: list[tuple[int, int, float]] = []
+    for f in found:
+        i = bisect.bisect_right(starts, f[0])
+        if (i > 0 and ends[i - 1] > f[0]) or (i < len(starts) and starts[i] < f[1]):
+            continue  # kept windows do not overlap, so only the neighbours can
+        starts.insert(i, f[0])
+        ends.insert(i, f[1])
+        kept.append(f)
+        if len(kept) >= MAX_LEARNED:
+            break
+    kept.sort()
+    return kept

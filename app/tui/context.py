@@ -1,0 +1,84 @@
+"""Typed access to the app from screens, widgets and the palette.
+
+Textual types `node.app` as a plain `App`; the workbench and the app's own state live on the
+workbench app. Screens see it through `WorkbenchHost`, the part of the app they may use, so no
+screen imports the app module (which imports every screen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+from textual.app import App
+from textual.screen import Screen
+
+from app.core.model import PhaseEvent
+from app.core.workbench import Workbench
+from app.tui.messages import MemoriesChanged, Notice
+
+
+class WorkbenchHost(Protocol):
+    """What the workbench app offers its screens, widgets and palette besides Textual's App."""
+
+    workbench: Workbench
+    paths: list[Path]
+    generation: int  # moves once per finished load
+    loading: bool
+    load_error: str  # why the last load failed, "" when it did not
+    events: list[PhaseEvent]  # of the load in progress
+
+    def action_rescan(self) -> None: ...
+
+    def listen(self, screen: Screen[None]) -> None: ...
+
+    def written(self, ids: Sequence[str]) -> None: ...
+
+    def open_memory(self, memory_id: str) -> None: ...
+
+
+class HostApp(WorkbenchHost, Protocol):
+    """The workbench app as a Textual App: both halves, for the palette's commands."""
+
+    def notify(self, message: str, **options: Any) -> None: ...
+
+    def switch_mode(self, mode: str) -> Any: ...
+
+    def push_screen(self, screen: Any, callback: Any = None, **options: Any) -> Any: ...
+
+    def run_worker(self, work: Any, **options: Any) -> Any: ...
+
+    def post_message(self, message: Any) -> bool: ...
+
+    def action_change_theme(self) -> None: ...
+
+    @property
+    def available_themes(self) -> dict[str, Any]: ...
+
+
+def workbench_app(app: App[Any]) -> HostApp:
+    return cast("HostApp", app)
+
+
+class WorkbenchScreen(Screen[None]):
+    """A screen over the facade: typed access to it, told of every write (MemoriesChanged), and a
+    Notice its thread workers post instead of calling into the event loop."""
+
+    @property
+    def workbench_app(self) -> HostApp:
+        return workbench_app(self.app)
+
+    @property
+    def workbench(self) -> Workbench:
+        return self.workbench_app.workbench
+
+    def on_mount(self) -> None:
+        # Textual calls every class's on_mount along the MRO, so subclasses need not call this.
+        self.workbench_app.listen(self)
+
+    def on_memories_changed(self, message: MemoriesChanged) -> None:
+        """A write changed `message.ids`; a screen that shows them reads them again."""
+
+    def on_notice(self, message: Notice) -> None:
+        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout, markup=False)

