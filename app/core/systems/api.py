@@ -13,6 +13,7 @@ another system's rules.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from app.core.change.errors import Unsupported
@@ -56,11 +57,11 @@ class System(Protocol):
     def trust_effect(self, target: Target) -> Prepared: ...
 
     # -- curation ----------------------------------------------------------------------------------
-    def promote(self, job: Target) -> Prepared: ...
-    def demote(self, job: Target) -> Prepared: ...
-    def pin(self, job: Target, on: bool) -> Prepared: ...
-    def set_priority(self, job: Target, priority: int) -> Prepared: ...
-    def merge_out(self, job: Target, kept: Memory) -> Prepared: ...
+    def promote(self, target: Target) -> Prepared: ...
+    def demote(self, target: Target) -> Prepared: ...
+    def pin(self, target: Target, on: bool) -> Prepared: ...
+    def set_priority(self, target: Target, priority: int) -> Prepared: ...
+    def merge_out(self, target: Target, kept: Memory) -> Prepared: ...
     def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared: ...
     def set_budget(self, after_save: Callable[[Saved], None] | None, locations: Locations, portfolio: Portfolio, max_tokens: int) -> Prepared: ...
 
@@ -94,7 +95,8 @@ class System(Protocol):
 
 
 class BaseSystem:
-    """Defaults for a system: reads through `reader`, refuses every change it does not define."""
+    """Defaults for a system: reads through `reader`, makes its changes through its own effect
+    modules, and refuses every change they do not define."""
 
     name: ClassVar[str]
     label: ClassVar[str]
@@ -103,6 +105,11 @@ class BaseSystem:
     pins_natively: ClassVar[bool] = False  # False: a pin is kept in the workbench's ledger
     keeps_budget: ClassVar[bool] = False  # True: `set_budget` writes the system's own budget setting
     no_budget: ClassVar[str] = "this system keeps no startup budget the workbench can set"
+    # The system's own modules of effects: `trust_module.prepare(target)` for decisions, and
+    # `curation_module.promote / demote / pin / set_priority / merge_out / restore_part`. A function
+    # a module lacks (or a missing module) is a change the system refuses.
+    trust_module: ClassVar[ModuleType | None] = None
+    curation_module: ClassVar[ModuleType | None] = None
 
     @property
     def capabilities(self) -> Capabilities:
@@ -111,26 +118,32 @@ class BaseSystem:
     def _unsupported(self, what: str) -> Exception:
         return Unsupported(f"{self.label} cannot {what}")
 
+    def _hook(self, module: ModuleType | None, name: str, what: str) -> Callable[..., Prepared]:
+        function = getattr(module, name, None)
+        if function is None:
+            raise self._unsupported(what)
+        return function
+
     def trust_effect(self, target: Target) -> Prepared:
-        raise self._unsupported(f"{target.action} a memory")
+        return self._hook(self.trust_module, "prepare", f"{target.action} a memory")(target)
 
-    def promote(self, job: Target) -> Prepared:
-        raise self._unsupported("promote a memory")
+    def promote(self, target: Target) -> Prepared:
+        return self._hook(self.curation_module, "promote", "promote a memory")(target)
 
-    def demote(self, job: Target) -> Prepared:
-        raise self._unsupported("demote a memory")
+    def demote(self, target: Target) -> Prepared:
+        return self._hook(self.curation_module, "demote", "demote a memory")(target)
 
-    def pin(self, job: Target, on: bool) -> Prepared:
-        raise self._unsupported("pin a memory")
+    def pin(self, target: Target, on: bool) -> Prepared:
+        return self._hook(self.curation_module, "pin", "pin a memory")(target, on)
 
-    def set_priority(self, job: Target, priority: int) -> Prepared:
-        raise self._unsupported("set a priority")
+    def set_priority(self, target: Target, priority: int) -> Prepared:
+        return self._hook(self.curation_module, "set_priority", "set a priority")(target, priority)
 
-    def merge_out(self, job: Target, kept: Memory) -> Prepared:
-        raise self._unsupported("merge memories")
+    def merge_out(self, target: Target, kept: Memory) -> Prepared:
+        return self._hook(self.curation_module, "merge_out", "merge memories")(target, kept)
 
     def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared:
-        raise self._unsupported("undo a merge")
+        return self._hook(self.curation_module, "restore_part", "undo a merge")(rv, part)
 
     def set_budget(self, after_save: Callable[[Saved], None] | None, locations: Locations, portfolio: Portfolio, max_tokens: int) -> Prepared:
         raise self._unsupported(f"set a budget: {self.no_budget}")

@@ -4,7 +4,8 @@ package behind the `System` contract."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from types import ModuleType
+from typing import TYPE_CHECKING, ClassVar
 
 from app.core.budget.plans import BudgetWhatIf
 from app.core.systems.api import BaseSystem, UndoStep
@@ -12,50 +13,26 @@ from app.core.systems.dollhouse import budget, curation, salience, suggestions, 
 from app.core.systems.dollhouse.reader import DollhouseAdapter
 
 if TYPE_CHECKING:
-    from app.core.change.plan import Prepared
-    from app.core.change.target import Reverse, Target
-    from app.core.locations import Locations
-    from app.core.model import Memory, Portfolio
-    from app.core.storage import Saved
-
-# -- planning: budgets, salience, suggestions --
-if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from app.core.budget.plans import BudgetContext, BudgetPlan
+    from app.core.change.plan import Prepared
     from app.core.curate.salience import Observed, SalienceInputs
     from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
+    from app.core.locations import Locations
     from app.core.model import Memory, Portfolio
+    from app.core.storage import Saved
 
 
 class DollhouseSystem(BaseSystem):
     name: ClassVar[str] = "dollhouse"
     label: ClassVar[str] = "DollhouseMCP"
+    trust_module: ClassVar[ModuleType | None] = trust
+    curation_module: ClassVar[ModuleType | None] = curation
     reader = DollhouseAdapter
     undo_steps: ClassVar[dict[str, UndoStep]] = {}
     keeps_budget: ClassVar[bool] = True
     no_budget: ClassVar[str] = "DollhouseMCP keeps its budget in config.yml"
-
-    def trust_effect(self, target: Target) -> Prepared:
-        return trust.prepare(target)
-
-    def promote(self, job: Target) -> Prepared:
-        return curation.promote(job)
-
-    def demote(self, job: Target) -> Prepared:
-        return curation.demote(job)
-
-    def pin(self, job: Target, on: bool) -> Prepared:
-        return curation.pin(job, on)
-
-    def set_priority(self, job: Target, priority: int) -> Prepared:
-        return curation.set_priority(job, priority)
-
-    def merge_out(self, job: Target, kept: Memory) -> Prepared:
-        return curation.merge_out(job, kept)
-
-    def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared:
-        return curation.restore_part(rv, part)
 
     def set_budget(self, after_save: Callable[[Saved], None] | None, locations: Locations, portfolio: Portfolio, max_tokens: int) -> Prepared:
         return curation.budget_set(after_save, locations, portfolio, max_tokens)

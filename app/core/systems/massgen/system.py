@@ -3,18 +3,13 @@ package behind the `System` contract."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from types import ModuleType
+from typing import TYPE_CHECKING, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
 from app.core.systems.massgen import budget, curation, suggestions, trust
 from app.core.systems.massgen.reader import MassGenAdapter
 
-if TYPE_CHECKING:
-    from app.core.change.plan import Prepared
-    from app.core.change.target import Reverse, Target
-    from app.core.model import Memory
-
-# -- planning: budgets, salience, suggestions --
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -26,30 +21,11 @@ if TYPE_CHECKING:
 class MassGenSystem(BaseSystem):
     name: ClassVar[str] = "massgen"
     label: ClassVar[str] = "MassGen"
+    trust_module: ClassVar[ModuleType | None] = trust
+    curation_module: ClassVar[ModuleType | None] = curation
     reader = MassGenAdapter
     undo_steps: ClassVar[dict[str, UndoStep]] = {}
     no_budget: ClassVar[str] = "MassGen's short-term limits (10 memories, 1,000 tokens each, 10,000 in total) are documentation guidance, not a setting"
-
-    def trust_effect(self, target: Target) -> Prepared:
-        return trust.prepare(target)
-
-    def promote(self, job: Target) -> Prepared:
-        return curation.promote(job)
-
-    def demote(self, job: Target) -> Prepared:
-        return curation.demote(job)
-
-    def pin(self, job: Target, on: bool) -> Prepared:
-        return curation.pin(job, on)
-
-    def set_priority(self, job: Target, priority: int) -> Prepared:
-        return curation.set_priority(job, priority)
-
-    def merge_out(self, job: Target, kept: Memory) -> Prepared:
-        return curation.merge_out(job, kept)
-
-    def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared:
-        return curation.restore_part(rv, part)
 
     # -- planning: budgets, salience, suggestions --
     # Salience: the defaults (MassGen keeps no importance and no access record).
