@@ -33,6 +33,7 @@ from app.core.storage.base import Base, sha256_bytes
 from app.core.systems.dollhouse.trust import line_edit
 from app.core.workbench import Workbench
 from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, used by pytestmark)
+from tests.systems.dollhouse.server import resave_without
 
 pytestmark = pytest.mark.usefixtures("write_guard")
 
@@ -226,18 +227,6 @@ def test_dollhouse_quarantine_writes_one_trust_line_and_restore_gives_the_bytes_
     assert [x.action for x in Ledger(env.locs).history(FLAGS)] == ["quarantine", "restore"]
 
 
-def _server_resave_without(quarantined: bytes, entry_id: str, stats: bytes) -> bytes:
-    """The file as DollhouseMCP's own save writes it after loading `quarantined`: the loader skipped
-    the quarantined entry, `serializeElement` dumps only the loaded entries (sorted keys, the same
-    js-yaml style as the rest of the file, so the kept items are byte for byte what they were) and
-    `stats` recomputed from them. DollhouseMCP (TypeScript) cannot run here; this is written the way
-    its serializer writes the sample file, which is itself in that shape."""
-    start = quarantined.rindex(b"- content:", 0, quarantined.index(entry_id.encode()))
-    end = quarantined.index(b"extensions:")
-    cut = quarantined[:start] + quarantined[end:]
-    return cut[: cut.index(b"stats:\n")] + stats
-
-
 def test_dollhouse_restore_after_the_server_resaved_without_the_entry_gives_the_original_bytes_back(env: Env) -> None:
     path = env.file(FLAGS_FILE)
     original = path.read_bytes()
@@ -245,7 +234,7 @@ def test_dollhouse_restore_after_the_server_resaved_without_the_entry_gives_the_
     d = env.reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="looks injected")
     assert isinstance(d, Decision)
     stats = b"stats:\n  newestEntry: '2026-11-21T10:10:10.617Z'\n  oldestEntry: '2026-11-21T10:10:10.617Z'\n  topTags:\n  - {count: 1, tag: flags}\n  totalEntries: 1\n  totalSize: 293\n"
-    resaved = _server_resave_without(path.read_bytes(), FLAGS_E2, stats)
+    resaved = resave_without(path.read_bytes(), FLAGS_E2, stats)
     assert FLAGS_E2.encode() not in resaved and b"quarantined" not in resaved
     path.write_bytes(resaved)
     wb = env.reopen()
@@ -262,7 +251,7 @@ def test_dollhouse_restore_after_a_resave_refuses_when_more_than_the_entry_chang
     path = env.file(FLAGS_FILE)
     d = env.reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="x")
     assert isinstance(d, Decision)
-    resaved = _server_resave_without(path.read_bytes(), FLAGS_E2, b"stats: {totalEntries: 1}\n")
+    resaved = resave_without(path.read_bytes(), FLAGS_E2, b"stats: {totalEntries: 1}\n")
     edited = resaved.replace(b"Flags for 3.4:", b"Flags for 3.5:")
     path.write_bytes(edited)
     with pytest.raises(

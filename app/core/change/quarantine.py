@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core.change import rows
 from app.core.change.errors import ChangeError
 from app.core.model import Memory, Problem, Tier, TrustLevel
 from app.core.review.ledger import Decision, Ledger
@@ -70,6 +71,8 @@ def quarantined_text(ledger: Ledger, vault: Vault, memory: Memory, portfolio_roo
         data = vault.content(item)
         if item.manifest.kind == "block":
             return data.decode("utf-8", "replace")
+        if item.manifest.kind == "row":
+            return str(rows.decode(data, "a database row")["row"].get("content") or "")
         # A whole file: the system's own reader, pointed at the vault's copy.
         moved = memory.model_copy(update={"source": memory.source.model_copy(update={"path": "content"})})
         return adapter_for(memory.system).text(item.folder, moved)

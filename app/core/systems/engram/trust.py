@@ -3,7 +3,10 @@
 `mem_delete` sets `deleted_at` (and `updated_at`) and every Engram read path filters
 `deleted_at IS NULL`, so the observation leaves the agent's context and search while its row stays.
 The workbench does the same in one short write transaction, and a restore sets both columns back
-to the values they had. Engram keeps no trust: approve and flag live in the ledger only.
+to the values they had. Before the row is changed, every column of it goes into the workbench's
+vault in the same write transaction, so a restore can insert it back whole when Engram hard-deleted
+it in between (`mem_delete` with `hard_delete`, a project prune). Engram keeps no trust: approve and
+flag live in the ledger only.
 
 Engram's FTS triggers fire on every UPDATE of `observations` and write to the `observations_fts`
 virtual table, which SQLite refuses while `trusted_schema` is off (the storage layer's safe
@@ -28,13 +31,16 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+from app.core.change import rows
 from app.core.change.edits import ledger_only
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import check_fresh_text
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
+from app.core.change.vaulting import vault_manifest
 from app.core.reading.base import sha256_text
 from app.core.reading.sqlite_ro import DbReadError, read_db_or_raise, source_file
+from app.core.review.vault import VaultError
 from app.core.storage import write_transaction
 
 TABLE = "observations"
@@ -119,9 +125,21 @@ def _soft_delete(t: Target) -> Prepared:
     description = f"quarantine {t.label}: soft-delete observation {t.memory.source.row} of {t.rel} as Engram's mem_delete does"
     changes = [f"{t.memory.source}: deleted_at NULL -> {now!r}, updated_at {row['updated_at']!r} -> {now!r}"]
 
+    changes.insert(0, f"{t.memory.source}: every column of the row copied into the workbench vault first")
+
+    def work(conn: sqlite3.Connection) -> str:
+        _check(conn, t, expect=before, content=t.memory.sha256)
+        data = rows.encode({"row": rows.select(conn, TABLE, "id = ?", (t.memory.source.row,), "id")[0]})
+        item = t.vault.put(vault_manifest(t, kind="row", offset=0, content=data), data, t.vault.item_name(t.memory, t.decision_id))
+        try:
+            _set(conn, t, after)
+        except BaseException:
+            t.vault.discard(item.ref)
+            raise
+        return item.ref
+
     def apply() -> dict[str, Any]:
-        write_transaction(t.roots, path, lambda conn: _update(conn, t, expect=before, content=t.memory.sha256, values=after))
-        return effect
+        return effect | {"vault": write_transaction(t.roots, path, work)}
 
     return Prepared(description, effect, changes, apply)
 
@@ -131,7 +149,7 @@ def _undelete(t: Target) -> Prepared:
     path = _db(t)
     row = _row(t, path)
     if row is None:
-        raise Conflict(f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine); nothing was written", path=t.rel)
+        return _reinsert(t, path)
     after, before = recorded["after"], recorded["before"]
     now = {"deleted_at": row["deleted_at"], "updated_at": row["updated_at"]}
     if now != after:
@@ -146,14 +164,47 @@ def _undelete(t: Target) -> Prepared:
     ]
 
     def apply() -> dict[str, Any]:
-        write_transaction(t.roots, path, lambda conn: _update(conn, t, expect=after, content=None, values=before))
+        def work(conn: sqlite3.Connection) -> None:
+            _check(conn, t, expect=after, content=None)
+            _set(conn, t, before)
+
+        write_transaction(t.roots, path, work)
         return effect
 
     return Prepared(description, effect, changes, apply)
 
 
-def _update(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], content: str | None, values: dict[str, Any]) -> int:
-    """Inside the write transaction: the row must still be as read, then the one UPDATE."""
+def _reinsert(t: Target, path: Path) -> Prepared:
+    """The row was hard-deleted since the quarantine: insert it back, every column as the vault
+    holds it (Engram's own insert trigger indexes it again)."""
+    ref = t.undo_effect.get("vault")
+    if not isinstance(ref, str):
+        raise Conflict(
+            f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine) and no copy of it was vaulted; nothing was written", path=t.rel
+        )
+    try:
+        original = rows.decode(t.vault.content(t.vault.get(ref)), "an Engram observation")["row"]
+    except (VaultError, ValueError) as exc:
+        raise ChangeError(f"cannot restore {t.memory.id}: {exc}; nothing was written") from None
+    effect = {"kind": "row-insert", "database": t.rel, "table": TABLE, "row": t.memory.source.row, "vault": ref}
+    description = f"restore {t.label}: Engram deleted observation {t.memory.source.row} since the quarantine; insert it back from the workbench vault"
+    changes = [f"{t.memory.source}: the row inserted back, every column as the vault item {ref} holds it"]
+
+    def work(conn: sqlite3.Connection) -> None:
+        allow_engram_triggers(conn, t.rel)
+        if conn.execute(f"SELECT 1 FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone():
+            raise Conflict(f"{t.memory.source}: a row with that id exists again; nothing was written", path=t.rel)
+        rows.insert(conn, TABLE, original)
+
+    def apply() -> dict[str, Any]:
+        write_transaction(t.roots, path, work)
+        return effect
+
+    return Prepared(description, effect, changes, apply)
+
+
+def _check(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], content: str | None) -> None:
+    """Inside the write transaction: the row must still be as read."""
     if t.action == "quarantine" and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SYNC_JOURNAL,)).fetchone():
         # Sync was enrolled between the plan and the write: still no delete without its journal row.
         raise ChangeError(_sync_refusal(t.rel))
@@ -168,8 +219,10 @@ def _update(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], cont
         raise Conflict(
             f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, updated_at {updated_at!r}); nothing was written", path=t.rel
         )
-    cursor = conn.execute(f"UPDATE {TABLE} SET deleted_at = ?, updated_at = ? WHERE id = ?", (values["deleted_at"], values["updated_at"], t.memory.source.row))
-    return cursor.rowcount
+
+
+def _set(conn: sqlite3.Connection, t: Target, values: dict[str, Any]) -> None:
+    conn.execute(f"UPDATE {TABLE} SET deleted_at = ?, updated_at = ? WHERE id = ?", (values["deleted_at"], values["updated_at"], t.memory.source.row))
 
 
 def allow_engram_triggers(conn: sqlite3.Connection, name: str) -> None:

@@ -13,11 +13,11 @@ relationships and its trust history are in the vault before anything is changed.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import sqlite3
 from typing import Any
 
+from app.core.change import rows
 from app.core.change.errors import ChangeError, Conflict
 
 TABLE = "memories"
@@ -76,64 +76,18 @@ def content_hash(text: str) -> str:
 # -- snapshot -------------------------------------------------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
-    """A column value as JSON can keep it (a BLOB as hex, tagged, so it comes back as bytes)."""
-    if isinstance(value, bytes):
-        return {"$blob": value.hex()}
-    return value
-
-
-def _unplain(value: Any) -> Any:
-    if isinstance(value, dict) and set(value) == {"$blob"}:
-        return bytes.fromhex(str(value["$blob"]))
-    return value
-
-
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
-
-
-def columns(conn: sqlite3.Connection, table: str) -> list[str]:
-    return [str(r[1]) for r in conn.execute(f'PRAGMA table_info("{table}")')]
-
-
-def _rows(conn: sqlite3.Connection, table: str, where: str, params: tuple[Any, ...], order: str) -> list[dict[str, Any]]:
-    if not _has_table(conn, table):
-        return []
-    names = columns(conn, table)
-    cursor = conn.execute(f'SELECT {", ".join(_q(c) for c in names)} FROM "{table}" WHERE {where} ORDER BY {order}', params)
-    return [{n: _plain(v) for n, v in zip(names, r, strict=True)} for r in cursor.fetchall()]
-
-
 def snapshot(conn: sqlite3.Connection, row: int) -> dict[str, Any] | None:
     """Everything of the memory's: its row (every column), tags, relationships either way and trust
     history, in a stable order. None when the row is gone."""
-    found = _rows(conn, TABLE, "id = ?", (row,), "id")
+    found = rows.select(conn, TABLE, "id = ?", (row,), "id")
     if not found:
         return None
     return {
         "row": found[0],
-        "tags": _rows(conn, TAGS, "memory_id = ?", (row,), "rowid"),
-        "relationships": _rows(conn, LINKS, "from_memory_id = ? OR to_memory_id = ?", (row, row), "rowid"),
-        "trust_history": _rows(conn, HISTORY, "memory_id = ?", (row,), "rowid"),
+        "tags": rows.select(conn, TAGS, "memory_id = ?", (row,), "rowid"),
+        "relationships": rows.select(conn, LINKS, "from_memory_id = ? OR to_memory_id = ?", (row, row), "rowid"),
+        "trust_history": rows.select(conn, HISTORY, "memory_id = ?", (row,), "rowid"),
     }
-
-
-def encode(snap: dict[str, Any]) -> bytes:
-    return json.dumps(snap, sort_keys=True, ensure_ascii=False, indent=1).encode("utf-8")
-
-
-def decode(data: bytes) -> dict[str, Any]:
-    snap = json.loads(data.decode("utf-8"))
-    if not isinstance(snap, dict) or not isinstance(snap.get("row"), dict):
-        raise ValueError("the vault item is not a memory-mcp row")
-    return snap
-
-
-def _q(name: str) -> str:
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise ChangeError(f"column name {name!r} is not a plain identifier; nothing was written")
-    return f'"{name}"'
 
 
 # -- triggers ---------------------------------------------------------------------------------------------
@@ -161,34 +115,24 @@ def update_row(conn: sqlite3.Connection, row: int, values: dict[str, Any], label
     """One UPDATE of `values` on the row, with trusted_schema on for it alone when memory-mcp's
     full-text triggers must run (checked first: only they can)."""
     trusted = "content" in values and check_triggers(conn, label)
-    assignments = ", ".join(f"{_q(c)} = ?" for c in values)
+    assignments = ", ".join(f"{rows.quoted(c)} = ?" for c in values)
     if trusted:
         conn.execute("PRAGMA trusted_schema = 1")
     try:
-        conn.execute(f'UPDATE "{TABLE}" SET {assignments} WHERE id = ?', (*(_unplain(v) for v in values.values()), row))
+        conn.execute(f'UPDATE "{TABLE}" SET {assignments} WHERE id = ?', (*(rows.unplain(v) for v in values.values()), row))
     finally:
         if trusted:
             conn.execute("PRAGMA trusted_schema = 0")
-
-
-def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any], *, ignore: bool = False) -> int | None:
-    present = set(columns(conn, table))
-    names = [c for c in values if c in present]
-    verb = "INSERT OR IGNORE" if ignore else "INSERT"
-    cursor = conn.execute(
-        f'{verb} INTO "{table}" ({", ".join(_q(c) for c in names)}) VALUES ({", ".join("?" for _ in names)})', tuple(_unplain(values[c]) for c in names)
-    )
-    return cursor.lastrowid if cursor.rowcount == 1 else None
 
 
 def history_row(conn: sqlite3.Connection, row: int, history: dict[str, Any], label: str) -> int | None:
     """Append one trust_history row, with a reason memory-mcp accepts."""
     if history["reason"] not in TRUST_REASONS:
         raise ChangeError(f"{label}: {history['reason']!r} is not a trust reason memory-mcp accepts; nothing was written")
-    present = set(columns(conn, HISTORY)) if _has_table(conn, HISTORY) else set()
+    present = set(rows.columns(conn, HISTORY)) if rows.has_table(conn, HISTORY) else set()
     if not {"memory_id", "reason", "old_trust", "new_trust", "delta"} <= present:
         raise ChangeError(f"{label}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be recorded there; nothing was written")
-    return insert(conn, HISTORY, history | {"memory_id": row})
+    return rows.insert(conn, HISTORY, history | {"memory_id": row})
 
 
 # -- hold and put back ------------------------------------------------------------------------------------
@@ -212,7 +156,7 @@ def hold(conn: sqlite3.Connection, row: int, expected: dict[str, Any], history: 
     if now != expected:
         raise Conflict(f"{label}: the row, its tags, links or history changed since it was read; nothing was written", path=label)
     update_row(conn, row, held_values(row, list(now["row"])), label)
-    if _has_table(conn, TAGS):
+    if rows.has_table(conn, TAGS):
         conn.execute(f'DELETE FROM "{TAGS}" WHERE memory_id = ?', (row,))
     return history_row(conn, row, history, label)
 
@@ -237,14 +181,14 @@ def put_back(conn: sqlite3.Connection, row: int, original: dict[str, Any], histo
     if missing:
         raise ChangeError(f"{label}: the table no longer has column(s) {', '.join(missing)}; nothing was written, it stays in the vault")
     update_row(conn, row, values, label)
-    if _has_table(conn, TAGS):
+    if rows.has_table(conn, TAGS):
         conn.execute(f'DELETE FROM "{TAGS}" WHERE memory_id = ?', (row,))
         for tag in original.get("tags", []):
-            insert(conn, TAGS, tag)
-    if _has_table(conn, LINKS):
+            rows.insert(conn, TAGS, tag)
+    if rows.has_table(conn, LINKS):
         for link in original.get("relationships", []):
-            insert(conn, LINKS, link, ignore=True)
-    if _has_table(conn, HISTORY):
+            rows.insert(conn, LINKS, link, ignore=True)
+    if rows.has_table(conn, HISTORY):
         for event in original.get("trust_history", []):
-            insert(conn, HISTORY, event, ignore=True)
+            rows.insert(conn, HISTORY, event, ignore=True)
     return history_row(conn, row, history, label)

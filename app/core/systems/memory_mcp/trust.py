@@ -12,20 +12,21 @@ only, since memory-mcp has no flag of its own.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+from app.core.change import rows
 from app.core.change.edits import ledger_only
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import check_fresh_text
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
+from app.core.change.vaulting import vault_manifest
 from app.core.reading.base import sha256_text
 from app.core.reading.sqlite_ro import DbReadError, read_db_or_raise, source_file
-from app.core.review.vault import Manifest, VaultError
+from app.core.review.vault import VaultError
 from app.core.storage import write_transaction
 from app.core.systems.memory_mcp import holding
 
@@ -97,21 +98,8 @@ def _quarantine(t: Target, path: Path, old: float) -> Prepared:
         content = snap["row"].get("content")
         if sha256_text(content if isinstance(content, str) else "") != t.memory.sha256:
             raise Conflict(f"{label}: the content changed since it was read; nothing was written", path=t.rel)
-        data = holding.encode(snap)
-        manifest = Manifest(
-            memory_id=t.memory.id,
-            system=t.memory.system,
-            portfolio=t.memory.portfolio,
-            portfolio_root=str(t.portfolio.root),
-            path=t.rel,
-            kind="row",
-            offset=0,
-            length=len(data),
-            sha256=hashlib.sha256(data).hexdigest(),
-            time=t.now.astimezone(UTC).isoformat(),
-            decision=t.decision_id,
-            memory=t.memory.model_dump(mode="json"),
-        )
+        data = rows.encode(snap)
+        manifest = vault_manifest(t, kind="row", offset=0, content=data)
         item = t.vault.put(manifest, data, name)
         try:
             return item.ref, holding.hold(conn, row, snap, history, label)
@@ -132,7 +120,7 @@ def _restore_held(t: Target, path: Path) -> Prepared:
     label = f"{t.memory.source}"
     try:
         item = t.vault.get(str(recorded["vault"]))
-        original = holding.decode(t.vault.content(item))
+        original = rows.decode(t.vault.content(item), "a memory-mcp row")
     except (VaultError, ValueError) as exc:
         raise ChangeError(f"cannot restore {t.memory.id}: {exc}; nothing was written") from None
     new = _score(t, original["row"].get("trust_score", 1.0))
