@@ -5,6 +5,7 @@ written into the portfolio."""
 from __future__ import annotations
 
 import os
+import pickle
 import socket
 import stat
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from app.core.model import Memory, Problem
 from app.core.workbench import Workbench
+from tests.write_guard import guarding
 
 GOOD = b"---\nname: good-memory\ndescription: still read\n---\nThe deploy runbook lives in the wiki.\n"
 DAY = "memories/2026-11-01"
@@ -243,8 +245,40 @@ def test_hard_link_is_read_as_a_file(tmp_path: Path) -> None:
     assert not [p for p in problems if "hard.yaml" in p.path]
 
 
-@pytest.mark.timeout(10)
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+NOBODY = 65534
+
+
+def _scan_as_nobody(root: Path, state: Path) -> list[tuple[str, str]]:
+    """Scan `root` in a child process that has given up root (root reads files whatever their
+    mode), with the workbench's own folders in `state`; the problems it reports, as (path, message)."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        status = 0
+        try:
+            os.close(reader)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            for name in ("cache", "data", "config"):
+                os.environ[f"MEMWB_{name.upper()}_DIR"] = str(state / name)
+            _, problems = scan(root)
+            result: object = [(p.path, p.message) for p in problems]
+        except BaseException as exc:  # noqa: BLE001 - carried to the parent whatever it is
+            result, status = repr(exc), 1
+        with os.fdopen(writer, "wb") as out:
+            pickle.dump(result, out)
+        os._exit(status)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as inp:
+        result = pickle.load(inp)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, result
+    assert isinstance(result, list)
+    return result
+
+
+@pytest.mark.timeout(30)
 def test_unreadable_file_and_folder(tmp_path: Path) -> None:
     root = _portfolio(tmp_path)
     folder = root / "portfolio" / DAY
@@ -254,12 +288,36 @@ def test_unreadable_file_and_folder(tmp_path: Path) -> None:
     locked_dir.mkdir()
     os.chmod(locked_dir, 0)
     try:
-        _, problems = scan(root)
+        if os.geteuid() == 0:
+            problems = _scan_as_nobody_in(tmp_path, root)
+        else:
+            problems = [(p.path, p.message) for p in scan(root)[1]]
     finally:
         os.chmod(folder / "locked.yaml", 0o644)
         os.chmod(locked_dir, 0o755)
-    assert "cannot open" in only_problem(problems, "locked.yaml").message
-    assert "cannot list folder" in only_problem(problems, "2026-11-02").message
+    found = {next(m for p, m in problems if part in p) for part in ("locked.yaml", "2026-11-02")}
+    assert len([p for p, _ in problems if "locked.yaml" in p]) == 1 and len([p for p, _ in problems if "2026-11-02" in p]) == 1, problems
+    assert any("cannot open" in m for m in found) and any("cannot list folder" in m for m in found), problems
+
+
+def _scan_as_nobody_in(tmp_path: Path, root: Path) -> list[tuple[str, str]]:
+    """pytest's temporary folders are private to root: let `nobody` pass through them (search only,
+    no listing) for the scan, with its own writable state folder, and put the modes back after."""
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path, *tmp_path.parents)}
+    closed = {p: mode for p, mode in modes.items() if not mode & 0o001}
+    state = tmp_path / "nobody-state"
+    state.mkdir()
+    os.chown(state, NOBODY, NOBODY)
+    # Only these mode changes of pytest's own folders are let through, and they are undone below.
+    with guarding([tmp_path, *closed]) as guard:
+        try:
+            for p, mode in closed.items():
+                os.chmod(p, mode | 0o001)
+            return _scan_as_nobody(root, state)
+        finally:
+            for p, mode in closed.items():
+                os.chmod(p, mode)
+            assert not guard.violations, guard.violations
 
 
 @pytest.mark.timeout(10)
