@@ -262,6 +262,11 @@ def read_db(
     except sqlite3.Error as exc:
         problems.append(Problem(path=shown, message=f"cannot read the SQLite database: {_describe(exc)}", kept="database skipped"))
         return None
+    except UnicodeDecodeError:
+        # A damaged page can put invalid UTF-8 in the schema; SQLite's error text then carries it
+        # and Python fails to decode the message itself.
+        problems.append(Problem(path=shown, message="cannot read the SQLite database: its schema is damaged (names that are not UTF-8)", kept="database skipped"))
+        return None
     if decoder.bad:
         problems.append(
             Problem(
