@@ -60,7 +60,7 @@ def check_fresh_text(t: Target, current: str | None) -> None:
 def decode_text(t: Target, data: bytes) -> tuple[str, int]:
     """(text, BOM length) of a memory file, or a Conflict when it no longer decodes."""
     try:
-        decoded = decode(data)
+        decoded = decode(data, nul_ok=True)  # a file read with NUL characters stays editable
     except TextProblem as exc:
         raise Conflict(f"{t.rel} can no longer be read as text ({exc.message}); nothing was written", path=t.rel) from None
     return decoded.text, decoded.bom_len

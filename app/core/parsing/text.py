@@ -5,6 +5,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from app.core.model import Problem
+
 BOM = b"\xef\xbb\xbf"
 
 
@@ -21,14 +23,17 @@ class TextProblem(Exception):
 class DecodedText:
     text: str
     bom: bool
+    nuls: int = 0  # NUL characters kept in `text` (only with nul_ok)
 
     @property
     def bom_len(self) -> int:
         return 3 if self.bom else 0
 
 
-def decode(data: bytes) -> DecodedText:
-    """Decode UTF-8 (an optional BOM is noted and dropped). Raises TextProblem."""
+def decode(data: bytes, *, nul_ok: bool = False) -> DecodedText:
+    """Decode UTF-8 (an optional BOM is noted and dropped). Raises TextProblem. A NUL character is
+    valid UTF-8 and some systems' readers take it in their stride: with `nul_ok` the text keeps it
+    and `nuls` counts it; without, it is refused as a sign of a binary or corrupt file."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise TextProblem("file is UTF-16 encoded; memory files are read as UTF-8 only", 1)
     bom = data.startswith(BOM)
@@ -40,9 +45,24 @@ def decode(data: bytes) -> DecodedText:
         line = data.count(b"\n", 0, offset) + 1
         raise TextProblem(f"invalid UTF-8 at byte {offset} (0x{data[offset]:02x})", line) from None
     nul = text.find("\x00")
-    if nul >= 0:
+    if nul < 0:
+        return DecodedText(text, bom)
+    if not nul_ok:
         raise TextProblem(f"NUL character at character {nul}: binary or corrupt file", text.count("\n", 0, nul) + 1)
-    return DecodedText(text, bom)
+    return DecodedText(text, bom, text.count("\x00"))
+
+
+def nul_problem(path: str, decoded: DecodedText, system: str) -> Problem | None:
+    """The problem that says a file with NUL characters is read anyway, because its system reads it."""
+    if not decoded.nuls:
+        return None
+    first = decoded.text.find("\x00")
+    return Problem(
+        path=path,
+        line=decoded.text.count("\n", 0, first) + 1,
+        message=f"{decoded.nuls} NUL character(s), the first at character {first}: {system} still reads the file, so it is listed and reviewed as text",
+        kept="read as text, NUL shown as \u2400",
+    )
 
 
 class LineIndex:

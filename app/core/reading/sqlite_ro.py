@@ -265,7 +265,9 @@ def read_db(
     except UnicodeDecodeError:
         # A damaged page can put invalid UTF-8 in the schema; SQLite's error text then carries it
         # and Python fails to decode the message itself.
-        problems.append(Problem(path=shown, message="cannot read the SQLite database: its schema is damaged (names that are not UTF-8)", kept="database skipped"))
+        problems.append(
+            Problem(path=shown, message="cannot read the SQLite database: its schema is damaged (names that are not UTF-8)", kept="database skipped")
+        )
         return None
     if decoder.bad:
         problems.append(

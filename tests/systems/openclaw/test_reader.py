@@ -493,8 +493,15 @@ def test_invalid_utf8_and_nul_are_problems_with_their_line(tmp_path: Path) -> No
     assert bad.memories == []
     assert bad.problems == [Problem(path="MEMORY.md", line=3, message="invalid UTF-8 at byte 8 (0xc3)", kept="file skipped")]
     nul = parse_one(tmp_path, "state/HOLD.md", b"[2026-03-14 09:40 | main] a\n\x00\n")
-    assert nul.memories == []
-    assert nul.problems == [Problem(path="state/HOLD.md", line=2, message="NUL character at character 28: binary or corrupt file", kept="file skipped")]
+    assert [m.id for m in nul.memories] == ["openclaw:ws:state/hold/a"]  # OpenClaw reads it, so it is read
+    assert nul.problems == [
+        Problem(
+            path="state/HOLD.md",
+            line=2,
+            message="1 NUL character(s), the first at character 28: OpenClaw still reads the file, so it is listed and reviewed as text",
+            kept="read as text, NUL shown as \u2400",
+        )
+    ]
 
 
 def test_whole_workspace_spans_rebuild_every_file_and_ids_are_unique(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def retier(rel: str, data: bytes, tier: str) -> tuple[bytes, str]:
     """`data` with its (last, the one MassGen keeps) `tier:` value set to `tier`, or a `tier:` line
     added before the closing fence when there is none; with what was done, for the plan."""
     try:
-        decoded = decode(data)
+        decoded = decode(data, nul_ok=True)
     except TextProblem as exc:
         raise ChangeError(f"{rel} can no longer be read as a MassGen memory ({exc}); nothing was changed") from None
     try:
@@ -82,7 +82,7 @@ def retier(rel: str, data: bytes, tier: str) -> tuple[bytes, str]:
         at = index.byte_of(fence)
         new = data[:at] + f"tier: {tier}{newline}".encode() + data[at:]
         how = f"a `tier: {tier}` line added before the closing `---` (line {index.line_of(fence)})"
-    after = split_massgen(decode(new).text)
+    after = split_massgen(decode(new, nul_ok=True).text)
     if after.meta.get("tier") != tier or after.body != parsed.body:
         raise ChangeError(f"setting the tier line of {rel} would change more than that line; nothing was changed")
     return new, how

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel
 from app.core.parsing import safefs
-from app.core.parsing.text import LineIndex, TextProblem, decode
+from app.core.parsing.text import LineIndex, TextProblem, decode, nul_problem
 from app.core.reading.base import (
     Capabilities,
     FileAdapter,
@@ -257,10 +257,12 @@ class MassGenAdapter(FileAdapter):
         assert where is not None
         workspace, tier_dir, filename = where
         try:
-            decoded = decode(data)
+            decoded = decode(data, nul_ok=True)  # MassGen reads with Python's open(): a NUL is just a character
         except TextProblem as exc:
             out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped"))
             return
+        if (nul := nul_problem(rel, decoded, "MassGen")) is not None:
+            out.problems.append(nul)
         text = decoded.text
         index = LineIndex(text, byte_base=decoded.bom_len)
         try:
@@ -424,7 +426,7 @@ class MassGenAdapter(FileAdapter):
         """The memory's stripped body (the stripped raw text of a file without front matter), re-read
         from disk. Raises safefs.UnsafeFile or TextProblem when the file can no longer be read."""
         data = safefs.read_file(os.fspath(Path(root) / PurePosixPath(memory.source.path)))
-        return body_of(decode(data).text)
+        return body_of(decode(data, nul_ok=True).text)
 
 
 def body_of(text: str) -> str:

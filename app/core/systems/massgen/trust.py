@@ -59,7 +59,7 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
     """Every other memory file of the portfolio that MassGen would inject this memory's text from."""
     name = PurePosixPath(t.rel).name
     try:
-        body = body_of(decode(base.data).text)
+        body = body_of(decode(base.data, nul_ok=True).text)
     except TextProblem:
         body = ""
     ctx = ParseContext(system=t.memory.system, portfolio=t.memory.portfolio, root=t.portfolio.root, today=t.now.date(), settings=dict(t.portfolio.settings))
@@ -70,7 +70,7 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
             continue
         try:
             data = safefs.read_file(ref.path)
-            text = decode(data).text
+            text = decode(data, nul_ok=True).text
         except (safefs.UnsafeFile, TextProblem, OSError):
             continue
         if data != base.data and not (body and body in text):

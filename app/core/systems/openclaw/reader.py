@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel
 from app.core.parsing import safefs
-from app.core.parsing.text import LineIndex, TextProblem, decode
+from app.core.parsing.text import LineIndex, TextProblem, decode, nul_problem
 from app.core.reading.base import (
     Capabilities,
     FileAdapter,
@@ -564,10 +564,12 @@ class OpenClawAdapter(FileAdapter):
             out.problems.append(Problem(path=rel, message="not an OpenClaw memory file", kept="file skipped"))
             return out
         try:
-            decoded = decode(data)
+            decoded = decode(data, nul_ok=True)  # OpenClaw reads files as UTF-8 strings: a NUL is just a character
         except TextProblem as exc:
             out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped"))
             return out
+        if (nul := nul_problem(rel, decoded, "OpenClaw")) is not None:
+            out.problems.append(nul)
         b = _Builder(ctx, rel, decoded.text, LineIndex(decoded.text, byte_base=decoded.bom_len))
         try:
             cls._dispatch(b, kind)
