@@ -21,6 +21,7 @@ from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
+from app.core.load import litter
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
@@ -100,7 +101,7 @@ class Workbench:
             plan_step=self._plan,
         )
         self._paths = [Path(p) for p in paths]
-        result = pipeline.run(self._paths)
+        result = litter.cleared(pipeline.run(self._paths), self.locations.data, lambda: pipeline.run(self._paths))
         with self._lock:
             self._portfolios = {(p.system, p.name): p for p in result.portfolios}
             self._load_problems = list(result.problems)

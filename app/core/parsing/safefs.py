@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.model import Problem
+from app.core.storage.leftovers import LITTER_PATTERN
 
 # A memory file larger than this is not a memory; DollhouseMCP refuses about 1-2 MB.
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 12
+# The `kept` of a problem that names a file a crashed workbench write left; the facade clears it.
+LITTER = "workbench litter"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,9 @@ def walk_files(
                         problems.append(Problem(path=display_name(rel), message=f"folder nested deeper than {max_depth} levels", kept="folder skipped"))
                     elif not prune(rel):
                         stack.append((entry.path, rel, depth + 1))
+                    continue
+                if LITTER_PATTERN.fullmatch(entry.name):  # never read as a memory, whatever the system accepts
+                    problems.append(Problem(path=display_name(rel), message="left by an interrupted workbench write", kept=LITTER))
                     continue
                 if not accept(rel):
                     continue

@@ -5,7 +5,7 @@
 - base: `Base.capture` keeps what an edit started from; a save re-checks it (stat, then sha256) and
   raises `ConflictError` (base, disk, mine) instead of overwriting another writer.
 - atomic: `atomic_write`, temp file + fsync + replace + folder fsync, with explicit permission checks
-  and the MEMWB_FAULT crash points; sweep: `sweep` of our stale `.wb-*.tmp` files.
+  and the MEMWB_FAULT crash points; leftovers: `sweep` and `clear_litter` of what a crashed write left.
 - edits: byte-preserving `set_key`, `replace_span`, `cut_span`, `insert_span`.
 - watch: `watch_for_revert`, which notices another process undoing a save.
 - sqlite_write: `write_transaction`, one short BEGIN IMMEDIATE transaction with busy_timeout.
@@ -13,7 +13,7 @@
   `remove_file` (removal only while the file still holds the bytes it was read with) and
   `remove_empty_folder`.
 
-Names are loaded on first use: the write path (containment, base, atomic, sweep, watch,
+Names are loaded on first use: the write path (containment, base, atomic, leftovers, watch,
 sqlite_write, moves) needs only the standard library, so crash-test subprocesses start fast and the
 permission tests can run it as an unprivileged user under the system python; edits needs the YAML
 primitives.
@@ -38,7 +38,9 @@ _EXPORTS = {
     "Saved": "atomic",
     "FAULT_ENV": "atomic",
     "FAULT_POINTS": "atomic",
-    "sweep": "sweep",
+    "sweep": "leftovers",
+    "clear_litter": "leftovers",
+    "LITTER_PATTERN": "leftovers",
     "set_key": "edits",
     "replace_span": "edits",
     "cut_span": "edits",
@@ -69,7 +71,7 @@ if TYPE_CHECKING:
     from .containment import Roots, check_name
     from .edits import cut_span, insert_span, replace_span, set_key
     from .errors import ConflictError, ContainmentError, EditError, NotWritableError, StorageError, WriteError
+    from .leftovers import LITTER_PATTERN, clear_litter, sweep
     from .moves import move_file, remove_empty_folder, remove_file
     from .sqlite_write import write_transaction
-    from .sweep import sweep
     from .watch import RevertWatch, watch_for_revert

@@ -12,7 +12,7 @@ The order, and why:
    locks, so this check is what catches an agent that wrote during the save);
 5. `os.replace`, then fsync of the folder, so the rename itself is durable;
 6. on any error before the replace the temp file is unlinked and a WriteError says the original is
-   intact. A crash leaves the temp file behind; sweep.sweep removes ours later.
+   intact. A crash leaves the temp file behind; leftovers.clear_litter removes ours at the next start.
 
 Hard links: a replace gives this name a new inode, so the other names of a hard-linked file keep the
 old bytes and silently diverge. Such files are refused by default; `split_hard_links=True` saves
@@ -24,7 +24,8 @@ by os.access, because root bypasses them (a 0444 file would otherwise be replace
 Set-user-ID and set-group-ID bits are not copied.
 
 Crash tests: when MEMWB_FAULT names one of FAULT_POINTS, the process exits with status 137 at that
-point (os._exit, no cleanup), as a kill -9 would.
+point (os._exit, no cleanup), as a kill -9 would; MEMWB_FAULT_IN narrows it to writes of paths
+containing that text.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from .errors import ConflictError, ContainmentError, NotWritableError, WriteErro
 from .touched import note
 
 FAULT_ENV = "MEMWB_FAULT"
+FAULT_IN_ENV = "MEMWB_FAULT_IN"
 FAULT_POINTS = ("before_write", "half_written", "after_write", "after_fsync", "after_replace", "after_dir_fsync")
 
 TEMP_PREFIX = ".wb-"
@@ -55,9 +57,10 @@ _FS_IMMUTABLE_FL = 0x10
 _FS_APPEND_FL = 0x20
 
 
-def fault(point: str) -> None:
-    """Die here, as a kill -9 would, when the crash tests ask for this point."""
-    if os.environ.get(FAULT_ENV) == point:
+def fault(point: str, target: str | os.PathLike[str]) -> None:
+    """Die here, as a kill -9 would, when the crash tests ask for this point (and, when they name
+    one with MEMWB_FAULT_IN, only in a write to a path containing it)."""
+    if os.environ.get(FAULT_ENV) == point and os.environ.get(FAULT_IN_ENV, "") in os.fspath(target):
         os._exit(137)
 
 
@@ -100,15 +103,15 @@ def atomic_write(
     tmp, fd = _create_temp(folder, target, created)
     try:
         try:
-            fault("before_write")
+            fault("before_write", target)
             half = len(data) // 2
             _write_all(fd, data[:half])
-            fault("half_written")
+            fault("half_written", target)
             _write_all(fd, data[half:])
-            fault("after_write")
+            fault("after_write", target)
             warnings += _copy_attributes(fd, target, st, new_mode)
             os.fsync(fd)
-            fault("after_fsync")
+            fault("after_fsync", target)
             final = os.fstat(fd)
         finally:
             os.close(fd)
@@ -126,9 +129,9 @@ def atomic_write(
         if isinstance(exc, OSError):
             raise WriteError(target, describe(exc), created=created) from exc
         raise
-    fault("after_replace")
+    fault("after_replace", target)
     warnings += _sync_folder(folder)
-    fault("after_dir_fsync")
+    fault("after_dir_fsync", target)
     return Saved(target, sha256_bytes(data), len(data), Base.of(target, data, final), tuple(warnings))
 
 

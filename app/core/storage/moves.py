@@ -11,7 +11,8 @@ The checked removal first renames the file aside (atomically, to a hidden name i
 then hashes what it set aside: an agent that wrote the file before the rename gets its bytes put
 back under the original name and the caller a ConflictError; an agent that writes after the rename
 creates a new file, which is left alone. A crash while the file is set aside leaves it under the
-hidden `.memwb-remove-<hex>` name beside the original.
+hidden `.memwb-remove-<hex>~<name>~` name beside the original; the next start puts it back under its
+name (leftovers.clear_litter): the removal was never recorded, so the memory is as it was before.
 
 Standard library only, like the rest of the write path.
 """
@@ -20,17 +21,30 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
 
-from .atomic import Saved, atomic_write, check_writable
+from .atomic import Saved, atomic_write, check_writable, fault
 from .base import Base, Gone, read_current, sha256_bytes
 from .containment import Roots
 from .errors import ConflictError, ContainmentError, StorageError, shown
 from .touched import note
 
 ASIDE_PREFIX = ".memwb-remove-"
+# The aside name carries the original name between tildes, so a sweep after a crash can put the
+# file back; no system reads a name ending in `~` (they all match by extension).
+ASIDE_PATTERN = re.compile(r"\.memwb-remove-[0-9a-f]{16}(?:~(?P<name>[^/]+)~)?")
+ASIDE_NAME_MAX = 200
+# Crash tests: the process dies here (MEMWB_FAULT), as a kill -9 would.
+REMOVE_FAULT_POINTS = ("after_set_aside",)
+
+
+def aside_name(name: str) -> str:
+    """The hidden name a file is set aside under while its removal is checked."""
+    hidden = f"{ASIDE_PREFIX}{secrets.token_hex(8)}"
+    return f"{hidden}~{name}~" if len(os.fsencode(name)) <= ASIDE_NAME_MAX else hidden
 
 
 def remove_file(roots: Roots, base: Base) -> None:
@@ -44,10 +58,11 @@ def remove_file(roots: Roots, base: Base) -> None:
     if target != Path(base.path):
         raise ConflictError(base.path, f"the path now leads to {shown(target)}", base=base.data, disk=None, mine=b"")
     check_writable(target, None)  # the folder: a rename and an unlink need it
-    aside = target.parent / f"{ASIDE_PREFIX}{secrets.token_hex(8)}"
+    aside = target.parent / aside_name(target.name)
     try:
         os.rename(target, aside)
         note(target)
+        fault("after_set_aside", target)
     except FileNotFoundError:
         raise ConflictError(target, "it was deleted or renamed since it was read", base=base.data, disk=None, mine=b"") from None
     except OSError as exc:
