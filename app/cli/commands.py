@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.cli.common import CHANGES, DECISIONS, emit_json, say
+from app.cli.common import CHANGES, DECISIONS, FAILED, USAGE, UsageError, emit_json, fail, say
 from app.core.budget import WhatIf
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
@@ -34,8 +34,14 @@ def _locations(args: argparse.Namespace) -> Locations:
 
 
 def _resolve_paths(args: argparse.Namespace, locations: Locations, problems: list[Problem]) -> tuple[list[Path], str]:
+    """The paths to open and a note on where they came from. A PATH given on the command line that
+    names nothing to read is a usage error: nothing is opened, and the error names the path."""
     if args.paths:
-        return list(args.paths), ""
+        paths = [Path(p) for p in args.paths]
+        unreadable = Workbench.check_paths(paths)
+        if unreadable:
+            raise UsageError("\n".join(f"{problem.path}: {problem.message}" for problem in unreadable))
+        return paths, ""
     settings: Settings = load_settings(locations.config, problems)
     if settings.portfolios:
         return [Path(p).expanduser() for p in settings.portfolios], ""
@@ -191,19 +197,18 @@ def cmd_startup(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     if args.limit < 1:
-        say("--limit must be at least 1")
-        return 2
+        return fail("--limit must be at least 1", USAGE, as_json=args.json)
     workbench, _, _ = _load(args, index=True)
     try:
         result = workbench.search(args.query, limit=args.limit)
     except QuerySyntaxError as error:
+        say(f"query error at character {error.position + 1}: {error.message}")
         if args.json:
-            emit_json({"error": error.message, "position": error.position})
-        else:
-            say(f"query error at character {error.position + 1}: {error.message}")
-            say(f"  {inert(args.query, keep_newlines=False)}")
-            say("  " + " " * error.position + "^")
-        return 2
+            emit_json({"error": error.message, "code": USAGE, "position": error.position})
+            return USAGE
+        say(f"  {inert(args.query, keep_newlines=False)}")
+        say("  " + " " * error.position + "^")
+        return USAGE
     finally:
         workbench.close()
     if args.json:
@@ -286,11 +291,9 @@ def cmd_decide(args: argparse.Namespace) -> int:
     try:
         outcome = decide(args.id, args.reason, entry=args.entry, dry_run=args.dry_run)
     except UnknownMemory:
-        say(f"no memory with id {args.id!r} in the portfolios read; nothing was changed")
-        return 1
+        return fail(f"no memory with id {args.id!r} in the portfolios read; nothing was changed", FAILED, as_json=args.json)
     except ChangeError as error:
-        say(f"{args.command} {args.id}: {error}")
-        return 1
+        return fail(f"{args.command} {args.id}: {error}", FAILED, as_json=args.json)
     if args.json:
         emit_json(outcome.model_dump(mode="json"))
         return 0
@@ -355,11 +358,9 @@ def cmd_change(args: argparse.Namespace) -> int:
             change = {"promote": workbench.promote, "demote": workbench.demote, "pin": workbench.pin, "unpin": workbench.unpin}[args.command]
             outcome = change(ids[0], **common)
     except UnknownMemory as error:
-        say(f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed")
-        return 1
+        return fail(f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed", FAILED, as_json=args.json)
     except ChangeError as error:
-        say(f"{args.command}: {error}")
-        return 1
+        return fail(f"{args.command}: {error}", FAILED, as_json=args.json)
     return _report_change(args, outcome)
 
 
@@ -368,23 +369,22 @@ def cmd_undo(args: argparse.Namespace) -> int:
     try:
         outcome = workbench.undo(reason=args.reason, dry_run=args.dry_run)
     except ChangeError as error:
-        say(f"undo: {error}")
-        return 1
+        return fail(f"undo: {error}", FAILED, as_json=args.json)
     return _report_change(args, outcome)
 
 
 def cmd_budget_set(args: argparse.Namespace) -> int:
     if len(args.paths) != 2 or args.max_tokens is None:
-        say("usage: memwb budget set PORTFOLIO --max-tokens N [--path PATH] [--dry-run]")
-        return 2
+        return fail("usage: memwb budget set PORTFOLIO --max-tokens N [--path PATH] [--dry-run]", USAGE, as_json=args.json)
     args.paths = list(args.read_paths)
     workbench = _open(args)
     workbench.refresh_after_writes(False)
     try:
         outcome = workbench.set_budget(str(args.paths_set_portfolio), args.max_tokens, reason="budget set", dry_run=args.dry_run)
     except (ChangeError, KeyError) as error:
-        say(f"budget set: {error}")
-        return 1
+        # A KeyError's str() is the repr of its key: say the message itself.
+        why = error.args[0] if isinstance(error, KeyError) and error.args else error
+        return fail(f"budget set: {why}", FAILED, as_json=args.json)
     return _report_change(args, outcome)
 
 
