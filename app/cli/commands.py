@@ -33,16 +33,18 @@ def _locations(args: argparse.Namespace) -> Locations:
     )
 
 
-def _resolve_paths(args: argparse.Namespace, locations: Locations, problems: list[Problem]) -> tuple[list[Path], str]:
-    """The paths to open and a note on where they came from. A PATH given on the command line that
-    names nothing to read is a usage error: nothing is opened, and the error names the path."""
+def _resolve_paths(args: argparse.Namespace, locations: Locations, problems: list[Problem], settings: Settings | None = None) -> tuple[list[Path], str]:
+    """The paths to open and a note on where they came from (the settings are read here unless
+    given). A PATH given on the command line that names nothing to read is a usage error: nothing
+    is opened, and the error names the path."""
     if args.paths:
         paths = [Path(p) for p in args.paths]
         unreadable = Workbench.check_paths(paths)
         if unreadable:
             raise UsageError("\n".join(f"{problem.path}: {problem.message}" for problem in unreadable))
         return paths, ""
-    settings: Settings = load_settings(locations.config, problems)
+    if settings is None:
+        settings = load_settings(locations.config, problems)
     if settings.portfolios:
         return [Path(p).expanduser() for p in settings.portfolios], ""
     sample = Workbench.default_paths()
@@ -451,8 +453,8 @@ def cmd_discover(args: argparse.Namespace) -> int:
 def cmd_open(args: argparse.Namespace) -> int:
     locations = _locations(args)
     problems: list[Problem] = []
-    paths, note = _resolve_paths(args, locations, problems)
     settings = load_settings(locations.config, problems)
+    paths, note = _resolve_paths(args, locations, problems, settings)
     for problem in problems:
         say(str(problem))
     from app.tui.app import MemoryWorkbenchApp  # the UI is loaded only when it is shown

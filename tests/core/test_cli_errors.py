@@ -37,6 +37,26 @@ def no_workbench_window(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "app.tui.app", ui)
 
 
+@pytest.fixture
+def workbench_window(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    """A stand-in for the workbench's window: what it was opened with, one dict per opening."""
+    opened: list[dict[str, object]] = []
+
+    class Window:
+        exit_status = 0
+
+        def __init__(self, workbench: object, paths: list[Path], **kwargs: object) -> None:
+            opened.append({"paths": paths, **kwargs})
+
+        def run(self) -> None:
+            pass
+
+    ui = types.ModuleType("app.tui.app")
+    ui.MemoryWorkbenchApp = Window  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "app.tui.app", ui)
+    return opened
+
+
 def assert_plain(err: str) -> None:
     """Said to a person: no traceback, no exception class."""
     assert "Traceback" not in err and "UsageError" not in err and "Error:" not in err
@@ -169,6 +189,22 @@ def test_the_workbench_is_not_opened_on_a_missing_path(tmp_path: Path, capsys: p
     code, out, err = run(capsys, str(tmp_path / "nowhere"))
     assert code == 2 and out == ""
     assert err == f"memwb: {tmp_path / 'nowhere'}: no such file or folder\n"
+
+
+def test_the_workbench_opens_on_a_portfolio(sample_copy: Path, capsys: pytest.CaptureFixture[str], workbench_window: list[dict[str, object]]) -> None:
+    code, out, err = run(capsys, str(sample_copy), "--theme", "workbench-light")
+    assert code == 0 and out == "" and err == ""
+    assert [(w["paths"], w["theme"]) for w in workbench_window] == [([sample_copy], "workbench-light")]
+
+
+def test_a_broken_settings_file_is_said_once(
+    isolated_locations: Locations, capsys: pytest.CaptureFixture[str], workbench_window: list[dict[str, object]]
+) -> None:
+    isolated_locations.config.mkdir(parents=True, exist_ok=True)
+    (isolated_locations.config / "config.yaml").write_text("portfolios: [unclosed\n")
+    code, _, err = run(capsys)
+    assert code == 0 and len(workbench_window) == 1
+    assert err.count("config.yaml:2: YAML syntax error") == 1, err
 
 
 # -- failures of --json commands ----------------------------------------------------------------
