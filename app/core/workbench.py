@@ -26,7 +26,7 @@ from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.reading.base import Capabilities
-from app.core.reading.discovery import standard_locations
+from app.core.reading.discovery import discover, standard_locations
 from app.core.review.detector import scan_memory
 from app.core.review.finding import Finding
 from app.core.review.ledger import Decision, OpenPortfolio, TrustAction
@@ -85,6 +85,14 @@ class Workbench:
     @staticmethod
     def default_paths() -> list[Path]:
         return [sample_portfolio()]
+
+    @staticmethod
+    def check_paths(paths: Iterable[Path | str]) -> list[Problem]:
+        """The given paths that name nothing to read, each as a Problem naming it: not there, or no
+        portfolio at it or two folder levels below. Empty when every path holds a portfolio."""
+        problems: list[Problem] = []
+        discover([Path(p) for p in paths], problems)
+        return problems
 
     def open(self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True, index: bool = True) -> LoadResult:
         """Run the startup pipeline over `paths`; events stream to `emit` as phases run. With

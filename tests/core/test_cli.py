@@ -87,14 +87,14 @@ def test_startup_table(portfolio: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_missing_path_fails_with_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "scan", str(tmp_path / "nowhere"))
-    assert code == 1
+    assert code == 2
     assert "nowhere: no such file or folder" in err
 
 
 def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as caught:
-        main(["scan", "--no-such-flag"])
-    assert caught.value.code == 2
+    code, out, err = run(capsys, "scan", "--no-such-flag")
+    assert code == 2 and out == ""
+    assert err == 'memwb scan: unknown option "--no-such-flag" (see memwb scan --help)\n'
 
 
 def test_no_path_opens_the_sample_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:

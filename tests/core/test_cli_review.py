@@ -79,6 +79,5 @@ def test_unknown_memory_fails_clearly(sample_copy: Path, capsys: pytest.CaptureF
 
 
 def test_reason_is_required(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as caught:
-        main(["quarantine", "x:y:z"])
-    assert caught.value.code == 2
+    code, _, err = run(capsys, "quarantine", "x:y:z")
+    assert code == 2 and "memwb quarantine: the following arguments are required: --reason" in err

@@ -73,7 +73,7 @@ def test_cli_search_json(sample_copy: Path, capsys: pytest.CaptureFixture[str]) 
 def test_cli_search_syntax_error_exits_2(sample_copy: Path, capsys: pytest.CaptureFixture[str], query: str, position: int) -> None:
     assert main(["search", query, str(sample_copy), "--json"]) == 2
     document = json.loads(capsys.readouterr().out)
-    assert set(document) == {"error", "position"} and document["position"] == position
+    assert set(document) == {"error", "code", "position"} and document["position"] == position and document["code"] == 2
 
 
 def test_cli_search_text_output_is_inert(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:

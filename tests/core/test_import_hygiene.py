@@ -1,4 +1,5 @@
-"""The core is UI-free: importing any app.core module (and the CLI's headless paths) loads no Textual."""
+"""The core is UI-free: importing any app.core module (and the CLI's headless paths) loads no Textual;
+`memwb --version` and `memwb --help` load none of the heavy modules at all."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import pkgutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import app.core
 
@@ -40,3 +43,41 @@ def test_headless_cli_does_not_import_textual() -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+# What `memwb --version` and `memwb --help` must not load: the UI, the search engine, the models and
+# YAML, the facade. (No timing here: bench/cli.py measures that.)
+HEAVY = ("textual", "whoosh", "pydantic", "yaml", "app.core.workbench")
+
+
+def loaded_by(argv: list[str], heavy: tuple[str, ...] = HEAVY) -> tuple[int, list[str], str]:
+    """Run the `memwb` entry point on `argv` in a fresh interpreter: its exit status and which of
+    `heavy` (or their submodules) were imported by then."""
+    script = (
+        "import sys\n"
+        "from app.cli import main\n"
+        "try:\n"
+        f"    code = main({argv!r})\n"
+        "except SystemExit as stop:  # argparse's way out of --help and --version\n"
+        "    code = stop.code\n"
+        f"heavy = {heavy!r}\n"
+        "found = sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))\n"
+        "print('LOADED:' + ','.join(found))\n"
+        "raise SystemExit(code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    last = out.stdout.strip().splitlines()[-1]
+    assert last.startswith("LOADED:"), out.stdout + out.stderr
+    return out.returncode, [m for m in last.removeprefix("LOADED:").split(",") if m], out.stdout
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["approve", "--help"]])
+def test_version_and_help_import_nothing_heavy(argv: list[str]) -> None:
+    code, loaded, stdout = loaded_by(argv)
+    assert code == 0 and "memwb" in stdout
+    assert loaded == []
+
+
+def test_a_headless_command_imports_no_ui(sample_copy: Path) -> None:
+    code, loaded, _ = loaded_by(["review", str(sample_copy), "--json"], ("textual", "app.tui"))
+    assert code == 0 and loaded == []

@@ -1,23 +1,16 @@
-"""`memwb`: the command line over the Workbench facade.
-
-`memwb [PATH...]` opens the workbench; headless subcommands print a readable table, or one JSON
-document with --json. Exit codes: 0 success, 1 failure, 2 usage error. Every string that came from
-a memory is made inert before it is printed, and JSON is ASCII-escaped, so nothing printed can drive
-the terminal.
-"""
+"""The commands of `memwb`, over the Workbench facade: each parses nothing (`app.cli` did) and
+returns its exit status. Importing this module imports the core; opening the workbench imports the
+Textual face as well, and only then."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from app import __version__
+from app.cli.common import CHANGES, DECISIONS, FAILED, USAGE, UsageError, emit_json, fail, say
 from app.core.budget import WhatIf
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
@@ -30,180 +23,6 @@ from app.core.review.finding import Finding
 from app.core.search import QuerySyntaxError
 from app.core.workbench import UnknownMemory, Workbench
 
-SUBCOMMANDS = (
-    "scan",
-    "startup",
-    "discover",
-    "search",
-    "review",
-    "approve",
-    "flag",
-    "quarantine",
-    "restore",
-    "history",
-    "suggest",
-    "budget",
-    "promote",
-    "demote",
-    "pin",
-    "unpin",
-    "set-priority",
-    "merge",
-    "undo",
-)
-CHANGES = ("promote", "demote", "pin", "unpin", "set-priority", "merge")
-DECISIONS = ("approve", "flag", "quarantine", "restore")
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cache-dir", type=Path, help="the workbench's cache folder (default $XDG_CACHE_HOME/memwb)")
-    parser.add_argument("--data-dir", type=Path, help="the workbench's data folder (default $XDG_DATA_HOME/memwb)")
-    parser.add_argument("--config-dir", type=Path, help="the workbench's config folder (default $XDG_CONFIG_HOME/memwb)")
-
-
-def _paths(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        type=Path,
-        metavar="PATH",
-        help="a portfolio root, a database file, or a folder holding portfolios (default: configured portfolios, else the bundled sample)",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memwb", description="Memory Workbench: see, search, review and curate AI agents' long-term memory.")
-    parser.add_argument("--version", action="version", version=f"memwb {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    scan = sub.add_parser("scan", help="read portfolios and list their memories and problems")
-    _paths(scan)
-    scan.add_argument("--json", action="store_true", help="print one JSON document")
-    _common(scan)
-
-    startup = sub.add_parser("startup", help="run the startup pipeline and print its timeline")
-    _paths(startup)
-    startup.add_argument("--json", action="store_true", help="print one JSON document")
-    startup.add_argument("--no-cache", action="store_true", help="ignore the parse cache (a cold start)")
-    _common(startup)
-
-    search = sub.add_parser(
-        "search",
-        help="search every memory",
-        description=(
-            "Search memories. QUERY: words (name, description, body, tags); field:value filters (system, tier, "
-            'trust, domain, tag, type, portfolio); "phrases"; prefix*; fuzzy~ or fuzzy~2; AND, OR, NOT, '
-            "(grouping); ranges on priority, tokens and salience: priority:[1 TO 10], tokens:>500."
-        ),
-    )
-    search.add_argument("query", metavar="QUERY")
-    _paths(search)
-    search.add_argument("--limit", type=int, default=20, help="hits to show (default 20)")
-    search.add_argument("--json", action="store_true", help="print one JSON document")
-    _common(search)
-
-    review = sub.add_parser("review", help="the review queue: findings and trust, most severe first")
-    _paths(review)
-    review.add_argument("--json", action="store_true", help="print one JSON document")
-    _common(review)
-
-    for action, what in (
-        ("approve", "mark a memory reviewed and trusted (DollhouseMCP: trustLevel validated; memory-mcp: trust +0.15)"),
-        ("flag", "flag a memory for attention (DollhouseMCP: trustLevel flagged)"),
-        ("quarantine", "take a memory out of what its agent loads, in that system's own way"),
-        ("restore", "put back exactly what a quarantine took"),
-    ):
-        decision = sub.add_parser(action, help=what, description=what)
-        decision.add_argument("id", metavar="ID", help="the memory id, as `memwb scan` prints it")
-        _paths(decision)
-        decision.add_argument("--reason", required=True, help="why (kept in the ledger)")
-        decision.add_argument("--entry", help="one entry of a DollhouseMCP memory")
-        decision.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
-        decision.add_argument("--json", action="store_true", help="print one JSON document")
-        _common(decision)
-
-    suggest_ = sub.add_parser("suggest", help="promote, demote, archive, merge, split and stale suggestions (never applied)")
-    _paths(suggest_)
-    suggest_.add_argument("--json", action="store_true", help="print one JSON document")
-    _common(suggest_)
-
-    budget = sub.add_parser(
-        "budget",
-        help="what each agent loads at startup, at what cost, and where its budget cuts",
-        description="Show budget plans; `memwb budget set PORTFOLIO --max-tokens N` writes DollhouseMCP's autoLoad.maxTokenBudget.",
-    )
-    budget.add_argument("paths", nargs="*", metavar="PATH", help="portfolios to read, or `set PORTFOLIO` to change a budget")
-    budget.add_argument("--what-if-max-tokens", type=int, metavar="N", help="show DollhouseMCP's plan with this budget (nothing is written)")
-    budget.add_argument("--max-tokens", type=int, metavar="N", help="with `set`: the new autoLoad.maxTokenBudget")
-    budget.add_argument(
-        "--path", dest="read_paths", action="append", type=Path, default=[], metavar="PATH", help="with `set`: where the portfolio is (repeatable)"
-    )
-    budget.add_argument("--dry-run", action="store_true", help="with `set`: say what would change, write nothing")
-    budget.add_argument("--json", action="store_true", help="print one JSON document")
-    _common(budget)
-
-    for action, what in (
-        ("promote", "move a memory to its system's hot tier (DollhouseMCP autoLoad, MassGen short_term/, OpenClaw MEMORY.md, memory-mcp is_hot)"),
-        ("demote", "move a memory out of the hot tier (and archive an old OpenClaw daily log)"),
-        ("pin", "keep a memory hot (memory-mcp is_pinned; elsewhere kept in the workbench ledger)"),
-        ("unpin", "undo a pin"),
-        ("set-priority", "set a memory's priority (DollhouseMCP 1-99; OpenClaw (Pn) markers)"),
-        ("merge", "keep the first memory and move the others into the vault"),
-    ):
-        change = sub.add_parser(action, help=what, description=what)
-        change.add_argument("ids", nargs="+" if action == "merge" else 1, metavar="ID")
-        if action == "set-priority":
-            change.add_argument("priority", type=int, metavar="N")
-        change.add_argument(
-            "--path",
-            dest="paths",
-            action="append",
-            type=Path,
-            default=[],
-            metavar="PATH",
-            help="a portfolio to read (repeatable; default: configured, else the sample)",
-        )
-        change.add_argument("--reason", default="", help="why (kept in the ledger)")
-        change.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
-        change.add_argument("--yes", action="store_true", help="accepted for scripts; changes are only made when asked for anyway")
-        change.add_argument("--json", action="store_true", help="print one JSON document")
-        _common(change)
-
-    undo = sub.add_parser("undo", help="reverse the latest promote/demote/pin/priority/merge/budget change, byte for byte")
-    undo.add_argument("--reason", default="", help="why (kept in the ledger)")
-    undo.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
-    undo.add_argument("--json", action="store_true", help="print one JSON document")
-    _common(undo)
-
-    history = sub.add_parser("history", help="the ledger's decisions about one memory")
-    history.add_argument("id", metavar="ID")
-    history.add_argument(
-        "paths",
-        nargs="*",
-        type=Path,
-        metavar="PATH",
-        help="portfolios to read first, so that records are matched to them by root (the id as they are open under); without, the ledger's ids as written",
-    )
-    history.add_argument("--json", action="store_true", help="print one JSON document")
-    _common(history)
-
-    discover = sub.add_parser("discover", help="list the standard memory locations found on this machine")
-    discover.add_argument("--json", action="store_true", help="print one JSON document")
-    _common(discover)
-    return parser
-
-
-def build_open_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="memwb",
-        description="Open the workbench on PATHs. Subcommands: " + ", ".join(SUBCOMMANDS) + " (memwb COMMAND --help).",
-    )
-    parser.add_argument("--version", action="version", version=f"memwb {__version__}")
-    _paths(parser)
-    parser.add_argument("--theme", help="a theme name (bundled: workbench-dark, workbench-light, workbench-high-contrast)")
-    _common(parser)
-    return parser
-
 
 def _locations(args: argparse.Namespace) -> Locations:
     base = Locations.from_env()
@@ -214,22 +33,22 @@ def _locations(args: argparse.Namespace) -> Locations:
     )
 
 
-def _resolve_paths(args: argparse.Namespace, locations: Locations, problems: list[Problem]) -> tuple[list[Path], str]:
+def _resolve_paths(args: argparse.Namespace, locations: Locations, problems: list[Problem], settings: Settings | None = None) -> tuple[list[Path], str]:
+    """The paths to open and a note on where they came from (the settings are read here unless
+    given). A PATH given on the command line that names nothing to read is a usage error: nothing
+    is opened, and the error names the path."""
     if args.paths:
-        return list(args.paths), ""
-    settings: Settings = load_settings(locations.config, problems)
+        paths = [Path(p) for p in args.paths]
+        unreadable = Workbench.check_paths(paths)
+        if unreadable:
+            raise UsageError("\n".join(f"{problem.path}: {problem.message}" for problem in unreadable))
+        return paths, ""
+    if settings is None:
+        settings = load_settings(locations.config, problems)
     if settings.portfolios:
         return [Path(p).expanduser() for p in settings.portfolios], ""
     sample = Workbench.default_paths()
     return sample, f"no PATH given and no portfolio configured: opening the bundled sample portfolio ({sample[0]})"
-
-
-def _emit_json(document: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
-
-
-def _say(message: str) -> None:
-    print(f"memwb: {inert(message, keep_newlines=False)}", file=sys.stderr)
 
 
 # -- scan ---------------------------------------------------------------------------------------
@@ -315,9 +134,9 @@ def _load(args: argparse.Namespace, *, index: bool = False, use_cache: bool = Tr
     problems: list[Problem] = []
     paths, note = _resolve_paths(args, locations, problems)
     if note:
-        _say(note)
+        say(note)
     for problem in problems:
-        _say(str(problem))
+        say(str(problem))
     workbench = Workbench(locations)
     return workbench, workbench.open(paths, index=index, use_cache=use_cache), problems
 
@@ -330,7 +149,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     workbench, result, problems = _load(args)
     if args.json:
         saliences = workbench.saliences()
-        _emit_json(
+        emit_json(
             {
                 "portfolios": [_portfolio_json(p) for p in workbench.portfolios],
                 "memories": [_memory_json(m, saliences[m.id].score if m.id in saliences else None) for m in workbench.memories],
@@ -340,8 +159,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return 0 if result.portfolios else 1
     if not result.portfolios:
         for problem in [*problems, *result.problems]:
-            _say(str(problem))
-        _say("no portfolio could be read; nothing was changed")
+            say(str(problem))
+        say("no portfolio could be read; nothing was changed")
         return 1
     print(_scan_text(workbench, problems))
     return 0
@@ -357,7 +176,7 @@ def cmd_startup(args: argparse.Namespace) -> int:
         document = timeline.model_dump(mode="json")
         document["memories"] = len(result.memories)
         document["reparsed"] = result.reparsed
-        _emit_json(document)
+        emit_json(document)
         return 0
     total = max(timeline.total_ms, 0.001)
     width = 40
@@ -380,23 +199,22 @@ def cmd_startup(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     if args.limit < 1:
-        _say("--limit must be at least 1")
-        return 2
+        return fail("--limit must be at least 1", USAGE, as_json=args.json)
     workbench, _, _ = _load(args, index=True)
     try:
         result = workbench.search(args.query, limit=args.limit)
     except QuerySyntaxError as error:
+        say(f"query error at character {error.position + 1}: {error.message}")
         if args.json:
-            _emit_json({"error": error.message, "position": error.position})
-        else:
-            _say(f"query error at character {error.position + 1}: {error.message}")
-            _say(f"  {inert(args.query, keep_newlines=False)}")
-            _say("  " + " " * error.position + "^")
-        return 2
+            emit_json({"error": error.message, "code": USAGE, "position": error.position})
+            return USAGE
+        say(f"  {inert(args.query, keep_newlines=False)}")
+        say("  " + " " * error.position + "^")
+        return USAGE
     finally:
         workbench.close()
     if args.json:
-        _emit_json(
+        emit_json(
             {
                 "query": result.query,
                 "total": result.total,
@@ -438,7 +256,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     workbench = _open(args)
     queue = workbench.review_queue()
     if args.json:
-        _emit_json(
+        emit_json(
             {
                 "queue": [
                     {
@@ -475,13 +293,11 @@ def cmd_decide(args: argparse.Namespace) -> int:
     try:
         outcome = decide(args.id, args.reason, entry=args.entry, dry_run=args.dry_run)
     except UnknownMemory:
-        _say(f"no memory with id {args.id!r} in the portfolios read; nothing was changed")
-        return 1
+        return fail(f"no memory with id {args.id!r} in the portfolios read; nothing was changed", FAILED, as_json=args.json)
     except ChangeError as error:
-        _say(f"{args.command} {args.id}: {error}")
-        return 1
+        return fail(f"{args.command} {args.id}: {error}", FAILED, as_json=args.json)
     if args.json:
-        _emit_json(outcome.model_dump(mode="json"))
+        emit_json(outcome.model_dump(mode="json"))
         return 0
     if isinstance(outcome, Plan):
         print("Dry run, nothing written. " + inert(str(outcome)))
@@ -494,7 +310,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     workbench = _load(args, index=False)[0] if args.paths else Workbench(_locations(args))
     decisions = workbench.history(args.id)
     if args.json:
-        _emit_json({"id": args.id, "decisions": [d.model_dump(mode="json") for d in decisions]})
+        emit_json({"id": args.id, "decisions": [d.model_dump(mode="json") for d in decisions]})
         return 0
     if not decisions:
         print(f"No decision recorded for {one_line(args.id, 90)}.")
@@ -511,7 +327,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     workbench = _open(args)
     suggestions = workbench.suggestions()
     if args.json:
-        _emit_json({"suggestions": [{"kind": s.kind, "ids": list(s.ids), "reason": s.reason} for s in suggestions]})
+        emit_json({"suggestions": [{"kind": s.kind, "ids": list(s.ids), "reason": s.reason} for s in suggestions]})
         return 0
     counts = Counter(s.kind for s in suggestions)
     print(", ".join(f"{n} {kind}" for kind, n in counts.most_common()) or "No suggestions.")
@@ -523,7 +339,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
 
 def _report_change(args: argparse.Namespace, outcome: Any) -> int:
     if args.json:
-        _emit_json(outcome.model_dump(mode="json"))
+        emit_json(outcome.model_dump(mode="json"))
     elif isinstance(outcome, Plan):
         print("Dry run, nothing written. " + inert(str(outcome)))
     else:
@@ -544,11 +360,9 @@ def cmd_change(args: argparse.Namespace) -> int:
             change = {"promote": workbench.promote, "demote": workbench.demote, "pin": workbench.pin, "unpin": workbench.unpin}[args.command]
             outcome = change(ids[0], **common)
     except UnknownMemory as error:
-        _say(f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed")
-        return 1
+        return fail(f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed", FAILED, as_json=args.json)
     except ChangeError as error:
-        _say(f"{args.command}: {error}")
-        return 1
+        return fail(f"{args.command}: {error}", FAILED, as_json=args.json)
     return _report_change(args, outcome)
 
 
@@ -557,23 +371,22 @@ def cmd_undo(args: argparse.Namespace) -> int:
     try:
         outcome = workbench.undo(reason=args.reason, dry_run=args.dry_run)
     except ChangeError as error:
-        _say(f"undo: {error}")
-        return 1
+        return fail(f"undo: {error}", FAILED, as_json=args.json)
     return _report_change(args, outcome)
 
 
 def cmd_budget_set(args: argparse.Namespace) -> int:
     if len(args.paths) != 2 or args.max_tokens is None:
-        _say("usage: memwb budget set PORTFOLIO --max-tokens N [--path PATH] [--dry-run]")
-        return 2
+        return fail("usage: memwb budget set PORTFOLIO --max-tokens N [--path PATH] [--dry-run]", USAGE, as_json=args.json)
     args.paths = list(args.read_paths)
     workbench = _open(args)
     workbench.refresh_after_writes(False)
     try:
         outcome = workbench.set_budget(str(args.paths_set_portfolio), args.max_tokens, reason="budget set", dry_run=args.dry_run)
     except (ChangeError, KeyError) as error:
-        _say(f"budget set: {error}")
-        return 1
+        # A KeyError's str() is the repr of its key: say the message itself.
+        why = error.args[0] if isinstance(error, KeyError) and error.args else error
+        return fail(f"budget set: {why}", FAILED, as_json=args.json)
     return _report_change(args, outcome)
 
 
@@ -586,7 +399,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
     what_if = WhatIf(max_tokens=args.what_if_max_tokens) if args.what_if_max_tokens is not None else None
     plans = workbench.budgets(what_if)
     if args.json:
-        _emit_json(
+        emit_json(
             {
                 "budgets": [
                     {
@@ -625,7 +438,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
 def cmd_discover(args: argparse.Namespace) -> int:
     refs = Workbench.discover_standard()
     if args.json:
-        _emit_json({"portfolios": [ref.model_dump(mode="json") for ref in refs]})
+        emit_json({"portfolios": [ref.model_dump(mode="json") for ref in refs]})
         return 0
     if not refs:
         print("No memory found in the standard locations (~/.dollhouse, ~/.openclaw/workspace, ~/.engram/engram.db, ~/.memory-mcp/memory.db).")
@@ -640,10 +453,10 @@ def cmd_discover(args: argparse.Namespace) -> int:
 def cmd_open(args: argparse.Namespace) -> int:
     locations = _locations(args)
     problems: list[Problem] = []
-    paths, note = _resolve_paths(args, locations, problems)
     settings = load_settings(locations.config, problems)
+    paths, note = _resolve_paths(args, locations, problems, settings)
     for problem in problems:
-        _say(str(problem))
+        say(str(problem))
     from app.tui.app import MemoryWorkbenchApp  # the UI is loaded only when it is shown
 
     app = MemoryWorkbenchApp(Workbench(locations), paths, notice=note, theme=args.theme or settings.theme, keymap=settings.keymap)
@@ -664,28 +477,3 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "undo": cmd_undo,
     **{action: cmd_change for action in CHANGES},
 }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in SUBCOMMANDS or (argv and argv[0] in ("-h", "--help")):
-        args = build_parser().parse_args(argv)
-        if args.command is None:
-            build_parser().print_help()
-            return 0
-        handler = COMMANDS[args.command]
-    else:
-        args = build_open_parser().parse_args(argv)
-        handler = cmd_open
-    try:
-        return handler(args)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # Output piped into `head`: stop quietly.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
