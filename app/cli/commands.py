@@ -5,6 +5,7 @@ Textual face as well, and only then."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,13 +36,17 @@ def _locations(args: argparse.Namespace) -> Locations:
 
 def _resolve_paths(args: argparse.Namespace, locations: Locations, problems: list[Problem], settings: Settings | None = None) -> tuple[list[Path], str]:
     """The paths to open and a note on where they came from (the settings are read here unless
-    given). A PATH given on the command line that names nothing to read is a usage error: nothing
-    is opened, and the error names the path."""
+    given). A PATH given on the command line that does not exist, or paths none of which holds a
+    portfolio, are a usage error: nothing is opened, and the error names each path."""
     if args.paths:
         paths = [Path(p) for p in args.paths]
         unreadable = Workbench.check_paths(paths)
-        if unreadable:
-            raise UsageError("\n".join(f"{problem.path}: {problem.message}" for problem in unreadable))
+        missing = [problem for problem in unreadable if not os.path.lexists(problem.path)]
+        # A path that is not there is a typo. One that is there but holds nothing recognisable (a
+        # damaged store, say) stops the command only when no other path holds a portfolio; beside
+        # one that does, it is a problem of the scan, and the rest is read.
+        if missing or (unreadable and len(unreadable) >= len(paths)):
+            raise UsageError("\n".join(f"{problem.path}: {problem.message}" for problem in (missing or unreadable)))
         return paths, ""
     if settings is None:
         settings = load_settings(locations.config, problems)

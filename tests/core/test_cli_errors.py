@@ -169,6 +169,16 @@ def test_a_folder_without_a_portfolio_is_a_usage_error_naming_it(tmp_path: Path,
     assert err == f"memwb: {message}\n"
 
 
+def test_a_folder_without_a_portfolio_beside_a_portfolio_is_a_problem_of_the_scan(
+    tmp_path: Path, sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "empty").mkdir()
+    code, out, _ = run(capsys, "scan", str(tmp_path / "empty"), str(sample_copy / "massgen"), "--json")
+    report = json.loads(out)
+    assert code in (0, 1) and [p["system"] for p in report["portfolios"]] == ["massgen"]
+    assert [p["path"] for p in report["problems"]] == [str(tmp_path / "empty")]
+
+
 def test_every_bad_path_is_named_and_nothing_is_written(
     tmp_path: Path, sample_copy: Path, isolated_locations: Locations, capsys: pytest.CaptureFixture[str]
 ) -> None:
