@@ -109,7 +109,9 @@ class Workbench:
             plan_step=self._plan,
         )
         self._paths = [Path(p) for p in paths]
+        recovered = self._applier.recover()  # before anything is read: a crash may have left a change half done
         result = litter.cleared(pipeline.run(self._paths), self.locations.data, lambda: pipeline.run(self._paths))
+        result.problems[:0] = recovered
         with self._lock:
             self._portfolios = {(p.system, p.name): p for p in result.portfolios}
             self._load_problems = list(result.problems)

@@ -1,7 +1,9 @@
 """A crash inside a write leaves nothing of it in the agent's tree once the workbench starts again:
 the real CLI is killed (MEMWB_FAULT, as a kill -9) while it sets a quarantined file aside and while
-it saves a cut section; the next start puts the set-aside file back under its name (its removal was
-never recorded) and deletes the temp file, and says so in the portfolio's problems."""
+it saves a cut section. The next start rolls both changes back from the intent journal (neither was
+recorded), and once the files they left are a minute old, deletes the temp file and moves the
+set-aside copy out to the workbench's data folder (its name is taken again), saying so in the
+portfolio's problems."""
 
 from __future__ import annotations
 
@@ -40,24 +42,31 @@ def test_a_crash_inside_a_removal_and_a_save_leaves_no_litter_after_the_next_sta
     sample_copy: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = (sample_copy / MASSGEN_FILE).read_bytes()
-    killed_cli(sample_copy, isolated_locations, "after_set_aside", "quarantine", MASSGEN_ID, str(sample_copy / "massgen"), "--reason", "x")
     killed_cli(sample_copy, isolated_locations, "after_write", "quarantine", SECTION_ID, str(sample_copy / "openclaw"), "--reason", "x")
+    # This run's start rolls the first one back (it wrote nothing into the sample), then dies itself.
+    killed_cli(sample_copy, isolated_locations, "after_set_aside", "quarantine", MASSGEN_ID, str(sample_copy / "massgen"), "--reason", "x")
     left = litter(sample_copy)
     assert [p.name.startswith(".memwb-remove-") for p in left].count(True) == 1 and len(left) == 2, left
     assert not (sample_copy / MASSGEN_FILE).exists()  # set aside when the process died
 
     wb = Workbench(isolated_locations, workers=1)
     wb.open([sample_copy], index=False)
+    # The intent journal rolled both changes back: neither was recorded, so both memories are as before.
+    assert (sample_copy / MASSGEN_FILE).read_bytes() == original
+    assert {MASSGEN_ID, SECTION_ID} <= {m.id for m in wb.memories}
+    assert [p.message for p in wb.problems() if p.kept == "rolled back"] == [
+        f"the quarantine of {MASSGEN_ID} ('pr_4821_review_summary') was interrupted before it was recorded; every file it had written is back as it was"
+    ]
     young = [p for p in wb.problems() if p.kept == "workbench litter"]
-    assert len(young) == 2 and litter(sample_copy) == left, [(p.path, p.kept) for p in wb.problems()]  # a minute old at most: maybe a write in progress
+    assert len(young) == 2 and litter(sample_copy) == left  # a minute old at most: maybe a write in progress
 
     monkeypatch.setattr(leftovers, "STALE_SECONDS", 0.0)  # a minute later (the inode's change time cannot be set back)
     wb = Workbench(isolated_locations, workers=1)
     wb.open([sample_copy], index=False)
     assert litter(sample_copy) == []
     assert (sample_copy / MASSGEN_FILE).read_bytes() == original
-    assert MASSGEN_ID in {m.id for m in wb.memories}
-    cleared = sorted(p.message for p in wb.problems() if p.kept == "cleared")
-    assert len(cleared) == 2
-    assert "deleted: the temp file of a save that never completed" in cleared[0] + cleared[1]
-    assert "put back as pr_4821_review_summary.md" in cleared[0] + cleared[1]
+    cleared = " ".join(sorted(p.message for p in wb.problems() if p.kept == "cleared"))
+    assert "deleted: the temp file of a save that never completed" in cleared
+    assert f"moved out of the portfolio to {isolated_locations.data / 'recovered'}" in cleared  # its name is taken again
+    recovered = list((isolated_locations.data / "recovered").rglob("*"))
+    assert [p.read_bytes() for p in recovered if p.is_file()] == [original]

@@ -13,13 +13,15 @@ nothing, when the file or row changed since.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from app.core.change.edits import undo_file_edit, undo_file_move, undo_ledger_only
 from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToRestore, NothingToUndo, Unsupported, translated
+from app.core.change.journal import Intent, Journal
 from app.core.change.plan import Plan, Prepared
 from app.core.change.quarantine import HIDDEN_KINDS, active_quarantine, quarantined_memories, quarantined_text
 from app.core.change.target import Reverse, Target
@@ -30,8 +32,9 @@ from app.core.reading.sqlite_ro import DbReadError
 from app.core.review.ledger import Action, Decision, Ledger, iso_utc, new_id, os_user
 from app.core.review.vault import Vault
 from app.core.storage import ConflictError, ContainmentError, RevertWatch, Roots, Saved, StorageError, watch_for_revert
+from app.core.storage.atomic import fault
 from app.core.storage.errors import shown
-from app.core.storage.touched import recording
+from app.core.storage.touched import journaling, recording
 from app.core.systems import registry
 from app.core.systems.api import System, UndoStep
 
@@ -118,6 +121,24 @@ def _plural(n: int) -> str:
     return "memory" if n == 1 else "memories"
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _one_change(method: Callable[Concatenate[Applier, P], R]) -> Callable[Concatenate[Applier, P], R]:
+    """A public change: whatever way it ends, no intent of it stays open in this process (a
+    recorded change closed its own; one that failed left its files as the change layer put them)."""
+
+    @functools.wraps(method)
+    def run(self: Applier, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._close_intent()
+
+    return run
+
+
 class Applier:
     """Applies and records decisions and changes. Nothing is created on disk until one is applied."""
 
@@ -145,6 +166,8 @@ class Applier:
         # the caller re-reads only their sources.
         self.touched: list[str] = []
         self.written: list[str] = []  # the absolute paths the last change wrote, created or removed
+        self.journal = Journal(locations)
+        self._intent: Intent | None = None
 
     def _watch(self, saved: Saved) -> None:
         if self.on_revert is None:
@@ -170,6 +193,7 @@ class Applier:
     def flag(self, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
         return self.decide("flag", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
 
+    @_one_change
     def decide(
         self, action: Action, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False
     ) -> Decision | Plan:
@@ -198,7 +222,7 @@ class Applier:
         if dry_run:
             change.effect = change.effect | restores
             return Plan.of(action, memory.id, (memory.id,), memory.system, change, entry=target.entry)
-        effect = self._apply(change, f"the {action} of {target.label}") | restores
+        effect = self._apply(change, f"the {action} of {target.label}", target) | restores
         self.touched = [memory.id]
         decision = Decision(
             id=target.decision_id,
@@ -235,6 +259,7 @@ class Applier:
     def set_priority(self, where: Where, memory_id: str | None, priority: int, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
         return self._one("set-priority", where, memory_id, lambda s, t: s.set_priority(t, priority), reason=reason, dry_run=dry_run, priority=priority)
 
+    @_one_change
     def merge(
         self, where: Resolver | Sequence[tuple[Portfolio, Memory]], memory_ids: Sequence[str] = (), *, reason: str = "", dry_run: bool = False
     ) -> Decision | Plan:
@@ -262,13 +287,14 @@ class Applier:
             try:
                 with translated(f"merge {memory.id} into {kept.id}"):
                     change = _system(memory.system).merge_out(target, kept)
-                effect = self._apply(change, f"the merge of {memory.id} into {kept.id}")
+                effect = self._apply(change, f"the merge of {memory.id} into {kept.id}", target)
             except ChangeError as exc:
                 raise self._rolled_back(exc, decision, parts) from exc
             self.touched.append(memory.id)
             parts.append({"memory_id": memory.id, "system": memory.system, "root": portfolio.root, "memory": memory.model_dump(mode="json"), "effect": effect})
         return self._record(decision)
 
+    @_one_change
     def budget_set(self, portfolio: Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
         """Write the portfolio's own startup budget setting (DollhouseMCP's autoLoad.maxTokenBudget)."""
         self.written = []
@@ -281,11 +307,13 @@ class Applier:
         subject = f"{portfolio.system}:{portfolio.name}"
         if dry_run:
             return Plan.of("budget", subject, (), portfolio.system, change)
-        effect = self._apply(change, f"the budget of {subject}")
+        decision_id = new_id()
+        effect = self._apply(change, f"the budget of {subject}", (decision_id, "budget", subject))
         self.touched = [subject]
         before = change.effect.get("file_sha256_before") or ""
-        return self._record(self._decision("budget", subject, str(before), reason, effect, new_id(), self.clock.now()))
+        return self._record(self._decision("budget", subject, str(before), reason, effect, decision_id, self.clock.now()))
 
+    @_one_change
     def undo(self, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
         """Reverse the most recent curation change not undone yet, byte for byte."""
         self.written = []
@@ -306,7 +334,7 @@ class Applier:
             raise ChangeError(f"cannot undo {rv.label}: its recorded effect is incomplete ({exc!r}); nothing was written") from exc
         if dry_run:
             return Plan.of("undo", change.memory_id, (change.memory_id,), _system_of(change), prepared)
-        effect = self._apply(prepared, f"the undo of {rv.label}")
+        effect = self._apply(prepared, f"the undo of {rv.label}", (rv.decision_id, "undo", change.memory_id))
         self.touched = self._subjects_of(change)
         return self._record(self._undo_decision(rv, reason, effect))
 
@@ -400,6 +428,7 @@ class Applier:
             priority=priority,
         )
 
+    @_one_change
     def _one(
         self,
         action: Action,
@@ -425,15 +454,19 @@ class Applier:
             change = make(system, target)
         if dry_run:
             return Plan.of(action, memory.id, (memory.id,), memory.system, change)
-        effect = self._apply(change, f"the {action} of {target.label}")
+        effect = self._apply(change, f"the {action} of {target.label}", target)
         self.touched = [memory.id]
         return self._record(self._decision(action, memory.id, memory.sha256, reason, effect, target.decision_id, target.now))
 
-    def _apply(self, change: Prepared, what: str) -> dict[str, Any]:
+    def _apply(self, change: Prepared, what: str, of: Target | tuple[str, str, str]) -> dict[str, Any]:
+        """Make the change's effect, every write of it journaled first (`of`: its target, or the
+        decision id, action and subject when there is no target)."""
         if change.apply is None:
             return change.effect
+        decision_id, action, subject = (of.decision_id, of.action, of.memory.id) if isinstance(of, Target) else of
+        intent = self._intent_for(decision_id, action, subject, what)
         try:
-            with recording() as paths:
+            with recording() as paths, journaling(intent.step):
                 try:
                     return change.apply() | ({"notes": change.effect["notes"]} if "notes" in change.effect else {})
                 finally:
@@ -450,10 +483,37 @@ class Applier:
     def _decision(self, action: Action, subject: str, sha256: str, reason: str, effect: dict[str, Any], decision_id: str, now: Any) -> Decision:
         return Decision(id=decision_id, time=iso_utc(now), user=self.user, action=action, memory_id=subject, sha256=sha256, reason=reason, effect=effect)
 
+    def _intent_for(self, decision_id: str, action: str, subject: str, what: str) -> Intent:
+        if self._intent is None or self._intent.header.get("id") != decision_id:
+            self._close_intent()
+            try:
+                self._intent = self.journal.begin(decision_id, action, subject, what)
+            except OSError as exc:
+                raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
+        return self._intent
+
+    def _close_intent(self) -> None:
+        if self._intent is not None:
+            self._intent.close()
+            self._intent = None
+
+    def recover(self) -> list[Problem]:
+        """Finish or roll back what a crash left half done (see journal.py)."""
+        return self.journal.recover(self.ledger)
+
     def _record(self, decision: Decision) -> Decision:
+        intent, self._intent = self._intent, None
         try:
-            return self.ledger.record(decision)
+            if intent is not None:
+                intent.applied(decision)
+            fault("after_applied")  # crash tests: the effect is made and journaled, the ledger line not yet written
+            recorded = self.ledger.record(decision)
+            if intent is not None:
+                intent.close()
+            return recorded
         except OSError as exc:
+            if intent is not None:
+                intent.release()  # kept: the next start records it
             # The change is made; say exactly what it was, since the ledger could not keep it.
             raise ChangeError(
                 f"the {decision.action} of {decision.memory_id} was applied but could not be recorded in {self.ledger.path}: {exc}; its effect: {decision.effect}"
@@ -503,7 +563,7 @@ class Applier:
         for part in reversed(parts):
             try:
                 change = _system(str(part["system"])).restore_part(rv, part)
-                self._apply(change, f"putting back {part['memory_id']}")
+                self._apply(change, f"putting back {part['memory_id']}", (decision.id, "merge", decision.memory_id))
             except ChangeError as again:
                 left.append(f"{part['memory_id']} ({again})")
         if not parts:
@@ -544,7 +604,7 @@ class Applier:
             try:
                 with translated(f"cannot undo {rv.label}"):
                     change = _system(str(part["system"])).restore_part(rv, part)
-                effect = self._apply(change, f"putting back {part['memory_id']}")
+                effect = self._apply(change, f"putting back {part['memory_id']}", (rv.decision_id, "undo", kept))
             except ChangeError as exc:
                 if not done:
                     raise

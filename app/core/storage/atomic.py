@@ -43,11 +43,14 @@ from pathlib import Path
 from .base import Base, Gone, read_current, sha256_bytes, verify_absent
 from .containment import Roots
 from .errors import ConflictError, ContainmentError, NotWritableError, WriteError, shown
-from .touched import note
+from .touched import before, note
 
 FAULT_ENV = "MEMWB_FAULT"
 FAULT_IN_ENV = "MEMWB_FAULT_IN"
 FAULT_POINTS = ("before_write", "half_written", "after_write", "after_fsync", "after_replace", "after_dir_fsync")
+# Elsewhere in the write path: after a file is set aside for removal (moves), after a database
+# transaction commits (sqlite_write), after a change is journaled as applied (the change layer).
+OTHER_FAULT_POINTS = ("after_set_aside", "after_commit", "after_applied")
 
 TEMP_PREFIX = ".wb-"
 TEMP_SUFFIX = ".tmp"
@@ -57,10 +60,13 @@ _FS_IMMUTABLE_FL = 0x10
 _FS_APPEND_FL = 0x20
 
 
-def fault(point: str, target: str | os.PathLike[str]) -> None:
+def fault(point: str, target: str | os.PathLike[str] | None = None) -> None:
     """Die here, as a kill -9 would, when the crash tests ask for this point (and, when they name
-    one with MEMWB_FAULT_IN, only in a write to a path containing it)."""
-    if os.environ.get(FAULT_ENV) == point and os.environ.get(FAULT_IN_ENV, "") in os.fspath(target):
+    one with MEMWB_FAULT_IN, only in a write to a path containing it; a point with no path is
+    never narrowed)."""
+    if os.environ.get(FAULT_ENV) != point:
+        return
+    if target is None or os.environ.get(FAULT_IN_ENV, "") in os.fspath(target):
         os._exit(137)
 
 
@@ -100,6 +106,7 @@ def atomic_write(
     st = _check_base(target, base, data)
     warnings = check_writable(target, st, split_hard_links=split_hard_links)
     folder = str(target.parent)
+    before(target, roots.primary, None if base is None else base.data, sha256_bytes(data))  # before the temp file exists
     tmp, fd = _create_temp(folder, target, created)
     try:
         try:

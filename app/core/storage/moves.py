@@ -30,7 +30,7 @@ from .atomic import Saved, atomic_write, check_writable, fault
 from .base import Base, Gone, read_current, sha256_bytes
 from .containment import Roots
 from .errors import ConflictError, ContainmentError, StorageError, shown
-from .touched import note
+from .touched import before, note
 
 ASIDE_PREFIX = ".memwb-remove-"
 # The aside name carries the original name between tildes, so a sweep after a crash can put the
@@ -59,6 +59,7 @@ def remove_file(roots: Roots, base: Base) -> None:
         raise ConflictError(base.path, f"the path now leads to {shown(target)}", base=base.data, disk=None, mine=b"")
     check_writable(target, None)  # the folder: a rename and an unlink need it
     aside = target.parent / aside_name(target.name)
+    before(target, roots.primary, base.data, None)
     try:
         os.rename(target, aside)
         note(target)

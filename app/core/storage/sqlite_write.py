@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
-from .atomic import check_writable, describe
+from .atomic import check_writable, describe, fault
 from .containment import Roots
 from .errors import ContainmentError, StorageError, WriteError, shown
-from .touched import note
+from .touched import DATABASE, before, note
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 2000
@@ -82,6 +82,7 @@ def write_transaction(
     if getattr(_local, "active", False):
         raise WriteError(path, "a write transaction is already open on this thread; writes may not nest")
     target = _check_database(roots, path)
+    before(target, roots.primary, None, DATABASE)
     uri = f"file:{quote(os.fspath(target), safe='/')}?mode=rw"
     _local.active = True
     try:
@@ -113,6 +114,7 @@ def _run(conn: sqlite3.Connection, target: Path, work: Callable[[sqlite3.Connect
             # is not a WriteError (which promises the original is intact).
             raise StorageError(f"{shown(target)}: the write ended its own transaction (COMMIT or ROLLBACK inside it); its changes may have been committed")
         conn.execute("COMMIT")
+        fault("after_commit", target)
         return result
     except BaseException as exc:
         if conn.in_transaction:

@@ -1,0 +1,232 @@
+"""The intent journal: what a decision or change is doing, kept durably while it does it, so that a
+crash at any instant leaves each memory as it was before or as decided, never lost in between.
+
+A change runs in three steps, each durable before the next:
+
+1. **applying**: `journal/<id>/intent.json` names the change; then, right before each write to a
+   store (the storage layer tells it, see storage/touched.py), the step is written down with the
+   bytes the file held before (`<n>.before`) and the sha256 it is about to hold.
+2. **applied**: the change's full ledger record replaces the intent, once every effect is made.
+3. the record is appended to the ledger, and the journal folder is removed.
+
+At every start, before anything else is read or written, `recover` looks at what is left. An
+applied change is completed: its record goes into the ledger. A change still applying is rolled
+back, last write first, wherever the file still holds exactly what the workbench wrote, so the store
+is as it was before; a file someone else changed since is left alone and said. A database write
+cannot be rolled back from here (its transaction either committed or not); it is said, and its
+journal is kept in `journal/unresolved/` for the person. A change that is running in another
+workbench process holds a lock on its intent and is left alone.
+
+The workbench's own files (vault, ledger, cache) are not journaled: a vault item written by a
+change that never completed is an orphan copy, harmless.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.locations import Locations
+from app.core.model import Problem
+from app.core.review.ledger import Decision, Ledger
+from app.core.storage import ConflictError, Roots, StorageError, atomic_write, remove_file
+from app.core.storage.base import Base
+from app.core.storage.leftovers import LITTER_PATTERN, clear_litter
+from app.core.storage.touched import DATABASE
+
+INTENT = "intent.json"
+UNRESOLVED = "unresolved"
+APPLYING, APPLIED = "applying", "applied"
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    _sync(path.parent)
+
+
+def _sync(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class Intent:
+    """One change in progress: its journal folder, held locked until it is closed."""
+
+    folder: Path
+    header: dict[str, Any]
+    own: tuple[str, ...]  # the workbench's own folders: their writes are not journaled
+    lock: int = -1
+    steps: int = 0
+
+    def _write_header(self) -> None:
+        _write_durably(self.folder / INTENT, json.dumps(self.header, sort_keys=True).encode())
+
+    def step(self, path: str, root: str, old: bytes | None, new_sha256: str | None) -> None:
+        """Right before the storage layer changes `path`: what it holds now and what it will hold."""
+        if any(path == own or path.startswith(own + os.sep) for own in self.own):
+            return
+        n = self.steps
+        self.steps += 1
+        if old is not None:
+            _write_durably(self.folder / f"{n}.before", old)
+        record = {"path": path, "root": root, "existed": old is not None, "before_sha256": _sha(old), "after_sha256": new_sha256}
+        _write_durably(self.folder / f"{n}.json", json.dumps(record, sort_keys=True).encode())
+
+    def applied(self, decision: Decision) -> None:
+        self.header = self.header | {"state": APPLIED, "decision": decision.model_dump(mode="json")}
+        self._write_header()
+
+    def close(self) -> None:
+        """The change is recorded (or given up with its files as they were): forget it."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            self.folder.parent.rmdir()  # the journal folder itself, when no other change is in it
+        self.release()
+
+    def release(self) -> None:
+        """Stop holding the intent, keeping it for the next start to finish."""
+        if self.lock >= 0:
+            os.close(self.lock)
+            self.lock = -1
+
+
+class Journal:
+    def __init__(self, locations: Locations) -> None:
+        self.locations = locations
+        self.root = Path(locations.data) / "journal"
+
+    def begin(self, decision_id: str, action: str, subject: str, what: str) -> Intent:
+        folder = self.root / decision_id
+        self.locations.ensure_private(self.root)
+        folder.mkdir(mode=0o700)
+        own = tuple(os.path.realpath(p) for p in (self.locations.data, self.locations.cache, self.locations.config))
+        header = {"state": APPLYING, "id": decision_id, "action": action, "subject": subject, "what": what}
+        intent = Intent(folder, header, own)
+        intent._write_header()
+        intent.lock = os.open(folder / INTENT, os.O_RDONLY | os.O_CLOEXEC)
+        fcntl.flock(intent.lock, fcntl.LOCK_EX)
+        _sync(self.root)
+        return intent
+
+    def recover(self, ledger: Ledger) -> list[Problem]:
+        """Finish or roll back every change a crash left half done; what was done, as problems."""
+        if not self.root.is_dir():
+            return []
+        problems: list[Problem] = []
+        for folder in sorted(p for p in self.root.iterdir() if p.is_dir() and p.name != UNRESOLVED):
+            problems += self._recover_one(folder, ledger)
+        return problems
+
+    def _recover_one(self, folder: Path, ledger: Ledger) -> list[Problem]:
+        try:
+            lock = os.open(folder / INTENT, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            shutil.rmtree(folder, ignore_errors=True)  # died before its intent was written: nothing was changed
+            return []
+        try:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return []  # running now in another workbench process
+            header = json.loads((folder / INTENT).read_bytes())
+            what = str(header.get("what") or header.get("id"))
+            if header.get("state") == APPLIED:
+                decision = Decision.model_validate(header["decision"])
+                if all(d.id != decision.id for d in ledger.decisions()):
+                    ledger.record(decision)
+                shutil.rmtree(folder, ignore_errors=True)
+                return [Problem(path=str(ledger.path), message=f"{what} was interrupted after its effect was made; it is now recorded", kept="completed")]
+            left = self._roll_back(folder)
+            self._sweep(folder)
+            if not left:
+                shutil.rmtree(folder, ignore_errors=True)
+                return [
+                    Problem(
+                        path=str(folder.parent),
+                        message=f"{what} was interrupted before it was recorded; every file it had written is back as it was",
+                        kept="rolled back",
+                    )
+                ]
+            kept = self.root / UNRESOLVED / folder.name
+            kept.parent.mkdir(mode=0o700, exist_ok=True)
+            os.replace(folder, kept)
+            return [
+                Problem(path=path, message=f"{what} was interrupted before it was recorded: {why}", kept=f"left as it is; the journal is in {kept}")
+                for path, why in left
+            ]
+        except (OSError, ValueError, KeyError) as exc:
+            return [Problem(path=str(folder), message=f"an interrupted change's journal cannot be read: {exc}", kept="journal kept")]
+        finally:
+            os.close(lock)
+
+    def _roll_back(self, folder: Path) -> list[tuple[str, str]]:
+        """Undo the journaled writes, last first, where the file still holds what was written.
+        Returns (path, why) for each write that could not be undone."""
+        left: list[tuple[str, str]] = []
+        steps = sorted((int(p.stem), p) for p in folder.glob("*.json") if p.stem.isdigit())
+        for n, record_path in reversed(steps):
+            step = json.loads(record_path.read_bytes())
+            path, after = str(step["path"]), step["after_sha256"]
+            if after == DATABASE:
+                left.append((path, "a database transaction may have been committed; check the memory it names"))
+                continue
+            try:
+                current: bytes | None = Path(path).read_bytes()
+            except FileNotFoundError:
+                current = None
+            before = (folder / f"{n}.before").read_bytes() if step["existed"] else None
+            if _sha(current) == step["before_sha256"]:
+                continue  # the write never happened
+            if _sha(current) != after:
+                left.append((path, "it changed since the workbench wrote it, so it was not rolled back"))
+                continue
+            try:
+                self._put_back(Roots.for_portfolio(str(step["root"]), self.locations), path, current, before)
+            except (StorageError, ConflictError, OSError) as exc:
+                left.append((path, f"it could not be rolled back ({exc})"))
+        return left
+
+    def _sweep(self, folder: Path) -> None:
+        """Clear what the interrupted writes left beside the files they wrote (a temp file, a file
+        set aside), under the usual rules of leftovers.clear_litter."""
+        places = {os.path.dirname(str(json.loads(p.read_bytes())["path"])) for p in folder.glob("*.json") if p.stem.isdigit()}
+        for place in sorted(places):
+            try:
+                names = [e.name for e in os.scandir(place) if LITTER_PATTERN.fullmatch(e.name)]
+            except OSError:
+                continue
+            if names:
+                keep = Path(self.locations.data) / "recovered" / hashlib.sha256(place.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+                clear_litter(place, names, keep)
+
+    @staticmethod
+    def _put_back(roots: Roots, path: str, current: bytes | None, before: bytes | None) -> None:
+        if before is None:
+            if current is not None:
+                remove_file(roots, Base.capture(path, roots))  # a file the change created
+            return
+        atomic_write(roots, path, before, base=None if current is None else Base.capture(path, roots))
