@@ -159,7 +159,8 @@ def build_parser() -> Parser:
         change.add_argument("--json", action="store_true", help="print one JSON document")
         _common(change)
 
-    undo = sub.add_parser("undo", help="reverse the latest promote/demote/pin/priority/merge/budget change, byte for byte")
+    undo = sub.add_parser("undo", help="reverse a promote/demote/pin/priority/merge/budget change, byte for byte: the latest, or the one named")
+    undo.add_argument("change", nargs="?", metavar="CHANGE", help="the change's id (or a unique start of it), as `memwb history` shows it")
     undo.add_argument("--reason", default="", help="why (kept in the ledger)")
     undo.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
     undo.add_argument("--json", action="store_true", help="print one JSON document")

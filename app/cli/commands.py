@@ -321,7 +321,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         print(f"No decision recorded for {one_line(args.id, 90)}.")
     for decision in decisions:
         entry = f" entry {one_line(decision.entry, 40)}" if decision.entry else ""
-        print(f"{decision.time}  {decision.action:10} by {one_line(decision.user, 20)}{entry}: {one_line(decision.reason, 100)}")
+        print(f"{decision.time}  {decision.id[:12]}  {decision.action:10} by {one_line(decision.user, 20)}{entry}: {one_line(decision.reason, 100)}")
     return 0
 
 
@@ -374,7 +374,7 @@ def cmd_change(args: argparse.Namespace) -> int:
 def cmd_undo(args: argparse.Namespace) -> int:
     workbench = Workbench(_locations(args))
     try:
-        outcome = workbench.undo(reason=args.reason, dry_run=args.dry_run)
+        outcome = workbench.undo(args.change, reason=args.reason, dry_run=args.dry_run)
     except ChangeError as error:
         return fail(f"undo: {error}", FAILED, as_json=args.json)
     return _report_change(args, outcome)

@@ -400,9 +400,10 @@ class Workbench:
         found = self.find_portfolio(portfolio)
         return self._written(self._applier.budget_set(found, max_tokens, reason=reason, dry_run=dry_run))
 
-    def undo(self, *, reason: str = "", dry_run: bool = False) -> Outcome:
-        """Reverse the latest curation change that still stands, byte for byte."""
-        return self._written(self._applier.undo(reason=reason, dry_run=dry_run))
+    def undo(self, change_id: str | None = None, *, reason: str = "", dry_run: bool = False) -> Outcome:
+        """Reverse a curation change that still stands, byte for byte: the one named by its id (or
+        a unique prefix), else the latest."""
+        return self._written(self._applier.undo(change_id, reason=reason, dry_run=dry_run))
 
     def changes(self) -> list[Decision]:
         """Every curation change and undo, oldest first."""

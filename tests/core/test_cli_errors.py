@@ -133,7 +133,7 @@ def test_a_usage_error_of_a_json_command_is_a_json_document(capsys: pytest.Captu
 def test_missing_and_extra_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "history")
     assert code == 2 and err == "memwb history: the following arguments are required: ID (see memwb history --help)\n"
-    code, _, err = run(capsys, "undo", "now")
+    code, _, err = run(capsys, "undo", "abc", "now")
     assert code == 2 and err == 'memwb undo: unexpected argument "now" (see memwb undo --help)\n'
     code, _, err = run(capsys, "search", "deploy", "--limit", "many")
     assert code == 2 and "argument --limit: invalid int value: 'many'" in err

@@ -751,3 +751,43 @@ def test_the_ledger_keeps_curation_apart_from_trust_and_nothing_is_written_elsew
     with pytest.raises(NothingToUndo, match="nothing to undo"):
         env.curator.undo()
     assert [c.action for c in env.ledger().changes()] == ["promote", "pin", "undo", "undo"]
+
+
+def test_any_standing_change_can_be_undone_whatever_came_after_it(env: Env) -> None:
+    wb = env.open(DOLL, MASSGEN)
+    flags, runbook = env.file(FLAGS_FILE).read_bytes(), env.file(RUNBOOK_FILE).read_bytes()
+    first = env.curator.promote(wb, FLAGS)
+    wb = env.open(DOLL, MASSGEN)
+    env.curator.set_priority(wb, RUNBOOK, 7)
+    # The latest change is blocked: an agent edited its file since.
+    env.file(RUNBOOK_FILE).write_bytes(env.file(RUNBOOK_FILE).read_bytes() + b"# agent\n")
+    with pytest.raises(Conflict, match="cannot undo the set-priority of dollhouse:dollhouse:deploy-runbook"):
+        env.curator.undo()
+    assert isinstance(first, Decision)
+    env.curator.undo(first.id[:8])  # the older one is not blocked by it
+    assert env.file(FLAGS_FILE).read_bytes() == flags and env.file(RUNBOOK_FILE).read_bytes() != runbook
+    with pytest.raises(NothingToUndo, match=r"the promote of dollhouse:dollhouse:feature-flags \(.*\) is undone already"):
+        env.curator.undo(first.id)
+    with pytest.raises(NothingToUndo, match="no curation change 'zzzz' in the ledger"):
+        env.curator.undo("zzzz")
+
+
+def test_a_merge_undo_is_all_or_nothing(env: Env) -> None:
+    wb = env.open(CLAW)
+    infra = env.file(INFRA_MD)
+    decision = env.curator.merge(wb, ["openclaw:workspace:note/production", STAGING, LESSONS])
+    assert isinstance(decision, Decision)
+    merged = infra.read_bytes()
+    # An agent edits a byte beside the staging section's cut: that part cannot go back. The undo puts
+    # the lessons section back first, then meets it, and takes the lessons section out again.
+    cut_first = decision.effect["parts"][0]["effect"]
+    at = int(cut_first["offset"])
+    infra.write_bytes(merged[: at - 2] + b"!" + merged[at - 1 :])
+    edited = env.tree()
+    with pytest.raises(ChangeError, match="the undo was taken back: openclaw:workspace:note/lessons merged again; nothing was changed or recorded"):
+        env.curator.undo()
+    assert env.tree() == edited
+    assert [c.action for c in env.ledger().changes()] == ["merge"]
+    infra.write_bytes(merged)  # the byte put back: now the whole undo goes through
+    env.curator.undo()
+    assert [c.action for c in env.ledger().changes()] == ["merge", "undo"]

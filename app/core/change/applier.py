@@ -79,6 +79,19 @@ def last_standing_change(ledger: Ledger) -> Decision | None:
     return None
 
 
+def standing_change(ledger: Ledger, change_id: str) -> Decision:
+    """The curation change `change_id` (or a unique prefix of it), refused unless it stands."""
+    changes = ledger.changes()
+    found = [c for c in changes if c.action != "undo" and c.id.startswith(change_id)]
+    if len(found) != 1:
+        raise NothingToUndo(
+            f"no curation change {change_id!r} in the ledger" if not found else f"{change_id!r} names {len(found)} changes; give more of the id"
+        )
+    if found[0].id in _undone(changes):
+        raise NothingToUndo(f"the {found[0].action} of {found[0].memory_id} ({found[0].id}) is undone already")
+    return found[0]
+
+
 def pinned_ids(ledger: Ledger) -> set[str]:
     """The memories pinned in the workbench: the latest pin or unpin of each that stands (an undo
     takes a pin or an unpin back). Includes memory-mcp pins made through the workbench."""
@@ -314,10 +327,12 @@ class Applier:
         return self._record(self._decision("budget", subject, str(before), reason, effect, decision_id, self.clock.now()))
 
     @_one_change
-    def undo(self, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
-        """Reverse the most recent curation change not undone yet, byte for byte."""
+    def undo(self, change_id: str | None = None, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+        """Reverse a curation change, byte for byte: the one named, or else the most recent one not
+        undone yet. Any change still standing can be undone whatever came after it, as long as
+        what it wrote has not moved on; one that cannot says why and blocks no other."""
         self.written = []
-        change = last_standing_change(self.ledger)
+        change = last_standing_change(self.ledger) if change_id is None else standing_change(self.ledger, change_id)
         if change is None:
             raise NothingToUndo("nothing to undo: the ledger holds no curation change that is not undone already")
         rv = Reverse(change, self.locations, self.vault, new_id(), self.clock.now(), self.user, self._watch)
@@ -608,8 +623,14 @@ class Applier:
             except ChangeError as exc:
                 if not done:
                     raise
+                # All or nothing: the parts already put back are taken out again from the journal.
+                left = self.journal.roll_back(self._intent) if self._intent is not None else [("?", "no journal")]
                 back = ", ".join(d["memory_id"] for d in done)
-                message = f"{exc}; the undo stopped after putting back {back}; the others stay merged and nothing was recorded"
+                if left:
+                    tail = f"the undo stopped after putting back {back} and could not merge them again ({'; '.join(f'{p}: {w}' for p, w in left)}); nothing was recorded"
+                else:
+                    tail = f"the undo was taken back: {back} merged again; nothing was changed or recorded"
+                message = f"{exc}; {tail}"
                 if isinstance(exc, Conflict):
                     raise Conflict(message, path=exc.path, storage=exc.storage) from exc
                 raise ChangeError(message) from exc

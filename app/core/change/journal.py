@@ -210,6 +210,16 @@ class Journal:
                 left.append((path, f"it could not be rolled back ({exc})"))
         return left
 
+    def roll_back(self, intent: Intent) -> list[tuple[str, str]]:
+        """Take back, now, what the change in progress has written so far (an all-or-nothing
+        change that failed half way). Returns what could not be taken back."""
+        left = self._roll_back(intent.folder)
+        for step in intent.folder.glob("*"):
+            if step.name != INTENT:
+                step.unlink()
+        intent.steps = 0
+        return left
+
     def _sweep(self, folder: Path) -> None:
         """Clear what the interrupted writes left beside the files they wrote (a temp file, a file
         set aside), under the usual rules of leftovers.clear_litter."""
