@@ -106,39 +106,46 @@ def atomic_write(
     st = _check_base(target, base, data)
     warnings = check_writable(target, st, split_hard_links=split_hard_links)
     folder = str(target.parent)
-    before(target, roots.primary, None if base is None else base.data, sha256_bytes(data))  # before the temp file exists
-    tmp, fd = _create_temp(folder, target, created)
+    # Every step from here is relative to the folder opened once, so a folder swapped for a symlink
+    # after the checks cannot send the bytes elsewhere.
+    dfd = roots.open_folder(folder)
     try:
+        before(target, roots.primary, None if base is None else base.data, sha256_bytes(data))  # before the temp file exists
+        tmp, fd = _create_temp(dfd, target, created)
         try:
-            fault("before_write", target)
-            half = len(data) // 2
-            _write_all(fd, data[:half])
-            fault("half_written", target)
-            _write_all(fd, data[half:])
-            fault("after_write", target)
-            warnings += _copy_attributes(fd, target, st, new_mode)
-            os.fsync(fd)
-            fault("after_fsync", target)
-            final = os.fstat(fd)
-        finally:
-            os.close(fd)
-        # The last look before the replace: still inside the roots, still the base.
-        if roots.resolve(target) != target:
-            raise ContainmentError(f"refused {shown(target)}: its path changed during the save")
-        _check_base(target, base, data)
-        if created:
-            _create_from(tmp, target, data)
-        else:
-            os.replace(tmp, target)
-            note(target)
-    except BaseException as exc:
-        _discard(tmp)
-        if isinstance(exc, OSError):
-            raise WriteError(target, describe(exc), created=created) from exc
-        raise
-    fault("after_replace", target)
-    warnings += _sync_folder(folder)
-    fault("after_dir_fsync", target)
+            try:
+                fault("before_write", target)
+                half = len(data) // 2
+                _write_all(fd, data[:half])
+                fault("half_written", target)
+                _write_all(fd, data[half:])
+                fault("after_write", target)
+                warnings += _copy_attributes(fd, target, st, new_mode)
+                os.fsync(fd)
+                fault("after_fsync", target)
+                final = os.fstat(fd)
+            finally:
+                os.close(fd)
+            # The last look before the replace: still inside the roots, still the folder opened, still the base.
+            if roots.resolve(target) != target:
+                raise ContainmentError(f"refused {shown(target)}: its path changed during the save")
+            same_folder(dfd, folder, target)
+            _check_base(target, base, data)
+            if created:
+                _create_from(dfd, tmp, target, data)
+            else:
+                os.replace(tmp, target.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                note(target)
+        except BaseException as exc:
+            _discard(dfd, tmp)
+            if isinstance(exc, OSError):
+                raise WriteError(target, describe(exc), created=created) from exc
+            raise
+        fault("after_replace", target)
+        warnings += _sync_folder(dfd, folder)
+        fault("after_dir_fsync", target)
+    finally:
+        os.close(dfd)
     return Saved(target, sha256_bytes(data), len(data), Base.of(target, data, final), tuple(warnings))
 
 
@@ -259,17 +266,40 @@ def temp_name() -> str:
     return f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
 
 
-def _create_temp(folder: str, target: Path, created: bool) -> tuple[str, int]:
+def _create_temp(dfd: int, target: Path, created: bool) -> tuple[str, int]:
+    """A new temp file in the opened folder: (its name, a descriptor open for writing)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(8):
-        tmp = os.path.join(folder, temp_name())
+        tmp = temp_name()
         try:
-            return tmp, os.open(tmp, flags, 0o600)
+            return tmp, os.open(at(dfd, tmp), flags, 0o600, **({} if _PROC_FD else {"dir_fd": dfd}))
         except FileExistsError:
             continue
         except OSError as exc:
             raise WriteError(target, f"cannot create a temporary file in its folder: {describe(exc)}", created=created) from exc
     raise WriteError(target, "cannot create a temporary file in its folder: every name tried exists", created=created)
+
+
+# Linux names an open folder /proc/self/fd/<fd>: a path through it reaches the folder the descriptor
+# holds, whatever was renamed or swapped since, exactly as dir_fd does, and it is the path an audit
+# hook sees (an `open` audit event does not carry dir_fd).
+_PROC_FD = os.path.isdir("/proc/self/fd")
+
+
+def at(dfd: int, name: str) -> str:
+    """The path of `name` in the folder open as `dfd`, for os.open (see _PROC_FD)."""
+    return f"/proc/self/fd/{dfd}/{name}" if _PROC_FD else name
+
+
+def same_folder(dfd: int, folder: str, target: Path) -> None:
+    """Refuse when the folder's path no longer leads to the folder that was opened."""
+    try:
+        now = os.stat(folder, follow_symlinks=False)
+    except OSError:
+        now = None
+    opened = os.fstat(dfd)
+    if now is None or not stat.S_ISDIR(now.st_mode) or (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        raise ContainmentError(f"refused {shown(target)}: its folder was replaced during the save")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -317,11 +347,11 @@ def _copy_xattrs(fd: int, target: Path) -> list[str]:
     return [f"{shown(target)}: extended attribute(s) not kept: {', '.join(lost)}"] if lost else []
 
 
-def _create_from(tmp: str, target: Path, data: bytes) -> None:
+def _create_from(dfd: int, tmp: str, target: Path, data: bytes) -> None:
     """Move the finished temp file to a name that must not exist yet. A hard link refuses to clobber,
     so a file that appears at the last moment is a conflict, not a loss."""
     try:
-        os.link(tmp, target, follow_symlinks=False)
+        os.link(tmp, target.name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
     except FileExistsError:
         verify_absent(target, data)
         raise
@@ -330,29 +360,23 @@ def _create_from(tmp: str, target: Path, data: bytes) -> None:
             raise
         # A file system without hard links: the check above and a replace, with its small window.
         verify_absent(target, data)
-        os.replace(tmp, target)
+        os.replace(tmp, target.name, src_dir_fd=dfd, dst_dir_fd=dfd)
         note(target)
         return
     note(target)
-    _discard(tmp)
+    _discard(dfd, tmp)
 
 
-def _discard(tmp: str) -> None:
+def _discard(dfd: int, tmp: str) -> None:
     try:
-        os.unlink(tmp)
-    except FileNotFoundError:
-        pass
+        os.unlink(tmp, dir_fd=dfd)
     except OSError:
-        pass  # left for sweep(); the error that brought us here is the one to report
+        pass  # left for the next start to clear; the error that brought us here is the one to report
 
 
-def _sync_folder(folder: str) -> list[str]:
+def _sync_folder(dfd: int, folder: str) -> list[str]:
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        os.fsync(dfd)
     except OSError as exc:
         # The replace happened: the new bytes are in place, only their durability is in doubt.
         return [f"saved, but the folder {shown(folder)} could not be synced ({describe(exc)}): the change may not survive a power loss"]

@@ -104,6 +104,29 @@ class Roots:
                 return root
         return None
 
+    def open_folder(self, folder: str | os.PathLike[str]) -> int:
+        """A descriptor of the already resolved `folder`, opened one component at a time from the
+        allowed root that holds it, never following a symlink. What is then done relative to it
+        (a temp file created, a rename, a link) stays in that folder even if a hostile writer swaps
+        it, or a folder above it, for a symlink after the checks. Raises ContainmentError; the
+        caller closes the descriptor."""
+        real = os.fspath(folder)
+        holder = self.root_of(real)
+        if holder is None or not os.path.isdir(holder):
+            raise ContainmentError(f"refused {shown(real)}: outside the allowed folders")
+        fd = os.open(holder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        for part in Path(os.path.relpath(real, holder)).parts if real != holder else ():
+            try:
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError as exc:
+                os.close(fd)
+                raise ContainmentError(
+                    f"refused {shown(real)}: {part!r} on its way is no longer a plain folder ({exc.strerror}); it may have been swapped"
+                ) from None
+            os.close(fd)
+            fd = inner
+        return fd
+
     def _lexical(self, path: str | os.PathLike[str]) -> str:
         text = os.fspath(path)
         if not isinstance(text, str):

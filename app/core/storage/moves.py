@@ -19,6 +19,7 @@ Standard library only, like the rest of the write path.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -26,8 +27,8 @@ import secrets
 import stat
 from pathlib import Path
 
-from .atomic import Saved, atomic_write, check_writable, fault
-from .base import Base, Gone, read_current, sha256_bytes
+from .atomic import Saved, atomic_write, check_writable, fault, same_folder
+from .base import Base, sha256_bytes
 from .containment import Roots
 from .errors import ConflictError, ContainmentError, StorageError, shown
 from .touched import before, note
@@ -59,28 +60,50 @@ def remove_file(roots: Roots, base: Base) -> None:
         raise ConflictError(base.path, f"the path now leads to {shown(target)}", base=base.data, disk=None, mine=b"")
     check_writable(target, None)  # the folder: a rename and an unlink need it
     aside = target.parent / aside_name(target.name)
-    before(target, roots.primary, base.data, None)
+    # The rename, the read-back and the unlink are relative to the folder opened once, so a folder
+    # swapped for a symlink after the checks cannot make them act elsewhere.
+    dfd = roots.open_folder(target.parent)
     try:
-        os.rename(target, aside)
-        note(target)
-        fault("after_set_aside", target)
-    except FileNotFoundError:
-        raise ConflictError(target, "it was deleted or renamed since it was read", base=base.data, disk=None, mine=b"") from None
-    except OSError as exc:
-        raise StorageError(f"cannot remove {shown(target)}: {exc.strerror or exc}; it was left in its place") from None
+        same_folder(dfd, str(target.parent), target)
+        before(target, roots.primary, base.data, None)
+        try:
+            os.rename(target.name, aside.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            note(target)
+            fault("after_set_aside", target)
+        except FileNotFoundError:
+            raise ConflictError(target, "it was deleted or renamed since it was read", base=base.data, disk=None, mine=b"") from None
+        except OSError as exc:
+            raise StorageError(f"cannot remove {shown(target)}: {exc.strerror or exc}; it was left in its place") from None
+        disk = _read_at(dfd, aside.name)
+        if disk is None or sha256_bytes(disk) != base.sha256:
+            _put_back(dfd, aside, target)
+            raise ConflictError(target, "changed on disk since it was read (another process wrote it)", base=base.data, disk=disk, mine=b"")
+        try:
+            os.unlink(aside.name, dir_fd=dfd)
+        except OSError as exc:
+            _put_back(dfd, aside, target)
+            raise StorageError(f"cannot remove {shown(target)} ({exc.strerror}); it was left in its place") from None
+        with contextlib.suppress(OSError):
+            os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _read_at(dfd: int, name: str) -> bytes | None:
+    """The bytes of the regular file `name` in the opened folder, or None."""
     try:
-        disk: bytes | None = read_current(aside)[0]
-    except (Gone, OSError):
-        disk = None
-    if disk is None or sha256_bytes(disk) != base.sha256:
-        _put_back(aside, target)
-        raise ConflictError(target, "changed on disk since it was read (another process wrote it)", base=base.data, disk=disk, mine=b"")
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return None
     try:
-        os.unlink(aside)
-    except OSError as exc:
-        _put_back(aside, target)
-        raise StorageError(f"cannot remove {shown(target)} ({exc.strerror}); it was left in its place") from None
-    _sync_folder(target.parent)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def move_file(
@@ -137,20 +160,20 @@ def remove_empty_folder(roots: Roots, folder: str | os.PathLike[str]) -> bool:
     return True
 
 
-def _put_back(aside: Path, target: Path) -> None:
+def _put_back(dfd: int, aside: Path, target: Path) -> None:
     """Undo the rename without clobbering: a link fails if a new file took the name meanwhile."""
     try:
-        os.link(aside, target, follow_symlinks=False)
+        os.link(aside.name, target.name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
     except OSError as exc:
         if not os.path.lexists(target):
             try:
-                os.rename(aside, target)  # a file system without hard links
+                os.rename(aside.name, target.name, src_dir_fd=dfd, dst_dir_fd=dfd)  # a file system without hard links
                 return
             except OSError:
                 pass
         what = "a new file took its name" if isinstance(exc, FileExistsError) else f"it could not be put back ({exc.strerror})"
         raise StorageError(f"{shown(target)} could not be removed safely and {what}; the version that was there is kept as {shown(aside)}") from None
-    os.unlink(aside)
+    os.unlink(aside.name, dir_fd=dfd)
 
 
 def _sync_folder(folder: Path) -> None:
