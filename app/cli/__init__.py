@@ -161,10 +161,25 @@ def build_parser() -> Parser:
 
     undo = sub.add_parser("undo", help="reverse a promote/demote/pin/priority/merge/budget change, byte for byte: the latest, or the one named")
     undo.add_argument("change", nargs="?", metavar="CHANGE", help="the change's id (or a unique start of it), as `memwb history` shows it")
+    undo.add_argument(
+        "--path",
+        dest="paths",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="a portfolio to read first (repeatable), so a change made before it was renamed or moved is undone where it is now",
+    )
     undo.add_argument("--reason", default="", help="why (kept in the ledger)")
     undo.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
     undo.add_argument("--json", action="store_true", help="print one JSON document")
     _common(undo)
+
+    relink = sub.add_parser("relink", help="say that the portfolio once at OLD is the one at NEW now, so its decisions and changes follow it")
+    relink.add_argument("old", metavar="OLD", help="where the portfolio was when its decisions were made")
+    relink.add_argument("new", metavar="NEW", type=Path, help="where it is now")
+    relink.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(relink)
 
     history = sub.add_parser("history", help="the ledger's decisions about one memory")
     history.add_argument("id", metavar="ID")

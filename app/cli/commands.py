@@ -372,12 +372,26 @@ def cmd_change(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    workbench = Workbench(_locations(args))
+    workbench = _open(args) if args.paths else Workbench(_locations(args))
+    workbench.refresh_after_writes(False)
     try:
         outcome = workbench.undo(args.change, reason=args.reason, dry_run=args.dry_run)
     except ChangeError as error:
         return fail(f"undo: {error}", FAILED, as_json=args.json)
     return _report_change(args, outcome)
+
+
+def cmd_relink(args: argparse.Namespace) -> int:
+    workbench = Workbench(_locations(args))
+    try:
+        old, new = workbench.relink(args.old, args.new)
+    except ChangeError as error:
+        return fail(f"relink: {error}", FAILED, as_json=args.json)
+    if args.json:
+        emit_json({"from": old, "to": new})
+    else:
+        print(f"relink: the decisions and changes made in {inert(old)} now belong to {inert(new)}")
+    return 0
 
 
 def cmd_budget_set(args: argparse.Namespace) -> int:
@@ -480,5 +494,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "suggest": cmd_suggest,
     "budget": cmd_budget,
     "undo": cmd_undo,
+    "relink": cmd_relink,
     **{action: cmd_change for action in CHANGES},
 }

@@ -28,6 +28,7 @@ SUBCOMMANDS = (
     "set-priority",
     "merge",
     "undo",
+    "relink",
 )
 CHANGES = ("promote", "demote", "pin", "unpin", "set-priority", "merge")
 DECISIONS = ("approve", "flag", "quarantine", "restore")

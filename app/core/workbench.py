@@ -29,8 +29,9 @@ from app.core.reading.base import Capabilities
 from app.core.reading.discovery import discover, standard_locations
 from app.core.review.detector import scan_memory
 from app.core.review.finding import Finding
-from app.core.review.ledger import Decision, OpenPortfolio, TrustAction
+from app.core.review.ledger import Decision, OpenPortfolio, TrustAction, root_identity
 from app.core.review.queue import ReviewItem, review_queue
+from app.core.review.relinks import add_relink, read_relinks
 from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
@@ -127,10 +128,18 @@ class Workbench:
         `Ledger.attach`), before anything asks it for a memory's history."""
         shas = {m.id: m.sha256 for m in result.memories}
         opened = [
-            OpenPortfolio(system=p.system, name=p.name, root=os.path.realpath(p.root), folder=adapter_for(p.system).portfolio_name(Path(p.root)))
+            OpenPortfolio(
+                system=p.system,
+                name=p.name,
+                root=os.path.realpath(p.root),
+                folder=adapter_for(p.system).portfolio_name(Path(p.root)),
+                identity=root_identity(p.root),
+            )
             for p in result.portfolios
         ]
-        self._applier.ledger.attach(opened, shas.get)
+        ledger = self._applier.ledger
+        ledger.attach(opened, shas.get, read_relinks(self.locations))
+        result.problems.extend(ledger.problems)
         if self._applier.ledger.unattached:
             result.problems.append(
                 Problem(
@@ -404,6 +413,13 @@ class Workbench:
         """Reverse a curation change that still stands, byte for byte: the one named by its id (or
         a unique prefix), else the latest."""
         return self._written(self._applier.undo(change_id, reason=reason, dry_run=dry_run))
+
+    def relink(self, old: Path | str, new: Path | str) -> tuple[str, str]:
+        """Say that the portfolio once at `old` is the one at `new` (moved by a copy, restored from a
+        backup): its decisions and changes follow it. Returns both roots, resolved."""
+        if not os.path.exists(new):
+            raise ChangeError(f"{new}: no such file or folder; nothing was changed")
+        return add_relink(self.locations, old, new)
 
     def changes(self) -> list[Decision]:
         """Every curation change and undo, oldest first."""

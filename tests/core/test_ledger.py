@@ -79,6 +79,7 @@ def test_record_appends_one_private_json_line_per_decision(locs: Locations) -> N
         "reason": "looked at it",
         "effect": {},
         "portfolio_root": None,  # no portfolio open: nothing to tie it to
+        "portfolio_identity": None,
     }
     assert len(first.id) == 32 and first.id != second.id
     assert ledger.history("massgen:m:ws/a") == [first, second]

@@ -29,7 +29,8 @@ from app.core.clock import Clock
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem
 from app.core.reading.sqlite_ro import DbReadError
-from app.core.review.ledger import Action, Decision, Ledger, iso_utc, new_id, os_user
+from app.core.review.ledger import Action, Decision, Ledger, iso_utc, new_id, os_user, rerooted, root_identity
+from app.core.review.relinks import read_relinks, relinked, under
 from app.core.review.vault import Vault
 from app.core.storage import ConflictError, ContainmentError, RevertWatch, Roots, Saved, StorageError, watch_for_revert
 from app.core.storage.atomic import fault
@@ -335,6 +336,7 @@ class Applier:
         change = last_standing_change(self.ledger) if change_id is None else standing_change(self.ledger, change_id)
         if change is None:
             raise NothingToUndo("nothing to undo: the ledger holds no curation change that is not undone already")
+        change = self._located(change)
         rv = Reverse(change, self.locations, self.vault, new_id(), self.clock.now(), self.user, self._watch)
         kind = str(change.effect.get("kind"))
         if kind == "merge":
@@ -352,6 +354,29 @@ class Applier:
         effect = self._apply(prepared, f"the undo of {rv.label}", (rv.decision_id, "undo", change.memory_id))
         self.touched = self._subjects_of(change)
         return self._record(self._undo_decision(rv, reason, effect))
+
+    def _located(self, change: Decision) -> Decision:
+        """The change as made in the portfolio where it is now: where the person said it went, or
+        where it was, only while the folder there is still the one the change was made in (a copy
+        left at the old path must never take the undo)."""
+        if not change.portfolio_root or not change.portfolio_identity:
+            return change  # recorded before identities were kept
+        root = os.path.realpath(change.portfolio_root)
+        relinks = read_relinks(self.locations)
+        went = relinked(root, relinks)
+        if went is not None:
+            return rerooted(change, went)
+        if any(under(root, new) for new in relinks.values()):
+            return change  # already where the person said it went
+        now = root_identity(root)
+        if now != change.portfolio_identity:
+            there = "a different folder is there now" if now else "nothing is there now"
+            raise Conflict(
+                f"cannot undo the {change.action} of {change.memory_id}: the portfolio it was made in is no longer at {root} ({there}); "
+                f"nothing was written. Open the workbench on the portfolio where it is now, or say where it went with `memwb relink {root} NEW`",
+                path=root,
+            )
+        return change
 
     # -- queries ---------------------------------------------------------------------------------------
 

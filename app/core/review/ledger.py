@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.locations import Locations
 from app.core.model import Problem
+from app.core.review.relinks import relinked
 
 LEDGER_NAME = "ledger.jsonl"
 LOG = logging.getLogger(__name__)
@@ -53,6 +54,17 @@ class OpenPortfolio:
     name: str  # the name it is open under (ids hold it)
     root: str  # resolved
     folder: str  # the name its folder gives it (without the hash a collision adds)
+    # `<st_dev>:<st_ino>` of its root: what a rename or a move on one file system keeps, and what
+    # a copy left at the old path does not have.
+    identity: str | None = None
+
+
+def root_identity(root: str | os.PathLike[str]) -> str | None:
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
 
 
 TrustAction = Literal["approve", "flag", "quarantine", "restore"]
@@ -112,6 +124,9 @@ class Decision(BaseModel):
     # name it is open under (two portfolios in folders of one name are told apart by their roots).
     # None in records written before it existed (see `Ledger.attach`).
     portfolio_root: str | None = None
+    # That root's identity when the record was written (OpenPortfolio.identity): a renamed or moved
+    # portfolio is found by it, and a different folder now at the old path is not taken for it.
+    portfolio_identity: str | None = None
 
     @property
     def restores(self) -> str | None:
@@ -145,10 +160,12 @@ class Ledger:
         self.unattached = 0  # records written before roots were kept that match no single open portfolio
         self._open: list[OpenPortfolio] = []
         self._sha_of: Callable[[str], str | None] = lambda memory_id: None
+        self._relinks: dict[str, str] = {}
+        self._moved_reported: set[str] = set()
 
     # -- the open portfolios ------------------------------------------------------------------
 
-    def attach(self, portfolios: list[OpenPortfolio], sha_of: Callable[[str], str | None] | None = None) -> None:
+    def attach(self, portfolios: list[OpenPortfolio], sha_of: Callable[[str], str | None] | None = None, relinks: dict[str, str] | None = None) -> None:
         """Read the records against the portfolios open now. A record holds its portfolio's root
         and is matched by it, so it follows the portfolio to whatever name it is open under. A
         record from before roots were kept is matched by the name in its id: as is when one open
@@ -156,20 +173,23 @@ class Ledger:
         (or its id holds the `-2` an older workbench gave the second of two), to the one holding a
         memory of that locator with the content the record covered, if exactly one does; otherwise
         it is attached to none of them (it stays in the file, counted in `unattached`). The file
-        itself is never rewritten: this mapping is made on every read."""
+        itself is never rewritten: this mapping is made on every read.
+
+        A record that kept its root's identity follows the folder: to wherever a rename or a move
+        put it (its effect's paths with it, so an undo writes there), and never to a different
+        folder that now sits at the old path (a copy left behind, a twin), unless `relinks` (old
+        root -> new root, said by the person) names it."""
         self._open = list(portfolios)
         self._sha_of = sha_of or (lambda memory_id: None)
+        self._relinks = {os.path.realpath(k): os.path.realpath(v) for k, v in (relinks or {}).items()}
         self._reset()
         self._identity = None
         self._refresh()
 
-    def _root_of(self, memory_id: str) -> str | None:
+    def _open_of(self, memory_id: str) -> OpenPortfolio | None:
         system, _, rest = memory_id.partition(":")
         name = rest.split(":", 1)[0]
-        for p in self._open:
-            if p.system == system and p.name == name:
-                return p.root
-        return None
+        return next((p for p in self._open if p.system == system and p.name == name), None)
 
     def _mapped(self, decision: Decision) -> Decision | None:
         """The record with its id as the open portfolios name it; None when it is ambiguous, and
@@ -180,13 +200,16 @@ class Ledger:
         name, sep, locator = rest.partition(":")
         same_system = [p for p in self._open if p.system == system]
         if decision.portfolio_root is not None:
-            root = os.path.realpath(decision.portfolio_root)
-            found = next((p for p in same_system if p.root == root), None)
+            found = self._open_portfolio(same_system, os.path.realpath(decision.portfolio_root), decision.portfolio_identity)
             if found is None:
                 return _ELSEWHERE  # a portfolio not open now, whatever its id's name says
-            if found.name == name:
+            recorded = os.path.realpath(decision.portfolio_root)
+            if found.name == name and found.root == recorded:
                 return decision
-            return decision.model_copy(update={"memory_id": f"{system}:{found.name}{sep}{locator}"})
+            update: dict[str, Any] = {"memory_id": f"{system}:{found.name}{sep}{locator}"}
+            if found.root != recorded:
+                update |= {"portfolio_root": found.root, "effect": _rerooted(decision.effect, recorded, found.root)}
+            return decision.model_copy(update=update)
         group = [p for p in same_system if p.folder == name or p.folder == _LEGACY_SUFFIX.sub("", name)]
         if not group:
             return decision  # a portfolio not open: nothing here can take it by mistake
@@ -199,14 +222,35 @@ class Ledger:
             return decision.model_copy(update={"memory_id": f"{system}:{holding[0].name}:{locator}"})
         return None
 
+    def _open_portfolio(self, same_system: list[OpenPortfolio], root: str, identity: str | None) -> OpenPortfolio | None:
+        """The open portfolio a record of `root` (with that root's `identity` then) belongs to."""
+        went = relinked(root, self._relinks)  # the person said where it went
+        by_root = next((p for p in same_system if p.root == (went or root)), None)
+        if identity is None or went is not None:
+            return by_root
+        by_identity = next((p for p in same_system if p.identity == identity), None)
+        if by_identity is not None:
+            return by_identity  # the very folder, wherever a rename or a move put it
+        if by_root is not None and by_root.identity is not None:
+            if root not in self._moved_reported:
+                self._moved_reported.add(root)
+                self._problem(
+                    None,
+                    f"decisions made in {root} were made in another folder than the one there now (moved away, or replaced by a copy); "
+                    f"they are not applied to it. If it is the same portfolio, say so with `memwb relink {root} {root}`",
+                    "those records kept, attached to no open portfolio",
+                )
+            return None
+        return by_root
+
     # -- writing ------------------------------------------------------------------------------
 
     def record(self, decision: Decision) -> Decision:
         """Append `decision` as one line, flushed and fsync'd. Returns it."""
         if decision.portfolio_root is None:
-            root = self._root_of(decision.memory_id)
-            if root is not None:
-                decision = decision.model_copy(update={"portfolio_root": root})
+            found = self._open_of(decision.memory_id)
+            if found is not None:
+                decision = decision.model_copy(update={"portfolio_root": found.root, "portfolio_identity": found.identity})
         line = (decision.model_dump_json() + "\n").encode("utf-8")
         folder = self.locations.ensure_private(Path(self.locations.data))
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -273,6 +317,7 @@ class Ledger:
         self.problems = []
         self._torn_reported = None
         self.unattached = 0
+        self._moved_reported = set()
 
     def _refresh(self) -> None:
         try:
@@ -343,6 +388,25 @@ class Ledger:
         problem = Problem(path=LEDGER_NAME, line=line, message=message, kept=kept)
         self.problems.append(problem)
         LOG.warning("%s", problem)
+
+
+def rerooted(decision: Decision, new_root: str) -> Decision:
+    """The record as if made in the portfolio at `new_root` (where it went)."""
+    old = os.path.realpath(decision.portfolio_root or "")
+    return decision.model_copy(update={"portfolio_root": new_root, "effect": _rerooted(decision.effect, old, new_root)})
+
+
+def _rerooted(effect: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """The effect with every `root` that named `old` naming `new` (a merge's parts included)."""
+
+    def moved(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: (new if k == "root" and isinstance(v, str) and os.path.realpath(v) == old else moved(v)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [moved(v) for v in value]
+        return value
+
+    return dict(moved(effect))
 
 
 def _write_all(fd: int, data: bytes) -> None:
