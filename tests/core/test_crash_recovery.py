@@ -148,3 +148,36 @@ def test_a_crash_after_a_database_commit_is_said_and_its_journal_kept(tmp_path: 
     assert "a database transaction may have been committed" in said[0].message
     assert said[0].kept.startswith("left as it is; the journal is in ") and (locations.data / "journal" / "unresolved").is_dir()
     assert [i.manifest.memory_id for i in wb._applier.vault.items()] == [memory]  # the row's text is in the vault
+
+
+REVERSED = tuple(k for k in KINDS if k.reverse)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("kind", REVERSED, ids=lambda k: f"{k.reverse}-of-{k.name}")
+def test_a_crash_during_a_restore_or_undo_leaves_it_done_or_not_done(kind: Kind, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(leftovers, "STALE_SECONDS", 0.0)
+    outcomes = []
+    for point in POINTS:
+        sample = tmp_path / point / "sample"
+        shutil.copytree(SAMPLE, sample, symlinks=True)
+        locations = Locations(tmp_path / point / "cache", tmp_path / point / "data", tmp_path / point / "config")
+        original = tree(sample)
+        assert cli(sample, locations, *kind.args) == 0
+        decided = tree(sample)
+        change = next(d for d in Ledger(locations).decisions() if d.memory_id == kind.subject)
+        entry = ["--entry", str(change.entry)] if change.entry else []
+        reverse = ("restore", kind.subject, *kind.args[2:3], *entry) if kind.reverse == "restore" else ("undo",)
+        code = cli(sample, locations, *reverse, point=point)
+        Workbench(locations, workers=1).open([sample], index=False)
+        assert not [p for p in sample.rglob("*") if LITTER_PATTERN.fullmatch(p.name)], point
+        done = any(d.action == kind.reverse for d in Ledger(locations).decisions())
+        if done:
+            assert tree(sample) == original, f"{point}: the {kind.reverse} is recorded but the bytes are not the original"
+            outcomes.append((point, code, "reversed"))
+            continue
+        assert tree(sample) == decided, f"{point}: the {kind.reverse} is not recorded but the bytes changed"
+        assert cli(sample, locations, *reverse) == 0, point  # and it can be done again
+        assert tree(sample) == original, point
+        outcomes.append((point, code, "not reversed, then reversed"))
+    assert any(o[1] == 137 for o in outcomes), outcomes

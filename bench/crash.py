@@ -1,0 +1,155 @@
+"""Random kill -9 of the real command line in the middle of a change, then a fresh start.
+
+    python -m bench.crash [--runs 200] [--seed 1]
+
+Each run copies the sample portfolio, starts one change with `python -m app` (a quarantine, a
+restore-able section cut, a promote, a demote that moves a section between files, a priority, a
+merge, a budget), kills it with SIGKILL after a random delay within the time the change takes,
+(aimed at the last third, where the writes are), then opens the workbench again (which finishes or rolls back what the kill left) and checks:
+nothing of the workbench's temp or set-aside files is left in the portfolio, and either every file
+holds its original bytes or the change is in the ledger and its reverse (restore or undo) gives the
+original bytes back. It prints how many runs ended which way, and every failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.core.locations import Locations  # noqa: E402
+from app.core.review.ledger import Ledger  # noqa: E402
+from app.core.storage import LITTER_PATTERN, leftovers  # noqa: E402
+from app.core.workbench import Workbench  # noqa: E402
+
+SAMPLE = ROOT / "sample-portfolio"
+# (command line, the memory or portfolio the ledger records it under, how it is reversed)
+KINDS = (
+    (
+        ("quarantine", "dollhouse:dollhouse:feature-flags", "{root}/dollhouse", "--entry", "mem_1795782861009_nu7e4fm1o"),
+        "dollhouse:dollhouse:feature-flags",
+        "restore",
+    ),
+    (
+        ("quarantine", "massgen:massgen:workspace_coder/api_versioning_policy", "{root}/massgen"),
+        "massgen:massgen:workspace_coder/api_versioning_policy",
+        "restore",
+    ),
+    (("quarantine", "openclaw:workspace:note/projects", "{root}/openclaw"), "openclaw:workspace:note/projects", "restore"),
+    (("promote", "dollhouse:dollhouse:feature-flags", "--path", "{root}/dollhouse"), "dollhouse:dollhouse:feature-flags", "undo"),
+    (("demote", "openclaw:workspace:note/projects", "--path", "{root}/openclaw"), "openclaw:workspace:note/projects", "undo"),
+    (("set-priority", "dollhouse:dollhouse:deploy-runbook", "7", "--path", "{root}/dollhouse"), "dollhouse:dollhouse:deploy-runbook", "undo"),
+    (
+        ("merge", "openclaw:workspace:note/production", "openclaw:workspace:note/staging", "--path", "{root}/openclaw"),
+        "openclaw:workspace:note/production",
+        "undo",
+    ),
+)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def command(args: tuple[str, ...], root: Path) -> list[str]:
+    filled = [a.format(root=root) for a in args]
+    return [sys.executable, "-m", "app", *filled, "--reason", "crash run"]
+
+
+def environment(locations: Locations) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.update({f"MEMWB_{k.upper()}_DIR": str(getattr(locations, k)) for k in ("cache", "data", "config")})
+    return env
+
+
+def one_run(work: Path, kind: tuple[tuple[str, ...], str, str], delay: float) -> str:
+    args, subject, reverse = kind
+    sample = work / "sample"
+    shutil.copytree(SAMPLE, sample, symlinks=True)
+    locations = Locations(work / "cache", work / "data", work / "config")
+    original = tree(sample)
+    env = environment(locations)
+    process = subprocess.Popen(command(args, sample), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(delay)
+    killed = process.poll() is None
+    if killed:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    wb = Workbench(locations, workers=1)
+    wb.open([sample], index=False)
+    recovered = {p.kept for p in wb.problems() if p.kept in ("completed", "rolled back")}
+    if [p for p in sample.rglob("*") if LITTER_PATTERN.fullmatch(p.name)]:
+        return "FAIL: litter left in the portfolio"
+    recorded = [d for d in Ledger(locations).decisions() if d.memory_id == subject]
+    if not recorded:
+        if tree(sample) != original:
+            return "FAIL: not recorded, but the portfolio changed"
+        return "killed, as before" + (" (rolled back)" if "rolled back" in recovered else "") if killed else "FAIL: finished but not recorded"
+    if reverse == "restore":
+        entry = ["--entry", str(recorded[0].entry)] if recorded[0].entry else []
+        back = [sys.executable, "-m", "app", "restore", subject, args[2].format(root=sample), *entry, "--reason", "back"]
+    else:
+        back = [sys.executable, "-m", "app", "undo", "--reason", "back"]
+    done = subprocess.run(back, env=env, capture_output=True)
+    if done.returncode != 0:
+        return f"FAIL: recorded, but the {reverse} failed: {done.stderr.decode(errors='replace').strip()[:300]}"
+    if tree(sample) != original:
+        return f"FAIL: the {reverse} did not give the original bytes back"
+    if not killed:
+        return "finished, as decided"
+    return "killed, as decided" + (" (completed)" if "completed" in recovered else "")
+
+
+def durations(kinds: tuple[tuple[tuple[str, ...], str, str], ...], scratch: Path) -> list[float]:
+    """How long each change takes uninterrupted: the kills land within it."""
+    out = []
+    for i, (args, _, _) in enumerate(kinds):
+        work = scratch / f"time{i}"
+        shutil.copytree(SAMPLE, work / "sample", symlinks=True)
+        locations = Locations(work / "cache", work / "data", work / "config")
+        start = time.perf_counter()
+        subprocess.run(command(args, work / "sample"), env=environment(locations), capture_output=True)
+        out.append(time.perf_counter() - start)
+        shutil.rmtree(work)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    leftovers.STALE_SECONDS = 0.0  # each next start comes as if a minute later
+    outcomes: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory(prefix="memwb-crash-") as scratch:
+        took = durations(KINDS, Path(scratch))
+        print("uninterrupted: " + ", ".join(f"{k[0][0]} {t:.2f} s" for k, t in zip(KINDS, took, strict=True)))
+        for run in range(args.runs):
+            i = rng.randrange(len(KINDS))
+            # Start-up takes most of a run; the writes come at its end, where the kills are aimed.
+            delay = took[i] * rng.uniform(0.7, 1.02)
+            work = Path(scratch) / f"run{run}"
+            outcome = one_run(work, KINDS[i], delay)
+            outcomes[outcome] += 1
+            if outcome.startswith("FAIL"):
+                print(f"run {run}: {KINDS[i][0][0]} killed after {delay:.3f} s: {outcome}")
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"{args.runs} runs:")
+    for outcome, count in sorted(outcomes.items(), key=lambda item: -item[1]):
+        print(f"  {count:4}  {outcome}")
+
+
+if __name__ == "__main__":
+    main()
