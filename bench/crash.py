@@ -2,13 +2,13 @@
 
     python -m bench.crash [--runs 200] [--seed 1]
 
-Each run copies the sample portfolio, starts one change with `python -m app` (a quarantine, a
-restore-able section cut, a promote, a demote that moves a section between files, a priority, a
-merge, a budget), kills it with SIGKILL after a random delay within the time the change takes,
-(aimed at the last third, where the writes are), then opens the workbench again (which finishes or rolls back what the kill left) and checks:
-nothing of the workbench's temp or set-aside files is left in the portfolio, and either every file
-holds its original bytes or the change is in the ledger and its reverse (restore or undo) gives the
-original bytes back. It prints how many runs ended which way, and every failure.
+Each run copies the sample portfolio, starts one change with `python -m app` (a quarantine of an
+entry, a file and a section, a promote, a demote that moves a section between files, a priority, a
+merge), kills it with SIGKILL at a random instant of its writes (0-30 ms after its intent appears
+in the journal), then opens the workbench again (which finishes or rolls back what the kill left)
+and checks: none of the workbench's temp or set-aside files is left in the portfolio, and either
+every file holds its original bytes or the change is in the ledger and its reverse (restore or
+undo) gives the original bytes back. It prints how many runs ended which way, and every failure.
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ def one_run(work: Path, kind: tuple[tuple[str, ...], str, str], delay: float) ->
     original = tree(sample)
     env = environment(locations)
     process = subprocess.Popen(command(args, sample), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Wait until the change starts writing (its intent appears in the journal), then kill it
+    # within the next `delay` seconds: the kills land among its writes, not in its start-up.
+    journal = locations.data / "journal"
+    while process.poll() is None and not journal.exists():
+        time.sleep(0.0005)
     time.sleep(delay)
     killed = process.poll() is None
     if killed:
@@ -138,8 +143,7 @@ def main() -> None:
         print("uninterrupted: " + ", ".join(f"{k[0][0]} {t:.2f} s" for k, t in zip(KINDS, took, strict=True)))
         for run in range(args.runs):
             i = rng.randrange(len(KINDS))
-            # Start-up takes most of a run; the writes come at its end, where the kills are aimed.
-            delay = took[i] * rng.uniform(0.7, 1.02)
+            delay = rng.uniform(0.0, 0.03)  # after the change's first journal entry
             work = Path(scratch) / f"run{run}"
             outcome = one_run(work, KINDS[i], delay)
             outcomes[outcome] += 1
