@@ -8,6 +8,7 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from app.core.inert import inert
 from app.core.review.finding import Category
@@ -59,6 +60,135 @@ class Hit:
     quotable: bool = False
 
 
+class Keys(tuple[str, ...]):
+    """A registered set of lowercase keywords (`keyset(...)`): a Prepared text finds where every
+    registered set occurs in one or two regex passes instead of one `find` per keyword."""
+
+    id: int
+
+
+_REGISTRY: list[Keys] = []
+
+
+def keyset(words: Iterable[str]) -> Keys:
+    """Register a keyword set (at import time, as a module constant)."""
+    global _INDEX
+    k = Keys(words)
+    k.id = len(_REGISTRY)
+    _REGISTRY.append(k)
+    _INDEX = None
+    return k
+
+
+_FREQUENT = "etaoinsrhldcumfpgwybvkxjqz0123456789"
+
+
+def _char_order(ch: str) -> tuple[int, str]:
+    i = _FREQUENT.find(ch)
+    return (i if i >= 0 else len(_FREQUENT), ch)
+
+
+def _trie(words: Iterable[str]) -> str:
+    """A regex that matches the longest of `words` at a position (a trie, so each step is one test)."""
+    root: dict[str, Any] = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        # Alternatives are tried in order: the letters most words begin with first.
+        alts = [re.escape(ch) + emit(node[ch]) for ch in sorted((c for c in node if c), key=_char_order)]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+_WORD_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+class _Index:
+    """Every registered keyword, found in one pass each for keywords that begin with a letter or digit
+    (at the start of a word) and for the others (anywhere). An occurrence inside a word is looked for
+    with `find` only for the keywords that some whitespace-separated chunk of the text holds after its
+    first character, so the positions are exactly those of a `find` per keyword."""
+
+    def __init__(self, sets: list[Keys]) -> None:
+        sets_of_key: dict[str, set[int]] = {}
+        for ks in sets:
+            for k in ks:
+                sets_of_key.setdefault(k, set()).add(ks.id)
+        word = sorted(k for k in sets_of_key if k[:1] in _WORD_START)
+        other = sorted(k for k in sets_of_key if k and k[:1] not in _WORD_START)
+        trie = _trie(word)
+        self.word = re.compile(f"[^a-z0-9](?=({trie}))")
+        self.word_at_0 = re.compile(f"(?=({trie}))")
+        by_first: dict[str, list[str]] = {}
+        for k in other:
+            by_first.setdefault(k[0], []).append(k[1:])
+        self.other = re.compile("|".join(f"{re.escape(ch)}(?=({_trie(rests)}))" for ch, rests in sorted(by_first.items())))
+        # The sets an occurrence of the longest keyword found at a position belongs to: those of every
+        # keyword that is a prefix of it (they occur there too).
+        self.sets_of: dict[str, tuple[int, ...]] = {}
+        for k in sets_of_key:
+            ids: set[int] = set()
+            for i in range(1, len(k) + 1):
+                ids.update(sets_of_key.get(k[:i], ()))
+            self.sets_of[k] = tuple(sorted(ids))
+        self.sets_of_key = {k: tuple(sorted(v)) for k, v in sets_of_key.items()}
+        # Inside a word: the part of a keyword before its first blank must sit in one chunk, after the
+        # chunk's first character, and end the chunk when the keyword goes on past a blank.
+        parts: dict[str, list[tuple[str, bool]]] = {}
+        for k in word:
+            cut = next((i for i, ch in enumerate(k) if ch.isspace()), -1)
+            parts.setdefault(k[:cut] if cut >= 0 else k, []).append((k, cut >= 0))
+        self.mid = re.compile(f"(?=({_trie(parts)}))")
+        self.mid_parts: dict[str, tuple[tuple[str, bool, int], ...]] = {}
+        for part in parts:
+            self.mid_parts[part] = tuple((k, at_end, i) for i in range(1, len(part) + 1) for k, at_end in parts.get(part[:i], ()))
+        self.chunks = _Chunks()
+
+    def inside_words(self, cache: _Chunks, chunk: str) -> None:
+        """Note in `cache` which keywords may occur in `chunk` after its first character."""
+        hold: set[str] = set()
+        n = len(chunk)
+        for m in self.mid.finditer(chunk, 1):
+            at = m.start()
+            for k, at_end, length in self.mid_parts[m.group(1)]:
+                if not at_end or at + length == n:
+                    hold.add(k)
+        if hold:
+            cache.keys[chunk] = frozenset(hold)
+            cache.hot.add(chunk)
+        cache.known.add(chunk)  # last: a chunk is known only once what it holds is recorded
+
+
+class _Chunks:
+    """Chunks already looked at, and the keywords inside the words of those that hold any. Only ever
+    added to; a full cache is replaced by a new one, so a scan in another thread keeps a consistent one."""
+
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        self.known: set[str] = set()
+        self.hot: set[str] = set()
+        self.keys: dict[str, frozenset[str]] = {}
+
+
+_INDEX: _Index | None = None
+
+
+def _index() -> _Index:
+    global _INDEX
+    if _INDEX is None:
+        _INDEX = _Index(list(_REGISTRY))
+    return _INDEX
+
+
 class Prepared:
     """A text to scan, its lowercase twin of the same length and cached keyword positions."""
 
@@ -73,6 +203,8 @@ class Prepared:
         self.low = low
         self._found: dict[str, list[int]] = {}
         self._words: list[str] | None = None
+        self._sets: dict[int, list[int]] | None = None
+        self._indexed = self.n >= INDEX_MIN_CHARS  # a big text is searched keyword by keyword
 
     def _absent(self, key: str) -> bool:
         """For a big text: True when the keyword certainly does not occur, because one of its words
@@ -106,8 +238,71 @@ class Prepared:
             pos = find(key, pos + 1)
         return found
 
+    def _build_sets(self) -> dict[int, list[int]] | None:
+        """Positions of every registered keyword set, or None where the per-keyword search is used."""
+        index = _index()
+        low = self.low
+        sets: dict[int, list[int]] = {}
+        sets_of = index.sets_of
+        total = 0
+        m0 = index.word_at_0.match(low)
+        if m0 is not None:
+            for i in sets_of[m0.group(1)]:
+                sets[i] = [0]
+        for m in index.word.finditer(low):
+            total += 1
+            pos = m.start() + 1
+            for i in sets_of[m.group(1)]:
+                got = sets.get(i)
+                if got is None:
+                    sets[i] = [pos]
+                else:
+                    got.append(pos)
+        mixed: set[int] = set()
+        if index.other.pattern:
+            for m in index.other.finditer(low):
+                total += 1
+                pos = m.start()
+                for i in sets_of[m.group(0) + m.group(m.lastindex or 0)]:
+                    got = sets.get(i)
+                    if got is None:
+                        sets[i] = [pos]
+                    else:
+                        if got[-1] > pos:
+                            mixed.add(i)
+                        got.append(pos)
+        if total >= MAX_OCCURRENCES:
+            return None  # a keyword may pass its cap: the per-keyword search applies it
+        chunks = set(low.split())
+        cache = index.chunks
+        if len(cache.known) > cache.LIMIT:
+            cache = index.chunks = _Chunks()
+        for chunk in chunks - cache.known:
+            index.inside_words(cache, chunk)
+        suspects = set().union(*map(cache.keys.__getitem__, chunks & cache.hot))
+        for key in suspects:
+            hits = self.find_all(key)
+            if hits:
+                for i in index.sets_of_key[key]:
+                    got = sets.get(i)
+                    if got is None:
+                        sets[i] = list(hits)
+                    else:
+                        got.extend(hits)
+                        mixed.add(i)
+        for i in mixed:
+            sets[i] = sorted(set(sets[i]))
+        return sets
+
     def positions(self, keys: Iterable[str]) -> list[int]:
         """Sorted, distinct positions of any of the keywords."""
+        if isinstance(keys, Keys):
+            if not self._indexed:
+                self._indexed = True
+                self._sets = self._build_sets()
+            sets = self._sets
+            if sets is not None:
+                return sets.get(keys.id, _NONE)
         out: set[int] | None = None
         found = self._found
         get = found.get

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
-from app.core.review.common import MEDIUM, Hit, Intervals, Prepared, render
+from app.core.review.common import MEDIUM, Hit, Intervals, Prepared, keyset, render
 from app.core.review.finding import SEVERITY_OF_RANK, Category
 
 _E = Category.ENCODED_PAYLOAD
@@ -86,7 +86,9 @@ _LEET_TOKEN = re.compile(r"(?<![\w@$])(?:[a-z]+[013457@$]|[013457@$]+[a-z])[a-z0
 _LEET_HINT = re.compile(r"[A-Za-z][013457@$]|[013457@$][A-Za-z]")
 _LEET = str.maketrans("013457@$", "oieastas")
 # Reversed spellings of the words attacks are built from.
-_REVERSED_KEYS = ("erongi", "dragersid", "tegrof", "snoitcurtsni", "noitcurtsni", "suoiverp", "tpmorp", "metsys", "drowssap", "terces", "laever", "edirrevo")
+_REVERSED_KEYS = keyset(
+    ("erongi", "dragersid", "tegrof", "snoitcurtsni", "noitcurtsni", "suoiverp", "tpmorp", "metsys", "drowssap", "terces", "laever", "edirrevo")
+)
 _ATTACK_WORD = re.compile(
     r"ignor|instruc|previous|prior|system|prompt|passw|secret|reveal|admin|rules|forget|disregard|overrid|execut|delete|send|upload|token|jailbr"
     r"|restrict|credential|exfil|bypass|unfilter|uncensor|anweisung|vorherig|instruction|pr[ée]c[ée]dent|instrucci|anterior|istruzion|precedent",
@@ -107,23 +109,25 @@ _ESCAPE = re.compile(
     r"|\\x[0-9A-Fa-f]{2}"
 )
 _JS_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\x([0-9A-Fa-f]{2})")
-_ROT13_KEYS = (
-    "vtaber",
-    "qvfertneq",
-    "cerivbhf",
-    "cevbe",
-    "vafgehpgvba",
-    "flfgrz",
-    "cnffjbeq",
-    "frperg",
-    "rkrphgr",
-    "erzrzore",
-    "perqragvny",
-    "hcybnq",
-    "sbetrg",
-    "bireevqr",
-    "gbxra",
-    "nqzva",
+_ROT13_KEYS = keyset(
+    (
+        "vtaber",
+        "qvfertneq",
+        "cerivbhf",
+        "cevbe",
+        "vafgehpgvba",
+        "flfgrz",
+        "cnffjbeq",
+        "frperg",
+        "rkrphgr",
+        "erzrzore",
+        "perqragvny",
+        "hcybnq",
+        "sbetrg",
+        "bireevqr",
+        "gbxra",
+        "nqzva",
+    )
 )
 
 Rescan = Callable[[str], tuple[list[Hit], list[tuple[int, int, int]]]]
