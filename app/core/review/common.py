@@ -108,14 +108,14 @@ def _trie(words: Iterable[str]) -> str:
     return emit(root)
 
 
-_WORD_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_WORD_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # keywords tried at every position
 
 
 class _Index:
-    """Every registered keyword, found in one pass each for keywords that begin with a letter or digit
-    (at the start of a word) and for the others (anywhere). An occurrence inside a word is looked for
-    with `find` only for the keywords that some whitespace-separated chunk of the text holds after its
-    first character, so the positions are exactly those of a `find` per keyword."""
+    """Every registered keyword in two passes over the lowercase text: one for the keywords that begin
+    with a letter or digit (tried at every position, so also inside words), one for the others (tried
+    only where their first character is). Each reports the longest keyword at a position; the shorter
+    keywords it begins with occur there too. The positions are exactly those of a `find` per keyword."""
 
     def __init__(self, sets: list[Keys]) -> None:
         sets_of_key: dict[str, set[int]] = {}
@@ -124,59 +124,19 @@ class _Index:
                 sets_of_key.setdefault(k, set()).add(ks.id)
         word = sorted(k for k in sets_of_key if k[:1] in _WORD_START)
         other = sorted(k for k in sets_of_key if k and k[:1] not in _WORD_START)
-        trie = _trie(word)
-        self.word = re.compile(f"[^a-z0-9](?=({trie}))")
-        self.word_at_0 = re.compile(f"(?=({trie}))")
+        self.word = re.compile(f"(?=({_trie(word)}))")
         by_first: dict[str, list[str]] = {}
         for k in other:
             by_first.setdefault(k[0], []).append(k[1:])
         self.other = re.compile("|".join(f"{re.escape(ch)}(?=({_trie(rests)}))" for ch, rests in sorted(by_first.items())))
-        # The sets an occurrence of the longest keyword found at a position belongs to: those of every
-        # keyword that is a prefix of it (they occur there too).
+        # The sets an occurrence of the longest keyword at a position belongs to: those of every
+        # keyword that is a prefix of it.
         self.sets_of: dict[str, tuple[int, ...]] = {}
         for k in sets_of_key:
             ids: set[int] = set()
-            for i in range(1, len(k) + 1):
-                ids.update(sets_of_key.get(k[:i], ()))
+            for n in range(1, len(k) + 1):
+                ids.update(sets_of_key.get(k[:n], ()))
             self.sets_of[k] = tuple(sorted(ids))
-        self.sets_of_key = {k: tuple(sorted(v)) for k, v in sets_of_key.items()}
-        # Inside a word: the part of a keyword before its first blank must sit in one chunk, after the
-        # chunk's first character, and end the chunk when the keyword goes on past a blank.
-        parts: dict[str, list[tuple[str, bool]]] = {}
-        for k in word:
-            cut = next((i for i, ch in enumerate(k) if ch.isspace()), -1)
-            parts.setdefault(k[:cut] if cut >= 0 else k, []).append((k, cut >= 0))
-        self.mid = re.compile(f"(?=({_trie(parts)}))")
-        self.mid_parts: dict[str, tuple[tuple[str, bool, int], ...]] = {}
-        for part in parts:
-            self.mid_parts[part] = tuple((k, at_end, i) for i in range(1, len(part) + 1) for k, at_end in parts.get(part[:i], ()))
-        self.chunks = _Chunks()
-
-    def inside_words(self, cache: _Chunks, chunk: str) -> None:
-        """Note in `cache` which keywords may occur in `chunk` after its first character."""
-        hold: set[str] = set()
-        n = len(chunk)
-        for m in self.mid.finditer(chunk, 1):
-            at = m.start()
-            for k, at_end, length in self.mid_parts[m.group(1)]:
-                if not at_end or at + length == n:
-                    hold.add(k)
-        if hold:
-            cache.keys[chunk] = frozenset(hold)
-            cache.hot.add(chunk)
-        cache.known.add(chunk)  # last: a chunk is known only once what it holds is recorded
-
-
-class _Chunks:
-    """Chunks already looked at, and the keywords inside the words of those that hold any. Only ever
-    added to; a full cache is replaced by a new one, so a scan in another thread keeps a consistent one."""
-
-    LIMIT = 200_000
-
-    def __init__(self) -> None:
-        self.known: set[str] = set()
-        self.hot: set[str] = set()
-        self.keys: dict[str, frozenset[str]] = {}
 
 
 _INDEX: _Index | None = None
@@ -242,56 +202,38 @@ class Prepared:
         """Positions of every registered keyword set, or None where the per-keyword search is used."""
         index = _index()
         low = self.low
-        sets: dict[int, list[int]] = {}
-        sets_of = index.sets_of
-        total = 0
-        m0 = index.word_at_0.match(low)
-        if m0 is not None:
-            for i in sets_of[m0.group(1)]:
-                sets[i] = [0]
+        by_key: dict[str, list[int]] = {}
+        get = by_key.get
         for m in index.word.finditer(low):
-            total += 1
-            pos = m.start() + 1
-            for i in sets_of[m.group(1)]:
-                got = sets.get(i)
-                if got is None:
-                    sets[i] = [pos]
-                else:
-                    got.append(pos)
-        mixed: set[int] = set()
+            key = m.group(1)
+            got = get(key)
+            if got is None:
+                by_key[key] = [m.start()]
+            else:
+                got.append(m.start())
         if index.other.pattern:
             for m in index.other.finditer(low):
-                total += 1
-                pos = m.start()
-                for i in sets_of[m.group(0) + m.group(m.lastindex or 0)]:
-                    got = sets.get(i)
-                    if got is None:
-                        sets[i] = [pos]
-                    else:
-                        if got[-1] > pos:
-                            mixed.add(i)
-                        got.append(pos)
-        if total >= MAX_OCCURRENCES:
+                key = m.group(0) + m.group(m.lastindex or 0)
+                got = get(key)
+                if got is None:
+                    by_key[key] = [m.start()]
+                else:
+                    got.append(m.start())
+        if sum(map(len, by_key.values())) >= MAX_OCCURRENCES:
             return None  # a keyword may pass its cap: the per-keyword search applies it
-        chunks = set(low.split())
-        cache = index.chunks
-        if len(cache.known) > cache.LIMIT:
-            cache = index.chunks = _Chunks()
-        for chunk in chunks - cache.known:
-            index.inside_words(cache, chunk)
-        suspects = set().union(*map(cache.keys.__getitem__, chunks & cache.hot))
-        for key in suspects:
-            hits = self.find_all(key)
-            if hits:
-                for i in index.sets_of_key[key]:
-                    got = sets.get(i)
-                    if got is None:
-                        sets[i] = list(hits)
-                    else:
-                        got.extend(hits)
-                        mixed.add(i)
-        for i in mixed:
-            sets[i] = sorted(set(sets[i]))
+        sets: dict[int, list[int]] = {}
+        merged: list[int] = []
+        sets_of = index.sets_of
+        for key, found in by_key.items():
+            for i in sets_of[key]:
+                got = sets.get(i)
+                if got is None:
+                    sets[i] = found  # shared between sets; never appended to
+                else:
+                    sets[i] = got + found
+                    merged.append(i)
+        for i in merged:
+            sets[i].sort()  # each position has one longest keyword, so no position repeats
         return sets
 
     def positions(self, keys: Iterable[str]) -> list[int]:

@@ -68,21 +68,23 @@ def features(stems: list[str]) -> list[str]:
 def units(text: str) -> list[tuple[int, int]]:
     """Sentence-like pieces of the text, as (start, end) with surrounding blanks trimmed."""
     out: list[tuple[int, int]] = []
+    append = out.append
     for m in _UNIT.finditer(text):
-        start, end = m.span()
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
+        piece = m.group()
+        kept = piece.strip()
+        if not kept:
+            continue
+        start = m.start() + len(piece) - len(piece.lstrip())
+        end = start + len(kept)
         while end - start > MAX_UNIT_CHARS:
             cut = text.rfind(" ", start + 1, start + MAX_UNIT_CHARS)
             cut = cut if cut > start else start + MAX_UNIT_CHARS
-            out.append((start, cut))
+            append((start, cut))
             start = cut
             while start < end and text[start].isspace():
                 start += 1
         if end > start:
-            out.append((start, end))
+            append((start, end))
     return out
 
 
@@ -102,6 +104,10 @@ class Model:
     # For each stem, the largest weight of a pair it begins: a window's stems and these bound its score
     # from above, so a window that cannot reach `high` is skipped without building its pairs.
     pair_bound: dict[str, float]
+    # The same bound in the file's integer units (stem weight plus pair bound, one lookup per stem), and
+    # what a window's bound must reach: exact, so only a window on the line needs the float sums.
+    bound_units: dict[str, int]
+    need_units: int
 
     def score(self, feats: list[str]) -> float:
         return self.bias + sum(map(self.weights.get, feats, repeat(0.0)))
@@ -117,7 +123,24 @@ def parse(raw: str) -> Model:
             left = feat.split(" ", 1)[0]
             if w > bound.get(left, 0.0):
                 bound[left] = w
-    return Model(weights=weights, bias=data["bias"] / scale, high=data["high"] / scale, provenance=data["provenance"], pair_bound=bound)
+    quantised: dict[str, int] = data["weights"]
+    units_bound: dict[str, int] = {}
+    for feat, v in quantised.items():
+        if " " in feat:
+            left = feat.split(" ", 1)[0]
+            units_bound[left] = max(units_bound.get(left, 0), v)
+    for feat, v in quantised.items():
+        if " " not in feat:
+            units_bound[feat] = units_bound.get(feat, 0) + v
+    return Model(
+        weights=weights,
+        bias=data["bias"] / scale,
+        high=data["high"] / scale,
+        provenance=data["provenance"],
+        pair_bound=bound,
+        bound_units={k: v for k, v in units_bound.items() if v},
+        need_units=int(data["high"]) - int(data["bias"]),
+    )
 
 
 @cache
@@ -157,50 +180,70 @@ def scan(p: Prepared) -> list[Hit]:
     spans = units(text)
     if not spans:
         return []
-    get = m.weights.get
-    bound_get = m.pair_bound.get
+    bound_get = m.bound_units.get
     findall = _TOKEN.findall
-    zeros = repeat(0.0)
+    zeros = repeat(0)
     unit_stems: list[list[str]] = []
-    unit_bound: list[float] = []
+    unit_bound: list[int] = []
     for start, end in spans:
-        stems = findall(low, start, end)[:MAX_WINDOW_TOKENS]
+        stems = findall(low, start, end)
+        if len(stems) > MAX_WINDOW_TOKENS:
+            stems = stems[:MAX_WINDOW_TOKENS]
         unit_stems.append(stems)
-        unit_bound.append(sum(map(get, stems, zeros)) + sum(map(bound_get, stems, zeros)))
+        unit_bound.append(sum(map(bound_get, stems, zeros)))
+    need = m.need_units
+    if 2 * max(unit_bound) < need - 1:
+        return []  # no window can reach `high`
     hits: list[tuple[int, int, float]] = []
-    need = m.high - m.bias
     count = 0
-    for first, last in windows(spans):
-        if unit_bound[first] + (unit_bound[last] if last != first else 0.0) < need:
-            continue
-        count += 1
+    last_unit = len(spans) - 1
+    # Every unit, then every unit with the next one (the order of `windows`).
+    for pair in (False, True):
+        for first in range(last_unit if pair else last_unit + 1):
+            last = first + 1 if pair else first
+            bound = unit_bound[first] + unit_bound[last] if pair else unit_bound[first]
+            if bound < need - 1 or (bound <= need + 1 and _float_bound(m, unit_stems, first, last) < m.high - m.bias):
+                continue
+            count += 1
+            if count > MAX_WINDOWS:
+                break
+            stems = unit_stems[first] + unit_stems[last] if pair else unit_stems[first]
+            _score_window(m, text, low, spans[first][0], spans[last][1], stems, hits)
         if count > MAX_WINDOWS:
             break
-        stems = unit_stems[first] if last == first else unit_stems[first] + unit_stems[last]
-        score = m.score(features(stems))
-        if score < m.high:
-            continue
-        start, end = spans[first][0], spans[last][1]
-        if SYSTEM_TEMPLATE.match(text, start + _role_prefix(text, start, end), end):
-            continue  # a persona template ("System: You are a helpful assistant.") gives no order
-        quotes = _quotes(text, start, end) if _QUOTE_CHARS.search(text, start, end) else []
-        if not quotes:
-            hits.append((start, end, score))
-            continue
-        # A window whose evidence sits inside quotation marks mentions an attack: the quoted part is
-        # what gets reported (and lowered by context like any quoted phrase); the rest must stand alone.
-        outside = list(low[start:end])
-        for q_start, q_end in quotes:
-            outside[q_start - start : q_end - start] = " " * (q_end - q_start)
-        rest = m.score(features(tokens("".join(outside))))
-        if rest >= m.high:
-            hits.append((start, end, rest))
-            continue
-        for q_start, q_end in quotes:
-            inner = m.score(features(tokens(low[q_start + 1 : q_end - 1])))
-            if inner >= m.high:
-                hits.append((q_start + 1, q_end - 1, inner))
     return [_hit(text, start, end, score) for start, end, score in _merge(hits)]
+
+
+def _float_bound(m: Model, unit_stems: list[list[str]], first: int, last: int) -> float:
+    """A window's bound summed as floats, for a window whose integer bound is on the line."""
+    get, bound_get, zeros = m.weights.get, m.pair_bound.get, repeat(0.0)
+    bounds = [sum(map(get, unit_stems[i], zeros)) + sum(map(bound_get, unit_stems[i], zeros)) for i in (first, last)]
+    return bounds[0] + (bounds[1] if last != first else 0.0)
+
+
+def _score_window(m: Model, text: str, low: str, start: int, end: int, stems: list[str], hits: list[tuple[int, int, float]]) -> None:
+    score = m.score(features(stems))
+    if score < m.high:
+        return
+    if SYSTEM_TEMPLATE.match(text, start + _role_prefix(text, start, end), end):
+        return  # a persona template ("System: You are a helpful assistant.") gives no order
+    quotes = _quotes(text, start, end) if _QUOTE_CHARS.search(text, start, end) else []
+    if not quotes:
+        hits.append((start, end, score))
+        return
+    # A window whose evidence sits inside quotation marks mentions an attack: the quoted part is
+    # what gets reported (and lowered by context like any quoted phrase); the rest must stand alone.
+    outside = list(low[start:end])
+    for q_start, q_end in quotes:
+        outside[q_start - start : q_end - start] = " " * (q_end - q_start)
+    rest = m.score(features(tokens("".join(outside))))
+    if rest >= m.high:
+        hits.append((start, end, rest))
+        return
+    for q_start, q_end in quotes:
+        inner = m.score(features(tokens(low[q_start + 1 : q_end - 1])))
+        if inner >= m.high:
+            hits.append((q_start + 1, q_end - 1, inner))
 
 
 _QUOTE_CHARS = re.compile("[\"'`\u201c\u201d\u00ab\u00bb\u201e\u2018\u2019]")
