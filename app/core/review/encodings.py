@@ -30,8 +30,12 @@ _B32 = re.compile(r"[A-Z2-7]+=*")
 _A85 = re.compile(r"<~[!-u\s]{10,65536}?~>")
 # RFC 1924 / git base85: the alphabet has punctuation that prose and code rarely pack this densely.
 _B85_RUN = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{25,}")
-_BITS = re.compile(r"(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])")
-_MORSE = re.compile(r"(?<![\w.-])(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?){7,}[.-]{1,7}(?![\w.-])")
+# Deletes the letters and digits: what is left of a run is its punctuation, counted in one call.
+_B85_NOT_PUNCT = str.maketrans("", "", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+# `(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])` and the Morse run, with their first character taken before the
+# look-behind so the engine skips to candidate characters instead of trying every position.
+_BITS = re.compile(r"[01](?<![01].)[01]{7}[ ,]?(?:[01]{8}[ ,]?){5,}(?![01])")
+_MORSE = re.compile(r"[.-](?<![\w.-].)[.-]{0,6}[ \t]+(?:/[ \t]+)?(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?){6,}[.-]{1,7}(?![\w.-])")
 _MORSE_CODE = {
     ".-": "a",
     "-...": "b",
@@ -84,6 +88,9 @@ _MORSE_CODE = {
 }
 _LEET_TOKEN = re.compile(r"(?<![\w@$])(?:[a-z]+[013457@$]|[013457@$]+[a-z])[a-z013457@$]*(?![\w@$])", re.IGNORECASE)
 _LEET_HINT = re.compile(r"[A-Za-z][013457@$]|[013457@$][A-Za-z]")
+# A leet character next to a letter: where `_LEET_HINT` can match, found by skipping to leet characters.
+_LEET_NEAR_LETTER = re.compile(r"[013457@$](?:(?<=[A-Za-z].)|(?=[A-Za-z]))")
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _LEET = str.maketrans("013457@$", "oieastas")
 # Reversed spellings of the words attacks are built from.
 _REVERSED_KEYS = keyset(
@@ -233,7 +240,7 @@ def _base85(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
     for m in _B85_RUN.finditer(text):
         run = m.group(0)
         # Base64, hex and words are handled elsewhere; base85 needs its punctuation.
-        if sum(1 for ch in run if ch in "!#$%&()*+-;<=>?@^_`{|}~") < max(3, len(run) // 12):
+        if len(run.translate(_B85_NOT_PUNCT)) < max(3, len(run) // 12):
             continue
         count += 1
         if count > MAX_CANDIDATES:
@@ -301,6 +308,25 @@ def _searcher(p: Prepared, rx: re.Pattern[str]) -> Callable[[int], int]:
     return next_start
 
 
+def _leet_hints(p: Prepared) -> Callable[[int], int]:
+    """`_searcher(p, _LEET_HINT)`: the first hint at or after pos (a letter before a leet character or a
+    leet character before a letter), found from the leet characters, which are rarer than letters."""
+    text = p.text
+
+    def next_start(pos: int) -> int:
+        m = _LEET_NEAR_LETTER.search(text, pos)
+        while m is not None:
+            at = m.start()
+            if at > pos and text[at - 1] in _ASCII_LETTERS:
+                return at - 1
+            if at + 1 < p.n and text[at + 1] in _ASCII_LETTERS:
+                return at
+            m = _LEET_NEAR_LETTER.search(text, at + 1)
+        return -1
+
+    return next_start
+
+
 def _in_list(found: list[int]) -> Callable[[int], int]:
     def next_start(pos: int) -> int:
         i = bisect.bisect_left(found, pos)
@@ -319,7 +345,7 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
         return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
 
     lines = {
-        "leetspeak": _line_windows(p, _searcher(p, _LEET_HINT), leet),
+        "leetspeak": _line_windows(p, _leet_hints(p), leet),
         "reversed": _line_windows(p, _in_list(p.positions(_REVERSED_KEYS)), lambda ls, le: True),
         "spaced-letters": _line_windows(p, _searcher(p, _SPACED_HINT), lambda ls, le: _SPACED.search(text, ls, le) is not None),
     }

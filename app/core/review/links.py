@@ -141,8 +141,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         if images.covers(m.start()):
             continue
         url = m.group(0)
-        external, templated, _ = _assess(url)
-        if external and templated:
+        if _TEMPLATE.search(url) is not None and _assess(url)[0]:
             # An order to request it makes it a leak; a templated URL noted in passing (CI config) is not.
             ordered = _FETCH_VERB.search(p.text, max(p.line_start(m.start()), m.start() - 60), m.start()) is not None
             yield Hit(
@@ -169,8 +168,8 @@ def _scan(p: Prepared) -> Iterator[Hit]:
 
 
 def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
-    if url.lower().startswith("data:"):
-        return
+    if url.lower().startswith("data:") or ("?" not in url and _TEMPLATE.search(url) is None):
+        return  # without a query or a template nothing leaves (and nothing is worth a note)
     external, templated, carries = _assess(url)
     if not external:
         return
@@ -184,8 +183,8 @@ def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
 
 
 def _link(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
-    if url.lower().startswith("data:"):
-        return
+    if url.lower().startswith("data:") or ("?" not in url and _TEMPLATE.search(url) is None):
+        return  # without a query or a template nothing leaves (and nothing is worth a note)
     external, templated, carries = _assess(url)
     if not external:
         return
