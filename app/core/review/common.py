@@ -10,6 +10,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+try:  # Aho-Corasick in C: every keyword in one pass; without it two regex passes give the same positions
+    from ahocorasick import Automaton
+except ImportError:  # pragma: no cover - exercised by tests that hide the module
+    Automaton = None
+
 from app.core.inert import inert
 from app.core.review.finding import Category
 
@@ -112,18 +117,28 @@ _WORD_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # keywords trie
 
 
 class _Index:
-    """Every registered keyword in two passes over the lowercase text: one for the keywords that begin
-    with a letter or digit (tried at every position, so also inside words), one for the others (tried
-    only where their first character is). Each reports the longest keyword at a position; the shorter
-    keywords it begins with occur there too. The positions are exactly those of a `find` per keyword."""
+    """Every registered keyword found in one pass over the lowercase text: by an Aho-Corasick automaton
+    when `pyahocorasick` is installed, else by two regex passes, one for the keywords that begin with a
+    letter or digit (tried at every position, so also inside words) and one for the others (tried only
+    where their first character is), each reporting the longest keyword at a position (the shorter
+    keywords it begins with occur there too). Either way the positions are exactly those of a `find`
+    per keyword."""
 
-    def __init__(self, sets: list[Keys]) -> None:
+    def __init__(self, sets: list[Keys], *, automaton: bool = True) -> None:
         sets_of_key: dict[str, set[int]] = {}
         for ks in sets:
             for k in ks:
-                sets_of_key.setdefault(k, set()).add(ks.id)
-        word = sorted(k for k in sets_of_key if k[:1] in _WORD_START)
-        other = sorted(k for k in sets_of_key if k and k[:1] not in _WORD_START)
+                if k:
+                    sets_of_key.setdefault(k, set()).add(ks.id)
+        self.automaton: Any = None
+        if automaton and Automaton is not None:
+            self.automaton = Automaton()
+            for k, owners in sets_of_key.items():
+                self.automaton.add_word(k, (len(k) - 1, tuple(sorted(owners))))
+            self.automaton.make_automaton()
+            return
+        word = sorted(k for k in sets_of_key if k[0] in _WORD_START)
+        other = sorted(k for k in sets_of_key if k[0] not in _WORD_START)
         self.word = re.compile(f"(?=({_trie(word)}))")
         by_first: dict[str, list[str]] = {}
         for k in other:
@@ -137,6 +152,69 @@ class _Index:
             for n in range(1, len(k) + 1):
                 ids.update(sets_of_key.get(k[:n], ()))
             self.sets_of[k] = tuple(sorted(ids))
+
+    def find(self, low: str) -> dict[int, list[int]] | None:
+        """Sorted, distinct positions of each registered set that occurs in `low`, or None when so many
+        keywords occur that one may pass its cap (the per-keyword search then applies it)."""
+        if self.automaton is not None:
+            return self._automaton_find(low)
+        by_key: dict[str, list[int]] = {}
+        get = by_key.get
+        for m in self.word.finditer(low):
+            key = m.group(1)
+            got = get(key)
+            if got is None:
+                by_key[key] = [m.start()]
+            else:
+                got.append(m.start())
+        if self.other.pattern:
+            for m in self.other.finditer(low):
+                key = m.group(0) + m.group(m.lastindex or 0)
+                got = get(key)
+                if got is None:
+                    by_key[key] = [m.start()]
+                else:
+                    got.append(m.start())
+        if sum(map(len, by_key.values())) >= MAX_OCCURRENCES:
+            return None
+        sets: dict[int, list[int]] = {}
+        merged: list[int] = []
+        sets_of = self.sets_of
+        for key, found in by_key.items():
+            for i in sets_of[key]:
+                have = sets.get(i)
+                if have is None:
+                    sets[i] = found  # shared between sets; never appended to
+                else:
+                    sets[i] = have + found
+                    merged.append(i)
+        for i in merged:
+            sets[i].sort()  # each position has one longest keyword, so no position repeats
+        return sets
+
+    def _automaton_find(self, low: str) -> dict[int, list[int]] | None:
+        sets: dict[int, list[int]] = {}
+        get = sets.get
+        unsorted: set[int] = set()
+        total = 0
+        # Matches come ordered by where they end: a set's positions are in order unless it holds
+        # keywords of different lengths, and repeat only where two of its keywords start together.
+        for end, (back, ids) in self.automaton.iter(low):
+            start = end - back
+            for i in ids:
+                have = get(i)
+                if have is None:
+                    sets[i] = [start]
+                else:
+                    if have[-1] >= start:
+                        unsorted.add(i)
+                    have.append(start)
+            total += 1
+        if total >= MAX_OCCURRENCES:
+            return None
+        for i in unsorted:
+            sets[i] = sorted(set(sets[i]))
+        return sets
 
 
 _INDEX: _Index | None = None
@@ -198,50 +276,12 @@ class Prepared:
             pos = find(key, pos + 1)
         return found
 
-    def _build_sets(self) -> dict[int, list[int]] | None:
-        """Positions of every registered keyword set, or None where the per-keyword search is used."""
-        index = _index()
-        low = self.low
-        by_key: dict[str, list[int]] = {}
-        get = by_key.get
-        for m in index.word.finditer(low):
-            key = m.group(1)
-            got = get(key)
-            if got is None:
-                by_key[key] = [m.start()]
-            else:
-                got.append(m.start())
-        if index.other.pattern:
-            for m in index.other.finditer(low):
-                key = m.group(0) + m.group(m.lastindex or 0)
-                got = get(key)
-                if got is None:
-                    by_key[key] = [m.start()]
-                else:
-                    got.append(m.start())
-        if sum(map(len, by_key.values())) >= MAX_OCCURRENCES:
-            return None  # a keyword may pass its cap: the per-keyword search applies it
-        sets: dict[int, list[int]] = {}
-        merged: list[int] = []
-        sets_of = index.sets_of
-        for key, found in by_key.items():
-            for i in sets_of[key]:
-                got = sets.get(i)
-                if got is None:
-                    sets[i] = found  # shared between sets; never appended to
-                else:
-                    sets[i] = got + found
-                    merged.append(i)
-        for i in merged:
-            sets[i].sort()  # each position has one longest keyword, so no position repeats
-        return sets
-
     def positions(self, keys: Iterable[str]) -> list[int]:
         """Sorted, distinct positions of any of the keywords."""
         if isinstance(keys, Keys):
             if not self._indexed:
                 self._indexed = True
-                self._sets = self._build_sets()
+                self._sets = _index().find(self.low)
             sets = self._sets
             if sets is not None:
                 return sets.get(keys.id, _NONE)
