@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -278,13 +278,15 @@ class Prepared:
 
     def positions(self, keys: Iterable[str]) -> list[int]:
         """Sorted, distinct positions of any of the keywords."""
-        if isinstance(keys, Keys):
-            if not self._indexed:
-                self._indexed = True
-                self._sets = _index().find(self.low)
+        if type(keys) is Keys:
             sets = self._sets
             if sets is not None:
                 return sets.get(keys.id, _NONE)
+            if not self._indexed:
+                self._indexed = True
+                sets = self._sets = _index().find(self.low)
+                if sets is not None:
+                    return sets.get(keys.id, _NONE)
         out: set[int] | None = None
         found = self._found
         get = found.get
@@ -328,21 +330,26 @@ class Prepared:
         return lo, hi
 
 
-def keyed_matches(p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
-    """Non-overlapping matches of `pattern` that begin where one of the keywords occurs."""
+def keyed_matches(p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]) -> list[re.Match[str]]:
+    """Non-overlapping matches of `pattern` that begin where one of the keywords occurs (a list, so a
+    rule whose keywords are absent costs one lookup)."""
+    found = p.positions(keys)
+    if not found:
+        return []
+    out: list[re.Match[str]] = []
     last_end = -1
     match = pattern.match
-    count = 0
-    for pos in p.positions(keys):
+    text = p.text
+    for pos in found:
         if pos < last_end:
             continue
-        m = match(p.text, pos)
+        m = match(text, pos)
         if m is not None and m.end() > m.start():
             last_end = m.end()
-            yield m
-            count += 1
-            if count >= MAX_MATCHES_PER_RULE:
-                return
+            out.append(m)
+            if len(out) >= MAX_MATCHES_PER_RULE:
+                break
+    return out
 
 
 class Intervals:

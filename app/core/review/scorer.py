@@ -68,23 +68,21 @@ def features(stems: list[str]) -> list[str]:
 def units(text: str) -> list[tuple[int, int]]:
     """Sentence-like pieces of the text, as (start, end) with surrounding blanks trimmed."""
     out: list[tuple[int, int]] = []
-    append = out.append
     for m in _UNIT.finditer(text):
-        piece = m.group()
-        kept = piece.strip()
-        if not kept:
-            continue
-        start = m.start() + len(piece) - len(piece.lstrip())
-        end = start + len(kept)
+        start, end = m.span()
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
         while end - start > MAX_UNIT_CHARS:
             cut = text.rfind(" ", start + 1, start + MAX_UNIT_CHARS)
             cut = cut if cut > start else start + MAX_UNIT_CHARS
-            append((start, cut))
+            out.append((start, cut))
             start = cut
             while start < end and text[start].isspace():
                 start += 1
         if end > start:
-            append((start, end))
+            out.append((start, end))
     return out
 
 
@@ -180,45 +178,45 @@ def scan(p: Prepared) -> list[Hit]:
     spans = units(text)
     if not spans:
         return []
-    bound_get = m.bound_units.get
     findall = _TOKEN.findall
+    bound_get = m.bound_units.get
     zeros = repeat(0)
-    unit_stems: list[list[str]] = []
-    unit_bound: list[int] = []
-    for start, end in spans:
-        stems = findall(low, start, end)
-        if len(stems) > MAX_WINDOW_TOKENS:
-            stems = stems[:MAX_WINDOW_TOKENS]
-        unit_stems.append(stems)
-        unit_bound.append(sum(map(bound_get, stems, zeros)))
-    need = m.need_units
-    if 2 * max(unit_bound) < need - 1:
-        return []  # no window can reach `high`
+    unit_bound = [sum(map(bound_get, findall(low, start, end)[:MAX_WINDOW_TOKENS], zeros)) for start, end in spans]
+    # Windows whose bound may reach `high`: every unit, then every unit with the next one (the order
+    # of `windows`); one within a unit of the line is decided by the float sums, as before.
+    lowest = m.need_units - 1
+    singles = [i for i, bound in enumerate(unit_bound) if bound >= lowest]
+    pairs = [i for i, bound in enumerate(map(sum, zip(unit_bound, islice(unit_bound, 1, None)))) if bound >= lowest]
+    if not singles and not pairs:
+        return []
+    stems_of: dict[int, list[str]] = {}
+
+    def stems(i: int) -> list[str]:
+        got = stems_of.get(i)
+        if got is None:
+            got = stems_of[i] = findall(low, spans[i][0], spans[i][1])[:MAX_WINDOW_TOKENS]
+        return got
+
     hits: list[tuple[int, int, float]] = []
     count = 0
-    last_unit = len(spans) - 1
-    # Every unit, then every unit with the next one (the order of `windows`).
-    for pair in (False, True):
-        for first in range(last_unit if pair else last_unit + 1):
-            last = first + 1 if pair else first
-            bound = unit_bound[first] + unit_bound[last] if pair else unit_bound[first]
-            if bound < need - 1 or (bound <= need + 1 and _float_bound(m, unit_stems, first, last) < m.high - m.bias):
-                continue
-            count += 1
-            if count > MAX_WINDOWS:
-                break
-            stems = unit_stems[first] + unit_stems[last] if pair else unit_stems[first]
-            _score_window(m, text, low, spans[first][0], spans[last][1], stems, hits)
+    for first, last in [(i, i) for i in singles] + [(i, i + 1) for i in pairs]:
+        bound = unit_bound[first] + (unit_bound[last] if last != first else 0)
+        if bound <= m.need_units + 1 and _float_bound(m, stems(first), stems(last) if last != first else None) < m.high - m.bias:
+            continue
+        count += 1
         if count > MAX_WINDOWS:
             break
+        window = stems(first) + stems(last) if last != first else stems(first)
+        _score_window(m, text, low, spans[first][0], spans[last][1], window, hits)
     return [_hit(text, start, end, score) for start, end, score in _merge(hits)]
 
 
-def _float_bound(m: Model, unit_stems: list[list[str]], first: int, last: int) -> float:
-    """A window's bound summed as floats, for a window whose integer bound is on the line."""
+def _float_bound(m: Model, first: list[str], last: list[str] | None) -> float:
+    """A window's bound summed as floats (the way it always was), for a window whose integer bound is
+    on the line."""
     get, bound_get, zeros = m.weights.get, m.pair_bound.get, repeat(0.0)
-    bounds = [sum(map(get, unit_stems[i], zeros)) + sum(map(bound_get, unit_stems[i], zeros)) for i in (first, last)]
-    return bounds[0] + (bounds[1] if last != first else 0.0)
+    bound = sum(map(get, first, zeros)) + sum(map(bound_get, first, zeros))
+    return bound if last is None else bound + (sum(map(get, last, zeros)) + sum(map(bound_get, last, zeros)))
 
 
 def _score_window(m: Model, text: str, low: str, start: int, end: int, stems: list[str], hits: list[tuple[int, int, float]]) -> None:

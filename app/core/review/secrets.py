@@ -95,15 +95,20 @@ def scan(p: Prepared) -> list[Hit]:
     return list(_scan(p))
 
 
-def _at(p: Prepared, keys: Keys, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+def _at(p: Prepared, keys: Keys, pattern: re.Pattern[str]) -> list[re.Match[str]]:
+    found = p.positions(keys)
+    if not found:
+        return []
+    out: list[re.Match[str]] = []
     last_end = 0
-    for pos in p.positions(keys):
+    for pos in found:
         if pos < last_end:
             continue
         m = pattern.match(p.text, pos)
         if m is not None:
             last_end = m.end()
-            yield m
+            out.append(m)
+    return out
 
 
 _GITHUB_KEYS = keyset(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"))

@@ -233,17 +233,22 @@ def _recursive(flags: str) -> bool:
     return False
 
 
-def _iter_at(p: Prepared, keys: Keys, pattern: re.Pattern[str], *, back: int) -> Iterator[re.Match[str]]:
+def _iter_at(p: Prepared, keys: Keys, pattern: re.Pattern[str], *, back: int) -> list[re.Match[str]]:
     """Matches of `pattern` that contain a keyword occurrence, searched from a little before it."""
+    found = p.positions(keys)
+    if not found:
+        return []
+    out: list[re.Match[str]] = []
     last_end = 0
-    for pos in p.positions(keys):
+    for pos in found:
         if pos < last_end:
             continue
         lo = max(last_end, pos - back)
         m = pattern.search(p.text, lo, min(p.n, pos + 600))
         if m is not None and m.start() <= pos + 1 and m.end() > pos:
             last_end = m.end()
-            yield m
+            out.append(m)
+    return out
 
 
 def _sensitive_paths(p: Prepared) -> Iterator[Hit]:
