@@ -86,7 +86,9 @@ _MORSE_CODE = {
     "-.-.-.": ";",
     "-...-": "=",
 }
-_LEET_TOKEN = re.compile(r"(?<![\w@$])(?:[a-z]+[013457@$]|[013457@$]+[a-z])[a-z013457@$]*(?![\w@$])", re.IGNORECASE)
+# Possessive where letters meet leet characters: the two classes are disjoint, so giving characters
+# back never finds another token; it only cost time on every word.
+_LEET_TOKEN = re.compile(r"(?<![\w@$])(?:[a-z]++[013457@$]|[013457@$]++[a-z])[a-z013457@$]*+(?![\w@$])", re.IGNORECASE)
 _LEET_HINT = re.compile(r"[A-Za-z][013457@$]|[013457@$][A-Za-z]")
 # A leet character next to a letter: where `_LEET_HINT` can match, found by skipping to leet characters.
 _LEET_NEAR_LETTER = re.compile(r"[013457@$](?:(?<=[A-Za-z].)|(?=[A-Za-z]))")
@@ -146,7 +148,9 @@ def _text_of(data: bytes) -> str | None:
         try:
             text = data[: len(data) - trim].decode("utf-8")
             break
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as error:
+            if error.start < len(data) - 3:
+                return None  # a bad byte before the last three: no trimming mends it
             continue
     else:
         return None
@@ -341,6 +345,9 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
     text = p.text
 
     def leet(ls: int, le: int) -> bool:
+        line = text[ls:le]
+        if sum(ch in line for ch in "013457@$") < 2:
+            return False  # the tokens' leet characters are the line's
         tokens = _LEET_TOKEN.findall(text, ls, le)
         return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
 
