@@ -108,6 +108,9 @@ _SPACED_HINT = re.compile(r"[ .\-_][A-Za-z][ .\-_][A-Za-z][ .\-_]")
 _SPACED = re.compile(r"(?<![\w])(?:[A-Za-z][ .\-_]){3,40}[A-Za-z](?![\w])")
 
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
+# Runs of the base64 and base85 alphabets together ('=' included): every base64 or base85 run lies
+# inside one of at least 24 characters, so those two searches look only there.
+_ALPHABET_RUN = re.compile(r"[0-9A-Za-z+/_\-!#$%&()*;<=>?@^`{|}~]{24,}")
 _B64_CHAR = re.compile(r"[A-Za-z0-9+/_=-]")
 _HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
 # Text bytes in hex start with a digit (0x20-0x7e), so a run must too: that lets the engine skip letters.
@@ -217,8 +220,9 @@ def _report(hit_start: int, hit_end: int, kind: str, decoded: str, rescan: Resca
 
 
 def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
-    hits = list(_binary_runs(p, rescan))
-    hits.extend(_base85(p, rescan))
+    runs = [m.span() for m in _ALPHABET_RUN.finditer(p.text)]
+    hits = list(_binary_runs(p, rescan, runs))
+    hits.extend(_base85(p, rescan, runs))
     hits.extend(_bits_and_morse(p, rescan))
     hits.extend(_escapes(p, rescan))
     hits.extend(_rot13(p, rescan))
@@ -227,7 +231,13 @@ def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
     return hits
 
 
-def _base85(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
+def _within(rx: re.Pattern[str], text: str, runs: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """`rx.finditer(text)` for a pattern whose matches lie inside `runs` (and need nothing outside)."""
+    for start, end in runs:
+        yield from rx.finditer(text, start, end)
+
+
+def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterator[Hit]:
     text = p.text
     if "<~" in text:
         for i, m in enumerate(_A85.finditer(text)):
@@ -241,7 +251,7 @@ def _base85(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
             if decoded is not None and (hit := _report(m.start(), m.end(), "ascii85", decoded, rescan)) is not None:
                 yield hit
     count = 0
-    for m in _B85_RUN.finditer(text):
+    for m in _within(_B85_RUN, text, runs):
         run = m.group(0)
         # Base64, hex and words are handled elsewhere; base85 needs its punctuation.
         if len(run.translate(_B85_NOT_PUNCT)) < max(3, len(run) // 12):
@@ -376,12 +386,12 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
                 yield hit
 
 
-def _runs(p: Prepared) -> Iterator[tuple[int, int]]:
+def _runs(p: Prepared, runs: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
     """Base64-alphabet runs, with wrapped lines (a newline between long runs) joined into one."""
     text = p.text
     pending: tuple[int, int] | None = None
     count = 0
-    for m in _B64_RUN.finditer(text):
+    for m in _within(_B64_RUN, text, runs):
         if m.start() > 0 and _B64_CHAR.match(text, m.start() - 1):
             continue
         count += 1
@@ -398,9 +408,9 @@ def _runs(p: Prepared) -> Iterator[tuple[int, int]]:
         yield pending
 
 
-def _binary_runs(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
+def _binary_runs(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterator[Hit]:
     text = p.text
-    for start, end in _runs(p):
+    for start, end in _runs(p, runs):
         run = text[start:end]
         compact = "".join(run.split())
         decoded = None
