@@ -5,6 +5,7 @@ case-insensitive regex over megabytes), and rendering of inert, masked excerpts.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -130,11 +131,12 @@ class _Index:
             for k in ks:
                 if k:
                     sets_of_key.setdefault(k, set()).add(ks.id)
+        self.sets_of_key = {k: tuple(sorted(v)) for k, v in sets_of_key.items()}
         self.automaton: Any = None
         if automaton and Automaton is not None:
             self.automaton = Automaton()
             for k, owners in sets_of_key.items():
-                self.automaton.add_word(k, (len(k) - 1, tuple(sorted(owners))))
+                self.automaton.add_word(k, (len(k) - 1, tuple(sorted(owners)), k))
             self.automaton.make_automaton()
             return
         word = sorted(k for k in sets_of_key if k[0] in _WORD_START)
@@ -199,7 +201,7 @@ class _Index:
         total = 0
         # Matches come ordered by where they end: a set's positions are in order unless it holds
         # keywords of different lengths, and repeat only where two of its keywords start together.
-        for end, (back, ids) in self.automaton.iter(low):
+        for end, (back, ids, _) in self.automaton.iter(low):
             start = end - back
             for i in ids:
                 have = get(i)
@@ -215,6 +217,68 @@ class _Index:
         for i in unsorted:
             sets[i] = sorted(set(sets[i]))
         return sets
+
+    def find_big(self, p: Prepared) -> dict[int, list[int]] | None:
+        """`find` for a big text, by the rules of the per-keyword search there: a keyword keeps its first
+        MAX_OCCURRENCES positions, and one whose words do not all begin words of the text counts as
+        absent (`Prepared._absent`). None without the automaton or when keywords occur more than
+        BIG_OCCURRENCES times in all (a flood of one phrase is cheaper keyword by keyword)."""
+        if self.automaton is None:
+            return None
+        low = p.low
+        by_key: dict[str, list[int]] = {}
+        get = by_key.get
+        total = 0
+        for end, (back, _, key) in self.automaton.iter(low):
+            total += 1
+            if total > BIG_OCCURRENCES:
+                return None
+            have = get(key)
+            if have is None:
+                by_key[key] = [end - back]
+            elif len(have) < MAX_OCCURRENCES:
+                have.append(end - back)
+        sets: dict[int, list[int]] = {}
+        merged: set[int] = set()
+        for key, found in by_key.items():
+            if not _begins_words(p, key, found):
+                continue
+            for i in self.sets_of_key[key]:
+                have = sets.get(i)
+                if have is None:
+                    sets[i] = found
+                else:
+                    sets[i] = have + found
+                    merged.add(i)
+        for i in merged:
+            sets[i] = sorted(set(sets[i]))
+        return sets
+
+
+BIG_OCCURRENCES = 200_000
+
+
+def _begins_words(p: Prepared, key: str, found: list[int]) -> bool:
+    """`not p._absent(key)` for a keyword found at `found`: every word of the keyword after a character
+    that is no letter or digit begins a word wherever the keyword occurs, and so does the first one
+    where the keyword starts a word; only a keyword seen inside words alone needs a search for its
+    first word at the start of one."""
+    tokens = _key_tokens(key)
+    if not tokens or key[0] not in _WORD_START:
+        return True
+    low = p.low
+    for pos in found:
+        if pos == 0 or low[pos - 1] not in _WORD_START:
+            return True
+    first = _TOKEN.match(key)
+    if first is None or first.group() != tokens[0]:
+        return True  # the first run is longer than MAX_PREFIX and not checked
+    return _word_start(tokens[0]).search(low) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _word_start(token: str) -> re.Pattern[str]:
+    return re.compile(f"(?<![a-z0-9]){re.escape(token)}")
 
 
 _INDEX: _Index | None = None
@@ -242,7 +306,7 @@ class Prepared:
         self._found: dict[str, list[int]] = {}
         self._words: list[str] | None = None
         self._sets: dict[int, list[int]] | None = None
-        self._indexed = self.n >= INDEX_MIN_CHARS  # a big text is searched keyword by keyword
+        self._indexed = False
 
     def _absent(self, key: str) -> bool:
         """For a big text: True when the keyword certainly does not occur, because one of its words
@@ -284,7 +348,8 @@ class Prepared:
                 return sets.get(keys.id, _NONE)
             if not self._indexed:
                 self._indexed = True
-                sets = self._sets = _index().find(self.low)
+                index = _index()
+                sets = self._sets = index.find(self.low) if self.n < INDEX_MIN_CHARS else index.find_big(self)
                 if sets is not None:
                     return sets.get(keys.id, _NONE)
         out: set[int] | None = None
