@@ -278,7 +278,9 @@ def _begins_words(p: Prepared, key: str, found: list[int]) -> bool:
 
 @functools.lru_cache(maxsize=1024)
 def _word_start(token: str) -> re.Pattern[str]:
-    return re.compile(f"(?<![a-z0-9]){re.escape(token)}")
+    """The token where no letter or digit precedes it; the literal comes first, so the engine jumps from
+    one occurrence of it to the next."""
+    return re.compile(f"{re.escape(token)}(?<![a-z0-9]{re.escape(token)})")
 
 
 _INDEX: _Index | None = None

@@ -51,6 +51,20 @@ def fold(text: str) -> str:
     return text.lower().translate(_FOLD) if not text.isascii() else text.lower()
 
 
+_FOLDABLE = re.compile("[" + "".join(chr(c) for c in _FOLD) + "]")
+_FOLD_CHAR = {chr(k): str(v) if isinstance(v, str) else chr(v) for k, v in _FOLD.items()}
+
+
+def _folded(low: str) -> str:
+    """`low.translate(_FOLD)`, without the per-character table lookups when few characters fold (the
+    usual text that is not ASCII: an accent here and there, or none)."""
+    if _FOLDABLE.search(low) is None:
+        return low
+    if len(_FOLDABLE.findall(low)) * 8 > len(low):
+        return low.translate(_FOLD)
+    return _FOLDABLE.sub(lambda m: _FOLD_CHAR[m.group()], low)
+
+
 def tokens(low: str) -> list[str]:
     return _TOKEN.findall(low)
 
@@ -174,7 +188,7 @@ def _category(text: str) -> Category:
 def scan(p: Prepared) -> list[Hit]:
     m = model()
     text = p.text
-    low = p.low if p.ascii else p.low.translate(_FOLD)
+    low = p.low if p.ascii else _folded(p.low)
     spans = units(text)
     if not spans:
         return []
