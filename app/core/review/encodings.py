@@ -92,6 +92,9 @@ _LEET_TOKEN = re.compile(r"(?<![\w@$])(?:[a-z]++[013457@$]|[013457@$]++[a-z])[a-
 _LEET_HINT = re.compile(r"[A-Za-z][013457@$]|[013457@$][A-Za-z]")
 # A leet character next to a letter: where `_LEET_HINT` can match, found by skipping to leet characters.
 _LEET_NEAR_LETTER = re.compile(r"[013457@$](?:(?<=[A-Za-z].)|(?=[A-Za-z]))")
+# A leet character next to a letter as `_LEET_TOKEN` reads letters: every leet token holds one, so a
+# line with fewer than three cannot hold three tokens.
+_LEET_BY_LETTER = re.compile(r"[013457@$](?:(?<=[a-z].)|(?=[a-z]))", re.IGNORECASE)
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _LEET = str.maketrans("013457@$", "oieastas")
 # Reversed spellings of the words attacks are built from.
@@ -356,8 +359,8 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
 
     def leet(ls: int, le: int) -> bool:
         line = text[ls:le]
-        if sum(ch in line for ch in "013457@$") < 2:
-            return False  # the tokens' leet characters are the line's
+        if sum(ch in line for ch in "013457@$") < 2 or len(_LEET_BY_LETTER.findall(text, ls, le)) < 3:
+            return False  # the tokens' leet characters are the line's, at least one by a letter in each
         tokens = _LEET_TOKEN.findall(text, ls, le)
         return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
 
