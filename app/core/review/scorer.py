@@ -120,6 +120,8 @@ class Model:
     # what a window's bound must reach: exact, so only a window on the line needs the float sums.
     bound_units: dict[str, int]
     need_units: int
+    # Every weight (stems and pairs) in those units, for exact integer scores.
+    weight_units: dict[str, int]
 
     def score(self, feats: list[str]) -> float:
         return self.bias + sum(map(self.weights.get, feats, repeat(0.0)))
@@ -152,6 +154,7 @@ def parse(raw: str) -> Model:
         pair_bound=bound,
         bound_units={k: v for k, v in units_bound.items() if v},
         need_units=int(data["high"]) - int(data["bias"]),
+        weight_units={k: v for k, v in quantised.items() if v},
     )
 
 
@@ -211,6 +214,17 @@ def scan(p: Prepared) -> list[Hit]:
             got = stems_of[i] = findall(low, spans[i][0], spans[i][1])[:MAX_WINDOW_TOKENS]
         return got
 
+    weight_get = m.weight_units.get
+    exact_of: dict[int, int] = {}
+
+    def exact(i: int) -> int:
+        """Unit i's stem and pair weights, in the file's integer units."""
+        got = exact_of.get(i)
+        if got is None:
+            unit = stems(i)
+            got = exact_of[i] = sum(map(weight_get, unit, zeros)) + sum(map(weight_get, map(" ".join, zip(unit, islice(unit, 1, None))), zeros))
+        return got
+
     hits: list[tuple[int, int, float]] = []
     count = 0
     for first, last in [(i, i) for i in singles] + [(i, i + 1) for i in pairs]:
@@ -220,7 +234,18 @@ def scan(p: Prepared) -> list[Hit]:
         count += 1
         if count > MAX_WINDOWS:
             break
-        window = stems(first) + stems(last) if last != first else stems(first)
+        # The window's exact integer score where its stems are both units' whole (no cut at
+        # MAX_WINDOW_TOKENS): one clearly short of `high` needs no float score.
+        head, tail = stems(first), stems(last)
+        if last == first:
+            score: int | None = exact(first)
+        elif len(head) + len(tail) <= MAX_WINDOW_TOKENS:
+            score = exact(first) + exact(last) + (weight_get(f"{head[-1]} {tail[0]}", 0) if head and tail else 0)
+        else:
+            score = None
+        if score is not None and score < lowest:
+            continue
+        window = head + tail if last != first else head
         _score_window(m, text, low, spans[first][0], spans[last][1], window, hits)
     return [_hit(text, start, end, score) for start, end, score in _merge(hits)]
 
