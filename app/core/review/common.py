@@ -68,7 +68,7 @@ class Hit:
 
 class Keys(tuple[str, ...]):
     """A registered set of lowercase keywords (`keyset(...)`): a Prepared text finds where every
-    registered set occurs in one or two regex passes instead of one `find` per keyword."""
+    registered set occurs in one pass over it (`_Index`) instead of one `find` per keyword."""
 
     id: int
 
