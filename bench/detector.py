@@ -8,9 +8,11 @@ scorer) in the same run:
 * false positives per note and per whole file on the benign docs (Markdown shipped inside the pinned
   packages of tools/train_detector.py), and on bastioncorpus's benign cases;
 * throughput in MB/s on notes (the benign docs, one note at a time), on the corpus texts one by one and
-  on one large generated memory of prose, beside a plain `in` search for one phrase.
+  on one large generated memory of prose, beside a plain `in` search for one phrase and beside the
+  detector of a git revision (`--ref`, default `main`) run in the same process, as a ratio: the
+  machine is shared and noisy, so only figures taken side by side compare.
 
-    python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR]
+    python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none]
 
 The outside corpora are read from the cache `tools/train_detector.py` downloads into; without it
 those sections say so and are skipped.
@@ -19,7 +21,9 @@ those sections say so and are skipped.
 from __future__ import annotations
 
 import argparse
+import importlib
 import random
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -147,14 +151,45 @@ def _best(rounds: int, work: Callable[[], object]) -> float:
     return best
 
 
-def throughput(texts: list[str], label: str, rounds: int) -> None:
+Scan = Callable[..., list[Finding]]
+
+
+def reference(rev: str) -> Scan | None:
+    """`scan_text` of the detector committed at `rev`, imported into this process beside ours (its `app`
+    package is exported to a temporary folder and loaded under the same names, then ours is restored)."""
+    from bench.detector_diff import _export
+
+    try:
+        root = str(_export(rev))
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    ours = {name: module for name, module in sys.modules.items() if name == "app" or name.startswith("app.")}
+    for name in ours:
+        del sys.modules[name]
+    sys.path.insert(0, root)
+    try:
+        scan: Scan = importlib.import_module("app.core.review.detector").scan_text
+    finally:
+        sys.path.remove(root)
+        for name in [n for n in sys.modules if n == "app" or n.startswith("app.")]:
+            del sys.modules[name]
+        sys.modules.update(ours)
+    return scan
+
+
+def throughput(texts: list[str], label: str, rounds: int, ref: Scan | None = None) -> tuple[float, float, float | None]:
+    """Prints MB/s of each layer (and of the reference detector, with both layers); returns the size in
+    MB and the seconds of this tree's and the reference's full scan."""
     size_mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
     baseline = _best(rounds, lambda: [PHRASE in t for t in texts])
     timed = {name: _best(rounds, lambda learned=learned: [scan_text(t, learned=learned) for t in texts]) for name, learned in LAYERS}
+    ref_s = _best(rounds, lambda: [ref(t) for t in texts]) if ref is not None else None
     print(
         f"{label:38} {size_mb:6.2f} MB  baseline {size_mb / baseline:8.0f} MB/s  rules {size_mb / timed['rules']:6.2f} MB/s"
         f"  both {size_mb / timed['both']:6.2f} MB/s ({timed['both']:.3f} s)"
+        + (f"  reference {size_mb / ref_s:6.2f} MB/s ({ref_s:.3f} s, x{ref_s / timed['both']:.2f})" if ref_s else "")
     )
+    return size_mb, timed["both"], ref_s
 
 
 def main() -> int:
@@ -162,15 +197,21 @@ def main() -> int:
     parser.add_argument("--prose-mb", type=float, default=2.0, help="size of the generated prose memory (MB)")
     parser.add_argument("--rounds", type=int, default=3, help="best of this many timed rounds")
     parser.add_argument("--cache", type=Path, default=td.default_cache(), help="where tools/train_detector.py downloaded the corpora")
+    parser.add_argument("--ref", default="main", help="git revision whose detector is timed beside this one ('none' to skip)")
     args = parser.parse_args()
     quality()
     notes = outside(args.cache)
-    print("\n== throughput (best of rounds)")
+    ref = reference(args.ref) if args.ref != "none" else None
+    print("\n== throughput (best of rounds" + (f"; reference: the detector at {args.ref}" if ref else "") + ")")
+    summary: list[str] = []
     if notes:
-        throughput(notes, f"benign doc notes one by one (x{len(notes)})", args.rounds)
+        mb, ours, theirs = throughput(notes, f"benign doc notes one by one (x{len(notes)})", args.rounds, ref)
+        summary.append(f"notes {mb / ours:.2f} MB/s" + (f" (reference {mb / theirs:.2f} MB/s, x{theirs / ours:.2f})" if theirs else ""))
     corpus = [case.text for case in ATTACKS + BENIGN if not case.yaml]
-    throughput(corpus * 20, f"corpus texts one by one (x{len(corpus) * 20})", args.rounds)
-    throughput([_prose(int(args.prose_mb * 1_000_000))], "one prose memory", args.rounds)
+    throughput(corpus * 20, f"corpus texts one by one (x{len(corpus) * 20})", args.rounds, ref)
+    mb, ours, theirs = throughput([_prose(int(args.prose_mb * 1_000_000))], "one prose memory", args.rounds, ref)
+    summary.append(f"{mb:.0f} MB prose in {ours:.3f} s" + (f" (reference {theirs:.3f} s, x{theirs / ours:.2f})" if theirs else ""))
+    print("detector speed: " + "; ".join(summary))
     return 0
 
 

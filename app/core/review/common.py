@@ -5,9 +5,16 @@ case-insensitive regex over megabytes), and rendering of inert, masked excerpts.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+try:  # Aho-Corasick in C: every keyword in one pass; without it two regex passes give the same positions
+    from ahocorasick import Automaton
+except ImportError:  # pragma: no cover - exercised by tests that hide the module
+    Automaton = None
 
 from app.core.inert import inert
 from app.core.review.finding import Category
@@ -59,6 +66,233 @@ class Hit:
     quotable: bool = False
 
 
+class Keys(tuple[str, ...]):
+    """A registered set of lowercase keywords (`keyset(...)`): a Prepared text finds where every
+    registered set occurs in one pass over it (`_Index`) instead of one `find` per keyword."""
+
+    id: int
+
+
+_REGISTRY: list[Keys] = []
+
+
+def keyset(words: Iterable[str]) -> Keys:
+    """Register a keyword set (at import time, as a module constant)."""
+    global _INDEX
+    k = Keys(words)
+    k.id = len(_REGISTRY)
+    _REGISTRY.append(k)
+    _INDEX = None
+    return k
+
+
+_FREQUENT = "etaoinsrhldcumfpgwybvkxjqz0123456789"
+
+
+def _char_order(ch: str) -> tuple[int, str]:
+    i = _FREQUENT.find(ch)
+    return (i if i >= 0 else len(_FREQUENT), ch)
+
+
+def _trie(words: Iterable[str]) -> str:
+    """A regex that matches the longest of `words` at a position (a trie, so each step is one test)."""
+    root: dict[str, Any] = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        # Alternatives are tried in order: the letters most words begin with first.
+        alts = [re.escape(ch) + emit(node[ch]) for ch in sorted((c for c in node if c), key=_char_order)]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+_WORD_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # keywords tried at every position
+
+
+class _Index:
+    """Every registered keyword found in one pass over the lowercase text: by an Aho-Corasick automaton
+    when `pyahocorasick` is installed, else by two regex passes, one for the keywords that begin with a
+    letter or digit (tried at every position, so also inside words) and one for the others (tried only
+    where their first character is), each reporting the longest keyword at a position (the shorter
+    keywords it begins with occur there too). Either way the positions are exactly those of a `find`
+    per keyword."""
+
+    def __init__(self, sets: list[Keys], *, automaton: bool = True) -> None:
+        sets_of_key: dict[str, set[int]] = {}
+        for ks in sets:
+            for k in ks:
+                if k:
+                    sets_of_key.setdefault(k, set()).add(ks.id)
+        self.sets_of_key = {k: tuple(sorted(v)) for k, v in sets_of_key.items()}
+        self.automaton: Any = None
+        if automaton and Automaton is not None:
+            self.automaton = Automaton()
+            for k, owners in sets_of_key.items():
+                self.automaton.add_word(k, (len(k) - 1, tuple(sorted(owners)), k))
+            self.automaton.make_automaton()
+            return
+        word = sorted(k for k in sets_of_key if k[0] in _WORD_START)
+        other = sorted(k for k in sets_of_key if k[0] not in _WORD_START)
+        self.word = re.compile(f"(?=({_trie(word)}))")
+        by_first: dict[str, list[str]] = {}
+        for k in other:
+            by_first.setdefault(k[0], []).append(k[1:])
+        self.other = re.compile("|".join(f"{re.escape(ch)}(?=({_trie(rests)}))" for ch, rests in sorted(by_first.items())))
+        # The sets an occurrence of the longest keyword at a position belongs to: those of every
+        # keyword that is a prefix of it.
+        self.sets_of: dict[str, tuple[int, ...]] = {}
+        for k in sets_of_key:
+            ids: set[int] = set()
+            for n in range(1, len(k) + 1):
+                ids.update(sets_of_key.get(k[:n], ()))
+            self.sets_of[k] = tuple(sorted(ids))
+
+    def find(self, low: str) -> dict[int, list[int]] | None:
+        """Sorted, distinct positions of each registered set that occurs in `low`, or None when so many
+        keywords occur that one may pass its cap (the per-keyword search then applies it)."""
+        if self.automaton is not None:
+            return self._automaton_find(low)
+        by_key: dict[str, list[int]] = {}
+        get = by_key.get
+        for m in self.word.finditer(low):
+            key = m.group(1)
+            got = get(key)
+            if got is None:
+                by_key[key] = [m.start()]
+            else:
+                got.append(m.start())
+        if self.other.pattern:
+            for m in self.other.finditer(low):
+                key = m.group(0) + m.group(m.lastindex or 0)
+                got = get(key)
+                if got is None:
+                    by_key[key] = [m.start()]
+                else:
+                    got.append(m.start())
+        if sum(map(len, by_key.values())) >= MAX_OCCURRENCES:
+            return None
+        sets: dict[int, list[int]] = {}
+        merged: list[int] = []
+        sets_of = self.sets_of
+        for key, found in by_key.items():
+            for i in sets_of[key]:
+                have = sets.get(i)
+                if have is None:
+                    sets[i] = found  # shared between sets; never appended to
+                else:
+                    sets[i] = have + found
+                    merged.append(i)
+        for i in merged:
+            sets[i].sort()  # each position has one longest keyword, so no position repeats
+        return sets
+
+    def _automaton_find(self, low: str) -> dict[int, list[int]] | None:
+        sets: dict[int, list[int]] = {}
+        get = sets.get
+        unsorted: set[int] = set()
+        total = 0
+        # Matches come ordered by where they end: a set's positions are in order unless it holds
+        # keywords of different lengths, and repeat only where two of its keywords start together.
+        for end, (back, ids, _) in self.automaton.iter(low):
+            start = end - back
+            for i in ids:
+                have = get(i)
+                if have is None:
+                    sets[i] = [start]
+                else:
+                    if have[-1] >= start:
+                        unsorted.add(i)
+                    have.append(start)
+            total += 1
+        if total >= MAX_OCCURRENCES:
+            return None
+        for i in unsorted:
+            sets[i] = sorted(set(sets[i]))
+        return sets
+
+    def find_big(self, p: Prepared) -> dict[int, list[int]] | None:
+        """`find` for a big text, by the rules of the per-keyword search there: a keyword keeps its first
+        MAX_OCCURRENCES positions, and one whose words do not all begin words of the text counts as
+        absent (`Prepared._absent`). None without the automaton or when keywords occur more than
+        BIG_OCCURRENCES times in all (a flood of one phrase is cheaper keyword by keyword)."""
+        if self.automaton is None:
+            return None
+        low = p.low
+        by_key: dict[str, list[int]] = {}
+        get = by_key.get
+        total = 0
+        for end, (back, _, key) in self.automaton.iter(low):
+            total += 1
+            if total > BIG_OCCURRENCES:
+                return None
+            have = get(key)
+            if have is None:
+                by_key[key] = [end - back]
+            elif len(have) < MAX_OCCURRENCES:
+                have.append(end - back)
+        sets: dict[int, list[int]] = {}
+        merged: set[int] = set()
+        for key, found in by_key.items():
+            if not _begins_words(p, key, found):
+                continue
+            for i in self.sets_of_key[key]:
+                have = sets.get(i)
+                if have is None:
+                    sets[i] = found
+                else:
+                    sets[i] = have + found
+                    merged.add(i)
+        for i in merged:
+            sets[i] = sorted(set(sets[i]))
+        return sets
+
+
+BIG_OCCURRENCES = 200_000
+
+
+def _begins_words(p: Prepared, key: str, found: list[int]) -> bool:
+    """`not p._absent(key)` for a keyword found at `found`: every word of the keyword after a character
+    that is no letter or digit begins a word wherever the keyword occurs, and so does the first one
+    where the keyword starts a word; only a keyword seen inside words alone needs a search for its
+    first word at the start of one."""
+    tokens = _key_tokens(key)
+    if not tokens or key[0] not in _WORD_START:
+        return True
+    low = p.low
+    for pos in found:
+        if pos == 0 or low[pos - 1] not in _WORD_START:
+            return True
+    first = _TOKEN.match(key)
+    if first is None or first.group() != tokens[0]:
+        return True  # the first run is longer than MAX_PREFIX and not checked
+    return _word_start(tokens[0]).search(low) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _word_start(token: str) -> re.Pattern[str]:
+    """The token where no letter or digit precedes it; the literal comes first, so the engine jumps from
+    one occurrence of it to the next."""
+    return re.compile(f"{re.escape(token)}(?<![a-z0-9]{re.escape(token)})")
+
+
+_INDEX: _Index | None = None
+
+
+def _index() -> _Index:
+    global _INDEX
+    if _INDEX is None:
+        _INDEX = _Index(list(_REGISTRY))
+    return _INDEX
+
+
 class Prepared:
     """A text to scan, its lowercase twin of the same length and cached keyword positions."""
 
@@ -73,6 +307,8 @@ class Prepared:
         self.low = low
         self._found: dict[str, list[int]] = {}
         self._words: list[str] | None = None
+        self._sets: dict[int, list[int]] | None = None
+        self._indexed = False
 
     def _absent(self, key: str) -> bool:
         """For a big text: True when the keyword certainly does not occur, because one of its words
@@ -108,6 +344,16 @@ class Prepared:
 
     def positions(self, keys: Iterable[str]) -> list[int]:
         """Sorted, distinct positions of any of the keywords."""
+        if type(keys) is Keys:
+            sets = self._sets
+            if sets is not None:
+                return sets.get(keys.id, _NONE)
+            if not self._indexed:
+                self._indexed = True
+                index = _index()
+                sets = self._sets = index.find(self.low) if self.n < INDEX_MIN_CHARS else index.find_big(self)
+                if sets is not None:
+                    return sets.get(keys.id, _NONE)
         out: set[int] | None = None
         found = self._found
         get = found.get
@@ -151,21 +397,26 @@ class Prepared:
         return lo, hi
 
 
-def keyed_matches(p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
-    """Non-overlapping matches of `pattern` that begin where one of the keywords occurs."""
+def keyed_matches(p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]) -> list[re.Match[str]]:
+    """Non-overlapping matches of `pattern` that begin where one of the keywords occurs (a list, so a
+    rule whose keywords are absent costs one lookup)."""
+    found = p.positions(keys)
+    if not found:
+        return []
+    out: list[re.Match[str]] = []
     last_end = -1
     match = pattern.match
-    count = 0
-    for pos in p.positions(keys):
+    text = p.text
+    for pos in found:
         if pos < last_end:
             continue
-        m = match(p.text, pos)
+        m = match(text, pos)
         if m is not None and m.end() > m.start():
             last_end = m.end()
-            yield m
-            count += 1
-            if count >= MAX_MATCHES_PER_RULE:
-                return
+            out.append(m)
+            if len(out) >= MAX_MATCHES_PER_RULE:
+                break
+    return out
 
 
 class Intervals:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
-from app.core.review.common import MEDIUM, Hit, Intervals, Prepared, render
+from app.core.review.common import MEDIUM, Hit, Intervals, Prepared, keyset, render
 from app.core.review.finding import SEVERITY_OF_RANK, Category
 
 _E = Category.ENCODED_PAYLOAD
@@ -30,8 +30,12 @@ _B32 = re.compile(r"[A-Z2-7]+=*")
 _A85 = re.compile(r"<~[!-u\s]{10,65536}?~>")
 # RFC 1924 / git base85: the alphabet has punctuation that prose and code rarely pack this densely.
 _B85_RUN = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{25,}")
-_BITS = re.compile(r"(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])")
-_MORSE = re.compile(r"(?<![\w.-])(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?){7,}[.-]{1,7}(?![\w.-])")
+# Deletes the letters and digits: what is left of a run is its punctuation, counted in one call.
+_B85_NOT_PUNCT = str.maketrans("", "", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+# `(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])` and the Morse run, with their first character taken before the
+# look-behind so the engine skips to candidate characters instead of trying every position.
+_BITS = re.compile(r"[01](?<![01].)[01]{7}[ ,]?(?:[01]{8}[ ,]?){5,}(?![01])")
+_MORSE = re.compile(r"[.-](?<![\w.-].)[.-]{0,6}[ \t]+(?:/[ \t]+)?(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?){6,}[.-]{1,7}(?![\w.-])")
 _MORSE_CODE = {
     ".-": "a",
     "-...": "b",
@@ -82,11 +86,21 @@ _MORSE_CODE = {
     "-.-.-.": ";",
     "-...-": "=",
 }
-_LEET_TOKEN = re.compile(r"(?<![\w@$])(?:[a-z]+[013457@$]|[013457@$]+[a-z])[a-z013457@$]*(?![\w@$])", re.IGNORECASE)
+# Possessive where letters meet leet characters: the two classes are disjoint, so giving characters
+# back never finds another token; it only cost time on every word.
+_LEET_TOKEN = re.compile(r"(?<![\w@$])(?:[a-z]++[013457@$]|[013457@$]++[a-z])[a-z013457@$]*+(?![\w@$])", re.IGNORECASE)
 _LEET_HINT = re.compile(r"[A-Za-z][013457@$]|[013457@$][A-Za-z]")
+# A leet character next to a letter: where `_LEET_HINT` can match, found by skipping to leet characters.
+_LEET_NEAR_LETTER = re.compile(r"[013457@$](?:(?<=[A-Za-z].)|(?=[A-Za-z]))")
+# A leet character next to a letter as `_LEET_TOKEN` reads letters: every leet token holds one, so a
+# line with fewer than three cannot hold three tokens.
+_LEET_BY_LETTER = re.compile(r"[013457@$](?:(?<=[a-z].)|(?=[a-z]))", re.IGNORECASE)
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _LEET = str.maketrans("013457@$", "oieastas")
 # Reversed spellings of the words attacks are built from.
-_REVERSED_KEYS = ("erongi", "dragersid", "tegrof", "snoitcurtsni", "noitcurtsni", "suoiverp", "tpmorp", "metsys", "drowssap", "terces", "laever", "edirrevo")
+_REVERSED_KEYS = keyset(
+    ("erongi", "dragersid", "tegrof", "snoitcurtsni", "noitcurtsni", "suoiverp", "tpmorp", "metsys", "drowssap", "terces", "laever", "edirrevo")
+)
 _ATTACK_WORD = re.compile(
     r"ignor|instruc|previous|prior|system|prompt|passw|secret|reveal|admin|rules|forget|disregard|overrid|execut|delete|send|upload|token|jailbr"
     r"|restrict|credential|exfil|bypass|unfilter|uncensor|anweisung|vorherig|instruction|pr[ée]c[ée]dent|instrucci|anterior|istruzion|precedent",
@@ -97,6 +111,9 @@ _SPACED_HINT = re.compile(r"[ .\-_][A-Za-z][ .\-_][A-Za-z][ .\-_]")
 _SPACED = re.compile(r"(?<![\w])(?:[A-Za-z][ .\-_]){3,40}[A-Za-z](?![\w])")
 
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
+# Runs of the base64 and base85 alphabets together ('=' included): every base64 or base85 run lies
+# inside one of at least 24 characters, so those two searches look only there.
+_ALPHABET_RUN = re.compile(r"[0-9A-Za-z+/_\-!#$%&()*;<=>?@^`{|}~]{24,}")
 _B64_CHAR = re.compile(r"[A-Za-z0-9+/_=-]")
 _HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
 # Text bytes in hex start with a digit (0x20-0x7e), so a run must too: that lets the engine skip letters.
@@ -107,23 +124,25 @@ _ESCAPE = re.compile(
     r"|\\x[0-9A-Fa-f]{2}"
 )
 _JS_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\x([0-9A-Fa-f]{2})")
-_ROT13_KEYS = (
-    "vtaber",
-    "qvfertneq",
-    "cerivbhf",
-    "cevbe",
-    "vafgehpgvba",
-    "flfgrz",
-    "cnffjbeq",
-    "frperg",
-    "rkrphgr",
-    "erzrzore",
-    "perqragvny",
-    "hcybnq",
-    "sbetrg",
-    "bireevqr",
-    "gbxra",
-    "nqzva",
+_ROT13_KEYS = keyset(
+    (
+        "vtaber",
+        "qvfertneq",
+        "cerivbhf",
+        "cevbe",
+        "vafgehpgvba",
+        "flfgrz",
+        "cnffjbeq",
+        "frperg",
+        "rkrphgr",
+        "erzrzore",
+        "perqragvny",
+        "hcybnq",
+        "sbetrg",
+        "bireevqr",
+        "gbxra",
+        "nqzva",
+    )
 )
 
 Rescan = Callable[[str], tuple[list[Hit], list[tuple[int, int, int]]]]
@@ -135,7 +154,9 @@ def _text_of(data: bytes) -> str | None:
         try:
             text = data[: len(data) - trim].decode("utf-8")
             break
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as error:
+            if error.start < len(data) - 3:
+                return None  # a bad byte before the last three: no trimming mends it
             continue
     else:
         return None
@@ -202,8 +223,9 @@ def _report(hit_start: int, hit_end: int, kind: str, decoded: str, rescan: Resca
 
 
 def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
-    hits = list(_binary_runs(p, rescan))
-    hits.extend(_base85(p, rescan))
+    runs = [m.span() for m in _ALPHABET_RUN.finditer(p.text)]
+    hits = list(_binary_runs(p, rescan, runs))
+    hits.extend(_base85(p, rescan, runs))
     hits.extend(_bits_and_morse(p, rescan))
     hits.extend(_escapes(p, rescan))
     hits.extend(_rot13(p, rescan))
@@ -212,7 +234,13 @@ def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
     return hits
 
 
-def _base85(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
+def _within(rx: re.Pattern[str], text: str, runs: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """`rx.finditer(text)` for a pattern whose matches lie inside `runs` (and need nothing outside)."""
+    for start, end in runs:
+        yield from rx.finditer(text, start, end)
+
+
+def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterator[Hit]:
     text = p.text
     if "<~" in text:
         for i, m in enumerate(_A85.finditer(text)):
@@ -226,10 +254,10 @@ def _base85(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
             if decoded is not None and (hit := _report(m.start(), m.end(), "ascii85", decoded, rescan)) is not None:
                 yield hit
     count = 0
-    for m in _B85_RUN.finditer(text):
+    for m in _within(_B85_RUN, text, runs):
         run = m.group(0)
         # Base64, hex and words are handled elsewhere; base85 needs its punctuation.
-        if sum(1 for ch in run if ch in "!#$%&()*+-;<=>?@^_`{|}~") < max(3, len(run) // 12):
+        if len(run.translate(_B85_NOT_PUNCT)) < max(3, len(run) // 12):
             continue
         count += 1
         if count > MAX_CANDIDATES:
@@ -297,6 +325,25 @@ def _searcher(p: Prepared, rx: re.Pattern[str]) -> Callable[[int], int]:
     return next_start
 
 
+def _leet_hints(p: Prepared) -> Callable[[int], int]:
+    """`_searcher(p, _LEET_HINT)`: the first hint at or after pos (a letter before a leet character or a
+    leet character before a letter), found from the leet characters, which are rarer than letters."""
+    text = p.text
+
+    def next_start(pos: int) -> int:
+        m = _LEET_NEAR_LETTER.search(text, pos)
+        while m is not None:
+            at = m.start()
+            if at > pos and text[at - 1] in _ASCII_LETTERS:
+                return at - 1
+            if at + 1 < p.n and text[at + 1] in _ASCII_LETTERS:
+                return at
+            m = _LEET_NEAR_LETTER.search(text, at + 1)
+        return -1
+
+    return next_start
+
+
 def _in_list(found: list[int]) -> Callable[[int], int]:
     def next_start(pos: int) -> int:
         i = bisect.bisect_left(found, pos)
@@ -311,11 +358,14 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
     text = p.text
 
     def leet(ls: int, le: int) -> bool:
+        line = text[ls:le]
+        if sum(ch in line for ch in "013457@$") < 2 or len(_LEET_BY_LETTER.findall(text, ls, le)) < 3:
+            return False  # the tokens' leet characters are the line's, at least one by a letter in each
         tokens = _LEET_TOKEN.findall(text, ls, le)
         return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
 
     lines = {
-        "leetspeak": _line_windows(p, _searcher(p, _LEET_HINT), leet),
+        "leetspeak": _line_windows(p, _leet_hints(p), leet),
         "reversed": _line_windows(p, _in_list(p.positions(_REVERSED_KEYS)), lambda ls, le: True),
         "spaced-letters": _line_windows(p, _searcher(p, _SPACED_HINT), lambda ls, le: _SPACED.search(text, ls, le) is not None),
     }
@@ -339,12 +389,12 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
                 yield hit
 
 
-def _runs(p: Prepared) -> Iterator[tuple[int, int]]:
+def _runs(p: Prepared, runs: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
     """Base64-alphabet runs, with wrapped lines (a newline between long runs) joined into one."""
     text = p.text
     pending: tuple[int, int] | None = None
     count = 0
-    for m in _B64_RUN.finditer(text):
+    for m in _within(_B64_RUN, text, runs):
         if m.start() > 0 and _B64_CHAR.match(text, m.start() - 1):
             continue
         count += 1
@@ -361,9 +411,9 @@ def _runs(p: Prepared) -> Iterator[tuple[int, int]]:
         yield pending
 
 
-def _binary_runs(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
+def _binary_runs(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterator[Hit]:
     text = p.text
-    for start, end in _runs(p):
+    for start, end in _runs(p, runs):
         run = text[start:end]
         compact = "".join(run.split())
         decoded = None

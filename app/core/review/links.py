@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlsplit
 
-from app.core.review.common import HIGH, LOW, MEDIUM, Hit, Intervals, Prepared, keyed_matches
+from app.core.review.common import HIGH, LOW, MEDIUM, Hit, Intervals, Prepared, keyed_matches, keyset
 from app.core.review.finding import Category
 
 _E = Category.EXFILTRATION
@@ -105,18 +105,26 @@ def scan(p: Prepared) -> list[Hit]:
     return hits
 
 
+_MD_IMAGE_KEYS = keyset(("![",))
+_MD_LINK_KEYS = keyset(("[",))
+_REF_DEF_KEYS = keyset(("]:",))
+_HTML_SRC_KEYS = keyset(("<img", "<image", "<source", "<video", "<audio", "<iframe", "<embed", "<link", "<script", "<input"))
+_BARE_URL_KEYS = keyset(("http",))
+_DATA_URI_KEYS = keyset(("data:",))
+
+
 def _scan(p: Prepared) -> Iterator[Hit]:
     m: re.Match[str] | None  # loops bind matches; later probes may find none
     image_spans: list[tuple[int, int]] = []
-    for m in keyed_matches(p, ("![",), _MD_IMAGE):
+    for m in keyed_matches(p, _MD_IMAGE_KEYS, _MD_IMAGE):
         image_spans.append((m.start(), m.end()))
         yield from _image(m.group(2), m.start(), m.end(), "markdown-image")
-    for m in keyed_matches(p, ("[",), _MD_LINK):
+    for m in keyed_matches(p, _MD_LINK_KEYS, _MD_LINK):
         if m.start() > 0 and p.text[m.start() - 1] == "!":
             continue
         yield from _link(m.group(2), m.start(), m.end(), "markdown-link")
     ref_images = {label.lower() for label in re.findall(r"!\[[^\[\]\n]{0,300}\]\[([^\[\]\n]{1,200})\]", p.text)} if "![" in p.text else set()
-    for pos in p.positions(("]:",)):
+    for pos in p.positions(_REF_DEF_KEYS):
         ls = p.line_start(pos)
         m = _MD_REF_DEF.match(p.text, ls + len(p.text[ls:pos]) - len(p.text[ls:pos].lstrip(" ")))
         if m is None or m.end() <= pos:
@@ -125,16 +133,15 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             yield from _image(m.group(2), m.start(), m.end(), "reference-image")
         else:
             yield from _link(m.group(2), m.start(), m.end(), "reference-link")
-    for m in keyed_matches(p, ("<img", "<image", "<source", "<video", "<audio", "<iframe", "<embed", "<link", "<script", "<input"), _HTML_SRC):
+    for m in keyed_matches(p, _HTML_SRC_KEYS, _HTML_SRC):
         end = p.text.find(">", m.end(), min(p.n, m.end() + 1000))
         yield from _image(m.group(2), m.start(), end + 1 if end >= 0 else m.end(), "html-image")
     images = Intervals(image_spans)
-    for m in keyed_matches(p, ("http",), _BARE_URL):
+    for m in keyed_matches(p, _BARE_URL_KEYS, _BARE_URL):
         if images.covers(m.start()):
             continue
         url = m.group(0)
-        external, templated, _ = _assess(url)
-        if external and templated:
+        if _TEMPLATE.search(url) is not None and _assess(url)[0]:
             # An order to request it makes it a leak; a templated URL noted in passing (CI config) is not.
             ordered = _FETCH_VERB.search(p.text, max(p.line_start(m.start()), m.start() - 60), m.start()) is not None
             yield Hit(
@@ -146,7 +153,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
                 m.end(),
                 quotable=True,
             )
-    for m in keyed_matches(p, ("data:",), _DATA_URI):
+    for m in keyed_matches(p, _DATA_URI_KEYS, _DATA_URI):
         if m.start() > 0 and (p.text[m.start() - 1].isalnum() or p.text[m.start() - 1] == "_"):
             continue
         mime = (m.group(1) or "").lower()
@@ -161,8 +168,8 @@ def _scan(p: Prepared) -> Iterator[Hit]:
 
 
 def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
-    if url.lower().startswith("data:"):
-        return
+    if url.lower().startswith("data:") or ("?" not in url and _TEMPLATE.search(url) is None):
+        return  # without a query or a template nothing leaves (and nothing is worth a note)
     external, templated, carries = _assess(url)
     if not external:
         return
@@ -176,8 +183,8 @@ def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
 
 
 def _link(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
-    if url.lower().startswith("data:"):
-        return
+    if url.lower().startswith("data:") or ("?" not in url and _TEMPLATE.search(url) is None):
+        return  # without a query or a template nothing leaves (and nothing is worth a note)
     external, templated, carries = _assess(url)
     if not external:
         return

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.core.review.common import HIGH, MEDIUM, Hit, Prepared, keyed_matches
+from app.core.review.common import HIGH, MEDIUM, Hit, Prepared, keyed_matches, keyset
 from app.core.review.finding import Category
 
 _TE = Category.TERMINAL_ESCAPE
@@ -50,28 +50,35 @@ _HTML = re.compile(
     r"|<form\b[^<>\n]{0,200}?\baction\s*=",
     re.IGNORECASE | re.MULTILINE,
 )
-_HTML_KEYS = (
-    "<script",
-    "</script",
-    "<iframe",
-    "<object",
-    "<embed",
-    "<applet",
-    "<base",
-    "<meta",
-    "<form",
-    "onerror",
-    "onload",
-    "onclick",
-    "onmouseover",
-    "onfocus",
-    "onblur",
-    "ontoggle",
-    "onbegin",
-    "onanimationstart",
-    "onpointerover",
+_HTML_KEYS = keyset(
+    (
+        "<script",
+        "</script",
+        "<iframe",
+        "<object",
+        "<embed",
+        "<applet",
+        "<base",
+        "<meta",
+        "<form",
+        "onerror",
+        "onload",
+        "onclick",
+        "onmouseover",
+        "onfocus",
+        "onblur",
+        "ontoggle",
+        "onbegin",
+        "onanimationstart",
+        "onpointerover",
+    )
 )
 _JS_SCHEME = re.compile(r"(?:\]\(\s*|(?:href|src|action)\s*=\s*[\"']?)\s*(javascript|vbscript):", re.IGNORECASE)
+
+
+_RICH_ACTION_KEYS = keyset(("[@",))
+_RICH_LINK_KEYS = keyset(("[link",))
+_RICH_CLOSE_KEYS = keyset(("[/",))
 
 
 def scan(p: Prepared) -> list[Hit]:
@@ -144,12 +151,12 @@ def _escape(text: str, start: int) -> Hit:
 
 
 def _rich(p: Prepared) -> Iterator[Hit]:
-    for m in keyed_matches(p, ("[@",), _RICH_ACTION):
+    for m in keyed_matches(p, _RICH_ACTION_KEYS, _RICH_ACTION):
         yield Hit(_MI, HIGH, "rich-action", "Textual action markup: a clickable link that runs an app action", m.start(), m.end(), quotable=True)
-    for m in keyed_matches(p, ("[link",), _RICH_LINK):
+    for m in keyed_matches(p, _RICH_LINK_KEYS, _RICH_LINK):
         yield Hit(_MI, HIGH, "rich-link", "Rich link markup (crashes a markup renderer when unbalanced; hides the target)", m.start(), m.end(), quotable=True)
     # Style markup matters when it is closed: an open [red] alone is ordinary prose far more often.
-    for m in keyed_matches(p, ("[/",), _RICH_CLOSE):
+    for m in keyed_matches(p, _RICH_CLOSE_KEYS, _RICH_CLOSE):
         if m.group(0).lower() in ("[/inst]",):
             continue
         lo = max(0, m.start() - 400)

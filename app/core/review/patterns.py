@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.core.review.common import HIGH, Hit, Prepared, keyed_matches
+from app.core.review.common import HIGH, Hit, Keys, Prepared, keyed_matches, keyset
 from app.core.review.finding import Category
 
 _I = re.IGNORECASE
@@ -19,7 +19,7 @@ class Rule:
     name: str
     category: Category
     severity: int
-    keys: tuple[str, ...]
+    keys: Keys
     pattern: re.Pattern[str]
     message: str
 
@@ -52,29 +52,31 @@ _OVR_VERBS = (
     r"do\s+not\s+obey",
     r"don'?t\s+obey",
 )
-_OVR_KEYS = (
-    "ignor",
-    "disregard",
-    "forget",
-    "overrule",
-    "override",
-    "bypass",
-    "discard",
-    "abandon",
-    "neglect",
-    "dismiss",
-    "skip",
-    "set aside",
-    "throw out",
-    "do not follow",
-    "don't follow",
-    "dont follow",
-    "stop following",
-    "no longer follow",
-    "stop obeying",
-    "do not obey",
-    "don't obey",
-    "dont obey",
+_OVR_KEYS = keyset(
+    (
+        "ignor",
+        "disregard",
+        "forget",
+        "overrule",
+        "override",
+        "bypass",
+        "discard",
+        "abandon",
+        "neglect",
+        "dismiss",
+        "skip",
+        "set aside",
+        "throw out",
+        "do not follow",
+        "don't follow",
+        "dont follow",
+        "stop following",
+        "no longer follow",
+        "stop obeying",
+        "do not obey",
+        "don't obey",
+        "dont obey",
+    )
 )
 _VERB = _words(*_OVR_VERBS)
 _FILL = r"(?:(?:all|any|and|or|of|the|your|my|these|those|every|each|such|its|their|this|that|entire|whole|other|given|earlier)\s+){0,4}"
@@ -199,7 +201,7 @@ _OVERRIDE_RULES = (
         "override-everything",
         Category.INSTRUCTION_OVERRIDE,
         HIGH,
-        ("ignor", "disregard", "forget", "discard"),
+        keyset(("ignor", "disregard", "forget", "discard")),
         _OVERRIDE_EVERYTHING,
         "tells the agent to disregard everything it was told",
     ),
@@ -207,7 +209,7 @@ _OVERRIDE_RULES = (
         "override-training",
         Category.INSTRUCTION_OVERRIDE,
         HIGH,
-        ("forget", "ignor", "override", "bypass", "disregard", "abandon", "discard", "circumvent", "escape", "break free"),
+        keyset(("forget", "ignor", "override", "bypass", "disregard", "abandon", "discard", "circumvent", "escape", "break free")),
         _OVERRIDE_YOURS,
         "tells the agent to drop its training, rules or safety",
     ),
@@ -215,29 +217,42 @@ _OVERRIDE_RULES = (
         "jailbreak",
         Category.INSTRUCTION_OVERRIDE,
         HIGH,
-        (
-            "you are",
-            "enable",
-            "enter",
-            "activate",
-            "switch",
-            "turn on",
-            "engage",
-            "dan mode",
-            "do anything now",
-            "pretend",
-            "imagine",
-            "act as",
-            "behave as",
-            "respond as",
-            "answer as",
+        keyset(
+            (
+                "you are",
+                "enable",
+                "enter",
+                "activate",
+                "switch",
+                "turn on",
+                "engage",
+                "dan mode",
+                "do anything now",
+                "pretend",
+                "imagine",
+                "act as",
+                "behave as",
+                "respond as",
+                "answer as",
+            )
         ),
         _JAILBREAK_MODE,
         "jailbreak: asks the agent to drop its restrictions",
     ),
-    Rule("new-instructions", Category.INSTRUCTION_OVERRIDE, HIGH, ("your ",), _NEW_INSTRUCTIONS, "announces new or hidden instructions for the agent"),
-    Rule("override-foreign", Category.INSTRUCTION_OVERRIDE, HIGH, ("ignor",), _FOREIGN, "tells the agent to ignore its earlier instructions (non-English)"),
+    Rule("new-instructions", Category.INSTRUCTION_OVERRIDE, HIGH, keyset(("your ",)), _NEW_INSTRUCTIONS, "announces new or hidden instructions for the agent"),
+    Rule(
+        "override-foreign",
+        Category.INSTRUCTION_OVERRIDE,
+        HIGH,
+        keyset(("ignor",)),
+        _FOREIGN,
+        "tells the agent to ignore its earlier instructions (non-English)",
+    ),
 )
+
+
+_NEW_LINE_KEYS = keyset(("instructions:", "instruction:"))
+_VOIDED_KEYS = keyset(("void", "revoked", "superseded", "cancelled", "canceled", "overridden", "invalid", "rescinded", "no longer"))
 
 
 def _override(p: Prepared) -> Iterator[Hit]:
@@ -245,7 +260,7 @@ def _override(p: Prepared) -> Iterator[Hit]:
     for rule in _OVERRIDE_RULES:
         for m in keyed_matches(p, rule.keys, rule.pattern):
             yield Hit(rule.category, rule.severity, rule.name, rule.message, m.start(), m.end(), quotable=True)
-    for pos in p.positions(("instructions:", "instruction:")):
+    for pos in p.positions(_NEW_LINE_KEYS):
         ls = p.line_start(pos)
         head = p.text[ls:pos]
         m = re.search(r"(?:new|updated|revised|override|real)\s+(?:system\s+)?$", head, _I)
@@ -254,7 +269,7 @@ def _override(p: Prepared) -> Iterator[Hit]:
         m2 = _NEW_INSTRUCTIONS_LINE.match(p.text, ls + m.start())
         if m2:
             yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "new-instructions", "announces new instructions for the agent", m2.start(), m2.end(), quotable=True)
-    for pos in p.positions(("void", "revoked", "superseded", "cancelled", "canceled", "overridden", "invalid", "rescinded", "no longer")):
+    for pos in p.positions(_VOIDED_KEYS):
         lo = max(p.line_start(pos), pos - 90)
         m = _VOIDED.search(p.text, lo, min(p.n, pos + 40))
         if m is not None and m.start() <= pos < m.end():
@@ -276,28 +291,30 @@ _ROLE_NAMES = (
     r"|operator|instructions?|important[-_]?instructions?|override|assistant[-_]?instructions?"
 )
 _ROLE_TAG = re.compile(rf"<(/?)({_ROLE_NAMES})(?:\s[^<>\n]{{0,200}})?>", _I)
-_ROLE_TAG_KEYS = (
-    "<system",
-    "</system",
-    "<sys>",
-    "<sys ",
-    "</sys>",
-    "<admin",
-    "</admin",
-    "<developer",
-    "</developer",
-    "<root>",
-    "</root>",
-    "<operator",
-    "</operator",
-    "<instruction",
-    "</instruction",
-    "<important",
-    "</important",
-    "<override",
-    "</override",
-    "<assistant_instruction",
-    "<assistant-instruction",
+_ROLE_TAG_KEYS = keyset(
+    (
+        "<system",
+        "</system",
+        "<sys>",
+        "<sys ",
+        "</sys>",
+        "<admin",
+        "</admin",
+        "<developer",
+        "</developer",
+        "<root>",
+        "</root>",
+        "<operator",
+        "</operator",
+        "<instruction",
+        "</instruction",
+        "<important",
+        "</important",
+        "<override",
+        "</override",
+        "<assistant_instruction",
+        "<assistant-instruction",
+    )
 )
 _BRACKET = re.compile(
     r"\[(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|assistant|security(?:\s+team)?)"
@@ -305,7 +322,7 @@ _BRACKET = re.compile(
     r"\s*(?::|\])",
     _I,
 )
-_BRACKET_KEYS = ("[system", "[sys", "[admin", "[developer", "[root", "[operator", "[moderator", "[assistant", "[security")
+_BRACKET_KEYS = keyset(("[system", "[sys", "[admin", "[developer", "[root", "[operator", "[moderator", "[assistant", "[security"))
 _LINE_PREFIX = re.compile(r"[ \t>*#_\-]{0,8}(?:\[[^\]\n]{1,40}\][ \t]*|\(?\d{1,2}:\d{2}(?::\d{2})?\)?[ \t]+)?")
 _ROLE_LINE = re.compile(
     r"(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|security\s+team"
@@ -314,23 +331,25 @@ _ROLE_LINE = re.compile(
     r"\s*(?:\([^)\n]{0,40}\)|\[[^\]\n]{0,40}\])?\s*:",
     _I,
 )
-_ROLE_LINE_KEYS = (
-    "system",
-    "sys",
-    "admin",
-    "developer",
-    "root",
-    "operator",
-    "moderator",
-    "security team",
-    "it department",
-    "it admin",
-    "it support",
-    "it security",
-    "anthropic",
-    "openai",
-    "claude",
-    "platform",
+_ROLE_LINE_KEYS = keyset(
+    (
+        "system",
+        "sys",
+        "admin",
+        "developer",
+        "root",
+        "operator",
+        "moderator",
+        "security team",
+        "it department",
+        "it admin",
+        "it support",
+        "it security",
+        "anthropic",
+        "openai",
+        "claude",
+        "platform",
+    )
 )
 # Words that make a role-prefixed line an order. The weak ones ("required", "audit") are ordinary in
 # notes ("System: backup required before migrations") and count only with a fake timestamp or an
@@ -375,9 +394,28 @@ def _line_tail(p: Prepared, end: int, limit: int = 300) -> int:
     return min(p.line_end(end), end + limit)
 
 
+_CHAT_TOKEN_KEYS = keyset(("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn", "<end_of_turn"))
+_HEADING_KEYS = keyset(("#",))
+_MESSAGE_FROM_KEYS = keyset(
+    (
+        "message from",
+        "notice from",
+        "instruction from",
+        "instructions from",
+        "directive from",
+        "note from",
+        "update from",
+        "order from",
+        "announcement from",
+    )
+)
+_ROLE_UPPER_KEYS = keyset(("system", "admin", "developer", "root", "security"))
+_ROLE_OVERRIDE_KEYS = keyset(("system override", "admin override", "root override", "developer override"))
+
+
 def _role(p: Prepared) -> Iterator[Hit]:
     m: re.Match[str] | None  # loops bind matches; later probes may find none
-    for m in keyed_matches(p, ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn", "<end_of_turn"), _CHAT_TOKEN):
+    for m in keyed_matches(p, _CHAT_TOKEN_KEYS, _CHAT_TOKEN):
         yield Hit(
             Category.ROLE_HIJACK, HIGH, "chat-template-token", "chat-template token that can fake a system or assistant turn", m.start(), m.end(), quotable=True
         )
@@ -416,7 +454,7 @@ def _role(p: Prepared) -> Iterator[Hit]:
                 tail,
                 quotable=True,
             )
-    for pos in p.positions(("#",)):
+    for pos in p.positions(_HEADING_KEYS):
         if pos > 0 and p.text[pos - 1] not in "\n":
             continue
         m = _ROLE_HEADING.match(p.text, pos)
@@ -433,19 +471,7 @@ def _role(p: Prepared) -> Iterator[Hit]:
                 _line_tail(p, m.end() + 1),
                 quotable=True,
             )
-    for pos in p.positions(
-        (
-            "message from",
-            "notice from",
-            "instruction from",
-            "instructions from",
-            "directive from",
-            "note from",
-            "update from",
-            "order from",
-            "announcement from",
-        )
-    ):
+    for pos in p.positions(_MESSAGE_FROM_KEYS):
         lo = max(p.line_start(pos), pos - 70)
         m = _MESSAGE_FROM.search(p.text, lo, min(p.n, pos + 80))
         if m is not None and m.start() <= pos < m.end():
@@ -458,9 +484,9 @@ def _role(p: Prepared) -> Iterator[Hit]:
                 _line_tail(p, m.end()),
                 quotable=True,
             )
-    for m in keyed_matches(p, ("system", "admin", "developer", "root", "security"), _ROLE_UPPER):
+    for m in keyed_matches(p, _ROLE_UPPER_KEYS, _ROLE_UPPER):
         yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "an upper-case system or administrator banner", m.start(), _line_tail(p, m.end()), quotable=True)
-    for m in keyed_matches(p, ("system override", "admin override", "root override", "developer override"), _ROLE_OVERRIDE):
+    for m in keyed_matches(p, _ROLE_OVERRIDE_KEYS, _ROLE_OVERRIDE):
         yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "claims a system or administrator override", m.start(), m.end(), quotable=True)
 
 
@@ -472,9 +498,9 @@ _PERMANENCE = (
 )
 _SESSIONS = r"(?:sessions?|conversations?|chats?|runs?|tasks?|interactions?|responses?|replies|startups?)"
 # Each trigger is matched where its keyword starts, so none of them is searched for across the text.
-_PERSIST_TRIGGERS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+_PERSIST_TRIGGERS: tuple[tuple[Keys, re.Pattern[str]], ...] = (
     (
-        ("remember", "memori", "store", "save", "keep", "record", "note", "treat", "retain", "persist", "write", "add", "adopt", "apply"),
+        keyset(("remember", "memori", "store", "save", "keep", "record", "note", "treat", "retain", "persist", "write", "add", "adopt", "apply")),
         re.compile(
             r"(?:remember|memori[sz]e|store|save|keep|record|note|treat|retain|persist|write|add|adopt|apply)\b"
             r"(?:\s+(?:this|that|it|these|the\s+following|(?:this|these|the)\s+(?:rules?|instructions?|facts?|directives?)))?"
@@ -483,7 +509,7 @@ _PERSIST_TRIGGERS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
         ),
     ),
     (
-        ("add", "append", "write", "save", "insert", "copy"),
+        keyset(("add", "append", "write", "save", "insert", "copy")),
         re.compile(
             r"(?:add|append|write|save|insert|copy)\s+(?:this|the\s+following|these\s+\w+)\s+(?:to|into)\s+(?:your\s+|the\s+)?"
             r"(?:memory|memories|MEMORY\.md|AGENTS\.md|CLAUDE\.md|SOUL\.md|system\s+prompt|core\s+memory|long[- ]term\s+memory"
@@ -491,18 +517,18 @@ _PERSIST_TRIGGERS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
             _I,
         ),
     ),
-    (("permanently",), re.compile(r"permanently\s+(?:remember|store|save|add|record|adopt|apply|follow|obey)", _I)),
+    (keyset(("permanently",)), re.compile(r"permanently\s+(?:remember|store|save|add|record|adopt|apply|follow|obey)", _I)),
     (
-        ("from now on", "henceforth", "going forward", "from this point", "from this moment"),
+        keyset(("from now on", "henceforth", "going forward", "from this point", "from this moment")),
         re.compile(r"from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)", _I),
     ),
     (
-        ("every ", "each ", "all future", "all new", "all subsequent", "any future", "any new"),
+        keyset(("every ", "each ", "all future", "all new", "all subsequent", "any future", "any new")),
         re.compile(r"(?:every|each|all|any)\s+(?:future\s+|new\s+|subsequent\s+|later\s+)?" + _SESSIONS, _I),
     ),
-    (("your next", "the next"), re.compile(r"(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)", _I)),
+    (keyset(("your next", "the next")), re.compile(r"(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)", _I)),
     (
-        ("next time",),
+        keyset(("next time",)),
         re.compile(
             r"next\s+time\s+(?:you|the\s+agent|the\s+assistant)\s+(?:start|run|load|wake|boot|see|read"
             r"|are\s+(?:started|loaded|asked|run))",
@@ -510,16 +536,16 @@ _PERSIST_TRIGGERS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
         ),
     ),
     (
-        ("whenever", "when ", "once ", "if "),
+        keyset(("whenever", "when ", "once ", "if ")),
         re.compile(
             r"(?:whenever|when|once|if)\s+(?:the\s+)?(?:user|anyone|someone|they)\s+(?:next\s+)?"
             r"(?:says|asks|mentions|types|writes|uses\s+the\s+word)",
             _I,
         ),
     ),
-    (("every time", "each time"), re.compile(r"(?:every|each)\s+time\s+(?:you|the\s+agent)\s+(?:start|load|boot|wake|run|read)", _I)),
+    (keyset(("every time", "each time")), re.compile(r"(?:every|each)\s+time\s+(?:you|the\s+agent)\s+(?:start|load|boot|wake|run|read)", _I)),
     (
-        ("after",) + tuple(f"in {digit}" for digit in "123456789"),
+        keyset(("after",) + tuple(f"in {digit}" for digit in "123456789")),
         re.compile(r"(?:after|in)\s+\d{1,4}\s+(?:days|sessions|messages|turns|hours|conversations)", _I),
     ),
 )
@@ -599,27 +625,29 @@ _SECRET_NOUN = (
     r"|cookies?|session\s+(?:tokens?|cookies?|ids?)|(?:conversation|chat)\s+(?:history|logs?|transcripts?)"
     r"|memory\s+files?|memories|system\s+prompt|wallet\s+(?:seed|keys?)|seed\s+phrases?|keychain|\.aws|\.ssh)\b"
 )
-_EXFIL_VERBS = (
-    "send",
-    "upload",
-    "forward",
-    "email",
-    "e-mail",
-    "exfiltrat",
-    "transmit",
-    "leak",
-    "export",
-    "post",
-    "submit",
-    "beacon",
-    "copy",
-    "share",
-    "paste",
-    "dump",
-    "sync",
-    "mirror",
-    "pipe",
-    "attach",
+_EXFIL_VERBS = keyset(
+    (
+        "send",
+        "upload",
+        "forward",
+        "email",
+        "e-mail",
+        "exfiltrat",
+        "transmit",
+        "leak",
+        "export",
+        "post",
+        "submit",
+        "beacon",
+        "copy",
+        "share",
+        "paste",
+        "dump",
+        "sync",
+        "mirror",
+        "pipe",
+        "attach",
+    )
 )
 _EXFIL_PHRASE = re.compile(
     r"\b(?:send|upload|forward|e-?mail|exfiltrate|transmit|leak|export|post|submit|beacon|copy|share|paste|dump"
@@ -656,7 +684,12 @@ def _exfiltration(p: Prepared) -> Iterator[Hit]:
         while end > dest.end() and p.text[end - 1] in ".,;:)!?'\"":
             end -= 1  # sentence punctuation after an address is not part of it
         yield Hit(Category.EXFILTRATION, HIGH, "exfil-instruction", "asks to send secrets or private data to an outside address", m.start(), end, quotable=True)
-    keys = (
+    for m in keyed_matches(p, _EXTRACTION_KEYS, _EXTRACTION):
+        yield Hit(Category.EXFILTRATION, HIGH, "prompt-extraction", "asks the agent to reveal its prompt or secrets", m.start(), m.end(), quotable=True)
+
+
+_EXTRACTION_KEYS = keyset(
+    (
         "reveal",
         "print",
         "output",
@@ -673,8 +706,7 @@ def _exfiltration(p: Prepared) -> Iterator[Hit]:
         "tell me",
         "exfiltrat",
     )
-    for m in keyed_matches(p, keys, _EXTRACTION):
-        yield Hit(Category.EXFILTRATION, HIGH, "prompt-extraction", "asks the agent to reveal its prompt or secrets", m.start(), m.end(), quotable=True)
+)
 
 
 def scan(p: Prepared) -> list[Hit]:

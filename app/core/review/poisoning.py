@@ -14,7 +14,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterator
 
-from app.core.review.common import HIGH, MEDIUM, Hit, Prepared, keyed_matches
+from app.core.review.common import HIGH, MEDIUM, Hit, Keys, Prepared, keyed_matches, keyset
 from app.core.review.finding import Category
 from app.core.review.patterns import SYSTEM_TEMPLATE
 
@@ -38,37 +38,39 @@ _TOOL_CALL = re.compile(
     rf"({_TOOL_NAME})(?=[\s,.;:!)]|$)",
     _I,
 )
-_TOOL_KEYS = (
-    "call ",
-    "invoke ",
-    "use ",
-    "run ",
-    "execute ",
-    "trigger ",
-    "fire ",
-    "issue ",
-    "make a ",
-    "rufe ",
-    "ruf ",
-    "verwende ",
-    "nutze ",
-    "benutze ",
-    "führe ",
-    "fuhre ",
-    "appelle",
-    "utilise",
-    "exécute",
-    "execute",
-    "invoque",
-    "llama",
-    "usa ",
-    "usar ",
-    "utiliza",
-    "ejecuta",
-    "invoca",
-    "chiama",
-    "utilizza",
-    "esegui",
+_TOOL_KEYS = keyset(
+    (
+        "call ",
+        "invoke ",
+        "use ",
+        "run ",
+        "execute ",
+        "trigger ",
+        "fire ",
+        "issue ",
+        "make a ",
+        "rufe ",
+        "ruf ",
+        "verwende ",
+        "nutze ",
+        "benutze ",
+        "führe ",
+        "fuhre ",
+        "appelle",
+        "utilise",
+        "exécute",
+        "execute",
+        "invoque",
+        "llama",
+        "usa ",
+        "usar ",
+        "utiliza",
+        "ejecuta",
+        "invoca",
+        "chiama",
+        "utilizza",
+        "esegui",
+    )
 )
 # What makes a tool call an order to the reading agent rather than API documentation.
 _AGENT_CONTEXT = re.compile(
@@ -86,7 +88,7 @@ _OUTPUT = (
     r"(?:your\s+|the\s+|every\s+|each\s+|any\s+|all\s+(?:your\s+)?|this\s+)?(?:final\s+)?"
     r"(?:reply|replies|answer|answers|response|responses|summary|summaries|review|output|message|messages|report)"
 )
-_OUTPUT_KEYS = ("repl", "answer", "response", "summar", "review", "output", "message", "report")
+_OUTPUT_KEYS = keyset(("repl", "answer", "response", "summar", "review", "output", "message", "report"))
 # What stands right before the output noun of every canary order: "in your", "to every", "into the".
 _OUTPUT_PREPOSITIONS = frozenset(("in", "to", "into", "of", "on", "with", "under", "below"))
 _OUTPUT_FILLERS = frozenset(("your", "the", "every", "each", "any", "all", "this", "final"))
@@ -159,41 +161,43 @@ ADDRESSED = re.compile(
     r"|se\s+sei\s+un[a']?\s*ia)\b",
     _I,
 )
-_ADDRESSED_KEYS = (
-    "note",
-    "message",
-    "instruction",
-    "notice",
-    "reminder",
-    "hint",
-    "directive",
-    "dear",
-    "attention",
-    "hey",
-    "hello",
-    "hi ",
-    "to any",
-    "to all",
-    "to the",
-    "ai ",
-    "llm",
-    "bot ",
-    "assistant",
-    "agent",
-    "model",
-    "if you are",
-    "for ai",
-    "to ai",
-    "for llm",
-    "for coding",
-    "hinweis",
-    "an die ki",
-    "wenn du",
-    "si tu",
-    "si vous",
-    "nota",
-    "si eres",
-    "se sei",
+_ADDRESSED_KEYS = keyset(
+    (
+        "note",
+        "message",
+        "instruction",
+        "notice",
+        "reminder",
+        "hint",
+        "directive",
+        "dear",
+        "attention",
+        "hey",
+        "hello",
+        "hi ",
+        "to any",
+        "to all",
+        "to the",
+        "ai ",
+        "llm",
+        "bot ",
+        "assistant",
+        "agent",
+        "model",
+        "if you are",
+        "for ai",
+        "to ai",
+        "for llm",
+        "for coding",
+        "hinweis",
+        "an die ki",
+        "wenn du",
+        "si tu",
+        "si vous",
+        "nota",
+        "si eres",
+        "se sei",
+    )
 )
 _ORDER = re.compile(
     r"\b(?:ignore|disregard|forget|append|include|add|send|email|forward|upload|post|call|invoke|delete|remove|run|execute|reply|respond|answer|say"
@@ -206,7 +210,7 @@ _ORDER = re.compile(
 # -- forged turns and delimiters ---------------------------------------------------------------------------------------
 
 _TURN = re.compile(r"(system|assistant|ai|model|bot|gpt|chatgpt|claude|developer|tool|function)\s*(?:\([^)\n]{0,30}\))?\s*:[ \t]*(?=\S)", _I)
-_TURN_KEYS = ("system", "assistant", "ai", "model", "bot", "gpt", "chatgpt", "claude", "developer", "tool", "function")
+_TURN_KEYS = keyset(("system", "assistant", "ai", "model", "bot", "gpt", "chatgpt", "claude", "developer", "tool", "function"))
 _TURN_PREFIX = re.compile(r"[ \t>*#_\-|]{0,8}")
 # What an assistant turn forged into a memory says: it grants, reveals or agrees to something.
 _TURN_ORDER = re.compile(
@@ -222,7 +226,7 @@ _DELIMITER = re.compile(
     r"[ \t]*(?:\]|>|\)|\})?(?:[ \t]*[-=#*_~]{3,})?",
     _I,
 )
-_DELIMITER_KEYS = ("end of", "end the", "close of", "stop of", "end document", "end input", "end context", "end session", "end user")
+_DELIMITER_KEYS = keyset(("end of", "end the", "close of", "stop of", "end document", "end input", "end context", "end session", "end user"))
 _CLOSING_TAG = re.compile(
     r"</(?:document|documents|context|data|user_input|user|input|email|tool_output|tool_result|function_results?|search_results?|untrusted(?:_\w+)?"
     r"|content|text|file|webpage|web_page|page|article|source|quote|excerpt|retrieved|memory|memories|human|instructions?|system|message)>",
@@ -246,39 +250,41 @@ _SAVE = re.compile(
     r"|\b(?:salva|ricorda|memorizza|conserva|annota)\s+(?:questo|ci[òo]|quanto\s+segue)?\s*(?:nella\s+(?:tua|sua)\s+memoria)?",
     _I,
 )
-_SAVE_KEYS = (
-    "save",
-    "store",
-    "remember",
-    "write",
-    "add",
-    "keep",
-    "record",
-    "memori",
-    "commit",
-    "persist",
-    "pin ",
-    "speicher",
-    "merk",
-    "notiere",
-    "schreibe",
-    "enregistre",
-    "mémorise",
-    "memorise",
-    "retiens",
-    "garde",
-    "sauvegarde",
-    "note",
-    "guarda",
-    "recuerda",
-    "memoriza",
-    "almacena",
-    "apunta",
-    "salva",
-    "ricorda",
-    "memorizza",
-    "conserva",
-    "annota",
+_SAVE_KEYS = keyset(
+    (
+        "save",
+        "store",
+        "remember",
+        "write",
+        "add",
+        "keep",
+        "record",
+        "memori",
+        "commit",
+        "persist",
+        "pin ",
+        "speicher",
+        "merk",
+        "notiere",
+        "schreibe",
+        "enregistre",
+        "mémorise",
+        "memorise",
+        "retiens",
+        "garde",
+        "sauvegarde",
+        "note",
+        "guarda",
+        "recuerda",
+        "memoriza",
+        "almacena",
+        "apunta",
+        "salva",
+        "ricorda",
+        "memorizza",
+        "conserva",
+        "annota",
+    )
 )
 _REPEAT_EVERY = re.compile(
     r"\b(?:repeat|include|mention|say|append|add|insert|use|apply|follow|obey|bring\s+up|recommend|promote)\w{0,3}\s+(?:it|this|that|them|the\s+\w+)?\s*(?:\w+\s+){0,3}?"
@@ -328,40 +334,42 @@ _FORGED_REASONING = re.compile(
     + r"\s+(?:\w+\s+){0,3}?non\s+(?:valgono|si\s+applicano|contano)",
     _I,
 )
-_NEGATIONS = ("n't", "not ", "no longer", "exempt", "nicht", "ne ", "no ", "non ", "pas ")
+_NEGATIONS = keyset(("n't", "not ", "no longer", "exempt", "nicht", "ne ", "no ", "non ", "pas "))
 # Every forged-reasoning phrase names the rules it voids; those words are rarer than its verbs.
-_RULE_NOUN_KEYS = (
-    "rule",
-    "guideline",
-    "restriction",
-    "polic",
-    "filter",
-    "limit",
-    "safeguard",
-    "guardrail",
-    "safety check",
-    "regeln",
-    "richtlinien",
-    "sicherheitsrichtlinien",
-    "sicherheitsregeln",
-    "vorgaben",
-    "einschränkungen",
-    "einschrankungen",
-    "règles",
-    "regles",
-    "consignes",
-    "directives",
-    "reglas",
-    "normas",
-    "directrices",
-    "restricciones",
-    "políticas",
-    "politicas",
-    "regole",
-    "linee guida",
-    "restrizioni",
-    "politiche",
-    "norme",
+_RULE_NOUN_KEYS = keyset(
+    (
+        "rule",
+        "guideline",
+        "restriction",
+        "polic",
+        "filter",
+        "limit",
+        "safeguard",
+        "guardrail",
+        "safety check",
+        "regeln",
+        "richtlinien",
+        "sicherheitsrichtlinien",
+        "sicherheitsregeln",
+        "vorgaben",
+        "einschränkungen",
+        "einschrankungen",
+        "règles",
+        "regles",
+        "consignes",
+        "directives",
+        "reglas",
+        "normas",
+        "directrices",
+        "restricciones",
+        "políticas",
+        "politicas",
+        "regole",
+        "linee guida",
+        "restrizioni",
+        "politiche",
+        "norme",
+    )
 )
 _FOREIGN_OVERRIDE = re.compile(
     r"\b(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*|[üu]bergeh\w*|ignore[zr]?|oublie[zr]?|n[ée]glige[zr]?|ignora[rd]?|ignoren|olvida[rd]?|olvide|descarta|ignori|dimentica(?:te|re)?|tralascia)"
@@ -371,20 +379,22 @@ _FOREIGN_OVERRIDE = re.compile(
     + r"\b",
     _I,
 )
-_FOREIGN_OVERRIDE_KEYS = (
-    "ignor",
-    "vergiss",
-    "vergessen",
-    "missacht",
-    "ubergeh",
-    "übergeh",
-    "oubli",
-    "néglig",
-    "neglig",
-    "olvid",
-    "descarta",
-    "dimentic",
-    "tralascia",
+_FOREIGN_OVERRIDE_KEYS = keyset(
+    (
+        "ignor",
+        "vergiss",
+        "vergessen",
+        "missacht",
+        "ubergeh",
+        "übergeh",
+        "oubli",
+        "néglig",
+        "neglig",
+        "olvid",
+        "descarta",
+        "dimentic",
+        "tralascia",
+    )
 )
 _FOREIGN_PERSONA = re.compile(
     r"\b(?:du\s+bist|sie\s+sind|tu\s+es|vous\s+[êe]tes|eres|est[áa]s|sei|ora\s+sei|sie\s+haben|du\s+hast|tu\s+n'as|vous\s+n'avez|no\s+tienes|non\s+hai)"
@@ -393,23 +403,25 @@ _FOREIGN_PERSONA = re.compile(
     r"|uneingeschr[äa]nkt\w*|unzensiert\w*|non\s+censur[ée]\w*|sin\s+censura|senza\s+censura|entwicklermodus|mode\s+d[ée]veloppeur|modo\s+desarrollador|modalit[àa]\s+sviluppatore)",
     _I,
 )
-_FOREIGN_PERSONA_KEYS = (
-    "du bist",
-    "du hast",
-    "sie sind",
-    "sie haben",
-    "tu es",
-    "tu n'as",
-    "vous êtes",
-    "vous etes",
-    "vous n'avez",
-    "eres",
-    "estás",
-    "estas",
-    "no tienes",
-    "sei",
-    "ora sei",
-    "non hai",
+_FOREIGN_PERSONA_KEYS = keyset(
+    (
+        "du bist",
+        "du hast",
+        "sie sind",
+        "sie haben",
+        "tu es",
+        "tu n'as",
+        "vous êtes",
+        "vous etes",
+        "vous n'avez",
+        "eres",
+        "estás",
+        "estas",
+        "no tienes",
+        "sei",
+        "ora sei",
+        "non hai",
+    )
 )
 
 
@@ -420,21 +432,23 @@ _DECODE_AND_OBEY = re.compile(
     r"|execute\s+it|follow\s+it|do\s+it)",
     _I,
 )
-_DECODE_KEYS = (
-    "decode",
-    "decrypt",
-    "translate",
-    "convert",
-    "read ",
-    "unscramble",
-    "reverse",
-    "décode",
-    "dekodier",
-    "entschl",
-    "decodifica",
-    "traduci",
-    "traduce",
-    "traduis",
+_DECODE_KEYS = keyset(
+    (
+        "decode",
+        "decrypt",
+        "translate",
+        "convert",
+        "read ",
+        "unscramble",
+        "reverse",
+        "décode",
+        "dekodier",
+        "entschl",
+        "decodifica",
+        "traduci",
+        "traduce",
+        "traduis",
+    )
 )
 
 
@@ -448,24 +462,26 @@ _SAFETY_OFF = re.compile(
     r"(?:are\s+|is\s+|have\s+been\s+|has\s+been\s+)?(?:now\s+|hereby\s+|temporarily\s+)?(?:disabled|off|suspended|lifted|removed|deactivated|turned\s+off|bypassed|overridden)\b",
     _I,
 )
-_EXTRACT_VERBS = (
-    "print",
-    "output",
-    "show",
-    "repeat",
-    "reveal",
-    "display",
-    "dump",
-    "write",
-    "give",
-    "list",
-    "echo",
-    "log",
-    "return",
-    "spell",
-    "beginning",
-    "starting",
-    "start",
+_EXTRACT_VERBS = keyset(
+    (
+        "print",
+        "output",
+        "show",
+        "repeat",
+        "reveal",
+        "display",
+        "dump",
+        "write",
+        "give",
+        "list",
+        "echo",
+        "log",
+        "return",
+        "spell",
+        "beginning",
+        "starting",
+        "start",
+    )
 )
 _EXTRACT_MORE = re.compile(
     r"\b(?:print|output|show|repeat|reveal|display|dump|write\s+out|give\s+me|list|echo|log|return|spell\s+out)\s+(?:me\s+)?(?:your|the)\s+(?:\w+\s+){0,2}?"
@@ -479,8 +495,16 @@ _EXTRACT_MORE = re.compile(
 )
 
 
+_NEW_ORDERS_KEYS = keyset(("neue", "aktualisierte", "echte", "nouvelle", "nueva", "nuove", "nuovi"))
+_SAFETY_OFF_KEYS = keyset(("disabled", "off", "suspended", "lifted", "removed", "deactivated", "bypassed", "overridden"))
+_SAFETY_KEYS = keyset(("safety", "security", "content", "ethical", "moral"))
+_EXTRACT_MORE_KEYS = keyset(
+    ("system", "initiali", "initial", "hidden", "instructions you", "above", "you are", "my instructions", "i was instructed", "conversation")
+)
+
+
 def _forged(p: Prepared) -> Iterator[Hit]:
-    for m in keyed_matches(p, ("neue", "aktualisierte", "echte", "nouvelle", "nueva", "nuove", "nuovi"), _NEW_ORDERS_FOREIGN):
+    for m in keyed_matches(p, _NEW_ORDERS_KEYS, _NEW_ORDERS_FOREIGN):
         yield Hit(
             Category.INSTRUCTION_OVERRIDE,
             HIGH,
@@ -490,12 +514,11 @@ def _forged(p: Prepared) -> Iterator[Hit]:
             m.end(),
             quotable=True,
         )
-    safety_keys = ("disabled", "off", "suspended", "lifted", "removed", "deactivated", "bypassed", "overridden")
-    for m in _around(p, safety_keys, _SAFETY_OFF, 80, 16, _near(p, ("safety", "security", "content", "ethical", "moral"), 80, 0)):
+    for m in _around(p, _SAFETY_OFF_KEYS, _SAFETY_OFF, 80, 16, _near(p, _SAFETY_KEYS, 80, 0)):
         yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "safety-off", "declares the agent's safety rules switched off", m.start(), m.end(), quotable=True)
     for m in _around(
         p,
-        ("system", "initiali", "initial", "hidden", "instructions you", "above", "you are", "my instructions", "i was instructed", "conversation"),
+        _EXTRACT_MORE_KEYS,
         _EXTRACT_MORE,
         80,
         40,
@@ -538,7 +561,7 @@ def _forged(p: Prepared) -> Iterator[Hit]:
         )
 
 
-def _near(p: Prepared, keys: tuple[str, ...], back: int, fwd: int) -> Callable[[int], bool]:
+def _near(p: Prepared, keys: Keys, back: int, fwd: int) -> Callable[[int], bool]:
     """Whether one of the keywords occurs within [pos - back, pos + fwd]: a bisection per question."""
     found = p.positions(keys)
 
@@ -561,7 +584,7 @@ def _after_preposition(p: Prepared) -> Callable[[int], bool]:
     return check
 
 
-def _around(p: Prepared, keys: tuple[str, ...], pattern: re.Pattern[str], back: int, fwd: int, near: Callable[[int], bool]) -> Iterator[re.Match[str]]:
+def _around(p: Prepared, keys: Keys, pattern: re.Pattern[str], back: int, fwd: int, near: Callable[[int], bool]) -> Iterator[re.Match[str]]:
     """Matches of `pattern` that contain a keyword occurrence, searched for in a window around it: for
     patterns whose first words are common ("the", "this") and whose rare word comes later. `near` is a
     cheap test the occurrence must pass before the full pattern is tried, so a text full of the keyword
@@ -608,6 +631,11 @@ def _tool_calls(p: Prepared) -> Iterator[Hit]:
         )
 
 
+_CANARY_FOREIGN_KEYS = keyset(
+    _CANARY_KEYS_FOREIGN + ("in jede", "zu jede", "an jede", "dans chaque", "dans toute", "en cada", "in ogni", "nella tua", "dans ta", "dans votre", "en tu ")
+)
+
+
 def _canaries(p: Prepared) -> Iterator[Hit]:
     for m in _around(p, _OUTPUT_KEYS, _CANARY_EN, 260, 16, _after_preposition(p)):
         lo, hi = _window(p, m.start(), m.end(), 160, 60)
@@ -619,12 +647,7 @@ def _canaries(p: Prepared) -> Iterator[Hit]:
         while start < m.start() and p.text[start].isspace():
             start += 1
         yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "canary-order", "tells the agent to put a given value into its replies", start, m.end(), quotable=True)
-    for m in keyed_matches(
-        p,
-        _CANARY_KEYS_FOREIGN
-        + ("in jede", "zu jede", "an jede", "dans chaque", "dans toute", "en cada", "in ogni", "nella tua", "dans ta", "dans votre", "en tu "),
-        _CANARY_FOREIGN,
-    ):
+    for m in keyed_matches(p, _CANARY_FOREIGN_KEYS, _CANARY_FOREIGN):
         lo = max(p.line_start(m.start()), m.start() - 200)
         hi = min(p.line_end(m.end()), m.end() + 80)
         if _CANARY_FOREIGN_ORDER.search(p.text, lo, hi) is None or _VALUE_WORDS.search(p.text, lo, hi) is None:
@@ -669,6 +692,9 @@ def _turns(p: Prepared) -> Iterator[Hit]:
         yield Hit(Category.ROLE_HIJACK, HIGH, "fake-turn", f"a forged {role} turn that gives or accepts an order", m.start(), line_end, quotable=True)
 
 
+_CLOSING_TAG_KEYS = keyset(("</",))
+
+
 def _delimiters(p: Prepared) -> Iterator[Hit]:
     found: list[tuple[int, int, str]] = []
     for m in keyed_matches(p, _DELIMITER_KEYS, _DELIMITER):
@@ -678,7 +704,7 @@ def _delimiters(p: Prepared) -> Iterator[Hit]:
         alone = not p.text[ls : m.start()].strip(" \t-=#*_~[<({") and not p.text[m.end() : le].strip(" \t-=#*_~]>)}")
         if alone or raw.lstrip()[:1] in "[<({" or raw.strip()[:3] in ("---", "===", "###", "***"):
             found.append((m.start(), m.end(), "delimiter"))
-    for m in keyed_matches(p, ("</",), _CLOSING_TAG):
+    for m in keyed_matches(p, _CLOSING_TAG_KEYS, _CLOSING_TAG):
         found.append((m.start(), m.end(), "closing-tag"))
     for start, end, kind in found:
         hi = min(p.n, end + 300)

@@ -51,6 +51,20 @@ def fold(text: str) -> str:
     return text.lower().translate(_FOLD) if not text.isascii() else text.lower()
 
 
+_FOLDABLE = re.compile("[" + "".join(chr(c) for c in _FOLD) + "]")
+_FOLD_CHAR = {chr(k): str(v) if isinstance(v, str) else chr(v) for k, v in _FOLD.items()}
+
+
+def _folded(low: str) -> str:
+    """`low.translate(_FOLD)`, without the per-character table lookups when few characters fold (the
+    usual text that is not ASCII: an accent here and there, or none)."""
+    if _FOLDABLE.search(low) is None:
+        return low
+    if len(_FOLDABLE.findall(low)) * 8 > len(low):
+        return low.translate(_FOLD)
+    return _FOLDABLE.sub(lambda m: _FOLD_CHAR[m.group()], low)
+
+
 def tokens(low: str) -> list[str]:
     return _TOKEN.findall(low)
 
@@ -102,6 +116,12 @@ class Model:
     # For each stem, the largest weight of a pair it begins: a window's stems and these bound its score
     # from above, so a window that cannot reach `high` is skipped without building its pairs.
     pair_bound: dict[str, float]
+    # The same bound in the file's integer units (stem weight plus pair bound, one lookup per stem), and
+    # what a window's bound must reach: exact, so only a window on the line needs the float sums.
+    bound_units: dict[str, int]
+    need_units: int
+    # Every weight (stems and pairs) in those units, for exact integer scores.
+    weight_units: dict[str, int]
 
     def score(self, feats: list[str]) -> float:
         return self.bias + sum(map(self.weights.get, feats, repeat(0.0)))
@@ -117,7 +137,25 @@ def parse(raw: str) -> Model:
             left = feat.split(" ", 1)[0]
             if w > bound.get(left, 0.0):
                 bound[left] = w
-    return Model(weights=weights, bias=data["bias"] / scale, high=data["high"] / scale, provenance=data["provenance"], pair_bound=bound)
+    quantised: dict[str, int] = data["weights"]
+    units_bound: dict[str, int] = {}
+    for feat, v in quantised.items():
+        if " " in feat:
+            left = feat.split(" ", 1)[0]
+            units_bound[left] = max(units_bound.get(left, 0), v)
+    for feat, v in quantised.items():
+        if " " not in feat:
+            units_bound[feat] = units_bound.get(feat, 0) + v
+    return Model(
+        weights=weights,
+        bias=data["bias"] / scale,
+        high=data["high"] / scale,
+        provenance=data["provenance"],
+        pair_bound=bound,
+        bound_units={k: v for k, v in units_bound.items() if v},
+        need_units=int(data["high"]) - int(data["bias"]),
+        weight_units={k: v for k, v in quantised.items() if v},
+    )
 
 
 @cache
@@ -153,54 +191,96 @@ def _category(text: str) -> Category:
 def scan(p: Prepared) -> list[Hit]:
     m = model()
     text = p.text
-    low = p.low if p.ascii else p.low.translate(_FOLD)
+    low = p.low if p.ascii else _folded(p.low)
     spans = units(text)
     if not spans:
         return []
-    get = m.weights.get
-    bound_get = m.pair_bound.get
     findall = _TOKEN.findall
-    zeros = repeat(0.0)
-    unit_stems: list[list[str]] = []
-    unit_bound: list[float] = []
-    for start, end in spans:
-        stems = findall(low, start, end)[:MAX_WINDOW_TOKENS]
-        unit_stems.append(stems)
-        unit_bound.append(sum(map(get, stems, zeros)) + sum(map(bound_get, stems, zeros)))
+    bound_get = m.bound_units.get
+    zeros = repeat(0)
+    unit_bound = [sum(map(bound_get, findall(low, start, end)[:MAX_WINDOW_TOKENS], zeros)) for start, end in spans]
+    # Windows whose bound may reach `high`: every unit, then every unit with the next one (the order
+    # of `windows`); one within a unit of the line is decided by the float sums, as before.
+    lowest = m.need_units - 1
+    singles = [i for i, bound in enumerate(unit_bound) if bound >= lowest]
+    pairs = [i for i, bound in enumerate(map(sum, zip(unit_bound, islice(unit_bound, 1, None)))) if bound >= lowest]
+    if not singles and not pairs:
+        return []
+    stems_of: dict[int, list[str]] = {}
+
+    def stems(i: int) -> list[str]:
+        got = stems_of.get(i)
+        if got is None:
+            got = stems_of[i] = findall(low, spans[i][0], spans[i][1])[:MAX_WINDOW_TOKENS]
+        return got
+
+    weight_get = m.weight_units.get
+    exact_of: dict[int, int] = {}
+
+    def exact(i: int) -> int:
+        """Unit i's stem and pair weights, in the file's integer units."""
+        got = exact_of.get(i)
+        if got is None:
+            unit = stems(i)
+            got = exact_of[i] = sum(map(weight_get, unit, zeros)) + sum(map(weight_get, map(" ".join, zip(unit, islice(unit, 1, None))), zeros))
+        return got
+
     hits: list[tuple[int, int, float]] = []
-    need = m.high - m.bias
     count = 0
-    for first, last in windows(spans):
-        if unit_bound[first] + (unit_bound[last] if last != first else 0.0) < need:
+    for first, last in [(i, i) for i in singles] + [(i, i + 1) for i in pairs]:
+        bound = unit_bound[first] + (unit_bound[last] if last != first else 0)
+        if bound <= m.need_units + 1 and _float_bound(m, stems(first), stems(last) if last != first else None) < m.high - m.bias:
             continue
         count += 1
         if count > MAX_WINDOWS:
             break
-        stems = unit_stems[first] if last == first else unit_stems[first] + unit_stems[last]
-        score = m.score(features(stems))
-        if score < m.high:
+        # The window's exact integer score where its stems are both units' whole (no cut at
+        # MAX_WINDOW_TOKENS): one clearly short of `high` needs no float score.
+        head, tail = stems(first), stems(last)
+        if last == first:
+            score: int | None = exact(first)
+        elif len(head) + len(tail) <= MAX_WINDOW_TOKENS:
+            score = exact(first) + exact(last) + (weight_get(f"{head[-1]} {tail[0]}", 0) if head and tail else 0)
+        else:
+            score = None
+        if score is not None and score < lowest:
             continue
-        start, end = spans[first][0], spans[last][1]
-        if SYSTEM_TEMPLATE.match(text, start + _role_prefix(text, start, end), end):
-            continue  # a persona template ("System: You are a helpful assistant.") gives no order
-        quotes = _quotes(text, start, end) if _QUOTE_CHARS.search(text, start, end) else []
-        if not quotes:
-            hits.append((start, end, score))
-            continue
-        # A window whose evidence sits inside quotation marks mentions an attack: the quoted part is
-        # what gets reported (and lowered by context like any quoted phrase); the rest must stand alone.
-        outside = list(low[start:end])
-        for q_start, q_end in quotes:
-            outside[q_start - start : q_end - start] = " " * (q_end - q_start)
-        rest = m.score(features(tokens("".join(outside))))
-        if rest >= m.high:
-            hits.append((start, end, rest))
-            continue
-        for q_start, q_end in quotes:
-            inner = m.score(features(tokens(low[q_start + 1 : q_end - 1])))
-            if inner >= m.high:
-                hits.append((q_start + 1, q_end - 1, inner))
+        window = head + tail if last != first else head
+        _score_window(m, text, low, spans[first][0], spans[last][1], window, hits)
     return [_hit(text, start, end, score) for start, end, score in _merge(hits)]
+
+
+def _float_bound(m: Model, first: list[str], last: list[str] | None) -> float:
+    """A window's bound summed as floats (the way it always was), for a window whose integer bound is
+    on the line."""
+    get, bound_get, zeros = m.weights.get, m.pair_bound.get, repeat(0.0)
+    bound = sum(map(get, first, zeros)) + sum(map(bound_get, first, zeros))
+    return bound if last is None else bound + (sum(map(get, last, zeros)) + sum(map(bound_get, last, zeros)))
+
+
+def _score_window(m: Model, text: str, low: str, start: int, end: int, stems: list[str], hits: list[tuple[int, int, float]]) -> None:
+    score = m.score(features(stems))
+    if score < m.high:
+        return
+    if SYSTEM_TEMPLATE.match(text, start + _role_prefix(text, start, end), end):
+        return  # a persona template ("System: You are a helpful assistant.") gives no order
+    quotes = _quotes(text, start, end) if _QUOTE_CHARS.search(text, start, end) else []
+    if not quotes:
+        hits.append((start, end, score))
+        return
+    # A window whose evidence sits inside quotation marks mentions an attack: the quoted part is
+    # what gets reported (and lowered by context like any quoted phrase); the rest must stand alone.
+    outside = list(low[start:end])
+    for q_start, q_end in quotes:
+        outside[q_start - start : q_end - start] = " " * (q_end - q_start)
+    rest = m.score(features(tokens("".join(outside))))
+    if rest >= m.high:
+        hits.append((start, end, rest))
+        return
+    for q_start, q_end in quotes:
+        inner = m.score(features(tokens(low[q_start + 1 : q_end - 1])))
+        if inner >= m.high:
+            hits.append((q_start + 1, q_end - 1, inner))
 
 
 _QUOTE_CHARS = re.compile("[\"'`\u201c\u201d\u00ab\u00bb\u201e\u2018\u2019]")

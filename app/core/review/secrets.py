@@ -10,14 +10,14 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from app.core.review.common import CRITICAL, HIGH, MEDIUM, Hit, Prepared
+from app.core.review.common import CRITICAL, HIGH, MEDIUM, Hit, Keys, Prepared, keyset
 from app.core.review.finding import Category
 
 _S = Category.SECRET
 KEEP = 4  # leading characters of a secret left visible
 
 _AWS = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}(?![A-Za-z0-9])")
-_AWS_KEYS = ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka")
+_AWS_KEYS = keyset(("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka"))
 _GITHUB = re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}+|github_pat_[A-Za-z0-9_]{22,255}+)(?![A-Za-z0-9_])")
 _SK = re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d{2}-)?[A-Za-z0-9_-]{20,512}+(?![A-Za-z0-9_-])")
 _STRIPE = re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(live|test)_[A-Za-z0-9]{16,512}+(?![A-Za-z0-9])")
@@ -41,7 +41,7 @@ _KEY_VALUE = re.compile(
     re.IGNORECASE,
 )
 _KV_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,40}[\"']?[ \t]*(?:=|:(?!//))")
-_KV_KEYS = ("password", "passwd", "passphrase", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "token")
+_KV_KEYS = keyset(("password", "passwd", "passphrase", "pwd", "secret", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey", "token"))
 
 _PLACEHOLDER = re.compile(
     r"placeholder|your[_-]?|redacted|changeme|xxxx|\*{3}|\.{3}|…|<[^>]*>|\$\{|\{\{|insert|replace|todo|here\b|goes"
@@ -95,15 +95,32 @@ def scan(p: Prepared) -> list[Hit]:
     return list(_scan(p))
 
 
-def _at(p: Prepared, keys: tuple[str, ...], pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+def _at(p: Prepared, keys: Keys, pattern: re.Pattern[str]) -> list[re.Match[str]]:
+    found = p.positions(keys)
+    if not found:
+        return []
+    out: list[re.Match[str]] = []
     last_end = 0
-    for pos in p.positions(keys):
+    for pos in found:
         if pos < last_end:
             continue
         m = pattern.match(p.text, pos)
         if m is not None:
             last_end = m.end()
-            yield m
+            out.append(m)
+    return out
+
+
+_GITHUB_KEYS = keyset(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"))
+_SLACK_KEYS = keyset(("xox",))
+_GOOGLE_KEYS = keyset(("aiza",))
+_SK_KEYS = keyset(("sk-",))
+_STRIPE_KEYS = keyset(("sk_live_", "rk_live_", "sk_test_", "rk_test_"))
+_SLACK_HOOK_KEYS = keyset(("https://hooks.slack.com",))
+_PEM_KEYS = keyset(("-----begin",))
+_JWT_KEYS = keyset(("eyj",))
+_BEARER_KEYS = keyset(("bearer",))
+_SCHEME_KEYS = keyset(("://",))
 
 
 def _scan(p: Prepared) -> Iterator[Hit]:
@@ -111,9 +128,9 @@ def _scan(p: Prepared) -> Iterator[Hit]:
     text = p.text
     known = (
         (_AWS_KEYS, _AWS, 4, CRITICAL, "aws-access-key", "an AWS access key id"),
-        (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), _GITHUB, 4, CRITICAL, "github-token", "a GitHub token"),
-        (("xox",), _SLACK, 5, CRITICAL, "slack-token", "a Slack token"),
-        (("aiza",), _GOOGLE, 4, HIGH, "google-api-key", "a Google API key"),
+        (_GITHUB_KEYS, _GITHUB, 4, CRITICAL, "github-token", "a GitHub token"),
+        (_SLACK_KEYS, _SLACK, 5, CRITICAL, "slack-token", "a Slack token"),
+        (_GOOGLE_KEYS, _GOOGLE, 4, HIGH, "google-api-key", "a Google API key"),
     )
     for keys, pattern, prefix, severity, rule, what in known:
         for m in _at(p, keys, pattern):
@@ -124,21 +141,21 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             if grade:
                 note = " (marked as an example)" if grade == MEDIUM else ""
                 yield _hit(grade, rule, what + note, m.start(), m.end(), m.start(), m.end())
-    for m in _at(p, ("sk-",), _SK):
+    for m in _at(p, _SK_KEYS, _SK):
         body = m.group(0)[3:]
         grade = _grade(body, CRITICAL)
         if grade and _random_looking(body, 10) and re.search(r"[0-9]", body):
             yield _hit(grade, "api-key", "an OpenAI- or Anthropic-style secret key", m.start(), m.end(), m.start(), m.end())
-    for m in _at(p, ("sk_live_", "rk_live_", "sk_test_", "rk_test_"), _STRIPE):
+    for m in _at(p, _STRIPE_KEYS, _STRIPE):
         grade = _grade(m.group(0)[8:], CRITICAL if m.group(1) == "live" else MEDIUM)
         if grade:
             yield _hit(grade, "stripe-key", f"a Stripe {m.group(1)} key", m.start(), m.end(), m.start(), m.end())
-    for m in _at(p, ("https://hooks.slack.com",), _SLACK_HOOK):
+    for m in _at(p, _SLACK_HOOK_KEYS, _SLACK_HOOK):
         yield _hit(HIGH, "slack-webhook", "a Slack incoming-webhook URL", m.start(), m.end(), m.start() + 33, m.end())
-    for m in _at(p, ("aiza",), _GOOGLE):
+    for m in _at(p, _GOOGLE_KEYS, _GOOGLE):
         if not _placeholder(m.group(0)[4:]):
             yield _hit(HIGH, "google-api-key", "a Google API key", m.start(), m.end(), m.start(), m.end())
-    for m in _at(p, ("-----begin",), _PEM):
+    for m in _at(p, _PEM_KEYS, _PEM):
         pem = _PEM_BODY.match(text, m.end())
         if pem is not None and len(re.sub(r"\s", "", pem.group(1))) >= 40:
             body_end = pem.start(1) + len(pem.group(1).rstrip())
@@ -146,16 +163,16 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             yield _hit(CRITICAL, "private-key", "a PEM private key", m.start(), end, pem.start(1), body_end)
         else:
             yield Hit(_S, MEDIUM, "private-key-header", "a PEM private-key header (no key body follows)", m.start(), m.end())
-    for m in _at(p, ("eyj",), _JWT):
+    for m in _at(p, _JWT_KEYS, _JWT):
         if _example_jwt(m.group(0)):
             yield _hit(MEDIUM, "jwt", "a JSON Web Token (the documented example claims)", m.start(), m.end(), m.start(), m.end())
         else:
             yield _hit(HIGH, "jwt", "a JSON Web Token", m.start(), m.end(), m.start(), m.end())
-    for m in _at(p, ("bearer",), _BEARER):
+    for m in _at(p, _BEARER_KEYS, _BEARER):
         value = m.group(1)
         if not _placeholder(value) and not _EXAMPLE.search(value) and _random_looking(value):
             yield _hit(HIGH, "bearer-token", "a bearer token", m.start(), m.end(), m.start(1), m.end(1))
-    for pos in p.positions(("://",)):
+    for pos in p.positions(_SCHEME_KEYS):
         at = text.find("@", pos, pos + 200)
         if at < 0 or text.find(" ", pos, at) >= 0:
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.core.review.common import CRITICAL, HIGH, LOW, MEDIUM, Hit, Prepared, keyed_matches
+from app.core.review.common import CRITICAL, HIGH, LOW, MEDIUM, Hit, Keys, Prepared, keyed_matches, keyset
 from app.core.review.finding import Category
 
 _I = re.IGNORECASE
@@ -69,27 +69,29 @@ _SYSTEM_PATH = re.compile(
     r"|/etc/(?:passwd|sudoers)\b",
     _I,
 )
-_SENSITIVE_KEYS = (
-    ".ssh",
-    "/etc/passwd",
-    "/etc/shadow",
-    "/etc/sudoers",
-    "/etc/gshadow",
-    ".aws/credentials",
-    ".netrc",
-    ".git-credentials",
-    ".docker/config",
-    ".kube/config",
-    "/proc/self/environ",
-    ".gnupg",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    "gh/hosts.yml",
-    ".npmrc",
-    ".pypirc",
-    ".bash_history",
+_SENSITIVE_KEYS = keyset(
+    (
+        ".ssh",
+        "/etc/passwd",
+        "/etc/shadow",
+        "/etc/sudoers",
+        "/etc/gshadow",
+        ".aws/credentials",
+        ".netrc",
+        ".git-credentials",
+        ".docker/config",
+        ".kube/config",
+        "/proc/self/environ",
+        ".gnupg",
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "gh/hosts.yml",
+        ".npmrc",
+        ".pypirc",
+        ".bash_history",
+    )
 )
 _READ_VERB = re.compile(
     r"\b(?:cat|less|more|head|tail|type|read|open|print|dump|copy|cp|scp|rsync|upload|send|post|curl|wget|exfil\w*"
@@ -127,49 +129,19 @@ _CODE_EXEC = re.compile(
 _SHELL_PROFILE = re.compile(r">>\s*(?:~|\$HOME)?/?(?:[\w.-]+/)*\.(?:bashrc|zshrc|profile|bash_profile)\b|\(crontab\s+-l", _I)
 
 
-def scan(p: Prepared) -> list[Hit]:
-    return list(_scan(p))
-
-
-def _scan(p: Prepared) -> Iterator[Hit]:
-    text = p.text
-    pipe_keys = ("curl", "wget", "fetch", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "base64", "xxd", "openssl")
-    for m in keyed_matches(p, pipe_keys, _PIPE_TO_SHELL):
-        yield Hit(_T, CRITICAL, "pipe-to-shell", "downloads or decodes something and runs it in a shell", m.start(), m.end(), quotable=True)
-    for m in keyed_matches(p, ("curl", "wget"), _DOWNLOAD_RUN):
-        yield Hit(_T, HIGH, "download-and-run", "downloads a file and runs it", m.start(), m.end(), quotable=True)
-    for m in _iter_at(p, ("$(curl", "$(wget", "`curl", "`wget", "<(curl", "<(wget", "<( curl", "<( wget"), _SUBSHELL_FETCH, back=24):
-        yield Hit(_T, CRITICAL, "pipe-to-shell", "runs a downloaded script in a shell", m.start(), m.end(), quotable=True)
-    for m in keyed_matches(p, ("$(",), _SUBST):
-        dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
-        yield Hit(
-            _T,
-            HIGH if dangerous else LOW,
-            "command-substitution",
-            "command substitution" + (" running a network, shell or credential command" if dangerous else ""),
-            m.start(),
-            m.end(),
-            quotable=True,
-        )
-    for m in keyed_matches(p, ("rm ",), _RM):
-        if _recursive(m.group(1)):
-            yield Hit(_T, CRITICAL, "rm-rf", "recursive delete of a root, home or system folder", m.start(), m.end(), quotable=True)
-    rev_keys = ("nc ", "ncat", "netcat", "/dev/tcp/", "bash -i", "mkfifo", "socat")
-    for m in _iter_at(p, rev_keys, _REVERSE_SHELL, back=0):
-        yield Hit(_T, CRITICAL, "reverse-shell", "opens a reverse shell to another host", m.start(), m.end(), quotable=True)
-    for m in _iter_at(p, (":(){", ":() {", "dd if=", "mkfs", "chmod", "/dev/sd", "--no-preserve-root", "sudo rm"), _DESTRUCTIVE, back=0):
-        yield Hit(_T, HIGH, "destructive-command", "a destructive system command", m.start(), m.end(), quotable=True)
-    for m in _iter_at(p, ("powershell", "iex", "invoke-expression"), _POWERSHELL, back=0):
-        yield Hit(_T, HIGH, "powershell-download", "PowerShell that runs encoded or downloaded code", m.start(), m.end(), quotable=True)
-    yield from _sensitive_paths(p)
-    for m in keyed_matches(p, ("{",), _TOOL_JSON):
-        yield Hit(_T, HIGH, "tool-call-json", "a JSON tool call naming a shell or file tool", m.start(), m.end(), quotable=True)
-    for m in keyed_matches(p, ('"command"', '"cmd"', '"code"', '"script"', '"shell"', '"input"'), _TOOL_ARGS):
-        yield Hit(_T, HIGH, "tool-call-args", "tool-call arguments carrying a dangerous command", m.start(), m.end(), quotable=True)
-    xml_keys = ("<tool_call", "<tool_use", "<function_call", "<invoke", "<" + "antml:", "<execute", "<run_command", "<bash", "<shell")
-    for m in keyed_matches(p, xml_keys, _TOOL_XML):
-        yield Hit(_T, HIGH, "tool-call-xml", "an XML tool-call block", m.start(), m.end(), quotable=True)
-    code_keys = (
+_PIPE_KEYS = keyset(("curl", "wget", "fetch", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "base64", "xxd", "openssl"))
+_DOWNLOAD_KEYS = keyset(("curl", "wget"))
+_SUBSHELL_KEYS = keyset(("$(curl", "$(wget", "`curl", "`wget", "<(curl", "<(wget", "<( curl", "<( wget"))
+_SUBST_KEYS = keyset(("$(",))
+_RM_KEYS = keyset(("rm ",))
+_REVERSE_KEYS = keyset(("nc ", "ncat", "netcat", "/dev/tcp/", "bash -i", "mkfifo", "socat"))
+_DESTRUCTIVE_KEYS = keyset((":(){", ":() {", "dd if=", "mkfs", "chmod", "/dev/sd", "--no-preserve-root", "sudo rm"))
+_POWERSHELL_KEYS = keyset(("powershell", "iex", "invoke-expression"))
+_TOOL_JSON_KEYS = keyset(("{",))
+_TOOL_ARGS_KEYS = keyset(('"command"', '"cmd"', '"code"', '"script"', '"shell"', '"input"'))
+_TOOL_XML_KEYS = keyset(("<tool_call", "<tool_use", "<function_call", "<invoke", "<" + "antml:", "<execute", "<run_command", "<bash", "<shell"))
+_CODE_KEYS = keyset(
+    (
         "os.system",
         "os.popen",
         "subprocess.",
@@ -183,7 +155,50 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         "proc_open",
         "popen",
     )
-    for m in _iter_at(p, code_keys, _CODE_EXEC, back=0):
+)
+_PROFILE_KEYS = keyset((".bashrc", ".zshrc", ".profile", ".bash_profile", "crontab"))
+
+
+def scan(p: Prepared) -> list[Hit]:
+    return list(_scan(p))
+
+
+def _scan(p: Prepared) -> Iterator[Hit]:
+    text = p.text
+    for m in keyed_matches(p, _PIPE_KEYS, _PIPE_TO_SHELL):
+        yield Hit(_T, CRITICAL, "pipe-to-shell", "downloads or decodes something and runs it in a shell", m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, _DOWNLOAD_KEYS, _DOWNLOAD_RUN):
+        yield Hit(_T, HIGH, "download-and-run", "downloads a file and runs it", m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, _SUBSHELL_KEYS, _SUBSHELL_FETCH, back=24):
+        yield Hit(_T, CRITICAL, "pipe-to-shell", "runs a downloaded script in a shell", m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, _SUBST_KEYS, _SUBST):
+        dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
+        yield Hit(
+            _T,
+            HIGH if dangerous else LOW,
+            "command-substitution",
+            "command substitution" + (" running a network, shell or credential command" if dangerous else ""),
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
+    for m in keyed_matches(p, _RM_KEYS, _RM):
+        if _recursive(m.group(1)):
+            yield Hit(_T, CRITICAL, "rm-rf", "recursive delete of a root, home or system folder", m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, _REVERSE_KEYS, _REVERSE_SHELL, back=0):
+        yield Hit(_T, CRITICAL, "reverse-shell", "opens a reverse shell to another host", m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, _DESTRUCTIVE_KEYS, _DESTRUCTIVE, back=0):
+        yield Hit(_T, HIGH, "destructive-command", "a destructive system command", m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, _POWERSHELL_KEYS, _POWERSHELL, back=0):
+        yield Hit(_T, HIGH, "powershell-download", "PowerShell that runs encoded or downloaded code", m.start(), m.end(), quotable=True)
+    yield from _sensitive_paths(p)
+    for m in keyed_matches(p, _TOOL_JSON_KEYS, _TOOL_JSON):
+        yield Hit(_T, HIGH, "tool-call-json", "a JSON tool call naming a shell or file tool", m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, _TOOL_ARGS_KEYS, _TOOL_ARGS):
+        yield Hit(_T, HIGH, "tool-call-args", "tool-call arguments carrying a dangerous command", m.start(), m.end(), quotable=True)
+    for m in keyed_matches(p, _TOOL_XML_KEYS, _TOOL_XML):
+        yield Hit(_T, HIGH, "tool-call-xml", "an XML tool-call block", m.start(), m.end(), quotable=True)
+    for m in _iter_at(p, _CODE_KEYS, _CODE_EXEC, back=0):
         dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
         yield Hit(
             _T,
@@ -194,7 +209,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             m.end(),
             quotable=True,
         )
-    for m in _iter_at(p, (".bashrc", ".zshrc", ".profile", ".bash_profile", "crontab"), _SHELL_PROFILE, back=160):
+    for m in _iter_at(p, _PROFILE_KEYS, _SHELL_PROFILE, back=160):
         ls, le = p.line_start(m.start()), p.line_end(m.end())
         if re.search(r"\b(?:curl|wget|nc|ncat|bash\s+-i|base64)\b", text[ls:le], _I):
             yield Hit(
@@ -218,17 +233,22 @@ def _recursive(flags: str) -> bool:
     return False
 
 
-def _iter_at(p: Prepared, keys: tuple[str, ...], pattern: re.Pattern[str], *, back: int) -> Iterator[re.Match[str]]:
+def _iter_at(p: Prepared, keys: Keys, pattern: re.Pattern[str], *, back: int) -> list[re.Match[str]]:
     """Matches of `pattern` that contain a keyword occurrence, searched from a little before it."""
+    found = p.positions(keys)
+    if not found:
+        return []
+    out: list[re.Match[str]] = []
     last_end = 0
-    for pos in p.positions(keys):
+    for pos in found:
         if pos < last_end:
             continue
         lo = max(last_end, pos - back)
         m = pattern.search(p.text, lo, min(p.n, pos + 600))
         if m is not None and m.start() <= pos + 1 and m.end() > pos:
             last_end = m.end()
-            yield m
+            out.append(m)
+    return out
 
 
 def _sensitive_paths(p: Prepared) -> Iterator[Hit]:
