@@ -50,6 +50,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config-dir", type=Path, help="the workbench's config folder (default $XDG_CONFIG_HOME/memwb)")
 
 
+def _path_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help=what)
+
+
+def _change_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--reason", default="", help="why (kept in the ledger)")
+    parser.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+
+
 def _paths(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
@@ -144,34 +153,16 @@ def build_parser() -> Parser:
         change.add_argument("ids", nargs="+" if action == "merge" else 1, metavar="ID")
         if action == "set-priority":
             change.add_argument("priority", type=int, metavar="N")
-        change.add_argument(
-            "--path",
-            dest="paths",
-            action="append",
-            type=Path,
-            default=[],
-            metavar="PATH",
-            help="a portfolio to read (repeatable; default: configured, else the sample)",
-        )
-        change.add_argument("--reason", default="", help="why (kept in the ledger)")
-        change.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+        _path_option(change, "a portfolio to read (repeatable; default: configured, else the sample)")
+        _change_options(change)
         change.add_argument("--yes", action="store_true", help="accepted for scripts; changes are only made when asked for anyway")
         change.add_argument("--json", action="store_true", help="print one JSON document")
         _common(change)
 
     undo = sub.add_parser("undo", help="reverse a promote/demote/pin/priority/merge/budget change, byte for byte: the latest, or the one named")
     undo.add_argument("change", nargs="?", metavar="CHANGE", help="the change's id (or a unique start of it), as `memwb history` shows it")
-    undo.add_argument(
-        "--path",
-        dest="paths",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="a portfolio to read first (repeatable), so a change made before it was renamed or moved is undone where it is now",
-    )
-    undo.add_argument("--reason", default="", help="why (kept in the ledger)")
-    undo.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+    _path_option(undo, "a portfolio to read first (repeatable), so a change made before it was renamed or moved is undone where it is now")
+    _change_options(undo)
     undo.add_argument("--json", action="store_true", help="print one JSON document")
     _common(undo)
 

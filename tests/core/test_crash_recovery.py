@@ -94,6 +94,12 @@ def cli(sample: Path, locations: Locations, *args: str, point: str | None = None
     return out.returncode
 
 
+def fresh(work: Path) -> tuple[Path, Locations]:
+    """A copy of the sample and the workbench's own folders, all under `work`."""
+    shutil.copytree(SAMPLE, work / "sample", symlinks=True)
+    return work / "sample", Locations(work / "cache", work / "data", work / "config")
+
+
 def tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
@@ -104,9 +110,7 @@ def test_a_crash_at_each_point_leaves_the_memory_as_before_or_as_decided(kind: K
     monkeypatch.setattr(leftovers, "STALE_SECONDS", 0.0)  # each next start comes as if a minute later
     outcomes = []
     for point in POINTS:
-        sample = tmp_path / point / "sample"
-        shutil.copytree(SAMPLE, sample, symlinks=True)
-        locations = Locations(tmp_path / point / "cache", tmp_path / point / "data", tmp_path / point / "config")
+        sample, locations = fresh(tmp_path / point)
         original = tree(sample)
         code = cli(sample, locations, *kind.args, point=point)
         wb = Workbench(locations, workers=1)
@@ -136,9 +140,7 @@ def test_a_crash_after_a_database_commit_is_said_and_its_journal_kept(tmp_path: 
     """A database write cannot be rolled back from the journal: a quarantine killed after its
     transaction committed but before it was journaled as applied is named at the next start, with
     its journal kept for the person; the row keeps what the vault holds."""
-    sample = tmp_path / "sample"
-    shutil.copytree(SAMPLE, sample, symlinks=True)
-    locations = Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config")
+    sample, locations = fresh(tmp_path)
     memory = "memory-mcp:memory-mcp:mem/8"
     assert cli(sample, locations, "quarantine", memory, str(sample / "memory-mcp"), point="after_commit") == 137
     wb = Workbench(locations, workers=1)
@@ -159,9 +161,7 @@ def test_a_crash_during_a_restore_or_undo_leaves_it_done_or_not_done(kind: Kind,
     monkeypatch.setattr(leftovers, "STALE_SECONDS", 0.0)
     outcomes = []
     for point in POINTS:
-        sample = tmp_path / point / "sample"
-        shutil.copytree(SAMPLE, sample, symlinks=True)
-        locations = Locations(tmp_path / point / "cache", tmp_path / point / "data", tmp_path / point / "config")
+        sample, locations = fresh(tmp_path / point)
         original = tree(sample)
         assert cli(sample, locations, *kind.args) == 0
         decided = tree(sample)
