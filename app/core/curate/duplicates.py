@@ -220,12 +220,16 @@ def find_duplicates(
     threshold: float = NEAR_THRESHOLD,
     is_record: Callable[[Memory], bool] = lambda memory: False,
 ) -> tuple[list[ExactGroup], list[NearPair]]:
-    """Exact groups, then near pairs not already covered by an exact group. `is_record` names the
+    """Exact groups, then near pairs between memories of different texts (an exact group takes part
+    through its first member). `is_record` names the
     append-only records a system keeps on purpose (an OpenClaw daily log): never merge candidates,
     whatever they repeat."""
     memories = [m for m in memories if not is_record(m)]
     texts = _texts(memories, text_of)
     exact = exact_duplicates(memories, texts)
-    covered = [frozenset(pair) for group in exact for pair in combinations(group.ids, 2)]
-    near = near_duplicates(texts, threshold=threshold, skip=covered) if texts else []
+    # A group's members hold one text: only its first (the one a merge keeps) goes on to the near
+    # stage, so N copies cost one comparison, never the N x N pairs among them, and a near pair
+    # names the copy that stays.
+    copies = {memory_id for group in exact for memory_id in group.ids[1:]}
+    near = near_duplicates({i: t for i, t in texts.items() if i not in copies}, threshold=threshold) if texts else []
     return exact, near
