@@ -4,17 +4,25 @@ suggestion however many copies it has, and never the pairs among them."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import string
+import subprocess
+import sys
+from collections import Counter, defaultdict
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 
 import pytest
 
 from app.cli import main
 from app.core.curate import duplicates
-from app.core.curate.duplicates import find_duplicates
+from app.core.curate.duplicates import MIN_PASSAGE_WORDS, NEAR_THRESHOLD, NearPair, content_words, find_duplicates, passages, shingles, words
 from app.core.model import Memory, Source, Tier
+from bench.corpus import MemoryTexts
+
+ROOT = Path(__file__).resolve().parents[2]
 
 COPIES = 10_000
 LOOPED = "## Retry the flaky deploy\nWhen the staging deploy fails on the health check, wait two minutes and retry once before paging.\n"
@@ -93,3 +101,103 @@ def test_a_looping_agents_copies_are_one_merge_suggestion(tmp_path: Path, capsys
     assert merge["reason"].startswith(f"Exact duplicates: {COPIES:,} memories have the same text")
     assert f"and {COPIES - 5:,} more. Keep the first, merge the rest." in merge["reason"]
     assert len(merge["reason"]) < 1_000
+
+
+# ---- near duplicates: the exact all-pairs result, at a cost that stays linear ----------------------
+
+
+def all_pairs(texts: dict[str, str], threshold: float) -> list[NearPair]:
+    """The reference: every two passages of different memories that share a shingle (any pair at
+    or above a positive threshold does), scored with the exact Jaccard; the best per memory pair,
+    the earliest passages on a tie."""
+    items = []
+    for owner, text in texts.items():
+        for order, passage in enumerate(passages(text)):
+            tokens = words(passage)
+            if content_words(tokens) >= MIN_PASSAGE_WORDS:
+                items.append((owner, order, passage, shingles(tokens)))
+    postings: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    best: dict[tuple[str, str], tuple[float, int, int, str, str]] = {}
+    for number, (owner, order, passage, grams) in enumerate(items):
+        shared_by = Counter(chain.from_iterable(postings[gram] for gram in grams if gram in postings))
+        for other, shared in shared_by.items():
+            other_owner, other_order, other_passage, other_grams = items[other]
+            score = shared / (len(grams) + len(other_grams) - shared)
+            if other_owner == owner or score < threshold:
+                continue
+            one, two = sorted([(other_owner, other_order, other_passage), (owner, order, passage)])
+            held = best.get((one[0], two[0]))
+            if held is None or (score, -one[1], -two[1]) > (held[0], -held[1], -held[2]):
+                best[(one[0], two[0])] = (score, one[1], two[1], one[2], two[2])
+        for gram in grams:
+            postings[gram].append(number)
+    pairs = [NearPair(a, b, round(score, 3), text_a, text_b) for (a, b), (score, _, _, text_a, text_b) in best.items()]
+    return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
+
+
+@pytest.fixture(scope="module")
+def generated() -> MemoryTexts:
+    return MemoryTexts(3_000, seed=11)
+
+
+@pytest.mark.parametrize("threshold", [NEAR_THRESHOLD, 0.2, 0.5, 0.8])
+def test_near_duplicates_equal_the_exact_all_pairs_result(generated: MemoryTexts, threshold: float) -> None:
+    expected = all_pairs(generated.texts, threshold)
+    assert len(expected) > 50  # the planted restatements, on both sides of the threshold
+    assert duplicates.near_duplicates(generated.texts, threshold=threshold) == expected
+
+
+def test_the_result_does_not_depend_on_the_process(generated: MemoryTexts) -> None:
+    """No salted hash orders anything: another process with another hash seed finds the same."""
+    script = (
+        "import json, sys\n"
+        "from bench.corpus import MemoryTexts\n"
+        "from app.core.curate.duplicates import near_duplicates\n"
+        "texts = MemoryTexts(600, seed=11).texts\n"
+        "texts.update({f'loop/{n}': f'Retry number {n}: when the staging deploy fails on the health check, wait two minutes and retry.' for n in range(300)})\n"
+        "print(json.dumps([[p.a, p.b, p.score, p.passage_a, p.passage_b] for p in near_duplicates(texts)]))\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True).stdout
+        for seed in ("1", "2")
+    ]
+    assert runs[0] == runs[1] and len(json.loads(runs[0])) > 300
+
+
+def numbered(n: int) -> str:
+    return f"## Retry {n}\nRetry number {n}: when the staging deploy fails on the health check, wait two minutes and retry once before paging.\n"
+
+
+def test_a_loop_that_numbers_its_copies_stays_linear(counted_jaccard: list[int]) -> None:
+    """10,000 copies alike but not the same (each numbered): every one is reported beside the ones
+    it repeats, each with at most MAX_PARTNERS of them, at a linear number of comparisons."""
+    texts = {f"loop/{n:05d}": numbered(n) for n in range(COPIES)}
+    near = duplicates.near_duplicates(texts)
+    assert {p.a for p in near} | {p.b for p in near} == set(texts)
+    assert len(near) <= duplicates.MAX_PARTNERS * COPIES
+    assert all(p.score >= NEAR_THRESHOLD for p in near)
+    assert counted_jaccard[0] <= 2 * (duplicates.MAX_PARTNERS + 1) * COPIES
+
+
+def test_one_passage_held_by_thousands_of_memories_costs_one_pair_each(counted_jaccard: list[int]) -> None:
+    """The same paragraph under a different heading in each copy: the memories are not exact
+    duplicates, the passage is one set; past MAX_HOLDERS holders, each is paired with the first."""
+    texts = {f"loop/{n:05d}": f"## Retry {n}\n\n" + LOOPED.split("\n")[1] for n in range(COPIES)}
+    near = duplicates.near_duplicates(texts)
+    holders = duplicates.MAX_HOLDERS
+    assert len(near) == holders * (holders - 1) // 2 + COPIES - holders
+    assert {p.b for p in near if p.a == "loop/00000"} == set(texts) - {"loop/00000"}
+    assert counted_jaccard[0] == 0  # one set: nothing to compare it with
+
+
+def test_a_huge_memory_is_compared_on_a_bounded_number_of_shingles() -> None:
+    rng = random.Random(3)
+    vocabulary = ["".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(50_000)]
+    dump = " ".join(rng.choices(vocabulary, k=300_000))  # one paragraph of about 2.4 MB
+    notes = "\n\n".join(" ".join(rng.choices(vocabulary, k=200)) for _ in range(500))  # 500 paragraphs
+    texts = {"dump": dump, "dump-again": dump + " and then some", "notes": notes, "short": "Deploys need two approvals from the release owners."}
+    sets, _ = duplicates._passage_sets(texts)
+    assert max(len(grams) for grams in sets) < duplicates.MAX_PASSAGE_WORDS
+    assert sum(map(len, sets)) < 3 * (duplicates.MAX_TEXT_SHINGLES + duplicates.MAX_PASSAGE_WORDS)
+    near = duplicates.near_duplicates(texts)
+    assert [(p.a, p.b, p.score) for p in near] == [("dump", "dump-again", 1.0)]  # alike on their first 1,000 words
