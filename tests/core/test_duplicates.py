@@ -21,11 +21,9 @@ from app.core.curate import duplicates
 from app.core.curate.duplicates import MIN_PASSAGE_WORDS, NEAR_THRESHOLD, NearPair, content_words, find_duplicates, passages, shingles, words
 from app.core.model import Memory, Source, Tier
 from bench.corpus import MemoryTexts
+from tests.core.duplicate_cases import COPIES, LOOPED, looped_workspace
 
 ROOT = Path(__file__).resolve().parents[2]
-
-COPIES = 10_000
-LOOPED = "## Retry the flaky deploy\nWhen the staging deploy fails on the health check, wait two minutes and retry once before paging.\n"
 
 
 def note(n: int, system: str = "memory-mcp") -> Memory:
@@ -82,14 +80,6 @@ def test_copies_beside_many_distinct_memories_cost_linear_comparisons(counted_ja
     exact, _ = find_duplicates([*copies, *distinct], reader(texts))
     assert [len(g.ids) for g in exact] == [COPIES]
     assert counted_jaccard[0] <= 2 * (COPIES + len(distinct))
-
-
-def looped_workspace(root: Path, copies: int) -> Path:
-    """An OpenClaw workspace whose agent appended one domain section `copies` times."""
-    (root / "memory" / "domains").mkdir(parents=True)
-    (root / "MEMORY.md").write_text("# Memory\n\n## Deploys\n- Staging deploys only from release branches.\n", encoding="utf-8")
-    (root / "memory" / "domains" / "lessons.md").write_text("# Lessons\n\n" + "\n".join([LOOPED] * copies), encoding="utf-8")
-    return root
 
 
 def test_a_looping_agents_copies_are_one_merge_suggestion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
