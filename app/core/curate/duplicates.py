@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, combinations
@@ -50,6 +50,9 @@ MIN_PASSAGE_WORDS = 6
 # words do, not a set of 300,000 shingles.
 MAX_PASSAGE_WORDS = 1_000
 MAX_TEXT_SHINGLES = 20_000
+# Words are read from a passage's first characters only, enough for MAX_PASSAGE_WORDS words of up
+# to 64 characters, so that a 2 MB paragraph is never split into 300,000 words to keep 1,000.
+_PASSAGE_CHARS = 64 * MAX_PASSAGE_WORDS
 # What a crowd of alike passages may cost (see near_duplicates and _similar_sets): bounds only a
 # loop or boilerplate reaches, never the portfolios the threshold was tuned on.
 MAX_HOLDERS = 50
@@ -181,12 +184,12 @@ def exact_duplicates(memories: Sequence[Memory], texts: dict[str, str]) -> list[
     return [ExactGroup(key, tuple(ids)) for key, ids in sorted(groups.items(), key=lambda kv: kv[1]) if len(ids) > 1]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Holder:
-    """A memory holding a passage: its text there and its place among the memory's passages."""
+    """A memory holding a passage, and the passage's place among the memory's passages (its text
+    is read again for the pairs reported only, so that texts are not held twice)."""
 
     owner: str
-    text: str
     order: int
 
 
@@ -210,8 +213,10 @@ def _pack(codes: Sequence[int]) -> int:
 def _passage_sets(texts: dict[str, str]) -> tuple[list[tuple[int, ...]], list[list[_Holder]]]:
     """Every distinct shingle set of the texts' comparable passages, in first-seen order, with the
     memories holding it (each once, in the texts' order). A passage repeated in many memories is
-    one set, compared once."""
+    one set, compared once. A shingle is a number, in first-seen order, and a set a sorted tuple of
+    them; the numbers are shared, so a shingle costs its int once however many sets hold it."""
     vocabulary: dict[str, int] = {}
+    shingle_numbers: dict[int, int] = {}
     numbers: dict[tuple[int, ...], int] = {}
     sets: list[tuple[int, ...]] = []
     holders: list[list[_Holder]] = []
@@ -220,10 +225,11 @@ def _passage_sets(texts: dict[str, str]) -> tuple[list[tuple[int, ...]], list[li
         for order, passage in enumerate(passages(text)):
             if budget <= 0:
                 break
-            tokens = words(passage)[:MAX_PASSAGE_WORDS]
+            tokens = words(passage[:_PASSAGE_CHARS])[:MAX_PASSAGE_WORDS]
             if content_words(tokens) < MIN_PASSAGE_WORDS:
                 continue
-            grams = tuple(sorted(_coded([vocabulary.setdefault(token, len(vocabulary)) for token in tokens], SHINGLE)))
+            codes = [vocabulary.setdefault(token, len(vocabulary)) for token in tokens]
+            grams = tuple(sorted({shingle_numbers.setdefault(gram, len(shingle_numbers)) for gram in _coded(codes, SHINGLE)}))
             budget -= len(grams)
             number = numbers.setdefault(grams, len(sets))
             if number == len(sets):
@@ -232,7 +238,7 @@ def _passage_sets(texts: dict[str, str]) -> tuple[list[tuple[int, ...]], list[li
             held = holders[number]
             # one owner's passages come together, so a repeat within a memory is the last holder
             if not held or held[-1].owner != owner:
-                held.append(_Holder(owner, passage, order))
+                held.append(_Holder(owner, order))
     return sets, holders
 
 
@@ -269,7 +275,9 @@ def _similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[i
     many (later sets alike find its partners). Only pairs inside such a crowd can be dropped; on
     generated portfolios of realistic text up to 100,000 memories no pair is.
     """
-    frequency = Counter(chain.from_iterable(sets))
+    frequency = [0] * (1 + max((grams[-1] for grams in sets if grams), default=-1))
+    for gram in chain.from_iterable(sets):
+        frequency[gram] += 1
     leads: list[int] = []  # per set, how many of its rarest shingles are in no other set
     for number, grams in enumerate(sets):
         # rarest first; equal counts by the shingle's number (the sort is stable), never by a
@@ -337,7 +345,7 @@ def near_duplicates(texts: dict[str, str], *, threshold: float = NEAR_THRESHOLD,
     only with the first holder."""
     sets, holders = _passage_sets(texts)
     skipped = set(skip)
-    best: dict[tuple[str, str], tuple[float, int, int, str, str]] = {}
+    best: dict[tuple[str, str], tuple[float, int, int]] = {}
 
     def offer(one: _Holder, two: _Holder, score: float) -> None:
         if one.owner == two.owner:
@@ -348,7 +356,7 @@ def near_duplicates(texts: dict[str, str], *, threshold: float = NEAR_THRESHOLD,
         held = best.get(key)
         if held is None or (score, -one.order, -two.order) > (held[0], -held[1], -held[2]):
             if not skipped or frozenset(key) not in skipped:
-                best[key] = (score, one.order, two.order, one.text, two.text)
+                best[key] = (score, one.order, two.order)
 
     if threshold <= 1.0:
         for held in holders:
@@ -360,7 +368,14 @@ def near_duplicates(texts: dict[str, str], *, threshold: float = NEAR_THRESHOLD,
         for one in holders[earlier][:MAX_HOLDERS]:
             for two in holders[later][:MAX_HOLDERS]:
                 offer(one, two, score)
-    pairs = [NearPair(a, b, round(score, 3), text_a, text_b) for (a, b), (score, _, _, text_a, text_b) in best.items()]
+    split: dict[str, list[str]] = {}
+
+    def passage(owner: str, order: int) -> str:
+        if owner not in split:
+            split[owner] = passages(texts[owner])
+        return split[owner][order]
+
+    pairs = [NearPair(a, b, round(score, 3), passage(a, order_a), passage(b, order_b)) for (a, b), (score, order_a, order_b) in best.items()]
     return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
 
 
