@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import Input, Static, TabbedContent
+from textual.widgets import Input, OptionList, Static, TabbedContent
 
 from app.core.clock import FixedClock
 from app.core.locations import Locations
@@ -18,6 +18,7 @@ from app.tui.screens.browse import BrowseScreen
 from app.tui.widgets.memory_detail import FINDING_STYLE, MemoryDetail, content_text
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
+from tests.core.duplicate_cases import COPIES, looped_workspace
 
 FLAKY = "massgen:massgen:workspace_coder/flaky_tests"
 CODER = Path("massgen/workspace_coder/memory")
@@ -197,6 +198,23 @@ async def test_suggestions_pane(sample_copy: Path, isolated_locations: Locations
         counts = Counter(s.kind for s in suggestions)
         assert f"{counts['demote']} to demote" in summary and "over budget" in summary
         assert screen.query_one("#suggestions-list").option_count == len(suggestions)  # type: ignore[attr-defined]
+
+
+async def test_a_looping_agents_copies_are_one_line_of_the_suggestions_pane(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    workspace = looped_workspace(tmp_path / "workspace", COPIES)
+    app = make_app(isolated_locations, clock, workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("g")
+        await settle(app, pilot)
+        screen, _, _, _ = parts(app)
+        merges = [s for s in screen.suggestions if s.kind == "merge"]
+        assert [len(s.ids) for s in merges] == [COPIES]
+        assert "1 duplicates" in static_text(screen, "#suggestions-summary")
+        options = screen.query_one("#suggestions-list", OptionList)
+        assert options.option_count == len(screen.suggestions)
+        prompt = next(str(options.get_option_at_index(i).prompt) for i in range(options.option_count) if screen.suggestions[i].kind == "merge")
+        assert prompt.startswith("merge") and len(prompt) < 200
 
 
 PAYLOADS = [

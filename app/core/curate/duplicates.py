@@ -20,28 +20,48 @@ merge suggestion costs a person's review. Passages with fewer than MIN_PASSAGE_W
 letters or more are ignored (headings, `→ Details:` lines, `**Status**: pending`), and OpenClaw
 daily logs are left out: they are append-only records, never merged, and repeat each other's boot
 lines by design.
+
+Cost: an exact group is found by one key per memory and takes part in the near stage once, through
+its first member, so N copies cost O(N), never the N x N pairs among them. Near pairs come from a
+set-similarity join (`_similar_sets`) instead of comparing every two passages: its result is the
+all-pairs result, and its work per passage stays bounded as the portfolio grows. What one huge
+memory and one crowd of alike passages may cost is capped (the MAX_ constants below).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import chain, combinations
+from typing import TypeVar
 
 from app.core.model import Memory
 
 NEAR_THRESHOLD = 0.3
 SHINGLE = 2
 MIN_PASSAGE_WORDS = 6
-# A shingle found in more passages than this says nothing about which two are alike ("of the");
-# skipping it keeps the candidate search near linear on large portfolios.
-MAX_SHINGLE_POSTINGS = 200
+# What one memory may cost: a passage is compared on its first MAX_PASSAGE_WORDS words (a paragraph
+# runs to a few hundred; a longer one is a pasted dump, and two dumps that start alike are alike),
+# and a memory on its passages up to MAX_TEXT_SHINGLES shingles, so a 2 MB memory costs what 20,000
+# words do, not a set of 300,000 shingles.
+MAX_PASSAGE_WORDS = 1_000
+MAX_TEXT_SHINGLES = 20_000
+# Words are read from a passage's first characters only, enough for MAX_PASSAGE_WORDS words of up
+# to 64 characters, so that a 2 MB paragraph is never split into 300,000 words to keep 1,000.
+_PASSAGE_CHARS = 64 * MAX_PASSAGE_WORDS
+# What a crowd of alike passages may cost (see near_duplicates and _similar_sets): bounds only a
+# loop or boilerplate reaches, never the portfolios the threshold was tuned on.
+MAX_HOLDERS = 50
+MAX_POSTINGS = 100
+MAX_PARTNERS = 10
 PREVIEW_CHARS = 80
 
 TextOf = Callable[[str], str]
+H = TypeVar("H", bound=Hashable)
 
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+")
 _FORTRESS_PREFIX = re.compile(r"\[(?:STALE|DEC|PREF|FACT|POLICY|LESSON|ERR)\b[^\]]{0,20}\]")
@@ -73,7 +93,7 @@ def words(text: str) -> list[str]:
 
 def content_words(tokens: Sequence[str]) -> int:
     """Words with at least two letters: timestamps and numbers do not make a passage say something."""
-    return sum(1 for token in tokens if len(_LETTERS.findall(token)) >= 2)
+    return sum(1 for token in tokens if (len(token) >= 2 and token.isalpha()) or len(_LETTERS.findall(token)) >= 2)
 
 
 def shingles(tokens: Sequence[str], size: int = SHINGLE) -> frozenset[tuple[str, ...]]:
@@ -82,10 +102,11 @@ def shingles(tokens: Sequence[str], size: int = SHINGLE) -> frozenset[tuple[str,
     return frozenset(tuple(tokens[i : i + size]) for i in range(len(tokens) - size + 1))
 
 
-def jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
+def jaccard(a: frozenset[H], b: Collection[H]) -> float:
+    """|a & b| / |a | b|; `b` is any collection of distinct items (a set, or a set's items in a tuple)."""
     if not a or not b:
         return 0.0
-    inter = len(a & b)
+    inter = len(a.intersection(b))
     return inter / (len(a) + len(b) - inter)
 
 
@@ -163,49 +184,199 @@ def exact_duplicates(memories: Sequence[Memory], texts: dict[str, str]) -> list[
     return [ExactGroup(key, tuple(ids)) for key, ids in sorted(groups.items(), key=lambda kv: kv[1]) if len(ids) > 1]
 
 
-@dataclass(frozen=True)
-class _Passage:
+@dataclass(frozen=True, slots=True)
+class _Holder:
+    """A memory holding a passage, and the passage's place among the memory's passages (its text
+    is read again for the pairs reported only, so that texts are not held twice)."""
+
     owner: str
-    text: str
-    grams: frozenset[tuple[str, ...]]
+    order: int
 
 
-def _passages_of(texts: dict[str, str]) -> list[_Passage]:
-    out: list[_Passage] = []
+def _coded(codes: Sequence[int], size: int) -> set[int]:
+    """The word shingles of `codes` (word numbers below 2**32), each packed into one int; the one
+    shingle of a text shorter than `size` is negative, apart from every full one."""
+    if len(codes) < size:
+        return {-1 - _pack(codes)} if codes else set()
+    if size == 2:
+        return {a << 32 | b for a, b in zip(codes, codes[1:])}
+    return {_pack(codes[i : i + size]) for i in range(len(codes) - size + 1)}
+
+
+def _pack(codes: Sequence[int]) -> int:
+    packed = 0
+    for code in codes:
+        packed = packed << 32 | code
+    return packed
+
+
+def _passage_sets(texts: dict[str, str]) -> tuple[list[tuple[int, ...]], list[list[_Holder]]]:
+    """Every distinct shingle set of the texts' comparable passages, in first-seen order, with the
+    memories holding it (each once, in the texts' order). A passage repeated in many memories is
+    one set, compared once. A shingle is a number, in first-seen order, and a set a sorted tuple of
+    them; the numbers are shared, so a shingle costs its int once however many sets hold it."""
+    vocabulary: dict[str, int] = {}
+    shingle_numbers: dict[int, int] = {}
+    numbers: dict[tuple[int, ...], int] = {}
+    sets: list[tuple[int, ...]] = []
+    holders: list[list[_Holder]] = []
     for owner, text in texts.items():
-        for passage in passages(text):
-            tokens = words(passage)
-            if content_words(tokens) >= MIN_PASSAGE_WORDS:
-                out.append(_Passage(owner, passage, shingles(tokens)))
-    return out
+        budget = MAX_TEXT_SHINGLES
+        for order, passage in enumerate(passages(text)):
+            if budget <= 0:
+                break
+            tokens = words(passage[:_PASSAGE_CHARS])[:MAX_PASSAGE_WORDS]
+            if content_words(tokens) < MIN_PASSAGE_WORDS:
+                continue
+            codes = [vocabulary.setdefault(token, len(vocabulary)) for token in tokens]
+            grams = tuple(sorted({shingle_numbers.setdefault(gram, len(shingle_numbers)) for gram in _coded(codes, SHINGLE)}))
+            budget -= len(grams)
+            number = numbers.setdefault(grams, len(sets))
+            if number == len(sets):
+                sets.append(grams)
+                holders.append([])
+            held = holders[number]
+            # one owner's passages come together, so a repeat within a memory is the last holder
+            if not held or held[-1].owner != owner:
+                held.append(_Holder(owner, order))
+    return sets, holders
+
+
+_EPSILON = 1e-9  # float slack, always towards a longer prefix or a looser filter (never a miss)
+_SIZE_BITS = MAX_PASSAGE_WORDS.bit_length()  # a set has fewer shingles than its passage has words
+_SIZE_MASK = (1 << _SIZE_BITS) - 1
+_UNREACHABLE = 1 << _SIZE_BITS
+
+
+def _prefix(size: int, fraction: float) -> int:
+    """How many of a set's rarest shingles to look at so that a set sharing at least `fraction` of
+    its size shares two of them (prefix filtering, one shingle longer than the classic prefix, which
+    guarantees one; a pair sharing a single rare shingle by chance is then never verified)."""
+    return max(1, min(size, size - math.ceil(fraction * size - _EPSILON) + 2))
+
+
+def _similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[int, int, float]]:
+    """(earlier, later, Jaccard) for the pairs of sets at or above `threshold`, each found once.
+    Each set's shingles are reordered in place, rarest first.
+
+    A set-similarity join by prefix filtering (AllPairs, PPJoin): shingles are ordered rarest first
+    and sets visited smallest first. Two sets with Jaccard >= t share at least
+    a = t/(1+t)(|x|+|y|) shingles, and so two among the first |x| - ceil(t|x|) + 2 of the later one x
+    and the first |y| - ceil(2t/(1+t)|y|) + 2 of the earlier one y, which alone are indexed. A
+    candidate too small (|y| < t|x|), whose first shared shingle comes too late for `a` to be
+    reached, or that shares only one, is dropped unverified; every other is verified with the exact
+    Jaccard. So no pair is ever reported below the threshold, none at or above it is missed, and as
+    a set's first shingles are its rarest, few sets are looked at for each one.
+
+    Two bounds make the work per set a constant whatever the portfolio, so that a crowd of alike
+    passages (a loop that numbers its copies, a template filled in thousands of times) stays linear:
+    a shingle indexes at most MAX_POSTINGS sets (the first visited; later ones still find those),
+    and a set keeps its MAX_PARTNERS most alike earlier sets, and is not indexed once it has that
+    many (later sets alike find its partners). Only pairs inside such a crowd can be dropped; on
+    generated portfolios of realistic text up to 100,000 memories no pair is.
+    """
+    frequency = [0] * (1 + max((grams[-1] for grams in sets if grams), default=-1))
+    for gram in chain.from_iterable(sets):
+        frequency[gram] += 1
+    leads: list[int] = []  # per set, how many of its rarest shingles are in no other set
+    for number, grams in enumerate(sets):
+        # rarest first; equal counts by the shingle's number (the sort is stable), never by a
+        # salted hash, so the order and the result are the same on every run
+        ordered = sets[number] = tuple(sorted(grams, key=frequency.__getitem__))
+        lead = 0
+        while lead < len(ordered) and frequency[ordered[lead]] == 1:
+            lead += 1
+        leads.append(lead)
+    del frequency
+    share = threshold / (1 + threshold) if threshold > 0 else 0.0
+    needs: dict[int, list[int]] = {}
+    # an index entry packs the set's number, its room (how many of its shingles start at the
+    # indexed one) and its size
+    postings: dict[int, list[int]] = {}
+    found: list[tuple[int, int, float]] = []
+    for number in sorted(range(len(sets)), key=lambda n: len(sets[n])):
+        x = sets[number]
+        size = len(x)
+        need = needs.get(size)
+        if need is None:
+            # the overlap x needs with a set of each size (never a larger one: smallest first)
+            smallest = threshold * size - _EPSILON
+            need = needs[size] = [_UNREACHABLE if other < smallest else max(1, math.ceil(share * (size + other) - _EPSILON)) for other in range(size + 1)]
+        seen: dict[int, int] = {}
+        for at in range(leads[number], _prefix(size, threshold)):
+            entries = postings.get(x[at])
+            if entries is None:
+                continue
+            room = size - at
+            for entry in entries:
+                other = entry >> (2 * _SIZE_BITS)
+                count = seen.get(other, 0)
+                if count > 0:
+                    seen[other] = count + 1
+                elif count == 0:
+                    needed = need[entry & _SIZE_MASK]
+                    seen[other] = 1 if room >= needed and (entry >> _SIZE_BITS) & _SIZE_MASK >= needed else -1
+        alike = []
+        if seen:
+            members = frozenset(x)
+            for other, count in seen.items():
+                if count >= 2 or (count == 1 and need[len(sets[other])] == 1):
+                    score = jaccard(members, sets[other])
+                    if score >= threshold:
+                        alike.append((score, other))
+            if len(alike) > MAX_PARTNERS:
+                alike.sort(key=lambda match: (-match[0], match[1]))
+                del alike[MAX_PARTNERS:]
+            found.extend((other, number, score) for score, other in alike)
+        if len(alike) < MAX_PARTNERS:
+            for at in range(leads[number], _prefix(size, 2 * share)):
+                entries = postings.setdefault(x[at], [])
+                if len(entries) < MAX_POSTINGS:
+                    entries.append((number << _SIZE_BITS | (size - at)) << _SIZE_BITS | size)
+    return found
 
 
 def near_duplicates(texts: dict[str, str], *, threshold: float = NEAR_THRESHOLD, skip: Iterable[frozenset[str]] = ()) -> list[NearPair]:
     """Pairs of memories holding passages at or above `threshold` (best passage pair per memory
-    pair), most alike first. Pairs in `skip` (already exact duplicates) are left out."""
-    items = _passages_of(texts)
-    postings: dict[tuple[str, ...], list[int]] = defaultdict(list)
-    for number, item in enumerate(items):
-        for gram in item.grams:
-            postings[gram].append(number)
-    candidates: set[tuple[int, int]] = set()
-    for numbers in postings.values():
-        if len(numbers) <= MAX_SHINGLE_POSTINGS:
-            candidates.update(combinations(numbers, 2))
+    pair, the earliest passages on a tie), most alike first. Pairs in `skip` are left out.
+
+    A passage held word for word (the same shingle set) by more than MAX_HOLDERS memories is
+    boilerplate or a loop: its first MAX_HOLDERS holders are paired as any others, each later one
+    only with the first holder."""
+    sets, holders = _passage_sets(texts)
     skipped = set(skip)
-    best: dict[tuple[str, str], NearPair] = {}
-    for i, j in candidates:
-        first, second = items[i], items[j]
-        if first.owner == second.owner:
-            continue
-        a, b = sorted((first, second), key=lambda p: p.owner)
-        if frozenset((a.owner, b.owner)) in skipped:
-            continue
-        score = jaccard(a.grams, b.grams)
-        key = (a.owner, b.owner)
-        if score >= threshold and (key not in best or score > best[key].score):
-            best[key] = NearPair(a.owner, b.owner, round(score, 3), a.text, b.text)
-    return sorted(best.values(), key=lambda p: (-p.score, p.a, p.b))
+    best: dict[tuple[str, str], tuple[float, int, int]] = {}
+
+    def offer(one: _Holder, two: _Holder, score: float) -> None:
+        if one.owner == two.owner:
+            return
+        if one.owner > two.owner:
+            one, two = two, one
+        key = (one.owner, two.owner)
+        held = best.get(key)
+        if held is None or (score, -one.order, -two.order) > (held[0], -held[1], -held[2]):
+            if not skipped or frozenset(key) not in skipped:
+                best[key] = (score, one.order, two.order)
+
+    if threshold <= 1.0:
+        for held in holders:
+            for one, two in combinations(held[:MAX_HOLDERS], 2):
+                offer(one, two, 1.0)
+            for extra in held[MAX_HOLDERS:]:
+                offer(held[0], extra, 1.0)
+    for earlier, later, score in _similar_sets(sets, threshold):
+        for one in holders[earlier][:MAX_HOLDERS]:
+            for two in holders[later][:MAX_HOLDERS]:
+                offer(one, two, score)
+    split: dict[str, list[str]] = {}
+
+    def passage(owner: str, order: int) -> str:
+        if owner not in split:
+            split[owner] = passages(texts[owner])
+        return split[owner][order]
+
+    pairs = [NearPair(a, b, round(score, 3), passage(a, order_a), passage(b, order_b)) for (a, b), (score, order_a, order_b) in best.items()]
+    return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
 
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
@@ -220,12 +391,16 @@ def find_duplicates(
     threshold: float = NEAR_THRESHOLD,
     is_record: Callable[[Memory], bool] = lambda memory: False,
 ) -> tuple[list[ExactGroup], list[NearPair]]:
-    """Exact groups, then near pairs not already covered by an exact group. `is_record` names the
+    """Exact groups, then near pairs between memories of different texts (an exact group takes part
+    through its first member). `is_record` names the
     append-only records a system keeps on purpose (an OpenClaw daily log): never merge candidates,
     whatever they repeat."""
     memories = [m for m in memories if not is_record(m)]
     texts = _texts(memories, text_of)
     exact = exact_duplicates(memories, texts)
-    covered = [frozenset(pair) for group in exact for pair in combinations(group.ids, 2)]
-    near = near_duplicates(texts, threshold=threshold, skip=covered) if texts else []
+    # A group's members hold one text: only its first (the one a merge keeps) goes on to the near
+    # stage, so N copies cost one comparison, never the N x N pairs among them, and a near pair
+    # names the copy that stays.
+    copies = {memory_id for group in exact for memory_id in group.ids[1:]}
+    near = near_duplicates({i: t for i, t in texts.items() if i not in copies}, threshold=threshold) if texts else []
     return exact, near

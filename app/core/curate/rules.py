@@ -66,18 +66,25 @@ def _kept_apart(a: Memory, b: Memory) -> bool:
     return a.system == b.system and registry.system(a.system).kept_apart(a, b)
 
 
+NAMED_COPIES = 5  # members an exact-duplicate reason names; the suggestion's ids hold every one
+
+
 def _duplicates(ctx: SuggestionContext, threshold: float) -> list[Suggestion]:
     out = []
     exact, near = find_duplicates(ctx.memories, ctx.text_of, threshold=threshold, is_record=lambda m: registry.system(m.system).is_record(m))
     for group in exact:
-        members = [ctx.by_id[i] for i in group.ids]
+        first = ctx.by_id[group.ids[0]]
         how = (
             "the same sha256 of their content"
             if group.key.startswith("raw:")
             else (f"the same text once lowercased and whitespace-collapsed (sha256 {group.key[:12]}…)")
         )
-        names = ", ".join(f"{m.system} {quoted(m)}" for m in members)
-        reason = f"Exact duplicates: {len(members)} memories have {how}, {members[0].words} words each: {names}. Keep one."
+        # One suggestion per group, however many copies (an agent looping on one section makes
+        # thousands): the ids carry them all, the reason names the first few.
+        names = ", ".join(f"{m.system} {quoted(m)}" for m in (ctx.by_id[i] for i in group.ids[:NAMED_COPIES]))
+        if len(group.ids) > NAMED_COPIES:
+            names += f" and {len(group.ids) - NAMED_COPIES:,} more"
+        reason = f"Exact duplicates: {len(group.ids):,} memories have {how}, {first.words} words each: {names}. Keep the first, merge the rest."
         out.append(Suggestion(kind="merge", ids=group.ids, reason=reason))
     for pair in near:
         a, b = ctx.by_id[pair.a], ctx.by_id[pair.b]
