@@ -268,8 +268,9 @@ def _similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[i
     Jaccard. So no pair is ever reported below the threshold, none at or above it is missed, and as
     a set's first shingles are its rarest, few sets are looked at for each one.
 
-    Two bounds make the work per set a constant whatever the portfolio, so that a crowd of alike
-    passages (a loop that numbers its copies, a template filled in thousands of times) stays linear:
+    Two bounds cap the work per set whatever the portfolio (at most MAX_POSTINGS entries per shingle
+    looked at), so that a crowd of alike passages (a loop that numbers its copies, a template filled
+    in thousands of times) stays linear:
     a shingle indexes at most MAX_POSTINGS sets (the first visited; later ones still find those),
     and a set keeps its MAX_PARTNERS most alike earlier sets, and is not indexed once it has that
     many (later sets alike find its partners). Only pairs inside such a crowd can be dropped; on
@@ -392,9 +393,8 @@ def find_duplicates(
     is_record: Callable[[Memory], bool] = lambda memory: False,
 ) -> tuple[list[ExactGroup], list[NearPair]]:
     """Exact groups, then near pairs between memories of different texts (an exact group takes part
-    through its first member). `is_record` names the
-    append-only records a system keeps on purpose (an OpenClaw daily log): never merge candidates,
-    whatever they repeat."""
+    through its first member). `is_record` names the append-only records a system keeps on purpose
+    (an OpenClaw daily log): never merge candidates, whatever they repeat."""
     memories = [m for m in memories if not is_record(m)]
     texts = _texts(memories, text_of)
     exact = exact_duplicates(memories, texts)
