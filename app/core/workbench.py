@@ -21,14 +21,15 @@ from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
+from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.reading.base import Capabilities
 from app.core.reading.discovery import discover, standard_locations
-from app.core.review.detector import scan_memory
-from app.core.review.finding import Finding
+from app.core.review.detector import scan_memory, worst
+from app.core.review.finding import Finding, Severity
 from app.core.review.ledger import Decision, OpenPortfolio, TrustAction
 from app.core.review.queue import ReviewItem, review_queue
 from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
@@ -68,6 +69,9 @@ class Workbench:
         self._paths: list[Path] = []
         self._vaulted: set[str] = set()
         self._saliences: dict[str, Salience] | None = None
+        # Content key -> encoded findings (the pipeline's scan), and those decoded so far.
+        self._findings: dict[str, bytes] = {}
+        self._decoded: dict[str, tuple[Finding, ...]] = {}
         self._plans: list[BudgetPlan] = []
         # After a write, the search index and the touched portfolios' budget plans catch up when
         # they are next asked for, so a decision costs the re-read of its own files only.
@@ -118,6 +122,7 @@ class Workbench:
             self._result = result
             self._by_id = {m.id: m for m in result.memories}
             self._saliences = None
+            self._findings, self._decoded = result.findings, {}
         return result
 
     def _attach_ledger(self, result: LoadResult) -> None:
@@ -251,14 +256,66 @@ class Workbench:
     # -- review ---------------------------------------------------------------------------------
 
     def review_queue(self) -> list[ReviewItem]:
-        """Memories a person should look at, most severe first, with findings at their spans."""
-        return review_queue(self.memories, self._applier.ledger, self.entry_texts)
+        """Memories a person should look at, most severe first, with findings at their spans. The
+        findings are those the load computed (one scan per content, kept in the findings cache);
+        only a memory without them (its text was unreadable, or changed under the load) is read now."""
+        with self._lock:
+            memories, lookup = self.memories, self._known_findings
+        return review_queue(memories, self._applier.ledger, self.entry_texts, lookup)
 
     def findings(self, memory_id: str, entries: Sequence[tuple[str | None, str]] | None = None) -> list[Finding]:
-        """The detector's findings in one memory, entry by entry; `entries` already read (from
-        `entry_texts`) are scanned as given instead of being read again."""
-        texts = list(entries) if entries is not None else self.entry_texts(self.memory(memory_id))
+        """The detector's findings in one memory, entry by entry: those of the load while its content
+        is unchanged, else a scan of `entries` already read (from `entry_texts`), or of its texts
+        read now."""
+        memory = self.memory(memory_id)
+        known = self._known_findings(memory)
+        if known is not None and (entries is None or findings_cache.matches(memory, entries)):
+            return list(known)
+        texts = list(entries) if entries is not None else self.entry_texts(memory)
         return scan_memory(texts)
+
+    def _known_findings(self, memory: Memory) -> tuple[Finding, ...] | None:
+        """The load's findings of the memory's content; None when there are none to trust. A memory
+        kept in the vault is scanned as the vault gives it, once per load of it."""
+        if memory.id in self._vaulted:
+            return self._vault_findings(memory)
+        key = findings_cache.content_key(memory)
+        if key is None:
+            return None
+        decoded = self._decoded.get(key)
+        if decoded is None:
+            payload = self._findings.get(key)
+            if payload is None:
+                return None
+            decoded = findings_cache.decode(payload)
+            if decoded is None:
+                return None
+            self._decoded[key] = decoded
+        return decoded
+
+    def _vault_findings(self, memory: Memory) -> tuple[Finding, ...] | None:
+        key = f"vault:{memory.id}:{memory.sha256}"
+        found = self._decoded.get(key)
+        if found is None:
+            try:
+                found = tuple(scan_memory(self.entry_texts(memory)))
+            except Exception:  # noqa: BLE001 - unreadable: the queue reads it again and says why
+                return None
+            self._decoded[key] = found
+        return found
+
+    def finding_severities(self) -> dict[str, Severity]:
+        """The severity of each memory's most severe finding, for counts and badges: the load's
+        findings only, so nothing is read or scanned (a memory whose findings are not known yet,
+        its text unreadable, is left out)."""
+        out: dict[str, Severity] = {}
+        with self._lock:
+            memories = self.memories
+        for memory in memories:
+            top = worst(list(self._known_findings(memory) or ()))
+            if top is not None:
+                out[memory.id] = top.severity
+        return out
 
     def history(self, memory_id: str) -> list[Decision]:
         return self._applier.ledger.history(memory_id)
@@ -477,6 +534,7 @@ class Workbench:
                 known = {ref.rel for ref in work.files}
                 walk = any(rel not in known for rel in rels)
                 works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk)
+                self._findings.update(works[i].findings)
             before = self._by_id
             memories = [m for w in works for m in w.memories]
             fresh = LoadResult(portfolios, memories, list(self._load_problems), result.timeline, works=works)

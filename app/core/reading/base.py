@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -159,6 +159,18 @@ class Adapter(ABC):
         """(entry id, text) per entry, for findings whose offsets are relative to one entry."""
         entry = memory.entries[0].id if len(memory.entries) == 1 else None
         return [(entry, cls.text(root, memory))]
+
+    @classmethod
+    def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:
+        """`entry_texts` of each memory, in order; a memory that cannot be read gives its error
+        instead. (A database reader answers a batch with one query.)"""
+        out: list[list[tuple[str | None, str]] | Exception] = []
+        for memory in memories:
+            try:
+                out.append(cls.entry_texts(root, memory))
+            except Exception as error:  # noqa: BLE001 - one unreadable memory never stops the batch
+                out.append(error)
+        return out
 
 
 class FileAdapter(Adapter):
