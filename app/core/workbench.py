@@ -26,7 +26,7 @@ from app.core.load import litter
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
-from app.core.reading.base import Capabilities
+from app.core.reading.base import Capabilities, DatabaseAdapter
 from app.core.reading.discovery import discover, standard_locations
 from app.core.review.detector import scan_memory, worst
 from app.core.review.finding import Finding, Severity
@@ -36,6 +36,9 @@ from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
 from app.core.systems.registry import adapter as adapter_for
+
+# Rows of a database read together when a pass over the memories asks for one of them.
+READ_AHEAD = 500
 
 
 class UnknownMemory(KeyError):
@@ -168,7 +171,7 @@ class Workbench:
             self.close()
             # nice: a first build in the background must not slow the screen down
             self._index = SearchIndex(self.locations.ensure_private(folder), nice=5)
-        report = self._index.update(memories, self._text_of, progress=progress)
+        report = self._index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of)
         self._index_ready = not report.busy
         if report.busy:
             return 0, report.message
@@ -181,6 +184,50 @@ class Workbench:
 
     def _text_of(self, memory: Memory) -> str:
         return adapter_for(memory.system).text(Path(self.portfolio_of(memory).root), memory)
+
+    def _texts_of(self, memories: list[Memory]) -> list[str | Exception]:
+        """`_text_of` of many memories, each portfolio's read together (a database: one query per
+        batch of rows, not one connection per row)."""
+        out: list[str | Exception] = [KeyError("unread")] * len(memories)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for index, memory in enumerate(memories):
+            groups.setdefault((memory.system, memory.portfolio), []).append(index)
+        for (system, name), indexes in groups.items():
+            portfolio = self._portfolios.get((system, name))
+            if portfolio is None:
+                for i in indexes:
+                    out[i] = KeyError(f"no portfolio {system}:{name} is open")
+                continue
+            for i, text in zip(indexes, adapter_for(system).texts(Path(portfolio.root), [memories[i] for i in indexes]), strict=True):
+                out[i] = text
+        return out
+
+    def _read_ahead(self) -> Callable[[str], str]:
+        """`text` by memory id for a pass over many memories (suggestions, saliences, budgets): a
+        database memory asked for is read with the next rows of its store in memory order, so
+        that a pass costs one query per batch of rows instead of one connection per row."""
+        with self._lock:
+            order = self.memories
+            vaulted = set(self._vaulted)
+        position = {m.id: i for i, m in enumerate(order)}
+        ahead: dict[str, str | Exception] = {}
+
+        def text_of(memory_id: str) -> str:
+            if memory_id in ahead:
+                found = ahead.pop(memory_id)
+                if isinstance(found, Exception):
+                    raise found
+                return found
+            memory = self.memory(memory_id)
+            at = position.get(memory_id)
+            if at is None or memory_id in vaulted or not issubclass(adapter_for(memory.system), DatabaseAdapter):
+                return self.text(memory_id)
+            key = (memory.system, memory.portfolio)
+            batch = [m for m in order[at : at + READ_AHEAD] if (m.system, m.portfolio) == key and m.id not in vaulted]
+            ahead.update(zip((m.id for m in batch), self._texts_of(batch), strict=True))
+            return text_of(memory_id)
+
+        return text_of
 
     @property
     def index_ready(self) -> bool:
@@ -334,16 +381,13 @@ class Workbench:
         over = sum(plan.over for plan in self._plans)
         return len(self._plans), f"{len(self._plans)} budget plans, {over} over"
 
-    def _text_by_id(self, memory_id: str) -> str:
-        return self.text(memory_id)
-
     def saliences(self) -> dict[str, Salience]:
         """Every memory's salience with its breakdown (computed once per load)."""
         cached = self._saliences
         # A write drops the changed memories' entries; a missing one means computing again (the
         # inputs of one memory may depend on the others, so all of them).
         if cached is None or any(m.id not in cached for m in self.memories):
-            cached = self._saliences = salience_all(self.memories, self.clock.now(), text_of=self._text_by_id)
+            cached = self._saliences = salience_all(self.memories, self.clock.now(), text_of=self._read_ahead())
         return cached
 
     def suggestions(self) -> list[Suggestion]:
@@ -352,7 +396,7 @@ class Workbench:
             self.memories,
             self.portfolios,
             self.clock.now(),
-            text_of=self._text_by_id,
+            text_of=self._read_ahead(),
             file_bytes=file_reader(self.portfolios),
             saliences=self.saliences(),
             pinned=self._applier.pinned_ids(),
@@ -372,7 +416,7 @@ class Workbench:
             self.portfolios,
             self.clock.now(),
             what_if=what_if,
-            text_of=self._text_by_id,
+            text_of=self._read_ahead(),
             file_bytes=file_reader(self.portfolios),
         )
 

@@ -38,6 +38,7 @@ from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, PhaseStat
 from app.core.parsing.safefs import FileRef
 from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile, renamed
 from app.core.reading.discovery import discover
+from app.core.reading.sqlite_ro import stamp as database_stamp
 from app.core.systems.registry import adapter as adapter_for
 
 PHASES: tuple[tuple[str, PhasePath], ...] = (
@@ -284,6 +285,9 @@ class Pipeline:
             fresh = _Work(ref=work.ref, ctx=ctx, problems=problems + work.walked, files=_restat(work.files, forced), walked=work.walked)
         if issubclass(adapter, DatabaseAdapter):
             self._read(fresh)
+            if fresh.cache:
+                fresh.cache.close()
+                fresh.cache = None
             self._validate(fresh)
         elif walk:
             before = {ref.rel: ref for ref in work.files}
@@ -355,7 +359,7 @@ class Pipeline:
     def _read(self, work: _Work) -> int:
         adapter = work.adapter
         if issubclass(adapter, DatabaseAdapter):
-            parsed = adapter.read(work.ctx, Path(work.ref.root))
+            parsed = self._read_database(work, adapter)
             work.parsed[parsed.rel] = parsed
             return len(parsed.memories)
         cached: dict[str, CachedFile] = {}
@@ -374,6 +378,26 @@ class Pipeline:
                 work.parsed[ref.rel] = decoded
         work.removed = [rel for rel in cached if rel not in present]
         return len(work.parsed)
+
+    def _read_database(self, work: _Work, adapter: type[DatabaseAdapter]) -> ParsedFile:
+        """The database read whole, unless its stamp (its files' stat and headers, taken before the
+        read so that a write during it is seen next time) is the one the cache kept its last read
+        under: then that read is used and the database is not opened. A read that found nothing
+        and said why (locked, damaged) is not kept: it is tried again next time."""
+        path = Path(work.ref.root)
+        stamp = database_stamp(path) if self.use_cache else None
+        if stamp is None:
+            return adapter.read(work.ctx, path)
+        folder = self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root))
+        work.cache = cache = ParseCache(folder, f"{__version__}:{work.ref.system}")
+        payload = cache.stamped(path.name, stamp)
+        decoded = decode_payload(payload) if payload is not None else None
+        if decoded is not None:
+            return decoded
+        parsed = adapter.read(work.ctx, path)
+        if parsed.memories or not parsed.problems:
+            cache.store_stamped(path.name, stamp, encode(parsed))
+        return parsed
 
     def _parse(self, works: list[_Work], total: int) -> int:
         """Read and parse every changed file; answers are typed into models as they arrive, while
