@@ -75,6 +75,7 @@ class Workbench:
         # Content key -> encoded findings (the pipeline's scan), and those decoded so far.
         self._findings: dict[str, bytes] = {}
         self._decoded: dict[str, tuple[Finding, ...]] = {}
+        self._keys = findings_cache.ContentKeys()
         self._plans: list[BudgetPlan] = []
         # After a write, the search index and the touched portfolios' budget plans catch up when
         # they are next asked for, so a decision costs the re-read of its own files only.
@@ -125,7 +126,7 @@ class Workbench:
             self._result = result
             self._by_id = {m.id: m for m in result.memories}
             self._saliences = None
-            self._findings, self._decoded = result.findings, {}
+            self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
 
     def _attach_ledger(self, result: LoadResult) -> None:
@@ -326,7 +327,7 @@ class Workbench:
         kept in the vault is scanned as the vault gives it, once per load of it."""
         if memory.id in self._vaulted:
             return self._vault_findings(memory)
-        key = findings_cache.content_key(memory)
+        key = self._keys(memory)
         if key is None:
             return None
         decoded = self._decoded.get(key)

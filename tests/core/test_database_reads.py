@@ -107,6 +107,21 @@ def test_a_write_to_the_wal_is_seen_and_only_the_new_row_is_scanned(stores: Path
     assert [i.memory.name for i in wb.review_queue()] == ["Poisoned"]
 
 
+def test_a_store_held_open_by_its_agent_is_not_read_again_while_unchanged(stores: Path, isolated_locations: Locations, counted: Reads) -> None:
+    db = stores / "engram" / "engram.db"
+    writer = engram_fixture.connect(db)
+    try:
+        engram_fixture.add(writer, title="Fresh", content="A fresh note.", created_at=engram_fixture.ts(11))
+        assert os.path.getsize(f"{db}-wal") > 0
+        first = _open(isolated_locations, stores)
+        counted.reads.clear()
+        again = _open(isolated_locations, stores)  # opening the -wal file read-only touches its ctime (as root)
+    finally:
+        writer.close()
+    assert counted.reads == []
+    assert again.memories == first.memories
+
+
 def test_a_rewritten_row_of_the_same_size_is_seen(stores: Path, isolated_locations: Locations, counted: Reads) -> None:
     _open(isolated_locations, stores)
     counted.reads.clear()

@@ -46,6 +46,22 @@ def content_key(memory: Memory) -> str | None:
     return hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+class ContentKeys:
+    """`content_key` remembered per memory object: a re-read keeps the very objects of every memory
+    it did not change, so after a write only the changed memories are hashed again."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[Memory, str | None]] = {}
+
+    def __call__(self, memory: Memory) -> str | None:
+        seen = self._seen.get(memory.id)
+        if seen is not None and seen[0] is memory:
+            return seen[1]
+        key = content_key(memory)
+        self._seen[memory.id] = (memory, key)
+        return key
+
+
 def matches(memory: Memory, entries: EntryTexts) -> bool:
     """True when `entries` (as `entry_texts` read them) are the content of `memory.sha256`: every
     reader hashes its memory's entry texts joined by a newline (one entry: the text itself)."""

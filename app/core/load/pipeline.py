@@ -30,7 +30,7 @@ from app.core.clock import Clock, SystemClock
 from app.core.load.cache import CachedFile, ParseCache, is_fresh
 from app.core.load.codec import decode as decode_payload
 from app.core.load.codec import encode
-from app.core.load.findings import FindingsCache, content_key
+from app.core.load.findings import ContentKeys, FindingsCache
 from app.core.load.parse_worker import gc_paused, parse_chunk, parse_one
 from app.core.load.scan_worker import Scanned, pack, scan_chunk, scan_memories
 from app.core.locations import Locations
@@ -186,6 +186,7 @@ class Pipeline:
         self._records: list[PhaseRecord] = []
         self.pool_problem = ""  # why the last parse ran in this process although it was large
         self.scan_problem = ""  # the same for the last scan
+        self.keys = ContentKeys()  # the content key of each memory, by memory object
 
     # -- timing and events ------------------------------------------------------------------
 
@@ -497,7 +498,7 @@ class Pipeline:
             missing: list[Memory] = []
             waiting: set[str] = set()
             for memory in work.memories:
-                key = content_key(memory)
+                key = self.keys(memory)
                 if key is None or key in found or key in waiting:
                     continue
                 payload = known.get(key)

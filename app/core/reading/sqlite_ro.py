@@ -162,10 +162,11 @@ class ReadOnlyDb:
 
 def stamp(path: Path) -> str | None:
     """What says whether a database changed since it was last read, without opening it: the stat
-    (device, inode, size, mtime_ns, ctime_ns) of the file and of its -wal file, the header's change
-    counter (a rollback-journal write bumps it) and the -wal header's checkpoint sequence and salts (a
-    WAL restart changes them). None when the file cannot be stat'ed. (PRAGMA data_version would need
-    a connection, and counts only within one.)"""
+    (device, inode, size, mtime_ns) of the file and of its -wal file, the header's change counter (a
+    rollback-journal write bumps it) and the -wal header's checkpoint sequence and salts (a WAL
+    restart changes them). None when the file cannot be stat'ed. Not the ctime: SQLite running as
+    root chowns the -wal file on every open, a read-only one too. (PRAGMA data_version would need a
+    connection, and counts only within one.)"""
     parts = []
     for suffix in ("", "-wal"):
         try:
@@ -183,7 +184,7 @@ def stamp(path: Path) -> str | None:
         except (OSError, ValueError):
             pass
         kept = head[24:28] + head[92:100] if not suffix else head[8:24]
-        parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{kept.hex()}")
+        parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{kept.hex()}")
     return "|".join(parts)
 
 
