@@ -58,6 +58,7 @@ CHUNK = 256
 # detector imported) costs about what scanning 400 memories here does.
 SCAN_PARALLEL_THRESHOLD = 400
 SCAN_CHUNK = 64
+STORE_EVERY = 2000  # findings written to the cache in transactions of this many
 
 _T = TypeVar("_T")
 EventSink = Callable[[PhaseEvent], None]
@@ -516,15 +517,21 @@ class Pipeline:
         total = sum(len(batch) for _, batch in jobs)
         done = 0
         by_work = {id(work): number for number, work in enumerate(works)}
+        pending: dict[int, list[tuple[str, bytes]]] = {}
         for work, answer in self._scanned(jobs, total):
             fresh = [(key, payload) for key, payload in answer if payload is not None]
             work.findings.update(fresh)
-            store = stores.get(by_work[id(work)])
-            if store is not None and fresh:
-                store.store(fresh)
+            number = by_work[id(work)]
+            if number in stores:
+                waiting_rows = pending.setdefault(number, [])
+                waiting_rows += fresh
+                if len(waiting_rows) >= STORE_EVERY:
+                    stores[number].store(pending.pop(number))
             done += len(answer)
             self._event("validate", "progress", done=done, total=total)
-        for store in stores.values():
+        for number, store in stores.items():
+            if pending.get(number):
+                store.store(pending[number])
             store.close()
         return total
 
