@@ -38,7 +38,8 @@ def _body(rng: random.Random) -> str:
     return "\n".join(parts) + "\n"
 
 
-def memory_file(index: int, rng: random.Random) -> str:
+def memory_file(index: int, rng: random.Random, body: str | None = None) -> str:
+    """One memory file; `body` replaces the generated Markdown (bench/mixed.py brings its own prose)."""
     name = f"note-{index:06d}-{rng.choice(WORDS)}"
     tags = rng.sample(TAGS, 3)
     auto = rng.random() < 0.05
@@ -58,7 +59,7 @@ def memory_file(index: int, rng: random.Random) -> str:
         "searchable: true\n"
         "retentionDays: 365\n"
         f"unique_id: memory_{name}_{1770000000000 + index}\n"
-        "---\n" + _body(rng)
+        "---\n" + (_body(rng) if body is None else body)
     )
 
 

@@ -21,14 +21,15 @@ from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
+from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
-from app.core.reading.base import Capabilities
+from app.core.reading.base import Capabilities, DatabaseAdapter
 from app.core.reading.discovery import discover, standard_locations
-from app.core.review.detector import scan_memory
-from app.core.review.finding import Finding
+from app.core.review.detector import scan_memory, worst
+from app.core.review.finding import Finding, Severity
 from app.core.review.ledger import Decision, OpenPortfolio, TrustAction, root_identity
 from app.core.review.queue import ReviewItem, review_queue
 from app.core.review.relinks import add_relink, read_relinks
@@ -36,6 +37,9 @@ from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
 from app.core.systems.registry import adapter as adapter_for
+
+# Rows of a database read together when a pass over the memories asks for one of them.
+READ_AHEAD = 500
 
 
 class UnknownMemory(KeyError):
@@ -69,6 +73,10 @@ class Workbench:
         self._paths: list[Path] = []
         self._vaulted: set[str] = set()
         self._saliences: dict[str, Salience] | None = None
+        # Content key -> encoded findings (the pipeline's scan), and those decoded so far.
+        self._findings: dict[str, bytes] = {}
+        self._decoded: dict[str, tuple[Finding, ...]] = {}
+        self._keys = findings_cache.ContentKeys()
         self._plans: list[BudgetPlan] = []
         # After a write, the search index and the touched portfolios' budget plans catch up when
         # they are next asked for, so a decision costs the re-read of its own files only.
@@ -121,6 +129,7 @@ class Workbench:
             self._result = result
             self._by_id = {m.id: m for m in result.memories}
             self._saliences = None
+            self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
 
     def _attach_ledger(self, result: LoadResult) -> None:
@@ -174,7 +183,7 @@ class Workbench:
             self.close()
             # nice: a first build in the background must not slow the screen down
             self._index = SearchIndex(self.locations.ensure_private(folder), nice=5)
-        report = self._index.update(memories, self._text_of, progress=progress)
+        report = self._index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of)
         self._index_ready = not report.busy
         if report.busy:
             return 0, report.message
@@ -187,6 +196,50 @@ class Workbench:
 
     def _text_of(self, memory: Memory) -> str:
         return adapter_for(memory.system).text(Path(self.portfolio_of(memory).root), memory)
+
+    def _texts_of(self, memories: list[Memory]) -> list[str | Exception]:
+        """`_text_of` of many memories, each portfolio's read together (a database: one query per
+        batch of rows, not one connection per row)."""
+        out: list[str | Exception] = [KeyError("unread")] * len(memories)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for index, memory in enumerate(memories):
+            groups.setdefault((memory.system, memory.portfolio), []).append(index)
+        for (system, name), indexes in groups.items():
+            portfolio = self._portfolios.get((system, name))
+            if portfolio is None:
+                for i in indexes:
+                    out[i] = KeyError(f"no portfolio {system}:{name} is open")
+                continue
+            for i, text in zip(indexes, adapter_for(system).texts(Path(portfolio.root), [memories[i] for i in indexes]), strict=True):
+                out[i] = text
+        return out
+
+    def _read_ahead(self) -> Callable[[str], str]:
+        """`text` by memory id for a pass over many memories (suggestions, saliences, budgets): a
+        database memory asked for is read with the next rows of its store in memory order, so
+        that a pass costs one query per batch of rows instead of one connection per row."""
+        with self._lock:
+            order = self.memories
+            vaulted = set(self._vaulted)
+        position = {m.id: i for i, m in enumerate(order)}
+        ahead: dict[str, str | Exception] = {}
+
+        def text_of(memory_id: str) -> str:
+            if memory_id in ahead:
+                found = ahead.pop(memory_id)
+                if isinstance(found, Exception):
+                    raise found
+                return found
+            memory = self.memory(memory_id)
+            at = position.get(memory_id)
+            if at is None or memory_id in vaulted or not issubclass(adapter_for(memory.system), DatabaseAdapter):
+                return self.text(memory_id)
+            key = (memory.system, memory.portfolio)
+            batch = [m for m in order[at : at + READ_AHEAD] if (m.system, m.portfolio) == key and m.id not in vaulted]
+            ahead.update(zip((m.id for m in batch), self._texts_of(batch), strict=True))
+            return text_of(memory_id)
+
+        return text_of
 
     @property
     def index_ready(self) -> bool:
@@ -262,14 +315,66 @@ class Workbench:
     # -- review ---------------------------------------------------------------------------------
 
     def review_queue(self) -> list[ReviewItem]:
-        """Memories a person should look at, most severe first, with findings at their spans."""
-        return review_queue(self.memories, self._applier.ledger, self.entry_texts)
+        """Memories a person should look at, most severe first, with findings at their spans. The
+        findings are those the load computed (one scan per content, kept in the findings cache);
+        only a memory without them (its text was unreadable, or changed under the load) is read now."""
+        with self._lock:
+            memories, lookup = self.memories, self._known_findings
+        return review_queue(memories, self._applier.ledger, self.entry_texts, lookup)
 
     def findings(self, memory_id: str, entries: Sequence[tuple[str | None, str]] | None = None) -> list[Finding]:
-        """The detector's findings in one memory, entry by entry; `entries` already read (from
-        `entry_texts`) are scanned as given instead of being read again."""
-        texts = list(entries) if entries is not None else self.entry_texts(self.memory(memory_id))
+        """The detector's findings in one memory, entry by entry: those of the load while its content
+        is unchanged, else a scan of `entries` already read (from `entry_texts`), or of its texts
+        read now."""
+        memory = self.memory(memory_id)
+        known = self._known_findings(memory)
+        if known is not None and (entries is None or findings_cache.matches(memory, entries)):
+            return list(known)
+        texts = list(entries) if entries is not None else self.entry_texts(memory)
         return scan_memory(texts)
+
+    def _known_findings(self, memory: Memory) -> tuple[Finding, ...] | None:
+        """The load's findings of the memory's content; None when there are none to trust. A memory
+        kept in the vault is scanned as the vault gives it, once per load of it."""
+        if memory.id in self._vaulted:
+            return self._vault_findings(memory)
+        key = self._keys(memory)
+        if key is None:
+            return None
+        decoded = self._decoded.get(key)
+        if decoded is None:
+            payload = self._findings.get(key)
+            if payload is None:
+                return None
+            decoded = findings_cache.decode(payload)
+            if decoded is None:
+                return None
+            self._decoded[key] = decoded
+        return decoded
+
+    def _vault_findings(self, memory: Memory) -> tuple[Finding, ...] | None:
+        key = f"vault:{memory.id}:{memory.sha256}"
+        found = self._decoded.get(key)
+        if found is None:
+            try:
+                found = tuple(scan_memory(self.entry_texts(memory)))
+            except Exception:  # noqa: BLE001 - unreadable: the queue reads it again and says why
+                return None
+            self._decoded[key] = found
+        return found
+
+    def finding_severities(self) -> dict[str, Severity]:
+        """The severity of each memory's most severe finding, for counts and badges: the load's
+        findings only, so nothing is read or scanned (a memory whose findings are not known yet,
+        its text unreadable, is left out)."""
+        out: dict[str, Severity] = {}
+        with self._lock:
+            memories = self.memories
+        for memory in memories:
+            top = worst(list(self._known_findings(memory) or ()))
+            if top is not None:
+                out[memory.id] = top.severity
+        return out
 
     def history(self, memory_id: str) -> list[Decision]:
         return self._applier.ledger.history(memory_id)
@@ -288,16 +393,13 @@ class Workbench:
         over = sum(plan.over for plan in self._plans)
         return len(self._plans), f"{len(self._plans)} budget plans, {over} over"
 
-    def _text_by_id(self, memory_id: str) -> str:
-        return self.text(memory_id)
-
     def saliences(self) -> dict[str, Salience]:
         """Every memory's salience with its breakdown (computed once per load)."""
         cached = self._saliences
         # A write drops the changed memories' entries; a missing one means computing again (the
         # inputs of one memory may depend on the others, so all of them).
         if cached is None or any(m.id not in cached for m in self.memories):
-            cached = self._saliences = salience_all(self.memories, self.clock.now(), text_of=self._text_by_id)
+            cached = self._saliences = salience_all(self.memories, self.clock.now(), text_of=self._read_ahead())
         return cached
 
     def suggestions(self) -> list[Suggestion]:
@@ -306,7 +408,7 @@ class Workbench:
             self.memories,
             self.portfolios,
             self.clock.now(),
-            text_of=self._text_by_id,
+            text_of=self._read_ahead(),
             file_bytes=file_reader(self.portfolios),
             saliences=self.saliences(),
             pinned=self._applier.pinned_ids(),
@@ -326,7 +428,7 @@ class Workbench:
             self.portfolios,
             self.clock.now(),
             what_if=what_if,
-            text_of=self._text_by_id,
+            text_of=self._read_ahead(),
             file_bytes=file_reader(self.portfolios),
         )
 
@@ -496,6 +598,7 @@ class Workbench:
                 known = {ref.rel for ref in work.files}
                 walk = any(rel not in known for rel in rels)
                 works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk)
+                self._findings.update(works[i].findings)
             before = self._by_id
             memories = [m for w in works for m in w.memories]
             fresh = LoadResult(portfolios, memories, list(self._load_problems), result.timeline, works=works)

@@ -1,5 +1,7 @@
 """The per-file parse cache: one SQLite file per portfolio in the cache folder, keyed by
-(path, size, mtime_ns), holding each file's ParsedFile encoded by app.core.load.codec.
+(path, size, mtime_ns), holding each file's ParsedFile encoded by app.core.load.codec. A database
+portfolio keeps its one ParsedFile under a stamp of the database's files instead
+(app.core.reading.sqlite_ro.stamp): an unchanged database is not opened at all.
 
 It is disposable: any error opening or reading it means it is rebuilt, never that the load fails.
 """
@@ -27,6 +29,7 @@ CREATE TABLE IF NOT EXISTS files (
     payload BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS stamped (rel TEXT PRIMARY KEY, stamp TEXT NOT NULL, payload BLOB NOT NULL);
 """
 
 
@@ -67,6 +70,7 @@ class ParseCache:
             if row is None or row[0] != self.version:
                 with db:
                     db.execute("DELETE FROM files")
+                    db.execute("DELETE FROM stamped")
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self.version,))
                 if row is not None:
                     self.rebuilt = "parse cache made by another version; rebuilt"
@@ -96,10 +100,29 @@ class ParseCache:
             # A cache we cannot write only costs a slower next start.
             pass
 
+    def stamped(self, rel: str, stamp: str) -> bytes | None:
+        """The payload kept for `rel` under exactly this stamp, else None."""
+        try:
+            row = self._db.execute("SELECT payload FROM stamped WHERE rel = ? AND stamp = ?", (rel, stamp)).fetchone()
+        except sqlite3.Error as exc:
+            self.rebuilt = f"parse cache unreadable ({exc}); rebuilt"
+            self.clear()
+            return None
+        return None if row is None else bytes(row[0])
+
+    def store_stamped(self, rel: str, stamp: str, payload: bytes) -> None:
+        try:
+            with self._db:
+                self._db.execute("DELETE FROM stamped")  # one database per portfolio: only its latest read
+                self._db.execute("INSERT INTO stamped VALUES (?, ?, ?)", (rel, stamp, payload))
+        except sqlite3.Error:
+            pass
+
     def clear(self) -> None:
         try:
             with self._db:
                 self._db.execute("DELETE FROM files")
+                self._db.execute("DELETE FROM stamped")
         except sqlite3.Error:
             pass
 

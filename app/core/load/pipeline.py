@@ -1,9 +1,12 @@
 """The startup pipeline (docs/architecture.md, "The startup pipeline"): discover -> read -> parse -> validate -> index -> plan.
 
 `discover` and `read` (portfolios, file stats, cached metadata, databases) are the critical path:
-what the first screen needs. `parse` and `validate` re-read only files whose (size, mtime_ns) changed,
-in worker processes when there are many. `index` and `plan` are filled by the search and budget
-modules as they arrive. Every phase emits start, progress and end events as it runs.
+what the first screen needs. `parse` re-reads only files whose (size, mtime_ns) changed, in worker
+processes when there are many. `validate` puts each portfolio's memories together and runs the
+detector over every content it has not scanned before (the findings cache, app.core.load.findings),
+in worker processes when there are many: a warm start scans nothing. `index` and `plan` are filled
+by the search and budget modules as they arrive. Every phase emits start, progress and end events as
+it runs.
 """
 
 from __future__ import annotations
@@ -20,19 +23,22 @@ from datetime import date
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 from pathlib import Path
-from typing import TypedDict
+from typing import TypedDict, TypeVar
 
 from app import __version__
 from app.core.clock import Clock, SystemClock
 from app.core.load.cache import CachedFile, ParseCache, is_fresh
 from app.core.load.codec import decode as decode_payload
 from app.core.load.codec import encode
+from app.core.load.findings import ContentKeys, FindingsCache
 from app.core.load.parse_worker import gc_paused, parse_chunk, parse_one
+from app.core.load.scan_worker import Scanned, pack, scan_chunk, scan_memories
 from app.core.locations import Locations
 from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, PhaseStatus, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.parsing.safefs import FileRef
 from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile, renamed
 from app.core.reading.discovery import discover
+from app.core.reading.sqlite_ro import stamp as database_stamp
 from app.core.systems.registry import adapter as adapter_for
 
 PHASES: tuple[tuple[str, PhasePath], ...] = (
@@ -48,7 +54,13 @@ PHASE_PATH = dict(PHASES)
 # Below this many changed files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 400
 CHUNK = 256
+# A scan costs about ten parses, so it is sent in smaller batches; starting the workers (with the
+# detector imported) costs about what scanning 400 memories here does.
+SCAN_PARALLEL_THRESHOLD = 400
+SCAN_CHUNK = 64
+STORE_EVERY = 2000  # findings written to the cache in transactions of this many
 
+_T = TypeVar("_T")
 EventSink = Callable[[PhaseEvent], None]
 Progress = Callable[[int, int], None]
 # The search index's part of the pipeline: (portfolios, memories, progress) -> (items, message).
@@ -70,7 +82,7 @@ def _process_context() -> BaseContext:
     if threading.active_count() == 1:
         return get_context("fork")
     context = get_context("forkserver")
-    context.set_forkserver_preload(["app.core.load.parse_worker"])
+    context.set_forkserver_preload(["app.core.load.parse_worker", "app.core.load.scan_worker"])
     return context
 
 
@@ -116,6 +128,7 @@ class _Work:
     removed: list[str] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
     walked: list[Problem] = field(default_factory=list)  # the walk's problems (not the settings')
+    findings: dict[str, bytes] = field(default_factory=dict)  # content key -> encoded findings, of its memories
 
     @property
     def adapter(self) -> type[Adapter]:
@@ -137,6 +150,12 @@ class LoadResult:
     timeline: Timeline
     reparsed: int = 0
     works: list[_Work] = field(default_factory=list)
+    scanned: int = 0  # contents the detector ran over in this load
+
+    @property
+    def findings(self) -> dict[str, bytes]:
+        """Content key -> encoded findings (app.core.load.findings) of every portfolio's memories."""
+        return {key: payload for work in self.works for key, payload in work.findings.items()}
 
 
 class Pipeline:
@@ -151,6 +170,8 @@ class Pipeline:
         use_cache: bool = True,
         index_step: IndexStep | None = None,
         plan_step: PlanStep | None = None,
+        scan: bool = True,
+        scan_parallel_threshold: int = SCAN_PARALLEL_THRESHOLD,
     ) -> None:
         self.locations = locations
         self.clock = clock or SystemClock()
@@ -160,9 +181,13 @@ class Pipeline:
         self.use_cache = use_cache
         self.index_step = index_step
         self.plan_step = plan_step
+        self.scan = scan
+        self.scan_parallel_threshold = scan_parallel_threshold
         self._t0 = 0.0
         self._records: list[PhaseRecord] = []
         self.pool_problem = ""  # why the last parse ran in this process although it was large
+        self.scan_problem = ""  # the same for the last scan
+        self.keys = ContentKeys()  # the content key of each memory, by memory object
 
     # -- timing and events ------------------------------------------------------------------
 
@@ -216,8 +241,13 @@ class Pipeline:
             info["items"] = self._parse(works, stale_total)
             info["message"] = self.pool_problem
 
+        scanned = 0
+        self.scan_problem = ""
         with self._phase("validate") as info:
             info["items"] = sum(self._validate(w) for w in works)
+            if self.scan:
+                scanned = self._scan(works)
+                info["message"] = f"{scanned} contents scanned" + (f"; {self.scan_problem}" if self.scan_problem else "")
 
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
@@ -237,7 +267,7 @@ class Pipeline:
             if w.cache:
                 w.cache.close()
         timeline = self._timeline()
-        return LoadResult(portfolios, memories, problems, timeline, reparsed=stale_total, works=works)
+        return LoadResult(portfolios, memories, problems, timeline, reparsed=stale_total, works=works, scanned=scanned)
 
     def reread(self, work: _Work, forced: set[str], *, walk: bool) -> tuple[_Work, Portfolio]:
         """One portfolio read again after a change the workbench made to it. The files in `forced`
@@ -257,6 +287,10 @@ class Pipeline:
             fresh = _Work(ref=work.ref, ctx=ctx, problems=problems + work.walked, files=_restat(work.files, forced), walked=work.walked)
         if issubclass(adapter, DatabaseAdapter):
             self._read(fresh)
+            if fresh.cache:
+                fresh.cache.close()
+                fresh.cache = None
+            self._validate(fresh)
         elif walk:
             before = {ref.rel: ref for ref in work.files}
             for ref in fresh.files:
@@ -269,6 +303,7 @@ class Pipeline:
             present = {ref.rel for ref in fresh.files}
             fresh.removed = [rel for rel in work.parsed if rel not in present]
             self._parse_here(fresh)
+            self._validate(fresh)
         else:
             # Only files the last read knew changed: keep its parse of every other file, in its order.
             fresh.parsed = dict(work.parsed)
@@ -280,8 +315,9 @@ class Pipeline:
             known = all(ref.rel in fresh.parsed for ref in fresh.stale)
             self._parse_here(fresh)
             self._validate(fresh, ordered=known)
-            return fresh, self._portfolio(fresh)
-        self._validate(fresh)
+        if self.scan:
+            # Only the contents the change made are new: the rest keep the findings the last read had.
+            self._scan([fresh], carried=work.findings)
         return fresh, self._portfolio(fresh)
 
     def _parse_here(self, work: _Work) -> None:
@@ -325,7 +361,7 @@ class Pipeline:
     def _read(self, work: _Work) -> int:
         adapter = work.adapter
         if issubclass(adapter, DatabaseAdapter):
-            parsed = adapter.read(work.ctx, Path(work.ref.root))
+            parsed = self._read_database(work, adapter)
             work.parsed[parsed.rel] = parsed
             return len(parsed.memories)
         cached: dict[str, CachedFile] = {}
@@ -344,6 +380,26 @@ class Pipeline:
                 work.parsed[ref.rel] = decoded
         work.removed = [rel for rel in cached if rel not in present]
         return len(work.parsed)
+
+    def _read_database(self, work: _Work, adapter: type[DatabaseAdapter]) -> ParsedFile:
+        """The database read whole, unless its stamp (its files' stat and headers, taken before the
+        read so that a write during it is seen next time) is the one the cache kept its last read
+        under: then that read is used and the database is not opened. A read that found nothing
+        and said why (locked, damaged) is not kept: it is tried again next time."""
+        path = Path(work.ref.root)
+        stamp = database_stamp(path) if self.use_cache else None
+        if stamp is None:
+            return adapter.read(work.ctx, path)
+        folder = self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root))
+        work.cache = cache = ParseCache(folder, f"{__version__}:{work.ref.system}")
+        payload = cache.stamped(path.name, stamp)
+        decoded = decode_payload(payload) if payload is not None else None
+        if decoded is not None:
+            return decoded
+        parsed = adapter.read(work.ctx, path)
+        if parsed.memories or not parsed.problems:
+            cache.store_stamped(path.name, stamp, encode(parsed))
+        return parsed
 
     def _parse(self, works: list[_Work], total: int) -> int:
         """Read and parse every changed file; answers are typed into models as they arrive, while
@@ -390,12 +446,14 @@ class Pipeline:
 
     def _pooled(self, chunks: list[tuple[_Work, list[FileRef]]]) -> Iterator[tuple[int, list[tuple[str, bytes]]]]:
         """(chunk index, answer) as the worker processes finish; _PoolFailed if the pool cannot do it."""
+        return self._pool_map(parse_chunk, [(w.ctx, [(ref.rel, ref.path) for ref in chunk]) for w, chunk in chunks])
+
+    def _pool_map(self, fn: Callable[..., _T], calls: list[tuple[object, ...]]) -> Iterator[tuple[int, _T]]:
+        """(call index, fn(*call)) as the worker processes finish; _PoolFailed if the pool cannot do it."""
         try:
             with _real_stderr():
                 pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_process_context())
-                futures: dict[Future[list[tuple[str, bytes]]], int] = {
-                    pool.submit(parse_chunk, w.ctx, [(ref.rel, ref.path) for ref in chunk]): i for i, (w, chunk) in enumerate(chunks)
-                }
+                futures: dict[Future[_T], int] = {pool.submit(fn, *call): i for i, call in enumerate(calls)}
         except Exception as exc:  # noqa: BLE001 - whatever stops the pool, the serial parse still works
             raise _PoolFailed(f"{type(exc).__name__}: {exc}") from exc
         with pool:
@@ -423,6 +481,81 @@ class Pipeline:
         memories = renamed(memories, work.ref.system, work.ctx.portfolio, work.ref.name)
         work.memories = work.adapter.finalize(replace(work.ctx, portfolio=work.ref.name), memories)
         return len(work.memories)
+
+    def _scan(self, works: list[_Work], *, carried: dict[str, bytes] | None = None) -> int:
+        """Findings of every memory of `works` into `work.findings`, by content key: from the findings
+        cache, or (a content not scanned before) from the detector, in batches of one portfolio's
+        memories whose texts are read together, in worker processes when there are many. A full load
+        also drops what the cache holds for contents no longer there; a re-read (`carried`: what
+        the last read had) looks only at the contents the cache does not know."""
+        jobs: list[tuple[_Work, list[Memory]]] = []
+        stores: dict[int, FindingsCache] = {}
+        for number, work in enumerate(works):
+            store = self._findings_cache(work)
+            if store is not None:
+                stores[number] = store
+            known = carried if carried is not None else (store.load() if store is not None else {})
+            found: dict[str, bytes] = {}
+            missing: list[Memory] = []
+            waiting: set[str] = set()
+            for memory in work.memories:
+                key = self.keys(memory)
+                if key is None or key in found or key in waiting:
+                    continue
+                payload = known.get(key)
+                if payload is None:
+                    waiting.add(key)
+                    missing.append(memory)
+                else:
+                    found[key] = payload
+            work.findings = found
+            if store is not None and carried is None:
+                gone = [key for key in known if key not in found and key not in waiting]
+                if gone:
+                    store.store([], gone)
+            jobs += [(work, missing[i : i + SCAN_CHUNK]) for i in range(0, len(missing), SCAN_CHUNK)]
+        total = sum(len(batch) for _, batch in jobs)
+        done = 0
+        by_work = {id(work): number for number, work in enumerate(works)}
+        pending: dict[int, list[tuple[str, bytes]]] = {}
+        for work, answer in self._scanned(jobs, total):
+            fresh = [(key, payload) for key, payload in answer if payload is not None]
+            work.findings.update(fresh)
+            number = by_work[id(work)]
+            if number in stores:
+                waiting_rows = pending.setdefault(number, [])
+                waiting_rows += fresh
+                if len(waiting_rows) >= STORE_EVERY:
+                    stores[number].store(pending.pop(number))
+            done += len(answer)
+            self._event("validate", "progress", done=done, total=total)
+        for number, store in stores.items():
+            if pending.get(number):
+                store.store(pending[number])
+            store.close()
+        return total
+
+    def _findings_cache(self, work: _Work) -> FindingsCache | None:
+        if not self.use_cache:
+            return None
+        return FindingsCache(self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root)))
+
+    def _scanned(self, jobs: list[tuple[_Work, list[Memory]]], total: int) -> Iterator[tuple[_Work, Scanned]]:
+        if total < self.scan_parallel_threshold or self.workers < 2:
+            for work, batch in jobs:
+                yield work, scan_memories(work.ref.system, work.ref.root, batch)
+            return
+        done: set[int] = set()
+        try:
+            calls: list[tuple[object, ...]] = [(work.ref.system, work.ref.root, pack(batch)) for work, batch in jobs]
+            for index, answer in self._pool_map(scan_chunk, calls):
+                done.add(index)
+                yield jobs[index][0], answer
+        except _PoolFailed as failed:
+            self.scan_problem = f"worker processes failed ({failed.reason}); scanned in this process"
+            for index, (work, batch) in enumerate(jobs):
+                if index not in done:
+                    yield work, scan_memories(work.ref.system, work.ref.root, batch)
 
     def _portfolio(self, work: _Work) -> Portfolio:
         return Portfolio(

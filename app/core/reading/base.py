@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -160,6 +160,30 @@ class Adapter(ABC):
         entry = memory.entries[0].id if len(memory.entries) == 1 else None
         return [(entry, cls.text(root, memory))]
 
+    @classmethod
+    def texts(cls, root: Path, memories: Sequence[Memory]) -> list[str | Exception]:
+        """`text` of each memory, in order; a memory that cannot be read gives its error instead.
+        (A database reader answers a batch with one query.)"""
+        out: list[str | Exception] = []
+        for memory in memories:
+            try:
+                out.append(cls.text(root, memory))
+            except Exception as error:  # noqa: BLE001 - one unreadable memory never stops the batch
+                out.append(error)
+        return out
+
+    @classmethod
+    def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:
+        """`entry_texts` of each memory, in order; a memory that cannot be read gives its error
+        instead. (A database reader answers a batch with one query.)"""
+        out: list[list[tuple[str | None, str]] | Exception] = []
+        for memory in memories:
+            try:
+                out.append(cls.entry_texts(root, memory))
+            except Exception as error:  # noqa: BLE001 - one unreadable memory never stops the batch
+                out.append(error)
+        return out
+
 
 class FileAdapter(Adapter):
     @classmethod
@@ -185,3 +209,14 @@ class DatabaseAdapter(Adapter):
     @abstractmethod
     def read(cls, ctx: ParseContext, path: Path) -> ParsedFile:
         """Every memory of the database, opened read-only. Never raises; problems are returned."""
+
+    @classmethod
+    def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:
+        """A reader that keeps one entry per row (its `entry_texts` is the base one) answers from
+        `texts`, so a batch of rows is one query."""
+        if cls.entry_texts.__func__ is not Adapter.entry_texts.__func__:  # type: ignore[attr-defined]
+            return super().entry_texts_many(root, memories)
+        out: list[list[tuple[str | None, str]] | Exception] = []
+        for memory, text in zip(memories, cls.texts(root, memories), strict=True):
+            out.append(text if isinstance(text, Exception) else [(memory.entries[0].id if len(memory.entries) == 1 else None, text)])
+        return out

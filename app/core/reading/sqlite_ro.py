@@ -29,6 +29,8 @@ from app.core.model import Memory, Problem
 from app.core.parsing.safefs import display_name
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+# Rows asked for by id in one query (far below SQLite's smallest limit on bound parameters, 999).
+ID_BATCH = 500
 # Short on purpose: in WAL mode a reader never waits for a writer, so a busy database means a
 # rollback-journal writer or a recovery; we report it rather than hang the load.
 BUSY_TIMEOUT_MS = 1000
@@ -146,6 +148,44 @@ class ReadOnlyDb:
         for values in self._conn.execute(sql, tuple(params)):
             row = dict(zip(real, values, strict=True))
             yield {c: row.get(c) for c in wanted}
+
+    def select_ids(self, table: str, key: str, ids: Sequence[Any], columns: Sequence[str]) -> Iterator[dict[str, Any]]:
+        """The rows of `table` whose `key` column is one of `ids`, with `key` and `columns`, one
+        query per ID_BATCH ids (in no particular order)."""
+        if not self.has_column(table, key):
+            return
+        wanted = [key, *columns]
+        for start in range(0, len(ids), ID_BATCH):
+            batch = list(ids[start : start + ID_BATCH])
+            yield from self.select(table, wanted, where=f"{quote_ident(key)} IN ({', '.join('?' * len(batch))})", params=batch)
+
+
+def stamp(path: Path) -> str | None:
+    """What says whether a database changed since it was last read, without opening it: the stat
+    (device, inode, size, mtime_ns) of the file and of its -wal file, the header's change counter (a
+    rollback-journal write bumps it) and the -wal header's checkpoint sequence and salts (a WAL
+    restart changes them). None when the file cannot be stat'ed. Not the ctime: SQLite running as
+    root chowns the -wal file on every open, a read-only one too. (PRAGMA data_version would need a
+    connection, and counts only within one.)"""
+    parts = []
+    for suffix in ("", "-wal"):
+        try:
+            st = os.stat(f"{path}{suffix}")
+        except FileNotFoundError:
+            if not suffix:
+                return None
+            parts.append("no-wal")
+            continue
+        except OSError:
+            return None
+        head = b""
+        try:
+            head = read_head(Path(f"{path}{suffix}"), 100 if not suffix else 32)
+        except (OSError, ValueError):
+            pass
+        kept = head[24:28] + head[92:100] if not suffix else head[8:24]
+        parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{kept.hex()}")
+    return "|".join(parts)
 
 
 class _TextDecoder:
@@ -311,3 +351,32 @@ def source_file(root: Path, memory: Memory) -> Path:
     if is_dir:
         return root / rel
     return root if root.name == rel else root.parent / rel
+
+
+def texts_by_row(root: Path, memories: Sequence[Memory], read: Callable[[Path, list[Any]], dict[Any, Any]], gone: str) -> list[str | Exception]:
+    """Each memory's text from its store's row (`Adapter.texts` of a database reader): the memories
+    are grouped by the file they came from and `read(path, rows)` gives the contents of those rows
+    at once (raising DbReadError, say for a file that cannot be opened). A memory whose row is not
+    there gets DbReadError("<source>: <gone>"); a content that is not text reads as ""."""
+    out: list[str | Exception] = [DbReadError(gone)] * len(memories)
+    by_file: dict[Path, list[int]] = {}
+    for index, memory in enumerate(memories):
+        try:
+            by_file.setdefault(source_file(root, memory), []).append(index)
+        except DbReadError as error:
+            out[index] = error
+    for path, indexes in by_file.items():
+        try:
+            found = read(path, [memories[i].source.row for i in indexes])
+        except DbReadError as error:
+            for i in indexes:
+                out[i] = error
+            continue
+        for i in indexes:
+            row = memories[i].source.row
+            if row in found:
+                value = found[row]
+                out[i] = value if isinstance(value, str) else ""
+            else:
+                out[i] = DbReadError(f"{memories[i].source}: {gone}")
+    return out

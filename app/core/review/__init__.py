@@ -5,5 +5,6 @@ from __future__ import annotations
 
 from app.core.review.detector import scan_memory, scan_text, scan_yaml_source, suggested_trust, worst
 from app.core.review.finding import Category, Finding, Severity
+from app.core.review.version import DETECTOR_VERSION
 
-__all__ = ["Category", "Finding", "Severity", "scan_memory", "scan_text", "scan_yaml_source", "suggested_trust", "worst"]
+__all__ = ["DETECTOR_VERSION", "Category", "Finding", "Severity", "scan_memory", "scan_text", "scan_yaml_source", "suggested_trust", "worst"]

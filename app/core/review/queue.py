@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,6 +13,8 @@ from app.core.review.ledger import Ledger
 from app.core.review.trust import EffectiveTrust, effective_trust
 
 EntryTexts = Callable[[Memory], list[tuple[str | None, str]]]
+# The findings already known for a memory (the findings cache), or None: then its texts are scanned.
+FindingsOf = Callable[[Memory], Sequence[Finding] | None]
 _SUSPECT = {TrustLevel.FLAGGED, TrustLevel.QUARANTINED}
 
 
@@ -30,12 +32,16 @@ class ReviewItem(BaseModel):
         return (SEVERITY_RANK[top.severity] if top else 0, TRUST_SEVERITY[self.effective.level])
 
 
-def review_item(memory: Memory, ledger: Ledger, entry_texts: EntryTexts) -> ReviewItem:
+def review_item(memory: Memory, ledger: Ledger, entry_texts: EntryTexts, known: Sequence[Finding] | None = None) -> ReviewItem:
+    """The memory with its findings: `known` ones, else those of its texts, read and scanned now."""
     unreadable = None
-    try:
-        findings = scan_memory(entry_texts(memory))
-    except Exception as error:  # noqa: BLE001 - a source that cannot be read is itself worth a look
-        findings, unreadable = [], f"{type(error).__name__}: {error}"
+    if known is not None:
+        findings = list(known)
+    else:
+        try:
+            findings = scan_memory(entry_texts(memory))
+        except Exception as error:  # noqa: BLE001 - a source that cannot be read is itself worth a look
+            findings, unreadable = [], f"{type(error).__name__}: {error}"
     effective = effective_trust(memory, ledger, suggested_trust(findings))
     return ReviewItem(memory=memory, effective=effective, findings=tuple(findings), unreadable=unreadable)
 
@@ -44,12 +50,26 @@ def needs_review(item: ReviewItem) -> bool:
     """Findings, a suspect claim or decision, or an approval the content has outgrown."""
     if item.effective.source == "ledger" and item.effective.level not in _SUSPECT:
         return False  # a person decided about exactly this content
+    return _worth_a_look(item.findings) or item.memory.trust in _SUSPECT or item.effective.level in _SUSPECT or item.effective.stale
+
+
+def _worth_a_look(findings: Iterable[Finding]) -> bool:
     # A lone low finding (`$(date)` in a runbook, a link with a query string) is not worth a queue slot.
-    worth_a_look = any(SEVERITY_RANK[f.severity] > 1 for f in item.findings)
-    return worth_a_look or item.memory.trust in _SUSPECT or item.effective.level in _SUSPECT or item.effective.stale
+    return any(SEVERITY_RANK[f.severity] > 1 for f in findings)
 
 
-def review_queue(memories: Iterable[Memory], ledger: Ledger, entry_texts: EntryTexts) -> list[ReviewItem]:
-    items = [review_item(m, ledger, entry_texts) for m in memories]
-    queue = [item for item in items if needs_review(item)]
+def review_queue(memories: Iterable[Memory], ledger: Ledger, entry_texts: EntryTexts, findings_of: FindingsOf | None = None) -> list[ReviewItem]:
+    """The memories that need a look, most severe first. With `findings_of`, a memory whose findings
+    are known is scanned no more; and one that nobody decided about, that claims no suspect trust
+    and whose findings are not worth a look, is left out without building its item (the detector
+    suggests FLAGGED only on findings worth a look, so its effective trust is no suspect either)."""
+    decided = set(ledger.memory_ids()) if findings_of is not None else set()
+    queue = []
+    for memory in memories:
+        known = findings_of(memory) if findings_of is not None else None
+        if known is not None and memory.id not in decided and memory.trust not in _SUSPECT and not _worth_a_look(known):
+            continue
+        item = review_item(memory, ledger, entry_texts, known)
+        if needs_review(item):
+            queue.append(item)
     return sorted(queue, key=lambda item: (-item.rank[0], -item.rank[1], item.memory.id))

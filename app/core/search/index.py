@@ -78,6 +78,10 @@ PROGRESS_EVERY = 25  # documents between two progress calls of an in-process bui
 OPEN_ATTEMPTS = 5  # a file swept by a concurrent commit is retried on the newer generation
 
 TextOf = Callable[[Memory], str]
+# Many memories' texts at once, in order (an unreadable one gives its error): a database reads a
+# batch of rows in one query instead of opening itself once per row.
+TextsOf = Callable[[list[Memory]], list[str | Exception]]
+TEXT_BATCH = 256
 SalienceOf = Callable[[Memory], float]
 Progress = Callable[[int, int], None]
 
@@ -337,10 +341,13 @@ class SearchIndex:
         *,
         salience_of: SalienceOf | None = None,
         progress: Progress | None = None,
+        texts_of: TextsOf | None = None,
     ) -> IndexReport:
         """Bring the index in line with `memories`: add, re-index and remove what differs. Never
         raises for a damaged index (it is rebuilt) or a busy one (the report says busy); raises
-        IndexFolderError only when the folder itself cannot be used safely."""
+        IndexFolderError only when the folder itself cannot be used safely. With `texts_of`, the
+        texts to index are read TEXT_BATCH at a time through it (`text_of` still hashes a memory
+        that has no content sha256)."""
         started = time.perf_counter()
         distrust = self._prepare_folder()
         lock = self._storage.lock(LOCK_NAME)
@@ -351,7 +358,7 @@ class SearchIndex:
                 seconds=time.perf_counter() - started,
             )
         try:
-            return self._update(list(memories), text_of, salience_of, progress, distrust, started)
+            return self._update(list(memories), text_of, salience_of, progress, distrust, started, texts_of)
         finally:
             lock.release()
 
@@ -363,6 +370,7 @@ class SearchIndex:
         progress: Progress | None,
         distrust: str | None,
         started: float,
+        texts_of: TextsOf | None = None,
     ) -> IndexReport:
         with self._guard():
             ix, manifest, rebuilt = self._open_for_update(distrust)
@@ -385,7 +393,7 @@ class SearchIndex:
             return IndexReport(unchanged=unchanged, documents=len(entries), seconds=time.perf_counter() - started)
 
         self._known = None  # until the job has committed everything
-        job = _Job(self, ix, manifest, wanted, text_of, problems, progress)
+        job = _Job(self, ix, manifest, wanted, text_of, problems, progress, texts_of)
         job.run(added + changed, changed + removed)
         if manifest.generation == ix.latest_generation():
             self._known = manifest
@@ -794,8 +802,10 @@ class _Job:
         text_of: TextOf,
         problems: list[str],
         progress: Progress | None,
+        texts_of: TextsOf | None = None,
     ) -> None:
         self.owner = owner
+        self.texts_of = texts_of
         self.ix = ix
         self.manifest = manifest
         self.wanted = wanted
@@ -808,16 +818,33 @@ class _Job:
         self.deleted: list[str] = []
 
     def documents(self, ids: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-        for mid in ids:
-            memory, salience, digest_value = self.wanted[mid]
+        for start in range(0, len(ids), TEXT_BATCH):
+            batch = ids[start : start + TEXT_BATCH]
+            texts = self._texts([self.wanted[mid][0] for mid in batch])
+            for mid, found in zip(batch, texts, strict=True):
+                memory, salience, digest_value = self.wanted[mid]
+                if isinstance(found, Exception):
+                    self.problems.append(f"{mid}: text unavailable ({type(found).__name__}: {found}); indexed without it")
+                    text = ""
+                    digest_value = "retry:" + digest_value  # never equal: re-indexed next time
+                else:
+                    text = found
+                self.sent[mid] = digest_value
+                yield mid, document(memory, text, salience, digest_value)
+
+    def _texts(self, memories: list[Memory]) -> list[str | Exception]:
+        if self.texts_of is not None:
             try:
-                text = self.text_of(memory)
+                return self.texts_of(memories)
+            except Exception:  # a batch that fails as a whole: each memory alone, saying why
+                pass
+        out: list[str | Exception] = []
+        for memory in memories:
+            try:
+                out.append(self.text_of(memory))
             except Exception as error:
-                self.problems.append(f"{mid}: text unavailable ({type(error).__name__}: {error}); indexed without it")
-                text = ""
-                digest_value = "retry:" + digest_value  # never equal: re-indexed next time
-            self.sent[mid] = digest_value
-            yield mid, document(memory, text, salience, digest_value)
+                out.append(error)
+        return out
 
     def committed(self, generation: int, ids: list[str] | None = None) -> None:
         """A TOC was written: it holds the deletions and `ids` (None: every document sent)."""

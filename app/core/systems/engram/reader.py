@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -40,6 +40,7 @@ from app.core.reading.sqlite_ro import (
     read_db_or_raise,
     read_head,
     source_file,
+    texts_by_row,
 )
 from app.core.systems.engram import NAME
 
@@ -213,6 +214,26 @@ class EngramAdapter(DatabaseAdapter):
         if not found:
             raise DbReadError(f"{memory.source}: the observation is no longer there")
         return found[0] if isinstance(found[0], str) else ""
+
+    @classmethod
+    def texts(cls, root: Path, memories: Sequence[Memory]) -> list[str | Exception]:
+        """`text` of many observations: one read of each database (a query per batch of rows), or
+        of each export."""
+        return texts_by_row(root, memories, _contents, "the observation is no longer there")
+
+
+def _contents(path: Path, rows: list[Any]) -> dict[Any, Any]:
+    if is_sqlite(path):
+        return read_db_or_raise(path, lambda db: {r["id"]: r["content"] for r in db.select_ids(TABLE, "id", rows, ["content"])}, name=path.name)
+    data, problem = _load_export(path, path.name)
+    if data is None:
+        raise DbReadError(str(problem))
+    wanted = set(rows)
+    found: dict[Any, Any] = {}
+    for obj in data["observations"]:
+        if isinstance(obj, dict) and obj.get("id") in wanted:
+            found.setdefault(obj["id"], obj.get("content"))
+    return found
 
 
 # ---- the database -----------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,7 +26,7 @@ from app.core.reading.base import (
     memory_id,
     sha256_text,
 )
-from app.core.reading.sqlite_ro import DbReadError, ReadOnlyDb, is_sqlite, json_value, read_db, read_db_or_raise, source_file
+from app.core.reading.sqlite_ro import DbReadError, ReadOnlyDb, is_sqlite, json_value, read_db, read_db_or_raise, source_file, texts_by_row
 from app.core.systems.memory_mcp import NAME
 from app.core.systems.memory_mcp.holding import placeholder
 
@@ -186,6 +187,15 @@ class MemoryMcpAdapter(DatabaseAdapter):
         if not found:
             raise DbReadError(f"{memory.source}: the memory is no longer there")
         return found[0] if isinstance(found[0], str) else ""
+
+    @classmethod
+    def texts(cls, root: Path, memories: Sequence[Memory]) -> list[str | Exception]:
+        """`text` of many memories: one read of the database, a query per batch of rows."""
+        return texts_by_row(root, memories, _contents, "the memory is no longer there")
+
+
+def _contents(path: Path, rows: list[Any]) -> dict[Any, Any]:
+    return read_db_or_raise(path, lambda db: {r["id"]: r["content"] for r in db.select_ids(TABLE, "id", rows, ["content"])}, name=path.name)
 
 
 def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]) -> list[Memory]:

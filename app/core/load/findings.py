@@ -1,0 +1,146 @@
+"""The findings cache: the detector's findings of every content, computed once per content.
+
+A memory's findings are a function of its entries' texts alone, so they are kept by a content key
+(`content_key`: the memory's content sha256 with its entries' ids and lengths, which a finding
+names) in one small SQLite file per portfolio, beside its parse cache. The file is stamped with the
+detector's version (app.core.review.version): another version finds it empty. Like the parse cache
+it is disposable: an error opening or reading it means it is rebuilt, never that the load fails.
+
+Findings are stored only for texts that are the content the key names (`matches`): a text read
+after the source changed under the load is scanned for the person asking, never cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from app.core.model import Memory
+from app.core.reading.base import sha256_text
+from app.core.review import version
+from app.core.review.finding import Finding
+
+FILE_NAME = "findings.sqlite"
+FORMAT = "F1"  # bump when the stored shape changes
+NONE = b""  # the payload of a content without findings
+
+_FINDINGS = TypeAdapter(list[Finding])
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS findings (key TEXT PRIMARY KEY, payload BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+EntryTexts = Sequence[tuple[str | None, str]]
+
+
+def content_key(memory: Memory) -> str | None:
+    """What a memory's findings depend on; None when the reader gave no content sha256."""
+    if not memory.sha256:
+        return None
+    parts = [memory.sha256, *(f"{entry.id}\x1f{entry.chars}" for entry in memory.entries)]
+    return hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ContentKeys:
+    """`content_key` remembered per memory object: a re-read keeps the very objects of every memory
+    it did not change, so after a write only the changed memories are hashed again."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[Memory, str | None]] = {}
+
+    def __call__(self, memory: Memory) -> str | None:
+        seen = self._seen.get(memory.id)
+        if seen is not None and seen[0] is memory:
+            return seen[1]
+        key = content_key(memory)
+        self._seen[memory.id] = (memory, key)
+        return key
+
+
+def matches(memory: Memory, entries: EntryTexts) -> bool:
+    """True when `entries` (as `entry_texts` read them) are the content of `memory.sha256`: every
+    reader hashes its memory's entry texts joined by a newline (one entry: the text itself)."""
+    return bool(memory.sha256) and sha256_text("\n".join(text for _, text in entries)) == memory.sha256
+
+
+def encode(findings: Sequence[Finding]) -> bytes:
+    return _FINDINGS.dump_json(list(findings)) if findings else NONE
+
+
+def decode(payload: bytes) -> tuple[Finding, ...] | None:
+    """The findings of a payload made by `encode`; None when it is not one (scan again)."""
+    if payload == NONE:
+        return ()
+    try:
+        return tuple(_FINDINGS.validate_json(payload))
+    except (ValidationError, ValueError):
+        return None
+
+
+def store_version() -> str:
+    return f"{FORMAT}:{version.DETECTOR_VERSION}"
+
+
+class FindingsCache:
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / FILE_NAME
+        self.version = store_version()
+        self.rebuilt = ""
+        self._db = self._open(folder)
+
+    def _open(self, folder: Path) -> sqlite3.Connection:
+        try:
+            return self._connect(folder)
+        except sqlite3.Error as exc:
+            self.rebuilt = f"findings cache unreadable ({exc}); rebuilt"
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(f"{self.path}{suffix}")
+                except OSError:
+                    pass
+            return self._connect(folder)
+
+    def _connect(self, folder: Path) -> sqlite3.Connection:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=5)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            if row is None or row[0] != self.version:
+                with db:
+                    db.execute("DELETE FROM findings")
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self.version,))
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def load(self) -> dict[str, bytes]:
+        """Every content key kept, with its payload."""
+        try:
+            return dict(self._db.execute("SELECT key, payload FROM findings").fetchall())
+        except sqlite3.Error as exc:
+            self.rebuilt = f"findings cache unreadable ({exc}); rebuilt"
+            self._write("DELETE FROM findings", [()])
+            return {}
+
+    def store(self, items: Iterable[tuple[str, bytes]], removed: Iterable[str] = ()) -> None:
+        self._write("INSERT OR REPLACE INTO findings VALUES (?, ?)", items)
+        self._write("DELETE FROM findings WHERE key = ?", ((key,) for key in removed))
+
+    def _write(self, sql: str, rows: Iterable[tuple[object, ...]]) -> None:
+        try:
+            with self._db:
+                self._db.executemany(sql, rows)
+        except sqlite3.Error:
+            pass  # a cache we cannot write only costs a scan next time
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,201 @@
+"""Scale benchmark: the workbench over a mixed corpus of all five systems (bench/mixed.py), each
+figure beside an anchor measured in the same run on the same corpus, printed as a ratio.
+
+    python -m bench.scale [--sizes 10000 100000] [--out DIR] [--suggestions-max 10000]
+
+Anchors: a stat walk of the corpus tree (what a warm start cannot go below), reading every byte of
+it, and SQLite FTS5 (standard library, in memory) indexing the same texts (every memory file's text
+and every database row's content): a floor for cold start, which reads, parses, scans and indexes.
+
+Measured: cold start (no cache; the corpus in the OS cache), warm start (median of 3 new workbenches
+on the same cache), `review_queue()` (first call after a warm start, then again), `suggestions()`,
+and one promote, quarantine and approve end to end through the facade (then undone, so the corpus
+stays as generated). Suggestions grow faster than linearly (near-duplicate pairs); above
+--suggestions-max memories they are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.core.locations import Locations  # noqa: E402
+from app.core.workbench import Workbench  # noqa: E402
+from bench.mixed import generate  # noqa: E402
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+# -- anchors ----------------------------------------------------------------------------------------
+
+
+def stat_walk(root: Path) -> int:
+    count = 0
+    for folder, dirs, names in os.walk(root):
+        for name in dirs + names:
+            os.lstat(os.path.join(folder, name))
+            count += 1
+    return count
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names if not name.startswith(".complete"))
+
+
+def read_bytes(root: Path) -> int:
+    total = 0
+    for path in _files(root):
+        with open(path, "rb") as handle:
+            total += len(handle.read())
+    return total
+
+
+def texts(root: Path) -> list[str]:
+    out = []
+    for path in _files(root):
+        if path.endswith((".yaml", ".md")):
+            with open(path, encoding="utf-8") as handle:
+                out.append(handle.read())
+        elif path.endswith(".db"):
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            table = "observations" if path.endswith("engram.db") else "memories"
+            out.extend(row[0] for row in db.execute(f"SELECT content FROM {table}"))
+            db.close()
+    return out
+
+
+def fts5(root: Path) -> float:
+    """Seconds to index the corpus's texts (read beforehand, not timed) with SQLite FTS5."""
+    items = texts(root)
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
+    start = time.perf_counter()
+    with db:
+        db.executemany("INSERT INTO t (body) VALUES (?)", ((text,) for text in items))
+    seconds = time.perf_counter() - start
+    db.close()
+    return seconds
+
+
+# -- the workbench ----------------------------------------------------------------------------------
+
+
+def locations(state: Path) -> Locations:
+    return Locations(cache=state / "cache", data=state / "data", config=state / "config")
+
+
+def pick(wb: Workbench, system: str, tier: str, skip: set[str], kind: str | None = None) -> str:
+    for memory in sorted(wb.memories, key=lambda m: m.id):
+        if memory.system == system and memory.tier.value == tier and memory.id not in skip and kind in (None, memory.kind):
+            skip.add(memory.id)
+            return memory.id
+    raise LookupError(f"no {tier} {system} memory")
+
+
+def decisions(wb: Workbench) -> dict[str, float]:
+    taken: set[str] = set()
+    out: dict[str, float] = {}
+    promoted = pick(wb, "dollhouse", "cold", taken)
+    out["promote (DollhouseMCP file)"], _ = timed(lambda: wb.promote(promoted, reason="bench", priority=50))
+    wb.undo(reason="bench")
+    quarantined = pick(wb, "dollhouse", "cold", taken)
+    out["quarantine (DollhouseMCP file)"], _ = timed(lambda: wb.quarantine(quarantined, "bench"))
+    wb.restore(quarantined, "bench")
+    approved = pick(wb, "dollhouse", "cold", taken)
+    out["approve (DollhouseMCP file)"], _ = timed(lambda: wb.approve(approved, "bench"))
+    section = pick(wb, "openclaw", "cold", taken, kind="note")
+    out["quarantine (OpenClaw domain section)"], _ = timed(lambda: wb.quarantine(section, "bench"))
+    wb.restore(section, "bench")
+    row = pick(wb, "engram", "cold", taken)
+    out["quarantine (Engram row)"], _ = timed(lambda: wb.quarantine(row, "bench"))
+    wb.restore(row, "bench")
+    return out
+
+
+def run(size: int, out: Path, suggestions_max: int) -> None:
+    corpus = out / f"mixed-{size}"
+    gen_s, _ = timed(lambda: generate(corpus, size, log=lambda line: print(f"  {line}", flush=True)))
+    entries = stat_walk(corpus)
+    read_bytes(corpus)  # the OS cache holds the corpus from here on, for the anchors and the cold start
+    stat_s = min(timed(lambda: stat_walk(corpus))[0] for _ in range(3))
+    read_s, size_bytes = timed(lambda: read_bytes(corpus))
+    fts_s = fts5(corpus)
+    print(f"\n{size:,} memories: {entries:,} files and folders, {size_bytes / 1e6:.0f} MB (corpus ready in {gen_s:.1f} s)")
+
+    rows: list[tuple[str, float, str, float]] = []
+    state = Path(tempfile.mkdtemp(prefix="memwb-scale-"))
+    try:
+        cold = Workbench(locations(state))
+        cold_s, result = timed(lambda: cold.open([corpus]))
+        count = len(result.memories)
+        phases = ", ".join(f"{p.name} {p.duration_ms / 1000:.1f}" for p in result.timeline.phases)
+        cold.close()
+        rows.append((f"cold start ({count / cold_s:,.0f} memories/s)", cold_s, "FTS5 indexing", fts_s))
+        rows.append(("cold start", cold_s, "read all bytes", read_s))
+        warms = []
+        for _ in range(3):
+            wb = Workbench(locations(state))
+            warm_s, warm = timed(lambda wb=wb: wb.open([corpus]))
+            warms.append(warm_s)
+            if len(warms) < 3:
+                wb.close()
+        warm_phases = ", ".join(f"{p.name} {p.duration_ms / 1000:.2f}" for p in warm.timeline.phases)
+        rows.append((f"warm start ({count / statistics.median(warms):,.0f} memories/s)", statistics.median(warms), "stat walk", stat_s))
+        queue_s, queue = timed(wb.review_queue)
+        rows.append((f"review_queue() first ({len(queue)} items)", queue_s, "stat walk", stat_s))
+        again_s, _ = timed(wb.review_queue)
+        rows.append(("review_queue() again", again_s, "stat walk", stat_s))
+        if size <= suggestions_max:
+            sugg_s, found = timed(wb.suggestions)
+            rows.append((f"suggestions() ({len(found)})", sugg_s, "read all bytes", read_s))
+        else:
+            rows.append((f"suggestions() (left out above {suggestions_max:,})", float("nan"), "read all bytes", read_s))
+        for name, seconds in decisions(wb).items():
+            rows.append((name, seconds, "stat walk", stat_s))
+        wb.close()
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure':<{width}} {'seconds':>9}   {'anchor':<15} {'seconds':>8} {'ratio':>9}")
+    for name, seconds, anchor, anchor_s in rows:
+        ratio = seconds / anchor_s if anchor_s else float("nan")
+        print(f"{name:<{width}} {seconds:9.3f}   {anchor:<15} {anchor_s:8.3f} {ratio:8.1f}x")
+    print(f"cold phases (s): {phases}")
+    print(f"warm phases (s): {warm_phases}; warm starts {', '.join(f'{w:.2f}' for w in warms)}")
+    print(
+        f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; load average {os.getloadavg()[0]:.1f} (on a shared machine, read the ratios)"
+    )
+    sys.stdout.flush()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10000], help="memories per corpus; 100000 takes several minutes")
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "memwb-bench")
+    parser.add_argument("--suggestions-max", type=int, default=10000, help="time suggestions() only up to this many memories")
+    args = parser.parse_args()
+    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}")
+    for size in args.sizes:
+        run(size, args.out, args.suggestions_max)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
