@@ -14,11 +14,12 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widgets import Input
 
 from app.core.inert import inert
 from app.core.locations import themes_dir
@@ -48,14 +49,15 @@ class MemoryWorkbenchApp(App[None]):
     }
     DEFAULT_MODE = "browse"
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
-        Binding("f1", "help", "Help", id="help"),
-        Binding("f2", "app.switch_mode('browse')", "Browse", id="mode-browse"),
-        Binding("slash", "app.switch_mode('search')", "Search", id="mode-search"),
-        Binding("f3", "app.switch_mode('review')", "Review", id="mode-review"),
-        Binding("f4", "app.switch_mode('budget')", "Budget", id="mode-budget"),
-        Binding("f5", "app.switch_mode('timeline')", "Timeline", id="mode-timeline"),
-        Binding("ctrl+r", "rescan", "Rescan", id="rescan"),
+        # The footer shows the screen's own keys and `?`; `?` lists these as well.
+        Binding("ctrl+q", "quit", "Quit", show=False, id="quit", priority=True),
+        Binding("question_mark,f1", "help", "Keys", tooltip="Every key that works here", id="help"),
+        Binding("f2", "app.switch_mode('browse')", "Browse", show=False, id="mode-browse"),
+        Binding("ctrl+f", "app.switch_mode('search')", "Search", tooltip="Search every memory (the full search screen)", show=False, id="mode-search"),
+        Binding("f3", "app.switch_mode('review')", "Review", tooltip="The review queue", show=False, id="mode-review"),
+        Binding("f4", "app.switch_mode('budget')", "Budget", tooltip="Budgets: what each agent loads at startup", show=False, id="mode-budget"),
+        Binding("f5", "app.switch_mode('timeline')", "Timeline", tooltip="The startup timeline", show=False, id="mode-timeline"),
+        Binding("ctrl+r", "rescan", "Rescan", tooltip="Read every portfolio again", show=False, id="rescan"),
     ]
 
     generation: reactive[int] = reactive(0)  # bumped by every finished load
@@ -102,6 +104,15 @@ class MemoryWorkbenchApp(App[None]):
 
     def on_notice(self, message: Notice) -> None:
         self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout, markup=False)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key typed right after one that moved the focus to an input (`/` and a word, typed fast)
+        was already on its way up from the widget that had the focus. An input stops the keys it
+        takes, so a printable key that reaches the app while an input has the focus is the input's."""
+        focused = self.screen.focused
+        if isinstance(focused, Input) and event.is_printable and event.character:
+            event.stop()
+            focused.insert_text_at_cursor(event.character)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)

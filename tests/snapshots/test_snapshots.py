@@ -73,7 +73,7 @@ def test_each_bundled_theme(snap_compare, make_app, theme, size) -> None:  # typ
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 def test_search_results(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot) -> None:
-        await settled("slash")(pilot)
+        await settled("ctrl+f")(pilot)
         for char in "deploy tag:deploy":
             await pilot.press("space" if char == " " else char)
         await pilot.pause(0.4)  # past the search debounce

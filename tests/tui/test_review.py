@@ -123,7 +123,7 @@ async def test_quarantine_moves_the_file_into_the_vault_and_restore_brings_it_ba
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_review(app, pilot)
         await go_to(screen, pilot, EXFIL)
-        await decide(app, pilot, "q", "exfiltration to a paste site")
+        await decide(app, pilot, "x", "exfiltration to a paste site")
         assert not source.exists()
         vaulted = [p for p in (isolated_locations.data / "vault").rglob("*") if p.is_file() and p.read_bytes() == original]
         assert vaulted, "the file's exact bytes are in the vault"
@@ -160,7 +160,7 @@ async def test_cancelled_reason_changes_nothing(sample_copy: Path, isolated_loca
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_review(app, pilot)
         await go_to(screen, pilot, EXFIL)
-        await pilot.press("q")
+        await pilot.press("x")
         await pilot.pause()
         await pilot.press("enter")  # an empty reason is refused, the prompt stays
         await pilot.pause()

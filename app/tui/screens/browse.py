@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.lazy import Lazy
 from textual.message import Message
-from textual.widgets import Button, Footer, Header, OptionList, Static
+from textual.widgets import Button, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -28,10 +28,13 @@ from app.core.curate import Suggestion
 from app.core.inert import one_line
 from app.core.model import Memory
 from app.core.workbench import Workbench
-from app.tui.context import WorkbenchScreen
+from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.widgets.curation_table import CurationTable
+from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
+from app.tui.widgets.nav import NavOptionList
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
 
 REASON = "from the browse screen"
@@ -89,16 +92,14 @@ def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
 
 class BrowseScreen(WorkbenchScreen):
     CSS_PATH = "../styles/browse.tcss"
+    # The curation keys are the table's own (CurationTable): they act on what has the focus.
     BINDINGS = [
-        Binding("p", "curate('promote')", "Promote", id="promote"),
-        Binding("d", "curate('demote')", "Demote", id="demote"),
-        Binding("n", "pin", "Pin/unpin", show=False, id="pin"),
-        Binding("plus,ctrl+up", "priority(1)", "Priority +", show=False, id="priority-up"),
-        Binding("minus,ctrl+down", "priority(-1)", "Priority -", show=False, id="priority-down"),
-        Binding("m", "merge", "Merge marked", show=False, id="merge"),
-        Binding("u", "undo", "Undo", id="undo"),
-        Binding("g", "toggle_suggestions", "Suggestions", id="suggestions"),
-        Binding("t", "focus_tree", "Tree", show=False, id="focus-tree"),
+        Binding("q", "app.quit", "Quit", id="quit-browse"),
+        Binding("escape", "back", "Clear", tooltip="Let go of the filter, the marks, the suggestions pane", show=False, id="browse-clear"),
+        Binding("slash", "filter", "Filter", tooltip="Filter the table in place", id="browse-filter"),
+        Binding("u", "undo", "Undo", tooltip="Undo the latest change, byte for byte", show=False, id="undo"),
+        Binding("i", "toggle_suggestions", "Suggestions", tooltip="Show or hide the suggestions pane", id="suggestions"),
+        Binding("t", "focus_tree", "Tree", tooltip="To the portfolio tree and back", show=False, id="focus-tree"),
     ]
 
     def __init__(self) -> None:
@@ -121,14 +122,15 @@ class BrowseScreen(WorkbenchScreen):
                 with Vertical(id="browse-failed"):
                     yield Static(Text(""), id="browse-error")
                     yield Button("Retry (ctrl+r)", id="browse-retry", variant="primary")
-                yield MemoryTable(id="browse-table")
+                yield FilterBar(id="browse-filter")
+                yield CurationTable(id="browse-table")
                 with Vertical(id="browse-suggestions"):
                     yield Static(Text("Suggestions: computing…"), id="suggestions-summary")
-                    yield OptionList(id="suggestions-list")
+                    yield NavOptionList(id="suggestions-list")
                 # The detail pane (five tabs, a form) mounts right after the first frame: the table
                 # is what the first screen needs.
                 yield Lazy(MemoryDetail(id="browse-detail"))
-        yield Footer()
+        yield workbench_footer()
 
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._on_generation)
@@ -201,12 +203,16 @@ class BrowseScreen(WorkbenchScreen):
             self.read_suggestions()
 
     def _apply_scope(self, keep: str | None = None) -> None:
+        """The rows of the chosen tree node that hold every word of the filter."""
         table = self.query_one(MemoryTable)
         if self.scope == NodeRef():
             shown = self.rows
         else:
             wanted = {m.id for m in self.memories if self.scope.matches(m)}
             shown = [r for r in self.rows if r.id in wanted]
+        words = self.query_one(FilterBar).words
+        if words:
+            shown = [r for r in shown if matches(words, (r.name, r.system, r.tier, r.trust.value, r.id))]
         table.show(shown, keep=keep)
         self._update_status()
 
@@ -215,6 +221,9 @@ class BrowseScreen(WorkbenchScreen):
         parts = [p for p in (self.scope.system, self.scope.portfolio, self.scope.tier, self.scope.domain) if p]
         scope = " / ".join(one_line(p, 30) for p in parts) or "all"
         marked = f" · {len(table.marked)} marked" if table.marked else ""
+        bar = self.query_one(FilterBar)
+        if bar.active:
+            scope += f" · filter “{one_line(bar.value.strip(), 30)}”"
         order = "descending" if table.sort_reverse else "ascending"
         self.query_one("#browse-status", Static).update(
             Text(f"{len(table.rows):,} of {len(self.rows):,} memories · {scope} · sorted by {table.sort_column} ({order}){marked}")
@@ -292,6 +301,42 @@ class BrowseScreen(WorkbenchScreen):
     def action_focus_tree(self) -> None:
         self.query_one(PortfolioTree).focus()
 
+    # -- the filter and backing out -------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "browse-filter":
+            event.stop()
+            self._apply_scope()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "browse-filter":
+            event.stop()
+            self.query_one(MemoryTable).focus()
+
+    def back_out(self) -> bool:
+        """Escape lets go of the filter, then the marks, then the suggestions pane."""
+        table = self.query_one(MemoryTable)
+        if self.query_one(FilterBar).close():
+            self._apply_scope()
+            table.focus()
+            return True
+        if table.marked:
+            table.clear_marks()
+            self._update_status()
+            return True
+        pane = self.query_one("#browse-suggestions")
+        if pane.display:
+            pane.display = False
+            table.focus()
+            return True
+        return False
+
+    def action_back(self) -> None:
+        self.back_out()  # the browse screen is where backing out ends; `q` quits
+
     # -- curation --------------------------------------------------------------------------------
 
     def _selected(self) -> Memory | None:
@@ -303,6 +348,18 @@ class BrowseScreen(WorkbenchScreen):
             return self.workbench.memory(memory_id)
         except KeyError:
             return None
+
+    def action_promote(self) -> None:
+        self.action_curate("promote")
+
+    def action_demote(self) -> None:
+        self.action_curate("demote")
+
+    def action_load_earlier(self) -> None:
+        self.action_priority(-1)
+
+    def action_load_later(self) -> None:
+        self.action_priority(1)
 
     def action_curate(self, action: str) -> None:
         memory = self._selected()
@@ -389,8 +446,11 @@ class BrowseScreen(WorkbenchScreen):
             Text("Suggestions: " + suggestion_summary(message.suggestions, message.over_budget) + " · enter applies")
         )
         options = self.query_one("#suggestions-list", OptionList)
+        was = options.highlighted or 0
         options.clear_options()
         options.add_options(Option(self._suggestion_prompt(s), id=f"s{i}") for i, s in enumerate(message.suggestions))
+        if message.suggestions:
+            options.highlighted = min(was, len(message.suggestions) - 1)
 
     def _suggestion_prompt(self, s: Suggestion) -> Text:
         prompt = Text(f"{s.kind:<8}", style="bold")

@@ -15,14 +15,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from app.core.budget import BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
-from app.tui.context import WorkbenchScreen
+from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.messages import MemoriesChanged, Notice
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar
+from app.tui.widgets.nav import NavTable
 
 PlanKey = tuple[str, str, str]  # system, portfolio, scope
 
@@ -67,14 +68,13 @@ class ChangesApplied(Message):
 class BudgetScreen(WorkbenchScreen):
     CSS_PATH = "../styles/budget.tcss"
     BINDINGS = [
-        Binding("plus,equals_sign", "budget_step(100)", "Budget +100", id="budget-more"),
-        Binding("minus", "budget_step(-100)", "Budget \u2212100", id="budget-less"),
-        Binding("right_square_bracket", "budget_step(500)", "+500", id="budget-more-500"),
-        Binding("left_square_bracket", "budget_step(-500)", "\u2212500", id="budget-less-500"),
-        Binding("ctrl+up", "move(-1)", "Priority up", id="budget-priority-up"),
-        Binding("ctrl+down", "move(1)", "Priority down", id="budget-priority-down"),
-        Binding("w,enter", "apply", "Apply", id="budget-apply", priority=True),
-        Binding("escape", "reset", "Reset what-if", id="budget-reset"),
+        Binding("plus,equals_sign", "budget_step(100)", "+100", tooltip="What-if: the budget 100 more", id="budget-more"),
+        Binding("minus", "budget_step(-100)", "\u2212100", tooltip="What-if: the budget 100 less", id="budget-less"),
+        Binding("right_square_bracket", "budget_step(500)", "+500", tooltip="What-if: the budget 500 more", show=False, id="budget-more-500"),
+        Binding("left_square_bracket", "budget_step(-500)", "\u2212500", tooltip="What-if: the budget 500 less", show=False, id="budget-less-500"),
+        Binding("ctrl+up", "move(-1)", "Earlier", tooltip="What-if: load the highlighted memory earlier", id="budget-priority-up"),
+        Binding("ctrl+down", "move(1)", "Later", tooltip="What-if: load the highlighted memory later", id="budget-priority-down"),
+        Binding("w,enter", "apply", "Apply", tooltip="Write the what-if (asks for a reason)", id="budget-apply", priority=True),
     ]
 
     def __init__(self) -> None:
@@ -89,14 +89,14 @@ class BudgetScreen(WorkbenchScreen):
         yield Header()
         yield Static(Text("Reading the budgets\u2026"), id="budget-status")
         with Horizontal(id="budget-body"):
-            yield DataTable(id="budget-plans", cursor_type="row")
+            yield NavTable(id="budget-plans")
             with Vertical(id="budget-main"):
                 yield Static(Text(""), id="budget-title")
                 yield BudgetBar(id="budget-bar")
-                yield DataTable(id="budget-items", cursor_type="row", zebra_stripes=True)
+                yield NavTable(id="budget-items", zebra_stripes=True)
                 with VerticalScroll(id="budget-notes-scroll"):
                     yield Static(Text(""), id="budget-notes")
-        yield Footer()
+        yield workbench_footer()
 
     def on_mount(self) -> None:
         # A width of None lets the column take what is left (the items' note).
@@ -308,11 +308,16 @@ class BudgetScreen(WorkbenchScreen):
         return default if value is None else value
 
     def action_reset(self) -> None:
+        self.back_out()
+
+    def back_out(self) -> bool:
+        """Escape lets go of the what-if first, then goes back to browsing."""
         if self.what_if() is None:
-            return
+            return False
         self.max_tokens = None
         self.priorities = {}
         self.refresh_plans()
+        return True
 
     def action_apply(self) -> None:
         plan = self.plan

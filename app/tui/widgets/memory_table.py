@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.cache import LRUCache
+from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -25,6 +26,7 @@ from textual.strip import Strip
 
 from app.core.inert import one_line
 from app.core.model import Memory, TrustLevel
+from app.tui.widgets.nav import list_bindings
 
 TRUST_BADGE = {
     TrustLevel.TRUSTED: "✔ trusted",
@@ -136,16 +138,12 @@ def _cell(row: MemoryRow, key: str) -> str:
 class MemoryTable(ScrollView, can_focus=True):
     """A cursor over `rows`; sortable by column (`s` cycles the column, `S` reverses)."""
 
+    PANE: ClassVar[str] = "memory table"
     BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False, id="table-up"),
-        Binding("down", "cursor(1)", "Down", show=False, id="table-down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="table-page-up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="table-page-down"),
-        Binding("home", "jump(0)", "First", show=False, id="table-first"),
-        Binding("end", "jump(-1)", "Last", show=False, id="table-last"),
-        Binding("s", "sort_next", "Sort", id="table-sort"),
-        Binding("S", "sort_reverse", "Reverse", show=False, id="table-sort-reverse"),
-        Binding("space", "mark", "Mark", show=False, id="table-mark"),
+        *list_bindings("cursor(-1)", "cursor(1)", "jump(0)", "jump(-1)", "page(-1)", "page(1)"),
+        Binding("s", "sort_next", "Sort", tooltip="Sort by the next column (or click a column's title)", show=False, id="table-sort"),
+        Binding("S", "sort_reverse", "Reverse", tooltip="Reverse the sort", show=False, id="table-sort-reverse"),
+        Binding("space", "mark", "Mark", tooltip="Mark or unmark the row (for a merge)", show=False, id="table-mark"),
     ]
     COMPONENT_CLASSES = {
         "memory-table--header",
@@ -251,13 +249,42 @@ class MemoryTable(ScrollView, can_focus=True):
         self.sort_reverse = reverse
         self._resort(self.selected_id)
 
+    def column_at(self, x: int) -> str | None:
+        """The key of the column under cell `x` of a line (scrolled content, not the screen)."""
+        start = 0
+        for column, cell_width in zip(COLUMNS, self._widths(self.scrollable_content_region.width)):
+            if start <= x < start + cell_width + 1:
+                return column.key
+            start += cell_width + 1
+        return None
+
+    def on_click(self, event: Click) -> None:
+        """A click on a row selects it; on a column's title sorts by it (again: the other way)."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        event.stop()
+        self.focus()
+        if offset.y == 0:
+            column = self.column_at(offset.x + int(self.scroll_x))
+            if column is not None:
+                self.sort_by(column, reverse=not self.sort_reverse if column == self.sort_column else False)
+            return
+        index = int(self.scroll_y) + offset.y - 1
+        if 0 <= index < len(self.rows):
+            self._move(index)
+
+    def clear_marks(self) -> None:
+        self.marked.clear()
+        self._invalidate()
+
     def action_mark(self) -> None:
         memory_id = self.selected_id
         if memory_id is None:
             return
         self.marked.symmetric_difference_update({memory_id})
         self._invalidate()
-        self._move(self.cursor + 1)
+        self._move(self.cursor + 1, force=True)  # force: the screen's count of marks moves too
 
     def _move(self, index: int, *, force: bool = False) -> None:
         index = max(0, min(index, len(self.rows) - 1)) if self.rows else 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.text import Text
 from textual.binding import Binding
@@ -17,6 +18,7 @@ from textual.widgets.tree import TreeNode
 
 from app.core.inert import one_line
 from app.core.model import Memory, TrustLevel
+from app.tui.widgets.nav import list_bindings
 
 NO_DOMAIN = "(no domain)"
 
@@ -78,7 +80,17 @@ def _label(title: str, counts: _Tally) -> Text:
 
 
 class PortfolioTree(Tree[NodeRef]):
-    BINDINGS = [Binding("enter", "select_cursor", "Filter", id="tree-filter")]
+    """Enter (or a click) filters the table by the node and leaves it open or closed as it was;
+    Right opens a node (then goes to its first child), Left closes it (then goes to its parent)."""
+
+    PANE: ClassVar[str] = "portfolio tree"
+    BINDINGS = [
+        *list_bindings("cursor_up", "cursor_down", "scroll_home", "scroll_end", "page_up", "page_down"),
+        Binding("enter", "select_cursor", "Show", tooltip="Show this node's memories in the table (the node stays open or closed)", id="tree-filter"),
+        Binding("right,l", "expand", "Open", tooltip="Open the node, then go to its first child", show=False, id="tree-expand"),
+        Binding("left,h", "collapse", "Close", tooltip="Close the node, then go to its parent", show=False, id="tree-collapse"),
+        Binding("space", "toggle_node", "Open/close", tooltip="Open or close the node", show=False, id="tree-toggle"),
+    ]
 
     @dataclass
     class NodeChosen(Message):
@@ -89,6 +101,25 @@ class PortfolioTree(Tree[NodeRef]):
         self.counts: dict[NodeRef, _Tally] = {}
         self.show_root = True
         self.guide_depth = 2
+        self.auto_expand = False  # enter filters; opening and closing are their own keys
+
+    def action_expand(self) -> None:
+        node = self.cursor_node
+        if node is None or not node.allow_expand:
+            return
+        if node.is_expanded and node.children:
+            self.move_cursor(node.children[0])
+        else:
+            node.expand()
+
+    def action_collapse(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.is_expanded and node.allow_expand:
+            node.collapse()
+        elif node.parent is not None:
+            self.move_cursor(node.parent)
 
     def build(self, memories: Iterable[Memory]) -> None:
         """Rebuild the whole tree; keeps which nodes were expanded and where the cursor was."""

@@ -10,6 +10,7 @@ from textual.widgets import DataTable
 
 from app.core.inert import one_line
 from app.core.review.queue import ReviewItem
+from app.tui.widgets.nav import NavTable
 
 MARK = "\u25cf"  # ●
 
@@ -42,8 +43,10 @@ def effective_of(item: ReviewItem) -> str:
     return f"{label} changed since approval" if effective.stale else label
 
 
-class ReviewQueue(DataTable[Text]):
+class ReviewQueue(NavTable):
     """A row per item, keyed by memory id. Cells are Text so nothing in a memory is read as markup."""
+
+    PANE = "review queue"
 
     @dataclass
     class ItemHighlighted(Message):
