@@ -46,6 +46,8 @@ MEMORY_ACTIONS = (
     ("promote", "Promote this memory", "Move it to a hotter tier, in its own system"),
     ("demote", "Demote this memory", "Move it to a colder tier, in its own system"),
     ("pin", "Pin this memory", "Keep it where it is; suggestions leave it alone"),
+    ("load_earlier", "Load this memory earlier", "A smaller priority number: it loads earlier at startup"),
+    ("load_later", "Load this memory later", "A bigger priority number: it loads later at startup"),
     ("undo", "Undo the latest change", "Reverse the latest curation change, byte for byte"),
 )
 

@@ -30,6 +30,7 @@ from app.core.model import Memory
 from app.core.workbench import Workbench
 from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.priority import EARLIER, LATER, Refused, next_priority, word
 from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
@@ -356,10 +357,10 @@ class BrowseScreen(WorkbenchScreen):
         self.action_curate("demote")
 
     def action_load_earlier(self) -> None:
-        self.action_priority(-1)
+        self.action_priority(EARLIER)
 
     def action_load_later(self) -> None:
-        self.action_priority(1)
+        self.action_priority(LATER)
 
     def action_curate(self, action: str) -> None:
         memory = self._selected()
@@ -377,17 +378,26 @@ class BrowseScreen(WorkbenchScreen):
         def toggle(wb: Workbench) -> str:
             if wb.is_pinned(memory_id):
                 wb.unpin(memory_id, reason=REASON)
-                return f"unpin {name}"
+                return f"Unpinned {name}"
             wb.pin(memory_id, reason=REASON)
-            return f"pin {name}"
+            return f"Pinned {name}"
 
         self.run_change(toggle, f"pin or unpin {name}")
 
-    def action_priority(self, delta: int) -> None:
+    def action_priority(self, direction: int) -> None:
+        """Load earlier (-1) or later (+1): the same step the budget screen takes (app.tui.priority),
+        computed in the worker from what the facade holds then."""
         memory = self._selected()
-        if memory is not None:
-            memory_id, priority = memory.id, max(0, (memory.priority or 0) + delta)
-            self.run_change(lambda wb: wb.set_priority(memory_id, priority, reason=REASON), f"priority {priority} for {one_line(memory.name, 60)}")
+        if memory is None:
+            return
+        memory_id, name = memory.id, memory.name
+
+        def step(wb: Workbench) -> str:
+            found = next_priority(wb, memory_id, direction)
+            wb.set_priority(memory_id, found.after, reason=REASON)
+            return found.sentence(name, direction)
+
+        self.run_change(step, f"load {one_line(name, 60)} {word(direction)}")
 
     def action_merge(self) -> None:
         memory = self._selected()
@@ -409,11 +419,14 @@ class BrowseScreen(WorkbenchScreen):
         wb = self.workbench
         try:
             done = write(wb)
+        except Refused as refused:
+            self.post_message(Notice(str(refused), title=f"Could not {one_line(what, 80)}", severity="warning", timeout=8))
+            return
         except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
             self.post_message(Notice(one_line(str(error), 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
             return
         self.workbench_app.written(wb.changed)
-        self.post_message(CurationDone(f"Done: {done if isinstance(done, str) else what}"))
+        self.post_message(CurationDone(done if isinstance(done, str) else f"Done: {what}"))
 
     def on_curation_done(self, message: CurationDone) -> None:
         self.notify(message.message, title="Curation", markup=False)

@@ -21,6 +21,7 @@ from app.core.budget import BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
 from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.priority import Refused, Step, order_step
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar
 from app.tui.widgets.nav import NavTable
@@ -107,6 +108,7 @@ class BudgetScreen(WorkbenchScreen):
         items = self.query_one("#budget-items", DataTable)
         columns = (
             ("order", "#", 3),
+            ("priority", "prio", 4),
             ("memory", "memory", 34),
             ("cost", "cost", 7),
             ("state", "", 10),
@@ -191,8 +193,10 @@ class BudgetScreen(WorkbenchScreen):
         for item, key in zip(plan.items, unique_keys([item.id for item in plan.items]), strict=True):
             state = "truncated" if item.truncated else ("loads" if item.fits else "past cut")
             name = self._name_of(item.id)
+            priority = self.priorities.get(item.id, self._stored_priority(item.id))
             items.add_row(
                 Text(str(item.order)),
+                Text("" if priority is None else str(priority), justify="right", style="bold" if item.id in self.priorities else ""),
                 Text(one_line(name, 60)),
                 Text(f"{item.cost:,}", justify="right"),
                 Text(state, style="bold" if not item.fits or item.truncated else ""),
@@ -280,23 +284,36 @@ class BudgetScreen(WorkbenchScreen):
         self.refresh_plans()
 
     def action_move(self, direction: int) -> None:
+        """Load the highlighted memory earlier (-1) or later (+1) in the what-if: the same step as
+        the browse screen's keys (app.tui.priority), said with the number it gives."""
         found = self._what_if_plan()
         memory_id = self._highlighted_item()
         if found is None or memory_id is None:
             return
         plan, what_if = found
         ids = [item.id for item in plan.items]
-        index = ids.index(memory_id) if memory_id in ids else -1
-        neighbour = index + direction
-        if index < 0 or not 0 <= neighbour < len(ids):
+        if memory_id not in ids:
             return
-        # Loading order is (priority, name): one past the neighbour's priority puts it on the other side.
-        wanted = self._priority(ids[neighbour], what_if.default_priority) + direction
-        if wanted < 1:
-            self.notify("Already at the lowest priority number (1).", severity="warning")
+        before = self.priorities.get(memory_id, self._stored_priority(memory_id))
+
+        def priority_of(item_id: str) -> int:
+            return self._priority(item_id, what_if.default_priority)
+
+        try:
+            wanted = order_step(ids, memory_id, direction, priority_of, self._name_of)
+        except Refused as refused:
+            self.notify(str(refused), title="Nothing to move", severity="warning", markup=False)
             return
         self.priorities[memory_id] = wanted
+        step = Step(before, wanted)
+        self.notify(step.sentence(self._name_of(memory_id), direction, what_if=True) + " (w applies, escape resets)", title="What-if", markup=False)
         self.refresh_plans()
+
+    def _stored_priority(self, memory_id: str) -> int | None:
+        try:
+            return self.workbench.memory(memory_id).priority
+        except Exception:  # noqa: BLE001 - an unknown memory has none
+            return None
 
     def _priority(self, memory_id: str, default: int) -> int:
         if memory_id in self.priorities:
