@@ -18,7 +18,9 @@ from textual.widgets import Footer
 
 from app.core.model import PhaseEvent
 from app.core.workbench import Workbench
+from app.tui.activity import Receipt
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.problems import ProblemRow
 
 
 class WorkbenchHost(Protocol):
@@ -29,13 +31,20 @@ class WorkbenchHost(Protocol):
     generation: int  # moves once per finished load
     loading: bool
     load_error: str  # why the last load failed, "" when it did not
+    progress: str  # the load in progress, with counts
     events: list[PhaseEvent]  # of the load in progress
+    warnings: list[ProblemRow]  # the workbench's own (settings, themes, keymap, opening)
+    activity: list[Receipt]  # this session's receipts, oldest first
 
     def action_rescan(self) -> None: ...
 
     def listen(self, screen: Screen[None]) -> None: ...
 
     def written(self, ids: Sequence[str]) -> None: ...
+
+    def record(self, receipt: Receipt) -> None: ...
+
+    def warn(self, row: ProblemRow) -> None: ...
 
     def open_memory(self, memory_id: str) -> None: ...
 

@@ -26,7 +26,8 @@ def auto_load_order(app: MemoryWorkbenchApp) -> list[str]:
 
 
 def toasts(app: MemoryWorkbenchApp) -> list[str]:
-    return [n.message for n in app._notifications]
+    """Each notification's first line (a change's toast says its files on the next)."""
+    return [n.message.split("\n")[0] for n in app._notifications]
 
 
 async def open_memory(app: MemoryWorkbenchApp, pilot: object, memory_id: str) -> None:

@@ -10,7 +10,6 @@ changed, and only those rows are built again.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -27,34 +26,18 @@ from textual.worker import get_current_worker
 from app.core.curate import Suggestion
 from app.core.inert import one_line
 from app.core.model import Memory
-from app.core.workbench import Workbench
+from app.tui.activity import Receipt, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
+from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
-from app.tui.priority import EARLIER, LATER, Refused, next_priority, word
+from app.tui.priority import EARLIER, LATER, Refused, word
+from app.tui.screens.browse_changes import SUGGESTION_ACTIONS, Write, curation, pin_toggle, priority_step, undo_change
 from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
 from app.tui.widgets.nav import NavOptionList
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
-
-REASON = "from the browse screen"
-# What enter does with a suggestion: the change it proposes, on which of its ids.
-SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
-
-Write = Callable[[Workbench], object]  # one typed facade write
-
-
-def curation(action: str, ids: list[str]) -> Write | None:
-    """The facade write behind a curation key or a suggestion: promote, demote or merge."""
-    first, rest = ids[0], ids[1:]
-    if action == "promote":
-        return lambda wb: wb.promote(first, reason=REASON)
-    if action == "demote":
-        return lambda wb: wb.demote(first, reason=REASON)
-    if action == "merge":
-        return lambda wb: wb.merge(first, rest, reason=REASON)
-    return None
 
 
 @dataclass
@@ -79,7 +62,7 @@ class SuggestionsReady(Message):
 
 @dataclass
 class CurationDone(Message):
-    message: str
+    receipt: Receipt
 
 
 def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
@@ -136,6 +119,7 @@ class BrowseScreen(WorkbenchScreen):
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._on_generation)
         self.watch(self.app, "load_error", self._on_load_error)
+        self.watch(self.app, "progress", self._on_progress)
         self.query_one(MemoryTable).focus()
 
     def _on_load_error(self, error: str) -> None:
@@ -147,6 +131,11 @@ class BrowseScreen(WorkbenchScreen):
             self.query_one("#browse-retry", Button).focus()
         elif self.workbench_app.loading:
             self.query_one("#browse-status", Static).update(Text("Loading…"))
+
+    def _on_progress(self, progress: str) -> None:
+        """While a load runs, the status line says how far it is, with counts."""
+        if progress and self.workbench_app.loading and not self.rows:
+            self.query_one("#browse-status", Static).update(Text(f"Loading… {one_line(progress, 80)}"))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "browse-retry":
@@ -178,7 +167,7 @@ class BrowseScreen(WorkbenchScreen):
             memories = list(self.workbench.memories)
             saliences = self.workbench.saliences()
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
-            self.post_message(Notice(one_line(f"{type(error).__name__}: {error}", 300), title="Browse", severity="error"))
+            self.post_message(Notice(error_text(error, 300), title="Could not read the memories", severity="error"))
             return
         rows = []
         for m in memories:
@@ -265,12 +254,12 @@ class BrowseScreen(WorkbenchScreen):
             data.entries = wb.entry_texts(memory)
             data.findings = wb.findings(memory_id, data.entries)
         except Exception as error:  # noqa: BLE001 - an unreadable source shows as such
-            data.error = f"{type(error).__name__}: {error}"
+            data.error = error_text(error)
         try:
             data.salience = wb.saliences().get(memory_id)
-            data.history = wb.history(memory_id)
+            data.history = wb.memory_history(memory_id)
         except Exception as error:  # noqa: BLE001
-            data.error = data.error or f"{type(error).__name__}: {error}"
+            data.error = data.error or error_text(error)
         data.related = [s for s in self.suggestions if memory_id in s.ids]
         self.post_message(DetailReady(memory_id, data))
 
@@ -340,6 +329,12 @@ class BrowseScreen(WorkbenchScreen):
 
     # -- curation --------------------------------------------------------------------------------
 
+    def _name_of(self, memory_id: str) -> str:
+        try:
+            return self.workbench.memory(memory_id).name
+        except KeyError:
+            return memory_id
+
     def _selected(self) -> Memory | None:
         memory_id = self.query_one(MemoryTable).selected_id
         if memory_id is None:
@@ -364,40 +359,21 @@ class BrowseScreen(WorkbenchScreen):
 
     def action_curate(self, action: str) -> None:
         memory = self._selected()
-        write = curation(action, [memory.id]) if memory is not None else None
+        write = curation(action, [memory.id], memory.name) if memory is not None else None
         if memory is not None and write is not None:
             self.run_change(write, f"{action} {one_line(memory.name, 60)}")
 
     def action_pin(self) -> None:
         memory = self._selected()
-        if memory is None:
-            return
-        memory_id, name = memory.id, one_line(memory.name, 60)
-
-        # Pinned or not is read in the worker, after any write still on its way from a key before.
-        def toggle(wb: Workbench) -> str:
-            if wb.is_pinned(memory_id):
-                wb.unpin(memory_id, reason=REASON)
-                return f"Unpinned {name}"
-            wb.pin(memory_id, reason=REASON)
-            return f"Pinned {name}"
-
-        self.run_change(toggle, f"pin or unpin {name}")
+        if memory is not None:
+            self.run_change(pin_toggle(memory.id, memory.name), f"pin or unpin {one_line(memory.name, 60)}")
 
     def action_priority(self, direction: int) -> None:
         """Load earlier (-1) or later (+1): the same step the budget screen takes (app.tui.priority),
         computed in the worker from what the facade holds then."""
         memory = self._selected()
-        if memory is None:
-            return
-        memory_id, name = memory.id, memory.name
-
-        def step(wb: Workbench) -> str:
-            found = next_priority(wb, memory_id, direction)
-            wb.set_priority(memory_id, found.after, reason=REASON)
-            return found.sentence(name, direction)
-
-        self.run_change(step, f"load {one_line(name, 60)} {word(direction)}")
+        if memory is not None:
+            self.run_change(priority_step(memory.id, memory.name, direction), f"load {one_line(memory.name, 60)} {word(direction)}")
 
     def action_merge(self) -> None:
         memory = self._selected()
@@ -407,29 +383,37 @@ class BrowseScreen(WorkbenchScreen):
         if not others:
             self.notify("Mark the memories to merge with space; the highlighted one is kept", severity="warning", markup=False)
             return
-        keep = memory.id
-        self.run_change(lambda wb: wb.merge(keep, others, reason=REASON), f"merge {len(others)} into {one_line(memory.name, 60)}")
+        write = curation("merge", [memory.id, *others], memory.name)
+        if write is not None:
+            self.run_change(write, f"merge {len(others)} into {one_line(memory.name, 60)}")
 
     def action_undo(self) -> None:
-        self.run_change(lambda wb: wb.undo(reason=REASON), "undo")
+        self.run_change(undo_change(), "undo")
 
     @work(thread=True, exclusive=True, group="curate", exit_on_error=False)
     def run_change(self, write: Write, what: str) -> None:
-        """Run one write; a write that returns a string says in it what it did."""
+        """Run one change; its receipt goes to the Activity screen, a refusal is said (and kept
+        there too: nothing was written)."""
         wb = self.workbench
+        app = self.workbench_app
         try:
-            done = write(wb)
-        except Refused as refused:
-            self.post_message(Notice(str(refused), title=f"Could not {one_line(what, 80)}", severity="warning", timeout=8))
+            receipt = write(wb)
+        except Refused as refused_:
+            self.post_message(Notice(str(refused_), title=f"Could not {one_line(what, 80)}", severity="warning", timeout=8))
             return
         except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
-            self.post_message(Notice(one_line(str(error), 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
+            app.record(refused(wb, what, error))
+            self.post_message(Notice(error_text(error), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
             return
-        self.workbench_app.written(wb.changed)
-        self.post_message(CurationDone(done if isinstance(done, str) else f"Done: {what}"))
+        app.record(receipt)
+        app.written(wb.changed)
+        self.post_message(CurationDone(receipt))
 
     def on_curation_done(self, message: CurationDone) -> None:
-        self.notify(message.message, title="Curation", markup=False)
+        receipt = message.receipt
+        files = len(receipt.files)
+        tail = f"{files} file{'' if files == 1 else 's'} written · F7 shows the receipt" if files else "kept in the ledger · F7 shows the receipt"
+        self.notify(f"{receipt.title}\n{tail}", title="Done", markup=False)
 
     # -- suggestions -----------------------------------------------------------------------------
 
@@ -448,7 +432,7 @@ class BrowseScreen(WorkbenchScreen):
             suggestions = self.workbench.suggestions()
             over = sum(plan.over for plan in self.workbench.budgets())
         except Exception as error:  # noqa: BLE001
-            self.post_message(Notice(one_line(str(error), 300), title="Suggestions", severity="error"))
+            self.post_message(Notice(error_text(error, 300), title="Could not compute the suggestions", severity="error"))
             return
         if not get_current_worker().is_cancelled:
             self.post_message(SuggestionsReady(suggestions, over))
@@ -477,7 +461,7 @@ class BrowseScreen(WorkbenchScreen):
         suggestion = self.suggestions[int(event.option.id[1:])]
         action = SUGGESTION_ACTIONS.get(suggestion.kind)
         ids = list(suggestion.ids) if action == "merge" else [suggestion.ids[0]]
-        write = curation(action, ids) if action is not None else None
+        write = curation(action, ids, self._name_of(ids[0])) if action is not None else None
         if action is None or write is None:
             # Stale and split need a person's judgement: show the memory instead of guessing.
             self.notify(f"{suggestion.kind}: decide by hand; showing {one_line(suggestion.ids[0], 80)}", severity="warning", markup=False)

@@ -5,7 +5,6 @@ written) before applying it with a reason."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -19,7 +18,10 @@ from textual.widgets import DataTable, Header, Static
 
 from app.core.budget import BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
+from app.core.workbench import Outcome
+from app.tui.activity import Run, apply_change, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
+from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
 from app.tui.priority import Refused, Step, order_step
 from app.tui.screens.reason import ReasonModal
@@ -360,23 +362,32 @@ class BudgetScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, group="budget-apply", exit_on_error=False)
     def apply_changes(self, portfolio: str, max_tokens: int | None, priorities: dict[str, int], reason: str) -> None:
         workbench = self.workbench
+        app = self.workbench_app
         outcome = ChangesApplied()
-        steps: list[tuple[str, Callable[[], object]]] = []
+        steps: list[tuple[str, Run]] = []
         if max_tokens is not None:
-            steps.append((f"budget {portfolio}", lambda: workbench.set_budget(portfolio, max_tokens, reason=reason)))
-        steps.extend((f"set-priority {memory_id}", partial(workbench.set_priority, memory_id, value, reason=reason)) for memory_id, value in priorities.items())
+            steps.append((f"{portfolio}: maxTokenBudget {max_tokens:,}", lambda dry: workbench.set_budget(portfolio, max_tokens, reason=reason, dry_run=dry)))
+        steps.extend(
+            (f"{one_line(self._name_of(memory_id), 60)}: priority {value}", partial(self._set_priority, memory_id, value, reason))
+            for memory_id, value in priorities.items()
+        )
         changed: set[str] = set()
-        for what, write in steps:
+        for what, run in steps:
             try:
-                write()
+                receipt = apply_change(workbench, what, run)
             except Exception as error:  # noqa: BLE001 - reported, the other changes go on
-                outcome.failed.append(f"{what}: {type(error).__name__}: {error}")
+                outcome.failed.append(f"{what}: {error_text(error)}")
+                app.record(refused(workbench, what, error))
             else:
                 outcome.done.append(what)
+                app.record(receipt)
                 changed.update(workbench.changed)
         self.post_message(outcome)
         if outcome.done:
-            self.workbench_app.written(sorted(changed))
+            app.written(sorted(changed))
+
+    def _set_priority(self, memory_id: str, value: int, reason: str, dry: bool) -> Outcome:
+        return self.workbench.set_priority(memory_id, value, reason=reason, dry_run=dry)
 
     def on_changes_applied(self, message: ChangesApplied) -> None:
         for failure in message.failed:
@@ -389,4 +400,4 @@ class BudgetScreen(WorkbenchScreen):
 
     @staticmethod
     def _notice(title: str, error: Exception) -> Notice:
-        return Notice(one_line(f"{type(error).__name__}: {error}", 400), title=title, severity="error", timeout=10)
+        return Notice(error_text(error), title=title, severity="error", timeout=10)

@@ -19,11 +19,14 @@ from textual.message import Message
 from textual.widgets import Header, Input, Static
 
 from app.core.change.errors import ChangeError, Conflict
+from app.core.change.plan import Plan
 from app.core.inert import one_line
 from app.core.review.ledger import TrustAction
 from app.core.review.queue import ReviewItem
 from app.core.workbench import DecisionRequest
+from app.tui.activity import Receipt, clock_time, plan_lines, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
+from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.filter_bar import FilterBar, matches
@@ -31,6 +34,7 @@ from app.tui.widgets.findings_view import EntryTexts, FindingsView
 from app.tui.widgets.review_queue import ReviewQueue, effective_of, severity_of
 
 VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "restore": "Restore"}
+DONE = {"approve": "Approved", "flag": "Flagged", "quarantine": "Quarantined", "restore": "Restored"}
 
 NARROW = 110  # columns below which the panes stack
 
@@ -114,7 +118,7 @@ class ReviewScreen(WorkbenchScreen):
         try:
             items = self.workbench.review_queue()
         except Exception as error:  # noqa: BLE001 - shown, never a crash
-            self.post_message(Notice(one_line(f"{type(error).__name__}: {error}", 400), title="Could not build the review queue", severity="error", timeout=10))
+            self.post_message(Notice(error_text(error), title="Could not build the review queue", severity="error", timeout=10))
             return
         self.post_message(QueueRead(items))
 
@@ -176,7 +180,7 @@ class ReviewScreen(WorkbenchScreen):
         try:
             entries = self.workbench.entry_texts(item.memory)
         except Exception as error:  # noqa: BLE001 - the item is still shown, without its text
-            self.post_message(TextsRead(item, None, f"{type(error).__name__}: {error}"))
+            self.post_message(TextsRead(item, None, error_text(error)))
             return
         self.post_message(TextsRead(item, entries))
 
@@ -222,24 +226,54 @@ class ReviewScreen(WorkbenchScreen):
         """One decision after another in one facade call: a refusal of one (a conflict, an
         unsupported system...) is reported and the rest go on."""
         workbench = self.workbench
+        app = self.workbench_app
         outcome = DecisionsDone(action)
+        plans = self._dry_runs(action, targets, reason)
         try:
             decision = cast("TrustAction", action)  # one of the screen's own bindings
             results = workbench.decide_many([DecisionRequest(decision, memory_id, reason) for memory_id in targets])
         except Exception as error:  # noqa: BLE001 - not a refusal of one memory: the batch stopped
-            outcome.failed.append((targets[0], f"{VERBS[action]} failed", f"{type(error).__name__}: {error}"))
+            outcome.failed.append((targets[0], f"{VERBS[action]} failed", error_text(error)))
+            app.record(refused(workbench, f"{VERBS[action].lower()} {len(targets)} memories", error))
             self.post_message(outcome)
             return
+        lines: list[str] = []
         for memory_id, result in zip(targets, results, strict=True):
             if isinstance(result, Conflict):
-                outcome.failed.append((memory_id, f"Conflict: {result.path or memory_id}", str(result)))
+                outcome.failed.append((memory_id, f"Conflict: {result.path or memory_id}", error_text(result)))
             elif isinstance(result, ChangeError):
-                outcome.failed.append((memory_id, f"{VERBS[action]} failed", f"{type(result).__name__}: {result}"))
+                outcome.failed.append((memory_id, f"{VERBS[action]} failed", error_text(result)))
             else:
                 outcome.done.append(memory_id)
+                lines += plan_lines(plans.get(memory_id))
+        for memory_id, _title, text in outcome.failed:
+            app.record(Receipt(clock_time(workbench), "refused", f"Not done: {VERBS[action].lower()} {one_line(self._memory_name(memory_id), 80)}", (text,)))
+        if outcome.done:
+            what = one_line(self._memory_name(outcome.done[0]), 80) if len(outcome.done) == 1 else f"{len(outcome.done)} memories"
+            app.record(Receipt(clock_time(workbench), "change", f"{DONE[action]} {what}: {one_line(reason, 80)}", tuple(lines), tuple(workbench.written)))
         self.post_message(outcome)
         if outcome.done:
-            self.workbench_app.written(workbench.changed)
+            app.written(workbench.changed)
+
+    def _dry_runs(self, action: str, targets: list[str], reason: str) -> dict[str, Plan]:
+        """What each decision does, in the core's words (for the receipt); one that refuses is left
+        out here and reported by the batch itself."""
+        plans: dict[str, Plan] = {}
+        decide = getattr(self.workbench, action)
+        for memory_id in targets:
+            try:
+                plan = decide(memory_id, reason, dry_run=True)
+            except Exception:  # noqa: BLE001 - the batch says why
+                continue
+            if isinstance(plan, Plan):
+                plans[memory_id] = plan
+        return plans
+
+    def _memory_name(self, memory_id: str) -> str:
+        try:
+            return self.workbench.memory(memory_id).name
+        except KeyError:
+            return memory_id
 
     def on_decisions_done(self, message: DecisionsDone) -> None:
         for memory_id in message.done:

@@ -26,6 +26,7 @@ from app.core.inert import inert, one_line
 from app.core.search import QuerySyntaxError, SearchResult
 from app.core.workbench import Workbench
 from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
+from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged
 from app.tui.widgets.search_results import HitRow, SearchResults
 
@@ -157,7 +158,7 @@ class SearchScreen(WorkbenchScreen):
             self.post_message(self.Failed(query, error.message, error.position))
             return
         except Exception as error:  # noqa: BLE001 - shown as a notification, never a crash
-            self.post_message(self.Failed(query, f"{type(error).__name__}: {error}"))
+            self.post_message(self.Failed(query, error_text(error)))
             return
         if not worker.is_cancelled:
             elapsed = (workbench.clock.monotonic() - started) * 1000

@@ -22,7 +22,8 @@ from app.core.curate import Salience, Suggestion, fortress_score
 from app.core.inert import inert, one_line
 from app.core.model import Memory
 from app.core.review.finding import Finding
-from app.core.review.ledger import Decision
+from app.core.review.ledger import TRUST_ACTIONS, Decision
+from app.tui.activity import effect_summary
 
 PREVIEW_CHARS = 20_000
 FINDING_STYLE = Style(reverse=True, bold=True, underline=True)
@@ -150,13 +151,18 @@ def relations_text(memory: Memory, related: Sequence[Suggestion]) -> Text:
 
 
 def history_text(history: Sequence[Decision]) -> Text:
+    """Every decision and change about the memory (trust, promote, demote, pin, priority, merge,
+    undo), oldest first, each with what it set."""
     if not history:
         return Text("No decisions or changes recorded for this memory.", style="italic")
     out = Text()
     for d in history:
-        out.append(f"{one_line(d.time, 30)}  {d.action:<12}", style="bold")
+        out.append(f"{one_line(d.time[:19].replace('T', ' '), 30)}  {d.action:<12}", style="bold")
         entry = f" entry {one_line(d.entry, 40)}" if d.entry else ""
         out.append(f" by {one_line(d.user, 30)}{entry}")
+        change = effect_summary(d.effect) if d.action not in TRUST_ACTIONS else ""
+        if change:
+            out.append(f"  {change}")
         out.append(f"  {one_line(d.reason, 120)}\n" if d.reason else "\n", style="dim")
     return out
 

@@ -8,10 +8,14 @@ screen (F1, `?`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.widgets import DataTable, OptionList
 
 
@@ -27,15 +31,77 @@ def list_bindings(up: str, down: str, first: str, last: str, page_up: str, page_
     ]
 
 
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A column that fits the table's width: `width` None takes what the fixed ones leave (at least
+    `least`); a column with `from_width` is shown only on a table at least that wide."""
+
+    key: str
+    label: str
+    width: int | None
+    least: int = 12
+    from_width: int = 0
+
+
+def fit_columns(specs: Sequence[ColumnSpec], width: int) -> list[tuple[ColumnSpec, int]]:
+    """The columns shown at `width` cells and the width of each (cell padding and a scrollbar
+    counted), the ones that take what is left sharing it."""
+    shown = [spec for spec in specs if width >= spec.from_width]
+    fixed = sum(spec.width or 0 for spec in shown)
+    flexible = [spec for spec in shown if spec.width is None]
+    left = width - fixed - 2 * len(shown) - 1
+    share = left // len(flexible) if flexible else 0
+    return [(spec, spec.width if spec.width is not None else max(spec.least, share)) for spec in shown]
+
+
 class NavTable(DataTable[Text]):
-    """A row-cursor DataTable with the shared list keys."""
+    """A row-cursor DataTable with the shared list keys. Given ColumnSpecs (`set_columns`), its
+    columns fit its width, and it posts Relaid whenever they were laid out again (its rows are
+    gone then: the screen that owns them adds them again)."""
 
     PANE: ClassVar[str] = "table"
     BINDINGS = list_bindings("cursor_up", "cursor_down", "scroll_top", "scroll_bottom", "page_up", "page_down")
 
+    @dataclass
+    class Relaid(Message):
+        table: NavTable
+
+        @property
+        def control(self) -> NavTable:
+            return self.table
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("cursor_type", "row")
         super().__init__(*args, **kwargs)
+        self._specs: tuple[ColumnSpec, ...] = ()
+        self._laid: list[tuple[str, int]] = []
+
+    @property
+    def shown_columns(self) -> list[str]:
+        return [key for key, _width in self._laid]
+
+    def set_columns(self, specs: Sequence[ColumnSpec]) -> None:
+        self._specs = tuple(specs)
+        self._lay_out(self.size.width or 80)
+
+    def _lay_out(self, width: int) -> bool:
+        laid = [(spec.key, cells) for spec, cells in fit_columns(self._specs, width)]
+        if not self._specs or laid == self._laid:
+            return False
+        self._laid = laid
+        self.clear(columns=True)
+        labels = {spec.key: spec.label for spec in self._specs}
+        for key, cells in laid:
+            self.add_column(Text(labels[key]), key=key, width=cells)
+        return True
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._lay_out(event.size.width):
+            self.post_message(self.Relaid(self))
+
+    def add_cells(self, cells: dict[str, Text], key: str) -> None:
+        """A row given by column key; the columns not shown at this width are left out."""
+        self.add_row(*(cells[column] for column in self.shown_columns), key=key)
 
 
 class NavOptionList(OptionList):
