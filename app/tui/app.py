@@ -308,7 +308,15 @@ class MemoryWorkbenchApp(App[None]):
         flagged = sum(m.trust is TrustLevel.FLAGGED for m in memories)
         quarantined = sum(m.trust is TrustLevel.QUARANTINED for m in memories)
         over = sum(plan.over for plan in self.workbench.budgets())
+        if self.size.width < NARROW:  # the tree's badges: ⚑ flagged, ⛔ quarantined
+            return f"{len(memories):,} memories · ⚑{flagged} ⛔{quarantined} · {over} over budget · {tail}"
         return f"{len(memories):,} memories · {flagged} flagged · {quarantined} quarantined · {over} budgets over · {tail}"
+
+    def on_resize(self, event: events.Resize) -> None:
+        # On a narrow terminal the header says "memwb", so every count (problems last) stays in view.
+        self.title = SHORT_TITLE if event.size.width < NARROW else self.TITLE
+        if not self.loading:
+            self.sub_title = self.counts_line()
 
     # -- help ------------------------------------------------------------------------------------
 
@@ -322,6 +330,10 @@ class MemoryWorkbenchApp(App[None]):
         show_memory = getattr(screen, "show_memory", None)
         if callable(show_memory):
             show_memory(memory_id)
+
+
+NARROW = 110  # columns below which the header is shortened
+SHORT_TITLE = "memwb"
 
 
 def phase_progress(event: PhaseEvent) -> str:

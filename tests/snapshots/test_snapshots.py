@@ -31,8 +31,14 @@ def make_app(tmp_path: Path) -> Callable[..., MemoryWorkbenchApp]:
     shutil.copytree(SAMPLE, sample)
     locations = Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config")
 
-    def build(**kwargs: object) -> MemoryWorkbenchApp:
-        return MemoryWorkbenchApp(Workbench(locations, clock=FixedClock(SAMPLE_DAY)), [sample], **kwargs)  # type: ignore[arg-type]
+    def build(*more: str, **kwargs: object) -> MemoryWorkbenchApp:
+        """`more`: other portfolios, each a copy of one of the sample's under another folder name."""
+        paths = [sample]
+        for name in more:
+            system, _, folder = name.partition(":")
+            shutil.copytree(SAMPLE / system, sample.parent / folder)
+            paths.append(sample.parent / folder)
+        return MemoryWorkbenchApp(Workbench(locations, clock=FixedClock(SAMPLE_DAY)), paths, **kwargs)  # type: ignore[arg-type]
 
     return build
 
@@ -55,6 +61,12 @@ def settled(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 def test_browse(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(), terminal_size=size, run_before=settled("down", "down"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_browse_two_portfolios(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
+    """A second DollhouseMCP portfolio: the Portfolio column (where there is room) and both in the tree."""
+    assert snap_compare(make_app("dollhouse:team-dollhouse"), terminal_size=size, run_before=settled("t"))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])

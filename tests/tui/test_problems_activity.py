@@ -50,10 +50,12 @@ async def test_problems_lists_the_sample_problems_and_the_header_counts_them(sam
         assert app.sub_title.endswith("· 7 problems")
         await switch(app, pilot, "f6")
         assert isinstance(app.screen, ProblemsScreen)
-        rows = cells(app.screen.query_one(ProblemsTable))
-        assert [(where, kept) for where, _problem, kept, _source in rows] == SAMPLE_PROBLEMS
-        assert rows[0][3] == "dollhouse · dollhouse" and rows[-1][3] == "openclaw · workspace"
-        assert "duplicate key `trustLevel`" in rows[0][1]
+        screen = app.screen
+        assert [(row.where, row.kept) for row in screen.shown] == SAMPLE_PROBLEMS
+        assert screen.shown[0].source == "dollhouse · dollhouse" and screen.shown[-1].source == "openclaw · workspace"
+        rows = cells(screen.query_one(ProblemsTable))  # as shown: a path cut keeps its file name and line
+        assert [row[0].rsplit("/", 1)[-1] for row in rows] == [where.rsplit("/", 1)[-1] for where, _kept in SAMPLE_PROBLEMS]
+        assert rows[0][1].startswith("duplicate key `trustLevel`") and rows[0][3] == "dollhouse · dollhouse"
         detail = str(app.screen.query_one("#problems-detail", Static).render())
         assert "release-train-notes.yaml:23" in detail and "kept: entry kept" in detail
         await press(app, pilot, "slash", *"skipped", "enter")

@@ -21,6 +21,7 @@ from app.tui.activity import Receipt, effect_summary, plural
 from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.widgets.clip import clip
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.nav import ColumnSpec, NavTable
 
@@ -117,9 +118,8 @@ class ActivityScreen(WorkbenchScreen):
         for index, receipt in enumerate(receipts):
             style = "bold" if not receipt.ok else ""
             title = ("\u2715 " if not receipt.ok else "") + one_line(receipt.title, 300)
-            table.add_cells(
-                {"time": Text(receipt.time), "what": Text(title, style=style), "files": Text(str(len(receipt.files)), justify="right")}, key=str(index)
-            )
+            what = Text(clip(title, table.width_of("what")), style=style)
+            table.add_cells({"time": Text(receipt.time), "what": what, "files": Text(str(len(receipt.files)), justify="right")}, key=str(index))
         if receipts:
             table.move_cursor(row=min(row, len(receipts) - 1))
         self._session_detail(table.cursor_row)
@@ -194,8 +194,8 @@ class ActivityScreen(WorkbenchScreen):
             cells = {
                 "when": Text(one_line(decision.time[:16].replace("T", " "), 20)),
                 "action": Text(one_line(action_of(decision), 30)),
-                "about": Text(one_line(entry.about, 120)),
-                "change": Text(effect_summary(decision.effect) or one_line(decision.reason, 200)),
+                "about": Text(clip(one_line(entry.about, 200), table.width_of("about"))),
+                "change": Text(clip(effect_summary(decision.effect) or one_line(decision.reason, 200), table.width_of("change"))),
                 "by": Text(one_line(decision.user, 30)),
             }
             table.add_cells(cells, key=str(index))

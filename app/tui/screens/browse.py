@@ -65,6 +65,17 @@ class CurationDone(Message):
     receipt: Receipt
 
 
+NARROW = 110  # columns below which the tree hides until `t` shows it
+
+
+def several_portfolios(memories: list[Memory]) -> bool:
+    """Whether some system has more than one portfolio open: the table then names each row's."""
+    seen: dict[str, set[str]] = {}
+    for memory in memories:
+        seen.setdefault(memory.system, set()).add(memory.portfolio)
+    return any(len(names) > 1 for names in seen.values())
+
+
 def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
     """ "12 to demote, 3 duplicates, 2 over budget": the counts a person acts on."""
     counts = Counter(s.kind for s in suggestions)
@@ -179,6 +190,7 @@ class BrowseScreen(WorkbenchScreen):
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
         self.memories, self.rows = message.memories, message.rows
+        self.query_one(MemoryTable).portfolio_column = several_portfolios(self.memories)
         self.query_one(PortfolioTree).build(self.memories)
         if self.scope != NodeRef() and not any(self.scope.matches(m) for m in self.memories):
             self.scope = NodeRef()
@@ -251,6 +263,10 @@ class BrowseScreen(WorkbenchScreen):
             return
         data = DetailData(memory=memory)
         try:
+            data.fortress = wb.system_info(memory.system).fortress_scores
+        except KeyError:
+            data.fortress = False
+        try:
             data.entries = wb.entry_texts(memory)
             data.findings = wb.findings(memory_id, data.entries)
         except Exception as error:  # noqa: BLE001 - an unreadable source shows as such
@@ -288,8 +304,22 @@ class BrowseScreen(WorkbenchScreen):
                 return
         table.focus()
 
+    def on_resize(self) -> None:
+        # Below NARROW columns the tree gives its room to the table; `t` shows it (and hides it).
+        narrow = self.size.width < NARROW
+        self.set_class(narrow, "-narrow")
+        if not narrow:
+            self.remove_class("-tree")
+
     def action_focus_tree(self) -> None:
-        self.query_one(PortfolioTree).focus()
+        """`t`: to the tree and back; on a narrow terminal it shows and hides the tree as well."""
+        tree, table = self.query_one(PortfolioTree), self.query_one(MemoryTable)
+        if self.has_class("-narrow"):
+            showing = not self.has_class("-tree")
+            self.set_class(showing, "-tree")
+            (tree if showing else table).focus()
+            return
+        (table if tree.has_focus else tree).focus()
 
     # -- the filter and backing out -------------------------------------------------------------
 
@@ -316,6 +346,10 @@ class BrowseScreen(WorkbenchScreen):
         if table.marked:
             table.clear_marks()
             self._update_status()
+            return True
+        if self.has_class("-tree"):
+            self.remove_class("-tree")
+            table.focus()
             return True
         pane = self.query_one("#browse-suggestions")
         if pane.display:

@@ -26,7 +26,8 @@ from app.tui.messages import MemoriesChanged, Notice
 from app.tui.priority import Refused, Step, order_step
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar
-from app.tui.widgets.nav import NavTable
+from app.tui.widgets.clip import clip
+from app.tui.widgets.nav import ColumnSpec, NavTable
 
 PlanKey = tuple[str, str, str]  # system, portfolio, scope
 
@@ -36,6 +37,15 @@ def plan_key(plan: BudgetPlan) -> PlanKey:
 
 
 NARROW = 110  # columns below which the panes stack
+PLAN_COLUMNS = (ColumnSpec("plan", "plan", None, least=20), ColumnSpec("use", "used / limit", 17), ColumnSpec("over", "", 4))
+ITEM_COLUMNS = (
+    ColumnSpec("order", "#", 3),
+    ColumnSpec("priority", "prio", 4),
+    ColumnSpec("memory", "memory", None, least=18),
+    ColumnSpec("cost", "cost", 7),
+    ColumnSpec("state", "", 9),
+    ColumnSpec("note", "note", None, least=20, from_width=100),
+)
 _REPEAT = "\u241e"  # between a row's key and the count that makes a repeated key unique
 
 
@@ -102,25 +112,19 @@ class BudgetScreen(WorkbenchScreen):
         yield workbench_footer()
 
     def on_mount(self) -> None:
-        # A width of None lets the column take what is left (the items' note).
-        columns: tuple[tuple[str, str, int | None], ...] = (("plan", "plan", 26), ("use", "used / limit", 16), ("over", "", 4))
-        plans = self.query_one("#budget-plans", DataTable)
-        for key, label, width in columns:
-            plans.add_column(Text(label), key=key, width=width)
-        items = self.query_one("#budget-items", DataTable)
-        columns = (
-            ("order", "#", 3),
-            ("priority", "prio", 4),
-            ("memory", "memory", 34),
-            ("cost", "cost", 7),
-            ("state", "", 10),
-            ("note", "note", None),
-        )
-        for key, label, width in columns:
-            items.add_column(Text(label), key=key, width=width)
+        self.query_one("#budget-plans", NavTable).set_columns(PLAN_COLUMNS)
+        self.query_one("#budget-items", NavTable).set_columns(ITEM_COLUMNS)
         self.watch(self.app, "generation", self._generation_moved, init=False)
         if self.workbench_app.generation:
             self.refresh_plans()
+
+    @on(NavTable.Relaid, "#budget-plans")
+    def _plans_relaid(self) -> None:
+        self._show_plans()
+
+    @on(NavTable.Relaid, "#budget-items")
+    def _items_relaid(self) -> None:
+        self._show_plan()
 
     def on_resize(self) -> None:
         # Side by side needs room; on a narrow terminal the panes stack (see the -narrow rules).
@@ -165,13 +169,13 @@ class BudgetScreen(WorkbenchScreen):
         self._show_plan()
 
     def _show_plans(self) -> None:
-        table = self.query_one("#budget-plans", DataTable)
+        table = self.query_one("#budget-plans", NavTable)
         table.clear()
         keys = unique_keys(["\u241f".join(plan_key(plan)) for plan in self.plans])
         for plan, key in zip(self.plans, keys, strict=True):
             limit = "\u2014" if plan.limit is None else f"{plan.limit:,}"
-            name = one_line(f"{plan.portfolio} \u00b7 {plan.scope}", 40)
-            table.add_row(Text(name), Text(f"{plan.used:,} / {limit}"), Text("over" if plan.over else ""), key=key)
+            name = clip(one_line(f"{plan.portfolio} \u00b7 {plan.scope}", 200), table.width_of("plan"))
+            table.add_cells({"plan": Text(name), "use": Text(f"{plan.used:,} / {limit}"), "over": Text("over" if plan.over else "")}, key=key)
         index = next((i for i, p in enumerate(self.plans) if plan_key(p) == self.selected), 0)
         table.move_cursor(row=index)
         what = "what-if (escape resets, w applies)" if self.shown_what_if else "as configured"
@@ -182,7 +186,7 @@ class BudgetScreen(WorkbenchScreen):
         plan = self.plan
         bar = self.query_one(BudgetBar)
         bar.plan = plan
-        items = self.query_one("#budget-items", DataTable)
+        items = self.query_one("#budget-items", NavTable)
         keep = self._highlighted_item()
         items.clear()
         notes = self.query_one("#budget-notes", Static)
@@ -196,15 +200,15 @@ class BudgetScreen(WorkbenchScreen):
             state = "truncated" if item.truncated else ("loads" if item.fits else "past cut")
             name = self._name_of(item.id)
             priority = self.priorities.get(item.id, self._stored_priority(item.id))
-            items.add_row(
-                Text(str(item.order)),
-                Text("" if priority is None else str(priority), justify="right", style="bold" if item.id in self.priorities else ""),
-                Text(one_line(name, 60)),
-                Text(f"{item.cost:,}", justify="right"),
-                Text(state, style="bold" if not item.fits or item.truncated else ""),
-                Text(one_line(item.note, 200)),
-                key=key,
-            )
+            cells = {
+                "order": Text(str(item.order)),
+                "priority": Text("" if priority is None else str(priority), justify="right", style="bold" if item.id in self.priorities else ""),
+                "memory": Text(clip(one_line(name, 200), items.width_of("memory"))),
+                "cost": Text(f"{item.cost:,}", justify="right"),
+                "state": Text(state, style="bold" if not item.fits or item.truncated else ""),
+                "note": Text(one_line(item.note, 200)),
+            }
+            items.add_cells(cells, key=key)
         row = next((i for i, item in enumerate(plan.items) if item.id == keep), 0)
         if plan.items:
             items.move_cursor(row=row)

@@ -20,6 +20,7 @@ from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
 from app.tui.problems import ProblemRow, read_problems
+from app.tui.widgets.clip import clip, clip_path
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.nav import ColumnSpec, NavTable
 
@@ -27,7 +28,7 @@ COLUMNS = (
     ColumnSpec("where", "where", 30),
     ColumnSpec("problem", "problem", None, least=24),
     ColumnSpec("kept", "what was kept", 26, from_width=100),
-    ColumnSpec("source", "from", 20, from_width=140),
+    ColumnSpec("source", "from", 24, from_width=140),
 )
 
 
@@ -95,10 +96,10 @@ class ProblemsScreen(WorkbenchScreen):
         table.clear()
         for index, problem in enumerate(self.shown):
             cells = {
-                "where": Text(one_line(problem.where, 200)),
-                "problem": Text(one_line(problem.message, 400)),
-                "kept": Text(one_line(problem.kept, 200)),
-                "source": Text(one_line(problem.source, 60)),
+                "where": Text(clip_path(one_line(problem.where, 400), table.width_of("where"))),
+                "problem": Text(clip(one_line(problem.message, 400), table.width_of("problem"))),
+                "kept": Text(clip(one_line(problem.kept, 200), table.width_of("kept"))),
+                "source": Text(clip(one_line(problem.source, 60), table.width_of("source"))),
             }
             table.add_cells(cells, key=str(index))
         if self.shown:

@@ -39,6 +39,7 @@ class DetailData:
     related: list[Suggestion] = field(default_factory=list)
     history: list[Decision] = field(default_factory=list)
     error: str | None = None
+    fortress: bool = False  # the memory's system scores on Memory Fortress's axes (the form shows)
 
 
 def _highlighted(text: str, findings: Sequence[Finding], budget: int) -> tuple[Text, int]:
@@ -200,21 +201,28 @@ class MemoryDetail(Vertical):
 
     def on_mount(self) -> None:
         self._update_fortress()
+        for selector in ("#fortress-title", "#fortress-form", "#fortress-result"):
+            self.query_one(selector).display = False
 
     def show(self, data: DetailData) -> None:
         self.data = data
         memory = data.memory
         title = Text(one_line(memory.name, 120), style="bold")
-        title.append(f"  {memory.system} · {memory.tier.value} · {memory.trust.value}", style="dim")
+        where = memory.system if memory.portfolio == memory.system else f"{memory.system} · {one_line(memory.portfolio, 40)}"
+        title.append(f"  {where} · {memory.tier.value} · {memory.trust.value}", style="dim")
         self.query_one("#detail-title", Static).update(title)
         self.query_one("#detail-content", Static).update(content_text(data))
         self.query_one("#detail-metadata", Static).update(metadata_text(memory))
         self.query_one("#detail-scores", Static).update(scores_text(data.salience))
         self.query_one("#detail-relations", Static).update(relations_text(memory, data.related))
         self.query_one("#detail-history", Static).update(history_text(data.history))
+        for selector in ("#fortress-title", "#fortress-form", "#fortress-result"):
+            self.query_one(selector).display = data.fortress
 
     def clear(self) -> None:
         self.data = None
+        for selector in ("#fortress-title", "#fortress-form", "#fortress-result"):
+            self.query_one(selector).display = False
         self.query_one("#detail-title", Static).update(Text("No memory selected"))
         for name in ("content", "metadata", "scores", "relations", "history"):
             self.query_one(f"#detail-{name}", Static).update(Text(""))

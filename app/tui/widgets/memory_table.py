@@ -26,6 +26,7 @@ from textual.strip import Strip
 
 from app.core.inert import one_line
 from app.core.model import Memory, TrustLevel
+from app.tui.widgets.clip import clip
 from app.tui.widgets.nav import list_bindings
 
 TRUST_BADGE = {
@@ -46,6 +47,7 @@ class MemoryRow:
     id: str
     name: str
     system: str
+    portfolio: str
     tier: str
     trust: TrustLevel
     priority: int | None
@@ -60,6 +62,7 @@ class MemoryRow:
             id=memory.id,
             name=one_line(memory.name, 200),
             system=memory.system,
+            portfolio=one_line(memory.portfolio, 60),
             tier=memory.tier.value,
             trust=memory.trust,
             priority=memory.priority,
@@ -91,6 +94,7 @@ def _number_key(value: float | int | None) -> tuple[int, float]:
 COLUMNS: tuple[Column, ...] = (
     Column("name", "Name", 0, lambda r: _text_key(r.name)),
     Column("system", "System", 10, lambda r: _text_key(r.system)),
+    Column("portfolio", "Portfolio", 14, lambda r: _text_key(r.portfolio)),
     Column("tier", "Tier", 10, lambda r: _text_key(r.tier)),
     Column("trust", "Trust", 13, lambda r: (-_severity(r.trust), r.name.casefold())),
     Column("priority", "Prio", 4, lambda r: _number_key(r.priority), right=True),
@@ -100,6 +104,26 @@ COLUMNS: tuple[Column, ...] = (
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
 NAME_MIN = 16
+NAME_COMFORT = 24  # below this the optional columns give way, in this order:
+OPTIONAL = ("updated", "system", "portfolio")
+
+
+def visible_columns(width: int, portfolio: bool) -> list[tuple[Column, int]]:
+    """The columns a table `width` cells wide shows, and their widths: the name takes what the
+    others leave; Updated, then System, then Portfolio give way before it drops under NAME_COMFORT
+    (so 80 columns keep Name, Tier, Trust, Prio, Salience and Tokens). Portfolio is there only when
+    asked for (several portfolios of one system are open)."""
+    columns = [c for c in COLUMNS if c.key != "portfolio" or portfolio]
+
+    def name_width(shown: list[Column]) -> int:
+        return width - sum(c.width for c in shown) - len(shown)
+
+    for key in OPTIONAL:
+        if name_width(columns) >= NAME_COMFORT:
+            break
+        columns = [c for c in columns if c.key != key]
+    name = max(NAME_MIN, name_width(columns))
+    return [(c, c.width or name) for c in columns]
 
 
 def _severity(trust: TrustLevel) -> int:
@@ -164,6 +188,7 @@ class MemoryTable(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(0, repaint=False)
     sort_column: reactive[str] = reactive("name", repaint=False)
     sort_reverse: reactive[bool] = reactive(False, repaint=False)
+    portfolio_column: reactive[bool] = reactive(False, repaint=False)  # several portfolios of one system are open
 
     @dataclass
     class MemoryHighlighted(Message):
@@ -233,7 +258,7 @@ class MemoryTable(ScrollView, can_focus=True):
         self._move(len(self.rows) - 1 if where < 0 else 0)
 
     def action_sort_next(self) -> None:
-        keys = list(COLUMN_KEYS)
+        keys = self.shown_columns if self.sort_column in self.shown_columns else list(COLUMN_KEYS)
         self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
         self.sort_reverse = False
         self._resort(self.selected_id)
@@ -252,7 +277,7 @@ class MemoryTable(ScrollView, can_focus=True):
     def column_at(self, x: int) -> str | None:
         """The key of the column under cell `x` of a line (scrolled content, not the screen)."""
         start = 0
-        for column, cell_width in zip(COLUMNS, self._widths(self.scrollable_content_region.width)):
+        for column, cell_width in self._layout(self.scrollable_content_region.width):
             if start <= x < start + cell_width + 1:
                 return column.key
             start += cell_width + 1
@@ -320,12 +345,18 @@ class MemoryTable(ScrollView, can_focus=True):
     # -- rendering -------------------------------------------------------------------------------
 
     def _total_width(self) -> int:
-        return sum(c.width for c in COLUMNS) + NAME_MIN + len(COLUMNS)
+        return sum(cell_width + 1 for _column, cell_width in self._layout(self.scrollable_content_region.width))
 
-    def _widths(self, width: int) -> list[int]:
-        fixed = sum(c.width for c in COLUMNS if c.width) + len(COLUMNS)
-        name = max(NAME_MIN, width - fixed)
-        return [c.width or name for c in COLUMNS]
+    def _layout(self, width: int) -> list[tuple[Column, int]]:
+        return visible_columns(width, self.portfolio_column)
+
+    @property
+    def shown_columns(self) -> list[str]:
+        return [column.key for column, _width in self._layout(self.scrollable_content_region.width)]
+
+    def watch_portfolio_column(self) -> None:
+        self.virtual_size = Size(self._total_width(), len(self.rows) + 1)
+        self._invalidate()
 
     @property
     def _base_style(self) -> Style:
@@ -358,7 +389,7 @@ class MemoryTable(ScrollView, can_focus=True):
     def _header_strip(self, width: int) -> Strip:
         style = self.get_component_rich_style("memory-table--header")
         segments: list[Segment] = []
-        for column, cell_width in zip(COLUMNS, self._widths(width)):
+        for column, cell_width in self._layout(width):
             arrow = (" ▼" if self.sort_reverse else " ▲") if column.key == self.sort_column else ""
             segments.append(Segment(set_cell_size(column.title + arrow, cell_width) + " ", style))
         return Strip(segments)
@@ -368,10 +399,10 @@ class MemoryTable(ScrollView, can_focus=True):
         if row.id in self.marked:
             base = base + self.get_component_rich_style("memory-table--marked")
         segments: list[Segment] = []
-        for column, cell_width in zip(COLUMNS, self._widths(width)):
+        for column, cell_width in self._layout(width):
             text = _cell(row, column.key)
-            if column.key == "name" and row.id in self.marked:
-                text = "● " + text
+            if column.key == "name":
+                text = clip(("● " if row.id in self.marked else "") + text, cell_width)
             text = text.rjust(cell_width) if column.right and cell_len(text) < cell_width else text
             segments.append(Segment(set_cell_size(text, cell_width), base + self._cell_style(row, column.key)))
             segments.append(Segment(" ", base))

@@ -49,7 +49,7 @@ def fit_columns(specs: Sequence[ColumnSpec], width: int) -> list[tuple[ColumnSpe
     shown = [spec for spec in specs if width >= spec.from_width]
     fixed = sum(spec.width or 0 for spec in shown)
     flexible = [spec for spec in shown if spec.width is None]
-    left = width - fixed - 2 * len(shown) - 1
+    left = width - fixed - 2 * len(shown) - 2  # cell padding, and a scrollbar
     share = left // len(flexible) if flexible else 0
     return [(spec, spec.width if spec.width is not None else max(spec.least, share)) for spec in shown]
 
@@ -79,6 +79,10 @@ class NavTable(DataTable[Text]):
     @property
     def shown_columns(self) -> list[str]:
         return [key for key, _width in self._laid]
+
+    def width_of(self, key: str, default: int = 40) -> int:
+        """The width column `key` was given (to cut a name to it at a word)."""
+        return next((cells for column, cells in self._laid if column == key), default)
 
     def set_columns(self, specs: Sequence[ColumnSpec]) -> None:
         self._specs = tuple(specs)

@@ -18,6 +18,7 @@ from textual.widgets.tree import TreeNode
 
 from app.core.inert import one_line
 from app.core.model import Memory, TrustLevel
+from app.tui.widgets.clip import clip
 from app.tui.widgets.nav import list_bindings
 
 NO_DOMAIN = "(no domain)"
@@ -69,14 +70,28 @@ def tally(memories: Iterable[Memory]) -> dict[NodeRef, _Tally]:
     return counts
 
 
+TITLE_CELLS = 18  # a node's name in the tree's width, the counts after it
+
+
 def _label(title: str, counts: _Tally) -> Text:
-    label = Text(one_line(title, 40))
+    label = Text(clip(one_line(title, 200), TITLE_CELLS))
     label.append(f" {counts.total}", style="dim")
     if counts.flagged:
         label.append(f" ⚑{counts.flagged}", style="bold")
     if counts.quarantined:
         label.append(f" ⛔{counts.quarantined}", style="bold")
     return label
+
+
+def repeated_levels(counts: dict[NodeRef, _Tally]) -> set[NodeRef]:
+    """Portfolio nodes that only repeat their system (its one portfolio, under the same name, as the
+    sample's `dollhouse 27` holding `dollhouse 27`): the tree leaves them out, and their tiers hang
+    from the system."""
+    portfolios: dict[str, list[NodeRef]] = {}
+    for ref in counts:
+        if ref.system is not None and ref.portfolio is not None and ref.tier is None:
+            portfolios.setdefault(ref.system, []).append(ref)
+    return {refs[0] for system, refs in portfolios.items() if len(refs) == 1 and refs[0].portfolio == system}
 
 
 class PortfolioTree(Tree[NodeRef]):
@@ -131,8 +146,12 @@ class PortfolioTree(Tree[NodeRef]):
         root.set_label(_label("All memories", self.counts.get(NodeRef(), _Tally())))
         root.data = NodeRef()
         children: dict[NodeRef, TreeNode[NodeRef]] = {NodeRef(): root}
+        repeats = repeated_levels(self.counts)
         for ref in sorted((r for r in self.counts if r != NodeRef()), key=self._ref_order):
             parent = children[self._parent_ref(ref)]
+            if ref in repeats:
+                children[ref] = parent  # the system's only portfolio, of the same name: one level
+                continue
             leaf = ref.domain is not None
             title = ref.domain or ref.tier or ref.portfolio or ref.system or ""
             node = parent.add_leaf(_label(title, self.counts[ref]), data=ref) if leaf else parent.add(_label(title, self.counts[ref]), data=ref)
