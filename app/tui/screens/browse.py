@@ -9,7 +9,7 @@ changed, and only those rows are built again.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -20,24 +20,35 @@ from textual.containers import Horizontal, Vertical
 from textual.lazy import Lazy
 from textual.message import Message
 from textual.widgets import Button, Header, Input, OptionList, Static
-from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from app.core.curate import Suggestion
 from app.core.inert import one_line
 from app.core.model import Memory
+from app.core.workbench import Workbench
 from app.tui.activity import Receipt, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
 from app.tui.priority import EARLIER, LATER, Refused, word
-from app.tui.screens.browse_changes import SUGGESTION_ACTIONS, Write, curation, pin_toggle, priority_step, undo_change
+from app.tui.screens.browse_changes import (
+    SUGGESTION_ACTIONS,
+    Preview,
+    Write,
+    change_preview,
+    curation,
+    merge_preview,
+    pin_toggle,
+    priority_step,
+    undo_change,
+)
+from app.tui.screens.confirm import ConfirmModal
 from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
-from app.tui.widgets.nav import NavOptionList
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
+from app.tui.widgets.suggestions_pane import SuggestionsPane
 
 
 @dataclass
@@ -63,6 +74,15 @@ class SuggestionsReady(Message):
 @dataclass
 class CurationDone(Message):
     receipt: Receipt
+    clear_marks: bool = False  # a merge: its marks are used up
+
+
+@dataclass
+class PreviewReady(Message):
+    preview: Preview
+    write: Write
+    what: str
+    clear_marks: bool = False
 
 
 NARROW = 110  # columns below which the tree hides until `t` shows it
@@ -74,15 +94,6 @@ def several_portfolios(memories: list[Memory]) -> bool:
     for memory in memories:
         seen.setdefault(memory.system, set()).add(memory.portfolio)
     return any(len(names) > 1 for names in seen.values())
-
-
-def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
-    """ "12 to demote, 3 duplicates, 2 over budget": the counts a person acts on."""
-    counts = Counter(s.kind for s in suggestions)
-    words = {"promote": "to promote", "demote": "to demote", "archive": "to archive", "merge": "duplicates", "split": "to split", "stale": "stale"}
-    parts = [f"{counts[k]} {w}" for k, w in words.items() if counts[k]]
-    parts.append(f"{over_budget} over budget")
-    return ", ".join(parts)
 
 
 class BrowseScreen(WorkbenchScreen):
@@ -119,9 +130,7 @@ class BrowseScreen(WorkbenchScreen):
                     yield Button("Retry (ctrl+r)", id="browse-retry", variant="primary")
                 yield FilterBar(id="browse-filter")
                 yield CurationTable(id="browse-table")
-                with Vertical(id="browse-suggestions"):
-                    yield Static(Text("Suggestions: computing…"), id="suggestions-summary")
-                    yield NavOptionList(id="suggestions-list")
+                yield SuggestionsPane(id="browse-suggestions")
                 # The detail pane (five tabs, a form) mounts right after the first frame: the table
                 # is what the first screen needs.
                 yield Lazy(MemoryDetail(id="browse-detail"))
@@ -190,7 +199,9 @@ class BrowseScreen(WorkbenchScreen):
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
         self.memories, self.rows = message.memories, message.rows
-        self.query_one(MemoryTable).portfolio_column = several_portfolios(self.memories)
+        table = self.query_one(MemoryTable)
+        table.portfolio_column = several_portfolios(self.memories)
+        table.prune_marks({m.id for m in self.memories})
         self.query_one(PortfolioTree).build(self.memories)
         if self.scope != NodeRef() and not any(self.scope.matches(m) for m in self.memories):
             self.scope = NodeRef()
@@ -418,14 +429,34 @@ class BrowseScreen(WorkbenchScreen):
             self.notify("Mark the memories to merge with space; the highlighted one is kept", severity="warning", markup=False)
             return
         write = curation("merge", [memory.id, *others], memory.name)
+        keep = memory.id
         if write is not None:
-            self.run_change(write, f"merge {len(others)} into {one_line(memory.name, 60)}")
+            self.preview(lambda wb: merge_preview(wb, keep, others), write, f"merge {len(others)} into {one_line(memory.name, 60)}", clear_marks=True)
 
     def action_undo(self) -> None:
         self.run_change(undo_change(), "undo")
 
+    @work(thread=True, exclusive=True, group="browse-preview", exit_on_error=False)
+    def preview(self, show: Callable[[Workbench], Preview], write: Write, what: str, clear_marks: bool = False) -> None:
+        """The change shown first (a merge, a suggestion): its dry run, then a prompt."""
+        try:
+            found = show(self.workbench)
+        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
+            self.post_message(Notice(error_text(error), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
+            return
+        self.post_message(PreviewReady(found, write, what, clear_marks))
+
+    def on_preview_ready(self, message: PreviewReady) -> None:
+        found = message.preview
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_change(message.write, message.what, clear_marks=message.clear_marks)
+
+        self.app.push_screen(ConfirmModal(found.title, found.summary, found.plan, verb=found.verb), answered)
+
     @work(thread=True, exclusive=True, group="curate", exit_on_error=False)
-    def run_change(self, write: Write, what: str) -> None:
+    def run_change(self, write: Write, what: str, clear_marks: bool = False) -> None:
         """Run one change; its receipt goes to the Activity screen, a refusal is said (and kept
         there too: nothing was written)."""
         wb = self.workbench
@@ -441,10 +472,13 @@ class BrowseScreen(WorkbenchScreen):
             return
         app.record(receipt)
         app.written(wb.changed)
-        self.post_message(CurationDone(receipt))
+        self.post_message(CurationDone(receipt, clear_marks))
 
     def on_curation_done(self, message: CurationDone) -> None:
         receipt = message.receipt
+        if message.clear_marks:
+            self.query_one(MemoryTable).clear_marks()
+            self._update_status()
         files = len(receipt.files)
         tail = f"{files} file{'' if files == 1 else 's'} written · F7 shows the receipt" if files else "kept in the ledger · F7 shows the receipt"
         self.notify(f"{receipt.title}\n{tail}", title="Done", markup=False)
@@ -473,26 +507,11 @@ class BrowseScreen(WorkbenchScreen):
 
     def on_suggestions_ready(self, message: SuggestionsReady) -> None:
         self.suggestions = message.suggestions
-        self.query_one("#suggestions-summary", Static).update(
-            Text("Suggestions: " + suggestion_summary(message.suggestions, message.over_budget) + " · enter applies")
-        )
-        options = self.query_one("#suggestions-list", OptionList)
-        was = options.highlighted or 0
-        options.clear_options()
-        options.add_options(Option(self._suggestion_prompt(s), id=f"s{i}") for i, s in enumerate(message.suggestions))
-        if message.suggestions:
-            options.highlighted = min(was, len(message.suggestions) - 1)
+        self.query_one(SuggestionsPane).show(message.suggestions, message.over_budget)
 
-    def _suggestion_prompt(self, s: Suggestion) -> Text:
-        prompt = Text(f"{s.kind:<8}", style="bold")
-        prompt.append(" " + one_line(s.reason, 160))
-        return prompt
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        if event.option_list.id != "suggestions-list" or event.option.id is None:
-            return
-        event.stop()
-        suggestion = self.suggestions[int(event.option.id[1:])]
+    def on_suggestions_pane_chosen(self, message: SuggestionsPane.Chosen) -> None:
+        """Enter on a suggestion shows the change it proposes first (the core's dry run)."""
+        suggestion = message.suggestion
         action = SUGGESTION_ACTIONS.get(suggestion.kind)
         ids = list(suggestion.ids) if action == "merge" else [suggestion.ids[0]]
         write = curation(action, ids, self._name_of(ids[0])) if action is not None else None
@@ -501,4 +520,10 @@ class BrowseScreen(WorkbenchScreen):
             self.notify(f"{suggestion.kind}: decide by hand; showing {one_line(suggestion.ids[0], 80)}", severity="warning", markup=False)
             self.show_memory(suggestion.ids[0])
             return
-        self.run_change(write, f"{action} {one_line(suggestion.ids[0], 80)}")
+        what = f"{action} {one_line(self._name_of(ids[0]), 80)}"
+        if action == "merge":
+            keep, others = ids[0], ids[1:]
+            self.preview(lambda wb: merge_preview(wb, keep, others), write, what)
+        else:
+            first = ids[0]
+            self.preview(lambda wb: change_preview(wb, action, first), write, what)

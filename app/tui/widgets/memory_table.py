@@ -210,11 +210,17 @@ class MemoryTable(ScrollView, can_focus=True):
     # -- data ------------------------------------------------------------------------------------
 
     def show(self, rows: Sequence[MemoryRow], *, keep: str | None = None) -> None:
-        """Replace the rows (sorted by the current column); keep the cursor on `keep` if present."""
+        """Replace the rows (sorted by the current column); keep the cursor on `keep` if present.
+        Marks stay on rows a filter or a tree node hides (`prune_marks` drops the gone ones)."""
         keep = keep if keep is not None else self.selected_id
         self._source = rows
-        self.marked &= {r.id for r in rows}
         self._resort(keep)
+
+    def prune_marks(self, ids: set[str]) -> None:
+        """Drop the marks of memories that are not there any more (after a read)."""
+        if self.marked - ids:
+            self.marked &= ids
+            self._invalidate()
 
     @property
     def selected_id(self) -> str | None:
