@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -36,3 +40,33 @@ def load_settings(config_dir: Path, problems: list[Problem]) -> Settings:
         where = ".".join(str(p) for p in first["loc"])
         problems.append(Problem(path=str(path), message=f"`{where}`: {first['msg']}", kept="defaults used"))
     return Settings()
+
+
+_THEME_LINE = re.compile(rb"^theme[ \t]*:[^\n]*$", re.MULTILINE)
+
+
+def save_theme(config_dir: Path, theme: str) -> Path:
+    """Keep `theme` in config.yaml: its top-level `theme:` line is rewritten (or one is added at the
+    end), every other byte stays as it was; the file is replaced atomically. Returns its path."""
+    path = config_dir / "config.yaml"
+    line = f"theme: {json.dumps(theme)}".encode()  # a JSON string is a YAML string
+    old = read_file(str(path), 256 * 1024) if os.path.lexists(path) else b""
+    if _THEME_LINE.search(old):
+        new = _THEME_LINE.sub(lambda _match: line, old, count=1)
+    else:
+        new = old + (b"" if not old or old.endswith(b"\n") else b"\n") + line + b"\n"
+    config_dir.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    fd, tmp = tempfile.mkstemp(prefix=".config.yaml.", dir=config_dir)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(new)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path

@@ -20,6 +20,7 @@ from app.core.change.applier import Applier
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
+from app.core.config import save_theme
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
 from app.core.load import findings as findings_cache
 from app.core.load import litter
@@ -87,6 +88,7 @@ class Workbench:
         # The faces' worker threads read while a write refreshes: state is swapped under this lock.
         self._lock = threading.RLock()
         self.changed: list[str] = []  # ids the last write changed, added or removed
+        self.written: list[str] = []  # absolute paths the last write wrote, created or removed
         self._load_problems: list[Problem] = []
 
     # -- loading --------------------------------------------------------------------------------
@@ -377,7 +379,15 @@ class Workbench:
         return out
 
     def history(self, memory_id: str) -> list[Decision]:
+        """The trust decisions on one memory, oldest first (see `memory_history` for every change)."""
         return self._applier.ledger.history(memory_id)
+
+    def memory_history(self, memory_id: str) -> list[Decision]:
+        """Everything the ledger holds about one memory, oldest first: its trust decisions and every
+        curation change (promote, demote, pin, priority, a merge that kept or took it, an undo)."""
+        changes = [change for change in self.changes() if _about(change, memory_id)]
+        order = {decision.id: index for index, decision in enumerate(self._applier.ledger.decisions())}  # the ledger's own order
+        return sorted([*self.history(memory_id), *changes], key=lambda decision: order.get(decision.id, len(order)))
 
     def counts(self) -> dict[str, Counter[str]]:
         return {
@@ -436,6 +446,10 @@ class Workbench:
         """What a face may offer for a system's memories and budgets (a what-if, say), by name."""
         return registry.system(name).info
 
+    def save_theme(self, theme: str) -> Path:
+        """Keep a theme chosen in a face in the settings file (config.yaml); returns its path."""
+        return save_theme(self.locations.config, theme)
+
     @staticmethod
     def discover_standard(home: Path | None = None) -> list[PortfolioRef]:
         return standard_locations(home)
@@ -481,6 +495,7 @@ class Workbench:
                 outcomes.append(outcome)
         finally:
             # Even when an unexpected error ends the batch, what was written is shown.
+            self.written = list(written)
             self._refresh(touched, written)
         return outcomes
 
@@ -527,6 +542,12 @@ class Workbench:
         """Every curation change and undo, oldest first."""
         return self._applier.changes()
 
+    def decisions(self) -> list[Decision]:
+        """The ledger about the portfolios open now, oldest first: every trust decision, curation
+        change (a budget too) and undo."""
+        keys = [f"{system}:{name}" for system, name in self._portfolios]
+        return [d for d in self._applier.ledger.decisions() if any(d.memory_id == key or d.memory_id.startswith(f"{key}:") for key in keys)]
+
     def pinned_ids(self) -> set[str]:
         return self._applier.pinned_ids()
 
@@ -555,6 +576,7 @@ class Workbench:
 
     def _written(self, outcome: Outcome) -> Outcome:
         if isinstance(outcome, Decision):
+            self.written = list(self._applier.written)
             self._refresh(self._applier.touched, self._applier.written)
         return outcome
 
@@ -638,6 +660,16 @@ def _inside(root: str, paths: Sequence[str]) -> set[str]:
         elif path.startswith(base.rstrip(os.sep) + os.sep):
             out.add(Path(os.path.relpath(path, base)).as_posix())
     return out
+
+
+def _about(change: Decision, memory_id: str) -> bool:
+    """Whether a curation change is about `memory_id`: its subject, or a memory a merge (or the undo
+    of one) took or put back."""
+    if change.memory_id == memory_id:
+        return True
+    parts = change.effect.get("parts") or []
+    merged = change.effect.get("merged") or []
+    return any(part == memory_id or (isinstance(part, dict) and part.get("memory_id") == memory_id) for part in [*parts, *merged])
 
 
 def _differs(a: Memory | None, b: Memory | None) -> bool:

@@ -3,7 +3,7 @@
 The app owns the facade and the load: the startup pipeline runs in a named, exclusive thread worker
 and its phase events come back as messages (PhaseChanged), so the first screen is up at once and
 fills in as the deferred phases finish. Screens are modes (browse, search, review, budget,
-timeline); they read `app.workbench` when `generation` moves (each finished load bumps it) and never
+timeline, problems, activity); they read `app.workbench` when `generation` moves (each finished load bumps it) and never
 touch files, SQLite or Whoosh themselves. After a write the facade has re-read only what it touched;
 the app hands `workbench.changed` to every screen as MemoriesChanged, so each refreshes just those.
 """
@@ -14,21 +14,29 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.theme import Theme
+from textual.widgets import Input
 
-from app.core.inert import inert
+from app.core.inert import inert, one_line
 from app.core.locations import themes_dir
-from app.core.model import PhaseEvent, TrustLevel
+from app.core.model import PhaseEvent, Problem, TrustLevel
 from app.core.workbench import Workbench
+from app.tui.activity import Receipt, load_receipt
 from app.tui.commands import WorkbenchCommands
-from app.tui.messages import ChangeReverted, LoadFailed, MemoriesChanged, Notice, PhaseChanged, WorkbenchLoaded
+from app.tui.errors import error_text
+from app.tui.messages import ChangeReverted, LoadFailed, MemoriesChanged, Notice, OpenPaths, PhaseChanged, ReceiptMade, Warned, WorkbenchLoaded
+from app.tui.problems import ProblemRow, binding_ids, keymap_problems
+from app.tui.screens.activity import ActivityScreen
 from app.tui.screens.browse import BrowseScreen
 from app.tui.screens.budget import BudgetScreen
 from app.tui.screens.help import HelpScreen
+from app.tui.screens.problems import ProblemsScreen
 from app.tui.screens.review import ReviewScreen
 from app.tui.screens.search import SearchScreen
 from app.tui.screens.timeline import TimelineScreen
@@ -45,23 +53,33 @@ class MemoryWorkbenchApp(App[None]):
         "review": ReviewScreen,
         "budget": BudgetScreen,
         "timeline": TimelineScreen,
+        "problems": ProblemsScreen,
+        "activity": ActivityScreen,
     }
     DEFAULT_MODE = "browse"
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
-        Binding("f1", "help", "Help", id="help"),
-        Binding("f2", "app.switch_mode('browse')", "Browse", id="mode-browse"),
-        Binding("slash", "app.switch_mode('search')", "Search", id="mode-search"),
-        Binding("f3", "app.switch_mode('review')", "Review", id="mode-review"),
-        Binding("f4", "app.switch_mode('budget')", "Budget", id="mode-budget"),
-        Binding("f5", "app.switch_mode('timeline')", "Timeline", id="mode-timeline"),
-        Binding("ctrl+r", "rescan", "Rescan", id="rescan"),
+        # The footer shows the screen's own keys and `?`; `?` lists these as well.
+        Binding("ctrl+q", "quit", "Quit", show=False, id="quit", priority=True),
+        Binding("question_mark,f1", "help", "Keys", tooltip="Every key that works here", id="help"),
+        Binding("f2", "app.switch_mode('browse')", "Browse", show=False, id="mode-browse"),
+        Binding("ctrl+f", "app.switch_mode('search')", "Search", tooltip="Search every memory (the full search screen)", show=False, id="mode-search"),
+        Binding("f3", "app.switch_mode('review')", "Review", tooltip="The review queue", show=False, id="mode-review"),
+        Binding("f4", "app.switch_mode('budget')", "Budget", tooltip="Budgets: what each agent loads at startup", show=False, id="mode-budget"),
+        Binding("f5", "app.switch_mode('timeline')", "Timeline", tooltip="The startup timeline", show=False, id="mode-timeline"),
+        Binding(
+            "f6", "app.switch_mode('problems')", "Problems", tooltip="Every problem of the read, and the workbench's warnings", show=False, id="mode-problems"
+        ),
+        Binding("f7", "app.switch_mode('activity')", "Activity", tooltip="What this session changed and read, and the history", show=False, id="mode-activity"),
+        Binding("ctrl+r", "rescan", "Rescan", tooltip="Read every portfolio again", show=False, id="rescan"),
     ]
 
     generation: reactive[int] = reactive(0)  # bumped by every finished load
     event_count: reactive[int] = reactive(0)  # bumped by every phase event (the live timeline)
     loading: reactive[bool] = reactive(True)
     load_error: reactive[str] = reactive("")  # why the last load failed ("" when it did not)
+    progress: reactive[str] = reactive("")  # the load in progress, with counts ("parse 40 of 78")
+    warning_count: reactive[int] = reactive(0)  # bumped by every warning of the workbench's own
+    activity_count: reactive[int] = reactive(0)  # bumped by every receipt
 
     def __init__(
         self,
@@ -72,25 +90,43 @@ class MemoryWorkbenchApp(App[None]):
         theme: str | None = None,
         keymap: dict[str, str] | None = None,
         load: bool = True,
+        warnings: Sequence[Problem] = (),
     ) -> None:
+        """`warnings` are the settings file's problems (read by the command line before the app)."""
         super().__init__()
         self.workbench = workbench
         self.paths = paths
         self.notice = notice
         self.events: list[PhaseEvent] = []
         self.autoload = load
+        self.warnings: list[ProblemRow] = [ProblemRow.of("settings", problem) for problem in warnings]
+        self.activity: list[Receipt] = []
         self._listeners: weakref.WeakSet[Screen[None]] = weakref.WeakSet()
+        self._loaded_memories: int | None = None
+        self._clashes: set[frozenset[str]] = set()
         bundle = load_theme_dirs(themes_dir(), workbench.locations.config / "themes")
         for loaded in bundle.themes:
             self.register_theme(loaded)
         self.theme_errors = bundle.errors
-        wanted = theme or DEFAULT_THEME
-        self.theme = wanted if wanted in self.available_themes else "textual-dark"
+        self.warnings += [ProblemRow("theme", "", None, error, "theme not loaded") for error in bundle.errors]
+        self.theme = self._starting_theme(theme)
+        self._kept_theme = self.theme
+        config = str(workbench.locations.config / "config.yaml")
+        self.warnings += keymap_problems(keymap or {}, binding_ids(), config)
         if keymap:
             self.set_keymap(keymap)
         # An agent that re-saves a file from its stale read silently undoes our change (docs/security.md
         # section 5, step 7): the core watches each saved file for a few seconds and we tell the person.
         workbench.watch_reverts(self._reverted)
+
+    def _starting_theme(self, wanted: str | None) -> str:
+        """The theme asked for, else the documented default, saying so in the Problems."""
+        if wanted is None or wanted in self.available_themes:
+            return wanted or (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark")
+        fallback = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+        names = ", ".join(sorted(name for name in self.available_themes if not name.startswith("textual")))
+        self.warnings.append(ProblemRow("theme", "theme", None, f"no theme named {wanted!r} (the workbench's themes: {names})", f"{fallback} used"))
+        return fallback
 
     def _reverted(self, path: Path, data: bytes | None) -> None:
         """Called from a watch thread, which may outlive the app: posting is safe either way."""
@@ -103,25 +139,95 @@ class MemoryWorkbenchApp(App[None]):
     def on_notice(self, message: Notice) -> None:
         self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout, markup=False)
 
+    def on_key(self, event: events.Key) -> None:
+        """A key typed right after one that moved the focus to an input (`/` and a word, typed fast)
+        was already on its way up from the widget that had the focus. An input stops the keys it
+        takes, so a printable key that reaches the app while an input has the focus is the input's."""
+        focused = self.screen.focused
+        if isinstance(focused, Input) and event.is_printable and event.character:
+            event.stop()
+            focused.insert_text_at_cursor(event.character)
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)
 
     def on_mount(self) -> None:
         if self.notice:
             self.notify(self.notice, title="Sample portfolio", timeout=6)
-        for error in self.theme_errors:
-            self.notify(error, title="Theme not loaded", severity="warning", timeout=8)
+        if self.warnings:
+            noun = "warning" if len(self.warnings) == 1 else "warnings"
+            self.notify(f"{len(self.warnings)} {noun} about the settings, themes or keys: F6 lists them.", title="Problems", severity="warning", timeout=8)
+        self.theme_changed_signal.subscribe(self, self._theme_chosen)
+        self.sub_title = self.counts_line()
         if self.autoload:
             self.load()
+
+    # -- warnings and receipts -------------------------------------------------------------------
+
+    def warn(self, row: ProblemRow) -> None:
+        """A warning of the workbench's own, for the Problems screen and the header's count."""
+        self.warnings.append(row)
+        self.warning_count += 1
+        self.sub_title = self.counts_line()
+
+    def on_warned(self, message: Warned) -> None:
+        self.warn(message.row)
+
+    def on_open_paths(self, message: OpenPaths) -> None:
+        self.paths = list(message.paths)
+        self.notify(", ".join(one_line(str(path), 120) for path in self.paths), title="Opening", markup=False)
+        self.load()
+
+    def record(self, receipt: Receipt) -> None:
+        """From any thread: a receipt for the Activity screen."""
+        self.post_message(ReceiptMade(receipt))
+
+    def on_receipt_made(self, message: ReceiptMade) -> None:
+        self.activity.append(message.receipt)
+        self.activity_count += 1
+
+    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
+        """A keymap that gives one key to two bindings here: said once in the Problems."""
+        ids = frozenset(binding.id or binding.action for binding in clashed_bindings)
+        if ids in self._clashes:
+            return
+        self._clashes.add(ids)
+        keys = ", ".join(sorted({binding.key for binding in clashed_bindings}))
+        config = str(self.workbench.locations.config / "config.yaml")
+        self.call_later(
+            self.warn, ProblemRow("keymap", config, None, f"{keys} is given to more than one binding here ({', '.join(sorted(ids))})", "the keymap wins")
+        )
+
+    def _theme_chosen(self, theme: Theme) -> None:
+        """A theme chosen in the app (the palette) is kept in the settings file."""
+        if theme.name != self._kept_theme:
+            self._kept_theme = theme.name
+            self._keep_theme(theme.name)
+
+    @work(thread=True, exclusive=True, group="settings", name="keep-theme", exit_on_error=False)
+    def _keep_theme(self, name: str) -> None:
+        try:
+            path = self.workbench.save_theme(name)
+        except Exception as error:  # noqa: BLE001 - said, never a crash
+            self.post_message(
+                Warned(ProblemRow("settings", "config.yaml", None, f"the theme {name!r} could not be kept: {error_text(error)}", "used for this session only"))
+            )
+            return
+        self.post_message(Notice(f"{name} is kept in {path}", title="Theme"))
 
     # -- loading ---------------------------------------------------------------------------------
 
     def action_rescan(self) -> None:
+        if self.generation:
+            noun = "portfolio" if len(self.workbench.portfolios) == 1 else "portfolios"
+            where = ", ".join(one_line(str(path), 60) for path in self.paths)
+            self.notify(f"Re-reading {len(self.workbench.portfolios)} {noun} from {where}", title="Rescan", markup=False)
         self.load()
 
     def load(self) -> None:
         self.loading = True
         self.load_error = ""
+        self.progress = "starting"
         self._load()
 
     @work(thread=True, exclusive=True, group="load", name="load", exit_on_error=False)
@@ -132,25 +238,38 @@ class MemoryWorkbenchApp(App[None]):
         try:
             result = self.workbench.open(self.paths, emit=emit)
         except Exception as error:  # noqa: BLE001 - shown to the person, never a crash
-            self.post_message(LoadFailed(f"{type(error).__name__}: {error}"))
+            self.post_message(LoadFailed(error_text(error)))
             return
         self.post_message(WorkbenchLoaded(result))
 
     def on_phase_changed(self, message: PhaseChanged) -> None:
-        if message.event.status == "start" and message.event.phase == "discover":
+        event = message.event
+        if event.status == "start" and event.phase == "discover":
             self.events = []
-        self.events.append(message.event)
+        self.events.append(event)
         self.event_count += 1
+        if self.loading:
+            self.progress = phase_progress(event)
+            self.sub_title = f"loading · {self.progress}"
 
     def on_workbench_loaded(self, message: WorkbenchLoaded) -> None:
+        again = self.generation > 0
+        receipt = load_receipt(self.workbench, list(self.paths), again, self._loaded_memories)
+        self._loaded_memories = len(self.workbench.memories)
         self.loading = False
+        self.progress = ""
         self.generation += 1
         self.sub_title = self.counts_line()
+        self.record(receipt)
+        if again:
+            self.notify(receipt.title + "\n" + "\n".join(receipt.files), title="Rescan done", markup=False)
 
     def on_load_failed(self, message: LoadFailed) -> None:
         # The screens show it in their empty state, with a retry; `memwb` exits non-zero after it.
         self.loading = False
+        self.progress = ""
         self.load_error = message.error
+        self.sub_title = self.counts_line()
         self.notify(message.error, title="Could not read the portfolios", severity="error", timeout=10, markup=False)
 
     @property
@@ -173,13 +292,31 @@ class MemoryWorkbenchApp(App[None]):
         for screen in list(self._listeners):
             screen.post_message(MemoriesChanged(message.ids))
 
+    @property
+    def problem_count(self) -> int:
+        """Every problem of the read, the workbench's own warnings, and a failed load."""
+        read = len(self.workbench.problems()) if self.generation else 0
+        return read + len(self.warnings) + (1 if self.load_error else 0)
+
     def counts_line(self) -> str:
-        """The header's counts: memories, flagged, quarantined, budgets over."""
+        """The header's counts: memories, flagged, quarantined, budgets over, problems."""
+        problems = self.problem_count
+        tail = f"{problems} problem{'' if problems == 1 else 's'}"
+        if not self.generation:
+            return tail
         memories = self.workbench.memories
         flagged = sum(m.trust is TrustLevel.FLAGGED for m in memories)
         quarantined = sum(m.trust is TrustLevel.QUARANTINED for m in memories)
         over = sum(plan.over for plan in self.workbench.budgets())
-        return f"{len(memories):,} memories · {flagged} flagged · {quarantined} quarantined · {over} budgets over"
+        if self.size.width < NARROW:  # the tree's badges: ⚑ flagged, ⛔ quarantined
+            return f"{len(memories):,} memories · ⚑{flagged} ⛔{quarantined} · {over} over budget · {tail}"
+        return f"{len(memories):,} memories · {flagged} flagged · {quarantined} quarantined · {over} budgets over · {tail}"
+
+    def on_resize(self, event: events.Resize) -> None:
+        # On a narrow terminal the header says "memwb", so every count (problems last) stays in view.
+        self.title = SHORT_TITLE if event.size.width < NARROW else self.TITLE
+        if not self.loading:
+            self.sub_title = self.counts_line()
 
     # -- help ------------------------------------------------------------------------------------
 
@@ -193,3 +330,16 @@ class MemoryWorkbenchApp(App[None]):
         show_memory = getattr(screen, "show_memory", None)
         if callable(show_memory):
             show_memory(memory_id)
+
+
+NARROW = 110  # columns below which the header is shortened
+SHORT_TITLE = "memwb"
+
+
+def phase_progress(event: PhaseEvent) -> str:
+    """ "parse 40 of 78": the phase running and how far it is, for the header and the browse status."""
+    if event.total:
+        return f"{event.phase} {event.done:,} of {event.total:,}"
+    if event.done:
+        return f"{event.phase} · {event.done:,} done"
+    return event.phase

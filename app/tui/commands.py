@@ -25,8 +25,13 @@ from textual.worker import Worker
 
 from app.core.inert import one_line
 from app.core.search import QuerySyntaxError
+from app.core.workbench import Workbench
+from app.tui.activity import refused
 from app.tui.context import workbench_app
-from app.tui.messages import Notice
+from app.tui.errors import error_text
+from app.tui.messages import Notice, OpenPaths, Warned
+from app.tui.problems import ProblemRow
+from app.tui.screens.browse_changes import undo_change
 from app.tui.widgets.path_prompt import PathPrompt
 
 SCREENS = (
@@ -35,6 +40,8 @@ SCREENS = (
     ("Review queue", "review", "Findings and trust, most severe first"),
     ("Budgets", "budget", "What each agent loads at startup and where the budget cuts"),
     ("Startup timeline", "timeline", "The core's load phases as they ran"),
+    ("Problems", "problems", "Every problem of the read (file, line, what was kept) and the workbench's warnings"),
+    ("Activity and history", "activity", "A receipt for every change and load of this session; everything the ledger holds"),
 )
 
 # (action name on the screen, palette title, help)
@@ -46,6 +53,8 @@ MEMORY_ACTIONS = (
     ("promote", "Promote this memory", "Move it to a hotter tier, in its own system"),
     ("demote", "Demote this memory", "Move it to a colder tier, in its own system"),
     ("pin", "Pin this memory", "Keep it where it is; suggestions leave it alone"),
+    ("load_earlier", "Load this memory earlier", "A smaller priority number: it loads earlier at startup"),
+    ("load_later", "Load this memory later", "A bigger priority number: it loads later at startup"),
     ("undo", "Undo the latest change", "Reverse the latest curation change, byte for byte"),
 )
 
@@ -169,15 +178,18 @@ class WorkbenchCommands(Provider):
         which only posts messages (the app may be gone by the time it ends)."""
         app = workbench_app(self.app)
         workbench = app.workbench
+        write = undo_change("undo from the command palette")
 
         def undo() -> None:
             try:
-                workbench.undo(reason="undo from the command palette")
+                receipt = write(workbench)
             except Exception as error:  # noqa: BLE001 - shown, never a crash
-                app.post_message(Notice(one_line(str(error), 200), title="Nothing undone", severity="error"))
+                app.record(refused(workbench, "undo", error))
+                app.post_message(Notice(error_text(error, 200), title="Nothing undone", severity="error"))
                 return
+            app.record(receipt)
             app.written(workbench.changed)
-            app.post_message(Notice("The latest change was undone.", title="Undo"))
+            app.post_message(Notice(receipt.title, title="Undo"))
 
         return app.run_worker(undo, name="undo", group="change", thread=True, exclusive=True, exit_on_error=False)
 
@@ -188,9 +200,26 @@ class WorkbenchCommands(Provider):
         if value:
             self._open_portfolio(value)
 
-    def _open_portfolio(self, value: str) -> None:
+    def _open_portfolio(self, value: str) -> Worker[None]:
+        """Look at the path first (in the "open-portfolio" worker): a path that holds no portfolio
+        keeps what is open now, says why, and is listed among the problems."""
         app = workbench_app(self.app)
         path = Path(value).expanduser()
-        app.paths = [path]
-        app.notify(one_line(str(path), 120), title="Opening portfolio")
-        app.action_rescan()
+
+        def check() -> None:
+            problems = Workbench.check_paths([path])
+            if problems:
+                why = problems[0].message
+                app.post_message(Warned(ProblemRow("open", str(path), None, why, "the portfolios open stay open")))
+                app.post_message(
+                    Notice(
+                        f"{one_line(str(path), 120)}: {one_line(why, 200)}. The portfolios open stay as they are.",
+                        title="Not opened",
+                        severity="error",
+                        timeout=10,
+                    )
+                )
+                return
+            app.post_message(OpenPaths([path]))
+
+        return app.run_worker(check, name="open-portfolio", group="open-portfolio", thread=True, exclusive=True, exit_on_error=False)

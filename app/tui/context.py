@@ -12,11 +12,15 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from textual.app import App
+from textual.binding import Binding
 from textual.screen import Screen
+from textual.widgets import Footer
 
 from app.core.model import PhaseEvent
 from app.core.workbench import Workbench
+from app.tui.activity import Receipt
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.problems import ProblemRow
 
 
 class WorkbenchHost(Protocol):
@@ -27,13 +31,20 @@ class WorkbenchHost(Protocol):
     generation: int  # moves once per finished load
     loading: bool
     load_error: str  # why the last load failed, "" when it did not
+    progress: str  # the load in progress, with counts
     events: list[PhaseEvent]  # of the load in progress
+    warnings: list[ProblemRow]  # the workbench's own (settings, themes, keymap, opening)
+    activity: list[Receipt]  # this session's receipts, oldest first
 
     def action_rescan(self) -> None: ...
 
     def listen(self, screen: Screen[None]) -> None: ...
 
     def written(self, ids: Sequence[str]) -> None: ...
+
+    def record(self, receipt: Receipt) -> None: ...
+
+    def warn(self, row: ProblemRow) -> None: ...
 
     def open_memory(self, memory_id: str) -> None: ...
 
@@ -61,9 +72,24 @@ def workbench_app(app: App[Any]) -> HostApp:
     return cast("HostApp", app)
 
 
+BACK = "Let go of a filter, marks or a what-if; then back to browsing"
+# A screen with few keys of its own shows escape in its footer (the others list it under `?`).
+SHOWN_BACK = Binding("escape,q", "back", "Back", tooltip=BACK, id="back")
+
+
+def workbench_footer() -> Footer:
+    """Every screen's footer: compact, so a screen's keys fit in 80 columns."""
+    return Footer(compact=True)
+
+
 class WorkbenchScreen(Screen[None]):
     """A screen over the facade: typed access to it, told of every write (MemoriesChanged), and a
-    Notice its thread workers post instead of calling into the event loop."""
+    Notice its thread workers post instead of calling into the event loop.
+
+    Escape and `q` back out: first of what the screen holds (a filter, marks, a what-if: see
+    `back_out`), then to the browse screen. The browse screen's `q` quits instead."""
+
+    BINDINGS = [Binding("escape,q", "back", "Back", tooltip=BACK, show=False, id="back")]
 
     @property
     def workbench_app(self) -> HostApp:
@@ -76,6 +102,14 @@ class WorkbenchScreen(Screen[None]):
     def on_mount(self) -> None:
         # Textual calls every class's on_mount along the MRO, so subclasses need not call this.
         self.workbench_app.listen(self)
+
+    def back_out(self) -> bool:
+        """Let go of what the screen holds just now (a filter, marks, a what-if); True if it did."""
+        return False
+
+    def action_back(self) -> None:
+        if not self.back_out():
+            self.app.switch_mode("browse")
 
     def on_memories_changed(self, message: MemoriesChanged) -> None:
         """A write changed `message.ids`; a screen that shows them reads them again."""

@@ -11,6 +11,8 @@ from textual.notifications import SeverityLevel
 
 from app.core.load.pipeline import LoadResult
 from app.core.model import PhaseEvent
+from app.tui.activity import Receipt
+from app.tui.problems import ProblemRow
 
 
 @dataclass
@@ -55,3 +57,24 @@ class Notice(Message, bubble=False):
     title: str = ""
     severity: SeverityLevel = "information"
     timeout: float | None = None
+
+
+@dataclass
+class ReceiptMade(Message, bubble=False):
+    """A change was made (or refused) or a load finished: its receipt, for the Activity screen."""
+
+    receipt: Receipt
+
+
+@dataclass
+class Warned(Message, bubble=False):
+    """A warning of the workbench's own (settings, theme, keymap, opening a portfolio)."""
+
+    row: ProblemRow
+
+
+@dataclass
+class OpenPaths(Message, bubble=False):
+    """Read these paths instead of the ones open now (they were looked at: each holds a portfolio)."""
+
+    paths: list[Path]

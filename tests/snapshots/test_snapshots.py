@@ -5,6 +5,7 @@ clock, no live timers; the app's load runs to completion before the picture is t
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -24,12 +25,20 @@ THEMES = sorted(path.stem for path in themes_dir().glob("*.yaml"))
 
 @pytest.fixture
 def make_app(tmp_path: Path) -> Callable[..., MemoryWorkbenchApp]:
-    sample = tmp_path / "sample-portfolio"
+    # One folder name every run, so paths a screen shows (a receipt's files) are the same each time.
+    sample = Path(tempfile.gettempdir()) / "memwb-snapshots" / "sample-portfolio"
+    shutil.rmtree(sample.parent, ignore_errors=True)
     shutil.copytree(SAMPLE, sample)
     locations = Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config")
 
-    def build(**kwargs: object) -> MemoryWorkbenchApp:
-        return MemoryWorkbenchApp(Workbench(locations, clock=FixedClock(SAMPLE_DAY)), [sample], **kwargs)  # type: ignore[arg-type]
+    def build(*more: str, **kwargs: object) -> MemoryWorkbenchApp:
+        """`more`: other portfolios, each a copy of one of the sample's under another folder name."""
+        paths = [sample]
+        for name in more:
+            system, _, folder = name.partition(":")
+            shutil.copytree(SAMPLE / system, sample.parent / folder)
+            paths.append(sample.parent / folder)
+        return MemoryWorkbenchApp(Workbench(locations, clock=FixedClock(SAMPLE_DAY)), paths, **kwargs)  # type: ignore[arg-type]
 
     return build
 
@@ -55,6 +64,12 @@ def test_browse(snap_compare, make_app, size) -> None:  # type: ignore[no-untype
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_browse_two_portfolios(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
+    """A second DollhouseMCP portfolio: the Portfolio column (where there is room) and both in the tree."""
+    assert snap_compare(make_app("dollhouse:team-dollhouse"), terminal_size=size, run_before=settled("t"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 def test_review_with_findings(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(), terminal_size=size, run_before=settled("f3"))
 
@@ -62,6 +77,23 @@ def test_review_with_findings(snap_compare, make_app, size) -> None:  # type: ig
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 def test_budget(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(), terminal_size=size, run_before=settled("f4"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_problems(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), terminal_size=size, run_before=settled("f6"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_activity_after_a_promote(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot) -> None:
+        await settled()(pilot)
+        pilot.app.open_memory("massgen:massgen:workspace_coder/flaky_tests")
+        await settled("p", "f7")(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
@@ -73,7 +105,7 @@ def test_each_bundled_theme(snap_compare, make_app, theme, size) -> None:  # typ
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 def test_search_results(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot) -> None:
-        await settled("slash")(pilot)
+        await settled("ctrl+f")(pilot)
         for char in "deploy tag:deploy":
             await pilot.press("space" if char == " " else char)
         await pilot.pause(0.4)  # past the search debounce

@@ -190,7 +190,7 @@ async def test_suggestions_pane(sample_copy: Path, isolated_locations: Locations
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("g")
+        await pilot.press("i")
         await settle(app, pilot)
         screen, _, _, _ = parts(app)
         suggestions = app.workbench.suggestions()

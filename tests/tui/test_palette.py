@@ -25,6 +25,7 @@ from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.commands import WorkbenchCommands, help_text
 from app.tui.screens.browse import BrowseScreen
+from tests.tui.helpers import settle
 from tests.tui.test_search import MARKER, RAW_BYTES, write_payload_memory
 
 
@@ -173,9 +174,7 @@ async def test_open_a_portfolio_from_the_prompt(sample_copy: Path, isolated_loca
         field = app.screen.query_one("#path-prompt-input", Input)
         field.value = str(sample_copy / "massgen")
         await pilot.press("enter")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(app, pilot)  # the path is looked at in a worker, then read in the load's
         assert app.paths == [sample_copy / "massgen"]
         assert app.workbench.memories and {m.system for m in app.workbench.memories} == {"massgen"}
 
@@ -188,8 +187,7 @@ async def test_a_typed_path_is_offered_directly(sample_copy: Path, isolated_loca
         hits = [hit for hit in await searched(WorkbenchCommands(app.screen), target) if hit.text == f"Open portfolio {target}"]
         assert len(hits) == 1
         await run(hits[0].command)
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(app, pilot)
         assert app.paths == [Path(target)]
         assert {m.system for m in app.workbench.memories} == {"engram"}
 

@@ -60,7 +60,7 @@ def make_app(sample: Path, locations: Locations, clock: FixedClock) -> MemoryWor
 async def open_search(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> SearchScreen:
     await app.workers.wait_for_complete()
     await pilot.pause()
-    await pilot.press("slash")
+    await pilot.press("ctrl+f")
     await pilot.pause()
     screen = app.screen
     assert isinstance(screen, SearchScreen)

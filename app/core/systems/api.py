@@ -153,12 +153,13 @@ class BaseSystem:
     # rule, never another system's. The shared modules are imported here, on use, because they find
     # systems through the registry, which imports this module.
     budget_what_if: ClassVar[BudgetWhatIf | None] = None  # None: no budget or priority to try
+    fortress_scores: ClassVar[bool] = False  # Memory Fortress's 0-3 scores on four axes apply
 
     @property
     def info(self) -> SystemInfo:
         from app.core.systems.info import SystemInfo
 
-        return SystemInfo(name=self.name, label=self.label, budget_what_if=self.budget_what_if)
+        return SystemInfo(name=self.name, label=self.label, budget_what_if=self.budget_what_if, fortress_scores=self.fortress_scores)
 
     def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
         """What the agent loads at startup, in the system's order, unit and limits."""

@@ -13,3 +13,4 @@ class SystemInfo:
     name: str
     label: str
     budget_what_if: BudgetWhatIf | None  # None: its limits are fixed by its code, nothing to try
+    fortress_scores: bool = False  # its memories are scored on Memory Fortress's four axes

@@ -9,7 +9,6 @@ changed, and only those rows are built again.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -20,37 +19,36 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.lazy import Lazy
 from textual.message import Message
-from textual.widgets import Button, Footer, Header, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Button, Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
 from app.core.curate import Suggestion
 from app.core.inert import one_line
 from app.core.model import Memory
 from app.core.workbench import Workbench
-from app.tui.context import WorkbenchScreen
+from app.tui.activity import Receipt, refused
+from app.tui.context import WorkbenchScreen, workbench_footer
+from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.priority import EARLIER, LATER, Refused, word
+from app.tui.screens.browse_changes import (
+    SUGGESTION_ACTIONS,
+    Preview,
+    Write,
+    change_preview,
+    curation,
+    merge_preview,
+    pin_toggle,
+    priority_step,
+    undo_change,
+)
+from app.tui.screens.confirm import ConfirmModal
+from app.tui.widgets.curation_table import CurationTable
+from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
-
-REASON = "from the browse screen"
-# What enter does with a suggestion: the change it proposes, on which of its ids.
-SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
-
-Write = Callable[[Workbench], object]  # one typed facade write
-
-
-def curation(action: str, ids: list[str]) -> Write | None:
-    """The facade write behind a curation key or a suggestion: promote, demote or merge."""
-    first, rest = ids[0], ids[1:]
-    if action == "promote":
-        return lambda wb: wb.promote(first, reason=REASON)
-    if action == "demote":
-        return lambda wb: wb.demote(first, reason=REASON)
-    if action == "merge":
-        return lambda wb: wb.merge(first, rest, reason=REASON)
-    return None
+from app.tui.widgets.suggestions_pane import SuggestionsPane
 
 
 @dataclass
@@ -75,30 +73,39 @@ class SuggestionsReady(Message):
 
 @dataclass
 class CurationDone(Message):
-    message: str
+    receipt: Receipt
+    clear_marks: bool = False  # a merge: its marks are used up
 
 
-def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
-    """ "12 to demote, 3 duplicates, 2 over budget": the counts a person acts on."""
-    counts = Counter(s.kind for s in suggestions)
-    words = {"promote": "to promote", "demote": "to demote", "archive": "to archive", "merge": "duplicates", "split": "to split", "stale": "stale"}
-    parts = [f"{counts[k]} {w}" for k, w in words.items() if counts[k]]
-    parts.append(f"{over_budget} over budget")
-    return ", ".join(parts)
+@dataclass
+class PreviewReady(Message):
+    preview: Preview
+    write: Write
+    what: str
+    clear_marks: bool = False
+
+
+NARROW = 110  # columns below which the tree hides until `t` shows it
+
+
+def several_portfolios(memories: list[Memory]) -> bool:
+    """Whether some system has more than one portfolio open: the table then names each row's."""
+    seen: dict[str, set[str]] = {}
+    for memory in memories:
+        seen.setdefault(memory.system, set()).add(memory.portfolio)
+    return any(len(names) > 1 for names in seen.values())
 
 
 class BrowseScreen(WorkbenchScreen):
     CSS_PATH = "../styles/browse.tcss"
+    # The curation keys are the table's own (CurationTable): they act on what has the focus.
     BINDINGS = [
-        Binding("p", "curate('promote')", "Promote", id="promote"),
-        Binding("d", "curate('demote')", "Demote", id="demote"),
-        Binding("n", "pin", "Pin/unpin", show=False, id="pin"),
-        Binding("plus,ctrl+up", "priority(1)", "Priority +", show=False, id="priority-up"),
-        Binding("minus,ctrl+down", "priority(-1)", "Priority -", show=False, id="priority-down"),
-        Binding("m", "merge", "Merge marked", show=False, id="merge"),
-        Binding("u", "undo", "Undo", id="undo"),
-        Binding("g", "toggle_suggestions", "Suggestions", id="suggestions"),
-        Binding("t", "focus_tree", "Tree", show=False, id="focus-tree"),
+        Binding("q", "app.quit", "Quit", id="quit-browse"),
+        Binding("escape", "back", "Clear", tooltip="Let go of the filter, the marks, the suggestions pane", show=False, id="browse-clear"),
+        Binding("slash", "filter", "Filter", tooltip="Filter the table in place", id="browse-filter"),
+        Binding("u", "undo", "Undo", tooltip="Undo the latest change, byte for byte", show=False, id="undo"),
+        Binding("i", "toggle_suggestions", "Suggestions", tooltip="Show or hide the suggestions pane", id="suggestions"),
+        Binding("t", "focus_tree", "Tree", tooltip="To the portfolio tree and back", show=False, id="focus-tree"),
     ]
 
     def __init__(self) -> None:
@@ -121,18 +128,18 @@ class BrowseScreen(WorkbenchScreen):
                 with Vertical(id="browse-failed"):
                     yield Static(Text(""), id="browse-error")
                     yield Button("Retry (ctrl+r)", id="browse-retry", variant="primary")
-                yield MemoryTable(id="browse-table")
-                with Vertical(id="browse-suggestions"):
-                    yield Static(Text("Suggestions: computing…"), id="suggestions-summary")
-                    yield OptionList(id="suggestions-list")
+                yield FilterBar(id="browse-filter")
+                yield CurationTable(id="browse-table")
+                yield SuggestionsPane(id="browse-suggestions")
                 # The detail pane (five tabs, a form) mounts right after the first frame: the table
                 # is what the first screen needs.
                 yield Lazy(MemoryDetail(id="browse-detail"))
-        yield Footer()
+        yield workbench_footer()
 
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._on_generation)
         self.watch(self.app, "load_error", self._on_load_error)
+        self.watch(self.app, "progress", self._on_progress)
         self.query_one(MemoryTable).focus()
 
     def _on_load_error(self, error: str) -> None:
@@ -144,6 +151,11 @@ class BrowseScreen(WorkbenchScreen):
             self.query_one("#browse-retry", Button).focus()
         elif self.workbench_app.loading:
             self.query_one("#browse-status", Static).update(Text("Loading…"))
+
+    def _on_progress(self, progress: str) -> None:
+        """While a load runs, the status line says how far it is, with counts."""
+        if progress and self.workbench_app.loading and not self.rows:
+            self.query_one("#browse-status", Static).update(Text(f"Loading… {one_line(progress, 80)}"))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "browse-retry":
@@ -175,7 +187,7 @@ class BrowseScreen(WorkbenchScreen):
             memories = list(self.workbench.memories)
             saliences = self.workbench.saliences()
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
-            self.post_message(Notice(one_line(f"{type(error).__name__}: {error}", 300), title="Browse", severity="error"))
+            self.post_message(Notice(error_text(error, 300), title="Could not read the memories", severity="error"))
             return
         rows = []
         for m in memories:
@@ -187,6 +199,9 @@ class BrowseScreen(WorkbenchScreen):
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
         self.memories, self.rows = message.memories, message.rows
+        table = self.query_one(MemoryTable)
+        table.portfolio_column = several_portfolios(self.memories)
+        table.prune_marks({m.id for m in self.memories})
         self.query_one(PortfolioTree).build(self.memories)
         if self.scope != NodeRef() and not any(self.scope.matches(m) for m in self.memories):
             self.scope = NodeRef()
@@ -201,12 +216,16 @@ class BrowseScreen(WorkbenchScreen):
             self.read_suggestions()
 
     def _apply_scope(self, keep: str | None = None) -> None:
+        """The rows of the chosen tree node that hold every word of the filter."""
         table = self.query_one(MemoryTable)
         if self.scope == NodeRef():
             shown = self.rows
         else:
             wanted = {m.id for m in self.memories if self.scope.matches(m)}
             shown = [r for r in self.rows if r.id in wanted]
+        words = self.query_one(FilterBar).words
+        if words:
+            shown = [r for r in shown if matches(words, (r.name, r.system, r.tier, r.trust.value, r.id))]
         table.show(shown, keep=keep)
         self._update_status()
 
@@ -215,6 +234,9 @@ class BrowseScreen(WorkbenchScreen):
         parts = [p for p in (self.scope.system, self.scope.portfolio, self.scope.tier, self.scope.domain) if p]
         scope = " / ".join(one_line(p, 30) for p in parts) or "all"
         marked = f" · {len(table.marked)} marked" if table.marked else ""
+        bar = self.query_one(FilterBar)
+        if bar.active:
+            scope += f" · filter “{one_line(bar.value.strip(), 30)}”"
         order = "descending" if table.sort_reverse else "ascending"
         self.query_one("#browse-status", Static).update(
             Text(f"{len(table.rows):,} of {len(self.rows):,} memories · {scope} · sorted by {table.sort_column} ({order}){marked}")
@@ -252,15 +274,19 @@ class BrowseScreen(WorkbenchScreen):
             return
         data = DetailData(memory=memory)
         try:
+            data.fortress = wb.system_info(memory.system).fortress_scores
+        except KeyError:
+            data.fortress = False
+        try:
             data.entries = wb.entry_texts(memory)
             data.findings = wb.findings(memory_id, data.entries)
         except Exception as error:  # noqa: BLE001 - an unreadable source shows as such
-            data.error = f"{type(error).__name__}: {error}"
+            data.error = error_text(error)
         try:
             data.salience = wb.saliences().get(memory_id)
-            data.history = wb.history(memory_id)
+            data.history = wb.memory_history(memory_id)
         except Exception as error:  # noqa: BLE001
-            data.error = data.error or f"{type(error).__name__}: {error}"
+            data.error = data.error or error_text(error)
         data.related = [s for s in self.suggestions if memory_id in s.ids]
         self.post_message(DetailReady(memory_id, data))
 
@@ -289,10 +315,70 @@ class BrowseScreen(WorkbenchScreen):
                 return
         table.focus()
 
+    def on_resize(self) -> None:
+        # Below NARROW columns the tree gives its room to the table; `t` shows it (and hides it).
+        narrow = self.size.width < NARROW
+        self.set_class(narrow, "-narrow")
+        if not narrow:
+            self.remove_class("-tree")
+
     def action_focus_tree(self) -> None:
-        self.query_one(PortfolioTree).focus()
+        """`t`: to the tree and back; on a narrow terminal it shows and hides the tree as well."""
+        tree, table = self.query_one(PortfolioTree), self.query_one(MemoryTable)
+        if self.has_class("-narrow"):
+            showing = not self.has_class("-tree")
+            self.set_class(showing, "-tree")
+            (tree if showing else table).focus()
+            return
+        (table if tree.has_focus else tree).focus()
+
+    # -- the filter and backing out -------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "browse-filter":
+            event.stop()
+            self._apply_scope()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "browse-filter":
+            event.stop()
+            self.query_one(MemoryTable).focus()
+
+    def back_out(self) -> bool:
+        """Escape lets go of the filter, then the marks, then the suggestions pane."""
+        table = self.query_one(MemoryTable)
+        if self.query_one(FilterBar).close():
+            self._apply_scope()
+            table.focus()
+            return True
+        if table.marked:
+            table.clear_marks()
+            self._update_status()
+            return True
+        if self.has_class("-tree"):
+            self.remove_class("-tree")
+            table.focus()
+            return True
+        pane = self.query_one("#browse-suggestions")
+        if pane.display:
+            pane.display = False
+            table.focus()
+            return True
+        return False
+
+    def action_back(self) -> None:
+        self.back_out()  # the browse screen is where backing out ends; `q` quits
 
     # -- curation --------------------------------------------------------------------------------
+
+    def _name_of(self, memory_id: str) -> str:
+        try:
+            return self.workbench.memory(memory_id).name
+        except KeyError:
+            return memory_id
 
     def _selected(self) -> Memory | None:
         memory_id = self.query_one(MemoryTable).selected_id
@@ -304,33 +390,35 @@ class BrowseScreen(WorkbenchScreen):
         except KeyError:
             return None
 
+    def action_promote(self) -> None:
+        self.action_curate("promote")
+
+    def action_demote(self) -> None:
+        self.action_curate("demote")
+
+    def action_load_earlier(self) -> None:
+        self.action_priority(EARLIER)
+
+    def action_load_later(self) -> None:
+        self.action_priority(LATER)
+
     def action_curate(self, action: str) -> None:
         memory = self._selected()
-        write = curation(action, [memory.id]) if memory is not None else None
+        write = curation(action, [memory.id], memory.name) if memory is not None else None
         if memory is not None and write is not None:
             self.run_change(write, f"{action} {one_line(memory.name, 60)}")
 
     def action_pin(self) -> None:
         memory = self._selected()
-        if memory is None:
-            return
-        memory_id, name = memory.id, one_line(memory.name, 60)
+        if memory is not None:
+            self.run_change(pin_toggle(memory.id, memory.name), f"pin or unpin {one_line(memory.name, 60)}")
 
-        # Pinned or not is read in the worker, after any write still on its way from a key before.
-        def toggle(wb: Workbench) -> str:
-            if wb.is_pinned(memory_id):
-                wb.unpin(memory_id, reason=REASON)
-                return f"unpin {name}"
-            wb.pin(memory_id, reason=REASON)
-            return f"pin {name}"
-
-        self.run_change(toggle, f"pin or unpin {name}")
-
-    def action_priority(self, delta: int) -> None:
+    def action_priority(self, direction: int) -> None:
+        """Load earlier (-1) or later (+1): the same step the budget screen takes (app.tui.priority),
+        computed in the worker from what the facade holds then."""
         memory = self._selected()
         if memory is not None:
-            memory_id, priority = memory.id, max(0, (memory.priority or 0) + delta)
-            self.run_change(lambda wb: wb.set_priority(memory_id, priority, reason=REASON), f"priority {priority} for {one_line(memory.name, 60)}")
+            self.run_change(priority_step(memory.id, memory.name, direction), f"load {one_line(memory.name, 60)} {word(direction)}")
 
     def action_merge(self) -> None:
         memory = self._selected()
@@ -340,26 +428,60 @@ class BrowseScreen(WorkbenchScreen):
         if not others:
             self.notify("Mark the memories to merge with space; the highlighted one is kept", severity="warning", markup=False)
             return
+        write = curation("merge", [memory.id, *others], memory.name)
         keep = memory.id
-        self.run_change(lambda wb: wb.merge(keep, others, reason=REASON), f"merge {len(others)} into {one_line(memory.name, 60)}")
+        if write is not None:
+            self.preview(lambda wb: merge_preview(wb, keep, others), write, f"merge {len(others)} into {one_line(memory.name, 60)}", clear_marks=True)
 
     def action_undo(self) -> None:
-        self.run_change(lambda wb: wb.undo(reason=REASON), "undo")
+        self.run_change(undo_change(), "undo")
+
+    @work(thread=True, exclusive=True, group="browse-preview", exit_on_error=False)
+    def preview(self, show: Callable[[Workbench], Preview], write: Write, what: str, clear_marks: bool = False) -> None:
+        """The change shown first (a merge, a suggestion): its dry run, then a prompt."""
+        try:
+            found = show(self.workbench)
+        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
+            self.post_message(Notice(error_text(error), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
+            return
+        self.post_message(PreviewReady(found, write, what, clear_marks))
+
+    def on_preview_ready(self, message: PreviewReady) -> None:
+        found = message.preview
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_change(message.write, message.what, clear_marks=message.clear_marks)
+
+        self.app.push_screen(ConfirmModal(found.title, found.summary, found.plan, verb=found.verb), answered)
 
     @work(thread=True, exclusive=True, group="curate", exit_on_error=False)
-    def run_change(self, write: Write, what: str) -> None:
-        """Run one write; a write that returns a string says in it what it did."""
+    def run_change(self, write: Write, what: str, clear_marks: bool = False) -> None:
+        """Run one change; its receipt goes to the Activity screen, a refusal is said (and kept
+        there too: nothing was written)."""
         wb = self.workbench
+        app = self.workbench_app
         try:
-            done = write(wb)
-        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
-            self.post_message(Notice(one_line(str(error), 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
+            receipt = write(wb)
+        except Refused as refused_:
+            self.post_message(Notice(str(refused_), title=f"Could not {one_line(what, 80)}", severity="warning", timeout=8))
             return
-        self.workbench_app.written(wb.changed)
-        self.post_message(CurationDone(f"Done: {done if isinstance(done, str) else what}"))
+        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
+            app.record(refused(wb, what, error))
+            self.post_message(Notice(error_text(error), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
+            return
+        app.record(receipt)
+        app.written(wb.changed)
+        self.post_message(CurationDone(receipt, clear_marks))
 
     def on_curation_done(self, message: CurationDone) -> None:
-        self.notify(message.message, title="Curation", markup=False)
+        receipt = message.receipt
+        if message.clear_marks:
+            self.query_one(MemoryTable).clear_marks()
+            self._update_status()
+        files = len(receipt.files)
+        tail = f"{files} file{'' if files == 1 else 's'} written · F7 shows the receipt" if files else "kept in the ledger · F7 shows the receipt"
+        self.notify(f"{receipt.title}\n{tail}", title="Done", markup=False)
 
     # -- suggestions -----------------------------------------------------------------------------
 
@@ -378,36 +500,30 @@ class BrowseScreen(WorkbenchScreen):
             suggestions = self.workbench.suggestions()
             over = sum(plan.over for plan in self.workbench.budgets())
         except Exception as error:  # noqa: BLE001
-            self.post_message(Notice(one_line(str(error), 300), title="Suggestions", severity="error"))
+            self.post_message(Notice(error_text(error, 300), title="Could not compute the suggestions", severity="error"))
             return
         if not get_current_worker().is_cancelled:
             self.post_message(SuggestionsReady(suggestions, over))
 
     def on_suggestions_ready(self, message: SuggestionsReady) -> None:
         self.suggestions = message.suggestions
-        self.query_one("#suggestions-summary", Static).update(
-            Text("Suggestions: " + suggestion_summary(message.suggestions, message.over_budget) + " · enter applies")
-        )
-        options = self.query_one("#suggestions-list", OptionList)
-        options.clear_options()
-        options.add_options(Option(self._suggestion_prompt(s), id=f"s{i}") for i, s in enumerate(message.suggestions))
+        self.query_one(SuggestionsPane).show(message.suggestions, message.over_budget)
 
-    def _suggestion_prompt(self, s: Suggestion) -> Text:
-        prompt = Text(f"{s.kind:<8}", style="bold")
-        prompt.append(" " + one_line(s.reason, 160))
-        return prompt
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        if event.option_list.id != "suggestions-list" or event.option.id is None:
-            return
-        event.stop()
-        suggestion = self.suggestions[int(event.option.id[1:])]
+    def on_suggestions_pane_chosen(self, message: SuggestionsPane.Chosen) -> None:
+        """Enter on a suggestion shows the change it proposes first (the core's dry run)."""
+        suggestion = message.suggestion
         action = SUGGESTION_ACTIONS.get(suggestion.kind)
         ids = list(suggestion.ids) if action == "merge" else [suggestion.ids[0]]
-        write = curation(action, ids) if action is not None else None
+        write = curation(action, ids, self._name_of(ids[0])) if action is not None else None
         if action is None or write is None:
             # Stale and split need a person's judgement: show the memory instead of guessing.
             self.notify(f"{suggestion.kind}: decide by hand; showing {one_line(suggestion.ids[0], 80)}", severity="warning", markup=False)
             self.show_memory(suggestion.ids[0])
             return
-        self.run_change(write, f"{action} {one_line(suggestion.ids[0], 80)}")
+        what = f"{action} {one_line(self._name_of(ids[0]), 80)}"
+        if action == "merge":
+            keep, others = ids[0], ids[1:]
+            self.preview(lambda wb: merge_preview(wb, keep, others), write, what)
+        else:
+            first = ids[0]
+            self.preview(lambda wb: change_preview(wb, action, first), write, what)

@@ -5,7 +5,6 @@ written) before applying it with a reason."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -15,14 +14,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from app.core.budget import BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
-from app.tui.context import WorkbenchScreen
+from app.core.workbench import Outcome
+from app.tui.activity import Run, apply_change, refused
+from app.tui.context import WorkbenchScreen, workbench_footer
+from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.priority import Refused, Step, order_step
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar
+from app.tui.widgets.clip import clip
+from app.tui.widgets.nav import ColumnSpec, NavTable
 
 PlanKey = tuple[str, str, str]  # system, portfolio, scope
 
@@ -32,6 +37,15 @@ def plan_key(plan: BudgetPlan) -> PlanKey:
 
 
 NARROW = 110  # columns below which the panes stack
+PLAN_COLUMNS = (ColumnSpec("plan", "plan", None, least=20), ColumnSpec("use", "used / limit", 17), ColumnSpec("over", "", 4))
+ITEM_COLUMNS = (
+    ColumnSpec("order", "#", 3),
+    ColumnSpec("priority", "prio", 4),
+    ColumnSpec("memory", "memory", None, least=18),
+    ColumnSpec("cost", "cost", 7),
+    ColumnSpec("state", "", 9),
+    ColumnSpec("note", "note", None, least=20, from_width=100),
+)
 _REPEAT = "\u241e"  # between a row's key and the count that makes a repeated key unique
 
 
@@ -67,14 +81,13 @@ class ChangesApplied(Message):
 class BudgetScreen(WorkbenchScreen):
     CSS_PATH = "../styles/budget.tcss"
     BINDINGS = [
-        Binding("plus,equals_sign", "budget_step(100)", "Budget +100", id="budget-more"),
-        Binding("minus", "budget_step(-100)", "Budget \u2212100", id="budget-less"),
-        Binding("right_square_bracket", "budget_step(500)", "+500", id="budget-more-500"),
-        Binding("left_square_bracket", "budget_step(-500)", "\u2212500", id="budget-less-500"),
-        Binding("ctrl+up", "move(-1)", "Priority up", id="budget-priority-up"),
-        Binding("ctrl+down", "move(1)", "Priority down", id="budget-priority-down"),
-        Binding("w,enter", "apply", "Apply", id="budget-apply", priority=True),
-        Binding("escape", "reset", "Reset what-if", id="budget-reset"),
+        Binding("plus,equals_sign", "budget_step(100)", "+100", tooltip="What-if: the budget 100 more", id="budget-more"),
+        Binding("minus", "budget_step(-100)", "\u2212100", tooltip="What-if: the budget 100 less", id="budget-less"),
+        Binding("right_square_bracket", "budget_step(500)", "+500", tooltip="What-if: the budget 500 more", show=False, id="budget-more-500"),
+        Binding("left_square_bracket", "budget_step(-500)", "\u2212500", tooltip="What-if: the budget 500 less", show=False, id="budget-less-500"),
+        Binding("ctrl+up", "move(-1)", "Earlier", tooltip="What-if: load the highlighted memory earlier", id="budget-priority-up"),
+        Binding("ctrl+down", "move(1)", "Later", tooltip="What-if: load the highlighted memory later", id="budget-priority-down"),
+        Binding("w,enter", "apply", "Apply", tooltip="Write the what-if (asks for a reason)", id="budget-apply", priority=True),
     ]
 
     def __init__(self) -> None:
@@ -89,34 +102,29 @@ class BudgetScreen(WorkbenchScreen):
         yield Header()
         yield Static(Text("Reading the budgets\u2026"), id="budget-status")
         with Horizontal(id="budget-body"):
-            yield DataTable(id="budget-plans", cursor_type="row")
+            yield NavTable(id="budget-plans")
             with Vertical(id="budget-main"):
                 yield Static(Text(""), id="budget-title")
                 yield BudgetBar(id="budget-bar")
-                yield DataTable(id="budget-items", cursor_type="row", zebra_stripes=True)
+                yield NavTable(id="budget-items", zebra_stripes=True)
                 with VerticalScroll(id="budget-notes-scroll"):
                     yield Static(Text(""), id="budget-notes")
-        yield Footer()
+        yield workbench_footer()
 
     def on_mount(self) -> None:
-        # A width of None lets the column take what is left (the items' note).
-        columns: tuple[tuple[str, str, int | None], ...] = (("plan", "plan", 26), ("use", "used / limit", 16), ("over", "", 4))
-        plans = self.query_one("#budget-plans", DataTable)
-        for key, label, width in columns:
-            plans.add_column(Text(label), key=key, width=width)
-        items = self.query_one("#budget-items", DataTable)
-        columns = (
-            ("order", "#", 3),
-            ("memory", "memory", 34),
-            ("cost", "cost", 7),
-            ("state", "", 10),
-            ("note", "note", None),
-        )
-        for key, label, width in columns:
-            items.add_column(Text(label), key=key, width=width)
+        self.query_one("#budget-plans", NavTable).set_columns(PLAN_COLUMNS)
+        self.query_one("#budget-items", NavTable).set_columns(ITEM_COLUMNS)
         self.watch(self.app, "generation", self._generation_moved, init=False)
         if self.workbench_app.generation:
             self.refresh_plans()
+
+    @on(NavTable.Relaid, "#budget-plans")
+    def _plans_relaid(self) -> None:
+        self._show_plans()
+
+    @on(NavTable.Relaid, "#budget-items")
+    def _items_relaid(self) -> None:
+        self._show_plan()
 
     def on_resize(self) -> None:
         # Side by side needs room; on a narrow terminal the panes stack (see the -narrow rules).
@@ -161,13 +169,13 @@ class BudgetScreen(WorkbenchScreen):
         self._show_plan()
 
     def _show_plans(self) -> None:
-        table = self.query_one("#budget-plans", DataTable)
+        table = self.query_one("#budget-plans", NavTable)
         table.clear()
         keys = unique_keys(["\u241f".join(plan_key(plan)) for plan in self.plans])
         for plan, key in zip(self.plans, keys, strict=True):
             limit = "\u2014" if plan.limit is None else f"{plan.limit:,}"
-            name = one_line(f"{plan.portfolio} \u00b7 {plan.scope}", 40)
-            table.add_row(Text(name), Text(f"{plan.used:,} / {limit}"), Text("over" if plan.over else ""), key=key)
+            name = clip(one_line(f"{plan.portfolio} \u00b7 {plan.scope}", 200), table.width_of("plan"))
+            table.add_cells({"plan": Text(name), "use": Text(f"{plan.used:,} / {limit}"), "over": Text("over" if plan.over else "")}, key=key)
         index = next((i for i, p in enumerate(self.plans) if plan_key(p) == self.selected), 0)
         table.move_cursor(row=index)
         what = "what-if (escape resets, w applies)" if self.shown_what_if else "as configured"
@@ -178,7 +186,7 @@ class BudgetScreen(WorkbenchScreen):
         plan = self.plan
         bar = self.query_one(BudgetBar)
         bar.plan = plan
-        items = self.query_one("#budget-items", DataTable)
+        items = self.query_one("#budget-items", NavTable)
         keep = self._highlighted_item()
         items.clear()
         notes = self.query_one("#budget-notes", Static)
@@ -191,14 +199,16 @@ class BudgetScreen(WorkbenchScreen):
         for item, key in zip(plan.items, unique_keys([item.id for item in plan.items]), strict=True):
             state = "truncated" if item.truncated else ("loads" if item.fits else "past cut")
             name = self._name_of(item.id)
-            items.add_row(
-                Text(str(item.order)),
-                Text(one_line(name, 60)),
-                Text(f"{item.cost:,}", justify="right"),
-                Text(state, style="bold" if not item.fits or item.truncated else ""),
-                Text(one_line(item.note, 200)),
-                key=key,
-            )
+            priority = self.priorities.get(item.id, self._stored_priority(item.id))
+            cells = {
+                "order": Text(str(item.order)),
+                "priority": Text("" if priority is None else str(priority), justify="right", style="bold" if item.id in self.priorities else ""),
+                "memory": Text(clip(one_line(name, 200), items.width_of("memory"))),
+                "cost": Text(f"{item.cost:,}", justify="right"),
+                "state": Text(state, style="bold" if not item.fits or item.truncated else ""),
+                "note": Text(one_line(item.note, 200)),
+            }
+            items.add_cells(cells, key=key)
         row = next((i for i, item in enumerate(plan.items) if item.id == keep), 0)
         if plan.items:
             items.move_cursor(row=row)
@@ -280,23 +290,36 @@ class BudgetScreen(WorkbenchScreen):
         self.refresh_plans()
 
     def action_move(self, direction: int) -> None:
+        """Load the highlighted memory earlier (-1) or later (+1) in the what-if: the same step as
+        the browse screen's keys (app.tui.priority), said with the number it gives."""
         found = self._what_if_plan()
         memory_id = self._highlighted_item()
         if found is None or memory_id is None:
             return
         plan, what_if = found
         ids = [item.id for item in plan.items]
-        index = ids.index(memory_id) if memory_id in ids else -1
-        neighbour = index + direction
-        if index < 0 or not 0 <= neighbour < len(ids):
+        if memory_id not in ids:
             return
-        # Loading order is (priority, name): one past the neighbour's priority puts it on the other side.
-        wanted = self._priority(ids[neighbour], what_if.default_priority) + direction
-        if wanted < 1:
-            self.notify("Already at the lowest priority number (1).", severity="warning")
+        before = self.priorities.get(memory_id, self._stored_priority(memory_id))
+
+        def priority_of(item_id: str) -> int:
+            return self._priority(item_id, what_if.default_priority)
+
+        try:
+            wanted = order_step(ids, memory_id, direction, priority_of, self._name_of)
+        except Refused as refused:
+            self.notify(str(refused), title="Nothing to move", severity="warning", markup=False)
             return
         self.priorities[memory_id] = wanted
+        step = Step(before, wanted)
+        self.notify(step.sentence(self._name_of(memory_id), direction, what_if=True) + " (w applies, escape resets)", title="What-if", markup=False)
         self.refresh_plans()
+
+    def _stored_priority(self, memory_id: str) -> int | None:
+        try:
+            return self.workbench.memory(memory_id).priority
+        except Exception:  # noqa: BLE001 - an unknown memory has none
+            return None
 
     def _priority(self, memory_id: str, default: int) -> int:
         if memory_id in self.priorities:
@@ -308,11 +331,16 @@ class BudgetScreen(WorkbenchScreen):
         return default if value is None else value
 
     def action_reset(self) -> None:
+        self.back_out()
+
+    def back_out(self) -> bool:
+        """Escape lets go of the what-if first, then goes back to browsing."""
         if self.what_if() is None:
-            return
+            return False
         self.max_tokens = None
         self.priorities = {}
         self.refresh_plans()
+        return True
 
     def action_apply(self) -> None:
         plan = self.plan
@@ -338,23 +366,32 @@ class BudgetScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, group="budget-apply", exit_on_error=False)
     def apply_changes(self, portfolio: str, max_tokens: int | None, priorities: dict[str, int], reason: str) -> None:
         workbench = self.workbench
+        app = self.workbench_app
         outcome = ChangesApplied()
-        steps: list[tuple[str, Callable[[], object]]] = []
+        steps: list[tuple[str, Run]] = []
         if max_tokens is not None:
-            steps.append((f"budget {portfolio}", lambda: workbench.set_budget(portfolio, max_tokens, reason=reason)))
-        steps.extend((f"set-priority {memory_id}", partial(workbench.set_priority, memory_id, value, reason=reason)) for memory_id, value in priorities.items())
+            steps.append((f"{portfolio}: maxTokenBudget {max_tokens:,}", lambda dry: workbench.set_budget(portfolio, max_tokens, reason=reason, dry_run=dry)))
+        steps.extend(
+            (f"{one_line(self._name_of(memory_id), 60)}: priority {value}", partial(self._set_priority, memory_id, value, reason))
+            for memory_id, value in priorities.items()
+        )
         changed: set[str] = set()
-        for what, write in steps:
+        for what, run in steps:
             try:
-                write()
+                receipt = apply_change(workbench, what, run)
             except Exception as error:  # noqa: BLE001 - reported, the other changes go on
-                outcome.failed.append(f"{what}: {type(error).__name__}: {error}")
+                outcome.failed.append(f"{what}: {error_text(error)}")
+                app.record(refused(workbench, what, error))
             else:
                 outcome.done.append(what)
+                app.record(receipt)
                 changed.update(workbench.changed)
         self.post_message(outcome)
         if outcome.done:
-            self.workbench_app.written(sorted(changed))
+            app.written(sorted(changed))
+
+    def _set_priority(self, memory_id: str, value: int, reason: str, dry: bool) -> Outcome:
+        return self.workbench.set_priority(memory_id, value, reason=reason, dry_run=dry)
 
     def on_changes_applied(self, message: ChangesApplied) -> None:
         for failure in message.failed:
@@ -367,4 +404,4 @@ class BudgetScreen(WorkbenchScreen):
 
     @staticmethod
     def _notice(title: str, error: Exception) -> Notice:
-        return Notice(one_line(f"{type(error).__name__}: {error}", 400), title=title, severity="error", timeout=10)
+        return Notice(error_text(error), title=title, severity="error", timeout=10)

@@ -16,20 +16,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Input, Static
 
 from app.core.change.errors import ChangeError, Conflict
+from app.core.change.plan import Plan
 from app.core.inert import one_line
 from app.core.review.ledger import TrustAction
 from app.core.review.queue import ReviewItem
 from app.core.workbench import DecisionRequest
-from app.tui.context import WorkbenchScreen
+from app.tui.activity import Receipt, clock_time, plan_lines, refused
+from app.tui.context import WorkbenchScreen, workbench_footer
+from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
 from app.tui.screens.reason import ReasonModal
+from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.findings_view import EntryTexts, FindingsView
-from app.tui.widgets.review_queue import ReviewQueue
+from app.tui.widgets.review_queue import ReviewQueue, effective_of, severity_of
 
 VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "restore": "Restore"}
+DONE = {"approve": "Approved", "flag": "Flagged", "quarantine": "Quarantined", "restore": "Restored"}
 
 NARROW = 110  # columns below which the panes stack
 
@@ -53,25 +58,36 @@ class DecisionsDone(Message):
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # (id, title, message)
 
 
+def _fields(item: ReviewItem) -> tuple[str, ...]:
+    """What the filter looks in: the memory's name, id and system, and the severity and trust shown."""
+    memory = item.memory
+    return (memory.name, memory.id, memory.system, severity_of(item), memory.trust.value, effective_of(item))
+
+
 class ReviewScreen(WorkbenchScreen):
     CSS_PATH = "../styles/review.tcss"
     BINDINGS = [
         Binding("a", "decide('approve')", "Approve", id="review-approve"),
         Binding("f", "decide('flag')", "Flag", id="review-flag"),
-        Binding("q", "decide('quarantine')", "Quarantine", id="review-quarantine"),
+        Binding("x", "decide('quarantine')", "Quarantine", id="review-quarantine"),
         Binding("r", "decide('restore')", "Restore", id="review-restore"),
-        Binding("space", "mark", "Mark", id="review-mark"),
-        Binding("escape", "clear_marks", "Clear marks", id="review-clear-marks"),
-        Binding("o", "open_memory", "Open", id="review-open"),
+        Binding("space", "mark", "Mark", tooltip="Mark or unmark for a batch decision", id="review-mark"),
+        Binding("o", "open_memory", "Open", tooltip="Open the memory in the browse screen", show=False, id="review-open"),
+        Binding("slash", "filter", "Filter", tooltip="Filter the queue in place", id="review-filter"),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.all_items: list[ReviewItem] = []  # the facade's queue; the table shows the filtered part
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text("Reading the review queue\u2026"), id="review-status")
+        yield FilterBar(id="review-filter")
         with Horizontal(id="review-body"):
             yield ReviewQueue(id="review-queue")
             yield FindingsView(id="review-detail")
-        yield Footer()
+        yield workbench_footer()
 
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._generation_moved, init=False)
@@ -102,20 +118,55 @@ class ReviewScreen(WorkbenchScreen):
         try:
             items = self.workbench.review_queue()
         except Exception as error:  # noqa: BLE001 - shown, never a crash
-            self.post_message(Notice(one_line(f"{type(error).__name__}: {error}", 400), title="Could not build the review queue", severity="error", timeout=10))
+            self.post_message(Notice(error_text(error), title="Could not build the review queue", severity="error", timeout=10))
             return
         self.post_message(QueueRead(items))
 
     def on_queue_read(self, message: QueueRead) -> None:
-        items = message.items
-        marked = len(self.queue.marked)
-        self.query_one("#review-status", Static).update(Text(self._status(len(items), marked)))
-        self.queue.show(items)
+        self.all_items = message.items
+        self._show_items()
 
-    @staticmethod
-    def _status(count: int, marked: int) -> str:
+    def _show_items(self) -> None:
+        words = self.query_one(FilterBar).words
+        items = [item for item in self.all_items if matches(words, _fields(item))]
+        self.queue.show(items)
+        self._update_status()
+
+    def _update_status(self) -> None:
+        self.query_one("#review-status", Static).update(Text(self._status(len(self.all_items), len(self.queue.marked), len(self.queue.items))))
+
+    def _status(self, count: int, marked: int, shown: int | None = None) -> str:
         line = f"{count} to review, most severe first"
+        bar = self.query_one(FilterBar)
+        if bar.active:
+            line += f" \u00b7 {shown if shown is not None else count} match \u201c{one_line(bar.value.strip(), 30)}\u201d"
         return f"{line} \u00b7 {marked} marked" if marked else line
+
+    # -- the filter and backing out ----------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open()
+
+    @on(Input.Changed, "#review-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._show_items()
+
+    @on(Input.Submitted, "#review-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.queue.focus()
+
+    def back_out(self) -> bool:
+        """Escape lets go of the filter, then the marks, then goes back to browsing."""
+        if self.query_one(FilterBar).close():
+            self._show_items()
+            self.queue.focus()
+            return True
+        if self.queue.marked:
+            self.action_clear_marks()
+            return True
+        return False
 
     @on(ReviewQueue.ItemHighlighted)
     def _item_highlighted(self, message: ReviewQueue.ItemHighlighted) -> None:
@@ -129,7 +180,7 @@ class ReviewScreen(WorkbenchScreen):
         try:
             entries = self.workbench.entry_texts(item.memory)
         except Exception as error:  # noqa: BLE001 - the item is still shown, without its text
-            self.post_message(TextsRead(item, None, f"{type(error).__name__}: {error}"))
+            self.post_message(TextsRead(item, None, error_text(error)))
             return
         self.post_message(TextsRead(item, entries))
 
@@ -142,14 +193,14 @@ class ReviewScreen(WorkbenchScreen):
 
     def action_mark(self) -> None:
         self.queue.toggle_mark()
-        self.query_one("#review-status", Static).update(Text(self._status(len(self.queue.items), len(self.queue.marked))))
+        self._update_status()
         self.queue.action_cursor_down()
 
     def action_clear_marks(self) -> None:
         for memory_id in list(self.queue.marked):
             self.queue.marked.discard(memory_id)
             self.queue.update_cell(memory_id, "mark", Text(" "))
-        self.query_one("#review-status", Static).update(Text(self._status(len(self.queue.items), 0)))
+        self._update_status()
 
     def action_open_memory(self) -> None:
         if self.queue.current_id:
@@ -175,24 +226,54 @@ class ReviewScreen(WorkbenchScreen):
         """One decision after another in one facade call: a refusal of one (a conflict, an
         unsupported system...) is reported and the rest go on."""
         workbench = self.workbench
+        app = self.workbench_app
         outcome = DecisionsDone(action)
+        plans = self._dry_runs(action, targets, reason)
         try:
             decision = cast("TrustAction", action)  # one of the screen's own bindings
             results = workbench.decide_many([DecisionRequest(decision, memory_id, reason) for memory_id in targets])
         except Exception as error:  # noqa: BLE001 - not a refusal of one memory: the batch stopped
-            outcome.failed.append((targets[0], f"{VERBS[action]} failed", f"{type(error).__name__}: {error}"))
+            outcome.failed.append((targets[0], f"{VERBS[action]} failed", error_text(error)))
+            app.record(refused(workbench, f"{VERBS[action].lower()} {len(targets)} memories", error))
             self.post_message(outcome)
             return
+        lines: list[str] = []
         for memory_id, result in zip(targets, results, strict=True):
             if isinstance(result, Conflict):
-                outcome.failed.append((memory_id, f"Conflict: {result.path or memory_id}", str(result)))
+                outcome.failed.append((memory_id, f"Conflict: {result.path or memory_id}", error_text(result)))
             elif isinstance(result, ChangeError):
-                outcome.failed.append((memory_id, f"{VERBS[action]} failed", f"{type(result).__name__}: {result}"))
+                outcome.failed.append((memory_id, f"{VERBS[action]} failed", error_text(result)))
             else:
                 outcome.done.append(memory_id)
+                lines += plan_lines(plans.get(memory_id))
+        for memory_id, _title, text in outcome.failed:
+            app.record(Receipt(clock_time(workbench), "refused", f"Not done: {VERBS[action].lower()} {one_line(self._memory_name(memory_id), 80)}", (text,)))
+        if outcome.done:
+            what = one_line(self._memory_name(outcome.done[0]), 80) if len(outcome.done) == 1 else f"{len(outcome.done)} memories"
+            app.record(Receipt(clock_time(workbench), "change", f"{DONE[action]} {what}: {one_line(reason, 80)}", tuple(lines), tuple(workbench.written)))
         self.post_message(outcome)
         if outcome.done:
-            self.workbench_app.written(workbench.changed)
+            app.written(workbench.changed)
+
+    def _dry_runs(self, action: str, targets: list[str], reason: str) -> dict[str, Plan]:
+        """What each decision does, in the core's words (for the receipt); one that refuses is left
+        out here and reported by the batch itself."""
+        plans: dict[str, Plan] = {}
+        decide = getattr(self.workbench, action)
+        for memory_id in targets:
+            try:
+                plan = decide(memory_id, reason, dry_run=True)
+            except Exception:  # noqa: BLE001 - the batch says why
+                continue
+            if isinstance(plan, Plan):
+                plans[memory_id] = plan
+        return plans
+
+    def _memory_name(self, memory_id: str) -> str:
+        try:
+            return self.workbench.memory(memory_id).name
+        except KeyError:
+            return memory_id
 
     def on_decisions_done(self, message: DecisionsDone) -> None:
         for memory_id in message.done:

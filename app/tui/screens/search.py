@@ -19,13 +19,14 @@ from textual.containers import Horizontal, Vertical
 from textual.events import Click
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
 from app.core.inert import inert, one_line
 from app.core.search import QuerySyntaxError, SearchResult
 from app.core.workbench import Workbench
-from app.tui.context import WorkbenchScreen
+from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
+from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged
 from app.tui.widgets.search_results import HitRow, SearchResults
 
@@ -48,10 +49,10 @@ class SuggestionLink(Static):
 class SearchScreen(WorkbenchScreen):
     CSS_PATH = "../styles/search.tcss"
     BINDINGS = [
-        Binding("escape", "back", "Back", id="search-back"),
+        SHOWN_BACK,
         Binding("down", "next_hit", "Next hit", id="search-next", show=False),
         Binding("up", "previous_hit", "Previous hit", id="search-previous", show=False),
-        Binding("ctrl+g", "apply_suggestion", "Did you mean", id="search-apply-suggestion"),
+        Binding("ctrl+g", "apply_suggestion", "Did you mean", tooltip="Search for the suggested spelling", id="search-apply-suggestion"),
         Binding("ctrl+o", "open_hit", "Open", id="search-open"),
     ]
 
@@ -90,7 +91,7 @@ class SearchScreen(WorkbenchScreen):
                 yield Static(id="search-status")
                 yield SuggestionLink(id="search-suggestion")
         yield SearchResults(id="search-results")
-        yield Footer()
+        yield workbench_footer()
 
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._on_generation, init=False)
@@ -157,7 +158,7 @@ class SearchScreen(WorkbenchScreen):
             self.post_message(self.Failed(query, error.message, error.position))
             return
         except Exception as error:  # noqa: BLE001 - shown as a notification, never a crash
-            self.post_message(self.Failed(query, f"{type(error).__name__}: {error}"))
+            self.post_message(self.Failed(query, error_text(error)))
             return
         if not worker.is_cancelled:
             elapsed = (workbench.clock.monotonic() - started) * 1000
@@ -250,9 +251,6 @@ class SearchScreen(WorkbenchScreen):
         box.update(text)
 
     # -- keys ------------------------------------------------------------------------------------
-
-    def action_back(self) -> None:
-        self.app.switch_mode("browse")
 
     def action_next_hit(self) -> None:
         self.query_one(SearchResults).action_cursor_down()

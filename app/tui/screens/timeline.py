@@ -9,27 +9,24 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from app.core.model import PhaseEvent
-from app.tui.context import WorkbenchScreen
+from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
 from app.tui.widgets.timeline_view import TimelineView, events_from_timeline
 
 
 class TimelineScreen(WorkbenchScreen):
     CSS_PATH = "../styles/timeline.tcss"
-    BINDINGS = [
-        Binding("escape", "back", "Back", id="timeline-back"),
-    ]
+    BINDINGS = [SHOWN_BACK]
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="timeline-title")
         with VerticalScroll(id="timeline-body"):
             yield TimelineView(id="timeline-view")
-        yield Footer()
+        yield workbench_footer()
 
     def on_mount(self) -> None:
         self.watch(self.app, "event_count", self._redraw, init=False)
@@ -53,6 +50,3 @@ class TimelineScreen(WorkbenchScreen):
         title = Text("Startup timeline", style="bold")
         title.append("  live, as the phases report" if loading else "  the last load, as `memwb startup` prints it", style="dim")
         self.query_one("#timeline-title", Static).update(title)
-
-    def action_back(self) -> None:
-        self.app.switch_mode("browse")

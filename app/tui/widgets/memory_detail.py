@@ -22,7 +22,8 @@ from app.core.curate import Salience, Suggestion, fortress_score
 from app.core.inert import inert, one_line
 from app.core.model import Memory
 from app.core.review.finding import Finding
-from app.core.review.ledger import Decision
+from app.core.review.ledger import TRUST_ACTIONS, Decision
+from app.tui.activity import effect_summary
 
 PREVIEW_CHARS = 20_000
 FINDING_STYLE = Style(reverse=True, bold=True, underline=True)
@@ -38,6 +39,7 @@ class DetailData:
     related: list[Suggestion] = field(default_factory=list)
     history: list[Decision] = field(default_factory=list)
     error: str | None = None
+    fortress: bool = False  # the memory's system scores on Memory Fortress's axes (the form shows)
 
 
 def _highlighted(text: str, findings: Sequence[Finding], budget: int) -> tuple[Text, int]:
@@ -150,13 +152,18 @@ def relations_text(memory: Memory, related: Sequence[Suggestion]) -> Text:
 
 
 def history_text(history: Sequence[Decision]) -> Text:
+    """Every decision and change about the memory (trust, promote, demote, pin, priority, merge,
+    undo), oldest first, each with what it set."""
     if not history:
         return Text("No decisions or changes recorded for this memory.", style="italic")
     out = Text()
     for d in history:
-        out.append(f"{one_line(d.time, 30)}  {d.action:<12}", style="bold")
+        out.append(f"{one_line(d.time[:19].replace('T', ' '), 30)}  {d.action:<12}", style="bold")
         entry = f" entry {one_line(d.entry, 40)}" if d.entry else ""
         out.append(f" by {one_line(d.user, 30)}{entry}")
+        change = effect_summary(d.effect) if d.action not in TRUST_ACTIONS else ""
+        if change:
+            out.append(f"  {change}")
         out.append(f"  {one_line(d.reason, 120)}\n" if d.reason else "\n", style="dim")
     return out
 
@@ -194,21 +201,28 @@ class MemoryDetail(Vertical):
 
     def on_mount(self) -> None:
         self._update_fortress()
+        for selector in ("#fortress-title", "#fortress-form", "#fortress-result"):
+            self.query_one(selector).display = False
 
     def show(self, data: DetailData) -> None:
         self.data = data
         memory = data.memory
         title = Text(one_line(memory.name, 120), style="bold")
-        title.append(f"  {memory.system} · {memory.tier.value} · {memory.trust.value}", style="dim")
+        where = memory.system if memory.portfolio == memory.system else f"{memory.system} · {one_line(memory.portfolio, 40)}"
+        title.append(f"  {where} · {memory.tier.value} · {memory.trust.value}", style="dim")
         self.query_one("#detail-title", Static).update(title)
         self.query_one("#detail-content", Static).update(content_text(data))
         self.query_one("#detail-metadata", Static).update(metadata_text(memory))
         self.query_one("#detail-scores", Static).update(scores_text(data.salience))
         self.query_one("#detail-relations", Static).update(relations_text(memory, data.related))
         self.query_one("#detail-history", Static).update(history_text(data.history))
+        for selector in ("#fortress-title", "#fortress-form", "#fortress-result"):
+            self.query_one(selector).display = data.fortress
 
     def clear(self) -> None:
         self.data = None
+        for selector in ("#fortress-title", "#fortress-form", "#fortress-result"):
+            self.query_one(selector).display = False
         self.query_one("#detail-title", Static).update(Text("No memory selected"))
         for name in ("content", "metadata", "scores", "relations", "history"):
             self.query_one(f"#detail-{name}", Static).update(Text(""))

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.cache import LRUCache
+from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -25,6 +26,8 @@ from textual.strip import Strip
 
 from app.core.inert import one_line
 from app.core.model import Memory, TrustLevel
+from app.tui.widgets.clip import clip
+from app.tui.widgets.nav import list_bindings
 
 TRUST_BADGE = {
     TrustLevel.TRUSTED: "✔ trusted",
@@ -44,6 +47,7 @@ class MemoryRow:
     id: str
     name: str
     system: str
+    portfolio: str
     tier: str
     trust: TrustLevel
     priority: int | None
@@ -58,6 +62,7 @@ class MemoryRow:
             id=memory.id,
             name=one_line(memory.name, 200),
             system=memory.system,
+            portfolio=one_line(memory.portfolio, 60),
             tier=memory.tier.value,
             trust=memory.trust,
             priority=memory.priority,
@@ -89,6 +94,7 @@ def _number_key(value: float | int | None) -> tuple[int, float]:
 COLUMNS: tuple[Column, ...] = (
     Column("name", "Name", 0, lambda r: _text_key(r.name)),
     Column("system", "System", 10, lambda r: _text_key(r.system)),
+    Column("portfolio", "Portfolio", 14, lambda r: _text_key(r.portfolio)),
     Column("tier", "Tier", 10, lambda r: _text_key(r.tier)),
     Column("trust", "Trust", 13, lambda r: (-_severity(r.trust), r.name.casefold())),
     Column("priority", "Prio", 4, lambda r: _number_key(r.priority), right=True),
@@ -98,6 +104,26 @@ COLUMNS: tuple[Column, ...] = (
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
 NAME_MIN = 16
+NAME_COMFORT = 24  # below this the optional columns give way, in this order:
+OPTIONAL = ("updated", "system", "portfolio")
+
+
+def visible_columns(width: int, portfolio: bool) -> list[tuple[Column, int]]:
+    """The columns a table `width` cells wide shows, and their widths: the name takes what the
+    others leave; Updated, then System, then Portfolio give way before it drops under NAME_COMFORT
+    (so 80 columns keep Name, Tier, Trust, Prio, Salience and Tokens). Portfolio is there only when
+    asked for (several portfolios of one system are open)."""
+    columns = [c for c in COLUMNS if c.key != "portfolio" or portfolio]
+
+    def name_width(shown: list[Column]) -> int:
+        return width - sum(c.width for c in shown) - len(shown)
+
+    for key in OPTIONAL:
+        if name_width(columns) >= NAME_COMFORT:
+            break
+        columns = [c for c in columns if c.key != key]
+    name = max(NAME_MIN, name_width(columns))
+    return [(c, c.width or name) for c in columns]
 
 
 def _severity(trust: TrustLevel) -> int:
@@ -136,16 +162,12 @@ def _cell(row: MemoryRow, key: str) -> str:
 class MemoryTable(ScrollView, can_focus=True):
     """A cursor over `rows`; sortable by column (`s` cycles the column, `S` reverses)."""
 
+    PANE: ClassVar[str] = "memory table"
     BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False, id="table-up"),
-        Binding("down", "cursor(1)", "Down", show=False, id="table-down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="table-page-up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="table-page-down"),
-        Binding("home", "jump(0)", "First", show=False, id="table-first"),
-        Binding("end", "jump(-1)", "Last", show=False, id="table-last"),
-        Binding("s", "sort_next", "Sort", id="table-sort"),
-        Binding("S", "sort_reverse", "Reverse", show=False, id="table-sort-reverse"),
-        Binding("space", "mark", "Mark", show=False, id="table-mark"),
+        *list_bindings("cursor(-1)", "cursor(1)", "jump(0)", "jump(-1)", "page(-1)", "page(1)"),
+        Binding("s", "sort_next", "Sort", tooltip="Sort by the next column (or click a column's title)", show=False, id="table-sort"),
+        Binding("S", "sort_reverse", "Reverse", tooltip="Reverse the sort", show=False, id="table-sort-reverse"),
+        Binding("space", "mark", "Mark", tooltip="Mark or unmark the row (for a merge)", show=False, id="table-mark"),
     ]
     COMPONENT_CLASSES = {
         "memory-table--header",
@@ -166,6 +188,7 @@ class MemoryTable(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(0, repaint=False)
     sort_column: reactive[str] = reactive("name", repaint=False)
     sort_reverse: reactive[bool] = reactive(False, repaint=False)
+    portfolio_column: reactive[bool] = reactive(False, repaint=False)  # several portfolios of one system are open
 
     @dataclass
     class MemoryHighlighted(Message):
@@ -187,11 +210,17 @@ class MemoryTable(ScrollView, can_focus=True):
     # -- data ------------------------------------------------------------------------------------
 
     def show(self, rows: Sequence[MemoryRow], *, keep: str | None = None) -> None:
-        """Replace the rows (sorted by the current column); keep the cursor on `keep` if present."""
+        """Replace the rows (sorted by the current column); keep the cursor on `keep` if present.
+        Marks stay on rows a filter or a tree node hides (`prune_marks` drops the gone ones)."""
         keep = keep if keep is not None else self.selected_id
         self._source = rows
-        self.marked &= {r.id for r in rows}
         self._resort(keep)
+
+    def prune_marks(self, ids: set[str]) -> None:
+        """Drop the marks of memories that are not there any more (after a read)."""
+        if self.marked - ids:
+            self.marked &= ids
+            self._invalidate()
 
     @property
     def selected_id(self) -> str | None:
@@ -235,7 +264,7 @@ class MemoryTable(ScrollView, can_focus=True):
         self._move(len(self.rows) - 1 if where < 0 else 0)
 
     def action_sort_next(self) -> None:
-        keys = list(COLUMN_KEYS)
+        keys = self.shown_columns if self.sort_column in self.shown_columns else list(COLUMN_KEYS)
         self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
         self.sort_reverse = False
         self._resort(self.selected_id)
@@ -251,13 +280,42 @@ class MemoryTable(ScrollView, can_focus=True):
         self.sort_reverse = reverse
         self._resort(self.selected_id)
 
+    def column_at(self, x: int) -> str | None:
+        """The key of the column under cell `x` of a line (scrolled content, not the screen)."""
+        start = 0
+        for column, cell_width in self._layout(self.scrollable_content_region.width):
+            if start <= x < start + cell_width + 1:
+                return column.key
+            start += cell_width + 1
+        return None
+
+    def on_click(self, event: Click) -> None:
+        """A click on a row selects it; on a column's title sorts by it (again: the other way)."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        event.stop()
+        self.focus()
+        if offset.y == 0:
+            column = self.column_at(offset.x + int(self.scroll_x))
+            if column is not None:
+                self.sort_by(column, reverse=not self.sort_reverse if column == self.sort_column else False)
+            return
+        index = int(self.scroll_y) + offset.y - 1
+        if 0 <= index < len(self.rows):
+            self._move(index)
+
+    def clear_marks(self) -> None:
+        self.marked.clear()
+        self._invalidate()
+
     def action_mark(self) -> None:
         memory_id = self.selected_id
         if memory_id is None:
             return
         self.marked.symmetric_difference_update({memory_id})
         self._invalidate()
-        self._move(self.cursor + 1)
+        self._move(self.cursor + 1, force=True)  # force: the screen's count of marks moves too
 
     def _move(self, index: int, *, force: bool = False) -> None:
         index = max(0, min(index, len(self.rows) - 1)) if self.rows else 0
@@ -293,12 +351,18 @@ class MemoryTable(ScrollView, can_focus=True):
     # -- rendering -------------------------------------------------------------------------------
 
     def _total_width(self) -> int:
-        return sum(c.width for c in COLUMNS) + NAME_MIN + len(COLUMNS)
+        return sum(cell_width + 1 for _column, cell_width in self._layout(self.scrollable_content_region.width))
 
-    def _widths(self, width: int) -> list[int]:
-        fixed = sum(c.width for c in COLUMNS if c.width) + len(COLUMNS)
-        name = max(NAME_MIN, width - fixed)
-        return [c.width or name for c in COLUMNS]
+    def _layout(self, width: int) -> list[tuple[Column, int]]:
+        return visible_columns(width, self.portfolio_column)
+
+    @property
+    def shown_columns(self) -> list[str]:
+        return [column.key for column, _width in self._layout(self.scrollable_content_region.width)]
+
+    def watch_portfolio_column(self) -> None:
+        self.virtual_size = Size(self._total_width(), len(self.rows) + 1)
+        self._invalidate()
 
     @property
     def _base_style(self) -> Style:
@@ -331,7 +395,7 @@ class MemoryTable(ScrollView, can_focus=True):
     def _header_strip(self, width: int) -> Strip:
         style = self.get_component_rich_style("memory-table--header")
         segments: list[Segment] = []
-        for column, cell_width in zip(COLUMNS, self._widths(width)):
+        for column, cell_width in self._layout(width):
             arrow = (" ▼" if self.sort_reverse else " ▲") if column.key == self.sort_column else ""
             segments.append(Segment(set_cell_size(column.title + arrow, cell_width) + " ", style))
         return Strip(segments)
@@ -341,10 +405,10 @@ class MemoryTable(ScrollView, can_focus=True):
         if row.id in self.marked:
             base = base + self.get_component_rich_style("memory-table--marked")
         segments: list[Segment] = []
-        for column, cell_width in zip(COLUMNS, self._widths(width)):
+        for column, cell_width in self._layout(width):
             text = _cell(row, column.key)
-            if column.key == "name" and row.id in self.marked:
-                text = "● " + text
+            if column.key == "name":
+                text = clip(("● " if row.id in self.marked else "") + text, cell_width)
             text = text.rjust(cell_width) if column.right and cell_len(text) < cell_width else text
             segments.append(Segment(set_cell_size(text, cell_width), base + self._cell_style(row, column.key)))
             segments.append(Segment(" ", base))

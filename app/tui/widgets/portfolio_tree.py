@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.text import Text
 from textual.binding import Binding
@@ -17,6 +18,8 @@ from textual.widgets.tree import TreeNode
 
 from app.core.inert import one_line
 from app.core.model import Memory, TrustLevel
+from app.tui.widgets.clip import clip
+from app.tui.widgets.nav import list_bindings
 
 NO_DOMAIN = "(no domain)"
 
@@ -67,8 +70,11 @@ def tally(memories: Iterable[Memory]) -> dict[NodeRef, _Tally]:
     return counts
 
 
+TITLE_CELLS = 18  # a node's name in the tree's width, the counts after it
+
+
 def _label(title: str, counts: _Tally) -> Text:
-    label = Text(one_line(title, 40))
+    label = Text(clip(one_line(title, 200), TITLE_CELLS))
     label.append(f" {counts.total}", style="dim")
     if counts.flagged:
         label.append(f" ⚑{counts.flagged}", style="bold")
@@ -77,8 +83,29 @@ def _label(title: str, counts: _Tally) -> Text:
     return label
 
 
+def repeated_levels(counts: dict[NodeRef, _Tally]) -> set[NodeRef]:
+    """Portfolio nodes that only repeat their system (its one portfolio, under the same name, as the
+    sample's `dollhouse 27` holding `dollhouse 27`): the tree leaves them out, and their tiers hang
+    from the system."""
+    portfolios: dict[str, list[NodeRef]] = {}
+    for ref in counts:
+        if ref.system is not None and ref.portfolio is not None and ref.tier is None:
+            portfolios.setdefault(ref.system, []).append(ref)
+    return {refs[0] for system, refs in portfolios.items() if len(refs) == 1 and refs[0].portfolio == system}
+
+
 class PortfolioTree(Tree[NodeRef]):
-    BINDINGS = [Binding("enter", "select_cursor", "Filter", id="tree-filter")]
+    """Enter (or a click) filters the table by the node and leaves it open or closed as it was;
+    Right opens a node (then goes to its first child), Left closes it (then goes to its parent)."""
+
+    PANE: ClassVar[str] = "portfolio tree"
+    BINDINGS = [
+        *list_bindings("cursor_up", "cursor_down", "scroll_home", "scroll_end", "page_up", "page_down"),
+        Binding("enter", "select_cursor", "Show", tooltip="Show this node's memories in the table (the node stays open or closed)", id="tree-filter"),
+        Binding("right,l", "expand", "Open", tooltip="Open the node, then go to its first child", show=False, id="tree-expand"),
+        Binding("left,h", "collapse", "Close", tooltip="Close the node, then go to its parent", show=False, id="tree-collapse"),
+        Binding("space", "toggle_node", "Open/close", tooltip="Open or close the node", show=False, id="tree-toggle"),
+    ]
 
     @dataclass
     class NodeChosen(Message):
@@ -89,6 +116,25 @@ class PortfolioTree(Tree[NodeRef]):
         self.counts: dict[NodeRef, _Tally] = {}
         self.show_root = True
         self.guide_depth = 2
+        self.auto_expand = False  # enter filters; opening and closing are their own keys
+
+    def action_expand(self) -> None:
+        node = self.cursor_node
+        if node is None or not node.allow_expand:
+            return
+        if node.is_expanded and node.children:
+            self.move_cursor(node.children[0])
+        else:
+            node.expand()
+
+    def action_collapse(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.is_expanded and node.allow_expand:
+            node.collapse()
+        elif node.parent is not None:
+            self.move_cursor(node.parent)
 
     def build(self, memories: Iterable[Memory]) -> None:
         """Rebuild the whole tree; keeps which nodes were expanded and where the cursor was."""
@@ -100,8 +146,12 @@ class PortfolioTree(Tree[NodeRef]):
         root.set_label(_label("All memories", self.counts.get(NodeRef(), _Tally())))
         root.data = NodeRef()
         children: dict[NodeRef, TreeNode[NodeRef]] = {NodeRef(): root}
+        repeats = repeated_levels(self.counts)
         for ref in sorted((r for r in self.counts if r != NodeRef()), key=self._ref_order):
             parent = children[self._parent_ref(ref)]
+            if ref in repeats:
+                children[ref] = parent  # the system's only portfolio, of the same name: one level
+                continue
             leaf = ref.domain is not None
             title = ref.domain or ref.tier or ref.portfolio or ref.system or ""
             node = parent.add_leaf(_label(title, self.counts[ref]), data=ref) if leaf else parent.add(_label(title, self.counts[ref]), data=ref)

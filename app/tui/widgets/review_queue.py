@@ -10,16 +10,19 @@ from textual.widgets import DataTable
 
 from app.core.inert import one_line
 from app.core.review.queue import ReviewItem
+from app.tui.widgets.clip import clip
+from app.tui.widgets.nav import ColumnSpec, NavTable
 
 MARK = "\u25cf"  # ●
 
+# The memory's name first; the claimed trust gives way on a narrow queue (the detail pane says it).
 COLUMNS = (
-    ("mark", " ", 1),
-    ("severity", "severity", 8),
-    ("claimed", "claimed", 11),
-    ("effective", "effective", 22),
-    ("findings", "#", 3),
-    ("memory", "memory", None),
+    ColumnSpec("mark", " ", 1),
+    ColumnSpec("memory", "memory", None, least=20),
+    ColumnSpec("severity", "severity", 8),
+    ColumnSpec("claimed", "claimed", 11, from_width=90),
+    ColumnSpec("effective", "effective", 22),
+    ColumnSpec("findings", "#", 3),
 )
 
 
@@ -42,8 +45,10 @@ def effective_of(item: ReviewItem) -> str:
     return f"{label} changed since approval" if effective.stale else label
 
 
-class ReviewQueue(DataTable[Text]):
+class ReviewQueue(NavTable):
     """A row per item, keyed by memory id. Cells are Text so nothing in a memory is read as markup."""
+
+    PANE = "review queue"
 
     @dataclass
     class ItemHighlighted(Message):
@@ -55,8 +60,12 @@ class ReviewQueue(DataTable[Text]):
         self.marked: set[str] = set()
 
     def on_mount(self) -> None:
-        for key, label, width in COLUMNS:
-            self.add_column(Text(label), key=key, width=width)
+        self.set_columns(COLUMNS)
+
+    def on_nav_table_relaid(self, event: NavTable.Relaid) -> None:
+        event.stop()
+        if self.items:
+            self.show(self.items)
 
     def show(self, items: list[ReviewItem]) -> None:
         """Replace the rows, keeping the cursor on the same memory (or row) and the marks still there."""
@@ -67,7 +76,7 @@ class ReviewQueue(DataTable[Text]):
         self.marked &= ids
         self.clear()
         for item in self.items:
-            self.add_row(*self._cells(item), key=item.memory.id)
+            self.add_cells(self._cells(item), key=item.memory.id)
         if not self.items:
             self.post_message(self.ItemHighlighted(None))
             return
@@ -76,16 +85,16 @@ class ReviewQueue(DataTable[Text]):
         # move_cursor to the same row posts nothing: the detail pane must follow the new content.
         self.post_message(self.ItemHighlighted(self.items[max(0, index)]))
 
-    def _cells(self, item: ReviewItem) -> list[Text]:
+    def _cells(self, item: ReviewItem) -> dict[str, Text]:
         severity = severity_of(item)
-        return [
-            Text(MARK if item.memory.id in self.marked else " "),
-            Text(severity, style="bold" if severity in ("critical", "high") else ""),
-            Text(claimed_of(item)),
-            Text(effective_of(item)),
-            Text(str(len(item.findings))),
-            Text(one_line(f"{item.memory.name} \u00b7 {item.memory.id}", 120)),
-        ]
+        return {
+            "mark": Text(MARK if item.memory.id in self.marked else " "),
+            "memory": Text(clip(one_line(item.memory.name, 200), self.width_of("memory"))),
+            "severity": Text(severity, style="bold" if severity in ("critical", "high") else ""),
+            "claimed": Text(claimed_of(item)),
+            "effective": Text(effective_of(item)),
+            "findings": Text(str(len(item.findings)), justify="right"),
+        }
 
     @property
     def current(self) -> ReviewItem | None:

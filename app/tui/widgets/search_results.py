@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from app.core.inert import inert, one_line
 from app.core.search.highlight import CLOSE, OPEN
+from app.tui.widgets.nav import NavOptionList
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,10 @@ def marked(fragment: str, mark: Style, plain: Style | None = None) -> Text:
     return text
 
 
-class SearchResults(OptionList):
+class SearchResults(NavOptionList):
     """One option per hit, keyed by the memory id (the option id)."""
+
+    PANE = "search results"
 
     COMPONENT_CLASSES = {
         "search-results--name",

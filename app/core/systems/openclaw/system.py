@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 class OpenClawSystem(BaseSystem):
     name: ClassVar[str] = "openclaw"
     label: ClassVar[str] = "OpenClaw"
+    fortress_scores: ClassVar[bool] = True  # the Memory Fortress conventions: MEMORY.md candidates
     trust_module: ClassVar[ModuleType | None] = trust
     curation_module: ClassVar[ModuleType | None] = curation
     reader = OpenClawAdapter

@@ -1,0 +1,100 @@
+"""The browse screen's changes, each one facade write wrapped in its receipt (app.tui.activity):
+what a curation key, a suggestion or undo does, run in the screen's "curate" worker; and the
+previews shown before a merge or a suggestion is made (the core's dry run)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.core.change.plan import Plan
+from app.core.inert import one_line
+from app.core.model import Memory
+from app.core.workbench import Workbench
+from app.tui.activity import Receipt, apply_change, plan_lines
+from app.tui.priority import next_priority
+
+REASON = "from the browse screen"
+# What enter does with a suggestion: the change it proposes, on which of its ids.
+SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
+
+Write = Callable[[Workbench], Receipt]  # one facade change and its receipt
+
+
+def curation(action: str, ids: list[str], name: str) -> Write | None:
+    """The change behind a curation key or a suggestion: promote, demote or merge (`ids[0]` kept)."""
+    first, rest = ids[0], ids[1:]
+    shown = one_line(name, 60)
+    if action == "promote":
+        return lambda wb: apply_change(wb, f"Promoted {shown}", lambda dry: wb.promote(first, reason=REASON, dry_run=dry))
+    if action == "demote":
+        return lambda wb: apply_change(wb, f"Demoted {shown}", lambda dry: wb.demote(first, reason=REASON, dry_run=dry))
+    if action == "merge":
+        noun = "memory" if len(rest) == 1 else "memories"
+        return lambda wb: apply_change(wb, f"Merged {len(rest)} {noun} into {shown}", lambda dry: wb.merge(first, rest, reason=REASON, dry_run=dry))
+    return None
+
+
+def pin_toggle(memory_id: str, name: str) -> Write:
+    """Pinned or not is read in the worker, after any write still on its way from a key before."""
+    shown = one_line(name, 60)
+
+    def toggle(wb: Workbench) -> Receipt:
+        if wb.is_pinned(memory_id):
+            return apply_change(wb, f"Unpinned {shown}", lambda dry: wb.unpin(memory_id, reason=REASON, dry_run=dry))
+        return apply_change(wb, f"Pinned {shown}", lambda dry: wb.pin(memory_id, reason=REASON, dry_run=dry))
+
+    return toggle
+
+
+def priority_step(memory_id: str, name: str, direction: int) -> Write:
+    """Load earlier or later, the step computed from what the facade holds when the worker runs."""
+
+    def step(wb: Workbench) -> Receipt:
+        found = next_priority(wb, memory_id, direction)
+        return apply_change(wb, found.sentence(name, direction), lambda dry: wb.set_priority(memory_id, found.after, reason=REASON, dry_run=dry))
+
+    return step
+
+
+def undo_change(reason: str = REASON) -> Write:
+    def title(plan: Plan | None) -> str:
+        return f"Undone: {one_line(plan.description, 120)}" if plan is not None else "Undone: the latest change"
+
+    def undo(wb: Workbench) -> Receipt:
+        return apply_change(wb, title, lambda dry: wb.undo(reason=reason, dry_run=dry))
+
+    return undo
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A change shown before it is made: a summary (what is kept, what is removed) and the dry run."""
+
+    title: str
+    verb: str
+    summary: tuple[tuple[str, str], ...]
+    plan: tuple[str, ...]
+
+
+def _where(memory: Memory) -> str:
+    return f"{memory.name} · {memory.system} · {memory.portfolio} · {memory.source}"
+
+
+def merge_preview(wb: Workbench, keep: str, others: list[str]) -> Preview:
+    """What `m` would do: the memory kept as it is, each one removed (from its file or table, into
+    the vault, where undo finds it), and the core's dry run."""
+    plan = wb.merge(keep, others, reason=REASON, dry_run=True)
+    kept = wb.memory(keep)
+    summary = [("Kept", _where(kept))]
+    summary += [("Removed", f"{_where(wb.memory(other))} (kept whole in the vault: undo puts it back)") for other in others]
+    noun = "memory" if len(others) == 1 else "memories"
+    return Preview(f"Merge {len(others)} {noun} into {one_line(kept.name, 60)}?", "Merge", tuple(summary), plan_lines(plan if isinstance(plan, Plan) else None))
+
+
+def change_preview(wb: Workbench, action: str, memory_id: str) -> Preview:
+    """What a suggestion's promote or demote would do, from the core's dry run."""
+    memory = wb.memory(memory_id)
+    plan = wb.promote(memory_id, reason=REASON, dry_run=True) if action == "promote" else wb.demote(memory_id, reason=REASON, dry_run=True)
+    verb = action.capitalize()
+    return Preview(f"{verb} {one_line(memory.name, 60)}?", verb, (("Memory", _where(memory)),), plan_lines(plan if isinstance(plan, Plan) else None))

@@ -1,0 +1,65 @@
+"""SuggestionsPane: the browse screen's suggestions (promote, demote, archive, merge, split, stale),
+with their counts on top. It only shows what the screen read from the facade; enter on one posts
+Chosen, and the screen previews the change it proposes (nothing is applied at once)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from app.core.curate import Suggestion
+from app.core.inert import one_line
+from app.tui.widgets.nav import NavOptionList
+
+WORDS = {"promote": "to promote", "demote": "to demote", "archive": "to archive", "merge": "duplicates", "split": "to split", "stale": "stale"}
+
+
+def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
+    """ "12 to demote, 3 duplicates, 2 over budget": the counts a person acts on."""
+    counts = Counter(s.kind for s in suggestions)
+    parts = [f"{counts[k]} {w}" for k, w in WORDS.items() if counts[k]]
+    parts.append(f"{over_budget} over budget")
+    return ", ".join(parts)
+
+
+def prompt(suggestion: Suggestion) -> Text:
+    text = Text(f"{suggestion.kind:<8}", style="bold")
+    text.append(" " + one_line(suggestion.reason, 160))
+    return text
+
+
+class SuggestionsPane(Vertical):
+    @dataclass
+    class Chosen(Message):
+        suggestion: Suggestion
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's own name
+        super().__init__(id=id)
+        self.suggestions: list[Suggestion] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Suggestions: computing…"), id="suggestions-summary")
+        yield NavOptionList(id="suggestions-list")
+
+    def show(self, suggestions: list[Suggestion], over_budget: int) -> None:
+        """Replace the suggestions, keeping the highlight where it was."""
+        self.suggestions = suggestions
+        self.query_one("#suggestions-summary", Static).update(Text("Suggestions: " + suggestion_summary(suggestions, over_budget) + " · enter shows one first"))
+        options = self.query_one(OptionList)
+        was = options.highlighted or 0
+        options.clear_options()
+        options.add_options(Option(prompt(s), id=f"s{i}") for i, s in enumerate(suggestions))
+        if suggestions:
+            options.highlighted = min(was, len(suggestions) - 1)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.post_message(self.Chosen(self.suggestions[int(event.option.id[1:])]))
