@@ -205,7 +205,7 @@ async def test_a_looping_agents_copies_are_one_line_of_the_suggestions_pane(tmp_
     app = make_app(isolated_locations, clock, workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("g")
+        await pilot.press("i")
         await settle(app, pilot)
         screen, _, _, _ = parts(app)
         merges = [s for s in screen.suggestions if s.kind == "merge"]
