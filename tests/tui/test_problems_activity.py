@@ -12,7 +12,7 @@ from textual.widgets import Static, TabbedContent
 
 from app.core.clock import FixedClock
 from app.core.locations import Locations
-from app.core.model import PhaseEvent
+from app.core.model import PhaseEvent, Problem
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.commands import WorkbenchCommands
 from app.tui.messages import PhaseChanged
@@ -63,11 +63,12 @@ async def test_problems_lists_the_sample_problems_and_the_header_counts_them(sam
 
 
 async def test_unknown_theme_and_keymap_ids_are_problems_and_fall_back(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
-    app = make_app(isolated_locations, clock, sample_copy, theme="no-such-theme", keymap={"mode-reveiw": "f9", "mode-budget": "f8"})
+    settings = Problem(path="config.yaml", line=3, message="`portfolios`: Input should be a valid list", kept="defaults used")
+    app = make_app(isolated_locations, clock, sample_copy, theme="no-such-theme", keymap={"mode-reveiw": "f9", "mode-budget": "f8"}, warnings=[settings])
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await settle(app, pilot)
         assert app.theme == "workbench-dark"
-        assert app.sub_title.endswith("· 9 problems")
+        assert app.sub_title.endswith("· 10 problems")
         await switch(app, pilot, "f8")  # the known id is remapped all the same
         assert type(app.screen).__name__ == "BudgetScreen"
         await switch(app, pilot, "f6")
@@ -76,6 +77,7 @@ async def test_unknown_theme_and_keymap_ids_are_problems_and_fall_back(sample_co
         assert "no theme named 'no-such-theme'" in theme[1] and theme[2] == "workbench-dark used"
         keymap = next(r for r in rows if r[3] == "keymap")
         assert "'mode-reveiw'" in keymap[1] and "did you mean 'mode-review'" in keymap[1] and keymap[2] == "that entry is ignored"
+        assert ["config.yaml:3", "`portfolios`: Input should be a valid list", "defaults used", "settings"] in rows
         assert any("F6 lists them" in m for m in messages(app))
 
 
