@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, combinations
@@ -243,9 +243,6 @@ def _passage_sets(texts: dict[str, str]) -> tuple[list[tuple[int, ...]], list[li
 
 
 _EPSILON = 1e-9  # float slack, always towards a longer prefix or a looser filter (never a miss)
-_SIZE_BITS = MAX_PASSAGE_WORDS.bit_length()  # a set has fewer shingles than its passage has words
-_SIZE_MASK = (1 << _SIZE_BITS) - 1
-_UNREACHABLE = 1 << _SIZE_BITS
 
 
 def _prefix(size: int, fraction: float) -> int:
@@ -259,14 +256,14 @@ def _similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[i
     """(earlier, later, Jaccard) for the pairs of sets at or above `threshold`, each found once.
     Each set's shingles are reordered in place, rarest first.
 
-    A set-similarity join by prefix filtering (AllPairs, PPJoin): shingles are ordered rarest first
-    and sets visited smallest first. Two sets with Jaccard >= t share at least
-    a = t/(1+t)(|x|+|y|) shingles, and so two among the first |x| - ceil(t|x|) + 2 of the later one x
-    and the first |y| - ceil(2t/(1+t)|y|) + 2 of the earlier one y, which alone are indexed. A
-    candidate too small (|y| < t|x|), whose first shared shingle comes too late for `a` to be
-    reached, or that shares only one, is dropped unverified; every other is verified with the exact
-    Jaccard. So no pair is ever reported below the threshold, none at or above it is missed, and as
-    a set's first shingles are its rarest, few sets are looked at for each one.
+    A set-similarity join by prefix filtering (AllPairs): shingles are ordered rarest first and sets
+    visited smallest first. Two sets with Jaccard >= t share at least a = t/(1+t)(|x|+|y|) >= t|x|
+    shingles, and so two (when a >= 2) among the first |x| - ceil(t|x|) + 2 of the later one x and
+    the first |y| - ceil(2t/(1+t)|y|) + 2 of the earlier one y, which alone are indexed. A candidate
+    that shares fewer there, or is too small (|y| < t|x|), is dropped unverified; every other is
+    verified with the exact Jaccard. So no pair is ever reported below the threshold, none at or
+    above it is missed, and as a set's first shingles are its rarest, two sets rarely share two of
+    them by chance: few are verified for each one, and the shared shingles are counted in C.
 
     Two bounds cap the work per set whatever the portfolio (at most MAX_POSTINGS entries per shingle
     looked at), so that a crowd of alike passages (a loop that numbers its copies, a template filled
@@ -290,38 +287,26 @@ def _similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[i
         leads.append(lead)
     del frequency
     share = threshold / (1 + threshold) if threshold > 0 else 0.0
-    needs: dict[int, list[int]] = {}
-    # an index entry packs the set's number, its room (how many of its shingles start at the
-    # indexed one) and its size
     postings: dict[int, list[int]] = {}
+    none: list[int] = []
     found: list[tuple[int, int, float]] = []
     for number in sorted(range(len(sets)), key=lambda n: len(sets[n])):
         x = sets[number]
         size = len(x)
-        need = needs.get(size)
-        if need is None:
-            # the overlap x needs with a set of each size (never a larger one: smallest first)
-            smallest = threshold * size - _EPSILON
-            need = needs[size] = [_UNREACHABLE if other < smallest else max(1, math.ceil(share * (size + other) - _EPSILON)) for other in range(size + 1)]
-        seen: dict[int, int] = {}
-        for at in range(leads[number], _prefix(size, threshold)):
-            entries = postings.get(x[at])
-            if entries is None:
-                continue
-            room = size - at
-            for entry in entries:
-                other = entry >> (2 * _SIZE_BITS)
-                count = seen.get(other, 0)
-                if count > 0:
-                    seen[other] = count + 1
-                elif count == 0:
-                    needed = need[entry & _SIZE_MASK]
-                    seen[other] = 1 if room >= needed and (entry >> _SIZE_BITS) & _SIZE_MASK >= needed else -1
+        lead = leads[number]
+        # the earlier sets sharing each of x's first shingles, counted (every set is smaller or as
+        # small as x: smallest first)
+        shared = Counter(chain.from_iterable([postings.get(gram, none) for gram in x[lead : _prefix(size, threshold)]]))
+        # at or above the threshold, a set shares at least ceil(t|x|) shingles with x, two of them
+        # counted here when that is two or more
+        least = min(2, max(1, math.ceil(threshold * size - _EPSILON)))
+        smallest = threshold * size - _EPSILON
         alike = []
-        if seen:
+        candidates = [other for other, count in shared.items() if count >= least]
+        if candidates:
             members = frozenset(x)
-            for other, count in seen.items():
-                if count >= 2 or (count == 1 and need[len(sets[other])] == 1):
+            for other in candidates:
+                if len(sets[other]) >= smallest:
                     score = jaccard(members, sets[other])
                     if score >= threshold:
                         alike.append((score, other))
@@ -330,10 +315,10 @@ def _similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[i
                 del alike[MAX_PARTNERS:]
             found.extend((other, number, score) for score, other in alike)
         if len(alike) < MAX_PARTNERS:
-            for at in range(leads[number], _prefix(size, 2 * share)):
-                entries = postings.setdefault(x[at], [])
+            for gram in x[lead : _prefix(size, 2 * share)]:
+                entries = postings.setdefault(gram, [])
                 if len(entries) < MAX_POSTINGS:
-                    entries.append((number << _SIZE_BITS | (size - at)) << _SIZE_BITS | size)
+                    entries.append(number)
     return found
 
 
