@@ -609,32 +609,44 @@ class Workbench:
         with self._lock:
             result = self._result
             keys = self._portfolio_keys(subjects)
+            if not written:
+                # A decision kept in the ledger only: no store changed, so no memory did.
+                self.changed = []
+                self._behind(keys, result.portfolios)
+                return
             works = list(result.works)
             portfolios = list(result.portfolios)
+            candidates = set(self._vaulted)  # the ids that may differ: those of what is re-read, and the vault's
             for i, work in enumerate(works):
                 if (work.ref.system, work.ref.name) not in keys:
                     continue
-                if not written:
-                    continue  # a decision kept in the ledger only: the store did not change
                 rels = _inside(work.ref.root, written)  # none: a setting beside the root (config.yml)
                 known = {ref.rel for ref in work.files}
                 walk = any(rel not in known for rel in rels)
                 works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk)
                 self._findings.update(works[i].findings)
+                candidates.update(m.id for m in work.memories)
+                candidates.update(m.id for m in works[i].memories)
             before = self._by_id
             memories = [m for w in works for m in w.memories]
             fresh = LoadResult(portfolios, memories, list(self._load_problems), result.timeline, works=works)
             self._portfolios = {(p.system, p.name): p for p in portfolios}
             fresh.memories.extend(self._vaulted_memories(fresh))
+            candidates |= self._vaulted
             by_id = {m.id: m for m in fresh.memories}
             self._result, self._by_id = fresh, by_id
-            self.changed = sorted(i for i in by_id.keys() | before.keys() if _differs(before.get(i), by_id.get(i)))
+            # Every other memory is the very object of the last read.
+            self.changed = sorted(i for i in candidates if _differs(before.get(i), by_id.get(i)))
             if self._saliences is not None:
                 for memory_id in self.changed:
                     self._saliences.pop(memory_id, None)
-            behind = {(p.system, p.name) for p in self._plans_behind} | keys
-            self._plans_behind = [p for p in portfolios if (p.system, p.name) in behind]
-            self._index_behind = True
+            self._behind(keys, portfolios)
+
+    def _behind(self, keys: set[tuple[str, str]], portfolios: list[Portfolio]) -> None:
+        """The touched portfolios' budget plans and the search index catch up when next asked for."""
+        behind = {(p.system, p.name) for p in self._plans_behind} | keys
+        self._plans_behind = [p for p in portfolios if (p.system, p.name) in behind]
+        self._index_behind = True
 
     def _replan(self, portfolios: list[Portfolio]) -> None:
         """Plan the touched portfolios again; the others keep their plans, in portfolio order."""

@@ -216,3 +216,25 @@ def test_a_decision_re_reads_its_own_file_and_scans_only_new_content(sample_copy
     _queued(wb)
     assert counted.scans == 1
     assert {name: rules for name, rules in after.items() if name != section.name} == {n: r for n, r in queued.items() if n != section.name}
+
+
+def test_memwb_review_twice_scans_once(sample_copy: Path, counted: Counts, capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    assert main(["review", str(sample_copy), "--json"]) == 0
+    first = capsys.readouterr().out
+    scans = counted.scans
+    assert scans > 0
+    assert main(["review", str(sample_copy), "--json"]) == 0
+    assert capsys.readouterr().out == first
+    assert counted.scans == scans
+
+
+def test_finding_severities_come_from_the_load(portfolio: Path, isolated_locations: Locations, counted: Counts) -> None:
+    _open(isolated_locations, portfolio)
+    counted.scans = 0
+    wb = _open(isolated_locations, portfolio)
+    severities = wb.finding_severities()
+    poisoned = next(m.id for m in wb.memories if m.name == "poisoned")
+    assert set(severities) == {poisoned} and severities[poisoned].value in ("high", "critical")
+    assert counted.scans == 0

@@ -81,3 +81,25 @@ def test_budgets_and_search_catch_up_after_a_write(sample_copy: Path, isolated_l
     wb.promote(PROMOTED, reason="test")
     hits = wb.search("tier:hot")
     assert PROMOTED in [hit.id for hit in hits.hits]
+
+
+def test_changed_names_every_memory_that_differs_and_nothing_else(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy])
+    section = next(m for m in wb.memories if m.system == "openclaw" and m.kind == "note" and m.tier.value == "cold")
+    row = next(m for m in wb.memories if m.system == "engram")
+    other = next(m for m in wb.memories if m.system == "massgen")
+    steps = [
+        lambda: wb.promote(PROMOTED, reason="test"),
+        lambda: wb.quarantine(section.id, "test"),
+        lambda: wb.restore(section.id, "test"),
+        lambda: wb.quarantine(row.id, "test"),
+        lambda: wb.approve(other.id, "test"),
+        lambda: wb.undo(reason="test"),
+    ]
+    for step in steps:
+        before = {m.id: m for m in wb.memories}
+        step()
+        after = {m.id: m for m in wb.memories}
+        assert wb.changed == sorted(i for i in before.keys() | after.keys() if before.get(i) != after.get(i))
+    assert wb.changed  # the undo of the promote

@@ -42,8 +42,12 @@ def content_key(memory: Memory) -> str | None:
     """What a memory's findings depend on; None when the reader gave no content sha256."""
     if not memory.sha256:
         return None
-    parts = [memory.sha256, *(f"{entry.id}\x1f{entry.chars}" for entry in memory.entries)]
-    return hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    entries = memory.entries
+    if len(entries) == 1:  # the common case, without a generator (a warm start keys every memory)
+        raw = f"{memory.sha256}\x1e{entries[0].id}\x1f{entries[0].chars}"
+    else:
+        raw = "\x1e".join([memory.sha256, *(f"{entry.id}\x1f{entry.chars}" for entry in entries)])
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ContentKeys:
