@@ -8,7 +8,6 @@ It is disposable: any error opening or reading it means it is rebuilt, never tha
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TypeGuard
 
 from app.core.load.codec import FORMAT
+from app.core.load.store import VersionedStore
 from app.core.parsing.safefs import FileRef
 
 # Bump when a parser or the model changes what a file yields, so stale results are never served.
@@ -40,44 +40,14 @@ class CachedFile:
     payload: bytes
 
 
-class ParseCache:
+class ParseCache(VersionedStore):
+    file_name = "parse-cache.sqlite"
+    schema = _SCHEMA
+    tables = ("files", "stamped")
+    label = "parse cache"
+
     def __init__(self, folder: Path, version: str) -> None:
-        self.path = folder / "parse-cache.sqlite"
-        self.version = f"{CACHE_VERSION}:{FORMAT.decode()}:{version}"
-        self.rebuilt = ""
-        self._db = self._open(folder)
-
-    def _open(self, folder: Path) -> sqlite3.Connection:
-        try:
-            return self._connect(folder)
-        except sqlite3.Error as exc:
-            self.rebuilt = f"parse cache unreadable ({exc}); rebuilt"
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                try:
-                    os.unlink(f"{self.path}{suffix}")
-                except OSError:
-                    pass
-            return self._connect(folder)
-
-    def _connect(self, folder: Path) -> sqlite3.Connection:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        db = sqlite3.connect(self.path, check_same_thread=False)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-            row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-            if row is None or row[0] != self.version:
-                with db:
-                    db.execute("DELETE FROM files")
-                    db.execute("DELETE FROM stamped")
-                    db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self.version,))
-                if row is not None:
-                    self.rebuilt = "parse cache made by another version; rebuilt"
-        except sqlite3.Error:
-            db.close()
-            raise
-        return db
+        super().__init__(folder, f"{CACHE_VERSION}:{FORMAT.decode()}:{version}")
 
     def load(self) -> dict[str, CachedFile]:
         try:
@@ -125,9 +95,6 @@ class ParseCache:
                 self._db.execute("DELETE FROM stamped")
         except sqlite3.Error:
             pass
-
-    def close(self) -> None:
-        self._db.close()
 
 
 def is_fresh(cached: CachedFile | None, ref: FileRef) -> TypeGuard[CachedFile]:

@@ -13,13 +13,13 @@ after the source changed under the load is scanned for the person asking, never 
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from app.core.load.store import VersionedStore
 from app.core.model import Memory
 from app.core.reading.base import sha256_text
 from app.core.review import version
@@ -90,41 +90,14 @@ def store_version() -> str:
     return f"{FORMAT}:{version.DETECTOR_VERSION}"
 
 
-class FindingsCache:
+class FindingsCache(VersionedStore):
+    file_name = FILE_NAME
+    schema = _SCHEMA
+    tables = ("findings",)
+    label = "findings cache"
+
     def __init__(self, folder: Path) -> None:
-        self.path = folder / FILE_NAME
-        self.version = store_version()
-        self.rebuilt = ""
-        self._db = self._open(folder)
-
-    def _open(self, folder: Path) -> sqlite3.Connection:
-        try:
-            return self._connect(folder)
-        except sqlite3.Error as exc:
-            self.rebuilt = f"findings cache unreadable ({exc}); rebuilt"
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                try:
-                    os.unlink(f"{self.path}{suffix}")
-                except OSError:
-                    pass
-            return self._connect(folder)
-
-    def _connect(self, folder: Path) -> sqlite3.Connection:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        db = sqlite3.connect(self.path, check_same_thread=False, timeout=5)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-            row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-            if row is None or row[0] != self.version:
-                with db:
-                    db.execute("DELETE FROM findings")
-                    db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self.version,))
-        except sqlite3.Error:
-            db.close()
-            raise
-        return db
+        super().__init__(folder, store_version())
 
     def load(self) -> dict[str, bytes]:
         """Every content key kept, with its payload."""
@@ -145,6 +118,3 @@ class FindingsCache:
                 self._db.executemany(sql, rows)
         except sqlite3.Error:
             pass  # a cache we cannot write only costs a scan next time
-
-    def close(self) -> None:
-        self._db.close()
