@@ -116,10 +116,13 @@ _DATA_URI_KEYS = keyset(("data:",))
 def _scan(p: Prepared) -> Iterator[Hit]:
     m: re.Match[str] | None  # loops bind matches; later probes may find none
     image_spans: list[tuple[int, int]] = []
-    for m in keyed_matches(p, _MD_IMAGE_KEYS, _MD_IMAGE):
+    # Markdown images and links both need "](": a note without one (most) has neither, and its "[" are
+    # never tried.
+    inline = "](" in p.text
+    for m in keyed_matches(p, _MD_IMAGE_KEYS, _MD_IMAGE) if inline else ():
         image_spans.append((m.start(), m.end()))
         yield from _image(m.group(2), m.start(), m.end(), "markdown-image")
-    for m in keyed_matches(p, _MD_LINK_KEYS, _MD_LINK):
+    for m in keyed_matches(p, _MD_LINK_KEYS, _MD_LINK) if inline else ():
         if m.start() > 0 and p.text[m.start() - 1] == "!":
             continue
         yield from _link(m.group(2), m.start(), m.end(), "markdown-link")
@@ -137,7 +140,10 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         end = p.text.find(">", m.end(), min(p.n, m.end() + 1000))
         yield from _image(m.group(2), m.start(), end + 1 if end >= 0 else m.end(), "html-image")
     images = Intervals(image_spans)
-    for m in keyed_matches(p, _BARE_URL_KEYS, _BARE_URL):
+    # A bare URL is reported only when templated, and a URL's characters leave `_TEMPLATE` only braces,
+    # `$` and `%7b`/`%7d` (no blank, `<` or `]`): without one of those in the text no URL is looked at.
+    templates = "{" in p.text or "}" in p.text or "$" in p.text or "%7" in p.text
+    for m in keyed_matches(p, _BARE_URL_KEYS, _BARE_URL) if templates else ():
         if images.covers(m.start()):
             continue
         url = m.group(0)

@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from itertools import islice, repeat
+from itertools import accumulate, chain, islice, repeat
+from operator import add, sub
 from typing import Any
 
 from app.core.review.common import HIGH, Hit, Prepared
@@ -34,6 +35,9 @@ MAX_UNIT_CHARS = 400  # a sentence longer than this is cut into pieces of this s
 MAX_WINDOW_TOKENS = 64
 MAX_WINDOWS = 200_000
 MAX_LEARNED = 500  # findings per text: a text repeating one order needs no more for a human
+# Texts up to this size (notes) are first tried by the whole-text gate; a longer one nearly always holds
+# some run that passes it, and the gate's pass would be paid on top of the windows.
+GATE_MAX_CHARS = 16_384
 
 # Folding accents lets "précédentes" and "precedentes" share a feature; a translate table keeps offsets.
 _FOLD = str.maketrans(
@@ -122,6 +126,10 @@ class Model:
     need_units: int
     # Every weight (stems and pairs) in those units, for exact integer scores.
     weight_units: dict[str, int]
+    # The same integer weights split by kind, pairs keyed by their two stems: the whole-text gate looks
+    # pairs up by the tuples `zip` makes, without joining a string per pair.
+    stem_units: dict[str, int]
+    pair_units: dict[tuple[str, str], int]
 
     def score(self, feats: list[str]) -> float:
         return self.bias + sum(map(self.weights.get, feats, repeat(0.0)))
@@ -155,6 +163,8 @@ def parse(raw: str) -> Model:
         bound_units={k: v for k, v in units_bound.items() if v},
         need_units=int(data["high"]) - int(data["bias"]),
         weight_units={k: v for k, v in quantised.items() if v},
+        stem_units={k: v for k, v in quantised.items() if v and " " not in k},
+        pair_units={(k.split(" ", 1)[0], k.split(" ", 1)[1]): v for k, v in quantised.items() if v and " " in k},
     )
 
 
@@ -188,10 +198,39 @@ def _category(text: str) -> Category:
     return Category.INSTRUCTION_OVERRIDE
 
 
+def _cannot_reach(m: Model, text: str, low: str) -> bool:
+    """True when no window of the text can score `high`, decided from one tokenizing pass over the
+    whole text. A window's features are its first MAX_WINDOW_TOKENS stems and their adjacent pairs;
+    units split the text only where no letter or digit is (punctuation, a line end, a space), so those
+    stems are a run of consecutive stems of the whole text, and the window's integer score is at most
+    the largest sum, over runs of MAX_WINDOW_TOKENS stems, of each stem's weight plus the weight of the
+    pair it begins. A run below the line the windows are skipped at (`need_units - 1`) means every
+    window would be skipped. The one exception is a unit cut at MAX_UNIT_CHARS inside a word (no space
+    in 400 characters of a line): then the stems of its pieces are not the text's, and the gate says
+    nothing."""
+    # A unit holds no line break, so a cut inside a word needs a line of 399 characters and a run as
+    # long without a space; lines are fewer than words, so they are measured first.
+    cut = MAX_UNIT_CHARS - 1
+    if len(text) >= cut and max(map(len, text.split("\n"))) >= cut and max(map(len, text.split(" "))) >= cut:
+        return False
+    stems = _TOKEN.findall(low)
+    zeros = repeat(0)
+    # Each stem's weight plus that of the pair it begins (none for the last stem).
+    pairs = chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,))
+    sums = list(accumulate(map(add, map(m.stem_units.get, stems, zeros), pairs), initial=0))
+    if len(sums) <= MAX_WINDOW_TOKENS + 1:
+        best = sums[-1]
+    else:
+        best = max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums))
+    return best < m.need_units - 1
+
+
 def scan(p: Prepared) -> list[Hit]:
     m = model()
     text = p.text
     low = p.low if p.ascii else _folded(p.low)
+    if len(text) <= GATE_MAX_CHARS and _cannot_reach(m, text, low):
+        return []
     spans = units(text)
     if not spans:
         return []
