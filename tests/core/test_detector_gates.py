@@ -2,16 +2,18 @@
 proves no window can reach `high`) and the link rules' gates (no "](", no template character) give the
 same findings as the full search, on the project's corpus, on the outside corpora when cached, and on
 texts built to sit on each gate's edge (a unit cut inside a word, accents, attacks spliced into long
-notes, links and templated URLs)."""
+notes, links and templated URLs); and the base85 decoders' first-group check refuses only runs that
+decode to no text."""
 
 from __future__ import annotations
 
+import base64
 import random
 from collections.abc import Iterator
 
 import pytest
 
-from app.core.review import links, scan_text, scorer
+from app.core.review import encodings, links, scan_text, scorer
 from app.core.review.common import Hit, Prepared
 from tests.core.detector_corpus import ATTACKS, BENIGN
 from tools import train_detector as td
@@ -99,3 +101,33 @@ def test_the_link_gates_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> No
     assert [scan_text(t) for t in texts] == gated
     assert any(f.rule == "templated-url" for fs in gated for f in fs)
     assert any(f.rule == "markdown-image" for fs in gated for f in fs)
+
+
+def _base85_runs() -> list[str]:
+    rng = random.Random(5)
+    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+    runs = ["".join(rng.choice(alphabet) for _ in range(rng.randint(25, 80))) for _ in range(3000)]
+    for order in ORDERS:
+        data = order.encode()
+        runs += [base64.b85encode(data).decode(), base64.a85encode(data).decode(), base64.a85encode(b"\0\0\0\0" + data).decode()]
+        runs += ["z" + base64.a85encode(data).decode(), base64.b85encode("\u00e9\u00e8 ".encode() + data).decode()]
+    return runs
+
+
+@pytest.mark.parametrize("kind", ["base85", "ascii85"])
+def test_the_base85_first_group_check_refuses_only_runs_that_decode_to_no_text(kind: str) -> None:
+    decode = base64.b85decode if kind == "base85" else base64.a85decode
+    refused = kept = 0
+    for run in _base85_runs():
+        if encodings._may_be_text(decode, run):
+            kept += 1
+            continue
+        refused += 1
+        try:
+            data = decode(run)
+        except ValueError:
+            continue
+        assert encodings._text_of(data) is None, run
+    assert refused and kept
+    texts = [base64.b85encode(o.encode()).decode() for o in ORDERS] + [base64.a85encode(o.encode()).decode() for o in ORDERS]
+    assert all(encodings._may_be_text(base64.b85decode if i < len(ORDERS) else base64.a85decode, t) for i, t in enumerate(texts))

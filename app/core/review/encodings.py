@@ -263,6 +263,10 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
         if count > MAX_CANDIDATES:
             break
         for decode in (base64.b85decode, lambda r: base64.a85decode(r)):
+            # Both decoders are Python loops; the first group alone (its own four bytes, the run being
+            # longer) shows most runs are no UTF-8 text, and `_text_of` would refuse them anyway.
+            if not _may_be_text(decode, run):
+                continue
             try:
                 data = decode(run[:MAX_CANDIDATE_CHARS])
             except (binascii.Error, ValueError):
@@ -273,6 +277,21 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
                 if (hit := _report(m.start(), m.end(), kind, decoded, rescan)) is not None:
                     yield hit
                 break
+
+
+def _may_be_text(decode: Callable[[str], bytes], run: str) -> bool:
+    """False when the first five characters of `run` (at least ten long) already fail as the start of
+    UTF-8 text or of the decoding: decoding the whole run then fails or gives bytes `_text_of` refuses
+    (an error before its last three bytes). A first group holding 'z' (four zero bytes in ascii85) is
+    not a group of five, so it proves nothing."""
+    head = run[:5]
+    if "z" in head:
+        return True
+    try:
+        codecs.utf_8_decode(decode(head), "strict", False)
+    except (binascii.Error, ValueError):
+        return False  # UnicodeDecodeError is a ValueError too
+    return True
 
 
 def _bits_and_morse(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
