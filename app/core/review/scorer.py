@@ -216,13 +216,13 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     stems = _TOKEN.findall(low)
     zeros = repeat(0)
     # Each stem's weight plus that of the pair it begins (none for the last stem).
-    pairs = chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,))
-    sums = list(accumulate(map(add, map(m.stem_units.get, stems, zeros), pairs), initial=0))
-    if len(sums) <= MAX_WINDOW_TOKENS + 1:
-        best = sums[-1]
-    else:
-        best = max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums))
-    return best < m.need_units - 1
+    weights = list(map(add, map(m.stem_units.get, stems, zeros), chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,))))
+    lowest = m.need_units - 1
+    total = sum(weights)
+    if total < lowest or len(weights) <= MAX_WINDOW_TOKENS:
+        return total < lowest  # the whole text is below the line (most notes), or is one run
+    sums = list(accumulate(weights, initial=0))
+    return max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums)) < lowest
 
 
 def scan(p: Prepared) -> list[Hit]:
