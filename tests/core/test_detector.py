@@ -422,3 +422,14 @@ def test_pathological_yaml_finishes_quickly() -> None:
     assert scan_yaml_source("a: " + "[" * 50_000 + "]" * 50_000)[0].rule == "deep-nesting"
     scan_yaml_source("&a " * 200_000)
     scan_yaml_source("x: !!python/object " * 100_000)
+
+
+@pytest.mark.parametrize("text", ["\u200dhello", "\u200c", "\u200d", "hello\u200c", "\U0001f600\u200d", "\u200d\U0001f600", "\U0001f3fb\u200d"], ids=repr)
+def test_a_joiner_at_either_end_of_the_text_is_reported_not_a_crash(text: str) -> None:
+    # A joiner with nothing on one side joins nothing: no emoji or script exemption applies.
+    findings = scan_text(text)
+    assert [(f.category, f.severity) for f in findings] == [(Category.HIDDEN_UNICODE, Severity.MEDIUM)]
+
+
+def test_a_joiner_inside_an_emoji_sequence_stays_quiet() -> None:
+    assert scan_text("family \U0001f468\u200d\U0001f469\u200d\U0001f467 and a thumbs up \U0001f44d\U0001f3fd") == []

@@ -97,6 +97,8 @@ def _groups(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
 
 
 def _is_emoji(ch: str) -> bool:
+    if not ch:
+        return False  # the start or end of the text
     code = ord(ch)
     return (
         0x1F000 <= code <= 0x1FAFF
@@ -196,7 +198,7 @@ def _zero_width(p: Prepared, start: int, end: int, prev: str, nxt: str, rescan: 
     text = p.text
     chars = set(text[start:end])
     if chars <= {"\u200d", "\u200c"} and end - start <= 2:
-        if (_is_emoji(prev) or prev in "\U0001f3fb\U0001f3fc\U0001f3fd\U0001f3fe\U0001f3ff") and _is_emoji(nxt):
+        if (_is_emoji(prev) or (prev != "" and prev in "\U0001f3fb\U0001f3fc\U0001f3fd\U0001f3fe\U0001f3ff")) and _is_emoji(nxt):
             return None
         if _joining_script(prev) or _joining_script(nxt):
             return None
