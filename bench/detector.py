@@ -10,7 +10,8 @@ scorer) in the same run:
 * throughput in MB/s on notes (the benign docs, one note at a time), on the corpus texts one by one and
   on one large generated memory of prose, beside a plain `in` search for one phrase and beside the
   detector of a git revision (`--ref`, default `main`) run in the same process, as a ratio: the
-  machine is shared and noisy, so only figures taken side by side compare.
+  machine is shared and noisy, so times are CPU time of this process and only figures taken side by
+  side compare.
 
     python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none]
 
@@ -143,11 +144,13 @@ def _prose(size: int) -> str:
 
 
 def _best(rounds: int, work: Callable[[], object]) -> float:
+    """The fastest of `rounds` runs in CPU seconds of this process: the scan is single-threaded and
+    CPU-bound, and on a shared machine wall-clock time mostly measures the other processes."""
     best = float("inf")
     for _ in range(rounds):
-        begin = time.perf_counter()
+        begin = time.process_time()
         work()
-        best = min(best, time.perf_counter() - begin)
+        best = min(best, time.process_time() - begin)
     return best
 
 
