@@ -25,6 +25,7 @@ from app.core.curate import Salience, Suggestion, file_reader, salience_all, sug
 from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
+from app.core.load.rows import ListedRow, RowStore
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.reading.base import Capabilities, DatabaseAdapter
@@ -285,6 +286,16 @@ class Workbench:
     @property
     def timeline(self) -> Timeline:
         return self.result.timeline
+
+    def listed_rows(self, paths: Iterable[Path | str]) -> list[ListedRow]:
+        """The rows a face listed for these paths last time (`keep_listed_rows`), to show while
+        the load runs; empty when there are none. Only a picture: nothing is decided from it."""
+        return RowStore(self.locations.cache / "rows").load(paths)
+
+    def keep_listed_rows(self, rows: Iterable[ListedRow]) -> None:
+        """Keep the rows a face lists for the paths open now, for the next start's first screen."""
+        if self._paths:
+            RowStore(self.locations.cache / "rows").save(self._paths, rows)
 
     def problems(self) -> list[Problem]:
         """Every problem: those of the paths given, then each portfolio's."""
