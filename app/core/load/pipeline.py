@@ -12,6 +12,7 @@ it runs.
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import sys
 import threading
@@ -27,7 +28,7 @@ from typing import TypedDict, TypeVar
 
 from app import __version__
 from app.core.clock import Clock, SystemClock
-from app.core.load.cache import CachedFile, ParseCache, is_fresh
+from app.core.load.cache import CACHE_VERSION, CachedFile, ParseCache, is_fresh
 from app.core.load.codec import decode as decode_payload
 from app.core.load.codec import encode
 from app.core.load.findings import ContentKeys, FindingsCache
@@ -129,6 +130,7 @@ class _Work:
     memories: list[Memory] = field(default_factory=list)
     walked: list[Problem] = field(default_factory=list)  # the walk's problems (not the settings')
     findings: dict[str, bytes] = field(default_factory=dict)  # content key -> encoded findings, of its memories
+    stamp: str | None = None  # a database's stamp, as read (see _read_database)
 
     @property
     def adapter(self) -> type[Adapter]:
@@ -156,6 +158,20 @@ class LoadResult:
     def findings(self) -> dict[str, bytes]:
         """Content key -> encoded findings (app.core.load.findings) of every portfolio's memories."""
         return {key: payload for work in self.works for key, payload in work.findings.items()}
+
+
+def inputs_digest(works: list[_Work], today: date) -> str | None:
+    """A digest of everything a load's memories are made from: each portfolio's reference,
+    settings and the stat of every file it read (a database: its stamp), the day, and the
+    versions of the readers. None when one of them has no stamp to go by."""
+    digest = hashlib.sha256(f"{__version__}\0{CACHE_VERSION}\0{today.isoformat()}".encode())
+    for work in works:
+        if issubclass(work.adapter, DatabaseAdapter) and work.stamp is None:
+            return None
+        head = (work.ref.system, work.ref.root, work.ref.name, work.ctx.portfolio, work.ctx.settings, work.stamp)
+        digest.update(repr(head).encode("utf-8", "surrogatepass"))
+        digest.update("".join(f"\n{ref.rel}\0{ref.size}\0{ref.mtime_ns}" for ref in work.files).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 class Pipeline:
@@ -188,6 +204,7 @@ class Pipeline:
         self.pool_problem = ""  # why the last parse ran in this process although it was large
         self.scan_problem = ""  # the same for the last scan
         self.keys = ContentKeys()  # the content key of each memory, by memory object
+        self.inputs: str | None = None  # during a run's index and plan phases: `inputs_digest` of it
 
     # -- timing and events ------------------------------------------------------------------
 
@@ -253,6 +270,7 @@ class Pipeline:
 
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
+        self.inputs = inputs_digest(works, today) if self.use_cache else None
         with self._phase("index", total=len(memories)) as info:
             if self.index_step is None:
                 info["message"] = "skipped"
@@ -265,6 +283,7 @@ class Pipeline:
             else:
                 info["items"], info["message"] = self.plan_step(portfolios, memories)
 
+        self.inputs = None
         for w in works:
             if w.cache:
                 w.cache.close()
@@ -389,7 +408,7 @@ class Pipeline:
         under: then that read is used and the database is not opened. A read that found nothing
         and said why (locked, damaged) is not kept: it is tried again next time."""
         path = Path(work.ref.root)
-        stamp = database_stamp(path) if self.use_cache else None
+        work.stamp = stamp = database_stamp(path) if self.use_cache else None
         if stamp is None:
             return adapter.read(work.ctx, path)
         folder = self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root))
