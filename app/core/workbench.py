@@ -186,7 +186,9 @@ class Workbench:
             self.close()
             # nice: a first build in the background must not slow the screen down
             self._index = SearchIndex(self.locations.ensure_private(folder), nice=5)
-        report = self._index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of, inputs=self._pipeline.inputs if self._pipeline else None)
+        report = self._index.update(
+            memories, self._text_of, progress=progress, texts_of=self._texts_of, inputs=self._pipeline.inputs if self._pipeline else None
+        )
         self._index_ready = not report.busy
         if report.busy:
             return 0, report.message
