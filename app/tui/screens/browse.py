@@ -164,7 +164,7 @@ class BrowseScreen(WorkbenchScreen):
     def _on_progress(self, progress: str) -> None:
         """While a load runs, the status line says how far it is, with counts."""
         if progress and self.workbench_app.loading and not self._loaded_generation:
-            self.query_one("#browse-status", Static).update(Text(f"Loading… {one_line(progress, 80)}{self._listed_note()}"))
+            self._status(Text(f"Loading… {one_line(progress, 80)}{self._listed_note()}"))
 
     def _listed_note(self) -> str:
         return f" · showing the {len(self.rows):,} memories listed last time" if self.rows and not self._loaded_generation else ""
@@ -273,11 +273,13 @@ class BrowseScreen(WorkbenchScreen):
         order = "descending" if table.sort_reverse else "ascending"
         if not self._loaded_generation:
             progress = one_line(self.workbench_app.progress, 80)
-            self.query_one("#browse-status", Static).update(Text(f"Loading… {progress}{self._listed_note()}"))
+            self._status(Text(f"Loading… {progress}{self._listed_note()}"))
             return
-        self.query_one("#browse-status", Static).update(
-            Text(f"{len(table.rows):,} of {len(self.rows):,} memories · {scope} · sorted by {table.sort_column} ({order}){marked}")
-        )
+        self._status(Text(f"{len(table.rows):,} of {len(self.rows):,} memories · {scope} · sorted by {table.sort_column} ({order}){marked}"))
+
+    def _status(self, text: Text) -> None:
+        # One line, always (browse.tcss): a repaint, not a layout of the whole screen, on every key.
+        self.query_one("#browse-status", Static).update(text, layout=False)
 
     # -- tree, table, detail ---------------------------------------------------------------------
 
