@@ -51,6 +51,7 @@ PHASES: tuple[tuple[str, PhasePath], ...] = (
     ("plan", "deferred"),
 )
 PHASE_PATH = dict(PHASES)
+PHASE_ORDER = {name: i for i, (name, _) in enumerate(PHASES)}
 
 # Below this many changed files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 400
@@ -186,6 +187,7 @@ class Pipeline:
         use_cache: bool = True,
         index_step: IndexStep | None = None,
         plan_step: PlanStep | None = None,
+        index_later: bool = False,
         scan: bool = True,
         scan_parallel_threshold: int = SCAN_PARALLEL_THRESHOLD,
     ) -> None:
@@ -197,6 +199,7 @@ class Pipeline:
         self.use_cache = use_cache
         self.index_step = index_step
         self.plan_step = plan_step
+        self.index_later = index_later  # the index phase is left to `late_phase` after the run
         self.scan = scan
         self.scan_parallel_threshold = scan_parallel_threshold
         self._t0 = 0.0
@@ -204,7 +207,7 @@ class Pipeline:
         self.pool_problem = ""  # why the last parse ran in this process although it was large
         self.scan_problem = ""  # the same for the last scan
         self.keys = ContentKeys()  # the content key of each memory, by memory object
-        self.inputs: str | None = None  # during a run's index and plan phases: `inputs_digest` of it
+        self.inputs: str | None = None  # `inputs_digest` of the last run
 
     # -- timing and events ------------------------------------------------------------------
 
@@ -271,19 +274,18 @@ class Pipeline:
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
         self.inputs = inputs_digest(works, today) if self.use_cache else None
-        with self._phase("index", total=len(memories)) as info:
-            if self.index_step is None:
-                info["message"] = "skipped"
-            else:
-                progress = lambda done, total: self._event("index", "progress", done=done, total=total)  # noqa: E731
-                info["items"], info["message"] = self.index_step(portfolios, memories, progress)
+        if not self.index_later:
+            with self._phase("index", total=len(memories)) as info:
+                if self.index_step is None:
+                    info["message"] = "skipped"
+                else:
+                    info["items"], info["message"] = self.index_step(portfolios, memories, self._progress("index"))
         with self._phase("plan") as info:
             if self.plan_step is None:
                 info["message"] = "skipped"
             else:
                 info["items"], info["message"] = self.plan_step(portfolios, memories)
 
-        self.inputs = None
         for w in works:
             if w.cache:
                 w.cache.close()
@@ -357,7 +359,21 @@ class Pipeline:
         finally:
             cache.close()
 
+    def _progress(self, phase: str) -> Progress:
+        return lambda done, total: self._event(phase, "progress", done=done, total=total)
+
+    def late_phase(self, name: str, step: Callable[[Progress], tuple[int, str]], total: int | None = None) -> Timeline:
+        """A phase of the last run done after it (the index, built behind a screen that already
+        shows the memories): its events go out as the run's did, timed from the run's start, and
+        it takes its place in the run's timeline, which is returned."""
+        self._records = [r for r in self._records if r.name != name]
+        with self._phase(name, total=total) as info:
+            info["items"], info["message"] = step(self._progress(name))
+        return self._timeline()
+
     def _timeline(self) -> Timeline:
+        # In the phases' own order, also when one ran late (each bar says when it started).
+        self._records.sort(key=lambda r: PHASE_ORDER.get(r.name, len(PHASE_ORDER)))
         critical = [r for r in self._records if r.path == "critical"]
         critical_ms = max((r.start_ms + r.duration_ms for r in critical), default=0.0)
         total = max((r.start_ms + r.duration_ms for r in self._records), default=0.0)
