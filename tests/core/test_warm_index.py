@@ -71,3 +71,24 @@ def test_a_changed_file_or_another_day_compares_every_memory_again(
     tomorrow = FixedClock(clock.now() + timedelta(days=1))
     _open(isolated_locations, tomorrow, sample_copy).close()
     assert hashed
+
+
+def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    events: list[tuple[str, str]] = []
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy], emit=lambda e: events.append((e.phase, e.status)), index_later=True)
+    assert "index" not in [p.name for p in wb.timeline.phases] and not wb.index_ready
+    early = wb.search("deploy")
+    assert early.fallback and early.notice
+
+    timeline = wb.build_index()
+    assert [p.name for p in timeline.phases] == ["discover", "read", "parse", "validate", "index", "plan"] == [p.name for p in wb.timeline.phases]
+    index, plan = timeline.phases[4], timeline.phases[5]
+    assert index.start_ms >= plan.start_ms + plan.duration_ms and index.items == len(wb.memories) - len(wb._vaulted)
+    assert [phase for phase, status in events if status == "end"][-2:] == ["plan", "index"]
+    late = wb.search("deploy")
+    assert wb.index_ready and not late.fallback and late.hits
+    wb.close()
+
+    with pytest.raises(RuntimeError):
+        Workbench(isolated_locations, clock=clock).build_index()
