@@ -97,6 +97,9 @@ class Entry(_Frozen):
     tags: tuple[str, ...] = ()
     words: int = 0
     chars: int = 0
+    # Lines of the entry's text once stripped; 0 when the reader does not count them (a system
+    # whose own rendering does not depend on them).
+    lines: int = 0
 
 
 class Memory(_Frozen):

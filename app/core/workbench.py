@@ -25,6 +25,7 @@ from app.core.curate import Salience, Suggestion, file_reader, salience_all, sug
 from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
+from app.core.load.rows import ListedRow, RowStore
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.reading.base import Capabilities, DatabaseAdapter
@@ -105,9 +106,13 @@ class Workbench:
         discover([Path(p) for p in paths], problems)
         return problems
 
-    def open(self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True, index: bool = True) -> LoadResult:
+    def open(
+        self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True, index: bool = True, index_later: bool = False
+    ) -> LoadResult:
         """Run the startup pipeline over `paths`; events stream to `emit` as phases run. With
-        `index=False` the search index is left as it is (search then falls back to substrings)."""
+        `index=False` the search index is left as it is (search then falls back to substrings);
+        with `index_later`, the index phase waits for `build_index` (a face that shows the
+        memories first)."""
         self._index_ready = False
         self._index_behind, self._plans_behind = False, []
         self._pipeline = pipeline = Pipeline(
@@ -116,8 +121,9 @@ class Workbench:
             emit=emit,
             workers=self.workers,
             use_cache=use_cache,
-            index_step=self._update_index if index else None,
+            index_step=self._index_step if index else None,
             plan_step=self._plan,
+            index_later=index and index_later,
         )
         self._paths = [Path(p) for p in paths]
         recovered = self._applier.recover()  # before anything is read: a crash may have left a change half done
@@ -178,14 +184,36 @@ class Workbench:
 
     # -- search ---------------------------------------------------------------------------------
 
-    def _update_index(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress) -> tuple[int, str]:
+    def build_index(self) -> Timeline:
+        """The index phase an `open(index_later=True)` left out: the search index brought in line
+        with what that open read, its events sent to the open's `emit`, and the load's timeline
+        with the phase in place. Until it is done, search answers by substring and says so. The
+        memories are taken as they are now; a change made meanwhile is caught up on the next search."""
+        pipeline = self._pipeline
+        if pipeline is None or not pipeline.index_later:
+            raise RuntimeError("build_index() follows an open(index_later=True)")
+        with self._lock:
+            portfolios = self.portfolios
+            memories = [m for m in self.memories if m.id not in self._vaulted]
+            inputs = pipeline.inputs if not self._index_behind else None
+        timeline = pipeline.late_phase("index", lambda progress: self._update_index(portfolios, memories, progress, inputs), total=len(memories))
+        with self._lock:
+            self.result.timeline = timeline
+        return timeline
+
+    def _index_step(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress) -> tuple[int, str]:
+        """The index phase of a run: fed the run's inputs, so an unchanged warm start hashes nothing."""
+        assert self._pipeline is not None
+        return self._update_index(portfolios, memories, progress, self._pipeline.inputs)
+
+    def _update_index(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress, inputs: str | None = None) -> tuple[int, str]:
         self._portfolios = {(p.system, p.name): p for p in portfolios}
         folder = self.locations.search_index([p.root for p in portfolios])
         if self._index is None or self._index.folder != folder:
             self.close()
             # nice: a first build in the background must not slow the screen down
             self._index = SearchIndex(self.locations.ensure_private(folder), nice=5)
-        report = self._index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of)
+        report = self._index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of, inputs=inputs)
         self._index_ready = not report.busy
         if report.busy:
             return 0, report.message
@@ -285,6 +313,16 @@ class Workbench:
     @property
     def timeline(self) -> Timeline:
         return self.result.timeline
+
+    def listed_rows(self, paths: Iterable[Path | str]) -> list[ListedRow]:
+        """The rows a face listed for these paths last time (`keep_listed_rows`), to show while
+        the load runs; empty when there are none. Only a picture: nothing is decided from it."""
+        return RowStore(self.locations.cache / "rows").load(paths)
+
+    def keep_listed_rows(self, rows: Iterable[ListedRow]) -> None:
+        """Keep the rows a face lists for the paths open now, for the next start's first screen."""
+        if self._paths:
+            RowStore(self.locations.cache / "rows").save(self._paths, rows)
 
     def problems(self) -> list[Problem]:
         """Every problem: those of the paths given, then each portfolio's."""

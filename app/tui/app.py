@@ -236,11 +236,16 @@ class MemoryWorkbenchApp(App[None]):
             self.post_message(PhaseChanged(event))
 
         try:
-            result = self.workbench.open(self.paths, emit=emit)
+            # The memories first; the search index is brought up to date behind them.
+            result = self.workbench.open(self.paths, emit=emit, index_later=True)
         except Exception as error:  # noqa: BLE001 - shown to the person, never a crash
             self.post_message(LoadFailed(error_text(error)))
             return
         self.post_message(WorkbenchLoaded(result))
+        try:
+            self.workbench.build_index()
+        except Exception as error:  # noqa: BLE001 - search falls back to substrings, and says so
+            self.post_message(Notice(error_text(error, 300), title="Could not build the search index", severity="error"))
 
     def on_phase_changed(self, message: PhaseChanged) -> None:
         event = message.event
@@ -251,6 +256,10 @@ class MemoryWorkbenchApp(App[None]):
         if self.loading:
             self.progress = phase_progress(event)
             self.sub_title = f"loading · {self.progress}"
+        elif event.phase == "index":
+            # The index is built behind the loaded screens: the header says how far, then the counts.
+            indexing = "" if event.status == "end" else f" · indexing for search {event.done:,} of {event.total or 0:,}"
+            self.sub_title = self.counts_line() + indexing
 
     def on_workbench_loaded(self, message: WorkbenchLoaded) -> None:
         again = self.generation > 0

@@ -23,8 +23,11 @@ async def test_loads_and_counts_in_the_header(sample_copy: Path, isolated_locati
         assert not app.loading and app.generation == 1
         assert len(app.workbench.memories) == 149
         assert app.sub_title.startswith("149 memories") and "budgets over" in app.sub_title
+        # The memories first (the screens show them), then the search index behind them.
         phases = [e.phase for e in app.events if e.status == "end"]
-        assert phases == ["discover", "read", "parse", "validate", "index", "plan"]
+        assert phases == ["discover", "read", "parse", "validate", "plan", "index"]
+        assert [p.name for p in app.workbench.timeline.phases] == ["discover", "read", "parse", "validate", "index", "plan"]
+        assert app.workbench.index_ready and app.workbench.search("deploy").hits
 
 
 async def test_mode_keys_and_help(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:

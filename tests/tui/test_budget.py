@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 from app.core.budget import WhatIf
 from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
+from app.tui.screens import budget as budget_screen
 from app.tui.screens.budget import BudgetScreen, plan_key
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar, first_past_cut, layout
@@ -169,3 +172,24 @@ async def test_a10_payloads_in_the_plan_render_inert(sample_copy: Path, isolated
         svg = app.export_screenshot()
         assert "\x1b" not in svg and "\x07" not in svg and "\x9b" not in svg
         assert app.is_running
+
+
+async def test_a_long_plan_lists_what_loads_and_the_first_items_past_the_cut(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(budget_screen, "PAST_CUT_SHOWN", 1)
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_budget(app, pilot)
+        plan = next(p for p in screen.plans if sum(not i.fits for i in p.items) >= 3)
+        await select(screen, pilot, plan_key(plan))
+        fitting = max(i for i, item in enumerate(plan.items) if item.fits)
+        items = screen.query_one("#budget-items", DataTable)
+        assert items.row_count == fitting + 1 + 1 + 1
+        last = " ".join(str(cell) for cell in items.get_row_at(items.row_count - 1))
+        assert f"… {len(plan.items) - fitting - 2:,} more past the cut" in last
+        items.focus()
+        items.move_cursor(row=items.row_count - 1)
+        await pilot.press("ctrl+up")  # the what-if's "load earlier" has nothing to move on that row
+        await pilot.pause()
+        assert screen.priorities == {}

@@ -19,7 +19,7 @@ from app.core.load.store import VersionedStore
 from app.core.parsing.safefs import FileRef
 
 # Bump when a parser or the model changes what a file yields, so stale results are never served.
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (

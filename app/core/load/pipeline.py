@@ -12,6 +12,7 @@ it runs.
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import sys
 import threading
@@ -27,7 +28,7 @@ from typing import TypedDict, TypeVar
 
 from app import __version__
 from app.core.clock import Clock, SystemClock
-from app.core.load.cache import CachedFile, ParseCache, is_fresh
+from app.core.load.cache import CACHE_VERSION, CachedFile, ParseCache, is_fresh
 from app.core.load.codec import decode as decode_payload
 from app.core.load.codec import encode
 from app.core.load.findings import ContentKeys, FindingsCache
@@ -50,6 +51,7 @@ PHASES: tuple[tuple[str, PhasePath], ...] = (
     ("plan", "deferred"),
 )
 PHASE_PATH = dict(PHASES)
+PHASE_ORDER = {name: i for i, (name, _) in enumerate(PHASES)}
 
 # Below this many changed files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 400
@@ -129,6 +131,7 @@ class _Work:
     memories: list[Memory] = field(default_factory=list)
     walked: list[Problem] = field(default_factory=list)  # the walk's problems (not the settings')
     findings: dict[str, bytes] = field(default_factory=dict)  # content key -> encoded findings, of its memories
+    stamp: str | None = None  # a database's stamp, as read (see _read_database)
 
     @property
     def adapter(self) -> type[Adapter]:
@@ -158,6 +161,20 @@ class LoadResult:
         return {key: payload for work in self.works for key, payload in work.findings.items()}
 
 
+def inputs_digest(works: list[_Work], today: date) -> str | None:
+    """A digest of everything a load's memories are made from: each portfolio's reference,
+    settings and the stat of every file it read (a database: its stamp), the day, and the
+    versions of the readers. None when one of them has no stamp to go by."""
+    digest = hashlib.sha256(f"{__version__}\0{CACHE_VERSION}\0{today.isoformat()}".encode())
+    for work in works:
+        if issubclass(work.adapter, DatabaseAdapter) and work.stamp is None:
+            return None
+        head = (work.ref.system, work.ref.root, work.ref.name, work.ctx.portfolio, work.ctx.settings, work.stamp)
+        digest.update(repr(head).encode("utf-8", "surrogatepass"))
+        digest.update("".join(f"\n{ref.rel}\0{ref.size}\0{ref.mtime_ns}" for ref in work.files).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
 class Pipeline:
     def __init__(
         self,
@@ -170,6 +187,7 @@ class Pipeline:
         use_cache: bool = True,
         index_step: IndexStep | None = None,
         plan_step: PlanStep | None = None,
+        index_later: bool = False,
         scan: bool = True,
         scan_parallel_threshold: int = SCAN_PARALLEL_THRESHOLD,
     ) -> None:
@@ -181,6 +199,7 @@ class Pipeline:
         self.use_cache = use_cache
         self.index_step = index_step
         self.plan_step = plan_step
+        self.index_later = index_later  # the index phase is left to `late_phase` after the run
         self.scan = scan
         self.scan_parallel_threshold = scan_parallel_threshold
         self._t0 = 0.0
@@ -188,6 +207,7 @@ class Pipeline:
         self.pool_problem = ""  # why the last parse ran in this process although it was large
         self.scan_problem = ""  # the same for the last scan
         self.keys = ContentKeys()  # the content key of each memory, by memory object
+        self.inputs: str | None = None  # `inputs_digest` of the last run
 
     # -- timing and events ------------------------------------------------------------------
 
@@ -253,12 +273,13 @@ class Pipeline:
 
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
-        with self._phase("index", total=len(memories)) as info:
-            if self.index_step is None:
-                info["message"] = "skipped"
-            else:
-                progress = lambda done, total: self._event("index", "progress", done=done, total=total)  # noqa: E731
-                info["items"], info["message"] = self.index_step(portfolios, memories, progress)
+        self.inputs = inputs_digest(works, today) if self.use_cache else None
+        if not self.index_later:
+            with self._phase("index", total=len(memories)) as info:
+                if self.index_step is None:
+                    info["message"] = "skipped"
+                else:
+                    info["items"], info["message"] = self.index_step(portfolios, memories, self._progress("index"))
         with self._phase("plan") as info:
             if self.plan_step is None:
                 info["message"] = "skipped"
@@ -338,7 +359,21 @@ class Pipeline:
         finally:
             cache.close()
 
+    def _progress(self, phase: str) -> Progress:
+        return lambda done, total: self._event(phase, "progress", done=done, total=total)
+
+    def late_phase(self, name: str, step: Callable[[Progress], tuple[int, str]], total: int | None = None) -> Timeline:
+        """A phase of the last run done after it (the index, built behind a screen that already
+        shows the memories): its events go out as the run's did, timed from the run's start, and
+        it takes its place in the run's timeline, which is returned."""
+        self._records = [r for r in self._records if r.name != name]
+        with self._phase(name, total=total) as info:
+            info["items"], info["message"] = step(self._progress(name))
+        return self._timeline()
+
     def _timeline(self) -> Timeline:
+        # In the phases' own order, also when one ran late (each bar says when it started).
+        self._records.sort(key=lambda r: PHASE_ORDER.get(r.name, len(PHASE_ORDER)))
         critical = [r for r in self._records if r.path == "critical"]
         critical_ms = max((r.start_ms + r.duration_ms for r in critical), default=0.0)
         total = max((r.start_ms + r.duration_ms for r in self._records), default=0.0)
@@ -389,7 +424,7 @@ class Pipeline:
         under: then that read is used and the database is not opened. A read that found nothing
         and said why (locked, damaged) is not kept: it is tried again next time."""
         path = Path(work.ref.root)
-        stamp = database_stamp(path) if self.use_cache else None
+        work.stamp = stamp = database_stamp(path) if self.use_cache else None
         if stamp is None:
             return adapter.read(work.ctx, path)
         folder = self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root))

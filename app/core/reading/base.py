@@ -90,6 +90,11 @@ def count_words(text: str) -> int:
     return len(text.split())
 
 
+def count_lines(text: str) -> int:
+    """Lines of the stripped text; an empty text is one (empty) line, so 0 never means counted."""
+    return len(text.strip().split("\n"))
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

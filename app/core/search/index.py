@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import io
 import itertools
+import json
 import math
 import os
 import pickle
@@ -73,6 +74,8 @@ FEW_HITS = 3  # fewer hits than this and a "did you mean" is looked for
 SMALL_SEGMENT = 1000  # segments under this many documents (updates') are merged together...
 MERGE_AT = 6  # ...once there are this many of them
 MLT_TERMS = 12
+# What the last update was fed, at which generation (a "manifest." name: a rebuild deletes it).
+FED = "manifest.fed.json"
 REFRESH_CHECK_SECONDS = 2.0
 PROGRESS_EVERY = 25  # documents between two progress calls of an in-process build
 OPEN_ATTEMPTS = 5  # a file swept by a concurrent commit is retried on the newer generation
@@ -342,12 +345,15 @@ class SearchIndex:
         salience_of: SalienceOf | None = None,
         progress: Progress | None = None,
         texts_of: TextsOf | None = None,
+        inputs: str | None = None,
     ) -> IndexReport:
         """Bring the index in line with `memories`: add, re-index and remove what differs. Never
         raises for a damaged index (it is rebuilt) or a busy one (the report says busy); raises
         IndexFolderError only when the folder itself cannot be used safely. With `texts_of`, the
         texts to index are read TEXT_BATCH at a time through it (`text_of` still hashes a memory
-        that has no content sha256)."""
+        that has no content sha256). `inputs`: a digest of everything `memories` were made from (the
+        load's files and their stats); when the index's last update had the very same and nothing
+        was committed since, the memories are not hashed again."""
         started = time.perf_counter()
         distrust = self._prepare_folder()
         lock = self._storage.lock(LOCK_NAME)
@@ -358,7 +364,7 @@ class SearchIndex:
                 seconds=time.perf_counter() - started,
             )
         try:
-            return self._update(list(memories), text_of, salience_of, progress, distrust, started, texts_of)
+            return self._update(list(memories), text_of, salience_of, progress, distrust, started, texts_of, inputs)
         finally:
             lock.release()
 
@@ -371,10 +377,14 @@ class SearchIndex:
         distrust: str | None,
         started: float,
         texts_of: TextsOf | None = None,
+        inputs: str | None = None,
     ) -> IndexReport:
         with self._guard():
             ix, manifest, rebuilt = self._open_for_update(distrust)
         entries = manifest.entries
+        if rebuilt is None and salience_of is None and self._fed_the_same(inputs, manifest, memories):
+            self._known = manifest
+            return IndexReport(unchanged=len(entries), documents=len(entries), seconds=time.perf_counter() - started)
         problems: list[str] = []
         wanted = self._digests(memories, text_of, salience_of, problems)
         added: list[str] = []
@@ -390,6 +400,7 @@ class SearchIndex:
         unchanged = len(wanted) - len(added) - len(changed)
         if not (added or changed or removed) and rebuilt is None:
             self._known = manifest
+            self._remember_inputs(None if problems else inputs, manifest)
             return IndexReport(unchanged=unchanged, documents=len(entries), seconds=time.perf_counter() - started)
 
         self._known = None  # until the job has committed everything
@@ -397,6 +408,8 @@ class SearchIndex:
         job.run(added + changed, changed + removed)
         if manifest.generation == ix.latest_generation():
             self._known = manifest
+            if not problems:
+                self._remember_inputs(inputs, manifest)
         return IndexReport(
             added=len(added),
             changed=len(changed),
@@ -408,6 +421,40 @@ class SearchIndex:
             commits=job.commits,
             problems=tuple(problems),
         )
+
+    def _fed_the_same(self, inputs: str | None, manifest: Manifest, memories: list[Memory]) -> bool:
+        """Whether the index's last update was fed `inputs` too, at the generation it holds now:
+        then every digest it keeps is the digest of the memory of that id (salience 0), and they
+        are remembered as such, so the next update after an edit hashes only what the edit made."""
+        if inputs is None:
+            return False
+        try:
+            fed = json.loads((self.folder / FED).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if fed != {"inputs": inputs, "generation": manifest.generation} or len(memories) != len(manifest.entries):
+            return False
+        entries = manifest.entries
+        seeded: dict[str, tuple[Memory, float, str]] = {}
+        for memory in memories:
+            value = entries.get(memory.id)
+            if value is None or memory.id in seeded:
+                return False
+            seeded[memory.id] = (memory, 0.0, value)
+        self._digest_cache = seeded
+        return True
+
+    def _remember_inputs(self, inputs: str | None, manifest: Manifest) -> None:
+        path = self.folder / FED
+        try:
+            if inputs is None:
+                path.unlink(missing_ok=True)
+            else:
+                temp = path.with_name(f".{FED}.tmp")
+                temp.write_text(json.dumps({"inputs": inputs, "generation": manifest.generation}), encoding="utf-8")
+                os.replace(temp, path)
+        except OSError:
+            pass  # only costs hashing every memory at the next start
 
     def _digests(self, memories: list[Memory], text_of: TextOf, salience_of: SalienceOf | None, problems: list[str]) -> dict[str, tuple[Memory, float, str]]:
         """id -> (memory, salience, digest). A memory object seen by the previous update (the same

@@ -60,6 +60,13 @@ class RowsReady(Message):
 
 
 @dataclass
+class ListedRowsReady(Message):
+    """The rows listed last time, shown until the load's own rows arrive."""
+
+    rows: list[MemoryRow]
+
+
+@dataclass
 class DetailReady(Message):
     memory_id: str
     data: DetailData | None
@@ -141,6 +148,8 @@ class BrowseScreen(WorkbenchScreen):
         self.watch(self.app, "load_error", self._on_load_error)
         self.watch(self.app, "progress", self._on_progress)
         self.query_one(MemoryTable).focus()
+        if self.workbench_app.loading and not self.workbench_app.generation:
+            self.read_listed_rows()
 
     def _on_load_error(self, error: str) -> None:
         """A failed load replaces "Loading…" with what went wrong and a retry; a new load clears it."""
@@ -154,8 +163,11 @@ class BrowseScreen(WorkbenchScreen):
 
     def _on_progress(self, progress: str) -> None:
         """While a load runs, the status line says how far it is, with counts."""
-        if progress and self.workbench_app.loading and not self.rows:
-            self.query_one("#browse-status", Static).update(Text(f"Loading… {one_line(progress, 80)}"))
+        if progress and self.workbench_app.loading and not self._loaded_generation:
+            self._status(Text(f"Loading… {one_line(progress, 80)}{self._listed_note()}"))
+
+    def _listed_note(self) -> str:
+        return f" · showing the {len(self.rows):,} memories listed last time" if self.rows and not self._loaded_generation else ""
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "browse-retry":
@@ -178,6 +190,25 @@ class BrowseScreen(WorkbenchScreen):
             return
         self.read_rows(generation, frozenset(message.ids), {row.id: row for row in self.rows})
 
+    @work(thread=True, exclusive=True, group="browse-listed", exit_on_error=False)
+    def read_listed_rows(self) -> None:
+        listed = self.workbench.listed_rows(self.workbench_app.paths)
+        rows = [row for row in map(MemoryRow.of_listed, listed) if row is not None]
+        if rows and not get_current_worker().is_cancelled:
+            self.post_message(ListedRowsReady(rows))
+
+    def on_listed_rows_ready(self, message: ListedRowsReady) -> None:
+        if self._loaded_generation or self.rows:
+            return  # the load was quicker: its rows are the true ones
+        self.rows = message.rows
+        table = self.query_one(MemoryTable)
+        table.portfolio_column = len({(r.system, r.portfolio) for r in self.rows}) > len({r.system for r in self.rows})
+        self._apply_scope()
+
+    @work(thread=True, exclusive=True, group="browse-keep", exit_on_error=False)
+    def keep_rows(self, rows: list[MemoryRow]) -> None:
+        self.workbench.keep_listed_rows(row.listed() for row in rows)
+
     @work(thread=True, exclusive=True, group="browse-rows", exit_on_error=False)
     def read_rows(self, generation: int, changed: frozenset[str] = frozenset(), kept: dict[str, MemoryRow] | None = None) -> None:
         """Every row after a load; after a write only the `changed` ids are built again and the
@@ -199,6 +230,8 @@ class BrowseScreen(WorkbenchScreen):
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
         self.memories, self.rows = message.memories, message.rows
+        if not message.changed:
+            self.keep_rows(self.rows)
         table = self.query_one(MemoryTable)
         table.portfolio_column = several_portfolios(self.memories)
         table.prune_marks({m.id for m in self.memories})
@@ -238,9 +271,15 @@ class BrowseScreen(WorkbenchScreen):
         if bar.active:
             scope += f" · filter “{one_line(bar.value.strip(), 30)}”"
         order = "descending" if table.sort_reverse else "ascending"
-        self.query_one("#browse-status", Static).update(
-            Text(f"{len(table.rows):,} of {len(self.rows):,} memories · {scope} · sorted by {table.sort_column} ({order}){marked}")
-        )
+        if not self._loaded_generation:
+            progress = one_line(self.workbench_app.progress, 80)
+            self._status(Text(f"Loading… {progress}{self._listed_note()}"))
+            return
+        self._status(Text(f"{len(table.rows):,} of {len(self.rows):,} memories · {scope} · sorted by {table.sort_column} ({order}){marked}"))
+
+    def _status(self, text: Text) -> None:
+        # One line, always (browse.tcss): a repaint, not a layout of the whole screen, on every key.
+        self.query_one("#browse-status", Static).update(text, layout=False)
 
     # -- tree, table, detail ---------------------------------------------------------------------
 
@@ -388,6 +427,8 @@ class BrowseScreen(WorkbenchScreen):
         try:
             return self.workbench.memory(memory_id)
         except KeyError:
+            if not self._loaded_generation:
+                self.notify("Still reading the portfolios: the rows shown are last time's. Try again once the load is done.", severity="warning", markup=False)
             return None
 
     def action_promote(self) -> None:

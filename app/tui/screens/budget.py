@@ -47,6 +47,8 @@ ITEM_COLUMNS = (
     ColumnSpec("note", "note", None, least=20, from_width=100),
 )
 _REPEAT = "\u241e"  # between a row's key and the count that makes a repeated key unique
+PAST_CUT_SHOWN = 100  # items past a plan's cut listed in its table; the rest are counted in one row
+MORE = "\u241emore"  # the key of that row: no memory id starts with _REPEAT
 
 
 def unique_keys(keys: list[str]) -> list[str]:
@@ -196,7 +198,11 @@ class BudgetScreen(WorkbenchScreen):
             notes.update(Text(""))
             return
         title.update(self._title(plan))
-        for item, key in zip(plan.items, unique_keys([item.id for item in plan.items]), strict=True):
+        # Every item that loads and the first PAST_CUT_SHOWN past the cut: a plan can hold
+        # thousands, and rebuilding them all on every move through the plans is what a key waits on.
+        fitting = max((i for i, item in enumerate(plan.items) if item.fits), default=-1)
+        shown = plan.items[: fitting + 1 + PAST_CUT_SHOWN]
+        for item, key in zip(shown, unique_keys([item.id for item in shown]), strict=True):
             state = "truncated" if item.truncated else ("loads" if item.fits else "past cut")
             name = self._name_of(item.id)
             priority = self.priorities.get(item.id, self._stored_priority(item.id))
@@ -209,7 +215,13 @@ class BudgetScreen(WorkbenchScreen):
                 "note": Text(one_line(item.note, 200)),
             }
             items.add_cells(cells, key=key)
-        row = next((i for i, item in enumerate(plan.items) if item.id == keep), 0)
+        hidden = len(plan.items) - len(shown)
+        if hidden:
+            more = f"… {hidden:,} more past the cut (browse lists every memory)"
+            items.add_cells(
+                {"order": Text(""), "priority": Text(""), "memory": Text(more, style="italic"), "cost": Text(""), "state": Text(""), "note": Text("")}, key=MORE
+            )
+        row = next((i for i, item in enumerate(shown) if item.id == keep), 0)
         if plan.items:
             items.move_cursor(row=row)
         notes.update(Text("\n".join(one_line(note, 400) for note in plan.notes)))

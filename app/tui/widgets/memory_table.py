@@ -25,6 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from app.core.inert import one_line
+from app.core.load.rows import ListedRow
 from app.core.model import Memory, TrustLevel
 from app.tui.widgets.clip import clip
 from app.tui.widgets.nav import list_bindings
@@ -71,6 +72,21 @@ class MemoryRow:
             updated=one_line(memory.updated or "", 19)[:19],
             pinned=memory.pinned,
         )
+
+    def listed(self) -> ListedRow:
+        """The row as kept for the next start's first screen."""
+        return ListedRow(
+            self.id, self.name, self.system, self.portfolio, self.tier, self.trust.value, self.priority, self.salience, self.tokens, self.updated, self.pinned
+        )
+
+    @classmethod
+    def of_listed(cls, row: ListedRow) -> MemoryRow | None:
+        """A row kept last time; None when its trust is not a level this version knows."""
+        try:
+            trust = TrustLevel(row.trust)
+        except ValueError:
+            return None
+        return cls(row.id, row.name, row.system, row.portfolio, row.tier, trust, row.priority, row.salience, row.tokens, row.updated, row.pinned)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,12 @@ a frame, quarantined entries never loaded."""
 from __future__ import annotations
 
 import math
+from datetime import date
 
-from app.core.model import TrustLevel
-from app.core.systems.dollhouse.budget import server_tokens
-from app.core.systems.dollhouse.reader import read_document
+from app.core.model import Memory, TrustLevel
+from app.core.reading.base import ParseContext
+from app.core.systems.dollhouse.budget import memory_tokens, server_tokens
+from app.core.systems.dollhouse.reader import DollhouseAdapter, read_document
 
 FILE = b"""entries:
 - content: Staging deploys only from release branches.
@@ -58,3 +60,21 @@ def test_server_estimate_of_a_memory_counted_by_hand() -> None:
     assert server_tokens([]) == 4  # the placeholder of an empty memory: 3 words
     only_quarantined = [e for e in entries if e[1] == TrustLevel.QUARANTINED]
     assert server_tokens(only_quarantined) == 4
+
+
+def test_a_memory_costs_the_same_from_its_counts_as_from_its_file() -> None:
+    """The planner counts from the entries' words and lines without reading the file, and gets the
+    very number the file's text gives; a memory cached without line counts reads its file."""
+    ctx = ParseContext(system="dollhouse", portfolio="p", root="/nowhere", today=date(2026, 12, 1), settings={})
+    parsed = DollhouseAdapter.parse(ctx, "memories/counted-by-hand.yaml", FILE)
+    (memory,) = parsed.memories
+    assert [e.lines for e in memory.entries] == [1, 2, 1, 1]
+    read: list[str] = []
+
+    def file_bytes(m: Memory) -> bytes:
+        read.append(memory.source.path)
+        return FILE
+
+    assert memory_tokens(memory, file_bytes) == 60 and read == []
+    uncounted = memory.model_copy(update={"entries": tuple(e.model_copy(update={"lines": 0}) for e in memory.entries)})
+    assert memory_tokens(uncounted, file_bytes) == 60 and read == ["memories/counted-by-hand.yaml"]

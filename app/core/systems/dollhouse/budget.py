@@ -45,12 +45,17 @@ SERVER_ESTIMATOR = "DollhouseMCP estimateTokens: ceil(words / 0.75) of the rende
 
 def entry_words(text: str, trust: TrustLevel | None, tags: Sequence[str], source: str | None) -> int:
     """The words one loaded entry adds to the server's rendering of its memory."""
-    words = ENTRY_WORDS + len(text.split())
+    return counted_words(len(text.split()), len(text.strip().split("\n")), trust, tags, source)
+
+
+def counted_words(words: int, lines: int, trust: TrustLevel | None, tags: Sequence[str], source: str | None) -> int:
+    """`entry_words` from the counts of the text: its words and the lines of the stripped text."""
+    words += ENTRY_WORDS
     if tags:
         words += len(f"[{', '.join(tags)}]".split())
     if trust is None or trust == TrustLevel.UNTRUSTED:
         # The server trims the text on load; every line of it gets a bar word in the frame.
-        words += FRAME_WORDS + len((source or "loaded").split()) + len(text.strip().split("\n"))
+        words += FRAME_WORDS + len((source or "loaded").split()) + lines
     return words
 
 
@@ -63,8 +68,13 @@ def server_tokens(entries: Sequence[tuple[str, TrustLevel | None, Sequence[str],
 
 
 def memory_tokens(memory: Memory, file_bytes: FileBytes | None) -> int:
-    """The server's estimate for one memory, from its file when it can be read (exact), else from
-    the counts the model keeps (each entry's text taken as one line: a lower bound)."""
+    """The server's estimate for one memory: from the counts the reader kept of each entry (exact,
+    and no file is read), else from its file when it can be read (exact), else from the words the
+    model keeps (each entry's text taken as one line: a lower bound)."""
+    loaded = [e for e in memory.entries if e.trust != TrustLevel.QUARANTINED]
+    if all(e.lines for e in loaded):
+        words = sum(counted_words(e.words, e.lines, e.trust, e.tags, e.source) for e in loaded) if loaded else EMPTY_WORDS
+        return math.ceil(words / 0.75)
     if file_bytes is not None:
         try:
             doc = read_document(memory.source.path, file_bytes(memory))

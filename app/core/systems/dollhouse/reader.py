@@ -31,6 +31,7 @@ from app.core.reading.base import (
     FileAdapter,
     ParseContext,
     ParsedFile,
+    count_lines,
     count_words,
     estimate_tokens,
     memory_id,
@@ -233,6 +234,7 @@ class _Reader:
             source="file",
             words=count_words(content),
             chars=len(content),
+            lines=count_lines(content),
         )
         return _EntryRead(entry, content, claimed=False)
 
@@ -458,6 +460,7 @@ class _Reader:
             tags=tuple(yamlsafe.as_str_list(values.get("tags"))),
             words=count_words(content),
             chars=len(content),
+            lines=count_lines(content),
         )
         return _EntryRead(entry, content, claimed=bool(trust_values))
 

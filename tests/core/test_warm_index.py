@@ -1,0 +1,94 @@
+"""A warm start whose files and databases are all as the index's last update saw them hashes no
+memory for the index; a changed file, a write, or an index changed by someone else since, and the
+memories are compared again. Searches answer the same either way."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from app.core.clock import FixedClock
+from app.core.locations import Locations
+from app.core.search import index as index_module
+from app.core.workbench import Workbench
+
+
+@pytest.fixture
+def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    real = index_module.digest
+
+    def counting(memory, content, salience):  # type: ignore[no-untyped-def]
+        seen.append(memory.id)
+        return real(memory, content, salience)
+
+    monkeypatch.setattr(index_module, "digest", counting)
+    return seen
+
+
+def _open(locations: Locations, clock: FixedClock, root: Path) -> Workbench:
+    wb = Workbench(locations, clock=clock, workers=1)
+    wb.open([root])
+    return wb
+
+
+def test_an_unchanged_warm_start_hashes_nothing_for_the_index(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str]) -> None:
+    cold = _open(isolated_locations, clock, sample_copy)
+    total = len(hashed)
+    assert total == len({m.id for m in cold.memories if m.id not in cold._vaulted})
+    expected = [h.id for h in cold.search("deploy").hits]
+    cold.close()
+
+    hashed.clear()
+    warm = _open(isolated_locations, clock, sample_copy)
+    assert hashed == [] and warm.timeline.phases[-2].message.startswith("0 added, 0 changed, 0 removed")
+    assert [h.id for h in warm.search("deploy").hits] == expected and expected
+
+    # A promote after such a start hashes the memories of the file it wrote, not all of them.
+    target = next(m for m in warm.memories if m.system == "dollhouse" and m.tier.value == "cold")
+    warm.promote(target.id, reason="test", priority=50)
+    assert target.id in [h.id for h in warm.search(f'tier:hot "{target.name}"', limit=100).hits]
+    assert target.id in hashed and len(hashed) < total
+    warm.close()
+
+
+def test_a_changed_file_or_another_day_compares_every_memory_again(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str]
+) -> None:
+    _open(isolated_locations, clock, sample_copy).close()
+    path = next(sample_copy.rglob("*.yaml"))
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    hashed.clear()
+    _open(isolated_locations, clock, sample_copy).close()
+    assert hashed  # compared again (the file's memory is re-indexed only if it differs)
+
+    hashed.clear()
+    _open(isolated_locations, clock, sample_copy).close()
+    assert hashed == []
+    tomorrow = FixedClock(clock.now() + timedelta(days=1))
+    _open(isolated_locations, tomorrow, sample_copy).close()
+    assert hashed
+
+
+def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    events: list[tuple[str, str]] = []
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy], emit=lambda e: events.append((e.phase, e.status)), index_later=True)
+    assert "index" not in [p.name for p in wb.timeline.phases] and not wb.index_ready
+    early = wb.search("deploy")
+    assert early.fallback and early.notice
+
+    timeline = wb.build_index()
+    assert [p.name for p in timeline.phases] == ["discover", "read", "parse", "validate", "index", "plan"] == [p.name for p in wb.timeline.phases]
+    index, plan = timeline.phases[4], timeline.phases[5]
+    assert index.start_ms >= plan.start_ms + plan.duration_ms and index.items == len(wb.memories) - len(wb._vaulted)
+    assert [phase for phase, status in events if status == "end"][-2:] == ["plan", "index"]
+    late = wb.search("deploy")
+    assert wb.index_ready and not late.fallback and late.hits
+    wb.close()
+
+    with pytest.raises(RuntimeError):
+        Workbench(isolated_locations, clock=clock).build_index()
