@@ -25,7 +25,7 @@ from app.core.curate import Salience, Suggestion, file_reader, salience_all, sug
 from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
-from app.core.load.rows import ListedRow, RowStore
+from app.core.load.rows import ListedRows, RowStore
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.reading.base import Capabilities, DatabaseAdapter
@@ -314,13 +314,15 @@ class Workbench:
     def timeline(self) -> Timeline:
         return self.result.timeline
 
-    def listed_rows(self, paths: Iterable[Path | str]) -> list[ListedRow]:
-        """The rows a face listed for these paths last time (`keep_listed_rows`), to show while
-        the load runs; empty when there are none. Only a picture: nothing is decided from it."""
+    def listed_rows(self, paths: Iterable[Path | str]) -> ListedRows:
+        """The rows a face listed for these paths last time (`keep_listed_rows`), by column, to
+        show while the load runs; empty when there are none. Only a picture: nothing is decided
+        from it."""
         return RowStore(self.locations.cache / "rows").load(paths)
 
-    def keep_listed_rows(self, rows: Iterable[ListedRow]) -> None:
-        """Keep the rows a face lists for the paths open now, for the next start's first screen."""
+    def keep_listed_rows(self, rows: ListedRows) -> None:
+        """Keep the rows a face lists for the paths open now (app.core.load.rows.COLUMNS), for the
+        next start's first screen."""
         if self._paths:
             RowStore(self.locations.cache / "rows").save(self._paths, rows)
 

@@ -4,16 +4,18 @@ said to be last time's, replaced by the load's own rows when it finishes; curati
 from __future__ import annotations
 
 import threading
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from textual.widgets import Static
 
 from app.core.clock import FixedClock
+from app.core.load.rows import COLUMNS
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
-from app.tui.widgets.memory_table import MemoryTable
+from app.tui.widgets.memory_table import MemoryRow, MemoryTable
 from tests.tui.helpers import make_app, settle
 
 
@@ -58,6 +60,10 @@ async def test_last_times_rows_show_while_the_load_runs(sample_copy: Path, isola
         assert not app.loading and app.generation == 1
         assert [row.id for row in table.rows] == shown
         assert status(app).startswith(f"{len(shown)} of {len(shown)} memories")
+
+
+def test_the_table_row_has_the_kept_columns_in_their_order() -> None:
+    assert tuple(f.name for f in fields(MemoryRow)) == tuple(COLUMNS)
 
 
 async def test_with_nothing_kept_the_first_screen_says_loading(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:

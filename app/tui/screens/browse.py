@@ -192,8 +192,7 @@ class BrowseScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, group="browse-listed", exit_on_error=False)
     def read_listed_rows(self) -> None:
-        listed = self.workbench.listed_rows(self.workbench_app.paths)
-        rows = [row for row in map(MemoryRow.of_listed, listed) if row is not None]
+        rows = MemoryRow.of_listed(self.workbench.listed_rows(self.workbench_app.paths))
         if rows and not get_current_worker().is_cancelled:
             self.post_message(ListedRowsReady(rows))
 
@@ -207,7 +206,7 @@ class BrowseScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, group="browse-keep", exit_on_error=False)
     def keep_rows(self, rows: list[MemoryRow]) -> None:
-        self.workbench.keep_listed_rows(row.listed() for row in rows)
+        self.workbench.keep_listed_rows(MemoryRow.listed(rows))
 
     @work(thread=True, exclusive=True, group="browse-rows", exit_on_error=False)
     def read_rows(self, generation: int, changed: frozenset[str] = frozenset(), kept: dict[str, MemoryRow] | None = None) -> None:

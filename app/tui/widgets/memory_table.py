@@ -25,7 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from app.core.inert import one_line
-from app.core.load.rows import ListedRow
+from app.core.load import rows as listed_rows
 from app.core.model import Memory, TrustLevel
 from app.tui.widgets.clip import clip
 from app.tui.widgets.nav import list_bindings
@@ -73,20 +73,21 @@ class MemoryRow:
             pinned=memory.pinned,
         )
 
-    def listed(self) -> ListedRow:
-        """The row as kept for the next start's first screen."""
-        return ListedRow(
-            self.id, self.name, self.system, self.portfolio, self.tier, self.trust.value, self.priority, self.salience, self.tokens, self.updated, self.pinned
-        )
+    @staticmethod
+    def listed(rows: Sequence[MemoryRow]) -> listed_rows.ListedRows:
+        """The rows as kept for the next start's first screen, by column."""
+        return {name: [getattr(row, name) if name != "trust" else row.trust.value for row in rows] for name in listed_rows.COLUMNS}
 
     @classmethod
-    def of_listed(cls, row: ListedRow) -> MemoryRow | None:
-        """A row kept last time; None when its trust is not a level this version knows."""
+    def of_listed(cls, columns: listed_rows.ListedRows) -> list[MemoryRow]:
+        """The rows kept last time; none when a trust is not a level this version knows."""
+        if not columns:
+            return []
         try:
-            trust = TrustLevel(row.trust)
+            trusts = [TrustLevel(value) for value in columns["trust"]]
         except ValueError:
-            return None
-        return cls(row.id, row.name, row.system, row.portfolio, row.tier, trust, row.priority, row.salience, row.tokens, row.updated, row.pinned)
+            return []
+        return list(map(cls, *(columns[name] if name != "trust" else trusts for name in listed_rows.COLUMNS)))
 
 
 @dataclass(frozen=True, slots=True)
