@@ -2,7 +2,7 @@
 time to a first screen with rows, time to loaded, then keypress latency in browse, review and
 budget, beside the same keypress in a bare Textual app measured in the same run.
 
-    python -m bench.screens [--sizes 10000 100000] [--presses 60] [--out DIR]
+    python -m bench.screens [--sizes 10000 100000] [--presses 60] [--out DIR] [--state DIR]
 
 Each size: the corpus is generated (or reused from --out), one cold run of the app fills the
 caches and keeps the rows it listed, then a new app on the same caches is timed (the warm start a
@@ -110,18 +110,19 @@ async def warm(corpus: Path, locations: Locations, presses: int) -> dict[str, fl
     return out
 
 
-async def run(size: int, root: Path, presses: int) -> None:
+async def run(size: int, root: Path, presses: int, keep: Path | None = None) -> None:
     corpus = root / f"mixed-{size}"
     if not corpus.exists():
         generate(corpus, size)
-    state = Path(tempfile.mkdtemp(prefix="memwb-screens-"))
+    state = keep / str(size) if keep else Path(tempfile.mkdtemp(prefix="memwb-screens-"))
     locations = Locations(cache=state / "cache", data=state / "data", config=state / "config")
     try:
-        cold_s = await cold(corpus, locations)
+        cold_s = await cold(corpus, locations)  # with --state kept from an earlier run: a warm one
         bare = await floor(presses)
         figures = await warm(corpus, locations, presses)
     finally:
-        shutil.rmtree(state, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(state, ignore_errors=True)
     bare_p50, bare_p95 = _p(bare, 0.5), _p(bare, 0.95)
     print(f"\n{size:,} memories (cold run to loaded: {cold_s:.1f} s)")
     print(f"{'measure':<30}{'value':>10}   anchor (bare Textual app, same run)")
@@ -137,10 +138,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000])
     parser.add_argument("--presses", type=int, default=60)
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "memwb-bench")
+    parser.add_argument("--state", type=Path, default=None, help="keep the workbench's caches here between runs (the first run fills them)")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  screen {SIZE[0]}x{SIZE[1]}")
     for size in args.sizes:
-        asyncio.run(run(size, args.out, args.presses))
+        asyncio.run(run(size, args.out, args.presses, args.state))
 
 
 if __name__ == "__main__":
