@@ -42,6 +42,8 @@ from app.tui.screens.search import SearchScreen
 from app.tui.screens.timeline import TimelineScreen
 from app.tui.theming import DEFAULT_THEME, VARIABLE_DEFAULTS, load_theme_dirs
 
+FIRST_ROWS_WAIT = 1.0  # seconds the first load waits at most for the browse screen's first rows
+
 
 class MemoryWorkbenchApp(App[None]):
     CSS_PATH = ["styles/app.tcss"]
@@ -103,6 +105,7 @@ class MemoryWorkbenchApp(App[None]):
         self.activity: list[Receipt] = []
         self._listeners: weakref.WeakSet[Screen[None]] = weakref.WeakSet()
         self._loaded_memories: int | None = None
+        self._first_load_started = False
         self._clashes: set[frozenset[str]] = set()
         bundle = load_theme_dirs(themes_dir(), workbench.locations.config / "themes")
         for loaded in bundle.themes:
@@ -160,6 +163,15 @@ class MemoryWorkbenchApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_chosen)
         self.sub_title = self.counts_line()
         if self.autoload:
+            # The browse screen first lists last session's rows (the load would slow that read
+            # down), then starts the load; the timer starts it if that does not come.
+            self.loading = True
+            self.progress = "starting"
+            self.set_timer(FIRST_ROWS_WAIT, self.start_first_load)
+
+    def start_first_load(self) -> None:
+        if self.autoload and not self._first_load_started:
+            self._first_load_started = True
             self.load()
 
     # -- warnings and receipts -------------------------------------------------------------------

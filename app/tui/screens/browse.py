@@ -192,12 +192,16 @@ class BrowseScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, group="browse-listed", exit_on_error=False)
     def read_listed_rows(self) -> None:
-        rows = MemoryRow.of_listed(self.workbench.listed_rows(self.workbench_app.paths))
-        if rows and not get_current_worker().is_cancelled:
-            self.post_message(ListedRowsReady(rows))
+        rows: list[MemoryRow] = []
+        try:
+            rows = MemoryRow.of_listed(self.workbench.listed_rows(self.workbench_app.paths))
+        finally:
+            self.post_message(ListedRowsReady(rows))  # even after an error: it starts the load
 
     def on_listed_rows_ready(self, message: ListedRowsReady) -> None:
-        if self._loaded_generation or self.rows:
+        # Once they are painted, the load starts.
+        self.call_after_refresh(self.workbench_app.start_first_load)
+        if self._loaded_generation or self.rows or not message.rows:
             return  # the load was quicker: its rows are the true ones
         self.rows = message.rows
         table = self.query_one(MemoryTable)
