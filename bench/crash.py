@@ -18,6 +18,7 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -58,8 +59,33 @@ KINDS = (
 )
 
 
-def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+# What an agent's database holds that the systems read back: every table but the ones a restore or
+# an undo legitimately adds to (trust history, audit, autoincrement counters) and the full-text
+# index, which is rebuilt from the rows by the system's own triggers.
+_NOT_COMPARED = ("trust_history", "audit_log", "sqlite_sequence")
+
+
+def _database(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")]
+        kept = [t for t in tables if t not in _NOT_COMPARED and "_fts" not in t]
+        return {t: sorted((tuple(r) for r in conn.execute(f'SELECT * FROM "{t}"')), key=repr) for t in kept}
+    finally:
+        conn.close()
+
+
+def tree(root: Path) -> dict[str, object]:
+    """Every file's bytes, and for each SQLite store the rows its system reads. SQLite's own
+    rollback journal (`-journal`, left unplayed when a transaction never reached its COMMIT) is
+    SQLite's to clear, not content."""
+    out: dict[str, object] = {}
+    for p in root.rglob("*"):
+        if not p.is_file() or p.name.endswith(("-journal", "-wal", "-shm")):
+            continue
+        data = p.read_bytes()
+        out[p.relative_to(root).as_posix()] = _database(p) if data.startswith(b"SQLite format 3\x00") else data
+    return out
 
 
 def command(args: tuple[str, ...], root: Path) -> list[str]:

@@ -48,9 +48,10 @@ from .touched import before, note
 FAULT_ENV = "MEMWB_FAULT"
 FAULT_IN_ENV = "MEMWB_FAULT_IN"
 FAULT_POINTS = ("before_write", "half_written", "after_write", "after_fsync", "after_replace", "after_dir_fsync")
-# Elsewhere in the write path: after a file is set aside for removal (moves), after a database
-# transaction commits (sqlite_write), after a change is journaled as applied (the change layer).
-OTHER_FAULT_POINTS = ("after_set_aside", "after_commit", "after_applied")
+# Elsewhere in the write path: after a file is set aside for removal (moves), right before and right
+# after a database transaction commits (sqlite_write), after a change is journaled as applied (the
+# change layer).
+OTHER_FAULT_POINTS = ("after_set_aside", "before_commit", "after_commit", "after_applied")
 
 TEMP_PREFIX = ".wb-"
 TEMP_SUFFIX = ".tmp"
