@@ -4,11 +4,11 @@
 
 Each run copies the sample portfolio, starts one change with `python -m app` (a quarantine of an
 entry, a file and a section, a promote, a demote that moves a section between files, a priority, a
-merge), kills it with SIGKILL at a random instant of its writes (0-30 ms after its intent appears
+merge; in Engram a quarantine and a merge, in memory-mcp a quarantine, a promote, a pin and a merge), kills it with SIGKILL at a random instant of its writes (0-30 ms after its intent appears
 in the journal), then opens the workbench again (which finishes or rolls back what the kill left)
 and checks: none of the workbench's temp or set-aside files is left in the portfolio, and either
 every file holds its original bytes or the change is in the ledger and its reverse (restore or
-undo) gives the original bytes back. It prints how many runs ended which way, and every failure.
+undo) gives the original back (every file's bytes; for a database, the rows its system reads). It prints how many runs ended which way, and every failure.
 """
 
 from __future__ import annotations
@@ -56,6 +56,12 @@ KINDS = (
         "openclaw:workspace:note/production",
         "undo",
     ),
+    (("quarantine", "engram:engram:obs/6", "{root}/engram"), "engram:engram:obs/6", "restore"),
+    (("merge", "engram:engram:obs/4", "engram:engram:obs/22", "--path", "{root}/engram"), "engram:engram:obs/4", "undo"),
+    (("quarantine", "memory-mcp:memory-mcp:mem/8", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/8", "restore"),
+    (("promote", "memory-mcp:memory-mcp:mem/9", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/9", "undo"),
+    (("pin", "memory-mcp:memory-mcp:mem/2", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/2", "undo"),
+    (("merge", "memory-mcp:memory-mcp:mem/3", "memory-mcp:memory-mcp:mem/4", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/3", "undo"),
 )
 
 
@@ -136,7 +142,7 @@ def one_run(work: Path, kind: tuple[tuple[str, ...], str, str], delay: float) ->
     if done.returncode != 0:
         return f"FAIL: recorded, but the {reverse} failed: {done.stderr.decode(errors='replace').strip()[:300]}"
     if tree(sample) != original:
-        return f"FAIL: the {reverse} did not give the original bytes back"
+        return f"FAIL: the {reverse} did not give the original back"
     if not killed:
         return "finished, as decided"
     return "killed, as decided" + (" (completed)" if "completed" in recovered else "")

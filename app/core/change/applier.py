@@ -542,7 +542,7 @@ class Applier:
         except ConflictError as exc:
             raise Conflict(f"{exc}; {what} was not applied and not recorded", path=str(exc.path), storage=exc) from exc
         except ReadBackError as exc:
-            kept = " (the workbench's vault copy is kept)" if exc.committed else ""
+            kept = " (what it put in the workbench's vault is kept)" if exc.committed else ""
             raise ChangeError(f"{exc}; {what} is not recorded as done{kept}") from exc
         except (StorageError, DbReadError, OSError) as exc:
             raise ChangeError(f"{exc}; {what} was not completed and not recorded") from exc
