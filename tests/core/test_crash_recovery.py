@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -77,6 +78,12 @@ KINDS = (
         "undo",
     ),
     Kind(
+        "massgen-demote-file",
+        ("demote", f"{MASS}:workspace_coder/go_service_layout", "--path", "{massgen}", "--yes"),
+        f"{MASS}:workspace_coder/go_service_layout",
+        "undo",
+    ),
+    Kind(
         "massgen-flag",
         ("flag", f"{MASS}:workspace_coder/pgx_pool_tuning", "{massgen}"),
         f"{MASS}:workspace_coder/pgx_pool_tuning",
@@ -86,6 +93,7 @@ KINDS = (
     # OpenClaw
     Kind("openclaw-quarantine-section", ("quarantine", f"{CLAW}:note/projects", "{openclaw}"), f"{CLAW}:note/projects", "restore"),
     Kind("openclaw-demote-section", ("demote", f"{CLAW}:note/projects", "--path", "{openclaw}", "--yes"), f"{CLAW}:note/projects", "undo"),
+    Kind("openclaw-promote-section", ("promote", f"{CLAW}:note/production", "--path", "{openclaw}", "--yes"), f"{CLAW}:note/production", "undo"),
     Kind(
         "openclaw-merge",
         ("merge", f"{CLAW}:note/production", f"{CLAW}:note/staging", "--path", "{openclaw}", "--yes"),
@@ -200,6 +208,24 @@ def test_a_database_change_killed_after_its_commit_is_completed_at_the_next_star
     assert [i.ref for i in wb._applier.vault.items()] == [decision.effect["vault"]]  # the row's text is in the vault the ledger names
     assert cli(sample, locations, "restore", memory, str(sample / "memory-mcp")) == 0
     assert tree(sample) == original
+
+
+@pytest.mark.timeout(300)
+def test_a_committed_row_changed_again_before_the_next_start_is_named_not_completed(tmp_path: Path) -> None:
+    """Rows that are neither as before nor as the change left them (memory-mcp wrote the row in
+    between) are not guessed at: the change is named, its journal kept, nothing recorded."""
+    sample, locations = fresh(tmp_path)
+    memory, db = f"{MCP}:mem/8", sample / "memory-mcp" / "memory.db"
+    assert cli(sample, locations, "quarantine", memory, str(sample / "memory-mcp"), point="after_commit") == 137
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE memories SET trust_score = 0.5 WHERE id = 8")
+    conn.close()
+    wb = Workbench(locations, workers=1)
+    wb.open([sample], index=False)
+    [said] = [p for p in wb.problems() if "was interrupted before it was recorded" in p.message]
+    assert said.path == str(db.resolve()) and "trust_score is 0.5, not 0.0" in said.message
+    assert said.kept.startswith("left as it is; the journal is in ") and (locations.data / "journal" / "unresolved").is_dir()
+    assert [d for d in Ledger(locations).decisions() if d.memory_id == memory] == []
 
 
 REVERSED = tuple(k for k in KINDS if k.reverse and k.points != LEDGER)
