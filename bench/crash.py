@@ -170,6 +170,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     leftovers.STALE_SECONDS = 0.0  # each next start comes as if a minute later
     outcomes: Counter[str] = Counter()
+    by_system: Counter[tuple[str, str]] = Counter()
     with tempfile.TemporaryDirectory(prefix="memwb-crash-") as scratch:
         took = durations(KINDS, Path(scratch))
         print("uninterrupted: " + ", ".join(f"{k[0][0]} {t:.2f} s" for k, t in zip(KINDS, took, strict=True)))
@@ -179,12 +180,16 @@ def main() -> None:
             work = Path(scratch) / f"run{run}"
             outcome = one_run(work, KINDS[i], delay)
             outcomes[outcome] += 1
+            by_system[(KINDS[i][1].split(":", 1)[0], "FAIL" if outcome.startswith("FAIL") else "killed" if outcome.startswith("killed") else "finished")] += 1
             if outcome.startswith("FAIL"):
                 print(f"run {run}: {KINDS[i][0][0]} killed after {delay:.3f} s: {outcome}")
             shutil.rmtree(work, ignore_errors=True)
     print(f"{args.runs} runs:")
     for outcome, count in sorted(outcomes.items(), key=lambda item: -item[1]):
         print(f"  {count:4}  {outcome}")
+    print("by system (killed / finished before the kill / failed):")
+    for system in sorted({s for s, _ in by_system}):
+        print(f"  {system:12} {by_system[(system, 'killed')]:4} / {by_system[(system, 'finished')]:4} / {by_system[(system, 'FAIL')]:4}")
 
 
 if __name__ == "__main__":

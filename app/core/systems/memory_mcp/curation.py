@@ -104,7 +104,7 @@ def _update(conn: sqlite3.Connection, memory: Memory, expect: dict[str, Any], va
     now = dict(zip(columns, current, strict=True))
     if not _same(now, expect):
         raise Conflict(f"{memory.source}: {', '.join(columns)} changed since they were read (now {now}); nothing was written", path=memory.source.path)
-    holding.check_triggers(conn, str(memory.source))
+    holding.check_own_schema(conn, str(memory.source))
     holding.expect_values(conn, int(memory.source.row or 0), values)
     assignments = ", ".join(f"{c} = ?" for c in columns)
     conn.execute(f"UPDATE {TABLE} SET {assignments} WHERE id = ?", (*(values[c] for c in columns), memory.source.row))

@@ -96,7 +96,7 @@ def snapshot(conn: sqlite3.Connection, row: int) -> dict[str, Any] | None:
     }
 
 
-# -- triggers ---------------------------------------------------------------------------------------------
+# -- schema -------------------------------------------------------------------------------------------------
 
 
 def _collapse(sql: str) -> str:
@@ -108,7 +108,7 @@ def _own_trigger(name: str, table: str, sql: str) -> bool:
     return KNOWN_TRIGGERS.get(name) == _collapse(sql)
 
 
-def check_triggers(conn: sqlite3.Connection, label: str) -> bool:
+def check_own_schema(conn: sqlite3.Connection, label: str) -> bool:
     """Refuse unless every view, trigger, virtual table and index on a written table is one of
     memory-mcp's own (change/schema.py). Returns whether its full-text triggers are there (so a
     content update needs trusted_schema)."""
@@ -131,7 +131,7 @@ def expect_values(conn: sqlite3.Connection, row: int, values: dict[str, Any]) ->
 def update_row(conn: sqlite3.Connection, row: int, values: dict[str, Any], label: str) -> None:
     """One UPDATE of `values` on the row, with trusted_schema on for it alone when memory-mcp's
     full-text triggers must run (checked first: only they can)."""
-    trusted = check_triggers(conn, label) and "content" in values
+    trusted = check_own_schema(conn, label) and "content" in values
     expect_values(conn, row, values)
     assignments = ", ".join(f"{rows.quoted(c)} = ?" for c in values)
     if trusted:

@@ -193,7 +193,7 @@ def _write(conn: sqlite3.Connection, t: Target, expect: dict[str, Any], content:
         raise Conflict(f"{t.memory.source}: the content changed since it was read; nothing was written", path=t.rel)
     if not _same(dict(zip(COLUMNS, current, strict=True)), expect):
         raise Conflict(f"{t.memory.source}: trust_score/is_hot/is_pinned changed since they were read; nothing was written", path=t.rel)
-    holding.check_triggers(conn, t.rel)
+    holding.check_own_schema(conn, t.rel)
     holding.expect_values(conn, int(t.memory.source.row or 0), {c: values[c] for c in COLUMNS})
     conn.execute(f"UPDATE {TABLE} SET trust_score = ?, is_hot = ?, is_pinned = ? WHERE id = ?", (*(values[c] for c in COLUMNS), t.memory.source.row))
     present = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({HISTORY})")}
