@@ -4,11 +4,11 @@
 
 Each run copies the sample portfolio, starts one change with `python -m app` (a quarantine of an
 entry, a file and a section, a promote, a demote that moves a section between files, a priority, a
-merge), kills it with SIGKILL at a random instant of its writes (0-30 ms after its intent appears
+merge; in Engram a quarantine and a merge, in memory-mcp a quarantine, a promote, a pin and a merge), kills it with SIGKILL at a random instant of its writes (0-30 ms after its intent appears
 in the journal), then opens the workbench again (which finishes or rolls back what the kill left)
 and checks: none of the workbench's temp or set-aside files is left in the portfolio, and either
 every file holds its original bytes or the change is in the ledger and its reverse (restore or
-undo) gives the original bytes back. It prints how many runs ended which way, and every failure.
+undo) gives the original back (every file's bytes; for a database, the rows its system reads). It prints how many runs ended which way, and every failure.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -55,11 +56,42 @@ KINDS = (
         "openclaw:workspace:note/production",
         "undo",
     ),
+    (("quarantine", "engram:engram:obs/6", "{root}/engram"), "engram:engram:obs/6", "restore"),
+    (("merge", "engram:engram:obs/4", "engram:engram:obs/22", "--path", "{root}/engram"), "engram:engram:obs/4", "undo"),
+    (("quarantine", "memory-mcp:memory-mcp:mem/8", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/8", "restore"),
+    (("promote", "memory-mcp:memory-mcp:mem/9", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/9", "undo"),
+    (("pin", "memory-mcp:memory-mcp:mem/2", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/2", "undo"),
+    (("merge", "memory-mcp:memory-mcp:mem/3", "memory-mcp:memory-mcp:mem/4", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/3", "undo"),
 )
 
 
-def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+# What an agent's database holds that the systems read back: every table but the ones a restore or
+# an undo legitimately adds to (trust history, audit, autoincrement counters) and the full-text
+# index, which is rebuilt from the rows by the system's own triggers.
+_NOT_COMPARED = ("trust_history", "audit_log", "sqlite_sequence")
+
+
+def _database(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")]
+        kept = [t for t in tables if t not in _NOT_COMPARED and "_fts" not in t]
+        return {t: sorted((tuple(r) for r in conn.execute(f'SELECT * FROM "{t}"')), key=repr) for t in kept}
+    finally:
+        conn.close()
+
+
+def tree(root: Path) -> dict[str, object]:
+    """Every file's bytes, and for each SQLite store the rows its system reads. SQLite's own
+    rollback journal (`-journal`, left unplayed when a transaction never reached its COMMIT) is
+    SQLite's to clear, not content."""
+    out: dict[str, object] = {}
+    for p in root.rglob("*"):
+        if not p.is_file() or p.name.endswith(("-journal", "-wal", "-shm")):
+            continue
+        data = p.read_bytes()
+        out[p.relative_to(root).as_posix()] = _database(p) if data.startswith(b"SQLite format 3\x00") else data
+    return out
 
 
 def command(args: tuple[str, ...], root: Path) -> list[str]:
@@ -110,7 +142,7 @@ def one_run(work: Path, kind: tuple[tuple[str, ...], str, str], delay: float) ->
     if done.returncode != 0:
         return f"FAIL: recorded, but the {reverse} failed: {done.stderr.decode(errors='replace').strip()[:300]}"
     if tree(sample) != original:
-        return f"FAIL: the {reverse} did not give the original bytes back"
+        return f"FAIL: the {reverse} did not give the original back"
     if not killed:
         return "finished, as decided"
     return "killed, as decided" + (" (completed)" if "completed" in recovered else "")
@@ -138,6 +170,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     leftovers.STALE_SECONDS = 0.0  # each next start comes as if a minute later
     outcomes: Counter[str] = Counter()
+    by_system: Counter[tuple[str, str]] = Counter()
     with tempfile.TemporaryDirectory(prefix="memwb-crash-") as scratch:
         took = durations(KINDS, Path(scratch))
         print("uninterrupted: " + ", ".join(f"{k[0][0]} {t:.2f} s" for k, t in zip(KINDS, took, strict=True)))
@@ -147,12 +180,16 @@ def main() -> None:
             work = Path(scratch) / f"run{run}"
             outcome = one_run(work, KINDS[i], delay)
             outcomes[outcome] += 1
+            by_system[(KINDS[i][1].split(":", 1)[0], "FAIL" if outcome.startswith("FAIL") else "killed" if outcome.startswith("killed") else "finished")] += 1
             if outcome.startswith("FAIL"):
                 print(f"run {run}: {KINDS[i][0][0]} killed after {delay:.3f} s: {outcome}")
             shutil.rmtree(work, ignore_errors=True)
     print(f"{args.runs} runs:")
     for outcome, count in sorted(outcomes.items(), key=lambda item: -item[1]):
         print(f"  {count:4}  {outcome}")
+    print("by system (killed / finished before the kill / failed):")
+    for system in sorted({s for s, _ in by_system}):
+        print(f"  {system:12} {by_system[(system, 'killed')]:4} / {by_system[(system, 'finished')]:4} / {by_system[(system, 'FAIL')]:4}")
 
 
 if __name__ == "__main__":

@@ -576,7 +576,7 @@ def test_engram_refuses_triggers_that_are_not_its_own(env: Env) -> None:
     conn.execute("CREATE TRIGGER spy_on_update AFTER UPDATE ON observations BEGIN INSERT INTO spy VALUES (upper(new.content)); END")
     conn.close()
     before = row(db, "observations", 1)
-    with pytest.raises(ChangeError, match="trigger 'spy_on_update' on observations is not one of Engram's FTS triggers"):
+    with pytest.raises(ChangeError, match="trigger 'spy_on_update' on observations is not one of Engram's own schema objects"):
         env.reviewer.quarantine(env.wb, OBS, reason="x")
     assert row(db, "observations", 1) == before
     assert env.reviewer.ledger.decisions() == []
@@ -717,7 +717,7 @@ def test_memory_mcp_quarantine_refuses_under_a_trigger_not_its_own(env: Env) -> 
     conn.execute("CREATE TRIGGER keep_a_copy AFTER UPDATE OF content ON memories BEGIN INSERT INTO copies VALUES (old.content); END")
     conn.close()
     before = row(db, "memories", 1)
-    with pytest.raises(ChangeError, match="trigger 'keep_a_copy' is not one of memory-mcp's own"):
+    with pytest.raises(ChangeError, match="trigger 'keep_a_copy' on memories is not one of memory-mcp's own schema objects"):
         env.reviewer.quarantine(env.wb, MEM1, reason="q")
     assert row(db, "memories", 1) == before and history(db, 1) == [] and rows_of(db, "copies") == []
     vault = env.locs.data / "vault"

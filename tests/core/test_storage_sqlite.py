@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.storage import ContainmentError, NotWritableError, Roots, StorageError, WriteError, write_transaction
+from app.core.storage import ContainmentError, NotWritableError, ReadBackError, Roots, StorageError, WriteError, expect_row, write_transaction
+from app.core.storage.sqlite_write import read_back_state
+from app.core.storage.touched import journaling
 from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, used by pytestmark)
 
 pytestmark = pytest.mark.usefixtures("write_guard")
@@ -156,3 +158,52 @@ def test_a_read_only_database_is_refused(tmp_path: Path) -> None:
     with pytest.raises(NotWritableError, match="read-only for the workbench"):
         write_transaction(roots, db, lambda conn: conn.execute("DELETE FROM observations"))
     assert rows(db) == [(1, "first", "kept")]
+
+
+@pytest.mark.timeout(20)
+def test_a_row_that_does_not_read_back_as_expected_rolls_the_transaction_back(tmp_path: Path) -> None:
+    """expect_row names what the row must hold once the work is done; a trigger that rewrites it
+    in the same statement is caught before the COMMIT, and nothing is written."""
+    roots, db = store(tmp_path)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TRIGGER put_back AFTER UPDATE OF content ON observations BEGIN UPDATE observations SET content = 'kept' WHERE id = new.id; END")
+    conn.close()
+
+    def work(conn: sqlite3.Connection) -> None:
+        expect_row(conn, "observations", {"id": 1}, {"content": "hidden"})
+        conn.execute("UPDATE observations SET content = 'hidden' WHERE id = 1")
+
+    with pytest.raises(
+        ReadBackError, match=r"observations row id = 1: content is 'kept', not 'hidden'.*the transaction was rolled back; nothing was written"
+    ) as caught:
+        write_transaction(roots, "engram.db", work)
+    assert not caught.value.committed
+    assert rows(db) == [(1, "first", "kept")]
+
+
+@pytest.mark.timeout(20)
+def test_the_rows_a_commit_leaves_are_told_first_and_can_be_read_back_later(tmp_path: Path) -> None:
+    """Right before the COMMIT the guard hears the rows' values before and after and what the work
+    returned; read_back_state then tells which side of that COMMIT the database is on."""
+    roots, db = store(tmp_path)
+    told: list[dict[str, object]] = []
+
+    def work(conn: sqlite3.Connection) -> dict[str, str]:
+        expect_row(conn, "observations", {"id": 1}, {"content": "edited"})
+        conn.execute("UPDATE observations SET content = 'edited' WHERE id = 1")
+        return {"done": "yes"}
+
+    with journaling(lambda *_: None, lambda path, record: told.append(record)):
+        assert write_transaction(roots, "engram.db", work) == {"done": "yes"}
+    [record] = told
+    assert record == {
+        "expects": [{"table": "observations", "key": {"id": 1}, "before": {"content": "kept"}, "after": {"content": "edited"}}],
+        "result": {"done": "yes"},
+    }
+    assert read_back_state(roots, db, record) == ("after", "")
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE observations SET content = 'kept' WHERE id = 1")
+    assert read_back_state(roots, db, record)[0] == "before"
+    conn.execute("UPDATE observations SET content = 'someone else' WHERE id = 1")
+    conn.close()
+    assert read_back_state(roots, db, record) == ("other", "observations row id = 1: content is 'someone else', not 'edited'")

@@ -21,7 +21,7 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from app.core.change.edits import undo_file_edit, undo_file_move, undo_ledger_only
 from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToRestore, NothingToUndo, Unsupported, translated
-from app.core.change.journal import Intent, Journal
+from app.core.change.journal import RESULT, Intent, Journal
 from app.core.change.plan import Plan, Prepared
 from app.core.change.quarantine import HIDDEN_KINDS, active_quarantine, quarantined_memories, quarantined_text
 from app.core.change.target import Reverse, Target
@@ -32,7 +32,7 @@ from app.core.reading.sqlite_ro import DbReadError
 from app.core.review.ledger import Action, Decision, Ledger, iso_utc, new_id, os_user, rerooted, root_identity
 from app.core.review.relinks import read_relinks, relinked, under
 from app.core.review.vault import Vault
-from app.core.storage import ConflictError, ContainmentError, RevertWatch, Roots, Saved, StorageError, watch_for_revert
+from app.core.storage import ConflictError, ContainmentError, ReadBackError, RevertWatch, Roots, Saved, StorageError, watch_for_revert
 from app.core.storage.atomic import fault
 from app.core.storage.errors import shown
 from app.core.storage.touched import journaling, recording
@@ -236,20 +236,23 @@ class Applier:
         if dry_run:
             change.effect = change.effect | restores
             return Plan.of(action, memory.id, (memory.id,), memory.system, change, entry=target.entry)
-        effect = self._apply(change, f"the {action} of {target.label}", target) | restores
+
+        def decided(effect: dict[str, Any]) -> Decision:
+            return Decision(
+                id=target.decision_id,
+                time=iso_utc(target.now),
+                user=self.user,
+                action=action,
+                memory_id=memory.id,
+                entry=target.entry,
+                sha256=memory.sha256,
+                reason=reason,
+                effect=effect | restores,
+            )
+
+        effect = self._apply(change, f"the {action} of {target.label}", target, decided)
         self.touched = [memory.id]
-        decision = Decision(
-            id=target.decision_id,
-            time=iso_utc(target.now),
-            user=self.user,
-            action=action,
-            memory_id=memory.id,
-            entry=target.entry,
-            sha256=memory.sha256,
-            reason=reason,
-            effect=effect,
-        )
-        return self._record(decision)
+        return self._record(decided(effect))
 
     # -- curation ------------------------------------------------------------------------------------
 
@@ -296,16 +299,24 @@ class Applier:
         merged = [m.id for _, m in resolved[1:]]
         decision = self._decision("merge", kept.id, kept.sha256, reason, {"kind": "merge", "kept": kept.id, "merged": merged, "parts": parts}, decision_id, now)
         self.touched = [kept.id]
-        for portfolio, memory in resolved[1:]:
+        for i, (portfolio, memory) in enumerate(resolved[1:], start=2):
             target = self._target("merge", portfolio, memory, reason, decision_id)
+
+            def part(effect: dict[str, Any], portfolio: Portfolio = portfolio, memory: Memory = memory) -> dict[str, Any]:
+                return {"memory_id": memory.id, "system": memory.system, "root": portfolio.root, "memory": memory.model_dump(mode="json"), "effect": effect}
+
+            def merged_with(effect: dict[str, Any], part: Callable[[dict[str, Any]], dict[str, Any]] = part) -> Decision:
+                return decision.model_copy(update={"effect": decision.effect | {"parts": [*parts, part(effect)]}})
+
             try:
                 with translated(f"merge {memory.id} into {kept.id}"):
                     change = _system(memory.system).merge_out(target, kept)
-                effect = self._apply(change, f"the merge of {memory.id} into {kept.id}", target)
+                # Only the last part completes the merge: a crash after an earlier one is not finished from the journal.
+                effect = self._apply(change, f"the merge of {memory.id} into {kept.id}", target, merged_with if i == len(resolved) else None)
             except ChangeError as exc:
                 raise self._rolled_back(exc, decision, parts) from exc
             self.touched.append(memory.id)
-            parts.append({"memory_id": memory.id, "system": memory.system, "root": portfolio.root, "memory": memory.model_dump(mode="json"), "effect": effect})
+            parts.append(part(effect))
         return self._record(decision)
 
     @_one_change
@@ -351,7 +362,7 @@ class Applier:
             raise ChangeError(f"cannot undo {rv.label}: its recorded effect is incomplete ({exc!r}); nothing was written") from exc
         if dry_run:
             return Plan.of("undo", change.memory_id, (change.memory_id,), _system_of(change), prepared)
-        effect = self._apply(prepared, f"the undo of {rv.label}", (rv.decision_id, "undo", change.memory_id))
+        effect = self._apply(prepared, f"the undo of {rv.label}", (rv.decision_id, "undo", change.memory_id), lambda e: self._undo_decision(rv, reason, e))
         self.touched = self._subjects_of(change)
         return self._record(self._undo_decision(rv, reason, effect))
 
@@ -494,21 +505,34 @@ class Applier:
             change = make(system, target)
         if dry_run:
             return Plan.of(action, memory.id, (memory.id,), memory.system, change)
-        effect = self._apply(change, f"the {action} of {target.label}", target)
-        self.touched = [memory.id]
-        return self._record(self._decision(action, memory.id, memory.sha256, reason, effect, target.decision_id, target.now))
 
-    def _apply(self, change: Prepared, what: str, of: Target | tuple[str, str, str]) -> dict[str, Any]:
+        def decided(effect: dict[str, Any]) -> Decision:
+            return self._decision(action, memory.id, memory.sha256, reason, effect, target.decision_id, target.now)
+
+        effect = self._apply(change, f"the {action} of {target.label}", target, decided)
+        self.touched = [memory.id]
+        return self._record(decided(effect))
+
+    def _apply(
+        self, change: Prepared, what: str, of: Target | tuple[str, str, str], finish: Callable[[dict[str, Any]], Decision] | None = None
+    ) -> dict[str, Any]:
         """Make the change's effect, every write of it journaled first (`of`: its target, or the
-        decision id, action and subject when there is no target)."""
+        decision id, action and subject when there is no target). `finish(effect)` is the decision
+        this effect completes, when it is the change's last: it is written down first, so a crash
+        right after a database COMMIT can still be recorded at the next start (journal.py)."""
         if change.apply is None:
             return change.effect
         decision_id, action, subject = (of.decision_id, of.action, of.memory.id) if isinstance(of, Target) else of
         intent = self._intent_for(decision_id, action, subject, what)
+        notes = {"notes": change.effect["notes"]} if "notes" in change.effect else {}
         try:
-            with recording() as paths, journaling(intent.step):
+            intent.will_record(None if finish is None else finish({RESULT: True} | notes).model_dump(mode="json"))
+        except OSError as exc:
+            raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
+        try:
+            with recording() as paths, journaling(intent.step, intent.committing):
                 try:
-                    return change.apply() | ({"notes": change.effect["notes"]} if "notes" in change.effect else {})
+                    return change.apply() | notes
                 finally:
                     self.written += paths
         except Conflict as exc:
@@ -517,6 +541,9 @@ class Applier:
             raise
         except ConflictError as exc:
             raise Conflict(f"{exc}; {what} was not applied and not recorded", path=str(exc.path), storage=exc) from exc
+        except ReadBackError as exc:
+            kept = " (what it put in the workbench's vault is kept)" if exc.committed else ""
+            raise ChangeError(f"{exc}; {what} is not recorded as done{kept}") from exc
         except (StorageError, DbReadError, OSError) as exc:
             raise ChangeError(f"{exc}; {what} was not completed and not recorded") from exc
 
@@ -542,6 +569,10 @@ class Applier:
         return self.journal.recover(self.ledger)
 
     def _record(self, decision: Decision) -> Decision:
+        if self._intent is None:
+            # A decision kept in the ledger only wrote nothing yet: its intent, journaled as applied,
+            # still lets a crash before the ledger line be completed at the next start.
+            self._intent_for(decision.id, decision.action, decision.memory_id, f"the {decision.action} of {decision.memory_id}")
         intent, self._intent = self._intent, None
         try:
             if intent is not None:
@@ -640,11 +671,15 @@ class Applier:
                 action="undo", subject=kept, memory_ids=ids, system=_system_of(rv.change), description=description, changes=tuple(changes), effect=effect
             )
         done: list[dict[str, Any]] = []
-        for part in reversed(parts):
+        for i, part in enumerate(reversed(parts), start=1):
+
+            def undone(effect: dict[str, Any], memory_id: str = str(part["memory_id"])) -> Decision:
+                return self._undo_decision(rv, reason, {"kind": "merge", "kept": kept, "parts": [*done, {"memory_id": memory_id, "effect": effect}]})
+
             try:
                 with translated(f"cannot undo {rv.label}"):
                     change = _system(str(part["system"])).restore_part(rv, part)
-                effect = self._apply(change, f"putting back {part['memory_id']}", (rv.decision_id, "undo", kept))
+                effect = self._apply(change, f"putting back {part['memory_id']}", (rv.decision_id, "undo", kept), undone if i == len(parts) else None)
             except ChangeError as exc:
                 if not done:
                     raise

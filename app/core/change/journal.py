@@ -12,9 +12,15 @@ A change runs in three steps, each durable before the next:
 At every start, before anything else is read or written, `recover` looks at what is left. An
 applied change is completed: its record goes into the ledger. A change still applying is rolled
 back, last write first, wherever the file still holds exactly what the workbench wrote, so the store
-is as it was before; a file someone else changed since is left alone and said. A database write
-cannot be rolled back from here (its transaction either committed or not); it is said, and its
-journal is kept in `journal/unresolved/` for the person. A change that is running in another
+is as it was before; a file someone else changed since is left alone and said. A database write is
+not rolled back from here: right before its COMMIT the storage layer tells the journal which rows it
+will leave with which values (`<n>.commit.json`), so the next start reads those rows again. Still as
+before (or no such record: the COMMIT was never reached), nothing happened there. As after, the
+transaction committed: when that write was the change's last step, the change's record is finished
+from what the journal holds (the change layer writes down the decision it will record, with a place
+for what the transaction returns) and goes into the ledger, so the memory is as decided and can be
+restored or undone; otherwise, or when the rows are neither as before nor as after, it is said and
+its journal is kept in `journal/unresolved/` for the person. A change that is running in another
 workbench process holds a lock on its intent and is left alone.
 
 The workbench's own files (vault, ledger, cache) are not journaled: a vault item written by a
@@ -39,11 +45,14 @@ from app.core.review.ledger import Decision, Ledger
 from app.core.storage import ConflictError, Roots, StorageError, atomic_write, remove_file
 from app.core.storage.base import Base
 from app.core.storage.leftovers import LITTER_PATTERN, clear_litter
+from app.core.storage.sqlite_write import read_back_state
 from app.core.storage.touched import DATABASE
 
 INTENT = "intent.json"
 UNRESOLVED = "unresolved"
 APPLYING, APPLIED = "applying", "applied"
+# In the decision a change will record, the place for what its last database write returns.
+RESULT = "$result"
 
 
 def _sha(data: bytes | None) -> str | None:
@@ -94,7 +103,26 @@ class Intent:
         if old is not None:
             _write_durably(self.folder / f"{n}.before", old)
         record = {"path": path, "root": root, "existed": old is not None, "before_sha256": _sha(old), "after_sha256": new_sha256}
+        if new_sha256 == DATABASE:
+            record["commit_journaled"] = True  # its COMMIT is told first (`committing`)
         _write_durably(self.folder / f"{n}.json", json.dumps(record, sort_keys=True).encode())
+
+    def committing(self, path: str, record: dict[str, Any]) -> None:
+        """Right before the COMMIT of the database write journaled last: the rows it will leave."""
+        if any(path == own or path.startswith(own + os.sep) for own in self.own) or self.steps == 0:
+            return
+        n = self.steps - 1
+        try:
+            data = json.dumps(record, sort_keys=True)
+        except (TypeError, ValueError):
+            data = json.dumps({"expects": record.get("expects", []), "result": None, "result_kept": False}, sort_keys=True, default=str)
+        _write_durably(self.folder / f"{n}.commit.json", data.encode())
+
+    def will_record(self, decision: dict[str, Any] | None) -> None:
+        """The decision the change records once its effect is made, with `{RESULT: ...}` where what
+        its next database write returns goes; None: this part of the change is not its last."""
+        self.header = self.header | {"finish": None if decision is None else {"decision": decision, "from_step": self.steps}}
+        self._write_header()
 
     def applied(self, decision: Decision) -> None:
         self.header = self.header | {"state": APPLIED, "decision": decision.model_dump(mode="json")}
@@ -160,7 +188,21 @@ class Journal:
                     ledger.record(decision)
                 shutil.rmtree(folder, ignore_errors=True)
                 return [Problem(path=str(ledger.path), message=f"{what} was interrupted after its effect was made; it is now recorded", kept="completed")]
-            left = self._roll_back(folder)
+            states = self._database_states(folder)
+            finished = self._finished(folder, header, states)
+            if finished is not None:
+                if all(d.id != finished.id for d in ledger.decisions()):
+                    ledger.record(finished)
+                self._sweep(folder)
+                shutil.rmtree(folder, ignore_errors=True)
+                return [
+                    Problem(
+                        path=str(ledger.path),
+                        message=f"{what} was interrupted after its database transaction was committed (its rows read back as written); it is now recorded",
+                        kept="completed",
+                    )
+                ]
+            left = self._roll_back(folder, states)
             self._sweep(folder)
             if not left:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -183,16 +225,74 @@ class Journal:
         finally:
             os.close(lock)
 
-    def _roll_back(self, folder: Path) -> list[tuple[str, str]]:
+    @staticmethod
+    def _steps(folder: Path) -> list[tuple[int, dict[str, Any]]]:
+        return sorted((int(p.stem), json.loads(p.read_bytes())) for p in folder.glob("*.json") if p.stem.isdigit())
+
+    def _database_states(self, folder: Path) -> dict[int, tuple[str, str]]:
+        """For each journaled database write: "after" (its COMMIT happened: the rows read back as
+        it left them), "before" (it never committed), "unknown" or "other", with why."""
+        states: dict[int, tuple[str, str]] = {}
+        for n, step in self._steps(folder):
+            if step["after_sha256"] != DATABASE:
+                continue
+            if not step.get("commit_journaled"):
+                states[n] = ("unknown", "a database transaction may have been committed; check the memory it names")
+                continue
+            commit = folder / f"{n}.commit.json"
+            if not commit.is_file():
+                states[n] = ("before", "")  # died before the COMMIT was reached
+                continue
+            try:
+                record = json.loads(commit.read_bytes())
+                state, differs = read_back_state(Roots.for_portfolio(str(step["root"]), self.locations), str(step["path"]), record)
+            except (StorageError, OSError, ValueError) as exc:
+                states[n] = ("unknown", f"its database transaction may have been committed and cannot be read back ({exc}); check the memory it names")
+                continue
+            if state == "after":
+                states[n] = ("after", "its database transaction was committed, but the change cannot be completed from its journal; check the memory it names")
+            elif state == "before":
+                states[n] = ("before", "")
+            else:
+                states[n] = ("other", f"its rows are neither as before nor as the change left them ({differs}), so it was not completed")
+        return states
+
+    def _finished(self, folder: Path, header: dict[str, Any], states: dict[int, tuple[str, str]]) -> Decision | None:
+        """The decision of a change whose last step, a database write, committed: as the change
+        layer wrote it down, with what that write returned in its place. None when it cannot be
+        completed so (then it is rolled back or kept as unresolved)."""
+        steps = self._steps(folder)
+        finish = header.get("finish")
+        if not steps or not isinstance(finish, dict):
+            return None
+        last = steps[-1][0]
+        if last < int(finish.get("from_step", 0)) or states.get(last, ("", ""))[0] != "after":
+            return None
+        if any(state != "after" for state, _ in states.values()):
+            return None
+        record = json.loads((folder / f"{last}.commit.json").read_bytes())
+        result = record.get("result")
+        if not isinstance(result, dict) or record.get("result_kept") is False:
+            return None
+        filled, placed = _fill(finish["decision"], result)
+        if not placed:
+            return None
+        try:
+            return Decision.model_validate(filled)
+        except ValueError:
+            return None
+
+    def _roll_back(self, folder: Path, states: dict[int, tuple[str, str]] | None = None) -> list[tuple[str, str]]:
         """Undo the journaled writes, last first, where the file still holds what was written.
         Returns (path, why) for each write that could not be undone."""
         left: list[tuple[str, str]] = []
-        steps = sorted((int(p.stem), p) for p in folder.glob("*.json") if p.stem.isdigit())
-        for n, record_path in reversed(steps):
-            step = json.loads(record_path.read_bytes())
+        states = self._database_states(folder) if states is None else states
+        for n, step in reversed(self._steps(folder)):
             path, after = str(step["path"]), step["after_sha256"]
             if after == DATABASE:
-                left.append((path, "a database transaction may have been committed; check the memory it names"))
+                state, why = states.get(n, ("unknown", "a database transaction may have been committed; check the memory it names"))
+                if state != "before":
+                    left.append((path, why))
                 continue
             try:
                 current: bytes | None = Path(path).read_bytes()
@@ -240,3 +340,20 @@ class Journal:
                 remove_file(roots, Base.capture(path, roots))  # a file the change created
             return
         atomic_write(roots, path, before, base=None if current is None else Base.capture(path, roots))
+
+
+def _fill(template: Any, result: dict[str, Any]) -> tuple[Any, bool]:
+    """`template` with each `{RESULT: ..., **rest}` replaced by `result | rest`; and whether one was."""
+    if isinstance(template, dict):
+        if RESULT in template:
+            return result | {k: v for k, v in template.items() if k != RESULT}, True
+        placed = False
+        out: dict[str, Any] = {}
+        for key, value in template.items():
+            out[key], hit = _fill(value, result)
+            placed = placed or hit
+        return out, placed
+    if isinstance(template, list):
+        items = [_fill(v, result) for v in template]
+        return [v for v, _ in items], any(h for _, h in items)
+    return template, False

@@ -15,7 +15,7 @@ from app.core.model import Memory, Portfolio
 from app.core.reading.base import slug
 from app.core.review.ledger import Decision, iso_utc
 from app.core.review.vault import Context, Item, Manifest, VaultError
-from app.core.storage import ConflictError, ContainmentError, NotWritableError, Saved, atomic_write, cut_span, insert_span, remove_file
+from app.core.storage import ConflictError, ContainmentError, NotWritableError, ReadBackError, Saved, atomic_write, cut_span, insert_span, remove_file
 from app.core.storage.base import Base, sha256_bytes
 
 # How many bytes on each side of a cut block must be unchanged for a restore to put it back.
@@ -113,12 +113,19 @@ def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
         item = t.vault.put(manifest, block, name)
         try:
             save(t, base.path, new, base)
-        except BaseException:
-            t.vault.discard(item.ref)
+        except BaseException as exc:
+            discard_unless_written(t, item.ref, exc)
             raise
         return effect | {"vault": item.ref}
 
     return Prepared(description, effect, [f"{t.rel}: {len(block):,} bytes removed at byte {start}; the rest of the file unchanged"], apply)
+
+
+def discard_unless_written(t: Target, ref: str, exc: BaseException) -> None:
+    """After a failed save: the vault copy goes, unless the save landed but did not read back (then
+    the file may hold anything, and the copy is what is left of what the memory was)."""
+    if not (isinstance(exc, ReadBackError) and exc.committed):
+        t.vault.discard(ref)
 
 
 def _portfolio_part(t: Target) -> str:

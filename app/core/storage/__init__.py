@@ -8,7 +8,8 @@
   and the MEMWB_FAULT crash points; leftovers: `sweep` and `clear_litter` of what a crashed write left.
 - edits: byte-preserving `set_key`, `replace_span`, `cut_span`, `insert_span`.
 - watch: `watch_for_revert`, which notices another process undoing a save.
-- sqlite_write: `write_transaction`, one short BEGIN IMMEDIATE transaction with busy_timeout.
+- sqlite_write: `write_transaction`, one short BEGIN IMMEDIATE transaction with busy_timeout, whose
+  rows (`expect_row`) are read back before and after its COMMIT.
 - moves: `move_file` (a copy that refuses to clobber, then a checked removal of the source),
   `remove_file` (removal only while the file still holds the bytes it was read with) and
   `remove_empty_folder`.
@@ -31,6 +32,7 @@ _EXPORTS = {
     "WriteError": "errors",
     "NotWritableError": "errors",
     "EditError": "errors",
+    "ReadBackError": "errors",
     "Roots": "containment",
     "check_name": "containment",
     "Base": "base",
@@ -48,6 +50,7 @@ _EXPORTS = {
     "RevertWatch": "watch",
     "watch_for_revert": "watch",
     "write_transaction": "sqlite_write",
+    "expect_row": "sqlite_write",
     "move_file": "moves",
     "remove_file": "moves",
     "remove_empty_folder": "moves",
@@ -70,8 +73,8 @@ if TYPE_CHECKING:
     from .base import Base
     from .containment import Roots, check_name
     from .edits import cut_span, insert_span, replace_span, set_key
-    from .errors import ConflictError, ContainmentError, EditError, NotWritableError, StorageError, WriteError
+    from .errors import ConflictError, ContainmentError, EditError, NotWritableError, ReadBackError, StorageError, WriteError
     from .leftovers import LITTER_PATTERN, clear_litter, sweep
     from .moves import move_file, remove_empty_folder, remove_file
-    from .sqlite_write import write_transaction
+    from .sqlite_write import expect_row, write_transaction
     from .watch import RevertWatch, watch_for_revert

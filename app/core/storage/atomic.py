@@ -10,7 +10,9 @@ The order, and why:
    `user.*` xattrs copied, then fsync'd (without it a crash can leave a zero-length file);
 4. just before the replace, the target is resolved and hashed again (the agents do not use our
    locks, so this check is what catches an agent that wrote during the save);
-5. `os.replace`, then fsync of the folder, so the rename itself is durable;
+5. `os.replace`, then the file is read back through the opened folder (the bytes the agent will
+   read must be the ones written, or a ReadBackError says so), then fsync of the folder, so the
+   rename itself is durable;
 6. on any error before the replace the temp file is unlinked and a WriteError says the original is
    intact. A crash leaves the temp file behind; leftovers.clear_litter removes ours at the next start.
 
@@ -42,15 +44,16 @@ from pathlib import Path
 
 from .base import Base, Gone, read_current, sha256_bytes, verify_absent
 from .containment import Roots
-from .errors import ConflictError, ContainmentError, NotWritableError, WriteError, shown
+from .errors import ConflictError, ContainmentError, NotWritableError, ReadBackError, WriteError, shown
 from .touched import before, note
 
 FAULT_ENV = "MEMWB_FAULT"
 FAULT_IN_ENV = "MEMWB_FAULT_IN"
 FAULT_POINTS = ("before_write", "half_written", "after_write", "after_fsync", "after_replace", "after_dir_fsync")
-# Elsewhere in the write path: after a file is set aside for removal (moves), after a database
-# transaction commits (sqlite_write), after a change is journaled as applied (the change layer).
-OTHER_FAULT_POINTS = ("after_set_aside", "after_commit", "after_applied")
+# Elsewhere in the write path: after a file is set aside for removal (moves), right before and right
+# after a database transaction commits (sqlite_write), after a change is journaled as applied (the
+# change layer).
+OTHER_FAULT_POINTS = ("after_set_aside", "before_commit", "after_commit", "after_applied")
 
 TEMP_PREFIX = ".wb-"
 TEMP_SUFFIX = ".tmp"
@@ -142,11 +145,31 @@ def atomic_write(
                 raise WriteError(target, describe(exc), created=created) from exc
             raise
         fault("after_replace", target)
+        _read_back(dfd, target, data)
         warnings += _sync_folder(dfd, folder)
         fault("after_dir_fsync", target)
     finally:
         os.close(dfd)
     return Saved(target, sha256_bytes(data), len(data), Base.of(target, data, final), tuple(warnings))
+
+
+def _read_back(dfd: int, target: Path, data: bytes) -> None:
+    """The bytes the agent's system will read at that name now, through the folder opened for the
+    save: anything but what was written (another writer in between, a file system that lies) and
+    the save is not reported done."""
+    try:
+        fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+        try:
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise ReadBackError(target, "the saved file", f"it cannot be read back: {describe(exc)}", committed=True) from None
+    disk = b"".join(chunks)
+    if disk != data:
+        raise ReadBackError(target, "the saved file", f"{len(disk)} bytes with sha256 {sha256_bytes(disk)[:12]}, not the {len(data)} written", committed=True)
 
 
 def describe(exc: OSError) -> str:

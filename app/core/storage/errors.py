@@ -81,3 +81,21 @@ class NotWritableError(WriteError):
 
 class EditError(StorageError):
     """An edit that cannot be made without touching bytes it does not mean to; nothing was changed."""
+
+
+class ReadBackError(StorageError):
+    """A write that does not read back as written: what the agent's system would read now is not
+    what the workbench meant to leave. `committed` says whether the bytes or rows were already in
+    place when it was seen (a database transaction refused before its COMMIT leaves nothing)."""
+
+    def __init__(self, path: str | os.PathLike[str], what: str, differences: str, *, committed: bool) -> None:
+        self.path = Path(path)
+        self.what = what
+        self.differences = differences
+        self.committed = committed
+        tail = (
+            "the write is in place but does not hold what was meant, so the change is not reported done"
+            if committed
+            else "the transaction was rolled back; nothing was written"
+        )
+        super().__init__(f"{shown(path)}: {what} does not read back as written ({differences}); {tail}")

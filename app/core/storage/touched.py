@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 _RECORDER: ContextVar[list[str] | None] = ContextVar("memwb_touched", default=None)
 
@@ -22,6 +23,13 @@ Guard = Callable[[str, str, bytes | None, str | None], None]
 _GUARD: ContextVar[Guard | None] = ContextVar("memwb_guard", default=None)
 DATABASE = "database"
 
+# Right before a database COMMIT, once the transaction's work is done and read back: (the database,
+# a JSON-able record of what the COMMIT will make true: the rows to read back, their values before
+# and after, and what the work returned). A crash between the COMMIT and the change's own record is
+# then resolved by reading the rows, not guessed.
+CommitGuard = Callable[[str, dict[str, Any]], None]
+_COMMIT_GUARD: ContextVar[CommitGuard | None] = ContextVar("memwb_commit_guard", default=None)
+
 
 def before(path: str | os.PathLike[str], root: str | os.PathLike[str], old: bytes | None, new_sha256: str | None) -> None:
     """Called by every write function right before it changes `path` (inside the containment root
@@ -31,12 +39,22 @@ def before(path: str | os.PathLike[str], root: str | os.PathLike[str], old: byte
         guard(os.path.abspath(path), os.fspath(root), old, new_sha256)
 
 
+def committing(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
+    """Called by write_transaction right before its COMMIT. A guard that raises stops the COMMIT:
+    the transaction is rolled back."""
+    guard = _COMMIT_GUARD.get()
+    if guard is not None:
+        guard(os.path.abspath(path), record)
+
+
 @contextmanager
-def journaling(guard: Guard) -> Iterator[None]:
+def journaling(guard: Guard, on_commit: CommitGuard | None = None) -> Iterator[None]:
     token = _GUARD.set(guard)
+    commit_token = _COMMIT_GUARD.set(on_commit)
     try:
         yield
     finally:
+        _COMMIT_GUARD.reset(commit_token)
         _GUARD.reset(token)
 
 

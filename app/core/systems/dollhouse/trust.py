@@ -29,7 +29,7 @@ from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import decode_text, fresh_memory, read_base
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
-from app.core.change.vaulting import restore_from_vault, save, vault_file, vault_manifest
+from app.core.change.vaulting import discard_unless_written, restore_from_vault, save, vault_file, vault_manifest
 from app.core.model import Entry, Memory, TrustLevel
 from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import LineIndex, TextProblem
@@ -126,9 +126,9 @@ def _set_trust(t: Target, base: Base, fresh: Memory, text: str, bom_len: int, le
             item = t.vault.put(vault_manifest(t, kind="file", offset=0, content=base.data), base.data, t.vault.item_name(t.memory, t.decision_id))
         try:
             save(t, base.path, final, base)
-        except BaseException:
+        except BaseException as exc:
             if item is not None:
-                t.vault.discard(item.ref)
+                discard_unless_written(t, item.ref, exc)
             raise
         return effect if item is None else effect | {"vault": item.ref}
 

@@ -36,24 +36,38 @@ from app.core.change.edits import ledger_only
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import check_fresh_text
 from app.core.change.plan import Prepared
+from app.core.change.schema import check_schema
 from app.core.change.target import Target
 from app.core.change.vaulting import vault_manifest
 from app.core.reading.base import sha256_text
 from app.core.reading.sqlite_ro import DbReadError, read_db_or_raise, source_file
 from app.core.review.vault import VaultError
-from app.core.storage import write_transaction
+from app.core.storage import expect_row, write_transaction
 
 TABLE = "observations"
 FTS = "observations_fts"
 SYNC_JOURNAL = "sync_mutations"  # newer Engram: every delete and upsert is journalled here
 NO_TRUST = "Engram keeps no trust of its own; the decision lives in the workbench ledger only"
 
-_TRIGGER = re.compile(
-    r"CREATE\s+TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`\[]?\w+[\"`\]]?\s+AFTER\s+(?:INSERT|DELETE|UPDATE)(?:\s+OF\s+[\w\s,]+?)?"
-    r"\s+ON\s+[\"`\[]?observations[\"`\]]?\s+(?:FOR\s+EACH\s+ROW\s+)?BEGIN(?P<body>.*)END\s*;?\s*",
-    re.IGNORECASE | re.DOTALL,
-)
-_STATEMENT = re.compile(r"\s*INSERT\s+INTO\s+observations_fts\s*\((?P<cols>[^()]*)\)\s*VALUES\s*\((?P<vals>[^()]*)\)\s*;", re.IGNORECASE)
+# Engram's own full-text indexes: the table each is built from, and its module.
+OWN_FTS = {TABLE: FTS, "user_prompts": "prompts_fts"}
+OWN_VIRTUAL = {FTS: "fts5", "prompts_fts": "fts5"}
+# What Engram's reads show of an observation, read back after a row is inserted back.
+READ_COLUMNS = ("content", "title", "type", "project", "scope", "topic_key", "session_id", "deleted_at", "updated_at", "created_at")
+
+
+def _trigger(table: str) -> re.Pattern[str]:
+    return re.compile(
+        r"CREATE\s+TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`\[]?\w+[\"`\]]?\s+AFTER\s+(?:INSERT|DELETE|UPDATE)(?:\s+OF\s+[\w\s,]+?)?"
+        rf"\s+ON\s+[\"`\[]?{re.escape(table)}[\"`\]]?\s+(?:FOR\s+EACH\s+ROW\s+)?BEGIN(?P<body>.*)END\s*;?\s*",
+        re.IGNORECASE | re.DOTALL,
+    )
+
+
+def _statement(fts: str) -> re.Pattern[str]:
+    return re.compile(rf"\s*INSERT\s+INTO\s+{re.escape(fts)}\s*\((?P<cols>[^()]*)\)\s*VALUES\s*\((?P<vals>[^()]*)\)\s*;", re.IGNORECASE)
+
+
 _COLUMN = re.compile(r"\s*\w+\s*")
 _VALUE = re.compile(r"\s*(?:'delete'|(?:old|new)\.\w+)\s*", re.IGNORECASE)
 
@@ -127,7 +141,7 @@ def _soft_delete(t: Target) -> Prepared:
 
     changes.insert(0, f"{t.memory.source}: every column of the row copied into the workbench vault first")
 
-    def work(conn: sqlite3.Connection) -> str:
+    def work(conn: sqlite3.Connection) -> dict[str, Any]:
         _check(conn, t, expect=before, content=t.memory.sha256)
         data = rows.encode({"row": rows.select(conn, TABLE, "id = ?", (t.memory.source.row,), "id")[0]})
         item = t.vault.put(vault_manifest(t, kind="row", offset=0, content=data), data, t.vault.item_name(t.memory, t.decision_id))
@@ -136,10 +150,12 @@ def _soft_delete(t: Target) -> Prepared:
         except BaseException:
             t.vault.discard(item.ref)
             raise
-        return item.ref
+        # The effect as recorded, from inside the transaction: the journal keeps it before the
+        # COMMIT, so a crash right after it can still be recorded.
+        return effect | {"vault": item.ref}
 
     def apply() -> dict[str, Any]:
-        return effect | {"vault": write_transaction(t.roots, path, work)}
+        return write_transaction(t.roots, path, work)
 
     return Prepared(description, effect, changes, apply)
 
@@ -164,12 +180,12 @@ def _undelete(t: Target) -> Prepared:
     ]
 
     def apply() -> dict[str, Any]:
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: sqlite3.Connection) -> dict[str, Any]:
             _check(conn, t, expect=after, content=None)
             _set(conn, t, before)
+            return effect
 
-        write_transaction(t.roots, path, work)
-        return effect
+        return write_transaction(t.roots, path, work)
 
     return Prepared(description, effect, changes, apply)
 
@@ -190,15 +206,17 @@ def _reinsert(t: Target, path: Path) -> Prepared:
     description = f"restore {t.label}: Engram deleted observation {t.memory.source.row} since the quarantine; insert it back from the workbench vault"
     changes = [f"{t.memory.source}: the row inserted back, every column as the vault item {ref} holds it"]
 
-    def work(conn: sqlite3.Connection) -> None:
+    def work(conn: sqlite3.Connection) -> dict[str, Any]:
         allow_engram_triggers(conn, t.rel)
         if conn.execute(f"SELECT 1 FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone():
             raise Conflict(f"{t.memory.source}: a row with that id exists again; nothing was written", path=t.rel)
+        present = set(rows.columns(conn, TABLE))
+        expect_row(conn, TABLE, {"id": t.memory.source.row}, {c: rows.unplain(v) for c, v in original.items() if c in present and c in READ_COLUMNS})
         rows.insert(conn, TABLE, original)
+        return effect
 
     def apply() -> dict[str, Any]:
-        write_transaction(t.roots, path, work)
-        return effect
+        return write_transaction(t.roots, path, work)
 
     return Prepared(description, effect, changes, apply)
 
@@ -222,29 +240,40 @@ def _check(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], conte
 
 
 def _set(conn: sqlite3.Connection, t: Target, values: dict[str, Any]) -> None:
+    # Read back afterwards what Engram's reads filter and show: deleted_at, and the text unchanged.
+    content = conn.execute(f"SELECT content FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone()
+    expect_row(
+        conn,
+        TABLE,
+        {"id": t.memory.source.row},
+        {"deleted_at": values["deleted_at"], "updated_at": values["updated_at"], "content": content[0] if content else None},
+    )
     conn.execute(f"UPDATE {TABLE} SET deleted_at = ?, updated_at = ? WHERE id = ?", (values["deleted_at"], values["updated_at"], t.memory.source.row))
 
 
 def allow_engram_triggers(conn: sqlite3.Connection, name: str) -> None:
-    """Turn `trusted_schema` on for this transaction, after proving that the only triggers an UPDATE
-    of `observations` can fire are Engram's FTS triggers. Raises ChangeError otherwise."""
-    rows = conn.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
-    for trigger, table, sql in rows:
-        if not str(table).lower().startswith(TABLE):
-            continue  # fires on another table (user_prompts...), never from our UPDATE
-        if not _is_fts_trigger(str(sql or "")):
-            raise ChangeError(f"{name}: trigger {trigger!r} on {table} is not one of Engram's FTS triggers; refusing to write through it; nothing was written")
+    """Turn `trusted_schema` on for this transaction, after proving that every view, trigger,
+    virtual table and index on `observations` is Engram's own (change/schema.py): the only triggers
+    there are Engram's FTS triggers. Raises ChangeError otherwise."""
+    check_schema(conn, name, system="Engram", written=(TABLE,), own_trigger=_own_trigger, own_virtual=OWN_VIRTUAL)
     conn.execute("PRAGMA trusted_schema = 1")
 
 
-def _is_fts_trigger(sql: str) -> bool:
-    match = _TRIGGER.fullmatch(sql.strip())
+def _own_trigger(name: str, table: str, sql: str) -> bool:
+    fts = OWN_FTS.get(table.lower())
+    return fts is not None and _is_fts_trigger(sql, table, fts)
+
+
+def _is_fts_trigger(sql: str, table: str = TABLE, fts: str = FTS) -> bool:
+    """An AFTER trigger on `table` whose body only INSERTs old./new. columns (or 'delete') into `fts`."""
+    match = _trigger(table).fullmatch(sql.strip())
     if match is None:
         return False
     body = match["body"]
     pos = 0
     found = False
-    while (statement := _STATEMENT.match(body, pos)) is not None:
+    pattern = _statement(fts)
+    while (statement := pattern.match(body, pos)) is not None:
         columns = statement["cols"].split(",")
         values = statement["vals"].split(",")
         if len(columns) != len(values) or not all(_COLUMN.fullmatch(c) for c in columns) or not all(_VALUE.fullmatch(v) for v in values):

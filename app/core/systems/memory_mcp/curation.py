@@ -28,7 +28,7 @@ from app.core.model import Memory, Source, Tier
 from app.core.reading.base import sha256_text
 from app.core.reading.sqlite_ro import read_db_or_raise, source_file
 from app.core.storage import Roots, write_transaction
-from app.core.systems.memory_mcp import NAME
+from app.core.systems.memory_mcp import NAME, holding
 from app.core.systems.memory_mcp.holding import HELD_CATEGORY
 
 TABLE = "memories"
@@ -104,6 +104,8 @@ def _update(conn: sqlite3.Connection, memory: Memory, expect: dict[str, Any], va
     now = dict(zip(columns, current, strict=True))
     if not _same(now, expect):
         raise Conflict(f"{memory.source}: {', '.join(columns)} changed since they were read (now {now}); nothing was written", path=memory.source.path)
+    holding.check_own_schema(conn, str(memory.source))
+    holding.expect_values(conn, int(memory.source.row or 0), values)
     assignments = ", ".join(f"{c} = ?" for c in columns)
     conn.execute(f"UPDATE {TABLE} SET {assignments} WHERE id = ?", (*(values[c] for c in columns), memory.source.row))
 
@@ -140,8 +142,7 @@ def _row_values(
     roots, memory, sha = job.roots, job.memory, job.memory.sha256
 
     def apply() -> dict[str, Any]:
-        write_transaction(roots, path, lambda conn: _update(conn, memory, before, values, sha))
-        return effect
+        return write_transaction(roots, path, lambda conn: _done(conn, memory, before, values, sha, effect))
 
     return prepared(description, effect, [f"{job.memory.source}: {moved}"], apply, notes)
 
@@ -197,11 +198,19 @@ def undo_row_values(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     out = {"kind": "row-values", "root": root, "database": rel, "table": TABLE, "row": row, "before": after, "after": before}
 
     def apply() -> dict[str, Any]:
-        write_transaction(roots, path, lambda conn: _update(conn, memory, after, before, None))
-        return out
+        return write_transaction(roots, path, lambda conn: _done(conn, memory, after, before, None, out))
 
     moved = ", ".join(f"{c} {after[c]!r} -> {before[c]!r}" for c in after if after[c] != before[c])
     return prepared(f"undo {rv.change.action} of {rv.change.memory_id}: {', '.join(after)} back in {rel}", out, [f"{memory.source}: {moved}"], apply)
+
+
+def _done(
+    conn: sqlite3.Connection, memory: Memory, expect: dict[str, Any], values: dict[str, Any], content: str | None, effect: dict[str, Any]
+) -> dict[str, Any]:
+    """The update, returning the effect as recorded (the journal keeps it before the COMMIT, so a
+    crash right after it can still be recorded)."""
+    _update(conn, memory, expect, values, content)
+    return effect
 
 
 def _stub(memory_id: str, rel: str, row: int) -> Memory:
@@ -255,9 +264,12 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
     notes = [] if link is not None else [f"the kept memory {kept.id} is not in {job.rel}, so no supersedes relationship can name it"]
     roots, memory, sha = job.roots, job.memory, job.memory.sha256
 
-    def apply() -> dict[str, Any]:
-        ids = write_transaction(roots, path, lambda conn: _merge(conn, memory, before, after, sha, history, link))
+    def work(conn: sqlite3.Connection) -> dict[str, Any]:
+        ids = _merge(conn, memory, before, after, sha, history, link)
         return effect | {"trust_history": history | {"id": ids[0]}, "relationship": None if link is None else link | {"id": ids[1]}}
+
+    def apply() -> dict[str, Any]:
+        return write_transaction(roots, path, work)
 
     description = f"merge {job.label} into {kept.id}: trust_score 0, not hot, not pinned, as a quarantine does"
     return prepared(description, effect, changes, apply, notes)
@@ -343,7 +355,7 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     if link_id is not None:
         changes.append(f"{LINKS}: the supersedes link from memory {link.get('from')} removed")
 
-    def work(conn: sqlite3.Connection) -> None:
+    def work(conn: sqlite3.Connection) -> dict[str, Any]:
         _update(conn, memory, expect, before, None)
         _history(conn, memory, history)
         if link_id is not None:
@@ -351,9 +363,9 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
                 f"DELETE FROM {LINKS} WHERE id = ? AND from_memory_id = ? AND to_memory_id = ? AND relation_type = ?",
                 (link_id, link.get("from"), link.get("to"), link.get("type")),
             )
+        return out
 
     def apply() -> dict[str, Any]:
-        write_transaction(roots, path, work)
-        return out
+        return write_transaction(roots, path, work)
 
     return prepared(f"put {memory.id} back: trust_score, is_hot and is_pinned as they were before the merge", out, changes, apply)

@@ -19,6 +19,8 @@ from typing import Any
 
 from app.core.change import rows
 from app.core.change.errors import ChangeError, Conflict
+from app.core.change.schema import check_schema
+from app.core.storage import expect_row
 
 TABLE = "memories"
 TAGS = "memory_tags"
@@ -61,6 +63,10 @@ KNOWN_TRIGGERS = {
     ),
 }
 WRITTEN_TABLES = (TABLE, TAGS, LINKS, HISTORY)
+# Its full-text index and, with sqlite-vec installed, its embeddings (both written only by memory-mcp).
+OWN_VIRTUAL = {"memory_fts": "fts5", "memory_vectors": "vec0"}
+# What memory-mcp's recall, hot cache and auto-promotion read of a row: read back after each write.
+READ_COLUMNS = ("content", "trust_score", "is_hot", "is_pinned", "category", "promotion_source")
 
 
 def placeholder(row: int) -> str:
@@ -90,7 +96,7 @@ def snapshot(conn: sqlite3.Connection, row: int) -> dict[str, Any] | None:
     }
 
 
-# -- triggers ---------------------------------------------------------------------------------------------
+# -- schema -------------------------------------------------------------------------------------------------
 
 
 def _collapse(sql: str) -> str:
@@ -98,23 +104,35 @@ def _collapse(sql: str) -> str:
     return re.sub(r"CREATE TRIGGER IF NOT EXISTS ", "CREATE TRIGGER ", text)
 
 
-def check_triggers(conn: sqlite3.Connection, label: str) -> bool:
-    """Refuse unless every trigger on the tables the workbench writes is one of memory-mcp's own.
-    Returns whether its full-text triggers are there (so a content update needs trusted_schema)."""
+def _own_trigger(name: str, table: str, sql: str) -> bool:
+    return KNOWN_TRIGGERS.get(name) == _collapse(sql)
+
+
+def check_own_schema(conn: sqlite3.Connection, label: str) -> bool:
+    """Refuse unless every view, trigger, virtual table and index on a written table is one of
+    memory-mcp's own (change/schema.py). Returns whether its full-text triggers are there (so a
+    content update needs trusted_schema)."""
+    check_schema(conn, label, system="memory-mcp", written=WRITTEN_TABLES, own_trigger=_own_trigger, own_virtual=OWN_VIRTUAL)
     placeholders = ", ".join("?" for _ in WRITTEN_TABLES)
-    found = conn.execute(f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({placeholders})", WRITTEN_TABLES).fetchall()
-    for name, sql in found:
-        if KNOWN_TRIGGERS.get(str(name)) != _collapse(str(sql or "")):
-            raise ChangeError(
-                f"{label}: trigger {name!r} is not one of memory-mcp's own, so the workbench will not change the row under it; nothing was written"
-            )
-    return bool(found)
+    return conn.execute(f"SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({placeholders})", WRITTEN_TABLES).fetchone() is not None
+
+
+def expect_values(conn: sqlite3.Connection, row: int, values: dict[str, Any]) -> None:
+    """Right before the row's UPDATE: read back afterwards what memory-mcp reads of it (its content,
+    trust, tier, pin and category, and whatever else the write sets), so a write that does not hold
+    is never reported done."""
+    present = set(rows.columns(conn, TABLE))
+    read = [c for c in READ_COLUMNS if c in present and c not in values]
+    now = conn.execute(f"SELECT {', '.join(rows.quoted(c) for c in read)} FROM {TABLE} WHERE id = ?", (row,)).fetchone() if read else ()
+    unchanged = dict(zip(read, now or (), strict=False))
+    expect_row(conn, TABLE, {"id": row}, {c: rows.unplain(v) for c, v in values.items()} | unchanged)
 
 
 def update_row(conn: sqlite3.Connection, row: int, values: dict[str, Any], label: str) -> None:
     """One UPDATE of `values` on the row, with trusted_schema on for it alone when memory-mcp's
     full-text triggers must run (checked first: only they can)."""
-    trusted = "content" in values and check_triggers(conn, label)
+    trusted = check_own_schema(conn, label) and "content" in values
+    expect_values(conn, row, values)
     assignments = ", ".join(f"{rows.quoted(c)} = ?" for c in values)
     if trusted:
         conn.execute("PRAGMA trusted_schema = 1")

@@ -89,7 +89,7 @@ def _quarantine(t: Target, path: Path, old: float) -> Prepared:
     ]
     description = f"quarantine {t.label}: take its text out of {t.rel} into the workbench vault, leaving a placeholder memory-mcp never serves as the memory"
 
-    def work(conn: sqlite3.Connection) -> tuple[str, int | None]:
+    def work(conn: sqlite3.Connection) -> dict[str, Any]:
         # The snapshot is taken and vaulted under the write lock, so what the vault holds is exactly
         # what is then changed; nothing is changed unless the vault item is stored.
         snap = holding.snapshot(conn, row)
@@ -102,14 +102,16 @@ def _quarantine(t: Target, path: Path, old: float) -> Prepared:
         manifest = vault_manifest(t, kind="row", offset=0, content=data)
         item = t.vault.put(manifest, data, name)
         try:
-            return item.ref, holding.hold(conn, row, snap, history, label)
+            rowid = holding.hold(conn, row, snap, history, label)
         except BaseException:
             t.vault.discard(item.ref)
             raise
+        # The effect as recorded, returned from inside the transaction: the journal keeps it before
+        # the COMMIT, so a crash right after it can still be recorded.
+        return effect | {"vault": item.ref, "trust_history": history | {"id": rowid}}
 
     def apply() -> dict[str, Any]:
-        ref, rowid = write_transaction(t.roots, path, work)
-        return effect | {"vault": ref, "trust_history": history | {"id": rowid}}
+        return write_transaction(t.roots, path, work)
 
     return Prepared(description, effect, changes, apply)
 
@@ -133,8 +135,9 @@ def _restore_held(t: Target, path: Path) -> Prepared:
     description = f"restore {t.label}: put its row back in {t.rel} column for column from the workbench vault"
 
     def apply() -> dict[str, Any]:
-        rowid = write_transaction(t.roots, path, lambda conn: holding.put_back(conn, row, original, history, label))
-        return effect | {"trust_history": history | {"id": rowid}}
+        return write_transaction(
+            t.roots, path, lambda conn: effect | {"trust_history": history | {"id": holding.put_back(conn, row, original, history, label)}}
+        )
 
     return Prepared(description, effect, changes, apply)
 
@@ -175,8 +178,7 @@ def _change(
     changes.append(f"{HISTORY}: new row (reason {history['reason']!r}, old {history['old_trust']}, new {history['new_trust']}, delta {history['delta']})")
 
     def apply() -> dict[str, Any]:
-        rowid = write_transaction(t.roots, path, lambda conn: _write(conn, t, expect, content, values, history))
-        return effect | {"trust_history": history | {"id": rowid}}
+        return write_transaction(t.roots, path, lambda conn: effect | {"trust_history": history | {"id": _write(conn, t, expect, content, values, history)}})
 
     return Prepared(description, effect, changes, apply)
 
@@ -191,6 +193,8 @@ def _write(conn: sqlite3.Connection, t: Target, expect: dict[str, Any], content:
         raise Conflict(f"{t.memory.source}: the content changed since it was read; nothing was written", path=t.rel)
     if not _same(dict(zip(COLUMNS, current, strict=True)), expect):
         raise Conflict(f"{t.memory.source}: trust_score/is_hot/is_pinned changed since they were read; nothing was written", path=t.rel)
+    holding.check_own_schema(conn, t.rel)
+    holding.expect_values(conn, int(t.memory.source.row or 0), {c: values[c] for c in COLUMNS})
     conn.execute(f"UPDATE {TABLE} SET trust_score = ?, is_hot = ?, is_pinned = ? WHERE id = ?", (*(values[c] for c in COLUMNS), t.memory.source.row))
     present = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({HISTORY})")}
     wanted = [c for c in ("memory_id", "reason", "old_trust", "new_trust", "delta", "similarity", "note", "created_at") if c in present]
