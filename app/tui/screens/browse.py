@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 
 from app.core.curate import Suggestion
 from app.core.inert import one_line
-from app.core.model import Memory
+from app.core.model import Memory, TrustLevel
 from app.core.workbench import Workbench
 from app.tui.activity import Receipt, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
@@ -57,6 +57,7 @@ class RowsReady(Message):
     memories: list[Memory]
     rows: list[MemoryRow]
     changed: frozenset[str] = field(default_factory=frozenset)  # empty after a load: every row is new
+    trusts: dict[str, TrustLevel] = field(default_factory=dict)  # effective trust levels, for the tree
 
 
 @dataclass
@@ -140,7 +141,12 @@ class BrowseScreen(WorkbenchScreen):
         self.watch(self.app, "generation", self._on_generation)
         self.watch(self.app, "load_error", self._on_load_error)
         self.watch(self.app, "progress", self._on_progress)
+        self.watch(self.app, "reveal_secrets", self._on_reveal)
         self.query_one(MemoryTable).focus()
+
+    def _on_reveal(self, reveal: bool) -> None:
+        for detail in self.query(MemoryDetail):  # none until the lazy pane has mounted
+            detail.set_reveal(reveal)
 
     def _on_load_error(self, error: str) -> None:
         """A failed load replaces "Loading…" with what went wrong and a retry; a new load clears it."""
@@ -186,15 +192,16 @@ class BrowseScreen(WorkbenchScreen):
         try:
             memories = list(self.workbench.memories)
             saliences = self.workbench.saliences()
+            trusts = self.workbench.trusts()
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
             self.post_message(Notice(error_text(error, 300), title="Could not read the memories", severity="error"))
             return
         rows = []
         for m in memories:
             row = None if m.id in changed else kept.get(m.id)
-            rows.append(row or MemoryRow.of(m, s.score if (s := saliences.get(m.id)) else None))
+            rows.append(row or MemoryRow.of(m, s.score if (s := saliences.get(m.id)) else None, trusts.get(m.id)))
         if not get_current_worker().is_cancelled:
-            self.post_message(RowsReady(generation, memories, rows, changed))
+            self.post_message(RowsReady(generation, memories, rows, changed, {i: t.level for i, t in trusts.items()}))
 
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
@@ -202,7 +209,7 @@ class BrowseScreen(WorkbenchScreen):
         table = self.query_one(MemoryTable)
         table.portfolio_column = several_portfolios(self.memories)
         table.prune_marks({m.id for m in self.memories})
-        self.query_one(PortfolioTree).build(self.memories)
+        self.query_one(PortfolioTree).build(self.memories, message.trusts)
         if self.scope != NodeRef() and not any(self.scope.matches(m) for m in self.memories):
             self.scope = NodeRef()
         self._apply_scope(keep=self._pending)
@@ -225,7 +232,7 @@ class BrowseScreen(WorkbenchScreen):
             shown = [r for r in self.rows if r.id in wanted]
         words = self.query_one(FilterBar).words
         if words:
-            shown = [r for r in shown if matches(words, (r.name, r.system, r.tier, r.trust.value, r.id))]
+            shown = [r for r in shown if matches(words, (r.name, r.system, r.tier, r.trust.value, r.trust_source, r.id))]
         table.show(shown, keep=keep)
         self._update_status()
 
@@ -280,9 +287,11 @@ class BrowseScreen(WorkbenchScreen):
         try:
             data.entries = wb.entry_texts(memory)
             data.findings = wb.findings(memory_id, data.entries)
+            data.secrets = wb.secrets(memory_id, data.entries)
         except Exception as error:  # noqa: BLE001 - an unreadable source shows as such
             data.error = error_text(error)
         try:
+            data.trust = wb.trust(memory_id)
             data.salience = wb.saliences().get(memory_id)
             data.history = wb.memory_history(memory_id)
         except Exception as error:  # noqa: BLE001

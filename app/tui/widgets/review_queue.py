@@ -21,7 +21,7 @@ COLUMNS = (
     ColumnSpec("memory", "memory", None, least=20),
     ColumnSpec("severity", "severity", 8),
     ColumnSpec("claimed", "claimed", 11, from_width=90),
-    ColumnSpec("effective", "effective", 22),
+    ColumnSpec("effective", "effective", 24),
     ColumnSpec("findings", "#", 3),
 )
 
@@ -35,14 +35,16 @@ def severity_of(item: ReviewItem) -> str:
 
 
 def claimed_of(item: ReviewItem) -> str:
-    return item.memory.trust.value if item.memory.trust_claimed else "\u2014"
+    """The system's own claim, a native score as the number it is (memory-mcp's trust_score)."""
+    memory = item.memory
+    if not memory.trust_claimed:
+        return "\u2014"
+    return f"score {memory.trust_score:g}" if memory.trust_score is not None else memory.trust.value
 
 
 def effective_of(item: ReviewItem) -> str:
-    effective = item.effective
-    label = f"{effective.level.value} ({effective.source})"
-    # A decision whose content changed since no longer counts: say so where the trust is shown.
-    return f"{label} changed since approval" if effective.stale else label
+    """The effective trust with where it comes from, in the words every face uses."""
+    return item.effective.label
 
 
 class ReviewQueue(NavTable):
