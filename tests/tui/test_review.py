@@ -279,3 +279,24 @@ async def test_entry_level_quarantine_from_the_review_screen(sample_copy: Path, 
         memory = app.workbench.memory(memory_id)
         assert {e.id: e.trust for e in memory.entries}[bad] is TrustLevel.QUARANTINED
         assert all({e.id: e.trust for e in memory.entries}[entry] is not TrustLevel.QUARANTINED for entry in others)
+
+
+async def test_two_portfolios_with_the_same_names_say_which_is_which(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    import shutil
+
+    from app.core.locations import sample_portfolio
+
+    for team in ("team-a", "team-b"):
+        shutil.copytree(sample_portfolio() / "dollhouse", tmp_path / team)
+    app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [tmp_path / "team-a", tmp_path / "team-b"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_review(app, pilot)
+        queue = screen.query_one(ReviewQueue)
+        names = {}
+        for index, item in enumerate(queue.items):
+            row = dict(zip(queue.shown_columns, queue.get_row_at(index), strict=True))
+            names[item.memory.id] = row["memory"].plain
+        assert names["dollhouse:team-a:push-vendor-evaluation"] == "push-vendor-evaluation · team-a"
+        assert names["dollhouse:team-b:push-vendor-evaluation"] == "push-vendor-evaluation · team-b"
+        await go_to(screen, pilot, "dollhouse:team-b:push-vendor-evaluation")
+        assert "portfolio team-b" in str(screen.query_one("#review-trust").render())

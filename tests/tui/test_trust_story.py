@@ -176,3 +176,54 @@ def test_cli_search_masks_secrets_unless_revealed(sample_copy: Path, capsys: pyt
     assert "AKIA****" in out and "AKIAIOSFODNN7EXAMPLE" not in out
     assert main(["search", "AKIAIOSFODNN7EXAMPLE", "--path", str(sample_copy), "--reveal"]) == 0
     assert "AKIAIOSFODNN7EXAMPLE" in capsys.readouterr().out
+
+
+async def test_entry_level_quarantine_from_browse_leaves_the_other_entries(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """In browse, X on a multi-entry memory asks which entry (the worst finding's offered first),
+    then why: only that entry's trust line changes, and the ledger names the entry."""
+    from app.tui.screens.entry_choice import EntryChoiceModal
+    from app.tui.screens.reason import ReasonModal
+
+    memory_id = "dollhouse:dollhouse:push-vendor-evaluation"
+    bad = "mem_1794477093702_ah276ahor"
+    path = sample_copy / "dollhouse/portfolio/memories/2026-11-10/push-vendor-evaluation.yaml"
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, BrowseScreen)
+        screen.show_memory(memory_id)
+        await settle(app, pilot)
+        assert screen.query_one(MemoryTable).selected_id == memory_id
+        original = path.read_text()
+        screen.query_one(MemoryTable).focus()
+        await pilot.press("X")
+        await pilot.pause()
+        chooser = app.screen
+        assert isinstance(chooser, EntryChoiceModal)
+        assert [entry for entry, _ in chooser.rows][chooser.first] == bad
+        await pilot.press("down", "enter")  # not the offered one: the next entry
+        await pilot.pause()
+        chosen = [entry for entry, _ in chooser.rows][chooser.first + 1]
+        assert isinstance(app.screen, ReasonModal)
+        await pilot.press(*"second look", "enter")
+        await settle(app, pilot, rounds=4)
+        after = path.read_text()
+        assert all(e.id in after for e in app.workbench.memory(memory_id).entries)
+        changed = [(a, b) for a, b in zip(original.splitlines(), after.splitlines(), strict=True) if a != b]
+        assert len(changed) == 1 and changed[0] == ("  trustLevel: validated", "  trustLevel: quarantined")
+        decision = app.workbench.history(memory_id)[-1]
+        assert decision.action == "quarantine" and decision.entry == chosen and decision.reason == "second look"
+
+
+async def test_help_lists_the_reveal_key_with_its_id(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    from app.tui.screens.help import HelpScreen
+
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        shown = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "reveal-secrets" in shown and "quarantine-entry" in shown

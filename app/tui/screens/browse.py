@@ -37,12 +37,14 @@ from app.tui.screens.browse_changes import (
     Write,
     change_preview,
     curation,
+    entry_decision,
     merge_preview,
     pin_toggle,
     priority_step,
     undo_change,
 )
 from app.tui.screens.confirm import ConfirmModal
+from app.tui.screens.entry_choice import ask_entry_and_reason
 from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
@@ -444,6 +446,31 @@ class BrowseScreen(WorkbenchScreen):
 
     def action_undo(self) -> None:
         self.run_change(undo_change(), "undo")
+
+    def action_quarantine_entry(self) -> None:
+        self._decide_entry("quarantine")
+
+    def action_approve_entry(self) -> None:
+        self._decide_entry("approve")
+
+    def _decide_entry(self, action: str) -> None:
+        """One entry of a multi-entry memory (a DollhouseMCP memory): chosen from a list, the
+        entry of its most severe finding offered first."""
+        memory = self._selected()
+        if memory is None:
+            return
+        try:
+            findings = self.workbench.findings(memory.id)
+        except Exception:  # noqa: BLE001 - unreadable: the list is offered without findings
+            findings = []
+
+        def then(entry: str, reason: str) -> None:
+            self.run_change(
+                entry_decision(action, memory.id, entry, memory.name, reason), f"{action} entry {one_line(entry, 40)} of {one_line(memory.name, 60)}"
+            )
+
+        if not ask_entry_and_reason(self.app, action, memory, findings, then):
+            self.notify(f"{one_line(memory.name, 80)} has one entry: the palette's {action} takes it whole.", severity="warning", markup=False)
 
     @work(thread=True, exclusive=True, group="browse-preview", exit_on_error=False)
     def preview(self, show: Callable[[Workbench], Preview], write: Write, what: str, clear_marks: bool = False) -> None:

@@ -4,7 +4,8 @@ first, so enter at once takes the entry the review is about."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -16,6 +17,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.core.inert import one_line
+from app.core.model import Memory
 from app.core.review.finding import Finding
 
 
@@ -30,6 +32,34 @@ def entry_order(entries: Sequence[str], findings: Sequence[Finding]) -> tuple[li
     ranked = [i for i, (entry, _) in enumerate(rows) if entry in worst]
     first = max(ranked, key=lambda i: worst[rows[i][0]].rank, default=0)
     return rows, first
+
+
+VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "restore": "Restore"}
+
+
+def ask_entry_and_reason(app: Any, action: str, memory: Memory, findings: Sequence[Finding], then: Callable[[str, str], object]) -> bool:
+    """Ask which entry of `memory` to `action`, then why; `then(entry, reason)` makes the decision.
+    False (nothing asked) when the memory has fewer than two entries: decide it whole instead."""
+    from app.tui.screens.reason import ReasonModal
+
+    entries = [e.id for e in memory.entries]
+    if len(entries) < 2:
+        return False
+    verb, name = VERBS[action], one_line(memory.name, 60)
+
+    def chosen(entry: str | None) -> None:
+        if entry is None:
+            return
+
+        def decided(reason: str | None) -> None:
+            if reason:
+                then(entry, reason)
+
+        title = f"{verb} entry {one_line(entry, 60)} of {name}"
+        app.push_screen(ReasonModal(title, "The other entries stay as they are. The reason is kept in the review ledger."), decided)
+
+    app.push_screen(EntryChoiceModal(f"{verb}: which entry of {name}?", entries, findings), chosen)
+    return True
 
 
 class EntryChoiceModal(ModalScreen[str | None]):

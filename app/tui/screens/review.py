@@ -28,7 +28,7 @@ from app.tui.activity import Receipt, clock_time, plan_lines, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
-from app.tui.screens.entry_choice import EntryChoiceModal
+from app.tui.screens.entry_choice import ask_entry_and_reason
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.findings_view import EntryTexts, FindingsView
@@ -62,7 +62,7 @@ class DecisionsDone(Message):
 def _fields(item: ReviewItem) -> tuple[str, ...]:
     """What the filter looks in: the memory's name, id and system, and the severity and trust shown."""
     memory = item.memory
-    return (memory.name, memory.id, memory.system, severity_of(item), memory.trust.value, effective_of(item))
+    return (memory.name, memory.id, memory.system, memory.portfolio, severity_of(item), memory.trust.value, effective_of(item))
 
 
 class ReviewScreen(WorkbenchScreen):
@@ -74,7 +74,7 @@ class ReviewScreen(WorkbenchScreen):
         Binding("r", "decide('restore')", "Restore", id="review-restore"),
         Binding(
             "X",
-            "decide_entry('quarantine')",
+            "quarantine_entry",
             "Quarantine entry",
             tooltip="Quarantine one entry of the memory (chosen from a list)",
             show=False,
@@ -82,7 +82,7 @@ class ReviewScreen(WorkbenchScreen):
         ),
         Binding(
             "A",
-            "decide_entry('approve')",
+            "approve_entry",
             "Approve entry",
             tooltip="Approve one entry of the memory (chosen from a list)",
             show=False,
@@ -247,25 +247,15 @@ class ReviewScreen(WorkbenchScreen):
         if item is None:
             self.notify("Nothing to decide: the queue is empty.", severity="warning")
             return
-        entries = [e.id for e in item.memory.entries]
-        if len(entries) < 2:
+        target = item.memory.id
+        if not ask_entry_and_reason(self.app, action, item.memory, item.findings, lambda entry, reason: self.run_decisions(action, [target], reason, entry)):
             self.notify(f"{one_line(item.memory.name, 80)} has one entry: {VERBS[action].lower()} it whole.", severity="warning", markup=False)
-            return
 
-        def chosen(entry: str | None) -> None:
-            if entry is None:
-                return
+    def action_quarantine_entry(self) -> None:
+        self.action_decide_entry("quarantine")
 
-            def decided(reason: str | None) -> None:
-                if reason:
-                    self.run_decisions(action, [item.memory.id], reason, entry)
-
-            what = f"entry {one_line(entry, 60)} of {one_line(item.memory.name, 60)}"
-            self.app.push_screen(
-                ReasonModal(f"{VERBS[action]} {what}", "The other entries stay as they are. The reason is kept in the review ledger."), decided
-            )
-
-        self.app.push_screen(EntryChoiceModal(f"{VERBS[action]}: which entry of {one_line(item.memory.name, 60)}?", entries, item.findings), chosen)
+    def action_approve_entry(self) -> None:
+        self.action_decide_entry("approve")
 
     @work(thread=True, exclusive=True, group="review-decide", exit_on_error=False)
     def run_decisions(self, action: str, targets: list[str], reason: str, entry: str | None = None) -> None:

@@ -107,7 +107,8 @@ class FindingsView(VerticalScroll):
         memory = item.memory
         text = Text()
         text.append(one_line(memory.name, 100), style="bold")
-        text.append(f"\n{one_line(memory.id, 160)}  \u00b7  {memory.system} \u00b7 tier {memory.tier.value}\n")
+        where = memory.system if memory.portfolio == memory.system else f"{memory.system} \u00b7 portfolio {one_line(memory.portfolio, 60)}"
+        text.append(f"\n{one_line(memory.id, 160)}  \u00b7  {where} \u00b7 tier {memory.tier.value}\n")
         claimed = claimed_of(item)
         if memory.trust_score is not None:
             claimed = f"trust_score {memory.trust_score:g} (the system's own score)"

@@ -47,6 +47,14 @@ def effective_of(item: ReviewItem) -> str:
     return item.effective.label
 
 
+def shared_names(items: list[ReviewItem]) -> set[str]:
+    """The names (casefolded) that memories of more than one portfolio hold."""
+    where: dict[str, set[tuple[str, str]]] = {}
+    for item in items:
+        where.setdefault(item.memory.name.casefold(), set()).add((item.memory.system, item.memory.portfolio))
+    return {name for name, places in where.items() if len(places) > 1}
+
+
 class ReviewQueue(NavTable):
     """A row per item, keyed by memory id. Cells are Text so nothing in a memory is read as markup."""
 
@@ -60,6 +68,7 @@ class ReviewQueue(NavTable):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.items: list[ReviewItem] = []
         self.marked: set[str] = set()
+        self.shared_names: set[str] = set()  # names held by memories of several portfolios
 
     def on_mount(self) -> None:
         self.set_columns(COLUMNS)
@@ -76,6 +85,7 @@ class ReviewQueue(NavTable):
         self.items = list(items)
         ids = {item.memory.id for item in self.items}
         self.marked &= ids
+        self.shared_names = shared_names(self.items)
         self.clear()
         for item in self.items:
             self.add_cells(self._cells(item), key=item.memory.id)
@@ -91,12 +101,25 @@ class ReviewQueue(NavTable):
         severity = severity_of(item)
         return {
             "mark": Text(MARK if item.memory.id in self.marked else " "),
-            "memory": Text(clip(one_line(item.memory.name, 200), self.width_of("memory"))),
+            "memory": self._name_cell(item),
             "severity": Text(severity, style="bold" if severity in ("critical", "high") else ""),
             "claimed": Text(claimed_of(item)),
             "effective": Text(effective_of(item)),
             "findings": Text(str(len(item.findings)), justify="right"),
         }
+
+    def _name_cell(self, item: ReviewItem) -> Text:
+        """The name; where another portfolio holds a memory of the same name, the portfolio after
+        it (the name cut first, so both show)."""
+        memory, width = item.memory, self.width_of("memory")
+        name = one_line(memory.name, 200)
+        if memory.name.casefold() not in self.shared_names:
+            return Text(clip(name, width))
+        where = f" · {one_line(memory.portfolio, 30)}"
+        room = max(8, width - len(where))
+        text = Text(clip(name, room))
+        text.append(clip(where, max(0, width - len(text.plain))), style="dim")
+        return text
 
     @property
     def current(self) -> ReviewItem | None:
