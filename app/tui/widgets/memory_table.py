@@ -112,7 +112,7 @@ COLUMNS: tuple[Column, ...] = (
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
 TRUST_WIDE = 34  # "⛔ quarantined (detector: critical)", "· untrusted (trust_score 0.7477)"
-NAME_ROOMY = 40
+NAME_ROOMY = 32  # the name keeps this much when Trust widens to say where it comes from
 NAME_MIN = 16
 NAME_COMFORT = 24  # below this the optional columns give way, in this order:
 OPTIONAL = ("updated", "system", "portfolio")
