@@ -63,6 +63,16 @@ class DecisionRequest:
     entry: str | None = None
 
 
+@dataclass(frozen=True)
+class _Trusts:
+    """Effective trusts as last computed: for which id map, ledger length and memory objects."""
+
+    by_id: dict[str, Memory]
+    decisions: int
+    objects: dict[str, Memory]
+    trusts: dict[str, EffectiveTrust]
+
+
 class Workbench:
     def __init__(self, locations: Locations | None = None, *, clock: Clock | None = None, workers: int | None = None) -> None:
         self.locations = locations or Locations.from_env()
@@ -93,7 +103,7 @@ class Workbench:
         self.written: list[str] = []  # absolute paths the last write wrote, created or removed
         self.subjects: list[str] = []  # the memories the last write was about (their trust may differ)
         self._load_problems: list[Problem] = []
-        self._trusts: tuple[tuple[int, int, int], dict[str, EffectiveTrust]] | None = None
+        self._trusts: _Trusts | None = None
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -135,6 +145,7 @@ class Workbench:
             self._result = result
             self._by_id = {m.id: m for m in result.memories}
             self._saliences = None
+            self._trusts = None  # a new read, and the ledger attached to it afresh
             self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
 
@@ -399,13 +410,25 @@ class Workbench:
         """Every memory's effective trust by id: the ledger's standing decision, else its system's
         claim, else the detector on the load's findings, else untrusted. Every face shows and counts
         this one answer (header, tree, table, search hits, review, scan), so they never disagree.
-        Computed once per read and ledger state; nothing is read or scanned for it."""
+        Nothing is read or scanned for it. After a write or a decision only the memories that are
+        new objects (a write re-read them) or that a new ledger record is about are computed again."""
         with self._lock:
             ledger = self._applier.ledger
-            key = (id(self._result), id(self._by_id), len(ledger.decisions()))
-            if self._trusts is None or self._trusts[0] != key:
-                self._trusts = (key, effective_trusts(self.memories, ledger, self._known_findings))
-            return self._trusts[1]
+            decisions = ledger.decisions()
+            by_id = self._by_id
+            kept = self._trusts
+            if kept is not None and kept.by_id is by_id and kept.decisions == len(decisions):
+                return kept.trusts
+            if kept is None or len(decisions) < kept.decisions:
+                # The first time, or another ledger than the one counted: every memory.
+                fresh = effective_trusts(self.memories, ledger, self._known_findings)
+            else:
+                about = {d.memory_id for d in decisions[kept.decisions :]}
+                again = [m for m in self.memories if kept.objects.get(m.id) is not m or m.id in about]
+                fresh = {m.id: kept.trusts[m.id] for m in self.memories if m.id in kept.trusts}
+                fresh.update(effective_trusts(again, ledger, self._known_findings))
+            self._trusts = _Trusts(by_id, len(decisions), dict(by_id), fresh)
+            return fresh
 
     def trust(self, memory_id: str) -> EffectiveTrust:
         """One memory's effective trust (see `trusts`)."""
