@@ -9,8 +9,9 @@ and every database row's content): a floor for cold start, which reads, parses, 
 
 Measured: cold start (no cache; the corpus in the OS cache), warm start (median of 3 new workbenches
 on the same cache), `review_queue()` (first call after a warm start, then again), `suggestions()`,
-and one promote, quarantine and approve end to end through the facade (then undone, so the corpus
-stays as generated). Suggestions grow faster than linearly (near-duplicate pairs); above
+`trusts()` (every memory's effective trust: first, kept, and after a ledger-only flag, beside
+`finding_severities()`, which walks the same findings), and one promote, quarantine and approve end
+to end through the facade (then undone, so the corpus stays as generated). Suggestions grow faster than linearly (near-duplicate pairs); above
 --suggestions-max memories they are left out.
 """
 
@@ -157,6 +158,15 @@ def run(size: int, out: Path, suggestions_max: int) -> None:
                 wb.close()
         warm_phases = ", ".join(f"{p.name} {p.duration_ms / 1000:.2f}" for p in warm.timeline.phases)
         rows.append((f"warm start ({count / statistics.median(warms):,.0f} memories/s)", statistics.median(warms), "stat walk", stat_s))
+        trusts_s, trusts = timed(wb.trusts)
+        rows.append((f"trusts() first after a warm start ({len(trusts):,} memories)", trusts_s, "stat walk", stat_s))
+        severities_s, _ = timed(wb.finding_severities)
+        rows.append(("finding_severities()", severities_s, "stat walk", stat_s))
+        cached_s, _ = timed(wb.trusts)
+        rows.append(("trusts() again (kept)", cached_s, "stat walk", stat_s))
+        wb.flag(pick(wb, "memory-mcp", "cold", set()), "bench: a decision kept in the ledger only")
+        flagged_s, _ = timed(wb.trusts)
+        rows.append(("trusts() after a ledger-only flag", flagged_s, "stat walk", stat_s))
         queue_s, queue = timed(wb.review_queue)
         rows.append((f"review_queue() first ({len(queue)} items)", queue_s, "stat walk", stat_s))
         again_s, _ = timed(wb.review_queue)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from app import __version__
-from app.cli.common import FAILED, SUBCOMMANDS, USAGE, UsageError, fail
+from app.cli.common import FAILED, SUBCOMMANDS, USAGE, UsageError, fail, say
 
 if TYPE_CHECKING:
     Handler = Callable[[argparse.Namespace], int]
@@ -59,15 +59,20 @@ def _change_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
 
 
-def _paths(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="a portfolio root, a database file, or a folder holding portfolios (default: configured portfolios, else the bundled sample)",
-    )
+PATH_HELP = "a portfolio root, a database file, or a folder holding portfolios (repeatable; default: configured portfolios, else the bundled sample)"
+# Every command names its portfolios one way, `--path PATH` (repeatable). PATHs given after a
+# command's other arguments, the older form, are still read, with a hint (see `_legacy_paths`).
+LEGACY_HINT = "PATH given without --path still works for now; every command takes --path PATH (repeatable)"
+
+
+def _paths(parser: argparse.ArgumentParser, help: str = PATH_HELP) -> None:  # noqa: A002 - argparse's own word
+    parser.add_argument("--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help=help)
+    parser.add_argument("legacy_paths", nargs="*", type=Path, default=[], metavar="[PATH]", help=argparse.SUPPRESS)
+
+
+def _open_paths(parser: argparse.ArgumentParser) -> None:
+    """`memwb [PATH...]` opens the workbench: there PATH needs no option (it is the command)."""
+    parser.add_argument("paths", nargs="*", type=Path, default=[], metavar="PATH", help=PATH_HELP)
 
 
 def build_parser() -> Parser:
@@ -97,7 +102,8 @@ def build_parser() -> Parser:
     )
     search.add_argument("query", metavar="QUERY")
     _paths(search)
-    search.add_argument("--limit", type=int, default=20, help="hits to show (default 20)")
+    search.add_argument("--limit", type=int, default=20, help="hits to show (default 20); the output says how many of how many")
+    search.add_argument("--reveal", action="store_true", help="show secrets in the hits' text (masked by default)")
     search.add_argument("--json", action="store_true", help="print one JSON document")
     _common(search)
 
@@ -131,12 +137,10 @@ def build_parser() -> Parser:
         help="what each agent loads at startup, at what cost, and where its budget cuts",
         description="Show budget plans; `memwb budget set PORTFOLIO --max-tokens N` writes DollhouseMCP's autoLoad.maxTokenBudget.",
     )
-    budget.add_argument("paths", nargs="*", default=[], metavar="PATH", help="portfolios to read, or `set PORTFOLIO` to change a budget")
+    budget.add_argument("words", nargs="*", default=[], metavar="set PORTFOLIO", help="`set PORTFOLIO` changes a budget")
     budget.add_argument("--what-if-max-tokens", type=int, metavar="N", help="show DollhouseMCP's plan with this budget (nothing is written)")
     budget.add_argument("--max-tokens", type=int, metavar="N", help="with `set`: the new autoLoad.maxTokenBudget")
-    budget.add_argument(
-        "--path", dest="read_paths", action="append", type=Path, default=[], metavar="PATH", help="with `set`: where the portfolio is (repeatable)"
-    )
+    budget.add_argument("--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help=PATH_HELP)
     budget.add_argument("--dry-run", action="store_true", help="with `set`: say what would change, write nothing")
     budget.add_argument("--json", action="store_true", help="print one JSON document")
     _common(budget)
@@ -174,13 +178,9 @@ def build_parser() -> Parser:
 
     history = sub.add_parser("history", help="the ledger's decisions about one memory")
     history.add_argument("id", metavar="ID")
-    history.add_argument(
-        "paths",
-        nargs="*",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="portfolios to read first, so that records are matched to them by root (the id as they are open under); without, the ledger's ids as written",
+    _paths(
+        history,
+        "a portfolio to read first (repeatable), so that records are matched to it by root (the id as it is open under); without, the ledger's ids as written",
     )
     history.add_argument("--json", action="store_true", help="print one JSON document")
     _common(history)
@@ -198,7 +198,7 @@ def build_open_parser() -> Parser:
         description="Open the workbench on PATHs. Subcommands: " + ", ".join(SUBCOMMANDS) + " (memwb COMMAND --help).",
     )
     parser.add_argument("--version", action="version", version=f"memwb {__version__}")
-    _paths(parser)
+    _open_paths(parser)
     parser.add_argument("--theme", help="a theme name (bundled: workbench-dark, workbench-light, workbench-high-contrast)")
     _common(parser)
     return parser
@@ -263,6 +263,7 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
         if argv[0] in SUBCOMMANDS:
             _check_options(parser.commands[argv[0]], argv[1:])
         args = _parse(parser, argv)
+        _legacy_paths(args, parser.commands[args.command].prog)
         from app.cli.commands import COMMANDS
 
         return args, COMMANDS[args.command]
@@ -274,6 +275,23 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
     from app.cli.commands import cmd_open
 
     return args, cmd_open
+
+
+def _legacy_paths(args: argparse.Namespace, prog: str) -> None:
+    """PATHs given the older way (after the command's arguments, without --path) join the --path
+    ones, with a hint of the one form; `memwb search PATH` with no QUERY is refused: the path was
+    meant to be read, not searched for."""
+    legacy = list(getattr(args, "legacy_paths", []) or [])
+    if args.command == "search" and not legacy and not args.paths and Path(args.query).expanduser().exists():
+        raise UsageError(f'"{args.query}" is a file or folder and no QUERY was given: memwb search QUERY --path {args.query}', prog=prog)
+    if args.command == "budget":
+        words = list(args.words)
+        if words and words[0] == "set":
+            return
+        legacy, args.words = [Path(w) for w in words], []
+    if legacy:
+        say(LEGACY_HINT, prog)
+        args.paths = [*legacy, *args.paths]
 
 
 def _os_message(error: OSError) -> str:

@@ -21,6 +21,7 @@ from app.core.load.pipeline import LoadResult
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem
 from app.core.review.finding import Finding
+from app.core.review.trust import EffectiveTrust
 from app.core.search import QuerySyntaxError
 from app.core.workbench import UnknownMemory, Workbench
 
@@ -73,7 +74,19 @@ def _portfolio_json(portfolio: Portfolio) -> dict[str, Any]:
     }
 
 
-def _memory_json(memory: Memory, salience: float | None = None) -> dict[str, Any]:
+def _trust_json(trust: EffectiveTrust) -> dict[str, Any]:
+    """Effective trust as every JSON document gives it: the level, its source and the label the
+    other faces show ("flagged (ledger)")."""
+    return {
+        "effective_trust": trust.level.value,
+        "effective_source": trust.source,
+        "effective_detail": trust.detail,
+        "effective_label": trust.label,
+        "stale": trust.stale,
+    }
+
+
+def _memory_json(memory: Memory, salience: float | None = None, trust: EffectiveTrust | None = None) -> dict[str, Any]:
     return {
         "salience": salience,
         "id": memory.id,
@@ -84,6 +97,8 @@ def _memory_json(memory: Memory, salience: float | None = None) -> dict[str, Any
         "name": memory.name,
         "trust": memory.trust.value,
         "trust_claimed": memory.trust_claimed,
+        "trust_score": memory.trust_score,
+        **(_trust_json(trust) if trust is not None else {}),
         "priority": memory.priority,
         "tokens": memory.tokens,
         "entries": len(memory.entries),
@@ -110,6 +125,7 @@ def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     out.append(_table(rows, ("system", "portfolio", "memories", "problems", "root")))
     tiers = ("hot", "cold", "archive", "quarantine")
     trusts = ("trusted", "validated", "untrusted", "flagged", "quarantined")
+    effective = workbench.trusts()
     by_system: dict[str, list[Memory]] = {}
     for memory in workbench.memories:
         by_system.setdefault(memory.system, []).append(memory)
@@ -120,11 +136,15 @@ def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
                 system,
                 str(len(memories)),
                 *(str(sum(m.tier.value == t for m in memories)) for t in tiers),
-                *(str(sum(m.trust.value == t for m in memories)) for t in trusts),
+                *(str(sum(effective[m.id].level.value == t for m in memories)) for t in trusts),
             )
         )
     out.append("")
     out.append(_table(count_rows, ("system", "total", *tiers, *trusts)))
+    out.append("trust is effective trust: the ledger's decision, else the system's claim, else the detector")
+    sources = Counter(t.label for t in effective.values() if t.source in ("ledger", "detector") or t.stale)
+    for label, count in sorted(sources.items()):
+        out.append(f"  {count:>5}  {label}")
     all_problems = [*problems, *workbench.problems()]
     out.append("")
     out.append(f"{len(workbench.memories)} memories in {len(workbench.portfolios)} portfolios; {len(all_problems)} problems")
@@ -154,10 +174,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     workbench, result, problems = _load(args)
     if args.json:
         saliences = workbench.saliences()
+        trusts = workbench.trusts()
         emit_json(
             {
                 "portfolios": [_portfolio_json(p) for p in workbench.portfolios],
-                "memories": [_memory_json(m, saliences[m.id].score if m.id in saliences else None) for m in workbench.memories],
+                "memories": [_memory_json(m, saliences[m.id].score if m.id in saliences else None, trusts[m.id]) for m in workbench.memories],
                 "problems": [_problem_json(p) for p in [*problems, *result.problems]],
             }
         )
@@ -218,26 +239,40 @@ def cmd_search(args: argparse.Namespace) -> int:
         return USAGE
     finally:
         workbench.close()
+    trusts = workbench.trusts()
+
+    def shown(hit_id: str, text: str) -> str:
+        # A hit's text has the memory's secrets masked unless --reveal.
+        return text if args.reveal or hit_id not in trusts else workbench.masked(hit_id, text)
+
     if args.json:
         emit_json(
             {
                 "query": result.query,
                 "total": result.total,
+                "shown": len(result.hits),
                 "took_ms": round(result.took_ms, 3),
                 "suggestion": result.suggestion,
                 "fallback": result.fallback,
                 "notice": result.notice,
-                "hits": [{"id": h.id, "score": round(h.score, 4), "highlight": h.highlight} for h in result.hits],
+                "hits": [
+                    {"id": h.id, "score": round(h.score, 4), "highlight": shown(h.id, h.highlight), **(_trust_json(trusts[h.id]) if h.id in trusts else {})}
+                    for h in result.hits
+                ],
             }
         )
         return 0
-    print(f"{result.total} hits in {result.took_ms:.1f} ms" + (f"; did you mean: {inert(result.suggestion, keep_newlines=False)}" if result.suggestion else ""))
+    showing = f", showing {len(result.hits)} of {result.total} (--limit {args.limit})" if result.total > len(result.hits) else ""
+    print(
+        f"{result.total} hits in {result.took_ms:.1f} ms{showing}"
+        + (f"; did you mean: {inert(result.suggestion, keep_newlines=False)}" if result.suggestion else "")
+    )
     if result.notice:
         print(inert(result.notice, keep_newlines=False))
     for hit in result.hits:
         memory = workbench.memory(hit.id)
-        print(f"\n{hit.score:7.2f}  {one_line(memory.name, 60)}  [{memory.system} {memory.tier.value}]  {one_line(hit.id, 80)}")
-        print(f"         {one_line(hit.highlight, 150)}")
+        print(f"\n{hit.score:7.2f}  {one_line(memory.name, 60)}  [{memory.system} {memory.tier.value}, {trusts[hit.id].label}]  {one_line(hit.id, 80)}")
+        print(f"         {one_line(shown(hit.id, hit.highlight), 150)}")
     return 0
 
 
@@ -269,9 +304,7 @@ def cmd_review(args: argparse.Namespace) -> int:
                         "name": item.memory.name,
                         "trust": item.memory.trust.value,
                         "trust_claimed": item.memory.trust_claimed,
-                        "effective_trust": item.effective.level.value,
-                        "effective_source": item.effective.source,
-                        "stale": item.effective.stale,
+                        **_trust_json(item.effective),
                         "findings": [_finding_json(f) for f in item.findings],
                     }
                     for item in queue
@@ -282,9 +315,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     print(f"{len(queue)} memories to review")
     for item in queue:
         claim = f"{item.memory.trust.value}{'' if item.memory.trust_claimed else ' (no claim)'}"
-        stale = ", changed since the decision" if item.effective.stale else ""
         print(f"\n{one_line(item.memory.id, 90)}  {one_line(item.memory.name, 50)}")
-        print(f"  trust: {claim}; effective: {item.effective.level.value} ({item.effective.source}{stale})")
+        print(f"  trust: {item.effective.label}; claimed by the system: {claim}")
         for finding in item.findings:
             where = f"entry {one_line(finding.entry, 40)} " if finding.entry else ""
             print(f"  {finding.severity.value:8} {finding.category.value:20} {where}[{finding.start}:{finding.end}] {one_line(finding.excerpt, 80)}")
@@ -395,9 +427,8 @@ def cmd_relink(args: argparse.Namespace) -> int:
 
 
 def cmd_budget_set(args: argparse.Namespace) -> int:
-    if len(args.paths) != 2 or args.max_tokens is None:
+    if len(args.words) != 2 or args.max_tokens is None:
         return fail("usage: memwb budget set PORTFOLIO --max-tokens N [--path PATH] [--dry-run]", USAGE, as_json=args.json)
-    args.paths = list(args.read_paths)
     workbench = _open(args)
     workbench.refresh_after_writes(False)
     try:
@@ -410,10 +441,9 @@ def cmd_budget_set(args: argparse.Namespace) -> int:
 
 
 def cmd_budget(args: argparse.Namespace) -> int:
-    if args.paths and str(args.paths[0]) == "set":
-        args.paths_set_portfolio = args.paths[1] if len(args.paths) > 1 else ""
+    if args.words and str(args.words[0]) == "set":
+        args.paths_set_portfolio = args.words[1] if len(args.words) > 1 else ""
         return cmd_budget_set(args)
-    args.paths = [Path(p) for p in args.paths]
     workbench = _open(args)
     what_if = WhatIf(max_tokens=args.what_if_max_tokens) if args.what_if_max_tokens is not None else None
     plans = workbench.budgets(what_if)

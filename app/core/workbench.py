@@ -31,10 +31,12 @@ from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.reading.base import Capabilities, DatabaseAdapter
 from app.core.reading.discovery import discover, standard_locations
 from app.core.review.detector import scan_memory, worst
-from app.core.review.finding import Finding, Severity
+from app.core.review.finding import Category, Finding, Severity
 from app.core.review.ledger import Decision, OpenPortfolio, TrustAction, root_identity
+from app.core.review.masking import mask_values, secret_values
 from app.core.review.queue import ReviewItem, review_queue
 from app.core.review.relinks import add_relink, read_relinks
+from app.core.review.trust import EffectiveTrust, effective_trusts
 from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
@@ -60,6 +62,16 @@ class DecisionRequest:
     memory_id: str
     reason: str
     entry: str | None = None
+
+
+@dataclass(frozen=True)
+class _Trusts:
+    """Effective trusts as last computed: for which id map, ledger length and memory objects."""
+
+    by_id: dict[str, Memory]
+    decisions: int
+    objects: dict[str, Memory]
+    trusts: dict[str, EffectiveTrust]
 
 
 class Workbench:
@@ -90,7 +102,9 @@ class Workbench:
         self._lock = threading.RLock()
         self.changed: list[str] = []  # ids the last write changed, added or removed
         self.written: list[str] = []  # absolute paths the last write wrote, created or removed
+        self.subjects: list[str] = []  # the memories the last write was about (their trust may differ)
         self._load_problems: list[Problem] = []
+        self._trusts: _Trusts | None = None
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -137,6 +151,7 @@ class Workbench:
             self._result = result
             self._by_id = {m.id: m for m in result.memories}
             self._saliences = None
+            self._trusts = None  # a new read, and the ledger attached to it afresh
             self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
 
@@ -418,6 +433,48 @@ class Workbench:
                 out[memory.id] = top.severity
         return out
 
+    def secrets(self, memory_id: str, entries: Sequence[tuple[str | None, str]] | None = None) -> tuple[str, ...]:
+        """The secret values in a memory (at the spans of its secret findings), longest first, for
+        the faces to mask wherever its text is shown. Its texts are read only when it has a secret
+        finding (`entries`, already read, are used as they are)."""
+        found = [f for f in self.findings(memory_id, entries) if f.category is Category.SECRET]
+        if not found:
+            return ()
+        return secret_values(found, list(entries) if entries is not None else self.entry_texts(self.memory(memory_id)))
+
+    def masked(self, memory_id: str, text: str) -> str:
+        """`text` shown of a memory (a snippet, an excerpt) with the memory's secrets masked."""
+        return mask_values(text, self.secrets(memory_id))
+
+    def trusts(self) -> dict[str, EffectiveTrust]:
+        """Every memory's effective trust by id: the ledger's standing decision, else its system's
+        claim, else the detector on the load's findings, else untrusted. Every face shows and counts
+        this one answer (header, tree, table, search hits, review, scan), so they never disagree.
+        Nothing is read or scanned for it. After a write or a decision only the memories that are
+        new objects (a write re-read them) or that a new ledger record is about are computed again."""
+        with self._lock:
+            ledger = self._applier.ledger
+            decisions = ledger.decisions()
+            by_id = self._by_id
+            kept = self._trusts
+            if kept is not None and kept.by_id is by_id and kept.decisions == len(decisions):
+                return kept.trusts
+            if kept is None or len(decisions) < kept.decisions:
+                # The first time, or another ledger than the one counted: every memory.
+                fresh = effective_trusts(self.memories, ledger, self._known_findings)
+            else:
+                about = {d.memory_id for d in decisions[kept.decisions :]}
+                again = [m for m in self.memories if kept.objects.get(m.id) is not m or m.id in about]
+                fresh = {m.id: kept.trusts[m.id] for m in self.memories if m.id in kept.trusts}
+                fresh.update(effective_trusts(again, ledger, self._known_findings))
+            self._trusts = _Trusts(by_id, len(decisions), dict(by_id), fresh)
+            return fresh
+
+    def trust(self, memory_id: str) -> EffectiveTrust:
+        """One memory's effective trust (see `trusts`)."""
+        self.memory(memory_id)
+        return self.trusts()[memory_id]
+
     def history(self, memory_id: str) -> list[Decision]:
         """The trust decisions on one memory, oldest first (see `memory_history` for every change)."""
         return self._applier.ledger.history(memory_id)
@@ -433,7 +490,7 @@ class Workbench:
         return {
             "system": Counter(m.system for m in self.memories),
             "tier": Counter(m.tier.value for m in self.memories),
-            "trust": Counter(m.trust.value for m in self.memories),
+            "trust": Counter(t.level.value for t in self.trusts().values()),
         }
 
     # -- curation and budgets ---------------------------------------------------------------------
@@ -644,6 +701,9 @@ class Workbench:
     def _refresh(self, subjects: Sequence[str], written: Sequence[str] = ()) -> None:
         """Read again only the portfolios `subjects` live in (only the files the change wrote, unless
         it created one), and patch everything derived from them."""
+        # The memories a change was about: a decision changes their effective trust even when no
+        # store changed (a ledger-only flag), so the faces show them again too.
+        self.subjects = sorted(s for s in subjects if s in self._by_id)
         if self._result is None or self._pipeline is None or not self._refresh_enabled or not subjects:
             return
         with self._lock:

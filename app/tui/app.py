@@ -73,6 +73,7 @@ class MemoryWorkbenchApp(App[None]):
         ),
         Binding("f7", "app.switch_mode('activity')", "Activity", tooltip="What this session changed and read, and the history", show=False, id="mode-activity"),
         Binding("ctrl+r", "rescan", "Rescan", tooltip="Read every portfolio again", show=False, id="rescan"),
+        Binding("v,f8", "toggle_reveal", "Reveal", tooltip="Show or mask the secrets in every pane (masked by default)", show=False, id="reveal-secrets"),
     ]
 
     generation: reactive[int] = reactive(0)  # bumped by every finished load
@@ -82,6 +83,7 @@ class MemoryWorkbenchApp(App[None]):
     progress: reactive[str] = reactive("")  # the load in progress, with counts ("parse 40 of 78")
     warning_count: reactive[int] = reactive(0)  # bumped by every warning of the workbench's own
     activity_count: reactive[int] = reactive(0)  # bumped by every receipt
+    reveal_secrets: reactive[bool] = reactive(False)  # secrets masked in every pane until asked for
 
     def __init__(
         self,
@@ -305,8 +307,10 @@ class MemoryWorkbenchApp(App[None]):
         self._listeners.add(screen)
 
     def written(self, ids: Sequence[str]) -> None:
-        """After a write through the facade, from any thread: `ids` is `workbench.changed`."""
-        self.post_message(MemoriesChanged(tuple(ids)))
+        """After a write through the facade, from any thread: `ids` is `workbench.changed`. The
+        memories the write was about are shown again too: a ledger-only decision changes no
+        memory, but it changes their effective trust."""
+        self.post_message(MemoriesChanged(tuple(dict.fromkeys([*ids, *self.workbench.subjects]))))
 
     def on_memories_changed(self, message: MemoriesChanged) -> None:
         self.sub_title = self.counts_line()
@@ -326,8 +330,9 @@ class MemoryWorkbenchApp(App[None]):
         if not self.generation:
             return tail
         memories = self.workbench.memories
-        flagged = sum(m.trust is TrustLevel.FLAGGED for m in memories)
-        quarantined = sum(m.trust is TrustLevel.QUARANTINED for m in memories)
+        trusts = self.workbench.trusts().values()  # effective trust, as the tree and table show it
+        flagged = sum(t.level is TrustLevel.FLAGGED for t in trusts)
+        quarantined = sum(t.level is TrustLevel.QUARANTINED for t in trusts)
         over = sum(plan.over for plan in self.workbench.budgets())
         if self.size.width < NARROW:  # the tree's badges: ⚑ flagged, ⛔ quarantined
             return f"{len(memories):,} memories · ⚑{flagged} ⛔{quarantined} · {over} over budget · {tail}"
@@ -340,6 +345,11 @@ class MemoryWorkbenchApp(App[None]):
             self.sub_title = self.counts_line()
 
     # -- help ------------------------------------------------------------------------------------
+
+    def action_toggle_reveal(self) -> None:
+        self.reveal_secrets = not self.reveal_secrets
+        shown = "shown in every pane until you press it again" if self.reveal_secrets else "masked again"
+        self.notify(f"Secrets {shown}.", title="Secrets")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

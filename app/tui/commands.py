@@ -50,6 +50,8 @@ MEMORY_ACTIONS = (
     ("flag", "Flag this memory", "Mark it for a closer look"),
     ("quarantine", "Quarantine this memory", "Take it out of the agent's reach"),
     ("restore", "Restore this memory", "Bring a quarantined memory back"),
+    ("quarantine_entry", "Quarantine one entry of this memory", "Choose the entry; the others stay as they are"),
+    ("approve_entry", "Approve one entry of this memory", "Choose the entry; the others stay as they are"),
     ("promote", "Promote this memory", "Move it to a hotter tier, in its own system"),
     ("demote", "Demote this memory", "Move it to a colder tier, in its own system"),
     ("pin", "Pin this memory", "Keep it where it is; suggestions leave it alone"),

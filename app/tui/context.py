@@ -35,6 +35,7 @@ class WorkbenchHost(Protocol):
     events: list[PhaseEvent]  # of the load in progress
     warnings: list[ProblemRow]  # the workbench's own (settings, themes, keymap, opening)
     activity: list[Receipt]  # this session's receipts, oldest first
+    reveal_secrets: bool  # secrets shown in every pane (masked by default)
 
     def action_rescan(self) -> None: ...
 

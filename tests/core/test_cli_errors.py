@@ -155,14 +155,27 @@ def test_help_and_version_return_0(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("command", [["scan"], ["review"], ["startup"], ["search", "deploy"], ["suggest"], ["budget"], ["history", MEMORY]])
 def test_a_missing_path_is_a_usage_error_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
     missing = tmp_path / "nowhere"
-    code, out, err = run(capsys, *command, str(missing))
+    code, out, err = run(capsys, *command, "--path", str(missing))
     assert code == 2 and out == ""
     assert err == f"memwb: {missing}: no such file or folder\n"
 
 
+@pytest.mark.parametrize("command", [["scan"], ["review"], ["startup"], ["search", "deploy"], ["suggest"], ["budget"], ["history", MEMORY]])
+def test_a_path_without_path_still_reads_with_a_hint(sample_copy: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    code, _, err = run(capsys, *command, str(sample_copy / "massgen"), "--json")
+    assert code == 0
+    assert err == f"memwb {command[0]}: PATH given without --path still works for now; every command takes --path PATH (repeatable)\n"
+
+
+def test_search_with_a_path_and_no_query_is_a_usage_error(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "search", str(sample_copy))
+    assert code == 2 and out == ""
+    assert err == f'memwb search: "{sample_copy}" is a file or folder and no QUERY was given: memwb search QUERY --path {sample_copy}\n'
+
+
 def test_a_folder_without_a_portfolio_is_a_usage_error_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty" / "sub").mkdir(parents=True)
-    code, out, err = run(capsys, "scan", str(tmp_path / "empty"), "--json")
+    code, out, err = run(capsys, "scan", "--path", str(tmp_path / "empty"), "--json")
     assert code == 2
     message = f"{tmp_path / 'empty'}: no memory portfolio found here (looked two folder levels down)"
     assert json.loads(out) == {"error": message, "code": 2}
@@ -183,7 +196,8 @@ def test_every_bad_path_is_named_and_nothing_is_written(
     tmp_path: Path, sample_copy: Path, isolated_locations: Locations, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = {p: p.read_bytes() for p in sample_copy.rglob("*") if p.is_file()}
-    code, _, err = run(capsys, "quarantine", MEMORY, str(sample_copy), str(tmp_path / "gone"), str(tmp_path / "lost"), "--reason", "exfiltration")
+    paths = [arg for path in (sample_copy, tmp_path / "gone", tmp_path / "lost") for arg in ("--path", str(path))]
+    code, _, err = run(capsys, "quarantine", MEMORY, *paths, "--reason", "exfiltration")
     assert code == 2
     assert err.splitlines() == [f"memwb: {tmp_path / 'gone'}: no such file or folder", f"memwb: {tmp_path / 'lost'}: no such file or folder"]
     assert {p: p.read_bytes() for p in sample_copy.rglob("*") if p.is_file()} == before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,8 @@ def test_cli_search_json(sample_copy: Path, capsys: pytest.CaptureFixture[str]) 
     document = json.loads(capsys.readouterr().out)
     assert set(document) >= {"query", "total", "took_ms", "suggestion", "hits"}
     assert document["query"] == '"release train"' and document["total"] >= 1
-    assert all(set(h) == {"id", "score", "highlight"} for h in document["hits"])
+    assert all(set(h) >= {"id", "score", "highlight", "effective_trust", "effective_label"} for h in document["hits"])
+    assert document["shown"] == len(document["hits"]) <= 5
     assert any("release" in h["highlight"].lower() for h in document["hits"])
 
 
@@ -80,3 +82,24 @@ def test_cli_search_text_output_is_inert(sample_copy: Path, capsys: pytest.Captu
     assert main(["search", "click OR link OR PWNED", str(sample_copy)]) == 0
     out = capsys.readouterr().out
     assert "hits in" in out and "\x1b" not in out and "\x07" not in out
+
+
+def test_limit_says_how_many_of_how_many(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "deploy", "--path", str(sample_copy), "--limit", "2"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    found = re.match(r"(\d+) hits in [\d.]+ ms, showing 2 of (\d+) \(--limit 2\)$", first)
+    assert found and found.group(1) == found.group(2) and int(found.group(1)) > 2
+
+
+def test_every_command_names_its_portfolios_with_path(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    memory = "dollhouse:dollhouse:web-research-rate-limits"
+    for argv in (
+        ["scan", "--json"],
+        ["review", "--json"],
+        ["flag", memory, "--reason", "look", "--dry-run"],
+        ["promote", memory, "--dry-run"],
+        ["history", memory],
+        ["budget"],
+    ):
+        assert main([*argv, "--path", str(sample_copy)]) == 0, argv
+        assert "without --path" not in capsys.readouterr().err

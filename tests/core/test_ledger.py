@@ -152,18 +152,31 @@ def test_iso_utc_is_utc_with_z() -> None:
 def test_effective_trust_ledger_then_claimed_then_detector_then_default(locs: Locations) -> None:
     ledger = Ledger(locs)
     plain = memory()
-    assert effective_trust(plain, ledger, None).model_dump() == {"level": "untrusted", "source": "default", "stale": False, "decision": None}
-    assert effective_trust(plain, ledger, TrustLevel.FLAGGED).model_dump() == {"level": "flagged", "source": "detector", "stale": False, "decision": None}
+    assert effective_trust(plain, ledger, None).model_dump() == {"level": "untrusted", "source": "default", "stale": False, "decision": None, "detail": ""}
+    assert effective_trust(plain, ledger, TrustLevel.FLAGGED).model_dump() == {
+        "level": "flagged",
+        "source": "detector",
+        "stale": False,
+        "decision": None,
+        "detail": "",
+    }
     claimed = memory(trust=TrustLevel.VALIDATED, claimed=True)
-    assert effective_trust(claimed, ledger, TrustLevel.FLAGGED).model_dump() == {"level": "validated", "source": "claimed", "stale": False, "decision": None}
+    assert effective_trust(claimed, ledger, TrustLevel.FLAGGED).model_dump() == {
+        "level": "validated",
+        "source": "claimed",
+        "stale": False,
+        "decision": None,
+        "detail": "",
+    }
     flagged = ledger.record(decision(action="flag"))
-    assert effective_trust(claimed, ledger, None).model_dump() == {"level": "flagged", "source": "ledger", "stale": False, "decision": flagged.id}
+    assert effective_trust(claimed, ledger, None).model_dump() == {"level": "flagged", "source": "ledger", "stale": False, "decision": flagged.id, "detail": ""}
     approved = ledger.record(decision(action="approve"))
     assert effective_trust(claimed, ledger, TrustLevel.FLAGGED).model_dump() == {
         "level": "validated",
         "source": "ledger",
         "stale": False,
         "decision": approved.id,
+        "detail": "",
     }
 
 
@@ -171,18 +184,31 @@ def test_content_changed_after_approval_is_stale_and_falls_through(locs: Locatio
     ledger = Ledger(locs)
     approved = ledger.record(decision(action="approve", sha="a" * 64))
     edited = memory(sha="b" * 64)
-    assert effective_trust(edited, ledger, None).model_dump() == {"level": "untrusted", "source": "default", "stale": True, "decision": approved.id}
+    assert effective_trust(edited, ledger, None).model_dump() == {
+        "level": "untrusted",
+        "source": "default",
+        "stale": True,
+        "decision": approved.id,
+        "detail": "",
+    }
     assert effective_trust(edited, ledger, TrustLevel.FLAGGED).model_dump() == {
         "level": "flagged",
         "source": "detector",
         "stale": True,
         "decision": approved.id,
+        "detail": "",
     }
     edited_claim = memory(sha="b" * 64, trust=TrustLevel.TRUSTED, claimed=True)
-    assert effective_trust(edited_claim, ledger, None).model_dump() == {"level": "trusted", "source": "claimed", "stale": True, "decision": approved.id}
+    assert effective_trust(edited_claim, ledger, None).model_dump() == {
+        "level": "trusted",
+        "source": "claimed",
+        "stale": True,
+        "decision": approved.id,
+        "detail": "",
+    }
     # Reviewed again: no longer stale.
     again = ledger.record(decision(action="approve", sha="b" * 64))
-    assert effective_trust(edited, ledger, None).model_dump() == {"level": "validated", "source": "ledger", "stale": False, "decision": again.id}
+    assert effective_trust(edited, ledger, None).model_dump() == {"level": "validated", "source": "ledger", "stale": False, "decision": again.id, "detail": ""}
 
 
 def test_a_restore_sets_its_quarantine_aside(locs: Locations) -> None:
@@ -191,7 +217,13 @@ def test_a_restore_sets_its_quarantine_aside(locs: Locations) -> None:
     quarantined = ledger.record(decision(action="quarantine"))
     assert effective_trust(memory(), ledger, None).level == TrustLevel.QUARANTINED
     ledger.record(decision(action="restore", effect={"restores": quarantined.id}))
-    assert effective_trust(memory(), ledger, None).model_dump() == {"level": "validated", "source": "ledger", "stale": False, "decision": approved.id}
+    assert effective_trust(memory(), ledger, None).model_dump() == {
+        "level": "validated",
+        "source": "ledger",
+        "stale": False,
+        "decision": approved.id,
+        "detail": "",
+    }
 
 
 def test_entry_decisions_count_for_their_entry_and_for_a_one_entry_memory(locs: Locations) -> None:
@@ -199,8 +231,20 @@ def test_entry_decisions_count_for_their_entry_and_for_a_one_entry_memory(locs: 
     two = memory(trust=TrustLevel.VALIDATED, claimed=True, entries=(Entry(id="e1", trust=TrustLevel.VALIDATED), Entry(id="e2", trust=TrustLevel.UNTRUSTED)))
     flagged = ledger.record(decision(action="flag", entry="e2"))
     assert effective_trust(two, ledger, None).source == "claimed"  # one entry flagged is not the memory
-    assert effective_trust(two, ledger, None, entry="e2").model_dump() == {"level": "flagged", "source": "ledger", "stale": False, "decision": flagged.id}
-    assert effective_trust(two, ledger, None, entry="e1").model_dump() == {"level": "validated", "source": "claimed", "stale": False, "decision": None}
+    assert effective_trust(two, ledger, None, entry="e2").model_dump() == {
+        "level": "flagged",
+        "source": "ledger",
+        "stale": False,
+        "decision": flagged.id,
+        "detail": "",
+    }
+    assert effective_trust(two, ledger, None, entry="e1").model_dump() == {
+        "level": "validated",
+        "source": "claimed",
+        "stale": False,
+        "decision": None,
+        "detail": "",
+    }
     one = memory(entries=(Entry(id="e2"),))
     assert standing_decision(one, ledger) == flagged
 
@@ -222,6 +266,7 @@ def manifest(content: bytes, **extra: object) -> Manifest:
         "time": AT,
         "decision": "d" * 32,
         "memory": memory().model_dump(mode="json"),
+        "detail": "",
     }
     values.update(extra)
     return Manifest.model_validate(values)

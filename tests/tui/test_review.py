@@ -241,3 +241,62 @@ async def test_a_reverted_save_is_reported(sample_copy: Path, isolated_locations
             if any(title == "Change reverted" for title, _ in seen):
                 break
         assert any(title == "Change reverted" and path.name in message for title, message in seen)
+
+
+async def test_entry_level_quarantine_from_the_review_screen(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """X asks which entry (the most severe finding's is offered first), then why; only that entry is
+    quarantined: the other entries stay in the file as they were, and the ledger names the entry."""
+    from app.tui.screens.entry_choice import EntryChoiceModal
+
+    memory_id = "dollhouse:dollhouse:support-triage-notes"
+    bad = "mem_1795172872318_u7xkxsj0r"
+    path = sample_copy / "dollhouse/portfolio/memories/2026-11-18/support-triage-notes.yaml"
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_review(app, pilot)
+        await go_to(screen, pilot, memory_id)
+        others = [e.id for e in app.workbench.memory(memory_id).entries if e.id != bad]
+        assert len(others) == 2
+        original = path.read_text()
+        await pilot.press("X")
+        await pilot.pause()
+        chooser = app.screen
+        assert isinstance(chooser, EntryChoiceModal)
+        assert [entry for entry, _ in chooser.rows][chooser.first] == bad  # the finding's entry comes first
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ReasonModal)
+        await pilot.press(*"injected entry", "enter")
+        await settle(app, pilot)
+        after = path.read_text()
+        for entry in others:
+            assert entry in after
+        assert bad in after  # DollhouseMCP keeps the entry, marked quarantined
+        changed = [(a, b) for a, b in zip(original.splitlines(), after.splitlines(), strict=True) if a != b]
+        assert len(changed) == 1 and changed[0][1].strip() == "trustLevel: quarantined"
+        decision = app.workbench.history(memory_id)[-1]
+        assert decision.action == "quarantine" and decision.entry == bad and decision.reason == "injected entry"
+        memory = app.workbench.memory(memory_id)
+        assert {e.id: e.trust for e in memory.entries}[bad] is TrustLevel.QUARANTINED
+        assert all({e.id: e.trust for e in memory.entries}[entry] is not TrustLevel.QUARANTINED for entry in others)
+
+
+async def test_two_portfolios_with_the_same_names_say_which_is_which(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    import shutil
+
+    from app.core.locations import sample_portfolio
+
+    for team in ("team-a", "team-b"):
+        shutil.copytree(sample_portfolio() / "dollhouse", tmp_path / team)
+    app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [tmp_path / "team-a", tmp_path / "team-b"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_review(app, pilot)
+        queue = screen.query_one(ReviewQueue)
+        names = {}
+        for index, item in enumerate(queue.items):
+            row = dict(zip(queue.shown_columns, queue.get_row_at(index), strict=True))
+            names[item.memory.id] = row["memory"].plain
+        assert names["dollhouse:team-a:push-vendor-evaluation"] == "push-vendor-evaluation · team-a"
+        assert names["dollhouse:team-b:push-vendor-evaluation"] == "push-vendor-evaluation · team-b"
+        await go_to(screen, pilot, "dollhouse:team-b:push-vendor-evaluation")
+        assert "portfolio team-b" in str(screen.query_one("#review-trust").render())

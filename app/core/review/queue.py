@@ -42,7 +42,8 @@ def review_item(memory: Memory, ledger: Ledger, entry_texts: EntryTexts, known: 
             findings = scan_memory(entry_texts(memory))
         except Exception as error:  # noqa: BLE001 - a source that cannot be read is itself worth a look
             findings, unreadable = [], f"{type(error).__name__}: {error}"
-    effective = effective_trust(memory, ledger, suggested_trust(findings))
+    top = worst(findings)
+    effective = effective_trust(memory, ledger, suggested_trust(findings), severity=top.severity.value if top else "")
     return ReviewItem(memory=memory, effective=effective, findings=tuple(findings), unreadable=unreadable)
 
 

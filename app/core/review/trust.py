@@ -8,11 +8,14 @@ the memory goes back into the review queue and the decision no longer counts.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from app.core.model import Memory, TrustLevel
+from app.core.review.detector import suggested_trust, worst
+from app.core.review.finding import Finding
 from app.core.review.ledger import Decision, Ledger
 
 TrustSource = Literal["ledger", "claimed", "detector", "default"]
@@ -26,6 +29,10 @@ LEVEL_OF_ACTION: dict[str, TrustLevel] = {
 }
 
 
+# How each source reads after the level: "flagged (ledger)", "flagged (detector: high)".
+SOURCE_WORD: dict[str, str] = {"ledger": "ledger", "claimed": "claimed", "detector": "detector", "default": "no claim"}
+
+
 class EffectiveTrust(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -33,6 +40,24 @@ class EffectiveTrust(BaseModel):
     source: TrustSource
     stale: bool = False
     decision: str | None = None  # the id of the ledger decision that decides (or went stale)
+    # What the source said, in its own terms: the detector's worst severity, a system's native
+    # score ("trust_score 1.0") when the claim comes from one.
+    detail: str = ""
+
+    @property
+    def why(self) -> str:
+        """Where the level comes from, in a word or two: "ledger", "detector: high", "no claim", or
+        a system's native score as itself ("trust_score 0.95") when the claim is that score."""
+        if self.source == "claimed" and self.detail:
+            return self.detail
+        word = SOURCE_WORD[self.source]
+        return f"{word}: {self.detail}" if self.detail else word
+
+    @property
+    def label(self) -> str:
+        """The level and where it comes from, the same on every face: "flagged (ledger)"."""
+        tail = "; a decision outdated by a change" if self.stale else ""
+        return f"{self.level.value} ({self.why}{tail})"
 
 
 def standing_decision(memory: Memory, ledger: Ledger, entry: str | None = None) -> Decision | None:
@@ -71,8 +96,30 @@ def effective_trust(
     suggested: TrustLevel | None = None,
     *,
     entry: str | None = None,
+    severity: str = "",
 ) -> EffectiveTrust:
-    decision = standing_decision(memory, ledger, entry)
+    """`severity` is the detector's worst finding, named when the detector decides."""
+    return decided_trust(memory, standing_decision(memory, ledger, entry), suggested, entry=entry, severity=severity)
+
+
+def effective_trusts(memories: Iterable[Memory], ledger: Ledger, findings_of: Callable[[Memory], Sequence[Finding] | None]) -> dict[str, EffectiveTrust]:
+    """Every memory's effective trust by id, the detector speaking from `findings_of` (the load's
+    findings; None counts as none). The ledger is asked only about the memories it holds decisions on."""
+    decided = set(ledger.memory_ids())
+    out: dict[str, EffectiveTrust] = {}
+    for memory in memories:
+        decision = standing_decision(memory, ledger) if memory.id in decided else None
+        suggested, severity = None, ""
+        if decision is None or decision.sha256 != memory.sha256:
+            findings = list(findings_of(memory) or ())
+            top = worst(findings)
+            suggested, severity = suggested_trust(findings), top.severity.value if top else ""
+        out[memory.id] = decided_trust(memory, decision, suggested, severity=severity)
+    return out
+
+
+def decided_trust(memory: Memory, decision: Decision | None, suggested: TrustLevel | None, *, entry: str | None = None, severity: str = "") -> EffectiveTrust:
+    """Effective trust once the standing decision (if any) is known."""
     stale = False
     if decision is not None:
         if decision.sha256 == memory.sha256:
@@ -80,7 +127,8 @@ def effective_trust(
         stale = True  # the content changed after the decision: back in the queue
     stale_id = decision.id if decision is not None else None
     if memory.trust_claimed:
-        return EffectiveTrust(level=_claimed(memory, entry), source="claimed", stale=stale, decision=stale_id)
+        native = f"trust_score {memory.trust_score:g}" if memory.trust_score is not None else ""
+        return EffectiveTrust(level=_claimed(memory, entry), source="claimed", stale=stale, decision=stale_id, detail=native)
     if suggested is not None:
-        return EffectiveTrust(level=suggested, source="detector", stale=stale, decision=stale_id)
+        return EffectiveTrust(level=suggested, source="detector", stale=stale, decision=stale_id, detail=severity)
     return EffectiveTrust(level=TrustLevel.UNTRUSTED, source="default", stale=stale, decision=stale_id)

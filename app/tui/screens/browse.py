@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 
 from app.core.curate import Suggestion
 from app.core.inert import one_line
-from app.core.model import Memory
+from app.core.model import Memory, TrustLevel
 from app.core.workbench import Workbench
 from app.tui.activity import Receipt, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
@@ -37,12 +37,14 @@ from app.tui.screens.browse_changes import (
     Write,
     change_preview,
     curation,
+    entry_decision,
     merge_preview,
     pin_toggle,
     priority_step,
     undo_change,
 )
 from app.tui.screens.confirm import ConfirmModal
+from app.tui.screens.entry_choice import ask_entry_and_reason
 from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
@@ -57,6 +59,7 @@ class RowsReady(Message):
     memories: list[Memory]
     rows: list[MemoryRow]
     changed: frozenset[str] = field(default_factory=frozenset)  # empty after a load: every row is new
+    trusts: dict[str, TrustLevel] = field(default_factory=dict)  # effective trust levels, for the tree
 
 
 @dataclass
@@ -147,9 +150,14 @@ class BrowseScreen(WorkbenchScreen):
         self.watch(self.app, "generation", self._on_generation)
         self.watch(self.app, "load_error", self._on_load_error)
         self.watch(self.app, "progress", self._on_progress)
+        self.watch(self.app, "reveal_secrets", self._on_reveal)
         self.query_one(MemoryTable).focus()
         if self.workbench_app.loading and not self.workbench_app.generation:
             self.read_listed_rows()
+
+    def _on_reveal(self, reveal: bool) -> None:
+        for detail in self.query(MemoryDetail):  # none until the lazy pane has mounted
+            detail.set_reveal(reveal)
 
     def _on_load_error(self, error: str) -> None:
         """A failed load replaces "Loading…" with what went wrong and a retry; a new load clears it."""
@@ -220,15 +228,16 @@ class BrowseScreen(WorkbenchScreen):
         try:
             memories = list(self.workbench.memories)
             saliences = self.workbench.saliences()
+            trusts = self.workbench.trusts()
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
             self.post_message(Notice(error_text(error, 300), title="Could not read the memories", severity="error"))
             return
         rows = []
         for m in memories:
             row = None if m.id in changed else kept.get(m.id)
-            rows.append(row or MemoryRow.of(m, s.score if (s := saliences.get(m.id)) else None))
+            rows.append(row or MemoryRow.of(m, s.score if (s := saliences.get(m.id)) else None, trusts.get(m.id)))
         if not get_current_worker().is_cancelled:
-            self.post_message(RowsReady(generation, memories, rows, changed))
+            self.post_message(RowsReady(generation, memories, rows, changed, {i: t.level for i, t in trusts.items()}))
 
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
@@ -238,7 +247,7 @@ class BrowseScreen(WorkbenchScreen):
         table = self.query_one(MemoryTable)
         table.portfolio_column = several_portfolios(self.memories)
         table.prune_marks({m.id for m in self.memories})
-        self.query_one(PortfolioTree).build(self.memories)
+        self.query_one(PortfolioTree).build(self.memories, message.trusts)
         if self.scope != NodeRef() and not any(self.scope.matches(m) for m in self.memories):
             self.scope = NodeRef()
         self._apply_scope(keep=self._pending)
@@ -261,7 +270,7 @@ class BrowseScreen(WorkbenchScreen):
             shown = [r for r in self.rows if r.id in wanted]
         words = self.query_one(FilterBar).words
         if words:
-            shown = [r for r in shown if matches(words, (r.name, r.system, r.tier, r.trust.value, r.id))]
+            shown = [r for r in shown if matches(words, (r.name, r.system, r.tier, r.trust.value, r.trust_source, r.id))]
         table.show(shown, keep=keep)
         self._update_status()
 
@@ -322,9 +331,11 @@ class BrowseScreen(WorkbenchScreen):
         try:
             data.entries = wb.entry_texts(memory)
             data.findings = wb.findings(memory_id, data.entries)
+            data.secrets = wb.secrets(memory_id, data.entries)
         except Exception as error:  # noqa: BLE001 - an unreadable source shows as such
             data.error = error_text(error)
         try:
+            data.trust = wb.trust(memory_id)
             data.salience = wb.saliences().get(memory_id)
             data.history = wb.memory_history(memory_id)
         except Exception as error:  # noqa: BLE001
@@ -479,6 +490,31 @@ class BrowseScreen(WorkbenchScreen):
 
     def action_undo(self) -> None:
         self.run_change(undo_change(), "undo")
+
+    def action_quarantine_entry(self) -> None:
+        self._decide_entry("quarantine")
+
+    def action_approve_entry(self) -> None:
+        self._decide_entry("approve")
+
+    def _decide_entry(self, action: str) -> None:
+        """One entry of a multi-entry memory (a DollhouseMCP memory): chosen from a list, the
+        entry of its most severe finding offered first."""
+        memory = self._selected()
+        if memory is None:
+            return
+        try:
+            findings = self.workbench.findings(memory.id)
+        except Exception:  # noqa: BLE001 - unreadable: the list is offered without findings
+            findings = []
+
+        def then(entry: str, reason: str) -> None:
+            self.run_change(
+                entry_decision(action, memory.id, entry, memory.name, reason), f"{action} entry {one_line(entry, 40)} of {one_line(memory.name, 60)}"
+            )
+
+        if not ask_entry_and_reason(self.app, action, memory, findings, then):
+            self.notify(f"{one_line(memory.name, 80)} has one entry: the palette's {action} takes it whole.", severity="warning", markup=False)
 
     @work(thread=True, exclusive=True, group="browse-preview", exit_on_error=False)
     def preview(self, show: Callable[[Workbench], Preview], write: Write, what: str, clear_marks: bool = False) -> None:

@@ -35,6 +35,18 @@ def curation(action: str, ids: list[str], name: str) -> Write | None:
     return None
 
 
+def entry_decision(action: str, memory_id: str, entry: str, name: str, reason: str) -> Write:
+    """Approve or quarantine one entry of a memory; the memory's other entries stay as they are."""
+    done = {"approve": "Approved", "quarantine": "Quarantined"}[action]
+    title = f"{done} entry {one_line(entry, 60)} of {one_line(name, 60)}: {one_line(reason, 80)}"
+
+    def decide(wb: Workbench) -> Receipt:
+        method = wb.approve if action == "approve" else wb.quarantine
+        return apply_change(wb, title, lambda dry: method(memory_id, reason, entry=entry, dry_run=dry))
+
+    return decide
+
+
 def pin_toggle(memory_id: str, name: str) -> Write:
     """Pinned or not is read in the worker, after any write still on its way from a key before."""
     shown = one_line(name, 60)

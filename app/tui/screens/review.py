@@ -28,6 +28,7 @@ from app.tui.activity import Receipt, clock_time, plan_lines, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.screens.entry_choice import ask_entry_and_reason
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.findings_view import EntryTexts, FindingsView
@@ -61,7 +62,7 @@ class DecisionsDone(Message):
 def _fields(item: ReviewItem) -> tuple[str, ...]:
     """What the filter looks in: the memory's name, id and system, and the severity and trust shown."""
     memory = item.memory
-    return (memory.name, memory.id, memory.system, severity_of(item), memory.trust.value, effective_of(item))
+    return (memory.name, memory.id, memory.system, memory.portfolio, severity_of(item), memory.trust.value, effective_of(item))
 
 
 class ReviewScreen(WorkbenchScreen):
@@ -71,6 +72,22 @@ class ReviewScreen(WorkbenchScreen):
         Binding("f", "decide('flag')", "Flag", id="review-flag"),
         Binding("x", "decide('quarantine')", "Quarantine", id="review-quarantine"),
         Binding("r", "decide('restore')", "Restore", id="review-restore"),
+        Binding(
+            "X",
+            "quarantine_entry",
+            "Quarantine entry",
+            tooltip="Quarantine one entry of the memory (chosen from a list)",
+            show=False,
+            id="review-quarantine-entry",
+        ),
+        Binding(
+            "A",
+            "approve_entry",
+            "Approve entry",
+            tooltip="Approve one entry of the memory (chosen from a list)",
+            show=False,
+            id="review-approve-entry",
+        ),
         Binding("space", "mark", "Mark", tooltip="Mark or unmark for a batch decision", id="review-mark"),
         Binding("o", "open_memory", "Open", tooltip="Open the memory in the browse screen", show=False, id="review-open"),
         Binding("slash", "filter", "Filter", tooltip="Filter the queue in place", id="review-filter"),
@@ -91,6 +108,7 @@ class ReviewScreen(WorkbenchScreen):
 
     def on_mount(self) -> None:
         self.watch(self.app, "generation", self._generation_moved, init=False)
+        self.watch(self.app, "reveal_secrets", self.query_one(FindingsView).set_reveal)
         if self.workbench_app.generation:
             self.refresh_queue()
 
@@ -221,17 +239,35 @@ class ReviewScreen(WorkbenchScreen):
 
         self.app.push_screen(ReasonModal(f"{VERBS[action]} {what}", "The reason is kept in the review ledger."), decided)
 
+    def action_decide_entry(self, action: str) -> None:
+        """One entry of the highlighted memory: choose it (the most severe finding's first), give
+        the reason, and only that entry is decided about."""
+        memory_id = self.queue.current_id
+        item = next((i for i in self.all_items if i.memory.id == memory_id), None)
+        if item is None:
+            self.notify("Nothing to decide: the queue is empty.", severity="warning")
+            return
+        target = item.memory.id
+        if not ask_entry_and_reason(self.app, action, item.memory, item.findings, lambda entry, reason: self.run_decisions(action, [target], reason, entry)):
+            self.notify(f"{one_line(item.memory.name, 80)} has one entry: {VERBS[action].lower()} it whole.", severity="warning", markup=False)
+
+    def action_quarantine_entry(self) -> None:
+        self.action_decide_entry("quarantine")
+
+    def action_approve_entry(self) -> None:
+        self.action_decide_entry("approve")
+
     @work(thread=True, exclusive=True, group="review-decide", exit_on_error=False)
-    def run_decisions(self, action: str, targets: list[str], reason: str) -> None:
+    def run_decisions(self, action: str, targets: list[str], reason: str, entry: str | None = None) -> None:
         """One decision after another in one facade call: a refusal of one (a conflict, an
         unsupported system...) is reported and the rest go on."""
         workbench = self.workbench
         app = self.workbench_app
         outcome = DecisionsDone(action)
-        plans = self._dry_runs(action, targets, reason)
+        plans = self._dry_runs(action, targets, reason, entry)
         try:
             decision = cast("TrustAction", action)  # one of the screen's own bindings
-            results = workbench.decide_many([DecisionRequest(decision, memory_id, reason) for memory_id in targets])
+            results = workbench.decide_many([DecisionRequest(decision, memory_id, reason, entry) for memory_id in targets])
         except Exception as error:  # noqa: BLE001 - not a refusal of one memory: the batch stopped
             outcome.failed.append((targets[0], f"{VERBS[action]} failed", error_text(error)))
             app.record(refused(workbench, f"{VERBS[action].lower()} {len(targets)} memories", error))
@@ -250,19 +286,21 @@ class ReviewScreen(WorkbenchScreen):
             app.record(Receipt(clock_time(workbench), "refused", f"Not done: {VERBS[action].lower()} {one_line(self._memory_name(memory_id), 80)}", (text,)))
         if outcome.done:
             what = one_line(self._memory_name(outcome.done[0]), 80) if len(outcome.done) == 1 else f"{len(outcome.done)} memories"
+            if entry is not None:
+                what = f"entry {one_line(entry, 60)} of {what}"
             app.record(Receipt(clock_time(workbench), "change", f"{DONE[action]} {what}: {one_line(reason, 80)}", tuple(lines), tuple(workbench.written)))
         self.post_message(outcome)
         if outcome.done:
             app.written(workbench.changed)
 
-    def _dry_runs(self, action: str, targets: list[str], reason: str) -> dict[str, Plan]:
+    def _dry_runs(self, action: str, targets: list[str], reason: str, entry: str | None = None) -> dict[str, Plan]:
         """What each decision does, in the core's words (for the receipt); one that refuses is left
         out here and reported by the batch itself."""
         plans: dict[str, Plan] = {}
         decide = getattr(self.workbench, action)
         for memory_id in targets:
             try:
-                plan = decide(memory_id, reason, dry_run=True)
+                plan = decide(memory_id, reason, entry=entry, dry_run=True)
             except Exception:  # noqa: BLE001 - the batch says why
                 continue
             if isinstance(plan, Plan):

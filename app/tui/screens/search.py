@@ -94,6 +94,7 @@ class SearchScreen(WorkbenchScreen):
         yield workbench_footer()
 
     def on_mount(self) -> None:
+        self.watch(self.app, "reveal_secrets", self._on_reveal, init=False)
         self.watch(self.app, "generation", self._on_generation, init=False)
         self._set_status(Text("Type to search every memory.") if self.workbench_app.generation else Text("Reading the portfolios…"))
         self._show_suggestion(None)
@@ -118,6 +119,11 @@ class SearchScreen(WorkbenchScreen):
     def _fire(self) -> None:
         self._timer = None
         self.start_search()
+
+    def _on_reveal(self, _reveal: bool) -> None:
+        # the hits' snippets are built masked or not in the worker: build them again
+        if self._shown:
+            self.start_search()
 
     def _on_generation(self, _generation: int) -> None:
         # a rescan changed the memories: the same query may now answer differently
@@ -153,7 +159,8 @@ class SearchScreen(WorkbenchScreen):
         started = workbench.clock.monotonic()  # the injected clock, so a fixed clock shows a fixed time
         try:
             result = workbench.search(query, limit=LIMIT)
-            rows = [self._row(workbench, hit.id, hit.highlight) for hit in result.hits]
+            reveal = self.workbench_app.reveal_secrets
+            rows = [self._row(workbench, hit.id, hit.highlight, reveal) for hit in result.hits]
         except QuerySyntaxError as error:
             self.post_message(self.Failed(query, error.message, error.position))
             return
@@ -165,12 +172,21 @@ class SearchScreen(WorkbenchScreen):
             self.post_message(self.Finished(query, result, rows, elapsed))
 
     @staticmethod
-    def _row(workbench: Workbench, memory_id: str, highlight: str) -> HitRow:
+    def _row(workbench: Workbench, memory_id: str, highlight: str, reveal: bool = False) -> HitRow:
         try:
             memory = workbench.memory(memory_id)
         except KeyError:  # the index is a step behind the list (a file vanished): show the id alone
             return HitRow(memory_id, memory_id, "?", "?", highlight)
-        return HitRow(memory_id, memory.name, memory.system, memory.tier.value, highlight)
+        trust = workbench.trust(memory_id)
+        return HitRow(
+            memory_id,
+            memory.name,
+            memory.system,
+            memory.tier.value,
+            highlight if reveal else workbench.masked(memory_id, highlight),
+            trust.level.value,
+            trust.label,
+        )
 
     # -- answers ---------------------------------------------------------------------------------
 

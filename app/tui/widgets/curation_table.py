@@ -19,5 +19,14 @@ class CurationTable(MemoryTable):
         Binding("n", "screen.pin", "Pin", tooltip="Pin or unpin", show=False, id="pin"),
         Binding("plus,ctrl+up", "screen.load_earlier", "Earlier", tooltip="Load earlier at startup (a smaller priority number)", show=False, id="priority-up"),
         Binding("minus,ctrl+down", "screen.load_later", "Later", tooltip="Load later at startup (a bigger priority number)", show=False, id="priority-down"),
+        Binding(
+            "X",
+            "screen.quarantine_entry",
+            "Quarantine entry",
+            tooltip="Quarantine one entry of the memory (chosen from a list)",
+            show=False,
+            id="quarantine-entry",
+        ),
+        Binding("A", "screen.approve_entry", "Approve entry", tooltip="Approve one entry of the memory (chosen from a list)", show=False, id="approve-entry"),
         Binding("m", "screen.merge", "Merge", tooltip="Merge the marked rows into the highlighted one", show=False, id="merge"),
     ]

@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from app.core.inert import inert, one_line
 from app.core.review.finding import SEVERITY_RANK, Finding
+from app.core.review.masking import mask_spans, mask_values, secret_values
 from app.core.review.queue import ReviewItem
 from app.tui.widgets.review_queue import claimed_of, effective_of
 
@@ -73,6 +74,15 @@ class FindingsView(VerticalScroll):
         self.item: ReviewItem | None = None
         self.body = Text()
         self.highlights: list[Highlight] = []
+        self.reveal = False  # secrets are masked until the person asks to see them
+        self._entries: EntryTexts | None = None
+        self._error: str | None = None
+
+    def set_reveal(self, reveal: bool) -> None:
+        """Mask or show the secrets of the item shown, without reading it again."""
+        self.reveal = reveal
+        if self.item is not None:
+            self.show(self.item, self._entries, self._error)
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Nothing to review."), id="review-trust")
@@ -83,7 +93,7 @@ class FindingsView(VerticalScroll):
         return {level: self.get_component_rich_style(f"findings-view--{level}") for level in ("low", "medium", "high", "critical")}
 
     def show(self, item: ReviewItem | None, entries: EntryTexts | None, error: str | None = None) -> None:
-        self.item = item
+        self.item, self._entries, self._error = item, entries, error
         self.query_one("#review-trust", Static).update(self._trust_line(item))
         self.query_one("#review-findings", Static).update(self._findings_list(item))
         self.body, self.highlights = self._body(item, entries or [], error)
@@ -97,8 +107,12 @@ class FindingsView(VerticalScroll):
         memory = item.memory
         text = Text()
         text.append(one_line(memory.name, 100), style="bold")
-        text.append(f"\n{one_line(memory.id, 160)}  \u00b7  {memory.system} \u00b7 tier {memory.tier.value}\n")
-        text.append(f"claimed: {claimed_of(item)}   effective: {effective_of(item)}")
+        where = memory.system if memory.portfolio == memory.system else f"{memory.system} \u00b7 portfolio {one_line(memory.portfolio, 60)}"
+        text.append(f"\n{one_line(memory.id, 160)}  \u00b7  {where} \u00b7 tier {memory.tier.value}\n")
+        claimed = claimed_of(item)
+        if memory.trust_score is not None:
+            claimed = f"trust_score {memory.trust_score:g} (the system's own score)"
+        text.append(f"claimed: {claimed}   effective: {effective_of(item)}")
         if item.effective.stale:
             text.append("\nchanged since approval: the decision no longer counts", style="bold")
         if item.unreadable:
@@ -128,11 +142,14 @@ class FindingsView(VerticalScroll):
         entry_style = self.get_component_rich_style("findings-view--entry")
         marks: list[Highlight] = []
         single = len(entries) == 1
+        secrets = secret_values(item.findings, entries)
         for entry_id, text in entries:
             # A finding belongs to its entry; with one entry an unnamed finding belongs to it too.
             mine = [f for f in item.findings if f.entry == entry_id or (single and f.entry is None) or (single and entry_id is None)]
             if len(entries) > 1 or entry_id is not None:
                 body.append(f"\u2500\u2500 entry {one_line(entry_id or '', 80)}\n", style=entry_style)
-            marks.extend(highlighted_entry(text, mine, styles, body))
+            # Masking keeps every character in place, so the findings' spans still fit.
+            shown = text if self.reveal else mask_values(mask_spans(text, mine), secrets)
+            marks.extend(highlighted_entry(shown, mine, styles, body))
             body.append("\n\n")
         return body, marks

@@ -23,6 +23,8 @@ from app.core.inert import inert, one_line
 from app.core.model import Memory
 from app.core.review.finding import Finding
 from app.core.review.ledger import TRUST_ACTIONS, Decision
+from app.core.review.masking import mask_spans, mask_values
+from app.core.review.trust import EffectiveTrust
 from app.tui.activity import effect_summary
 
 PREVIEW_CHARS = 20_000
@@ -40,6 +42,8 @@ class DetailData:
     history: list[Decision] = field(default_factory=list)
     error: str | None = None
     fortress: bool = False  # the memory's system scores on Memory Fortress's axes (the form shows)
+    trust: EffectiveTrust | None = None  # the facade's effective trust, as every pane shows it
+    secrets: tuple[str, ...] = ()  # the secret values in its text, masked unless revealed
 
 
 def _highlighted(text: str, findings: Sequence[Finding], budget: int) -> tuple[Text, int]:
@@ -59,8 +63,9 @@ def _highlighted(text: str, findings: Sequence[Finding], budget: int) -> tuple[T
     return out, len(raw)
 
 
-def content_text(data: DetailData) -> Text:
-    """The memory's text, entry by entry when it has several, findings highlighted, capped."""
+def content_text(data: DetailData, reveal: bool = False) -> Text:
+    """The memory's text, entry by entry when it has several, findings highlighted, capped; its
+    secrets masked unless `reveal`."""
     if data.error:
         return Text(f"Could not read the text: {one_line(data.error, 300)}", style="italic")
     out = Text()
@@ -72,7 +77,9 @@ def content_text(data: DetailData) -> Text:
             break
         if several:
             out.append(f"── entry {one_line(entry or '(whole memory)', 80)} ──\n", style="bold")
-        piece, used = _highlighted(text, [f for f in data.findings if f.entry == entry], budget)
+        own = [f for f in data.findings if f.entry == entry]
+        shown = text if reveal else mask_values(mask_spans(text, own), data.secrets)
+        piece, used = _highlighted(shown, own, budget)
         out.append_text(piece)
         out.append("\n")
         budget -= used
@@ -95,14 +102,15 @@ def _value(value: Any) -> str:
         return repr(value)
 
 
-def metadata_text(memory: Memory) -> Text:
+def metadata_text(memory: Memory, trust: EffectiveTrust | None = None, secrets: tuple[str, ...] = ()) -> Text:
+    """Native fields (secrets masked when `secrets` are given), then what the workbench makes of it."""
     out = Text()
     out.append("Native fields\n", style="bold underline")
     if not memory.fields:
         out.append("  (none)\n", style="italic")
     for key, value in memory.fields.items():
         out.append(f"  {one_line(str(key), 60)}", style="bold")
-        out.append(f": {inert(_value(value), keep_newlines=False)}\n")
+        out.append(f": {inert(mask_values(_value(value), secrets), keep_newlines=False)}\n")
     out.append("\nWorkbench\n", style="bold underline")
     span = f"{memory.span.start}-{memory.span.end} (bytes)" if memory.span else "(none: a database row)"
     facts = [
@@ -111,13 +119,23 @@ def metadata_text(memory: Memory) -> Text:
         ("span", span),
         ("sha256", memory.sha256),
         ("tier", memory.tier.value),
-        ("trust", memory.trust.value + (" (claimed by the source)" if memory.trust_claimed else " (not claimed)")),
+        ("trust", trust.label if trust is not None else memory.trust.value),
+        ("claimed by the system", claim_text(memory)),
         ("words / chars / tokens", f"{memory.words} / {memory.chars} / {memory.tokens}"),
     ]
     for label, value in facts:
         out.append(f"  {label}", style="bold")
         out.append(f": {inert(value, keep_newlines=False)}\n")
     return out
+
+
+def claim_text(memory: Memory) -> str:
+    """The system's own word on trust, in its own terms: memory-mcp's trust_score as the number it is."""
+    if not memory.trust_claimed:
+        return "nothing (the system keeps no trust)"
+    if memory.trust_score is not None:
+        return f"trust_score {memory.trust_score:g} (read as {memory.trust.value})"
+    return memory.trust.value
 
 
 def scores_text(salience: Salience | None) -> Text:
@@ -174,6 +192,13 @@ class MemoryDetail(Vertical):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.data: DetailData | None = None
+        self.reveal = False  # secrets are masked until the person asks to see them
+
+    def set_reveal(self, reveal: bool) -> None:
+        """Mask or show the secrets of what is shown, without reading it again."""
+        self.reveal = reveal
+        if self.data is not None:
+            self.show(self.data)
 
     def compose(self) -> ComposeResult:
         yield Static(Text("No memory selected"), id="detail-title")
@@ -209,10 +234,13 @@ class MemoryDetail(Vertical):
         memory = data.memory
         title = Text(one_line(memory.name, 120), style="bold")
         where = memory.system if memory.portfolio == memory.system else f"{memory.system} · {one_line(memory.portfolio, 40)}"
-        title.append(f"  {where} · {memory.tier.value} · {memory.trust.value}", style="dim")
+        trust = data.trust.label if data.trust is not None else memory.trust.value
+        title.append(f"  {where} · {memory.tier.value} · {trust}", style="dim")
+        if data.secrets:
+            title.append(" · secrets shown" if self.reveal else " · secrets masked", style="bold" if self.reveal else "dim")
         self.query_one("#detail-title", Static).update(title)
-        self.query_one("#detail-content", Static).update(content_text(data))
-        self.query_one("#detail-metadata", Static).update(metadata_text(memory))
+        self.query_one("#detail-content", Static).update(content_text(data, self.reveal))
+        self.query_one("#detail-metadata", Static).update(metadata_text(memory, data.trust, () if self.reveal else data.secrets))
         self.query_one("#detail-scores", Static).update(scores_text(data.salience))
         self.query_one("#detail-relations", Static).update(relations_text(memory, data.related))
         self.query_one("#detail-history", Static).update(history_text(data.history))

@@ -9,7 +9,7 @@ visible line from a plain sequence of rows, fixed column widths, and an LRU cach
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from rich.cells import cell_len, set_cell_size
@@ -27,6 +27,7 @@ from textual.strip import Strip
 from app.core.inert import one_line
 from app.core.load import rows as listed_rows
 from app.core.model import Memory, TrustLevel
+from app.core.review.trust import EffectiveTrust
 from app.tui.widgets.clip import clip
 from app.tui.widgets.nav import list_bindings
 
@@ -37,6 +38,8 @@ TRUST_BADGE = {
     TrustLevel.FLAGGED: "⚑ flagged",
     TrustLevel.QUARANTINED: "⛔ quarantined",
 }
+TRUST_NARROW = 16  # "· untrusted 0.95": the level and a native score beside it
+TRUST_TIGHT = 13  # "⛔ quarantined": the level alone
 BAR_WIDTH = 6
 _PARTIAL = " ▏▎▍▌▋▊▉"
 
@@ -56,16 +59,21 @@ class MemoryRow:
     tokens: int
     updated: str
     pinned: bool = False
+    trust_source: str = ""  # where the effective trust comes from: "ledger", "detector: high"...
+    native: str = ""  # the system's own score as the number it is (memory-mcp's trust_score)
 
     @classmethod
-    def of(cls, memory: Memory, salience: float | None) -> MemoryRow:
+    def of(cls, memory: Memory, salience: float | None, trust: EffectiveTrust | None = None) -> MemoryRow:
+        """`trust` is the facade's effective trust (without it, the system's claim is shown)."""
         return cls(
             id=memory.id,
             name=one_line(memory.name, 200),
             system=memory.system,
             portfolio=one_line(memory.portfolio, 60),
             tier=memory.tier.value,
-            trust=memory.trust,
+            trust=trust.level if trust is not None else memory.trust,
+            trust_source=trust.why if trust is not None else "",
+            native="" if memory.trust_score is None else f"{memory.trust_score:g}",
             priority=memory.priority,
             salience=salience,
             tokens=memory.tokens,
@@ -113,13 +121,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("system", "System", 10, lambda r: _text_key(r.system)),
     Column("portfolio", "Portfolio", 14, lambda r: _text_key(r.portfolio)),
     Column("tier", "Tier", 10, lambda r: _text_key(r.tier)),
-    Column("trust", "Trust", 13, lambda r: (-_severity(r.trust), r.name.casefold())),
+    Column("trust", "Trust", TRUST_NARROW, lambda r: (-_severity(r.trust), r.name.casefold())),
     Column("priority", "Prio", 4, lambda r: _number_key(r.priority), right=True),
     Column("salience", "Salience", BAR_WIDTH + 5, lambda r: _number_key(r.salience)),
     Column("tokens", "Tokens", 6, lambda r: _number_key(r.tokens), right=True),
     Column("updated", "Updated", 10, lambda r: (0 if r.updated else 1, "".join(chr(0x10FFFF - ord(c)) for c in r.updated))),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+TRUST_WIDE = 34  # "⛔ quarantined (detector: critical)", "· untrusted (trust_score 0.7477)"
+NAME_ROOMY = 32  # the name keeps this much when Trust widens to say where it comes from
 NAME_MIN = 16
 NAME_COMFORT = 24  # below this the optional columns give way, in this order:
 OPTIONAL = ("updated", "system", "portfolio")
@@ -135,10 +145,16 @@ def visible_columns(width: int, portfolio: bool) -> list[tuple[Column, int]]:
     def name_width(shown: list[Column]) -> int:
         return width - sum(c.width for c in shown) - len(shown)
 
+    if name_width(columns) < NAME_COMFORT:
+        # The native score beside the level is the first to give way.
+        columns = [replace(c, width=TRUST_TIGHT) if c.key == "trust" else c for c in columns]
     for key in OPTIONAL:
         if name_width(columns) >= NAME_COMFORT:
             break
         columns = [c for c in columns if c.key != key]
+    if name_width(columns) - (TRUST_WIDE - TRUST_NARROW) >= NAME_ROOMY:
+        # Room to spare: Trust says where it comes from too, "⚑ flagged (ledger)".
+        columns = [replace(c, width=TRUST_WIDE) if c.key == "trust" else c for c in columns]
     name = max(NAME_MIN, name_width(columns))
     return [(c, c.width or name) for c in columns]
 
@@ -159,11 +175,17 @@ def salience_bar(score: float | None) -> str:
     return bar.ljust(BAR_WIDTH) + f" {score:4.2f}"
 
 
-def _cell(row: MemoryRow, key: str) -> str:
+def _cell(row: MemoryRow, key: str, width: int = 0) -> str:
+    """`width`: the column's; a Trust column that has room says where the trust comes from, or at
+    least the system's own score beside the level."""
+    wide = width >= TRUST_WIDE
     if key == "name":
         return ("📌 " if row.pinned else "") + row.name
     if key == "trust":
-        return TRUST_BADGE[row.trust]
+        if wide and row.trust_source:
+            return f"{TRUST_BADGE[row.trust]} ({row.trust_source})"
+        with_score = TRUST_BADGE[row.trust] + (f" {row.native}" if row.native else "")
+        return with_score if cell_len(with_score) <= max(width, TRUST_NARROW) else TRUST_BADGE[row.trust]
     if key == "priority":
         return "" if row.priority is None else str(row.priority)
     if key == "salience":
@@ -423,7 +445,7 @@ class MemoryTable(ScrollView, can_focus=True):
             base = base + self.get_component_rich_style("memory-table--marked")
         segments: list[Segment] = []
         for column, cell_width in self._layout(width):
-            text = _cell(row, column.key)
+            text = _cell(row, column.key, cell_width)
             if column.key == "name":
                 text = clip(("● " if row.id in self.marked else "") + text, cell_width)
             text = text.rjust(cell_width) if column.right and cell_len(text) < cell_width else text

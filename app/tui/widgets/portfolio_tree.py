@@ -6,7 +6,7 @@ a filter on the table; the tree never reads the facade itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -48,16 +48,20 @@ class _Tally:
     flagged: int = 0
     quarantined: int = 0
 
-    def add(self, memory: Memory) -> None:
+    def add(self, trust: TrustLevel) -> None:
         self.total += 1
-        self.flagged += memory.trust is TrustLevel.FLAGGED
-        self.quarantined += memory.trust is TrustLevel.QUARANTINED
+        self.flagged += trust is TrustLevel.FLAGGED
+        self.quarantined += trust is TrustLevel.QUARANTINED
 
 
-def tally(memories: Iterable[Memory]) -> dict[NodeRef, _Tally]:
-    """Counts of every node of the tree, the root (NodeRef()) included, in one pass."""
+def tally(memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None) -> dict[NodeRef, _Tally]:
+    """Counts of every node of the tree, the root (NodeRef()) included, in one pass. `trusts` is
+    each memory's effective trust level (the facade's), so the badges agree with the header and
+    the table; a memory missing from it counts with its system's claim."""
     counts: dict[NodeRef, _Tally] = {}
+    levels = trusts or {}
     for m in memories:
+        level = levels.get(m.id, m.trust)
         system, portfolio, tier, domain = m.system, m.portfolio, m.tier.value, m.domain or NO_DOMAIN
         for ref in (
             NodeRef(),
@@ -66,7 +70,7 @@ def tally(memories: Iterable[Memory]) -> dict[NodeRef, _Tally]:
             NodeRef(system, portfolio, tier),
             NodeRef(system, portfolio, tier, domain),
         ):
-            counts.setdefault(ref, _Tally()).add(m)
+            counts.setdefault(ref, _Tally()).add(level)
     return counts
 
 
@@ -136,11 +140,11 @@ class PortfolioTree(Tree[NodeRef]):
         elif node.parent is not None:
             self.move_cursor(node.parent)
 
-    def build(self, memories: Iterable[Memory]) -> None:
+    def build(self, memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None) -> None:
         """Rebuild the whole tree; keeps which nodes were expanded and where the cursor was."""
         expanded = {n.data for n in self._walk_nodes(self.root) if n.is_expanded and n.data is not None}
         current = self.cursor_node.data if self.cursor_node is not None else None
-        self.counts = tally(memories)
+        self.counts = tally(memories, trusts)
         self.clear()
         root = self.root
         root.set_label(_label("All memories", self.counts.get(NodeRef(), _Tally())))

@@ -21,7 +21,7 @@ COLUMNS = (
     ColumnSpec("memory", "memory", None, least=20),
     ColumnSpec("severity", "severity", 8),
     ColumnSpec("claimed", "claimed", 11, from_width=90),
-    ColumnSpec("effective", "effective", 22),
+    ColumnSpec("effective", "effective", 24),
     ColumnSpec("findings", "#", 3),
 )
 
@@ -35,14 +35,24 @@ def severity_of(item: ReviewItem) -> str:
 
 
 def claimed_of(item: ReviewItem) -> str:
-    return item.memory.trust.value if item.memory.trust_claimed else "\u2014"
+    """The system's own claim, a native score as the number it is (memory-mcp's trust_score)."""
+    memory = item.memory
+    if not memory.trust_claimed:
+        return "\u2014"
+    return f"score {memory.trust_score:g}" if memory.trust_score is not None else memory.trust.value
 
 
 def effective_of(item: ReviewItem) -> str:
-    effective = item.effective
-    label = f"{effective.level.value} ({effective.source})"
-    # A decision whose content changed since no longer counts: say so where the trust is shown.
-    return f"{label} changed since approval" if effective.stale else label
+    """The effective trust with where it comes from, in the words every face uses."""
+    return item.effective.label
+
+
+def shared_names(items: list[ReviewItem]) -> set[str]:
+    """The names (casefolded) that memories of more than one portfolio hold."""
+    where: dict[str, set[tuple[str, str]]] = {}
+    for item in items:
+        where.setdefault(item.memory.name.casefold(), set()).add((item.memory.system, item.memory.portfolio))
+    return {name for name, places in where.items() if len(places) > 1}
 
 
 class ReviewQueue(NavTable):
@@ -58,6 +68,7 @@ class ReviewQueue(NavTable):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.items: list[ReviewItem] = []
         self.marked: set[str] = set()
+        self.shared_names: set[str] = set()  # names held by memories of several portfolios
 
     def on_mount(self) -> None:
         self.set_columns(COLUMNS)
@@ -74,6 +85,7 @@ class ReviewQueue(NavTable):
         self.items = list(items)
         ids = {item.memory.id for item in self.items}
         self.marked &= ids
+        self.shared_names = shared_names(self.items)
         self.clear()
         for item in self.items:
             self.add_cells(self._cells(item), key=item.memory.id)
@@ -89,12 +101,25 @@ class ReviewQueue(NavTable):
         severity = severity_of(item)
         return {
             "mark": Text(MARK if item.memory.id in self.marked else " "),
-            "memory": Text(clip(one_line(item.memory.name, 200), self.width_of("memory"))),
+            "memory": self._name_cell(item),
             "severity": Text(severity, style="bold" if severity in ("critical", "high") else ""),
             "claimed": Text(claimed_of(item)),
             "effective": Text(effective_of(item)),
             "findings": Text(str(len(item.findings)), justify="right"),
         }
+
+    def _name_cell(self, item: ReviewItem) -> Text:
+        """The name; where another portfolio holds a memory of the same name, the portfolio after
+        it (the name cut first, so both show)."""
+        memory, width = item.memory, self.width_of("memory")
+        name = one_line(memory.name, 200)
+        if memory.name.casefold() not in self.shared_names:
+            return Text(clip(name, width))
+        where = f" · {one_line(memory.portfolio, 30)}"
+        room = max(8, width - len(where))
+        text = Text(clip(name, room))
+        text.append(clip(where, max(0, width - len(text.plain))), style="dim")
+        return text
 
     @property
     def current(self) -> ReviewItem | None:

@@ -26,6 +26,8 @@ class HitRow:
     system: str
     tier: str
     highlight: str
+    trust: str = ""  # the effective level, for its colour
+    trust_label: str = ""  # "flagged (ledger)": the same words as every other face
 
 
 def marked(fragment: str, mark: Style, plain: Style | None = None) -> Text:
@@ -65,6 +67,8 @@ class SearchResults(NavOptionList):
         "search-results--tier-cold",
         "search-results--tier-archive",
         "search-results--tier-quarantine",
+        "search-results--trust-flagged",
+        "search-results--trust-quarantined",
     }
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -93,6 +97,11 @@ class SearchResults(NavOptionList):
         tier_class = f"search-results--tier-{row.tier}"
         tier_style = self._style(tier_class) if tier_class in self.COMPONENT_CLASSES else self._style("search-results--meta")
         prompt.append(one_line(row.tier, 20), style=tier_style)
+        if row.trust_label:
+            prompt.append(" · ", style=self._style("search-results--meta"))
+            trust_class = f"search-results--trust-{row.trust}"
+            trust_style = self._style(trust_class) if trust_class in self.COMPONENT_CLASSES else self._style("search-results--meta")
+            prompt.append(one_line(row.trust_label, 60), style=trust_style)
         prompt.append("\n")
         prompt.append_text(marked(row.highlight, self._style("search-results--mark")))
         return Option(prompt, id=row.id)

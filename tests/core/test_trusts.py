@@ -1,0 +1,44 @@
+"""The facade's effective trusts: one answer for every face, kept across calls and brought up to
+date after a decision or a write, always equal to what a fresh workbench on the same files and
+ledger computes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.clock import FixedClock
+from app.core.locations import Locations
+from app.core.model import TrustLevel
+from app.core.workbench import Workbench
+
+FLAGGED = "memory-mcp:memory-mcp:mem/1"  # memory-mcp keeps no flag: a ledger-only decision
+QUARANTINED = "dollhouse:dollhouse:api-error-codes"  # a DollhouseMCP file write
+
+
+def _fresh(sample: Path, locations: Locations, clock: FixedClock) -> dict[str, str]:
+    wb = Workbench(locations, clock=clock, workers=1)
+    wb.open([sample])
+    return {i: t.label for i, t in wb.trusts().items()}
+
+
+def test_trusts_follow_decisions_and_writes(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy])
+    first = wb.trusts()
+    assert wb.trusts() is first  # nothing changed: the same answer, not computed again
+    assert first[FLAGGED].label == "untrusted (trust_score 1)" and first[FLAGGED].source == "claimed"
+    detected = [t for t in first.values() if t.source == "detector"]
+    assert detected and all(t.label == f"{t.level.value} (detector: {t.detail})" and t.detail in ("high", "critical") for t in detected)
+
+    wb.flag(FLAGGED, "checking")
+    assert not wb.written and wb.subjects == [FLAGGED]
+    after_flag = wb.trusts()
+    assert after_flag[FLAGGED].label == "flagged (ledger)"
+    assert {i: t for i, t in after_flag.items() if i != FLAGGED} == {i: t for i, t in first.items() if i != FLAGGED}
+    assert {i: t.label for i, t in after_flag.items()} == _fresh(sample_copy, isolated_locations, clock)
+
+    wb.quarantine(QUARANTINED, "a file write", entry=wb.memory(QUARANTINED).entries[0].id)
+    assert wb.written
+    after_write = wb.trusts()
+    assert {i: t.label for i, t in after_write.items()} == _fresh(sample_copy, isolated_locations, clock)
+    assert wb.counts()["trust"][TrustLevel.FLAGGED.value] == sum(t.level is TrustLevel.FLAGGED for t in after_write.values())
