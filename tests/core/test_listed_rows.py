@@ -25,6 +25,8 @@ ROWS: ListedRows = {
     "tokens": [120, 8],
     "updated": ["2026-11-30", ""],
     "pinned": [True, False],
+    "trust_source": ["ledger", ""],
+    "native": ["", "0.95"],
 }
 
 

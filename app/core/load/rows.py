@@ -32,6 +32,8 @@ COLUMNS: dict[str, tuple[type, ...]] = {
     "tokens": (int,),
     "updated": (str,),
     "pinned": (bool,),
+    "trust_source": (str,),  # where the trust shown comes from ("ledger", "detector: high")
+    "native": (str,),  # the system's own score as shown
 }
 
 ListedRows = dict[str, list[Any]]  # column name -> one value per row, every column as long
