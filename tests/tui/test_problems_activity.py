@@ -24,6 +24,7 @@ from tests.tui.helpers import make_app, press, settle, switch
 
 FLAKY = "massgen:massgen:workspace_coder/flaky_tests"
 RUNBOOK = "dollhouse:dollhouse:deploy-runbook"
+FEATURE_FLAGS = "dollhouse:dollhouse:feature-flags"
 SAMPLE_PROBLEMS = [
     ("memories/2026-11-12/release-train-notes.yaml:23", "entry kept with the most severe of its trust levels"),
     ("memories/2026-11-16/db-migration-log.yaml:13", "file skipped"),
@@ -192,3 +193,50 @@ async def test_load_progress_has_counts(sample_copy: Path, isolated_locations: L
         await pilot.pause()
         assert app.sub_title == "loading · parse 40 of 78"
         assert str(app.screen.query_one("#browse-status", Static).render()) == "Loading… parse 40 of 78"
+
+
+async def test_undo_of_a_change_chosen_in_the_history(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """`u` on an older change in the History undoes that one (a later one on another memory stays),
+    after showing what it will write; a change whose file moved on, or a trust decision, is not
+    undone and the screen says why."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        wb = app.workbench
+
+        def path_of(memory_id: str) -> Path:
+            return Path(wb.portfolio_of(wb.memory(memory_id)).root) / wb.memory(memory_id).source.path
+
+        runbook = path_of(RUNBOOK)
+        before = runbook.read_bytes()
+        wb.set_priority(RUNBOOK, 4, reason="sooner")
+        wb.promote(FLAKY, reason="keep it loaded")
+        flaky = path_of(FLAKY)  # promoted: where MassGen loads it from now
+        wb.flag(FEATURE_FLAGS, "a closer look")
+        app.written(wb.changed)
+        flaky.write_bytes(flaky.read_bytes() + b"\nedited by the agent since\n")
+        edited = flaky.read_bytes()
+        await settle(app, pilot)
+        await switch(app, pilot, "f7")
+        await press(app, pilot, "h")
+        table = app.screen.query_one(HistoryTable)
+        assert [row[1] for row in cells(table)] == ["flag", "promote", "set-priority"]
+
+        table.move_cursor(row=0)  # a trust decision: review reverses it, not undo
+        await press(app, pilot, "u")
+        table.move_cursor(row=1)  # the promote: its file moved on since
+        await press(app, pilot, "u")
+        said = {str(n.title): str(n.message) for n in app._notifications}
+        assert "review (F3)" in said["Cannot undo flag of feature-flags"]
+        assert "changed since" in said["Cannot undo promote of flaky_tests"]
+        assert flaky.read_bytes() == edited
+
+        table.move_cursor(row=2)  # the set-priority, older than both
+        await press(app, pilot, "u")
+        assert type(app.screen).__name__ == "ConfirmModal"
+        await press(app, pilot, "enter")
+        await settle(app, pilot)
+        assert runbook.read_bytes() == before  # undone byte for byte
+        assert flaky.read_bytes() == edited  # nothing else touched
+        assert app.activity[-1].title.startswith("Undone:") and "deploy-runbook" in app.activity[-1].title
+        assert [row[1] for row in cells(app.screen.query_one(HistoryTable))][0] == "undo set-priority"

@@ -10,18 +10,20 @@ import re
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from app.cli import main
 from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.model import TrustLevel
+from app.tui.app import MemoryWorkbenchApp
 from app.tui.screens.browse import BrowseScreen
 from app.tui.screens.review import ReviewScreen
 from app.tui.screens.search import SearchScreen
 from app.tui.widgets.findings_view import FindingsView
 from app.tui.widgets.memory_detail import MemoryDetail
-from app.tui.widgets.memory_table import MemoryTable, _cell
+from app.tui.widgets.memory_table import MemoryRow, MemoryTable, _cell
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
 from app.tui.widgets.review_queue import ReviewQueue
 from app.tui.widgets.search_results import SearchResults
@@ -43,6 +45,19 @@ def scan_json(sample: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, dic
     capsys.readouterr()
     assert main(["scan", str(sample), "--json"]) == 0
     return {m["id"]: m for m in json.loads(capsys.readouterr().out)["memories"]}
+
+
+async def search_for(app: MemoryWorkbenchApp, pilot: Pilot[None], query: str) -> SearchScreen:
+    """The search screen with `query` typed and its results shown."""
+    await pilot.press("ctrl+f")
+    await pilot.pause()
+    search = app.screen
+    assert isinstance(search, SearchScreen)
+    search.query_one("#search-input", Input).value = ""
+    await pilot.press(*query)
+    await pilot.pause(0.3)  # the input's own debounce
+    await settle(app, pilot)
+    return search
 
 
 async def test_a_ledger_only_flag_reads_the_same_on_every_face(
@@ -78,14 +93,7 @@ async def test_a_ledger_only_flag_reads_the_same_on_every_face(
         assert _cell(row, "trust", 40) == "⚑ flagged (ledger)"
 
         # Search hits say it in the same words.
-        await pilot.press("ctrl+f")
-        await pilot.pause()
-        search = app.screen
-        assert isinstance(search, SearchScreen)
-        search.query_one("#search-input", Input).value = ""
-        await pilot.press(*"admin export")
-        await pilot.pause(0.3)
-        await settle(app, pilot)
+        search = await search_for(app, pilot, "admin export")
         hit = next(r for r in search.query_one(SearchResults).rows if r.id == FLAGGED)
         assert hit.trust == "flagged" and hit.trust_label == "flagged (ledger)"
         assert "flagged (ledger)" in search.query_one(SearchResults).get_option(FLAGGED).prompt.plain  # type: ignore[union-attr]
@@ -156,14 +164,7 @@ async def test_secrets_are_masked_in_every_pane_until_revealed(sample_copy: Path
         await settle(app, pilot)
 
         # So do the search hits' snippets.
-        await pilot.press("ctrl+f")
-        await pilot.pause()
-        search = app.screen
-        assert isinstance(search, SearchScreen)
-        search.query_one("#search-input", Input).value = ""
-        await pilot.press(*"AKIAIOSFODNN7EXAMPLE")
-        await pilot.pause(0.3)
-        await settle(app, pilot)
+        search = await search_for(app, pilot, "AKIAIOSFODNN7EXAMPLE")
         rows = search.query_one(SearchResults).rows
         assert any(r.id == holder for r in rows)
         assert not any(s in r.highlight for r in rows for s in SECRET_IDS)
@@ -227,3 +228,9 @@ async def test_help_lists_the_reveal_key_with_its_id(sample_copy: Path, isolated
         assert isinstance(app.screen, HelpScreen)
         shown = " ".join(str(w.render()) for w in app.screen.query(Static))
         assert "reveal-secrets" in shown and "quarantine-entry" in shown
+
+
+def test_a_native_score_is_shown_whole_or_not_at_all() -> None:
+    row = MemoryRow("memory-mcp:m:1", "n", "memory-mcp", "m", "cold", TrustLevel.FLAGGED, None, None, 1, "", native="0.09")
+    assert _cell(row, "trust", 16) == "⚑ flagged 0.09"
+    assert _cell(row, "trust", 13) == "⚑ flagged"  # not "⚑ flagged 0.0"

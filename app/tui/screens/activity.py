@@ -15,12 +15,15 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane
 
+from app.core.change.plan import Plan
 from app.core.inert import inert, one_line
-from app.core.review.ledger import Decision
-from app.tui.activity import Receipt, effect_summary, plural
+from app.core.review.ledger import ACTIONS, Decision
+from app.tui.activity import Receipt, effect_summary, plan_lines, plural, refused
 from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.screens.browse_changes import undo_change
+from app.tui.screens.confirm import ConfirmModal
 from app.tui.widgets.clip import clip
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.nav import ColumnSpec, NavTable
@@ -46,6 +49,16 @@ class HistoryRead(Message):
     rows: list[HistoryRow]
 
 
+@dataclass
+class UndoPreviewed(Message):
+    entry: HistoryRow
+    plan: tuple[str, ...]
+
+
+UNDO_REASON = "from the history"
+TRUST_ACTIONS = frozenset(ACTIONS)  # the trust decisions: review decides them again
+
+
 class SessionTable(NavTable):
     PANE = "this session"
 
@@ -66,6 +79,7 @@ class ActivityScreen(WorkbenchScreen):
         Binding("slash", "filter", "Filter", tooltip="Filter the table shown in place", id="activity-filter"),
         Binding("s", "show_tab('tab-session')", "Session", tooltip="This session's receipts", id="activity-session"),
         Binding("h", "show_tab('tab-history')", "History", tooltip="Everything the ledger holds", id="activity-history"),
+        Binding("u", "undo_chosen", "Undo this", tooltip="Undo the change highlighted in the history, whatever came after it", id="activity-undo"),
     ]
 
     def __init__(self) -> None:
@@ -275,3 +289,57 @@ class ActivityScreen(WorkbenchScreen):
             self.action_show_tab(self.query_one(TabbedContent).active or "tab-session")
             return True
         return False
+
+    # -- undo of a chosen change ---------------------------------------------------------------------
+
+    def action_undo_chosen(self) -> None:
+        """The change highlighted in the history, undone after a look at what it will write: any
+        change still standing whose target has not moved on; the core says why one cannot be."""
+        tabs = self.query_one(TabbedContent)
+        table = self.query_one(HistoryTable)
+        if tabs.active != "tab-history" or not 0 <= table.cursor_row < len(self.history_shown):
+            self.notify("Choose a change in the History (h) first.", severity="warning", markup=False)
+            return
+        entry = self.history_shown[table.cursor_row]
+        if entry.decision.action in TRUST_ACTIONS:
+            # Not a change to the memory's store alone: the review screen's keys decide trust again.
+            what = f"{entry.decision.action} of {one_line(entry.about, 60)}"
+            text = f"A {entry.decision.action} is a trust decision: review (F3) approves, flags, quarantines or restores the memory again; undo takes back curation changes."
+            self.notify(text, title=f"Cannot undo {what}", severity="warning", timeout=10, markup=False)
+            return
+        self.preview_undo(entry)
+
+    @work(thread=True, exclusive=True, group="activity-undo", exit_on_error=False)
+    def preview_undo(self, entry: HistoryRow) -> None:
+        try:
+            plan = self.workbench.undo(entry.decision.id, reason=UNDO_REASON, dry_run=True)
+        except Exception as error:  # noqa: BLE001 - the core's reason, told to the person
+            what = f"{action_of(entry.decision)} of {one_line(entry.about, 60)}"
+            self.post_message(Notice(error_text(error), title=f"Cannot undo {what}", severity="warning", timeout=10))
+            return
+        self.post_message(UndoPreviewed(entry, plan_lines(plan if isinstance(plan, Plan) else None)))
+
+    def on_undo_previewed(self, message: UndoPreviewed) -> None:
+        entry = message.entry
+        when = entry.decision.time[:16].replace("T", " ")
+        title = f"Undo {action_of(entry.decision)} of {one_line(entry.about, 80)} ({when} UTC)?"
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_undo(entry)
+
+        self.app.push_screen(ConfirmModal(title, (), message.plan, verb="Undo"), answered)
+
+    @work(thread=True, exclusive=True, group="activity-undo", exit_on_error=False)
+    def run_undo(self, entry: HistoryRow) -> None:
+        wb, app = self.workbench, self.workbench_app
+        what = f"undo {action_of(entry.decision)} of {one_line(entry.about, 60)}"
+        try:
+            receipt = undo_change(UNDO_REASON, entry.decision.id)(wb)
+        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
+            app.record(refused(wb, what, error))
+            self.post_message(Notice(error_text(error), title=f"Could not {what}", severity="error", timeout=10))
+            return
+        app.record(receipt)
+        app.written(wb.changed)
+        self.post_message(Notice(receipt.title, title="Undone", severity="information", timeout=8))

@@ -69,12 +69,14 @@ def priority_step(memory_id: str, name: str, direction: int) -> Write:
     return step
 
 
-def undo_change(reason: str = REASON) -> Write:
+def undo_change(reason: str = REASON, change_id: str | None = None) -> Write:
+    """Undo the change of that id (from the history), else the latest change still standing."""
+
     def title(plan: Plan | None) -> str:
         return f"Undone: {one_line(plan.description, 120)}" if plan is not None else "Undone: the latest change"
 
     def undo(wb: Workbench) -> Receipt:
-        return apply_change(wb, title, lambda dry: wb.undo(reason=reason, dry_run=dry))
+        return apply_change(wb, title, lambda dry: wb.undo(change_id, reason=reason, dry_run=dry))
 
     return undo
 

@@ -217,10 +217,9 @@ class BudgetScreen(WorkbenchScreen):
             items.add_cells(cells, key=key)
         hidden = len(plan.items) - len(shown)
         if hidden:
-            more = f"… {hidden:,} more past the cut (browse lists every memory)"
-            items.add_cells(
-                {"order": Text(""), "priority": Text(""), "memory": Text(more, style="italic"), "cost": Text(""), "state": Text(""), "note": Text("")}, key=MORE
-            )
+            more = Text(f"… {hidden:,} more past the cut", style="italic")
+            note = Text("browse (F2) lists every memory", style="italic")
+            items.add_cells({"order": Text(""), "priority": Text(""), "memory": more, "cost": Text(""), "state": Text(""), "note": note}, key=MORE)
         row = next((i for i, item in enumerate(shown) if item.id == keep), 0)
         if plan.items:
             items.move_cursor(row=row)

@@ -185,7 +185,8 @@ def _cell(row: MemoryRow, key: str, width: int = 0) -> str:
         if wide and row.trust_source:
             return f"{TRUST_BADGE[row.trust]} ({row.trust_source})"
         with_score = TRUST_BADGE[row.trust] + (f" {row.native}" if row.native else "")
-        return with_score if cell_len(with_score) <= max(width, TRUST_NARROW) else TRUST_BADGE[row.trust]
+        # A score is shown whole or not at all: a cut "0.0" for 0.09 would be a wrong number.
+        return with_score if cell_len(with_score) <= (width or TRUST_NARROW) else TRUST_BADGE[row.trust]
     if key == "priority":
         return "" if row.priority is None else str(row.priority)
     if key == "salience":

@@ -104,7 +104,7 @@ class ReviewQueue(NavTable):
             "memory": self._name_cell(item),
             "severity": Text(severity, style="bold" if severity in ("critical", "high") else ""),
             "claimed": Text(claimed_of(item)),
-            "effective": Text(effective_of(item)),
+            "effective": Text(clip(effective_of(item), self.width_of("effective"))),
             "findings": Text(str(len(item.findings)), justify="right"),
         }
 
