@@ -79,6 +79,16 @@ def test_budget(snap_compare, make_app, size) -> None:  # type: ignore[no-untype
     assert snap_compare(make_app(), terminal_size=size, run_before=settled("f4"))
 
 
+# The sample's budget plans after DollhouseMCP's (test_budget), each system's own: `j` presses to it.
+OTHER_PLANS = {"engram": 2, "massgen": 4, "memory-mcp": 5, "openclaw-bootstrap": 6, "openclaw-memory-md": 7}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+@pytest.mark.parametrize("plan", list(OTHER_PLANS))
+def test_budget_of_each_system(snap_compare, make_app, plan, size) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), terminal_size=size, run_before=settled("f4", *["j"] * OTHER_PLANS[plan]))
+
+
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 def test_problems(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(), terminal_size=size, run_before=settled("f6"))

@@ -193,3 +193,19 @@ async def test_a_long_plan_lists_what_loads_and_the_first_items_past_the_cut(
         await pilot.press("ctrl+up")  # the what-if's "load earlier" has nothing to move on that row
         await pilot.pause()
         assert screen.priorities == {}
+
+
+async def test_the_budget_line_stays_on_its_row_wherever_it_falls(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """The marker row fits the bar's width for a budget far past what is used (MassGen's 10,000
+    against 1,933: the marker in the last cell) as for one inside it, so the legend keeps its row."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_budget(app, pilot)
+        bar = screen.query_one(BudgetBar)
+        for plan in screen.plans:
+            await select(screen, pilot, plan_key(plan))
+            width = bar.content_region.width
+            lines = bar.render().split("\n")
+            assert len(lines) == 3 and all(line.cell_len <= width for line in lines), plan_key(plan)
+            if plan.limit is not None:
+                assert "\u25b2" in lines[1].plain and "load" in lines[2].plain

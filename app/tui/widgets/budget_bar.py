@@ -107,7 +107,9 @@ class BudgetBar(Widget):
             row.append(" " * at)
             row.append("\u25b2" + label, style=style)
         else:
-            row.append(" " * max(0, at - len(label)))
+            # The label on the left of the marker, the marker in cell `at` (never past the last cell,
+            # where it would wrap onto the legend's line).
+            row.append(" " * max(0, at - len(label) - 1))
             row.append(label + " \u25b2", style=style)
         return row
 
