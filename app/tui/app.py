@@ -10,6 +10,7 @@ the app hands `workbench.changed` to every screen as MemoriesChanged, so each re
 
 from __future__ import annotations
 
+import gc
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,6 +109,7 @@ class MemoryWorkbenchApp(App[None]):
         self._listeners: weakref.WeakSet[Screen[None]] = weakref.WeakSet()
         self._loaded_memories: int | None = None
         self._first_load_started = False
+        self._kept: set[tuple[str, int]] = set()
         self._clashes: set[frozenset[str]] = set()
         bundle = load_theme_dirs(themes_dir(), workbench.locations.config / "themes")
         for loaded in bundle.themes:
@@ -170,6 +172,17 @@ class MemoryWorkbenchApp(App[None]):
             self.loading = True
             self.progress = "starting"
             self.set_timer(FIRST_ROWS_WAIT, self.start_first_load)
+
+    def keep_long_lived(self, what: str) -> None:
+        """What a screen just built from a load (the rows, the queue, the plans) lives until the
+        next one: once per screen and load, after it is painted, collect and move everything out
+        of the cyclic collector's sight (as the load does with its own), so that its full
+        collections, which walk every object it sees (over 100 ms with a load's rows), do not
+        land on a keypress. Acyclic data still goes as soon as nothing refers to it."""
+        key = (what, self.generation)
+        if key not in self._kept:
+            self._kept.add(key)
+            self.call_after_refresh(_collect_and_freeze)
 
     def start_first_load(self) -> None:
         if self.autoload and not self._first_load_started:
@@ -365,6 +378,11 @@ class MemoryWorkbenchApp(App[None]):
 
 NARROW = 110  # columns below which the header is shortened
 SHORT_TITLE = "memwb"
+
+
+def _collect_and_freeze() -> None:
+    gc.collect()
+    gc.freeze()
 
 
 def phase_progress(event: PhaseEvent) -> str:

@@ -3,6 +3,7 @@ said to be last time's, replaced by the load's own rows when it finishes; curati
 
 from __future__ import annotations
 
+import gc
 import threading
 from dataclasses import fields
 from pathlib import Path
@@ -76,3 +77,26 @@ async def test_with_nothing_kept_the_first_screen_says_loading(sample_copy: Path
         wb.go.set()
         await settle(app, pilot)
         assert app.screen.query_one(MemoryTable).rows
+
+
+async def test_what_a_screen_builds_from_a_load_is_kept_out_of_the_collectors_sight(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
+    """Once per screen and load, after the rows, the queue or the plans are painted: the cyclic
+    collector's full collections would otherwise walk them on some keypress."""
+    gc.unfreeze()
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        after_browse = gc.get_freeze_count()
+        assert after_browse > 0
+        await pilot.press("f3")
+        await settle(app, pilot)
+        after_review = gc.get_freeze_count()
+        assert after_review > after_browse
+        await pilot.press("f2")
+        await settle(app, pilot)
+        await pilot.press("f3")  # the same load: nothing collected again
+        await settle(app, pilot)
+        assert app._kept == {("browse", 1), ("review", 1)}
+    gc.unfreeze()

@@ -244,6 +244,7 @@ class BrowseScreen(WorkbenchScreen):
         self.memories, self.rows = message.memories, message.rows
         if not message.changed:
             self.keep_rows(self.rows)
+            self.workbench_app.keep_long_lived("browse")
         table = self.query_one(MemoryTable)
         table.portfolio_column = several_portfolios(self.memories)
         table.prune_marks({m.id for m in self.memories})

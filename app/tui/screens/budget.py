@@ -169,6 +169,7 @@ class BudgetScreen(WorkbenchScreen):
             self.selected = plan_key(self.plans[0]) if self.plans else None
         self._show_plans()
         self._show_plan()
+        self.workbench_app.keep_long_lived("budget")
 
     def _show_plans(self) -> None:
         table = self.query_one("#budget-plans", NavTable)

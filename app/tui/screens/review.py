@@ -143,6 +143,7 @@ class ReviewScreen(WorkbenchScreen):
     def on_queue_read(self, message: QueueRead) -> None:
         self.all_items = message.items
         self._show_items()
+        self.workbench_app.keep_long_lived("review")
 
     def _show_items(self) -> None:
         words = self.query_one(FilterBar).words
