@@ -26,12 +26,10 @@ from textual.worker import Worker
 from app.core.inert import one_line
 from app.core.search import QuerySyntaxError
 from app.core.workbench import Workbench
-from app.tui.activity import refused
 from app.tui.context import workbench_app
-from app.tui.errors import error_text
 from app.tui.messages import Notice, OpenPaths, Warned
 from app.tui.problems import ProblemRow
-from app.tui.screens.browse_changes import undo_change
+from app.tui.screens.browse_changes import run_write, undo_change
 from app.tui.widgets.path_prompt import PathPrompt
 
 SCREENS = (
@@ -179,19 +177,12 @@ class WorkbenchCommands(Provider):
         """Undo from a screen without its own undo: the facade call runs in the "change" worker,
         which only posts messages (the app may be gone by the time it ends)."""
         app = workbench_app(self.app)
-        workbench = app.workbench
         write = undo_change("undo from the command palette")
 
         def undo() -> None:
-            try:
-                receipt = write(workbench)
-            except Exception as error:  # noqa: BLE001 - shown, never a crash
-                app.record(refused(workbench, "undo", error))
-                app.post_message(Notice(error_text(error, 200), title="Nothing undone", severity="error"))
-                return
-            app.record(receipt)
-            app.written(workbench.changed)
-            app.post_message(Notice(receipt.title, title="Undo"))
+            receipt = run_write(app, write, "undo")
+            if receipt is not None:
+                app.post_message(Notice(receipt.title, title="Undo"))
 
         return app.run_worker(undo, name="undo", group="change", thread=True, exclusive=True, exit_on_error=False)
 

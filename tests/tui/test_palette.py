@@ -254,7 +254,7 @@ async def test_undo_with_nothing_to_undo_does_not_crash(sample_copy: Path, isola
         await pilot.pause()
         await undo_in_its_worker(app, pilot)
         assert app.is_running
-        assert any(n.title == "Nothing undone" and n.severity == "error" for n in app._notifications)
+        assert any(n.title == "Could not undo" and n.severity == "error" for n in app._notifications)
 
 
 def test_help_text_is_never_markup() -> None:

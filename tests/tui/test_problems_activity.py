@@ -227,7 +227,7 @@ async def test_undo_of_a_change_chosen_in_the_history(sample_copy: Path, isolate
         table.move_cursor(row=1)  # the promote: its file moved on since
         await press(app, pilot, "u")
         said = {str(n.title): str(n.message) for n in app._notifications}
-        assert "review (F3)" in said["Cannot undo flag of feature-flags"]
+        assert "is a trust decision" in said["Cannot undo flag of feature-flags"]
         assert "changed since" in said["Cannot undo promote of flaky_tests"]
         assert flaky.read_bytes() == edited
 
@@ -239,4 +239,9 @@ async def test_undo_of_a_change_chosen_in_the_history(sample_copy: Path, isolate
         assert runbook.read_bytes() == before  # undone byte for byte
         assert flaky.read_bytes() == edited  # nothing else touched
         assert app.activity[-1].title.startswith("Undone:") and "deploy-runbook" in app.activity[-1].title
-        assert [row[1] for row in cells(app.screen.query_one(HistoryTable))][0] == "undo set-priority"
+        table = app.screen.query_one(HistoryTable)
+        assert [row[1] for row in cells(table)][0] == "undo set-priority"
+        table.move_cursor(row=0)  # an undo is taken back by making the change again
+        await press(app, pilot, "u")
+        said = {str(n.title): str(n.message) for n in app._notifications}
+        assert "make that set-priority again" in said["Cannot undo undo set-priority of deploy-runbook"]

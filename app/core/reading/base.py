@@ -14,11 +14,11 @@ from __future__ import annotations
 import hashlib
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -169,25 +169,26 @@ class Adapter(ABC):
     def texts(cls, root: Path, memories: Sequence[Memory]) -> list[str | Exception]:
         """`text` of each memory, in order; a memory that cannot be read gives its error instead.
         (A database reader answers a batch with one query.)"""
-        out: list[str | Exception] = []
-        for memory in memories:
-            try:
-                out.append(cls.text(root, memory))
-            except Exception as error:  # noqa: BLE001 - one unreadable memory never stops the batch
-                out.append(error)
-        return out
+        return _each(memories, lambda memory: cls.text(root, memory))
 
     @classmethod
     def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:
         """`entry_texts` of each memory, in order; a memory that cannot be read gives its error
         instead. (A database reader answers a batch with one query.)"""
-        out: list[list[tuple[str | None, str]] | Exception] = []
-        for memory in memories:
-            try:
-                out.append(cls.entry_texts(root, memory))
-            except Exception as error:  # noqa: BLE001 - one unreadable memory never stops the batch
-                out.append(error)
-        return out
+        return _each(memories, lambda memory: cls.entry_texts(root, memory))
+
+
+_R = TypeVar("_R")
+
+
+def _each(memories: Sequence[Memory], read: Callable[[Memory], _R]) -> list[_R | Exception]:
+    out: list[_R | Exception] = []
+    for memory in memories:
+        try:
+            out.append(read(memory))
+        except Exception as error:  # noqa: BLE001 - one unreadable memory never stops the batch
+            out.append(error)
+    return out
 
 
 class FileAdapter(Adapter):

@@ -17,12 +17,12 @@ from textual.widgets import DataTable, Header, Input, Static, TabbedContent, Tab
 
 from app.core.change.plan import Plan
 from app.core.inert import inert, one_line
-from app.core.review.ledger import ACTIONS, Decision
-from app.tui.activity import Receipt, effect_summary, plan_lines, plural, refused
+from app.core.review.ledger import Decision
+from app.tui.activity import Receipt, effect_summary, plan_lines, plural
 from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
-from app.tui.screens.browse_changes import undo_change
+from app.tui.screens.browse_changes import run_write, undo_change
 from app.tui.screens.confirm import ConfirmModal
 from app.tui.widgets.clip import clip
 from app.tui.widgets.filter_bar import FilterBar, matches
@@ -31,7 +31,7 @@ from app.tui.widgets.nav import ColumnSpec, NavTable
 SESSION_COLUMNS = (ColumnSpec("time", "UTC", 8), ColumnSpec("what", "what", None), ColumnSpec("files", "files", 5))
 HISTORY_COLUMNS = (
     ColumnSpec("when", "when (UTC)", 16),
-    ColumnSpec("action", "action", 12),
+    ColumnSpec("action", "action", 18),
     ColumnSpec("about", "about", None, least=20),
     ColumnSpec("change", "change", None, least=16, from_width=90),
     ColumnSpec("by", "by", 10, from_width=120),
@@ -56,7 +56,6 @@ class UndoPreviewed(Message):
 
 
 UNDO_REASON = "from the history"
-TRUST_ACTIONS = frozenset(ACTIONS)  # the trust decisions: review decides them again
 
 
 class SessionTable(NavTable):
@@ -207,7 +206,7 @@ class ActivityScreen(WorkbenchScreen):
             decision = entry.decision
             cells = {
                 "when": Text(one_line(decision.time[:16].replace("T", " "), 20)),
-                "action": Text(one_line(action_of(decision), 30)),
+                "action": Text(clip(one_line(action_of(decision), 30), table.width_of("action"))),
                 "about": Text(clip(one_line(entry.about, 200), table.width_of("about"))),
                 "change": Text(clip(effect_summary(decision.effect) or one_line(decision.reason, 200), table.width_of("change"))),
                 "by": Text(one_line(decision.user, 30)),
@@ -300,14 +299,7 @@ class ActivityScreen(WorkbenchScreen):
         if tabs.active != "tab-history" or not 0 <= table.cursor_row < len(self.history_shown):
             self.notify("Choose a change in the History (h) first.", severity="warning", markup=False)
             return
-        entry = self.history_shown[table.cursor_row]
-        if entry.decision.action in TRUST_ACTIONS:
-            # Not a change to the memory's store alone: the review screen's keys decide trust again.
-            what = f"{entry.decision.action} of {one_line(entry.about, 60)}"
-            text = f"A {entry.decision.action} is a trust decision: review (F3) approves, flags, quarantines or restores the memory again; undo takes back curation changes."
-            self.notify(text, title=f"Cannot undo {what}", severity="warning", timeout=10, markup=False)
-            return
-        self.preview_undo(entry)
+        self.preview_undo(self.history_shown[table.cursor_row])
 
     @work(thread=True, exclusive=True, group="activity-undo", exit_on_error=False)
     def preview_undo(self, entry: HistoryRow) -> None:
@@ -332,14 +324,7 @@ class ActivityScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, group="activity-undo", exit_on_error=False)
     def run_undo(self, entry: HistoryRow) -> None:
-        wb, app = self.workbench, self.workbench_app
         what = f"undo {action_of(entry.decision)} of {one_line(entry.about, 60)}"
-        try:
-            receipt = undo_change(UNDO_REASON, entry.decision.id)(wb)
-        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
-            app.record(refused(wb, what, error))
-            self.post_message(Notice(error_text(error), title=f"Could not {what}", severity="error", timeout=10))
-            return
-        app.record(receipt)
-        app.written(wb.changed)
-        self.post_message(Notice(receipt.title, title="Undone", severity="information", timeout=8))
+        receipt = run_write(self.workbench_app, undo_change(UNDO_REASON, entry.decision.id), what)
+        if receipt is not None:
+            self.post_message(Notice(receipt.title, title="Undone", severity="information", timeout=8))

@@ -26,7 +26,7 @@ from app.core.curate import Suggestion
 from app.core.inert import one_line
 from app.core.model import Memory, TrustLevel
 from app.core.workbench import Workbench
-from app.tui.activity import Receipt, refused
+from app.tui.activity import Receipt
 from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
@@ -41,6 +41,7 @@ from app.tui.screens.browse_changes import (
     merge_preview,
     pin_toggle,
     priority_step,
+    run_write,
     undo_change,
 )
 from app.tui.screens.confirm import ConfirmModal
@@ -540,20 +541,13 @@ class BrowseScreen(WorkbenchScreen):
     def run_change(self, write: Write, what: str, clear_marks: bool = False) -> None:
         """Run one change; its receipt goes to the Activity screen, a refusal is said (and kept
         there too: nothing was written)."""
-        wb = self.workbench
-        app = self.workbench_app
         try:
-            receipt = write(wb)
+            receipt = run_write(self.workbench_app, write, what)
         except Refused as refused_:
             self.post_message(Notice(str(refused_), title=f"Could not {one_line(what, 80)}", severity="warning", timeout=8))
             return
-        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
-            app.record(refused(wb, what, error))
-            self.post_message(Notice(error_text(error), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
-            return
-        app.record(receipt)
-        app.written(wb.changed)
-        self.post_message(CurationDone(receipt, clear_marks))
+        if receipt is not None:
+            self.post_message(CurationDone(receipt, clear_marks))
 
     def on_curation_done(self, message: CurationDone) -> None:
         receipt = message.receipt

@@ -11,14 +11,35 @@ from app.core.change.plan import Plan
 from app.core.inert import one_line
 from app.core.model import Memory
 from app.core.workbench import Workbench
-from app.tui.activity import Receipt, apply_change, plan_lines
-from app.tui.priority import next_priority
+from app.tui.activity import Receipt, apply_change, plan_lines, refused
+from app.tui.context import HostApp
+from app.tui.errors import error_text
+from app.tui.messages import Notice
+from app.tui.priority import Refused, next_priority
 
 REASON = "from the browse screen"
 # What enter does with a suggestion: the change it proposes, on which of its ids.
 SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
 
 Write = Callable[[Workbench], Receipt]  # one facade change and its receipt
+
+
+def run_write(app: HostApp, write: Write, what: str) -> Receipt | None:
+    """One change, from a worker thread: its receipt is kept for the Activity screen and the
+    screens are told what it wrote; a refusal is said and kept there too (nothing was written),
+    and None returned. A `Refused` (a key with nothing to ask of the core) is the caller's."""
+    workbench = app.workbench
+    try:
+        receipt = write(workbench)
+    except Refused:
+        raise
+    except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
+        app.record(refused(workbench, what, error))
+        app.post_message(Notice(error_text(error, 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
+        return None
+    app.record(receipt)
+    app.written(workbench.changed)
+    return receipt
 
 
 def curation(action: str, ids: list[str], name: str) -> Write | None:
