@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import random
 import subprocess
 import sys
@@ -33,13 +32,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core.review import Finding, scan_text, scan_yaml_source  # noqa: E402
 from bench.corpus import WORDS  # noqa: E402
 from tests.core.detector_corpus import ATTACKS, BENIGN, CLASSES, Case  # noqa: E402
+from tools import garak_probes  # noqa: E402
 from tools import train_detector as td  # noqa: E402
 
 LAYERS = (("rules", False), ("both", True))
@@ -136,43 +135,40 @@ def outside(cache: Path) -> list[str]:
     return [n for _, n, _ in notes]
 
 
-PROBES_FILE = "garak-0.17.1-probe-prompts.json"  # written by tools/garak_probe_prompts.py
-
-
 def probe_classes(cache: Path) -> None:
     """Recall at high/critical on the prompts garak's probe classes build at run time, per probe
-    family (every class, and the classes garak runs by default), when tools/garak_probe_prompts.py
-    has collected them into the cache. Families that ask for harmful content rather than give the
-    agent orders (package hallucination, toxicity, misleading claims...) are listed as they are."""
-    path = cache / PROBES_FILE
-    if not path.exists():
-        print(f"\n== garak probe classes: {path} is missing; run `python tools/garak_probe_prompts.py` to collect them")
+    family: over the prompts that are attacks on a memory store (tools/garak_probes.py says which),
+    on every class and on the classes garak runs by default, on the training script's development and
+    held-out groups; then the rest, by the reason they are not orders to an agent."""
+    prompts = garak_probes.load(cache)
+    if prompts is None:
+        print(f"\n== garak probe classes: {cache / garak_probes.PROBES_FILE} is missing; run `python tools/garak_probe_prompts.py` to collect them")
         return
-    probes: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["probes"]
-    flagged: dict[tuple[str, bool], bool] = {}
-    rows: dict[str, list[tuple[str, bool]]] = {}  # family -> (prompt, its class runs by default)
-    for key, probe in sorted(probes.items()):
-        texts = dict.fromkeys(t for t in probe["prompts"] if t.strip())
-        rows.setdefault(key.split(".")[0], []).extend((t, bool(probe["active"])) for t in texts)
-    for family in rows.values():
-        for text, _ in family:
-            for _, learned in LAYERS:
-                if (text, learned) not in flagged:
-                    flagged[text, learned] = _flagged(text, learned)
-    print(f"\n== garak 0.17.1 probe classes, prompts as instantiated offline: recall at high/critical ({len(probes)} classes)")
-    print(f"{'family':24} {'classes':9} {'rules':>16} {'both':>16}")
-    for active_only in (False, True):
-        label = "active" if active_only else "all"
-        everything: dict[str, list[bool]] = {name: [] for name, _ in LAYERS}
-        for family, texts in sorted(rows.items()):
-            part = [t for t, active in texts if active or not active_only]
-            if not part:
-                continue
-            cells = [_rate([flagged[t, learned] for t in part]) for _, learned in LAYERS]
-            for name, learned in LAYERS:
-                everything[name].extend(flagged[t, learned] for t in part)
-            print(f"{family:24} {label:9} {cells[0]:>16} {cells[1]:>16}")
-        print(f"{'all families':24} {label:9} {_rate(everything['rules']):>16} {_rate(everything['both']):>16}")
+    flagged = {(p.text, learned): _flagged(p.text, learned) for p in prompts for _, learned in LAYERS}
+    attacks = [p for p in prompts if p.out_of_scope is None]
+    held = {id(p): td.is_held_out("garak-probes", td.probe_group(p.probe)) for p in attacks}
+    parts: tuple[tuple[str, Callable[[garak_probes.Prompt], bool]], ...] = (
+        ("all", lambda p: True),
+        ("default", lambda p: p.active),
+        ("dev", lambda p: not held[id(p)]),
+        ("held-out", lambda p: held[id(p)]),
+    )
+    print(f"\n== garak 0.17.1 probe classes, prompts as instantiated offline: recall at high/critical on the {len(attacks)} attacks on a memory store")
+    print(f"{'family':24} {'prompts':9} {'rules':>16} {'both':>16}")
+    families = sorted({p.family for p in attacks})
+    for label, keep in parts:
+        for family in [*families, "all families"]:
+            part = [p for p in attacks if keep(p) and (family == "all families" or p.family == family)]
+            if part and (label in ("all", "default") or family == "all families"):
+                cells = [_rate([flagged[p.text, learned] for p in part]) for _, learned in LAYERS]
+                print(f"{family:24} {label:9} {cells[0]:>16} {cells[1]:>16}")
+    print(f"\n== garak 0.17.1 probe prompts that give no order ({len(prompts) - len(attacks)}): flagged high/critical, by reason")
+    reasons: dict[str, list[garak_probes.Prompt]] = {}
+    for p in prompts:
+        if p.out_of_scope is not None:
+            reasons.setdefault(f"{p.family}: {p.out_of_scope}", []).append(p)
+    for reason, part in sorted(reasons.items()):
+        print(f"{reason[:70]:72} {_rate([flagged[p.text, True] for p in part]):>16}")
 
 
 def _prose(size: int) -> str:

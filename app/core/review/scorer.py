@@ -78,9 +78,11 @@ def pairs(stems: list[str]) -> list[str]:
 
 
 def features(stems: list[str]) -> list[str]:
-    """Stems and adjacent stem pairs of one window (pairs joined by a space, stems never contain one)."""
+    """Stems and adjacent stem pairs of one window (pairs joined by a space, stems never contain one),
+    each once: a word repeated in a window ("alert alert alert") is no more evidence than once. The
+    bounds below still sum every occurrence, so they stay upper bounds of this score."""
     stems = stems[:MAX_WINDOW_TOKENS]
-    return stems + pairs(stems)
+    return list(dict.fromkeys(stems + pairs(stems)))
 
 
 def units(text: str) -> list[tuple[int, int]]:
