@@ -8,7 +8,7 @@ scorer) in the same run:
 * recall per probe family on the prompts garak's probe classes build when instantiated (collected by
   tools/garak_probe_prompts.py into the cache; skipped without it);
 * false positives per note and per whole file on the benign docs (Markdown shipped inside the pinned
-  packages of tools/train_detector.py), and on bastioncorpus's benign cases;
+  packages of tools/train_detector.py), and on the docs of other pinned packages never trained on, and on bastioncorpus's benign cases;
 * throughput in MB/s on notes (the benign docs, one note at a time), on the corpus texts one by one and
   on one large generated memory of prose, beside a plain `in` search for one phrase and beside the
   detector of a git revision (`--ref`, default `main`) run in the same process, as a ratio: the
@@ -117,22 +117,30 @@ def outside(cache: Path) -> list[str]:
         print(f"{'both corpora':44} {split:9} {cells[0]:>16} {cells[1]:>16}")
 
     benign = [s for s in samples if not s.attack]
-    files = td.doc_files(cache)
-    notes = [(pkg, note, td.is_held_out("docs", pkg)) for pkg, _, text in files for note in td.split_notes(text)]
     print("\n== false positives at high/critical (rules alone | both layers)")
     print(f"{'set':44} {'split':9} {'rules':>16} {'both':>16}")
     cells = [_rate([_flagged(s.text, learned) for s in benign]) for _, learned in LAYERS]
     print(f"{'bastioncorpus benign cases':44} {'all':9} {cells[0]:>16} {cells[1]:>16}")
-    for split, held in (("dev", False), ("held-out", True), ("all", None)):
-        part = [n for _, n, h in notes if held is None or h == held]
-        cells = [_rate([_flagged(n, learned) for n in part]) for _, learned in LAYERS]
-        print(f"{'docs, per note':44} {split:9} {cells[0]:>16} {cells[1]:>16}")
-    for split, held in (("dev", False), ("held-out", True), ("all", None)):
-        part = [t for pkg, _, t in files if held is None or td.is_held_out("docs", pkg) == held]
-        cells = [_rate([_flagged(t, learned) for t in part]) for _, learned in LAYERS]
-        print(f"{'docs, per whole file':44} {split:9} {cells[0]:>16} {cells[1]:>16}")
-    print(f"(docs: {len(files)} files from {len({p for p, _, _ in files})} packages, {len(notes)} notes)")
-    return [n for _, n, _ in notes]
+    notes = _doc_false_positives("docs", "docs", td.doc_files(cache))
+    _doc_false_positives("agent-SDK docs", "agent-docs", td.doc_files(cache, td.AGENT_DOC_PACKAGES))
+    _doc_false_positives("docs never trained on", None, td.doc_files(cache, td.EVAL_DOC_PACKAGES))
+    return notes
+
+
+def _doc_false_positives(label: str, source: str | None, files: list[tuple[str, str, str]]) -> list[str]:
+    """Per note and per whole file, on the training script's development and held-out packages of
+    `source` (or all of them, for packages never trained on); the notes, for the throughput figure."""
+    if not files:
+        return []
+    notes = [(pkg, note) for pkg, _, text in files for note in td.split_notes(text)]
+    splits = (("dev", False), ("held-out", True), ("all", None)) if source else (("all", None),)
+    for kind, items in (("note", notes), ("whole file", [(pkg, text) for pkg, _, text in files])):
+        for split, held in splits:
+            part = [t for pkg, t in items if held is None or (source is not None and td.is_held_out(source, pkg) == held)]
+            cells = [_rate([_flagged(t, learned) for t in part]) for _, learned in LAYERS]
+            print(f"{f'{label}, per {kind}':44} {split:9} {cells[0]:>16} {cells[1]:>16}")
+    print(f"({label}: {len(files)} files from {len({p for p, _, _ in files})} packages, {len(notes)} notes)")
+    return [n for _, n in notes]
 
 
 def probe_classes(cache: Path) -> None:

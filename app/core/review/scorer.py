@@ -221,10 +221,16 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     weights = list(map(add, map(m.stem_units.get, stems, zeros), chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,))))
     lowest = m.need_units - 1
     total = sum(weights)
-    if total < lowest or len(weights) <= MAX_WINDOW_TOKENS:
-        return total < lowest  # the whole text is below the line (most notes), or is one run
-    sums = list(accumulate(weights, initial=0))
-    return max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums)) < lowest
+    if total < lowest:
+        return True  # the whole text is below the line (most notes)
+    if len(weights) > MAX_WINDOW_TOKENS:
+        sums = list(accumulate(weights, initial=0))
+        if max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums)) < lowest:
+            return True
+    # A window counts each feature once, so the text's distinct stems and pairs bound every window too:
+    # tighter than the runs where words repeat, as they do in docs.
+    distinct = sum(map(m.stem_units.get, set(stems), zeros)) + sum(map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), repeat(0)))
+    return distinct < lowest
 
 
 def scan(p: Prepared) -> list[Hit]:
@@ -358,7 +364,9 @@ def _hit(text: str, start: int, end: int, score: float) -> Hit:
 
 def _merge(found: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
     """The tightest windows: a sentence that is high on its own is reported alone, a pair of sentences
-    only where neither is; overlapping candidates give way to the shorter one. At most MAX_LEARNED."""
+    only where neither is; a window holding a kept one gives way to it. Windows that only overlap are
+    both kept: text appended to a memory can lengthen its last window but never take away the one
+    before it, so nothing added lowers a finding. At most MAX_LEARNED."""
     if len(found) < 2:
         return found
     found.sort(key=lambda f: (f[1] - f[0], f[0]))
@@ -366,9 +374,12 @@ def _merge(found: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
     ends: list[int] = []
     kept: list[tuple[int, int, float]] = []
     for f in found:
-        i = bisect.bisect_right(starts, f[0])
-        if (i > 0 and ends[i - 1] > f[0]) or (i < len(starts) and starts[i] < f[1]):
-            continue  # kept windows do not overlap, so only the neighbours can
+        i = bisect.bisect_left(starts, f[0])
+        j = i
+        while j < len(starts) and starts[j] < f[1] and ends[j] > f[1]:
+            j += 1  # kept windows starting inside this one run to its end at most a sentence further
+        if j < len(starts) and starts[j] < f[1]:
+            continue  # it holds a tighter window already reported
         starts.insert(i, f[0])
         ends.insert(i, f[1])
         kept.append(f)

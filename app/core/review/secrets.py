@@ -79,7 +79,27 @@ def _example_jwt(token: str) -> bool:
         claims = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode("utf-8", "replace")
     except (binascii.Error, ValueError):
         return False
-    return _EXAMPLE_CLAIMS.search(claims) is not None
+    # A real token nearly always carries registered claims (expiry, subject, issuer); a payload with
+    # none ({"some": "payload"}) is a library's documented example.
+    return _EXAMPLE_CLAIMS.search(claims) is not None or _REGISTERED_CLAIM.search(claims) is None
+
+
+_REGISTERED_CLAIM = re.compile(r'"(?:exp|iat|nbf|sub|iss|aud|jti|azp|scope|scp|uid|user_id|email|role|roles)"')
+# A value that is a lowercase identifier of words (`token_provider`, `get_custom_token`) names code; one
+# in capitals (`GEMINI_API_KEY`) names the environment variable the secret is read from.
+_IDENTIFIER = re.compile(r"[a-z]{2,}(?:_[a-z]{2,})+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_)?(?:KEY|TOKEN|SECRET|PASSWORD)")
+# A token inside a badge's URL (codecov graph, shields) is the public read token badges are made with.
+_BADGE_URL = re.compile(r"badge|\.svg\b|codecov\.io/|shields\.io/", re.IGNORECASE)
+
+
+def _in_badge_url(text: str, start: int, line_start: int) -> bool:
+    at = text.rfind("http", line_start, start)
+    if at < 0 or any(c.isspace() for c in text[at:start]):
+        return False
+    end = at
+    while end < len(text) and end - at < 1000 and not text[end].isspace() and text[end] not in ")\"'>":
+        end += 1
+    return _BADGE_URL.search(text, at, end) is not None
 
 
 def _random_looking(value: str, minimum_distinct: int = 8) -> bool:
@@ -201,5 +221,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         value = m.group(2)
         called = m.end(2) < p.n and text[m.end(2)] in "([."  # `token = get_token()`: the value is code
         if called or _placeholder(value) or _EXAMPLE.search(value) or _REFERENCE.match(value) or not _random_looking(value, 6):
+            continue
+        if _IDENTIFIER.fullmatch(value) or _in_badge_url(text, m.start(), p.line_start(m.start())):
             continue
         yield _hit(HIGH, "key-value-secret", f"a secret assigned to `{m.group(1)}`", m.start(), m.end(), m.start(2), m.end(2))
