@@ -206,7 +206,7 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     units split the text only where no letter or digit is (punctuation, a line end, a space), so those
     stems are a run of consecutive stems of the whole text, and the window's integer score is at most
     the largest sum, over runs of MAX_WINDOW_TOKENS stems, of each stem's weight plus the weight of the
-    pair it begins. A run below the line the windows are skipped at (`need_units - 1`) means every
+    pair it begins, and at most the sum over the text's distinct stems and pairs. A run below the line the windows are skipped at (`need_units - 1`) means every
     window would be skipped. The one exception is a unit cut at MAX_UNIT_CHARS inside a word (no space
     in 400 characters of a line): then the stems of its pieces are not the text's, and the gate says
     nothing."""
@@ -217,20 +217,17 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
         return False
     stems = _TOKEN.findall(low)
     zeros = repeat(0)
-    # Each stem's weight plus that of the pair it begins (none for the last stem).
-    weights = list(map(add, map(m.stem_units.get, stems, zeros), chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,))))
     lowest = m.need_units - 1
-    total = sum(weights)
-    if total < lowest:
-        return True  # the whole text is below the line (most notes)
-    if len(weights) > MAX_WINDOW_TOKENS:
-        sums = list(accumulate(weights, initial=0))
-        if max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums)) < lowest:
-            return True
-    # A window counts each feature once, so the text's distinct stems and pairs bound every window too:
-    # tighter than the runs where words repeat, as they do in docs.
-    distinct = sum(map(m.stem_units.get, set(stems), zeros)) + sum(map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), repeat(0)))
-    return distinct < lowest
+    # A window counts each feature once, so the text's distinct stems and pairs bound every window: the
+    # whole text is below the line (most notes, whose words repeat).
+    if sum(map(m.stem_units.get, set(stems), zeros)) + sum(map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), zeros)) < lowest:
+        return True
+    if len(stems) <= MAX_WINDOW_TOKENS:
+        return False
+    # Each stem's weight plus that of the pair it begins (none for the last stem), summed over runs.
+    weights = list(map(add, map(m.stem_units.get, stems, zeros), chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,))))
+    sums = list(accumulate(weights, initial=0))
+    return max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums)) < lowest
 
 
 def scan(p: Prepared) -> list[Hit]:
