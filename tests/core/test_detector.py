@@ -404,6 +404,8 @@ PATHOLOGICAL = {
     "templated-urls": lambda: "https://x.example/a?b={c} " * 70_000,
     "rot13-words": lambda: "vtaber " * 250_000,
     "one-long-line-of-links": lambda: "[a](https://x.example/?q=1)" * 70_000,
+    "decode-verbs-on-one-line": lambda: "decode " * 200_000,
+    "encoded-labels": lambda: "Encoded: SGVsbG8=\n" * 100_000,
 }
 
 

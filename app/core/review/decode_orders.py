@@ -10,7 +10,7 @@ import binascii
 import re
 from collections.abc import Callable, Iterator
 
-from app.core.review.common import HIGH, Hit, Prepared, keyed_matches, keyset
+from app.core.review.common import HIGH, Hit, Prepared, keyset
 from app.core.review.finding import Category
 
 _I = re.IGNORECASE
@@ -26,9 +26,7 @@ _BAIT = re.compile(
     rf"^{_LABEL}{_ENCODED}{_NOUN}[ \t]*:[ \t]*+(\S[^\n]{{0,4000}})\n(?:[^\n]{{0,400}}\n){{0,2}}?{_LABEL}{_DECODED}{_NOUN}[ \t]*:([^\n]{{0,400}}(?:\n[^\n]{{1,400}})?)",
     _I | re.MULTILINE,
 )
-_BAIT_KEYS = keyset(
-    ("encoded", "encrypted", "kodiert", "codiert", "verschl", "codé", "code ", "code:", "chiffré", "codificad", "cifrad", "codificat", "cifrat")
-)
+_BAIT_KEYS = keyset(("encoded", "encrypted", "kodiert", "codiert", "verschl", "codé", "chiffré", "codificad", "cifrad", "codificat", "cifrat"))
 
 _DECODE = (
     r"(?:decode|decrypt|decipher|dekodiere|decodiere|entschl[üu]ssele|d[ée]code[rz]?|d[ée]chiffre[rz]?|decodifica|decodificar|descifra|descifrar"
@@ -41,8 +39,11 @@ _OBEY = (
     r"|(?:und|dann)\s+(?:befolge|gehorche)|(?:et|puis)\s+(?:suis|ob[ée]is)|(?:y|luego)\s+(?:sigue|obedece)"
     r"|(?:e|poi)\s+(?:segui|obbedisci)|message\s+syst[èe]me|mensaje\s+del\s+sistema|messaggio\s+di\s+sistema|Systemnachricht"
 )
-# An order to decode, then what makes it an order to the agent, within the same paragraph.
-_ORDER = re.compile(rf"\b{_DECODE}\b[^\n]{{0,200}}?(?:(?<!\w)(?:{_OBEY})|,\s*(?:follow|obey)\b)", _I)
+# An order to decode, then what makes it an order to the agent, within the next 200 characters of its line.
+_VERB = re.compile(rf"\b{_DECODE}\b", _I)
+_THEN_OBEY = re.compile(rf"(?<!\w)(?:{_OBEY})|,\s*(?:follow|obey)\b", _I)
+REACH = 200
+LONGEST_OBEY = 64
 _ORDER_KEYS = keyset(("decode", "decrypt", "decipher", "dekodier", "decodier", "entschl", "décode", "déchiffr", "decodific", "descifr", "decifr"))
 
 
@@ -95,6 +96,17 @@ def scan(p: Prepared) -> Iterator[Hit]:
         m = _BAIT.match(p.text, start)
         if m is not None and not _worked_example(m.group(1), m.group(2)):
             yield Hit(Category.ENCODED_PAYLOAD, HIGH, "decode-bait", "an encoded text left for the reader to decode and say", m.start(), m.end(), quotable=True)
-    for m in keyed_matches(p, _ORDER_KEYS, _ORDER):
-        if _ordered(p, m.start()):
-            yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "decode-order", "tells the reader to decode a text and obey it", m.start(), m.end(), quotable=True)
+    searched = -1  # the end of the last stretch searched without finding an order: not searched again
+    for pos in p.positions(_ORDER_KEYS):
+        verb = _VERB.match(p.text, pos)
+        if verb is None or not _ordered(p, pos):
+            continue
+        end = min(p.line_end(verb.end()), verb.end() + REACH)
+        if end <= searched:
+            continue
+        # A match ending past the last stretch may start inside it: back up by the longest one.
+        obey = _THEN_OBEY.search(p.text, max(verb.end(), searched - LONGEST_OBEY), end)
+        if obey is None:
+            searched = end
+            continue
+        yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "decode-order", "tells the reader to decode a text and obey it", pos, obey.end(), quotable=True)
