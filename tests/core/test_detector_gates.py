@@ -131,3 +131,66 @@ def test_the_base85_first_group_check_refuses_only_runs_that_decode_to_no_text(k
     assert refused and kept
     texts = [base64.b85encode(o.encode()).decode() for o in ORDERS] + [base64.a85encode(o.encode()).decode() for o in ORDERS]
     assert all(encodings._may_be_text(base64.b85decode if i < len(ORDERS) else base64.a85decode, t) for i, t in enumerate(texts))
+
+
+def _encoded_edges() -> list[str]:
+    """Encoded payloads where a shape gate could go wrong: at the very end of a text, in upper case,
+    split by an invisible character, in full-width letters, beside letters outside ASCII that case
+    folding reads as ASCII (the Kelvin sign, the long s), and runs one character short of a gate."""
+    out: list[str] = []
+    for order in ORDERS:
+        data = order.encode()
+        hexed = " ".join(f"{b:02x}" for b in data)
+        bits = " ".join(f"{b:08b}" for b in data)
+        spaced = " ".join(order[:40])
+        leet = order.translate(str.maketrans("oieast", "013457"))
+        b64 = base64.b64encode(data).decode()
+        for payload in (hexed, hexed.upper(), bits, spaced, spaced.upper(), leet, leet.upper(), b64):
+            out += [payload, FILLER + " " + payload, FILLER + "\n" + payload + "\n" + FILLER]
+            out.append(payload[:-1] + "\u200b" + payload[-1])
+            out.append(payload.replace(" ", " \u200b", 3))
+        out.append("".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in leet))
+        out.append(leet.replace("k", "\u212a").replace("s", "\u017f"))
+        out.append("\u212a1ll 7h3 \u017f3rv1c3 " + leet)
+    out += ["x" * 23, "x" * 24, "x" * 23 + " " + "y" * 24, "a b c", "a b c d", "1" * 7 + " 0101", "0" * 8]
+    out += ["00 11 22 33 44 55 66 77 88 99 aa", "00 11 22 33 44 55 66 77 88 99 aa bb", "5 ñ 3 l33t", "L 3 3 T"]
+    return out
+
+
+ENCODED = _encoded_edges()
+
+
+def test_alphabet_runs_read_off_the_shape_are_the_regex_runs() -> None:
+    texts = TEXTS + ENCODED + [b64 + "+/=" * 3 + "é" for b64 in ENCODED[:20]]
+    for text in texts:
+        p = Prepared(text)
+        assert encodings._alphabet_runs(p) == [m.span() for m in encodings._ALPHABET_RUN.finditer(text)], text
+    assert any(encodings._alphabet_runs(Prepared(t)) for t in texts)
+
+
+def test_the_encoding_shape_gates_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = TEXTS + ENCODED
+    gated = [scan_text(t) for t in texts]
+    # An empty run is in every shape: each gate then says maybe and the decoders search everything.
+    for name in ("_SPACED_RUN", "_HEX_SPACED_RUN", "_BITS_RUN"):
+        monkeypatch.setattr(encodings, name, b"")
+    monkeypatch.setattr(encodings, "_may_be_leet", lambda p: True)
+    assert [scan_text(t) for t in texts] == gated
+    rules = {f.rule for fs in gated for f in fs}
+    assert {"hex", "binary", "spaced-letters", "leetspeak", "base64"} <= rules, rules
+
+
+def test_the_leet_gate_refuses_only_texts_without_a_leet_line() -> None:
+    refused = [t for t in TEXTS + ENCODED if not encodings._may_be_leet(Prepared(t))]
+    assert refused and not any(_leet_line(Prepared(t)) for t in refused)
+    assert any(_leet_line(Prepared(t)) for t in ENCODED)
+
+
+def _leet_line(p: Prepared) -> bool:
+    """Some window of the text passes the leetspeak test (the check `_respelled` makes)."""
+    text = p.text
+    for ls, le in encodings._line_windows(p, encodings._leet_hints(p), lambda ls, le: True):
+        tokens = encodings._LEET_TOKEN.findall(text, ls, le)
+        if len(encodings._LEET_BY_LETTER.findall(text, ls, le)) >= 3 and len(tokens) >= 3 and len({c for t in tokens for c in t if c in "013457@$"}) >= 2:
+            return True
+    return False
