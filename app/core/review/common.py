@@ -86,6 +86,13 @@ def keyset(words: Iterable[str]) -> Keys:
     return k
 
 
+def family(namespace: dict[str, object]) -> frozenset[int]:
+    """The keyword sets a rule module defines (pass its `globals()` once they are all defined), for
+    `Prepared.holds_any`: a module whose every rule looks only where one of its keywords occurs has
+    nothing to match in a text that holds none of them."""
+    return frozenset(v.id for v in namespace.values() if type(v) is Keys)
+
+
 _FREQUENT = "etaoinsrhldcumfpgwybvkxjqz0123456789"
 
 
@@ -322,6 +329,17 @@ class Prepared:
         self._indexed = False
         self._utf8: bytes | None = None
         self._shapes: dict[bytes, bytes] = {}
+
+    def holds_any(self, sets: frozenset[int]) -> bool:
+        """Whether `positions` finds any of these keyword sets (`family`): one look at the index that
+        every keyed rule reads anyway, instead of a call per rule."""
+        found = self._sets
+        if found is None and not self._indexed:
+            self.positions(_REGISTRY[min(sets)])  # builds the index
+            found = self._sets
+        if found is not None:
+            return not sets.isdisjoint(found)
+        return any(self.positions(_REGISTRY[i]) for i in sets)
 
     def shape(self, table: bytes) -> bytes:
         """The text as UTF-8 with each byte replaced by its class letter (`shape_table`): one pass in C
