@@ -333,6 +333,8 @@ class Prepared:
     def holds_any(self, sets: frozenset[int]) -> bool:
         """Whether `positions` finds any of these keyword sets (`family`): one look at the index that
         every keyed rule reads anyway, instead of a call per rule."""
+        if not sets:
+            return False
         found = self._sets
         if found is None and not self._indexed:
             self.positions(_REGISTRY[min(sets)])  # builds the index
