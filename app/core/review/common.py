@@ -86,6 +86,13 @@ def keyset(words: Iterable[str]) -> Keys:
     return k
 
 
+def family(namespace: dict[str, object]) -> frozenset[int]:
+    """The keyword sets a rule module defines (pass its `globals()` once they are all defined), for
+    `Prepared.holds_any`: a module whose every rule looks only where one of its keywords occurs has
+    nothing to match in a text that holds none of them."""
+    return frozenset(v.id for v in namespace.values() if type(v) is Keys)
+
+
 _FREQUENT = "etaoinsrhldcumfpgwybvkxjqz0123456789"
 
 
@@ -293,6 +300,17 @@ def _index() -> _Index:
     return _INDEX
 
 
+def shape_table(classes: dict[str, str], other: str = "x") -> bytes:
+    """A byte translation table for `Prepared.shape`: each ASCII character listed for a class letter
+    maps to that letter, every other byte (the rest of ASCII, and every byte of a UTF-8 sequence, so no
+    character outside ASCII) to `other`."""
+    table = bytearray(other.encode("ascii") * 256)
+    for letter, chars in classes.items():
+        for ch in chars:
+            table[ord(ch)] = ord(letter)
+    return bytes(table)
+
+
 class Prepared:
     """A text to scan, its lowercase twin of the same length and cached keyword positions."""
 
@@ -309,6 +327,35 @@ class Prepared:
         self._words: list[str] | None = None
         self._sets: dict[int, list[int]] | None = None
         self._indexed = False
+        self._utf8: bytes | None = None
+        self._shapes: dict[bytes, bytes] = {}
+
+    def holds_any(self, sets: frozenset[int]) -> bool:
+        """Whether `positions` finds any of these keyword sets (`family`): one look at the index that
+        every keyed rule reads anyway, instead of a call per rule."""
+        if not sets:
+            return False
+        found = self._sets
+        if found is None and not self._indexed:
+            self.positions(_REGISTRY[min(sets)])  # builds the index
+            found = self._sets
+        if found is not None:
+            return not sets.isdisjoint(found)
+        return any(self.positions(_REGISTRY[i]) for i in sets)
+
+    def shape(self, table: bytes) -> bytes:
+        """The text as UTF-8 with each byte replaced by its class letter (`shape_table`): one pass in C
+        that lets a rule ask whether a run of character classes occurs at all (`b"a a" in shape`)
+        before it runs a regex over every position. A rule whose pattern is a sequence of ASCII classes
+        (no case folding: that maps some characters outside ASCII onto ASCII letters) can match only
+        where its class letters stand in a row, so an absent run is a proof. Offsets into the shape are
+        offsets into the text only when the text is ASCII."""
+        got = self._shapes.get(table)
+        if got is None:
+            if self._utf8 is None:
+                self._utf8 = self.text.encode("utf-8", "surrogatepass")
+            got = self._shapes[table] = self._utf8.translate(table)
+        return got
 
     def _absent(self, key: str) -> bool:
         """For a big text: True when the keyword certainly does not occur, because one of its words

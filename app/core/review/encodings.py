@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
-from app.core.review.common import MEDIUM, Hit, Intervals, Prepared, keyset, render
+from app.core.review.common import MEDIUM, Hit, Intervals, Prepared, keyset, render, shape_table
 from app.core.review.finding import SEVERITY_OF_RANK, Category
 
 _E = Category.ENCODED_PAYLOAD
@@ -111,6 +111,20 @@ _SPACED_HINT = re.compile(r"[ .\-_][A-Za-z][ .\-_][A-Za-z][ .\-_]")
 _SPACED = re.compile(r"(?<![\w])(?:[A-Za-z][ .\-_]){3,40}[A-Za-z](?![\w])")
 
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
+
+# Shapes (`Prepared.shape`): which runs of character classes a text holds, found by one byte translation
+# instead of a regex tried at every position. Each gate below asks for a run that every match of the
+# pattern it guards must contain, so a shape without it proves the pattern absent.
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_ALPHABET_SHAPE = shape_table({"a": "0123456789" + _LETTERS + "+/_-!#$%&()*;<=>?@^`{|}~"}, " ")  # `_ALPHABET_RUN`'s class
+_ALPHABET_24 = b"a" * 24
+_HEX_SHAPE = shape_table({"h": "0123456789ABCDEFabcdef", "s": " :,"})
+_HEX_SPACED_RUN = b"hhs" * 11 + b"hh"  # `_HEX_SPACED`: eleven hex pairs, each with its separator, and one more
+_BITS_SHAPE = shape_table({"b": "01"})
+_BITS_RUN = b"b" * 8  # `_BITS` begins with eight binary digits in a row
+_SPACED_SHAPE = shape_table({"a": _LETTERS, " ": " .-_"})
+_SPACED_RUN = b"a a a a"  # `_SPACED`: four single letters between separators
+_LEET_SHAPE = shape_table({"a": _LETTERS, "l": "013457@$"})
 # Runs of the base64 and base85 alphabets together ('=' included): every base64 or base85 run lies
 # inside one of at least 24 characters, so those two searches look only there.
 _ALPHABET_RUN = re.compile(r"[0-9A-Za-z+/_\-!#$%&()*;<=>?@^`{|}~]{24,}")
@@ -223,7 +237,7 @@ def _report(hit_start: int, hit_end: int, kind: str, decoded: str, rescan: Resca
 
 
 def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
-    runs = [m.span() for m in _ALPHABET_RUN.finditer(p.text)]
+    runs = _alphabet_runs(p)
     hits = list(_binary_runs(p, rescan, runs))
     hits.extend(_base85(p, rescan, runs))
     hits.extend(_bits_and_morse(p, rescan))
@@ -232,6 +246,24 @@ def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
     # A line already decoded as something else is not re-read as leetspeak or backwards.
     hits.extend(_respelled(p, rescan, Intervals((h.start, h.end) for h in hits)))
     return hits
+
+
+def _alphabet_runs(p: Prepared) -> list[tuple[int, int]]:
+    """The spans of `_ALPHABET_RUN` (maximal runs of at least 24 characters of its class). For an ASCII
+    text they are read off its shape with `bytes.find`: the regex would try every position of every
+    word, only to fail at the word's end."""
+    if not p.ascii:
+        return [m.span() for m in _ALPHABET_RUN.finditer(p.text)]
+    shape = p.shape(_ALPHABET_SHAPE)
+    out: list[tuple[int, int]] = []
+    start = shape.find(_ALPHABET_24)
+    while start >= 0:
+        end = shape.find(b" ", start + 24)
+        if end < 0:
+            end = len(shape)
+        out.append((start, end))
+        start = shape.find(_ALPHABET_24, end)
+    return out
 
 
 def _within(rx: re.Pattern[str], text: str, runs: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
@@ -296,7 +328,7 @@ def _may_be_text(decode: Callable[[str], bytes], run: str) -> bool:
 
 def _bits_and_morse(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
     text = p.text
-    if "00" in text or "01" in text:
+    if _BITS_RUN in p.shape(_BITS_SHAPE):
         for i, m in enumerate(_BITS.finditer(text)):
             if i >= MAX_CANDIDATES:
                 break
@@ -384,9 +416,13 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
         return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
 
     lines = {
-        "leetspeak": _line_windows(p, _leet_hints(p), leet),
+        "leetspeak": _line_windows(p, _leet_hints(p), leet) if _may_be_leet(p) else [],
         "reversed": _line_windows(p, _in_list(p.positions(_REVERSED_KEYS)), lambda ls, le: True),
-        "spaced-letters": _line_windows(p, _searcher(p, _SPACED_HINT), lambda ls, le: _SPACED.search(text, ls, le) is not None),
+        "spaced-letters": (
+            _line_windows(p, _searcher(p, _SPACED_HINT), lambda ls, le: _SPACED.search(text, ls, le) is not None)
+            if _SPACED_RUN in p.shape(_SPACED_SHAPE)
+            else []
+        ),
     }
     for kind, spans in lines.items():
         for ls, le in spans:
@@ -406,6 +442,20 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
             hit = _report(ls, le, kind, decoded, rescan)
             if hit is not None:
                 yield hit
+
+
+def _may_be_leet(p: Prepared) -> bool:
+    """False when no line of the text can pass the leetspeak test: that needs two different leet
+    characters and three leet characters next to a letter, and in an ASCII text the pairs "al" and
+    "la" of its shape (a letter beside a leet character) count at least those. A text beyond ASCII
+    always says maybe: case-insensitive matching reads a few letters outside ASCII as ASCII ones."""
+    if not p.ascii:
+        return True
+    shape = p.shape(_LEET_SHAPE)
+    # The cheap counts first: a byte count is one pass, a count of pairs in a text of three letters is slow.
+    if shape.count(b"l") < 3 or sum(ch in p.text for ch in "013457@$") < 2:
+        return False
+    return shape.count(b"al") + shape.count(b"la") >= 3
 
 
 def _runs(p: Prepared, runs: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
@@ -453,7 +503,8 @@ def _binary_runs(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> It
             hit = _report(start, end, kind, decoded, rescan)
             if hit is not None:
                 yield hit
-    for rx in (_HEX_SPACED, _HEX_C) if "0x" in p.low else (_HEX_SPACED,):
+    spaced = (_HEX_SPACED,) if _HEX_SPACED_RUN in p.shape(_HEX_SHAPE) else ()
+    for rx in (*spaced, _HEX_C) if "0x" in p.low else spaced:
         for m in rx.finditer(text):
             if m.start() > 0 and text[m.start() - 1] in "0123456789abcdefABCDEF":
                 continue

@@ -26,6 +26,7 @@ _BARE_URL = re.compile(r"https?://[^\s<>\"'`)\]]{1,2048}", re.IGNORECASE)
 _DATA_URI = re.compile(r"data:([\w.+-]{1,40}/[\w.+-]{1,60})?((?:;[\w.+-]{1,40}(?:=[\w.+-]{1,60})?){0,4}),", re.IGNORECASE)
 
 _TEMPLATE = re.compile(r"[{}]|\$[A-Za-z_]{3,}|%7[bBdD]|<[A-Za-z_]{3,}>|\[[A-Z_]{4,}\]")
+_CAPS_NAME = re.compile(r"\[[A-Z_]{4,}\]")  # `_TEMPLATE`'s last branch, which starts with a literal and so searches fast
 # Query parameters that carry data out: a secret-ish word anywhere in the name, or a bare one-letter
 # or generic name (`?d=`, `?data=`) of the kind exfiltration payloads use.
 _SECRETY_PARAM = re.compile(
@@ -114,6 +115,17 @@ _DATA_URI_KEYS = keyset(("data:",))
 
 
 def _scan(p: Prepared) -> Iterator[Hit]:
+    # Every link, image and bare-URL rule reports a URL only when it holds a query ("?") or matches
+    # `_TEMPLATE`, and a URL is a piece of the text. No URL pattern lets "<" or ">" in, so what of
+    # `_TEMPLATE` a URL can match is a brace, "$", "%7" or a bracketed capital name: a text with none of
+    # them and no "?" (most notes) has no URL to report.
+    text = p.text
+    if "?" in text or "{" in text or "}" in text or "$" in text or "%7" in text or _CAPS_NAME.search(text) is not None:
+        yield from _urls(p)
+    yield from _data_uris(p)
+
+
+def _urls(p: Prepared) -> Iterator[Hit]:
     m: re.Match[str] | None  # loops bind matches; later probes may find none
     image_spans: list[tuple[int, int]] = []
     # Markdown images and links both need "](": a note without one (most) has neither, and its "[" are
@@ -159,6 +171,9 @@ def _scan(p: Prepared) -> Iterator[Hit]:
                 m.end(),
                 quotable=True,
             )
+
+
+def _data_uris(p: Prepared) -> Iterator[Hit]:
     for m in keyed_matches(p, _DATA_URI_KEYS, _DATA_URI):
         if m.start() > 0 and (p.text[m.start() - 1].isalnum() or p.text[m.start() - 1] == "_"):
             continue

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.core.review.common import HIGH, MEDIUM, Hit, Prepared, keyed_matches, keyset
+from app.core.review.common import HIGH, MEDIUM, Hit, Prepared, family, keyed_matches, keyset
 from app.core.review.finding import Category
 
 _TE = Category.TERMINAL_ESCAPE
@@ -83,8 +83,11 @@ _RICH_CLOSE_KEYS = keyset(("[/",))
 
 def scan(p: Prepared) -> list[Hit]:
     hits = list(_terminal(p))
-    hits.extend(_rich(p))
-    hits.extend(_html(p))
+    # The Rich and HTML rules are keyed: most notes hold none of their keywords and skip them whole.
+    if p.holds_any(_FAMILY):
+        hits.extend(_rich(p))
+        hits.extend(_html(p))
+    hits.extend(_javascript_urls(p))
     return hits
 
 
@@ -190,5 +193,11 @@ def _html(p: Prepared) -> Iterator[Hit]:
             continue
         last_end = m.end()
         yield Hit(_MI, HIGH, "html-script", "HTML that runs script or loads a frame where it is rendered", m.start(), m.end(), quotable=True)
+
+
+def _javascript_urls(p: Prepared) -> Iterator[Hit]:
     for m in _JS_SCHEME.finditer(p.text) if ("javascript:" in p.low or "vbscript:" in p.low) else ():
         yield Hit(_MI, HIGH, "javascript-url", "a javascript: URL", m.start(1), m.end(), quotable=True)
+
+
+_FAMILY = family(globals())  # defined last: every keyword set above

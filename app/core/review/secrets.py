@@ -10,7 +10,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from app.core.review.common import CRITICAL, HIGH, MEDIUM, Hit, Keys, Prepared, keyset
+from app.core.review.common import CRITICAL, HIGH, MEDIUM, Hit, Keys, Prepared, family, keyset
 from app.core.review.finding import Category
 
 _S = Category.SECRET
@@ -112,7 +112,8 @@ def _hit(severity: int, rule: str, message: str, start: int, end: int, value_sta
 
 
 def scan(p: Prepared) -> list[Hit]:
-    return list(_scan(p))
+    # Every rule of the family is keyed (`_at`, `positions`): a text holding none of its keywords skips it.
+    return list(_scan(p)) if p.holds_any(_FAMILY) else []
 
 
 def _at(p: Prepared, keys: Keys, pattern: re.Pattern[str]) -> list[re.Match[str]]:
@@ -225,3 +226,6 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         if _IDENTIFIER.fullmatch(value) or _in_badge_url(text, m.start(), p.line_start(m.start())):
             continue
         yield _hit(HIGH, "key-value-secret", f"a secret assigned to `{m.group(1)}`", m.start(), m.end(), m.start(2), m.end(2))
+
+
+_FAMILY = family(globals())  # defined last: every keyword set above

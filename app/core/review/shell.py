@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.core.review.common import CRITICAL, HIGH, LOW, MEDIUM, Hit, Keys, Prepared, keyed_matches, keyset
+from app.core.review.common import CRITICAL, HIGH, LOW, MEDIUM, Hit, Keys, Prepared, family, keyed_matches, keyset
 from app.core.review.finding import Category
 
 _I = re.IGNORECASE
@@ -160,7 +160,9 @@ _PROFILE_KEYS = keyset((".bashrc", ".zshrc", ".profile", ".bash_profile", "cront
 
 
 def scan(p: Prepared) -> list[Hit]:
-    return list(_scan(p))
+    # Every rule of the family is keyed (`keyed_matches`, `_iter_at`, `positions`): most notes hold none
+    # of its keywords and skip it whole.
+    return list(_scan(p)) if p.holds_any(_FAMILY) else []
 
 
 def _scan(p: Prepared) -> Iterator[Hit]:
@@ -278,3 +280,6 @@ def _sensitive_paths(p: Prepared) -> Iterator[Hit]:
             yield Hit(_T, HIGH, "credential-file-read", "sends a credential file", m.start(), m.end(), quotable=True)
         else:
             yield Hit(_T, MEDIUM, "credential-file-path", "mentions a credential or system file", m.start(), m.end(), quotable=True)
+
+
+_FAMILY = family(globals())  # defined last: every keyword set above
