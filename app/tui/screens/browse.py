@@ -583,7 +583,7 @@ class BrowseScreen(WorkbenchScreen):
         else:
             self.query_one(MemoryTable).focus()
 
-    @work(thread=True, exclusive=True, group="browse-suggestions", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="browse-suggestions", name="suggestions", exit_on_error=False)
     def read_suggestions(self) -> None:
         """The suggestions, in the background: each batch is shown as the core finds it (the quick
         rules within a second, near duplicates last), then the whole list in its order."""
