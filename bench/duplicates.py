@@ -107,11 +107,18 @@ def old_near_duplicates(texts: dict[str, str], *, threshold: float = NEAR_THRESH
 
 
 def old_find_duplicates(
-    memories: Sequence[Memory], text_of: TextOf | None, *, threshold: float = NEAR_THRESHOLD, is_record: Callable[[Memory], bool] = lambda m: False
+    memories: Sequence[Memory],
+    text_of: TextOf | None,
+    *,
+    threshold: float = NEAR_THRESHOLD,
+    is_record: Callable[[Memory], bool] = lambda m: False,
+    on_exact: Callable[[list[ExactGroup]], None] | None = None,
 ) -> tuple[list[ExactGroup], list[NearPair]]:
     memories = [m for m in memories if not is_record(m)]
     texts = duplicates._texts(memories, text_of)
     exact = exact_duplicates(memories, texts)
+    if on_exact is not None:
+        on_exact(exact)
     covered = [frozenset(pair) for group in exact for pair in combinations(group.ids, 2)]
     near = old_near_duplicates(texts, threshold=threshold, skip=covered) if texts else []
     return exact, near
@@ -261,14 +268,14 @@ def recall(sizes: Sequence[int], recall_max: int, lsh_max: int) -> None:
                 f"recall {len(new & reference) / len(reference):.4f}, {len(new - reference)} not in it; "
                 f"old finds {len(old & reference):,}, recall {len(old & reference) / len(reference):.4f}"
             )
-        bounds = duplicates.MAX_POSTINGS, duplicates.MAX_PARTNERS, duplicates.MAX_HOLDERS
+        bounds = duplicates.MAX_POSTINGS, duplicates.MAX_PARTNERS, duplicates.MAX_HOLDERS, duplicates.MAX_VERIFIED
         try:
-            duplicates.MAX_POSTINGS = duplicates.MAX_PARTNERS = 1 << 40
+            duplicates.MAX_POSTINGS = duplicates.MAX_PARTNERS = duplicates.MAX_VERIFIED = 1 << 40
             unbounded = {(p.a, p.b) for p in near_duplicates(texts)}
             duplicates.MAX_HOLDERS = 1 << 40
             every_holder = {(p.a, p.b) for p in near_duplicates(texts)}
         finally:
-            duplicates.MAX_POSTINGS, duplicates.MAX_PARTNERS, duplicates.MAX_HOLDERS = bounds
+            duplicates.MAX_POSTINGS, duplicates.MAX_PARTNERS, duplicates.MAX_HOLDERS, duplicates.MAX_VERIFIED = bounds
         print(
             f"{size:,} memories: search bounds lifted {len(unbounded):,} pairs, bounded {len(new):,}: recall {len(new & unbounded) / len(unbounded):.4f}; "
             f"passages held by more than {duplicates.MAX_HOLDERS} memories paired in full: {len(every_holder):,} pairs "
@@ -339,7 +346,7 @@ def main() -> int:
     args = parser.parse_args()
     print(
         f"python {sys.version.split()[0]}; threshold {NEAR_THRESHOLD}; bounds: {duplicates.MAX_PASSAGE_WORDS} words a passage, "
-        f"{duplicates.MAX_TEXT_SHINGLES:,} shingles a memory, {duplicates.MAX_HOLDERS} holders, {duplicates.MAX_POSTINGS} postings, {duplicates.MAX_PARTNERS} partners"
+        f"{duplicates.MAX_TEXT_SHINGLES:,} shingles a memory, {duplicates.MAX_HOLDERS} holders, {duplicates.MAX_POSTINGS} postings, {duplicates.MAX_PARTNERS} partners, {duplicates.MAX_VERIFIED} verified"
     )
     loops(args.copies, args.old_max_copies)
     pipeline(args.copies, args.old_max_copies)

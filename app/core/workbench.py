@@ -509,8 +509,10 @@ class Workbench:
             cached = self._saliences = salience_all(self.memories, self.clock.now(), text_of=self._read_ahead())
         return cached
 
-    def suggestions(self) -> list[Suggestion]:
-        """Promote, demote, archive, merge, split and stale suggestions; never applied here."""
+    def suggestions(self, on_batch: Callable[[list[Suggestion]], None] | None = None) -> list[Suggestion]:
+        """Promote, demote, archive, merge, split and stale suggestions; never applied here.
+        `on_batch` is given them as they are found (the quick rules first, near duplicates last;
+        an exception it raises stops the rest); the list returned is the whole, ordered result."""
         return suggest(
             self.memories,
             self.portfolios,
@@ -519,6 +521,7 @@ class Workbench:
             file_bytes=file_reader(self.portfolios),
             saliences=self.saliences(),
             pinned=self._applier.pinned_ids(),
+            on_batch=on_batch,
         )
 
     def budgets(self, what_if: WhatIf | None = None) -> list[BudgetPlan]:

@@ -191,3 +191,67 @@ def test_a_huge_memory_is_compared_on_a_bounded_number_of_shingles() -> None:
     assert sum(map(len, sets)) < 3 * (duplicates.MAX_TEXT_SHINGLES + duplicates.MAX_PASSAGE_WORDS)
     near = duplicates.near_duplicates(texts)
     assert [(p.a, p.b, p.score) for p in near] == [("dump", "dump-again", 1.0)]  # alike on their first 1,000 words
+
+
+def sentence(rng: random.Random, vocabulary: list[str], words: int) -> str:
+    return " ".join(rng.choices(vocabulary, k=words))
+
+
+def test_passages_restating_each_others_sentences_are_counted_and_few_verified(counted_jaccard: list[int]) -> None:
+    """2,000 paragraphs of three sentences, each sentence a window of one text of 3,000 words, so
+    that every sentence is restated by some thirty paragraphs and most paragraphs share one with
+    dozens of others, far under the threshold. The result is the exact all-pairs result; the count
+    of shared shingles rules most candidates out unverified (comparing every paragraph sharing two
+    of its rarest shingles would verify about 46 per paragraph here)."""
+    rng = random.Random(7)
+    vocabulary = ["".join(rng.choices(string.ascii_lowercase, k=6)) for _ in range(4_000)]
+    stream = rng.choices(vocabulary, k=3_000)
+
+    def window(size: int) -> str:
+        start = rng.randrange(len(stream) - size)
+        return " ".join(stream[start : start + size])
+
+    texts = {f"note/{n:04d}": f"{window(15)} {window(15)} {window(15)}" for n in range(2_000)}
+    near = duplicates.near_duplicates(texts)
+    assert len(near) > 100
+    assert near == all_pairs(texts, NEAR_THRESHOLD)
+    assert counted_jaccard[0] < 25 * len(texts)
+
+
+def test_the_comparisons_grow_with_the_memories_not_their_pairs(counted_jaccard: list[int]) -> None:
+    """Short items drawn as windows of one text of 300 words, so that each overlaps hundreds of
+    others (notes restating each other's sentences): the pairs grow with the square of the items,
+    the comparisons only with the items (at most MAX_VERIFIED each), and doubling the items no more
+    than doubles them."""
+    rng = random.Random(5)
+    vocabulary = ["".join(rng.choices(string.ascii_lowercase, k=5)) for _ in range(3_000)]
+    stream = rng.choices(vocabulary, k=300)
+
+    def items(n: int) -> dict[str, str]:
+        out = {}
+        for i in range(n):
+            start = rng.randrange(len(stream) - 16)
+            out[f"item/{i:05d}"] = "- " + " ".join(stream[start : start + rng.randint(8, 16)])
+        return out
+
+    counts = []
+    for n in (3_000, 6_000):
+        counted_jaccard[0] = 0
+        near = duplicates.near_duplicates(items(n))
+        assert len(near) > n and all(p.score >= NEAR_THRESHOLD for p in near)
+        assert counted_jaccard[0] <= duplicates.MAX_VERIFIED * n
+        counts.append(counted_jaccard[0])
+    assert counts[1] <= 2.2 * counts[0]
+
+
+def test_a_near_pair_at_the_threshold_is_found_and_one_below_is_not() -> None:
+    """Word-pair sets of 10 and 10 sharing 6: Jaccard 6/14 = 0.43; sharing 4 of 11 and 11: 4/18 = 0.22."""
+    base = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo"
+    near = "alpha bravo charlie delta echo foxtrot golf lima mike november oscar"  # 6 of 10 pairs shared
+    far = "alpha bravo charlie delta echo papa quebec romeo sierra tango uniform victor"  # 4 of 11
+    texts = {"a": base, "b": near, "c": far}
+    found = {(p.a, p.b): p.score for p in duplicates.near_duplicates(texts)}
+    assert found == {("a", "b"): round(6 / 14, 3)}
+    exact = {(p.a, p.b): p.score for p in duplicates.near_duplicates(texts, threshold=6 / 14)}
+    assert exact == {("a", "b"): round(6 / 14, 3)}  # at the threshold itself
+    assert duplicates.near_duplicates(texts, threshold=6 / 14 + 0.001) == []

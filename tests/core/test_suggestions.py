@@ -391,3 +391,34 @@ def test_duplicate_helpers() -> None:
         "- item two",
         "**Status**: open",
     ]
+
+
+def test_suggestions_arrive_in_batches_quick_rules_first(bench: Workbench, found: list[Suggestion]) -> None:
+    """Each rule's suggestions are passed on as they are found, each once; the near duplicates,
+    the slow part, come last; the list returned is the same as without batches."""
+    batches: list[list[Suggestion]] = []
+    whole = suggest(bench.memories, bench.portfolios, NOW, text_of=bench.text, file_bytes=file_reader(bench.portfolios), on_batch=batches.append)
+    assert whole == found
+    keys = [(s.kind, s.ids) for batch in batches for s in batch]
+    assert len(keys) == len(set(keys)) and set(keys) == {(s.kind, s.ids) for s in found}
+    near = [s for s in found if s.reason.startswith("Near duplicates")]
+    assert near and batches[-1] == near
+    assert not any(s.reason.startswith("Near duplicates") for batch in batches[:-1] for s in batch)
+    assert any(s.kind == "promote" for batch in batches[:-1] for s in batch)
+
+
+def test_a_batch_callback_that_raises_stops_the_run(tmp_path: Path) -> None:
+    """What a face's cancelled worker does: the exception from its callback ends the run there."""
+    workbench = open_bench(tmp_path, SAMPLE)
+    seen: list[int] = []
+
+    class Stop(Exception):
+        pass
+
+    def stop(batch: list[Suggestion]) -> None:
+        seen.append(len(batch))
+        raise Stop
+
+    with pytest.raises(Stop):
+        workbench.suggestions(on_batch=stop)
+    assert len(seen) == 1

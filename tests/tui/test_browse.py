@@ -4,13 +4,17 @@ change the files (promote then undo, byte for byte), suggestions, and the A10 te
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static, TabbedContent
 
 from app.core.clock import FixedClock
+from app.core.curate import Suggestion
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
@@ -198,6 +202,43 @@ async def test_suggestions_pane(sample_copy: Path, isolated_locations: Locations
         counts = Counter(s.kind for s in suggestions)
         assert f"{counts['demote']} to demote" in summary and "over budget" in summary
         assert screen.query_one("#suggestions-list").option_count == len(suggestions)  # type: ignore[attr-defined]
+
+
+async def test_suggestions_are_shown_as_they_arrive(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pane lists the first batch while the core is still at work (here held until the test
+    lets it go), then the whole list, with the highlight still on the suggestion it was on."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        whole = app.workbench.suggestions()
+        first, rest = whole[-2:], whole[:-2]  # what a quick rule finds, then the others
+        go = threading.Event()
+
+        def held(on_batch: Callable[[list[Suggestion]], None] | None = None) -> list[Suggestion]:
+            assert on_batch is not None
+            on_batch(first)
+            go.wait(10)
+            on_batch(rest)
+            return whole
+
+        monkeypatch.setattr(app.workbench, "suggestions", held)
+        await pilot.press("i")
+        screen, _, _, _ = parts(app)
+        options = screen.query_one("#suggestions-list", OptionList)
+        for _ in range(100):
+            if options.option_count:
+                break
+            await pilot.pause(0.02)
+        assert options.option_count == len(first)
+        assert "so far" in static_text(screen, "#suggestions-summary")
+        options.highlighted = 1
+        go.set()
+        await settle(app, pilot)
+        assert options.option_count == len(whole) and screen.suggestions == whole
+        assert "so far" not in static_text(screen, "#suggestions-summary")
+        assert options.highlighted == len(whole) - 1  # still on first[1], now last of the whole
 
 
 async def test_a_looping_agents_copies_are_one_line_of_the_suggestions_pane(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:

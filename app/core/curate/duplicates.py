@@ -23,9 +23,11 @@ lines by design.
 
 Cost: an exact group is found by one key per memory and takes part in the near stage once, through
 its first member, so N copies cost O(N), never the N x N pairs among them. Near pairs come from a
-set-similarity join (`_similar_sets`) instead of comparing every two passages: its result is the
-all-pairs result, and its work per passage stays bounded as the portfolio grows. What one huge
-memory and one crowd of alike passages may cost is capped (the MAX_ constants below).
+set-similarity join (`_similar_sets`) instead of comparing every two passages: below its caps its
+result is the all-pairs result, and its work per passage stays bounded as the portfolio grows,
+however many passages restate each other's sentences. What one huge memory and one crowd of alike
+passages may cost is capped (the MAX_ constants below). Words are split and numbered in C
+(bytes.translate, map over defaultdicts), the one Python step per word being the plural rule.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, combinations
+from itertools import chain, combinations, count, repeat
+from operator import and_, itemgetter, lshift, mul, or_
 from typing import TypeVar
 
 from app.core.model import Memory
@@ -56,8 +59,9 @@ _PASSAGE_CHARS = 64 * MAX_PASSAGE_WORDS
 # What a crowd of alike passages may cost (see near_duplicates and _similar_sets): bounds only a
 # loop or boilerplate reaches, never the portfolios the threshold was tuned on.
 MAX_HOLDERS = 50
-MAX_POSTINGS = 100
+MAX_POSTINGS = 50
 MAX_PARTNERS = 10
+MAX_VERIFIED = 100
 PREVIEW_CHARS = 80
 
 TextOf = Callable[[str], str]
@@ -70,6 +74,9 @@ _WORD = re.compile(r"\w+")
 # every record of its kind; it stands alone and is too short to count.
 _KEY_LINE = re.compile(r"^\s{0,3}(?:[-*+]\s+)?\*\*[^*]{1,40}\*\*\s*:?")
 _LETTERS = re.compile(r"[^\W\d_]")
+# ASCII text is split into words by bytes.translate and split (what _WORD finds there, in C at
+# twice its speed): every ASCII character that is not a word character becomes a space.
+_ASCII_GAPS = bytes(c if c >= 128 or chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(256))
 
 
 def normalize(text: str) -> str:
@@ -83,17 +90,33 @@ def exact_key(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """Comparable words: lowercased, Fortress prefixes removed, a plural or 3rd-person `s` dropped."""
+    lowered = _FORTRESS_PREFIX.sub(" ", text).lower()
+    if lowered.isascii():
+        found = lowered.encode("ascii").translate(_ASCII_GAPS).decode("ascii").split()
+    else:
+        found = _WORD.findall(lowered)
     out = []
-    for word in _WORD.findall(_FORTRESS_PREFIX.sub(" ", text).lower()):
+    for word in found:
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
         out.append(word)
     return out
 
 
-def content_words(tokens: Sequence[str]) -> int:
-    """Words with at least two letters: timestamps and numbers do not make a passage say something."""
-    return sum(1 for token in tokens if (len(token) >= 2 and token.isalpha()) or len(_LETTERS.findall(token)) >= 2)
+def _content_word(token: str) -> bool:
+    return (len(token) >= 2 and token.isalpha()) or len(_LETTERS.findall(token)) >= 2
+
+
+def content_words(tokens: Sequence[str], enough: int | None = None) -> int:
+    """Words with at least two letters: timestamps and numbers do not make a passage say something.
+    With `enough`, counting stops there (a passage is kept or not on its first few words)."""
+    found = 0
+    for token in tokens:
+        if _content_word(token):
+            found += 1
+            if found == enough:
+                break
+    return found
 
 
 def shingles(tokens: Sequence[str], size: int = SHINGLE) -> frozenset[tuple[str, ...]]:
@@ -193,14 +216,22 @@ class _Holder:
     order: int
 
 
+# An odd multiplier is a bijection on 64-bit numbers: a packed word pair times it, modulo 2**64,
+# names the pair as uniquely and spreads the low bits a dict indexes by (a << 32 | b alone has the
+# second word's number there, so every pair ending in "the" would start on one slot).
+_SPREAD = 0x9E3779B97F4A7C15
+_BITS64 = (1 << 64) - 1
+
+
 def _coded(codes: Sequence[int], size: int) -> set[int]:
     """The word shingles of `codes` (word numbers below 2**32), each packed into one int; the one
     shingle of a text shorter than `size` is negative, apart from every full one."""
     if len(codes) < size:
         return {-1 - _pack(codes)} if codes else set()
     if size == 2:
-        return {a << 32 | b for a, b in zip(codes, codes[1:])}
-    return {_pack(codes[i : i + size]) for i in range(len(codes) - size + 1)}
+        # in C, word pair by word pair: a << 32 | b, spread
+        return set(map(and_, map(mul, map(or_, map(lshift, codes, repeat(32)), codes[1:]), repeat(_SPREAD)), repeat(_BITS64)))
+    return {_pack(codes[i : i + size]) for i in range(len(codes) - size + 1)}  # wider than 64 bits: not spread
 
 
 def _pack(codes: Sequence[int]) -> int:
@@ -215,8 +246,9 @@ def _passage_sets(texts: dict[str, str]) -> tuple[list[tuple[int, ...]], list[li
     memories holding it (each once, in the texts' order). A passage repeated in many memories is
     one set, compared once. A shingle is a number, in first-seen order, and a set a sorted tuple of
     them; the numbers are shared, so a shingle costs its int once however many sets hold it."""
-    vocabulary: dict[str, int] = {}
-    shingle_numbers: dict[int, int] = {}
+    # numbered on first sight, by defaultdict in C: count() hands out the next number
+    vocabulary: defaultdict[str, int] = defaultdict(count().__next__)
+    shingle_numbers: defaultdict[int, int] = defaultdict(count().__next__)
     numbers: dict[tuple[int, ...], int] = {}
     sets: list[tuple[int, ...]] = []
     holders: list[list[_Holder]] = []
@@ -226,10 +258,10 @@ def _passage_sets(texts: dict[str, str]) -> tuple[list[tuple[int, ...]], list[li
             if budget <= 0:
                 break
             tokens = words(passage[:_PASSAGE_CHARS])[:MAX_PASSAGE_WORDS]
-            if content_words(tokens) < MIN_PASSAGE_WORDS:
+            if content_words(tokens, MIN_PASSAGE_WORDS) < MIN_PASSAGE_WORDS:
                 continue
-            codes = [vocabulary.setdefault(token, len(vocabulary)) for token in tokens]
-            grams = tuple(sorted({shingle_numbers.setdefault(gram, len(shingle_numbers)) for gram in _coded(codes, SHINGLE)}))
+            codes = list(map(vocabulary.__getitem__, tokens))
+            grams = tuple(sorted(set(map(shingle_numbers.__getitem__, _coded(codes, SHINGLE)))))
             budget -= len(grams)
             number = numbers.setdefault(grams, len(sets))
             if number == len(sets):
@@ -242,36 +274,35 @@ def _passage_sets(texts: dict[str, str]) -> tuple[list[tuple[int, ...]], list[li
     return sets, holders
 
 
+_COUNT = itemgetter(1)
 _EPSILON = 1e-9  # float slack, always towards a longer prefix or a looser filter (never a miss)
-
-
-def _prefix(size: int, fraction: float) -> int:
-    """How many of a set's rarest shingles to look at so that a set sharing at least `fraction` of
-    its size shares two of them (prefix filtering, one shingle longer than the classic prefix, which
-    guarantees one; a pair sharing a single rare shingle by chance is then never verified)."""
-    return max(1, min(size, size - math.ceil(fraction * size - _EPSILON) + 2))
 
 
 def _similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[int, int, float]]:
     """(earlier, later, Jaccard) for the pairs of sets at or above `threshold`, each found once.
     Each set's shingles are reordered in place, rarest first.
 
-    A set-similarity join by prefix filtering (AllPairs): shingles are ordered rarest first and sets
-    visited smallest first. Two sets with Jaccard >= t share at least a = t/(1+t)(|x|+|y|) >= t|x|
-    shingles, and so two (when a >= 2) among the first |x| - ceil(t|x|) + 2 of the later one x and
-    the first |y| - ceil(2t/(1+t)|y|) + 2 of the earlier one y, which alone are indexed. A candidate
-    that shares fewer there, or is too small (|y| < t|x|), is dropped unverified; every other is
-    verified with the exact Jaccard. So no pair is ever reported below the threshold, none at or
-    above it is missed, and as a set's first shingles are its rarest, two sets rarely share two of
-    them by chance: few are verified for each one, and the shared shingles are counted in C.
+    A set-similarity join by prefix filtering (AllPairs), with every shingle of a set indexed and
+    only a prefix of each probed: shingles are ordered rarest first and sets visited smallest
+    first. Two sets x (the later, larger one) and y with Jaccard >= t share at least
+    a = ceil(t/(1+t)(|x|+|y|)) >= t|x| shingles; in x's first |x| - ceil(t|x|) + 1 shingles (its
+    prefix) they share at least one, and if they share c there, at most c + ceil(t|x|) - 1 in all.
+    As every shingle of y is indexed, counting the earlier sets in the postings of x's prefix gives
+    that c exactly, so a candidate whose c leaves it short of a, or too small (|y| < t|x|), is
+    dropped unverified; every other is verified with the exact Jaccard. No pair is reported below
+    the threshold, and none at or above it is missed where the caps below are not reached. The
+    count is what keeps verifying cheap when many passages share a phrase or a sentence: they are
+    counted (in C), and only those sharing near enough of x are verified.
 
-    Two bounds cap the work per set whatever the portfolio (at most MAX_POSTINGS entries per shingle
-    looked at), so that a crowd of alike passages (a loop that numbers its copies, a template filled
-    in thousands of times) stays linear:
-    a shingle indexes at most MAX_POSTINGS sets (the first visited; later ones still find those),
-    and a set keeps its MAX_PARTNERS most alike earlier sets, and is not indexed once it has that
-    many (later sets alike find its partners). Only pairs inside such a crowd can be dropped; on
-    generated portfolios of realistic text up to 100,000 memories no pair is.
+    Three caps bound the work per set whatever the portfolio, so that a crowd of alike passages (a
+    loop that numbers its copies, a template filled in thousands of times, notes restating each
+    other's sentences by the thousand) costs what its size does, not what its pairs do: a shingle
+    indexes at most MAX_POSTINGS sets (the first visited; a count through a full posting may be
+    short); a set verifies at most MAX_VERIFIED candidates, those sharing the most first; and a set
+    keeps its MAX_PARTNERS most alike earlier sets, and is not indexed once it has that many (later
+    sets alike find its partners). Only pairs inside such a crowd can be dropped: on the generated
+    mixed portfolio of 10,000 memories none is, at 100,000 (where every sentence is repeated about
+    twenty times) one in a hundred or fewer.
     """
     frequency = [0] * (1 + max((grams[-1] for grams in sets if grams), default=-1))
     for gram in chain.from_iterable(sets):
@@ -294,19 +325,22 @@ def _similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[i
         x = sets[number]
         size = len(x)
         lead = leads[number]
-        # the earlier sets sharing each of x's first shingles, counted (every set is smaller or as
+        # x's prefix, past the shingles no other set holds
+        probe = x[lead : max(1, size - math.ceil(threshold * size - _EPSILON) + 1)]
+        # the earlier sets sharing each shingle of the prefix, counted (every set is smaller or as
         # small as x: smallest first)
-        shared = Counter(chain.from_iterable([postings.get(gram, none) for gram in x[lead : _prefix(size, threshold)]]))
-        # at or above the threshold, a set shares at least ceil(t|x|) shingles with x, two of them
-        # counted here when that is two or more
-        least = min(2, max(1, math.ceil(threshold * size - _EPSILON)))
+        shared = Counter(chain.from_iterable([postings.get(gram, none) for gram in probe]))
+        # what a set may share with x beyond what is counted: x's shingles past the prefix
+        beyond = size - lead - len(probe)
         smallest = threshold * size - _EPSILON
         alike = []
-        candidates = [other for other, count in shared.items() if count >= least]
-        if candidates:
+        if shared:
             members = frozenset(x)
-            for other in candidates:
-                if len(sets[other]) >= smallest:
+            # those sharing the most first (a stable sort in C: equal counts in the order found)
+            ranked = sorted(shared.items(), key=_COUNT, reverse=True)[:MAX_VERIFIED] if len(shared) > MAX_VERIFIED else shared.items()
+            for other, counted in ranked:
+                other_size = len(sets[other])
+                if other_size >= smallest and counted + beyond >= share * (size + other_size) - _EPSILON:
                     score = jaccard(members, sets[other])
                     if score >= threshold:
                         alike.append((score, other))
@@ -315,7 +349,7 @@ def _similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[i
                 del alike[MAX_PARTNERS:]
             found.extend((other, number, score) for score, other in alike)
         if len(alike) < MAX_PARTNERS:
-            for gram in x[lead : _prefix(size, 2 * share)]:
+            for gram in x[lead:]:
                 entries = postings.setdefault(gram, [])
                 if len(entries) < MAX_POSTINGS:
                     entries.append(number)
@@ -376,13 +410,17 @@ def find_duplicates(
     *,
     threshold: float = NEAR_THRESHOLD,
     is_record: Callable[[Memory], bool] = lambda memory: False,
+    on_exact: Callable[[list[ExactGroup]], None] | None = None,
 ) -> tuple[list[ExactGroup], list[NearPair]]:
     """Exact groups, then near pairs between memories of different texts (an exact group takes part
     through its first member). `is_record` names the append-only records a system keeps on purpose
-    (an OpenClaw daily log): never merge candidates, whatever they repeat."""
+    (an OpenClaw daily log): never merge candidates, whatever they repeat. `on_exact` is given the
+    exact groups before the near stage starts."""
     memories = [m for m in memories if not is_record(m)]
     texts = _texts(memories, text_of)
     exact = exact_duplicates(memories, texts)
+    if on_exact is not None:
+        on_exact(exact)
     # A group's members hold one text: only its first (the one a merge keeps) goes on to the near
     # stage, so N copies cost one comparison, never the N x N pairs among them, and a near pair
     # names the copy that stays.

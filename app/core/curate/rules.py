@@ -4,13 +4,13 @@ system's own, reached through the registry; nothing is applied here."""
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 
 from app.core.budget.estimators import DEFAULT_ESTIMATOR, TokenEstimator
 from app.core.budget.planner import plan_budgets
 from app.core.budget.plans import FileBytes
-from app.core.curate.duplicates import NEAR_THRESHOLD, find_duplicates, preview
+from app.core.curate.duplicates import NEAR_THRESHOLD, ExactGroup, NearPair, find_duplicates, preview
 from app.core.curate.salience import (
     AccessLog,
     Salience,
@@ -69,9 +69,22 @@ def _kept_apart(a: Memory, b: Memory) -> bool:
 NAMED_COPIES = 5  # members an exact-duplicate reason names; the suggestion's ids hold every one
 
 
-def _duplicates(ctx: SuggestionContext, threshold: float) -> list[Suggestion]:
+def _duplicates(ctx: SuggestionContext, threshold: float, report: Callable[[list[Suggestion]], object]) -> list[Suggestion]:
+    """Exact groups, reported before the near stage runs (it is the slow part), then near pairs."""
+    out: list[Suggestion] = []
+
+    def exact_found(exact: list[ExactGroup]) -> None:
+        out.extend(_exact_suggestions(ctx, exact))
+        report(list(out))
+
+    near = find_duplicates(ctx.memories, ctx.text_of, threshold=threshold, is_record=lambda m: registry.system(m.system).is_record(m), on_exact=exact_found)[1]
+    pairs = _near_suggestions(ctx, near, threshold)
+    report(pairs)
+    return out + pairs
+
+
+def _exact_suggestions(ctx: SuggestionContext, exact: list[ExactGroup]) -> list[Suggestion]:
     out = []
-    exact, near = find_duplicates(ctx.memories, ctx.text_of, threshold=threshold, is_record=lambda m: registry.system(m.system).is_record(m))
     for group in exact:
         first = ctx.by_id[group.ids[0]]
         how = (
@@ -86,6 +99,11 @@ def _duplicates(ctx: SuggestionContext, threshold: float) -> list[Suggestion]:
             names += f" and {len(group.ids) - NAMED_COPIES:,} more"
         reason = f"Exact duplicates: {len(group.ids):,} memories have {how}, {first.words} words each: {names}. Keep the first, merge the rest."
         out.append(Suggestion(kind="merge", ids=group.ids, reason=reason))
+    return out
+
+
+def _near_suggestions(ctx: SuggestionContext, near: list[NearPair], threshold: float) -> list[Suggestion]:
+    out = []
     for pair in near:
         a, b = ctx.by_id[pair.a], ctx.by_id[pair.b]
         if _kept_apart(a, b):
@@ -198,6 +216,25 @@ def _memoized(text_of: TextOf) -> TextOf:
     return cached
 
 
+Batch = Callable[[list[Suggestion]], None]
+
+
+class _Reporter:
+    """Passes each rule's suggestions on as they are found, each (kind, ids) once."""
+
+    def __init__(self, on_batch: Batch | None) -> None:
+        self.on_batch = on_batch
+        self.seen: set[tuple[str, tuple[str, ...]]] = set()
+
+    def __call__(self, found: list[Suggestion]) -> list[Suggestion]:
+        if self.on_batch is not None:
+            fresh = [s for s in found if (s.kind, s.ids) not in self.seen]
+            self.seen.update((s.kind, s.ids) for s in fresh)
+            if fresh:
+                self.on_batch(fresh)
+        return found
+
+
 def _dedupe(suggestions: Iterable[Suggestion]) -> list[Suggestion]:
     seen: set[tuple[str, tuple[str, ...]]] = set()
     out = []
@@ -222,13 +259,17 @@ def suggest(
     near_threshold: float = NEAR_THRESHOLD,
     estimator: TokenEstimator = DEFAULT_ESTIMATOR,
     saliences: Mapping[str, Salience] | None = None,
+    on_batch: Batch | None = None,
 ) -> list[Suggestion]:
     """Every suggestion for these memories, stale first and promotions last; never applied.
 
     `text_of(memory_id)` enables duplicates and what only a text shows (OpenClaw's `[STALE]` items
     inside sections, the daily logs that mention a memory); `file_bytes(memory)` gives exact file
     lines and characters; `access_log` (memory id to access times) and `pinned` (ids pinned in the
-    workbench's ledger) come from the ledger; `fortress_scores` are the four-axis scores a person gave."""
+    workbench's ledger) come from the ledger; `fortress_scores` are the four-axis scores a person gave.
+    `on_batch` is given each rule's suggestions as they are found (each kind and ids once), the
+    quick rules first and the near duplicates last, so that a face can show them while the rest
+    runs; the list returned is the whole, ordered result."""
     now = aware(now)
     text_of = _memoized(text_of) if text_of is not None else None
     mentions = log_mentions(memories, text_of) if text_of is not None else {}
@@ -249,12 +290,14 @@ def suggest(
         superseded=set(),
         fortress_scores=fortress_scores or {},
     )
-    found: list[Suggestion] = []
-    found += _relations(ctx)
-    found += _duplicates(ctx, near_threshold)
-    found += _budgets(ctx)
+    report = _Reporter(on_batch)
+    relations = report(_relations(ctx))
+    budgets = report(_budgets(ctx))
     # The systems' rules fill ctx.superseded too (reversed decisions, [STALE] items), so they run
-    # before the promotions, which skip what is superseded.
-    found += _systems_rules(ctx)
-    found += _promotions(ctx)
-    return _dedupe(found)
+    # before the promotions, which skip what is superseded. Duplicates read nothing the others
+    # leave in ctx, so they run last, when everything quick has been reported.
+    systems = report(_systems_rules(ctx))
+    promotions = report(_promotions(ctx))
+    duplicates = _duplicates(ctx, near_threshold, report)
+    # the result keeps the order the rules always had, whatever order they ran in
+    return _dedupe(relations + duplicates + budgets + systems + promotions)

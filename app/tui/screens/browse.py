@@ -83,6 +83,20 @@ class SuggestionsReady(Message):
 
 
 @dataclass
+class SuggestionsArrived(Message):
+    """Suggestions found so far in a run (the first batch of a run replaces the last run's)."""
+
+    suggestions: list[Suggestion]
+    over_budget: int
+    first: bool
+
+
+class _Stopped(Exception):
+    """The suggestions worker was cancelled: raised from its batch callback, it stops the core's
+    run at the next batch instead of letting it finish for nobody."""
+
+
+@dataclass
 class CurationDone(Message):
     receipt: Receipt
     clear_marks: bool = False  # a merge: its marks are used up
@@ -569,16 +583,35 @@ class BrowseScreen(WorkbenchScreen):
         else:
             self.query_one(MemoryTable).focus()
 
-    @work(thread=True, exclusive=True, group="browse-suggestions", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="browse-suggestions", name="suggestions", exit_on_error=False)
     def read_suggestions(self) -> None:
+        """The suggestions, in the background: each batch is shown as the core finds it (the quick
+        rules within a second, near duplicates last), then the whole list in its order."""
+        worker = get_current_worker()
+        batches = 0
+
+        def arrived(batch: list[Suggestion]) -> None:
+            nonlocal batches
+            if worker.is_cancelled:
+                raise _Stopped
+            self.post_message(SuggestionsArrived(batch, over, first=batches == 0))
+            batches += 1
+
         try:
-            suggestions = self.workbench.suggestions()
             over = sum(plan.over for plan in self.workbench.budgets())
+            suggestions = self.workbench.suggestions(on_batch=arrived)
+        except _Stopped:
+            return
         except Exception as error:  # noqa: BLE001
             self.post_message(Notice(error_text(error, 300), title="Could not compute the suggestions", severity="error"))
             return
-        if not get_current_worker().is_cancelled:
+        if not worker.is_cancelled:
             self.post_message(SuggestionsReady(suggestions, over))
+
+    def on_suggestions_arrived(self, message: SuggestionsArrived) -> None:
+        pane = self.query_one(SuggestionsPane)
+        pane.append(message.suggestions, message.over_budget, first=message.first)
+        self.suggestions = pane.suggestions
 
     def on_suggestions_ready(self, message: SuggestionsReady) -> None:
         self.suggestions = message.suggestions

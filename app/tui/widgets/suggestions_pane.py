@@ -35,6 +35,10 @@ def prompt(suggestion: Suggestion) -> Text:
     return text
 
 
+def _key(suggestion: Suggestion) -> tuple[str, tuple[str, ...]]:
+    return (suggestion.kind, suggestion.ids)
+
+
 class SuggestionsPane(Vertical):
     @dataclass
     class Chosen(Message):
@@ -49,15 +53,33 @@ class SuggestionsPane(Vertical):
         yield NavOptionList(id="suggestions-list")
 
     def show(self, suggestions: list[Suggestion], over_budget: int) -> None:
-        """Replace the suggestions, keeping the highlight where it was."""
-        self.suggestions = suggestions
-        self.query_one("#suggestions-summary", Static).update(Text("Suggestions: " + suggestion_summary(suggestions, over_budget) + " · enter shows one first"))
+        """Replace the suggestions with the whole list, the highlight kept on the suggestion it was
+        on (or at its place when that one is gone)."""
         options = self.query_one(OptionList)
         was = options.highlighted or 0
+        held = _key(self.suggestions[was]) if was < len(self.suggestions) else None
+        self.suggestions = suggestions
+        self.query_one("#suggestions-summary", Static).update(Text("Suggestions: " + suggestion_summary(suggestions, over_budget) + " · enter shows one first"))
         options.clear_options()
         options.add_options(Option(prompt(s), id=f"s{i}") for i, s in enumerate(suggestions))
         if suggestions:
-            options.highlighted = min(was, len(suggestions) - 1)
+            keys = [_key(s) for s in suggestions]
+            options.highlighted = keys.index(held) if held in keys else min(was, len(suggestions) - 1)
+
+    def append(self, batch: list[Suggestion], over_budget: int, *, first: bool) -> None:
+        """Add suggestions found so far in a run below those shown; the first batch of a run
+        replaces what the last run left. The summary says the rest is still being looked for."""
+        options = self.query_one(OptionList)
+        if first:
+            self.suggestions = []
+            options.clear_options()
+        start = len(self.suggestions)
+        self.suggestions = [*self.suggestions, *batch]
+        options.add_options(Option(prompt(s), id=f"s{start + i}") for i, s in enumerate(batch))
+        if first and batch:
+            options.highlighted = 0
+        summary = suggestion_summary(self.suggestions, over_budget)
+        self.query_one("#suggestions-summary", Static).update(Text(f"Suggestions so far: {summary} · still looking for duplicates…"))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
