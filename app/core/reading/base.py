@@ -151,8 +151,14 @@ class Adapter(ABC):
     @classmethod
     def finalize(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
         """Runs on every start over all memories of the portfolio, cached or fresh: what depends on
-        the clock (today's logs are hot) or on other files (id collisions)."""
-        return dedupe_ids(memories)
+        the clock (today's logs are hot, `placed`) or on other files (id collisions)."""
+        return dedupe_ids(cls.placed(ctx, memories))
+
+    @classmethod
+    def placed(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
+        """The part of `finalize` that looks at each memory on its own (what depends on the clock),
+        so that a re-read can apply it to the memories of its re-parsed files only."""
+        return memories
 
     @classmethod
     def text(cls, root: Path, memory: Memory) -> str:
