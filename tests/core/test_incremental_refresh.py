@@ -109,3 +109,30 @@ def test_an_id_made_shared_by_a_write_is_settled_over_the_whole_portfolio(
     assert any(m.locator.endswith("~2") for m in fresh.memories if m.system == "openclaw")
     assert spliced == [False]
     assert wb.memories == fresh.memories
+
+
+def test_a_portfolio_with_shared_ids_keeps_its_list_for_a_write_elsewhere(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids settled with `~2` stay as a full load settles them when a write changes a memory of
+    another file; a write to one of the sharing memories makes the list anew."""
+    sections = [m for m in _open(sample_copy, isolated_locations, clock).memories if m.system == "openclaw" and m.kind == "note" and m.span is not None]
+    first = sections[0]
+    root = sample_copy / "openclaw" / "workspace"
+    data = (root / first.source.path).read_bytes()
+    assert first.span is not None
+    heading = data[first.span.start : first.span.end].split(b"\n", 1)[0]
+    other = next(m for m in sections if m.source.path != first.source.path)
+    (root / other.source.path).write_bytes((root / other.source.path).read_bytes() + b"\n" + heading + b"\n\nthe same heading in another file\n")
+    wb = _open(sample_copy, isolated_locations, clock)
+    assert any(m.locator.endswith("~2") for m in wb.memories)
+    spliced = _spliced(monkeypatch)
+    elsewhere = next(m for m in wb.memories if m.system == "openclaw" and m.kind == "note" and m.source.path not in (first.source.path, other.source.path))
+    wb.quarantine(elsewhere.id, "test")
+    _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
+    wb.restore(elsewhere.id, "test")
+    _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
+    assert spliced == [True, True]
+    wb.quarantine(first.id, "test")
+    assert spliced[-1] is False
+    _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)

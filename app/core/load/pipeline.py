@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -133,10 +134,13 @@ class _Work:
     walked: list[Problem] = field(default_factory=list)  # the walk's problems (not the settings')
     findings: dict[str, bytes] = field(default_factory=dict)  # content key -> encoded findings, of its memories
     stamp: str | None = None  # a database's stamp, as read (see _read_database)
-    # The ids of `memories` when they are each file's memories in file order, none of them renamed
-    # by `dedupe_ids` (the portfolio's finalize is the common one): a re-read can then splice the
-    # memories of the files it parses again into the list, keeping the rest. None otherwise.
+    # The ids of `memories` when they are each file's memories in file order (the portfolio's
+    # finalize is the common one): a re-read can then splice the memories of the files it parses
+    # again into the list, keeping the rest. None otherwise.
     ids: set[str] | None = None
+    # The ids `dedupe_ids` had to settle (those several memories had, and the `~2`... it made): a
+    # splice keeps the list only when none of the memories it takes out or puts in has one.
+    shared: frozenset[str] = frozenset()
     # What a spliced re-read took out of `memories` and put in; None when the list was made anew.
     replaced: tuple[list[Memory], list[Memory]] | None = None
 
@@ -538,9 +542,14 @@ class Pipeline:
         ids = {m.id for m in placed}
         if len(ids) == len(placed):  # what `dedupe_ids` would keep as it is
             work.memories = placed
-            work.ids = ids if by_file else None
+            work.ids, work.shared = (ids if by_file else None), frozenset()
         else:
-            work.memories = dedupe_ids(placed)
+            work.memories = dedupe_ids(placed)  # sorted by source, then row, then span
+            counts = Counter(m.id for m in placed)
+            kept = {id(m) for m in placed}
+            made = {m.id for m in work.memories if id(m) not in kept}
+            work.ids = {m.id for m in work.memories} if by_file else None
+            work.shared = frozenset({key for key, count in counts.items() if count > 1} | made)
         return len(work.memories)
 
     def _splice(self, work: _Work, fresh: _Work, rels: list[str]) -> bool:
@@ -572,6 +581,12 @@ class Pipeline:
             fresh_ids = {m.id for m in new}
             if len(fresh_ids) != len(new) or not ids.isdisjoint(fresh_ids):
                 return False  # an id now shared: `dedupe_ids` decides over the whole portfolio
+            shared = work.shared
+            if shared:
+                # `dedupe_ids` settled some ids: those of these files must not be among them (their
+                # suffixes could move), and the list is in its order (by source, row, span).
+                if any(m.id in shared for m in old) or not shared.isdisjoint(fresh_ids) or not _in_source_order(new):
+                    return False
             ids |= fresh_ids
             memories = [*memories[:start], *new, *memories[end:]]
             taken += old
@@ -579,7 +594,7 @@ class Pipeline:
         for parsed in fresh.parsed.values():
             if parsed.problems:
                 fresh.problems.extend(parsed.problems)
-        fresh.memories, fresh.ids, fresh.replaced = memories, ids, (taken, added)
+        fresh.memories, fresh.ids, fresh.shared, fresh.replaced = memories, ids, work.shared, (taken, added)
         return True
 
     def _scan(self, works: list[_Work], *, carried: dict[str, bytes] | None = None, only: list[Memory] | None = None) -> int:
@@ -673,6 +688,12 @@ class Pipeline:
 def _common_finalize(adapter: type[Adapter]) -> bool:
     """Whether the adapter's finalize is `placed` then `dedupe_ids` (the only cross-file step)."""
     return adapter.finalize.__func__ is Adapter.finalize.__func__  # type: ignore[attr-defined]
+
+
+def _in_source_order(memories: list[Memory]) -> bool:
+    """Whether one file's memories are in `dedupe_ids`'s order (row, then span start)."""
+    keys = [(m.source.row or 0, m.span.start if m.span else 0) for m in memories]
+    return all(a <= b for a, b in zip(keys, keys[1:], strict=False))
 
 
 def _source_path(memory: Memory) -> str:
