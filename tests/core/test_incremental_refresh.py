@@ -11,6 +11,7 @@ from app.core.clock import FixedClock
 from app.core.load import pipeline
 from app.core.locations import Locations
 from app.core.model import Memory
+from app.core.reading.base import slug
 from app.core.workbench import Workbench
 
 SYSTEMS = ("dollhouse", "massgen", "openclaw")
@@ -136,3 +137,20 @@ def test_a_portfolio_with_shared_ids_keeps_its_list_for_a_write_elsewhere(
     wb.quarantine(first.id, "test")
     assert spliced[-1] is False
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("API Error Codes", 60, "api-error-codes"),
+        ("  --Leading and trailing!!  ", 60, "leading-and-trailing"),
+        ("Café über ²٣ déjà", 60, "caf-ber-d-j"),
+        ("\u212aelvin and \u0130stanbul", 60, "kelvin-and-i-stanbul"),
+        ("abc def ghi", 4, "abc"),
+        ("!!!", 60, "untitled"),
+        ("", 60, "untitled"),
+    ],
+)
+def test_slug_keeps_ascii_alphanumerics_and_one_dash_per_run(text: str, limit: int, expected: str) -> None:
+    """Locators (so ids, and the parse cache's) are made of these: the same text, the same slug."""
+    assert slug(text, limit) == expected
