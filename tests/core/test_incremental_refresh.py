@@ -154,3 +154,23 @@ def test_a_portfolio_with_shared_ids_keeps_its_list_for_a_write_elsewhere(
 def test_slug_keeps_ascii_alphanumerics_and_one_dash_per_run(text: str, limit: int, expected: str) -> None:
     """Locators (so ids, and the parse cache's) are made of these: the same text, the same slug."""
     assert slug(text, limit) == expected
+
+
+def test_a_file_that_breaks_and_mends_lists_its_problems_as_a_full_load_does(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wb = _open(sample_copy, isolated_locations, clock)
+    memory = _first(wb, "dollhouse", "cold")
+    path = Path(wb.portfolio_of(memory).root) / memory.source.path
+    good = path.read_bytes()
+    spliced = _spliced(monkeypatch)
+    path.write_bytes(b"---\nname: [unclosed\n---\nbody\n")
+    wb._refresh([memory.id], [str(path)])
+    broken = next(p for p in wb.portfolios if p.system == "dollhouse").problems
+    assert any(problem.path == memory.source.path for problem in broken)
+    _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
+    path.write_bytes(good)
+    wb._refresh([memory.id], [str(path)])
+    assert not any(problem.path == memory.source.path for problem in next(p for p in wb.portfolios if p.system == "dollhouse").problems)
+    _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
+    assert spliced == [True, True]

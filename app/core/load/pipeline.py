@@ -141,6 +141,9 @@ class _Work:
     # The ids `dedupe_ids` had to settle (those several memories had, and the `~2`... it made): a
     # splice keeps the list only when none of the memories it takes out or puts in has one.
     shared: frozenset[str] = frozenset()
+    # The files (in `parsed` order) whose parse has problems: a splice lists theirs again without
+    # asking every file (a cached parse's problems cost a decode each).
+    troubled: list[str] = field(default_factory=list)
     # What a spliced re-read took out of `memories` and put in; None when the list was made anew.
     replaced: tuple[list[Memory], list[Memory]] | None = None
 
@@ -524,10 +527,13 @@ class Pipeline:
             work.parsed = {rel: work.parsed[rel] for rel in sorted(work.parsed)}
         memories: list[Memory] = []
         by_file = True
+        work.troubled = []
         for rel in work.parsed:
             parsed = work.parsed[rel]
             memories.extend(parsed.memories)
-            work.problems.extend(parsed.problems)
+            if parsed.problems:
+                work.problems.extend(parsed.problems)
+                work.troubled.append(rel)
             by_file = by_file and all(m.source.path == rel for m in parsed.memories)
         # Parsed (and cached) under the folder's name; open under the name discovery gave it, which
         # has a hash of the root only when another open portfolio shares the folder's name.
@@ -591,9 +597,12 @@ class Pipeline:
             memories = [*memories[:start], *new, *memories[end:]]
             taken += old
             added += new
-        for parsed in fresh.parsed.values():
-            if parsed.problems:
-                fresh.problems.extend(parsed.problems)
+        again = set(rels)
+        troubled = [rel for rel in work.troubled if rel not in again]
+        troubled += [rel for rel in again if rel in fresh.parsed and fresh.parsed[rel].problems]
+        fresh.troubled = sorted(troubled)  # `parsed` is in file order
+        for rel in fresh.troubled:
+            fresh.problems.extend(fresh.parsed[rel].problems)
         fresh.memories, fresh.ids, fresh.shared, fresh.replaced = memories, ids, work.shared, (taken, added)
         return True
 
