@@ -13,6 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from app.core.budget import BudgetPlan, WhatIf, plan_budgets
@@ -181,10 +182,11 @@ class Workbench:
                 )
             )
 
-    def _vaulted_memories(self, result: LoadResult) -> list[Memory]:
+    def _vaulted_memories(self, result: LoadResult, seen: dict[str, Memory] | set[str] | None = None) -> list[Memory]:
         """Memories our quarantine took out of their system (the vault keeps them), listed in tier
-        quarantine beside the rest."""
-        seen = {m.id for m in result.memories}
+        quarantine beside the rest (`seen`: the ids of `result.memories`, when known)."""
+        if seen is None:
+            seen = {m.id for m in result.memories}
         problems: list[Problem] = []
         vaulted = [m for m in self._applier.quarantined_memories(problems) if (m.system, m.portfolio) in self._portfolios and m.id not in seen]
         result.problems.extend(problems)
@@ -719,7 +721,13 @@ class Workbench:
                 return
             works = list(result.works)
             portfolios = list(result.portfolios)
+            before = self._by_id
+            # The id map is patched, not made again: the vault's memories and those the re-reads
+            # took out leave it, what they put in joins it. Ids never repeat across portfolios.
+            by_id = dict(before)
             candidates = set(self._vaulted)  # the ids that may differ: those of what is re-read, and the vault's
+            for memory_id in self._vaulted:
+                by_id.pop(memory_id, None)
             for i, work in enumerate(works):
                 if (work.ref.system, work.ref.name) not in keys:
                     continue
@@ -727,16 +735,25 @@ class Workbench:
                 known = {ref.rel for ref in work.files}
                 walk = any(rel not in known for rel in rels)
                 works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk)
-                self._findings.update(works[i].findings)
-                candidates.update(m.id for m in work.memories)
-                candidates.update(m.id for m in works[i].memories)
-            before = self._by_id
-            memories = [m for w in works for m in w.memories]
+                fresh_work = works[i]
+                taken, added = fresh_work.replaced if fresh_work.replaced is not None else (work.memories, fresh_work.memories)
+                self._findings.update(fresh_work.findings if fresh_work.replaced is None else _new_findings(fresh_work.findings, work.findings))
+                for memory in taken:
+                    by_id.pop(memory.id, None)
+                    candidates.add(memory.id)
+                for memory in added:
+                    by_id[memory.id] = memory
+                    candidates.add(memory.id)
+            memories: list[Memory] = []
+            for w in works:
+                memories += w.memories
             fresh = LoadResult(portfolios, memories, list(self._load_problems), result.timeline, works=works)
             self._portfolios = {(p.system, p.name): p for p in portfolios}
-            fresh.memories.extend(self._vaulted_memories(fresh))
+            vaulted = self._vaulted_memories(fresh, by_id)
+            fresh.memories.extend(vaulted)
+            for memory in vaulted:
+                by_id[memory.id] = memory
             candidates |= self._vaulted
-            by_id = {m.id: m for m in fresh.memories}
             self._result, self._by_id = fresh, by_id
             # Every other memory is the very object of the last read.
             self.changed = sorted(i for i in candidates if _differs(before.get(i), by_id.get(i)))
@@ -785,6 +802,12 @@ def _about(change: Decision, memory_id: str) -> bool:
     parts = change.effect.get("parts") or []
     merged = change.effect.get("merged") or []
     return any(part == memory_id or (isinstance(part, dict) and part.get("memory_id") == memory_id) for part in [*parts, *merged])
+
+
+def _new_findings(fresh: dict[str, bytes], carried: dict[str, bytes]) -> dict[str, bytes]:
+    """What a spliced re-read's findings hold beyond those it carried (the keys it scanned or found)."""
+    # `fresh` began as a copy of `carried`: what the scan added are its last entries.
+    return dict(islice(reversed(fresh.items()), len(fresh) - len(carried)))
 
 
 def _differs(a: Memory | None, b: Memory | None) -> bool:

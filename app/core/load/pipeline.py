@@ -16,6 +16,8 @@ import hashlib
 import os
 import sys
 import threading
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -37,7 +39,7 @@ from app.core.load.scan_worker import Scanned, pack, scan_chunk, scan_memories
 from app.core.locations import Locations
 from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, PhaseStatus, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.parsing.safefs import FileRef
-from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile, renamed
+from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile, dedupe_ids, renamed
 from app.core.reading.discovery import discover
 from app.core.reading.sqlite_ro import stamp as database_stamp
 from app.core.systems.registry import adapter as adapter_for
@@ -132,6 +134,18 @@ class _Work:
     walked: list[Problem] = field(default_factory=list)  # the walk's problems (not the settings')
     findings: dict[str, bytes] = field(default_factory=dict)  # content key -> encoded findings, of its memories
     stamp: str | None = None  # a database's stamp, as read (see _read_database)
+    # The ids of `memories` when they are each file's memories in file order (the portfolio's
+    # finalize is the common one): a re-read can then splice the memories of the files it parses
+    # again into the list, keeping the rest. None otherwise.
+    ids: set[str] | None = None
+    # The ids `dedupe_ids` had to settle (those several memories had, and the `~2`... it made): a
+    # splice keeps the list only when none of the memories it takes out or puts in has one.
+    shared: frozenset[str] = frozenset()
+    # The files (in `parsed` order) whose parse has problems: a splice lists theirs again without
+    # asking every file (a cached parse's problems cost a decode each).
+    troubled: list[str] = field(default_factory=list)
+    # What a spliced re-read took out of `memories` and put in; None when the list was made anew.
+    replaced: tuple[list[Memory], list[Memory]] | None = None
 
     @property
     def adapter(self) -> type[Adapter]:
@@ -337,10 +351,13 @@ class Pipeline:
                 del fresh.parsed[rel]
             known = all(ref.rel in fresh.parsed for ref in fresh.stale)
             self._parse_here(fresh)
-            self._validate(fresh, ordered=known)
+            rels = [rel for rel in forced if rel in work.parsed]
+            if not (known and self._splice(work, fresh, rels)):
+                self._validate(fresh, ordered=known)
         if self.scan:
             # Only the contents the change made are new: the rest keep the findings the last read had.
-            self._scan([fresh], carried=work.findings)
+            only = fresh.replaced[1] if fresh.replaced is not None else None
+            self._scan([fresh], carried=work.findings, only=only)
         return fresh, self._portfolio(fresh)
 
     def _parse_here(self, work: _Work) -> None:
@@ -509,22 +526,94 @@ class Pipeline:
             # Kept in file order, so that a re-read after a change can keep it without sorting.
             work.parsed = {rel: work.parsed[rel] for rel in sorted(work.parsed)}
         memories: list[Memory] = []
+        by_file = True
+        work.troubled = []
         for rel in work.parsed:
             parsed = work.parsed[rel]
             memories.extend(parsed.memories)
-            work.problems.extend(parsed.problems)
+            if parsed.problems:
+                work.problems.extend(parsed.problems)
+                work.troubled.append(rel)
+            by_file = by_file and all(m.source.path == rel for m in parsed.memories)
         # Parsed (and cached) under the folder's name; open under the name discovery gave it, which
         # has a hash of the root only when another open portfolio shares the folder's name.
         memories = renamed(memories, work.ref.system, work.ctx.portfolio, work.ref.name)
-        work.memories = work.adapter.finalize(replace(work.ctx, portfolio=work.ref.name), memories)
+        ctx = replace(work.ctx, portfolio=work.ref.name)
+        adapter = work.adapter
+        work.ids = None
+        if not _common_finalize(adapter):
+            work.memories = adapter.finalize(ctx, memories)
+            return len(work.memories)
+        placed = adapter.placed(ctx, memories)
+        ids = {m.id for m in placed}
+        if len(ids) == len(placed):  # what `dedupe_ids` would keep as it is
+            work.memories = placed
+            work.ids, work.shared = (ids if by_file else None), frozenset()
+        else:
+            work.memories = dedupe_ids(placed)  # sorted by source, then row, then span
+            counts = Counter(m.id for m in placed)
+            kept = {id(m) for m in placed}
+            made = {m.id for m in work.memories if id(m) not in kept}
+            work.ids = {m.id for m in work.memories} if by_file else None
+            work.shared = frozenset({key for key, count in counts.items() if count > 1} | made)
         return len(work.memories)
 
-    def _scan(self, works: list[_Work], *, carried: dict[str, bytes] | None = None) -> int:
+    def _splice(self, work: _Work, fresh: _Work, rels: list[str]) -> bool:
+        """`fresh.memories` as `_validate` would make them, from the last read's list with the
+        memories of the re-parsed files `rels` (known to the last read) put in place of theirs, in
+        time proportional to those files. False, with nothing kept, when the last list cannot be
+        kept so (ids made unique across files, another day or settings, another finalize): then
+        `_validate` makes the list anew."""
+        if work.ids is None or work.ctx.today != fresh.ctx.today or work.ctx.settings != fresh.ctx.settings or not _common_finalize(work.adapter):
+            return False
+        ctx = replace(fresh.ctx, portfolio=fresh.ref.name)
+        memories = work.memories
+        ids = set(work.ids)
+        taken: list[Memory] = []
+        added: list[Memory] = []
+        for rel in sorted(rels):
+            parsed = fresh.parsed.get(rel)
+            new = [] if parsed is None else parsed.memories
+            if any(m.source.path != rel for m in new):
+                return False
+            start = bisect_left(memories, rel, key=_source_path)
+            end = bisect_right(memories, rel, lo=start, key=_source_path)
+            old = memories[start:end]
+            # The list is in file order: the last read's parse of the file is what lies there.
+            if len(old) != len(work.parsed[rel].memories):
+                return False
+            new = work.adapter.placed(ctx, renamed(new, fresh.ref.system, fresh.ctx.portfolio, fresh.ref.name))
+            ids.difference_update(m.id for m in old)
+            fresh_ids = {m.id for m in new}
+            if len(fresh_ids) != len(new) or not ids.isdisjoint(fresh_ids):
+                return False  # an id now shared: `dedupe_ids` decides over the whole portfolio
+            shared = work.shared
+            if shared:
+                # `dedupe_ids` settled some ids: those of these files must not be among them (their
+                # suffixes could move), and the list is in its order (by source, row, span).
+                if any(m.id in shared for m in old) or not shared.isdisjoint(fresh_ids) or not _in_source_order(new):
+                    return False
+            ids |= fresh_ids
+            memories = [*memories[:start], *new, *memories[end:]]
+            taken += old
+            added += new
+        again = set(rels)
+        troubled = [rel for rel in work.troubled if rel not in again]
+        troubled += [rel for rel in again if rel in fresh.parsed and fresh.parsed[rel].problems]
+        fresh.troubled = sorted(troubled)  # `parsed` is in file order
+        for rel in fresh.troubled:
+            fresh.problems.extend(fresh.parsed[rel].problems)
+        fresh.memories, fresh.ids, fresh.shared, fresh.replaced = memories, ids, work.shared, (taken, added)
+        return True
+
+    def _scan(self, works: list[_Work], *, carried: dict[str, bytes] | None = None, only: list[Memory] | None = None) -> int:
         """Findings of every memory of `works` into `work.findings`, by content key: from the findings
         cache, or (a content not scanned before) from the detector, in batches of one portfolio's
         memories whose texts are read together, in worker processes when there are many. A full load
         also drops what the cache holds for contents no longer there; a re-read (`carried`: what
-        the last read had) looks only at the contents the cache does not know."""
+        the last read had) looks only at the contents the cache does not know; with `only` (the
+        memories a spliced re-read put in), the carried findings are kept and only those are looked
+        at (a content no longer there may keep its entry: findings are looked up by content)."""
         jobs: list[tuple[_Work, list[Memory]]] = []
         stores: dict[int, FindingsCache] = {}
         for number, work in enumerate(works):
@@ -532,10 +621,10 @@ class Pipeline:
             if store is not None:
                 stores[number] = store
             known = carried if carried is not None else (store.load() if store is not None else {})
-            found: dict[str, bytes] = {}
+            found: dict[str, bytes] = dict(known) if only is not None else {}
             missing: list[Memory] = []
             waiting: set[str] = set()
-            for memory in work.memories:
+            for memory in work.memories if only is None else only:
                 key = self.keys(memory)
                 if key is None or key in found or key in waiting:
                     continue
@@ -603,6 +692,21 @@ class Pipeline:
             problems=tuple(work.problems),
             settings=work.ctx.settings,
         )
+
+
+def _common_finalize(adapter: type[Adapter]) -> bool:
+    """Whether the adapter's finalize is `placed` then `dedupe_ids` (the only cross-file step)."""
+    return adapter.finalize.__func__ is Adapter.finalize.__func__  # type: ignore[attr-defined]
+
+
+def _in_source_order(memories: list[Memory]) -> bool:
+    """Whether one file's memories are in `dedupe_ids`'s order (row, then span start)."""
+    keys = [(m.source.row or 0, m.span.start if m.span else 0) for m in memories]
+    return all(a <= b for a, b in zip(keys, keys[1:], strict=False))
+
+
+def _source_path(memory: Memory) -> str:
+    return memory.source.path
 
 
 def _parse_name(ref: PortfolioRef) -> str:

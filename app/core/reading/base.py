@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -100,18 +101,13 @@ def sha256_text(text: str) -> str:
 
 
 def slug(text: str, limit: int = 60) -> str:
-    """A readable locator part: lowercase, alphanumerics kept, every other run becomes `-`."""
-    out: list[str] = []
-    dash = False
-    for ch in text.lower():
-        if ch.isalnum() and ch.isascii():
-            out.append(ch)
-            dash = False
-        elif not dash and out:
-            out.append("-")
-            dash = True
-    value = "".join(out).strip("-")[:limit].strip("-")
+    """A readable locator part: lowercase, ASCII alphanumerics kept, every other run becomes `-`.
+    (One regular expression: a re-read of a file of a thousand sections makes a thousand of them.)"""
+    value = _NOT_SLUG.sub("-", text.lower()).strip("-")[:limit].strip("-")
     return value or "untitled"
+
+
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def dedupe_ids(memories: list[Memory]) -> list[Memory]:
@@ -151,8 +147,14 @@ class Adapter(ABC):
     @classmethod
     def finalize(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
         """Runs on every start over all memories of the portfolio, cached or fresh: what depends on
-        the clock (today's logs are hot) or on other files (id collisions)."""
-        return dedupe_ids(memories)
+        the clock (today's logs are hot, `placed`) or on other files (id collisions)."""
+        return dedupe_ids(cls.placed(ctx, memories))
+
+    @classmethod
+    def placed(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
+        """The part of `finalize` that looks at each memory on its own (what depends on the clock),
+        so that a re-read can apply it to the memories of its re-parsed files only."""
+        return memories
 
     @classmethod
     def text(cls, root: Path, memory: Memory) -> str:

@@ -30,7 +30,6 @@ from app.core.reading.base import (
     ParseContext,
     ParsedFile,
     count_words,
-    dedupe_ids,
     estimate_tokens,
     memory_id,
     sha256_text,
@@ -598,7 +597,7 @@ class OpenClawAdapter(FileAdapter):
                 _parse_learnings(b, lines)
 
     @classmethod
-    def finalize(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
+    def placed(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
         """Today's and yesterday's logs are hot (decided here, as parse results outlive the day)."""
         hot_days = {ctx.today.isoformat(), (ctx.today - timedelta(days=1)).isoformat()}
         placed: list[Memory] = []
@@ -608,7 +607,7 @@ class OpenClawAdapter(FileAdapter):
                 if tier != memory.tier:
                     memory = memory.model_copy(update={"tier": tier})
             placed.append(memory)
-        return dedupe_ids(placed)
+        return placed
 
     @classmethod
     def text(cls, root: Path, memory: Memory) -> str:
