@@ -13,7 +13,6 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 
 from app.core.budget import BudgetPlan, WhatIf, plan_budgets
@@ -737,7 +736,7 @@ class Workbench:
                 works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk)
                 fresh_work = works[i]
                 taken, added = fresh_work.replaced if fresh_work.replaced is not None else (work.memories, fresh_work.memories)
-                self._findings.update(fresh_work.findings if fresh_work.replaced is None else _new_findings(fresh_work.findings, work.findings))
+                self._findings.update(fresh_work.findings)
                 for memory in taken:
                     by_id.pop(memory.id, None)
                     candidates.add(memory.id)
@@ -802,12 +801,6 @@ def _about(change: Decision, memory_id: str) -> bool:
     parts = change.effect.get("parts") or []
     merged = change.effect.get("merged") or []
     return any(part == memory_id or (isinstance(part, dict) and part.get("memory_id") == memory_id) for part in [*parts, *merged])
-
-
-def _new_findings(fresh: dict[str, bytes], carried: dict[str, bytes]) -> dict[str, bytes]:
-    """What a spliced re-read's findings hold beyond those it carried (the keys it scanned or found)."""
-    # `fresh` began as a copy of `carried`: what the scan added are its last entries.
-    return dict(islice(reversed(fresh.items()), len(fresh) - len(carried)))
 
 
 def _differs(a: Memory | None, b: Memory | None) -> bool:

@@ -526,7 +526,6 @@ class Pipeline:
             # Kept in file order, so that a re-read after a change can keep it without sorting.
             work.parsed = {rel: work.parsed[rel] for rel in sorted(work.parsed)}
         memories: list[Memory] = []
-        by_file = True
         work.troubled = []
         for rel in work.parsed:
             parsed = work.parsed[rel]
@@ -534,7 +533,8 @@ class Pipeline:
             if parsed.problems:
                 work.problems.extend(parsed.problems)
                 work.troubled.append(rel)
-            by_file = by_file and all(m.source.path == rel for m in parsed.memories)
+        # One generator over every memory, not one per file: this runs on every start.
+        by_file = all(m.source.path == rel for rel, parsed in work.parsed.items() for m in parsed.memories)
         # Parsed (and cached) under the folder's name; open under the name discovery gave it, which
         # has a hash of the root only when another open portfolio shares the folder's name.
         memories = renamed(memories, work.ref.system, work.ctx.portfolio, work.ref.name)
