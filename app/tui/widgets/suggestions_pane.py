@@ -79,7 +79,8 @@ class SuggestionsPane(Vertical):
         if first and batch:
             options.highlighted = 0
         summary = suggestion_summary(self.suggestions, over_budget)
-        self.query_one("#suggestions-summary", Static).update(Text(f"Suggestions so far: {summary} · still looking for duplicates…"))
+        # The state first: a narrow terminal cuts the line's end.
+        self.query_one("#suggestions-summary", Static).update(Text(f"Looking for duplicates… so far: {summary}"))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
