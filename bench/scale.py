@@ -1,7 +1,7 @@
 """Scale benchmark: the workbench over a mixed corpus of all five systems (bench/mixed.py), each
 figure beside an anchor measured in the same run on the same corpus, printed as a ratio.
 
-    python -m bench.scale [--sizes 10000 100000] [--out DIR] [--suggestions-max 10000]
+    python -m bench.scale [--sizes 10000 100000] [--out DIR] [--suggestions-max 10000] [--ref REV]
 
 Anchors: a stat walk of the corpus tree (what a warm start cannot go below), reading every byte of
 it, and SQLite FTS5 (standard library, in memory) indexing the same texts (every memory file's text
@@ -13,16 +13,22 @@ on the same cache), `review_queue()` (first call after a warm start, then again)
 `finding_severities()`, which walks the same findings), and one promote, quarantine and approve end
 to end through the facade (then undone, so the corpus stays as generated). Suggestions grow faster than linearly (near-duplicate pairs); above
 --suggestions-max memories they are left out.
+
+`--ref REV` also times the cold start of the workbench as committed at REV (its `app` package
+exported to a temporary folder, run in a child process) on the same corpus right after this tree's,
+and prints how many times faster this tree's is; the index build rate is the index phase's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -96,6 +102,43 @@ def fts5(root: Path) -> float:
 
 # -- the workbench ----------------------------------------------------------------------------------
 
+# A cold open in a child process, by whatever `app` package is first on its path: the same calls
+# have opened a workbench since the first release.
+_COLD_OPEN = """
+import json, sys, time
+from pathlib import Path
+from app.core.locations import Locations
+from app.core.workbench import Workbench
+corpus, state = Path(sys.argv[1]), Path(sys.argv[2])
+wb = Workbench(Locations(cache=state / "cache", data=state / "data", config=state / "config"))
+start = time.perf_counter()
+count = len(wb.open([corpus]).memories)
+print(json.dumps({"seconds": time.perf_counter() - start, "memories": count}))
+wb.close()
+"""
+
+
+def reference_cold(rev: str, corpus: Path) -> tuple[float, int] | None:
+    """(seconds, memories) of a cold open of `corpus` by the code at `rev`; None if it cannot run."""
+    from bench.detector_diff import _export
+
+    try:
+        root = _export(rev)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"  cannot export {rev}: {exc}")
+        return None
+    state = Path(tempfile.mkdtemp(prefix="memwb-scale-ref-"))
+    try:
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        done = subprocess.run([sys.executable, "-c", _COLD_OPEN, str(corpus), str(state)], env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"  the cold start at {rev} failed: {done.stderr.strip().splitlines()[-1:]}")
+            return None
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+        return float(answer["seconds"]), int(answer["memories"])
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
 
 def locations(state: Path) -> Locations:
     return Locations(cache=state / "cache", data=state / "data", config=state / "config")
@@ -129,7 +172,7 @@ def decisions(wb: Workbench) -> dict[str, float]:
     return out
 
 
-def run(size: int, out: Path, suggestions_max: int) -> None:
+def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> None:
     corpus = out / f"mixed-{size}"
     gen_s, _ = timed(lambda: generate(corpus, size, log=lambda line: print(f"  {line}", flush=True)))
     entries = stat_walk(corpus)
@@ -149,6 +192,15 @@ def run(size: int, out: Path, suggestions_max: int) -> None:
         cold.close()
         rows.append((f"cold start ({count / cold_s:,.0f} memories/s)", cold_s, "FTS5 indexing", fts_s))
         rows.append(("cold start", cold_s, "read all bytes", read_s))
+        index = next((p for p in result.timeline.phases if p.name == "index"), None)
+        if index is not None and index.duration_ms:
+            index_s = index.duration_ms / 1000
+            rows.append((f"index build ({count / index_s:,.0f} memories/s)", index_s, "FTS5 indexing", fts_s))
+        if ref:
+            before = reference_cold(ref, corpus)
+            if before is not None:
+                ref_s, ref_count = before
+                rows.append((f"cold start at {ref} ({ref_count / ref_s:,.0f} memories/s)", ref_s, "cold start", cold_s))
         warms = []
         for _ in range(3):
             wb = Workbench(locations(state))
@@ -200,10 +252,11 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000], help="memories per corpus; 100000 takes several minutes")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "memwb-bench")
     parser.add_argument("--suggestions-max", type=int, default=10000, help="time suggestions() only up to this many memories")
+    parser.add_argument("--ref", default=None, help="also time the cold start of the code at this git revision on the same corpus")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}")
     for size in args.sizes:
-        run(size, args.out, args.suggestions_max)
+        run(size, args.out, args.suggestions_max, args.ref)
     return 0
 
 
