@@ -18,6 +18,7 @@ from app.core.model import PhaseEvent
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from tests.conftest import SAMPLE, SAMPLE_DAY
+from tests.tui.helpers import loaded
 
 SIZES = [(80, 24), (160, 48)]
 THEMES = sorted(path.stem for path in themes_dir().glob("*.yaml"))
@@ -47,12 +48,12 @@ def settled(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
     """Wait for the load, press `keys` one by one, letting every worker finish after each."""
 
     async def run_before(pilot: Pilot) -> None:
-        await pilot.app.workers.wait_for_complete()
+        await loaded(pilot.app, pilot)
         await pilot.pause()
         for key in keys:
             await pilot.press(key)
             await pilot.pause()
-            await pilot.app.workers.wait_for_complete()
+            await loaded(pilot.app, pilot)
             await pilot.pause()
 
     return run_before
@@ -119,7 +120,7 @@ def test_search_results(snap_compare, make_app, size) -> None:  # type: ignore[n
         for char in "deploy tag:deploy":
             await pilot.press("space" if char == " " else char)
         await pilot.pause(0.4)  # past the search debounce
-        await pilot.app.workers.wait_for_complete()
+        await loaded(pilot.app, pilot)
         await pilot.pause()
         pilot.app.screen.query_one("Input").cursor_blink = False
 

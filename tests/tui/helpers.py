@@ -3,6 +3,7 @@ worker a key started has finished and its messages are handled (never a sleep)."
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,28 @@ def make_app(locations: Locations, clock: FixedClock, *paths: Path, **kwargs: An
     return MemoryWorkbenchApp(Workbench(locations, clock=clock), list(paths), **kwargs)
 
 
+# Only a load that never ends reaches this: it fails the test instead of hanging it.
+LOAD_WAIT = 120.0
+
+
+async def loaded(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
+    """The workers running now have finished, and so has the load if one is starting or running.
+
+    The first load starts once the browse screen has listed last session's rows (or its timer
+    fires), so when a test starts waiting the load may have no worker yet: on a busy machine the
+    workers running at that moment can all finish before it starts."""
+    deadline = time.monotonic() + LOAD_WAIT
+    await app.workers.wait_for_complete()
+    while app.loading:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the load did not finish within {LOAD_WAIT:.0f} s")
+        await pilot.pause(0.02)
+        await app.workers.wait_for_complete()
+
+
 async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None], rounds: int = 3) -> None:
     """A load or a write finishes, then the screens' workers it started: wait for each round."""
+    await loaded(app, pilot)
     for _ in range(rounds):
         await app.workers.wait_for_complete()
         await pilot.pause()

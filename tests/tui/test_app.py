@@ -9,6 +9,7 @@ from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
+from tests.tui.helpers import loaded
 
 
 def make_app(locations: Locations, clock: FixedClock, paths: list[Path], **kwargs: object) -> MemoryWorkbenchApp:
@@ -18,7 +19,7 @@ def make_app(locations: Locations, clock: FixedClock, paths: list[Path], **kwarg
 async def test_loads_and_counts_in_the_header(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(isolated_locations, clock, [sample_copy])
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         assert not app.loading and app.generation == 1
         assert len(app.workbench.memories) == 149
@@ -33,7 +34,7 @@ async def test_loads_and_counts_in_the_header(sample_copy: Path, isolated_locati
 async def test_mode_keys_and_help(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(isolated_locations, clock, [sample_copy])
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         for key, screen in (("f3", "ReviewScreen"), ("f4", "BudgetScreen"), ("f5", "TimelineScreen"), ("f2", "BrowseScreen")):
             await pilot.press(key)
             await pilot.pause()
@@ -51,7 +52,7 @@ async def test_mode_keys_and_help(sample_copy: Path, isolated_locations: Locatio
 async def test_keymap_remaps_by_binding_id(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(isolated_locations, clock, [sample_copy], keymap={"mode-review": "f9"})
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.press("f9")
         await pilot.pause()
         assert type(app.screen).__name__ == "ReviewScreen"
@@ -60,12 +61,12 @@ async def test_keymap_remaps_by_binding_id(sample_copy: Path, isolated_locations
 async def test_rescan_reloads(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(isolated_locations, clock, [sample_copy])
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         folder = next((sample_copy / "massgen").glob("*/memory/long_term"))
         (folder / "added_by_test.md").write_text("---\nname: added_by_test\ndescription: new\ntier: long_term\nagent_id: t\n---\nbody\n")
         await pilot.press("ctrl+r")
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         assert app.generation == 2 and len(app.workbench.memories) == 150
 
@@ -73,6 +74,6 @@ async def test_rescan_reloads(sample_copy: Path, isolated_locations: Locations, 
 async def test_a_broken_portfolio_path_is_reported_not_fatal(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(isolated_locations, clock, [tmp_path / "missing"])
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         assert app.workbench.memories == [] and app.generation == 1

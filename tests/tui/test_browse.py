@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static, TabbedContent
 
 from app.core.clock import FixedClock
@@ -23,6 +22,7 @@ from app.tui.widgets.memory_detail import FINDING_STYLE, MemoryDetail, content_t
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
 from tests.core.duplicate_cases import COPIES, looped_workspace
+from tests.tui.helpers import settle
 
 FLAKY = "massgen:massgen:workspace_coder/flaky_tests"
 CODER = Path("massgen/workspace_coder/memory")
@@ -30,13 +30,6 @@ CODER = Path("massgen/workspace_coder/memory")
 
 def make_app(locations: Locations, clock: FixedClock, sample: Path) -> MemoryWorkbenchApp:
     return MemoryWorkbenchApp(Workbench(locations, clock=clock), [sample])
-
-
-async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
-    # A load finishes, then the screen's row and detail workers run: wait for both rounds.
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def parts(app: MemoryWorkbenchApp) -> tuple[BrowseScreen, PortfolioTree, MemoryTable, MemoryDetail]:

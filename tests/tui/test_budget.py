@@ -19,6 +19,7 @@ from app.tui.screens import budget as budget_screen
 from app.tui.screens.budget import BudgetScreen, plan_key
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar, first_past_cut, layout
+from tests.tui.helpers import settle
 
 DOLLHOUSE = ("dollhouse", "dollhouse", "auto-load")
 MASSGEN = ("massgen", "massgen", "short-term")
@@ -26,12 +27,6 @@ MASSGEN = ("massgen", "massgen", "short-term")
 
 def make_app(locations: Locations, clock: FixedClock, root: Path) -> MemoryWorkbenchApp:
     return MemoryWorkbenchApp(Workbench(locations, clock=clock), [root])
-
-
-async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 async def open_budget(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> BudgetScreen:

@@ -23,12 +23,7 @@ from app.tui.app import MemoryWorkbenchApp
 from app.tui.screens.budget import BudgetScreen, key_of, unique_keys
 from bench.corpus import generate
 from tests.conftest import SAMPLE
-
-
-async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+from tests.tui.helpers import settle
 
 
 def parse_message(app: MemoryWorkbenchApp) -> str:

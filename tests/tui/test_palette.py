@@ -25,7 +25,7 @@ from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.commands import WorkbenchCommands, help_text
 from app.tui.screens.browse import BrowseScreen
-from tests.tui.helpers import settle
+from tests.tui.helpers import loaded, settle
 from tests.tui.test_search import MARKER, RAW_BYTES, write_payload_memory
 
 
@@ -77,7 +77,7 @@ async def searched(provider: WorkbenchCommands, query: str) -> list[Hit]:
 async def test_commands_are_discovered(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         titles = [hit.display for hit in await discovered(WorkbenchCommands(app.screen))]
         for title in ("Browse memories", "Search", "Review queue", "Budgets", "Startup timeline"):
@@ -94,7 +94,7 @@ async def test_commands_are_discovered(sample_copy: Path, isolated_locations: Lo
 async def test_screen_actions_are_offered_and_run(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         screen = MemoryScreen()
         await app.push_screen(screen)
         await pilot.pause()
@@ -118,7 +118,7 @@ async def test_screen_actions_are_offered_and_run(sample_copy: Path, isolated_lo
 async def test_palette_switches_screens(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.press("ctrl+p")
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
@@ -134,7 +134,7 @@ async def test_memory_jump_opens_the_memory(sample_copy: Path, isolated_location
     monkeypatch.setattr(BrowseScreen, "show_memory", lambda self, memory_id: shown.append(memory_id), raising=False)
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         app.switch_mode("timeline")
         await pilot.pause()
@@ -150,7 +150,7 @@ async def test_memory_jump_opens_the_memory(sample_copy: Path, isolated_location
 async def test_themes_can_be_switched(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         hits = await searched(WorkbenchCommands(app.screen), "Theme: workbench-high-contrast")
         theme_hits = [hit for hit in hits if hit.text == "Theme: workbench-high-contrast" or str(hit.match_display) == "Theme: workbench-high-contrast"]
         assert theme_hits
@@ -164,7 +164,7 @@ async def test_themes_can_be_switched(sample_copy: Path, isolated_locations: Loc
 async def test_open_a_portfolio_from_the_prompt(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"Open a portfolio")
@@ -182,7 +182,7 @@ async def test_open_a_portfolio_from_the_prompt(sample_copy: Path, isolated_loca
 async def test_a_typed_path_is_offered_directly(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         target = str(sample_copy / "engram")
         hits = [hit for hit in await searched(WorkbenchCommands(app.screen), target) if hit.text == f"Open portfolio {target}"]
         assert len(hits) == 1
@@ -195,7 +195,7 @@ async def test_a_typed_path_is_offered_directly(sample_copy: Path, isolated_loca
 async def test_undo_from_the_palette_reverts_the_file(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         before = {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")}
         memory = next(m for m in app.workbench.memories if m.system == "massgen" and m.tier is Tier.COLD)
@@ -203,7 +203,7 @@ async def test_undo_from_the_palette_reverts_the_file(sample_copy: Path, isolate
         assert {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")} != before
         undo = next(hit for hit in await discovered(WorkbenchCommands(app.screen)) if hit.display == "Undo the latest change")
         await run(undo.command)
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         assert {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")} == before
 
@@ -216,14 +216,14 @@ async def undo_in_its_worker(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> Non
     assert isinstance(worker, Worker) and worker.name == "undo"
     await worker.wait()
     await pilot.pause()  # the worker's messages reach the app, which hands MemoriesChanged on
-    await app.workers.wait_for_complete()
+    await loaded(app, pilot)
     await pilot.pause()
 
 
 async def test_undo_on_a_screen_without_undo_runs_in_a_worker(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         browse = app.screen
         assert isinstance(browse, BrowseScreen)
@@ -249,7 +249,7 @@ async def test_undo_on_a_screen_without_undo_runs_in_a_worker(sample_copy: Path,
 async def test_undo_with_nothing_to_undo_does_not_crash(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         app.switch_mode("timeline")
         await pilot.pause()
         await undo_in_its_worker(app, pilot)
@@ -267,7 +267,7 @@ async def test_a10_payloads_in_memory_hits(sample_copy: Path, isolated_locations
     write_payload_memory(sample_copy)
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         hits = [hit for hit in await searched(WorkbenchCommands(app.screen), MARKER) if hit.help and MARKER in hit.help]
         assert len(hits) == 1

@@ -20,6 +20,7 @@ from app.tui.screens.reason import ReasonModal
 from app.tui.screens.review import ReviewScreen
 from app.tui.widgets.findings_view import FindingsView
 from app.tui.widgets.review_queue import ReviewQueue
+from tests.tui.helpers import loaded, settle
 
 EXFIL = "massgen:massgen:workspace_reviewer/pr_4821_review_summary"
 EXFIL_FILE = Path("massgen/workspace_reviewer/memory/long_term/pr_4821_review_summary.md")
@@ -36,20 +37,13 @@ def make_app(locations: Locations, clock: FixedClock, root: Path) -> MemoryWorkb
 
 
 async def open_review(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> ReviewScreen:
-    await app.workers.wait_for_complete()
+    await loaded(app, pilot)
     await pilot.pause()
     await pilot.press("f3")
     await pilot.pause()
-    await settle(app, pilot)
+    await settle(app, pilot, rounds=4)
     assert isinstance(app.screen, ReviewScreen)
     return app.screen
-
-
-async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
-    # A decision ends in MemoriesChanged, which starts the queue worker, which starts the text worker.
-    for _ in range(4):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 async def go_to(screen: ReviewScreen, pilot: Pilot[None], memory_id: str) -> None:
@@ -69,7 +63,7 @@ async def decide(app: MemoryWorkbenchApp, pilot: Pilot[None], key: str, reason: 
     await pilot.press(*reason)
     await pilot.press("enter")
     await pilot.pause()
-    await settle(app, pilot)
+    await settle(app, pilot, rounds=4)
 
 
 async def test_queue_order_and_contents_equal_the_facade(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
@@ -170,7 +164,7 @@ async def test_cancelled_reason_changes_nothing(sample_copy: Path, isolated_loca
         assert isinstance(app.screen, ReasonModal)
         await pilot.press("escape")
         await pilot.pause()
-        await settle(app, pilot)
+        await settle(app, pilot, rounds=4)
         assert isinstance(app.screen, ReviewScreen)
         assert source.exists() and app.workbench.history(EXFIL) == []
 
@@ -267,7 +261,7 @@ async def test_entry_level_quarantine_from_the_review_screen(sample_copy: Path, 
         await pilot.pause()
         assert isinstance(app.screen, ReasonModal)
         await pilot.press(*"injected entry", "enter")
-        await settle(app, pilot)
+        await settle(app, pilot, rounds=4)
         after = path.read_text()
         for entry in others:
             assert entry in after

@@ -15,6 +15,7 @@ from app.tui.app import MemoryWorkbenchApp
 from app.tui.screens.browse import BrowseScreen
 from app.tui.screens.search import SearchScreen
 from app.tui.widgets.search_results import SearchResults
+from tests.tui.helpers import loaded
 
 # -- terminal-escape and Rich-markup payloads (docs/security.md section 4), in a MassGen memory -------
 MARKER = "payloadword"
@@ -58,7 +59,7 @@ def make_app(sample: Path, locations: Locations, clock: FixedClock) -> MemoryWor
 
 
 async def open_search(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> SearchScreen:
-    await app.workers.wait_for_complete()
+    await loaded(app, pilot)
     await pilot.pause()
     await pilot.press("ctrl+f")
     await pilot.pause()
@@ -73,7 +74,7 @@ async def search_for(app: MemoryWorkbenchApp, pilot: Pilot[None], query: str) ->
     field.value = ""
     await pilot.press(*query)
     await pilot.pause(0.3)
-    await app.workers.wait_for_complete()
+    await loaded(app, pilot)
     await pilot.pause()
 
 
@@ -132,7 +133,7 @@ async def test_syntax_error_is_shown_with_a_caret(sample_copy: Path, isolated_lo
         # fixing the query hides the error again
         await pilot.press("quotation_mark")
         await pilot.pause(0.3)
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         assert not box.display
         assert screen.query_one(SearchResults).rows
@@ -148,7 +149,7 @@ async def test_did_you_mean_is_offered_and_applied(sample_copy: Path, isolated_l
         assert link.display and "Did you mean deploy?" in str(link.content)
         await pilot.press("ctrl+g")
         await pilot.pause(0.3)
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         assert screen.query_one("#search-input", Input).value == "deploy"
         assert [row.id for row in screen.query_one(SearchResults).rows] == [h.id for h in app.workbench.search("deploy", limit=50).hits]
@@ -163,7 +164,7 @@ async def test_clicking_the_suggestion_applies_it(sample_copy: Path, isolated_lo
         assert screen.suggestion == "staging"
         await pilot.click("#search-suggestion")
         await pilot.pause(0.3)
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         assert screen.query_one("#search-input", Input).value == "staging"
 
@@ -224,7 +225,7 @@ async def test_syntax_error_with_payload_stays_inert(sample_copy: Path, isolated
         field = screen.query_one("#search-input", Input)
         field.value = '[bold red]FAKE[/] \x1b[2K "open'
         await pilot.pause(0.3)
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         echo, caret = str(screen.query_one("#search-error", Static).content).split("\n")
         assert "\x1b" not in echo and echo.startswith("[bold red]FAKE[/] \u241b[2K")
@@ -241,7 +242,7 @@ async def test_enter_before_the_answer_opens_the_first_hit_of_what_was_typed(
         await open_search(app, pilot)
         await search_for(app, pilot, "deploy")
         await pilot.press("ctrl+u", *"staging", "enter")  # no pause: the debounce has not fired yet
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         assert app.current_mode == "browse"
         assert shown == [app.workbench.search("staging", limit=50).hits[0].id]

@@ -9,6 +9,7 @@ from app.core.locations import Locations, themes_dir
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.theming import load_theme_dirs
+from tests.tui.helpers import loaded
 
 
 def test_bundled_themes_are_valid() -> None:
@@ -37,7 +38,7 @@ async def test_app_starts_with_the_default_theme_and_reports_broken_ones(tmp_pat
     (user_themes / "broken.yaml").write_text("name: broken\n")
     app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [tmp_path])
     async with app.run_test() as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         assert app.theme == "workbench-dark"
         assert len(app.theme_errors) == 1 and "broken.yaml" in app.theme_errors[0]

@@ -13,6 +13,7 @@ from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.screens.timeline import TimelineScreen
 from app.tui.widgets.timeline_view import TimelineView, events_from_timeline, phase_bars
+from tests.tui.helpers import loaded
 
 CRITICAL = ["discover", "read"]
 DEFERRED = ["parse", "validate", "index", "plan"]
@@ -53,7 +54,7 @@ async def open_timeline(app: MemoryWorkbenchApp, pilot: object) -> TimelineScree
 async def test_after_a_load_shows_six_phases_split_in_lanes(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [sample_copy])
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
+        await loaded(app, pilot)
         await pilot.pause()
         screen = await open_timeline(app, pilot)
         view = screen.query_one(TimelineView)
