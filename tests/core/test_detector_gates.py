@@ -8,12 +8,13 @@ decode to no text."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import random
 from collections.abc import Iterator
 
 import pytest
 
-from app.core.review import encodings, links, markup, scan_text, scorer, secrets, shell
+from app.core.review import common, encodings, links, markup, scan_text, scorer, secrets, shell
 from app.core.review.common import Hit, Keys, Prepared
 from tests.core.detector_corpus import ATTACKS, BENIGN
 from tools import train_detector as td
@@ -74,6 +75,20 @@ def test_the_scorer_gate_says_nothing_about_a_unit_cut_inside_a_word() -> None:
     m = scorer.model()
     text = "x" * 395 + ORDERS[0].replace(" ", "_")
     assert scorer._cannot_reach(m, text, text.lower()) is False
+
+
+def test_the_scorer_gate_sums_the_same_features_with_or_without_the_automaton() -> None:
+    m = scorer.model()
+    plain = dataclasses.replace(m, gate=None)
+    assert m.gate is not None or not automaton_installed()
+    texts = TEXTS + [FILLER + " ignore ignore all all previous", "a", "", "ab " * 40, "zz9 " + ORDERS[0]]
+    sums = [scorer._distinct_units(m, scorer.tokens(scorer.fold(t))) for t in texts]
+    assert sums == [scorer._distinct_units(plain, scorer.tokens(scorer.fold(t))) for t in texts]
+    assert len(set(sums)) > 10
+
+
+def automaton_installed() -> bool:
+    return common.Automaton is not None
 
 
 LINK_TEXTS = [

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from itertools import accumulate, chain, islice, repeat
-from operator import add, sub
+from operator import add, itemgetter, sub
 from typing import Any
 
-from app.core.review.common import HIGH, Hit, Prepared
+from app.core.review.common import HIGH, Automaton, Hit, Prepared
 from app.core.review.finding import Category
 from app.core.review.patterns import SYSTEM_TEMPLATE
 
@@ -132,6 +132,11 @@ class Model:
     # pairs up by the tuples `zip` makes, without joining a string per pair.
     stem_units: dict[str, int]
     pair_units: dict[tuple[str, str], int]
+    # Every weighted stem as " stem " and every weighted pair as " left right ", each with its index in
+    # `feature_units`: in the stems of a text joined by single spaces (a space at each end) those are
+    # found where the stem or the pair occurs, all in one pass in C (None without pyahocorasick).
+    gate: Any
+    feature_units: list[int]
 
     def score(self, feats: list[str]) -> float:
         return self.bias + sum(map(self.weights.get, feats, repeat(0.0)))
@@ -156,6 +161,9 @@ def parse(raw: str) -> Model:
     for feat, v in quantised.items():
         if " " not in feat:
             units_bound[feat] = units_bound.get(feat, 0) + v
+    stem_units = {k: v for k, v in quantised.items() if v and " " not in k}
+    pair_units = {(k.split(" ", 1)[0], k.split(" ", 1)[1]): v for k, v in quantised.items() if v and " " in k}
+    gate, feature_units = _gate(stem_units, pair_units)
     return Model(
         weights=weights,
         bias=data["bias"] / scale,
@@ -165,9 +173,23 @@ def parse(raw: str) -> Model:
         bound_units={k: v for k, v in units_bound.items() if v},
         need_units=int(data["high"]) - int(data["bias"]),
         weight_units={k: v for k, v in quantised.items() if v},
-        stem_units={k: v for k, v in quantised.items() if v and " " not in k},
-        pair_units={(k.split(" ", 1)[0], k.split(" ", 1)[1]): v for k, v in quantised.items() if v and " " in k},
+        stem_units=stem_units,
+        pair_units=pair_units,
+        gate=gate,
+        feature_units=feature_units,
     )
+
+
+def _gate(stem_units: dict[str, int], pair_units: dict[tuple[str, str], int]) -> tuple[Any, list[int]]:
+    if Automaton is None:
+        return None, []
+    automaton = Automaton()
+    feature_units: list[int] = []
+    for key, v in chain(((f" {stem} ", v) for stem, v in stem_units.items()), ((f" {a} {b} ", v) for (a, b), v in pair_units.items())):
+        automaton.add_word(key, len(feature_units))
+        feature_units.append(v)
+    automaton.make_automaton()
+    return automaton, feature_units
 
 
 @cache
@@ -220,7 +242,7 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     lowest = m.need_units - 1
     # A window counts each feature once, so the text's distinct stems and pairs bound every window: the
     # whole text is below the line (most notes, whose words repeat).
-    if sum(map(m.stem_units.get, set(stems), zeros)) + sum(map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), zeros)) < lowest:
+    if _distinct_units(m, stems) < lowest:
         return True
     if len(stems) <= MAX_WINDOW_TOKENS:
         return False
@@ -228,6 +250,16 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     weights = list(map(add, map(m.stem_units.get, stems, zeros), chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,))))
     sums = list(accumulate(weights, initial=0))
     return max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums)) < lowest
+
+
+def _distinct_units(m: Model, stems: list[str]) -> int:
+    """The integer weights of the distinct stems and adjacent stem pairs of `stems`, summed. A stem holds
+    no space, so in the stems joined by single spaces " a b " occurs exactly where pair (a, b) does."""
+    if m.gate is None:
+        zeros = repeat(0)
+        return sum(map(m.stem_units.get, set(stems), zeros)) + sum(map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), zeros))
+    joined = " " + " ".join(stems) + " "
+    return sum(map(m.feature_units.__getitem__, set(map(itemgetter(1), m.gate.iter(joined)))))
 
 
 def scan(p: Prepared) -> list[Hit]:
