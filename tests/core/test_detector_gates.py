@@ -85,9 +85,19 @@ def test_the_scorer_gate_sums_the_same_features_with_or_without_the_automaton() 
     plain = dataclasses.replace(m, gate=None)
     assert m.gate is not None or not automaton_installed()
     texts = TEXTS + [FILLER + " ignore ignore all all previous", "a", "", "ab " * 40, "zz9 " + ORDERS[0]]
-    sums = [scorer._distinct_units(m, scorer.tokens(scorer.fold(t))) for t in texts]
-    assert sums == [scorer._distinct_units(plain, scorer.tokens(scorer.fold(t))) for t in texts]
+    sums = [scorer._distinct_units(m, scorer.joined_stems(scorer.fold(t))) for t in texts]
+    assert sums == [scorer._distinct_units(plain, scorer.joined_stems(scorer.fold(t))) for t in texts]
     assert len(set(sums)) > 10
+
+
+def test_joined_stems_are_the_tokens_joined() -> None:
+    # ASCII texts take the byte path: runs of every length about STEM, digits, every ASCII separator.
+    edges = ["", " ", "a", "abcdef", "abcdefg", "ABCDEFGHIJ k", "x1y2z3w4v5 9", "".join(map(chr, range(128))) * 2, "a\tb\x0bc\x1fd_e-f"]
+    texts = TEXTS + ENCODED + LEET_EDGES + edges
+    for text in texts:
+        low = scorer.fold(text)
+        assert scorer.joined_stems(low) == " " + " ".join(scorer.tokens(low)) + " ", text
+    assert any(scorer.fold(t).isascii() for t in texts) and any(not scorer.fold(t).isascii() for t in texts)
 
 
 def automaton_installed() -> bool:

@@ -237,13 +237,14 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     cut = MAX_UNIT_CHARS - 1
     if len(text) >= cut and max(map(len, text.split("\n"))) >= cut and max(map(len, text.split(" "))) >= cut:
         return False
-    stems = _TOKEN.findall(low)
+    joined = joined_stems(low)
     zeros = repeat(0)
     lowest = m.need_units - 1
     # A window counts each feature once, so the text's distinct stems and pairs bound every window: the
     # whole text is below the line (most notes, whose words repeat).
-    if _distinct_units(m, stems) < lowest:
+    if _distinct_units(m, joined) < lowest:
         return True
+    stems = joined.split()
     if len(stems) <= MAX_WINDOW_TOKENS:
         return False
     # Each stem's weight plus that of the pair it begins (none for the last stem), summed over runs.
@@ -252,13 +253,27 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     return max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums)) < lowest
 
 
-def _distinct_units(m: Model, stems: list[str]) -> int:
-    """The integer weights of the distinct stems and adjacent stem pairs of `stems`, summed. A stem holds
-    no space, so in the stems joined by single spaces " a b " occurs exactly where pair (a, b) does."""
+# Letters and digits stay, every other byte becomes a space: an ASCII text's words, split in C.
+_WORD_BYTES = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256))
+
+
+def joined_stems(low: str) -> str:
+    """`tokens(low)` joined by single spaces, with a space at each end. For ASCII text the words come
+    from a byte translation and `split`, and only the cut to STEM letters runs per word."""
+    if low.isascii():
+        words = low.encode("ascii").translate(_WORD_BYTES).split()
+        return " " + b" ".join([w[:STEM] for w in words]).decode("ascii") + " "
+    return " " + " ".join(_TOKEN.findall(low)) + " "
+
+
+def _distinct_units(m: Model, joined: str) -> int:
+    """The integer weights of the distinct stems and adjacent stem pairs of the stems in `joined`
+    (`joined_stems`), summed. A stem holds no space, so " a b " occurs in it exactly where the pair
+    (a, b) does."""
     if m.gate is None:
+        stems = joined.split()
         zeros = repeat(0)
         return sum(map(m.stem_units.get, set(stems), zeros)) + sum(map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), zeros))
-    joined = " " + " ".join(stems) + " "
     return sum(map(m.feature_units.__getitem__, set(map(itemgetter(1), m.gate.iter(joined)))))
 
 
