@@ -388,3 +388,14 @@ def _sets_read(run: object) -> set[int]:
 def test_each_keyed_rule_declares_every_keyword_set_it_reads() -> None:
     for rule in patterns._RULES + poisoning._RULES:
         assert rule.sets == _sets_read(rule.run), rule.run.__name__
+
+
+def test_the_word_cut_check_is_the_split_check() -> None:
+    cut = scorer.MAX_UNIT_CHARS - 1
+    texts = TEXTS + ENCODED + [" ".join([FILLER] * 40), "x" * 398, "x" * 399, "y " + "x" * 399, "x" * 399 + " y"]
+    texts += ["a " * k + "x" * n + " b" * k for k in (0, 1, 150, 199, 200) for n in (197, 198, 199, 397, 398, 399, 400, 600)]
+    texts += [("x" * n + "\n") * 3 + "y " * 300 for n in (398, 399)]
+    for text in texts:
+        split = len(text) >= cut and max(map(len, text.split("\n"))) >= cut and max(map(len, text.split(" "))) >= cut
+        assert scorer._may_cut_inside_a_word(text) == split, text[:80]
+    assert any(scorer._may_cut_inside_a_word(t) for t in texts) and not all(scorer._may_cut_inside_a_word(t) for t in texts)

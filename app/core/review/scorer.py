@@ -232,10 +232,7 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     window would be skipped. The one exception is a unit cut at MAX_UNIT_CHARS inside a word (no space
     in 400 characters of a line): then the stems of its pieces are not the text's, and the gate says
     nothing."""
-    # A unit holds no line break, so a cut inside a word needs a line of 399 characters and a run as
-    # long without a space; lines are fewer than words, so they are measured first.
-    cut = MAX_UNIT_CHARS - 1
-    if len(text) >= cut and max(map(len, text.split("\n"))) >= cut and max(map(len, text.split(" "))) >= cut:
+    if _may_cut_inside_a_word(text):
         return False
     joined = joined_stems(low)
     zeros = repeat(0)
@@ -264,6 +261,21 @@ def joined_stems(low: str) -> str:
         words = low.encode("ascii").translate(_WORD_BYTES).split()
         return " " + b" ".join([w[:STEM] for w in words]).decode("ascii") + " "
     return " " + " ".join(_TOKEN.findall(low)) + " "
+
+
+def _may_cut_inside_a_word(text: str) -> bool:
+    """Whether `units` may cut a unit of the text inside a word. A unit holds no line break, so that
+    needs a line of MAX_UNIT_CHARS - 1 characters and a run as long without a space. Such a run holds
+    a whole block of half its length at a multiple of that length, so a text whose every such block
+    has a space is answered by a few `find`s, without splitting it into words."""
+    cut = MAX_UNIT_CHARS - 1
+    if len(text) < cut:
+        return False
+    half = cut // 2
+    find = text.find
+    if all(find(" ", k, k + half) >= 0 for k in range(0, len(text) - half + 1, half)):
+        return False
+    return max(map(len, text.split("\n"))) >= cut and max(map(len, text.split(" "))) >= cut
 
 
 def _distinct_units(m: Model, joined: str) -> int:
