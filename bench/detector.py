@@ -15,7 +15,7 @@ scorer) in the same run:
   machine is shared and noisy, so times are CPU time of this process and only figures taken side by
   side compare.
 
-    python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none]
+    python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none] [--only-throughput]
 
 The outside corpora are read from the cache `tools/train_detector.py` downloads into; without it
 those sections say so and are skipped.
@@ -248,10 +248,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="best of this many timed rounds")
     parser.add_argument("--cache", type=Path, default=td.default_cache(), help="where tools/train_detector.py downloaded the corpora")
     parser.add_argument("--ref", default="main", help="git revision whose detector is timed beside this one ('none' to skip)")
+    parser.add_argument("--only-throughput", action="store_true", help="skip the recall and false-positive sections")
     args = parser.parse_args()
-    quality()
-    notes = outside(args.cache)
-    probe_classes(args.cache)
+    if args.only_throughput:
+        notes = [n for _, _, text in td.doc_files(args.cache) for n in td.split_notes(text)]
+    else:
+        quality()
+        notes = outside(args.cache)
+        probe_classes(args.cache)
     ref = reference(args.ref) if args.ref != "none" else None
     print("\n== throughput (best of rounds" + (f"; reference: the detector at {args.ref}" if ref else "") + ")")
     summary: list[str] = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,6 +91,33 @@ def family(namespace: dict[str, object]) -> frozenset[int]:
     `Prepared.holds_any`: a module whose every rule looks only where one of its keywords occurs has
     nothing to match in a text that holds none of them."""
     return frozenset(v.id for v in namespace.values() if type(v) is Keys)
+
+
+Rule = Callable[["Prepared"], Iterable[Hit]]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedRule:
+    """A rule function and the keyword sets it looks at: every match it reports begins or is searched
+    for where one of their keywords occurs, so a text holding none of them need not call it."""
+
+    run: Rule
+    sets: frozenset[int]
+
+
+def keyed_rule(run: Rule, *keys: Keys) -> KeyedRule:
+    return KeyedRule(run, frozenset(k.id for k in keys))
+
+
+def run_keyed(p: Prepared, rules: tuple[KeyedRule, ...]) -> list[Hit]:
+    """The hits of the rules whose keywords the text holds, in the rules' order: one look at the index
+    per rule instead of a call per rule and per keyword set inside it."""
+    hits: list[Hit] = []
+    found = p.sets_found()
+    for rule in rules:
+        if found is None or not rule.sets.isdisjoint(found):
+            hits.extend(rule.run(p))
+    return hits
 
 
 _FREQUENT = "etaoinsrhldcumfpgwybvkxjqz0123456789"
@@ -342,6 +369,13 @@ class Prepared:
         if found is not None:
             return not sets.isdisjoint(found)
         return any(self.positions(_REGISTRY[i]) for i in sets)
+
+    def sets_found(self) -> dict[int, list[int]] | None:
+        """The index (building it): positions of each keyword set the text holds, or None where the
+        index does not answer (so many occurrences that the per-keyword search decides)."""
+        if not self._indexed:
+            self.positions(_REGISTRY[0])
+        return self._sets
 
     def shape(self, table: bytes) -> bytes:
         """The text as UTF-8 with each byte replaced by its class letter (`shape_table`): one pass in C

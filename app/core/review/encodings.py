@@ -96,6 +96,8 @@ _LEET_NEAR_LETTER = re.compile(r"[013457@$](?:(?<=[A-Za-z].)|(?=[A-Za-z]))")
 # line with fewer than three cannot hold three tokens.
 _LEET_BY_LETTER = re.compile(r"[013457@$](?:(?<=[a-z].)|(?=[a-z]))", re.IGNORECASE)
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+# The letters outside ASCII that `[a-z]` matches under IGNORECASE.
+_CASE_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 _LEET = str.maketrans("013457@$", "oieastas")
 # Reversed spellings of the words attacks are built from.
 _REVERSED_KEYS = keyset(
@@ -117,14 +119,18 @@ _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
 # pattern it guards must contain, so a shape without it proves the pattern absent.
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _ALPHABET_SHAPE = shape_table({"a": "0123456789" + _LETTERS + "+/_-!#$%&()*;<=>?@^`{|}~"}, " ")  # `_ALPHABET_RUN`'s class
-_ALPHABET_24 = b"a" * 24
+_B64_SHAPE = shape_table({"a": "0123456789" + _LETTERS + "+/_-"}, " ")  # `_B64_RUN`'s class
+_B85_SHAPE = shape_table({"a": "0123456789" + _LETTERS + "!#$%&()*+-;<=>?@^_`{|}~"}, " ")  # `_B85_RUN`'s class
 _HEX_SHAPE = shape_table({"h": "0123456789ABCDEFabcdef", "s": " :,"})
 _HEX_SPACED_RUN = b"hhs" * 11 + b"hh"  # `_HEX_SPACED`: eleven hex pairs, each with its separator, and one more
 _BITS_SHAPE = shape_table({"b": "01"})
 _BITS_RUN = b"b" * 8  # `_BITS` begins with eight binary digits in a row
 _SPACED_SHAPE = shape_table({"a": _LETTERS, " ": " .-_"})
 _SPACED_RUN = b"a a a a"  # `_SPACED`: four single letters between separators
-_LEET_SHAPE = shape_table({"a": _LETTERS, "l": "013457@$"})
+_LEET_SHAPE = shape_table({"a": _LETTERS, "l": "013457@$", "n": "\n"})
+# Three leet characters next to a letter on one line of the leet shape: a line without them fails the
+# leetspeak test, which counts those in a window of one line.
+_LEET_LINE = re.compile(rb"l(?:(?<=al)|(?=a))(?:[^n]*?l(?:(?<=al)|(?=a))){2}")
 # Runs of the base64 and base85 alphabets together ('=' included): every base64 or base85 run lies
 # inside one of at least 24 characters, so those two searches look only there.
 _ALPHABET_RUN = re.compile(r"[0-9A-Za-z+/_\-!#$%&()*;<=>?@^`{|}~]{24,}")
@@ -254,15 +260,20 @@ def _alphabet_runs(p: Prepared) -> list[tuple[int, int]]:
     word, only to fail at the word's end."""
     if not p.ascii:
         return [m.span() for m in _ALPHABET_RUN.finditer(p.text)]
-    shape = p.shape(_ALPHABET_SHAPE)
+    return _shape_runs(p.shape(_ALPHABET_SHAPE), 24)
+
+
+def _shape_runs(shape: bytes, width: int) -> list[tuple[int, int]]:
+    """Maximal runs of at least `width` bytes other than a space in a shape whose other bytes are spaces."""
     out: list[tuple[int, int]] = []
-    start = shape.find(_ALPHABET_24)
+    least = b"a" * width
+    start = shape.find(least)
     while start >= 0:
-        end = shape.find(b" ", start + 24)
+        end = shape.find(b" ", start + width)
         if end < 0:
             end = len(shape)
         out.append((start, end))
-        start = shape.find(_ALPHABET_24, end)
+        start = shape.find(least, end)
     return out
 
 
@@ -270,6 +281,29 @@ def _within(rx: re.Pattern[str], text: str, runs: list[tuple[int, int]]) -> Iter
     """`rx.finditer(text)` for a pattern whose matches lie inside `runs` (and need nothing outside)."""
     for start, end in runs:
         yield from rx.finditer(text, start, end)
+
+
+def _b64_runs(p: Prepared, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of `_B64_RUN` inside `runs`. In an ASCII text they are the maximal runs of the base64
+    class (its repeat is possessive) and up to two '=' after each, read off a shape."""
+    if not p.ascii or not runs:
+        return [m.span() for m in _within(_B64_RUN, p.text, runs)]
+    text = p.text
+    out: list[tuple[int, int]] = []
+    for start, end in _shape_runs(p.shape(_B64_SHAPE), 24):
+        pad = end
+        while pad < end + 2 and pad < p.n and text[pad] == "=":
+            pad += 1
+        out.append((start, pad))
+    return out
+
+
+def _b85_runs(p: Prepared, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of `_B85_RUN` inside `runs`: in an ASCII text, the maximal runs of its class, read off a
+    shape (every such run of 25 lies inside an alphabet run, whose class holds the base85 one)."""
+    if not p.ascii or not runs:
+        return [m.span() for m in _within(_B85_RUN, p.text, runs)]
+    return _shape_runs(p.shape(_B85_SHAPE), 25)
 
 
 def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterator[Hit]:
@@ -286,8 +320,8 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
             if decoded is not None and (hit := _report(m.start(), m.end(), "ascii85", decoded, rescan)) is not None:
                 yield hit
     count = 0
-    for m in _within(_B85_RUN, text, runs):
-        run = m.group(0)
+    for run_start, run_end in _b85_runs(p, runs):
+        run = text[run_start:run_end]
         # Base64, hex and words are handled elsewhere; base85 needs its punctuation.
         if len(run.translate(_B85_NOT_PUNCT)) < max(3, len(run) // 12):
             continue
@@ -306,7 +340,7 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
             decoded = _text_of(data)
             if decoded is not None:
                 kind = "base85" if decode is base64.b85decode else "ascii85"
-                if (hit := _report(m.start(), m.end(), kind, decoded, rescan)) is not None:
+                if (hit := _report(run_start, run_end, kind, decoded, rescan)) is not None:
                     yield hit
                 break
 
@@ -407,8 +441,14 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
     """Leetspeak, reversed text and spaced-out letters: each line that looks like one is re-read in
     plain spelling and scanned again. Only what the plain reading flags is reported."""
     text = p.text
+    # In an ASCII text the leet shape's offsets are the text's, and each leet character next to a letter
+    # in a window is the end of an "al" (its letter may sit just before the window) or the start of an
+    # "la" inside it: fewer than three of those, two byte counts, and no window search is needed.
+    shape = p.shape(_LEET_SHAPE) if p.ascii else None
 
     def leet(ls: int, le: int) -> bool:
+        if shape is not None and not _may_hold_leet(shape, ls, le):
+            return False
         line = text[ls:le]
         if sum(ch in line for ch in "013457@$") < 2 or len(_LEET_BY_LETTER.findall(text, ls, le)) < 3:
             return False  # the tokens' leet characters are the line's, at least one by a letter in each
@@ -444,18 +484,24 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
                 yield hit
 
 
+def _may_hold_leet(shape: bytes, ls: int, le: int) -> bool:
+    return shape.count(b"al", max(ls - 1, 0), le) + shape.count(b"la", ls, le) >= 3
+
+
 def _may_be_leet(p: Prepared) -> bool:
     """False when no line of the text can pass the leetspeak test: that needs two different leet
-    characters and three leet characters next to a letter, and in an ASCII text the pairs "al" and
-    "la" of its shape (a letter beside a leet character) count at least those. A text beyond ASCII
-    always says maybe: case-insensitive matching reads a few letters outside ASCII as ASCII ones."""
-    if not p.ascii:
+    characters and three leet characters next to a letter on one line (a window never spans two), and
+    the "l"s of the shape beside an "a" are those. Beyond ASCII the shape maps every byte of a
+    character to a third letter, so that holds as well, unless the text has one of the four letters
+    case-insensitive matching reads as ASCII ones (the dotted and dotless i, the long s, the Kelvin
+    sign): then it says maybe."""
+    if not p.ascii and any(ch in p.text for ch in _CASE_FOLDS_TO_ASCII):
         return True
     shape = p.shape(_LEET_SHAPE)
     # The cheap counts first: a byte count is one pass, a count of pairs in a text of three letters is slow.
     if shape.count(b"l") < 3 or sum(ch in p.text for ch in "013457@$") < 2:
         return False
-    return shape.count(b"al") + shape.count(b"la") >= 3
+    return shape.count(b"al") + shape.count(b"la") >= 3 and _LEET_LINE.search(shape) is not None
 
 
 def _runs(p: Prepared, runs: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
@@ -463,19 +509,19 @@ def _runs(p: Prepared, runs: list[tuple[int, int]]) -> Iterator[tuple[int, int]]
     text = p.text
     pending: tuple[int, int] | None = None
     count = 0
-    for m in _within(_B64_RUN, text, runs):
-        if m.start() > 0 and _B64_CHAR.match(text, m.start() - 1):
+    for start, end in _b64_runs(p, runs):
+        if start > 0 and _B64_CHAR.match(text, start - 1):
             continue
         count += 1
         if count > MAX_CANDIDATES:
             break
         if pending is not None:
-            gap = text[pending[1] : m.start()]
+            gap = text[pending[1] : start]
             if pending[1] - pending[0] >= 40 and not gap.strip() and gap.count("\n") == 1:
-                pending = (pending[0], m.end())
+                pending = (pending[0], end)
                 continue
             yield pending
-        pending = (m.start(), m.end())
+        pending = (start, end)
     if pending is not None:
         yield pending
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.core.review.common import HIGH, Hit, Keys, Prepared, keyed_matches, keyset
+from app.core.review.common import HIGH, Hit, Keys, Prepared, keyed_matches, keyed_rule, keyset, run_keyed
 from app.core.review.finding import Category
 
 _I = re.IGNORECASE
@@ -730,10 +730,24 @@ _EXTRACTION_KEYS = keyset(
 )
 
 
+# Each rule with every keyword set it reads: a text holding none of them skips the rule.
+_RULES = (
+    keyed_rule(_override, *(rule.keys for rule in _OVERRIDE_RULES), _NEW_LINE_KEYS, _VOIDED_KEYS),
+    keyed_rule(
+        _role,
+        _CHAT_TOKEN_KEYS,
+        _ROLE_TAG_KEYS,
+        _BRACKET_KEYS,
+        _ROLE_LINE_KEYS,
+        _HEADING_KEYS,
+        _MESSAGE_FROM_KEYS,
+        _ROLE_UPPER_KEYS,
+        _ROLE_OVERRIDE_KEYS,
+    ),
+    keyed_rule(_persistence, *(keys for keys, _ in _PERSIST_TRIGGERS)),
+    keyed_rule(_exfiltration, _EXFIL_VERBS, _EXTRACTION_KEYS),
+)
+
+
 def scan(p: Prepared) -> list[Hit]:
-    hits: list[Hit] = []
-    hits.extend(_override(p))
-    hits.extend(_role(p))
-    hits.extend(_persistence(p))
-    hits.extend(_exfiltration(p))
-    return hits
+    return run_keyed(p, _RULES)

@@ -14,7 +14,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterator
 
-from app.core.review.common import HIGH, MEDIUM, Hit, Keys, Prepared, keyed_matches, keyset
+from app.core.review.common import HIGH, MEDIUM, Hit, Keys, Prepared, keyed_matches, keyed_rule, keyset, run_keyed
 from app.core.review.finding import Category
 from app.core.review.patterns import SYSTEM_TEMPLATE
 
@@ -742,13 +742,26 @@ def _persistence(p: Prepared) -> Iterator[Hit]:
         yield Hit(Category.PERSISTENCE, HIGH, "memory-persistence", "asks the agent to save something and repeat or apply it later", start, end, quotable=True)
 
 
+# Each rule with every keyword set it reads: a text holding none of them skips the rule.
+_RULES = (
+    keyed_rule(
+        _forged,
+        _NEW_ORDERS_KEYS,
+        _SAFETY_OFF_KEYS,
+        _EXTRACT_MORE_KEYS,
+        _DECODE_KEYS,
+        _RULE_NOUN_KEYS,
+        _FOREIGN_OVERRIDE_KEYS,
+        _FOREIGN_PERSONA_KEYS,
+    ),
+    keyed_rule(_tool_calls, _TOOL_KEYS),
+    keyed_rule(_canaries, _OUTPUT_KEYS, _CANARY_FOREIGN_KEYS),
+    keyed_rule(_addressed, _ADDRESSED_KEYS),
+    keyed_rule(_turns, _TURN_KEYS),
+    keyed_rule(_delimiters, _DELIMITER_KEYS, _CLOSING_TAG_KEYS),
+    keyed_rule(_persistence, _SAVE_KEYS),
+)
+
+
 def scan(p: Prepared) -> list[Hit]:
-    hits: list[Hit] = []
-    hits.extend(_forged(p))
-    hits.extend(_tool_calls(p))
-    hits.extend(_canaries(p))
-    hits.extend(_addressed(p))
-    hits.extend(_turns(p))
-    hits.extend(_delimiters(p))
-    hits.extend(_persistence(p))
-    return hits
+    return run_keyed(p, _RULES)

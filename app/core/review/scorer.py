@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from itertools import accumulate, chain, islice, repeat
-from operator import add, sub
+from operator import add, itemgetter, sub
 from typing import Any
 
-from app.core.review.common import HIGH, Hit, Prepared
+from app.core.review.common import HIGH, Automaton, Hit, Prepared
 from app.core.review.finding import Category
 from app.core.review.patterns import SYSTEM_TEMPLATE
 
@@ -132,6 +132,11 @@ class Model:
     # pairs up by the tuples `zip` makes, without joining a string per pair.
     stem_units: dict[str, int]
     pair_units: dict[tuple[str, str], int]
+    # Every weighted stem as " stem " and every weighted pair as " left right ", each with its index in
+    # `feature_units`: in the stems of a text joined by single spaces (a space at each end) those are
+    # found where the stem or the pair occurs, all in one pass in C (None without pyahocorasick).
+    gate: Any
+    feature_units: list[int]
 
     def score(self, feats: list[str]) -> float:
         return self.bias + sum(map(self.weights.get, feats, repeat(0.0)))
@@ -156,6 +161,9 @@ def parse(raw: str) -> Model:
     for feat, v in quantised.items():
         if " " not in feat:
             units_bound[feat] = units_bound.get(feat, 0) + v
+    stem_units = {k: v for k, v in quantised.items() if v and " " not in k}
+    pair_units = {(k.split(" ", 1)[0], k.split(" ", 1)[1]): v for k, v in quantised.items() if v and " " in k}
+    gate, feature_units = _gate(stem_units, pair_units)
     return Model(
         weights=weights,
         bias=data["bias"] / scale,
@@ -165,9 +173,23 @@ def parse(raw: str) -> Model:
         bound_units={k: v for k, v in units_bound.items() if v},
         need_units=int(data["high"]) - int(data["bias"]),
         weight_units={k: v for k, v in quantised.items() if v},
-        stem_units={k: v for k, v in quantised.items() if v and " " not in k},
-        pair_units={(k.split(" ", 1)[0], k.split(" ", 1)[1]): v for k, v in quantised.items() if v and " " in k},
+        stem_units=stem_units,
+        pair_units=pair_units,
+        gate=gate,
+        feature_units=feature_units,
     )
+
+
+def _gate(stem_units: dict[str, int], pair_units: dict[tuple[str, str], int]) -> tuple[Any, list[int]]:
+    if Automaton is None:
+        return None, []
+    automaton = Automaton()
+    feature_units: list[int] = []
+    for key, v in chain(((f" {stem} ", v) for stem, v in stem_units.items()), ((f" {a} {b} ", v) for (a, b), v in pair_units.items())):
+        automaton.add_word(key, len(feature_units))
+        feature_units.append(v)
+    automaton.make_automaton()
+    return automaton, feature_units
 
 
 @cache
@@ -210,24 +232,61 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     window would be skipped. The one exception is a unit cut at MAX_UNIT_CHARS inside a word (no space
     in 400 characters of a line): then the stems of its pieces are not the text's, and the gate says
     nothing."""
-    # A unit holds no line break, so a cut inside a word needs a line of 399 characters and a run as
-    # long without a space; lines are fewer than words, so they are measured first.
-    cut = MAX_UNIT_CHARS - 1
-    if len(text) >= cut and max(map(len, text.split("\n"))) >= cut and max(map(len, text.split(" "))) >= cut:
+    if _may_cut_inside_a_word(text):
         return False
-    stems = _TOKEN.findall(low)
+    joined = joined_stems(low)
     zeros = repeat(0)
     lowest = m.need_units - 1
     # A window counts each feature once, so the text's distinct stems and pairs bound every window: the
     # whole text is below the line (most notes, whose words repeat).
-    if sum(map(m.stem_units.get, set(stems), zeros)) + sum(map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), zeros)) < lowest:
+    if _distinct_units(m, joined) < lowest:
         return True
+    stems = joined.split()
     if len(stems) <= MAX_WINDOW_TOKENS:
         return False
     # Each stem's weight plus that of the pair it begins (none for the last stem), summed over runs.
     weights = list(map(add, map(m.stem_units.get, stems, zeros), chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,))))
     sums = list(accumulate(weights, initial=0))
     return max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums)) < lowest
+
+
+# Letters and digits stay, every other byte becomes a space: an ASCII text's words, split in C.
+_WORD_BYTES = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256))
+
+
+def joined_stems(low: str) -> str:
+    """`tokens(low)` joined by single spaces, with a space at each end. For ASCII text the words come
+    from a byte translation and `split`, and only the cut to STEM letters runs per word."""
+    if low.isascii():
+        words = low.encode("ascii").translate(_WORD_BYTES).split()
+        return " " + b" ".join([w[:STEM] for w in words]).decode("ascii") + " "
+    return " " + " ".join(_TOKEN.findall(low)) + " "
+
+
+def _may_cut_inside_a_word(text: str) -> bool:
+    """Whether `units` may cut a unit of the text inside a word. A unit holds no line break, so that
+    needs a line of MAX_UNIT_CHARS - 1 characters and a run as long without a space. Such a run holds
+    a whole block of half its length at a multiple of that length, so a text whose every such block
+    has a space is answered by a few `find`s, without splitting it into words."""
+    cut = MAX_UNIT_CHARS - 1
+    if len(text) < cut:
+        return False
+    half = cut // 2
+    find = text.find
+    if all(find(" ", k, k + half) >= 0 for k in range(0, len(text) - half + 1, half)):
+        return False
+    return max(map(len, text.split("\n"))) >= cut and max(map(len, text.split(" "))) >= cut
+
+
+def _distinct_units(m: Model, joined: str) -> int:
+    """The integer weights of the distinct stems and adjacent stem pairs of the stems in `joined`
+    (`joined_stems`), summed. A stem holds no space, so " a b " occurs in it exactly where the pair
+    (a, b) does."""
+    if m.gate is None:
+        stems = joined.split()
+        zeros = repeat(0)
+        return sum(map(m.stem_units.get, set(stems), zeros)) + sum(map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), zeros))
+    return sum(map(m.feature_units.__getitem__, set(map(itemgetter(1), m.gate.iter(joined)))))
 
 
 def scan(p: Prepared) -> list[Hit]:

@@ -242,14 +242,22 @@ def _iter_at(p: Prepared, keys: Keys, pattern: re.Pattern[str], *, back: int) ->
         return []
     out: list[re.Match[str]] = []
     last_end = 0
+    match = pattern.match
+    text = p.text
     for pos in found:
         if pos < last_end:
             continue
         lo = max(last_end, pos - back)
-        m = pattern.search(p.text, lo, min(p.n, pos + 600))
-        if m is not None and m.start() <= pos + 1 and m.end() > pos:
-            last_end = m.end()
-            out.append(m)
+        hi = min(p.n, pos + 600)
+        # The leftmost match of a search from `lo` counts only if it starts by pos + 1: trying those few
+        # starts one by one finds the same match without searching 600 characters past them.
+        for start in range(lo, min(pos + 1, hi) + 1):
+            m = match(text, start, hi)
+            if m is not None:
+                if m.end() > pos:
+                    last_end = m.end()
+                    out.append(m)
+                break
     return out
 
 
