@@ -219,6 +219,13 @@ class DatabaseAdapter(Adapter):
         """Every memory of the database, opened read-only. Never raises; problems are returned."""
 
     @classmethod
+    def reread_rows(cls, ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
+        """What `read` would return now, when the database differs from the one `previous` was read
+        from only in `rows` (table, key): those written since. None when this reader cannot tell it
+        without reading the database whole (the caller then does). Never raises."""
+        return None
+
+    @classmethod
     def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:
         """A reader that keeps one entry per row (its `entry_texts` is the base one) answers from
         `texts`, so a batch of rows is one query."""

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from app.core.model import Entry, Memory, Problem, Relation, Source, Tier
 from app.core.parsing.safefs import UnsafeFile, display_name, read_file
@@ -104,19 +104,64 @@ def _sort_key(value: Any) -> tuple[int, Any]:
     return (2, str(value))
 
 
+# The columns that place an observation among the others (its tier, its topic's revisions).
+PLACING = ("id", "project", "scope", "topic_key", "created_at", "updated_at")
+
+
+class Placed(Protocol):
+    """What decides an observation's tier and topic revisions: an `_Obs`, or a `Place` read alone."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def project(self) -> str | None: ...
+    @property
+    def scope(self) -> str: ...
+    @property
+    def topic_key(self) -> str | None: ...
+    @property
+    def created(self) -> str | None: ...
+    @property
+    def updated(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """The PLACING columns of a row, read without its content (a refresh reads every row so)."""
+
+    id: int
+    project: str | None
+    scope: str
+    topic_key: str | None
+    created: str | None
+    updated: str | None
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> Place:
+        created = _text(row.get("created_at")) or None
+        return cls(
+            id=row["id"],
+            project=_text(row.get("project")),
+            scope=_text(row.get("scope")) or "project",
+            topic_key=_text(row.get("topic_key")) or None,
+            created=created,
+            updated=_text(row.get("updated_at")) or created,
+        )
+
+
 def _make_obs(row: dict[str, Any], content: str) -> _Obs:
     fields = {k: json_value(v) for k, v in row.items() if k != "content"}
-    created = _text(row.get("created_at")) or None
+    place = Place.of(row)
     return _Obs(
         id=row["id"],
         fields=fields,
         title=_text(row.get("title")) or "",
         type=_text(row.get("type")),
-        project=_text(row.get("project")),
-        scope=_text(row.get("scope")) or "project",
-        topic_key=_text(row.get("topic_key")) or None,
-        created=created,
-        updated=_text(row.get("updated_at")) or created,
+        project=place.project,
+        scope=place.scope,
+        topic_key=place.topic_key,
+        created=place.created,
+        updated=place.updated,
         sync_id=_text(row.get("sync_id")),
         words=count_words(content),
         chars=len(content),
@@ -194,6 +239,15 @@ class EngramAdapter(DatabaseAdapter):
             problems.append(Problem(path=display_name(rel), message=f"unexpected error: {type(exc).__name__}: {exc}", kept="database skipped"))
             return ParsedFile(rel=rel, problems=problems)
         return ParsedFile(rel=rel, memories=memories, problems=problems)
+
+    @classmethod
+    def reread_rows(cls, ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
+        from app.core.systems.engram.refresh import reread_rows  # the refresh needs this module whole
+
+        try:
+            return reread_rows(ctx, Path(path), previous, rows)
+        except Exception:  # noqa: BLE001 - never raises: a full read is always the way out
+            return None
 
     @classmethod
     def text(cls, root: Path, memory: Memory) -> str:
@@ -333,9 +387,9 @@ def _export_obs(obj: Any, index: int, rel: str, problems: list[Problem]) -> _Obs
 # ---- memories ---------------------------------------------------------------------------------
 
 
-def _hot_ids(observations: Iterable[_Obs]) -> set[int]:
+def _hot_ids(observations: Iterable[Placed]) -> set[int]:
     """mem_context's pick: per project, the CONTEXT_RESULTS newest by created_at (ties: newest id)."""
-    by_project: dict[str | None, list[_Obs]] = defaultdict(list)
+    by_project: dict[str | None, list[Placed]] = defaultdict(list)
     for obs in observations:
         by_project[obs.project].append(obs)
     hot: set[int] = set()
@@ -345,10 +399,10 @@ def _hot_ids(observations: Iterable[_Obs]) -> set[int]:
     return hot
 
 
-def _topic_relations(observations: Iterable[_Obs], mid: dict[int, str]) -> dict[int, list[Relation]]:
+def _topic_relations(observations: Iterable[Placed], mid: dict[int, str]) -> dict[int, list[Relation]]:
     """Rows sharing (topic_key, project, scope) are revisions of one topic: Engram's upsert only ever
     updates the newest (by updated_at, then created_at), so it supersedes the others."""
-    groups: dict[tuple[str, str | None, str], list[_Obs]] = defaultdict(list)
+    groups: dict[tuple[str, str | None, str], list[Placed]] = defaultdict(list)
     for obs in observations:
         if obs.topic_key:
             groups[(obs.topic_key, obs.project, obs.scope)].append(obs)
@@ -395,13 +449,21 @@ def _link_relations(snap: _Snapshot, ctx: ParseContext, live: set[int], problems
     return out
 
 
-def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]) -> list[Memory]:
-    observations = snap.observations
+def placing(
+    ctx: ParseContext, rel: str, observations: Sequence[Placed], snap: _Snapshot, problems: list[Problem]
+) -> tuple[dict[int, str], set[int], dict[int, list[Relation]]]:
+    """What each memory takes from the others: (memory id by row, the hot rows, each row's relations)."""
     mid = {o.id: memory_id(NAME, ctx.portfolio, f"obs/{o.id}") for o in observations}
     hot = _hot_ids(observations)
     relations = _topic_relations(observations, mid)
     for key, links in _link_relations(snap, ctx, set(mid), problems, rel).items():
         relations[key].extend(links)
+    return mid, hot, relations
+
+
+def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]) -> list[Memory]:
+    observations = snap.observations
+    mid, hot, relations = placing(ctx, rel, observations, snap, problems)
     memories: list[Memory] = []
     for obs in observations:
         try:

@@ -1,0 +1,129 @@
+"""Engram after the workbench wrote some of its rows: the memories `read` would make, from the last
+read's memories and a read of only what can differ.
+
+A row's memory depends on the row, its session, and on other rows: its tier (the project's newest
+rows are hot), its topic revisions (rows sharing a topic key) and its links. So the rows written
+are read whole; every live row is read without its content (the PLACING columns); the sessions and
+links are read as `read` reads them; tiers and relations are then worked out over every row exactly
+as `read` does. A row not written keeps its memory (with its tier and relations as worked out now),
+after checking that its placing columns and its session are still the ones the memory was made
+from. Anything this cannot account for (a row the last read did not have, a problem) answers None,
+and the database is read whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from app.core.model import Memory, Problem, Tier
+from app.core.reading.base import ParseContext, ParsedFile
+from app.core.reading.sqlite_ro import ReadOnlyDb, is_sqlite, json_value, read_db
+from app.core.systems.engram.reader import PLACING, TABLE, Place, Placed, _make_obs, _memory, _read_links, _Snapshot, placing
+
+SESSION_FIELDS = ("sessions.project", "sessions.directory")
+
+
+class _Targeted:
+    """One read transaction's answer: every live row's placing columns, the written rows whole."""
+
+    def __init__(self) -> None:
+        self.places: list[tuple[Place, dict[str, Any]]] = []  # in id order, with the raw columns
+        self.written: dict[int, dict[str, Any]] = {}  # id -> every column, deleted rows too
+        self.snap = _Snapshot()
+        self.columns: tuple[str, ...] = ()
+
+
+def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
+    if not db.has_table(TABLE):
+        return None
+    out = _Targeted()
+    out.columns = db.columns(TABLE)
+    live = "deleted_at IS NULL" if db.has_column(TABLE, "deleted_at") else ""
+    for row in db.select(TABLE, PLACING, where=live, order_by="id"):
+        out.places.append((Place.of(row), row))
+    for row in db.select_ids(TABLE, "id", ids, [c for c in out.columns if c != "id"]):
+        out.written[row["id"]] = row
+    snap = out.snap
+    if db.has_table("sessions"):
+        for row in db.select("sessions", ["id", "project", "directory"]):
+            snap.sessions[str(row["id"])] = (row["project"], row["directory"])
+    if db.has_table("memory_relations"):
+        _read_links(db, snap)
+    return out
+
+
+def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
+    ids: list[int] = []
+    for table, key in rows:
+        row = key.get("id")
+        if table != TABLE or list(key) != ["id"] or not isinstance(row, int) or isinstance(row, bool):
+            return None  # a write this does not know the effect of
+        ids.append(row)
+    if not ids or previous.problems or not is_sqlite(path):
+        return None
+    before: dict[Any, Memory] = {m.source.row: m for m in previous.memories}
+    if len(before) != len(previous.memories):
+        return None
+    problems: list[Problem] = []
+    got = read_db(path, lambda db: _targeted(db, ids), problems, name=path.name)
+    if got is None or problems:
+        return None
+    try:
+        return _rebuild(ctx, path.name, got, before, set(ids))
+    except ValueError:  # a written row pydantic refuses: `read` says so as a problem
+        return None
+
+
+def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> ParsedFile | None:
+    snap = got.snap
+    checked = [c for c in PLACING if c in got.columns]
+    observations: list[Placed] = []
+    fresh = {}
+    for place, raw in got.places:
+        if place.id in written:
+            row = got.written.get(place.id)
+            if row is None:
+                return None
+            content = row.get("content")
+            obs = _make_obs(row, content if isinstance(content, str) else "")
+            fresh[obs.id] = obs
+            observations.append(obs)
+            continue
+        old = before.get(place.id)
+        if old is None or any(json_value(raw[c]) != old.fields.get(c) for c in checked) or _session(old.fields, snap) != _kept_session(old.fields):
+            return None  # changed by someone else since the last read
+        observations.append(place)
+    live = {o.id for o in observations}
+    if any(row not in live and row not in written for row in before):
+        return None  # a row gone that the workbench did not write
+    problems: list[Problem] = []
+    mid, hot, relations = placing(ctx, rel, observations, snap, problems)
+    if problems:
+        return None
+    memories: list[Memory] = []
+    for o in observations:
+        related = relations.get(o.id, [])
+        if o.id in fresh:
+            memories.append(_memory(ctx, rel, fresh[o.id], snap, hot, mid, related))
+            continue
+        old = before[o.id]
+        if old.id != mid[o.id]:
+            return None  # read under another name
+        tier = Tier.HOT if o.id in hot else Tier.COLD
+        kept = tuple(related)
+        if old.tier != tier or old.relations != kept:
+            old = old.model_copy(update={"tier": tier, "relations": kept})
+        memories.append(old)
+    return ParsedFile(rel=rel, memories=memories)
+
+
+def _session(fields: dict[str, Any], snap: _Snapshot) -> tuple[Any, Any]:
+    """The session columns `read` would give a row with these fields now."""
+    session = snap.sessions.get(str(fields.get("session_id")))
+    return (json_value(session[0]), json_value(session[1])) if session else (None, None)
+
+
+def _kept_session(fields: dict[str, Any]) -> tuple[Any, Any]:
+    return fields.get(SESSION_FIELDS[0]), fields.get(SESSION_FIELDS[1])
