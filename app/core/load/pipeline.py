@@ -378,7 +378,8 @@ class Pipeline:
         last = work.parsed.get(path.name)
         if not mine or last is None or len(work.parsed) != 1 or work.ctx.today != fresh.ctx.today or work.ctx.settings != fresh.ctx.settings:
             return None
-        return adapter.reread_rows(fresh.ctx, path, last, mine)
+        with gc_paused():  # every row's placing columns: many short-lived objects, no cycles
+            return adapter.reread_rows(fresh.ctx, path, last, mine)
 
     def _parse_here(self, work: _Work) -> None:
         """Parse a few changed files in this process and keep the parse cache in step."""

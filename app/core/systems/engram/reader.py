@@ -138,15 +138,13 @@ class Place:
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> Place:
-        created = _text(row.get("created_at")) or None
-        return cls(
-            id=row["id"],
-            project=_text(row.get("project")),
-            scope=_text(row.get("scope")) or "project",
-            topic_key=_text(row.get("topic_key")) or None,
-            created=created,
-            updated=_text(row.get("updated_at")) or created,
-        )
+        return cls.of_values(*(row.get(c) for c in PLACING))
+
+    @classmethod
+    def of_values(cls, ident: Any, project: Any, scope: Any, topic_key: Any, created_at: Any, updated_at: Any) -> Place:
+        """From the PLACING columns' values, in that order."""
+        created = _text(created_at) or None
+        return cls(ident, _text(project), _text(scope) or "project", _text(topic_key) or None, created, _text(updated_at) or created)
 
 
 def _make_obs(row: dict[str, Any], content: str) -> _Obs:

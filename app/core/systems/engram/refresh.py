@@ -14,6 +14,7 @@ and the database is read whole.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ class _Targeted:
     """One read transaction's answer: every live row's placing columns, the written rows whole."""
 
     def __init__(self) -> None:
-        self.places: list[tuple[Place, dict[str, Any]]] = []  # in id order, with the raw columns
+        self.places: list[tuple[Any, ...]] = []  # the PLACING values of every live row, in id order
         self.written: dict[int, dict[str, Any]] = {}  # id -> every column, deleted rows too
         self.snap = _Snapshot()
         self.columns: tuple[str, ...] = ()
@@ -41,8 +42,10 @@ def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
     out = _Targeted()
     out.columns = db.columns(TABLE)
     live = "deleted_at IS NULL" if db.has_column(TABLE, "deleted_at") else ""
-    for row in db.select(TABLE, PLACING, where=live, order_by="id"):
-        out.places.append((Place.of(row), row))
+    places = db.values(TABLE, PLACING, where=live, order_by="id")
+    if places is None:
+        return None
+    out.places = places
     for row in db.select_ids(TABLE, "id", ids, [c for c in out.columns if c != "id"]):
         out.written[row["id"]] = row
     snap = out.snap
@@ -78,12 +81,18 @@ def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Seque
 
 def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> ParsedFile | None:
     snap = got.snap
-    checked = [c for c in PLACING if c in got.columns]
+    # A kept memory's fields hold every column of its row but the content, and its session's.
+    columns = [i for i, c in enumerate(PLACING) if c in got.columns]
+    whole = len(columns) == len(PLACING)
+    count = len(columns)
+    fields_now = itemgetter(*(PLACING[i] for i in columns), *SESSION_FIELDS)
+    sessions = {key: (json_value(project), json_value(directory)) for key, (project, directory) in snap.sessions.items()}
     observations: list[Placed] = []
     fresh = {}
-    for place, raw in got.places:
-        if place.id in written:
-            row = got.written.get(place.id)
+    for values in got.places:
+        ident = values[0]
+        if ident in written:
+            row = got.written.get(ident)
             if row is None:
                 return None
             content = row.get("content")
@@ -91,10 +100,16 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
             fresh[obs.id] = obs
             observations.append(obs)
             continue
-        old = before.get(place.id)
-        if old is None or any(json_value(raw[c]) != old.fields.get(c) for c in checked) or _session(old.fields, snap) != _kept_session(old.fields):
-            return None  # changed by someone else since the last read
-        observations.append(place)
+        old = before.get(ident)
+        if old is None:
+            return None  # a row added by someone else since the last read
+        mine = values if whole else tuple(values[i] for i in columns)
+        now = fields_now(old.fields)
+        if mine != now[:count] and tuple(map(json_value, mine)) != now[:count]:
+            return None  # placed otherwise by someone else since
+        if sessions.get(str(old.fields.get("session_id")), (None, None)) != now[count:]:
+            return None  # its session changed since
+        observations.append(Place.of_values(*values))
     live = {o.id for o in observations}
     if any(row not in live and row not in written for row in before):
         return None  # a row gone that the workbench did not write
@@ -117,13 +132,3 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
             old = old.model_copy(update={"tier": tier, "relations": kept})
         memories.append(old)
     return ParsedFile(rel=rel, memories=memories)
-
-
-def _session(fields: dict[str, Any], snap: _Snapshot) -> tuple[Any, Any]:
-    """The session columns `read` would give a row with these fields now."""
-    session = snap.sessions.get(str(fields.get("session_id")))
-    return (json_value(session[0]), json_value(session[1])) if session else (None, None)
-
-
-def _kept_session(fields: dict[str, Any]) -> tuple[Any, Any]:
-    return fields.get(SESSION_FIELDS[0]), fields.get(SESSION_FIELDS[1])
