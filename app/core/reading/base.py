@@ -204,6 +204,13 @@ class FileAdapter(Adapter):
     def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
         """Memories and problems of one file. Pure: never touches the disk, never raises."""
 
+    @classmethod
+    def memory_at(cls, ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
+        """The memory `parse(ctx, rel, data)` makes at `memory`'s span, when the reader can tell it
+        from that part of the file alone; None when it cannot (or there is none): the caller then
+        parses the whole file. Pure, never raises."""
+        return None
+
 
 class DatabaseAdapter(Adapter):
     @classmethod
