@@ -313,8 +313,14 @@ class Pipeline:
         have created a file) the portfolio is walked and new or changed files are parsed too;
         without it, only the forced files are looked at. The rest keep what the last read parsed.
         A database is read again whole, unless `rows` (path, table, key: the rows the change wrote)
-        name some of it and its reader can read just what they change. (No pause of the collector
-        here: a few files make little garbage, and re-enabling it would start a full collection.)"""
+        name some of it and its reader can read just what they change."""
+        # A large file parsed again makes a model per section (a database refresh, a tuple per row):
+        # the cyclic collector would walk them several times over while they are made, and none of
+        # them forms a cycle. Re-enabled, it collects them once, young, at its next allocation.
+        with gc_paused():
+            return self._reread(work, forced, walk=walk, rows=rows)
+
+    def _reread(self, work: _Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None) -> tuple[_Work, Portfolio]:
         today = self.clock.today() if hasattr(self.clock, "today") else self.clock.now().date()
         adapter = work.adapter
         if issubclass(adapter, DatabaseAdapter) or walk:
@@ -378,8 +384,7 @@ class Pipeline:
         last = work.parsed.get(path.name)
         if not mine or last is None or len(work.parsed) != 1 or work.ctx.today != fresh.ctx.today or work.ctx.settings != fresh.ctx.settings:
             return None
-        with gc_paused():  # every row's placing columns: many short-lived objects, no cycles
-            return adapter.reread_rows(fresh.ctx, path, last, mine)
+        return adapter.reread_rows(fresh.ctx, path, last, mine)
 
     def _parse_here(self, work: _Work) -> None:
         """Parse a few changed files in this process and keep the parse cache in step."""
@@ -717,9 +722,9 @@ class Pipeline:
 
 def _replaced(before: list[Memory], after: list[Memory]) -> tuple[list[Memory], list[Memory]]:
     """(taken out, put in): the memories of either list that are not the very objects of the other."""
-    old = {m.id: m for m in before}
-    new = {m.id: m for m in after}
-    return [m for m in before if new.get(m.id) is not m], [m for m in after if old.get(m.id) is not m]
+    old = set(map(id, before))
+    new = set(map(id, after))
+    return [m for m in before if id(m) not in new], [m for m in after if id(m) not in old]
 
 
 def _common_finalize(adapter: type[Adapter]) -> bool:

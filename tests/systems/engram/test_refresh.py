@@ -21,20 +21,26 @@ from tests.systems.engram.test_reader import RELATIONS_SCHEMA, SCHEMA, add, conn
 KITE = "engram:engram:obs/"
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """25 kite rows (the 20 newest hot), three revisions of one topic, and links by sync id."""
+@pytest.fixture(params=["links", "no links"])
+def store(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """25 kite rows (the 20 newest hot), three revisions of one topic and one of another project's
+    topic "0", and (newer Engram) links by sync id."""
+    linked = request.param == "links"
     folder = tmp_path / ".engram"
     folder.mkdir()
     db = folder / "engram.db"
-    conn = make_db(db, SCHEMA + RELATIONS_SCHEMA)
+    conn = make_db(db, SCHEMA + RELATIONS_SCHEMA if linked else SCHEMA)
+    sync = (lambda name: {"sync_id": name}) if linked else (lambda name: {})
     for i in range(1, 26):
-        add(conn, title=f"Kite note {i}", created_at=ts(i), sync_id=f"sync-{i}")
+        add(conn, title=f"Kite note {i}", created_at=ts(i), **sync(f"sync-{i}"))
     for i in range(3):  # rows 26-28: revisions of one topic, the newest updated last
         add(conn, title=f"Auth model v{i}", project="other", session_id="s-other", topic_key="arch/auth", created_at=ts(i), updated_at=ts(30 + i))
-    add(conn, title="Linked source", project="other", session_id="s-other", created_at=ts(40), sync_id="sync-src")  # row 29
-    links = [("sync-src", "sync-24", "related", "judged"), ("sync-3", "sync-src", "conflicts_with", "pending")]
-    conn.executemany("INSERT INTO memory_relations (source_id, target_id, relation, judgment_status) VALUES (?, ?, ?, ?)", links)
+    add(conn, title="Linked source", project="other", session_id="s-other", created_at=ts(40), **sync("sync-src"))  # row 29
+    for i in range(2):  # rows 30-31: a topic keyed "0", in a third project
+        add(conn, title=f"Zero v{i}", project="third", topic_key=0, created_at=ts(i), updated_at=ts(50 + i))
+    if linked:
+        links = [("sync-src", "sync-24", "related", "judged"), ("sync-3", "sync-src", "conflicts_with", "pending")]
+        conn.executemany("INSERT INTO memory_relations (source_id, target_id, relation, judgment_status) VALUES (?, ?, ?, ?)", links)
     conn.close()
     return db
 
@@ -93,6 +99,7 @@ def test_a_quarantine_of_a_hot_row_makes_the_next_newest_hot(
         "24",  # a link's target: the link says it is deleted
         "29",  # a link's source (and the target of another)
         "3",  # a cold row with a link
+        "31",  # the newest revision of topic 0
     ],
 )
 def test_quarantine_then_restore_match_a_full_read(

@@ -19,9 +19,23 @@ from pathlib import Path
 from typing import Any
 
 from app.core.model import Memory, Problem, Tier
-from app.core.reading.base import ParseContext, ParsedFile
+from app.core.reading.base import ParseContext, ParsedFile, memory_id
 from app.core.reading.sqlite_ro import ReadOnlyDb, is_sqlite, json_value, read_db
-from app.core.systems.engram.reader import PLACING, TABLE, Place, Placed, _make_obs, _memory, _read_links, _Snapshot, placing
+from app.core.systems.engram import NAME
+from app.core.systems.engram.reader import (
+    PLACING,
+    TABLE,
+    Place,
+    Placed,
+    _hot_ids,
+    _link_relations,
+    _make_obs,
+    _memory,
+    _read_links,
+    _Snapshot,
+    _text,
+    _topic_relations,
+)
 
 SESSION_FIELDS = ("sessions.project", "sessions.directory")
 
@@ -81,13 +95,22 @@ def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Seque
 
 def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> ParsedFile | None:
     snap = got.snap
+    reach = _reach(got, before, written)
+    if reach is None:
+        return None
+    projects, topics = reach
+    # Without links, a row outside the projects and topics of the written rows keeps its tier and
+    # relations: they come from rows that did not change. Links hang on any row, so with some every
+    # row is placed again.
+    every = bool(snap.links)
     # A kept memory's fields hold every column of its row but the content, and its session's.
     columns = [i for i, c in enumerate(PLACING) if c in got.columns]
     whole = len(columns) == len(PLACING)
     count = len(columns)
     fields_now = itemgetter(*(PLACING[i] for i in columns), *SESSION_FIELDS)
     sessions = {key: (json_value(project), json_value(directory)) for key, (project, directory) in snap.sessions.items()}
-    observations: list[Placed] = []
+    placed: list[Placed] = []  # the rows whose tier and relations are worked out again
+    order: list[tuple[int, Placed | None]] = []
     fresh = {}
     for values in got.places:
         ident = values[0]
@@ -98,37 +121,68 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
             content = row.get("content")
             obs = _make_obs(row, content if isinstance(content, str) else "")
             fresh[obs.id] = obs
-            observations.append(obs)
+            placed.append(obs)
+            order.append((ident, obs))
             continue
         old = before.get(ident)
-        if old is None:
-            return None  # a row added by someone else since the last read
+        if old is None or old.portfolio != ctx.portfolio:
+            return None  # a row added by someone else since the last read, or read under another name
         mine = values if whole else tuple(values[i] for i in columns)
         now = fields_now(old.fields)
         if mine != now[:count] and tuple(map(json_value, mine)) != now[:count]:
             return None  # placed otherwise by someone else since
         if sessions.get(str(old.fields.get("session_id")), (None, None)) != now[count:]:
             return None  # its session changed since
-        observations.append(Place.of_values(*values))
-    live = {o.id for o in observations}
+        place: Placed | None = None
+        # A topic key of 0 is the topic "0": only NULL and '' are none.
+        if every or _text(values[1]) in projects or (values[3] not in (None, "") and _group(place := Place.of_values(*values)) in topics):
+            place = place or Place.of_values(*values)
+            placed.append(place)
+        order.append((ident, place))
+    live = {ident for ident, _ in order}
     if any(row not in live and row not in written for row in before):
         return None  # a row gone that the workbench did not write
     problems: list[Problem] = []
-    mid, hot, relations = placing(ctx, rel, observations, snap, problems)
+    mid = {o.id: memory_id(NAME, ctx.portfolio, f"obs/{o.id}") for o in placed}
+    hot = _hot_ids(o for o in placed if every or o.project in projects)
+    grouped = [o for o in placed if every or (o.topic_key and _group(o) in topics)]
+    relations = _topic_relations(grouped, mid)
+    for key, links in _link_relations(snap, ctx, live, problems, rel).items():
+        relations[key].extend(links)
     if problems:
         return None
     memories: list[Memory] = []
-    for o in observations:
-        related = relations.get(o.id, [])
-        if o.id in fresh:
-            memories.append(_memory(ctx, rel, fresh[o.id], snap, hot, mid, related))
+    for ident, place in order:
+        if ident in fresh:
+            memories.append(_memory(ctx, rel, fresh[ident], snap, hot, mid, relations.get(ident, [])))
             continue
-        old = before[o.id]
-        if old.id != mid[o.id]:
-            return None  # read under another name
-        tier = Tier.HOT if o.id in hot else Tier.COLD
-        kept = tuple(related)
-        if old.tier != tier or old.relations != kept:
-            old = old.model_copy(update={"tier": tier, "relations": kept})
+        old = before[ident]
+        if place is not None:
+            tier = (Tier.HOT if ident in hot else Tier.COLD) if every or place.project in projects else old.tier
+            kept = tuple(relations.get(ident, ())) if every or (place.topic_key and _group(place) in topics) else old.relations
+            if old.tier != tier or old.relations != kept:
+                old = old.model_copy(update={"tier": tier, "relations": kept})
         memories.append(old)
     return ParsedFile(rel=rel, memories=memories)
+
+
+def _group(place: Placed) -> tuple[str | None, str | None, str]:
+    """The topic a row is a revision of (rows sharing it supersede each other)."""
+    return (place.topic_key, place.project, place.scope)
+
+
+def _reach(got: _Targeted, before: dict[Any, Memory], written: set[int]) -> tuple[set[str | None], set[tuple[str | None, str | None, str]]] | None:
+    """The projects and topics of the written rows, as they were and as they are. None when a
+    memory's fields do not tell how its row was placed (a blob, shown as a size note)."""
+    versions: list[Placed] = []
+    for ident in written:
+        old = before.get(ident)
+        if old is not None:
+            values = [old.fields.get(c) for c in PLACING]
+            if any(isinstance(v, str) and v.startswith("<blob:") for v in values):
+                return None
+            versions.append(Place.of_values(*values))
+        row = got.written.get(ident)
+        if row is not None:
+            versions.append(Place.of(row))
+    return {v.project for v in versions}, {_group(v) for v in versions if v.topic_key}

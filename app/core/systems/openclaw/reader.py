@@ -253,7 +253,10 @@ def conventions(title: str, body: str = "") -> Conventions:
     if details:
         out.fields["details"] = details[1]
     # The `(P7)` marker is data, not name: a re-prioritised item keeps its name and its locator.
-    out.name = " ".join(part.strip() for part in _PRIORITY_MARK.split(name) if part.strip())
+    if "(P" in name:  # otherwise the name is already stripped and there is no marker to take out
+        out.name = " ".join(part.strip() for part in _PRIORITY_MARK.split(name) if part.strip())
+    else:
+        out.name = name
     return out
 
 
