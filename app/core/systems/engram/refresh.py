@@ -4,11 +4,12 @@ read's memories and a read of only what can differ.
 A row's memory depends on the row, its session, and on other rows: its tier (the project's newest
 rows are hot), its topic revisions (rows sharing a topic key) and its links. So the rows written
 are read whole; every live row is read without its content (the PLACING columns); the sessions and
-links are read as `read` reads them; tiers and relations are then worked out over every row exactly
-as `read` does. A row not written keeps its memory (with its tier and relations as worked out now),
-after checking that its placing columns and its session are still the ones the memory was made
-from. Anything this cannot account for (a row the last read did not have, a problem) answers None,
-and the database is read whole.
+links are read as `read` reads them. Every row not written must still have the placing columns and
+the session its memory was made from. Tiers are then worked out again, as `read` does, over every
+row of the projects the written rows were or are in, and topic revisions over every row of their
+topics (with links, both over every row): any other row keeps its memory, whose tier and relations
+come only from rows that did not change. Anything this cannot account for (a row the last read did
+not have, a problem) answers None, and the database is read whole.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from app.core.model import Memory, Problem, Tier
 from app.core.reading.base import ParseContext, ParsedFile, memory_id
 from app.core.reading.sqlite_ro import ReadOnlyDb, is_sqlite, json_value, read_db
 from app.core.systems.engram import NAME
-from app.core.systems.engram.reader import (
+from app.core.systems.engram.observations import (
     PLACING,
     TABLE,
     Place,
@@ -135,8 +136,8 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
             return None  # its session changed since
         place: Placed | None = None
         # A topic key of 0 is the topic "0": only NULL and '' are none.
-        if every or _text(values[1]) in projects or (values[3] not in (None, "") and _group(place := Place.of_values(*values)) in topics):
-            place = place or Place.of_values(*values)
+        if every or _text(values[1]) in projects or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics):
+            place = Place.of_values(*values)
             placed.append(place)
         order.append((ident, place))
     live = {ident for ident, _ in order}
