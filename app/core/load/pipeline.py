@@ -559,8 +559,9 @@ class Pipeline:
             if parsed.problems:
                 work.problems.extend(parsed.problems)
                 work.troubled.append(rel)
-        # One generator over every memory, not one per file: this runs on every start.
-        by_file = all(m.source.path == rel for rel, parsed in work.parsed.items() for m in parsed.memories)
+        # One generator over every memory, not one per file: this runs on every start. Only a
+        # file portfolio's re-read splices (a database is one source, re-read as a whole list).
+        by_file = issubclass(work.adapter, FileAdapter) and all(m.source.path == rel for rel, parsed in work.parsed.items() for m in parsed.memories)
         # Parsed (and cached) under the folder's name; open under the name discovery gave it, which
         # has a hash of the root only when another open portfolio shares the folder's name.
         memories = renamed(memories, work.ref.system, work.ctx.portfolio, work.ref.name)
