@@ -38,6 +38,7 @@ from app.core.review.queue import ReviewItem, review_queue
 from app.core.review.relinks import add_relink, read_relinks
 from app.core.review.trust import EffectiveTrust, effective_trusts
 from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
+from app.core.storage.touched import Row
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
 from app.core.systems.registry import adapter as adapter_for
@@ -583,13 +584,17 @@ class Workbench:
         outcomes: list[Decision | ChangeError] = []
         touched: list[str] = []
         written: list[str] = []
+        rows: list[Row] = []
         try:
             for request in requests:
                 try:
                     outcome = self._applier.decide(request.action, self, request.memory_id, entry=request.entry, reason=request.reason)
                 except ChangeError as error:
                     outcomes.append(error)
+                    # A row a failed decision still wrote is read again with the others of its database.
+                    rows += self._applier.written_rows
                     continue
+                rows += self._applier.written_rows
                 assert isinstance(outcome, Decision)  # not a dry run
                 touched += self._applier.touched
                 written += self._applier.written
@@ -597,7 +602,7 @@ class Workbench:
         finally:
             # Even when an unexpected error ends the batch, what was written is shown.
             self.written = list(written)
-            self._refresh(touched, written)
+            self._refresh(touched, written, rows)
         return outcomes
 
     def promote(self, memory_id: str, *, reason: str = "", priority: int | None = None, domain: str | None = None, dry_run: bool = False) -> Outcome:
@@ -678,7 +683,7 @@ class Workbench:
     def _written(self, outcome: Outcome) -> Outcome:
         if isinstance(outcome, Decision):
             self.written = list(self._applier.written)
-            self._refresh(self._applier.touched, self._applier.written)
+            self._refresh(self._applier.touched, self._applier.written, self._applier.written_rows)
         return outcome
 
     # -- refreshing what a write touched ------------------------------------------------------------
@@ -702,7 +707,7 @@ class Workbench:
                     keys.add(key)
         return keys
 
-    def _refresh(self, subjects: Sequence[str], written: Sequence[str] = ()) -> None:
+    def _refresh(self, subjects: Sequence[str], written: Sequence[str] = (), rows: Sequence[Row] = ()) -> None:
         """Read again only the portfolios `subjects` live in (only the files the change wrote, unless
         it created one), and patch everything derived from them."""
         # The memories a change was about: a decision changes their effective trust even when no
@@ -733,7 +738,7 @@ class Workbench:
                 rels = _inside(work.ref.root, written)  # none: a setting beside the root (config.yml)
                 known = {ref.rel for ref in work.files}
                 walk = any(rel not in known for rel in rels)
-                works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk)
+                works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk, rows=rows)
                 fresh_work = works[i]
                 taken, added = fresh_work.replaced if fresh_work.replaced is not None else (work.memories, fresh_work.memories)
                 self._findings.update(fresh_work.findings)

@@ -35,7 +35,7 @@ from app.core.review.vault import Vault
 from app.core.storage import ConflictError, ContainmentError, ReadBackError, RevertWatch, Roots, Saved, StorageError, watch_for_revert
 from app.core.storage.atomic import fault
 from app.core.storage.errors import shown
-from app.core.storage.touched import journaling, recording
+from app.core.storage.touched import Row, journaling, recording, recording_rows
 from app.core.systems import registry
 from app.core.systems.api import System, UndoStep
 
@@ -194,6 +194,7 @@ class Applier:
         # the caller re-reads only their sources.
         self.touched: list[str] = []
         self.written: list[str] = []  # the absolute paths the last change wrote, created or removed
+        self.written_rows: list[Row] = []  # the database rows among them: (path, table, key)
         self.journal = Journal(locations)
         self._intent: Intent | None = None
 
@@ -230,6 +231,7 @@ class Applier:
         if action not in TRUST_ACTIONS:
             raise ChangeError(f"unknown decision {action!r}; nothing was changed")
         self.written = []
+        self.written_rows = []
         portfolio, memory = self._resolve_any(where, memory_id)
         # A restore may name an entry the system's own re-save dropped from the file (DollhouseMCP).
         gone_but_quarantined = action == "restore" and entry is not None and active_quarantine(self.ledger, memory.id, entry) is not None
@@ -304,6 +306,7 @@ class Applier:
         if len(resolved) < 2:
             raise ChangeError("a merge needs at least two different memories: the one to keep, then the ones merged into it; nothing was changed")
         self.written = []
+        self.written_rows = []
         kept = resolved[0][1]
         decision_id = new_id()
         now = self.clock.now()
@@ -337,6 +340,7 @@ class Applier:
     def budget_set(self, portfolio: Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
         """Write the portfolio's own startup budget setting (DollhouseMCP's autoLoad.maxTokenBudget)."""
         self.written = []
+        self.written_rows = []
         system = _system(portfolio.system)
         if not system.keeps_budget:
             raise Unsupported(f"budget set {portfolio.name}: {system.no_budget}; nothing was changed")
@@ -358,6 +362,7 @@ class Applier:
         undone yet. Any change still standing can be undone whatever came after it, as long as
         what it wrote has not moved on; one that cannot says why and blocks no other."""
         self.written = []
+        self.written_rows = []
         change = last_standing_change(self.ledger) if change_id is None else standing_change(self.ledger, change_id)
         if change is None:
             raise NothingToUndo("nothing to undo: the ledger holds no curation change that is not undone already")
@@ -507,6 +512,7 @@ class Applier:
         priority: int | None = None,
     ) -> Decision | Plan:
         self.written = []
+        self.written_rows = []
         portfolio, memory = self._resolve_loaded(where, memory_id)
         self._refuse_nested(Path(portfolio.root))
         target = self._target(action, portfolio, memory, reason, new_id(), domain=domain, priority=priority)
@@ -544,11 +550,12 @@ class Applier:
         except OSError as exc:
             raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
         try:
-            with recording() as paths, journaling(intent.step, intent.committing):
+            with recording() as paths, recording_rows() as rows, journaling(intent.step, intent.committing):
                 try:
                     return change.apply() | notes
                 finally:
                     self.written += paths
+                    self.written_rows += rows
         except Conflict as exc:
             raise Conflict(f"{exc}; {what} was not applied and not recorded", path=exc.path, storage=exc.storage) from exc
         except ChangeError:

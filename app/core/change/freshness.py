@@ -10,7 +10,7 @@ from app.core.change.errors import ChangeError, Conflict
 from app.core.change.target import Target
 from app.core.model import Memory
 from app.core.parsing.text import TextProblem, decode
-from app.core.reading.base import ParseContext, sha256_text
+from app.core.reading.base import FileAdapter, ParseContext, sha256_text
 from app.core.storage import ContainmentError, Roots, StorageError
 from app.core.storage.base import Base
 from app.core.systems.registry import adapter as adapter_for
@@ -36,9 +36,14 @@ def fresh_memory(t: Target, data: bytes) -> Memory:
     Conflict when it is no longer there with the content the user reviewed."""
     adapter = adapter_for(t.memory.system)
     ctx = ParseContext(system=t.memory.system, portfolio=t.memory.portfolio, root=t.portfolio.root, today=t.now.date(), settings=dict(t.portfolio.settings))
-    parsed = adapter.parse(ctx, t.rel, data)  # type: ignore[attr-defined]
     # Ids made unique across files (`~2`) are not known from one file: match the plain locator.
     locator = _DEDUPED.sub("", t.memory.locator)
+    # What the parse would return, when the reader can tell it from the memory's own span: a
+    # memory there with its locator and content is the one the whole parse picks below.
+    quick = adapter.memory_at(ctx, t.rel, data, t.memory) if issubclass(adapter, FileAdapter) else None
+    if quick is not None and _DEDUPED.sub("", quick.locator) == locator and quick.sha256 == t.memory.sha256 and quick.span == t.memory.span:
+        return quick
+    parsed = adapter.parse(ctx, t.rel, data)  # type: ignore[attr-defined]
     same = [m for m in parsed.memories if _DEDUPED.sub("", m.locator) == locator and m.sha256 == t.memory.sha256]
     if not same:
         raise Conflict(

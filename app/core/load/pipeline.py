@@ -18,7 +18,7 @@ import sys
 import threading
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -42,6 +42,7 @@ from app.core.parsing.safefs import FileRef
 from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile, dedupe_ids, renamed
 from app.core.reading.discovery import discover
 from app.core.reading.sqlite_ro import stamp as database_stamp
+from app.core.storage.touched import Row
 from app.core.systems.registry import adapter as adapter_for
 
 PHASES: tuple[tuple[str, PhasePath], ...] = (
@@ -306,13 +307,20 @@ class Pipeline:
         timeline = self._timeline()
         return LoadResult(portfolios, memories, problems, timeline, reparsed=stale_total, works=works, scanned=scanned)
 
-    def reread(self, work: _Work, forced: set[str], *, walk: bool) -> tuple[_Work, Portfolio]:
+    def reread(self, work: _Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None) -> tuple[_Work, Portfolio]:
         """One portfolio read again after a change the workbench made to it. The files in `forced`
         (the change's own, whatever their stat says) are parsed again; with `walk` (the change may
         have created a file) the portfolio is walked and new or changed files are parsed too;
         without it, only the forced files are looked at. The rest keep what the last read parsed.
-        A database is read again whole. (No pause of the collector here: a few files make little
-        garbage, and re-enabling it would start a full collection.)"""
+        A database is read again whole, unless `rows` (path, table, key: the rows the change wrote)
+        name some of it and its reader can read just what they change."""
+        # A large file parsed again makes a model per section (a database refresh, a tuple per row):
+        # the cyclic collector would walk them several times over while they are made, and none of
+        # them forms a cycle. Re-enabled, it collects them once, young, at its next allocation.
+        with gc_paused():
+            return self._reread(work, forced, walk=walk, rows=rows)
+
+    def _reread(self, work: _Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None) -> tuple[_Work, Portfolio]:
         today = self.clock.today() if hasattr(self.clock, "today") else self.clock.now().date()
         adapter = work.adapter
         if issubclass(adapter, DatabaseAdapter) or walk:
@@ -323,11 +331,19 @@ class Pipeline:
             ctx = ParseContext(system=work.ref.system, portfolio=_parse_name(work.ref), root=work.ref.root, today=today, settings=settings)
             fresh = _Work(ref=work.ref, ctx=ctx, problems=problems + work.walked, files=_restat(work.files, forced), walked=work.walked)
         if issubclass(adapter, DatabaseAdapter):
-            self._read(fresh)
-            if fresh.cache:
-                fresh.cache.close()
-                fresh.cache = None
-            self._validate(fresh)
+            parsed = self._reread_rows(work, fresh, adapter, rows or ())
+            if parsed is None:
+                self._read(fresh)
+                if fresh.cache:
+                    fresh.cache.close()
+                    fresh.cache = None
+                self._validate(fresh)
+            else:
+                # Not stored in the parse cache: it is exact only as far as this process wrote the
+                # database, so the next start reads it whole.
+                fresh.parsed[parsed.rel] = parsed
+                self._validate(fresh)
+                fresh.replaced = _replaced(work.memories, fresh.memories)
         elif walk:
             before = {ref.rel: ref for ref in work.files}
             for ref in fresh.files:
@@ -359,6 +375,16 @@ class Pipeline:
             only = fresh.replaced[1] if fresh.replaced is not None else None
             self._scan([fresh], carried=work.findings, only=only)
         return fresh, self._portfolio(fresh)
+
+    def _reread_rows(self, work: _Work, fresh: _Work, adapter: type[DatabaseAdapter], rows: Sequence[Row]) -> ParsedFile | None:
+        """The database's memories from the last read's and the rows written, when its reader can."""
+        path = Path(work.ref.root)
+        target = os.path.abspath(path)
+        mine = [(table, dict(key)) for where, table, key in rows if where == target]
+        last = work.parsed.get(path.name)
+        if not mine or last is None or len(work.parsed) != 1 or work.ctx.today != fresh.ctx.today or work.ctx.settings != fresh.ctx.settings:
+            return None
+        return adapter.reread_rows(fresh.ctx, path, last, mine)
 
     def _parse_here(self, work: _Work) -> None:
         """Parse a few changed files in this process and keep the parse cache in step."""
@@ -533,8 +559,9 @@ class Pipeline:
             if parsed.problems:
                 work.problems.extend(parsed.problems)
                 work.troubled.append(rel)
-        # One generator over every memory, not one per file: this runs on every start.
-        by_file = all(m.source.path == rel for rel, parsed in work.parsed.items() for m in parsed.memories)
+        # One generator over every memory, not one per file: this runs on every start. Only a
+        # file portfolio's re-read splices (a database is one source, re-read as a whole list).
+        by_file = issubclass(work.adapter, FileAdapter) and all(m.source.path == rel for rel, parsed in work.parsed.items() for m in parsed.memories)
         # Parsed (and cached) under the folder's name; open under the name discovery gave it, which
         # has a hash of the root only when another open portfolio shares the folder's name.
         memories = renamed(memories, work.ref.system, work.ctx.portfolio, work.ref.name)
@@ -692,6 +719,13 @@ class Pipeline:
             problems=tuple(work.problems),
             settings=work.ctx.settings,
         )
+
+
+def _replaced(before: list[Memory], after: list[Memory]) -> tuple[list[Memory], list[Memory]]:
+    """(taken out, put in): the memories of either list that are not the very objects of the other."""
+    old = set(map(id, before))
+    new = set(map(id, after))
+    return [m for m in before if id(m) not in new], [m for m in after if id(m) not in old]
 
 
 def _common_finalize(adapter: type[Adapter]) -> bool:

@@ -204,6 +204,13 @@ class FileAdapter(Adapter):
     def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
         """Memories and problems of one file. Pure: never touches the disk, never raises."""
 
+    @classmethod
+    def memory_at(cls, ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
+        """The memory `parse(ctx, rel, data)` makes at `memory`'s span, when the reader can tell it
+        from that part of the file alone; None when it cannot (or there is none): the caller then
+        parses the whole file. Pure, never raises."""
+        return None
+
 
 class DatabaseAdapter(Adapter):
     @classmethod
@@ -217,6 +224,13 @@ class DatabaseAdapter(Adapter):
     @abstractmethod
     def read(cls, ctx: ParseContext, path: Path) -> ParsedFile:
         """Every memory of the database, opened read-only. Never raises; problems are returned."""
+
+    @classmethod
+    def reread_rows(cls, ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
+        """What `read` would return now, when the database differs from the one `previous` was read
+        from only in `rows` (table, key): those written since. None when this reader cannot tell it
+        without reading the database whole (the caller then does). Never raises."""
+        return None
 
     @classmethod
     def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:

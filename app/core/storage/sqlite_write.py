@@ -37,7 +37,7 @@ from urllib.parse import quote
 from .atomic import check_writable, describe, fault
 from .containment import Roots
 from .errors import ContainmentError, ReadBackError, StorageError, WriteError, shown
-from .touched import DATABASE, before, committing, note
+from .touched import DATABASE, before, committing, note, note_rows
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 2000
@@ -231,6 +231,9 @@ def _run(conn: sqlite3.Connection, target: Path, work: Callable[[sqlite3.Connect
         if differ:
             raise ReadBackError(target, "the write", "; ".join(differ), committed=False)
         committing(target, {"expects": expects, "result": result})
+        # Noted before the COMMIT: a COMMIT that fails leaves those rows as they were, and reading
+        # them again then is only wasted, never wrong.
+        note_rows(target, [(str(e["table"]), dict(e["key"])) for e in expects])
         fault("before_commit", target)
         conn.execute("COMMIT")
         fault("after_commit", target)

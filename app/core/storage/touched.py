@@ -15,6 +15,10 @@ from contextvars import ContextVar
 from typing import Any
 
 _RECORDER: ContextVar[list[str] | None] = ContextVar("memwb_touched", default=None)
+# The rows a database write named with `expect_row` (which every write of a row does right before
+# it), per database: (absolute path, table, key). A re-read can then read just those rows again.
+Row = tuple[str, str, tuple[tuple[str, Any], ...]]
+_ROWS: ContextVar[list[Row] | None] = ContextVar("memwb_touched_rows", default=None)
 
 # Right before a write: (absolute path, the folder the write is contained in, the bytes it holds
 # now or None when it does not exist, the sha256 it will hold: None when it is removed, DATABASE for
@@ -73,3 +77,22 @@ def recording() -> Iterator[list[str]]:
         yield paths
     finally:
         _RECORDER.reset(token)
+
+
+def note_rows(path: str | os.PathLike[str], rows: list[tuple[str, dict[str, Any]]]) -> None:
+    """The (table, key) of each row a database transaction is about to COMMIT."""
+    recorder = _ROWS.get()
+    if recorder is not None:
+        where = os.path.abspath(path)
+        recorder.extend((where, table, tuple(key.items())) for table, key in rows)
+
+
+@contextmanager
+def recording_rows() -> Iterator[list[Row]]:
+    """Yield the list that the database writes inside the block append their rows to."""
+    rows: list[Row] = []
+    token = _ROWS.set(rows)
+    try:
+        yield rows
+    finally:
+        _ROWS.reset(token)

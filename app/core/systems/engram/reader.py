@@ -12,13 +12,11 @@ Engram keeps no trust, so trust stays an unclaimed UNTRUSTED.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from app.core.model import Entry, Memory, Problem, Relation, Source, Tier
+from app.core.model import Memory, Problem
 from app.core.parsing.safefs import UnsafeFile, display_name, read_file
 from app.core.parsing.text import TextProblem, decode
 from app.core.reading.base import (
@@ -26,16 +24,11 @@ from app.core.reading.base import (
     DatabaseAdapter,
     ParseContext,
     ParsedFile,
-    count_words,
-    estimate_tokens,
-    memory_id,
-    sha256_text,
 )
 from app.core.reading.sqlite_ro import (
     DbReadError,
     ReadOnlyDb,
     is_sqlite,
-    json_value,
     read_db,
     read_db_or_raise,
     read_head,
@@ -43,85 +36,23 @@ from app.core.reading.sqlite_ro import (
     texts_by_row,
 )
 from app.core.systems.engram import NAME
+from app.core.systems.engram.observations import (
+    CONTEXT_RESULTS,
+    TABLE,
+    _build,
+    _make_obs,
+    _Obs,
+    _read_links,
+    _Snapshot,
+)
+from app.core.systems.engram.refresh import reread_rows
 
 DB_NAME = "engram.db"
-TABLE = "observations"
-# Engram's MaxContextResults: how many observations mem_context injects per project.
-CONTEXT_RESULTS = 20
 EXPORT_KEYS = ("version", "exported_at", "sessions", "observations", "prompts")
 # An export holds every observation at up to 2000 bytes each; this is far above any real one.
 MAX_EXPORT_BYTES = 256 * 1024 * 1024
 # The export omits nil pointers (Go `omitempty`); put them back so fields match the database's.
 EXPORT_OPTIONAL = ("tool_name", "project", "topic_key", "last_seen_at", "deleted_at")
-NO_PROJECT = "(none)"
-
-
-@dataclass
-class _Obs:
-    """One observation, normalised from a row or an export object; the content is already reduced
-    to its counts and hash, so no body outlives the read transaction."""
-
-    id: int
-    fields: dict[str, Any]
-    title: str
-    type: str | None
-    project: str | None
-    scope: str
-    topic_key: str | None
-    created: str | None
-    updated: str | None
-    sync_id: str | None
-    words: int
-    chars: int
-    sha256: str
-
-
-@dataclass
-class _Snapshot:
-    observations: list[_Obs] = field(default_factory=list)
-    sessions: dict[str, tuple[Any, Any]] = field(default_factory=dict)
-    # (source, target, relation, judgment_status) as stored: ids or sync ids
-    links: list[tuple[Any, Any, str, str]] = field(default_factory=list)
-    # every observation id and sync id, deleted ones too, so a link to a deleted row is recognised
-    deleted: set[int] = field(default_factory=set)
-    sync_ids: dict[str, int] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
-    missing_table: bool = False
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else str(value)
-
-
-def _sort_key(value: Any) -> tuple[int, Any]:
-    """SQLite's ORDER BY across storage classes: NULL < numbers < text."""
-    if value is None:
-        return (0, 0)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (1, value)
-    return (2, str(value))
-
-
-def _make_obs(row: dict[str, Any], content: str) -> _Obs:
-    fields = {k: json_value(v) for k, v in row.items() if k != "content"}
-    created = _text(row.get("created_at")) or None
-    return _Obs(
-        id=row["id"],
-        fields=fields,
-        title=_text(row.get("title")) or "",
-        type=_text(row.get("type")),
-        project=_text(row.get("project")),
-        scope=_text(row.get("scope")) or "project",
-        topic_key=_text(row.get("topic_key")) or None,
-        created=created,
-        updated=_text(row.get("updated_at")) or created,
-        sync_id=_text(row.get("sync_id")),
-        words=count_words(content),
-        chars=len(content),
-        sha256=sha256_text(content),
-    )
 
 
 class EngramAdapter(DatabaseAdapter):
@@ -196,6 +127,13 @@ class EngramAdapter(DatabaseAdapter):
         return ParsedFile(rel=rel, memories=memories, problems=problems)
 
     @classmethod
+    def reread_rows(cls, ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
+        try:
+            return reread_rows(ctx, Path(path), previous, rows)
+        except Exception:  # noqa: BLE001 - never raises: a full read is always the way out
+            return None
+
+    @classmethod
     def text(cls, root: Path, memory: Memory) -> str:
         """The observation's content, re-read from its database row (or export object)."""
         path = source_file(root, memory)
@@ -254,19 +192,6 @@ def _read_snapshot(db: ReadOnlyDb) -> _Snapshot:
     if db.has_table("memory_relations"):
         _read_links(db, snap)
     return snap
-
-
-def _read_links(db: ReadOnlyDb, snap: _Snapshot) -> None:
-    """memory_relations (newer Engram): links between observations, by sync_id or by id."""
-    cols = ["id"] + [c for c in ("sync_id", "deleted_at") if db.has_column(TABLE, c)]
-    for row in db.select(TABLE, cols):
-        if row.get("deleted_at") is not None and isinstance(row["id"], int):
-            snap.deleted.add(row["id"])
-        if row.get("sync_id"):
-            snap.sync_ids[str(row["sync_id"])] = row["id"]
-    order = "id" if db.has_column("memory_relations", "id") else ""
-    for row in db.select("memory_relations", ["source_id", "target_id", "relation", "judgment_status"], order_by=order):
-        snap.links.append((row["source_id"], row["target_id"], str(row["relation"] or "related"), str(row["judgment_status"] or "")))
 
 
 # ---- the export JSON --------------------------------------------------------------------------
@@ -328,121 +253,3 @@ def _export_obs(obj: Any, index: int, rel: str, problems: list[Problem]) -> _Obs
     for key in EXPORT_OPTIONAL:
         row.setdefault(key, None)
     return _make_obs(row, content if isinstance(content, str) else "")
-
-
-# ---- memories ---------------------------------------------------------------------------------
-
-
-def _hot_ids(observations: Iterable[_Obs]) -> set[int]:
-    """mem_context's pick: per project, the CONTEXT_RESULTS newest by created_at (ties: newest id)."""
-    by_project: dict[str | None, list[_Obs]] = defaultdict(list)
-    for obs in observations:
-        by_project[obs.project].append(obs)
-    hot: set[int] = set()
-    for group in by_project.values():
-        group.sort(key=lambda o: (_sort_key(o.created), o.id), reverse=True)
-        hot.update(o.id for o in group[:CONTEXT_RESULTS])
-    return hot
-
-
-def _topic_relations(observations: Iterable[_Obs], mid: dict[int, str]) -> dict[int, list[Relation]]:
-    """Rows sharing (topic_key, project, scope) are revisions of one topic: Engram's upsert only ever
-    updates the newest (by updated_at, then created_at), so it supersedes the others."""
-    groups: dict[tuple[str, str | None, str], list[_Obs]] = defaultdict(list)
-    for obs in observations:
-        if obs.topic_key:
-            groups[(obs.topic_key, obs.project, obs.scope)].append(obs)
-    out: dict[int, list[Relation]] = defaultdict(list)
-    for (topic, _project, _scope), group in groups.items():
-        if len(group) < 2:
-            continue
-        group.sort(key=lambda o: (_sort_key(o.updated), _sort_key(o.created), o.id), reverse=True)
-        newest, older = group[0], group[1:]
-        note = f"topic_key {topic}"
-        for obs in older:
-            out[newest.id].append(Relation(type="supersedes", target=mid[obs.id], note=note))
-            out[obs.id].append(Relation(type="superseded-by", target=mid[newest.id], note=note))
-    return out
-
-
-def _resolve(value: Any, snap: _Snapshot) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    text = str(value) if value is not None else ""
-    if text in snap.sync_ids:
-        return snap.sync_ids[text]
-    return int(text) if text.isdigit() else None
-
-
-def _link_relations(snap: _Snapshot, ctx: ParseContext, live: set[int], problems: list[Problem], rel: str) -> dict[int, list[Relation]]:
-    out: dict[int, list[Relation]] = defaultdict(list)
-    unresolved = 0
-    for source, target, kind, status in snap.links:
-        src, dst = _resolve(source, snap), _resolve(target, snap)
-        if src is None or dst is None:
-            unresolved += 1
-            continue
-        if src not in live:
-            continue  # the source memory is deleted or gone: nothing to hang the link on
-        note = status
-        if dst not in live:
-            note = f"{status}; target deleted" if status else "target deleted"
-        out[src].append(Relation(type=kind, target=memory_id(NAME, ctx.portfolio, f"obs/{dst}"), note=note))
-    if unresolved:
-        problems.append(
-            Problem(path=display_name(rel), message=f"{unresolved} memory_relations row(s) name an observation that does not exist", kept="those links skipped")
-        )
-    return out
-
-
-def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]) -> list[Memory]:
-    observations = snap.observations
-    mid = {o.id: memory_id(NAME, ctx.portfolio, f"obs/{o.id}") for o in observations}
-    hot = _hot_ids(observations)
-    relations = _topic_relations(observations, mid)
-    for key, links in _link_relations(snap, ctx, set(mid), problems, rel).items():
-        relations[key].extend(links)
-    memories: list[Memory] = []
-    for obs in observations:
-        try:
-            memories.append(_memory(ctx, rel, obs, snap, hot, mid, relations.get(obs.id, [])))
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            problems.append(Problem(path=display_name(rel), message=f"observation {obs.id}: {exc}", kept="row skipped, rest read"))
-    return memories
-
-
-def _memory(
-    ctx: ParseContext,
-    rel: str,
-    obs: _Obs,
-    snap: _Snapshot,
-    hot: set[int],
-    mid: dict[int, str],
-    relations: list[Relation],
-) -> Memory:
-    fields = dict(obs.fields)
-    session = snap.sessions.get(str(fields.get("session_id")))
-    fields["sessions.project"] = json_value(session[0]) if session else None
-    fields["sessions.directory"] = json_value(session[1]) if session else None
-    locator = f"obs/{obs.id}"
-    entry = Entry(id=str(obs.id), timestamp=obs.created, words=obs.words, chars=obs.chars)
-    return Memory(
-        id=mid[obs.id],
-        system=NAME,
-        portfolio=ctx.portfolio,
-        locator=locator,
-        name=obs.title,
-        tier=Tier.HOT if obs.id in hot else Tier.COLD,
-        domain=obs.project or NO_PROJECT,
-        kind=obs.type,
-        tokens=estimate_tokens(obs.words),
-        words=obs.words,
-        chars=obs.chars,
-        entries=(entry,),
-        source=Source(path=rel, table=TABLE, row=obs.id),
-        sha256=obs.sha256,
-        created=obs.created,
-        updated=obs.updated,
-        fields=fields,
-        relations=tuple(relations),
-    )

@@ -50,6 +50,9 @@ _ALLOWED_DIRS = frozenset({"memory", "state", "memory/domains", "memory/.learnin
 # CommonMark fences: 3+ backticks or tildes, indented at most 3 spaces; a backtick fence's info
 # string cannot hold a backtick.
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+# Any line that could open or close a fence, and any `## ` line (`^` follows `\n` only, as lines do).
+_ANY_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})", re.MULTILINE)
+_SECTION_HEAD = re.compile(r"^## ", re.MULTILINE)
 _STALE = "[STALE]"
 _ITEM_TYPE = re.compile(r"^\[?(DEC|PREF|FACT|POLICY|LESSON|ERR)\b")
 # Patterns avoid adjacent optional runs (`\s*\**\s*`) so a hostile line cannot make them backtrack.
@@ -152,7 +155,11 @@ def heading_text(line: Line, marker: str = "## ") -> str | None:
     """The text of an ATX heading of exactly this level outside code, closing `#`s removed."""
     if line.fenced or not line.text.startswith(marker):
         return None
-    value = line.text[len(marker) :].strip()
+    return _heading_value(line.text[len(marker) :])
+
+
+def _heading_value(rest: str) -> str:
+    value = rest.strip()
     bare = value.rstrip("#")
     if bare != value and (not bare or bare[-1].isspace()):
         value = bare.rstrip()
@@ -179,6 +186,25 @@ def split_sections(text: str, lines: list[Line]) -> list[Section]:
     return sections
 
 
+def _fenced(text: str, end: int) -> bool:
+    """Whether a line before `end` (a line start) could open or close a fence."""
+    return ("```" in text or "~~~" in text) and _ANY_FENCE.search(text, 0, end) is not None
+
+
+def note_sections(text: str) -> list[tuple[str, int, int]]:
+    """(heading, start, end) of each `## ` section, as `split_sections` finds them. A text without
+    a fence line has no fenced heading, so its `## ` lines are found without splitting it in lines."""
+    if _fenced(text, len(text)):
+        return [(s.heading, s.start, s.end) for s in split_sections(text, split_lines(text))]
+    heads = []
+    for match in _SECTION_HEAD.finditer(text):
+        start = match.start()
+        stop = text.find("\n", start)
+        line = text[start : len(text) if stop < 0 else stop]
+        heads.append((_heading_value(line[3:-1] if line.endswith("\r") else line[3:]), start))
+    return [(heading, start, heads[k + 1][1] if k + 1 < len(heads) else len(text)) for k, (heading, start) in enumerate(heads)]
+
+
 @dataclass
 class Conventions:
     """What the Memory Fortress conventions say about an item: its bare name and native fields."""
@@ -190,7 +216,13 @@ class Conventions:
 
 def _priority_in(text: str) -> list[int]:
     """Fortress priorities (1-10) written as `Priority: 7` or `(P7)`, in the order they appear."""
-    found = [(m.start(), int(m[1])) for m in _PRIORITY.finditer(text)] + [(m.start(), int(m[1])) for m in _PRIORITY_P.finditer(text)]
+    found: list[tuple[int, int]] = []
+    # Scanning case-blind is the slow part of a parse: an ASCII text without the word has no match
+    # (only non-ASCII letters such as U+0130 match an ASCII letter case-blind).
+    if not text.isascii() or "priority" in text.lower():
+        found += [(m.start(), int(m[1])) for m in _PRIORITY.finditer(text)]
+    if "(P" in text:
+        found += [(m.start(), int(m[1])) for m in _PRIORITY_P.finditer(text)]
     return [p for _, p in sorted(found) if 1 <= p <= 10]
 
 
@@ -217,11 +249,14 @@ def conventions(title: str, body: str = "") -> Conventions:
     if in_title or in_body:
         out.priority = in_title[0] if in_title else max(in_body)
         out.fields["priority"] = out.priority
-    details = _DETAILS.search(title) or _DETAILS.search(body)
+    details = ("Details" in title and _DETAILS.search(title)) or ("Details" in body and _DETAILS.search(body))
     if details:
         out.fields["details"] = details[1]
     # The `(P7)` marker is data, not name: a re-prioritised item keeps its name and its locator.
-    out.name = " ".join(part.strip() for part in _PRIORITY_MARK.split(name) if part.strip())
+    if "(P" in name:  # otherwise the name is already stripped and there is no marker to take out
+        out.name = " ".join(part.strip() for part in _PRIORITY_MARK.split(name) if part.strip())
+    else:
+        out.name = name
     return out
 
 
@@ -317,30 +352,67 @@ def _stem(rel: str) -> str:
     return PurePosixPath(rel).name[:-3]
 
 
-def _parse_notes(b: _Builder, lines: list[Line], kind: FileKind) -> None:
+def _parse_notes(b: _Builder, kind: FileKind) -> None:
     """MEMORY.md or a domain file: one memory per `## ` section, or the whole file without one."""
     stem = _stem(b.rel)
     tier = Tier.HOT if kind is FileKind.MEMORY else Tier.COLD
     domain = "memory" if kind is FileKind.MEMORY else stem
-    sections = split_sections(b.text, lines)
+    sections = note_sections(b.text)
     if not sections:
         b.add(0, len(b.text), name=stem, locator=f"file/{stem}", tier=tier, domain=domain, kind="note")
         return
-    for section in sections:
-        body = b.text[section.start : section.end]
-        conv = conventions(section.heading, body[body.find("\n") + 1 :] if "\n" in body else "")
-        name = conv.name or "(untitled)"
-        b.add(
-            section.start,
-            section.end,
-            name=name,
-            locator=f"note/{slug(name)}",
-            tier=tier,
-            domain=domain,
-            kind="note",
-            fields=conv.fields,
-            priority=conv.priority,
-        )
+    for heading, start, end in sections:
+        _add_note(b, heading, start, end, tier, domain)
+
+
+def _add_note(b: _Builder, heading: str, start: int, end: int, tier: Tier, domain: str) -> None:
+    body = b.text[start:end]
+    conv = conventions(heading, body[body.find("\n") + 1 :] if "\n" in body else "")
+    name = conv.name or "(untitled)"
+    b.add(
+        start,
+        end,
+        name=name,
+        locator=f"note/{slug(name)}",
+        tier=tier,
+        domain=domain,
+        kind="note",
+        fields=conv.fields,
+        priority=conv.priority,
+    )
+
+
+def note_at(ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
+    """The `## ` section memory `parse` makes at `memory`'s span, from that part of the file: when
+    no line before it can open a fence (so its heading is not fenced), it is one `## ` line followed
+    by no other outside code, and it ends at the file's end or right before an unfenced `## ` line,
+    then `parse` splits a section exactly there, whatever the rest of the file holds."""
+    kind = classify(rel)
+    if kind not in (FileKind.MEMORY, FileKind.DOMAIN) or memory.span is None:
+        return None
+    try:
+        decoded = decode(data, nul_ok=True)
+        piece = memory.span.slice(data).decode("utf-8")
+        start = len(data[decoded.bom_len : memory.span.start].decode("utf-8"))
+    except (TextProblem, UnicodeDecodeError):
+        return None
+    text = decoded.text
+    end = start + len(piece)
+    if text[start:end] != piece or not piece or (start and text[start - 1] != "\n") or (end < len(text) and text[end - 1] != "\n"):
+        return None
+    if _fenced(text, start):
+        return None
+    stop = text.find("\n", end)
+    lines = split_lines(text[start : len(text) if stop < 0 else stop + 1])  # the section and the line after it
+    heads = [ln.start for ln in lines if heading_text(ln) is not None]
+    if heads != ([0] if end == len(text) else [0, len(piece)]):
+        return None
+    heading = heading_text(lines[0])
+    assert heading is not None
+    b = _Builder(ctx, rel, text, LineIndex(text, byte_base=decoded.bom_len))
+    memory_file = kind is FileKind.MEMORY
+    _add_note(b, heading, start, end, Tier.HOT if memory_file else Tier.COLD, "memory" if memory_file else _stem(rel))
+    return b.memories[0]
 
 
 def _log_date(b: _Builder, stem: str) -> str | None:
@@ -579,6 +651,13 @@ class OpenClawAdapter(FileAdapter):
         out.problems.extend(b.problems)
         return out
 
+    @classmethod
+    def memory_at(cls, ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
+        try:
+            return note_at(ctx, rel, data, memory)
+        except Exception:  # noqa: BLE001 - never raises: parsing the whole file is always the way out
+            return None
+
     @staticmethod
     def _dispatch(b: _Builder, kind: FileKind) -> None:
         if kind in (FileKind.LOG, FileKind.ARCHIVE):
@@ -586,10 +665,11 @@ class OpenClawAdapter(FileAdapter):
         elif kind is FileKind.BOOTSTRAP:
             _parse_bootstrap(b)
         else:
-            lines = split_lines(b.text)
             if kind in (FileKind.MEMORY, FileKind.DOMAIN):
-                _parse_notes(b, lines, kind)
-            elif kind is FileKind.STATE_LINES:
+                _parse_notes(b, kind)
+                return
+            lines = split_lines(b.text)
+            if kind is FileKind.STATE_LINES:
                 _parse_state_lines(b, lines)
             elif kind is FileKind.STATE_WHOLE:
                 _parse_state_whole(b, lines)

@@ -1,0 +1,189 @@
+"""Engram after the workbench wrote some of its rows: the memories `read` would make, from the last
+read's memories and a read of only what can differ.
+
+A row's memory depends on the row, its session, and on other rows: its tier (the project's newest
+rows are hot), its topic revisions (rows sharing a topic key) and its links. So the rows written
+are read whole; every live row is read without its content (the PLACING columns); the sessions and
+links are read as `read` reads them. Every row not written must still have the placing columns and
+the session its memory was made from. Tiers are then worked out again, as `read` does, over every
+row of the projects the written rows were or are in, and topic revisions over every row of their
+topics (with links, both over every row): any other row keeps its memory, whose tier and relations
+come only from rows that did not change. Anything this cannot account for (a row the last read did
+not have, a problem) answers None, and the database is read whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+from app.core.model import Memory, Problem, Tier
+from app.core.reading.base import ParseContext, ParsedFile, memory_id
+from app.core.reading.sqlite_ro import ReadOnlyDb, is_sqlite, json_value, read_db
+from app.core.systems.engram import NAME
+from app.core.systems.engram.observations import (
+    PLACING,
+    TABLE,
+    Place,
+    Placed,
+    _hot_ids,
+    _link_relations,
+    _make_obs,
+    _memory,
+    _read_links,
+    _Snapshot,
+    _text,
+    _topic_relations,
+)
+
+SESSION_FIELDS = ("sessions.project", "sessions.directory")
+
+
+class _Targeted:
+    """One read transaction's answer: every live row's placing columns, the written rows whole."""
+
+    def __init__(self) -> None:
+        self.places: list[tuple[Any, ...]] = []  # the PLACING values of every live row, in id order
+        self.written: dict[int, dict[str, Any]] = {}  # id -> every column, deleted rows too
+        self.snap = _Snapshot()
+        self.columns: tuple[str, ...] = ()
+
+
+def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
+    if not db.has_table(TABLE):
+        return None
+    out = _Targeted()
+    out.columns = db.columns(TABLE)
+    live = "deleted_at IS NULL" if db.has_column(TABLE, "deleted_at") else ""
+    places = db.values(TABLE, PLACING, where=live, order_by="id")
+    if places is None:
+        return None
+    out.places = places
+    for row in db.select_ids(TABLE, "id", ids, [c for c in out.columns if c != "id"]):
+        out.written[row["id"]] = row
+    snap = out.snap
+    if db.has_table("sessions"):
+        for row in db.select("sessions", ["id", "project", "directory"]):
+            snap.sessions[str(row["id"])] = (row["project"], row["directory"])
+    if db.has_table("memory_relations"):
+        _read_links(db, snap)
+    return out
+
+
+def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
+    ids: list[int] = []
+    for table, key in rows:
+        row = key.get("id")
+        if table != TABLE or list(key) != ["id"] or not isinstance(row, int) or isinstance(row, bool):
+            return None  # a write this does not know the effect of
+        ids.append(row)
+    if not ids or previous.problems or not is_sqlite(path):
+        return None
+    before: dict[Any, Memory] = {m.source.row: m for m in previous.memories}
+    if len(before) != len(previous.memories):
+        return None
+    problems: list[Problem] = []
+    got = read_db(path, lambda db: _targeted(db, ids), problems, name=path.name)
+    if got is None or problems:
+        return None
+    try:
+        return _rebuild(ctx, path.name, got, before, set(ids))
+    except ValueError:  # a written row pydantic refuses: `read` says so as a problem
+        return None
+
+
+def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> ParsedFile | None:
+    snap = got.snap
+    reach = _reach(got, before, written)
+    if reach is None:
+        return None
+    projects, topics = reach
+    # Without links, a row outside the projects and topics of the written rows keeps its tier and
+    # relations: they come from rows that did not change. Links hang on any row, so with some every
+    # row is placed again.
+    every = bool(snap.links)
+    # A kept memory's fields hold every column of its row but the content, and its session's.
+    columns = [i for i, c in enumerate(PLACING) if c in got.columns]
+    whole = len(columns) == len(PLACING)
+    count = len(columns)
+    fields_now = itemgetter(*(PLACING[i] for i in columns), *SESSION_FIELDS)
+    sessions = {key: (json_value(project), json_value(directory)) for key, (project, directory) in snap.sessions.items()}
+    placed: list[Placed] = []  # the rows whose tier and relations are worked out again
+    order: list[tuple[int, Placed | None]] = []
+    fresh = {}
+    for values in got.places:
+        ident = values[0]
+        if ident in written:
+            row = got.written.get(ident)
+            if row is None:
+                return None
+            content = row.get("content")
+            obs = _make_obs(row, content if isinstance(content, str) else "")
+            fresh[obs.id] = obs
+            placed.append(obs)
+            order.append((ident, obs))
+            continue
+        old = before.get(ident)
+        if old is None or old.portfolio != ctx.portfolio:
+            return None  # a row added by someone else since the last read, or read under another name
+        mine = values if whole else tuple(values[i] for i in columns)
+        now = fields_now(old.fields)
+        if mine != now[:count] and tuple(map(json_value, mine)) != now[:count]:
+            return None  # placed otherwise by someone else since
+        if sessions.get(str(old.fields.get("session_id")), (None, None)) != now[count:]:
+            return None  # its session changed since
+        place: Placed | None = None
+        # A topic key of 0 is the topic "0": only NULL and '' are none.
+        if every or _text(values[1]) in projects or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics):
+            place = Place.of_values(*values)
+            placed.append(place)
+        order.append((ident, place))
+    live = {ident for ident, _ in order}
+    if any(row not in live and row not in written for row in before):
+        return None  # a row gone that the workbench did not write
+    problems: list[Problem] = []
+    mid = {o.id: memory_id(NAME, ctx.portfolio, f"obs/{o.id}") for o in placed}
+    hot = _hot_ids(o for o in placed if every or o.project in projects)
+    grouped = [o for o in placed if every or (o.topic_key and _group(o) in topics)]
+    relations = _topic_relations(grouped, mid)
+    for key, links in _link_relations(snap, ctx, live, problems, rel).items():
+        relations[key].extend(links)
+    if problems:
+        return None
+    memories: list[Memory] = []
+    for ident, place in order:
+        if ident in fresh:
+            memories.append(_memory(ctx, rel, fresh[ident], snap, hot, mid, relations.get(ident, [])))
+            continue
+        old = before[ident]
+        if place is not None:
+            tier = (Tier.HOT if ident in hot else Tier.COLD) if every or place.project in projects else old.tier
+            kept = tuple(relations.get(ident, ())) if every or (place.topic_key and _group(place) in topics) else old.relations
+            if old.tier != tier or old.relations != kept:
+                old = old.model_copy(update={"tier": tier, "relations": kept})
+        memories.append(old)
+    return ParsedFile(rel=rel, memories=memories)
+
+
+def _group(place: Placed) -> tuple[str | None, str | None, str]:
+    """The topic a row is a revision of (rows sharing it supersede each other)."""
+    return (place.topic_key, place.project, place.scope)
+
+
+def _reach(got: _Targeted, before: dict[Any, Memory], written: set[int]) -> tuple[set[str | None], set[tuple[str | None, str | None, str]]] | None:
+    """The projects and topics of the written rows, as they were and as they are. None when a
+    memory's fields do not tell how its row was placed (a blob, shown as a size note)."""
+    versions: list[Placed] = []
+    for ident in written:
+        old = before.get(ident)
+        if old is not None:
+            values = [old.fields.get(c) for c in PLACING]
+            if any(isinstance(v, str) and v.startswith("<blob:") for v in values):
+                return None
+            versions.append(Place.of_values(*values))
+        row = got.written.get(ident)
+        if row is not None:
+            versions.append(Place.of(row))
+    return {v.project for v in versions}, {_group(v) for v in versions if v.topic_key}
