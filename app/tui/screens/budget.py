@@ -48,10 +48,10 @@ ITEM_COLUMNS = (
 )
 _REPEAT = "\u241e"  # between a row's key and the count that makes a repeated key unique
 PAST_CUT_SHOWN = 100  # items past a plan's cut listed in its table; the rest are counted in one row
-ROWS_AT_ONCE = 60  # item rows added before a key is answered (more than a screen shows), then per batch
+ROWS_AT_ONCE = 40  # item rows added before a key is answered (more than a screen shows), then per batch
 # The rest follow once the keys pause this long: moving through the plans with a held key fills
 # only the rows each plan shows.
-FILL_DELAY = 0.2
+FILL_DELAY = 0.3
 MORE = "\u241emore"  # the key of that row: no memory id starts with _REPEAT
 
 
