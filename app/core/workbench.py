@@ -149,19 +149,27 @@ class Workbench:
         with self._lock:
             self._portfolios = {(p.system, p.name): p for p in result.portfolios}
             self._load_problems = list(result.problems)
-            self._attach_ledger(result)
-            result.memories.extend(self._vaulted_memories(result))
+            # One id map serves the ledger, the vault's check and the lookups (100,000 entries).
+            read = {m.id: m for m in result.memories}
+            self._attach_ledger(result, read)
+            vaulted = self._vaulted_memories(result, read)
+            result.memories.extend(vaulted)
             self._result = result
-            self._by_id = {m.id: m for m in result.memories}
+            self._by_id = by_id = read if not vaulted else dict(read)
+            by_id.update((m.id, m) for m in vaulted)
             self._saliences = None
             self._trusts = None  # a new read, and the ledger attached to it afresh
             self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
 
-    def _attach_ledger(self, result: LoadResult) -> None:
+    def _attach_ledger(self, result: LoadResult, read: dict[str, Memory]) -> None:
         """The ledger reads its records against the portfolios open now (by root, see
-        `Ledger.attach`), before anything asks it for a memory's history."""
-        shas = {m.id: m.sha256 for m in result.memories}
+        `Ledger.attach`), before anything asks it for a memory's history (`read`: the load's
+        memories by id, the vault's not among them)."""
+
+        def sha_of(memory_id: str) -> str | None:
+            memory = read.get(memory_id)
+            return None if memory is None else memory.sha256
         opened = [
             OpenPortfolio(
                 system=p.system,
@@ -173,7 +181,7 @@ class Workbench:
             for p in result.portfolios
         ]
         ledger = self._applier.ledger
-        ledger.attach(opened, shas.get, read_relinks(self.locations))
+        ledger.attach(opened, sha_of, read_relinks(self.locations))
         result.problems.extend(ledger.problems)
         if self._applier.ledger.unattached:
             result.problems.append(
