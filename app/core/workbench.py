@@ -170,6 +170,7 @@ class Workbench:
         def sha_of(memory_id: str) -> str | None:
             memory = read.get(memory_id)
             return None if memory is None else memory.sha256
+
         opened = [
             OpenPortfolio(
                 system=p.system,

@@ -99,6 +99,11 @@ def encode_memory(memory: Memory) -> tuple[Any, ...]:
     values[_AT["source"]] = (source.path, source.row, source.table)
     values[_AT["span"]] = _span(memory.span)
     values[_AT["relations"]] = tuple(_RELATION_VALUES(r.__dict__) for r in memory.relations)
+    if memory.fields:
+        # Native fields repeat the memory's own values (its name, dates, hash): as the same
+        # objects, marshal writes them once and reads them back as one string each.
+        same = {v: v for v in (memory.name, memory.description, memory.created, memory.updated, memory.sha256, memory.domain, memory.kind) if v}
+        values[_AT["fields"]] = {key: same.get(value, value) if type(value) is str else value for key, value in memory.fields.items()}
     return tuple(values)
 
 
