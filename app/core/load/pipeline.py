@@ -269,7 +269,11 @@ class Pipeline:
             info["items"] = sum(len(w.files) for w in works) + sum(1 for w in works if not w.files)
             info["message"] = f"{len(works)} portfolios"
 
-        snapshot = Snapshot(self.locations.cache / "snapshots", paths, f"{__version__}\0{CACHE_VERSION}\0{store_version()}") if self.use_cache else None
+        snapshot = None
+        if self.use_cache:
+            # Private, as every cache folder here: what is in it is read back without validation.
+            folder = self.locations.ensure_private(self.locations.cache / "snapshots")
+            snapshot = Snapshot(folder, paths, f"{__version__}\0{CACHE_VERSION}\0{store_version()}")
         with self._phase("read") as info:
             self.restored = snapshot is not None and self._restore(snapshot, works, today)
             if self.restored:
