@@ -79,32 +79,53 @@ _ALL = {cls: set(cls.model_fields) for cls in _MODELS}
 # -- encoding ---------------------------------------------------------------------------------------
 
 
-def _span(span: Span | None) -> tuple[int, int] | None:
-    return None if span is None else (span.start, span.end)
-
-
-def _entry(entry: Entry) -> tuple[Any, ...]:
-    values = list(_ENTRY_VALUES(entry.__dict__))
-    values[_ENTRY_AT["trust"]] = None if entry.trust is None else entry.trust.value
-    values[_ENTRY_AT["span"]] = _span(entry.span)
-    return tuple(values)
+def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
+    """Each memory as plain values in its fields' order (enums by value, models as tuples), for
+    marshal. One loop with what it touches bound locally: a load that did not come from a
+    snapshot ends by writing one, a hundred thousand memories at the largest."""
+    memory_values, entry_values, relation_values = _MEMORY_VALUES, _ENTRY_VALUES, _RELATION_VALUES
+    at_tier, at_trust, at_entries, at_source, at_span, at_relations, at_fields = _T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS, _AT["fields"]
+    entry_trust, entry_span = _E_TRUST, _E_SPAN
+    out: list[tuple[Any, ...]] = []
+    append = out.append
+    for memory in memories:
+        data = memory.__dict__  # read by key: a model's attribute lookup walks its classes first
+        values = list(memory_values(data))
+        values[at_tier] = data["tier"].value
+        values[at_trust] = data["trust"].value
+        entries = []
+        for entry in data["entries"]:
+            fields = entry.__dict__
+            row = list(entry_values(fields))
+            trust, span = fields["trust"], fields["span"]
+            if trust is not None:
+                row[entry_trust] = trust.value
+            if span is not None:
+                row[entry_span] = (span.__dict__["start"], span.__dict__["end"])
+            entries.append(tuple(row))
+        values[at_entries] = tuple(entries)
+        source, span = data["source"].__dict__, data["span"]
+        values[at_source] = (source["path"], source["row"], source["table"])
+        if span is not None:
+            values[at_span] = (span.__dict__["start"], span.__dict__["end"])
+        if data["relations"]:
+            values[at_relations] = tuple(relation_values(r.__dict__) for r in data["relations"])
+        native = data["fields"]
+        if native:
+            # Native fields repeat the memory's own values (its name, dates, hash): as the same
+            # objects, marshal writes them once and reads them back as one string each.
+            same = {}
+            for key in ("name", "sha256", "description", "created", "updated", "domain", "kind"):
+                value = data[key]
+                if value:
+                    same[value] = value
+            values[at_fields] = {key: same.get(value, value) if type(value) is str else value for key, value in native.items()}
+        append(tuple(values))
+    return out
 
 
 def encode_memory(memory: Memory) -> tuple[Any, ...]:
-    values = list(_MEMORY_VALUES(memory.__dict__))
-    values[_AT["tier"]] = memory.tier.value
-    values[_AT["trust"]] = memory.trust.value
-    values[_AT["entries"]] = tuple(_entry(entry) for entry in memory.entries)
-    source = memory.source
-    values[_AT["source"]] = (source.path, source.row, source.table)
-    values[_AT["span"]] = _span(memory.span)
-    values[_AT["relations"]] = tuple(_RELATION_VALUES(r.__dict__) for r in memory.relations)
-    if memory.fields:
-        # Native fields repeat the memory's own values (its name, dates, hash): as the same
-        # objects, marshal writes them once and reads them back as one string each.
-        same = {v: v for v in (memory.name, memory.description, memory.created, memory.updated, memory.sha256, memory.domain, memory.kind) if v}
-        values[_AT["fields"]] = {key: same.get(value, value) if type(value) is str else value for key, value in memory.fields.items()}
-    return tuple(values)
+    return encode_memories([memory])[0]
 
 
 def _problem(problem: Problem) -> tuple[Any, ...]:
@@ -216,18 +237,20 @@ class Part:
 
 def _encode_part(part: Part) -> tuple[Any, ...]:
     # Each memory object once: the portfolio's list and its files' parses share most of them.
-    table: list[tuple[Any, ...]] = []
     where: dict[int, int] = {}
+
+    objects: list[Memory] = []
 
     def at(memory: Memory) -> int:
         index = where.get(id(memory))
         if index is None:
-            index = where[id(memory)] = len(table)
-            table.append(encode_memory(memory))
+            index = where[id(memory)] = len(objects)
+            objects.append(memory)
         return index
 
     listed = [at(memory) for memory in part.memories]
     parsed = [(rel, p.rel, [at(m) for m in p.memories], [_problem(x) for x in p.problems]) for rel, p in part.parsed.items()]
+    table = encode_memories(objects)
     return (
         part.system,
         part.root,
