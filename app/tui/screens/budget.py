@@ -213,7 +213,7 @@ class BudgetScreen(WorkbenchScreen):
         row = next((i for i, item in enumerate(shown) if item.id == keep), 0)
         # The rows a screen shows (and the cursor's) now; the rest once the keys pause, in batches,
         # each dropped when another plan has been chosen meanwhile (a held `j`).
-        first = max(ROWS_AT_ONCE, row + ROWS_AT_ONCE)
+        first = max(ROWS_AT_ONCE, items.size.height + 5, row + ROWS_AT_ONCE)  # a tall terminal shows more
         self._add_item_rows(plan, rows[:first])
         if len(rows) > first:
             self.set_timer(FILL_DELAY, partial(self._fill_items, self._filling, plan, rows, first))
