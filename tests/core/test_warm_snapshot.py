@@ -166,3 +166,36 @@ def test_a_value_marshal_cannot_keep_leaves_no_snapshot(tmp_path: Path) -> None:
     part = snapshot.Part("dollhouse", "/r", "r", {}, [], [], {"k": object()}, True, frozenset(), [])  # type: ignore[dict-item]
     assert not store.save("0" * 64, [part])
     assert store.load("0" * 64) is None
+
+
+def test_memories_are_kept_in_small_blobs_and_read_back_across_them(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """marshal holds the interpreter lock through one call: the memories go in blobs of a few
+    thousand, so a face's event loop beside the load is never held for the read of the whole."""
+    monkeypatch.setattr(snapshot, "ROWS_PER_BLOB", 3)
+    expected = _open(isolated_locations, clock, sample_copy).memories
+    [path] = (isolated_locations.cache / "snapshots").glob("*.snapshot")
+    loads: list[int] = []
+    real = snapshot.marshal.loads
+
+    def counting(data):  # type: ignore[no-untyped-def]
+        loads.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(snapshot.marshal, "loads", counting)
+    wb = _open(isolated_locations, clock, sample_copy)
+    assert wb._pipeline.restored and wb.memories == expected  # type: ignore[union-attr]
+    assert len(loads) > len(expected) // 3 and max(loads) < path.stat().st_size // 2
+
+    # Cut at a blob's end: the parts it promised are missing, and it is no snapshot.
+    data = path.read_bytes()
+    head = len(snapshot.MAGIC) + 16 + 64
+    ends, at = [], head
+    while at < len(data):
+        (length,) = snapshot._LENGTH.unpack_from(data, at)
+        at += snapshot._LENGTH.size + length
+        ends.append(at)
+    path.write_bytes(data[: ends[len(ends) // 2]])
+    again = _open(isolated_locations, clock, sample_copy)
+    assert not again._pipeline.restored and again.memories == expected  # type: ignore[union-attr]

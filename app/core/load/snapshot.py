@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import struct
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -34,7 +35,7 @@ from app.core.reading.base import ParsedFile
 _MODELS: tuple[type[BaseModel], ...] = (Memory, Entry, Source, Span, Relation, Problem, ParsedFile)
 # The models' shapes are part of the format: a field added, removed or moved finds no snapshot.
 SHAPE = hashlib.sha256(repr([(cls.__name__, tuple(cls.model_fields)) for cls in _MODELS]).encode()).hexdigest()[:16]
-MAGIC = b"MWS1"
+MAGIC = b"MWS2"
 
 _TIERS = {tier.value: tier for tier in Tier}
 _TRUSTS = {level.value: level for level in TrustLevel}
@@ -235,10 +236,18 @@ class Part:
     troubled: list[str]
 
 
-def _encode_part(part: Part) -> tuple[Any, ...]:
+# Memories per marshal blob. marshal holds the interpreter lock for the whole of one call: the
+# file is a run of blobs small enough (some 20 ms each) that a face's event loop, running beside
+# the load, is never held up by a read of the whole.
+ROWS_PER_BLOB = 2000
+_LENGTH = struct.Struct("<Q")
+
+
+def _encode_part(part: Part) -> Iterator[Any]:
+    """The values of one part, as the blobs it is kept in: its head, its content keys, its
+    findings, then its memories ROWS_PER_BLOB at a time."""
     # Each memory object once: the portfolio's list and its files' parses share most of them.
     where: dict[int, int] = {}
-
     objects: list[Memory] = []
 
     def at(memory: Memory) -> int:
@@ -250,31 +259,38 @@ def _encode_part(part: Part) -> tuple[Any, ...]:
 
     listed = [at(memory) for memory in part.memories]
     parsed = [(rel, p.rel, [at(m) for m in p.memories], [_problem(x) for x in p.problems]) for rel, p in part.parsed.items()]
-    table = encode_memories(objects)
-    return (
-        part.system,
-        part.root,
-        part.name,
-        table,
-        listed,
-        parsed,
-        part.keys,
-        part.findings,
-        part.by_file,
-        sorted(part.shared),
-        part.troubled,
-    )
+    yield (part.system, part.root, part.name, len(objects), listed, parsed, part.by_file, sorted(part.shared), part.troubled)
+    yield part.keys
+    yield part.findings
+    for start in range(0, len(objects), ROWS_PER_BLOB):
+        yield encode_memories(objects[start : start + ROWS_PER_BLOB])
 
 
-def _decode_part(values: tuple[Any, ...]) -> Part:
-    system, root, name, table, listed, parsed, keys, findings, by_file, shared, troubled = values
-    objects = decode_memories(table)
+def _decode_part(blobs: Iterator[Any]) -> Part:
+    system, root, name, count, listed, parsed, by_file, shared, troubled = next(blobs)
+    keys, findings = next(blobs), next(blobs)
+    objects: list[Memory] = []
+    while len(objects) < count:
+        objects += decode_memories(next(blobs))
     files: dict[str, ParsedFile] = {}
     parsed_set = _ALL[ParsedFile]
     for rel, own_rel, indexes, problems in parsed:
         data = {"rel": own_rel, "memories": [objects[i] for i in indexes], "problems": [_decode_problem(p) for p in problems]}
         files[rel] = _built(ParsedFile, data, parsed_set)
     return Part(system, root, name, files, [objects[i] for i in listed], keys, findings, by_file, frozenset(shared), troubled)
+
+
+def _blobs(body: bytes) -> Iterator[Any]:
+    """The values of a run of length-prefixed marshal blobs, one at a time."""
+    view = memoryview(body)
+    at = 0
+    while at < len(view):
+        (length,) = _LENGTH.unpack_from(view, at)
+        at += _LENGTH.size
+        if at + length > len(view):
+            raise ValueError("the snapshot ends inside a blob")
+        yield marshal.loads(view[at : at + length])
+        at += length
 
 
 class Snapshot:
@@ -294,16 +310,16 @@ class Snapshot:
                 if handle.read(len(head)) != head:
                     return None  # another load's or another version's: not even decoded
                 body = handle.read()
-            parts = marshal.loads(body)
-            return [_decode_part(values) for values in parts]
-        except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError):
+            blobs = _blobs(body)
+            return [_decode_part(blobs) for _ in range(next(blobs))]
+        except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, StopIteration, struct.error):
             return None
 
     def save(self, inputs: str, parts: Sequence[Part]) -> bool:
         """Written whole then renamed into place; False (nothing kept) when a value is not one
         marshal keeps, or the folder cannot be written: that only costs a slower next start."""
         try:
-            body = marshal.dumps([_encode_part(part) for part in parts])
+            blobs = [marshal.dumps(len(parts))] + [marshal.dumps(values) for part in parts for values in _encode_part(part)]
         except ValueError:
             self.drop()
             return False
@@ -313,7 +329,9 @@ class Snapshot:
             try:
                 with os.fdopen(handle, "wb") as out:
                     out.write(self.header + inputs.encode())
-                    out.write(body)
+                    for blob in blobs:
+                        out.write(_LENGTH.pack(len(blob)))
+                        out.write(blob)
                 os.replace(temp, self.path)
             except BaseException:
                 os.unlink(temp)
