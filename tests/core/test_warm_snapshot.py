@@ -86,6 +86,12 @@ def test_a_warm_start_from_the_snapshot_parses_decodes_scans_and_hashes_nothing(
     # What the faces ask for needs nothing more read or scanned either.
     assert warm.trusts() == cold.trusts() and warm.finding_severities() == cold.finding_severities()
     assert calls.scanned == 0
+    # The files' parses are made only when a write's re-read needs its portfolio's.
+    assert all(work._parses_later is not None for work in warm.result.works)
+    target = next(m for m in warm.memories if m.system == "dollhouse" and m.tier.value == "cold")
+    warm.promote(target.id, reason="test", priority=50)
+    assert warm.memory(target.id).tier.value == "hot" and calls.parsed == 1
+    assert sum(work._parses_later is None for work in warm.result.works) == 1
 
 
 def test_the_snapshot_gives_what_the_per_file_caches_give(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:

@@ -128,7 +128,9 @@ class _Work:
     problems: list[Problem] = field(default_factory=list)
     files: list[FileRef] = field(default_factory=list)
     cache: ParseCache | None = None
-    parsed: dict[str, ParsedFile] = field(default_factory=dict)
+    _parsed: dict[str, ParsedFile] = field(default_factory=dict)
+    # A restored load's parses, made when first asked for (see `parsed`).
+    _parses_later: Callable[[], dict[str, ParsedFile]] | None = None
     stale: list[FileRef] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
@@ -148,6 +150,19 @@ class _Work:
     troubled: list[str] = field(default_factory=list)
     # What a spliced re-read took out of `memories` and put in; None when the list was made anew.
     replaced: tuple[list[Memory], list[Memory]] | None = None
+
+    @property
+    def parsed(self) -> dict[str, ParsedFile]:
+        """Each file's parse, by path, in file order. A start restored from the snapshot makes
+        them only when something asks (a write's re-read of the portfolio): its memories are
+        already in place."""
+        if self._parses_later is not None:
+            self._parsed, self._parses_later = self._parses_later(), None
+        return self._parsed
+
+    @parsed.setter
+    def parsed(self, value: dict[str, ParsedFile]) -> None:
+        self._parsed, self._parses_later = value, None
 
     @property
     def adapter(self) -> type[Adapter]:
@@ -277,7 +292,7 @@ class Pipeline:
         with self._phase("read") as info:
             self.restored = snapshot is not None and self._restore(snapshot, works, today)
             if self.restored:
-                info["items"] = sum(len(w.memories) if issubclass(w.adapter, DatabaseAdapter) else len(w.parsed) for w in works)
+                info["items"] = sum(len(w.memories) if issubclass(w.adapter, DatabaseAdapter) else len(w.files) for w in works)
                 info["message"] = "from the warm-start snapshot"
             else:
                 info["items"] = sum(self._read(w) for w in works)
@@ -433,11 +448,15 @@ class Pipeline:
                 work.stamp = None
             return False
         for work, part in zip(works, parts, strict=True):
-            work.parsed, work.memories, work.findings = part.parsed, part.memories, part.findings
+            work.memories, work.findings = part.memories, part.findings
+            if part.parses is not None:
+                work._parses_later = part.parses
+            else:
+                work.parsed = part.parsed
             work.ids = {m.id for m in part.memories} if part.by_file else None
             work.shared, work.troubled = part.shared, part.troubled
             for rel in part.troubled:
-                work.problems.extend(part.parsed[rel].problems)
+                work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
             self.keys.remember(part.memories, part.keys)
         self.inputs = inputs
         return True

@@ -20,8 +20,8 @@ import marshal
 import os
 import struct
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -234,6 +234,10 @@ class Part:
     by_file: bool  # `_Work.ids` is the set of the memories' ids (not None)
     shared: frozenset[str]
     troubled: list[str]
+    # Read back: `parsed` is left empty and made by `parses` when first asked for (only a write's
+    # re-read of the portfolio needs it), and the troubled files' problems are here.
+    parses: Callable[[], dict[str, ParsedFile]] | None = None
+    problems: dict[str, list[Problem]] = field(default_factory=dict)
 
 
 # Memories per marshal blob. marshal holds the interpreter lock for the whole of one call: the
@@ -272,12 +276,17 @@ def _decode_part(blobs: Iterator[Any]) -> Part:
     objects: list[Memory] = []
     while len(objects) < count:
         objects += decode_memories(next(blobs))
-    files: dict[str, ParsedFile] = {}
-    parsed_set = _ALL[ParsedFile]
-    for rel, own_rel, indexes, problems in parsed:
-        data = {"rel": own_rel, "memories": [objects[i] for i in indexes], "problems": [_decode_problem(p) for p in problems]}
-        files[rel] = _built(ParsedFile, data, parsed_set)
-    return Part(system, root, name, files, [objects[i] for i in listed], keys, findings, by_file, frozenset(shared), troubled)
+    problems = {rel: [_decode_problem(p) for p in found] for rel, _, _, found in parsed if found}
+
+    def parses() -> dict[str, ParsedFile]:
+        files: dict[str, ParsedFile] = {}
+        parsed_set = _ALL[ParsedFile]
+        for rel, own_rel, indexes, _ in parsed:
+            data = {"rel": own_rel, "memories": [objects[i] for i in indexes], "problems": list(problems.get(rel, ()))}
+            files[rel] = _built(ParsedFile, data, parsed_set)
+        return files
+
+    return Part(system, root, name, {}, [objects[i] for i in listed], keys, findings, by_file, frozenset(shared), troubled, parses, problems)
 
 
 def _blobs(body: bytes) -> Iterator[Any]:
