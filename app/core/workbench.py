@@ -85,6 +85,8 @@ class Workbench:
         self._portfolios: dict[tuple[str, str], Portfolio] = {}
         self._index: SearchIndex | None = None
         self._index_ready = False
+        # A warm start's index update that would change nothing, left until the index is used.
+        self._index_pending: tuple[list[Portfolio], list[Memory], str | None] | None = None
         self._paths: list[Path] = []
         self._vaulted: set[str] = set()
         self._saliences: dict[str, Salience] | None = None
@@ -129,6 +131,7 @@ class Workbench:
         with `index_later`, the index phase waits for `build_index` (a face that shows the
         memories first)."""
         self._index_ready = False
+        self._index_pending = None
         self._index_behind, self._plans_behind = False, []
         self._pipeline = pipeline = Pipeline(
             self.locations,
@@ -147,19 +150,28 @@ class Workbench:
         with self._lock:
             self._portfolios = {(p.system, p.name): p for p in result.portfolios}
             self._load_problems = list(result.problems)
-            self._attach_ledger(result)
-            result.memories.extend(self._vaulted_memories(result))
+            # One id map serves the ledger, the vault's check and the lookups (100,000 entries).
+            read = {m.id: m for m in result.memories}
+            self._attach_ledger(result, read)
+            vaulted = self._vaulted_memories(result, read)
+            result.memories.extend(vaulted)
             self._result = result
-            self._by_id = {m.id: m for m in result.memories}
+            self._by_id = by_id = read if not vaulted else dict(read)
+            by_id.update((m.id, m) for m in vaulted)
             self._saliences = None
             self._trusts = None  # a new read, and the ledger attached to it afresh
             self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
 
-    def _attach_ledger(self, result: LoadResult) -> None:
+    def _attach_ledger(self, result: LoadResult, read: dict[str, Memory]) -> None:
         """The ledger reads its records against the portfolios open now (by root, see
-        `Ledger.attach`), before anything asks it for a memory's history."""
-        shas = {m.id: m.sha256 for m in result.memories}
+        `Ledger.attach`), before anything asks it for a memory's history (`read`: the load's
+        memories by id, the vault's not among them)."""
+
+        def sha_of(memory_id: str) -> str | None:
+            memory = read.get(memory_id)
+            return None if memory is None else memory.sha256
+
         opened = [
             OpenPortfolio(
                 system=p.system,
@@ -171,7 +183,7 @@ class Workbench:
             for p in result.portfolios
         ]
         ledger = self._applier.ledger
-        ledger.attach(opened, shas.get, read_relinks(self.locations))
+        ledger.attach(opened, sha_of, read_relinks(self.locations))
         result.problems.extend(ledger.problems)
         if self._applier.ledger.unattached:
             result.problems.append(
@@ -194,6 +206,7 @@ class Workbench:
         return vaulted
 
     def close(self) -> None:
+        self._index_pending = None
         if self._index is not None:
             self._index.close()
             self._index = None
@@ -213,24 +226,43 @@ class Workbench:
             portfolios = self.portfolios
             memories = [m for m in self.memories if m.id not in self._vaulted]
             inputs = pipeline.inputs if not self._index_behind else None
-        timeline = pipeline.late_phase("index", lambda progress: self._update_index(portfolios, memories, progress, inputs), total=len(memories))
+        timeline = pipeline.late_phase("index", lambda progress: self._update_index(portfolios, memories, inputs, progress=progress), total=len(memories))
         with self._lock:
             self.result.timeline = timeline
         return timeline
 
     def _index_step(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress) -> tuple[int, str]:
-        """The index phase of a run: fed the run's inputs, so an unchanged warm start hashes nothing."""
+        """The index phase of a run: fed the run's inputs, so an unchanged warm start hashes nothing.
+        When the index's last update had these very inputs, it is not even opened (its files are
+        read whole) until the first search or write needs it: that update would change nothing."""
         assert self._pipeline is not None
-        return self._update_index(portfolios, memories, progress, self._pipeline.inputs)
+        inputs = self._pipeline.inputs
+        index = self._search_index(portfolios)
+        if index.fed_with(inputs):
+            self._index_pending = (portfolios, memories, inputs)
+            self._index_ready = True
+            return 0, "0 added, 0 changed, 0 removed; opened at the first search"
+        return self._update_index(portfolios, memories, inputs, progress=progress)
 
-    def _update_index(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress, inputs: str | None = None) -> tuple[int, str]:
-        self._portfolios = {(p.system, p.name): p for p in portfolios}
+    def _search_index(self, portfolios: list[Portfolio]) -> SearchIndex:
         folder = self.locations.search_index([p.root for p in portfolios])
         if self._index is None or self._index.folder != folder:
             self.close()
             # nice: a first build in the background must not slow the screen down
             self._index = SearchIndex(self.locations.ensure_private(folder), nice=5)
-        report = self._index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of, inputs=inputs)
+        return self._index
+
+    def _open_pending_index(self) -> None:
+        """The update a warm start left for later (see `_index_step`), done now that it is needed."""
+        with self._lock:
+            pending, self._index_pending = self._index_pending, None
+            if pending is not None:
+                self._update_index(*pending, progress=lambda done, total: None)
+
+    def _update_index(self, portfolios: list[Portfolio], memories: list[Memory], inputs: str | None = None, *, progress: Progress) -> tuple[int, str]:
+        self._portfolios = {(p.system, p.name): p for p in portfolios}
+        index = self._search_index(portfolios)
+        report = index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of, inputs=inputs)
         self._index_ready = not report.busy
         if report.busy:
             return 0, report.message
@@ -293,10 +325,11 @@ class Workbench:
         return self._index_ready
 
     def _catch_up_index(self) -> None:
+        self._open_pending_index()
         with self._lock:
             if self._index_behind and self._index is not None and self._index_ready:
                 self._index_behind = False
-                self._update_index(self.portfolios, self.memories, lambda done, total: None)
+                self._update_index(self.portfolios, self.memories, progress=lambda done, total: None)
 
     def search(self, query: str, *, limit: int = 20) -> SearchResult:
         """Hits for `query` (raises app.core.search.QuerySyntaxError with a position); before the

@@ -145,6 +145,8 @@ def test_a_damaged_findings_cache_is_rebuilt(portfolio: Path, isolated_locations
         target = Path(f"{store}{suffix}")
         if target.exists():
             target.write_bytes(b"this is not a database" * 100)
+    for snapshot in isolated_locations.cache.glob("snapshots/*.snapshot"):
+        snapshot.unlink()  # else the start takes the findings from it and never opens the cache
     again = _open(isolated_locations, portfolio)
     assert again.result.scanned == 13
     assert list(_queued(again)) == ["poisoned"]

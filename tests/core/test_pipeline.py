@@ -97,6 +97,8 @@ def test_damaged_cache_is_rebuilt(portfolio: Path, isolated_locations: Locations
         target = Path(f"{cache_files[0]}{suffix}")
         if target.exists():
             target.write_bytes(b"this is not a database" * 100)
+    for snapshot in isolated_locations.cache.glob("snapshots/*.snapshot"):
+        snapshot.unlink()  # else the start takes everything from it and never opens the parse cache
     result = Workbench(isolated_locations).open([portfolio])
     assert len(result.memories) == 30
     read = next(r for r in result.timeline.phases if r.name == "read")
@@ -107,11 +109,12 @@ def test_cache_lives_outside_the_portfolio(portfolio: Path, isolated_locations: 
     before = sorted(p.relative_to(portfolio) for p in portfolio.rglob("*"))
     Workbench(isolated_locations).open([portfolio])
     assert sorted(p.relative_to(portfolio) for p in portfolio.rglob("*")) == before
-    folders = [p for p in isolated_locations.cache.iterdir() if p.is_dir() and p.name != "search"]
+    folders = [p for p in isolated_locations.cache.iterdir() if p.is_dir() and p.name not in ("search", "snapshots")]
     assert len(folders) == 1
     assert oct(folders[0].stat().st_mode & 0o777) == "0o700"
     [index] = (isolated_locations.cache / "search").iterdir()
     assert oct(index.stat().st_mode & 0o777) == "0o700"
+    assert oct((isolated_locations.cache / "snapshots").stat().st_mode & 0o777) == "0o700"
 
 
 def test_missing_path_is_a_problem(tmp_path: Path, isolated_locations: Locations) -> None:

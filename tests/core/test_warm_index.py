@@ -92,3 +92,33 @@ def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(sam
 
     with pytest.raises(RuntimeError):
         Workbench(isolated_locations, clock=clock).build_index()
+
+
+def test_an_unchanged_warm_start_leaves_the_index_closed_until_it_is_used(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cold = _open(isolated_locations, clock, sample_copy)
+    expected = [h.id for h in cold.search("deploy").hits]
+    cold.close()
+
+    updates: list[int] = []
+    real = index_module.SearchIndex.update
+
+    def counting(self, memories, *args, **kwargs):  # type: ignore[no-untyped-def]
+        updates.append(len(list(memories)))
+        return real(self, memories, *args, **kwargs)
+
+    monkeypatch.setattr(index_module.SearchIndex, "update", counting)
+    warm = _open(isolated_locations, clock, sample_copy)
+    assert updates == [] and warm.index_ready
+    assert warm.timeline.phases[-2].message.startswith("0 added, 0 changed, 0 removed")
+    assert [h.id for h in warm.search("deploy").hits] == expected
+    assert len(updates) == 1  # opened (and checked) at the first search, once
+    warm.search("deploy")
+    assert len(updates) == 1
+    warm.close()
+
+    # Another day: the inputs differ, and the index is brought up to date during the start.
+    tomorrow = FixedClock(clock.now() + timedelta(days=1))
+    _open(isolated_locations, tomorrow, sample_copy).close()
+    assert len(updates) == 2

@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
-from app.core.budget import WhatIf
+from app.core.budget import BudgetItem, BudgetPlan, WhatIf
 from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.workbench import Workbench
@@ -18,7 +18,9 @@ from app.tui.app import MemoryWorkbenchApp
 from app.tui.screens import budget as budget_screen
 from app.tui.screens.budget import BudgetScreen, plan_key
 from app.tui.screens.reason import ReasonModal
+from app.tui.widgets import budget_bar as budget_bar_module
 from app.tui.widgets.budget_bar import BudgetBar, first_past_cut, layout
+from app.tui.widgets.nav import NavTable
 from tests.tui.helpers import settle
 
 DOLLHOUSE = ("dollhouse", "dollhouse", "auto-load")
@@ -204,3 +206,62 @@ async def test_the_budget_line_stays_on_its_row_wherever_it_falls(sample_copy: P
             assert len(lines) == 3 and all(line.cell_len <= width for line in lines), plan_key(plan)
             if plan.limit is not None:
                 assert "\u25b2" in lines[1].plain and "load" in lines[2].plain
+
+
+def _big_plan(name: str, count: int) -> BudgetPlan:
+    items = tuple(BudgetItem(id=f"dollhouse:{name}:m{i}", cost=10, order=i + 1, fits=i < count - 5) for i in range(count))
+    return BudgetPlan(
+        portfolio=name, system="dollhouse", scope="auto-load", unit="tokens", limit=10 * (count - 5), used=10 * count, loaded=10 * (count - 5), items=items
+    )
+
+
+async def test_moving_through_large_plans_builds_only_a_screenful_of_rows_per_key(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key that moves to another plan adds the rows a screen shows, whatever the plan holds, and
+    lays the bar out once per plan; the rest of the rows follow once the keys pause."""
+    plans = [_big_plan("one", 2000), _big_plan("two", 3000)]
+    monkeypatch.setattr(Workbench, "budgets", lambda self, what_if=None: plans)
+    monkeypatch.setattr(budget_screen, "FILL_DELAY", 30.0)  # keys come faster than that
+    laid: list[int] = []
+    real_layout = budget_bar_module.layout
+
+    def counting_layout(plan, width):  # type: ignore[no-untyped-def]
+        laid.append(len(plan.items))
+        return real_layout(plan, width)
+
+    monkeypatch.setattr(budget_bar_module, "layout", counting_layout)
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_budget(app, pilot)
+        items = screen.query_one("#budget-items", DataTable)
+        added: list[str] = []
+        real_add = NavTable.add_cells
+
+        def counting_add(table, cells, key):  # type: ignore[no-untyped-def]
+            if table is items:
+                added.append(key)
+            real_add(table, cells, key)
+
+        monkeypatch.setattr(NavTable, "add_cells", counting_add)
+        screen.query_one("#budget-plans").focus()
+        for key in ("j", "k", "j", "k"):
+            added.clear()
+            await pilot.press(key)
+            await pilot.pause()
+            assert 0 < len(added) <= budget_screen.ROWS_AT_ONCE and items.row_count == len(added)
+        assert sorted(laid) == [2000, 3000]  # each plan laid out once, however often it is shown
+        bar = screen.query_one(BudgetBar)
+        assert all(line.cell_len <= bar.content_region.width for line in bar.render().split("\n"))
+
+        # Once the keys pause, the plan's rows are all listed.
+        monkeypatch.setattr(budget_screen, "FILL_DELAY", 0.01)
+        await pilot.press("j")
+        plan = screen.plan
+        assert plan is not None
+        listed = len(plan.items[: screen._fitting(plan) + 1 + budget_screen.PAST_CUT_SHOWN])
+        for _ in range(500):
+            if items.row_count >= listed:
+                break
+            await pilot.pause(0.01)
+        assert items.row_count == listed == len(plan.items)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
@@ -294,3 +295,43 @@ async def test_two_portfolios_with_the_same_names_say_which_is_which(tmp_path: P
         assert names["dollhouse:team-b:push-vendor-evaluation"] == "push-vendor-evaluation · team-b"
         await go_to(screen, pilot, "dollhouse:team-b:push-vendor-evaluation")
         assert "portfolio team-b" in str(screen.query_one("#review-trust").render())
+
+
+async def test_a_key_in_the_queue_reads_only_the_memory_it_lands_on(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Moving through the queue rebuilds no row and asks the facade for no queue: each key reads
+    the text of the one memory it lands on, whatever the queue holds."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_review(app, pilot)
+        queue = screen.query_one(ReviewQueue)
+        assert len(queue.items) >= 4
+        calls: dict[str, list[str]] = {"queue": [], "rows": [], "texts": []}
+        real_queue, real_add, real_texts = Workbench.review_queue, ReviewQueue.add_cells, Workbench.entry_texts
+
+        def counting_queue(self):  # type: ignore[no-untyped-def]
+            calls["queue"].append("queue")
+            return real_queue(self)
+
+        def counting_add(self, cells, key):  # type: ignore[no-untyped-def]
+            calls["rows"].append(key)
+            return real_add(self, cells, key)
+
+        def counting_texts(self, memory):  # type: ignore[no-untyped-def]
+            calls["texts"].append(memory.id)
+            return real_texts(self, memory)
+
+        monkeypatch.setattr(Workbench, "review_queue", counting_queue)
+        monkeypatch.setattr(ReviewQueue, "add_cells", counting_add)
+        monkeypatch.setattr(Workbench, "entry_texts", counting_texts)
+        queue.focus()
+        for key in ("j", "j", "k"):
+            calls["texts"].clear()
+            await pilot.press(key)
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert calls["texts"] == [queue.current_id]
+        assert calls["queue"] == [] and calls["rows"] == []
+        assert screen.query_one(FindingsView).item is not None and screen.query_one(FindingsView).item.memory.id == queue.current_id  # type: ignore[union-attr]

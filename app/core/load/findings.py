@@ -65,6 +65,12 @@ class ContentKeys:
         self._seen[memory.id] = (memory, key)
         return key
 
+    def remember(self, memories: list[Memory], keys: list[str | None]) -> None:
+        """The keys of `memories` as a load that hashed them kept them (the warm-start snapshot)."""
+        seen = self._seen
+        for memory, key in zip(memories, keys, strict=True):
+            seen[memory.id] = (memory, key)
+
 
 def matches(memory: Memory, entries: EntryTexts) -> bool:
     """True when `entries` (as `entry_texts` read them) are the content of `memory.sha256`: every

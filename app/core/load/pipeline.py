@@ -33,9 +33,10 @@ from app.core.clock import Clock, SystemClock
 from app.core.load.cache import CACHE_VERSION, CachedFile, ParseCache, is_fresh
 from app.core.load.codec import decode as decode_payload
 from app.core.load.codec import encode
-from app.core.load.findings import ContentKeys, FindingsCache
+from app.core.load.findings import ContentKeys, FindingsCache, store_version
 from app.core.load.parse_worker import gc_paused, parse_chunk, parse_one
 from app.core.load.scan_worker import Scanned, pack, scan_chunk, scan_memories
+from app.core.load.snapshot import Part, Snapshot
 from app.core.locations import Locations
 from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, PhaseStatus, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.parsing.safefs import FileRef
@@ -128,13 +129,16 @@ class _Work:
     problems: list[Problem] = field(default_factory=list)
     files: list[FileRef] = field(default_factory=list)
     cache: ParseCache | None = None
-    parsed: dict[str, ParsedFile] = field(default_factory=dict)
+    _parsed: dict[str, ParsedFile] = field(default_factory=dict)
+    # A restored load's parses, made when first asked for (see `parsed`).
+    _parses_later: Callable[[], dict[str, ParsedFile]] | None = None
     stale: list[FileRef] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
     walked: list[Problem] = field(default_factory=list)  # the walk's problems (not the settings')
     findings: dict[str, bytes] = field(default_factory=dict)  # content key -> encoded findings, of its memories
     stamp: str | None = None  # a database's stamp, as read (see _read_database)
+    unkept: bool = False  # a database read that found nothing and said why: tried again next time
     # The ids of `memories` when they are each file's memories in file order (the portfolio's
     # finalize is the common one): a re-read can then splice the memories of the files it parses
     # again into the list, keeping the rest. None otherwise.
@@ -147,6 +151,19 @@ class _Work:
     troubled: list[str] = field(default_factory=list)
     # What a spliced re-read took out of `memories` and put in; None when the list was made anew.
     replaced: tuple[list[Memory], list[Memory]] | None = None
+
+    @property
+    def parsed(self) -> dict[str, ParsedFile]:
+        """Each file's parse, by path, in file order. A start restored from the snapshot makes
+        them only when something asks (a write's re-read of the portfolio): its memories are
+        already in place."""
+        if self._parses_later is not None:
+            self._parsed, self._parses_later = self._parses_later(), None
+        return self._parsed
+
+    @parsed.setter
+    def parsed(self, value: dict[str, ParsedFile]) -> None:
+        self._parsed, self._parses_later = value, None
 
     @property
     def adapter(self) -> type[Adapter]:
@@ -223,6 +240,7 @@ class Pipeline:
         self.scan_problem = ""  # the same for the last scan
         self.keys = ContentKeys()  # the content key of each memory, by memory object
         self.inputs: str | None = None  # `inputs_digest` of the last run
+        self.restored = False  # whether the last run took its memories from the warm-start snapshot
 
     # -- timing and events ------------------------------------------------------------------
 
@@ -267,10 +285,20 @@ class Pipeline:
             info["items"] = sum(len(w.files) for w in works) + sum(1 for w in works if not w.files)
             info["message"] = f"{len(works)} portfolios"
 
+        snapshot = None
+        if self.use_cache:
+            # Private, as every cache folder here: what is in it is read back without validation.
+            folder = self.locations.ensure_private(self.locations.cache / "snapshots")
+            snapshot = Snapshot(folder, paths, f"{__version__}\0{CACHE_VERSION}\0{store_version()}")
         with self._phase("read") as info:
-            info["items"] = sum(self._read(w) for w in works)
-            rebuilt = [w.cache.rebuilt for w in works if w.cache and w.cache.rebuilt]
-            info["message"] = "; ".join(dict.fromkeys(rebuilt))
+            self.restored = snapshot is not None and self._restore(snapshot, works, today)
+            if self.restored:
+                info["items"] = sum(len(w.memories) if issubclass(w.adapter, DatabaseAdapter) else len(w.files) for w in works)
+                info["message"] = "from the warm-start snapshot"
+            else:
+                info["items"] = sum(self._read(w) for w in works)
+                rebuilt = [w.cache.rebuilt for w in works if w.cache and w.cache.rebuilt]
+                info["message"] = "; ".join(dict.fromkeys(rebuilt))
 
         stale_total = sum(len(w.stale) for w in works)
         self.pool_problem = ""
@@ -281,14 +309,22 @@ class Pipeline:
         scanned = 0
         self.scan_problem = ""
         with self._phase("validate") as info:
-            info["items"] = sum(self._validate(w) for w in works)
-            if self.scan:
+            # Restored: every memory is in place, with its content key and findings.
+            info["items"] = sum(len(w.memories) if self.restored else self._validate(w) for w in works)
+            if self.scan and not self.restored:
                 scanned = self._scan(works)
                 info["message"] = f"{scanned} contents scanned" + (f"; {self.scan_problem}" if self.scan_problem else "")
+            elif self.scan:
+                info["message"] = "0 contents scanned"
 
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
-        self.inputs = inputs_digest(works, today) if self.use_cache else None
+        if not self.restored:
+            self.inputs = inputs_digest(works, today) if self.use_cache else None
+            # Not kept when a read is to be tried again (a locked database): the snapshot would
+            # serve its empty result under the same stamp.
+            if snapshot is not None and self.inputs is not None and self.scan and not any(w.unkept for w in works):
+                snapshot.save(self.inputs, [self._part(w) for w in works])
         if not self.index_later:
             with self._phase("index", total=len(memories)) as info:
                 if self.index_step is None:
@@ -424,6 +460,47 @@ class Pipeline:
 
     # -- steps ----------------------------------------------------------------------------------
 
+    def _restore(self, snapshot: Snapshot, works: list[_Work], today: date) -> bool:
+        """Every portfolio's memories, parses, content keys and findings from the snapshot, when it
+        was made from exactly the inputs found now (each database's stamp taken first, as a read
+        takes it); False, with nothing changed, when it was not."""
+        for work in works:
+            if issubclass(work.adapter, DatabaseAdapter):
+                work.stamp = database_stamp(Path(work.ref.root))
+        inputs = inputs_digest(works, today)
+        parts = snapshot.load(inputs) if inputs is not None else None
+        if parts is None or [(p.system, p.root, p.name) for p in parts] != [(w.ref.system, w.ref.root, w.ref.name) for w in works]:
+            for work in works:
+                work.stamp = None
+            return False
+        for work, part in zip(works, parts, strict=True):
+            work.memories, work.findings = part.memories, part.findings
+            if part.parses is not None:
+                work._parses_later = part.parses
+            else:
+                work.parsed = part.parsed
+            work.ids = {m.id for m in part.memories} if part.by_file else None
+            work.shared, work.troubled = part.shared, part.troubled
+            for rel in part.troubled:
+                work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
+            self.keys.remember(part.memories, part.keys)
+        self.inputs = inputs
+        return True
+
+    def _part(self, work: _Work) -> Part:
+        return Part(
+            system=work.ref.system,
+            root=work.ref.root,
+            name=work.ref.name,
+            parsed=work.parsed,
+            memories=work.memories,
+            keys=[self.keys(m) for m in work.memories],
+            findings=work.findings,
+            by_file=work.ids is not None,
+            shared=work.shared,
+            troubled=work.troubled,
+        )
+
     def _prepare(self, ref: PortfolioRef, today: date) -> _Work:
         adapter = adapter_for(ref.system)
         problems: list[Problem] = []
@@ -479,6 +556,8 @@ class Pipeline:
         parsed = adapter.read(work.ctx, path)
         if parsed.memories or not parsed.problems:
             cache.store_stamped(path.name, stamp, encode(parsed))
+        else:
+            work.unkept = True
         return parsed
 
     def _parse(self, works: list[_Work], total: int) -> int:

@@ -444,6 +444,19 @@ class SearchIndex:
         self._digest_cache = seeded
         return True
 
+    def fed_with(self, inputs: str | None) -> bool:
+        """Whether the index's last update was fed exactly `inputs` and nothing was committed since:
+        a cheap look (a small file and the folder's listing) that opens no index file. An update
+        with the same inputs is then sure to change nothing, and can wait until the index is used."""
+        try:
+            if inputs is None or self._folder_problem() is not None:
+                return False
+            fed = json.loads((self.folder / FED).read_text(encoding="utf-8"))
+            generation = TOC._latest_generation(self._storage, INDEX_NAME)
+        except (OSError, ValueError, IndexFolderError):
+            return False  # the update says what is wrong
+        return bool(fed == {"inputs": inputs, "generation": generation} and generation >= 0 and self._manifest_file.base.exists())
+
     def _remember_inputs(self, inputs: str | None, manifest: Manifest) -> None:
         path = self.folder / FED
         try:

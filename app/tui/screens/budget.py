@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
-from app.core.budget import BudgetPlan, BudgetWhatIf, WhatIf
+from app.core.budget import BudgetItem, BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
 from app.core.workbench import Outcome
 from app.tui.activity import Run, apply_change, refused
@@ -48,6 +48,10 @@ ITEM_COLUMNS = (
 )
 _REPEAT = "\u241e"  # between a row's key and the count that makes a repeated key unique
 PAST_CUT_SHOWN = 100  # items past a plan's cut listed in its table; the rest are counted in one row
+ROWS_AT_ONCE = 40  # item rows added before a key is answered (more than a screen shows), then per batch
+# The rest follow once the keys pause this long: moving through the plans with a held key fills
+# only the rows each plan shows.
+FILL_DELAY = 0.3
 MORE = "\u241emore"  # the key of that row: no memory id starts with _REPEAT
 
 
@@ -99,6 +103,8 @@ class BudgetScreen(WorkbenchScreen):
         self.max_tokens: int | None = None  # the what-if budget (None: as configured)
         self.priorities: dict[str, int] = {}  # the what-if priorities by memory id
         self.shown_what_if: WhatIf | None = None
+        self._filling = 0  # bumped each time the items table is filled anew
+        self._fittings: dict[int, tuple[BudgetPlan, int]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -192,6 +198,7 @@ class BudgetScreen(WorkbenchScreen):
         items = self.query_one("#budget-items", NavTable)
         keep = self._highlighted_item()
         items.clear()
+        self._filling += 1  # a fill still under way is of the rows just cleared
         notes = self.query_one("#budget-notes", Static)
         title = self.query_one("#budget-title", Static)
         if plan is None:
@@ -201,30 +208,65 @@ class BudgetScreen(WorkbenchScreen):
         title.update(self._title(plan))
         # Every item that loads and the first PAST_CUT_SHOWN past the cut: a plan can hold
         # thousands, and rebuilding them all on every move through the plans is what a key waits on.
-        fitting = max((i for i, item in enumerate(plan.items) if item.fits), default=-1)
-        shown = plan.items[: fitting + 1 + PAST_CUT_SHOWN]
-        for item, key in zip(shown, unique_keys([item.id for item in shown]), strict=True):
+        shown = plan.items[: self._fitting(plan) + 1 + PAST_CUT_SHOWN]
+        rows = list(zip(shown, unique_keys([item.id for item in shown]), strict=True))
+        row = next((i for i, item in enumerate(shown) if item.id == keep), 0)
+        # The rows a screen shows (and the cursor's) now; the rest once the keys pause, in batches,
+        # each dropped when another plan has been chosen meanwhile (a held `j`).
+        first = max(ROWS_AT_ONCE, items.size.height + 5, row + ROWS_AT_ONCE)  # a tall terminal shows more
+        self._add_item_rows(plan, rows[:first])
+        if len(rows) > first:
+            self.set_timer(FILL_DELAY, partial(self._fill_items, self._filling, plan, rows, first))
+        else:
+            self._add_more_row(plan, len(shown))
+        if plan.items:
+            items.move_cursor(row=row)
+        notes.update(Text("\n".join(one_line(note, 400) for note in plan.notes)))
+
+    def _fitting(self, plan: BudgetPlan) -> int:
+        """The index of the plan's last item that loads (-1: none), once per plan object."""
+        known = self._fittings.get(id(plan))
+        if known is None or known[0] is not plan:
+            if len(self._fittings) >= 64:
+                self._fittings.clear()
+            known = self._fittings[id(plan)] = (plan, max((i for i, item in enumerate(plan.items) if item.fits), default=-1))
+        return known[1]
+
+    def _fill_items(self, filling: int, plan: BudgetPlan, rows: list[tuple[BudgetItem, str]], start: int) -> None:
+        if filling != self._filling:
+            return  # another plan (or the same one anew) is shown now
+        end = start + ROWS_AT_ONCE
+        self._add_item_rows(plan, rows[start:end])
+        if end < len(rows):
+            self.call_after_refresh(self._fill_items, filling, plan, rows, end)
+        else:
+            self._add_more_row(plan, len(rows))
+
+    def _add_item_rows(self, plan: BudgetPlan, rows: list[tuple[BudgetItem, str]]) -> None:
+        items = self.query_one("#budget-items", NavTable)
+        width = items.width_of("memory")
+        for item, key in rows:
             state = "truncated" if item.truncated else ("loads" if item.fits else "past cut")
             name = self._name_of(item.id)
             priority = self.priorities.get(item.id, self._stored_priority(item.id))
             cells = {
                 "order": Text(str(item.order)),
                 "priority": Text("" if priority is None else str(priority), justify="right", style="bold" if item.id in self.priorities else ""),
-                "memory": Text(clip(one_line(name, 200), items.width_of("memory"))),
+                "memory": Text(clip(one_line(name, 200), width)),
                 "cost": Text(f"{item.cost:,}", justify="right"),
                 "state": Text(state, style="bold" if not item.fits or item.truncated else ""),
                 "note": Text(one_line(item.note, 200)),
             }
             items.add_cells(cells, key=key)
-        hidden = len(plan.items) - len(shown)
+
+    def _add_more_row(self, plan: BudgetPlan, shown: int) -> None:
+        hidden = len(plan.items) - shown
         if hidden:
             more = Text(f"… {hidden:,} more past the cut", style="italic")
             note = Text("browse (F2) lists every memory", style="italic")
-            items.add_cells({"order": Text(""), "priority": Text(""), "memory": more, "cost": Text(""), "state": Text(""), "note": note}, key=MORE)
-        row = next((i for i, item in enumerate(shown) if item.id == keep), 0)
-        if plan.items:
-            items.move_cursor(row=row)
-        notes.update(Text("\n".join(one_line(note, 400) for note in plan.notes)))
+            self.query_one("#budget-items", NavTable).add_cells(
+                {"order": Text(""), "priority": Text(""), "memory": more, "cost": Text(""), "state": Text(""), "note": note}, key=MORE
+            )
 
     def _title(self, plan: BudgetPlan) -> Text:
         text = Text()

@@ -16,6 +16,7 @@ from textual.widget import Widget
 from app.core.budget import BudgetPlan
 
 Kind = Literal["fit", "fit-alt", "past", "truncated"]
+LAID_KEPT = 64
 GLYPH: dict[Kind, str] = {"fit": "\u2588", "fit-alt": "\u2588", "past": "\u2591", "truncated": "\u259a"}
 
 
@@ -76,6 +77,12 @@ class BudgetBar(Widget):
         super().__init__(id=id)
         self.segments: list[Segment] = []
         self.line: int | None = None
+        # The layout and legend of the plan and width last drawn: a plan holds thousands of items,
+        # and a key that only moves the highlight must not lay them all out again.
+        # Plans seen (by object) -> (plan, width, segments, line, counts): moving back and forth
+        # through the plans lays each out once. Kept for the last few dozen plans only.
+        self._laid: dict[int, tuple[BudgetPlan, int, list[Segment], int | None, tuple[int, int]]] = {}
+        self._counts = (0, 0)  # the plan's items that fit, and those truncated
 
     @property
     def cut(self) -> int | None:
@@ -86,13 +93,25 @@ class BudgetBar(Widget):
         if plan is None or not plan.items:
             return Text("Nothing loads at startup here." if plan else "")
         width = max(self.content_region.width, 10)
-        self.segments, self.line = layout(plan, width)
+        laid = self._laid.get(id(plan))
+        if laid is None or laid[0] is not plan or laid[1] != width:
+            segments, line = layout(plan, width)
+            counts = (sum(item.fits for item in plan.items), sum(item.truncated for item in plan.items))
+            if len(self._laid) >= LAID_KEPT:
+                self._laid.clear()
+            laid = self._laid[id(plan)] = (plan, width, segments, line, counts)
+        _, _, self.segments, self.line, self._counts = laid
+        styles = {kind: self.get_component_rich_style(f"budget-bar--{kind}") for kind in GLYPH}
         bar = Text()
         for segment in self.segments:
-            style = self.get_component_rich_style(f"budget-bar--{segment.kind}")
+            if segment.start >= width:
+                # More items than cells: those past the bar's end are not drawn (they would wrap
+                # onto the budget line's row); the legend counts them.
+                break
+            style = styles[segment.kind]
             if segment.id == self.highlighted:
                 style += self.get_component_rich_style("budget-bar--highlight")
-            bar.append(GLYPH[segment.kind] * (segment.end - segment.start), style=style)
+            bar.append(GLYPH[segment.kind] * (min(segment.end, width) - segment.start), style=style)
         return Text("\n").join([bar, self._line_row(plan, width), self._legend(plan)])
 
     def _line_row(self, plan: BudgetPlan, width: int) -> Text:
@@ -114,8 +133,7 @@ class BudgetBar(Widget):
         return row
 
     def _legend(self, plan: BudgetPlan) -> Text:
-        fits = sum(item.fits for item in plan.items)
-        truncated = sum(item.truncated for item in plan.items)
+        fits, truncated = self._counts
         legend = Text()
         legend.append(GLYPH["fit"], style=self.get_component_rich_style("budget-bar--fit"))
         legend.append(f" {fits} load  ")

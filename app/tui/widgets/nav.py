@@ -105,7 +105,7 @@ class NavTable(DataTable[Text]):
 
     def add_cells(self, cells: dict[str, Text], key: str) -> None:
         """A row given by column key; the columns not shown at this width are left out."""
-        self.add_row(*(cells[column] for column in self.shown_columns), key=key)
+        self.add_row(*(cells[column] for column, _width in self._laid), key=key)
 
 
 class NavOptionList(OptionList):

@@ -1,0 +1,356 @@
+"""The warm-start snapshot: what the last load made of its inputs, in one file that loads in one read.
+
+A load's memories, parse results, content keys and findings are a function of its inputs (every
+portfolio's settings, the stat of every file it read, each database's stamp, the day and the
+readers' versions: `inputs_digest`). When a start finds the very same inputs it takes them from
+here instead of decoding one parse-cache row per file, building every model through validation and
+hashing every content again: a warm start then costs the stat walk and this one read.
+
+Kept in marshal (plain tuples, written by this version for this version only: the format names
+the models' shapes, so a changed model finds no snapshot) and rebuilt into the frozen models
+without validation, which is safe because only this module wrote the values, from validated
+models. Like every cache here it is disposable: a missing, damaged, foreign or older file is no
+snapshot, and the load reads the per-file caches as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import struct
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from app.core.load.rows import rows_key
+from app.core.model import Entry, Memory, Problem, Relation, Source, Span, Tier, TrustLevel
+from app.core.reading.base import ParsedFile
+
+_MODELS: tuple[type[BaseModel], ...] = (Memory, Entry, Source, Span, Relation, Problem, ParsedFile)
+# The models' shapes are part of the format: a field added, removed or moved finds no snapshot.
+SHAPE = hashlib.sha256(repr([(cls.__name__, tuple(cls.model_fields)) for cls in _MODELS]).encode()).hexdigest()[:16]
+MAGIC = b"MWS2"
+
+_TIERS = {tier.value: tier for tier in Tier}
+_TRUSTS = {level.value: level for level in TrustLevel}
+_MEMORY_FIELDS = tuple(Memory.model_fields)
+_ENTRY_FIELDS = tuple(Entry.model_fields)
+_PROBLEM_FIELDS = tuple(Problem.model_fields)
+_RELATION_FIELDS = tuple(Relation.model_fields)
+_AT = {name: i for i, name in enumerate(_MEMORY_FIELDS)}
+_ENTRY_AT = {name: i for i, name in enumerate(_ENTRY_FIELDS)}
+# A model's values in its fields' order, whatever order its __dict__ was filled in.
+_MEMORY_VALUES = itemgetter(*_MEMORY_FIELDS)
+_ENTRY_VALUES = itemgetter(*_ENTRY_FIELDS)
+_PROBLEM_VALUES = itemgetter(*_PROBLEM_FIELDS)
+_RELATION_VALUES = itemgetter(*_RELATION_FIELDS)
+
+_new = object.__new__
+_set = object.__setattr__
+# The slots every model has, set through their descriptors: a third cheaper than by name, and a
+# warm start sets them some two million times.
+_SET_DICT = BaseModel.__dict__["__dict__"].__set__
+_SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def _built(cls: type[BaseModel], values: dict[str, Any], fields_set: set[str]) -> Any:
+    """A model from values this module encoded from a validated one: what validation would make,
+    without running it (a warm start builds a few hundred thousand of these). The fields-set is
+    every field, as a model decoded from its JSON has; models are frozen, so one set per class
+    serves (a copy gets its own)."""
+    model = _new(cls)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", fields_set)
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
+
+
+_ALL = {cls: set(cls.model_fields) for cls in _MODELS}
+
+
+# -- encoding ---------------------------------------------------------------------------------------
+
+
+def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
+    """Each memory as plain values in its fields' order (enums by value, models as tuples), for
+    marshal. One loop with what it touches bound locally: a load that did not come from a
+    snapshot ends by writing one, a hundred thousand memories at the largest."""
+    memory_values, entry_values, relation_values = _MEMORY_VALUES, _ENTRY_VALUES, _RELATION_VALUES
+    at_tier, at_trust, at_entries, at_source, at_span, at_relations, at_fields = _T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS, _AT["fields"]
+    entry_trust, entry_span = _E_TRUST, _E_SPAN
+    out: list[tuple[Any, ...]] = []
+    append = out.append
+    for memory in memories:
+        data = memory.__dict__  # read by key: a model's attribute lookup walks its classes first
+        values = list(memory_values(data))
+        values[at_tier] = data["tier"].value
+        values[at_trust] = data["trust"].value
+        entries = []
+        for entry in data["entries"]:
+            fields = entry.__dict__
+            row = list(entry_values(fields))
+            trust, span = fields["trust"], fields["span"]
+            if trust is not None:
+                row[entry_trust] = trust.value
+            if span is not None:
+                row[entry_span] = (span.__dict__["start"], span.__dict__["end"])
+            entries.append(tuple(row))
+        values[at_entries] = tuple(entries)
+        source, span = data["source"].__dict__, data["span"]
+        values[at_source] = (source["path"], source["row"], source["table"])
+        if span is not None:
+            values[at_span] = (span.__dict__["start"], span.__dict__["end"])
+        if data["relations"]:
+            values[at_relations] = tuple(relation_values(r.__dict__) for r in data["relations"])
+        native = data["fields"]
+        if native:
+            # Native fields repeat the memory's own values (its name, dates, hash): as the same
+            # objects, marshal writes them once and reads them back as one string each.
+            same = {}
+            for key in ("name", "sha256", "description", "created", "updated", "domain", "kind"):
+                value = data[key]
+                if value:
+                    same[value] = value
+            values[at_fields] = {key: same.get(value, value) if type(value) is str else value for key, value in native.items()}
+        append(tuple(values))
+    return out
+
+
+def encode_memory(memory: Memory) -> tuple[Any, ...]:
+    return encode_memories([memory])[0]
+
+
+def _problem(problem: Problem) -> tuple[Any, ...]:
+    values: tuple[Any, ...] = _PROBLEM_VALUES(problem.__dict__)
+    return values
+
+
+# -- decoding ---------------------------------------------------------------------------------------
+
+_SPAN_SET, _SOURCE_SET, _ENTRY_SET, _MEMORY_SET = _ALL[Span], _ALL[Source], _ALL[Entry], _ALL[Memory]
+_T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS = (_AT[n] for n in ("tier", "trust", "entries", "source", "span", "relations"))
+_E_TRUST, _E_SPAN = _ENTRY_AT["trust"], _ENTRY_AT["span"]
+
+
+def _decode_span(span: tuple[int, int]) -> Span:
+    result: Span = _built(Span, {"start": span[0], "end": span[1]}, _SPAN_SET)
+    return result
+
+
+def decode_memories(rows: list[tuple[Any, ...]]) -> list[Memory]:
+    """`encode_memory`'s rows as models. One loop with everything it touches bound locally and
+    `_built` written out: this is a warm start's one long loop (five models a memory)."""
+    new, put_dict, put_fields, put_extra, put_private = _new, _SET_DICT, _SET_FIELDS, _SET_EXTRA, _SET_PRIVATE
+    memory_fields, entry_fields, tiers, trusts = _MEMORY_FIELDS, _ENTRY_FIELDS, _TIERS, _TRUSTS
+    memory_set, entry_set, source_set, span_set = _MEMORY_SET, _ENTRY_SET, _SOURCE_SET, _SPAN_SET
+    at_tier, at_trust, at_entries, at_source, at_span, at_relations = _T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS
+    entry_trust, entry_span = _E_TRUST, _E_SPAN
+    cls_memory, cls_entry, cls_source, cls_span = Memory, Entry, Source, Span
+    out: list[Memory] = []
+    append = out.append
+    for values in rows:
+        data = dict(zip(memory_fields, values))
+        data["tier"] = tiers[values[at_tier]]
+        data["trust"] = trusts[values[at_trust]]
+        entries = []
+        for row in values[at_entries]:
+            fields = dict(zip(entry_fields, row))
+            if row[entry_trust] is not None:
+                fields["trust"] = trusts[row[entry_trust]]
+            span = row[entry_span]
+            if span is not None:
+                model = new(cls_span)
+                put_dict(model, {"start": span[0], "end": span[1]})
+                put_fields(model, span_set)
+                put_extra(model, None)
+                put_private(model, None)
+                fields["span"] = model
+            entry = new(cls_entry)
+            put_dict(entry, fields)
+            put_fields(entry, entry_set)
+            put_extra(entry, None)
+            put_private(entry, None)
+            entries.append(entry)
+        data["entries"] = tuple(entries)
+        path, row_number, table = values[at_source]
+        source = new(cls_source)
+        put_dict(source, {"path": path, "row": row_number, "table": table})
+        put_fields(source, source_set)
+        put_extra(source, None)
+        put_private(source, None)
+        data["source"] = source
+        span = values[at_span]
+        if span is not None:
+            model = new(cls_span)
+            put_dict(model, {"start": span[0], "end": span[1]})
+            put_fields(model, span_set)
+            put_extra(model, None)
+            put_private(model, None)
+            data["span"] = model
+        relations = values[at_relations]
+        if relations:
+            data["relations"] = tuple(_built(Relation, dict(zip(_RELATION_FIELDS, r, strict=True)), _ALL[Relation]) for r in relations)
+        memory = new(cls_memory)
+        put_dict(memory, data)
+        put_fields(memory, memory_set)
+        put_extra(memory, None)
+        put_private(memory, None)
+        append(memory)
+    return out
+
+
+def decode_memory(values: tuple[Any, ...]) -> Memory:
+    return decode_memories([values])[0]
+
+
+def _decode_problem(values: tuple[Any, ...]) -> Problem:
+    result: Problem = _built(Problem, dict(zip(_PROBLEM_FIELDS, values, strict=True)), _ALL[Problem])
+    return result
+
+
+# -- what a portfolio's load made -------------------------------------------------------------------
+
+
+@dataclass
+class Part:
+    """One portfolio's part of a load: what `Pipeline._validate` and `_scan` leave in its `_Work`."""
+
+    system: str
+    root: str
+    name: str
+    parsed: dict[str, ParsedFile]
+    memories: list[Memory]
+    keys: list[str | None]  # the content key of each of `memories`
+    findings: dict[str, bytes]
+    by_file: bool  # `_Work.ids` is the set of the memories' ids (not None)
+    shared: frozenset[str]
+    troubled: list[str]
+    # Read back: `parsed` is left empty and made by `parses` when first asked for (only a write's
+    # re-read of the portfolio needs it), and the troubled files' problems are here.
+    parses: Callable[[], dict[str, ParsedFile]] | None = None
+    problems: dict[str, list[Problem]] = field(default_factory=dict)
+
+
+# Memories per marshal blob. marshal holds the interpreter lock for the whole of one call: the
+# file is a run of blobs small enough (some 20 ms each) that a face's event loop, running beside
+# the load, is never held up by a read of the whole.
+ROWS_PER_BLOB = 2000
+_LENGTH = struct.Struct("<Q")
+
+
+def _encode_part(part: Part) -> Iterator[Any]:
+    """The values of one part, as the blobs it is kept in: its head, its content keys, its
+    findings, then its memories ROWS_PER_BLOB at a time."""
+    # Each memory object once: the portfolio's list and its files' parses share most of them.
+    where: dict[int, int] = {}
+    objects: list[Memory] = []
+
+    def at(memory: Memory) -> int:
+        index = where.get(id(memory))
+        if index is None:
+            index = where[id(memory)] = len(objects)
+            objects.append(memory)
+        return index
+
+    listed = [at(memory) for memory in part.memories]
+    parsed = [(rel, p.rel, [at(m) for m in p.memories], [_problem(x) for x in p.problems]) for rel, p in part.parsed.items()]
+    yield (part.system, part.root, part.name, len(objects), listed, parsed, part.by_file, sorted(part.shared), part.troubled)
+    yield part.keys
+    yield part.findings
+    for start in range(0, len(objects), ROWS_PER_BLOB):
+        yield encode_memories(objects[start : start + ROWS_PER_BLOB])
+
+
+def _decode_part(blobs: Iterator[Any]) -> Part:
+    system, root, name, count, listed, parsed, by_file, shared, troubled = next(blobs)
+    keys, findings = next(blobs), next(blobs)
+    objects: list[Memory] = []
+    while len(objects) < count:
+        objects += decode_memories(next(blobs))
+    problems = {rel: [_decode_problem(p) for p in found] for rel, _, _, found in parsed if found}
+
+    def parses() -> dict[str, ParsedFile]:
+        files: dict[str, ParsedFile] = {}
+        parsed_set = _ALL[ParsedFile]
+        for rel, own_rel, indexes, _ in parsed:
+            data = {"rel": own_rel, "memories": [objects[i] for i in indexes], "problems": list(problems.get(rel, ()))}
+            files[rel] = _built(ParsedFile, data, parsed_set)
+        return files
+
+    return Part(system, root, name, {}, [objects[i] for i in listed], keys, findings, by_file, frozenset(shared), troubled, parses, problems)
+
+
+def _blobs(body: bytes) -> Iterator[Any]:
+    """The values of a run of length-prefixed marshal blobs, one at a time."""
+    view = memoryview(body)
+    at = 0
+    while at < len(view):
+        (length,) = _LENGTH.unpack_from(view, at)
+        at += _LENGTH.size
+        if at + length > len(view):
+            raise ValueError("the snapshot ends inside a blob")
+        yield marshal.loads(view[at : at + length])
+        at += length
+
+
+class Snapshot:
+    """The snapshot of the last load of one set of opened paths, in `folder`."""
+
+    def __init__(self, folder: Path, paths: Iterable[Path | str], version: str) -> None:
+        self.folder = folder
+        self.path = folder / f"{rows_key(paths)}.snapshot"
+        # What else the values depend on besides the inputs (the detector's version, say).
+        self.header = MAGIC + hashlib.sha256(f"{SHAPE}\0{version}".encode()).hexdigest()[:16].encode()
+
+    def load(self, inputs: str) -> list[Part] | None:
+        """The parts kept under exactly these inputs; None when there are none to trust."""
+        head = self.header + inputs.encode()
+        try:
+            with open(self.path, "rb") as handle:
+                if handle.read(len(head)) != head:
+                    return None  # another load's or another version's: not even decoded
+                body = handle.read()
+            blobs = _blobs(body)
+            return [_decode_part(blobs) for _ in range(next(blobs))]
+        except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, StopIteration, struct.error):
+            return None
+
+    def save(self, inputs: str, parts: Sequence[Part]) -> bool:
+        """Written whole then renamed into place; False (nothing kept) when a value is not one
+        marshal keeps, or the folder cannot be written: that only costs a slower next start."""
+        try:
+            blobs = [marshal.dumps(len(parts))] + [marshal.dumps(values) for part in parts for values in _encode_part(part)]
+        except ValueError:
+            self.drop()
+            return False
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".snapshot-", suffix=".tmp")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(self.header + inputs.encode())
+                    for blob in blobs:
+                        out.write(_LENGTH.pack(len(blob)))
+                        out.write(blob)
+                os.replace(temp, self.path)
+            except BaseException:
+                os.unlink(temp)
+                raise
+        except OSError:
+            return False
+        return True
+
+    def drop(self) -> None:
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass

@@ -1,0 +1,207 @@
+"""The warm-start snapshot: a start whose inputs are all as the last load found them takes its
+memories, parses, content keys and findings from one file, and parses, decodes, scans and hashes
+nothing; what it gives is what the per-file caches give; a changed file, another day or a damaged
+snapshot, and the load reads the per-file caches as before."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from app.core.clock import FixedClock
+from app.core.load import codec, findings, pipeline, snapshot
+from app.core.locations import Locations
+from app.core.workbench import Workbench
+
+
+class Calls:
+    def __init__(self) -> None:
+        self.decoded = 0  # parse-cache payloads decoded
+        self.parsed = 0  # files parsed
+        self.scanned = 0  # batches the detector ran over
+        self.keyed = 0  # contents hashed for their findings key
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
+    seen = Calls()
+    decode, parse_chunk, parse_one, scan, key = codec.decode, pipeline.parse_chunk, pipeline.parse_one, pipeline.scan_memories, findings.content_key
+
+    def counting_decode(payload: bytes):  # type: ignore[no-untyped-def]
+        seen.decoded += 1
+        return decode(payload)
+
+    def counting_chunk(*args):  # type: ignore[no-untyped-def]
+        seen.parsed += len(args[1])
+        return parse_chunk(*args)
+
+    def counting_one(*args):  # type: ignore[no-untyped-def]
+        seen.parsed += 1
+        return parse_one(*args)
+
+    def counting_scan(*args):  # type: ignore[no-untyped-def]
+        seen.scanned += 1
+        return scan(*args)
+
+    def counting_key(memory):  # type: ignore[no-untyped-def]
+        seen.keyed += 1
+        return key(memory)
+
+    monkeypatch.setattr(pipeline, "decode_payload", counting_decode)
+    monkeypatch.setattr(pipeline, "parse_chunk", counting_chunk)
+    monkeypatch.setattr(pipeline, "parse_one", counting_one)
+    monkeypatch.setattr(pipeline, "scan_memories", counting_scan)
+    monkeypatch.setattr(findings, "content_key", counting_key)
+    return seen
+
+
+def _open(locations: Locations, clock: FixedClock, root: Path) -> Workbench:
+    wb = Workbench(locations, clock=clock, workers=1)
+    wb.open([root], index=False)
+    return wb
+
+
+def _without_snapshot(locations: Locations) -> None:
+    for path in (locations.cache / "snapshots").glob("*.snapshot"):
+        path.unlink()
+
+
+def test_a_warm_start_from_the_snapshot_parses_decodes_scans_and_hashes_nothing(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls
+) -> None:
+    cold = _open(isolated_locations, clock, sample_copy)
+    assert calls.parsed and calls.scanned and calls.keyed  # the first start did all of it
+    assert not cold._pipeline.restored  # type: ignore[union-attr]
+    calls.__init__()  # type: ignore[misc]
+
+    warm = _open(isolated_locations, clock, sample_copy)
+    assert warm._pipeline.restored  # type: ignore[union-attr]
+    assert (calls.decoded, calls.parsed, calls.scanned, calls.keyed) == (0, 0, 0, 0)
+    read = next(p for p in warm.timeline.phases if p.name == "read")
+    assert read.message == "from the warm-start snapshot"
+    assert warm.result.scanned == 0
+    # What the faces ask for needs nothing more read or scanned either.
+    assert warm.trusts() == cold.trusts() and warm.finding_severities() == cold.finding_severities()
+    assert calls.scanned == 0
+    # The files' parses are made only when a write's re-read needs its portfolio's.
+    assert all(work._parses_later is not None for work in warm.result.works)
+    target = next(m for m in warm.memories if m.system == "dollhouse" and m.tier.value == "cold")
+    warm.promote(target.id, reason="test", priority=50)
+    assert warm.memory(target.id).tier.value == "hot" and calls.parsed == 1
+    assert sum(work._parses_later is None for work in warm.result.works) == 1
+
+
+def test_the_snapshot_gives_what_the_per_file_caches_give(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    _open(isolated_locations, clock, sample_copy)  # fills the per-file caches and the snapshot
+    _without_snapshot(isolated_locations)
+    from_caches = _open(isolated_locations, clock, sample_copy)  # the per-file caches; writes the snapshot again
+    assert not from_caches._pipeline.restored  # type: ignore[union-attr]
+    restored = _open(isolated_locations, clock, sample_copy)
+    assert restored._pipeline.restored  # type: ignore[union-attr]
+
+    assert restored.memories == from_caches.memories and restored.memories
+    assert [m.model_dump_json() for m in restored.memories] == [m.model_dump_json() for m in from_caches.memories]
+    assert restored.problems() == from_caches.problems()
+    assert restored.result.findings == from_caches.result.findings
+    for a, b in zip(from_caches.result.works, restored.result.works, strict=True):
+        assert list(a.parsed) == list(b.parsed) and a.parsed == b.parsed
+        assert (a.ids, a.shared, a.troubled, a.problems) == (b.ids, b.shared, b.troubled, b.problems)
+    assert [i.memory.id for i in restored.review_queue()] == [i.memory.id for i in from_caches.review_queue()]
+    assert restored.budgets() == from_caches.budgets()
+
+
+def test_models_from_the_snapshot_behave_as_validated_ones(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    _open(isolated_locations, clock, sample_copy)
+    restored = _open(isolated_locations, clock, sample_copy)
+    memory = next(m for m in restored.memories if m.entries and m.span is not None)
+    copy = memory.model_copy(update={"name": "renamed"})
+    assert copy.name == "renamed" and memory.name != "renamed" and copy.entries == memory.entries
+    assert type(memory).model_validate_json(memory.model_dump_json()) == memory
+    with pytest.raises(Exception):  # noqa: B017 - frozen, as validated models are
+        memory.name = "x"  # type: ignore[misc]
+
+
+def test_a_changed_file_or_another_day_reads_the_per_file_caches(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls) -> None:
+    _open(isolated_locations, clock, sample_copy)
+    path = next(sample_copy.rglob("*.yaml"))
+    path.write_text(path.read_text(encoding="utf-8").replace("\n", "\n\n", 1), encoding="utf-8")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    calls.__init__()  # type: ignore[misc]
+    changed = _open(isolated_locations, clock, sample_copy)
+    assert not changed._pipeline.restored and calls.parsed == 1  # type: ignore[union-attr]
+
+    # The start after it finds the snapshot that load kept.
+    assert _open(isolated_locations, clock, sample_copy)._pipeline.restored  # type: ignore[union-attr]
+    tomorrow = FixedClock(clock.now() + timedelta(days=1))
+    assert not _open(isolated_locations, tomorrow, sample_copy)._pipeline.restored  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "another version"])
+def test_a_damaged_or_foreign_snapshot_is_no_snapshot(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, damage: str) -> None:
+    expected = _open(isolated_locations, clock, sample_copy).memories
+    [path] = (isolated_locations.cache / "snapshots").glob("*.snapshot")
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        path.write_bytes(data[:100] + b"\x00not marshal" * 50)
+    else:
+        path.write_bytes(snapshot.MAGIC + b"0" * 16 + data[len(snapshot.MAGIC) + 16 :])
+    wb = _open(isolated_locations, clock, sample_copy)
+    assert not wb._pipeline.restored and wb.memories == expected  # type: ignore[union-attr]
+
+
+def test_a_write_then_a_new_start_uses_what_the_write_made(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    _open(isolated_locations, clock, sample_copy)
+    wb = _open(isolated_locations, clock, sample_copy)
+    target = next(m for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold")
+    wb.promote(target.id, reason="test", priority=50)
+    after = _open(isolated_locations, clock, sample_copy)
+    assert not after._pipeline.restored  # type: ignore[union-attr]  (the written file's stat moved)
+    assert after.memory(target.id).tier.value == "hot"
+    again = _open(isolated_locations, clock, sample_copy)
+    assert again._pipeline.restored and again.memory(target.id).tier.value == "hot"  # type: ignore[union-attr]
+    assert again.memories == after.memories
+
+
+def test_a_value_marshal_cannot_keep_leaves_no_snapshot(tmp_path: Path) -> None:
+    store = snapshot.Snapshot(tmp_path, [tmp_path], "v")
+    part = snapshot.Part("dollhouse", "/r", "r", {}, [], [], {"k": object()}, True, frozenset(), [])  # type: ignore[dict-item]
+    assert not store.save("0" * 64, [part])
+    assert store.load("0" * 64) is None
+
+
+def test_memories_are_kept_in_small_blobs_and_read_back_across_them(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """marshal holds the interpreter lock through one call: the memories go in blobs of a few
+    thousand, so a face's event loop beside the load is never held for the read of the whole."""
+    monkeypatch.setattr(snapshot, "ROWS_PER_BLOB", 3)
+    expected = _open(isolated_locations, clock, sample_copy).memories
+    [path] = (isolated_locations.cache / "snapshots").glob("*.snapshot")
+    loads: list[int] = []
+    real = snapshot.marshal.loads
+
+    def counting(data):  # type: ignore[no-untyped-def]
+        loads.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(snapshot.marshal, "loads", counting)
+    wb = _open(isolated_locations, clock, sample_copy)
+    assert wb._pipeline.restored and wb.memories == expected  # type: ignore[union-attr]
+    assert len(loads) > len(expected) // 3 and max(loads) < path.stat().st_size // 2
+
+    # Cut at a blob's end: the parts it promised are missing, and it is no snapshot.
+    data = path.read_bytes()
+    head = len(snapshot.MAGIC) + 16 + 64
+    ends, at = [], head
+    while at < len(data):
+        (length,) = snapshot._LENGTH.unpack_from(data, at)
+        at += snapshot._LENGTH.size + length
+        ends.append(at)
+    path.write_bytes(data[: ends[len(ends) // 2]])
+    again = _open(isolated_locations, clock, sample_copy)
+    assert not again._pipeline.restored and again.memories == expected  # type: ignore[union-attr]
