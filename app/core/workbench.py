@@ -215,13 +215,14 @@ class Workbench:
     # -- search ---------------------------------------------------------------------------------
 
     def build_index(self) -> Timeline:
-        """The index phase an `open(index_later=True)` left out: the search index brought in line
-        with what that open read, its events sent to the open's `emit`, and the load's timeline
+        """The index phase an `open(index_later=True)` left out, after the warm-start snapshot it
+        also left: the search index brought in line with what that open read, its events sent to the open's `emit`, and the load's timeline
         with the phase in place. Until it is done, search answers by substring and says so. The
         memories are taken as they are now; a change made meanwhile is caught up on the next search."""
         pipeline = self._pipeline
         if pipeline is None or not pipeline.index_later:
             raise RuntimeError("build_index() follows an open(index_later=True)")
+        pipeline.save_snapshot()
         with self._lock:
             portfolios = self.portfolios
             memories = [m for m in self.memories if m.id not in self._vaulted]
@@ -756,6 +757,7 @@ class Workbench:
                 self.changed = []
                 self._behind(keys, result.portfolios)
                 return
+            self._pipeline.drop_snapshot()
             works = list(result.works)
             portfolios = list(result.portfolios)
             before = self._by_id

@@ -167,6 +167,35 @@ def test_a_write_then_a_new_start_uses_what_the_write_made(sample_copy: Path, is
     assert again.memories == after.memories
 
 
+def _snapshots(locations: Locations) -> list[Path]:
+    return sorted((locations.cache / "snapshots").glob("*.snapshot"))
+
+
+def test_an_open_that_indexes_later_writes_its_snapshot_with_the_index(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy], index_later=True)
+    assert _snapshots(isolated_locations) == []  # the memories are shown before it is written
+    wb.build_index()
+    assert len(_snapshots(isolated_locations)) == 1
+    wb.close()
+    again = Workbench(isolated_locations, clock=clock, workers=1)
+    again.open([sample_copy], index_later=True)
+    assert again._pipeline.restored and again.memories == wb.memories  # type: ignore[union-attr]
+    again.close()
+
+
+def test_a_write_before_the_deferred_snapshot_leaves_none(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy], index_later=True)
+    target = next(m for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold")
+    wb.promote(target.id, reason="test", priority=50)
+    wb.build_index()
+    assert _snapshots(isolated_locations) == []
+    wb.close()
+    after = _open(isolated_locations, clock, sample_copy)
+    assert not after._pipeline.restored and after.memory(target.id).tier.value == "hot"  # type: ignore[union-attr]
+
+
 def test_a_value_marshal_cannot_keep_leaves_no_snapshot(tmp_path: Path) -> None:
     store = snapshot.Snapshot(tmp_path, [tmp_path], "v")
     part = snapshot.Part("dollhouse", "/r", "r", {}, [], [], {"k": object()}, True, frozenset(), [])  # type: ignore[dict-item]

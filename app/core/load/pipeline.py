@@ -241,6 +241,7 @@ class Pipeline:
         self.keys = ContentKeys()  # the content key of each memory, by memory object
         self.inputs: str | None = None  # `inputs_digest` of the last run
         self.restored = False  # whether the last run took its memories from the warm-start snapshot
+        self._unsaved: tuple[Snapshot, str, list[Part]] | None = None  # what `save_snapshot` writes
 
     # -- timing and events ------------------------------------------------------------------
 
@@ -323,8 +324,11 @@ class Pipeline:
             self.inputs = inputs_digest(works, today) if self.use_cache else None
             # Not kept when a read is to be tried again (a locked database): the snapshot would
             # serve its empty result under the same stamp.
+            self._unsaved = None
             if snapshot is not None and self.inputs is not None and self.scan and not any(w.unkept for w in works):
-                snapshot.save(self.inputs, [self._part(w) for w in works])
+                self._unsaved = (snapshot, self.inputs, [self._part(w) for w in works])
+                if not self.index_later:
+                    self.save_snapshot()
         if not self.index_later:
             with self._phase("index", total=len(memories)) as info:
                 if self.index_step is None:
@@ -440,6 +444,20 @@ class Pipeline:
 
     def _progress(self, phase: str) -> Progress:
         return lambda done, total: self._event(phase, "progress", done=done, total=total)
+
+    def save_snapshot(self) -> None:
+        """Write the warm-start snapshot of the last run, if it left one to write. A run with
+        `index_later` leaves it, like the index, for after its memories are shown: writing it costs
+        over a second at 100k memories."""
+        if self._unsaved is not None:
+            snapshot, inputs, parts = self._unsaved
+            self._unsaved = None
+            snapshot.save(inputs, parts)
+
+    def drop_snapshot(self) -> None:
+        """A write came after the run: its snapshot would not be the files' state any more (a
+        later start would not take it, its inputs having changed), so it is not written."""
+        self._unsaved = None
 
     def late_phase(self, name: str, step: Callable[[Progress], tuple[int, str]], total: int | None = None) -> Timeline:
         """A phase of the last run done after it (the index, built behind a screen that already
