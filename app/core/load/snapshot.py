@@ -125,10 +125,6 @@ def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
     return out
 
 
-def encode_memory(memory: Memory) -> tuple[Any, ...]:
-    return encode_memories([memory])[0]
-
-
 def _problem(problem: Problem) -> tuple[Any, ...]:
     values: tuple[Any, ...] = _PROBLEM_VALUES(problem.__dict__)
     return values
@@ -141,14 +137,10 @@ _T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS = (_AT[n] for n 
 _E_TRUST, _E_SPAN = _ENTRY_AT["trust"], _ENTRY_AT["span"]
 
 
-def _decode_span(span: tuple[int, int]) -> Span:
-    result: Span = _built(Span, {"start": span[0], "end": span[1]}, _SPAN_SET)
-    return result
-
-
 def decode_memories(rows: list[tuple[Any, ...]]) -> list[Memory]:
-    """`encode_memory`'s rows as models. One loop with everything it touches bound locally and
-    `_built` written out: this is a warm start's one long loop (five models a memory)."""
+    """`encode_memories`'s rows as models. One loop with everything it touches bound locally and
+    `_built` written out, for spans too: this is a warm start's one long loop (five models a
+    memory), and a call per span made it a fifth slower at 100k memories."""
     new, put_dict, put_fields, put_extra, put_private = _new, _SET_DICT, _SET_FIELDS, _SET_EXTRA, _SET_PRIVATE
     memory_fields, entry_fields, tiers, trusts = _MEMORY_FIELDS, _ENTRY_FIELDS, _TIERS, _TRUSTS
     memory_set, entry_set, source_set, span_set = _MEMORY_SET, _ENTRY_SET, _SOURCE_SET, _SPAN_SET
@@ -206,10 +198,6 @@ def decode_memories(rows: list[tuple[Any, ...]]) -> list[Memory]:
         put_private(memory, None)
         append(memory)
     return out
-
-
-def decode_memory(values: tuple[Any, ...]) -> Memory:
-    return decode_memories([values])[0]
 
 
 def _decode_problem(values: tuple[Any, ...]) -> Problem:
