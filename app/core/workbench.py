@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.core.budget import BudgetPlan, WhatIf, plan_budgets
 from app.core.change.applier import Applier
@@ -139,8 +141,8 @@ class Workbench:
             emit=emit,
             workers=self.workers,
             use_cache=use_cache,
-            index_step=self._index_step if index else None,
-            plan_step=self._plan,
+            index_step=_weakly(self._index_step) if index else None,
+            plan_step=_weakly(self._plan),
             index_later=index and index_later,
         )
         self._paths = [Path(p) for p in paths]
@@ -846,3 +848,18 @@ def _about(change: Decision, memory_id: str) -> bool:
 def _differs(a: Memory | None, b: Memory | None) -> bool:
     # Unchanged memories are the very objects of the last read: most comparisons stop at `is`.
     return a is not b and a != b
+
+
+def _weakly(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A bound method of the workbench that does not keep it alive. The pipeline holds its steps,
+    and the load freezes what it made out of the collector's sight: a cycle through the workbench
+    would keep every memory of a closed workbench in memory for good."""
+    ref = weakref.WeakMethod(method)
+
+    def call(*args: Any) -> Any:
+        bound = ref()
+        if bound is None:
+            raise RuntimeError("the workbench this load belongs to is gone")
+        return bound(*args)
+
+    return call

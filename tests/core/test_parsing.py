@@ -285,3 +285,17 @@ def test_inert(raw: str, shown: str) -> None:
 def test_one_line_flattens_and_shortens() -> None:
     assert one_line("a\n b\tc", 80) == "a b c"
     assert one_line("x" * 100, 10) == "x" * 9 + "\u2026"
+
+
+def test_walk_order_is_by_shown_path_and_prefix_is_added(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "b").mkdir(parents=True)
+    (root / "a").mkdir()
+    for rel in ("z.md", "a/2.md", "a/1.md", "b/x.md", "m.md", "b/\x7fdel.md", "b/a.md"):
+        (root / rel).write_text("x")
+    problems: list[Problem] = []
+    files = [f.rel for f in safefs.walk_files(root, lambda rel: rel.endswith(".md"), problems, prefix="memories/")]
+    # Each folder's files in the order of their shown paths, before its subfolders': DEL (0x7f)
+    # sorts after the letters, its escape `\x7f` before them.
+    assert files == ["memories/m.md", "memories/z.md", "memories/a/1.md", "memories/a/2.md", "memories/b/\\x7fdel.md", "memories/b/a.md", "memories/b/x.md"]
+    assert problems == []

@@ -11,8 +11,10 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
+from stat import S_ISREG
+from typing import NamedTuple
 
 from app.core.model import Problem
 from app.core.storage.leftovers import LITTER_PATTERN
@@ -22,10 +24,11 @@ MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 12
 # The `kept` of a problem that names a file a crashed workbench write left; the facade clears it.
 LITTER = "workbench litter"
+_NAME = attrgetter("name")
+_REL = attrgetter("rel")
 
 
-@dataclass(frozen=True, slots=True)
-class FileRef:
+class FileRef(NamedTuple):
     """A regular file found in a portfolio: its relative path made printable (undecodable bytes and
     control characters escaped, so it can be shown, cached and written as JSON), the real path to
     open, and the stat the cache keys on."""
@@ -69,11 +72,14 @@ def walk_files(
     *,
     prune: Callable[[str], bool] = lambda rel: False,
     max_depth: int = MAX_DEPTH,
+    prefix: str = "",
 ) -> Iterator[FileRef]:
     """Yield the regular files under root whose relative path `accept`s, in a stable order.
 
     `prune(rel_dir)` skips a folder. Symlinks that resolve inside the root are followed (files) or
     skipped silently (folders, to avoid loops); those leaving the root are reported and skipped.
+    `prefix` is put before every path yielded (`accept` and `prune` see paths without it), for a
+    system whose memories live in one folder of its portfolio.
     """
     root_real = os.path.realpath(root)
     stack: list[tuple[str, str, int]] = [(root_real, "", 0)]
@@ -81,26 +87,30 @@ def walk_files(
         folder, rel_folder, depth = stack.pop()
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name, reverse=True)
+                entries = sorted(it, key=_NAME)
         except OSError as exc:
             problems.append(Problem(path=display_name(rel_folder or "."), message=f"cannot list folder: {exc.strerror}", kept="folder skipped"))
             continue
         files: list[FileRef] = []
+        folders: list[tuple[str, str, int]] = []
+        escaped = False
+        lead = f"{rel_folder}/" if rel_folder else ""
         for entry in entries:
-            rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+            rel = lead + entry.name
             try:
                 if entry.is_symlink():
                     ref = _follow_symlink(entry.path, rel, root_real, accept, problems)
                     if ref is not None:
-                        files.append(ref)
+                        escaped = escaped or ref.rel != rel
+                        files.append(FileRef(prefix + ref.rel, ref.path, ref.size, ref.mtime_ns))
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if depth + 1 > max_depth:
                         problems.append(Problem(path=display_name(rel), message=f"folder nested deeper than {max_depth} levels", kept="folder skipped"))
                     elif not prune(rel):
-                        stack.append((entry.path, rel, depth + 1))
+                        folders.append((entry.path, rel, depth + 1))
                     continue
-                if LITTER_PATTERN.fullmatch(entry.name):  # never read as a memory, whatever the system accepts
+                if entry.name[:1] == "." and LITTER_PATTERN.fullmatch(entry.name):  # never read as a memory, whatever the system accepts
                     problems.append(Problem(path=display_name(rel), message="left by an interrupted workbench write", kept=LITTER))
                     continue
                 if not accept(rel):
@@ -109,12 +119,16 @@ def walk_files(
             except OSError as exc:
                 problems.append(Problem(path=display_name(rel), message=f"cannot stat: {exc.strerror}", kept="file skipped"))
                 continue
-            if not stat.S_ISREG(st.st_mode):
+            if not S_ISREG(st.st_mode):
                 problems.append(Problem(path=display_name(rel), message=f"not a regular file ({_kind(st.st_mode)})", kept="skipped without opening"))
                 continue
-            files.append(FileRef(display_name(rel), entry.path, st.st_size, st.st_mtime_ns))
-        # Folders were pushed in reverse order; files are yielded sorted for a stable scan order.
-        yield from sorted(files, key=lambda f: f.rel)
+            shown = display_name(rel)
+            escaped = escaped or shown is not rel
+            files.append(FileRef(prefix + shown, entry.path, st.st_size, st.st_mtime_ns))
+        # Folders go on the stack last first, so the first is walked next. Files come out sorted
+        # by their shown path: the order of their names unless a name had to be escaped.
+        stack.extend(reversed(folders))
+        yield from sorted(files, key=_REL) if escaped else files
 
 
 def _follow_symlink(path: str, rel: str, root_real: str, accept: Callable[[str], bool], problems: list[Problem]) -> FileRef | None:

@@ -41,7 +41,6 @@ from typing import Any
 from whoosh import query as wq
 from whoosh.codec.whoosh3 import W3Segment
 from whoosh.collectors import FilterCollector, TopCollector
-from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, EmptyIndexError, FileIndex
 from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.searching import Searcher
@@ -65,6 +64,7 @@ from app.core.search.schema import (
     text_sha,
     words,
 )
+from app.core.search.storage import IndexStorage
 from app.core.search.writer import INDEX_NAME, BuildError, BuildPlan, FastSegmentWriter, build_parallel
 
 __all__ = ["IndexFolderError", "SearchIndex", "QuerySyntaxError"]
@@ -179,7 +179,7 @@ class SearchIndex:
         self.lock_wait = lock_wait
         self.plan = plan or BuildPlan()
         self.nice = nice
-        self._storage = FileStorage(str(self.folder))
+        self._storage = IndexStorage(str(self.folder))
         self._schema = build_schema()
         self._lock = threading.RLock()
         self._searcher: Any = None

@@ -30,13 +30,13 @@ from multiprocessing import get_context
 from typing import Any
 
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3Codec, _lenfield
-from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, FileIndex, clean_files
 from whoosh.system import pack_ushort
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter
 
 from app.core.search.schema import TextField, build_schema
+from app.core.search.storage import IndexStorage
 
 INDEX_NAME = "MAIN"
 # zlib level of posting blocks. On the bench corpus level 1 is 0.8% larger than Whoosh's default 3
@@ -352,7 +352,7 @@ def _worker_main(folder: str, inbox: Any, outbox: Any, nice: int, number: int) -
     gc.disable()
     try:
         # the schema is ours: the TOC's pickled copy is never loaded
-        ix = FileIndex(FileStorage(folder), schema=build_schema(), indexname=INDEX_NAME)
+        ix = FileIndex(IndexStorage(folder), schema=build_schema(), indexname=INDEX_NAME)
         writer: FastSegmentWriter | None = None
         while True:
             message = inbox.get()

@@ -562,8 +562,7 @@ class DollhouseAdapter(FileAdapter):
             problems.append(missing)
             return
         found: list[Problem] = []
-        for ref in walk_files(memories, _accept, found, prune=_prune):
-            yield FileRef(f"memories/{ref.rel}", ref.path, ref.size, ref.mtime_ns)
+        yield from walk_files(memories, _accept, found, prune=_prune, prefix="memories/")
         for problem in found:
             where = "memories" if problem.path == "." else f"memories/{problem.path}"
             problems.append(problem.model_copy(update={"path": where}))
@@ -660,8 +659,10 @@ class DollhouseAdapter(FileAdapter):
 
 
 def _accept(rel: str) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    return name.endswith(".yaml") and not name.startswith(".wb-") and _BACKUP_COPY.search(name) is None
+    if not rel.endswith(".yaml"):
+        return False
+    name = rel[rel.rfind("/") + 1 :]
+    return not name.startswith(".wb-") and ("backup-" not in name or _BACKUP_COPY.search(name) is None)
 
 
 def _prune(rel_dir: str) -> bool:
