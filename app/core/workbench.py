@@ -368,14 +368,14 @@ class Workbench:
         return self.result.timeline
 
     def listed_rows(self, paths: Iterable[Path | str]) -> ListedRows:
-        """The rows a face listed for these paths last time (`keep_listed_rows`), by column, to
-        show while the load runs; empty when there are none. Only a picture: nothing is decided
-        from it."""
+        """The rows a face listed for these paths last time (`keep_listed_rows`), by column and in
+        the order it named, to show while the load runs; no columns when there are none. Only a
+        picture: nothing is decided from it."""
         return RowStore(self.locations.cache / "rows").load(paths)
 
     def keep_listed_rows(self, rows: ListedRows) -> None:
-        """Keep the rows a face lists for the paths open now (app.core.load.rows.COLUMNS), for the
-        next start's first screen."""
+        """Keep the rows a face lists for the paths open now (app.core.load.rows.COLUMNS), in the
+        order it names, for the next start's first screen."""
         if self._paths:
             RowStore(self.locations.cache / "rows").save(self._paths, rows)
 

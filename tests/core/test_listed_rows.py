@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from app.core.clock import FixedClock
-from app.core.load.rows import COLUMNS, FORMAT, ListedRows, RowStore, rows_key
+from app.core.load.rows import COLUMNS, FORMAT, Columns, ListedRows, RowStore, rows_key
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 
-ROWS: ListedRows = {
+COLS: Columns = {
     "id": ["dollhouse:d:a", "engram:e:1"],
     "name": ["a", "obs 1"],
     "system": ["dollhouse", "engram"],
@@ -28,18 +28,19 @@ ROWS: ListedRows = {
     "trust_source": ["ledger", ""],
     "native": ["", "0.95"],
 }
+ROWS = ListedRows(COLS, "name:ascending")
 
 
 def test_rows_come_back_exactly_for_the_same_paths_in_any_order(tmp_path: Path) -> None:
     store = RowStore(tmp_path / "rows")
     store.save([tmp_path / "b", tmp_path / "a"], ROWS)
     assert store.load([tmp_path / "a", tmp_path / "b"]) == ROWS
-    assert store.load([tmp_path / "a"]) == {}
+    assert store.load([tmp_path / "a"]) == ListedRows()
     assert rows_key([tmp_path / "a", tmp_path / "b"]) == rows_key([str(tmp_path / "b"), tmp_path / "x" / ".." / "a"])
 
 
 def _with(column: str, values: list[object]) -> dict[str, object]:
-    return {name: (values if name == column else ROWS[name]) for name in COLUMNS}
+    return {name: (values if name == column else COLS[name]) for name in COLUMNS}
 
 
 @pytest.mark.parametrize(
@@ -47,11 +48,14 @@ def _with(column: str, values: list[object]) -> dict[str, object]:
     [
         b"{",
         b"[]",
-        json.dumps({"format": "R1", "columns": ROWS}).encode(),
-        json.dumps({"format": FORMAT, "columns": {**ROWS, "name": ["only one"]}}).encode(),
-        json.dumps({"format": FORMAT, "columns": _with("tokens", [True, 8])}).encode(),
-        json.dumps({"format": FORMAT, "columns": _with("id", [1, "x"])}).encode(),
-        json.dumps({"format": FORMAT, "columns": {k: ROWS[k] for k in list(COLUMNS)[:-1]}}).encode(),
+        json.dumps({"format": "R2", "columns": COLS}).encode(),
+        json.dumps({"format": FORMAT, "columns": COLS}).encode(),  # no order
+        json.dumps({"format": FORMAT, "order": 1, "columns": COLS}).encode(),
+        json.dumps({"format": FORMAT, "order": "", "columns": {**COLS, "name": ["only one"]}}).encode(),
+        json.dumps({"format": FORMAT, "order": "", "columns": _with("tokens", [True, 8])}).encode(),
+        json.dumps({"format": FORMAT, "order": "", "columns": _with("salience", [0.5, "0.5"])}).encode(),
+        json.dumps({"format": FORMAT, "order": "", "columns": _with("id", [1, "x"])}).encode(),
+        json.dumps({"format": FORMAT, "order": "", "columns": {k: COLS[k] for k in list(COLUMNS)[:-1]}}).encode(),
     ],
 )
 def test_a_damaged_or_foreign_file_reads_as_no_rows(tmp_path: Path, body: bytes) -> None:
@@ -59,19 +63,19 @@ def test_a_damaged_or_foreign_file_reads_as_no_rows(tmp_path: Path, body: bytes)
     store.save([tmp_path], ROWS)
     (path,) = (tmp_path / "rows").glob("*.json")
     path.write_bytes(body)
-    assert store.load([tmp_path]) == {}
+    assert store.load([tmp_path]) == ListedRows()
     assert [p.name for p in (tmp_path / "rows").iterdir()] == [path.name]  # no temp file left
 
 
 def test_rows_of_the_wrong_shape_are_refused_before_anything_is_written(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        RowStore(tmp_path / "rows").save([tmp_path], {**ROWS, "pinned": [True]})
+        RowStore(tmp_path / "rows").save([tmp_path], ListedRows({**COLS, "pinned": [True]}))
     assert not (tmp_path / "rows").exists()
 
 
 def test_the_facade_keeps_rows_for_the_paths_it_opened(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     wb = Workbench(isolated_locations, clock=clock)
-    assert wb.listed_rows([sample_copy]) == {}
+    assert wb.listed_rows([sample_copy]) == ListedRows()
     wb.open([sample_copy])
     wb.keep_listed_rows(ROWS)
     assert Workbench(isolated_locations, clock=clock).listed_rows([sample_copy]) == ROWS

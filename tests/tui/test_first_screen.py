@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import gc
 import threading
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from app.core.clock import FixedClock
 from app.core.load.rows import COLUMNS
 from app.core.locations import Locations
+from app.core.model import TrustLevel
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
@@ -64,7 +65,39 @@ async def test_last_times_rows_show_while_the_load_runs(sample_copy: Path, isola
 
 
 def test_the_table_row_has_the_kept_columns_in_their_order() -> None:
-    assert tuple(f.name for f in fields(MemoryRow)) == tuple(COLUMNS)
+    assert MemoryRow._fields == tuple(COLUMNS)
+
+
+def _row(memory_id: str, name: str, tokens: int) -> MemoryRow:
+    return MemoryRow(memory_id, name, "dollhouse", "d", "hot", TrustLevel.UNTRUSTED, None, None, tokens, "")
+
+
+def test_listed_rows_are_made_as_they_are_read_and_equal_the_kept_ones() -> None:
+    rows = [_row("d:1", "b", 3), _row("d:2", "a", 1), _row("d:3", "c", 2)]
+    view = MemoryRow.of_listed(MemoryRow.listed(rows, "name:ascending"))
+    assert len(view) == 3 and list(view) == rows
+    assert view[0] == rows[0] and view[-1] == rows[-1] and view[1:] == rows[1:]
+    assert view.column("name") == ["b", "a", "c"]
+    kept = MemoryRow.listed(rows)
+    kept.columns["trust"][0] = "a level from elsewhere"
+    assert len(MemoryRow.of_listed(kept)) == 0
+
+
+async def test_rows_kept_in_the_tables_order_are_shown_without_sorting(isolated_locations: Locations) -> None:
+    rows = [_row("d:1", "b", 3), _row("d:2", "a", 1), _row("d:3", "c", 2)]
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield MemoryTable()
+
+    async with One().run_test(size=(80, 10)) as pilot:
+        table = pilot.app.query_one(MemoryTable)
+        assert table.order == "name:ascending"
+        table.show(rows, order="tokens:ascending")  # another order: sorted by the table's
+        assert [r.name for r in table.rows] == ["a", "b", "c"]
+        table.show(rows, order="name:ascending")  # said to be in the table's order: taken as it is
+        assert table.rows is rows
+        assert [r.name for r in MemoryTable.ordered(rows, "tokens:ascending")] == ["b", "c", "a"]  # most first
 
 
 async def test_with_nothing_kept_the_first_screen_says_loading(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:

@@ -9,7 +9,7 @@ changed, and only those rows are built again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -49,7 +49,7 @@ from app.tui.screens.entry_choice import ask_entry_and_reason
 from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
-from app.tui.widgets.memory_table import MemoryRow, MemoryTable
+from app.tui.widgets.memory_table import ListedView, MemoryRow, MemoryTable
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
 from app.tui.widgets.suggestions_pane import SuggestionsPane
 
@@ -65,9 +65,10 @@ class RowsReady(Message):
 
 @dataclass
 class ListedRowsReady(Message):
-    """The rows listed last time, shown until the load's own rows arrive."""
+    """The rows listed last time, shown until the load's own rows arrive, in the table's `order`."""
 
-    rows: list[MemoryRow]
+    rows: ListedView
+    order: str = ""
 
 
 @dataclass
@@ -136,7 +137,8 @@ class BrowseScreen(WorkbenchScreen):
     def __init__(self) -> None:
         super().__init__()
         self.memories: list[Memory] = []
-        self.rows: list[MemoryRow] = []
+        self.rows: Sequence[MemoryRow] = []
+        self._rows_order = ""  # the table's name for the order `rows` are in; "" for none
         self.scope = NodeRef()
         self.suggestions: list[Suggestion] = []
         self._pending: str | None = None
@@ -215,25 +217,28 @@ class BrowseScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, group="browse-listed", exit_on_error=False)
     def read_listed_rows(self) -> None:
-        rows: list[MemoryRow] = []
+        rows, order = ListedView([], 0), ""
         try:
-            rows = MemoryRow.of_listed(self.workbench.listed_rows(self.workbench_app.paths))
+            listed = self.workbench.listed_rows(self.workbench_app.paths)
+            rows, order = MemoryRow.of_listed(listed), listed.order
         finally:
-            self.post_message(ListedRowsReady(rows))  # even after an error: it starts the load
+            self.post_message(ListedRowsReady(rows, order))  # even after an error: it starts the load
 
     def on_listed_rows_ready(self, message: ListedRowsReady) -> None:
         # Once they are painted, the load starts.
         self.call_after_refresh(self.workbench_app.start_first_load)
         if self._loaded_generation or self.rows or not message.rows:
             return  # the load was quicker: its rows are the true ones
-        self.rows = message.rows
+        self.rows, self._rows_order = message.rows, message.order
         table = self.query_one(MemoryTable)
-        table.portfolio_column = len({(r.system, r.portfolio) for r in self.rows}) > len({r.system for r in self.rows})
+        systems, portfolios = message.rows.column("system"), message.rows.column("portfolio")
+        table.portfolio_column = len(set(zip(systems, portfolios, strict=True))) > len(set(systems))
         self._apply_scope()
 
     @work(thread=True, exclusive=True, group="browse-keep", exit_on_error=False)
-    def keep_rows(self, rows: list[MemoryRow]) -> None:
-        self.workbench.keep_listed_rows(MemoryRow.listed(rows))
+    def keep_rows(self, rows: list[MemoryRow], order: str) -> None:
+        """Kept in the table's order, so that the next first screen need not sort them."""
+        self.workbench.keep_listed_rows(MemoryRow.listed(MemoryTable.ordered(rows, order), order))
 
     @work(thread=True, exclusive=True, group="browse-rows", exit_on_error=False)
     def read_rows(self, generation: int, changed: frozenset[str] = frozenset(), kept: dict[str, MemoryRow] | None = None) -> None:
@@ -256,9 +261,9 @@ class BrowseScreen(WorkbenchScreen):
 
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
-        self.memories, self.rows = message.memories, message.rows
+        self.memories, self.rows, self._rows_order = message.memories, message.rows, ""
         if not message.changed:
-            self.keep_rows(self.rows)
+            self.keep_rows(message.rows, self.query_one(MemoryTable).order)
             self.workbench_app.keep_long_lived("browse")
         table = self.query_one(MemoryTable)
         table.portfolio_column = several_portfolios(self.memories)
@@ -287,7 +292,7 @@ class BrowseScreen(WorkbenchScreen):
         words = self.query_one(FilterBar).words
         if words:
             shown = [r for r in shown if matches(words, (r.name, r.system, r.tier, r.trust.value, r.trust_source, r.id))]
-        table.show(shown, keep=keep)
+        table.show(shown, keep=keep, order=self._rows_order)  # a filter keeps the order it was given
         self._update_status()
 
     def _update_status(self) -> None:

@@ -8,9 +8,9 @@ visible line from a plain sequence of rows, fixed column widths, and an LRU cach
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -44,9 +44,10 @@ BAR_WIDTH = 6
 _PARTIAL = " ▏▎▍▌▋▊▉"
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryRow:
-    """One table row, already inert: the table never sees a Memory, so any sequence of these works."""
+class MemoryRow(NamedTuple):
+    """One table row, already inert: the table never sees a Memory, so any sequence of these works.
+    A named tuple: the first screen builds one per memory listed last time, 100,000 at the most,
+    and a tuple is made in a sixth of a frozen dataclass's time."""
 
     id: str
     name: str
@@ -82,20 +83,50 @@ class MemoryRow:
         )
 
     @staticmethod
-    def listed(rows: Sequence[MemoryRow]) -> listed_rows.ListedRows:
-        """The rows as kept for the next start's first screen, by column."""
-        return {name: [getattr(row, name) if name != "trust" else row.trust.value for row in rows] for name in listed_rows.COLUMNS}
+    def listed(rows: Sequence[MemoryRow], order: str = "") -> listed_rows.ListedRows:
+        """The rows as kept for the next start's first screen, by column, in `order` (the table's
+        name for the order they are in)."""
+        columns = {name: [getattr(row, name) if name != "trust" else row.trust.value for row in rows] for name in listed_rows.COLUMNS}
+        return listed_rows.ListedRows(columns, order)
 
-    @classmethod
-    def of_listed(cls, columns: listed_rows.ListedRows) -> list[MemoryRow]:
+    @staticmethod
+    def of_listed(listed: listed_rows.ListedRows) -> ListedView:
         """The rows kept last time; none when a trust is not a level this version knows."""
+        columns = listed.columns
         if not columns:
-            return []
+            return ListedView([], 0)
+        levels = {level.value: level for level in TrustLevel}
         try:
-            trusts = [TrustLevel(value) for value in columns["trust"]]
-        except ValueError:
-            return []
-        return list(map(cls, *(columns[name] if name != "trust" else trusts for name in listed_rows.COLUMNS)))
+            trusts = [levels[value] for value in columns["trust"]]
+        except KeyError:
+            return ListedView([], 0)
+        return ListedView([columns[name] if name != "trust" else trusts for name in MemoryRow._fields], len(trusts))
+
+
+class ListedView(Sequence[MemoryRow]):
+    """The rows kept last time, each made when it is read: the first screen shows a few dozen of up
+    to 100,000, and making them all took longer than reading them."""
+
+    def __init__(self, columns: list[list[Any]], count: int) -> None:
+        self._columns = columns  # in MemoryRow's field order
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        return _new_row(MemoryRow, [column[index] for column in self._columns])
+
+    def __iter__(self) -> Iterator[MemoryRow]:
+        return map(MemoryRow._make, zip(*self._columns, strict=True))
+
+    def column(self, name: str) -> list[Any]:
+        return self._columns[MemoryRow._fields.index(name)]
+
+
+_new_row = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +271,7 @@ class MemoryTable(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._source: Sequence[MemoryRow] = ()
-        self.rows: list[MemoryRow] = []
+        self.rows: Sequence[MemoryRow] = []
         self.marked: set[str] = set()
         self._strips: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._version = 0
@@ -249,12 +280,25 @@ class MemoryTable(ScrollView, can_focus=True):
 
     # -- data ------------------------------------------------------------------------------------
 
-    def show(self, rows: Sequence[MemoryRow], *, keep: str | None = None) -> None:
-        """Replace the rows (sorted by the current column); keep the cursor on `keep` if present.
-        Marks stay on rows a filter or a tree node hides (`prune_marks` drops the gone ones)."""
+    def show(self, rows: Sequence[MemoryRow], *, keep: str | None = None, order: str = "") -> None:
+        """Replace the rows (sorted by the current column, unless `order` says they already are);
+        keep the cursor on `keep` if present. Marks stay on rows a filter or a tree node hides
+        (`prune_marks` drops the gone ones)."""
         keep = keep if keep is not None else self.selected_id
         self._source = rows
-        self._resort(keep)
+        self._resort(keep, sorted_already=bool(order) and order == self.order)
+
+    @property
+    def order(self) -> str:
+        """The order the rows are shown in, by name (kept with the listed rows)."""
+        return f"{self.sort_column}:{'descending' if self.sort_reverse else 'ascending'}"
+
+    @staticmethod
+    def ordered(rows: Iterable[MemoryRow], order: str) -> list[MemoryRow]:
+        """`rows` in the order a table names `order`."""
+        key, _, direction = order.partition(":")
+        column = next(c for c in COLUMNS if c.key == key)
+        return sorted(rows, key=column.sort_key, reverse=direction == "descending")
 
     def prune_marks(self, ids: set[str]) -> None:
         """Drop the marks of memories that are not there any more (after a read)."""
@@ -279,9 +323,8 @@ class MemoryTable(ScrollView, can_focus=True):
         self._move(index)
         return True
 
-    def _resort(self, keep: str | None) -> None:
-        column = next(c for c in COLUMNS if c.key == self.sort_column)
-        self.rows = sorted(self._source, key=column.sort_key, reverse=self.sort_reverse)
+    def _resort(self, keep: str | None, *, sorted_already: bool = False) -> None:
+        self.rows = self._source if sorted_already else self.ordered(self._source, self.order)
         self._invalidate()
         self.virtual_size = Size(self._total_width(), len(self.rows) + 1)
         index = self.index_of(keep) if keep else None
