@@ -162,6 +162,7 @@ class Ledger:
         self._sha_of: Callable[[str], str | None] = lambda memory_id: None
         self._relinks: dict[str, str] = {}
         self._moved_reported: set[str] = set()
+        self._real_roots: dict[str, str] = {}  # a record's root -> its real path, for one read
 
     # -- the open portfolios ------------------------------------------------------------------
 
@@ -200,10 +201,12 @@ class Ledger:
         name, sep, locator = rest.partition(":")
         same_system = [p for p in self._open if p.system == system]
         if decision.portfolio_root is not None:
-            found = self._open_portfolio(same_system, os.path.realpath(decision.portfolio_root), decision.portfolio_identity)
+            recorded = self._real_roots.get(decision.portfolio_root)
+            if recorded is None:
+                recorded = self._real_roots[decision.portfolio_root] = os.path.realpath(decision.portfolio_root)
+            found = self._open_portfolio(same_system, recorded, decision.portfolio_identity)
             if found is None:
                 return _ELSEWHERE  # a portfolio not open now, whatever its id's name says
-            recorded = os.path.realpath(decision.portfolio_root)
             if found.name == name and found.root == recorded:
                 return decision
             update: dict[str, Any] = {"memory_id": f"{system}:{found.name}{sep}{locator}"}
@@ -320,6 +323,9 @@ class Ledger:
         self._moved_reported = set()
 
     def _refresh(self) -> None:
+        # Records name a few roots between them: each is resolved once a read (a folder may have
+        # moved since the last one).
+        self._real_roots = {}
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
