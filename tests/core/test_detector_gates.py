@@ -424,3 +424,27 @@ def test_the_word_cut_check_is_the_split_check() -> None:
         split = len(text) >= cut and max(map(len, text.split("\n"))) >= cut and max(map(len, text.split(" "))) >= cut
         assert scorer._may_cut_inside_a_word(text) == split, text[:80]
     assert any(scorer._may_cut_inside_a_word(t) for t in texts) and not all(scorer._may_cut_inside_a_word(t) for t in texts)
+
+
+TERMINAL_EDGES = [
+    "plain line\nnext\tcolumn",
+    "windows line\r\nnext",
+    "a bare carriage return\rover the line",
+    "ends in a carriage return\r",
+    "ends in an escape\x1b",
+    "\x1b[2Jclears the screen",
+    "delete \x7f and bell \x07 and backspace \x08",
+    "NUL \x00 in the middle",
+    "UPPER CASE\r\n\tTABBED\r\n",
+    "",
+    "\n\t\r\n",
+]
+
+
+def test_the_terminal_byte_check_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = TEXTS + ENCODED + TERMINAL_EDGES
+    gated = [scan_text(t) for t in texts]
+    # Nothing deleted as printable: every text with a character other than a line feed or a tab goes on to the string test.
+    monkeypatch.setattr(markup, "_PRINTABLE_ASCII", b"")
+    assert [scan_text(t) for t in texts] == gated
+    assert {"carriage-return", "bell", "backspace", "control-character"} <= {f.rule for fs in gated for f in fs}
