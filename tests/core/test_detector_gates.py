@@ -152,7 +152,7 @@ def test_the_base85_first_group_check_refuses_only_runs_that_decode_to_no_text(k
     decode = base64.b85decode if kind == "base85" else base64.a85decode
     refused = kept = 0
     for run in _base85_runs():
-        if encodings._may_be_text(decode, run):
+        if encodings._may_be_text(kind, run):
             kept += 1
             continue
         refused += 1
@@ -163,7 +163,30 @@ def test_the_base85_first_group_check_refuses_only_runs_that_decode_to_no_text(k
         assert encodings._text_of(data) is None, run
     assert refused and kept
     texts = [base64.b85encode(o.encode()).decode() for o in ORDERS] + [base64.a85encode(o.encode()).decode() for o in ORDERS]
-    assert all(encodings._may_be_text(base64.b85decode if i < len(ORDERS) else base64.a85decode, t) for i, t in enumerate(texts))
+    assert all(encodings._may_be_text("base85" if i < len(ORDERS) else "ascii85", t) for i, t in enumerate(texts))
+
+
+def _real_first_group(kind: str, head: str) -> bytes | None:
+    try:
+        return base64.b85decode(head) if kind == "base85" else base64.a85decode(head)
+    except ValueError:
+        return None
+
+
+@pytest.mark.parametrize("kind", ["base85", "ascii85"])
+def test_the_first_group_read_off_the_tables_is_what_the_decoder_gives(kind: str) -> None:
+    # Random groups of either alphabet and of the characters around them, the largest group each
+    # decoder takes and the one past it (its overflow), 'z' and blanks (left to the decoder), letters
+    # beyond ASCII, and heads shorter than a group.
+    rng = random.Random(13)
+    chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~\"'.,:[]/ \t\u00e9"
+    heads = ["".join(rng.choice(chars) for _ in range(5)) for _ in range(20_000)]
+    heads += ["".join(rng.choice("!#$%uvwxyz{|}~") for _ in range(5)) for _ in range(2_000)]
+    heads += ["|NsC0", "|NsC1", "|NsC~", "~~~~~", "s8W-!", 's8W-"', "s8W-u", "uuuuu", "!!!!!", "00000", "zzzzz", "ab cd", "abcd", "", "abcdef"]
+    for head in heads:
+        assert encodings._first_group(kind, head) == _real_first_group(kind, head), head
+    assert sum(_real_first_group(kind, h) is not None for h in heads) > 1000
+    assert sum(_real_first_group(kind, h) is None for h in heads) > 1000
 
 
 def _encoded_edges() -> list[str]:
@@ -178,7 +201,8 @@ def _encoded_edges() -> list[str]:
         spaced = " ".join(order[:40])
         leet = order.translate(str.maketrans("oieast", "013457"))
         b64 = base64.b64encode(data).decode()
-        for payload in (hexed, hexed.upper(), bits, spaced, spaced.upper(), leet, leet.upper(), b64):
+        backwards = order[::-1]
+        for payload in (hexed, hexed.upper(), bits, spaced, spaced.upper(), leet, leet.upper(), b64, backwards, backwards.upper()):
             out += [payload, FILLER + " " + payload, FILLER + "\n" + payload + "\n" + FILLER]
             out.append(payload[:-1] + "\u200b" + payload[-1])
             out.append(payload.replace(" ", " \u200b", 3))
@@ -227,13 +251,14 @@ def test_base64_and_base85_runs_read_off_the_shape_are_the_regex_runs() -> None:
 def test_the_encoding_shape_gates_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = TEXTS + ENCODED
     gated = [scan_text(t) for t in texts]
-    # An empty run is in every shape: each gate then says maybe and the decoders search everything.
+    # An empty run is in every shape: each gate then says maybe (so the re-spelling readers never stop
+    # early) and the decoders search everything.
     for name in ("_SPACED_RUN", "_HEX_SPACED_RUN", "_BITS_RUN"):
         monkeypatch.setattr(encodings, name, b"")
     monkeypatch.setattr(encodings, "_may_be_leet", lambda p: True)
     assert [scan_text(t) for t in texts] == gated
     rules = {f.rule for fs in gated for f in fs}
-    assert {"hex", "binary", "spaced-letters", "leetspeak", "base64"} <= rules, rules
+    assert {"hex", "binary", "spaced-letters", "leetspeak", "base64", "reversed"} <= rules, rules
 
 
 # Leetspeak beside letters outside ASCII: accents, a full-width digit, each of the letters that
@@ -399,3 +424,27 @@ def test_the_word_cut_check_is_the_split_check() -> None:
         split = len(text) >= cut and max(map(len, text.split("\n"))) >= cut and max(map(len, text.split(" "))) >= cut
         assert scorer._may_cut_inside_a_word(text) == split, text[:80]
     assert any(scorer._may_cut_inside_a_word(t) for t in texts) and not all(scorer._may_cut_inside_a_word(t) for t in texts)
+
+
+TERMINAL_EDGES = [
+    "plain line\nnext\tcolumn",
+    "windows line\r\nnext",
+    "a bare carriage return\rover the line",
+    "ends in a carriage return\r",
+    "ends in an escape\x1b",
+    "\x1b[2Jclears the screen",
+    "delete \x7f and bell \x07 and backspace \x08",
+    "NUL \x00 in the middle",
+    "UPPER CASE\r\n\tTABBED\r\n",
+    "",
+    "\n\t\r\n",
+]
+
+
+def test_the_terminal_byte_check_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = TEXTS + ENCODED + TERMINAL_EDGES
+    gated = [scan_text(t) for t in texts]
+    # Nothing deleted as printable: every text with a character other than a line feed or a tab goes on to the string test.
+    monkeypatch.setattr(markup, "_PRINTABLE_ASCII", b"")
+    assert [scan_text(t) for t in texts] == gated
+    assert {"carriage-return", "bell", "backspace", "control-character"} <= {f.rule for fs in gated for f in fs}

@@ -386,10 +386,14 @@ class Prepared:
         offsets into the text only when the text is ASCII."""
         got = self._shapes.get(table)
         if got is None:
-            if self._utf8 is None:
-                self._utf8 = self.text.encode("utf-8", "surrogatepass")
-            got = self._shapes[table] = self._utf8.translate(table)
+            got = self._shapes[table] = self.utf8().translate(table)
         return got
+
+    def utf8(self) -> bytes:
+        """The text as UTF-8 (lone surrogates kept), made once for every shape and byte check."""
+        if self._utf8 is None:
+            self._utf8 = self.text.encode("utf-8", "surrogatepass")
+        return self._utf8
 
     def _absent(self, key: str) -> bool:
         """For a big text: True when the keyword certainly does not occur, because one of its words

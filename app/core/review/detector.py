@@ -29,10 +29,12 @@ class _Budget:
 
 def _phrase_hits(p: Prepared, budget: _Budget) -> list[Hit]:
     hits = patterns.scan(p)
-    # Where a phrase rule already reports the same thing, its span is the one people know; the
-    # poisoning rules add what the phrase rules miss.
-    known = {c: Intervals((h.start, h.end) for h in hits if h.category == c) for c in {h.category for h in hits}}
-    hits.extend(h for h in poisoning.scan(p) if h.category not in known or not known[h.category].overlaps(h.start, h.end))
+    poisoned = poisoning.scan(p)
+    if poisoned:
+        # Where a phrase rule already reports the same thing, its span is the one people know; the
+        # poisoning rules add what the phrase rules miss.
+        known = {c: Intervals((h.start, h.end) for h in hits if h.category == c) for c in {h.category for h in hits}}
+        hits.extend(h for h in poisoned if h.category not in known or not known[h.category].overlaps(h.start, h.end))
     hits.extend(decode_orders.scan(p))
     hits.extend(shell.scan(p))
     hits.extend(links.scan(p))

@@ -125,9 +125,10 @@ _HEX_SHAPE = shape_table({"h": "0123456789ABCDEFabcdef", "s": " :,"})
 _HEX_SPACED_RUN = b"hhs" * 11 + b"hh"  # `_HEX_SPACED`: eleven hex pairs, each with its separator, and one more
 _BITS_SHAPE = shape_table({"b": "01"})
 _BITS_RUN = b"b" * 8  # `_BITS` begins with eight binary digits in a row
-_SPACED_SHAPE = shape_table({"a": _LETTERS, " ": " .-_"})
-_SPACED_RUN = b"a a a a"  # `_SPACED`: four single letters between separators
-_LEET_SHAPE = shape_table({"a": _LETTERS, "l": "013457@$", "n": "\n"})
+# One shape serves leetspeak and spaced letters: letters, leet characters, line ends and the separators
+# of spaced-out words each have their own class, so neither reading sees the other's.
+_LEET_SHAPE = shape_table({"a": _LETTERS, "l": "013457@$", "n": "\n", "s": " .-_"})
+_SPACED_RUN = b"asasasa"  # `_SPACED`: four single letters between separators
 # Three leet characters next to a letter on one line of the leet shape: a line without them fails the
 # leetspeak test, which counts those in a window of one line.
 _LEET_LINE = re.compile(rb"l(?:(?<=al)|(?=a))(?:[^n]*?l(?:(?<=al)|(?=a))){2}")
@@ -328,10 +329,10 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
         count += 1
         if count > MAX_CANDIDATES:
             break
-        for decode in (base64.b85decode, lambda r: base64.a85decode(r)):
+        for kind, decode in _BASE85_DECODERS:
             # Both decoders are Python loops; the first group alone (its own four bytes, the run being
             # longer) shows most runs are no UTF-8 text, and `_text_of` would refuse them anyway.
-            if not _may_be_text(decode, run):
+            if not _may_be_text(kind, run):
                 continue
             try:
                 data = decode(run[:MAX_CANDIDATE_CHARS])
@@ -339,13 +340,40 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
                 continue
             decoded = _text_of(data)
             if decoded is not None:
-                kind = "base85" if decode is base64.b85decode else "ascii85"
                 if (hit := _report(run_start, run_end, kind, decoded, rescan)) is not None:
                     yield hit
                 break
 
 
-def _may_be_text(decode: Callable[[str], bytes], run: str) -> bool:
+_BASE85_DECODERS: tuple[tuple[str, Callable[[str], bytes]], ...] = (("base85", base64.b85decode), ("ascii85", lambda r: base64.a85decode(r)))
+# Each character's digit in either alphabet (base64's own tables, in the order its decoders read them).
+_DIGITS = {
+    "base85": {chr(c): i for i, c in enumerate(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~")},
+    "ascii85": {chr(c): c - 33 for c in range(ord("!"), ord("u") + 1)},
+}
+
+
+def _first_group(kind: str, head: str) -> bytes | None:
+    """What the decoder of `kind` makes of the five characters `head`: its four bytes, or None where it
+    raises. Read off the digit tables with a few integer steps, where the decoders themselves pay a
+    Python call, a padding and a struct per group; a character outside the table ('z', a blank, a
+    letter beyond ASCII), or a head of another length, is left to the decoder itself."""
+    digits = _DIGITS[kind]
+    acc = 0
+    for ch in head if len(head) == 5 else "\0":
+        digit = digits.get(ch)
+        if digit is None:
+            decode = dict(_BASE85_DECODERS)[kind]
+            try:
+                return decode(head)
+            except (binascii.Error, ValueError):
+                return None
+        acc = acc * 85 + digit
+    # A group past 2**32 - 1 is the decoders' overflow error.
+    return acc.to_bytes(4, "big") if acc <= 0xFFFFFFFF else None
+
+
+def _may_be_text(kind: str, run: str) -> bool:
     """False when the first five characters of `run` (at least ten long) already fail as the start of
     UTF-8 text or of the decoding: decoding the whole run then fails or gives bytes `_text_of` refuses
     (an error before its last three bytes). A first group holding 'z' (four zero bytes in ascii85) is
@@ -353,10 +381,13 @@ def _may_be_text(decode: Callable[[str], bytes], run: str) -> bool:
     head = run[:5]
     if "z" in head:
         return True
+    group = _first_group(kind, head)
+    if group is None:
+        return False
     try:
-        codecs.utf_8_decode(decode(head), "strict", False)
-    except (binascii.Error, ValueError):
-        return False  # UnicodeDecodeError is a ValueError too
+        codecs.utf_8_decode(group, "strict", False)
+    except UnicodeDecodeError:
+        return False
     return True
 
 
@@ -441,6 +472,11 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
     """Leetspeak, reversed text and spaced-out letters: each line that looks like one is re-read in
     plain spelling and scanned again. Only what the plain reading flags is reported."""
     text = p.text
+    may_be_leet = _may_be_leet(p)
+    reversed_at = p.positions(_REVERSED_KEYS)
+    may_be_spaced = _SPACED_RUN in p.shape(_LEET_SHAPE)
+    if not may_be_leet and not reversed_at and not may_be_spaced:
+        return  # no line can look like any of the three (most notes): no window is cut
     # In an ASCII text the leet shape's offsets are the text's, and each leet character next to a letter
     # in a window is the end of an "al" (its letter may sit just before the window) or the start of an
     # "la" inside it: fewer than three of those, two byte counts, and no window search is needed.
@@ -456,13 +492,9 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
         return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
 
     lines = {
-        "leetspeak": _line_windows(p, _leet_hints(p), leet) if _may_be_leet(p) else [],
-        "reversed": _line_windows(p, _in_list(p.positions(_REVERSED_KEYS)), lambda ls, le: True),
-        "spaced-letters": (
-            _line_windows(p, _searcher(p, _SPACED_HINT), lambda ls, le: _SPACED.search(text, ls, le) is not None)
-            if _SPACED_RUN in p.shape(_SPACED_SHAPE)
-            else []
-        ),
+        "leetspeak": _line_windows(p, _leet_hints(p), leet) if may_be_leet else [],
+        "reversed": _line_windows(p, _in_list(reversed_at), lambda ls, le: True),
+        "spaced-letters": (_line_windows(p, _searcher(p, _SPACED_HINT), lambda ls, le: _SPACED.search(text, ls, le) is not None) if may_be_spaced else []),
     }
     for kind, spans in lines.items():
         for ls, le in spans:
@@ -498,10 +530,12 @@ def _may_be_leet(p: Prepared) -> bool:
     if not p.ascii and any(ch in p.text for ch in _CASE_FOLDS_TO_ASCII):
         return True
     shape = p.shape(_LEET_SHAPE)
-    # The cheap counts first: a byte count is one pass, a count of pairs in a text of three letters is slow.
+    # The cheap counts first (a byte count is one pass). Three "l"s beside an "a" on a line are three
+    # "al"s or "la"s, so no count of those pairs need come first: in a shape of four letters `count`
+    # finds a pair slower than the search finds the line.
     if shape.count(b"l") < 3 or sum(ch in p.text for ch in "013457@$") < 2:
         return False
-    return shape.count(b"al") + shape.count(b"la") >= 3 and _LEET_LINE.search(shape) is not None
+    return _LEET_LINE.search(shape) is not None
 
 
 def _runs(p: Prepared, runs: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:

@@ -301,7 +301,9 @@ def scan(p: Prepared) -> list[Hit]:
     findall = _TOKEN.findall
     bound_get = m.bound_units.get
     zeros = repeat(0)
-    unit_bound = [sum(map(bound_get, findall(low, start, end)[:MAX_WINDOW_TOKENS], zeros)) for start, end in spans]
+    # Each unit's stems are read once: the bounds sum them, and the windows that pass are scored from them.
+    unit_stems = [findall(low, start, end)[:MAX_WINDOW_TOKENS] for start, end in spans]
+    unit_bound = [sum(map(bound_get, unit, zeros)) for unit in unit_stems]
     # Windows whose bound may reach `high`: every unit, then every unit with the next one (the order
     # of `windows`); one within a unit of the line is decided by the float sums, as before.
     lowest = m.need_units - 1
@@ -309,13 +311,7 @@ def scan(p: Prepared) -> list[Hit]:
     pairs = [i for i, bound in enumerate(map(sum, zip(unit_bound, islice(unit_bound, 1, None)))) if bound >= lowest]
     if not singles and not pairs:
         return []
-    stems_of: dict[int, list[str]] = {}
-
-    def stems(i: int) -> list[str]:
-        got = stems_of.get(i)
-        if got is None:
-            got = stems_of[i] = findall(low, spans[i][0], spans[i][1])[:MAX_WINDOW_TOKENS]
-        return got
+    stems = unit_stems.__getitem__
 
     weight_get = m.weight_units.get
     exact_of: dict[int, int] = {}
