@@ -200,6 +200,7 @@ def test_weights_load_and_carry_their_provenance() -> None:
     assert all(isinstance(v, int) for v in raw["weights"].values())
 
 
+@pytest.mark.timeout(600)  # a whole training run: about a minute alone, two on a busy machine
 def test_weights_rebuild_byte_for_byte() -> None:
     _need_corpora()
     _need_probes()
@@ -213,6 +214,7 @@ def test_weights_rebuild_byte_for_byte() -> None:
 # -- recall and false positives on the outside corpora ----------------------------------------------------------
 
 
+@pytest.mark.timeout(600)  # every outside corpus scanned: tens of seconds alone
 def test_recall_and_false_positives_on_outside_corpora() -> None:
     _need_corpora()
     by: dict[tuple[str, bool], list[bool]] = {}
