@@ -163,24 +163,36 @@ class SalienceInputs:
 @dataclass(frozen=True)
 class Observed:
     """What the workbench saw of a memory besides the model: openings in its access log, the dates
-    of the records that mention it (`System.mentions`) and, when the system asked, its text."""
+        of the records that mention it (`System.mentions`) and, when the system asked, its text or what
+    was taken from it (`facts`)."""
 
     access_log: AccessLog | None = None
     mentions: Sequence[date] = ()
     text: str | None = None
+    # What `System.salience_text` took from the text, when it was kept by content (the text is
+    # then not read): a system reads these rather than `text` when they are given.
+    facts: Mapping[str, Any] | None = None
+
+
+_PLAIN_RAW = (int, float, str, type(None))
 
 
 def _component(name: ComponentName, part: Part) -> SalienceComponent:
     weight = WEIGHTS[name]
-    return SalienceComponent(
-        component=name,
-        value=round(part.value, 6),
-        weight=weight,
-        contribution=round(part.value * weight, 6),
-        origin=part.origin,
-        raw=part.raw,
-        note=part.note,
-    )
+    fields: dict[str, Any] = {
+        "component": name,
+        "value": float(round(part.value, 6)),
+        "weight": weight,
+        "contribution": float(round(part.value * weight, 6)),
+        "origin": part.origin,
+        "raw": part.raw,
+        "note": part.note,
+    }
+    # Built without validation when every value already has its field's type (500,000 components
+    # at 100k memories: validating them took longer than the formula); anything else is validated.
+    if type(part.raw) in _PLAIN_RAW and type(part.note) is str and part.origin in ("native", "derived"):
+        return SalienceComponent.model_construct(**fields)
+    return SalienceComponent(**fields)
 
 
 def _build(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:
@@ -193,12 +205,13 @@ def _build(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:
     else:
         days = days_since(usage.last, now)
         recency = Part(2 ** (-days / HALF_LIFE_DAYS), usage.origin, round(days, 2), f"{days:.1f} days since the last access, half-life {HALF_LIFE_DAYS:g} days")
-    return Salience(
+    # every value is made here with its field's type: constructed, not validated (see _component)
+    return Salience.model_construct(
         id=memory.id,
-        score=score,
-        access=usage.count,
+        score=float(score),
+        access=int(usage.count),
         last_access=usage.last.isoformat() if usage.last else None,
-        days_since_access=round(days, 3) if days is not None else None,
+        days_since_access=float(round(days, 3)) if days is not None else None,
         components=(
             _component("importance", importance),
             _component("trust", trust),
