@@ -95,6 +95,7 @@ class Workbench:
         self._vaulted: set[str] = set()
         self._saliences: dict[str, Salience] | None = None
         self._mentions: dict[str, list[date]] = {}  # what the saliences counted (log_mentions)
+        self._salience_lock = threading.Lock()
         # Content key -> encoded findings (the pipeline's scan), and those decoded so far.
         self._findings: dict[str, bytes] = {}
         self._decoded: dict[str, tuple[Finding, ...]] = {}
@@ -543,12 +544,15 @@ class Workbench:
 
     def saliences(self) -> dict[str, Salience]:
         """Every memory's salience with its breakdown (computed once per load)."""
-        cached = self._saliences
-        # A write drops the changed memories' entries; a missing one means computing again (the
-        # inputs of one memory may depend on the others, so all of them).
-        if cached is None or any(m.id not in cached for m in self.memories):
-            cached = self._saliences = self._salience_all()
-        return cached
+        # one pass at a time (the browse rows and the suggestions ask from their own threads): a
+        # second asker waits for the first's result rather than reading the derived cache beside it
+        with self._salience_lock:
+            cached = self._saliences
+            # A write drops the changed memories' entries; a missing one means computing again (the
+            # inputs of one memory may depend on the others, so all of them, most of them kept).
+            if cached is None or any(m.id not in cached for m in self.memories):
+                cached = self._saliences = self._salience_all()
+            return cached
 
     def _salience_all(self) -> dict[str, Salience]:
         """Every salience, with what they take from texts kept by content in the derived cache: a
