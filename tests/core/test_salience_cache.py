@@ -96,7 +96,7 @@ def test_a_write_recomputes_the_changed_memory(tmp_path: Path, sample: Path) -> 
     assert PROJECTS in reads
 
 
-def test_saliences_built_without_validation_are_the_validated_models(tmp_path: Path, sample: Path) -> None:
+def test_saliences_round_trip_through_their_models(tmp_path: Path, sample: Path) -> None:
     bench, _ = opened(tmp_path, sample)
     for found in bench.saliences().values():
         validated = Salience.model_validate(found.model_dump())
