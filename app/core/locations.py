@@ -43,8 +43,12 @@ class Locations:
 
     def search_index(self, roots: list[str]) -> Path:
         """The search index of a set of portfolios (one index per set, so switching sets never churns)."""
-        key = hashlib.sha256("\0".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return self.cache / "search" / key
+        return self.cache / "search" / _set_key(roots)
+
+    def derived(self, roots: list[str]) -> Path:
+        """What salience took from the texts of a set of portfolios (per set, like the index: a
+        mention links memories of the whole set)."""
+        return self.cache / "derived" / _set_key(roots)
 
     def ensure_private(self, folder: Path) -> Path:
         """Create a folder of ours with mode 0700 (a Whoosh index unpickles on open: keep it private)."""
@@ -54,6 +58,10 @@ class Locations:
         except OSError:
             pass
         return folder
+
+
+def _set_key(roots: list[str]) -> str:
+    return hashlib.sha256("\0".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def bundled(name: str) -> Path:

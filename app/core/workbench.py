@@ -9,11 +9,13 @@ patched. `changed` then holds the ids that differ, for the faces to refresh just
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +26,10 @@ from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
 from app.core.config import save_theme
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
+from app.core.curate.saliences import Kept, log_mentions
 from app.core.load import findings as findings_cache
 from app.core.load import litter
+from app.core.load.derived import DerivedCache
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.load.rows import ListedRows, RowStore
 from app.core.locations import Locations, sample_portfolio
@@ -92,6 +96,8 @@ class Workbench:
         self._paths: list[Path] = []
         self._vaulted: set[str] = set()
         self._saliences: dict[str, Salience] | None = None
+        self._mentions: dict[str, list[date]] = {}  # what the saliences counted (log_mentions)
+        self._salience_lock = threading.Lock()
         # Content key -> encoded findings (the pipeline's scan), and those decoded so far.
         self._findings: dict[str, bytes] = {}
         self._decoded: dict[str, tuple[Finding, ...]] = {}
@@ -540,24 +546,50 @@ class Workbench:
 
     def saliences(self) -> dict[str, Salience]:
         """Every memory's salience with its breakdown (computed once per load)."""
-        cached = self._saliences
-        # A write drops the changed memories' entries; a missing one means computing again (the
-        # inputs of one memory may depend on the others, so all of them).
-        if cached is None or any(m.id not in cached for m in self.memories):
-            cached = self._saliences = salience_all(self.memories, self.clock.now(), text_of=self._read_ahead())
-        return cached
+        # one pass at a time (the browse rows and the suggestions ask from their own threads): a
+        # second asker waits for the first's result rather than reading the derived cache beside it
+        with self._salience_lock:
+            cached = self._saliences
+            # A write drops the changed memories' entries; a missing one means computing again (the
+            # inputs of one memory may depend on the others, so all of them, most of them kept).
+            if cached is None or any(m.id not in cached for m in self.memories):
+                cached = self._saliences = self._salience_all()
+            return cached
+
+    def _salience_all(self) -> dict[str, Salience]:
+        """Every salience, with what they take from texts kept by content in the derived cache: a
+        warm start reads no text, and a change reads again only what it changed."""
+        with self._lock:
+            memories, vaulted, keys = self.memories, set(self._vaulted), self._keys
+            roots = [p.root for p in self.portfolios]
+        try:
+            store: DerivedCache | None = DerivedCache(self.locations.ensure_private(self.locations.derived(roots)))
+        except (OSError, sqlite3.Error):
+            store = None  # no cache: every text is read, as without one
+        known = store.load() if store is not None else {}
+        # a memory in the vault is read from there: its content key names the source's content
+        kept = Kept(known, lambda memory: None if memory.id in vaulted else keys(memory))
+        text_of = self._read_ahead()
+        self._mentions = mentions = log_mentions(memories, text_of, kept)
+        found = salience_all(memories, self.clock.now(), text_of=text_of, mentions=mentions, kept=kept)
+        if store is not None:
+            store.store(kept.learned.items(), removed=[key for key in known if key not in kept.used])
+            store.close()
+        return found
 
     def suggestions(self, on_batch: Callable[[list[Suggestion]], None] | None = None) -> list[Suggestion]:
         """Promote, demote, archive, merge, split and stale suggestions; never applied here.
         `on_batch` is given them as they are found (the quick rules first, near duplicates last;
         an exception it raises stops the rest); the list returned is the whole, ordered result."""
+        saliences = self.saliences()  # first: it finds the mentions the rules read too
         return suggest(
             self.memories,
             self.portfolios,
             self.clock.now(),
             text_of=self._read_ahead(),
             file_bytes=file_reader(self.portfolios),
-            saliences=self.saliences(),
+            saliences=saliences,
+            mentions=self._mentions,
             pinned=self._applier.pinned_ids(),
             on_batch=on_batch,
         )

@@ -13,6 +13,7 @@ from app.core.budget.plans import FileBytes
 from app.core.curate.duplicates import NEAR_THRESHOLD, ExactGroup, NearPair, find_duplicates, preview
 from app.core.curate.salience import (
     AccessLog,
+    Mentions,
     Salience,
     TextOf,
     aware,
@@ -259,6 +260,7 @@ def suggest(
     near_threshold: float = NEAR_THRESHOLD,
     estimator: TokenEstimator = DEFAULT_ESTIMATOR,
     saliences: Mapping[str, Salience] | None = None,
+    mentions: Mentions | None = None,
     on_batch: Batch | None = None,
 ) -> list[Suggestion]:
     """Every suggestion for these memories, stale first and promotions last; never applied.
@@ -266,13 +268,15 @@ def suggest(
     `text_of(memory_id)` enables duplicates and what only a text shows (OpenClaw's `[STALE]` items
     inside sections, the daily logs that mention a memory); `file_bytes(memory)` gives exact file
     lines and characters; `access_log` (memory id to access times) and `pinned` (ids pinned in the
-    workbench's ledger) come from the ledger; `fortress_scores` are the four-axis scores a person gave.
+    workbench's ledger) come from the ledger; `fortress_scores` are the four-axis scores a person gave;
+    `saliences` and `mentions` (log_mentions) may be passed when they are known already.
     `on_batch` is given each rule's suggestions as they are found (each kind and ids once), the
     quick rules first and the near duplicates last, so that a face can show them while the rest
     runs; the list returned is the whole, ordered result."""
     now = aware(now)
     text_of = _memoized(text_of) if text_of is not None else None
-    mentions = log_mentions(memories, text_of) if text_of is not None else {}
+    if mentions is None:
+        mentions = log_mentions(memories, text_of) if text_of is not None else {}
     if saliences is None:
         saliences = salience_all(memories, now, access_log=access_log, text_of=text_of, mentions=mentions)
     plans = plan_budgets(memories, portfolios, now, estimator=estimator, text_of=text_of, file_bytes=file_bytes)

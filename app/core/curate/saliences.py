@@ -1,10 +1,20 @@
-"""Salience of every memory: the shared formula over the inputs each memory's own system gives."""
+"""Salience of every memory: the shared formula over the inputs each memory's own system gives.
+
+What salience takes from texts (`System.salience_text` of a memory, `System.mentions` of a system's
+records) is a function of contents, so it may be kept by content (`Kept`): a memory whose content
+key is known is not read again, and a system's mentions are read again only when one of its
+memories changed (its content, name, kind, place or fields, what a mention may be found by).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Any
 
 from app.core.curate.salience import (
     AccessLog,
@@ -15,7 +25,40 @@ from app.core.curate.salience import (
     from_inputs,
 )
 from app.core.model import Memory
+from app.core.reading.base import sha256_text
 from app.core.systems import registry
+
+# Bump when what salience takes from a text changes (a system's salience_text or mentions), so that
+# kept values made by other rules are never served.
+DERIVED_VERSION = "1"
+
+KeyOf = Callable[[Memory], str | None]
+
+
+@dataclass
+class Kept:
+    """Values taken from contents before (key -> JSON), those this pass took anew, and every key it
+    looked up, so that the caller can store the new ones and drop the ones nothing uses now.
+    `key_of` gives a memory's content key (None: not kept, read every time)."""
+
+    known: Mapping[str, str]
+    key_of: KeyOf
+    learned: dict[str, str] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+
+    def get(self, key: str) -> Any | None:
+        self.used.add(key)
+        value = self.learned.get(key) or self.known.get(key)
+        if value is None:
+            return None
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+
+    def put(self, key: str, value: Any) -> None:
+        self.used.add(key)
+        self.learned[key] = json.dumps(value, sort_keys=True)
 
 
 def salience(
@@ -40,13 +83,59 @@ def _by_system(memories: Sequence[Memory]) -> dict[str, list[Memory]]:
     return groups
 
 
-def log_mentions(memories: Sequence[Memory], text_of: TextOf) -> dict[str, list[date]]:
+def log_mentions(memories: Sequence[Memory], text_of: TextOf, kept: Kept | None = None) -> dict[str, list[date]]:
     """Per memory, the dates of the records of its own system that mention it (OpenClaw: its daily
-    logs); a system that keeps no such record mentions nothing."""
+    logs); a system that keeps no such record mentions nothing. With `kept`, a system whose
+    memories are all as they were gets the mentions found then, and reads no text."""
     out: dict[str, list[date]] = {}
     for name, members in _by_system(memories).items():
-        out.update(registry.system(name).mentions(members, text_of))
+        key = _mentions_key(name, members, kept.key_of) if kept is not None else None
+        found = kept.get(key) if kept is not None and key is not None else None
+        if isinstance(found, dict):
+            out.update((memory_id, [date.fromisoformat(d) for d in days]) for memory_id, days in found.items())
+            continue
+        mentioned = registry.system(name).mentions(members, text_of)
+        if kept is not None and key is not None:
+            kept.put(key, {memory_id: [d.isoformat() for d in days] for memory_id, days in mentioned.items()})
+        out.update(mentioned)
     return out
+
+
+def _mentions_key(system: str, members: Sequence[Memory], key_of: KeyOf) -> str | None:
+    """What a system's mentions may depend on: every memory's content and what a record may name it
+    by (its name, kind, place and fields); None when a content has no key."""
+    digest = hashlib.sha256(system.encode())
+    for memory in members:
+        content = key_of(memory)
+        if content is None:
+            return None
+        span = memory.span
+        where = (memory.portfolio, memory.source.path, span.start if span is not None else None, span.end if span is not None else None)
+        named = json.dumps([memory.id, content, memory.name, memory.kind, where, memory.fields], sort_keys=True, default=str)
+        digest.update(named.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x1e")
+    return f"mentions:{system}:{digest.hexdigest()}"
+
+
+def _facts(memory: Memory, text_of: TextOf, kept: Kept | None) -> tuple[str | None, dict[str, Any] | None]:
+    """The memory's text, or what its system takes from it when that is kept by its content."""
+    content = kept.key_of(memory) if kept is not None else None
+    key = f"text:{memory.system}:{content}" if content is not None else None
+    if kept is not None and key is not None:
+        found = kept.get(key)
+        if isinstance(found, dict):
+            return None, found
+    try:
+        text = text_of(memory.id)
+    except Exception:  # noqa: BLE001 - without its text the memory keeps the default importance
+        return None, None
+    if kept is None or key is None:
+        return text, None
+    facts = registry.system(memory.system).salience_text(memory, text)
+    # kept only when the text read is the content the key names (not changed under the load)
+    if memory.sha256 and sha256_text(text) == memory.sha256:
+        kept.put(key, facts)
+    return None, facts
 
 
 def salience_all(
@@ -56,18 +145,19 @@ def salience_all(
     access_log: AccessLog | None = None,
     text_of: TextOf | None = None,
     mentions: Mentions | None = None,
+    kept: Kept | None = None,
 ) -> dict[str, Salience]:
     """Every memory's salience. With `text_of`, memories also count the records that mention them
-    (or pass `mentions` from log_mentions), and a system that asks for a memory's text gets it."""
+    (or pass `mentions` from log_mentions), and a system that asks for a memory's text gets it (or,
+    with `kept`, what it took from that content before)."""
     if mentions is None:
-        mentions = log_mentions(memories, text_of) if text_of is not None else {}
+        mentions = log_mentions(memories, text_of, kept) if text_of is not None else {}
     out: dict[str, Salience] = {}
     for memory in memories:
-        text = None
-        if text_of is not None and registry.system(memory.system).wants_text(memory):
-            try:
-                text = text_of(memory.id)
-            except Exception:  # noqa: BLE001 - without its text the memory keeps the default importance
-                text = None
-        out[memory.id] = salience(memory, now, access_log=access_log, mentions=mentions.get(memory.id, ()), text=text)
+        system = registry.system(memory.system)
+        text, facts = None, None
+        if text_of is not None and system.wants_text(memory):
+            text, facts = _facts(memory, text_of, kept)
+        observed = Observed(access_log=access_log, mentions=mentions.get(memory.id, ()), text=text, facts=facts)
+        out[memory.id] = from_inputs(memory, system.salience_inputs(memory, observed), now)
     return out

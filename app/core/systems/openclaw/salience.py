@@ -7,6 +7,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import date
+from typing import Any
 
 from app.core.curate.salience import DEFAULT_IMPORTANCE, UNCLAIMED_TRUST, Observed, Part, SalienceInputs, TextOf, Usage, logged, parse_time
 from app.core.model import Memory
@@ -32,13 +33,20 @@ def fortress_priority(text: str) -> int | None:
     return max(found) if found else None
 
 
+def text_facts(text: str) -> dict[str, Any]:
+    """What salience takes from a section's text: its highest written priority."""
+    return {"priority": fortress_priority(text)}
+
+
 def inputs(memory: Memory, observed: Observed) -> SalienceInputs:
     """Fortress priority as importance (from the item, else the highest written in its text); use
     is the daily logs that mention it, the workbench's openings and, for a log, its own date."""
     access_log, mentions, text = observed.access_log, observed.mentions, observed.text
     priority, where = memory.priority, "the item's priority"
-    if priority is None and text is not None:
-        priority, where = fortress_priority(text), "the highest item priority in its text"
+    if priority is None and (observed.facts is not None or text is not None):
+        facts = observed.facts if observed.facts is not None else text_facts(text or "")
+        written = facts.get("priority")
+        priority, where = (written if isinstance(written, int) else None), "the highest item priority in its text"
     if priority is not None:
         importance = Part(min(1.0, priority / FORTRESS_MAX_PRIORITY), "native", priority, f"Fortress priority {priority}/10 ({where})")
     else:

@@ -4,7 +4,7 @@ package behind the `System` contract."""
 from __future__ import annotations
 
 from types import ModuleType
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
 from app.core.systems.openclaw import budget, curation, salience, suggestions, trust
@@ -41,6 +41,9 @@ class OpenClawSystem(BaseSystem):
 
     def wants_text(self, memory: Memory) -> bool:
         return salience.wants_text(memory)
+
+    def salience_text(self, memory: Memory, text: str) -> dict[str, Any]:
+        return salience.text_facts(text)
 
     def mentions(self, memories: Sequence[Memory], text_of: TextOf) -> dict[str, list[date]]:
         return salience.log_mentions(memories, text_of)

@@ -1,0 +1,104 @@
+"""What salience takes from texts is kept by content: a warm start's saliences read no text, a
+changed content is read again, and the values are those computed from the texts."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from app.core.clock import FixedClock
+from app.core.curate.salience import Salience
+from app.core.curate.saliences import salience_all
+from app.core.locations import Locations
+from app.core.workbench import Workbench
+
+NOW = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio"
+PROJECTS = "openclaw:workspace:note/projects"
+
+
+def opened(base: Path, sample: Path) -> tuple[Workbench, list[str]]:
+    """A workbench over `sample` whose passes over texts record every memory they read."""
+    bench = Workbench(Locations(base / "cache", base / "data", base / "config"), clock=FixedClock(NOW))
+    bench.open([sample])
+    reads: list[str] = []
+    read_ahead = bench._read_ahead
+
+    def counting() -> Callable[[str], str]:
+        text_of = read_ahead()
+
+        def read(memory_id: str) -> str:
+            reads.append(memory_id)
+            return text_of(memory_id)
+
+        return read
+
+    bench._read_ahead = counting  # type: ignore[method-assign]
+    return bench, reads
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    copy = tmp_path / "sample"
+    shutil.copytree(SAMPLE, copy, symlinks=True)
+    return copy
+
+
+def uncached(bench: Workbench) -> dict[str, dict[str, object]]:
+    return {key: s.model_dump() for key, s in salience_all(bench.memories, NOW, text_of=bench.text).items()}
+
+
+def test_a_warm_start_reads_no_text_and_gives_the_same_values(tmp_path: Path, sample: Path) -> None:
+    first, first_reads = opened(tmp_path, sample)
+    cold = {key: s.model_dump() for key, s in first.saliences().items()}
+    assert first_reads  # the first pass reads what salience needs: the logs, the unprioritized notes
+    assert cold == uncached(first)
+
+    warm, warm_reads = opened(tmp_path, sample)
+    found = {key: s.model_dump() for key, s in warm.saliences().items()}
+    assert warm_reads == []
+    assert found == uncached(warm)
+    # what only the texts give: a priority written inside a section, the logs that mention a note
+    assert warm.saliences()[PROJECTS].component("importance").raw == 10
+    assert warm.saliences()["openclaw:workspace:note/staging"].access == 3
+
+
+def test_a_changed_content_is_read_again(tmp_path: Path, sample: Path) -> None:
+    first, _ = opened(tmp_path, sample)
+    first.saliences()
+    memory_md = sample / "openclaw" / "workspace" / "MEMORY.md"
+    text = memory_md.read_text(encoding="utf-8")
+    memory_md.write_text(text.replace("[FACT P10] Kite", "[FACT P3] Kite"), encoding="utf-8")
+
+    again, reads = opened(tmp_path, sample)
+    s = again.saliences()
+    # its highest written priority is now the next item's, no longer the 10 the cache kept
+    assert s[PROJECTS].component("importance").raw == 9
+    assert PROJECTS in reads
+    # a section of another file, its content unchanged, keeps what was taken from it
+    assert "openclaw:workspace:note/skills-tools" not in reads
+    assert {key: v.model_dump() for key, v in s.items()} == uncached(again)
+
+
+def test_a_write_recomputes_the_changed_memory(tmp_path: Path, sample: Path) -> None:
+    bench, reads = opened(tmp_path, sample)
+    before = bench.saliences()[PROJECTS]
+    memory_md = sample / "openclaw" / "workspace" / "MEMORY.md"
+    memory_md.write_text(memory_md.read_text(encoding="utf-8").replace("[FACT P10] Kite", "[FACT P4] Kite"), encoding="utf-8")
+    reads.clear()
+    bench.open([sample])
+    after = bench.saliences()[PROJECTS]
+    assert (before.component("importance").raw, after.component("importance").raw) == (10, 9)
+    assert PROJECTS in reads
+
+
+def test_saliences_round_trip_through_their_models(tmp_path: Path, sample: Path) -> None:
+    bench, _ = opened(tmp_path, sample)
+    for found in bench.saliences().values():
+        validated = Salience.model_validate(found.model_dump())
+        assert validated == found
+        assert validated.model_dump_json() == found.model_dump_json()
