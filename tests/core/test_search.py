@@ -777,6 +777,35 @@ def test_fast_writer_writes_what_whoosh_writes(tmp_path: Path) -> None:
     assert max(len(rows) for rows, *_ in ours[0].values()) > 128
 
 
+def test_block_encoders_match_whoosh_s() -> None:
+    """The writer's C-looping block encoders give what Whoosh's own give, so blocks hold the same."""
+    import math
+    from array import array
+
+    from whoosh.codec.whoosh3 import W3PostingsWriter
+
+    from app.core.search.writer import _mini_ids, _mini_weights
+
+    class Block:
+        _byteids = False
+
+    for ids, weights in [
+        ([], []),
+        ([7], [1.0]),
+        ([0, 1, 2, 40, 41], [1.0] * 5),
+        ([3, 9, 12], [2.0, 2.0, 2.0]),
+        ([3, 9, 12, 4_000_000_000], [1.0, 3.0, 1.0, 2.5]),
+        ([1, 2], [math.nan, math.nan]),
+        ([1, 2], [1.0, math.nan]),
+    ]:
+        block = Block()
+        block._ids = array("I", ids)  # type: ignore[attr-defined]
+        block._weights = array("f", weights)  # type: ignore[attr-defined]
+        assert _mini_ids(block) == W3PostingsWriter._mini_ids(block)
+        ours, theirs = _mini_weights(block), W3PostingsWriter._mini_weights(block)
+        assert repr(ours) == repr(theirs) and type(ours) is type(theirs)
+
+
 # -- the parallel build ----------------------------------------------------------------------------
 
 

@@ -23,17 +23,25 @@ import os
 import queue
 import resource
 import time
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from multiprocessing import get_context
+from operator import sub as _sub
+from pickle import dumps
+from types import MethodType
 from typing import Any
 
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3Codec, _lenfield
+from whoosh import fields
+from whoosh.analysis import IDTokenizer
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN, WHOOSH3_HEADER_MAGIC, W3Codec, _lenfield
 from whoosh.filedb.filestore import FileStorage
+from whoosh.formats import Existence
 from whoosh.index import TOC, FileIndex, clean_files
 from whoosh.system import pack_ushort
-from whoosh.util.numeric import byte_to_length
+from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
 from app.core.search.schema import TextField, build_schema
@@ -120,12 +128,14 @@ class FastSegmentWriter(SegmentWriter):
         kwargs.setdefault("codec", W3Codec(compression=COMPRESSION))
         super().__init__(ix, **kwargs)
         self.pool = TermPool()
+        self._plain_ids = _plain_id_fields(self.schema)
 
     def add_document(self, **fields: Any) -> None:
         """Whoosh's add_document without boosts, spelling or vectors (our schema has none), and
         with postings added only once the whole document analysed without error."""
         self._check_state()
         schema = self.schema
+        plain_ids = self._plain_ids
         docnum = self.docnum
         staged: list[tuple[str, list[tuple[bytes, int, float, bytes]]]] = []
         positional: list[tuple[str, dict[bytes, array[int]], dict[bytes, float]]] = []
@@ -139,6 +149,11 @@ class FastSegmentWriter(SegmentWriter):
             if isinstance(field, TextField):
                 poses, weights, length = field.analyze(value)
                 positional.append((fieldname, poses, weights))
+            elif fieldname in plain_ids and type(value) is str:
+                # an ID field's one term, as field.index() makes it, without Whoosh's token chain
+                # (a Token object, a generator and a set for one value: a tenth of a build)
+                items = [(value.encode("utf-8"), 1, plain_ids[fieldname], b"")]
+                staged.append((fieldname, items))
             elif field.indexed:
                 items = list(field.index(value))
                 if field.scorable:
@@ -180,6 +195,16 @@ class FastSegmentWriter(SegmentWriter):
         return segment
 
 
+def _plain_id_fields(schema: Any) -> dict[str, float]:
+    """Field name -> boost of the fields indexed as one untouched term (Whoosh's ID with its
+    IDTokenizer and Existence format), whose postings the writer can make itself."""
+    plain: dict[str, float] = {}
+    for name, field in schema.items():
+        if type(field) is fields.ID and type(field.analyzer) is IDTokenizer and type(field.format) is Existence and not field.scorable:
+            plain[name] = field.format.field_boost
+    return plain
+
+
 def _length_tables(writer: FastSegmentWriter, pdr: Any) -> dict[str, list[int]]:
     """Each scorable field's document lengths, as Whoosh's commit would see them (byte-quantized)."""
     tables: dict[str, list[int]] = {}
@@ -216,6 +241,7 @@ def _write_postings(writer: FastSegmentWriter, pdr: Any) -> None:
             continue
         table = pool.fields[fieldname]
         fieldwriter.start_field(fieldname, schema[fieldname])
+        _speed_up(fieldwriter._postwriter)
         lengths_of = lengths.get(fieldname)
         for tbytes in sorted(table):
             ids, weights, blob, ends = table.pop(tbytes)  # free as we go: the pool is most of the memory
@@ -227,6 +253,64 @@ def _write_postings(writer: FastSegmentWriter, pdr: Any) -> None:
                 fieldwriter.finish_term()
         fieldwriter.finish_field()
     pool.fields.clear()
+
+
+def _speed_up(postwriter: Any) -> None:
+    """Give a W3PostingsWriter block encoders that loop in C (Whoosh's run a Python generator per
+    posting to delta-encode ids and check weights: same results) and a block writer that pickles
+    with PICKLE_PROTOCOL."""
+    if not postwriter._byteids:
+        postwriter._mini_ids = MethodType(_mini_ids, postwriter)
+    postwriter._mini_weights = MethodType(_mini_weights, postwriter)
+    postwriter._write_block = MethodType(_write_block, postwriter)
+
+
+# Pickle protocol of posting blocks and inlined postings. Whoosh writes protocol 2, which has no
+# bytes type: each posting's positions become a call to `_codecs.encode(str, "latin1")` in the
+# pickle, to make and to run at every read. Protocol 3 stores bytes as bytes; Whoosh's readers
+# unpickle any protocol, so they read the same postings.
+PICKLE_PROTOCOL = 3
+
+
+def _write_block(postwriter: Any, last: bool = False) -> None:
+    """W3PostingsWriter._write_block with the data pickled with PICKLE_PROTOCOL (the block info
+    stays as Whoosh writes it)."""
+    if not postwriter._blockcount:
+        postwriter._postfile.write(WHOOSH3_HEADER_MAGIC)
+    postwriter._terminfo.add_block(postwriter)
+    data = (postwriter._mini_ids(), postwriter._mini_weights(), postwriter._mini_values())
+    databytes = dumps(data, PICKLE_PROTOCOL)
+    comp = postwriter._compression
+    if comp:
+        databytes = zlib.compress(databytes, comp)
+    ids = postwriter._ids
+    info = (len(ids), ids[-1], postwriter._maxweight, comp, length_to_byte(postwriter._minlength), length_to_byte(postwriter._maxlength))
+    infobytes = dumps(info, 2)
+    postfile = postwriter._postfile
+    blocklength = len(infobytes) + len(databytes)
+    postfile.write_int(-blocklength if last else blocklength)
+    postfile.write(infobytes)
+    postfile.write(databytes)
+    postwriter._blockcount += 1
+    postwriter._new_block()
+
+
+def _mini_ids(postwriter: Any) -> tuple[int, ...]:
+    """tuple(delta_encode(ids)): each docnum minus the one before it (the first minus 0)."""
+    ids = postwriter._ids
+    return tuple(map(_sub, ids, chain((0,), ids)))
+
+
+def _mini_weights(postwriter: Any) -> float | tuple[float, ...] | None:
+    """None when every weight is 1.0, the weight when all are equal, else all of them (as Whoosh)."""
+    weights = postwriter._weights
+    count = len(weights)
+    if weights.count(1.0) == count:
+        return None
+    first = weights[0]
+    if weights.count(first) == count:
+        return float(first)
+    return tuple(weights)
 
 
 # Posting lists this short are kept inside their term's entry in the term index (Whoosh's reader
@@ -242,11 +326,14 @@ def _finish_term_inline(fieldwriter: Any) -> None:
     postwriter = fieldwriter._postwriter
     terminfo = postwriter._terminfo
     terminfo.add_block(postwriter)
-    terminfo.set_inlined(postwriter._ids, postwriter._weights, postwriter._values)
+    inlined = (tuple(postwriter._ids), tuple(postwriter._weights), tuple(postwriter._values))
+    terminfo._inlined = ()  # to_bytes() then packs the header with the inlined flag, cheaply
+    head = terminfo.to_bytes()[: terminfo._struct.size]
+    terminfo._inlined = inlined
     postwriter._terminfo = None
     postwriter._new_block()
     keybytes = pack_ushort(fieldwriter._fieldid) + fieldwriter._btext
-    fieldwriter._tindex.add(keybytes, terminfo.to_bytes())
+    fieldwriter._tindex.add(keybytes, head + dumps(inlined, PICKLE_PROTOCOL))
 
 
 def _fill_blocks(
@@ -268,18 +355,15 @@ def _fill_blocks(
         block_weights = weights[start:end]
         postwriter._ids = block_ids
         postwriter._weights = block_weights
-        if has_values:
-            first = ends[start - 1] if start else 0
-            values = []
-            for offset in ends[start:end]:
-                values.append(blob[first:offset])
-                first = offset
-            postwriter._values = values
+        if has_values:  # each posting's slice of the blob, cut in C
+            cut = ends[start:end]
+            starts = chain((ends[start - 1] if start else 0,), cut)
+            postwriter._values = list(map(blob.__getitem__, map(slice, starts, cut)))
         else:
             postwriter._values = []
         postwriter._maxweight = max(max(block_weights), 0)
         if table is not None:
-            block_lengths = [table[docnum] for docnum in block_ids]
+            block_lengths = list(map(table.__getitem__, block_ids))
             low = min(block_lengths)
             postwriter._minlength = low if low else None
             postwriter._maxlength = max(block_lengths)
