@@ -27,8 +27,9 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from multiprocessing import get_context
+from operator import mul as _mul
 from operator import sub as _sub
 from pickle import dumps
 from types import MethodType
@@ -59,7 +60,8 @@ class TermPool:
     feeds postings in docnum order per term, as document adds do."""
 
     def __init__(self) -> None:
-        self.fields: dict[str, dict[bytes, tuple[array[int], array[float], bytearray, array[int]]]] = {}
+        # values: a bytearray with ends in bytes (add_doc), or positions with ends in positions
+        self.fields: dict[str, dict[bytes, tuple[array[int], array[float], bytearray | array[int], array[int]]]] = {}
         self.postings = 0
 
     @property
@@ -84,25 +86,35 @@ class TermPool:
             entry[1].append(weight)
             if vbytes:
                 blob = entry[2]
-                blob += vbytes
+                if isinstance(blob, array):  # a positional term's (a merge feeds them through here)
+                    blob.frombytes(vbytes)
+                else:
+                    blob += vbytes
                 entry[3].append(len(blob))
             count += 1
         self.postings += count
 
-    def add_positions(self, fieldname: str, docnum: int, poses: dict[bytes, array[int]], weights: dict[bytes, float]) -> None:
-        """A positional field's postings of one document, straight from the analyzer's dicts."""
+    def add_positions(self, fieldname: str, docnum: int, poses: dict[bytes, int | list[int]], weights: dict[bytes, float]) -> None:
+        """A positional field's postings of one document, straight from the analyzer's dicts
+        (`analyze_lean`). Positions go to a uint32 array per term and the ends count positions,
+        not bytes (`_entry_values` converts at flush)."""
         table = self.fields.get(fieldname)
         if table is None:
             table = self.fields[fieldname] = {}
-        for term, plist in poses.items():
+        for term, seen in poses.items():
             entry = table.get(term)
             if entry is None:
-                entry = table[term] = (array("I"), array("f"), bytearray(), array("I"))
+                entry = table[term] = (array("I"), array("f"), array("I"), array("I"))
+            elif type(entry[2]) is bytearray:  # first fed by add_doc: positions as bytes
+                entry = table[term] = (entry[0], entry[1], array("I", bytes(entry[2])), array("I", (end // 4 for end in entry[3])))
             entry[0].append(docnum)
             entry[1].append(weights[term])
-            blob = entry[2]
-            blob += plist
-            entry[3].append(len(blob))
+            positions = entry[2]
+            if type(seen) is int:
+                positions.append(seen)
+            else:
+                positions.extend(seen)  # type: ignore[arg-type]
+            entry[3].append(len(positions))
         self.postings += len(poses)
 
     def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes]]:
@@ -110,7 +122,7 @@ class TermPool:
         for fieldname in sorted(self.fields):
             table = self.fields[fieldname]
             for tbytes in sorted(table):
-                ids, weights, blob, ends = table[tbytes]
+                ids, weights, blob, ends = _entry_values(table[tbytes])
                 start = 0
                 for at, (docnum, weight) in enumerate(zip(ids, weights)):
                     end = ends[at] if ends else 0
@@ -138,7 +150,7 @@ class FastSegmentWriter(SegmentWriter):
         plain_ids = self._plain_ids
         docnum = self.docnum
         staged: list[tuple[str, list[tuple[bytes, int, float, bytes]]]] = []
-        positional: list[tuple[str, dict[bytes, array[int]], dict[bytes, float]]] = []
+        positional: list[tuple[str, dict[bytes, int | list[int]], dict[bytes, float]]] = []
         perdoc: list[tuple[str, Any, Any, int, Any]] = []
         for fieldname in sorted(name for name in fields if not name.startswith("_")):
             value = fields[fieldname]
@@ -147,7 +159,7 @@ class FastSegmentWriter(SegmentWriter):
             field = schema[fieldname]
             length = 0
             if isinstance(field, TextField):
-                poses, weights, length = field.analyze(value)
+                poses, weights, length = field.analyze_lean(value)
                 positional.append((fieldname, poses, weights))
             elif fieldname in plain_ids and type(value) is str:
                 # an ID field's one term, as field.index() makes it, without Whoosh's token chain
@@ -205,6 +217,14 @@ def _plain_id_fields(schema: Any) -> dict[str, float]:
     return plain
 
 
+def _entry_values(entry: tuple[array[int], array[float], bytearray | array[int], array[int]]) -> tuple[array[int], array[float], bytes, array[int]]:
+    """A pool entry as (docnums, weights, values blob, value ends in bytes)."""
+    ids, weights, values, ends = entry
+    if isinstance(values, array):  # positions: ends count positions
+        return ids, weights, values.tobytes(), array("I", map(_mul, ends, repeat(values.itemsize)))
+    return ids, weights, bytes(values), ends
+
+
 def _length_tables(writer: FastSegmentWriter, pdr: Any) -> dict[str, list[int]]:
     """Each scorable field's document lengths, as Whoosh's commit would see them (byte-quantized)."""
     tables: dict[str, list[int]] = {}
@@ -244,9 +264,10 @@ def _write_postings(writer: FastSegmentWriter, pdr: Any) -> None:
         _speed_up(fieldwriter._postwriter)
         lengths_of = lengths.get(fieldname)
         for tbytes in sorted(table):
-            ids, weights, blob, ends = table.pop(tbytes)  # free as we go: the pool is most of the memory
+            # free as we go: the pool is most of the memory
+            ids, weights, blob, ends = _entry_values(table.pop(tbytes))
             fieldwriter.start_term(tbytes)
-            _fill_blocks(fieldwriter._postwriter, ids, weights, bytes(blob), ends, lengths_of)
+            _fill_blocks(fieldwriter._postwriter, ids, weights, blob, ends, lengths_of)
             if len(ids) <= INLINE_LIMIT:
                 _finish_term_inline(fieldwriter)
             else:
