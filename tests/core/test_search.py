@@ -777,6 +777,91 @@ def test_fast_writer_writes_what_whoosh_writes(tmp_path: Path) -> None:
     assert max(len(rows) for rows, *_ in ours[0].values()) > 128
 
 
+def test_block_encoders_match_whoosh_s() -> None:
+    """The writer's C-looping block encoders give what Whoosh's own give, so blocks hold the same."""
+    import math
+    from array import array
+
+    from whoosh.codec.whoosh3 import W3PostingsWriter
+
+    from app.core.search.writer import _mini_ids, _mini_weights
+
+    class Block:
+        _byteids = False
+
+    for ids, weights in [
+        ([], []),
+        ([7], [1.0]),
+        ([0, 1, 2, 40, 41], [1.0] * 5),
+        ([3, 9, 12], [2.0, 2.0, 2.0]),
+        ([3, 9, 12, 4_000_000_000], [1.0, 3.0, 1.0, 2.5]),
+        ([1, 2], [math.nan, math.nan]),
+        ([1, 2], [1.0, math.nan]),
+    ]:
+        block = Block()
+        block._ids = array("I", ids)  # type: ignore[attr-defined]
+        block._weights = array("f", weights)  # type: ignore[attr-defined]
+        assert _mini_ids(block) == W3PostingsWriter._mini_ids(block)
+        ours, theirs = _mini_weights(block), W3PostingsWriter._mini_weights(block)
+        assert repr(ours) == repr(theirs) and type(ours) is type(theirs)
+
+
+EDGE_TEXTS = [
+    "",
+    "   ",
+    "the and of",  # stop words only
+    "Déjà vu, café naïve Ångström ÉCOLE",
+    "don't it's O'Reilly rock'n'roll",
+    "v2 3.14 2026-12-01 0x1F snake_case CamelCase ABC123",
+    "数据库 迁移 東京タワー 한국어 текст Ελληνικά",
+    "x" * 64 + " " + "y" * 65 + " " + "z" * 500,
+    "deploy deploying deployed deploy the deploy",
+    "emoji 🚀 rocket\u200bzero\ufeffwidth a\tb\nc",
+]
+
+
+def test_lean_analysis_gives_the_same_terms_positions_and_weights() -> None:
+    """The build's analysis (one int per single position) is analyze_parts' in another shape."""
+    from itertools import product
+
+    from app.core.search.schema import analyze_lean, analyze_parts
+
+    for name, body in product(EDGE_TEXTS, EDGE_TEXTS):
+        parts = ((name, 3.0), ("", 2.0), ("tag deploy", 2.0), (body, 1.0))
+        poses, weights, length = analyze_parts(parts)
+        lean, lean_weights, lean_length = analyze_lean(parts)
+        as_lists = {term: list(p) for term, p in poses.items()}
+        assert {term: [p] if isinstance(p, int) else p for term, p in lean.items()} == as_lists
+        assert lean_weights == weights and lean_length == length
+
+
+def test_pool_takes_a_merge_s_postings_for_positional_terms() -> None:
+    """A merge feeds postings one by one (add), possibly for terms documents added (add_positions):
+    the pool hands out the same postings either way round."""
+    from array import array
+
+    from app.core.search.writer import TermPool
+
+    def fed(order: str) -> list[tuple[str, bytes, int, float, bytes]]:
+        pool = TermPool()
+        for step in order:
+            if step == "doc":
+                pool.add_positions("text", 0, {b"alpha": 3, b"beta": [1, 5]}, {b"alpha": 1.0, b"beta": 2.0})
+            else:
+                pool.add(("text", b"alpha", 1, 1.0, array("I", [7, 9]).tobytes()))
+                pool.add(("text", b"gamma", 1, 1.0, array("I", [2]).tobytes()))
+        return sorted(pool.iter_postings())
+
+    assert fed(["doc", "merge"]) == [
+        ("text", b"alpha", 0, 1.0, array("I", [3]).tobytes()),
+        ("text", b"alpha", 1, 1.0, array("I", [7, 9]).tobytes()),
+        ("text", b"beta", 0, 2.0, array("I", [1, 5]).tobytes()),
+        ("text", b"gamma", 1, 1.0, array("I", [2]).tobytes()),
+    ]
+    merged_first = fed(["merge", "doc"])  # docnum 0 after 1: only the values matter here
+    assert sorted((t, d, v) for _f, t, d, _w, v in merged_first) == sorted((t, d, v) for _f, t, d, _w, v in fed(["doc", "merge"]))
+
+
 # -- the parallel build ----------------------------------------------------------------------------
 
 

@@ -173,6 +173,41 @@ def analyze_parts(parts: tuple[tuple[str, float], ...]) -> tuple[dict[bytes, arr
     return poses, weights, length
 
 
+def analyze_lean(parts: tuple[tuple[str, float], ...]) -> tuple[dict[bytes, int | list[int]], dict[bytes, float], int]:
+    """`analyze_parts` for the build's pool: a term's positions are its one position (an int, no
+    array made) or, when it occurs again, a list of them. Most terms occur once in a memory (on the
+    bench corpus 1.26M postings for 1.38M words), so this is about a quarter less work per posting."""
+    poses: dict[bytes, int | list[int]] = {}
+    weights: dict[bytes, float] = {}
+    cache = _BYTES_CACHE
+    base = 0
+    length = 0
+    for text, boost in parts:
+        pos = base
+        for word in _WORD.findall(text.lower()):
+            term = cache.get(word)
+            if term is None:
+                if len(cache) >= _STEM_CACHE_LIMIT:
+                    cache.clear()
+                term = cache[word] = (term_of(word) or "").encode("utf-8")
+            if not term:
+                continue
+            seen = poses.get(term)
+            if seen is None:
+                poses[term] = pos
+                weights[term] = boost
+            else:
+                if type(seen) is int:
+                    poses[term] = [seen, pos]
+                else:
+                    seen.append(pos)  # type: ignore[union-attr]
+                weights[term] += boost
+            pos += 1
+        length += pos - base
+        base = pos + PART_GAP
+    return poses, weights, length
+
+
 def part_postings(parts: tuple[tuple[str, float], ...]) -> list[tuple[bytes, int, float, bytes]]:
     """(term bytes, frequency, weight, positions) of every term of a memory's weighted parts."""
     poses, weights, _length = analyze_parts(parts)
@@ -215,6 +250,11 @@ class TextField(fields.TEXT):
         """What index() yields, as the dicts our writer takes directly (no tuple per posting)."""
         parts = ((value, 1.0),) if isinstance(value, str) else tuple(value)
         return analyze_parts(parts)
+
+    def analyze_lean(self, value: Any) -> tuple[dict[bytes, int | list[int]], dict[bytes, float], int]:
+        """The same, a single position as an int (what the build's pool takes)."""
+        parts = ((value, 1.0),) if isinstance(value, str) else tuple(value)
+        return analyze_lean(parts)
 
 
 # The fields a query can filter on, by the name the query language uses.

@@ -23,16 +23,25 @@ import os
 import queue
 import resource
 import time
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain, repeat
 from multiprocessing import get_context
+from operator import mul as _mul
+from operator import sub as _sub
+from pickle import dumps
+from types import MethodType
 from typing import Any
 
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3Codec, _lenfield
+from whoosh import fields
+from whoosh.analysis import IDTokenizer
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN, WHOOSH3_HEADER_MAGIC, W3Codec, _lenfield
+from whoosh.formats import Existence
 from whoosh.index import TOC, FileIndex, clean_files
 from whoosh.system import pack_ushort
-from whoosh.util.numeric import byte_to_length
+from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
 from app.core.search.schema import TextField, build_schema
@@ -51,7 +60,8 @@ class TermPool:
     feeds postings in docnum order per term, as document adds do."""
 
     def __init__(self) -> None:
-        self.fields: dict[str, dict[bytes, tuple[array[int], array[float], bytearray, array[int]]]] = {}
+        # values: a bytearray with ends in bytes (add_doc), or positions with ends in positions
+        self.fields: dict[str, dict[bytes, tuple[array[int], array[float], bytearray | array[int], array[int]]]] = {}
         self.postings = 0
 
     @property
@@ -76,25 +86,35 @@ class TermPool:
             entry[1].append(weight)
             if vbytes:
                 blob = entry[2]
-                blob += vbytes
+                if isinstance(blob, array):  # a positional term's (a merge feeds them through here)
+                    blob.frombytes(vbytes)
+                else:
+                    blob += vbytes
                 entry[3].append(len(blob))
             count += 1
         self.postings += count
 
-    def add_positions(self, fieldname: str, docnum: int, poses: dict[bytes, array[int]], weights: dict[bytes, float]) -> None:
-        """A positional field's postings of one document, straight from the analyzer's dicts."""
+    def add_positions(self, fieldname: str, docnum: int, poses: dict[bytes, int | list[int]], weights: dict[bytes, float]) -> None:
+        """A positional field's postings of one document, straight from the analyzer's dicts
+        (`analyze_lean`). Positions go to a uint32 array per term and the ends count positions,
+        not bytes (`_entry_values` converts at flush)."""
         table = self.fields.get(fieldname)
         if table is None:
             table = self.fields[fieldname] = {}
-        for term, plist in poses.items():
+        for term, seen in poses.items():
             entry = table.get(term)
             if entry is None:
-                entry = table[term] = (array("I"), array("f"), bytearray(), array("I"))
+                entry = table[term] = (array("I"), array("f"), array("I"), array("I"))
+            elif type(entry[2]) is bytearray:  # first fed by add_doc: positions as bytes
+                entry = table[term] = (entry[0], entry[1], array("I", bytes(entry[2])), array("I", (end // 4 for end in entry[3])))
             entry[0].append(docnum)
             entry[1].append(weights[term])
-            blob = entry[2]
-            blob += plist
-            entry[3].append(len(blob))
+            positions = entry[2]
+            if type(seen) is int:
+                positions.append(seen)
+            else:
+                positions.extend(seen)  # type: ignore[arg-type]
+            entry[3].append(len(positions))
         self.postings += len(poses)
 
     def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes]]:
@@ -102,7 +122,7 @@ class TermPool:
         for fieldname in sorted(self.fields):
             table = self.fields[fieldname]
             for tbytes in sorted(table):
-                ids, weights, blob, ends = table[tbytes]
+                ids, weights, blob, ends = _entry_values(table[tbytes])
                 start = 0
                 for at, (docnum, weight) in enumerate(zip(ids, weights)):
                     end = ends[at] if ends else 0
@@ -120,15 +140,17 @@ class FastSegmentWriter(SegmentWriter):
         kwargs.setdefault("codec", W3Codec(compression=COMPRESSION))
         super().__init__(ix, **kwargs)
         self.pool = TermPool()
+        self._plain_ids = _plain_id_fields(self.schema)
 
     def add_document(self, **fields: Any) -> None:
         """Whoosh's add_document without boosts, spelling or vectors (our schema has none), and
         with postings added only once the whole document analysed without error."""
         self._check_state()
         schema = self.schema
+        plain_ids = self._plain_ids
         docnum = self.docnum
         staged: list[tuple[str, list[tuple[bytes, int, float, bytes]]]] = []
-        positional: list[tuple[str, dict[bytes, array[int]], dict[bytes, float]]] = []
+        positional: list[tuple[str, dict[bytes, int | list[int]], dict[bytes, float]]] = []
         perdoc: list[tuple[str, Any, Any, int, Any]] = []
         for fieldname in sorted(name for name in fields if not name.startswith("_")):
             value = fields[fieldname]
@@ -137,8 +159,13 @@ class FastSegmentWriter(SegmentWriter):
             field = schema[fieldname]
             length = 0
             if isinstance(field, TextField):
-                poses, weights, length = field.analyze(value)
+                poses, weights, length = field.analyze_lean(value)
                 positional.append((fieldname, poses, weights))
+            elif fieldname in plain_ids and type(value) is str:
+                # an ID field's one term, as field.index() makes it, without Whoosh's token chain
+                # (a Token object, a generator and a set for one value: a tenth of a build)
+                items = [(value.encode("utf-8"), 1, plain_ids[fieldname], b"")]
+                staged.append((fieldname, items))
             elif field.indexed:
                 items = list(field.index(value))
                 if field.scorable:
@@ -180,6 +207,24 @@ class FastSegmentWriter(SegmentWriter):
         return segment
 
 
+def _plain_id_fields(schema: Any) -> dict[str, float]:
+    """Field name -> boost of the fields indexed as one untouched term (Whoosh's ID with its
+    IDTokenizer and Existence format), whose postings the writer can make itself."""
+    plain: dict[str, float] = {}
+    for name, field in schema.items():
+        if type(field) is fields.ID and type(field.analyzer) is IDTokenizer and type(field.format) is Existence and not field.scorable:
+            plain[name] = field.format.field_boost
+    return plain
+
+
+def _entry_values(entry: tuple[array[int], array[float], bytearray | array[int], array[int]]) -> tuple[array[int], array[float], bytes, array[int]]:
+    """A pool entry as (docnums, weights, values blob, value ends in bytes)."""
+    ids, weights, values, ends = entry
+    if isinstance(values, array):  # positions: ends count positions
+        return ids, weights, values.tobytes(), array("I", map(_mul, ends, repeat(values.itemsize)))
+    return ids, weights, bytes(values), ends
+
+
 def _length_tables(writer: FastSegmentWriter, pdr: Any) -> dict[str, list[int]]:
     """Each scorable field's document lengths, as Whoosh's commit would see them (byte-quantized)."""
     tables: dict[str, list[int]] = {}
@@ -216,17 +261,77 @@ def _write_postings(writer: FastSegmentWriter, pdr: Any) -> None:
             continue
         table = pool.fields[fieldname]
         fieldwriter.start_field(fieldname, schema[fieldname])
+        _speed_up(fieldwriter._postwriter)
         lengths_of = lengths.get(fieldname)
         for tbytes in sorted(table):
-            ids, weights, blob, ends = table.pop(tbytes)  # free as we go: the pool is most of the memory
+            # free as we go: the pool is most of the memory
+            ids, weights, blob, ends = _entry_values(table.pop(tbytes))
             fieldwriter.start_term(tbytes)
-            _fill_blocks(fieldwriter._postwriter, ids, weights, bytes(blob), ends, lengths_of)
+            _fill_blocks(fieldwriter._postwriter, ids, weights, blob, ends, lengths_of)
             if len(ids) <= INLINE_LIMIT:
                 _finish_term_inline(fieldwriter)
             else:
                 fieldwriter.finish_term()
         fieldwriter.finish_field()
     pool.fields.clear()
+
+
+def _speed_up(postwriter: Any) -> None:
+    """Give a W3PostingsWriter block encoders that loop in C (Whoosh's run a Python generator per
+    posting to delta-encode ids and check weights: same results) and a block writer that pickles
+    with PICKLE_PROTOCOL."""
+    if not postwriter._byteids:
+        postwriter._mini_ids = MethodType(_mini_ids, postwriter)
+    postwriter._mini_weights = MethodType(_mini_weights, postwriter)
+    postwriter._write_block = MethodType(_write_block, postwriter)
+
+
+# Pickle protocol of posting blocks and inlined postings. Whoosh writes protocol 2, which has no
+# bytes type: each posting's positions become a call to `_codecs.encode(str, "latin1")` in the
+# pickle, to make and to run at every read. Protocol 3 stores bytes as bytes; Whoosh's readers
+# unpickle any protocol, so they read the same postings.
+PICKLE_PROTOCOL = 3
+
+
+def _write_block(postwriter: Any, last: bool = False) -> None:
+    """W3PostingsWriter._write_block with the data pickled with PICKLE_PROTOCOL (the block info
+    stays as Whoosh writes it)."""
+    if not postwriter._blockcount:
+        postwriter._postfile.write(WHOOSH3_HEADER_MAGIC)
+    postwriter._terminfo.add_block(postwriter)
+    data = (postwriter._mini_ids(), postwriter._mini_weights(), postwriter._mini_values())
+    databytes = dumps(data, PICKLE_PROTOCOL)
+    comp = postwriter._compression
+    if comp:
+        databytes = zlib.compress(databytes, comp)
+    ids = postwriter._ids
+    info = (len(ids), ids[-1], postwriter._maxweight, comp, length_to_byte(postwriter._minlength), length_to_byte(postwriter._maxlength))
+    infobytes = dumps(info, 2)
+    postfile = postwriter._postfile
+    blocklength = len(infobytes) + len(databytes)
+    postfile.write_int(-blocklength if last else blocklength)
+    postfile.write(infobytes)
+    postfile.write(databytes)
+    postwriter._blockcount += 1
+    postwriter._new_block()
+
+
+def _mini_ids(postwriter: Any) -> tuple[int, ...]:
+    """tuple(delta_encode(ids)): each docnum minus the one before it (the first minus 0)."""
+    ids = postwriter._ids
+    return tuple(map(_sub, ids, chain((0,), ids)))
+
+
+def _mini_weights(postwriter: Any) -> float | tuple[float, ...] | None:
+    """None when every weight is 1.0, the weight when all are equal, else all of them (as Whoosh)."""
+    weights = postwriter._weights
+    count = len(weights)
+    if weights.count(1.0) == count:
+        return None
+    first = weights[0]
+    if weights.count(first) == count:
+        return float(first)
+    return tuple(weights)
 
 
 # Posting lists this short are kept inside their term's entry in the term index (Whoosh's reader
@@ -242,11 +347,14 @@ def _finish_term_inline(fieldwriter: Any) -> None:
     postwriter = fieldwriter._postwriter
     terminfo = postwriter._terminfo
     terminfo.add_block(postwriter)
-    terminfo.set_inlined(postwriter._ids, postwriter._weights, postwriter._values)
+    inlined = (tuple(postwriter._ids), tuple(postwriter._weights), tuple(postwriter._values))
+    terminfo._inlined = ()  # to_bytes() then packs the header with the inlined flag, cheaply
+    head = terminfo.to_bytes()[: terminfo._struct.size]
+    terminfo._inlined = inlined
     postwriter._terminfo = None
     postwriter._new_block()
     keybytes = pack_ushort(fieldwriter._fieldid) + fieldwriter._btext
-    fieldwriter._tindex.add(keybytes, terminfo.to_bytes())
+    fieldwriter._tindex.add(keybytes, head + dumps(inlined, PICKLE_PROTOCOL))
 
 
 def _fill_blocks(
@@ -268,18 +376,15 @@ def _fill_blocks(
         block_weights = weights[start:end]
         postwriter._ids = block_ids
         postwriter._weights = block_weights
-        if has_values:
-            first = ends[start - 1] if start else 0
-            values = []
-            for offset in ends[start:end]:
-                values.append(blob[first:offset])
-                first = offset
-            postwriter._values = values
+        if has_values:  # each posting's slice of the blob, cut in C
+            cut = ends[start:end]
+            starts = chain((ends[start - 1] if start else 0,), cut)
+            postwriter._values = list(map(blob.__getitem__, map(slice, starts, cut)))
         else:
             postwriter._values = []
         postwriter._maxweight = max(max(block_weights), 0)
         if table is not None:
-            block_lengths = [table[docnum] for docnum in block_ids]
+            block_lengths = list(map(table.__getitem__, block_ids))
             low = min(block_lengths)
             postwriter._minlength = low if low else None
             postwriter._maxlength = max(block_lengths)
