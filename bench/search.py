@@ -387,7 +387,7 @@ def analyzer_report(corpus: Corpus, sample: int = 2000) -> None:
 
     from whoosh.analysis import StandardAnalyzer, StemmingAnalyzer
 
-    from app.core.search.schema import STOP_WORDS, LeanAnalyzer, analyze_parts, term_of, words
+    from app.core.search.schema import STOP_WORDS, LeanAnalyzer, analyze_lean, term_of, words
 
     texts = list(corpus.texts.values())[:sample]
     word_re = re.compile(r"\w+")
@@ -400,7 +400,7 @@ def analyzer_report(corpus: Corpus, sample: int = 2000) -> None:
         ("Whoosh StemmingAnalyzer", lambda t: sum(1 for _ in StemmingAnalyzer()(t))),
         ("ours, no stemming", no_stems),
         ("ours, Porter (LeanAnalyzer)", lambda t: sum(1 for _ in LeanAnalyzer()(t))),
-        ("ours, as the writer runs it", lambda t: analyze_parts(((t, 1.0),))),
+        ("ours, as the writer runs it", lambda t: analyze_lean(((t, 1.0),))),
     ]
     rates = []
     for name, fn in candidates:

@@ -820,19 +820,36 @@ EDGE_TEXTS = [
 ]
 
 
-def test_lean_analysis_gives_the_same_terms_positions_and_weights() -> None:
-    """The build's analysis (one int per single position) is analyze_parts' in another shape."""
+def test_analysis_gives_each_term_its_positions_and_weights_in_both_shapes() -> None:
+    """The build's analysis (one int for a single position) and the array form Whoosh's writing
+    path takes, against the rule spelled out word by word: every word that has a term takes the
+    next position, parts are PART_GAP apart, and a term's weight is its parts' boosts summed."""
+    import re
     from itertools import product
 
-    from app.core.search.schema import analyze_lean, analyze_parts
+    from app.core.search.schema import PART_GAP, analyze_lean, analyze_parts, term_of
 
     for name, body in product(EDGE_TEXTS, EDGE_TEXTS):
         parts = ((name, 3.0), ("", 2.0), ("tag deploy", 2.0), (body, 1.0))
-        poses, weights, length = analyze_parts(parts)
+        want: dict[bytes, list[int]] = {}
+        want_weights: dict[bytes, float] = {}
+        pos = base = length = 0
+        for text, boost in parts:
+            pos = base
+            for word in re.findall(r"\w+", text.lower()):
+                term = (term_of(word) or "").encode()
+                if term:
+                    want.setdefault(term, []).append(pos)
+                    want_weights[term] = want_weights.get(term, 0.0) + boost
+                    pos += 1
+            length += pos - base
+            base = pos + PART_GAP
         lean, lean_weights, lean_length = analyze_lean(parts)
-        as_lists = {term: list(p) for term, p in poses.items()}
-        assert {term: [p] if isinstance(p, int) else p for term, p in lean.items()} == as_lists
-        assert lean_weights == weights and lean_length == length
+        assert {term: [p] if isinstance(p, int) else p for term, p in lean.items()} == want
+        assert all(isinstance(p, int) for term, p in lean.items() if len(want[term]) == 1)
+        poses, weights, array_length = analyze_parts(parts)
+        assert {term: list(p) for term, p in poses.items()} == want
+        assert lean_weights == weights == want_weights and lean_length == array_length == length
 
 
 def test_pool_takes_a_merge_s_postings_for_positional_terms() -> None:
