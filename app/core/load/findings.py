@@ -13,13 +13,12 @@ after the source changed under the load is scanned for the person asking, never 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from app.core.load.store import VersionedStore
+from app.core.load.store import KeyedStore
 from app.core.model import Memory
 from app.core.reading.base import sha256_text
 from app.core.review import version
@@ -96,31 +95,12 @@ def store_version() -> str:
     return f"{FORMAT}:{version.DETECTOR_VERSION}"
 
 
-class FindingsCache(VersionedStore):
+class FindingsCache(KeyedStore[bytes]):
     file_name = FILE_NAME
     schema = _SCHEMA
     tables = ("findings",)
     label = "findings cache"
+    value_column = "payload"
 
     def __init__(self, folder: Path) -> None:
         super().__init__(folder, store_version())
-
-    def load(self) -> dict[str, bytes]:
-        """Every content key kept, with its payload."""
-        try:
-            return dict(self._db.execute("SELECT key, payload FROM findings").fetchall())
-        except sqlite3.Error as exc:
-            self.rebuilt = f"findings cache unreadable ({exc}); rebuilt"
-            self._write("DELETE FROM findings", [()])
-            return {}
-
-    def store(self, items: Iterable[tuple[str, bytes]], removed: Iterable[str] = ()) -> None:
-        self._write("INSERT OR REPLACE INTO findings VALUES (?, ?)", items)
-        self._write("DELETE FROM findings WHERE key = ?", ((key,) for key in removed))
-
-    def _write(self, sql: str, rows: Iterable[tuple[object, ...]]) -> None:
-        try:
-            with self._db:
-                self._db.executemany(sql, rows)
-        except sqlite3.Error:
-            pass  # a cache we cannot write only costs a scan next time

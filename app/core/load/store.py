@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Generic, TypeVar
+
+V = TypeVar("V", str, bytes)
 
 
 class VersionedStore:
@@ -57,3 +61,33 @@ class VersionedStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+class KeyedStore(VersionedStore, Generic[V]):
+    """A versioned store of one table of `key` -> `value_column`, read whole and written in
+    batches. A store that cannot be read comes back empty and is cleared; one that cannot be
+    written only costs working its values out again next time."""
+
+    value_column = "value"
+
+    def load(self) -> dict[str, V]:
+        """Every key kept, with its value."""
+        table = self.tables[0]
+        try:
+            return dict(self._db.execute(f"SELECT key, {self.value_column} FROM {table}").fetchall())
+        except sqlite3.Error as exc:
+            self.rebuilt = f"{self.label} unreadable ({exc}); rebuilt"
+            self._write(f"DELETE FROM {table}", [()])
+            return {}
+
+    def store(self, items: Iterable[tuple[str, V]], removed: Iterable[str] = ()) -> None:
+        table = self.tables[0]
+        self._write(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)", items)
+        self._write(f"DELETE FROM {table} WHERE key = ?", ((key,) for key in removed))
+
+    def _write(self, sql: str, rows: Iterable[tuple[object, ...]]) -> None:
+        try:
+            with self._db:
+                self._db.executemany(sql, rows)
+        except sqlite3.Error:
+            pass
