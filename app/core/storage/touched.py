@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _RECORDER: ContextVar[list[str] | None] = ContextVar("memwb_touched", default=None)
 # The rows a database write named with `expect_row` (which every write of a row does right before
@@ -69,14 +71,18 @@ def note(*paths: str | os.PathLike[str]) -> None:
 
 
 @contextmanager
-def recording() -> Iterator[list[str]]:
-    """Yield the list that the writes inside the block append their absolute paths to."""
-    paths: list[str] = []
-    token = _RECORDER.set(paths)
+def _collecting(var: ContextVar[list[T] | None]) -> Iterator[list[T]]:
+    found: list[T] = []
+    token = var.set(found)
     try:
-        yield paths
+        yield found
     finally:
-        _RECORDER.reset(token)
+        var.reset(token)
+
+
+def recording() -> AbstractContextManager[list[str]]:
+    """Yield the list that the writes inside the block append their absolute paths to."""
+    return _collecting(_RECORDER)
 
 
 def note_rows(path: str | os.PathLike[str], rows: list[tuple[str, dict[str, Any]]]) -> None:
@@ -87,12 +93,6 @@ def note_rows(path: str | os.PathLike[str], rows: list[tuple[str, dict[str, Any]
         recorder.extend((where, table, tuple(key.items())) for table, key in rows)
 
 
-@contextmanager
-def recording_rows() -> Iterator[list[Row]]:
+def recording_rows() -> AbstractContextManager[list[Row]]:
     """Yield the list that the database writes inside the block append their rows to."""
-    rows: list[Row] = []
-    token = _ROWS.set(rows)
-    try:
-        yield rows
-    finally:
-        _ROWS.reset(token)
+    return _collecting(_ROWS)
