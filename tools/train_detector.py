@@ -709,9 +709,11 @@ def provenance(cache: Path, samples: list[Sample]) -> dict[str, object]:
         path = wheel_path(cache, name, version)
         if path is not None:
             inputs[f"{name}=={version}"] = hashlib.sha256(path.read_bytes()).hexdigest()
-    probes = cache / garak_probes.PROBES_FILE
-    # The prompts garak's probe classes built (tools/garak_probe_prompts.py writes the same file each run).
-    inputs[f"garak=={ATTACK_PACKAGES['garak']} probe classes"] = hashlib.sha256(probes.read_bytes()).hexdigest()
+    # The prompts garak's probe classes built, not the file around them: its list of skipped classes
+    # carries error messages that differ from machine to machine (a failed download's wording).
+    prompts = json.loads((cache / garak_probes.PROBES_FILE).read_text(encoding="utf-8"))["probes"]
+    canonical = json.dumps(prompts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    inputs[f"garak=={ATTACK_PACKAGES['garak']} probe classes"] = hashlib.sha256(canonical.encode("ascii")).hexdigest()
     # Doc packages may ship one wheel per platform; the Markdown read from them is the same, so that is
     # what is stamped (a rebuild on another platform gives the same file).
     docs: dict[str, Any] = {}
