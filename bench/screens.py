@@ -8,14 +8,16 @@ Each size: the corpus is generated (or reused from --out), one cold run of the a
 caches and keeps the rows it listed, then a new app on the same caches is timed (the warm start a
 person has every day after the first).
 
-A key is sent the way the terminal driver sends one it has read, and is answered when the first
-frame after it has been composed and rendered to terminal output (what a person sees change). Before
-each key the app is let settle (workers done, nothing left to paint), so that frame is the key's.
-Pilot's own `press` and `pause` are not used for the timing: each waits in steps of 20 ms until the
-process looks idle, which alone makes a key look 60 ms long. The anchor is the same key in a bare
-Textual app holding one focused table, measured in the same run. Beside it, the event loop thread's
-CPU time from the key to its frame: the app's own work, without the machine's other load. Workers a
-key starts (the detail pane's read) run on in the background and are not waited for.
+A key is sent the way the terminal driver sends one it has read, once the app has been quiet for
+QUIET seconds (workers done, nothing left to paint), and is answered by the first frame after it,
+composed and rendered to terminal output: what a person sees change. Its "shown" time is its last
+frame before the app is quiet again: what the key started (the detail pane's read, a plan's rows)
+is on screen. Pilot's own `press` and `pause` are not used for the timing: each waits in steps of
+20 ms until the process looks idle, which alone makes a key look 60 ms long. Cursor keys (j, k)
+and page keys are reported apart, each beside the same kind of key in a bare Textual app holding
+one focused table, measured in the same run; a page key repaints a whole table, in Textual's own
+rendering, which the bare app's figure shows. Beside them, the event loop thread's CPU time from
+a key to its first frame: the app's own work, without the machine's other load.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -53,6 +56,9 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+QUIET = 0.25  # seconds without a new frame: what a key started (a pane's read, a deferred fill) is shown
+
+
 class _Frames:
     """Records when the app shows a frame. Headless apps skip writing to the terminal, so the frame
     is rendered to terminal output here, as a real driver's write would make it."""
@@ -60,6 +66,7 @@ class _Frames:
     def __init__(self, app: App[object]) -> None:
         self.app = app
         self.shown = asyncio.Event()
+        self.last = 0.0
         self.display = app._display
         app._display = self._display  # type: ignore[method-assign]
 
@@ -68,25 +75,44 @@ class _Frames:
         if renderable is not None:
             if isinstance(renderable, CompositorUpdate):
                 renderable.render_segments(self.app.console)
+            self.last = time.perf_counter()
             self.shown.set()
 
 
-async def _settle(pilot: Pilot[object]) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+async def _settle(pilot: Pilot[object], frames: _Frames | None = None) -> None:
+    """Workers done and, with `frames`, no frame for QUIET seconds."""
+    while True:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        if frames is None or time.perf_counter() - frames.last >= QUIET:
+            return
+        await asyncio.sleep(QUIET / 5)
 
 
-async def _latency(pilot: Pilot[object], keys: tuple[str, ...], presses: int, cpu: list[float] | None = None) -> list[float]:
-    """Milliseconds from each key to its first frame; `cpu` gets the event loop thread's CPU time
-    over the same span."""
+@dataclass
+class KeyTimes:
+    """Per key, in milliseconds: to its first frame, to its last one before the app went quiet
+    (what it started, shown), and the event loop thread's CPU time to its first frame."""
+
+    first: list[float] = field(default_factory=list)
+    shown: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+
+def kind(key: str) -> str:
+    return "page" if key.startswith("page") else "cursor"
+
+
+async def _latency(pilot: Pilot[object], keys: tuple[str, ...], presses: int) -> dict[str, KeyTimes]:
+    """Each key sent as the terminal driver sends one it has read, once the app is quiet; its
+    times by kind (cursor keys, page keys)."""
     app = pilot.app
     frames = _Frames(app)
     driver = app._driver
     assert driver is not None
-    out: list[float] = []
+    out: dict[str, KeyTimes] = {}
     for i in range(presses):
-        await _settle(pilot)
+        await _settle(pilot, frames)
         key = keys[i % len(keys)]
         event = events.Key(key, key if len(key) == 1 else None)
         event.set_sender(app)
@@ -94,9 +120,12 @@ async def _latency(pilot: Pilot[object], keys: tuple[str, ...], presses: int, cp
         start, used = time.perf_counter(), time.thread_time()
         driver.send_message(event)
         await asyncio.wait_for(frames.shown.wait(), 30)
-        out.append((time.perf_counter() - start) * 1000)
-        if cpu is not None:
-            cpu.append((time.thread_time() - used) * 1000)
+        first, cpu = time.perf_counter(), time.thread_time()
+        await _settle(pilot, frames)
+        times = out.setdefault(kind(key), KeyTimes())
+        times.first.append((first - start) * 1000)
+        times.cpu.append((cpu - used) * 1000)
+        times.shown.append((frames.last - start) * 1000)
     return out
 
 
@@ -110,7 +139,7 @@ class Bare(App[None]):
         yield table
 
 
-async def floor(presses: int) -> list[float]:
+async def floor(presses: int) -> dict[str, KeyTimes]:
     async with Bare().run_test(size=SIZE) as pilot:
         await pilot.pause()
         return await _latency(pilot, ("down", "down", "up", "pagedown"), presses)
@@ -147,14 +176,22 @@ async def warm(corpus: Path, locations: Locations, presses: int) -> dict[str, fl
         for screen, key, keys in (("browse", "f2", ("j", "j", "k", "pagedown")), ("review", "f3", ("j", "j", "k")), ("budget", "f4", ("j", "j", "k"))):
             await pilot.press(key)
             await _settle(pilot)
-            cpu: list[float] = []
-            times = await _latency(pilot, keys, presses, cpu)
-            out[f"{screen} key p50 (ms)"] = _p(times, 0.5)
-            out[f"{screen} key p95 (ms)"] = _p(times, 0.95)
-            out[f"{screen} key CPU p50 (ms)"] = _p(cpu, 0.5)
-            out[f"{screen} key CPU p95 (ms)"] = _p(cpu, 0.95)
+            for what, times in (await _latency(pilot, keys, presses)).items():
+                out[f"{screen} {what} key p50 (ms)"] = _p(times.first, 0.5)
+                out[f"{screen} {what} key p95 (ms)"] = _p(times.first, 0.95)
+                out[f"{screen} {what} shown p95 (ms)"] = _p(times.shown, 0.95)
+                out[f"{screen} {what} key CPU p95 (ms)"] = _p(times.cpu, 0.95)
         await app.workers.wait_for_complete()
     return out
+
+
+def _anchor(name: str, bare: dict[str, KeyTimes]) -> float | None:
+    """The bare app's figure for the same kind of key and the same measure."""
+    times = next((bare[k] for k in bare if f" {k} " in name), None)
+    if times is None or "CPU" in name:
+        return None
+    q = 0.95 if "p95" in name else 0.5
+    return _p(times.shown if "shown" in name else times.first, q)
 
 
 async def run(size: int, root: Path, presses: int, keep: Path | None = None) -> None:
@@ -170,13 +207,12 @@ async def run(size: int, root: Path, presses: int, keep: Path | None = None) -> 
     finally:
         if keep is None:
             shutil.rmtree(state, ignore_errors=True)
-    bare_p50, bare_p95 = _p(bare, 0.5), _p(bare, 0.95)
     print(f"\n{size:,} memories (cold run to loaded: {cold_s:.1f} s)")
-    print(f"{'measure':<30}{'value':>10}   anchor (bare Textual app, same run)")
+    print(f"{'measure':<36}{'value':>10}   anchor (the same kind of key in a bare Textual app, same run)")
     for name, value in figures.items():
-        anchor = None if "CPU" in name else bare_p95 if "p95" in name else bare_p50 if "ms" in name else None
+        anchor = _anchor(name, bare)
         ratio = f"{value / anchor:6.1f}x of {anchor:.1f} ms" if anchor else ""
-        print(f"{name:<30}{value:>10.2f}   {ratio}")
+        print(f"{name:<36}{value:>10.2f}   {ratio}")
     print(f"load average {os.getloadavg()[0]:.1f} (a shared machine: read the ratios)")
 
 

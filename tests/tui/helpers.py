@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from textual.pilot import Pilot
@@ -36,6 +37,15 @@ async def loaded(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
             raise AssertionError(f"the load did not finish within {LOAD_WAIT:.0f} s")
         await pilot.pause(0.02)
         await app.workers.wait_for_complete()
+
+
+async def until(pilot: Pilot[None], done: Callable[[], bool], limit: float = LOAD_WAIT) -> None:
+    """Wait, a frame at a time, until `done()` holds; a condition never met fails the test."""
+    deadline = time.monotonic() + limit
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still not so after {limit:.0f} s")
+        await pilot.pause(0.02)
 
 
 async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None], rounds: int = 3) -> None:

@@ -4,6 +4,7 @@ the memory's priority, and memory text in the plan is shown inert."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from app.tui.screens.reason import ReasonModal
 from app.tui.widgets import budget_bar as budget_bar_module
 from app.tui.widgets.budget_bar import BudgetBar, first_past_cut, layout
 from app.tui.widgets.nav import NavTable
-from tests.tui.helpers import settle
+from tests.tui.helpers import settle, until
 
 DOLLHOUSE = ("dollhouse", "dollhouse", "auto-load")
 MASSGEN = ("massgen", "massgen", "short-term")
@@ -46,6 +47,8 @@ async def select(screen: BudgetScreen, pilot: Pilot[None], key: tuple[str, str, 
     table.move_cursor(row=index)  # type: ignore[attr-defined]
     await pilot.pause()
     assert screen.selected == key
+    # the plan's rows follow the cursor's repaint (at once, or when quick moves pause)
+    await until(pilot, lambda: screen.query_one(BudgetBar).plan is screen.plan)
 
 
 async def test_bar_cut_equals_the_facade_plan(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
@@ -223,6 +226,7 @@ async def test_moving_through_large_plans_builds_only_a_screenful_of_rows_per_ke
     plans = [_big_plan("one", 2000), _big_plan("two", 3000)]
     monkeypatch.setattr(Workbench, "budgets", lambda self, what_if=None: plans)
     monkeypatch.setattr(budget_screen, "FILL_DELAY", 30.0)  # keys come faster than that
+    monkeypatch.setattr(budget_screen, "monotonic", itertools.count(10, 10).__next__)  # each key on its own
     laid: list[int] = []
     real_layout = budget_bar_module.layout
 
@@ -248,6 +252,7 @@ async def test_moving_through_large_plans_builds_only_a_screenful_of_rows_per_ke
         for key in ("j", "k", "j", "k"):
             added.clear()
             await pilot.press(key)
+            await until(pilot, lambda: screen.query_one(BudgetBar).plan is screen.plan)
             await pilot.pause()
             assert 0 < len(added) <= budget_screen.ROWS_AT_ONCE and items.row_count == len(added)
         assert sorted(laid) == [2000, 3000]  # each plan laid out once, however often it is shown
@@ -265,3 +270,33 @@ async def test_moving_through_large_plans_builds_only_a_screenful_of_rows_per_ke
                 break
             await pilot.pause(0.01)
         assert items.row_count == listed == len(plan.items)
+
+
+async def test_a_held_key_is_answered_by_the_cursor_and_fills_the_plan_it_stops_on(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plans' cursor moves closer together than HELD_KEY (here: all of them, the clock stands
+    still) build no rows until they pause; then the plan the cursor stopped on is shown, once."""
+    monkeypatch.setattr(budget_screen, "monotonic", lambda: 100.0)
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_budget(app, pilot)
+        shown: list[tuple[str, str, str] | None] = []
+        real_show = BudgetScreen._show_plan
+
+        def counting_show(self: BudgetScreen) -> None:
+            shown.append(self.selected)
+            real_show(self)
+
+        monkeypatch.setattr(BudgetScreen, "_show_plan", counting_show)
+        plans = screen.query_one("#budget-plans", NavTable)
+        plans.focus()
+        assert len(screen.plans) >= 4
+        await pilot.press("j")  # the first move is no held key: its rows follow its repaint
+        await until(pilot, lambda: screen.query_one(BudgetBar).plan is screen.plan)
+        assert shown == [plan_key(screen.plans[1])]
+        await pilot.press("j", "j")
+        assert plans.cursor_row == 3 and screen.selected == plan_key(screen.plans[3])
+        assert screen.query_one(BudgetBar).plan is screen.plans[1] and len(shown) == 1  # the cursor moved, nothing else
+        await until(pilot, lambda: screen.query_one(BudgetBar).plan is screen.plan)
+        assert shown == [plan_key(screen.plans[1]), plan_key(screen.plans[3])]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
+from time import monotonic
 
 from rich.text import Text
 from textual import on, work
@@ -14,6 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import DataTable, Header, Static
 
 from app.core.budget import BudgetItem, BudgetPlan, BudgetWhatIf, WhatIf
@@ -52,6 +54,11 @@ ROWS_AT_ONCE = 40  # item rows added before a key is answered (more than a scree
 # The rest follow once the keys pause this long: moving through the plans with a held key fills
 # only the rows each plan shows.
 FILL_DELAY = 0.3
+# Plans' cursor moves closer together than this are a held key: the rows follow once they pause.
+HELD_KEY = 0.15
+# A single move's rows follow this long after it: the cursor's own frame (drawn within a 60 fps
+# update period of the move) is on screen first.
+AFTER_FRAME = 0.04
 MORE = "\u241emore"  # the key of that row: no memory id starts with _REPEAT
 
 
@@ -105,6 +112,8 @@ class BudgetScreen(WorkbenchScreen):
         self.shown_what_if: WhatIf | None = None
         self._filling = 0  # bumped each time the items table is filled anew
         self._fittings: dict[int, tuple[BudgetPlan, int]] = {}
+        self._last_move = 0.0  # when the plans' cursor last moved (monotonic seconds)
+        self._plan_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -303,6 +312,21 @@ class BudgetScreen(WorkbenchScreen):
         key = (parts[0], parts[1], parts[2])
         if key != self.selected:
             self.selected = key
+            self._show_plan_after_key()
+
+    def _show_plan_after_key(self) -> None:
+        """The plans' cursor is drawn first and the chosen plan's rows just after that frame, so a
+        key is answered by its own small repaint; keys that come quicker than HELD_KEY apart (a
+        held `j`) fill the rows only once they pause, so each of them is answered at once too."""
+        now = monotonic()
+        quick, self._last_move = now - self._last_move < HELD_KEY, now
+        if self._plan_timer is not None:
+            self._plan_timer.stop()
+        self._plan_timer = self.set_timer(HELD_KEY if quick else AFTER_FRAME, self._show_selected_plan)
+
+    def _show_selected_plan(self) -> None:
+        self._plan_timer = None
+        if self.plan is not self.query_one(BudgetBar).plan:
             self._show_plan()
 
     @on(DataTable.RowHighlighted, "#budget-items")
