@@ -4,8 +4,8 @@ worker a key started has finished and its messages are handled (never a sleep)."
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
