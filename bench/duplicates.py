@@ -42,7 +42,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core import clock as clocks  # noqa: E402
-from app.core.curate import duplicates, rules  # noqa: E402
+from app.core.curate import duplicates, rules, set_join  # noqa: E402
+from app.core.curate import passages as passages_module  # noqa: E402
 from app.core.curate.duplicates import (  # noqa: E402
     MIN_PASSAGE_WORDS,
     NEAR_THRESHOLD,
@@ -58,6 +59,7 @@ from app.core.curate.duplicates import (  # noqa: E402
     shingles,
     words,
 )
+from app.core.curate.passages import TextDigest, exact_key  # noqa: E402
 from app.core.locations import Locations  # noqa: E402
 from app.core.model import Memory, Source, Tier  # noqa: E402
 from app.core.workbench import Workbench  # noqa: E402
@@ -106,6 +108,22 @@ def old_near_duplicates(texts: dict[str, str], *, threshold: float = NEAR_THRESH
     return sorted(best.values(), key=lambda p: (-p.score, p.a, p.b))
 
 
+def _texts(memories: Sequence[Memory], text_of: TextOf | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for memory in memories:
+        try:
+            out[memory.id] = text_of(memory.id) if text_of is not None else ""
+        except Exception:  # noqa: BLE001 - an unreadable memory is not compared
+            continue
+    return out
+
+
+def exact_groups(memories: Sequence[Memory], texts: dict[str, str]) -> list[ExactGroup]:
+    """find_duplicates' exact groups, from texts at hand."""
+    digests = {m.id: TextDigest("" if not texts[m.id].strip() else exact_key(texts[m.id]), ()) for m in memories if m.id in texts}
+    return exact_duplicates(memories, digests)
+
+
 def old_find_duplicates(
     memories: Sequence[Memory],
     text_of: TextOf | None,
@@ -113,10 +131,11 @@ def old_find_duplicates(
     threshold: float = NEAR_THRESHOLD,
     is_record: Callable[[Memory], bool] = lambda m: False,
     on_exact: Callable[[list[ExactGroup]], None] | None = None,
+    memo: object = None,
 ) -> tuple[list[ExactGroup], list[NearPair]]:
     memories = [m for m in memories if not is_record(m)]
-    texts = duplicates._texts(memories, text_of)
-    exact = exact_duplicates(memories, texts)
+    texts = _texts(memories, text_of)
+    exact = exact_groups(memories, texts)
     if on_exact is not None:
         on_exact(exact)
     covered = [frozenset(pair) for group in exact for pair in combinations(group.ids, 2)]
@@ -254,7 +273,7 @@ def recall(sizes: Sequence[int], recall_max: int, lsh_max: int) -> None:
     print("== near pairs' recall (the texts the near stage sees: one per exact group)")
     for size in sizes:
         corpus = MemoryTexts(size)
-        exact = exact_duplicates(memories_of(corpus.texts), corpus.texts)
+        exact = exact_groups(memories_of(corpus.texts), corpus.texts)
         copies = {i for group in exact for i in group.ids[1:]}
         texts = {i: t for i, t in corpus.texts.items() if i not in copies}
         new = {(p.a, p.b) for p in near_duplicates(texts)}
@@ -268,14 +287,14 @@ def recall(sizes: Sequence[int], recall_max: int, lsh_max: int) -> None:
                 f"recall {len(new & reference) / len(reference):.4f}, {len(new - reference)} not in it; "
                 f"old finds {len(old & reference):,}, recall {len(old & reference) / len(reference):.4f}"
             )
-        bounds = duplicates.MAX_POSTINGS, duplicates.MAX_PARTNERS, duplicates.MAX_HOLDERS, duplicates.MAX_VERIFIED
+        bounds = set_join.MAX_POSTINGS, set_join.MAX_PARTNERS, duplicates.MAX_HOLDERS, set_join.MAX_VERIFIED
         try:
-            duplicates.MAX_POSTINGS = duplicates.MAX_PARTNERS = duplicates.MAX_VERIFIED = 1 << 40
+            set_join.MAX_POSTINGS = set_join.MAX_PARTNERS = set_join.MAX_VERIFIED = 1 << 40
             unbounded = {(p.a, p.b) for p in near_duplicates(texts)}
             duplicates.MAX_HOLDERS = 1 << 40
             every_holder = {(p.a, p.b) for p in near_duplicates(texts)}
         finally:
-            duplicates.MAX_POSTINGS, duplicates.MAX_PARTNERS, duplicates.MAX_HOLDERS, duplicates.MAX_VERIFIED = bounds
+            set_join.MAX_POSTINGS, set_join.MAX_PARTNERS, duplicates.MAX_HOLDERS, set_join.MAX_VERIFIED = bounds
         print(
             f"{size:,} memories: search bounds lifted {len(unbounded):,} pairs, bounded {len(new):,}: recall {len(new & unbounded) / len(unbounded):.4f}; "
             f"passages held by more than {duplicates.MAX_HOLDERS} memories paired in full: {len(every_holder):,} pairs "
@@ -345,8 +364,8 @@ def main() -> int:
     parser.add_argument("--lsh-max", type=int, default=10_000, help="run the MinHash LSH comparison up to this size")
     args = parser.parse_args()
     print(
-        f"python {sys.version.split()[0]}; threshold {NEAR_THRESHOLD}; bounds: {duplicates.MAX_PASSAGE_WORDS} words a passage, "
-        f"{duplicates.MAX_TEXT_SHINGLES:,} shingles a memory, {duplicates.MAX_HOLDERS} holders, {duplicates.MAX_POSTINGS} postings, {duplicates.MAX_PARTNERS} partners, {duplicates.MAX_VERIFIED} verified"
+        f"python {sys.version.split()[0]}; threshold {NEAR_THRESHOLD}; bounds: {passages_module.MAX_PASSAGE_WORDS} words a passage, "
+        f"{passages_module.MAX_TEXT_SHINGLES:,} shingles a memory, {duplicates.MAX_HOLDERS} holders, {set_join.MAX_POSTINGS} postings, {set_join.MAX_PARTNERS} partners, {set_join.MAX_VERIFIED} verified"
     )
     loops(args.copies, args.old_max_copies)
     pipeline(args.copies, args.old_max_copies)

@@ -26,10 +26,12 @@ from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
 from app.core.config import save_theme
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
+from app.core.curate.duplicates import NearMemo, NearMemoLost
 from app.core.curate.saliences import Kept, log_mentions
 from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.derived import DerivedCache
+from app.core.load.near import NearCache
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.load.rows import ListedRows, RowStore
 from app.core.locations import Locations, sample_portfolio
@@ -582,17 +584,46 @@ class Workbench:
         `on_batch` is given them as they are found (the quick rules first, near duplicates last;
         an exception it raises stops the rest); the list returned is the whole, ordered result."""
         saliences = self.saliences()  # first: it finds the mentions the rules read too
-        return suggest(
-            self.memories,
-            self.portfolios,
-            self.clock.now(),
-            text_of=self._read_ahead(),
-            file_bytes=file_reader(self.portfolios),
-            saliences=saliences,
-            mentions=self._mentions,
-            pinned=self._applier.pinned_ids(),
-            on_batch=on_batch,
-        )
+        store = self._near_cache()
+        memo = store.memo() if store is not None else None
+
+        def run(memo: NearMemo | None) -> list[Suggestion]:
+            return suggest(
+                self.memories,
+                self.portfolios,
+                self.clock.now(),
+                text_of=self._read_ahead(),
+                file_bytes=file_reader(self.portfolios),
+                saliences=saliences,
+                mentions=self._mentions,
+                pinned=self._applier.pinned_ids(),
+                on_batch=on_batch,
+                near_memo=memo,
+            )
+
+        try:
+            try:
+                found = run(memo)
+            except NearMemoLost:
+                # the duplicates cache lost what it named: work everything out from the texts
+                memo = None
+                if store is not None:
+                    store.clear()
+                found = run(None)
+            if store is not None and memo is not None:
+                store.save(memo)
+            return found
+        finally:
+            if store is not None:
+                store.close()
+
+    def _near_cache(self) -> NearCache | None:
+        """The duplicates cache of the open portfolios (per set, like the derived cache: a near
+        pair links memories of the whole set); None when it cannot be opened."""
+        try:
+            return NearCache(self.locations.ensure_private(self.locations.derived([p.root for p in self.portfolios])))
+        except (OSError, sqlite3.Error):
+            return None
 
     def budgets(self, what_if: WhatIf | None = None) -> list[BudgetPlan]:
         """What each agent loads at startup, in its order and unit, and where the budget cuts; with

@@ -10,15 +10,16 @@ import string
 import subprocess
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from itertools import chain
 from pathlib import Path
 
 import pytest
 
 from app.cli import main
-from app.core.curate import duplicates
-from app.core.curate.duplicates import MIN_PASSAGE_WORDS, NEAR_THRESHOLD, NearPair, content_words, find_duplicates, passages, shingles, words
+from app.core.curate import duplicates, set_join
+from app.core.curate import passages as passages_module
+from app.core.curate.duplicates import MIN_PASSAGE_WORDS, NEAR_THRESHOLD, NearPair, content_words, find_duplicates, passages, preview, shingles, words
 from app.core.model import Memory, Source, Tier
 from bench.corpus import MemoryTexts
 from tests.core.duplicate_cases import COPIES, LOOPED, looped_workspace
@@ -46,13 +47,13 @@ def reader(texts: dict[str, str]) -> Callable[[str], str]:
 @pytest.fixture
 def counted_jaccard(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls = [0]
-    real = duplicates.jaccard
+    real = set_join.jaccard
 
-    def counting(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
+    def counting(a: frozenset[int], b: Collection[int]) -> float:
         calls[0] += 1
         return real(a, b)
 
-    monkeypatch.setattr(duplicates, "jaccard", counting)
+    monkeypatch.setattr(set_join, "jaccard", counting)
     return calls
 
 
@@ -121,7 +122,7 @@ def all_pairs(texts: dict[str, str], threshold: float) -> list[NearPair]:
                 best[(one[0], two[0])] = (score, one[1], two[1], one[2], two[2])
         for gram in grams:
             postings[gram].append(number)
-    pairs = [NearPair(a, b, round(score, 3), text_a, text_b) for (a, b), (score, _, _, text_a, text_b) in best.items()]
+    pairs = [NearPair(a, b, round(score, 3), preview(text_a), preview(text_b)) for (a, b), (score, _, _, text_a, text_b) in best.items()]
     return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
 
 
@@ -145,7 +146,7 @@ def test_the_result_does_not_depend_on_the_process(generated: MemoryTexts) -> No
         "from app.core.curate.duplicates import near_duplicates\n"
         "texts = MemoryTexts(600, seed=11).texts\n"
         "texts.update({f'loop/{n}': f'Retry number {n}: when the staging deploy fails on the health check, wait two minutes and retry.' for n in range(300)})\n"
-        "print(json.dumps([[p.a, p.b, p.score, p.passage_a, p.passage_b] for p in near_duplicates(texts)]))\n"
+        "print(json.dumps([[p.a, p.b, p.score, p.said_a, p.said_b] for p in near_duplicates(texts)]))\n"
     )
     runs = [
         subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True).stdout
@@ -164,9 +165,9 @@ def test_a_loop_that_numbers_its_copies_stays_linear(counted_jaccard: list[int])
     texts = {f"loop/{n:05d}": numbered(n) for n in range(COPIES)}
     near = duplicates.near_duplicates(texts)
     assert {p.a for p in near} | {p.b for p in near} == set(texts)
-    assert len(near) <= duplicates.MAX_PARTNERS * COPIES
+    assert len(near) <= set_join.MAX_PARTNERS * COPIES
     assert all(p.score >= NEAR_THRESHOLD for p in near)
-    assert counted_jaccard[0] <= 2 * (duplicates.MAX_PARTNERS + 1) * COPIES
+    assert counted_jaccard[0] <= 2 * (set_join.MAX_PARTNERS + 1) * COPIES
 
 
 def test_one_passage_held_by_thousands_of_memories_costs_one_pair_each(counted_jaccard: list[int]) -> None:
@@ -186,9 +187,9 @@ def test_a_huge_memory_is_compared_on_a_bounded_number_of_shingles() -> None:
     dump = " ".join(rng.choices(vocabulary, k=300_000))  # one paragraph of about 2.4 MB
     notes = "\n\n".join(" ".join(rng.choices(vocabulary, k=200)) for _ in range(500))  # 500 paragraphs
     texts = {"dump": dump, "dump-again": dump + " and then some", "notes": notes, "short": "Deploys need two approvals from the release owners."}
-    sets, _ = duplicates._passage_sets(texts)
-    assert max(len(grams) for grams in sets) < duplicates.MAX_PASSAGE_WORDS
-    assert sum(map(len, sets)) < 3 * (duplicates.MAX_TEXT_SHINGLES + duplicates.MAX_PASSAGE_WORDS)
+    sets = {key: grams for text in texts.values() for key, grams in passages_module.digest_text(text, passages_module.WordNumbers())[1].items()}
+    assert max(len(grams) for grams in sets.values()) < passages_module.MAX_PASSAGE_WORDS
+    assert sum(map(len, sets.values())) < 3 * (passages_module.MAX_TEXT_SHINGLES + passages_module.MAX_PASSAGE_WORDS)
     near = duplicates.near_duplicates(texts)
     assert [(p.a, p.b, p.score) for p in near] == [("dump", "dump-again", 1.0)]  # alike on their first 1,000 words
 
@@ -239,7 +240,7 @@ def test_the_comparisons_grow_with_the_memories_not_their_pairs(counted_jaccard:
         counted_jaccard[0] = 0
         near = duplicates.near_duplicates(items(n))
         assert len(near) > n and all(p.score >= NEAR_THRESHOLD for p in near)
-        assert counted_jaccard[0] <= duplicates.MAX_VERIFIED * n
+        assert counted_jaccard[0] <= set_join.MAX_VERIFIED * n
         counts.append(counted_jaccard[0])
     assert counts[1] <= 2.2 * counts[0]
 

@@ -1,0 +1,161 @@
+"""Duplicates worked out once per content: a run with the memo an earlier run kept reads only the
+texts whose content is new, joins only the passages that are new, and finds what a run from the
+texts alone finds; the store keeps the memo across processes and rebuilds it when it is damaged."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from app.core.curate import duplicates, set_join
+from app.core.curate.duplicates import NearMemo, NearMemoLost, find_duplicates
+from app.core.load.near import FILE_NAME, NearCache
+from app.core.model import Memory, Source, Tier
+from app.core.reading.base import sha256_text
+from bench.corpus import MemoryTexts
+
+
+def memory(key: str, text: str) -> Memory:
+    return Memory(
+        id=f"memory-mcp:m:{key}",
+        system="memory-mcp",
+        portfolio="m",
+        locator=key,
+        name=key,
+        tier=Tier.COLD,
+        words=len(text.split()),
+        sha256=sha256_text(text),
+        source=Source(path="memory.db", table="memories", row=1),
+    )
+
+
+class Portfolio:
+    """Memories over texts, counting the texts read."""
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = {f"memory-mcp:m:{key}": text for key, text in texts.items()}
+        self.memories = [memory(key, text) for key, text in texts.items()]
+        self.read: list[str] = []
+
+    def text_of(self, memory_id: str) -> str:
+        self.read.append(memory_id)
+        return self.texts[memory_id]
+
+    def run(self, memo: NearMemo | None = None) -> tuple[list[duplicates.ExactGroup], list[duplicates.NearPair]]:
+        self.read.clear()
+        return find_duplicates(self.memories, self.text_of, memo=memo)
+
+
+def edited(texts: dict[str, str], seed: int) -> dict[str, str]:
+    """Some texts changed (a sentence added, one cut), some gone, some new, the rest as they were."""
+    rng = random.Random(seed)
+    keys = list(texts)
+    out = dict(texts)
+    for key in rng.sample(keys, 60):
+        words = out[key].split(" ")
+        out[key] = " ".join(words[: len(words) // 2]) + " and that was changed today. " + " ".join(words[len(words) // 2 :])
+    for key in rng.sample(keys, 30):
+        out.pop(key, None)
+    donors = rng.sample(keys, 30)
+    for n, key in enumerate(donors):
+        out[f"new/{n}"] = texts[key].replace("the", "a", 2)  # near copies of existing ones
+    return out
+
+
+@pytest.fixture(scope="module")
+def generated() -> dict[str, str]:
+    return MemoryTexts(2_000, seed=13).texts
+
+
+def test_a_warm_run_reads_no_text_joins_nothing_and_finds_the_same(generated: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    portfolio = Portfolio(generated)
+    memo = NearMemo()
+    first = portfolio.run(memo)
+    # each content read once: a second copy of a text is known by its sha256 already
+    assert memo.rejoined and len(portfolio.read) == len(set(generated.values())) < len(generated) and len(first[1]) > 50
+
+    def no_join(*args: object) -> object:
+        raise AssertionError("joined again")
+
+    monkeypatch.setattr(duplicates, "similar_sets", no_join)
+    monkeypatch.setattr(duplicates, "probe_fresh", no_join)
+    assert portfolio.run(memo) == first
+    assert portfolio.read == [] and memo.learned_texts == {} and not memo.rejoined
+
+
+def test_after_edits_only_the_changed_texts_are_read_and_the_pairs_are_those_of_a_whole_run(generated: dict[str, str]) -> None:
+    memo = NearMemo()
+    Portfolio(generated).run(memo)
+    after = Portfolio(edited(generated, seed=1))
+    incremental = after.run(memo)
+    changed = {m.id for m in after.memories if m.sha256 not in {sha256_text(t) for t in generated.values()}}
+    assert set(after.read) == changed and 60 <= len(changed) <= 90
+    assert not memo.rejoined  # the new passages were probed, not everything joined again
+    assert incremental == Portfolio(edited(generated, seed=1)).run()  # no memo: from the texts alone
+    assert any(p.a.startswith("memory-mcp:m:new/") or p.b.startswith("memory-mcp:m:new/") for p in incremental[1])
+
+
+def test_probing_the_new_sets_equals_joining_them_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    """probe_fresh finds every pair that holds a fresh set, as similar_sets does over all of them
+    (both exact here: the sets are a crowd, sharing shingles by the hundred, so the caps are off)."""
+    for cap in ("MAX_POSTINGS", "MAX_PARTNERS", "MAX_VERIFIED"):
+        monkeypatch.setattr(set_join, cap, 1 << 40)
+    rng = random.Random(4)
+    vocabulary = list(range(400))
+    sets = [tuple(sorted(set(rng.sample(vocabulary[rng.randrange(300) :][:60], rng.randint(6, 30))))) for _ in range(600)]
+    fresh = sorted(rng.sample(range(len(sets)), 40))
+    every = {(min(a, b), max(a, b)): score for a, b, score in set_join.similar_sets(list(sets), 0.3)}
+    expected = {pair: score for pair, score in every.items() if pair[0] in fresh or pair[1] in fresh}
+    probed = {(a, b): score for a, b, score in set_join.probe_fresh(sets, fresh, 0.3)}
+    assert len(expected) > 20 and probed == expected
+
+
+def test_a_text_that_changed_under_the_read_is_not_kept(generated: dict[str, str]) -> None:
+    """A memory whose text now differs from the content its sha256 names is compared as read, but
+    not learned: the memo would otherwise give the new text's passages for the old content."""
+    portfolio = Portfolio(dict(list(generated.items())[:50]))
+    moved = portfolio.memories[0].id
+    portfolio.texts[moved] += "\nA line written after the load."
+    memo = NearMemo()
+    portfolio.run(memo)
+    assert portfolio.memories[0].sha256 not in memo.texts and len(memo.texts) == 49
+
+
+def test_the_store_keeps_the_memo_and_a_lost_set_says_so(tmp_path: Path, generated: dict[str, str]) -> None:
+    portfolio = Portfolio(generated)
+    store = NearCache(tmp_path)
+    memo = store.memo()
+    first = portfolio.run(memo)
+    store.save(memo)
+    store.close()
+    again = NearCache(tmp_path)
+    assert again.rebuilt == ""
+    kept = again.memo()
+    assert portfolio.run(kept) == first and portfolio.read == []
+    # an edit's round trip: only the new passages are probed, against sets read back from the file
+    after = Portfolio(edited(generated, seed=2))
+    assert after.run(kept) == Portfolio(edited(generated, seed=2)).run() and not kept.rejoined
+    again.save(kept)
+    again.close()
+    third = NearCache(tmp_path)
+    assert after.run(third.memo()) == Portfolio(edited(generated, seed=2)).run() and after.read == []
+    third.close()
+    with sqlite3.connect(tmp_path / FILE_NAME) as db:
+        key = db.execute("SELECT key FROM sets LIMIT 1").fetchone()[0]
+        db.execute("DELETE FROM sets WHERE key = ?", (key,))
+    damaged = NearCache(tmp_path)
+    with pytest.raises(NearMemoLost):
+        damaged.memo().sets_of([key])
+    damaged.close()
+
+
+def test_an_unreadable_store_is_rebuilt_empty(tmp_path: Path) -> None:
+    (tmp_path / FILE_NAME).write_bytes(b"not a database at all" * 100)
+    store = NearCache(tmp_path)
+    assert "rebuilt" in store.rebuilt
+    memo = store.memo()
+    assert memo.texts == {} and memo.pairs == {} and memo.joined == set()
+    store.close()
