@@ -35,7 +35,7 @@ from app.core.load.near import NearCache
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.load.rows import ListedRows, RowStore
 from app.core.locations import Locations, sample_portfolio
-from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
+from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline, TrustLevel
 from app.core.reading.base import Capabilities, DatabaseAdapter
 from app.core.reading.discovery import discover, standard_locations
 from app.core.review.detector import scan_memory, worst
@@ -585,7 +585,7 @@ class Workbench:
         an exception it raises stops the rest); the list returned is the whole, ordered result."""
         saliences = self.saliences()  # first: it finds the mentions the rules read too
         store = self._near_cache()
-        memo = store.memo() if store is not None else None
+        memo = self._near_memo(store)
 
         def run(memo: NearMemo | None) -> list[Suggestion]:
             return suggest(
@@ -605,17 +605,37 @@ class Workbench:
             try:
                 found = run(memo)
             except NearMemoLost:
-                # the duplicates cache lost what it named: work everything out from the texts
-                memo = None
+                # the duplicates cache lost what it named: work everything out from the texts anew
                 if store is not None:
                     store.clear()
-                found = run(None)
+                memo = self._near_memo(store)
+                found = run(memo)
             if store is not None and memo is not None:
                 store.save(memo)
             return found
         finally:
             if store is not None:
                 store.close()
+
+    def _near_memo(self, store: NearCache | None) -> NearMemo | None:
+        if store is None:
+            return None
+        memo = store.memo()
+        memo.key_of = self._text_key()
+        return memo
+
+    def _text_key(self) -> Callable[[Memory], str | None]:
+        """What names the text `text()` gives a memory: its content and which of its entries are
+        quarantined (a quarantined entry is marked in it); none for one kept in the vault."""
+        vaulted = set(self._vaulted)
+
+        def key(memory: Memory) -> str | None:
+            if not memory.sha256 or memory.id in vaulted:
+                return None
+            marks = "".join("q" if entry.trust is TrustLevel.QUARANTINED else "-" for entry in memory.entries)
+            return f"{memory.sha256}:{marks}"
+
+        return key
 
     def _near_cache(self) -> NearCache | None:
         """The duplicates cache of the open portfolios (per set, like the derived cache: a near

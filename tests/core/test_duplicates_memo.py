@@ -10,11 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from app.core.clock import FixedClock
 from app.core.curate import duplicates, set_join
 from app.core.curate.duplicates import NearMemo, NearMemoLost, find_duplicates
+from app.core.curate.passages import WordNumbers
 from app.core.load.near import FILE_NAME, NearCache
+from app.core.locations import Locations
 from app.core.model import Memory, Source, Tier
 from app.core.reading.base import sha256_text
+from app.core.workbench import Workbench
 from bench.corpus import MemoryTexts
 
 
@@ -113,15 +117,20 @@ def test_probing_the_new_sets_equals_joining_them_all(monkeypatch: pytest.Monkey
     assert len(expected) > 20 and probed == expected
 
 
-def test_a_text_that_changed_under_the_read_is_not_kept(generated: dict[str, str]) -> None:
-    """A memory whose text now differs from the content its sha256 names is compared as read, but
-    not learned: the memo would otherwise give the new text's passages for the old content."""
-    portfolio = Portfolio(dict(list(generated.items())[:50]))
-    moved = portfolio.memories[0].id
-    portfolio.texts[moved] += "\nA line written after the load."
+def test_a_text_read_after_its_source_changed_is_not_served_for_the_new_content(generated: dict[str, str]) -> None:
+    """A memory whose text changed after the load is compared as read now and learned under the
+    content the load saw; once the load sees the new content (a new sha256), that is read again,
+    and the old key, used by nobody, is dropped."""
+    texts = dict(list(generated.items())[:50])
+    portfolio = Portfolio(texts)
+    moved = portfolio.memories[0]
+    portfolio.texts[moved.id] += "\nA line written after the load."
     memo = NearMemo()
     portfolio.run(memo)
-    assert portfolio.memories[0].sha256 not in memo.texts and len(memo.texts) == 49
+    assert moved.sha256 in memo.texts
+    reloaded = Portfolio({**texts, next(iter(texts)): portfolio.texts[moved.id]})
+    reloaded.run(memo)
+    assert reloaded.read == [moved.id] and moved.sha256 not in memo.used_texts
 
 
 def test_the_store_keeps_the_memo_and_a_lost_set_says_so(tmp_path: Path, generated: dict[str, str]) -> None:
@@ -159,3 +168,62 @@ def test_an_unreadable_store_is_rebuilt_empty(tmp_path: Path) -> None:
     memo = store.memo()
     assert memo.texts == {} and memo.pairs == {} and memo.joined == set()
     store.close()
+
+
+# -- through the facade ------------------------------------------------------------------------------
+
+
+def _suggestions(locations: Locations, clock: FixedClock, root: Path) -> list[tuple[str, tuple[str, ...], str]]:
+    workbench = Workbench(locations, clock=clock)
+    workbench.open([root], index=False)
+    try:
+        return [(s.kind, s.ids, s.reason) for s in workbench.suggestions()]
+    finally:
+        workbench.close()
+
+
+def edit(root: Path) -> None:
+    """A paragraph appended to a MassGen memory file."""
+    note = root / "massgen" / "workspace_coder" / "memory" / "long_term" / "api_versioning_policy.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nOne more paragraph about the release train and its owners.\n", encoding="utf-8")
+
+
+def elsewhere(tmp_path: Path) -> Locations:
+    """The workbench's folders with nothing kept in them yet."""
+    return Locations(cache=tmp_path / "other-cache", data=tmp_path / "other-data", config=tmp_path / "other-config")
+
+
+def test_a_new_workbench_splits_no_text_for_duplicates_and_suggests_the_same(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    split: list[str] = []
+    real = duplicates.digest_text
+
+    def counting(text: str, numbers: WordNumbers) -> object:
+        split.append(text)
+        return real(text, numbers)
+
+    monkeypatch.setattr(duplicates, "digest_text", counting)
+    first = _suggestions(isolated_locations, clock, sample_copy)
+    assert len(split) > 100 and any(kind == "merge" and "Near duplicates" in reason for kind, _, reason in first)
+    split.clear()
+    assert _suggestions(isolated_locations, clock, sample_copy) == first
+    assert split == []
+    # an edited memory is split again, and only it
+    edit(sample_copy)
+    again = _suggestions(isolated_locations, clock, sample_copy)
+    assert len(split) == 1 and "release train" in split[0]
+    assert again == _suggestions(elsewhere(tmp_path), clock, sample_copy)  # what a run with no cache finds
+
+
+def test_a_cache_that_lost_what_it_named_is_rebuilt_and_suggests_the_same(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, tmp_path: Path
+) -> None:
+    _suggestions(isolated_locations, clock, sample_copy)
+    [cache] = list(isolated_locations.cache.rglob(FILE_NAME))
+    with sqlite3.connect(cache) as db:
+        db.execute("DELETE FROM sets")  # every kept set gone, the pairs and texts still naming them
+    edit(sample_copy)
+    assert _suggestions(isolated_locations, clock, sample_copy) == _suggestions(elsewhere(tmp_path), clock, sample_copy)
+    with sqlite3.connect(cache) as db:
+        assert db.execute("SELECT count(*) FROM sets").fetchone()[0] > 100  # kept anew

@@ -49,7 +49,6 @@ from app.core.curate.passages import (
 )
 from app.core.curate.set_join import MAX_PARTNERS, MAX_POSTINGS, MAX_VERIFIED, probe_fresh, similar_sets
 from app.core.model import Memory
-from app.core.reading.base import sha256_text
 
 __all__ = [
     "MIN_PASSAGE_WORDS",
@@ -121,6 +120,8 @@ class NearMemo:
     joined: set[bytes] = field(default_factory=set)
     pairs: dict[SetPair, float] = field(default_factory=dict)
     sets_of: SetsOf | None = None  # None: the sets are kept in `sets` (a memo kept in memory)
+    # what names the text a memory gives (None: not kept); the face knows what its text depends on
+    key_of: Callable[[Memory], str | None] = lambda memory: memory.sha256 or None
     sets: dict[bytes, Collection[int]] = field(default_factory=dict)
     # what the run changed
     learned_texts: dict[str, TextDigest] = field(default_factory=dict)
@@ -175,7 +176,7 @@ def exact_duplicates(memories: Sequence[Memory], digests: Mapping[str, TextDiges
 
 class _Digests:
     """Each memory's text digest: the memo's when its content was seen before, else read and split
-    now (and learned by the memo when the text read is the content the memory names)."""
+    now (and learned by the memo)."""
 
     def __init__(self, memo: NearMemo | None) -> None:
         self.memo = memo
@@ -194,10 +195,10 @@ class _Digests:
     def of_memories(self, memories: Iterable[Memory], text_of: TextOf | None) -> None:
         memo = self.memo
         for memory in memories:
-            content = memory.sha256
+            content = memo.key_of(memory) if memo is not None else None
             known = memo.texts.get(content) if memo is not None and content else None
             if known is not None:
-                memo.used_texts.add(content)  # type: ignore[union-attr]
+                memo.used_texts.add(content)  # type: ignore[union-attr,arg-type]
                 self.by_id[memory.id] = known
                 continue
             if text_of is None:
@@ -207,7 +208,10 @@ class _Digests:
             except Exception:  # noqa: BLE001 - an unreadable memory is simply not compared
                 continue
             digest = self.of_text(memory.id, text)
-            if memo is not None and content and sha256_text(text) == content:
+            # A text read after its source changed is learned under the key of the content the load
+            # saw; the next load names the new content by a new key, and a key no run uses is
+            # dropped, so it is never served for long (and never for the content it was read as).
+            if memo is not None and content:
                 memo.texts[content] = memo.learned_texts[content] = digest
                 memo.used_texts.add(content)
 
