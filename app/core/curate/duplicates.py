@@ -110,10 +110,11 @@ class NearPair:
 @dataclass
 class NearMemo:
     """What one run of duplicate detection keeps for the next, by content: each text's digest (by
-    the content sha256 it was read at), and the pairs of passage sets at or above `threshold` among
-    the sets joined. `sets_of` gives kept sets by digest (only a join that needs them asks), every
-    one asked for: a store that lost some raises NearMemoLost, and the run is made again without it. A
-    run updates the memo in place and says what it learned, for the store to write back."""
+    the key `key_of` names the memory's text by), and the pairs of passage sets at or above
+    `threshold` among the sets joined. `sets_of` gives kept sets by digest (only a join that needs
+    them asks), every one asked for: a store that lost some raises NearMemoLost, and the run is made
+    again without it. A run updates the memo in place and says what it learned, for the store to
+    write back."""
 
     threshold: float = NEAR_THRESHOLD
     texts: dict[str, TextDigest] = field(default_factory=dict)
