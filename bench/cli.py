@@ -25,7 +25,7 @@ def entry_point() -> list[str]:
     script = Path(sys.executable).parent / "memwb"
     if script.is_file():
         return [sys.executable, str(script)]
-    return [sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())"]
+    return [sys.executable, "-c", "import sys; from app.entry import main; sys.exit(main())"]
 
 
 def wall(argv: list[str]) -> float:

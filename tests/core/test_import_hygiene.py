@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import app.core
+from app import __version__
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,3 +82,26 @@ def test_version_and_help_import_nothing_heavy(argv: list[str]) -> None:
 def test_a_headless_command_imports_no_ui(sample_copy: Path) -> None:
     code, loaded, _ = loaded_by(["review", str(sample_copy), "--json"], ("textual", "app.tui"))
     assert code == 0 and loaded == []
+
+
+def test_the_command_answers_version_before_loading_the_parser() -> None:
+    """`memwb --version` (the console command, app.entry) loads neither argparse nor app.cli; any
+    other argument list goes to app.cli.main."""
+    script = (
+        "import sys\n"
+        "from app.entry import main\n"
+        "sys.argv = ['memwb', '--version']\n"
+        "code = main()\n"
+        "print('LOADED:' + ','.join(sorted(m for m in ('argparse', 'pathlib', 'app.cli') if m in sys.modules)))\n"
+        "raise SystemExit(code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 0 and out.stdout.splitlines() == [f"memwb {__version__}", "LOADED:"], out.stdout + out.stderr
+    help_ = subprocess.run(
+        [sys.executable, "-c", "import sys; from app.entry import main; sys.argv = ['memwb', '--help']; raise SystemExit(main())"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert help_.returncode == 0 and help_.stdout.startswith("usage: memwb"), help_.stdout + help_.stderr
