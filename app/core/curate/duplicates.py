@@ -147,13 +147,8 @@ class NearMemo:
         self.threshold, self.joined, self.pairs = threshold, set(keys), pairs
 
 
-@dataclass(frozen=True, slots=True)
-class _Holder:
-    """A memory holding a passage: its place among the memory's passages and what it says."""
-
-    owner: str
-    order: int
-    said: str
+# A memory holding a passage: (owner, the passage's place among the owner's, what it says).
+_Holder = tuple[str, int, str]
 
 
 def exact_duplicates(memories: Sequence[Memory], digests: Mapping[str, TextDigest]) -> list[ExactGroup]:
@@ -222,11 +217,11 @@ def _holders(owners: Iterable[str], digests: Mapping[str, TextDigest]) -> dict[b
     repeats is held at its first place)."""
     holders: dict[bytes, list[_Holder]] = {}
     for owner in owners:
-        for passage in digests[owner].passages:
-            held = holders.setdefault(passage.key, [])
+        for order, key, said in digests[owner].passages:
+            held = holders.setdefault(key, [])
             # one owner's passages come together, so a repeat within a memory is the last holder
-            if not held or held[-1].owner != owner:
-                held.append(_Holder(owner, passage.order, passage.said))
+            if not held or held[-1][0] != owner:
+                held.append((owner, order, said))
     return holders
 
 
@@ -275,13 +270,13 @@ def _near(
     best: dict[tuple[str, str], tuple[float, _Holder, _Holder]] = {}
 
     def offer(one: _Holder, two: _Holder, score: float) -> None:
-        if one.owner == two.owner:
+        if one[0] == two[0]:
             return
-        if one.owner > two.owner:
+        if one[0] > two[0]:
             one, two = two, one
-        key = (one.owner, two.owner)
+        key = (one[0], two[0])
         held = best.get(key)
-        if held is None or (score, -one.order, -two.order) > (held[0], -held[1].order, -held[2].order):
+        if held is None or (score, -one[1], -two[1]) > (held[0], -held[1][1], -held[2][1]):
             best[key] = (score, one, two)
 
     if threshold <= 1.0:
@@ -294,7 +289,7 @@ def _near(
         for one in holders[key_a][:MAX_HOLDERS]:
             for two in holders[key_b][:MAX_HOLDERS]:
                 offer(one, two, score)
-    pairs = [NearPair(a, b, round(score, 3), one.said, two.said) for (a, b), (score, one, two) in best.items()]
+    pairs = [NearPair(a, b, round(score, 3), one[2], two[2]) for (a, b), (score, one, two) in best.items()]
     return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
 
 

@@ -23,10 +23,9 @@ import hashlib
 import re
 from array import array
 from collections.abc import Collection, Hashable, Sequence
-from dataclasses import dataclass
 from itertools import repeat
 from operator import add, and_, mul
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 MIN_PASSAGE_WORDS = 6
 SHINGLE = 2
@@ -160,19 +159,15 @@ def word_pairs(numbers: Sequence[int]) -> set[int]:
     return set(map(and_, map(add, map(mul, numbers, repeat(_SPREAD)), numbers[1:]), repeat(_BITS64)))
 
 
-@dataclass(frozen=True, slots=True)
-class Passage:
-    """A comparable passage: its place among its text's passages, the digest of its word-pair set
-    and what it says, flattened and cut to PREVIEW_CHARS for a reason to quote."""
-
-    order: int
-    key: bytes
-    said: str
+# A comparable passage, as a plain tuple (a warm start holds hundreds of thousands, read back from
+# the cache as they were written): its place among its text's passages, the digest of its word-pair
+# set, and what it says, flattened and cut to PREVIEW_CHARS for a reason to quote.
+Passage = tuple[int, bytes, str]
 
 
-@dataclass(frozen=True, slots=True)
-class TextDigest:
-    """What duplicate detection takes from one text."""
+class TextDigest(NamedTuple):
+    """What duplicate detection takes from one text: its exact key ("" for a blank text) and its
+    comparable passages."""
 
     exact: str
     passages: tuple[Passage, ...]
@@ -194,5 +189,5 @@ def digest_text(text: str, numbers: WordNumbers) -> tuple[TextDigest, dict[bytes
         budget -= len(grams)
         key = hashlib.blake2b(grams.tobytes(), digest_size=DIGEST_BYTES).digest()
         sets[key] = grams
-        kept.append(Passage(order, key, preview(passage)))
+        kept.append((order, key, preview(passage)))
     return TextDigest(exact_key(text), tuple(kept)), sets

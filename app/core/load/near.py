@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from app.core.curate.duplicates import NEAR_THRESHOLD, SETTINGS, NearMemo, NearMemoLost, SetPair
-from app.core.curate.passages import Passage, TextDigest
+from app.core.curate.passages import TextDigest
 from app.core.load.store import VersionedStore
 
 FILE_NAME = "near.sqlite"
@@ -33,12 +33,12 @@ _CHUNK = 500  # keys per IN (...) query
 
 
 def encode(digest: TextDigest) -> bytes:
-    return marshal.dumps((digest.exact, [(p.order, p.key, p.said) for p in digest.passages]))
+    return marshal.dumps(tuple(digest))
 
 
 def decode(value: bytes) -> TextDigest:
     exact, passages = marshal.loads(value)
-    return TextDigest(exact, tuple(Passage(order, key, said) for order, key, said in passages))
+    return TextDigest(exact, passages)
 
 
 class NearCache(VersionedStore):
