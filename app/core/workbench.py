@@ -32,6 +32,7 @@ from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.derived import DerivedCache
 from app.core.load.near import NearCache
+from app.core.load.parse_worker import gc_paused
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.load.rows import ListedRows, RowStore
 from app.core.locations import Locations, sample_portfolio
@@ -555,7 +556,10 @@ class Workbench:
             # A write drops the changed memories' entries; a missing one means computing again (the
             # inputs of one memory may depend on the others, so all of them, most of them kept).
             if cached is None or any(m.id not in cached for m in self.memories):
-                cached = self._saliences = self._salience_all()
+                # hundreds of thousands of models that all stay alive: the collector would walk
+                # them again and again as they are made (half the time at 100,000 memories)
+                with gc_paused():
+                    cached = self._saliences = self._salience_all()
             return cached
 
     def _salience_all(self) -> dict[str, Salience]:
@@ -602,14 +606,15 @@ class Workbench:
             )
 
         try:
-            try:
-                found = run(memo)
-            except NearMemoLost:
-                # the duplicates cache lost what it named: work everything out from the texts anew
-                if store is not None:
-                    store.clear()
-                memo = self._near_memo(store)
-                found = run(memo)
+            with gc_paused():  # as for the saliences: what a pass makes mostly stays alive
+                try:
+                    found = run(memo)
+                except NearMemoLost:
+                    # the duplicates cache lost what it named: work everything out from the texts anew
+                    if store is not None:
+                        store.clear()
+                    memo = self._near_memo(store)
+                    found = run(memo)
             if store is not None and memo is not None:
                 store.save(memo)
             return found

@@ -167,7 +167,7 @@ def exact_duplicates(memories: Sequence[Memory], digests: Mapping[str, TextDiges
         else:
             continue
         groups[key].append(memory.id)
-    return [ExactGroup(key, tuple(ids)) for key, ids in sorted(groups.items(), key=lambda kv: kv[1]) if len(ids) > 1]
+    return sorted((ExactGroup(key, tuple(ids)) for key, ids in groups.items() if len(ids) > 1), key=lambda group: group.ids)
 
 
 class _Digests:
