@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from app.core.budget.plans import BudgetPlan
 from app.core.curate.salience import parse_time
 from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext, as_int, quoted, short
-from app.core.model import Memory, Tier
+from app.core.model import Memory, Tier, TrustLevel
 from app.core.systems.openclaw import NAME
 from app.core.systems.openclaw.budget import MEMORY_MD, MEMORY_MD_BYTES, OPENCLAW_FILE_CHARS
 
@@ -97,8 +97,34 @@ def _stale_reason_log(memories: Sequence[Memory], ctx: SuggestionContext, memory
     return "; no daily log gives its reason, which Memory Fortress asks for"
 
 
+class _SectionTexts:
+    """Sections' texts with each file read once for the sections that follow each other in it (a
+    domain file holds dozens): the span of the file's bytes, as `text()` reads it. A section kept in
+    the vault, one without a span or without file bytes is read the workbench's way."""
+
+    def __init__(self, ctx: SuggestionContext) -> None:
+        self.ctx = ctx
+        self.path: str | None = None
+        self.data: bytes | None = None
+
+    def __call__(self, memory: Memory) -> str | None:
+        if memory.span is None or memory.trust == TrustLevel.QUARANTINED:
+            return self.ctx.text(memory)
+        if memory.source.path != self.path:
+            self.path, self.data = memory.source.path, self.ctx.data(memory)
+        if self.data is None:  # no file reader given, or the file is unreadable: as text() says
+            return self.ctx.text(memory)
+        if memory.span.end > len(self.data):
+            return None  # changed since the load: nothing to say of it now
+        try:
+            return memory.span.slice(self.data).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+
 def _stale_markers(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]:
     out = []
+    text_of = _SectionTexts(ctx)
     for memory in memories:
         if memory.fields.get("stale"):
             ctx.superseded.add(memory.id)
@@ -110,7 +136,7 @@ def _stale_markers(memories: Sequence[Memory], ctx: SuggestionContext) -> list[S
             continue
         if memory.kind != "note":
             continue
-        text = ctx.text(memory)
+        text = text_of(memory)
         if not text or "[STALE]" not in text:
             continue
         first = _first_line(ctx, memory)
