@@ -87,6 +87,12 @@ def workbench_footer() -> Footer:
     return Footer(compact=True)
 
 
+# A key is answered by its own frame first (a cursor moved, drawn within a 60 fps update period);
+# what it also shows, a pane's read or a plan's rows, starts this long after it, so that its work (a
+# thread's read holds the interpreter too) never holds that frame up.
+AFTER_FRAME = 0.04
+
+
 class WorkbenchScreen(Screen[None]):
     """A screen over the facade: typed access to it, told of every write (MemoriesChanged), and a
     Notice its thread workers post instead of calling into the event loop.
@@ -110,6 +116,11 @@ class WorkbenchScreen(Screen[None]):
 
     def back_out(self) -> bool:
         """Let go of what the screen holds just now (a filter, marks, a what-if); True if it did."""
+        return False
+
+    @property
+    def settling(self) -> bool:
+        """Something a key started is still to be shown after the key's own frame (see AFTER_FRAME)."""
         return False
 
     def action_back(self) -> None:

@@ -52,6 +52,8 @@ async def settle(app: MemoryWorkbenchApp, pilot: Pilot[None], rounds: int = 3) -
     """A load or a write finishes, then the screens' workers it started: wait for each round."""
     await loaded(app, pilot)
     for _ in range(rounds):
+        # what a key shows after its own frame (a pane's read, a plan's rows) has started
+        await until(pilot, lambda: not getattr(app.screen, "settling", False))
         await app.workers.wait_for_complete()
         await pilot.pause()
 

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.lazy import Lazy
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Button, Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
@@ -27,7 +28,7 @@ from app.core.inert import one_line
 from app.core.model import Memory, TrustLevel
 from app.core.workbench import Workbench
 from app.tui.activity import Receipt
-from app.tui.context import WorkbenchScreen, workbench_footer
+from app.tui.context import AFTER_FRAME, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
 from app.tui.priority import EARLIER, LATER, Refused, word
@@ -145,6 +146,7 @@ class BrowseScreen(WorkbenchScreen):
         self._loaded_generation = 0
         self._detail_wanted: str | None = None
         self._detail_busy = False
+        self._detail_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -333,7 +335,18 @@ class BrowseScreen(WorkbenchScreen):
         self._detail_wanted = memory_id
         if not self._detail_busy:
             self._detail_busy = True
-            self.read_detail(memory_id)
+            self._detail_timer = self.set_timer(AFTER_FRAME, self._read_wanted)
+
+    def _read_wanted(self) -> None:
+        self._detail_timer = None
+        if self._detail_wanted is None:
+            self._detail_busy = False
+            return
+        self.read_detail(self._detail_wanted)
+
+    @property
+    def settling(self) -> bool:
+        return self._detail_timer is not None
 
     # Not exclusive on purpose: want_detail keeps it to one at a time without cancelling.
     @work(thread=True, group="browse-detail", exit_on_error=False)

@@ -22,7 +22,7 @@ from app.core.budget import BudgetItem, BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
 from app.core.workbench import Outcome
 from app.tui.activity import Run, apply_change, refused
-from app.tui.context import WorkbenchScreen, workbench_footer
+from app.tui.context import AFTER_FRAME, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
 from app.tui.priority import Refused, Step, order_step
@@ -54,11 +54,9 @@ ROWS_AT_ONCE = 40  # item rows added before a key is answered (more than a scree
 # The rest follow once the keys pause this long: moving through the plans with a held key fills
 # only the rows each plan shows.
 FILL_DELAY = 0.3
-# Plans' cursor moves closer together than this are a held key: the rows follow once they pause.
+# Plans' cursor moves closer together than this are a held key: the rows follow once they pause
+# (a single move's rows follow AFTER_FRAME after it).
 HELD_KEY = 0.15
-# A single move's rows follow this long after it: the cursor's own frame (drawn within a 60 fps
-# update period of the move) is on screen first.
-AFTER_FRAME = 0.04
 MORE = "\u241emore"  # the key of that row: no memory id starts with _REPEAT
 
 
@@ -323,6 +321,10 @@ class BudgetScreen(WorkbenchScreen):
         if self._plan_timer is not None:
             self._plan_timer.stop()
         self._plan_timer = self.set_timer(HELD_KEY if quick else AFTER_FRAME, self._show_selected_plan)
+
+    @property
+    def settling(self) -> bool:
+        return self._plan_timer is not None
 
     def _show_selected_plan(self) -> None:
         self._plan_timer = None
