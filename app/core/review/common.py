@@ -327,6 +327,11 @@ def _index() -> _Index:
     return _INDEX
 
 
+_ASCII_BYTES = bytes(range(128))
+# Bytes that stand for a text's own "?" in `Prepared.char_shape`: control characters few texts hold.
+_SENTINELS = (0, 1, 2, 3, 4, 5, 6, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 28, 29, 30, 31)
+
+
 def shape_table(classes: dict[str, str], other: str = "x") -> bytes:
     """A byte translation table for `Prepared.shape`: each ASCII character listed for a class letter
     maps to that letter, every other byte (the rest of ASCII, and every byte of a UTF-8 sequence, so no
@@ -356,6 +361,9 @@ class Prepared:
         self._indexed = False
         self._utf8: bytes | None = None
         self._shapes: dict[bytes, bytes] = {}
+        self._foreign: str | None = None
+        self._view: tuple[bytes, int] | None = None
+        self._char_shapes: dict[bytes, bytes] = {}
 
     def holds_any(self, sets: frozenset[int]) -> bool:
         """Whether `positions` finds any of these keyword sets (`family`): one look at the index that
@@ -394,6 +402,37 @@ class Prepared:
         if self._utf8 is None:
             self._utf8 = self.text.encode("utf-8", "surrogatepass")
         return self._utf8
+
+    def foreign(self) -> str:
+        """The text's characters outside ASCII, in order (lone surrogates kept): whether a text holds a
+        character of a class outside ASCII (invisible, look-alike, full-width) is asked of these few
+        characters instead of a regex over the whole text. A UTF-8 sequence is made of bytes outside
+        ASCII alone, so deleting the ASCII bytes leaves whole sequences."""
+        if self._foreign is None:
+            self._foreign = self.utf8().translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+        return self._foreign
+
+    def char_shape(self, table: bytes) -> bytes | None:
+        """`shape` with one byte per character, so its offsets are the text's even beyond ASCII: every
+        character outside ASCII takes the class `table` gives the bytes outside ASCII. The text is
+        encoded to ASCII with "?" for each such character, after its own "?"s are swapped for a byte
+        the text does not hold, which then takes the class of "?". None in the rare text that holds
+        every candidate byte (the caller then searches the text itself)."""
+        if self.ascii:
+            return self.shape(table)
+        if self._view is None:
+            sentinel = next((b for b in _SENTINELS if chr(b) not in self.text), -1)
+            if sentinel < 0:
+                return None
+            self._view = (self.text.replace("?", chr(sentinel)).encode("ascii", "replace"), sentinel)
+        view, sentinel = self._view
+        got = self._char_shapes.get(table)
+        if got is None:
+            swapped = bytearray(table)
+            swapped[ord("?")] = table[0x80]
+            swapped[sentinel] = table[ord("?")]
+            got = self._char_shapes[table] = view.translate(swapped)
+        return got
 
     def _absent(self, key: str) -> bool:
         """For a big text: True when the keyword certainly does not occur, because one of its words

@@ -256,12 +256,14 @@ def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
 
 
 def _alphabet_runs(p: Prepared) -> list[tuple[int, int]]:
-    """The spans of `_ALPHABET_RUN` (maximal runs of at least 24 characters of its class). For an ASCII
-    text they are read off its shape with `bytes.find`: the regex would try every position of every
-    word, only to fail at the word's end."""
-    if not p.ascii:
+    """The spans of `_ALPHABET_RUN` (maximal runs of at least 24 characters of its class), read off the
+    text's shape of one byte per character with `bytes.find`: the regex would try every position of
+    every word, only to fail at the word's end. Its class is ASCII, so a character beyond ASCII (the
+    shape's "other") ends a run."""
+    shape = p.char_shape(_ALPHABET_SHAPE)
+    if shape is None:
         return [m.span() for m in _ALPHABET_RUN.finditer(p.text)]
-    return _shape_runs(p.shape(_ALPHABET_SHAPE), 24)
+    return _shape_runs(shape, 24)
 
 
 def _shape_runs(shape: bytes, width: int) -> list[tuple[int, int]]:
@@ -285,13 +287,14 @@ def _within(rx: re.Pattern[str], text: str, runs: list[tuple[int, int]]) -> Iter
 
 
 def _b64_runs(p: Prepared, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The spans of `_B64_RUN` inside `runs`. In an ASCII text they are the maximal runs of the base64
-    class (its repeat is possessive) and up to two '=' after each, read off a shape."""
-    if not p.ascii or not runs:
+    """The spans of `_B64_RUN` inside `runs`: the maximal runs of the base64 class (its repeat is
+    possessive) and up to two '=' after each, read off a shape of one byte per character."""
+    shape = p.char_shape(_B64_SHAPE) if runs else None
+    if shape is None:
         return [m.span() for m in _within(_B64_RUN, p.text, runs)]
     text = p.text
     out: list[tuple[int, int]] = []
-    for start, end in _shape_runs(p.shape(_B64_SHAPE), 24):
+    for start, end in _shape_runs(shape, 24):
         pad = end
         while pad < end + 2 and pad < p.n and text[pad] == "=":
             pad += 1
@@ -300,11 +303,12 @@ def _b64_runs(p: Prepared, runs: list[tuple[int, int]]) -> list[tuple[int, int]]
 
 
 def _b85_runs(p: Prepared, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The spans of `_B85_RUN` inside `runs`: in an ASCII text, the maximal runs of its class, read off a
-    shape (every such run of 25 lies inside an alphabet run, whose class holds the base85 one)."""
-    if not p.ascii or not runs:
+    """The spans of `_B85_RUN` inside `runs`: the maximal runs of its class, read off a shape of one byte
+    per character (every such run of 25 lies inside an alphabet run, whose class holds the base85 one)."""
+    shape = p.char_shape(_B85_SHAPE) if runs else None
+    if shape is None:
         return [m.span() for m in _within(_B85_RUN, p.text, runs)]
-    return _shape_runs(p.shape(_B85_SHAPE), 25)
+    return _shape_runs(shape, 25)
 
 
 def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterator[Hit]:
@@ -527,7 +531,7 @@ def _may_be_leet(p: Prepared) -> bool:
     character to a third letter, so that holds as well, unless the text has one of the four letters
     case-insensitive matching reads as ASCII ones (the dotted and dotless i, the long s, the Kelvin
     sign): then it says maybe."""
-    if not p.ascii and any(ch in p.text for ch in _CASE_FOLDS_TO_ASCII):
+    if not p.ascii and any(ch in p.foreign() for ch in _CASE_FOLDS_TO_ASCII):
         return True
     shape = p.shape(_LEET_SHAPE)
     # The cheap counts first (a byte count is one pass). Three "l"s beside an "a" on a line are three

@@ -92,6 +92,10 @@ def scan(p: Prepared) -> list[Hit]:
 
 
 _PRINTABLE_ASCII = bytes(range(0x20, 0x7F))
+# What no control character is made of in UTF-8: printable ASCII, line feeds, tabs and every byte of a
+# character beyond ASCII (the C1 controls among those are looked for among those characters alone).
+_NO_ASCII_CONTROL = _PRINTABLE_ASCII + b"\n\t" + bytes(range(0x80, 0x100))
+_C1 = re.compile("[\x80-\x9f]")
 
 
 def _terminal(p: Prepared) -> Iterator[Hit]:
@@ -102,6 +106,10 @@ def _terminal(p: Prepared) -> Iterator[Hit]:
     if p.ascii and (
         not p.utf8().translate(None, _PRINTABLE_ASCII).translate(None, b"\n\t") or text.replace("\r\n", "").replace("\n", "").replace("\t", "").isprintable()
     ):
+        return
+    # Beyond ASCII the same byte pass, with the bytes of its other characters deleted too, and a C1
+    # search among those characters: a text with neither holds nothing `_CONTROL` matches.
+    if not p.ascii and not p.utf8().translate(None, _NO_ASCII_CONTROL) and _C1.search(p.foreign()) is None:
         return
     pos = 0
     count = 0

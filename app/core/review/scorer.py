@@ -255,12 +255,15 @@ _WORD_BYTES = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else 3
 
 
 def joined_stems(low: str) -> str:
-    """`tokens(low)` joined by single spaces, with a space at each end. For ASCII text the words come
-    from a byte translation and `split`, and only the cut to STEM letters runs per word."""
-    if low.isascii():
-        words = low.encode("ascii").translate(_WORD_BYTES).split()
-        return " " + b" ".join([w[:STEM] for w in words]).decode("ascii") + " "
-    return " " + " ".join(_TOKEN.findall(low)) + " "
+    """`tokens(low)` joined by single spaces, with a space at each end. The words come from a byte
+    translation and `split`, and only the cut to STEM letters runs per word. `_TOKEN` reads ASCII
+    letters and digits alone, so every other character separates words, as the "?" that stands for it
+    in the ASCII encoding does."""
+    words = low.encode("ascii", "replace").translate(_WORD_BYTES).split()
+    return " " + b" ".join(map(_CUT, words)).decode("ascii") + " "
+
+
+_CUT = itemgetter(slice(None, STEM))  # a word's stem, cut in C (a comprehension runs bytecode per word)
 
 
 def _may_cut_inside_a_word(text: str) -> bool:

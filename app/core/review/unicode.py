@@ -145,7 +145,8 @@ def _decoded_hit(hit: Hit, decoded: str, rescan: Rescan) -> Hit:
 
 
 def scan_hidden(p: Prepared, rescan: Rescan) -> list[Hit]:
-    if p.ascii:
+    # Every hidden character is outside ASCII: the few characters of the text that are answer for it.
+    if p.ascii or _ANY_HIDDEN.search(p.foreign()) is None:
         return []
     hits: list[Hit] = []
     groups = 0
@@ -303,7 +304,7 @@ def _describe(token: str) -> str:
 
 
 def scan_homoglyphs(p: Prepared) -> list[Hit]:
-    if p.ascii or not _HAS_LOOKALIKE.search(p.text):
+    if p.ascii or not _HAS_LOOKALIKE.search(p.foreign()):
         return []
     hits: list[Hit] = []
     seen: set[int] = set()
@@ -368,12 +369,14 @@ def normalized(p: Prepared, *, lookalikes: bool) -> Normalized | None:
     whether look-alike words were found; plain Russian or Greek text is never folded."""
     if p.ascii:
         return None
+    # Hidden characters and full-width letters are outside ASCII: looked for among those characters first.
+    foreign = p.foreign()
     hidden: list[re.Match[str]] = []
-    for m in _ANY_HIDDEN.finditer(p.text):
+    for m in _ANY_HIDDEN.finditer(p.text) if _ANY_HIDDEN.search(foreign) else ():
         hidden.append(m)
         if len(hidden) > MAX_NORMALIZED_RUNS:
             return None  # a flood of invisible characters is reported as such; no second look
-    folds = lookalikes or _WIDE_LETTER.search(p.text) is not None
+    folds = lookalikes or _WIDE_LETTER.search(foreign) is not None
     if not hidden and not folds:
         return None
     text = p.text.translate(CONFUSABLES) if folds else p.text
