@@ -26,12 +26,12 @@ from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
 from app.core.config import save_theme
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
-from app.core.curate.duplicates import NearMemo, NearMemoLost
+from app.core.curate.duplicates import NearMemo
 from app.core.curate.saliences import Kept, log_mentions
 from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.derived import DerivedCache
-from app.core.load.near import NearCache
+from app.core.load.near import kept_run
 from app.core.load.parse_worker import gc_paused
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.load.rows import ListedRows, RowStore
@@ -588,8 +588,6 @@ class Workbench:
         `on_batch` is given them as they are found (the quick rules first, near duplicates last;
         an exception it raises stops the rest); the list returned is the whole, ordered result."""
         saliences = self.saliences()  # first: it finds the mentions the rules read too
-        store = self._near_cache()
-        memo = self._near_memo(store)
 
         def run(memo: NearMemo | None) -> list[Suggestion]:
             return suggest(
@@ -605,29 +603,11 @@ class Workbench:
                 near_memo=memo,
             )
 
-        try:
-            with gc_paused():  # as for the saliences: what a pass makes mostly stays alive
-                try:
-                    found = run(memo)
-                except NearMemoLost:
-                    # the duplicates cache lost what it named: work everything out from the texts anew
-                    if store is not None:
-                        store.clear()
-                    memo = self._near_memo(store)
-                    found = run(memo)
-            if store is not None and memo is not None:
-                store.save(memo)
-            return found
-        finally:
-            if store is not None:
-                store.close()
-
-    def _near_memo(self, store: NearCache | None) -> NearMemo | None:
-        if store is None:
-            return None
-        memo = store.memo()
-        memo.key_of = self._text_key()
-        return memo
+        # The duplicates cache is per set of portfolios, like the derived cache: a near pair links
+        # memories of the whole set. As for the saliences, what a pass makes mostly stays alive.
+        roots = [p.root for p in self.portfolios]
+        with gc_paused():
+            return kept_run(lambda: self.locations.ensure_private(self.locations.derived(roots)), self._text_key(), run)
 
     def _text_key(self) -> Callable[[Memory], str | None]:
         """What names the text `text()` gives a memory: its content and which of its entries are
@@ -641,14 +621,6 @@ class Workbench:
             return f"{memory.sha256}:{marks}"
 
         return key
-
-    def _near_cache(self) -> NearCache | None:
-        """The duplicates cache of the open portfolios (per set, like the derived cache: a near
-        pair links memories of the whole set); None when it cannot be opened."""
-        try:
-            return NearCache(self.locations.ensure_private(self.locations.derived([p.root for p in self.portfolios])))
-        except (OSError, sqlite3.Error):
-            return None
 
     def budgets(self, what_if: WhatIf | None = None) -> list[BudgetPlan]:
         """What each agent loads at startup, in its order and unit, and where the budget cuts; with

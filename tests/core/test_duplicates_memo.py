@@ -22,6 +22,11 @@ from app.core.workbench import Workbench
 from bench.corpus import MemoryTexts
 
 
+def by_content(memory: Memory) -> str | None:
+    """Texts named by their content alone (no entry is ever quarantined here)."""
+    return memory.sha256 or None
+
+
 def memory(key: str, text: str) -> Memory:
     return Memory(
         id=f"memory-mcp:m:{key}",
@@ -136,13 +141,13 @@ def test_a_text_read_after_its_source_changed_is_not_served_for_the_new_content(
 def test_the_store_keeps_the_memo_and_a_lost_set_says_so(tmp_path: Path, generated: dict[str, str]) -> None:
     portfolio = Portfolio(generated)
     store = NearCache(tmp_path)
-    memo = store.memo()
+    memo = store.memo(by_content)
     first = portfolio.run(memo)
     store.save(memo)
     store.close()
     again = NearCache(tmp_path)
     assert again.rebuilt == ""
-    kept = again.memo()
+    kept = again.memo(by_content)
     assert portfolio.run(kept) == first and portfolio.read == []
     # an edit's round trip: only the new passages are probed, against sets read back from the file
     after = Portfolio(edited(generated, seed=2))
@@ -150,14 +155,14 @@ def test_the_store_keeps_the_memo_and_a_lost_set_says_so(tmp_path: Path, generat
     again.save(kept)
     again.close()
     third = NearCache(tmp_path)
-    assert after.run(third.memo()) == Portfolio(edited(generated, seed=2)).run() and after.read == []
+    assert after.run(third.memo(by_content)) == Portfolio(edited(generated, seed=2)).run() and after.read == []
     third.close()
     with sqlite3.connect(tmp_path / FILE_NAME) as db:
         key = db.execute("SELECT key FROM sets LIMIT 1").fetchone()[0]
         db.execute("DELETE FROM sets WHERE key = ?", (key,))
     damaged = NearCache(tmp_path)
     with pytest.raises(NearMemoLost):
-        damaged.memo().sets_of([key])
+        damaged.memo(by_content).sets_of([key])
     damaged.close()
 
 
@@ -165,7 +170,7 @@ def test_an_unreadable_store_is_rebuilt_empty(tmp_path: Path) -> None:
     (tmp_path / FILE_NAME).write_bytes(b"not a database at all" * 100)
     store = NearCache(tmp_path)
     assert "rebuilt" in store.rebuilt
-    memo = store.memo()
+    memo = store.memo(by_content)
     assert memo.texts == {} and memo.pairs == {} and memo.joined == set()
     store.close()
 

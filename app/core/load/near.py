@@ -11,12 +11,14 @@ from __future__ import annotations
 import marshal
 import sqlite3
 from array import array
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from app.core.curate.duplicates import NEAR_THRESHOLD, SETTINGS, NearMemo, NearMemoLost, SetPair
 from app.core.curate.passages import TextDigest
 from app.core.load.store import VersionedStore
+from app.core.model import Memory
 
 FILE_NAME = "near.sqlite"
 FORMAT = "N1"  # bump when the stored shape changes
@@ -28,6 +30,8 @@ CREATE TABLE IF NOT EXISTS pairs (a BLOB NOT NULL, b BLOB NOT NULL, score REAL N
 CREATE INDEX IF NOT EXISTS pairs_b ON pairs (b);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+T = TypeVar("T")
+KeyOf = Callable[[Memory], str | None]
 _ALL_AT_ONCE = 1_000  # more sets asked for than this: the table is read whole
 _CHUNK = 500  # keys per IN (...) query
 
@@ -52,8 +56,9 @@ class NearCache(VersionedStore):
         self._joined: set[bytes] = set()
         self._pairs: set[SetPair] = set()
 
-    def memo(self) -> NearMemo:
-        """What was kept, for one run; an unreadable file gives an empty memo (and is cleared)."""
+    def memo(self, key_of: KeyOf) -> NearMemo:
+        """What was kept, for one run naming texts by `key_of`; an unreadable file gives an empty
+        memo (and is cleared)."""
         try:
             texts = {key: decode(value) for key, value in self._db.execute("SELECT key, value FROM texts")}
             joined = {key for (key,) in self._db.execute("SELECT key FROM sets")}
@@ -63,7 +68,7 @@ class NearCache(VersionedStore):
             self.clear()
             texts, joined, pairs = {}, set(), {}
         self._joined, self._pairs = set(joined), set(pairs)
-        return NearMemo(texts=texts, joined=joined, pairs=pairs, sets_of=self.sets_of)
+        return NearMemo(texts=texts, joined=joined, pairs=pairs, sets_of=self.sets_of, key_of=key_of)
 
     def sets_of(self, keys: Collection[bytes]) -> dict[bytes, array[int]]:
         """The kept word-pair sets of `keys`, every one (NearMemoLost when one is not kept)."""
@@ -130,3 +135,24 @@ class NearCache(VersionedStore):
 
 def _blob(grams: Collection[int]) -> bytes:
     return grams.tobytes() if isinstance(grams, array) else array("Q", sorted(grams)).tobytes()
+
+
+def kept_run(folder: Callable[[], Path], key_of: KeyOf, run: Callable[[NearMemo | None], T]) -> T:
+    """`run` given what the cache in `folder()` kept, and what it learned written back; without a
+    memo when the cache cannot be opened, and with a new one when it lost what it named."""
+    try:
+        store = NearCache(folder())
+    except (OSError, sqlite3.Error):
+        return run(None)
+    try:
+        memo = store.memo(key_of)
+        try:
+            found = run(memo)
+        except NearMemoLost:
+            store.clear()
+            memo = store.memo(key_of)
+            found = run(memo)
+        store.save(memo)
+        return found
+    finally:
+        store.close()
