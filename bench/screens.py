@@ -139,6 +139,15 @@ class Bare(App[None]):
         yield table
 
 
+async def first_frame(app: App[None]) -> float:
+    """Seconds from making `app` to its first frame."""
+    start = time.perf_counter()
+    frames = _Frames(app)
+    async with app.run_test(size=SIZE):
+        await frames.shown.wait()
+        return time.perf_counter() - start
+
+
 async def floor(presses: int) -> dict[str, KeyTimes]:
     async with Bare().run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -202,6 +211,7 @@ async def run(size: int, root: Path, presses: int, keep: Path | None = None) -> 
     locations = Locations(cache=state / "cache", data=state / "data", config=state / "config")
     try:
         cold_s = await cold(corpus, locations)  # with --state kept from an earlier run: a warm one
+        bare_first_s = await first_frame(App())
         bare = await floor(presses)
         figures = await warm(corpus, locations, presses)
     finally:
@@ -212,6 +222,8 @@ async def run(size: int, root: Path, presses: int, keep: Path | None = None) -> 
     for name, value in figures.items():
         anchor = _anchor(name, bare)
         ratio = f"{value / anchor:6.1f}x of {anchor:.1f} ms" if anchor else ""
+        if name.startswith("first screen"):
+            ratio = f"{value / bare_first_s:6.1f}x of {bare_first_s:.2f} s (an empty Textual app's first frame)"
         print(f"{name:<36}{value:>10.2f}   {ratio}")
     print(f"load average {os.getloadavg()[0]:.1f} (a shared machine: read the ratios)")
 
