@@ -102,3 +102,27 @@ def test_saliences_round_trip_through_their_models(tmp_path: Path, sample: Path)
         validated = Salience.model_validate(found.model_dump())
         assert validated == found
         assert validated.model_dump_json() == found.model_dump_json()
+
+
+def test_a_section_edited_below_its_heading_keeps_the_logs_unread(tmp_path: Path, sample: Path) -> None:
+    """Which daily logs mention which memory depends on the logs' texts and on what they may name a
+    memory by (its handles): an item added to a section reads that section again, and no log."""
+    first, _ = opened(tmp_path, sample)
+    first.saliences()
+    memory_md = sample / "openclaw" / "workspace" / "MEMORY.md"
+    memory_md.write_text(
+        memory_md.read_text(encoding="utf-8").replace("## Projects\n", "## Projects\n\n- [FACT P2] A new item at the top.\n", 1), encoding="utf-8"
+    )
+    again, reads = opened(tmp_path, sample)
+    s = again.saliences()
+    logs = [m.id for m in again.memories if m.system == "openclaw" and m.kind == "log"]
+    assert logs and not set(logs) & set(reads)
+    assert PROJECTS in reads
+    assert {key: v.model_dump() for key, v in s.items()} == uncached(again)
+    # a log changed: the logs are read again, and its mention counts
+    log = sample / "openclaw" / "workspace" / "memory" / "2026-11-28.md"
+    log.write_text(log.read_text(encoding="utf-8") + "\n- 18:00 Checked the staging runbook again.\n", encoding="utf-8")
+    third, reads = opened(tmp_path, sample)
+    found = {key: v.model_dump() for key, v in third.saliences().items()}
+    assert set(logs) <= set(reads)
+    assert found == uncached(third)

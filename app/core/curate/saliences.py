@@ -102,16 +102,15 @@ def log_mentions(memories: Sequence[Memory], text_of: TextOf, kept: Kept | None 
 
 
 def _mentions_key(system: str, members: Sequence[Memory], key_of: KeyOf) -> str | None:
-    """What a system's mentions may depend on: every memory's content and what a record may name it
-    by (its name, kind, place and fields); None when a content has no key."""
+    """What a system's mentions may depend on, memory by memory, as the system says
+    (`System.mentions_depend_on`); None when a content has no key."""
     digest = hashlib.sha256(system.encode())
+    depends = registry.system(system).mentions_depend_on
     for memory in members:
         content = key_of(memory)
         if content is None:
             return None
-        span = memory.span
-        where = (memory.portfolio, memory.source.path, span.start if span is not None else None, span.end if span is not None else None)
-        named = json.dumps([memory.id, content, memory.name, memory.kind, where, memory.fields], sort_keys=True, default=str)
+        named = json.dumps(depends(memory, content), sort_keys=True, default=str)
         digest.update(named.encode("utf-8", "surrogatepass"))
         digest.update(b"\x1e")
     return f"mentions:{system}:{digest.hexdigest()}"

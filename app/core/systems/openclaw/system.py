@@ -48,6 +48,13 @@ class OpenClawSystem(BaseSystem):
     def mentions(self, memories: Sequence[Memory], text_of: TextOf) -> dict[str, list[date]]:
         return salience.log_mentions(memories, text_of)
 
+    def mentions_depend_on(self, memory: Memory, content: str) -> Any:
+        # A daily log is read for what it mentions; any other memory is only looked for, by its
+        # handles: a section's body can change (an item added) without changing any log's mentions.
+        if memory.kind == "log":
+            return [memory.id, memory.portfolio, content, salience.handles(memory)]
+        return [memory.id, memory.portfolio, salience.handles(memory)]
+
     def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]:
         return suggestions.suggestions(memories, ctx)
 
