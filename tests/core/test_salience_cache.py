@@ -119,10 +119,16 @@ def test_a_section_edited_below_its_heading_keeps_the_logs_unread(tmp_path: Path
     assert logs and not set(logs) & set(reads)
     assert PROJECTS in reads
     assert {key: v.model_dump() for key, v in s.items()} == uncached(again)
-    # a log changed: the logs are read again, and its mention counts
+    # a log changed: that log alone is read again (what the others mention is kept), and counts
     log = sample / "openclaw" / "workspace" / "memory" / "2026-11-28.md"
     log.write_text(log.read_text(encoding="utf-8") + "\n- 18:00 Checked the staging runbook again.\n", encoding="utf-8")
     third, reads = opened(tmp_path, sample)
     found = {key: v.model_dump() for key, v in third.saliences().items()}
-    assert set(logs) <= set(reads)
+    assert set(logs) & set(reads) == {"openclaw:workspace:log/2026-11-28"}
     assert found == uncached(third)
+    # a memory renamed changes what the logs are searched for: every log is read again
+    memory_md.write_text(memory_md.read_text(encoding="utf-8").replace("## Projects\n", "## Projects and plans\n", 1), encoding="utf-8")
+    fourth, reads = opened(tmp_path, sample)
+    found = {key: v.model_dump() for key, v in fourth.saliences().items()}
+    assert set(logs) <= set(reads)
+    assert found == uncached(fourth)

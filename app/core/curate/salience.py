@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -49,6 +49,17 @@ ComponentName = Literal["importance", "trust", "access", "recency"]
 AccessLog = Mapping[str, Sequence[datetime]]
 TextOf = Callable[[str], str]
 Mentions = Mapping[str, Sequence[date]]
+
+
+class KeptValues(Protocol):
+    """What a pass took from contents before (JSON values by key) and where it keeps what it takes
+    anew; `key_of` names a memory's content (None: it has no key, and nothing of it is kept)."""
+
+    @property
+    def key_of(self) -> Callable[[Memory], str | None]: ...
+
+    def get(self, key: str) -> Any | None: ...
+    def put(self, key: str, value: Any) -> None: ...
 
 
 class _Frozen(BaseModel):

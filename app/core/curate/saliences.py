@@ -30,7 +30,7 @@ from app.core.systems import registry
 
 # Bump when what salience takes from a text changes (a system's salience_text or mentions), so that
 # kept values made by other rules are never served.
-DERIVED_VERSION = "1"
+DERIVED_VERSION = "2"
 
 KeyOf = Callable[[Memory], str | None]
 
@@ -86,17 +86,22 @@ def _by_system(memories: Sequence[Memory]) -> dict[str, list[Memory]]:
 def log_mentions(memories: Sequence[Memory], text_of: TextOf, kept: Kept | None = None) -> dict[str, list[date]]:
     """Per memory, the dates of the records of its own system that mention it (OpenClaw: its daily
     logs); a system that keeps no such record mentions nothing. With `kept`, a system whose
-    memories are all as they were gets the mentions found then, and reads no text."""
+    memories are all as they were gets the mentions found then, and reads no text; one that changed
+    asks its system, which may keep what each record mentions (then only changed records are read).
+    The values a system kept are kept as long as the mentions made from them are."""
     out: dict[str, list[date]] = {}
     for name, members in _by_system(memories).items():
         key = _mentions_key(name, members, kept.key_of) if kept is not None else None
         found = kept.get(key) if kept is not None and key is not None else None
-        if isinstance(found, dict):
-            out.update((memory_id, [date.fromisoformat(d) for d in days]) for memory_id, days in found.items())
+        if isinstance(found, dict) and isinstance(found.get("mentions"), dict):
+            kept.used.update(k for k in found.get("from", ()) if isinstance(k, str))  # type: ignore[union-attr]
+            out.update((memory_id, [date.fromisoformat(d) for d in days]) for memory_id, days in found["mentions"].items())
             continue
-        mentioned = registry.system(name).mentions(members, text_of)
+        before = set(kept.used) if kept is not None else set()
+        mentioned = registry.system(name).mentions(members, text_of, kept)
         if kept is not None and key is not None:
-            kept.put(key, {memory_id: [d.isoformat() for d in days] for memory_id, days in mentioned.items()})
+            made_from = sorted(kept.used - before)
+            kept.put(key, {"mentions": {memory_id: [d.isoformat() for d in days] for memory_id, days in mentioned.items()}, "from": made_from})
         out.update(mentioned)
     return out
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from datetime import date
 
     from app.core.budget.plans import BudgetContext, BudgetPlan, BudgetWhatIf
-    from app.core.curate.salience import Observed, SalienceInputs, TextOf
+    from app.core.curate.salience import KeptValues, Observed, SalienceInputs, TextOf
     from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
     from app.core.model import Relation
     from app.core.systems.info import SystemInfo
@@ -86,7 +86,7 @@ class System(Protocol):
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs: ...
     def wants_text(self, memory: Memory) -> bool: ...
     def salience_text(self, memory: Memory, text: str) -> dict[str, Any]: ...
-    def mentions(self, memories: Sequence[Memory], text_of: TextOf) -> dict[str, list[date]]: ...
+    def mentions(self, memories: Sequence[Memory], text_of: TextOf, kept: KeptValues | None = None) -> dict[str, list[date]]: ...
     def mentions_depend_on(self, memory: Memory, content: str) -> Any: ...
     def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]: ...
     def budget_suggestions(self, plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggestion]: ...
@@ -184,8 +184,10 @@ class BaseSystem:
         reaches `salience_inputs` as `observed.facts`."""
         return {}
 
-    def mentions(self, memories: Sequence[Memory], text_of: TextOf) -> dict[str, list[date]]:
-        """Per memory id, the dates of the system's own records that mention it (a use of it)."""
+    def mentions(self, memories: Sequence[Memory], text_of: TextOf, kept: KeptValues | None = None) -> dict[str, list[date]]:
+        """Per memory id, the dates of the system's own records that mention it (a use of it).
+        `kept` may keep what was found in each record by its content, so that a record unchanged
+        is not read again when only another changed."""
         return {}
 
     def mentions_depend_on(self, memory: Memory, content: str) -> Any:

@@ -3,14 +3,17 @@ counted from the daily logs that mention a memory (plus the workbench's access l
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
-from app.core.curate.salience import DEFAULT_IMPORTANCE, UNCLAIMED_TRUST, Observed, Part, SalienceInputs, TextOf, Usage, logged, parse_time
+from app.core.curate.salience import DEFAULT_IMPORTANCE, UNCLAIMED_TRUST, KeptValues, Observed, Part, SalienceInputs, TextOf, Usage, logged, parse_time
 from app.core.model import Memory
+from app.core.reading.base import sha256_text
 from app.core.systems.openclaw import NAME
 
 # Memory Fortress priorities run 1..10.
@@ -107,11 +110,13 @@ def _mentions_in(text: str, handle: str) -> bool:
     return False
 
 
-def log_mentions(memories: Iterable[Memory], text_of: TextOf) -> dict[str, list[date]]:
+def log_mentions(memories: Iterable[Memory], text_of: TextOf, kept: KeptValues | None = None) -> dict[str, list[date]]:
     """Per OpenClaw memory, the dates of the daily logs (archived ones too) that mention it.
 
     A handle is looked up only in logs holding its first word, so the cost stays near the size of
-    the logs rather than logs x memories."""
+    the logs rather than logs x memories. With `kept`, what each log mentions is kept by the log's
+    content and the handles looked for: while no memory's handles change, a log is read again only
+    when it changed (an agent appends to today's, the others stay as they are)."""
     by_portfolio: dict[str, list[Memory]] = defaultdict(list)
     for memory in memories:
         if memory.system == NAME:
@@ -124,19 +129,36 @@ def log_mentions(memories: Iterable[Memory], text_of: TextOf) -> dict[str, list[
                 words = _WORD.findall(handle.lower())
                 if words:
                     index[words[0]].append((handle.lower(), memory.id))
+        looked_for = hashlib.sha256(json.dumps(sorted(index.items())).encode("utf-8", "surrogatepass")).hexdigest() if kept is not None else ""
         for log in group:
             day = parse_time(log.fields.get("date")) if log.kind == "log" else None
             if day is None:
                 continue
-            try:
-                text = _BOOT_LINE.sub("", text_of(log.id)).lower()
-            except Exception:  # noqa: BLE001 - an unreadable log mentions nothing; salience is advisory
-                continue
-            seen: set[str] = set()
-            for word in set(_WORD.findall(text)):
-                for handle, target in index.get(word, ()):
-                    if target != log.id and target not in seen and _mentions_in(text, handle):
-                        seen.add(target)
-            for target in seen:
+            for target in _mentioned_by(log, index, text_of, kept, looked_for):
                 out[target].append(day.date())
     return {key: sorted(days) for key, days in out.items()}
+
+
+def _mentioned_by(log: Memory, index: dict[str, list[tuple[str, str]]], text_of: TextOf, kept: KeptValues | None, looked_for: str) -> Iterable[str]:
+    """The ids of the memories `log` mentions, kept by its content and `looked_for` (a digest of
+    the handles) when `kept` is given."""
+    content = kept.key_of(log) if kept is not None else None
+    key = f"log-mentions:{NAME}:{looked_for}:{content}" if content is not None else None
+    if kept is not None and key is not None:
+        found = kept.get(key)
+        if isinstance(found, list):
+            return found
+    try:
+        raw = text_of(log.id)
+    except Exception:  # noqa: BLE001 - an unreadable log mentions nothing; salience is advisory
+        return ()
+    text = _BOOT_LINE.sub("", raw).lower()
+    seen: set[str] = set()
+    for word in set(_WORD.findall(text)):
+        for handle, target in index.get(word, ()):
+            if target != log.id and target not in seen and _mentions_in(text, handle):
+                seen.add(target)
+    # kept only when the text read is the content the key names (not changed under the load)
+    if kept is not None and key is not None and log.sha256 and sha256_text(raw) == log.sha256:
+        kept.put(key, sorted(seen))
+    return seen

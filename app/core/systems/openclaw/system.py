@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import date
 
     from app.core.budget.plans import BudgetContext, BudgetPlan
-    from app.core.curate.salience import Observed, SalienceInputs, TextOf
+    from app.core.curate.salience import KeptValues, Observed, SalienceInputs, TextOf
     from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
     from app.core.model import Memory, Portfolio
 
@@ -45,8 +45,8 @@ class OpenClawSystem(BaseSystem):
     def salience_text(self, memory: Memory, text: str) -> dict[str, Any]:
         return salience.text_facts(text)
 
-    def mentions(self, memories: Sequence[Memory], text_of: TextOf) -> dict[str, list[date]]:
-        return salience.log_mentions(memories, text_of)
+    def mentions(self, memories: Sequence[Memory], text_of: TextOf, kept: KeptValues | None = None) -> dict[str, list[date]]:
+        return salience.log_mentions(memories, text_of, kept)
 
     def mentions_depend_on(self, memory: Memory, content: str) -> Any:
         # A daily log is read for what it mentions; any other memory is only looked for, by its
