@@ -43,7 +43,7 @@ from app.core.review.detector import scan_memory, worst
 from app.core.review.finding import Category, Finding, Severity
 from app.core.review.ledger import Decision, OpenPortfolio, TrustAction, root_identity
 from app.core.review.masking import mask_values, secret_values
-from app.core.review.queue import ReviewItem, review_queue
+from app.core.review.queue import ReviewItem, may_need_review, review_queue
 from app.core.review.relinks import add_relink, read_relinks
 from app.core.review.trust import EffectiveTrust, effective_trusts
 from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
@@ -119,6 +119,8 @@ class Workbench:
         self.subjects: list[str] = []  # the memories the last write was about (their trust may differ)
         self._load_problems: list[Problem] = []
         self._trusts: _Trusts | None = None
+        # The ids the review queue may hold, for the id map they were worked out on.
+        self._attention: tuple[dict[str, Memory], set[str]] | None = None
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -171,6 +173,7 @@ class Workbench:
             by_id.update((m.id, m) for m in vaulted)
             self._saliences = None
             self._trusts = None  # a new read, and the ledger attached to it afresh
+            self._attention = None
             self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
 
@@ -422,9 +425,37 @@ class Workbench:
         """Memories a person should look at, most severe first, with findings at their spans. The
         findings are those the load computed (one scan per content, kept in the findings cache);
         only a memory without them (its text was unreadable, or changed under the load) is read now."""
+        ledger = self._applier.ledger
         with self._lock:
-            memories, lookup = self.memories, self._known_findings
-        return review_queue(memories, self._applier.ledger, self.entry_texts, lookup)
+            by_id = self._by_id
+        ids = self._may_need_review(by_id) | set(ledger.memory_ids())
+        memories = [by_id[i] for i in ids if i in by_id]
+        return review_queue(memories, ledger, self.entry_texts, self._known_findings)
+
+    def _may_need_review(self, by_id: dict[str, Memory]) -> set[str]:
+        """The ids of the memories with findings (or none known yet), a suspect claim or a place in
+        the vault: worked out once per read of the stores (a pass over every memory), then patched
+        by each write's re-read (`_refresh`). Whatever asks about every memory's findings starts here."""
+        with self._lock:
+            kept = self._attention
+            if kept is not None and kept[0] is by_id:
+                return kept[1]
+            memories = self.memories
+        ids = self._attention_of(memories)
+        with self._lock:
+            if self._by_id is by_id:
+                self._attention = (by_id, ids)
+        return ids
+
+    def _findings_lookup(self, by_id: dict[str, Memory]) -> Callable[[Memory], Sequence[Finding] | None]:
+        """`_known_findings`, answering at once for the memories known to have none."""
+        looked_at, known = self._may_need_review(by_id), self._known_findings
+        return lambda memory: known(memory) if memory.id in looked_at else ()
+
+    def _attention_of(self, memories: Sequence[Memory]) -> set[str]:
+        quiet = self._keys.found_nothing(memories, self._findings)
+        quiet.difference_update(self._vaulted)  # scanned as the vault gives them
+        return may_need_review(memories, quiet)
 
     def findings(self, memory_id: str, entries: Sequence[tuple[str | None, str]] | None = None) -> list[Finding]:
         """The detector's findings in one memory, entry by entry: those of the load while its content
@@ -473,8 +504,11 @@ class Workbench:
         its text unreadable, is left out)."""
         out: dict[str, Severity] = {}
         with self._lock:
-            memories = self.memories
+            memories, by_id = self.memories, self._by_id
+        looked_at = self._may_need_review(by_id)
         for memory in memories:
+            if memory.id not in looked_at:
+                continue
             top = worst(list(self._known_findings(memory) or ()))
             if top is not None:
                 out[memory.id] = top.severity
@@ -508,7 +542,7 @@ class Workbench:
                 return kept.trusts
             if kept is None or len(decisions) < kept.decisions:
                 # The first time, or another ledger than the one counted: every memory.
-                fresh = effective_trusts(self.memories, ledger, self._known_findings)
+                fresh = effective_trusts(self.memories, ledger, self._findings_lookup(by_id))
             else:
                 about = {d.memory_id for d in decisions[kept.decisions :]}
                 again = [m for m in self.memories if kept.objects.get(m.id) is not m or m.id in about]
@@ -858,6 +892,10 @@ class Workbench:
             self._result, self._by_id = fresh, by_id
             # Every other memory is the very object of the last read.
             self.changed = sorted(i for i in candidates if _differs(before.get(i), by_id.get(i)))
+            if self._attention is not None:
+                again = [by_id[i] for i in self.changed if i in by_id]
+                attention = self._attention[1] - set(self.changed)
+                self._attention = (by_id, attention | self._attention_of(again) | self._vaulted)
             if self._saliences is not None:
                 for memory_id in self.changed:
                     self._saliences.pop(memory_id, None)

@@ -14,7 +14,9 @@ from app.core.clock import FixedClock
 from app.core.load import findings, parse_worker, pipeline, scan_worker
 from app.core.load.findings import content_key, matches
 from app.core.locations import Locations
+from app.core.model import Memory
 from app.core.review import detector, queue, version
+from app.core.review.finding import Finding
 from app.core.workbench import Workbench
 
 CLOCK = FixedClock(datetime(2026, 11, 29, 17, 0, tzinfo=UTC))
@@ -240,3 +242,56 @@ def test_finding_severities_come_from_the_load(portfolio: Path, isolated_locatio
     poisoned = next(m.id for m in wb.memories if m.name == "poisoned")
     assert set(severities) == {poisoned} and severities[poisoned].value in ("high", "critical")
     assert counted.scans == 0
+
+
+def test_the_queue_looks_up_only_what_may_need_review(portfolio: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch) -> None:
+    wb = _open(isolated_locations, portfolio)
+    looked_up: list[str] = []
+    real = wb._known_findings
+
+    def known(memory: Memory) -> tuple[Finding, ...] | None:
+        looked_up.append(memory.name)
+        return real(memory)
+
+    monkeypatch.setattr(wb, "_known_findings", known)
+    assert list(_queued(wb)) == ["poisoned"]
+    assert looked_up == ["poisoned"]  # the twelve clean notes are known to have no findings
+    assert set(wb.finding_severities()) == {m.id for m in wb.memories if m.name == "poisoned"}
+
+
+def _as_compared(items: list[queue.ReviewItem]) -> list[tuple[object, ...]]:
+    return [(i.memory.id, i.effective, i.findings, i.unreadable) for i in items]
+
+
+def test_the_queue_after_each_decision_is_the_queue_worked_out_afresh(sample_copy: Path, isolated_locations: Locations) -> None:
+    """What may need review is worked out once, then patched by each write's re-read: after a
+    quarantine (into the vault), a restore (out of it), a promote and a ledger-only flag, the queue
+    and the badges are those of a pass over every memory."""
+    wb = Workbench(isolated_locations, clock=CLOCK, workers=1)
+    wb.open([sample_copy], index=False)
+
+    def afresh() -> list[queue.ReviewItem]:
+        return queue.review_queue(wb.memories, wb._applier.ledger, wb.entry_texts, wb._known_findings)
+
+    def severities() -> dict[str, object]:
+        out = {}
+        for memory in wb.memories:
+            top = detector.worst(list(wb._known_findings(memory) or ()))
+            if top is not None:
+                out[memory.id] = top.severity
+        return out
+
+    assert _as_compared(wb.review_queue()) == _as_compared(afresh())
+    poisoned = next(i.memory.id for i in wb.review_queue() if i.findings and i.memory.system == "dollhouse")
+    clean = next(m.id for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold" and not wb.findings(m.id))
+    steps = [
+        lambda: wb.quarantine(poisoned, "test"),
+        lambda: wb.restore(poisoned, "test"),
+        lambda: wb.promote(clean, reason="test", priority=60),
+        lambda: wb.flag(clean, "test"),
+    ]
+    for step in steps:
+        step()
+        assert _as_compared(wb.review_queue()) == _as_compared(afresh())
+        assert wb.finding_severities() == severities()
+    assert clean in {i.memory.id for i in wb.review_queue()}

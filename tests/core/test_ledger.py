@@ -331,3 +331,26 @@ def test_attach_matches_records_to_open_portfolios_by_root_then_by_content(locs:
     assert ledger.unattached == 1
     # A record written now keeps the root of the portfolio its id names.
     assert ledger.record(Decision(time=AT, user="t", action="approve", memory_id="dollhouse:notes:a", sha256="4" * 64)).portfolio_root == "/x/notes"
+
+
+def test_held_reads_the_file_once_for_many_questions_and_never_hides_a_record(locs: Locations, monkeypatch: pytest.MonkeyPatch) -> None:
+    ledger = Ledger(locs)
+    first = ledger.record(decision(action="flag"))
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path: object, *args: object) -> int:
+        if str(path).endswith(LEDGER_NAME):
+            opened.append(str(path))
+        return real_open(path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting_open)
+    with ledger.held():
+        for _ in range(50):
+            assert ledger.history("massgen:m:ws/a") == [first]
+        assert len(opened) == 1
+        other = Ledger(locs).record(decision(action="approve"))  # another workbench, meanwhile
+        assert ledger.latest("massgen:m:ws/a") == first  # the one read holds inside
+        mine = ledger.record(decision(memory_id="engram:e:obs/1", action="quarantine"))
+        assert ledger.latest("engram:e:obs/1") == mine  # its own record is seen at once
+    assert ledger.history("massgen:m:ws/a") == [first, other]

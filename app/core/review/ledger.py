@@ -26,8 +26,10 @@ import logging
 import os
 import re
 import stat
+import threading
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,6 +165,7 @@ class Ledger:
         self._relinks: dict[str, str] = {}
         self._moved_reported: set[str] = set()
         self._real_roots: dict[str, str] = {}  # a record's root -> its real path, for one read
+        self._held = threading.local()
 
     # -- the open portfolios ------------------------------------------------------------------
 
@@ -278,7 +281,7 @@ class Ledger:
             os.close(fd)
         if created:
             _sync_folder(folder)
-        self._refresh()
+        self._refresh(force=True)  # a record is seen at once, also inside `held`
         return decision
 
     # -- reading ------------------------------------------------------------------------------
@@ -322,7 +325,26 @@ class Ledger:
         self.unattached = 0
         self._moved_reported = set()
 
-    def _refresh(self) -> None:
+    def _depth(self) -> int:
+        depth: int = getattr(self._held, "depth", 0)
+        return depth
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """One read of the file for every question asked inside, on this thread: a review queue asks
+        about a few thousand memories, and each question would otherwise look at the file again.
+        Other threads (a decision being written) read it as before."""
+        self._refresh()
+        depth = self._depth()
+        self._held.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._held.depth = depth
+
+    def _refresh(self, *, force: bool = False) -> None:
+        if self._depth() and not force:
+            return
         # Records name a few roots between them: each is resolved once a read (a folder may have
         # moved since the last one).
         self._real_roots = {}

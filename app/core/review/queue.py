@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -47,6 +47,13 @@ def review_item(memory: Memory, ledger: Ledger, entry_texts: EntryTexts, known: 
     return ReviewItem(memory=memory, effective=effective, findings=tuple(findings), unreadable=unreadable)
 
 
+def may_need_review(memories: Iterable[Memory], found_nothing: Container[str]) -> set[str]:
+    """The ids of the memories the queue may hold whatever the ledger says: any whose findings are
+    not known to be none (`found_nothing`), and any that claims a suspect trust. With the ones the
+    ledger holds decisions on, these are all the memories `review_queue` has to be given."""
+    return {m.id for m in memories if m.id not in found_nothing or m.trust in _SUSPECT}
+
+
 def needs_review(item: ReviewItem) -> bool:
     """Findings, a suspect claim or decision, or an approval the content has outgrown."""
     if item.effective.source == "ledger" and item.effective.level not in _SUSPECT:
@@ -66,11 +73,12 @@ def review_queue(memories: Iterable[Memory], ledger: Ledger, entry_texts: EntryT
     suggests FLAGGED only on findings worth a look, so its effective trust is no suspect either)."""
     decided = set(ledger.memory_ids()) if findings_of is not None else set()
     queue = []
-    for memory in memories:
-        known = findings_of(memory) if findings_of is not None else None
-        if known is not None and memory.id not in decided and memory.trust not in _SUSPECT and not _worth_a_look(known):
-            continue
-        item = review_item(memory, ledger, entry_texts, known)
-        if needs_review(item):
-            queue.append(item)
+    with ledger.held():
+        for memory in memories:
+            known = findings_of(memory) if findings_of is not None else None
+            if known is not None and memory.id not in decided and memory.trust not in _SUSPECT and not _worth_a_look(known):
+                continue
+            item = review_item(memory, ledger, entry_texts, known)
+            if needs_review(item):
+                queue.append(item)
     return sorted(queue, key=lambda item: (-item.rank[0], -item.rank[1], item.memory.id))
