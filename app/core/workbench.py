@@ -867,12 +867,14 @@ class Workbench:
                 if (work.ref.system, work.ref.name) not in keys:
                     continue
                 rels = _inside(work.ref.root, written)  # none: a setting beside the root (config.yml)
-                known = {ref.rel for ref in work.files}
-                walk = any(rel not in known for rel in rels)
+                walk = any(not work.lists(rel) for rel in rels)
                 works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk, rows=rows)
                 fresh_work = works[i]
                 taken, added = fresh_work.replaced if fresh_work.replaced is not None else (work.memories, fresh_work.memories)
-                self._findings.update(fresh_work.findings)
+                if fresh_work.replaced is None:
+                    self._findings.update(fresh_work.findings)
+                else:  # the rest are the contents of the last read, findings and all
+                    self._findings.update((key, fresh_work.findings[key]) for m in added if (key := self._keys(m)) in fresh_work.findings)
                 for memory in taken:
                     by_id.pop(memory.id, None)
                     candidates.add(memory.id)

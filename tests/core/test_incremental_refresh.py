@@ -174,3 +174,35 @@ def test_a_file_that_breaks_and_mends_lists_its_problems_as_a_full_load_does(
     assert not any(problem.path == memory.source.path for problem in next(p for p in wb.portfolios if p.system == "dollhouse").problems)
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
     assert spliced == [True, True]
+
+
+@pytest.mark.parametrize("system", ["dollhouse", "massgen"])
+def test_a_restored_file_is_listed_without_walking_the_portfolio(
+    system: str, sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wb = _open(sample_copy, isolated_locations, clock)
+    by_file: dict[str, list[Memory]] = {}
+    for m in wb.memories:
+        if m.system == system:
+            by_file.setdefault(m.source.path, []).append(m)
+    root = {p.name: Path(p.root) for p in wb.portfolios if p.system == system}
+    # One memory to a file, and a file the quarantine takes out of the store (a DollhouseMCP
+    # pure-YAML file keeps its place: its trust lines are set instead).
+    memory = next(f[0] for path, f in sorted(by_file.items()) if len(f) == 1 and (root[f[0].portfolio] / path).read_text(encoding="utf-8").startswith("---"))
+    wb.quarantine(memory.id, "test")
+    assert wb.memory(memory.id).tier.value == "quarantine"
+    assert not (root[memory.portfolio] / memory.source.path).exists()
+    walks: list[str] = []
+    real = pipeline.Pipeline._prepare
+
+    def counting(self: pipeline.Pipeline, ref: pipeline.PortfolioRef, today: object) -> object:
+        walks.append(ref.root)
+        return real(self, ref, today)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline.Pipeline, "_prepare", counting)
+    spliced = _spliced(monkeypatch)
+    wb.restore(memory.id, "test")
+    assert walks == []  # the file it put back is looked at alone
+    assert spliced == [True]  # and its memories put in among the rest
+    assert wb.memory(memory.id).tier == memory.tier
+    _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)

@@ -299,3 +299,31 @@ def test_walk_order_is_by_shown_path_and_prefix_is_added(tmp_path: Path) -> None
     # sorts after the letters, its escape `\x7f` before them.
     assert files == ["memories/m.md", "memories/z.md", "memories/a/1.md", "memories/a/2.md", "memories/b/\\x7fdel.md", "memories/b/a.md", "memories/b/x.md"]
     assert problems == []
+
+
+def test_one_file_is_what_the_walk_lists_or_none(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "deep" / "x" / "y").mkdir(parents=True)
+    for rel in ("top.md", "a/one.md", "a/b/two.md", ".git/hidden.md", "deep/x/y/far.md", "a/skip.txt", "a/.wb-0123456789abcdef.tmp"):
+        (root / rel).write_text("text", encoding="utf-8")
+    (root / "a" / "b" / "link.md").symlink_to(root / "top.md")
+    (root / "linked").symlink_to(root / "a", target_is_directory=True)
+
+    def accept(rel: str) -> bool:
+        return rel.endswith((".md", ".tmp"))
+
+    def prune(rel: str) -> bool:
+        return rel.rsplit("/", 1)[-1].startswith(".")
+
+    walked = {ref.rel: ref for ref in safefs.walk_files(root, accept, [], prune=prune, max_depth=2, prefix="m/")}
+    assert {"m/top.md", "m/a/one.md", "m/a/b/two.md"} <= set(walked)
+    for rel in ("m/top.md", "m/a/one.md", "m/a/b/two.md"):
+        assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") == walked[rel]
+    # The walk follows a symlink, prunes, stops at a depth, passes litter over: only it can tell those.
+    for rel in ("m/a/b/link.md", "m/.git/hidden.md", "m/deep/x/y/far.md", "m/a/skip.txt", "m/a/.wb-0123456789abcdef.tmp", "m/linked/one.md"):
+        assert rel not in walked or rel == "m/a/b/link.md"
+        assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") is None, rel
+    for rel in ("top.md", "m/missing.md", "m/../top.md", "m//top.md", "m/a/b"):
+        assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") is None, rel

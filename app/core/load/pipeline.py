@@ -26,7 +26,7 @@ from datetime import date
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 from pathlib import Path
-from typing import TypedDict, TypeVar
+from typing import TypedDict, TypeVar, cast
 
 from app import __version__
 from app.core.clock import Clock, SystemClock
@@ -151,6 +151,18 @@ class _Work:
     troubled: list[str] = field(default_factory=list)
     # What a spliced re-read took out of `memories` and put in; None when the list was made anew.
     replaced: tuple[list[Memory], list[Memory]] | None = None
+    # Where each file is in `files`, made when first asked for and kept by a re-read that lists the
+    # same files: a write's re-read then looks its own files up instead of going through them all.
+    _positions: dict[str, int] | None = None
+
+    def positions(self) -> dict[str, int]:
+        if self._positions is None:
+            self._positions = {ref.rel: i for i, ref in enumerate(self.files)}
+        return self._positions
+
+    def lists(self, rel: str) -> bool:
+        """True when the last walk found the file `rel`."""
+        return rel in self.positions()
 
     @property
     def parsed(self) -> dict[str, ParsedFile]:
@@ -363,13 +375,21 @@ class Pipeline:
     def _reread(self, work: _Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None) -> tuple[_Work, Portfolio]:
         today = self.clock.today() if hasattr(self.clock, "today") else self.clock.now().date()
         adapter = work.adapter
+        created: list[FileRef] | None = []
+        if walk and issubclass(adapter, FileAdapter):
+            # Files the change created, listed without walking when the reader can tell them alone.
+            created = _created(adapter, Path(work.ref.root), [rel for rel in forced if not work.lists(rel)])
+            walk = created is None
         if issubclass(adapter, DatabaseAdapter) or walk:
             fresh = self._prepare(work.ref, today)
         else:
             problems: list[Problem] = []
             settings = adapter.settings(Path(work.ref.root), problems)
             ctx = ParseContext(system=work.ref.system, portfolio=_parse_name(work.ref), root=work.ref.root, today=today, settings=settings)
-            fresh = _Work(ref=work.ref, ctx=ctx, problems=problems + work.walked, files=_restat(work.files, forced), walked=work.walked)
+            files, positions = _restat(work.files, work.positions(), forced)
+            if created:
+                files, positions = files + created, None
+            fresh = _Work(ref=work.ref, ctx=ctx, problems=problems + work.walked, files=files, walked=work.walked, _positions=positions)
         if issubclass(adapter, DatabaseAdapter):
             parsed = self._reread_rows(work, fresh, adapter, rows or ())
             if parsed is None:
@@ -400,14 +420,18 @@ class Pipeline:
         else:
             # Only files the last read knew changed: keep its parse of every other file, in its order.
             fresh.parsed = dict(work.parsed)
-            fresh.stale = [ref for ref in fresh.files if ref.rel in forced]
+            at = fresh.positions()
+            fresh.stale = [fresh.files[i] for i in sorted(at[rel] for rel in forced if rel in at)]
             present = {ref.rel for ref in fresh.stale}
             fresh.removed = [rel for rel in forced if rel not in present and rel in fresh.parsed]
             for rel in fresh.removed:
                 del fresh.parsed[rel]
-            known = all(ref.rel in fresh.parsed for ref in fresh.stale)
+            new = {ref.rel for ref in created or ()}
+            known = all(ref.rel in fresh.parsed or ref.rel in new for ref in fresh.stale)
             self._parse_here(fresh)
-            rels = [rel for rel in forced if rel in work.parsed]
+            if new:  # in file order again, with the created files among the rest
+                fresh.parsed = {rel: fresh.parsed[rel] for rel in sorted(fresh.parsed)}
+            rels = [rel for rel in forced if rel in work.parsed or rel in new]
             if not (known and self._splice(work, fresh, rels)):
                 self._validate(fresh, ordered=known)
         if self.scan:
@@ -684,7 +708,7 @@ class Pipeline:
 
     def _splice(self, work: _Work, fresh: _Work, rels: list[str]) -> bool:
         """`fresh.memories` as `_validate` would make them, from the last read's list with the
-        memories of the re-parsed files `rels` (known to the last read) put in place of theirs, in
+        memories of the re-parsed files `rels` (known to the last read, or created by the change) put in place of theirs, in
         time proportional to those files. False, with nothing kept, when the last list cannot be
         kept so (ids made unique across files, another day or settings, another finalize): then
         `_validate` makes the list anew."""
@@ -703,8 +727,10 @@ class Pipeline:
             start = bisect_left(memories, rel, key=_source_path)
             end = bisect_right(memories, rel, lo=start, key=_source_path)
             old = memories[start:end]
-            # The list is in file order: the last read's parse of the file is what lies there.
-            if len(old) != len(work.parsed[rel].memories):
+            # The list is in file order: the last read's parse of the file (none, for a file the
+            # change created) is what lies there.
+            last = work.parsed.get(rel)
+            if len(old) != (len(last.memories) if last is not None else 0):
                 return False
             new = work.adapter.placed(ctx, renamed(new, fresh.ref.system, fresh.ctx.portfolio, fresh.ref.name))
             ids.difference_update(m.id for m in old)
@@ -847,16 +873,33 @@ def _parse_name(ref: PortfolioRef) -> str:
     return adapter_for(ref.system).portfolio_name(Path(ref.root))
 
 
-def _restat(files: list[FileRef], forced: set[str]) -> list[FileRef]:
-    """The file list of the last read, with the forced files' stat taken again (gone ones dropped)."""
-    out = []
-    for ref in files:
-        if ref.rel not in forced:
-            out.append(ref)
+def _created(adapter: type[FileAdapter], root: Path, rels: list[str]) -> list[FileRef] | None:
+    """The files `rels` as a walk of the portfolio lists them; None when one cannot be told alone."""
+    found = []
+    for rel in rels:
+        ref = adapter.file_at(root, rel)
+        if ref is None:
+            return None
+        found.append(ref)
+    return found
+
+
+def _restat(files: list[FileRef], positions: dict[str, int], forced: set[str]) -> tuple[list[FileRef], dict[str, int] | None]:
+    """The file list of the last read, with the forced files' stat taken again (gone ones dropped),
+    and where each file is in it (None when a file went: then it is made again when asked for)."""
+    out: list[FileRef | None] = list(files)
+    gone = False
+    for rel in forced:
+        at = positions.get(rel)
+        if at is None:
             continue
+        path = files[at].path
         try:
-            st = os.lstat(ref.path)
+            st = os.lstat(path)
         except OSError:
+            out[at], gone = None, True
             continue
-        out.append(FileRef(rel=ref.rel, path=ref.path, size=st.st_size, mtime_ns=st.st_mtime_ns))
-    return out
+        out[at] = FileRef(rel=rel, path=path, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    if gone:
+        return [ref for ref in out if ref is not None], None
+    return cast("list[FileRef]", out), positions

@@ -131,6 +131,46 @@ def walk_files(
         yield from sorted(files, key=_REL) if escaped else files
 
 
+def one_file(
+    root: Path,
+    rel: str,
+    accept: Callable[[str], bool],
+    *,
+    prune: Callable[[str], bool] = lambda rel: False,
+    max_depth: int = MAX_DEPTH,
+    prefix: str = "",
+) -> FileRef | None:
+    """The FileRef `walk_files` (with the same arguments) yields for the file `rel`, found by
+    looking at that path alone: a write that created one file need not walk the whole tree. None
+    when the walk would not yield it as a plain file under a plain folder (a symlink on the way, a
+    name it escapes, a pruned or too deep folder, a file it would report): then only a walk can tell."""
+    if not rel.startswith(prefix):
+        return None
+    inner = rel[len(prefix) :]
+    parts = inner.split("/")
+    if any(part in ("", ".", "..") for part in parts) or len(parts) - 1 > max_depth or display_name(inner) != inner:
+        return None
+    folder = os.path.realpath(root)
+    for depth, part in enumerate(parts[:-1], start=1):
+        if prune("/".join(parts[:depth])):
+            return None
+        folder = os.path.join(folder, part)
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return None
+        except OSError:
+            return None
+    name = parts[-1]
+    if (name[:1] == "." and LITTER_PATTERN.fullmatch(name)) or not accept(inner):
+        return None
+    path = os.path.join(folder, name)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return FileRef(rel, path, st.st_size, st.st_mtime_ns) if S_ISREG(st.st_mode) else None
+
+
 def _follow_symlink(path: str, rel: str, root_real: str, accept: Callable[[str], bool], problems: list[Problem]) -> FileRef | None:
     target = os.path.realpath(path)
     if not _inside(target, root_real):

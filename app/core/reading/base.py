@@ -200,6 +200,12 @@ class FileAdapter(Adapter):
         """The files that hold memories, walked safely (app.core.parsing.safefs.walk_files)."""
 
     @classmethod
+    def file_at(cls, root: Path, rel: str) -> FileRef | None:
+        """The FileRef `files(root)` lists for `rel`, when the reader can tell from that path alone
+        (app.core.parsing.safefs.one_file); None when it cannot, and the portfolio is walked."""
+        return None
+
+    @classmethod
     @abstractmethod
     def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
         """Memories and problems of one file. Pure: never touches the disk, never raises."""

@@ -24,7 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel, most_severe
 from app.core.parsing import frontmatter, yamlsafe
-from app.core.parsing.safefs import FileRef, UnsafeFile, display_name, read_file, walk_files
+from app.core.parsing.safefs import FileRef, UnsafeFile, display_name, one_file, read_file, walk_files
 from app.core.parsing.text import LineIndex, TextProblem, decode
 from app.core.reading.base import (
     Capabilities,
@@ -566,6 +566,10 @@ class DollhouseAdapter(FileAdapter):
         for problem in found:
             where = "memories" if problem.path == "." else f"memories/{problem.path}"
             problems.append(problem.model_copy(update={"path": where}))
+
+    @classmethod
+    def file_at(cls, root: Path, rel: str) -> FileRef | None:
+        return one_file(root / "memories", rel, _accept, prune=_prune, prefix="memories/")
 
     # --- one file -----------------------------------------------------------------------------
 

@@ -228,12 +228,20 @@ class MassGenAdapter(FileAdapter):
 
     @classmethod
     def files(cls, root: Path, problems: list[Problem]) -> Iterator[safefs.FileRef]:
-        return safefs.walk_files(
-            root,
-            lambda rel: _split_rel(rel) is not None or archive_rel(rel) is not None,
-            problems,
-            prune=lambda rel: not (_may_hold_memories(rel) or _archive_path_prefix(rel)),
-        )
+        return safefs.walk_files(root, _holds_memories, problems, prune=_cannot_hold_memories)
+
+    @classmethod
+    def file_at(cls, root: Path, rel: str) -> safefs.FileRef | None:
+        return safefs.one_file(root, rel, _holds_memories, prune=_cannot_hold_memories)
+
+    @classmethod
+    def files_named(cls, root: Path, name: str, problems: list[Problem]) -> Iterator[safefs.FileRef]:
+        """`files` whose file name is `name`: the others are passed over before they are looked at."""
+
+        def named(rel: str) -> bool:
+            return safefs.display_name(rel.rpartition("/")[2]) == name and _holds_memories(rel)
+
+        return safefs.walk_files(root, named, problems, prune=_cannot_hold_memories)
 
     @classmethod
     def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
@@ -435,3 +443,11 @@ def body_of(text: str) -> str:
         return split_massgen(text).body
     except MassGenFormatError:
         return text.strip()
+
+
+def _holds_memories(rel: str) -> bool:
+    return _split_rel(rel) is not None or archive_rel(rel) is not None
+
+
+def _cannot_hold_memories(rel_dir: str) -> bool:
+    return not (_may_hold_memories(rel_dir) or _archive_path_prefix(rel_dir))

@@ -65,8 +65,8 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
     ctx = ParseContext(system=t.memory.system, portfolio=t.memory.portfolio, root=t.portfolio.root, today=t.now.date(), settings=dict(t.portfolio.settings))
     problems: list[Problem] = []
     out: list[tuple[Target, Base]] = []
-    for ref in MassGenAdapter.files(Path(t.root), problems):
-        if ref.rel == t.rel or PurePosixPath(ref.rel).name != name:
+    for ref in MassGenAdapter.files_named(Path(t.root), name, problems):
+        if ref.rel == t.rel:
             continue
         try:
             data = safefs.read_file(ref.path)

@@ -625,7 +625,11 @@ class OpenClawAdapter(FileAdapter):
 
     @classmethod
     def files(cls, root: Path, problems: list[Problem]) -> Iterator[safefs.FileRef]:
-        return safefs.walk_files(root, lambda rel: classify(rel) is not None, problems, prune=lambda rel: not _keep_dir(rel))
+        return safefs.walk_files(root, _classified, problems, prune=_not_kept)
+
+    @classmethod
+    def file_at(cls, root: Path, rel: str) -> safefs.FileRef | None:
+        return safefs.one_file(root, rel, _classified, prune=_not_kept)
 
     @classmethod
     def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
@@ -704,3 +708,11 @@ class OpenClawAdapter(FileAdapter):
             return memory.span.slice(data).decode("utf-8")
         except UnicodeDecodeError:
             raise TextProblem(f"{memory.source.path} changed since it was read: the span no longer holds UTF-8 text; re-scan it") from None
+
+
+def _classified(rel: str) -> bool:
+    return classify(rel) is not None
+
+
+def _not_kept(rel_dir: str) -> bool:
+    return not _keep_dir(rel_dir)
