@@ -11,8 +11,9 @@ Measured: cold start (no cache; the corpus in the OS cache), warm start (median 
 on the same cache), `review_queue()` (as the first call after a warm start; after `trusts()`, which
 works out the same memories that may need review; then again), `suggestions()`,
 `trusts()` (every memory's effective trust: first, kept, and after a ledger-only flag, beside
-`finding_severities()`, which walks the same findings), and one promote, quarantine and approve end
-to end through the facade (then undone, so the corpus stays as generated). Suggestions grow faster than linearly (near-duplicate pairs); above
+`finding_severities()`, which walks the same findings), and one promote and approve, and one
+quarantine and its restore in each system of files and Engram, end to end through the facade (each
+undone, so the corpus stays as generated). Suggestions grow faster than linearly (near-duplicate pairs); above
 --suggestions-max memories they are left out.
 
 `--ref REV` also times the cold start of the workbench as committed at REV (its `app` package
@@ -159,17 +160,17 @@ def decisions(wb: Workbench) -> dict[str, float]:
     promoted = pick(wb, "dollhouse", "cold", taken)
     out["promote (DollhouseMCP file)"], _ = timed(lambda: wb.promote(promoted, reason="bench", priority=50))
     wb.undo(reason="bench")
-    quarantined = pick(wb, "dollhouse", "cold", taken)
-    out["quarantine (DollhouseMCP file)"], _ = timed(lambda: wb.quarantine(quarantined, "bench"))
-    wb.restore(quarantined, "bench")
     approved = pick(wb, "dollhouse", "cold", taken)
     out["approve (DollhouseMCP file)"], _ = timed(lambda: wb.approve(approved, "bench"))
-    section = pick(wb, "openclaw", "cold", taken, kind="note")
-    out["quarantine (OpenClaw domain section)"], _ = timed(lambda: wb.quarantine(section, "bench"))
-    wb.restore(section, "bench")
-    row = pick(wb, "engram", "cold", taken)
-    out["quarantine (Engram row)"], _ = timed(lambda: wb.quarantine(row, "bench"))
-    wb.restore(row, "bench")
+    for system, label, kind in (
+        ("dollhouse", "DollhouseMCP file", None),
+        ("massgen", "MassGen file", None),
+        ("openclaw", "OpenClaw domain section", "note"),
+        ("engram", "Engram row", None),
+    ):
+        chosen = pick(wb, system, "cold", taken, kind=kind)
+        out[f"quarantine ({label})"], _ = timed(lambda chosen=chosen: wb.quarantine(chosen, "bench"))
+        out[f"restore ({label})"], _ = timed(lambda chosen=chosen: wb.restore(chosen, "bench"))
     return out
 
 

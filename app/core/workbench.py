@@ -447,11 +447,6 @@ class Workbench:
                 self._attention = (by_id, ids)
         return ids
 
-    def _findings_lookup(self, by_id: dict[str, Memory]) -> Callable[[Memory], Sequence[Finding] | None]:
-        """`_known_findings`, answering at once for the memories known to have none."""
-        looked_at, known = self._may_need_review(by_id), self._known_findings
-        return lambda memory: known(memory) if memory.id in looked_at else ()
-
     def _attention_of(self, memories: Sequence[Memory]) -> set[str]:
         quiet = self._keys.found_nothing(memories, self._findings)
         quiet.difference_update(self._vaulted)  # scanned as the vault gives them
@@ -542,7 +537,7 @@ class Workbench:
                 return kept.trusts
             if kept is None or len(decisions) < kept.decisions:
                 # The first time, or another ledger than the one counted: every memory.
-                fresh = effective_trusts(self.memories, ledger, self._findings_lookup(by_id))
+                fresh = effective_trusts(self.memories, ledger, self._known_findings, self._may_need_review(by_id))
             else:
                 about = {d.memory_id for d in decisions[kept.decisions :]}
                 again = [m for m in self.memories if kept.objects.get(m.id) is not m or m.id in about]

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from app.core.clock import FixedClock
 from app.core.locations import Locations
-from app.core.model import TrustLevel
+from app.core.model import Memory, TrustLevel
+from app.core.review.finding import Finding
+from app.core.review.trust import effective_trusts
 from app.core.workbench import Workbench
 
 FLAGGED = "memory-mcp:memory-mcp:mem/1"  # memory-mcp keeps no flag: a ledger-only decision
@@ -42,3 +44,19 @@ def test_trusts_follow_decisions_and_writes(sample_copy: Path, isolated_location
     after_write = wb.trusts()
     assert {i: t.label for i, t in after_write.items()} == _fresh(sample_copy, isolated_locations, clock)
     assert wb.counts()["trust"][TrustLevel.FLAGGED.value] == sum(t.level is TrustLevel.FLAGGED for t in after_write.values())
+
+
+def test_only_memories_that_may_have_findings_are_looked_up(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy])
+    everything = effective_trusts(wb.memories, wb._applier.ledger, wb._known_findings)
+    with_findings = {m.id for m in wb.memories if wb._known_findings(m)}
+    asked: list[str] = []
+
+    def findings_of(memory: Memory) -> tuple[Finding, ...] | None:
+        asked.append(memory.id)
+        return wb._known_findings(memory)
+
+    assert effective_trusts(wb.memories, wb._applier.ledger, findings_of, with_findings) == everything
+    assert set(asked) == with_findings and 0 < len(asked) < len(wb.memories)
+    assert wb.trusts() == everything

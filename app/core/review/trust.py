@@ -8,7 +8,8 @@ the memory goes back into the review queue and the decision no longer counts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -102,19 +103,31 @@ def effective_trust(
     return decided_trust(memory, standing_decision(memory, ledger, entry), suggested, entry=entry, severity=severity)
 
 
-def effective_trusts(memories: Iterable[Memory], ledger: Ledger, findings_of: Callable[[Memory], Sequence[Finding] | None]) -> dict[str, EffectiveTrust]:
+def effective_trusts(
+    memories: Iterable[Memory],
+    ledger: Ledger,
+    findings_of: Callable[[Memory], Sequence[Finding] | None],
+    with_findings: Container[str] | None = None,
+) -> dict[str, EffectiveTrust]:
     """Every memory's effective trust by id, the detector speaking from `findings_of` (the load's
-    findings; None counts as none). The ledger is asked only about the memories it holds decisions on."""
+    findings; None counts as none), asked only about the ids in `with_findings` when it is given
+    (the others are known to have none). The ledger is asked only about the memories it holds
+    decisions on."""
     decided = set(ledger.memory_ids())
     out: dict[str, EffectiveTrust] = {}
-    for memory in memories:
-        decision = standing_decision(memory, ledger) if memory.id in decided else None
-        suggested, severity = None, ""
-        if decision is None or decision.sha256 != memory.sha256:
-            findings = list(findings_of(memory) or ())
-            top = worst(findings)
-            suggested, severity = suggested_trust(findings), top.severity.value if top else ""
-        out[memory.id] = decided_trust(memory, decision, suggested, severity=severity)
+    with ledger.held():
+        for memory in memories:
+            memory_id = memory.id
+            decision = standing_decision(memory, ledger) if memory_id in decided else None
+            if decision is None and with_findings is not None and memory_id not in with_findings:
+                out[memory_id] = decided_trust(memory, None, None)
+                continue
+            suggested, severity = None, ""
+            if decision is None or decision.sha256 != memory.sha256:
+                findings = list(findings_of(memory) or ())
+                top = worst(findings)
+                suggested, severity = suggested_trust(findings), top.severity.value if top else ""
+            out[memory_id] = decided_trust(memory, decision, suggested, severity=severity)
     return out
 
 
@@ -123,12 +136,19 @@ def decided_trust(memory: Memory, decision: Decision | None, suggested: TrustLev
     stale = False
     if decision is not None:
         if decision.sha256 == memory.sha256:
-            return EffectiveTrust(level=LEVEL_OF_ACTION[decision.action], source="ledger", decision=decision.id)
+            return _trust(LEVEL_OF_ACTION[decision.action], "ledger", False, decision.id)
         stale = True  # the content changed after the decision: back in the queue
     stale_id = decision.id if decision is not None else None
     if memory.trust_claimed:
         native = f"trust_score {memory.trust_score:g}" if memory.trust_score is not None else ""
-        return EffectiveTrust(level=_claimed(memory, entry), source="claimed", stale=stale, decision=stale_id, detail=native)
+        return _trust(_claimed(memory, entry), "claimed", stale, stale_id, native)
     if suggested is not None:
-        return EffectiveTrust(level=suggested, source="detector", stale=stale, decision=stale_id, detail=severity)
-    return EffectiveTrust(level=TrustLevel.UNTRUSTED, source="default", stale=stale, decision=stale_id)
+        return _trust(suggested, "detector", stale, stale_id, severity)
+    return _trust(TrustLevel.UNTRUSTED, "default", stale, stale_id)
+
+
+@lru_cache(maxsize=4096)
+def _trust(level: TrustLevel, source: TrustSource, stale: bool, decision: str | None, detail: str = "") -> EffectiveTrust:
+    """Equal verdicts are one frozen object: a hundred thousand memories hold a few dozen distinct
+    ones, and every face asks for all of them after each read."""
+    return EffectiveTrust(level=level, source=source, stale=stale, decision=decision, detail=detail)
