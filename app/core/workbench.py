@@ -76,11 +76,10 @@ class DecisionRequest:
 
 @dataclass(frozen=True)
 class _Trusts:
-    """Effective trusts as last computed: for which id map, ledger length and memory objects."""
+    """Effective trusts as last computed: for which id map and ledger length."""
 
     by_id: dict[str, Memory]
     decisions: int
-    objects: dict[str, Memory]
     trusts: dict[str, EffectiveTrust]
 
 
@@ -119,6 +118,7 @@ class Workbench:
         self.subjects: list[str] = []  # the memories the last write was about (their trust may differ)
         self._load_problems: list[Problem] = []
         self._trusts: _Trusts | None = None
+        self._changed_since_trusts: set[str] = set()  # what writes re-read since they were worked out
         # The ids the review queue may hold, for the id map they were worked out on.
         self._attention: tuple[dict[str, Memory], set[str]] | None = None
 
@@ -172,7 +172,7 @@ class Workbench:
             self._by_id = by_id = read if not vaulted else dict(read)
             by_id.update((m.id, m) for m in vaulted)
             self._saliences = None
-            self._trusts = None  # a new read, and the ledger attached to it afresh
+            self._trusts, self._changed_since_trusts = None, set()  # a new read, and the ledger attached to it afresh
             self._attention = None
             self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
@@ -539,11 +539,13 @@ class Workbench:
                 # The first time, or another ledger than the one counted: every memory.
                 fresh = effective_trusts(self.memories, ledger, self._known_findings, self._may_need_review(by_id))
             else:
-                about = {d.memory_id for d in decisions[kept.decisions :]}
-                again = [m for m in self.memories if kept.objects.get(m.id) is not m or m.id in about]
-                fresh = {m.id: kept.trusts[m.id] for m in self.memories if m.id in kept.trusts}
-                fresh.update(effective_trusts(again, ledger, self._known_findings))
-            self._trusts = _Trusts(by_id, len(decisions), dict(by_id), fresh)
+                # The memories the writes since re-read (or took away), and those the new records are about.
+                ids = self._changed_since_trusts | {d.memory_id for d in decisions[kept.decisions :]}
+                fresh = dict(kept.trusts)
+                for memory_id in self._changed_since_trusts:
+                    fresh.pop(memory_id, None)
+                fresh.update(effective_trusts([by_id[i] for i in ids if i in by_id], ledger, self._known_findings))
+            self._trusts, self._changed_since_trusts = _Trusts(by_id, len(decisions), fresh), set()
             return fresh
 
     def trust(self, memory_id: str) -> EffectiveTrust:
@@ -889,6 +891,7 @@ class Workbench:
             self._result, self._by_id = fresh, by_id
             # Every other memory is the very object of the last read.
             self.changed = sorted(i for i in candidates if _differs(before.get(i), by_id.get(i)))
+            self._changed_since_trusts.update(self.changed)
             if self._attention is not None:
                 again = [by_id[i] for i in self.changed if i in by_id]
                 attention = self._attention[1] - set(self.changed)
