@@ -326,6 +326,10 @@ class MemoryWorkbenchApp(App[None]):
         """After a write through the facade, from any thread: `ids` is `workbench.changed`. The
         memories the write was about are shown again too: a ledger-only decision changes no
         memory, but it changes their effective trust."""
+        # What the header counts (every trust, the touched portfolios' plans), worked out here in
+        # the writer's thread rather than on the event loop when the header asks.
+        self.workbench.trusts()
+        self.workbench.budgets()
         self.post_message(MemoriesChanged(tuple(dict.fromkeys([*ids, *self.workbench.subjects]))))
 
     def on_memories_changed(self, message: MemoriesChanged) -> None:

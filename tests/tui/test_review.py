@@ -5,12 +5,15 @@ the files as the review core specifies."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
+from app.core import workbench as workbench_module
 from app.core.clock import FixedClock
 from app.core.inert import inert
 from app.core.locations import Locations
@@ -335,3 +338,32 @@ async def test_a_key_in_the_queue_reads_only_the_memory_it_lands_on(
             assert calls["texts"] == [queue.current_id]
         assert calls["queue"] == [] and calls["rows"] == []
         assert screen.query_one(FindingsView).item is not None and screen.query_one(FindingsView).item.memory.id == queue.current_id  # type: ignore[union-attr]
+
+
+async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The header counts every trust and the over-budget plans after a load and after each write:
+    the load's and the write's worker threads work them out, so the event loop only reads them."""
+    on_main: list[tuple[str, bool]] = []
+    real_trusts, real_replan = workbench_module.effective_trusts, Workbench._replan
+
+    def trusts(*args: Any, **kwargs: Any) -> Any:
+        on_main.append(("trusts", threading.current_thread() is threading.main_thread()))
+        return real_trusts(*args, **kwargs)
+
+    def replan(self: Workbench, portfolios: Any) -> None:
+        on_main.append(("plans", threading.current_thread() is threading.main_thread()))
+        real_replan(self, portfolios)
+
+    monkeypatch.setattr(workbench_module, "effective_trusts", trusts)
+    monkeypatch.setattr(Workbench, "_replan", replan)
+    memory_id = "dollhouse:dollhouse:support-triage-notes"
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_review(app, pilot)
+        await go_to(screen, pilot, memory_id)
+        await decide(app, pilot, "a", "reviewed")
+        assert app.workbench.memory(memory_id).trust is TrustLevel.VALIDATED
+        assert {kind for kind, _ in on_main} == {"trusts", "plans"}
+        assert not any(main for _, main in on_main), on_main
