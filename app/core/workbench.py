@@ -944,8 +944,13 @@ def _about(change: Decision, memory_id: str) -> bool:
 
 
 def _differs(a: Memory | None, b: Memory | None) -> bool:
-    # Unchanged memories are the very objects of the last read: most comparisons stop at `is`.
-    return a is not b and a != b
+    # Unchanged memories are the very objects of the last read: most comparisons stop at `is`; a
+    # section moved by an edit before it differs in its span alone, told without comparing the rest.
+    if a is b:
+        return False
+    if a is None or b is None or a.span != b.span:
+        return True
+    return a != b
 
 
 def _weakly(method: Callable[..., Any]) -> Callable[..., Any]:

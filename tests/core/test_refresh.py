@@ -25,9 +25,9 @@ def _parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = pipeline.parse_one
 
-    def counting(adapter: type, ctx: object, rel: str, path: str) -> object:
+    def counting(adapter: type, ctx: object, rel: str, path: str, previous: object = None) -> object:
         seen.append(rel)
-        return real(adapter, ctx, rel, path)  # type: ignore[arg-type]
+        return real(adapter, ctx, rel, path, previous)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "parse_one", counting)
     return seen

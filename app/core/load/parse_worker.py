@@ -14,14 +14,16 @@ from app.core.reading.base import FileAdapter, ParseContext, ParsedFile
 from app.core.systems.registry import adapter as adapter_for
 
 
-def parse_one(adapter: type[FileAdapter], ctx: ParseContext, rel: str, path: str) -> ParsedFile:
-    """One file's memories and problems; whatever goes wrong becomes a Problem naming the file."""
+def parse_one(adapter: type[FileAdapter], ctx: ParseContext, rel: str, path: str, previous: ParsedFile | None = None) -> ParsedFile:
+    """One file's memories and problems; whatever goes wrong becomes a Problem naming the file.
+    With `previous` (the file's last parse), the reader may keep what did not change."""
     try:
         data = read_file(path)
     except UnsafeFile as exc:
         return ParsedFile(rel=rel, problems=[Problem(path=display_name(rel), message=str(exc), kept="file skipped, nothing read")])
     try:
-        return adapter.parse(ctx, rel, data)
+        again = adapter.reparse(ctx, rel, data, previous) if previous is not None else None
+        return again if again is not None else adapter.parse(ctx, rel, data)
     except Exception as exc:  # noqa: BLE001 - an adapter bug must not stop the load; it is reported
         message = f"could not parse ({type(exc).__name__}: {exc})"
         return ParsedFile(rel=rel, problems=[Problem(path=display_name(rel), message=message, kept="file skipped")])

@@ -415,7 +415,7 @@ class Pipeline:
                     fresh.stale.append(ref)
             present = {ref.rel for ref in fresh.files}
             fresh.removed = [rel for rel in work.parsed if rel not in present]
-            self._parse_here(fresh)
+            self._parse_here(fresh, work.parsed)
             self._validate(fresh)
         else:
             # Only files the last read knew changed: keep its parse of every other file, in its order.
@@ -428,7 +428,7 @@ class Pipeline:
                 del fresh.parsed[rel]
             new = {ref.rel for ref in created or ()}
             known = all(ref.rel in fresh.parsed or ref.rel in new for ref in fresh.stale)
-            self._parse_here(fresh)
+            self._parse_here(fresh, work.parsed)
             if new:  # in file order again, with the created files among the rest
                 fresh.parsed = {rel: fresh.parsed[rel] for rel in sorted(fresh.parsed)}
             rels = [rel for rel in forced if rel in work.parsed or rel in new]
@@ -450,11 +450,12 @@ class Pipeline:
             return None
         return adapter.reread_rows(fresh.ctx, path, last, mine)
 
-    def _parse_here(self, work: _Work) -> None:
-        """Parse a few changed files in this process and keep the parse cache in step."""
+    def _parse_here(self, work: _Work, previous: dict[str, ParsedFile]) -> None:
+        """Parse a few changed files in this process (from their `previous` parse where the reader
+        can) and keep the parse cache in step."""
         stored = []
         for ref in work.stale:
-            parsed = parse_one(work.file_adapter, work.ctx, ref.rel, ref.path)
+            parsed = parse_one(work.file_adapter, work.ctx, ref.rel, ref.path, previous.get(ref.rel))
             work.parsed[ref.rel] = parsed
             stored.append((ref, encode(parsed)))
         if not self.use_cache or not (stored or work.removed):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 from dataclasses import dataclass
 
 from app.core.model import Problem
@@ -71,14 +72,19 @@ class LineIndex:
     def __init__(self, text: str, byte_base: int = 0) -> None:
         self.text = text
         self.byte_base = byte_base
-        self._starts = [0]
-        find = text.find
-        pos = find("\n")
-        while pos >= 0:
-            self._starts.append(pos + 1)
-            pos = find("\n", pos + 1)
         self._ascii = text.isascii()
         self._line_bytes: list[int] | None = None
+
+    @functools.cached_property
+    def _starts(self) -> list[int]:
+        # Found when first needed: an ASCII text's byte offsets need no line starts.
+        starts = [0]
+        find = self.text.find
+        pos = find("\n")
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        return starts
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self._starts, offset)

@@ -211,6 +211,13 @@ class FileAdapter(Adapter):
         """Memories and problems of one file. Pure: never touches the disk, never raises."""
 
     @classmethod
+    def reparse(cls, ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile) -> ParsedFile | None:
+        """What `parse(ctx, rel, data)` returns, made from `previous` (the last parse of the same
+        file) where the reader can keep parts of it; None when it cannot, and the caller parses the
+        whole file. Pure, never raises."""
+        return None
+
+    @classmethod
     def memory_at(cls, ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
         """The memory `parse(ctx, rel, data)` makes at `memory`'s span, when the reader can tell it
         from that part of the file alone; None when it cannot (or there is none): the caller then

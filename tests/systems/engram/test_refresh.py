@@ -173,3 +173,52 @@ def test_the_next_start_reads_the_database_whole(store: Path, isolated_locations
     again = _open(store, isolated_locations, clock)
     assert reads == [store]
     assert again.memories == wb.memories
+
+
+def _checks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each targeted refresh compared every row not written with its memory (True) or was
+    vouched for by the refresh before it (False)."""
+    from app.core.systems.engram import refresh
+
+    seen: list[bool] = []
+    real = refresh._rebuild
+
+    def spying(*args: Any, checked: bool = False) -> ParsedFile | None:
+        seen.append(not checked)
+        return real(*args, checked=checked)
+
+    monkeypatch.setattr(refresh, "_rebuild", spying)
+    return seen
+
+
+def test_a_refresh_right_after_another_skips_comparing_the_rows_not_written(
+    store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wb = _open(store, isolated_locations, clock)
+    checks = _checks(monkeypatch)
+    wb.quarantine(KITE + "24", "test")
+    wb.quarantine(KITE + "27", "test")
+    _same_as_a_full_read(wb, store, isolated_locations, clock)
+    wb.restore(KITE + "24", "test")
+    _same_as_a_full_read(wb, store, isolated_locations, clock)
+    assert checks == [True, False, False]  # the first after the read compares every row
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda db: _outside(db, "UPDATE observations SET created_at = ? WHERE id = 1", (ts(59),)),
+        lambda db: add(connect(db), title="Added elsewhere", created_at=ts(50)),
+        lambda db: _outside(db, "UPDATE sessions SET directory = '/elsewhere' WHERE id = 'manual-save-kite'"),
+    ],
+)
+def test_a_change_made_elsewhere_between_two_refreshes_is_read_whole(
+    store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, change: Callable[[Path], object]
+) -> None:
+    wb = _open(store, isolated_locations, clock)
+    wb.quarantine(KITE + "24", "test")
+    targeted = _targeted(monkeypatch)
+    change(store)
+    wb.quarantine(KITE + "25", "test")
+    assert targeted == [False]
+    _same_as_a_full_read(wb, store, isolated_locations, clock)

@@ -152,3 +152,87 @@ def test_a_section_changed_since_the_read_is_a_conflict_and_nothing_is_written(
     with pytest.raises(Conflict, match="changed since it was read"):
         wb.quarantine(section.id, "test")
     assert path.read_bytes() == changed
+
+
+def _edited(text: str, rng: random.Random) -> str:
+    """`text` with one line changed, added or taken out (or one heading's text changed)."""
+    lines = text.split("\n")
+    at = rng.randrange(len(lines) + 1)
+    what = rng.choice(["change", "add", "drop", "rename"])
+    if what == "add" or not lines[at - 1 : at]:
+        lines.insert(at, rng.choice(FRAGMENTS))
+    elif what == "drop":
+        del lines[at - 1]
+    elif what == "rename" and any(line.startswith("## ") for line in lines):
+        heads = [i for i, line in enumerate(lines) if line.startswith("## ")]
+        lines[rng.choice(heads)] += " renamed"
+    else:
+        lines[at - 1] = rng.choice(FRAGMENTS)
+    return "\n".join(lines)
+
+
+def test_a_file_parsed_again_from_its_last_parse_is_what_the_whole_parse_makes() -> None:
+    rng = random.Random(7)
+    answered = 0
+    for number, before in enumerate(TEXTS):
+        rel = RELS[number % 2]
+        previous = OpenClawAdapter.parse(CTX, rel, before.encode())
+        for after in (_edited(before, rng), _edited(_edited(before, rng), rng), rng.choice(TEXTS)):
+            data = after.encode()
+            again = OpenClawAdapter.reparse(CTX, rel, data, previous)
+            if again is not None:
+                answered += 1
+                assert again == OpenClawAdapter.parse(CTX, rel, data), (before, after)
+    assert answered > 600
+
+
+def test_sections_not_edited_keep_their_memories_and_those_after_an_edit_move() -> None:
+    rel = RELS[0]
+    before = "# Topic\n\n## Alpha\nfirst (P3)\n\n## Beta\nsecond\n\n## Gamma\nthird\n"
+    previous = OpenClawAdapter.parse(CTX, rel, before.encode())
+    alpha, beta, gamma = previous.memories
+    # Beta's body grows by four characters: Alpha is kept as is, Gamma moves by four bytes.
+    after = before.replace("second", "second, é!").encode()
+    again = OpenClawAdapter.reparse(CTX, rel, after, previous)
+    assert again is not None and again == OpenClawAdapter.parse(CTX, rel, after)
+    assert again.memories[0] is alpha
+    assert again.memories[1].sha256 != beta.sha256
+    moved = again.memories[2]
+    assert moved.sha256 == gamma.sha256 and moved.span is not None and gamma.span is not None
+    assert (moved.span.start - gamma.span.start, moved.span.end - gamma.span.end) == (5, 5)
+    assert moved.entries[0].span == moved.span and after[moved.span.start : moved.span.end] == b"## Gamma\nthird\n"
+
+
+@pytest.mark.parametrize(
+    ("rel", "data"),
+    [
+        ("memory/2026-03-01.md", b"## A\na\n"),  # a daily log: one memory per file, parsed whole
+        ("memory/domains/topic.md", b"no section at all\n"),
+        ("memory/domains/topic.md", b"## A\n\xff\n"),  # not UTF-8: the whole parse reports it
+        ("memory/domains/topic.md", b"## A\na\x00\n"),  # a NUL: the whole parse reports it
+    ],
+)
+def test_no_reparse_where_the_whole_parse_has_more_to_say(rel: str, data: bytes) -> None:
+    previous = OpenClawAdapter.parse(CTX, "memory/domains/topic.md", b"## A\na\n")
+    assert OpenClawAdapter.reparse(CTX, rel, data, previous) is None
+
+
+def test_a_quarantined_section_leaves_the_other_sections_of_its_file_as_they_were_read(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy / "openclaw"])
+    by_file: dict[str, list] = {}
+    for memory in wb.memories:
+        if memory.kind == "note" and memory.source.path.startswith("memory/domains/"):
+            by_file.setdefault(memory.source.path, []).append(memory)
+    path, sections = max(by_file.items(), key=lambda item: len(item[1]))
+    sections.sort(key=lambda m: m.span.start if m.span else 0)
+    assert len(sections) >= 2
+    last = sections[-1]
+    wb.quarantine(last.id, "test")
+    after = {m.id: m for m in wb.memories}
+    assert after[last.id] is not last  # now the vault's
+    # The sections before it were neither moved nor edited: the very objects of the first read.
+    assert all(after[m.id] is m for m in sections[:-1])
+    wb.close()

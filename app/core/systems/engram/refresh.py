@@ -10,11 +10,20 @@ row of the projects the written rows were or are in, and topic revisions over ev
 topics (with links, both over every row): any other row keeps its memory, whose tier and relations
 come only from rows that did not change. Anything this cannot account for (a row the last read did
 not have, a problem) answers None, and the database is read whole.
+
+Checking every row not written against its memory is most of a re-read's work. What a re-read
+returns is remembered with the placing columns and sessions it saw; when the next re-read starts
+from that very result and every row not written reads as it did then, the rows are known to be
+those the memories were made from, and the check is skipped.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -72,6 +81,28 @@ def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
     return out
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """A re-read's result, with every live row's placing columns and the sessions it was made from."""
+
+    parsed: weakref.ref[ParsedFile]
+    places: list[tuple[Any, ...]]
+    sessions: dict[str, tuple[Any, Any]]
+
+
+_seen: dict[str, _Seen] = {}  # by database path: the last re-read's
+_seen_lock = threading.Lock()
+
+
+def _vouched(where: str, previous: ParsedFile, got: _Targeted, written: set[int]) -> bool:
+    """Whether `previous` is the last re-read's result and every row not written since reads as then."""
+    with _seen_lock:
+        seen = _seen.get(where)
+    if seen is None or seen.parsed() is not previous or seen.sessions != got.snap.sessions:
+        return False
+    return [v for v in seen.places if v[0] not in written] == [v for v in got.places if v[0] not in written]
+
+
 def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
     ids: list[int] = []
     for table, key in rows:
@@ -88,13 +119,23 @@ def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Seque
     got = read_db(path, lambda db: _targeted(db, ids), problems, name=path.name)
     if got is None or problems:
         return None
+    where = os.path.abspath(path)
+    written = set(ids)
     try:
-        return _rebuild(ctx, path.name, got, before, set(ids))
+        parsed = _rebuild(ctx, path.name, got, before, written, checked=_vouched(where, previous, got, written))
     except ValueError:  # a written row pydantic refuses: `read` says so as a problem
-        return None
+        parsed = None
+    with _seen_lock:
+        if parsed is None:
+            _seen.pop(where, None)
+        else:
+            _seen[where] = _Seen(weakref.ref(parsed), got.places, got.snap.sessions)
+    return parsed
 
 
-def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> ParsedFile | None:
+def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int], *, checked: bool = False) -> ParsedFile | None:
+    """The memories `read` would make now. With `checked`, the rows not written are known to read as
+    when their memories were made (see `_vouched`); otherwise each one is compared with its memory."""
     snap = got.snap
     reach = _reach(got, before, written)
     if reach is None:
@@ -128,12 +169,13 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
         old = before.get(ident)
         if old is None or old.portfolio != ctx.portfolio:
             return None  # a row added by someone else since the last read, or read under another name
-        mine = values if whole else tuple(values[i] for i in columns)
-        now = fields_now(old.fields)
-        if mine != now[:count] and tuple(map(json_value, mine)) != now[:count]:
-            return None  # placed otherwise by someone else since
-        if sessions.get(str(old.fields.get("session_id")), (None, None)) != now[count:]:
-            return None  # its session changed since
+        if not checked:
+            mine = values if whole else tuple(values[i] for i in columns)
+            now = fields_now(old.fields)
+            if mine != now[:count] and tuple(map(json_value, mine)) != now[:count]:
+                return None  # placed otherwise by someone else since
+            if sessions.get(str(old.fields.get("session_id")), (None, None)) != now[count:]:
+                return None  # its session changed since
         place: Placed | None = None
         # A topic key of 0 is the topic "0": only NULL and '' are none.
         if every or _text(values[1]) in projects or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics):

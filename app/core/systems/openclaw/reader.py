@@ -382,6 +382,43 @@ def _add_note(b: _Builder, heading: str, start: int, end: int, tier: Tier, domai
     )
 
 
+def notes_again(ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile) -> ParsedFile | None:
+    """What `parse` makes of MEMORY.md or a domain file, from its last parse where it can: a `## `
+    section's memory depends only on the section's text, the file and the portfolio, so a section
+    whose text the last parse had keeps that memory (moved to its new span when the text before it
+    changed in length), and only new or edited sections are parsed. None (parse it whole) for any
+    other file, or when the last parse reported a problem."""
+    kind = classify(rel)
+    if kind not in (FileKind.MEMORY, FileKind.DOMAIN) or previous.problems or not previous.memories:
+        return None
+    try:
+        decoded = decode(data, nul_ok=True)
+    except TextProblem:
+        return None
+    text = decoded.text
+    sections = note_sections(text)
+    if not sections or nul_problem(rel, decoded, "OpenClaw") is not None:
+        return None
+    known: dict[tuple[str, int], list[Memory]] = {}
+    for memory in reversed(previous.memories):  # popped from the end: the first one first
+        if memory.portfolio == ctx.portfolio and memory.kind == "note" and len(memory.entries) == 1:
+            known.setdefault((memory.sha256, memory.chars), []).append(memory)
+    b = _Builder(ctx, rel, text, LineIndex(text, byte_base=decoded.bom_len))
+    memory_file = kind is FileKind.MEMORY
+    tier, domain = (Tier.HOT, "memory") if memory_file else (Tier.COLD, _stem(rel))
+    for heading, start, end in sections:
+        same = known.get((sha256_text(text[start:end]), end - start))
+        old = same.pop() if same else None
+        if old is None or old.tier != tier or old.domain != domain:
+            _add_note(b, heading, start, end, tier, domain)
+            continue
+        span = Span(start=b.byte_of(start), end=b.byte_of(end))
+        if old.span != span:
+            old = old.model_copy(update={"span": span, "entries": (old.entries[0].model_copy(update={"span": span}),)})
+        b.memories.append(old)
+    return ParsedFile(rel=rel, memories=b.memories, problems=b.problems)
+
+
 def note_at(ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
     """The `## ` section memory `parse` makes at `memory`'s span, from that part of the file: when
     no line before it can open a fence (so its heading is not fenced), it is one `## ` line followed
@@ -659,6 +696,13 @@ class OpenClawAdapter(FileAdapter):
     def memory_at(cls, ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
         try:
             return note_at(ctx, rel, data, memory)
+        except Exception:  # noqa: BLE001 - never raises: parsing the whole file is always the way out
+            return None
+
+    @classmethod
+    def reparse(cls, ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile) -> ParsedFile | None:
+        try:
+            return notes_again(ctx, rel, data, previous)
         except Exception:  # noqa: BLE001 - never raises: parsing the whole file is always the way out
             return None
 
