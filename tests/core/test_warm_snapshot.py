@@ -14,6 +14,7 @@ import pytest
 from app.core.clock import FixedClock
 from app.core.load import codec, findings, pipeline, snapshot
 from app.core.locations import Locations
+from app.core.reading.base import ParsedFile
 from app.core.workbench import Workbench
 
 
@@ -165,6 +166,44 @@ def test_a_write_then_a_new_start_uses_what_the_write_made(sample_copy: Path, is
     again = _open(isolated_locations, clock, sample_copy)
     assert again._pipeline.restored and again.memory(target.id).tier.value == "hot"  # type: ignore[union-attr]
     assert again.memories == after.memories
+
+
+@pytest.mark.parametrize("system", ["dollhouse", "massgen", "openclaw"])
+def test_a_write_after_a_warm_start_makes_the_parses_of_its_own_files_alone(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, system: str
+) -> None:
+    _open(isolated_locations, clock, sample_copy)
+    wb = _open(isolated_locations, clock, sample_copy)
+    made: list[str] = []
+    real = snapshot._built
+
+    def spying(cls: type, values: dict[str, object], fields: set[str]) -> object:
+        if cls is ParsedFile:
+            made.append(str(values["rel"]))
+        return real(cls, values, fields)
+
+    monkeypatch.setattr(snapshot, "_built", spying)
+    target = next(
+        m
+        for m in sorted(wb.memories, key=lambda m: m.id)
+        if m.system == system and m.tier.value == "cold" and (system != "openclaw" or m.source.path.startswith("memory/domains/"))
+    )
+    work = next(w for w in wb.result.works if w.ref.system == system)
+    wb.approve(target.id, "test")  # a decision the ledger keeps: no file parsed
+    assert made == []
+    if system == "massgen":
+        wb.promote(target.id, reason="test")  # moves the file from short_term to long_term
+    elif system == "openclaw":
+        wb.quarantine(target.id, "test")  # cuts the section out of its domain file
+    else:
+        wb.set_priority(target.id, 7, reason="test")
+    written = {target.source.path, wb.memory(target.id).source.path}
+    # The files written, and those whose problems the portfolio lists (kept by the snapshot).
+    assert target.source.path in made and set(made) <= written | set(work.troubled)
+    assert len(work.files) > len(written | set(work.troubled))
+    fresh = Workbench(isolated_locations, clock=clock, workers=1)
+    fresh.open([sample_copy], index=False, use_cache=False)
+    assert sorted(wb.memories, key=lambda m: m.id) == sorted(fresh.memories, key=lambda m: m.id)
 
 
 def _snapshots(locations: Locations) -> list[Path]:

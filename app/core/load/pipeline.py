@@ -18,7 +18,7 @@ import sys
 import threading
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -36,7 +36,7 @@ from app.core.load.codec import encode
 from app.core.load.findings import ContentKeys, FindingsCache, store_version
 from app.core.load.parse_worker import gc_paused, parse_chunk, parse_one
 from app.core.load.scan_worker import Scanned, pack, scan_chunk, scan_memories
-from app.core.load.snapshot import Part, Snapshot
+from app.core.load.snapshot import Parses, Part, Snapshot
 from app.core.locations import Locations
 from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, PhaseStatus, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.parsing.safefs import FileRef
@@ -129,9 +129,9 @@ class _Work:
     problems: list[Problem] = field(default_factory=list)
     files: list[FileRef] = field(default_factory=list)
     cache: ParseCache | None = None
-    _parsed: dict[str, ParsedFile] = field(default_factory=dict)
+    _parsed: MutableMapping[str, ParsedFile] = field(default_factory=dict)
     # A restored load's parses, made when first asked for (see `parsed`).
-    _parses_later: Callable[[], dict[str, ParsedFile]] | None = None
+    _parses_later: Callable[[], MutableMapping[str, ParsedFile]] | None = None
     stale: list[FileRef] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
@@ -165,7 +165,7 @@ class _Work:
         return rel in self.positions()
 
     @property
-    def parsed(self) -> dict[str, ParsedFile]:
+    def parsed(self) -> MutableMapping[str, ParsedFile]:
         """Each file's parse, by path, in file order. A start restored from the snapshot makes
         them only when something asks (a write's re-read of the portfolio): its memories are
         already in place."""
@@ -174,7 +174,7 @@ class _Work:
         return self._parsed
 
     @parsed.setter
-    def parsed(self, value: dict[str, ParsedFile]) -> None:
+    def parsed(self, value: MutableMapping[str, ParsedFile]) -> None:
         self._parsed, self._parses_later = value, None
 
     @property
@@ -419,7 +419,7 @@ class Pipeline:
             self._validate(fresh)
         else:
             # Only files the last read knew changed: keep its parse of every other file, in its order.
-            fresh.parsed = dict(work.parsed)
+            fresh.parsed = _copied(work.parsed)
             at = fresh.positions()
             fresh.stale = [fresh.files[i] for i in sorted(at[rel] for rel in forced if rel in at)]
             present = {ref.rel for ref in fresh.stale}
@@ -430,7 +430,7 @@ class Pipeline:
             known = all(ref.rel in fresh.parsed or ref.rel in new for ref in fresh.stale)
             self._parse_here(fresh, work.parsed)
             if new:  # in file order again, with the created files among the rest
-                fresh.parsed = {rel: fresh.parsed[rel] for rel in sorted(fresh.parsed)}
+                fresh.parsed = _copied(fresh.parsed, by_path=True)
             rels = [rel for rel in forced if rel in work.parsed or rel in new]
             if not (known and self._splice(work, fresh, rels)):
                 self._validate(fresh, ordered=known)
@@ -450,7 +450,7 @@ class Pipeline:
             return None
         return adapter.reread_rows(fresh.ctx, path, last, mine)
 
-    def _parse_here(self, work: _Work, previous: dict[str, ParsedFile]) -> None:
+    def _parse_here(self, work: _Work, previous: Mapping[str, ParsedFile]) -> None:
         """Parse a few changed files in this process (from their `previous` parse where the reader
         can) and keep the parse cache in step."""
         stored = []
@@ -843,6 +843,14 @@ class Pipeline:
             problems=tuple(work.problems),
             settings=work.ctx.settings,
         )
+
+
+def _copied(parsed: Mapping[str, ParsedFile], *, by_path: bool = False) -> MutableMapping[str, ParsedFile]:
+    """Another mapping of the same parses, in their order or sorted by path; a snapshot's parses
+    are copied without making the ones not made yet."""
+    if isinstance(parsed, Parses):
+        return parsed.copy(by_path=by_path)
+    return {rel: parsed[rel] for rel in sorted(parsed)} if by_path else dict(parsed)
 
 
 def _replaced(before: list[Memory], after: list[Memory]) -> tuple[list[Memory], list[Memory]]:

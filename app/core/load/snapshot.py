@@ -20,7 +20,7 @@ import marshal
 import os
 import struct
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -215,7 +215,7 @@ class Part:
     system: str
     root: str
     name: str
-    parsed: dict[str, ParsedFile]
+    parsed: MutableMapping[str, ParsedFile]
     memories: list[Memory]
     keys: list[str | None]  # the content key of each of `memories`
     findings: dict[str, bytes]
@@ -224,7 +224,7 @@ class Part:
     troubled: list[str]
     # Read back: `parsed` is left empty and made by `parses` when first asked for (only a write's
     # re-read of the portfolio needs it), and the troubled files' problems are here.
-    parses: Callable[[], dict[str, ParsedFile]] | None = None
+    parses: Callable[[], MutableMapping[str, ParsedFile]] | None = None
     problems: dict[str, list[Problem]] = field(default_factory=dict)
 
 
@@ -266,15 +266,53 @@ def _decode_part(blobs: Iterator[Any]) -> Part:
         objects += decode_memories(next(blobs))
     problems = {rel: [_decode_problem(p) for p in found] for rel, _, _, found in parsed if found}
 
-    def parses() -> dict[str, ParsedFile]:
-        files: dict[str, ParsedFile] = {}
-        parsed_set = _ALL[ParsedFile]
-        for rel, own_rel, indexes, _ in parsed:
-            data = {"rel": own_rel, "memories": [objects[i] for i in indexes], "problems": list(problems.get(rel, ()))}
-            files[rel] = _built(ParsedFile, data, parsed_set)
-        return files
+    def parses() -> Parses:
+        return Parses({row[0]: row for row in parsed}, objects, problems)
 
     return Part(system, root, name, {}, [objects[i] for i in listed], keys, findings, by_file, frozenset(shared), troubled, parses, problems)
+
+
+_Row = tuple[str, str, list[int], list[Any]]  # a file's parse as the snapshot keeps it
+
+
+class Parses(MutableMapping[str, ParsedFile]):
+    """Each file's parse by path, in file order, as a read back snapshot holds them: a file's
+    ParsedFile is made from the snapshot's memories when first asked for. A write's re-read asks for
+    its own files' alone, so the first write after a start does not make one for every file."""
+
+    def __init__(self, items: dict[str, ParsedFile | _Row], objects: list[Memory], problems: dict[str, list[Problem]]) -> None:
+        self._items = items
+        self._objects = objects
+        self._problems = problems
+
+    def __getitem__(self, rel: str) -> ParsedFile:
+        value = self._items[rel]
+        if isinstance(value, tuple):
+            _, own_rel, indexes, _ = value
+            objects = self._objects
+            data = {"rel": own_rel, "memories": [objects[i] for i in indexes], "problems": list(self._problems.get(rel, ()))}
+            value = self._items[rel] = _built(ParsedFile, data, _ALL[ParsedFile])
+        return value
+
+    def __setitem__(self, rel: str, parsed: ParsedFile) -> None:
+        self._items[rel] = parsed
+
+    def __delitem__(self, rel: str) -> None:
+        del self._items[rel]
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def copy(self, *, by_path: bool = False) -> Parses:
+        """Another mapping of the same parses (made or not), in file order or, `by_path`, sorted."""
+        items = {rel: self._items[rel] for rel in sorted(self._items)} if by_path else dict(self._items)
+        return Parses(items, self._objects, self._problems)
 
 
 def _blobs(body: bytes) -> Iterator[Any]:
