@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel
 from app.core.parsing import safefs
@@ -694,17 +694,11 @@ class OpenClawAdapter(FileAdapter):
 
     @classmethod
     def memory_at(cls, ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
-        try:
-            return note_at(ctx, rel, data, memory)
-        except Exception:  # noqa: BLE001 - never raises: parsing the whole file is always the way out
-            return None
+        return _or_none(lambda: note_at(ctx, rel, data, memory))
 
     @classmethod
     def reparse(cls, ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile) -> ParsedFile | None:
-        try:
-            return notes_again(ctx, rel, data, previous)
-        except Exception:  # noqa: BLE001 - never raises: parsing the whole file is always the way out
-            return None
+        return _or_none(lambda: notes_again(ctx, rel, data, previous))
 
     @staticmethod
     def _dispatch(b: _Builder, kind: FileKind) -> None:
@@ -752,6 +746,17 @@ class OpenClawAdapter(FileAdapter):
             return memory.span.slice(data).decode("utf-8")
         except UnicodeDecodeError:
             raise TextProblem(f"{memory.source.path} changed since it was read: the span no longer holds UTF-8 text; re-scan it") from None
+
+
+_T = TypeVar("_T")
+
+
+def _or_none(shortcut: Callable[[], _T | None]) -> _T | None:
+    """What a shortcut answers, or None when it raises: parsing the whole file is always the way out."""
+    try:
+        return shortcut()
+    except Exception:  # noqa: BLE001 - a shortcut never raises
+        return None
 
 
 def _classified(rel: str) -> bool:
