@@ -204,17 +204,25 @@ def test_sections_not_edited_keep_their_memories_and_those_after_an_edit_move() 
 
 
 @pytest.mark.parametrize(
-    ("rel", "data"),
+    "data",
     [
-        ("memory/2026-03-01.md", b"## A\na\n"),  # a daily log: one memory per file, parsed whole
-        ("memory/domains/topic.md", b"no section at all\n"),
-        ("memory/domains/topic.md", b"## A\n\xff\n"),  # not UTF-8: the whole parse reports it
-        ("memory/domains/topic.md", b"## A\na\x00\n"),  # a NUL: the whole parse reports it
+        b"no section at all\n",
+        b"## A\n\xff\n",  # not UTF-8
+        b"## A\na\x00\n",  # a NUL
     ],
 )
-def test_no_reparse_where_the_whole_parse_has_more_to_say(rel: str, data: bytes) -> None:
-    previous = OpenClawAdapter.parse(CTX, "memory/domains/topic.md", b"## A\na\n")
-    assert OpenClawAdapter.reparse(CTX, rel, data, previous) is None
+def test_a_notes_file_parsed_again_says_what_the_whole_parse_says(data: bytes) -> None:
+    rel = "memory/domains/topic.md"
+    previous = OpenClawAdapter.parse(CTX, rel, b"## A\na\n")
+    assert OpenClawAdapter.reparse(CTX, rel, data, previous) == OpenClawAdapter.parse(CTX, rel, data)
+
+
+def test_no_reparse_of_other_files_or_after_a_problem() -> None:
+    log = "memory/2026-03-01.md"
+    assert OpenClawAdapter.reparse(CTX, log, b"## A\na\n", OpenClawAdapter.parse(CTX, log, b"## A\n")) is None
+    rel = "memory/domains/topic.md"
+    troubled = OpenClawAdapter.parse(CTX, rel, b"## A\na\x00\n")
+    assert troubled.problems and OpenClawAdapter.reparse(CTX, rel, b"## A\na\n", troubled) is None
 
 
 def test_a_quarantined_section_leaves_the_other_sections_of_its_file_as_they_were_read(

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel
 from app.core.parsing import safefs
@@ -300,6 +300,13 @@ class _Builder:
     def problem(self, line: int | None, message: str, kept: str) -> None:
         self.problems.append(Problem(path=self.rel, line=line, message=message, kept=kept))
 
+    def keep(self, memory: Memory, start: int, end: int) -> None:
+        """A memory of the last parse for the same text, now at characters start to end."""
+        span = Span(start=self.byte_of(start), end=self.byte_of(end))
+        if memory.span != span:
+            memory = memory.model_copy(update={"span": span, "entries": (memory.entries[0].model_copy(update={"span": span}),)})
+        self.memories.append(memory)
+
     def add(
         self,
         start: int,
@@ -352,8 +359,9 @@ def _stem(rel: str) -> str:
     return PurePosixPath(rel).name[:-3]
 
 
-def _parse_notes(b: _Builder, kind: FileKind) -> None:
-    """MEMORY.md or a domain file: one memory per `## ` section, or the whole file without one."""
+def _parse_notes(b: _Builder, kind: FileKind, kept: _Kept | None = None) -> None:
+    """MEMORY.md or a domain file: one memory per `## ` section, or the whole file without one.
+    With `kept`, only the sections whose text the last parse did not have are parsed."""
     stem = _stem(b.rel)
     tier = Tier.HOT if kind is FileKind.MEMORY else Tier.COLD
     domain = "memory" if kind is FileKind.MEMORY else stem
@@ -362,7 +370,11 @@ def _parse_notes(b: _Builder, kind: FileKind) -> None:
         b.add(0, len(b.text), name=stem, locator=f"file/{stem}", tier=tier, domain=domain, kind="note")
         return
     for heading, start, end in sections:
-        _add_note(b, heading, start, end, tier, domain)
+        old = kept.take(b.text[start:end]) if kept is not None else None
+        if old is not None and old.tier == tier and old.domain == domain:
+            b.keep(old, start, end)
+        else:
+            _add_note(b, heading, start, end, tier, domain)
 
 
 def _add_note(b: _Builder, heading: str, start: int, end: int, tier: Tier, domain: str) -> None:
@@ -382,41 +394,20 @@ def _add_note(b: _Builder, heading: str, start: int, end: int, tier: Tier, domai
     )
 
 
-def notes_again(ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile) -> ParsedFile | None:
-    """What `parse` makes of MEMORY.md or a domain file, from its last parse where it can: a `## `
-    section's memory depends only on the section's text, the file and the portfolio, so a section
-    whose text the last parse had keeps that memory (moved to its new span when the text before it
-    changed in length), and only new or edited sections are parsed. None (parse it whole) for any
-    other file, or when the last parse reported a problem."""
-    kind = classify(rel)
-    if kind not in (FileKind.MEMORY, FileKind.DOMAIN) or previous.problems or not previous.memories:
-        return None
-    try:
-        decoded = decode(data, nul_ok=True)
-    except TextProblem:
-        return None
-    text = decoded.text
-    sections = note_sections(text)
-    if not sections or nul_problem(rel, decoded, "OpenClaw") is not None:
-        return None
-    known: dict[tuple[str, int], list[Memory]] = {}
-    for memory in reversed(previous.memories):  # popped from the end: the first one first
-        if memory.portfolio == ctx.portfolio and memory.kind == "note" and len(memory.entries) == 1:
-            known.setdefault((memory.sha256, memory.chars), []).append(memory)
-    b = _Builder(ctx, rel, text, LineIndex(text, byte_base=decoded.bom_len))
-    memory_file = kind is FileKind.MEMORY
-    tier, domain = (Tier.HOT, "memory") if memory_file else (Tier.COLD, _stem(rel))
-    for heading, start, end in sections:
-        same = known.get((sha256_text(text[start:end]), end - start))
-        old = same.pop() if same else None
-        if old is None or old.tier != tier or old.domain != domain:
-            _add_note(b, heading, start, end, tier, domain)
-            continue
-        span = Span(start=b.byte_of(start), end=b.byte_of(end))
-        if old.span != span:
-            old = old.model_copy(update={"span": span, "entries": (old.entries[0].model_copy(update={"span": span}),)})
-        b.memories.append(old)
-    return ParsedFile(rel=rel, memories=b.memories, problems=b.problems)
+class _Kept:
+    """The section memories of a file's last parse, by their text. A `## ` section's memory depends
+    only on the section's text, the file and the portfolio, so a section whose text the last parse
+    had keeps that memory (moved to its new span when the text before it changed in length)."""
+
+    def __init__(self, portfolio: str, memories: list[Memory]) -> None:
+        self._by_text: dict[tuple[str, int], list[Memory]] = {}
+        for memory in reversed(memories):  # popped from the end: the first one first
+            if memory.portfolio == portfolio and memory.kind == "note" and len(memory.entries) == 1:
+                self._by_text.setdefault((memory.sha256, memory.chars), []).append(memory)
+
+    def take(self, content: str) -> Memory | None:
+        same = self._by_text.get((sha256_text(content), len(content)))
+        return same.pop() if same else None
 
 
 def note_at(ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
@@ -670,6 +661,18 @@ class OpenClawAdapter(FileAdapter):
 
     @classmethod
     def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
+        return cls._parse(ctx, rel, data, None)
+
+    @classmethod
+    def reparse(cls, ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile) -> ParsedFile | None:
+        """MEMORY.md or a domain file parsed with its last parse's sections at hand (`_Kept`); None
+        for any other file, or when the last parse reported a problem."""
+        if classify(rel) not in (FileKind.MEMORY, FileKind.DOMAIN) or previous.problems:
+            return None
+        return cls._parse(ctx, rel, data, _Kept(ctx.portfolio, previous.memories))
+
+    @classmethod
+    def _parse(cls, ctx: ParseContext, rel: str, data: bytes, kept: _Kept | None) -> ParsedFile:
         out = ParsedFile(rel=rel)
         kind = classify(rel)
         if kind is None:
@@ -684,7 +687,7 @@ class OpenClawAdapter(FileAdapter):
             out.problems.append(nul)
         b = _Builder(ctx, rel, decoded.text, LineIndex(decoded.text, byte_base=decoded.bom_len))
         try:
-            cls._dispatch(b, kind)
+            cls._dispatch(b, kind, kept)
         except Exception as exc:  # a parse never raises: the last line of defence for one bad file
             out.problems.append(Problem(path=rel, message=f"unexpected error: {type(exc).__name__}: {exc}", kept="file skipped"))
             return out
@@ -694,21 +697,20 @@ class OpenClawAdapter(FileAdapter):
 
     @classmethod
     def memory_at(cls, ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
-        return _or_none(lambda: note_at(ctx, rel, data, memory))
-
-    @classmethod
-    def reparse(cls, ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile) -> ParsedFile | None:
-        return _or_none(lambda: notes_again(ctx, rel, data, previous))
+        try:
+            return note_at(ctx, rel, data, memory)
+        except Exception:  # noqa: BLE001 - never raises: parsing the whole file is always the way out
+            return None
 
     @staticmethod
-    def _dispatch(b: _Builder, kind: FileKind) -> None:
+    def _dispatch(b: _Builder, kind: FileKind, kept: _Kept | None = None) -> None:
         if kind in (FileKind.LOG, FileKind.ARCHIVE):
             _parse_log(b, kind)
         elif kind is FileKind.BOOTSTRAP:
             _parse_bootstrap(b)
         else:
             if kind in (FileKind.MEMORY, FileKind.DOMAIN):
-                _parse_notes(b, kind)
+                _parse_notes(b, kind, kept)
                 return
             lines = split_lines(b.text)
             if kind is FileKind.STATE_LINES:
@@ -746,17 +748,6 @@ class OpenClawAdapter(FileAdapter):
             return memory.span.slice(data).decode("utf-8")
         except UnicodeDecodeError:
             raise TextProblem(f"{memory.source.path} changed since it was read: the span no longer holds UTF-8 text; re-scan it") from None
-
-
-_T = TypeVar("_T")
-
-
-def _or_none(shortcut: Callable[[], _T | None]) -> _T | None:
-    """What a shortcut answers, or None when it raises: parsing the whole file is always the way out."""
-    try:
-        return shortcut()
-    except Exception:  # noqa: BLE001 - a shortcut never raises
-        return None
 
 
 def _classified(rel: str) -> bool:
