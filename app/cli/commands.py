@@ -508,8 +508,12 @@ def cmd_open(args: argparse.Namespace) -> int:
         say(str(problem))
     from app.tui.app import MemoryWorkbenchApp  # the UI is loaded only when it is shown
 
-    app = MemoryWorkbenchApp(Workbench(locations), paths, notice=note, theme=args.theme or settings.theme, keymap=settings.keymap, warnings=problems)
-    app.run()
+    workbench = Workbench(locations)
+    app = MemoryWorkbenchApp(workbench, paths, notice=note, theme=args.theme or settings.theme, keymap=settings.keymap, warnings=problems)
+    try:
+        app.run()
+    finally:
+        workbench.close()
     return app.exit_status
 
 

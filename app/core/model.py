@@ -8,7 +8,7 @@ byte span), so the parse cache stays small and a warm start of 100k memories sta
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,6 +47,23 @@ def most_severe(levels: list[TrustLevel]) -> TrustLevel:
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+M = TypeVar("M", bound="_Frozen")
+
+
+def replaced(model: M, **changes: Any) -> M:
+    """`model.model_copy(update=changes)` for these frozen models, in a quarter of its time: a frozen
+    model's fields-set, extra and private values never change, so the copy shares or skips them
+    where `model_copy` copies each (a write that moves a thousand sections of a file makes a
+    thousand copies). Like `model_copy`, nothing is validated."""
+    copy = object.__new__(type(model))
+    object.__setattr__(copy, "__dict__", model.__dict__ | changes)
+    fields = model.__pydantic_fields_set__
+    object.__setattr__(copy, "__pydantic_fields_set__", fields if fields.issuperset(changes) else fields | changes.keys())
+    object.__setattr__(copy, "__pydantic_extra__", None)
+    object.__setattr__(copy, "__pydantic_private__", None)
+    return copy
 
 
 class Span(_Frozen):

@@ -32,7 +32,7 @@ from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.derived import DerivedCache
 from app.core.load.near import kept_run
-from app.core.load.parse_worker import gc_paused
+from app.core.load.parse_worker import frozen_after, gc_paused
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.load.rows import ListedRows, RowStore
 from app.core.locations import Locations, sample_portfolio
@@ -173,7 +173,8 @@ class Workbench:
             by_id.update((m.id, m) for m in vaulted)
             self._saliences = None
             self._trusts, self._changed_since_trusts = None, set()  # a new read, and the ledger attached to it afresh
-            self._attention = None
+            kept = result.attention  # a warm start's, as the snapshot kept them; the vault's join them
+            self._attention = (by_id, kept | self._vaulted) if kept is not None else None
             self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
 
@@ -220,6 +221,8 @@ class Workbench:
         return vaulted
 
     def close(self) -> None:
+        if self._pipeline is not None:
+            self._pipeline.store_parses()
         self._index_pending = None
         if self._index is not None:
             self._index.close()
@@ -535,17 +538,18 @@ class Workbench:
             kept = self._trusts
             if kept is not None and kept.by_id is by_id and kept.decisions == len(decisions):
                 return kept.trusts
-            if kept is None or len(decisions) < kept.decisions:
-                # The first time, or another ledger than the one counted: every memory.
-                fresh = effective_trusts(self.memories, ledger, self._known_findings, self._may_need_review(by_id))
-            else:
-                # The memories the writes since re-read (or took away), and those the new records are about.
-                ids = self._changed_since_trusts | {d.memory_id for d in decisions[kept.decisions :]}
-                fresh = dict(kept.trusts)
-                for memory_id in self._changed_since_trusts:
-                    fresh.pop(memory_id, None)
-                fresh.update(effective_trusts([by_id[i] for i in ids if i in by_id], ledger, self._known_findings))
-            self._trusts, self._changed_since_trusts = _Trusts(by_id, len(decisions), fresh), set()
+            with frozen_after():  # kept until the next write or decision
+                if kept is None or len(decisions) < kept.decisions:
+                    # The first time, or another ledger than the one counted: every memory.
+                    fresh = effective_trusts(self.memories, ledger, self._known_findings, self._may_need_review(by_id))
+                else:
+                    # The memories the writes since re-read (or took away), and those the new records are about.
+                    ids = self._changed_since_trusts | {d.memory_id for d in decisions[kept.decisions :]}
+                    fresh = kept.trusts.copy()
+                    for memory_id in self._changed_since_trusts:
+                        fresh.pop(memory_id, None)
+                    fresh.update(effective_trusts([by_id[i] for i in ids if i in by_id], ledger, self._known_findings))
+                self._trusts, self._changed_since_trusts = _Trusts(by_id, len(decisions), fresh), set()
             return fresh
 
     def trust(self, memory_id: str) -> EffectiveTrust:
@@ -850,56 +854,64 @@ class Workbench:
                 self.changed = []
                 self._behind(keys, result.portfolios)
                 return
-            self._pipeline.drop_snapshot()
-            works = list(result.works)
-            portfolios = list(result.portfolios)
-            before = self._by_id
-            # The id map is patched, not made again: the vault's memories and those the re-reads
-            # took out leave it, what they put in joins it. Ids never repeat across portfolios.
-            by_id = dict(before)
-            candidates = set(self._vaulted)  # the ids that may differ: those of what is re-read, and the vault's
-            for memory_id in self._vaulted:
-                by_id.pop(memory_id, None)
-            for i, work in enumerate(works):
-                if (work.ref.system, work.ref.name) not in keys:
-                    continue
-                rels = _inside(work.ref.root, written)  # none: a setting beside the root (config.yml)
-                walk = any(not work.lists(rel) for rel in rels)
-                works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk, rows=rows)
-                fresh_work = works[i]
-                taken, added = fresh_work.replaced if fresh_work.replaced is not None else (work.memories, fresh_work.memories)
-                if fresh_work.replaced is None:
-                    self._findings.update(fresh_work.findings)
-                else:  # the rest are the contents of the last read, findings and all
-                    self._findings.update((key, fresh_work.findings[key]) for m in added if (key := self._keys(m)) in fresh_work.findings)
-                for memory in taken:
-                    by_id.pop(memory.id, None)
-                    candidates.add(memory.id)
-                for memory in added:
-                    by_id[memory.id] = memory
-                    candidates.add(memory.id)
-            memories: list[Memory] = []
-            for w in works:
-                memories += w.memories
-            fresh = LoadResult(portfolios, memories, list(self._load_problems), result.timeline, works=works)
-            self._portfolios = {(p.system, p.name): p for p in portfolios}
-            vaulted = self._vaulted_memories(fresh, by_id)
-            fresh.memories.extend(vaulted)
-            for memory in vaulted:
+            # The id map and the memory list made again live until the next write.
+            with frozen_after():
+                self._patch(result, keys, written, rows)
+
+    def _patch(self, result: LoadResult, keys: set[tuple[str, str]], written: Sequence[str], rows: Sequence[Row]) -> None:
+        """Re-read the files (or rows) `written` in the portfolios `keys` and patch the load's result,
+        the id map and what is derived from them (under the lock)."""
+        assert self._pipeline is not None
+        self._pipeline.drop_snapshot()
+        works = list(result.works)
+        portfolios = list(result.portfolios)
+        before = self._by_id
+        # The id map is patched, not made again: the vault's memories and those the re-reads
+        # took out leave it, what they put in joins it. Ids never repeat across portfolios.
+        by_id = before.copy()  # not `dict(before)`: after pops that inserts every entry again, 30-50 ms at 100k
+        candidates = set(self._vaulted)  # the ids that may differ: those of what is re-read, and the vault's
+        for memory_id in self._vaulted:
+            by_id.pop(memory_id, None)
+        for i, work in enumerate(works):
+            if (work.ref.system, work.ref.name) not in keys:
+                continue
+            rels = _inside(work.ref.root, written)  # none: a setting beside the root (config.yml)
+            walk = any(not work.lists(rel) for rel in rels)
+            works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk, rows=rows)
+            fresh_work = works[i]
+            taken, added = fresh_work.replaced if fresh_work.replaced is not None else (work.memories, fresh_work.memories)
+            if fresh_work.replaced is None:
+                self._findings.update(fresh_work.findings)
+            else:  # the rest are the contents of the last read, findings and all
+                self._findings.update((key, fresh_work.findings[key]) for m in added if (key := self._keys(m)) in fresh_work.findings)
+            for memory in taken:
+                by_id.pop(memory.id, None)
+                candidates.add(memory.id)
+            for memory in added:
                 by_id[memory.id] = memory
-            candidates |= self._vaulted
-            self._result, self._by_id = fresh, by_id
-            # Every other memory is the very object of the last read.
-            self.changed = sorted(i for i in candidates if _differs(before.get(i), by_id.get(i)))
-            self._changed_since_trusts.update(self.changed)
-            if self._attention is not None:
-                again = [by_id[i] for i in self.changed if i in by_id]
-                attention = self._attention[1] - set(self.changed)
-                self._attention = (by_id, attention | self._attention_of(again) | self._vaulted)
-            if self._saliences is not None:
-                for memory_id in self.changed:
-                    self._saliences.pop(memory_id, None)
-            self._behind(keys, portfolios)
+                candidates.add(memory.id)
+        memories: list[Memory] = []
+        for w in works:
+            memories += w.memories
+        fresh = LoadResult(portfolios, memories, list(self._load_problems), result.timeline, works=works)
+        self._portfolios = {(p.system, p.name): p for p in portfolios}
+        vaulted = self._vaulted_memories(fresh, by_id)
+        fresh.memories.extend(vaulted)
+        for memory in vaulted:
+            by_id[memory.id] = memory
+        candidates |= self._vaulted
+        self._result, self._by_id = fresh, by_id
+        # Every other memory is the very object of the last read.
+        self.changed = sorted(i for i in candidates if _differs(before.get(i), by_id.get(i)))
+        self._changed_since_trusts.update(self.changed)
+        if self._attention is not None:
+            again = [by_id[i] for i in self.changed if i in by_id]
+            attention = self._attention[1] - set(self.changed)
+            self._attention = (by_id, attention | self._attention_of(again) | self._vaulted)
+        if self._saliences is not None:
+            for memory_id in self.changed:
+                self._saliences.pop(memory_id, None)
+        self._behind(keys, portfolios)
 
     def _behind(self, keys: set[tuple[str, str]], portfolios: list[Portfolio]) -> None:
         """The touched portfolios' budget plans and the search index catch up when next asked for."""

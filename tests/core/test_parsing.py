@@ -327,3 +327,30 @@ def test_one_file_is_what_the_walk_lists_or_none(tmp_path: Path) -> None:
         assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") is None, rel
     for rel in ("top.md", "m/missing.md", "m/../top.md", "m//top.md", "m/a/b"):
         assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") is None, rel
+
+
+def test_a_walk_for_one_name_lists_what_the_whole_walk_lists_of_that_name(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    for rel in ("a/x.md", "a/y.md", "b/c/x.md", "b/x.md.bak", "x.md", "d/x.md/inner.md", "e/y.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("text", encoding="utf-8")
+    (root / "e" / "x.md").symlink_to(root / "a" / "y.md")  # named so: followed, as the whole walk does
+    (root / "e" / "link.md").symlink_to(root / "a" / "x.md")  # another name to the same file
+    (root / "f").symlink_to(root / "b", target_is_directory=True)
+    os.mkfifo(root / "b" / "x.md.fifo")
+
+    for name in ("x.md", "y.md", "inner.md", "link.md", "none.md"):
+
+        def accept(rel: str, name: str = name) -> bool:
+            return rel.endswith(".md") and rel.rpartition("/")[2] == name
+
+        whole = list(safefs.walk_files(root, accept, []))
+        assert list(safefs.walk_files(root, accept, [], named=name)) == whole, name
+        assert whole or name == "none.md"
+    assert [ref.rel for ref in safefs.walk_files(root, lambda rel: rel.endswith(".md"), [], named="x.md")] == [
+        "x.md",
+        "a/x.md",
+        "b/c/x.md",
+        "e/link.md",
+        "e/x.md",
+    ]

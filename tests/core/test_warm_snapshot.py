@@ -273,3 +273,30 @@ def test_memories_are_kept_in_small_blobs_and_read_back_across_them(
     path.write_bytes(data[: ends[len(ends) // 2]])
     again = _open(isolated_locations, clock, sample_copy)
     assert not again._pipeline.restored and again.memories == expected  # type: ignore[union-attr]
+
+
+def test_a_warm_starts_first_review_queue_looks_at_the_memories_the_snapshot_kept(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _open(isolated_locations, clock, sample_copy)
+    taken = next(m for m in first.memories if m.system == "massgen")
+    first.quarantine(taken.id, "test")  # the file into the vault: a memory of the vault's, beside the store's
+    _open(isolated_locations, clock, sample_copy)  # after the write: reads the caches, writes the snapshot
+    warm = _open(isolated_locations, clock, sample_copy)
+    assert warm._pipeline.restored  # type: ignore[union-attr]
+    kept = warm.result.attention
+    assert kept is not None and taken.id not in kept and 0 < len(kept) < len(warm.memories)
+    # What the snapshot kept is what working it out from every memory gives, the vault's included.
+    assert warm._attention is not None and warm._attention[1] == warm._attention_of(warm.memories)
+    assert taken.id in warm._attention[1]
+
+    def every_memory(*args: object) -> set[str]:
+        raise AssertionError("the first review queue after a warm start went through every memory")
+
+    monkeypatch.setattr(findings.ContentKeys, "found_nothing", every_memory)
+    queue = [(i.memory.id, i.findings) for i in warm.review_queue()]
+    monkeypatch.undo()
+    _without_snapshot(isolated_locations)
+    fresh = _open(isolated_locations, clock, sample_copy)
+    assert not fresh._pipeline.restored  # type: ignore[union-attr]
+    assert queue == [(i.memory.id, i.findings) for i in fresh.review_queue()] and queue

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress, count, repeat
+from operator import attrgetter, eq, is_not, itemgetter
 from pathlib import Path
+from typing import cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -68,20 +71,32 @@ class ContentKeys:
         """The ids of `memories` whose content's findings in `payloads` are known to be none: most of
         a store. One pass without a call per memory or a decode, so that whatever walks every
         memory's findings (the review queue, the badges) builds nothing for these."""
-        seen, out = self._seen, set()
-        for memory in memories:
-            memory_id = memory.id
-            known = seen.get(memory_id)
-            key = known[1] if known is not None and known[0] is memory else self(memory)
-            if key is not None and payloads.get(key) == NONE:
-                out.add(memory_id)
-        return out
+        memories = list(memories)
+        ids = list(map(_ID, memories))
+        # Each pass in C: the keys remembered for these very objects, then the few others hashed.
+        seen = list(map(self._seen.get, ids, repeat(_UNSEEN)))
+        keys = list(map(_KEY, seen))
+        for i in compress(count(), map(is_not, map(_OBJECT, seen), memories)):
+            keys[i] = self(memories[i])
+        return quiet(ids, keys, payloads)
 
     def remember(self, memories: list[Memory], keys: list[str | None]) -> None:
         """The keys of `memories` as a load that hashed them kept them (the warm-start snapshot)."""
         seen = self._seen
         for memory, key in zip(memories, keys, strict=True):
             seen[memory.id] = (memory, key)
+
+
+def quiet(ids: Iterable[str], keys: Iterable[str | None], payloads: Mapping[str, bytes]) -> set[str]:
+    """The ids whose content (their content keys `keys`, in the same order; None: not known) has
+    findings in `payloads` known to be none."""
+    # A key of None is none of the payloads': `get` gives None for it, never NONE.
+    return set(compress(ids, map(eq, map(payloads.get, cast(Iterable[str], keys)), repeat(NONE))))
+
+
+_ID = attrgetter("id")
+_OBJECT, _KEY = itemgetter(0), itemgetter(1)
+_UNSEEN = (None, None)
 
 
 def matches(memory: Memory, entries: EntryTexts) -> bool:

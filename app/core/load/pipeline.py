@@ -11,7 +11,6 @@ it runs.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import sys
@@ -34,7 +33,7 @@ from app.core.load.cache import CACHE_VERSION, CachedFile, ParseCache, is_fresh
 from app.core.load.codec import decode as decode_payload
 from app.core.load.codec import encode
 from app.core.load.findings import ContentKeys, FindingsCache, store_version
-from app.core.load.parse_worker import gc_paused, parse_chunk, parse_one
+from app.core.load.parse_worker import frozen_after, gc_paused, parse_chunk, parse_one
 from app.core.load.scan_worker import Scanned, pack, scan_chunk, scan_memories
 from app.core.load.snapshot import Parses, Part, Snapshot
 from app.core.locations import Locations
@@ -149,6 +148,8 @@ class _Work:
     # The files (in `parsed` order) whose parse has problems: a splice lists theirs again without
     # asking every file (a cached parse's problems cost a decode each).
     troubled: list[str] = field(default_factory=list)
+    # The ids of `memories` that may need review, as the snapshot it came from kept them (None: not known).
+    attention: set[str] | None = None
     # What a spliced re-read took out of `memories` and put in; None when the list was made anew.
     replaced: tuple[list[Memory], list[Memory]] | None = None
     # Where each file is in `files`, made when first asked for and kept by a re-read that lists the
@@ -204,6 +205,14 @@ class LoadResult:
         """Content key -> encoded findings (app.core.load.findings) of every portfolio's memories."""
         return {key: payload for work in self.works for key, payload in work.findings.items()}
 
+    @property
+    def attention(self) -> set[str] | None:
+        """The ids of the memories that may need review, when the warm-start snapshot kept them for
+        every portfolio; None otherwise."""
+        if not self.works or any(work.attention is None for work in self.works):
+            return None
+        return set().union(*(work.attention or () for work in self.works))
+
 
 def inputs_digest(works: list[_Work], today: date) -> str | None:
     """A digest of everything a load's memories are made from: each portfolio's reference,
@@ -254,6 +263,9 @@ class Pipeline:
         self.inputs: str | None = None  # `inputs_digest` of the last run
         self.restored = False  # whether the last run took its memories from the warm-start snapshot
         self._unsaved: tuple[Snapshot, str, list[Part]] | None = None  # what `save_snapshot` writes
+        # What `store_parses` writes: by portfolio root, its system and the files re-read after writes
+        # (a removed file: None).
+        self._unstored: dict[str, tuple[str, dict[str, tuple[FileRef, ParsedFile] | None]]] = {}
 
     # -- timing and events ------------------------------------------------------------------
 
@@ -278,14 +290,11 @@ class Pipeline:
     # -- the run ------------------------------------------------------------------------------
 
     def run(self, paths: list[Path]) -> LoadResult:
-        with gc_paused():
-            result = self._run(paths)
-            # What a load keeps lives until the next load: move it out of the collector's sight so
-            # that later collections (after every edit) do not walk it all again. Frozen before the
-            # collector runs again: the first collection after the pause would otherwise walk every
-            # object the load made (a second at 100,000 memories) only to find them all alive.
-            gc.freeze()
-        return result
+        # What a load keeps lives until the next load: frozen, later collections (after every edit)
+        # do not walk it again (the first one would take a second at 100,000 memories).
+        self.store_parses()
+        with frozen_after():
+            return self._run(paths)
 
     def _run(self, paths: list[Path]) -> LoadResult:
         self._t0 = self.clock.monotonic()
@@ -452,20 +461,27 @@ class Pipeline:
 
     def _parse_here(self, work: _Work, previous: Mapping[str, ParsedFile]) -> None:
         """Parse a few changed files in this process (from their `previous` parse where the reader
-        can) and keep the parse cache in step."""
-        stored = []
+        can); the parse cache gets them from `store_parses`."""
         for ref in work.stale:
-            parsed = parse_one(work.file_adapter, work.ctx, ref.rel, ref.path, previous.get(ref.rel))
-            work.parsed[ref.rel] = parsed
-            stored.append((ref, encode(parsed)))
-        if not self.use_cache or not (stored or work.removed):
-            return
-        folder = self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root))
-        cache = ParseCache(folder, f"{__version__}:{work.ref.system}")
-        try:
-            cache.store(stored, work.removed)
-        finally:
-            cache.close()
+            work.parsed[ref.rel] = parse_one(work.file_adapter, work.ctx, ref.rel, ref.path, previous.get(ref.rel))
+        if self.use_cache and (work.stale or work.removed):
+            _, unstored = self._unstored.setdefault(work.ref.root, (work.ref.system, {}))
+            unstored.update((ref.rel, (ref, work.parsed[ref.rel])) for ref in work.stale)
+            unstored.update(dict.fromkeys(work.removed))
+
+    def store_parses(self) -> None:
+        """Bring the parse cache in step with the files re-read after writes. A write leaves it to
+        the next load or the workbench's close: encoding a large file's parse and closing the cache
+        took 30 ms of each write. Left undone (the process killed), the next start parses those
+        files again, their stat no longer what the cache holds."""
+        unstored, self._unstored = self._unstored, {}
+        for root, (system, files) in unstored.items():
+            folder = self.locations.ensure_private(self.locations.portfolio_cache(root))
+            cache = ParseCache(folder, f"{__version__}:{system}")
+            try:
+                cache.store([(ref, encode(parsed)) for ref, parsed in filter(None, files.values())], [rel for rel, kept in files.items() if kept is None])
+            finally:
+                cache.close()
 
     def _progress(self, phase: str) -> Progress:
         return lambda done, total: self._event(phase, "progress", done=done, total=total)
@@ -523,7 +539,7 @@ class Pipeline:
             else:
                 work.parsed = part.parsed
             work.ids = {m.id for m in part.memories} if part.by_file else None
-            work.shared, work.troubled = part.shared, part.troubled
+            work.shared, work.troubled, work.attention = part.shared, part.troubled, part.attention
             for rel in part.troubled:
                 work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
             self.keys.remember(part.memories, part.keys)
@@ -772,7 +788,7 @@ class Pipeline:
             if store is not None:
                 stores[number] = store
             known = carried if carried is not None else (store.load() if store is not None else {})
-            found: dict[str, bytes] = dict(known) if only is not None else {}
+            found: dict[str, bytes] = known.copy() if only is not None else {}
             missing: list[Memory] = []
             waiting: set[str] = set()
             for memory in work.memories if only is None else only:

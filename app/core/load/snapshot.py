@@ -22,20 +22,22 @@ import struct
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from app.core.load.findings import quiet
 from app.core.load.rows import rows_key
 from app.core.model import Entry, Memory, Problem, Relation, Source, Span, Tier, TrustLevel
 from app.core.reading.base import ParsedFile
+from app.core.review.queue import may_need_review
 
 _MODELS: tuple[type[BaseModel], ...] = (Memory, Entry, Source, Span, Relation, Problem, ParsedFile)
 # The models' shapes are part of the format: a field added, removed or moved finds no snapshot.
 SHAPE = hashlib.sha256(repr([(cls.__name__, tuple(cls.model_fields)) for cls in _MODELS]).encode()).hexdigest()[:16]
-MAGIC = b"MWS2"
+MAGIC = b"MWS3"
 
 _TIERS = {tier.value: tier for tier in Tier}
 _TRUSTS = {level.value: level for level in TrustLevel}
@@ -51,6 +53,7 @@ _ENTRY_VALUES = itemgetter(*_ENTRY_FIELDS)
 _PROBLEM_VALUES = itemgetter(*_PROBLEM_FIELDS)
 _RELATION_VALUES = itemgetter(*_RELATION_FIELDS)
 
+_ID = attrgetter("id")
 _new = object.__new__
 _set = object.__setattr__
 # The slots every model has, set through their descriptors: a third cheaper than by name, and a
@@ -226,6 +229,9 @@ class Part:
     # re-read of the portfolio needs it), and the troubled files' problems are here.
     parses: Callable[[], MutableMapping[str, ParsedFile]] | None = None
     problems: dict[str, list[Problem]] = field(default_factory=dict)
+    # Read back: the ids of `memories` that may need review (`may_need_review`), kept so that a warm
+    # start's first review queue looks at those alone instead of at every memory.
+    attention: set[str] | None = None
 
 
 # Memories per marshal blob. marshal holds the interpreter lock for the whole of one call: the
@@ -251,7 +257,8 @@ def _encode_part(part: Part) -> Iterator[Any]:
 
     listed = [at(memory) for memory in part.memories]
     parsed = [(rel, p.rel, [at(m) for m in p.memories], [_problem(x) for x in p.problems]) for rel, p in part.parsed.items()]
-    yield (part.system, part.root, part.name, len(objects), listed, parsed, part.by_file, sorted(part.shared), part.troubled)
+    attention = part.attention if part.attention is not None else may_need_review(part.memories, quiet(map(_ID, part.memories), part.keys, part.findings))
+    yield (part.system, part.root, part.name, len(objects), listed, parsed, part.by_file, sorted(part.shared), part.troubled, sorted(attention))
     yield part.keys
     yield part.findings
     for start in range(0, len(objects), ROWS_PER_BLOB):
@@ -259,7 +266,7 @@ def _encode_part(part: Part) -> Iterator[Any]:
 
 
 def _decode_part(blobs: Iterator[Any]) -> Part:
-    system, root, name, count, listed, parsed, by_file, shared, troubled = next(blobs)
+    system, root, name, count, listed, parsed, by_file, shared, troubled, attention = next(blobs)
     keys, findings = next(blobs), next(blobs)
     objects: list[Memory] = []
     while len(objects) < count:
@@ -269,7 +276,7 @@ def _decode_part(blobs: Iterator[Any]) -> Part:
     def parses() -> Parses:
         return Parses({row[0]: row for row in parsed}, objects, problems)
 
-    return Part(system, root, name, {}, [objects[i] for i in listed], keys, findings, by_file, frozenset(shared), troubled, parses, problems)
+    return Part(system, root, name, {}, [objects[i] for i in listed], keys, findings, by_file, frozenset(shared), troubled, parses, problems, set(attention))
 
 
 _Row = tuple[str, str, list[int], list[Any]]  # a file's parse as the snapshot keeps it
@@ -311,7 +318,7 @@ class Parses(MutableMapping[str, ParsedFile]):
 
     def copy(self, *, by_path: bool = False) -> Parses:
         """Another mapping of the same parses (made or not), in file order or, `by_path`, sorted."""
-        items = {rel: self._items[rel] for rel in sorted(self._items)} if by_path else dict(self._items)
+        items = {rel: self._items[rel] for rel in sorted(self._items)} if by_path else self._items.copy()
         return Parses(items, self._objects, self._problems)
 
 

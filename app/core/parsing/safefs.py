@@ -73,13 +73,16 @@ def walk_files(
     prune: Callable[[str], bool] = lambda rel: False,
     max_depth: int = MAX_DEPTH,
     prefix: str = "",
+    named: str | None = None,
 ) -> Iterator[FileRef]:
     """Yield the regular files under root whose relative path `accept`s, in a stable order.
 
     `prune(rel_dir)` skips a folder. Symlinks that resolve inside the root are followed (files) or
     skipped silently (folders, to avoid loops); those leaving the root are reported and skipped.
     `prefix` is put before every path yielded (`accept` and `prune` see paths without it), for a
-    system whose memories live in one folder of its portfolio.
+    system whose memories live in one folder of its portfolio. With `named`, a plain file of another
+    name is passed over before anything else is done with it (nothing is reported about it): a search
+    for the copies of one file looks at folders and that name alone.
     """
     root_real = os.path.realpath(root)
     stack: list[tuple[str, str, int]] = [(root_real, "", 0)]
@@ -98,6 +101,8 @@ def walk_files(
         for entry in entries:
             rel = lead + entry.name
             try:
+                if named is not None and entry.name != named and not entry.is_symlink() and not entry.is_dir(follow_symlinks=False):
+                    continue
                 if entry.is_symlink():
                     ref = _follow_symlink(entry.path, rel, root_real, accept, problems)
                     if ref is not None:

@@ -177,17 +177,23 @@ def test_the_next_start_reads_the_database_whole(store: Path, isolated_locations
 
 def _checks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether each targeted refresh compared every row not written with its memory (True) or was
-    vouched for by the refresh before it (False)."""
+    vouched for by the refresh before it (False: `_rebuild` told so, or, without links, `_patched`,
+    which looks at the written rows' projects and topics alone)."""
     from app.core.systems.engram import refresh
 
     seen: list[bool] = []
-    real = refresh._rebuild
+    rebuild, patched = refresh._rebuild, refresh._patched
 
     def spying(*args: Any, checked: bool = False) -> ParsedFile | None:
         seen.append(not checked)
-        return real(*args, checked=checked)
+        return rebuild(*args, checked=checked)
+
+    def patching(*args: Any) -> ParsedFile | None:
+        seen.append(False)
+        return patched(*args)
 
     monkeypatch.setattr(refresh, "_rebuild", spying)
+    monkeypatch.setattr(refresh, "_patched", patching)
     return seen
 
 
@@ -222,3 +228,20 @@ def test_a_change_made_elsewhere_between_two_refreshes_is_read_whole(
     wb.quarantine(KITE + "25", "test")
     assert targeted == [False]
     _same_as_a_full_read(wb, store, isolated_locations, clock)
+
+
+def test_refreshes_in_a_row_that_look_at_the_written_rows_projects_alone_match_a_full_read(
+    store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Topic revisions (newest and older), topic "0", hot rows whose places pass to the next newest,
+    # a cold row: each taken out in turn, then each put back, every refresh after the first vouched for.
+    wb = _open(store, isolated_locations, clock)
+    checks = _checks(monkeypatch)
+    rows = ["28", "24", "31", "27", "3", "20", "30"]
+    for row in rows:
+        wb.quarantine(KITE + row, "test")
+        _same_as_a_full_read(wb, store, isolated_locations, clock)
+    for row in reversed(rows):
+        wb.restore(KITE + row, "test")
+        _same_as_a_full_read(wb, store, isolated_locations, clock)
+    assert checks == [True] + [False] * (2 * len(rows) - 1)

@@ -408,3 +408,23 @@ def test_finalize_dedupes_ids(tmp_path: Path) -> None:
     out = MassGenAdapter.finalize(ctx, [second, first])
     assert [m.locator for m in out] == ["ws/n", "ws/n~2"]
     assert [m.source.path for m in out] == ["ws/memory/long_term/n.md", "ws/memory/short_term/n.md"]
+
+
+def test_files_named_are_the_files_shown_with_that_name(tmp_path: Path) -> None:
+    names = ["style.md", "a\x01.md", "a\\x01.md", "caf\u00e9.md", "other.md"]
+    for workspace in ("ws_a", "ws_b"):
+        for name in names:
+            write(tmp_path, f"{workspace}/memory/short_term/{name}", "---\nname: n\n---\nbody\n")
+    write(tmp_path, ".massgen/sessions/s1/archived_memories/agent_a_answer_0/long_term/style.md", "body\n")
+    write(tmp_path, "ws_a/notes/style.md", "not a memory folder\n")
+    every = list(MassGenAdapter.files(tmp_path, []))
+    for shown in {safefs.display_name(name) for name in names}:
+        expected = [ref for ref in every if ref.rel.rpartition("/")[2] == shown]
+        assert list(MassGenAdapter.files_named(tmp_path, shown, [])) == expected, shown
+    # Two file names are shown alike: a control character escaped, and the same escape written out.
+    assert len([ref for ref in MassGenAdapter.files_named(tmp_path, "a\\x01.md", [])]) == 4
+    assert [ref.rel for ref in MassGenAdapter.files_named(tmp_path, "style.md", [])] == [
+        ".massgen/sessions/s1/archived_memories/agent_a_answer_0/long_term/style.md",
+        "ws_a/memory/short_term/style.md",
+        "ws_b/memory/short_term/style.md",
+    ]

@@ -24,9 +24,10 @@ import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import repeat
+from operator import is_, itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from app.core.model import Memory, Problem, Tier
 from app.core.reading.base import ParseContext, ParsedFile, memory_id
@@ -83,24 +84,25 @@ def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
 
 @dataclass(frozen=True)
 class _Seen:
-    """A re-read's result, with every live row's placing columns and the sessions it was made from."""
+    """A re-read's result, with every live row's placing columns and the sessions it was made from,
+    its memories by row, and the portfolio name it was made under."""
 
     parsed: weakref.ref[ParsedFile]
     places: list[tuple[Any, ...]]
     sessions: dict[str, tuple[Any, Any]]
+    by_row: dict[Any, Memory]
+    portfolio: str
 
 
 _seen: dict[str, _Seen] = {}  # by database path: the last re-read's
 _seen_lock = threading.Lock()
 
 
-def _vouched(where: str, previous: ParsedFile, got: _Targeted, written: set[int]) -> bool:
+def _vouched(seen: _Seen | None, ctx: ParseContext, previous: ParsedFile, got: _Targeted, written: set[int]) -> bool:
     """Whether `previous` is the last re-read's result and every row not written since reads as then."""
-    with _seen_lock:
-        seen = _seen.get(where)
-    if seen is None or seen.parsed() is not previous or seen.sessions != got.snap.sessions:
+    if seen is None or seen.parsed() is not previous or seen.portfolio != ctx.portfolio or seen.sessions != got.snap.sessions:
         return False
-    return [v for v in seen.places if v[0] not in written] == [v for v in got.places if v[0] not in written]
+    return seen.places == got.places or [v for v in seen.places if v[0] not in written] == [v for v in got.places if v[0] not in written]
 
 
 def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
@@ -112,24 +114,36 @@ def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Seque
         ids.append(row)
     if not ids or previous.problems or not is_sqlite(path):
         return None
-    before: dict[Any, Memory] = {m.source.row: m for m in previous.memories}
-    if len(before) != len(previous.memories):
-        return None
     problems: list[Problem] = []
     got = read_db(path, lambda db: _targeted(db, ids), problems, name=path.name)
     if got is None or problems:
         return None
     where = os.path.abspath(path)
     written = set(ids)
+    with _seen_lock:
+        seen = _seen.get(where)
+    checked = _vouched(seen, ctx, previous, got, written)
+    if checked:
+        assert seen is not None
+        before = seen.by_row
+    else:
+        before = {m.source.row: m for m in previous.memories}
+        if len(before) != len(previous.memories):
+            return None
     try:
-        parsed = _rebuild(ctx, path.name, got, before, written, checked=_vouched(where, previous, got, written))
+        if checked and not got.snap.links:
+            parsed = _patched(ctx, path.name, got, before, written)
+        else:
+            parsed = _rebuild(ctx, path.name, got, before, written, checked=checked)
     except ValueError:  # a written row pydantic refuses: `read` says so as a problem
         parsed = None
     with _seen_lock:
         if parsed is None:
             _seen.pop(where, None)
         else:
-            _seen[where] = _Seen(weakref.ref(parsed), got.places, got.snap.sessions)
+            # The memories are in the order of the live rows, as `got.places` lists them.
+            by_row = dict(zip(map(itemgetter(0), got.places), parsed.memories, strict=True))
+            _seen[where] = _Seen(weakref.ref(parsed), got.places, got.snap.sessions, by_row, ctx.portfolio)
     return parsed
 
 
@@ -207,6 +221,59 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
                 old = old.model_copy(update={"tier": tier, "relations": kept})
         memories.append(old)
     return ParsedFile(rel=rel, memories=memories)
+
+
+def _patched(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> ParsedFile | None:
+    """What `_rebuild` makes, for a re-read `_vouched` for and a database without links: every row
+    not written reads as when its memory (`before`, by row) was made, so only the written rows and
+    the rows of their projects and topics are looked at; every other memory is taken as it is."""
+    reach = _reach(got, before, written)
+    if reach is None:
+        return None
+    projects, topics = reach
+    places = got.places
+    memories: list[Memory | None] = list(map(before.get, map(itemgetter(0), places)))
+    # The rows placed again, in id order as `_rebuild` places them: written, or in a written row's
+    # project or topic (a topic key of 0 is the topic "0": only NULL and '' are none).
+    chosen = [
+        i
+        for i, values in enumerate(places)
+        if values[0] in written or _text(values[1]) in projects or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics)
+    ]
+    fresh = {}
+    placed: list[Placed] = []
+    for i in chosen:
+        values = places[i]
+        ident = values[0]
+        if ident in written:
+            row = got.written.get(ident)
+            if row is None:
+                return None
+            content = row.get("content")
+            obs = _make_obs(row, content if isinstance(content, str) else "")
+            fresh[obs.id] = obs
+            placed.append(obs)
+        else:
+            placed.append(Place.of_values(*values))
+    mid = {o.id: memory_id(NAME, ctx.portfolio, f"obs/{o.id}") for o in placed}
+    hot = _hot_ids(o for o in placed if o.project in projects)
+    relations = _topic_relations([o for o in placed if o.topic_key and _group(o) in topics], mid)
+    snap = got.snap
+    for i, place in zip(chosen, placed, strict=True):
+        ident = places[i][0]
+        if ident in fresh:
+            memories[i] = _memory(ctx, rel, fresh[ident], snap, hot, mid, relations.get(ident, []))
+            continue
+        old = memories[i]
+        if old is None or old.portfolio != ctx.portfolio:
+            return None
+        tier = (Tier.HOT if ident in hot else Tier.COLD) if place.project in projects else old.tier
+        kept = tuple(relations.get(ident, ())) if place.topic_key and _group(place) in topics else old.relations
+        if old.tier != tier or old.relations != kept:
+            memories[i] = old.model_copy(update={"tier": tier, "relations": kept})
+    if any(map(is_, memories, repeat(None))):  # not `None in`: that calls each model's __eq__
+        return None  # a row the last re-read did not have
+    return ParsedFile(rel=rel, memories=cast(list[Memory], memories))
 
 
 def _group(place: Placed) -> tuple[str | None, str | None, str]:

@@ -241,7 +241,10 @@ class MassGenAdapter(FileAdapter):
         def named(rel: str) -> bool:
             return safefs.display_name(rel.rpartition("/")[2]) == name and _holds_memories(rel)
 
-        return safefs.walk_files(root, named, problems, prune=_cannot_hold_memories)
+        # A shown name changes a file name only by writing backslash escapes into it: a name without a
+        # backslash is shown for that very file name alone, so the walk can pass over the others.
+        raw = name if "\\" not in name else None
+        return safefs.walk_files(root, named, problems, prune=_cannot_hold_memories, named=raw)
 
     @classmethod
     def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:

@@ -21,7 +21,7 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
-from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel
+from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel, replaced
 from app.core.parsing import safefs
 from app.core.parsing.text import LineIndex, TextProblem, decode, nul_problem
 from app.core.reading.base import (
@@ -302,9 +302,10 @@ class _Builder:
 
     def keep(self, memory: Memory, start: int, end: int) -> None:
         """A memory of the last parse for the same text, now at characters start to end."""
-        span = Span(start=self.byte_of(start), end=self.byte_of(end))
-        if memory.span != span:
-            memory = memory.model_copy(update={"span": span, "entries": (memory.entries[0].model_copy(update={"span": span}),)})
+        byte_start, byte_end = self.byte_of(start), self.byte_of(end)
+        if memory.span is None or memory.span.start != byte_start or memory.span.end != byte_end:
+            span = Span(start=byte_start, end=byte_end)
+            memory = replaced(memory, span=span, entries=(replaced(memory.entries[0], span=span),))
         self.memories.append(memory)
 
     def add(
