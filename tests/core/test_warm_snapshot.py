@@ -300,3 +300,18 @@ def test_a_warm_starts_first_review_queue_looks_at_the_memories_the_snapshot_kep
     fresh = _open(isolated_locations, clock, sample_copy)
     assert not fresh._pipeline.restored  # type: ignore[union-attr]
     assert queue == [(i.memory.id, i.findings) for i in fresh.review_queue()] and queue
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_a_writes_parse_reaches_the_parse_cache_at_close(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, closed: bool) -> None:
+    wb = _open(isolated_locations, clock, sample_copy)
+    target = next(m for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold")
+    wb.promote(target.id, reason="test", priority=50)
+    if closed:
+        wb.close()
+    _without_snapshot(isolated_locations)
+    calls.__init__()  # type: ignore[misc]
+    after = _open(isolated_locations, clock, sample_copy)
+    # Closed, every file comes from the parse cache; else the written one is parsed again.
+    assert (calls.parsed, calls.decoded > 0) == (0 if closed else 1, True)
+    assert after.memory(target.id).tier.value == "hot" and after.memories == wb.memories
