@@ -303,7 +303,9 @@ def test_a_warm_starts_first_review_queue_looks_at_the_memories_the_snapshot_kep
 
 
 @pytest.mark.parametrize("closed", [True, False])
-def test_a_writes_parse_reaches_the_parse_cache_at_close(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, closed: bool) -> None:
+def test_a_writes_parse_reaches_the_parse_cache_at_close(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, closed: bool
+) -> None:
     wb = _open(isolated_locations, clock, sample_copy)
     target = next(m for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold")
     wb.promote(target.id, reason="test", priority=50)
