@@ -160,7 +160,9 @@ class Workbench:
         recovered = self._applier.recover()  # before anything is read: a crash may have left a change half done
         result = litter.cleared(pipeline.run(self._paths), self.locations.data, lambda: pipeline.run(self._paths))
         result.problems[:0] = recovered
-        with self._lock:
+        # The id map and the findings of every memory live until the next load: frozen with what the
+        # load made, the first write's collection does not walk them.
+        with self._lock, frozen_after():
             self._portfolios = {(p.system, p.name): p for p in result.portfolios}
             self._load_problems = list(result.problems)
             # One id map serves the ledger, the vault's check and the lookups (100,000 entries).
