@@ -152,9 +152,10 @@ def test_a_change_made_elsewhere_to_what_places_the_rows_is_read_whole(
 ) -> None:
     wb = _open(store, isolated_locations, clock)
     targeted = _targeted(monkeypatch)
+    checks = _checks(monkeypatch)
     change(store)
     wb.quarantine(KITE + "25", "test")
-    assert targeted == [False]
+    assert targeted == [False] and checks == ["compared"]
     _same_as_a_full_read(wb, store, isolated_locations, clock)
 
 
@@ -175,25 +176,27 @@ def test_the_next_start_reads_the_database_whole(store: Path, isolated_locations
     assert again.memories == wb.memories
 
 
-def _checks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Whether each targeted refresh compared every row not written with its memory (True) or was
-    vouched for by the refresh before it (False: `_rebuild` told so, or, without links, `_patched`,
-    which looks at the written rows' projects and topics alone)."""
+def _checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """How each targeted refresh knew the rows not written: "vouched" for by the refresh before it,
+    "as made" (each reads as its memory was made, told in one pass), or "compared" row by row."""
     from app.core.systems.engram import refresh
 
-    seen: list[bool] = []
-    rebuild, patched = refresh._rebuild, refresh._patched
+    seen: list[str] = []
+    vouched, as_made = refresh._vouched, refresh._as_made
 
-    def spying(*args: Any, checked: bool = False) -> ParsedFile | None:
-        seen.append(not checked)
-        return rebuild(*args, checked=checked)
+    def vouching(*args: Any) -> bool:
+        done = vouched(*args)
+        if done:
+            seen.append("vouched")
+        return done
 
-    def patching(*args: Any) -> ParsedFile | None:
-        seen.append(False)
-        return patched(*args)
+    def matching(*args: Any) -> bool:
+        done = as_made(*args)
+        seen.append("as made" if done else "compared")
+        return done
 
-    monkeypatch.setattr(refresh, "_rebuild", spying)
-    monkeypatch.setattr(refresh, "_patched", patching)
+    monkeypatch.setattr(refresh, "_vouched", vouching)
+    monkeypatch.setattr(refresh, "_as_made", matching)
     return seen
 
 
@@ -207,7 +210,7 @@ def test_a_refresh_right_after_another_skips_comparing_the_rows_not_written(
     _same_as_a_full_read(wb, store, isolated_locations, clock)
     wb.restore(KITE + "24", "test")
     _same_as_a_full_read(wb, store, isolated_locations, clock)
-    assert checks == [True, False, False]  # the first after the read compares every row
+    assert checks == ["as made", "vouched", "vouched"]  # the first after the read: nothing vouches for it yet
 
 
 @pytest.mark.parametrize(
@@ -244,4 +247,4 @@ def test_refreshes_in_a_row_that_look_at_the_written_rows_projects_alone_match_a
     for row in reversed(rows):
         wb.restore(KITE + row, "test")
         _same_as_a_full_read(wb, store, isolated_locations, clock)
-    assert checks == [True] + [False] * (2 * len(rows) - 1)
+    assert checks == ["as made"] + ["vouched"] * (2 * len(rows) - 1)

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from operator import is_, itemgetter
+from operator import attrgetter, is_, itemgetter, methodcaller
 from pathlib import Path
 from typing import Any, cast
 
@@ -122,14 +122,15 @@ def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Seque
     written = set(ids)
     with _seen_lock:
         seen = _seen.get(where)
-    checked = _vouched(seen, ctx, previous, got, written)
-    if checked:
+    vouched = _vouched(seen, ctx, previous, got, written)
+    if vouched:
         assert seen is not None
         before = seen.by_row
     else:
         before = {m.source.row: m for m in previous.memories}
         if len(before) != len(previous.memories):
             return None
+    checked = vouched or _as_made(ctx, got, before, written)
     try:
         if checked and not got.snap.links:
             parsed = _patched(ctx, path.name, got, before, written)
@@ -221,6 +222,34 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
                 old = old.model_copy(update={"tier": tier, "relations": kept})
         memories.append(old)
     return ParsedFile(rel=rel, memories=memories)
+
+
+def _as_made(ctx: ParseContext, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> bool:
+    """Whether every row not written is live and reads exactly as its memory was made from (its
+    placing columns and its session, as `_rebuild` compares them), told by passes in C: the first
+    re-read after a load, which no earlier re-read vouches for. False also where only `_rebuild`'s
+    comparison row by row can tell (a value it normalises, a column missing)."""
+    if not set(PLACING) <= set(got.columns):
+        return False
+    kept = [values for values in got.places if values[0] not in written]
+    if len(kept) != len(before) - len(written & before.keys()):
+        return False  # a row gone, or one the last read did not have
+    olds = list(map(before.get, map(_ROW, kept)))
+    if any(map(is_, olds, repeat(None))) or set(map(_PORTFOLIO, olds)) - {ctx.portfolio}:
+        return False
+    fields = list(map(_FIELDS, olds))
+    try:
+        if list(map(itemgetter(*PLACING), fields)) != kept:
+            return False
+        sessions = {key: (json_value(project), json_value(directory)) for key, (project, directory) in got.snap.sessions.items()}
+        now = list(map(itemgetter(*SESSION_FIELDS), fields))
+    except KeyError:
+        return False
+    return list(map(sessions.get, map(str, map(methodcaller("get", "session_id"), fields)), repeat((None, None)))) == now
+
+
+_ROW = itemgetter(0)
+_PORTFOLIO, _FIELDS = attrgetter("portfolio"), attrgetter("fields")
 
 
 def _patched(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> ParsedFile | None:
