@@ -29,7 +29,7 @@ from operator import attrgetter, is_, itemgetter, methodcaller
 from pathlib import Path
 from typing import Any, cast
 
-from app.core.model import Memory, Problem, Tier
+from app.core.model import Memory, Problem, Relation, Tier
 from app.core.reading.base import ParseContext, ParsedFile, memory_id
 from app.core.reading.sqlite_ro import ReadOnlyDb, is_sqlite, json_value, read_db
 from app.core.systems.engram import NAME
@@ -42,6 +42,7 @@ from app.core.systems.engram.observations import (
     _link_relations,
     _make_obs,
     _memory,
+    _Obs,
     _read_links,
     _Snapshot,
     _text,
@@ -165,18 +166,16 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
     whole = len(columns) == len(PLACING)
     count = len(columns)
     fields_now = itemgetter(*(PLACING[i] for i in columns), *SESSION_FIELDS)
-    sessions = {key: (json_value(project), json_value(directory)) for key, (project, directory) in snap.sessions.items()}
+    sessions = _session_values(snap)
     placed: list[Placed] = []  # the rows whose tier and relations are worked out again
     order: list[tuple[int, Placed | None]] = []
     fresh = {}
     for values in got.places:
         ident = values[0]
         if ident in written:
-            row = got.written.get(ident)
-            if row is None:
+            obs = _written_obs(got, ident)
+            if obs is None:
                 return None
-            content = row.get("content")
-            obs = _make_obs(row, content if isinstance(content, str) else "")
             fresh[obs.id] = obs
             placed.append(obs)
             order.append((ident, obs))
@@ -192,8 +191,7 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
             if sessions.get(str(old.fields.get("session_id")), (None, None)) != now[count:]:
                 return None  # its session changed since
         place: Placed | None = None
-        # A topic key of 0 is the topic "0": only NULL and '' are none.
-        if every or _text(values[1]) in projects or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics):
+        if every or _reached(values, projects, topics):
             place = Place.of_values(*values)
             placed.append(place)
         order.append((ident, place))
@@ -215,12 +213,7 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
             memories.append(_memory(ctx, rel, fresh[ident], snap, hot, mid, relations.get(ident, [])))
             continue
         old = before[ident]
-        if place is not None:
-            tier = (Tier.HOT if ident in hot else Tier.COLD) if every or place.project in projects else old.tier
-            kept = tuple(relations.get(ident, ())) if every or (place.topic_key and _group(place) in topics) else old.relations
-            if old.tier != tier or old.relations != kept:
-                old = old.model_copy(update={"tier": tier, "relations": kept})
-        memories.append(old)
+        memories.append(old if place is None else _placed_again(old, place, hot, relations, projects, topics, every=every))
     return ParsedFile(rel=rel, memories=memories)
 
 
@@ -241,7 +234,7 @@ def _as_made(ctx: ParseContext, got: _Targeted, before: dict[Any, Memory], writt
     try:
         if list(map(itemgetter(*PLACING), fields)) != kept:
             return False
-        sessions = {key: (json_value(project), json_value(directory)) for key, (project, directory) in got.snap.sessions.items()}
+        sessions = _session_values(got.snap)
         now = list(map(itemgetter(*SESSION_FIELDS), fields))
     except KeyError:
         return False
@@ -264,22 +257,16 @@ def _patched(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
     memories: list[Memory | None] = list(map(before.get, map(itemgetter(0), places)))
     # The rows placed again, in id order as `_rebuild` places them: written, or in a written row's
     # project or topic (a topic key of 0 is the topic "0": only NULL and '' are none).
-    chosen = [
-        i
-        for i, values in enumerate(places)
-        if values[0] in written or _text(values[1]) in projects or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics)
-    ]
+    chosen = [i for i, values in enumerate(places) if values[0] in written or _reached(values, projects, topics)]
     fresh = {}
     placed: list[Placed] = []
     for i in chosen:
         values = places[i]
         ident = values[0]
         if ident in written:
-            row = got.written.get(ident)
-            if row is None:
+            obs = _written_obs(got, ident)
+            if obs is None:
                 return None
-            content = row.get("content")
-            obs = _make_obs(row, content if isinstance(content, str) else "")
             fresh[obs.id] = obs
             placed.append(obs)
         else:
@@ -296,13 +283,50 @@ def _patched(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
         old = memories[i]
         if old is None or old.portfolio != ctx.portfolio:
             return None
-        tier = (Tier.HOT if ident in hot else Tier.COLD) if place.project in projects else old.tier
-        kept = tuple(relations.get(ident, ())) if place.topic_key and _group(place) in topics else old.relations
-        if old.tier != tier or old.relations != kept:
-            memories[i] = old.model_copy(update={"tier": tier, "relations": kept})
+        memories[i] = _placed_again(old, place, hot, relations, projects, topics)
     if any(map(is_, memories, repeat(None))):  # not `None in`: that calls each model's __eq__
         return None  # a row the last re-read did not have
     return ParsedFile(rel=rel, memories=cast(list[Memory], memories))
+
+
+def _written_obs(got: _Targeted, ident: int) -> _Obs | None:
+    """A written row as it reads now; None when it is gone (deleted for good)."""
+    row = got.written.get(ident)
+    if row is None:
+        return None
+    content = row.get("content")
+    return _make_obs(row, content if isinstance(content, str) else "")
+
+
+def _reached(values: tuple[Any, ...], projects: set[str | None], topics: set[tuple[str | None, str | None, str]]) -> bool:
+    """Whether a row (its PLACING values) is in one of `projects` or of `topics`. A topic key of 0 is
+    the topic "0": only NULL and '' are none."""
+    return _text(values[1]) in projects or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics)
+
+
+def _placed_again(
+    old: Memory,
+    place: Placed,
+    hot: set[int],
+    relations: dict[int, list[Relation]],
+    projects: set[str | None],
+    topics: set[tuple[str | None, str | None, str]],
+    *,
+    every: bool = False,
+) -> Memory:
+    """A kept row's memory with the tier and topic relations worked out again where its project or
+    topic (or, with `every`, any row) was placed again; the very memory when neither changed."""
+    ident = place.id
+    tier = (Tier.HOT if ident in hot else Tier.COLD) if every or place.project in projects else old.tier
+    kept = tuple(relations.get(ident, ())) if every or (place.topic_key and _group(place) in topics) else old.relations
+    if old.tier == tier and old.relations == kept:
+        return old
+    return old.model_copy(update={"tier": tier, "relations": kept})
+
+
+def _session_values(snap: _Snapshot) -> dict[str, tuple[Any, Any]]:
+    """Each session's project and directory as a memory's fields keep them."""
+    return {key: (json_value(project), json_value(directory)) for key, (project, directory) in snap.sessions.items()}
 
 
 def _group(place: Placed) -> tuple[str | None, str | None, str]:
