@@ -19,7 +19,7 @@ from app.core.budget import (
     plan_budgets,
 )
 from app.core.budget.estimators import CallableEstimator
-from app.core.budget.plans import BudgetPlan
+from app.core.budget.plans import BudgetItem, BudgetPlan, budget_item
 from app.core.clock import FixedClock
 from app.core.curate.rules import file_reader
 from app.core.locations import Locations
@@ -328,6 +328,23 @@ def test_engram_cuts_at_twenty_per_project() -> None:
     assert plan.past_cut[-1].id == "engram:e:obs/1"
     assert plan.past_cut[-1].cost == len("- [decision] **title 1**: ") + 300 + 3 + 1
     assert plan.items[0].cost == len("- [decision] **title 25**: ") + 10 + 1
+
+    assert plan.used == len("## Memory from Previous Sessions\n\n") + len("### Recent Observations\n") + sum(item.cost for item in plan.fitting) + 1
+    assert all(not item.fits and item.note == "older than the 20 newest: not in mem_context" for item in plan.past_cut)
+
+
+@pytest.mark.parametrize("note", ["", "priority 5; 120 so far"])
+def test_a_planners_item_is_what_validation_makes(note: str) -> None:
+    """Planners build their items without validation: each is equal to the validated one, marks
+    the same fields as set, dumps the same, and stays frozen."""
+    fast, slow = budget_item("engram:e:obs/1", 42, 3, False, note), BudgetItem(id="engram:e:obs/1", cost=42, order=3, fits=False, note=note)
+    assert fast == slow
+    assert fast.__dict__ == slow.__dict__
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.model_dump_json() == slow.model_dump_json()
+    assert fast.model_dump(exclude_unset=True) == slow.model_dump(exclude_unset=True)
+    with pytest.raises(ValueError):
+        fast.cost = 1  # type: ignore[misc]
 
 
 # ---- estimators -----------------------------------------------------------------------------------

@@ -89,6 +89,9 @@ def clamp_budget(value: int) -> int:
     return max(DOLLHOUSE_MIN_BUDGET, min(DOLLHOUSE_MAX_BUDGET, value))
 
 
+_LISTED_TIERS = (Tier.HOT, Tier.QUARANTINE)
+
+
 def _auto_loaded(memory: Memory) -> bool:
     if memory.tier == Tier.HOT:
         return True
@@ -124,7 +127,8 @@ def dollhouse_plan(
         value = what_if.priorities.get(m.id, m.priority)
         return DOLLHOUSE_NO_PRIORITY if value is None else value
 
-    candidates = sorted((m for m in memories if _auto_loaded(m)), key=lambda m: (priority(m), m.name, m.id))
+    listed = [m for m in memories if m.tier in _LISTED_TIERS]  # a cold memory never is: no call for each
+    candidates = sorted(filter(_auto_loaded, listed), key=lambda m: (priority(m), m.name, m.id))
     items: list[BudgetItem] = []
     total = loaded = 0
     stopped: str | None = None

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from app.core.budget.estimators import CharsEstimator
-from app.core.budget.plans import BudgetContext, BudgetItem, BudgetPlan
+from app.core.budget.plans import BudgetContext, BudgetPlan, budget_item
 from app.core.model import Memory, Portfolio
 from app.core.systems.engram import NAME
 
@@ -16,13 +16,16 @@ ENGRAM_CONTEXT_RESULTS = 20
 ENGRAM_CONTENT_CHARS = 300
 ENGRAM_HEADER = "## Memory from Previous Sessions\n\n"
 ENGRAM_SECTION = "### Recent Observations\n"
+# The characters of `- [type] **title**: ` besides the type and the title.
+_LINE_MARKS = len("- [] ****: ")
+_PAST_NOTE = f"older than the {ENGRAM_CONTEXT_RESULTS} newest: not in mem_context"
 
 
 def engram_line_chars(memory: Memory) -> int:
     """Characters of the observation's line in mem_context: `- [type] **title**: content` with the
     content cut to 300 characters and `...` appended when cut."""
     content = min(memory.chars, ENGRAM_CONTENT_CHARS) + (3 if memory.chars > ENGRAM_CONTENT_CHARS else 0)
-    return len(f"- [{memory.kind or ''}] **{memory.name}**: ") + content + 1
+    return _LINE_MARKS + len(memory.kind or "") + len(memory.name) + content + 1
 
 
 def _created_key(memory: Memory) -> tuple[int, str, int]:
@@ -42,9 +45,8 @@ def engram_plans(memories: Sequence[Memory], portfolio: Portfolio) -> list[Budge
         items = []
         for order, memory in enumerate(ordered, start=1):
             fits = order <= ENGRAM_CONTEXT_RESULTS
-            note = "" if fits else f"older than the {ENGRAM_CONTEXT_RESULTS} newest: not in mem_context"
-            items.append(BudgetItem(id=memory.id, cost=engram_line_chars(memory), order=order, fits=fits, note=note))
-        lines = sum(item.cost for item in items if item.fits)
+            items.append(budget_item(memory.id, engram_line_chars(memory), order, fits, "" if fits else _PAST_NOTE))
+        lines = sum(item.cost for item in items[:ENGRAM_CONTEXT_RESULTS])  # the newest fit, in order
         block = len(ENGRAM_HEADER) + len(ENGRAM_SECTION) + lines + 1
         tokens = CharsEstimator().estimate(words=0, chars=block)
         notes = (
