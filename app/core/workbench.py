@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ from app.core.systems.registry import adapter as adapter_for
 
 # Rows of a database read together when a pass over the memories asks for one of them.
 READ_AHEAD = 500
+_ID = attrgetter("id")
 
 
 class UnknownMemory(KeyError):
@@ -166,7 +168,7 @@ class Workbench:
             self._portfolios = {(p.system, p.name): p for p in result.portfolios}
             self._load_problems = list(result.problems)
             # One id map serves the ledger, the vault's check and the lookups (100,000 entries).
-            read = {m.id: m for m in result.memories}
+            read = dict(zip(map(_ID, result.memories), result.memories))  # in C
             self._attach_ledger(result, read)
             vaulted = self._vaulted_memories(result, read)
             result.memories.extend(vaulted)

@@ -82,9 +82,9 @@ class ContentKeys:
 
     def remember(self, memories: list[Memory], keys: list[str | None]) -> None:
         """The keys of `memories` as a load that hashed them kept them (the warm-start snapshot)."""
-        seen = self._seen
-        for memory, key in zip(memories, keys, strict=True):
-            seen[memory.id] = (memory, key)
+        if len(memories) != len(keys):
+            raise ValueError(f"{len(memories)} memories and {len(keys)} keys")
+        self._seen.update(zip(map(_ID, memories), zip(memories, keys)))  # in C: a warm start's 100,000
 
 
 def quiet(ids: Iterable[str], keys: Iterable[str | None], payloads: Mapping[str, bytes]) -> set[str]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
+from operator import attrgetter
 from pathlib import Path
 from typing import TypedDict, TypeVar, cast
 
@@ -72,6 +73,8 @@ Progress = Callable[[int, int], None]
 IndexStep = Callable[[list[Portfolio], list[Memory], Progress], tuple[int, str]]
 # The budget planner's part: (portfolios, memories) -> (items, message).
 PlanStep = Callable[[list[Portfolio], list[Memory]], tuple[int, str]]
+
+_ID = attrgetter("id")
 
 
 class _PhaseInfo(TypedDict):
@@ -538,7 +541,7 @@ class Pipeline:
                 work._parses_later = part.parses
             else:
                 work.parsed = part.parsed
-            work.ids = {m.id for m in part.memories} if part.by_file else None
+            work.ids = set(map(_ID, part.memories)) if part.by_file else None
             work.shared, work.troubled, work.attention = part.shared, part.troubled, part.attention
             for rel in part.troubled:
                 work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
