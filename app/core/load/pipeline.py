@@ -75,6 +75,8 @@ IndexStep = Callable[[list[Portfolio], list[Memory], Progress], tuple[int, str]]
 PlanStep = Callable[[list[Portfolio], list[Memory]], tuple[int, str]]
 
 _ID = attrgetter("id")
+_REL, _SIZE, _MTIME = attrgetter("rel"), attrgetter("size"), attrgetter("mtime_ns")
+_FILE_LINE = "\n{}\0{}\0{}".format
 
 
 class _PhaseInfo(TypedDict):
@@ -206,7 +208,10 @@ class LoadResult:
     @property
     def findings(self) -> dict[str, bytes]:
         """Content key -> encoded findings (app.core.load.findings) of every portfolio's memories."""
-        return {key: payload for work in self.works for key, payload in work.findings.items()}
+        merged: dict[str, bytes] = {}
+        for work in self.works:
+            merged.update(work.findings)  # in C: a warm start's hundred thousand
+        return merged
 
     @property
     def attention(self) -> set[str] | None:
@@ -227,7 +232,10 @@ def inputs_digest(works: list[_Work], today: date) -> str | None:
             return None
         head = (work.ref.system, work.ref.root, work.ref.name, work.ctx.portfolio, work.ctx.settings, work.stamp)
         digest.update(repr(head).encode("utf-8", "surrogatepass"))
-        digest.update("".join(f"\n{ref.rel}\0{ref.size}\0{ref.mtime_ns}" for ref in work.files).encode("utf-8", "surrogatepass"))
+        # Each file as `\n<rel>\0<size>\0<mtime_ns>`, formatted in C: a warm start's 60,000 files.
+        files = work.files
+        lines = map(_FILE_LINE, map(_REL, files), map(_SIZE, files), map(_MTIME, files))
+        digest.update("".join(lines).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
