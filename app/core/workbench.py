@@ -622,10 +622,14 @@ class Workbench:
             store.close()
         return found
 
-    def suggestions(self, on_batch: Callable[[list[Suggestion]], None] | None = None) -> list[Suggestion]:
+    def suggestions(
+        self, on_batch: Callable[[list[Suggestion]], None] | None = None, on_progress: Callable[[str, int, int], None] | None = None
+    ) -> list[Suggestion]:
         """Promote, demote, archive, merge, split and stale suggestions; never applied here.
         `on_batch` is given them as they are found (the quick rules first, near duplicates last;
-        an exception it raises stops the rest); the list returned is the whole, ordered result."""
+        an exception it raises stops the rest); the list returned is the whole, ordered result.
+        `on_progress(stage, done, total)` is told how far the duplicate search has gone, about a
+        hundred times a stage (reading texts, then comparing passages); it may stop the run too."""
         saliences = self.saliences()  # first: it finds the mentions the rules read too
 
         def run(memo: NearMemo | None) -> list[Suggestion]:
@@ -640,6 +644,7 @@ class Workbench:
                 pinned=self._applier.pinned_ids(),
                 on_batch=on_batch,
                 near_memo=memo,
+                on_progress=on_progress,
             )
 
         # The duplicates cache is per set of portfolios, like the derived cache: a near pair links

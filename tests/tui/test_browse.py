@@ -201,7 +201,8 @@ async def test_suggestions_are_shown_as_they_arrive(
     sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pane lists the first batch while the core is still at work (here held until the test
-    lets it go), then the whole list, with the highlight still on the suggestion it was on."""
+    lets it go), says how far the duplicate search is, then shows the whole list, with the
+    highlight still on the suggestion it was on."""
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -209,9 +210,10 @@ async def test_suggestions_are_shown_as_they_arrive(
         first, rest = whole[-2:], whole[:-2]  # what a quick rule finds, then the others
         go = threading.Event()
 
-        def held(on_batch: Callable[[list[Suggestion]], None] | None = None) -> list[Suggestion]:
-            assert on_batch is not None
+        def held(on_batch: Callable[[list[Suggestion]], None] | None = None, on_progress: Callable[[str, int, int], None] | None = None) -> list[Suggestion]:
+            assert on_batch is not None and on_progress is not None
             on_batch(first)
+            on_progress("comparing passages", 1200, 2400)
             go.wait(10)
             on_batch(rest)
             return whole
@@ -225,12 +227,17 @@ async def test_suggestions_are_shown_as_they_arrive(
                 break
             await pilot.pause(0.02)
         assert options.option_count == len(first)
-        assert "so far" in static_text(screen, "#suggestions-summary")
+        for _ in range(100):
+            if "comparing" in static_text(screen, "#suggestions-summary"):
+                break
+            await pilot.pause(0.02)
+        summary = static_text(screen, "#suggestions-summary")
+        assert summary.startswith("Looking for duplicates (comparing passages 50%, 1,200 of 2,400)… so far: ")
         options.highlighted = 1
         go.set()
         await settle(app, pilot)
         assert options.option_count == len(whole) and screen.suggestions == whole
-        assert "so far" not in static_text(screen, "#suggestions-summary")
+        assert "so far" not in static_text(screen, "#suggestions-summary") and "comparing" not in static_text(screen, "#suggestions-summary")
         assert options.highlighted == len(whole) - 1  # still on first[1], now last of the whole
 
 

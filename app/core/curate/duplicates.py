@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import combinations, count
 
 from app.core.curate.passages import (
@@ -47,7 +48,7 @@ from app.core.curate.passages import (
     shingles,
     words,
 )
-from app.core.curate.set_join import MAX_PARTNERS, MAX_POSTINGS, MAX_VERIFIED, probe_fresh, similar_sets
+from app.core.curate.set_join import MAX_PARTNERS, MAX_POSTINGS, MAX_VERIFIED, probe_fresh, progress_step, similar_sets
 from app.core.model import Memory
 
 __all__ = [
@@ -81,6 +82,12 @@ SETTINGS = (
 TextOf = Callable[[str], str]
 SetsOf = Callable[[Collection[bytes]], Mapping[bytes, Collection[int]]]
 SetPair = tuple[bytes, bytes]  # two passage sets' digests, the smaller first
+# What a search tells a face as it goes, about a hundred times a stage: (stage, done, total). The
+# first run over a large portfolio reads every text, then joins every passage set: minutes at
+# 100,000 memories, and a person should see it move.
+Progress = Callable[[str, int, int], None]
+READING = "reading texts"
+COMPARING = "comparing passages"
 
 
 class NearMemoLost(LookupError):
@@ -188,9 +195,12 @@ class _Digests:
         self.by_id[owner] = digest
         return digest
 
-    def of_memories(self, memories: Iterable[Memory], text_of: TextOf | None) -> None:
+    def of_memories(self, memories: Sequence[Memory], text_of: TextOf | None, progress: Progress | None = None) -> None:
         memo = self.memo
-        for memory in memories:
+        step = progress_step(len(memories))
+        for done, memory in enumerate(memories):
+            if progress is not None and done % step == 0:
+                progress(READING, done, len(memories))
             content = memo.key_of(memory) if memo is not None else None
             known = memo.texts.get(content) if memo is not None and content else None
             if known is not None:
@@ -210,6 +220,8 @@ class _Digests:
             if memo is not None and content:
                 memo.texts[content] = memo.learned_texts[content] = digest
                 memo.used_texts.add(content)
+        if progress is not None:
+            progress(READING, len(memories), len(memories))
 
 
 def _holders(owners: Iterable[str], digests: Mapping[str, TextDigest]) -> dict[bytes, list[_Holder]]:
@@ -225,24 +237,30 @@ def _holders(owners: Iterable[str], digests: Mapping[str, TextDigest]) -> dict[b
     return holders
 
 
-def _join_all(keys: list[bytes], sets: Mapping[bytes, Collection[int]], threshold: float) -> dict[SetPair, float]:
+def _join_all(keys: list[bytes], sets: Mapping[bytes, Collection[int]], threshold: float, progress: Progress | None) -> dict[SetPair, float]:
     """Every pair of sets at or above `threshold`, the sets renumbered densely in first-seen order
     (a number shared by every set holding the shingle)."""
     dense: defaultdict[int, int] = defaultdict(count().__next__)
     numbered = [tuple(sorted(map(dense.__getitem__, sets[key]))) for key in keys]
     del dense
-    return {_pair(keys[one], keys[other]): score for one, other, score in similar_sets(numbered, threshold)}
+    return {_pair(keys[one], keys[other]): score for one, other, score in similar_sets(numbered, threshold, _comparing(progress))}
+
+
+def _comparing(progress: Progress | None) -> Callable[[int, int], None] | None:
+    return None if progress is None else partial(progress, COMPARING)
 
 
 def _pair(one: bytes, other: bytes) -> SetPair:
     return (one, other) if one < other else (other, one)
 
 
-def _set_pairs(keys: list[bytes], split: dict[bytes, Collection[int]], threshold: float, memo: NearMemo | None) -> dict[SetPair, float]:
+def _set_pairs(
+    keys: list[bytes], split: dict[bytes, Collection[int]], threshold: float, memo: NearMemo | None, progress: Progress | None = None
+) -> dict[SetPair, float]:
     """The pairs of the sets `keys` at or above `threshold`: joined in full without a memo that
     covers most of them, else the memo's pairs among them with those of the new sets probed."""
     if memo is None:
-        return _join_all(keys, split, threshold)
+        return _join_all(keys, split, threshold, progress)
     present = set(keys)
     fresh = [number for number, key in enumerate(keys) if key not in memo.joined] if memo.threshold == threshold else list(range(len(keys)))
     sets = {key: split[key] for key in keys if key in split}
@@ -250,19 +268,24 @@ def _set_pairs(keys: list[bytes], split: dict[bytes, Collection[int]], threshold
     if missing:
         sets.update(memo.kept_sets(missing))
     if len(fresh) > REJOIN_SHARE * len(keys) or not memo.joined or memo.threshold != threshold:
-        pairs = _join_all(keys, sets, threshold)
+        pairs = _join_all(keys, sets, threshold, progress)
         memo.rejoined = True
     else:
         pairs = {pair: score for pair, score in memo.pairs.items() if pair[0] in present and pair[1] in present}
         if fresh:
             ordered = [sets[key] for key in keys]
-            pairs.update((_pair(keys[one], keys[other]), score) for one, other, score in probe_fresh(ordered, fresh, threshold))
+            pairs.update((_pair(keys[one], keys[other]), score) for one, other, score in probe_fresh(ordered, fresh, threshold, _comparing(progress)))
     memo.joined_now(threshold, pairs, keys, sets)
     return pairs
 
 
 def _near(
-    owners: Sequence[str], digests: Mapping[str, TextDigest], split: dict[bytes, Collection[int]], threshold: float, memo: NearMemo | None
+    owners: Sequence[str],
+    digests: Mapping[str, TextDigest],
+    split: dict[bytes, Collection[int]],
+    threshold: float,
+    memo: NearMemo | None,
+    progress: Progress | None = None,
 ) -> list[NearPair]:
     """Pairs of memories holding passages at or above `threshold` (best passage pair per memory
     pair, the earliest passages on a tie), most alike first."""
@@ -285,7 +308,7 @@ def _near(
                 offer(one, two, 1.0)
             for extra in held[MAX_HOLDERS:]:
                 offer(held[0], extra, 1.0)
-    for (key_a, key_b), score in _set_pairs(list(holders), split, threshold, memo).items():
+    for (key_a, key_b), score in _set_pairs(list(holders), split, threshold, memo, progress).items():
         for one in holders[key_a][:MAX_HOLDERS]:
             for two in holders[key_b][:MAX_HOLDERS]:
                 offer(one, two, score)
@@ -309,17 +332,19 @@ def find_duplicates(
     is_record: Callable[[Memory], bool] = lambda memory: False,
     on_exact: Callable[[list[ExactGroup]], None] | None = None,
     memo: NearMemo | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[ExactGroup], list[NearPair]]:
     """Exact groups, then near pairs between memories of different texts (an exact group takes part
     through its first member). `is_record` names the append-only records a system keeps on purpose
     (an OpenClaw daily log): never merge candidates, whatever they repeat. `on_exact` is given the
     exact groups before the near stage starts. With `memo`, what an earlier run kept is used and
-    what this one works out is added to it."""
+    what this one works out is added to it. `progress` is told how far each stage has gone (an
+    exception it raises stops the search)."""
     memories = [m for m in memories if not is_record(m)]
     if memo is not None:
         memo.learned_texts, memo.used_texts, memo.learned_sets, memo.rejoined = {}, set(), {}, False
     digests = _Digests(memo)
-    digests.of_memories(memories, text_of)
+    digests.of_memories(memories, text_of, progress)
     exact = exact_duplicates(memories, digests.by_id)
     if on_exact is not None:
         on_exact(exact)
@@ -328,4 +353,4 @@ def find_duplicates(
     # names the copy that stays.
     copies = {memory_id for group in exact for memory_id in group.ids[1:]}
     owners = [m.id for m in memories if m.id in digests.by_id and m.id not in copies]
-    return exact, _near(owners, digests.by_id, digests.sets, threshold, memo)
+    return exact, _near(owners, digests.by_id, digests.sets, threshold, memo, progress)

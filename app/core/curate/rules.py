@@ -10,7 +10,7 @@ from datetime import datetime
 from app.core.budget.estimators import DEFAULT_ESTIMATOR, TokenEstimator
 from app.core.budget.planner import plan_budgets
 from app.core.budget.plans import FileBytes
-from app.core.curate.duplicates import NEAR_THRESHOLD, ExactGroup, NearMemo, NearPair, find_duplicates
+from app.core.curate.duplicates import NEAR_THRESHOLD, ExactGroup, NearMemo, NearPair, Progress, find_duplicates
 from app.core.curate.salience import (
     AccessLog,
     Mentions,
@@ -70,7 +70,9 @@ def _kept_apart(a: Memory, b: Memory) -> bool:
 NAMED_COPIES = 5  # members an exact-duplicate reason names; the suggestion's ids hold every one
 
 
-def _duplicates(ctx: SuggestionContext, threshold: float, report: Callable[[list[Suggestion]], object], memo: NearMemo | None) -> list[Suggestion]:
+def _duplicates(
+    ctx: SuggestionContext, threshold: float, report: Callable[[list[Suggestion]], object], memo: NearMemo | None, progress: Progress | None
+) -> list[Suggestion]:
     """Exact groups, reported before the near stage runs (it is the slow part), then near pairs."""
     out: list[Suggestion] = []
 
@@ -81,7 +83,7 @@ def _duplicates(ctx: SuggestionContext, threshold: float, report: Callable[[list
     def is_record(memory: Memory) -> bool:
         return registry.system(memory.system).is_record(memory)
 
-    near = find_duplicates(ctx.memories, ctx.text_of, threshold=threshold, is_record=is_record, on_exact=exact_found, memo=memo)[1]
+    near = find_duplicates(ctx.memories, ctx.text_of, threshold=threshold, is_record=is_record, on_exact=exact_found, memo=memo, progress=progress)[1]
     pairs = _near_suggestions(ctx, near, threshold)
     report(pairs)
     return out + pairs
@@ -266,6 +268,7 @@ def suggest(
     mentions: Mentions | None = None,
     on_batch: Batch | None = None,
     near_memo: NearMemo | None = None,
+    on_progress: Progress | None = None,
 ) -> list[Suggestion]:
     """Every suggestion for these memories, stale first and promotions last; never applied.
 
@@ -277,7 +280,8 @@ def suggest(
     `on_batch` is given each rule's suggestions as they are found (each kind and ids once), the
     quick rules first and the near duplicates last, so that a face can show them while the rest
     runs; the list returned is the whole, ordered result. `near_memo` is what an earlier run kept
-    of the duplicates by content (it is updated in place)."""
+    of the duplicates by content (it is updated in place). `on_progress` is told how far the
+    duplicate search has gone, stage by stage (duplicates.Progress)."""
     now = aware(now)
     text_of = _memoized(text_of) if text_of is not None else None
     if mentions is None:
@@ -307,6 +311,6 @@ def suggest(
     # leave in ctx, so they run last, when everything quick has been reported.
     systems = report(_systems_rules(ctx))
     promotions = report(_promotions(ctx))
-    duplicates = _duplicates(ctx, near_threshold, report, near_memo)
+    duplicates = _duplicates(ctx, near_threshold, report, near_memo, on_progress)
     # the result keeps the order the rules always had, whatever order they ran in
     return _dedupe(relations + duplicates + budgets + systems + promotions)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import TypeVar
@@ -30,15 +30,19 @@ MAX_PARTNERS = 10
 MAX_VERIFIED = 100
 
 _COUNT = itemgetter(1)
+# (sets probed, sets to probe): told about a hundred times a join and once at its end.
+Progress = Callable[[int, int], None]
+PROGRESS_STEPS = 100
 _EPSILON = 1e-9  # float slack, always towards a longer prefix or a looser filter (never a miss)
 
 T = TypeVar("T")
 
 
-def similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[int, int, float]]:
+def similar_sets(sets: list[tuple[int, ...]], threshold: float, progress: Progress | None = None) -> list[tuple[int, int, float]]:
     """(earlier, later, Jaccard) for the pairs of sets at or above `threshold`, each found once.
     Sets are tuples of small shingle numbers; each set's shingles are reordered in place, rarest
-    first.
+    first. `progress` is told how many sets were probed as the join goes (the long part of a
+    first run over a large portfolio).
 
     A set-similarity join by prefix filtering (AllPairs), with every shingle of a set indexed and
     only a prefix of each probed: shingles are ordered rarest first and sets visited smallest
@@ -73,7 +77,10 @@ def similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[in
     postings: dict[int, list[int]] = {}
     none: list[int] = []
     found: list[tuple[int, int, float]] = []
-    for number in sorted(range(len(sets)), key=lambda n: len(sets[n])):
+    tell, step = progress or _silent, progress_step(len(sets))
+    for visited, number in enumerate(sorted(range(len(sets)), key=lambda n: len(sets[n]))):
+        if visited % step == 0:
+            tell(visited, len(sets))
         x = sets[number]
         lead = leads[number]
         # x's prefix, past the shingles no other set holds
@@ -89,10 +96,20 @@ def similar_sets(sets: list[tuple[int, ...]], threshold: float) -> list[tuple[in
                 entries = postings.setdefault(gram, [])
                 if len(entries) < MAX_POSTINGS:
                     entries.append(number)
+    tell(len(sets), len(sets))
     return found
 
 
-def probe_fresh(sets: Sequence[Collection[int]], fresh: Collection[int], threshold: float) -> list[tuple[int, int, float]]:
+def progress_step(total: int) -> int:
+    """How many items go by between two reports of a pass over `total`."""
+    return max(1, -(-total // PROGRESS_STEPS))  # rounded up: at most PROGRESS_STEPS reports and the last
+
+
+def _silent(done: int, total: int) -> None:
+    pass
+
+
+def probe_fresh(sets: Sequence[Collection[int]], fresh: Collection[int], threshold: float, progress: Progress | None = None) -> list[tuple[int, int, float]]:
     """(one, other, Jaccard) for the pairs at or above `threshold` that hold at least one of the
     `fresh` sets (numbers into `sets`, whose other members were joined before), each found once,
     the smaller number first. Sets may be any collections of distinct shingles (arrays of stable
@@ -102,7 +119,8 @@ def probe_fresh(sets: Sequence[Collection[int]], fresh: Collection[int], thresho
     shingle of a fresh set is indexed on those shingles (the first MAX_POSTINGS by number), a fresh
     set's shingles are ordered rarest first by those postings, and its prefix's postings are
     counted, bounded and verified as there. Whatever the other set's size, a pair at or above the
-    threshold shares a shingle in the fresh set's prefix, so no pair is missed below the caps."""
+    threshold shares a shingle in the fresh set's prefix, so no pair is missed below the caps.
+    `progress` is told how many fresh sets were probed, as `similar_sets` tells it."""
     wanted = set(chain.from_iterable(sets[number] for number in fresh))
     postings: dict[int, list[int]] = {}
     for number, grams in enumerate(sets):
@@ -112,13 +130,17 @@ def probe_fresh(sets: Sequence[Collection[int]], fresh: Collection[int], thresho
                 entries.append(number)
     none: list[int] = []
     found: dict[tuple[int, int], float] = {}
-    for number in sorted(fresh):
+    tell, step = progress or _silent, progress_step(len(fresh))
+    for visited, number in enumerate(sorted(fresh)):
+        if visited % step == 0:
+            tell(visited, len(fresh))
         x = tuple(sorted(sets[number], key=lambda gram: len(postings.get(gram, none))))
         probe = x[: _prefix_end(len(x), threshold)]
         shared = Counter(chain.from_iterable([postings.get(gram, none) for gram in probe]))
         shared.pop(number, None)
         for score, other in _verified(x, len(x) - len(probe), shared, sets, threshold) if shared else []:
             found.setdefault((min(number, other), max(number, other)), score)
+    tell(len(fresh), len(fresh))
     return [(one, other, score) for (one, other), score in found.items()]
 
 

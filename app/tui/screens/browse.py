@@ -93,6 +93,15 @@ class SuggestionsArrived(Message):
     first: bool
 
 
+@dataclass
+class SuggestionsProgress(Message):
+    """How far a run's duplicate search is: a stage, and how many of its items are done."""
+
+    stage: str
+    done: int
+    total: int
+
+
 class _Stopped(Exception):
     """The suggestions worker was cancelled: raised from its batch callback, it stops the core's
     run at the next batch instead of letting it finish for nobody."""
@@ -604,7 +613,8 @@ class BrowseScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, group="browse-suggestions", name="suggestions", exit_on_error=False)
     def read_suggestions(self) -> None:
         """The suggestions, in the background: each batch is shown as the core finds it (the quick
-        rules within a second, near duplicates last), then the whole list in its order."""
+        rules within a second, near duplicates last), then the whole list in its order; while it
+        looks for duplicates, the pane says how far it is."""
         worker = get_current_worker()
         batches = 0
 
@@ -615,9 +625,14 @@ class BrowseScreen(WorkbenchScreen):
             self.post_message(SuggestionsArrived(batch, over, first=batches == 0))
             batches += 1
 
+        def searched(stage: str, done: int, total: int) -> None:
+            if worker.is_cancelled:
+                raise _Stopped
+            self.post_message(SuggestionsProgress(stage, done, total))
+
         try:
             over = sum(plan.over for plan in self.workbench.budgets())
-            suggestions = self.workbench.suggestions(on_batch=arrived)
+            suggestions = self.workbench.suggestions(on_batch=arrived, on_progress=searched)
         except _Stopped:
             return
         except Exception as error:  # noqa: BLE001
@@ -630,6 +645,9 @@ class BrowseScreen(WorkbenchScreen):
         pane = self.query_one(SuggestionsPane)
         pane.append(message.suggestions, message.over_budget, first=message.first)
         self.suggestions = pane.suggestions
+
+    def on_suggestions_progress(self, message: SuggestionsProgress) -> None:
+        self.query_one(SuggestionsPane).progress(message.stage, message.done, message.total)
 
     def on_suggestions_ready(self, message: SuggestionsReady) -> None:
         self.suggestions = message.suggestions

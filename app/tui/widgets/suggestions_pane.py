@@ -47,6 +47,9 @@ class SuggestionsPane(Vertical):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's own name
         super().__init__(id=id)
         self.suggestions: list[Suggestion] = []
+        # While a run looks for duplicates: the counts found so far and how far the search is.
+        self._so_far: str | None = None
+        self._stage: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Suggestions: computing…"), id="suggestions-summary")
@@ -59,6 +62,7 @@ class SuggestionsPane(Vertical):
         was = options.highlighted or 0
         held = _key(self.suggestions[was]) if was < len(self.suggestions) else None
         self.suggestions = suggestions
+        self._so_far = self._stage = None
         self.query_one("#suggestions-summary", Static).update(Text("Suggestions: " + suggestion_summary(suggestions, over_budget) + " · enter shows one first"))
         options.clear_options()
         options.add_options(Option(prompt(s), id=f"s{i}") for i, s in enumerate(suggestions))
@@ -78,9 +82,23 @@ class SuggestionsPane(Vertical):
         options.add_options(Option(prompt(s), id=f"s{start + i}") for i, s in enumerate(batch))
         if first and batch:
             options.highlighted = 0
-        summary = suggestion_summary(self.suggestions, over_budget)
+        if first:
+            self._stage = None
+        self._so_far = suggestion_summary(self.suggestions, over_budget)
+        self._show_looking()
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        """How far the duplicate search is (the long part of a first run on a large portfolio)."""
+        share = 100 * done // total if total else 100
+        self._stage = f"{stage} {share}%, {done:,} of {total:,}"
+        self._show_looking()
+
+    def _show_looking(self) -> None:
         # The state first: a narrow terminal cuts the line's end.
-        self.query_one("#suggestions-summary", Static).update(Text(f"Looking for duplicates… so far: {summary}"))
+        line = "Looking for duplicates" + (f" ({self._stage})" if self._stage else "") + "…"
+        if self._so_far is not None:
+            line += f" so far: {self._so_far}"
+        self.query_one("#suggestions-summary", Static).update(Text(line))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
