@@ -590,6 +590,9 @@ class DollhouseAdapter(FileAdapter):
 
         Raises UnsafeFile when the file cannot be read; a file that no longer parses gives ""."""
         data = read_file(str(Path(root) / memory.source.path))
+        body = _body_alone(memory, data)
+        if body is not None:
+            return body
         doc = _Reader(memory.source.path, data).read()
         if doc is None:
             return ""
@@ -604,6 +607,9 @@ class DollhouseAdapter(FileAdapter):
     @classmethod
     def entry_texts(cls, root: Path, memory: Memory) -> list[tuple[str | None, str]]:
         data = read_file(str(Path(root) / memory.source.path))
+        body = _body_alone(memory, data)
+        if body is not None:
+            return [("body", body)]
         doc = _Reader(memory.source.path, data).read()
         return [] if doc is None else [(read.entry.id, read.content) for read in doc.entries]
 
@@ -660,6 +666,30 @@ class DollhouseAdapter(FileAdapter):
 
 
 # --- helpers of the adapter -----------------------------------------------------------------------
+
+
+def _body_alone(memory: Memory, data: bytes) -> str | None:
+    """The content of a memory that is its file's Markdown body alone (one entry, the untrusted
+    `body` the server makes of it), cut from `data` without composing the front matter's YAML,
+    when it is still the content the memory was read with (its sha256); None otherwise, and the
+    file is read whole. A pass over every memory (the index, the scan, the duplicates) reads each
+    file again, and composing the front matter was three quarters of that.
+
+    The same text as a whole read: such a file's entries are its front matter's (none here: one
+    entry in all, and a non-blank body is always one) and then its stripped body, and the sha256
+    is of their contents joined. A blank body leaves the one entry to the front matter, whose
+    content then hashes as the blank body does only when it is blank too."""
+    entries = memory.entries
+    if len(entries) != 1 or entries[0].id != "body" or entries[0].trust is not TrustLevel.UNTRUSTED or not memory.sha256:
+        return None
+    try:
+        text = decode(data).text
+        if not frontmatter.has_front_matter(text):
+            return None
+        body = text[frontmatter.split(text).body_start :].strip()
+    except TextProblem:
+        return None
+    return body if sha256_text(body) == memory.sha256 else None
 
 
 def _accept(rel: str) -> bool:
