@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from enum import StrEnum
@@ -740,15 +740,51 @@ class OpenClawAdapter(FileAdapter):
 
         Raises safefs.UnsafeFile, or TextProblem when the file changed so the span no longer fits.
         """
-        if memory.span is None:
-            raise TextProblem(f"{memory.id} has no span to read")
-        data = safefs.read_file(os.fspath(Path(root) / PurePosixPath(memory.source.path)))
-        if memory.span.end > len(data):
-            raise TextProblem(f"{memory.source.path} changed since it was read (now {len(data)} bytes); re-scan it")
-        try:
-            return memory.span.slice(data).decode("utf-8")
-        except UnicodeDecodeError:
-            raise TextProblem(f"{memory.source.path} changed since it was read: the span no longer holds UTF-8 text; re-scan it") from None
+        return _cut(memory, _source_bytes(root, memory))
+
+    @classmethod
+    def texts(cls, root: Path, memories: Sequence[Memory]) -> list[str | Exception]:
+        """`text` of each memory, each file read once for the batch: a domain file holds a thousand
+        sections, and a pass over them (the index, the scan) read it once for each."""
+        read: dict[str, bytes] = {}
+        out: list[str | Exception] = []
+        for memory in memories:
+            try:
+                data = read.get(memory.source.path)
+                if data is None:
+                    data = read[memory.source.path] = _source_bytes(root, memory)
+                out.append(_cut(memory, data))
+            except Exception as error:  # noqa: BLE001 - one unreadable memory never stops the batch
+                out.append(error)
+        return out
+
+    @classmethod
+    def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:
+        """`entry_texts` of each memory (one entry: its text) from `texts`, each file read once."""
+        return [
+            text if isinstance(text, Exception) else [(m.entries[0].id if len(m.entries) == 1 else None, text)]
+            for m, text in zip(memories, cls.texts(root, memories), strict=True)
+        ]
+
+
+def _source_bytes(root: Path, memory: Memory) -> bytes:
+    if memory.span is None:
+        raise TextProblem(f"{memory.id} has no span to read")
+    return safefs.read_file(os.fspath(Path(root) / PurePosixPath(memory.source.path)))
+
+
+def _cut(memory: Memory, data: bytes) -> str:
+    """The memory's span of its file's bytes, as text; TextProblem when the file changed so that
+    the span no longer fits or no longer holds UTF-8."""
+    span = memory.span
+    if span is None:
+        raise TextProblem(f"{memory.id} has no span to read")
+    if span.end > len(data):
+        raise TextProblem(f"{memory.source.path} changed since it was read (now {len(data)} bytes); re-scan it")
+    try:
+        return span.slice(data).decode("utf-8")
+    except UnicodeDecodeError:
+        raise TextProblem(f"{memory.source.path} changed since it was read: the span no longer holds UTF-8 text; re-scan it") from None
 
 
 def _classified(rel: str) -> bool:
