@@ -6,7 +6,7 @@ snapshot, and the load reads the per-file caches as before."""
 from __future__ import annotations
 
 import os
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -136,6 +136,41 @@ def test_a_changed_file_or_another_day_reads_the_per_file_caches(sample_copy: Pa
 
     # The start after it finds the snapshot that load kept.
     assert _open(isolated_locations, clock, sample_copy)._pipeline.restored  # type: ignore[union-attr]
+
+
+def test_another_day_takes_the_snapshot_and_places_its_memories_for_that_day(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+) -> None:
+    """What a memory is made of does not change with the day; only `placed` reads it (today's and
+    yesterday's OpenClaw logs are hot). A start on another day decodes and parses nothing, and
+    gives what a start with no cache at all gives on that day."""
+    today = _open(isolated_locations, clock, sample_copy)
+    for days in (1, 2, 30):
+        later = FixedClock(clock.now() + timedelta(days=days))
+        calls.__init__()  # type: ignore[misc]
+        restored = _open(isolated_locations, later, sample_copy)
+        assert restored._pipeline.restored and (calls.decoded, calls.parsed, calls.scanned, calls.keyed) == (0, 0, 0, 0)  # type: ignore[union-attr]
+        elsewhere = Locations(cache=tmp_path / f"cache-{days}", data=isolated_locations.data, config=isolated_locations.config)
+        fresh = _open(elsewhere, later, sample_copy)
+        assert [m.model_dump_json() for m in restored.memories] == [m.model_dump_json() for m in fresh.memories]
+        assert restored.result.findings == fresh.result.findings and restored.budgets() == fresh.budgets()
+        assert [i.memory.id for i in restored.review_queue()] == [i.memory.id for i in fresh.review_queue()]
+    # the day matters to the sample: a log hot on the first day is cold a day later
+    tiers = {m.id: m.tier for m in today.memories}
+    next_day = _open(isolated_locations, FixedClock(clock.now() + timedelta(days=1)), sample_copy)
+    assert any(m.tier != tiers[m.id] and m.kind == "log" for m in next_day.memories)
+
+
+def test_a_system_whose_finalize_is_its_own_takes_no_snapshot_from_another_day(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.core.systems.openclaw.reader import OpenClawAdapter
+
+    _open(isolated_locations, clock, sample_copy)
+    assert _open(isolated_locations, clock, sample_copy)._pipeline.restored  # type: ignore[union-attr]
+    own = OpenClawAdapter.finalize.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(OpenClawAdapter, "finalize", classmethod(lambda cls, ctx, memories: own(cls, ctx, memories)))
+    assert _open(isolated_locations, clock, sample_copy)._pipeline.restored  # type: ignore[union-attr]
     tomorrow = FixedClock(clock.now() + timedelta(days=1))
     assert not _open(isolated_locations, tomorrow, sample_copy)._pipeline.restored  # type: ignore[union-attr]
 
@@ -238,7 +273,7 @@ def test_a_write_before_the_deferred_snapshot_leaves_none(sample_copy: Path, iso
 def test_a_value_marshal_cannot_keep_leaves_no_snapshot(tmp_path: Path) -> None:
     store = snapshot.Snapshot(tmp_path, [tmp_path], "v")
     part = snapshot.Part("dollhouse", "/r", "r", {}, [], [], {"k": object()}, True, frozenset(), [])  # type: ignore[dict-item]
-    assert not store.save("0" * 64, [part])
+    assert not store.save("0" * 64, [part], date(2026, 12, 2))
     assert store.load("0" * 64) is None
 
 

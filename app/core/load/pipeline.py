@@ -222,11 +222,14 @@ class LoadResult:
         return set().union(*(work.attention or () for work in self.works))
 
 
-def inputs_digest(works: list[_Work], today: date) -> str | None:
+def inputs_digest(works: list[_Work], today: date | None) -> str | None:
     """A digest of everything a load's memories are made from: each portfolio's reference,
     settings and the stat of every file it read (a database: its stamp), the day, and the
-    versions of the readers. None when one of them has no stamp to go by."""
-    digest = hashlib.sha256(f"{__version__}\0{CACHE_VERSION}\0{today.isoformat()}".encode())
+    versions of the readers. None when one of them has no stamp to go by. Without `today`, the
+    day is left out: the warm-start snapshot is kept under that digest, and a start on another
+    day places its memories again (`Adapter.placed`, the one step that reads the clock)."""
+    day = today.isoformat() if today is not None else "any day"
+    digest = hashlib.sha256(f"{__version__}\0{CACHE_VERSION}\0{day}".encode())
     for work in works:
         if issubclass(work.adapter, DatabaseAdapter) and work.stamp is None:
             return None
@@ -273,7 +276,7 @@ class Pipeline:
         self.keys = ContentKeys()  # the content key of each memory, by memory object
         self.inputs: str | None = None  # `inputs_digest` of the last run
         self.restored = False  # whether the last run took its memories from the warm-start snapshot
-        self._unsaved: tuple[Snapshot, str, list[Part]] | None = None  # what `save_snapshot` writes
+        self._unsaved: tuple[Snapshot, str, list[Part], date] | None = None  # what `save_snapshot` writes
         # What `store_parses` writes: by portfolio root, its system and the files re-read after writes
         # (a removed file: None).
         self._unstored: dict[str, tuple[str, dict[str, tuple[FileRef, ParsedFile] | None]]] = {}
@@ -358,7 +361,9 @@ class Pipeline:
             # serve its empty result under the same stamp.
             self._unsaved = None
             if snapshot is not None and self.inputs is not None and self.scan and not any(w.unkept for w in works):
-                self._unsaved = (snapshot, self.inputs, [self._part(w) for w in works])
+                kept_under = inputs_digest(works, None)
+                if kept_under is not None:
+                    self._unsaved = (snapshot, kept_under, [self._part(w) for w in works], today)
                 if not self.index_later:
                     self.save_snapshot()
         if not self.index_later:
@@ -502,9 +507,9 @@ class Pipeline:
         `index_later` leaves it, like the index, for after its memories are shown: writing it costs
         over a second at 100k memories."""
         if self._unsaved is not None:
-            snapshot, inputs, parts = self._unsaved
+            snapshot, inputs, parts, day = self._unsaved
             self._unsaved = None
-            snapshot.save(inputs, parts)
+            snapshot.save(inputs, parts, day)
 
     def drop_snapshot(self) -> None:
         """A write came after the run: its snapshot would not be the files' state any more (a
@@ -533,18 +538,30 @@ class Pipeline:
     def _restore(self, snapshot: Snapshot, works: list[_Work], today: date) -> bool:
         """Every portfolio's memories, parses, content keys and findings from the snapshot, when it
         was made from exactly the inputs found now (each database's stamp taken first, as a read
-        takes it); False, with nothing changed, when it was not."""
+        takes it); False, with nothing changed, when it was not.
+
+        The snapshot does not name the day: made on another day, its memories are placed again
+        for today (`Adapter.placed`: today's and yesterday's OpenClaw logs are hot), which is what
+        `finalize` does with the day. A system whose `finalize` is its own may read the clock in
+        other ways, and its portfolios take no snapshot from another day."""
         for work in works:
             if issubclass(work.adapter, DatabaseAdapter):
                 work.stamp = database_stamp(Path(work.ref.root))
-        inputs = inputs_digest(works, today)
-        parts = snapshot.load(inputs) if inputs is not None else None
-        if parts is None or [(p.system, p.root, p.name) for p in parts] != [(w.ref.system, w.ref.root, w.ref.name) for w in works]:
+        inputs = inputs_digest(works, None)
+        kept = snapshot.load(inputs) if inputs is not None else None
+        parts, made_on = kept if kept is not None else ([], None)
+        another_day = made_on != today
+        if (
+            kept is None
+            or [(p.system, p.root, p.name) for p in parts] != [(w.ref.system, w.ref.root, w.ref.name) for w in works]
+            or (another_day and not all(_common_finalize(w.adapter) for w in works))
+        ):
             for work in works:
                 work.stamp = None
             return False
         for work, part in zip(works, parts, strict=True):
-            work.memories, work.findings = part.memories, part.findings
+            work.memories = work.adapter.placed(work.ctx, part.memories) if another_day else part.memories
+            work.findings = part.findings
             if part.parses is not None:
                 work._parses_later = part.parses
             else:
@@ -553,8 +570,8 @@ class Pipeline:
             work.shared, work.troubled, work.attention = part.shared, part.troubled, part.attention
             for rel in part.troubled:
                 work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
-            self.keys.remember(part.memories, part.keys)
-        self.inputs = inputs
+            self.keys.remember(work.memories, part.keys)  # placing again changes no content
+        self.inputs = inputs_digest(works, today)
         return True
 
     def _part(self, work: _Work) -> Part:

@@ -22,6 +22,7 @@ import struct
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from app.core.review.queue import may_need_review
 _MODELS: tuple[type[BaseModel], ...] = (Memory, Entry, Source, Span, Relation, Problem, ParsedFile)
 # The models' shapes are part of the format: a field added, removed or moved finds no snapshot.
 SHAPE = hashlib.sha256(repr([(cls.__name__, tuple(cls.model_fields)) for cls in _MODELS]).encode()).hexdigest()[:16]
-MAGIC = b"MWS3"
+MAGIC = b"MWS4"
 
 _TIERS = {tier.value: tier for tier in Tier}
 _TRUSTS = {level.value: level for level in TrustLevel}
@@ -344,8 +345,9 @@ class Snapshot:
         # What else the values depend on besides the inputs (the detector's version, say).
         self.header = MAGIC + hashlib.sha256(f"{SHAPE}\0{version}".encode()).hexdigest()[:16].encode()
 
-    def load(self, inputs: str) -> list[Part] | None:
-        """The parts kept under exactly these inputs; None when there are none to trust."""
+    def load(self, inputs: str) -> tuple[list[Part], date] | None:
+        """The parts kept under exactly these inputs, and the day they were made on; None when
+        there are none to trust."""
         head = self.header + inputs.encode()
         try:
             with open(self.path, "rb") as handle:
@@ -353,15 +355,18 @@ class Snapshot:
                     return None  # another load's or another version's: not even decoded
                 body = handle.read()
             blobs = _blobs(body)
-            return [_decode_part(blobs) for _ in range(next(blobs))]
+            count, made_on = next(blobs)
+            return [_decode_part(blobs) for _ in range(count)], date.fromisoformat(made_on)
         except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, StopIteration, struct.error):
             return None
 
-    def save(self, inputs: str, parts: Sequence[Part]) -> bool:
-        """Written whole then renamed into place; False (nothing kept) when a value is not one
-        marshal keeps, or the folder cannot be written: that only costs a slower next start."""
+    def save(self, inputs: str, parts: Sequence[Part], made_on: date) -> bool:
+        """Written whole then renamed into place, with the day the parts were made on; False
+        (nothing kept) when a value is not one marshal keeps, or the folder cannot be written:
+        that only costs a slower next start."""
         try:
-            blobs = [marshal.dumps(len(parts))] + [marshal.dumps(values) for part in parts for values in _encode_part(part)]
+            head = marshal.dumps((len(parts), made_on.isoformat()))
+            blobs = [head] + [marshal.dumps(values) for part in parts for values in _encode_part(part)]
         except ValueError:
             self.drop()
             return False
