@@ -240,6 +240,8 @@ def _holders(owners: Iterable[str], digests: Mapping[str, TextDigest]) -> dict[b
 def _join_all(keys: list[bytes], sets: Mapping[bytes, Collection[int]], threshold: float, progress: Progress | None) -> dict[SetPair, float]:
     """Every pair of sets at or above `threshold`, the sets renumbered densely in first-seen order
     (a number shared by every set holding the shingle)."""
+    if progress is not None:
+        progress(COMPARING, 0, len(keys))  # numbering and ordering every shingle is the first part
     dense: defaultdict[int, int] = defaultdict(count().__next__)
     numbered = [tuple(sorted(map(dense.__getitem__, sets[key]))) for key in keys]
     del dense

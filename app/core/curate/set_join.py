@@ -41,8 +41,8 @@ T = TypeVar("T")
 def similar_sets(sets: list[tuple[int, ...]], threshold: float, progress: Progress | None = None) -> list[tuple[int, int, float]]:
     """(earlier, later, Jaccard) for the pairs of sets at or above `threshold`, each found once.
     Sets are tuples of small shingle numbers; each set's shingles are reordered in place, rarest
-    first. `progress` is told how many sets were probed as the join goes (the long part of a
-    first run over a large portfolio).
+    first. `progress` is told how many sets were probed as the join goes and at its end (the long
+    part of a first run over a large portfolio); its start is the caller's to tell.
 
     A set-similarity join by prefix filtering (AllPairs), with every shingle of a set indexed and
     only a prefix of each probed: shingles are ordered rarest first and sets visited smallest
@@ -79,7 +79,7 @@ def similar_sets(sets: list[tuple[int, ...]], threshold: float, progress: Progre
     found: list[tuple[int, int, float]] = []
     tell, step = progress or _silent, progress_step(len(sets))
     for visited, number in enumerate(sorted(range(len(sets)), key=lambda n: len(sets[n]))):
-        if visited % step == 0:
+        if visited and visited % step == 0:  # the caller tells the start: it numbers the sets first
             tell(visited, len(sets))
         x = sets[number]
         lead = leads[number]
@@ -121,6 +121,8 @@ def probe_fresh(sets: Sequence[Collection[int]], fresh: Collection[int], thresho
     counted, bounded and verified as there. Whatever the other set's size, a pair at or above the
     threshold shares a shingle in the fresh set's prefix, so no pair is missed below the caps.
     `progress` is told how many fresh sets were probed, as `similar_sets` tells it."""
+    tell, step = progress or _silent, progress_step(len(fresh))
+    tell(0, len(fresh))  # before indexing the sets that share their shingles
     wanted = set(chain.from_iterable(sets[number] for number in fresh))
     postings: dict[int, list[int]] = {}
     for number, grams in enumerate(sets):
@@ -130,9 +132,8 @@ def probe_fresh(sets: Sequence[Collection[int]], fresh: Collection[int], thresho
                 entries.append(number)
     none: list[int] = []
     found: dict[tuple[int, int], float] = {}
-    tell, step = progress or _silent, progress_step(len(fresh))
     for visited, number in enumerate(sorted(fresh)):
-        if visited % step == 0:
+        if visited and visited % step == 0:
             tell(visited, len(fresh))
         x = tuple(sorted(sets[number], key=lambda gram: len(postings.get(gram, none))))
         probe = x[: _prefix_end(len(x), threshold)]

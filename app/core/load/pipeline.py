@@ -222,14 +222,13 @@ class LoadResult:
         return set().union(*(work.attention or () for work in self.works))
 
 
-def inputs_digest(works: list[_Work], today: date | None) -> str | None:
-    """A digest of everything a load's memories are made from: each portfolio's reference,
-    settings and the stat of every file it read (a database: its stamp), the day, and the
-    versions of the readers. None when one of them has no stamp to go by. Without `today`, the
-    day is left out: the warm-start snapshot is kept under that digest, and a start on another
-    day places its memories again (`Adapter.placed`, the one step that reads the clock)."""
-    day = today.isoformat() if today is not None else "any day"
-    digest = hashlib.sha256(f"{__version__}\0{CACHE_VERSION}\0{day}".encode())
+def inputs_digest(works: list[_Work]) -> str | None:
+    """A digest of everything a load's memories are made from but the day: each portfolio's
+    reference, settings and the stat of every file it read (a database: its stamp), and the
+    versions of the readers. None when one of them has no stamp to go by. The warm-start snapshot
+    is kept under it: a start on another day places its memories again (`Adapter.placed`, the one
+    step that reads the clock); `on_day` adds the day, for what does depend on it (the index)."""
+    digest = hashlib.sha256(f"{__version__}\0{CACHE_VERSION}".encode())
     for work in works:
         if issubclass(work.adapter, DatabaseAdapter) and work.stamp is None:
             return None
@@ -240,6 +239,11 @@ def inputs_digest(works: list[_Work], today: date | None) -> str | None:
         lines = map(_FILE_LINE, map(_REL, files), map(_SIZE, files), map(_MTIME, files))
         digest.update("".join(lines).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def on_day(inputs: str, today: date) -> str:
+    """`inputs` (an `inputs_digest`) and the day, in one digest."""
+    return hashlib.sha256(f"{inputs}\0{today.isoformat()}".encode()).hexdigest()
 
 
 class Pipeline:
@@ -356,14 +360,13 @@ class Pipeline:
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
         if not self.restored:
-            self.inputs = inputs_digest(works, today) if self.use_cache else None
+            inputs = inputs_digest(works) if self.use_cache else None
+            self.inputs = on_day(inputs, today) if inputs is not None else None
             # Not kept when a read is to be tried again (a locked database): the snapshot would
             # serve its empty result under the same stamp.
             self._unsaved = None
-            if snapshot is not None and self.inputs is not None and self.scan and not any(w.unkept for w in works):
-                kept_under = inputs_digest(works, None)
-                if kept_under is not None:
-                    self._unsaved = (snapshot, kept_under, [self._part(w) for w in works], today)
+            if snapshot is not None and inputs is not None and self.scan and not any(w.unkept for w in works):
+                self._unsaved = (snapshot, inputs, [self._part(w) for w in works], today)
                 if not self.index_later:
                     self.save_snapshot()
         if not self.index_later:
@@ -547,12 +550,13 @@ class Pipeline:
         for work in works:
             if issubclass(work.adapter, DatabaseAdapter):
                 work.stamp = database_stamp(Path(work.ref.root))
-        inputs = inputs_digest(works, None)
+        inputs = inputs_digest(works)
         kept = snapshot.load(inputs) if inputs is not None else None
         parts, made_on = kept if kept is not None else ([], None)
         another_day = made_on != today
         if (
-            kept is None
+            inputs is None
+            or kept is None
             or [(p.system, p.root, p.name) for p in parts] != [(w.ref.system, w.ref.root, w.ref.name) for w in works]
             or (another_day and not all(_common_finalize(w.adapter) for w in works))
         ):
@@ -571,7 +575,7 @@ class Pipeline:
             for rel in part.troubled:
                 work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
             self.keys.remember(work.memories, part.keys)  # placing again changes no content
-        self.inputs = inputs_digest(works, today)
+        self.inputs = on_day(inputs, today)
         return True
 
     def _part(self, work: _Work) -> Part:

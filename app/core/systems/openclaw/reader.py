@@ -768,8 +768,6 @@ class OpenClawAdapter(FileAdapter):
 
 
 def _source_bytes(root: Path, memory: Memory) -> bytes:
-    if memory.span is None:
-        raise TextProblem(f"{memory.id} has no span to read")
     return safefs.read_file(os.fspath(Path(root) / PurePosixPath(memory.source.path)))
 
 
