@@ -24,11 +24,16 @@ start with nothing changed reads no text and joins nothing.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+import gc
+import os
+from array import array
+from collections import defaultdict, deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import combinations, count
+from itertools import chain, combinations, count
+from typing import TypeVar
 
 from app.core.curate.passages import (
     DIGEST_BYTES,
@@ -36,10 +41,12 @@ from app.core.curate.passages import (
     MAX_TEXT_SHINGLES,
     MIN_PASSAGE_WORDS,
     PREVIEW_CHARS,
+    Digested,
     TextDigest,
     WordNumbers,
     content_words,
     digest_text,
+    digest_texts,
     exact_key,
     jaccard,
     normalize,
@@ -50,6 +57,9 @@ from app.core.curate.passages import (
 )
 from app.core.curate.set_join import MAX_PARTNERS, MAX_POSTINGS, MAX_VERIFIED, probe_fresh, progress_step, similar_sets
 from app.core.model import Memory
+from app.core.processes import process_context, real_stderr
+
+_T = TypeVar("_T")
 
 __all__ = [
     "MIN_PASSAGE_WORDS",
@@ -189,39 +199,160 @@ class _Digests:
 
     def of_text(self, owner: str, text: str) -> TextDigest:
         digest, found = digest_text(text, self.numbers)
-        if not text.strip():
-            digest = TextDigest("", digest.passages)
+        return self._learn(owner, None, digest, found)
+
+    def _learn(self, owner: str, content: str | None, digest: TextDigest, found: dict[bytes, array[int]]) -> TextDigest:
         self.sets.update(found)
         self.by_id[owner] = digest
+        # A text read after its source changed is learned under the key of the content the load
+        # saw; the next load names the new content by a new key, and a key no run uses is
+        # dropped, so it is never served for long (and never for the content it was read as).
+        memo = self.memo
+        if memo is not None and content:
+            memo.texts[content] = memo.learned_texts[content] = digest
+            memo.used_texts.add(content)
         return digest
 
     def of_memories(self, memories: Sequence[Memory], text_of: TextOf | None, progress: Progress | None = None) -> None:
         memo = self.memo
-        step = progress_step(len(memories))
-        for done, memory in enumerate(memories):
-            if progress is not None and done % step == 0:
-                progress(READING, done, len(memories))
+        tell = progress or _untold
+        todo: list[_Job] = []
+        copies: list[_Job] = []  # a content queued already: read once, for its first memory
+        queued: set[str] = set()
+        for memory in memories:
             content = memo.key_of(memory) if memo is not None else None
             known = memo.texts.get(content) if memo is not None and content else None
             if known is not None:
                 memo.used_texts.add(content)  # type: ignore[union-attr,arg-type]
                 self.by_id[memory.id] = known
+            elif text_of is None:
                 continue
-            if text_of is None:
-                continue
-            try:
-                text = text_of(memory.id)
-            except Exception:  # noqa: BLE001 - an unreadable memory is simply not compared
-                continue
-            digest = self.of_text(memory.id, text)
-            # A text read after its source changed is learned under the key of the content the load
-            # saw; the next load names the new content by a new key, and a key no run uses is
-            # dropped, so it is never served for long (and never for the content it was read as).
-            if memo is not None and content:
-                memo.texts[content] = memo.learned_texts[content] = digest
-                memo.used_texts.add(content)
-        if progress is not None:
-            progress(READING, len(memories), len(memories))
+            elif content in queued:
+                copies.append((memory.id, content))
+            else:
+                if content:
+                    queued.add(content)
+                todo.append((memory.id, content))
+        total = len(memories)
+        tell(READING, 0, total)
+        done = total - len(todo) - len(copies)  # those the memo knew, told with the first batch
+        if text_of is not None:
+            step = progress_step(total)
+            for batch in self._split(todo, text_of, parallel=len(todo) >= PARALLEL_TEXTS):
+                before, done = done, done + batch
+                if done // step != before // step and done < total:
+                    tell(READING, done, total)
+            # a copy takes its first memory's digest; one whose first could not be read is read itself
+            unread = [job for job in copies if not self._known(*job)]
+            for _ in self._split(unread, text_of, parallel=False):
+                pass
+        tell(READING, total, total)
+
+    def _split(self, jobs: list[_Job], text_of: TextOf, *, parallel: bool) -> Iterator[int]:
+        """Read and split the jobs' texts, learning each; how many jobs each batch took."""
+        batches = [jobs[at : at + TEXTS_PER_BATCH] for at in range(0, len(jobs), TEXTS_PER_BATCH)]
+        for batch, read, digested in _digested(batches, text_of, self.numbers, parallel=parallel):
+            for (owner, content), (digest, found) in zip(read, digested, strict=True):
+                self._learn(owner, content, digest, found)
+            yield len(batch)
+
+    def _known(self, owner: str, content: str | None) -> bool:
+        known = self.memo.texts.get(content) if self.memo is not None and content else None
+        if known is not None:
+            self.by_id[owner] = known
+        return known is not None
+
+
+# A memory to read: its id and the key its content is kept by in a memo (None: not kept).
+_Job = tuple[str, str | None]
+# Fewer texts than this are split in this process: starting workers would cost more than they save.
+PARALLEL_TEXTS = 4_000
+TEXTS_PER_BATCH = 500
+DIGEST_WORKERS = 4
+
+
+def _untold(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def _read(batch: list[_Job], text_of: TextOf) -> tuple[list[_Job], list[str]]:
+    """The batch's memories that could be read, and their texts."""
+    read: list[_Job] = []
+    texts: list[str] = []
+    for job in batch:
+        try:
+            text = text_of(job[0])
+        except Exception:  # noqa: BLE001 - an unreadable memory is simply not compared
+            continue
+        read.append(job)
+        texts.append(text)
+    return read, texts
+
+
+def _digested(batches: list[list[_Job]], text_of: TextOf, numbers: WordNumbers, *, parallel: bool) -> Iterator[tuple[list[_Job], list[_Job], list[Digested]]]:
+    """(batch, its memories read, their digests) batch by batch, in order. Texts are read here; with
+    `parallel` they are split by worker processes while the next batches are read (splitting is
+    two thirds of a first run's reading stage), else here. A pool that cannot start or breaks
+    leaves its batches to this process: a slower search, never a failed one."""
+    pool = _digest_pool() if parallel else None
+    pending: deque[tuple[list[_Job], list[_Job], list[str], Future[list[Digested]]]] = deque()
+    try:
+        for batch in chain(batches, [None]):
+            if batch is not None:
+                read, texts = _read(batch, text_of)
+                future = _submitted(pool, texts)
+                if future is None:
+                    _stopped(pool)
+                    pool = None
+                    future = _done([digest_text(text, numbers) for text in texts])
+                pending.append((batch, read, texts, future))
+            # the oldest batch as soon as it is split, and always once enough wait or all are read
+            while pending and (batch is None or len(pending) > 2 * DIGEST_WORKERS or pending[0][3].done()):
+                done_batch, read, texts, future = pending.popleft()
+                try:
+                    digested = future.result()
+                except Exception:  # noqa: BLE001 - a broken pool: its batches are split here
+                    _stopped(pool)
+                    pool = None
+                    digested = [digest_text(text, numbers) for text in texts]
+                yield done_batch, read, digested
+    finally:
+        _stopped(pool)
+
+
+def _submitted(pool: ProcessPoolExecutor | None, texts: list[str]) -> Future[list[Digested]] | None:
+    if pool is None:
+        return None
+    try:
+        with real_stderr():  # the first submit starts the workers
+            return pool.submit(digest_texts, texts)
+    except Exception:  # noqa: BLE001 - whatever stops the pool, this process splits
+        return None
+
+
+def _done(value: _T) -> Future[_T]:
+    future: Future[_T] = Future()
+    future.set_result(value)
+    return future
+
+
+def _digest_pool() -> ProcessPoolExecutor | None:
+    workers = min(DIGEST_WORKERS, os.cpu_count() or 1)
+    if workers < 2:
+        return None
+    try:
+        with real_stderr():
+            # A forked worker shares the parent's objects: frozen at its start, its own collections
+            # never walk them (and never copy their pages).
+            return ProcessPoolExecutor(max_workers=workers, mp_context=process_context(), initializer=gc.freeze)
+    except Exception:  # noqa: BLE001 - no pool: this process splits
+        return None
+
+
+def _stopped(pool: ProcessPoolExecutor | None) -> None:
+    """No more work for the pool (None: no pool); what it was given and has not begun is dropped."""
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _holders(owners: Iterable[str], digests: Mapping[str, TextDigest]) -> dict[bytes, list[_Holder]]:

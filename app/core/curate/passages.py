@@ -170,9 +170,13 @@ class TextDigest(NamedTuple):
     passages: tuple[Passage, ...]
 
 
-def digest_text(text: str, numbers: WordNumbers) -> tuple[TextDigest, dict[bytes, array[int]]]:
-    """The text's digest, and the word-pair set of each of its passages by digest (ascending
-    stable numbers)."""
+# A text's digest, and the word-pair set of each of its passages by digest.
+Digested = tuple[TextDigest, dict[bytes, "array[int]"]]
+
+
+def digest_text(text: str, numbers: WordNumbers) -> Digested:
+    """The text's digest (a blank text has no exact key: it is nobody's duplicate), and the
+    word-pair set of each of its passages by digest (ascending stable numbers)."""
     budget = MAX_TEXT_SHINGLES
     kept: list[Passage] = []
     sets: dict[bytes, array[int]] = {}
@@ -187,4 +191,14 @@ def digest_text(text: str, numbers: WordNumbers) -> tuple[TextDigest, dict[bytes
         key = hashlib.blake2b(grams.tobytes(), digest_size=DIGEST_BYTES).digest()
         sets[key] = grams
         kept.append((order, key, preview(passage)))
-    return TextDigest(exact_key(text), tuple(kept)), sets
+    return TextDigest(exact_key(text) if text.strip() else "", tuple(kept)), sets
+
+
+# A worker process's word numbers, kept from one batch to the next.
+_NUMBERS = WordNumbers()
+
+
+def digest_texts(texts: list[str]) -> list[Digested]:
+    """`digest_text` of each text: the work a worker process is given, a batch at a time. The
+    numbers are stable, so what any process makes of a text is the same."""
+    return [digest_text(text, _NUMBERS) for text in texts]

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
-import threading
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
@@ -22,8 +20,6 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
-from multiprocessing import get_context
-from multiprocessing.context import BaseContext
 from operator import attrgetter
 from pathlib import Path
 from typing import TypedDict, TypeVar, cast
@@ -40,6 +36,7 @@ from app.core.load.snapshot import Parses, Part, Snapshot
 from app.core.locations import Locations
 from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, PhaseStatus, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.parsing.safefs import FileRef
+from app.core.processes import process_context, real_stderr
 from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile, dedupe_ids, renamed
 from app.core.reading.discovery import discover
 from app.core.reading.sqlite_ro import stamp as database_stamp
@@ -84,38 +81,6 @@ class _PhaseInfo(TypedDict):
 
     items: int
     message: str
-
-
-def _process_context() -> BaseContext:
-    """fork is the cheapest start, but forking a process with other threads running (the app runs the
-    pipeline in a worker thread) can deadlock the child: then a fork server, started once, is used."""
-    if threading.active_count() == 1:
-        return get_context("fork")
-    context = get_context("forkserver")
-    context.set_forkserver_preload(["app.core.load.parse_worker", "app.core.load.scan_worker"])
-    return context
-
-
-@contextmanager
-def _real_stderr() -> Iterator[None]:
-    """multiprocessing hands `sys.stderr.fileno()` to the helper processes it starts (the fork
-    server, the resource tracker); a terminal UI replaces sys.stderr with an object whose fileno is
-    -1 (Textual's), and the start then fails with `bad value(s) in fds_to_keep`. While the pool
-    starts, sys.stderr is then /dev/null: not the terminal, whose screen the UI owns."""
-    try:
-        valid = sys.stderr is not None and sys.stderr.fileno() >= 0
-    except (AttributeError, OSError, ValueError):
-        valid = False
-    if valid:
-        yield
-        return
-    saved = sys.stderr
-    with open(os.devnull, "w", encoding="utf-8") as devnull:
-        sys.stderr = devnull
-        try:
-            yield
-        finally:
-            sys.stderr = saved
 
 
 class _PoolFailed(Exception):
@@ -701,8 +666,8 @@ class Pipeline:
     def _pool_map(self, fn: Callable[..., _T], calls: list[tuple[object, ...]]) -> Iterator[tuple[int, _T]]:
         """(call index, fn(*call)) as the worker processes finish; _PoolFailed if the pool cannot do it."""
         try:
-            with _real_stderr():
-                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_process_context())
+            with real_stderr():
+                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=process_context())
                 futures: dict[Future[_T], int] = {pool.submit(fn, *call): i for i, call in enumerate(calls)}
         except Exception as exc:  # noqa: BLE001 - whatever stops the pool, the serial parse still works
             raise _PoolFailed(f"{type(exc).__name__}: {exc}") from exc
