@@ -45,7 +45,9 @@ def crash(texts: list[str]) -> list[Digested]:
     os._exit(3)  # a worker that dies as an out-of-memory kill would leave it
 
 
-def test_workers_split_every_text_once_and_find_what_one_process_finds(generated: dict[str, str], monkeypatch: pytest.MonkeyPatch, split_here: list[str]) -> None:
+def test_workers_split_every_text_once_and_find_what_one_process_finds(
+    generated: dict[str, str], monkeypatch: pytest.MonkeyPatch, split_here: list[str]
+) -> None:
     alone = Portfolio(generated).run()
     assert split_here and len(alone[1]) > 20
     split_here.clear()
