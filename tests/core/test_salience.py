@@ -14,6 +14,7 @@ from app.core.curate.salience import parse_time, salience_formula
 from app.core.curate.saliences import log_mentions, salience, salience_all
 from app.core.locations import Locations
 from app.core.model import Memory, Source, Span, Tier, TrustLevel
+from app.core.systems.openclaw import salience as openclaw_salience
 from app.core.systems.openclaw.salience import handles
 from app.core.workbench import Workbench
 
@@ -178,7 +179,16 @@ def test_access_log_feeds_systems_without_access_data(bench: Workbench) -> None:
 # ---- OpenClaw: Fortress priority and the daily logs that mention a memory -------------------------
 
 
-def test_openclaw_mentions_in_daily_logs(bench: Workbench) -> None:
+@pytest.fixture(params=["automaton", "word index"])
+def finder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Mentions found by one Aho-Corasick pass over a log, and without pyahocorasick by a search
+    for each handle of the log's words: the same either way."""
+    if request.param == "word index":
+        monkeypatch.setattr(openclaw_salience, "Automaton", None)
+    return str(request.param)
+
+
+def test_openclaw_mentions_in_daily_logs(bench: Workbench, finder: str) -> None:
     mentions = log_mentions(bench.memories, bench.text)
     # "staging database" in the archived 2026-10-19 log and in the 2026-11-24 and 2026-11-27 logs
     assert mentions["openclaw:workspace:note/staging"] == [date(2026, 10, 19), date(2026, 11, 24), date(2026, 11, 27)]
@@ -207,7 +217,7 @@ def test_openclaw_daily_log_was_touched_on_its_date(bench: Workbench) -> None:
     assert s.days_since_access == pytest.approx(31 + 17 / 24, abs=1e-3)
 
 
-def test_mentions_need_word_boundaries() -> None:
+def test_mentions_need_word_boundaries(finder: str) -> None:
     log = make("openclaw", "log/2026-11-20", kind="log", fields={"date": "2026-11-20"})
     other = make("openclaw", "log/2026-11-21", kind="log", fields={"date": "2026-11-21"})
     pgx = make("openclaw", "note/pgx-pool", name="pgx pool", kind="note")
@@ -228,6 +238,18 @@ def test_mentions_need_word_boundaries() -> None:
         learning.id: [date(2026, 11, 21)],
         log.id: [date(2026, 11, 21)],
     }
+
+
+def test_overlapping_handles_and_a_glued_first_occurrence(finder: str) -> None:
+    log = make("openclaw", "log/2026-11-22", kind="log", fields={"date": "2026-11-22"})
+    pgx = make("openclaw", "note/pgx", name="pgx pool", kind="note")
+    pool = make("openclaw", "note/pool", name="pool size", kind="note")
+    both = make("openclaw", "note/both", name="pgx pool size", kind="note")
+    alone = make("openclaw", "note/alone", name="size", kind="note")
+    text = "xpgx pool sizes first, then: PGX POOL SIZE!"
+    found = log_mentions([log, pgx, pool, both, alone], lambda memory_id: text)
+    assert found == {pgx.id: [date(2026, 11, 22)], pool.id: [date(2026, 11, 22)], both.id: [date(2026, 11, 22)], alone.id: [date(2026, 11, 22)]}
+    assert log_mentions([log, pgx], lambda memory_id: "xpgx pool and pgx pools") == {}
 
 
 def test_unreadable_log_is_skipped() -> None:
