@@ -11,9 +11,10 @@ import pytest
 
 from app.core.clock import FixedClock
 from app.core.curate.salience import parse_time, salience_formula
-from app.core.curate.saliences import log_mentions, salience, salience_all
+from app.core.curate.saliences import Kept, log_mentions, salience, salience_all
 from app.core.locations import Locations
 from app.core.model import Memory, Source, Span, Tier, TrustLevel
+from app.core.systems import registry
 from app.core.systems.openclaw import salience as openclaw_salience
 from app.core.systems.openclaw.salience import handles
 from app.core.workbench import Workbench
@@ -291,3 +292,21 @@ def test_quarantined_claim_counts_as_zero_trust() -> None:
 )
 def test_parse_time(value: object, expected: datetime | None) -> None:
     assert parse_time(value) == expected
+
+
+def test_systems_keeping_no_records_are_not_asked_what_mentions_depend_on(bench: Workbench, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a system whose records mention its memories (OpenClaw's daily logs) has mentions to
+    look for: the others' memories cost nothing, not even a digest of what mentions depend on."""
+    asked: list[str] = []
+    for system in registry.systems():
+        real = type(system).mentions_depend_on
+
+        def depends(self: object, memory: Memory, content: str, real: object = real) -> object:
+            asked.append(memory.system)
+            return real(self, memory, content)  # type: ignore[operator]
+
+        monkeypatch.setattr(type(system), "mentions_depend_on", depends)
+    kept = Kept(known={}, key_of=lambda memory: memory.sha256)
+    found = log_mentions(bench.memories, bench.text, kept)
+    assert found == log_mentions(bench.memories, bench.text)
+    assert set(asked) == {s.name for s in registry.systems() if s.mentions_memories} == {"openclaw"}

@@ -91,6 +91,8 @@ def log_mentions(memories: Sequence[Memory], text_of: TextOf, kept: Kept | None 
     The values a system kept are kept as long as the mentions made from them are."""
     out: dict[str, list[date]] = {}
     for name, members in _by_system(memories).items():
+        if not registry.system(name).mentions_memories:
+            continue
         key = _mentions_key(name, members, kept.key_of) if kept is not None else None
         found = kept.get(key) if kept is not None and key is not None else None
         if isinstance(found, dict) and isinstance(found.get("mentions"), dict):

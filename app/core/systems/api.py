@@ -75,6 +75,9 @@ class System(Protocol):
     def keeps_budget(self) -> bool: ...
 
     @property
+    def mentions_memories(self) -> bool: ...
+
+    @property
     def no_budget(self) -> str: ...
 
     # -- planning: budgets, salience, suggestions --
@@ -106,6 +109,9 @@ class BaseSystem:
     undo_steps: ClassVar[Mapping[str, UndoStep]] = {}
     pins_natively: ClassVar[bool] = False  # False: a pin is kept in the workbench's ledger
     keeps_budget: ClassVar[bool] = False  # True: `set_budget` writes the system's own budget setting
+    # True: the system keeps records that mention its memories (`mentions`); False: there is
+    # nothing to look for, and a salience pass does not even work out what the mentions depend on.
+    mentions_memories: ClassVar[bool] = False
     no_budget: ClassVar[str] = "this system keeps no startup budget the workbench can set"
     # The system's own modules of effects: `trust_module.prepare(target)` for decisions, and
     # `curation_module.promote / demote / pin / set_priority / merge_out / restore_part`. A function

@@ -28,6 +28,7 @@ class OpenClawSystem(BaseSystem):
     curation_module: ClassVar[ModuleType | None] = curation
     reader = OpenClawAdapter
     undo_steps: ClassVar[dict[str, UndoStep]] = {"section-move": curation.undo_section_move}
+    mentions_memories: ClassVar[bool] = True  # the daily logs
     no_budget: ClassVar[str] = (
         "OpenClaw's bootstrapMaxChars and bootstrapTotalMaxChars are settings of the OpenClaw gateway, not of the workspace the workbench opened"
     )
