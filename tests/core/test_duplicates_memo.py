@@ -13,7 +13,7 @@ import pytest
 from app.core.clock import FixedClock
 from app.core.curate import duplicates, set_join
 from app.core.curate.duplicates import NearMemo, NearMemoLost, find_duplicates
-from app.core.curate.passages import WordNumbers
+from app.core.curate.passages import Digested, WordNumbers
 from app.core.load.near import FILE_NAME, NearCache
 from app.core.locations import Locations
 from app.core.model import Memory, Source, Tier
@@ -198,17 +198,24 @@ def elsewhere(tmp_path: Path) -> Locations:
     return Locations(cache=tmp_path / "other-cache", data=tmp_path / "other-data", config=tmp_path / "other-config")
 
 
-def test_a_new_workbench_splits_no_text_for_duplicates_and_suggests_the_same(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+@pytest.fixture
+def split_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts this process splits into passages itself."""
     split: list[str] = []
     real = duplicates.digest_text
 
-    def counting(text: str, numbers: WordNumbers) -> object:
+    def counting(text: str, numbers: WordNumbers) -> Digested:
         split.append(text)
         return real(text, numbers)
 
     monkeypatch.setattr(duplicates, "digest_text", counting)
+    return split
+
+
+def test_a_new_workbench_splits_no_text_for_duplicates_and_suggests_the_same(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, split_here: list[str], tmp_path: Path
+) -> None:
+    split = split_here
     first = _suggestions(isolated_locations, clock, sample_copy)
     assert len(split) > 100 and any(kind == "merge" and "Near duplicates" in reason for kind, _, reason in first)
     split.clear()

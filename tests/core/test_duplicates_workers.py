@@ -10,9 +10,9 @@ import pytest
 
 from app.core.curate import duplicates
 from app.core.curate.duplicates import READING, NearMemo, find_duplicates
-from app.core.curate.passages import Digested, WordNumbers
+from app.core.curate.passages import Digested
 from bench.corpus import MemoryTexts
-from tests.core.test_duplicates_memo import Portfolio
+from tests.core.test_duplicates_memo import Portfolio, split_here  # noqa: F401 - a fixture
 
 
 @pytest.fixture(scope="module")
@@ -27,33 +27,18 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(duplicates.os, "cpu_count", lambda: 2)
 
 
-@pytest.fixture
-def split_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts this process splits itself."""
-    split: list[str] = []
-    real = duplicates.digest_text
-
-    def counting(text: str, numbers: WordNumbers) -> Digested:
-        split.append(text)
-        return real(text, numbers)
-
-    monkeypatch.setattr(duplicates, "digest_text", counting)
-    return split
-
-
 def crash(texts: list[str]) -> list[Digested]:
     os._exit(3)  # a worker that dies as an out-of-memory kill would leave it
 
 
 def test_workers_split_every_text_once_and_find_what_one_process_finds(
-    generated: dict[str, str], monkeypatch: pytest.MonkeyPatch, split_here: list[str]
+    generated: dict[str, str], monkeypatch: pytest.MonkeyPatch, small_batches: None, split_here: list[str]
 ) -> None:
-    alone = Portfolio(generated).run()
-    assert split_here and len(alone[1]) > 20
+    with monkeypatch.context() as one_core:
+        one_core.setattr(duplicates.os, "cpu_count", lambda: 1)
+        alone = Portfolio(generated).run()
+    assert len(split_here) == len(generated) and len(alone[1]) > 20  # one core: no pool, all split here
     split_here.clear()
-    monkeypatch.setattr(duplicates, "PARALLEL_TEXTS", 1)
-    monkeypatch.setattr(duplicates, "TEXTS_PER_BATCH", 50)
-    monkeypatch.setattr(duplicates.os, "cpu_count", lambda: 2)
     portfolio = Portfolio(generated)
     memo = NearMemo()
     reports: list[tuple[str, int, int]] = []
@@ -70,10 +55,3 @@ def test_a_pool_that_breaks_leaves_its_texts_to_this_process(generated: dict[str
     portfolio = Portfolio(generated)
     assert portfolio.run() == alone
     assert len(portfolio.read) == len(generated)  # each read once: none lost with the pool
-
-
-def test_no_pool_on_one_core(generated: dict[str, str], monkeypatch: pytest.MonkeyPatch, split_here: list[str]) -> None:
-    monkeypatch.setattr(duplicates, "PARALLEL_TEXTS", 1)
-    monkeypatch.setattr(duplicates.os, "cpu_count", lambda: 1)
-    Portfolio(generated).run()
-    assert len(split_here) == len(generated)

@@ -210,14 +210,14 @@ def test_a_write_after_a_warm_start_makes_the_parses_of_its_own_files_alone(
     _open(isolated_locations, clock, sample_copy)
     wb = _open(isolated_locations, clock, sample_copy)
     made: list[str] = []
-    real = snapshot._built
+    real = snapshot.built
 
     def spying(cls: type, values: dict[str, object], fields: set[str]) -> object:
         if cls is ParsedFile:
             made.append(str(values["rel"]))
         return real(cls, values, fields)
 
-    monkeypatch.setattr(snapshot, "_built", spying)
+    monkeypatch.setattr(snapshot, "built", spying)
     target = next(
         m
         for m in sorted(wb.memories, key=lambda m: m.id)

@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from app.core.model import Memory, TrustLevel
+from app.core.model import Memory, TrustLevel, built
 
 WEIGHTS: dict[str, float] = {"importance": 0.15, "trust": 0.15, "access": 0.40, "recency": 0.30}
 MAX_ACCESS = 10
@@ -238,29 +238,12 @@ def _as_validated(named: tuple[ComponentName, Part]) -> bool:
     return type(part.raw) in _PLAIN_RAW and type(part.note) is str and part.origin in _ORIGINS and type(part.value) in (int, float)
 
 
-# The slots every model has, set through their descriptors (cheaper than by name).
-_SET_DICT = BaseModel.__dict__["__dict__"].__set__
-_SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
-_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def _made(cls: type[_Frozen], values: dict[str, Any], fields_set: set[str]) -> Any:
-    model = object.__new__(cls)
-    _SET_DICT(model, values)
-    _SET_FIELDS(model, fields_set)
-    _SET_EXTRA(model, None)
-    _SET_PRIVATE(model, None)
-    return model
-
-
 def _unvalidated(fields: dict[str, Any]) -> Salience:
     """`Salience.model_validate(fields)` for fields of the plain types validation keeps as they are
     (`_build` checks): a salience pass makes 100,000 of these at 100,000 memories, and validating
     them was a third of a pass kept by content."""
-    fields["components"] = tuple(_made(SalienceComponent, component, _COMPONENT_FIELDS) for component in fields["components"])
-    salience: Salience = _made(Salience, fields, _SALIENCE_FIELDS)
-    return salience
+    fields["components"] = tuple(built(SalienceComponent, component, _COMPONENT_FIELDS) for component in fields["components"])
+    return built(Salience, fields, _SALIENCE_FIELDS)
 
 
 # ---- the inputs every system may use --------------------------------------------------------------

@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from app.core.load.findings import quiet
 from app.core.load.rows import rows_key
-from app.core.model import Entry, Memory, Problem, Relation, Source, Span, Tier, TrustLevel
+from app.core.model import SET_DICT, SET_EXTRA, SET_FIELDS, SET_PRIVATE, Entry, Memory, Problem, Relation, Source, Span, Tier, TrustLevel, built
 from app.core.reading.base import ParsedFile
 from app.core.review.queue import may_need_review
 
@@ -56,26 +56,6 @@ _RELATION_VALUES = itemgetter(*_RELATION_FIELDS)
 
 _ID = attrgetter("id")
 _new = object.__new__
-_set = object.__setattr__
-# The slots every model has, set through their descriptors: a third cheaper than by name, and a
-# warm start sets them some two million times.
-_SET_DICT = BaseModel.__dict__["__dict__"].__set__
-_SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
-_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def _built(cls: type[BaseModel], values: dict[str, Any], fields_set: set[str]) -> Any:
-    """A model from values this module encoded from a validated one: what validation would make,
-    without running it (a warm start builds a few hundred thousand of these). The fields-set is
-    every field, as a model decoded from its JSON has; models are frozen, so one set per class
-    serves (a copy gets its own)."""
-    model = _new(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", fields_set)
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
 
 
 _ALL = {cls: set(cls.model_fields) for cls in _MODELS}
@@ -143,9 +123,9 @@ _E_TRUST, _E_SPAN = _ENTRY_AT["trust"], _ENTRY_AT["span"]
 
 def decode_memories(rows: list[tuple[Any, ...]]) -> list[Memory]:
     """`encode_memories`'s rows as models. One loop with everything it touches bound locally and
-    `_built` written out, for spans too: this is a warm start's one long loop (five models a
+    `built` written out, for spans too: this is a warm start's one long loop (five models a
     memory), and a call per span made it a fifth slower at 100k memories."""
-    new, put_dict, put_fields, put_extra, put_private = _new, _SET_DICT, _SET_FIELDS, _SET_EXTRA, _SET_PRIVATE
+    new, put_dict, put_fields, put_extra, put_private = _new, SET_DICT, SET_FIELDS, SET_EXTRA, SET_PRIVATE
     memory_fields, entry_fields, tiers, trusts = _MEMORY_FIELDS, _ENTRY_FIELDS, _TIERS, _TRUSTS
     memory_set, entry_set, source_set, span_set = _MEMORY_SET, _ENTRY_SET, _SOURCE_SET, _SPAN_SET
     at_tier, at_trust, at_entries, at_source, at_span, at_relations = _T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS
@@ -194,7 +174,7 @@ def decode_memories(rows: list[tuple[Any, ...]]) -> list[Memory]:
             data["span"] = model
         relations = values[at_relations]
         if relations:
-            data["relations"] = tuple(_built(Relation, dict(zip(_RELATION_FIELDS, r, strict=True)), _ALL[Relation]) for r in relations)
+            data["relations"] = tuple(built(Relation, dict(zip(_RELATION_FIELDS, r, strict=True)), _ALL[Relation]) for r in relations)
         memory = new(cls_memory)
         put_dict(memory, data)
         put_fields(memory, memory_set)
@@ -205,7 +185,7 @@ def decode_memories(rows: list[tuple[Any, ...]]) -> list[Memory]:
 
 
 def _decode_problem(values: tuple[Any, ...]) -> Problem:
-    result: Problem = _built(Problem, dict(zip(_PROBLEM_FIELDS, values, strict=True)), _ALL[Problem])
+    result: Problem = built(Problem, dict(zip(_PROBLEM_FIELDS, values, strict=True)), _ALL[Problem])
     return result
 
 
@@ -299,7 +279,7 @@ class Parses(MutableMapping[str, ParsedFile]):
             _, own_rel, indexes, _ = value
             objects = self._objects
             data = {"rel": own_rel, "memories": [objects[i] for i in indexes], "problems": list(self._problems.get(rel, ()))}
-            value = self._items[rel] = _built(ParsedFile, data, _ALL[ParsedFile])
+            value = self._items[rel] = built(ParsedFile, data, _ALL[ParsedFile])
         return value
 
     def __setitem__(self, rel: str, parsed: ParsedFile) -> None:
