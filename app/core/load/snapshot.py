@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import mmap
 import os
 import struct
 import tempfile
@@ -303,9 +304,8 @@ class Parses(MutableMapping[str, ParsedFile]):
         return Parses(items, self._objects, self._problems)
 
 
-def _blobs(body: bytes) -> Iterator[Any]:
+def _blobs(view: memoryview) -> Iterator[Any]:
     """The values of a run of length-prefixed marshal blobs, one at a time."""
-    view = memoryview(body)
     at = 0
     while at < len(view):
         (length,) = _LENGTH.unpack_from(view, at)
@@ -333,8 +333,11 @@ class Snapshot:
             with open(self.path, "rb") as handle:
                 if handle.read(len(head)) != head:
                     return None  # another load's or another version's: not even decoded
-                body = handle.read()
-            blobs = _blobs(body)
+                # Mapped, not read: marshal copies what it decodes, and copying 80 MB (100,000
+                # memories) into a new buffer first cost a tenth of a second. The file is only ever
+                # replaced whole (`save` renames), never cut short under a mapping; the mapping
+                # goes with the last view of it, when this returns.
+                blobs = _blobs(memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))[len(head) :])
             count, made_on = next(blobs)
             return [_decode_part(blobs) for _ in range(count)], date.fromisoformat(made_on)
         except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, StopIteration, struct.error):

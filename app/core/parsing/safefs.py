@@ -39,6 +39,10 @@ class FileRef(NamedTuple):
     mtime_ns: int
 
 
+# A FileRef made from its values in C; the named tuple's own __new__ is a Python call.
+_new_ref = tuple.__new__
+
+
 class UnsafeFile(Exception):
     """A file we refuse to read; the message says why."""
 
@@ -127,9 +131,10 @@ def walk_files(
             if not S_ISREG(st.st_mode):
                 problems.append(Problem(path=display_name(rel), message=f"not a regular file ({_kind(st.st_mode)})", kept="skipped without opening"))
                 continue
-            shown = display_name(rel)
+            # The usual name needs no escaping: tested here, not in a call per file (100,000 at the largest).
+            shown = rel if rel.isascii() and rel.isprintable() else display_name(rel)
             escaped = escaped or shown is not rel
-            files.append(FileRef(prefix + shown, entry.path, st.st_size, st.st_mtime_ns))
+            files.append(_new_ref(FileRef, (prefix + shown, entry.path, st.st_size, st.st_mtime_ns)))
         # Folders go on the stack last first, so the first is walked next. Files come out sorted
         # by their shown path: the order of their names unless a name had to be escaped.
         stack.extend(reversed(folders))
