@@ -5,6 +5,7 @@ snapshot, and the load reads the per-file caches as before."""
 
 from __future__ import annotations
 
+import marshal
 import os
 from datetime import date, timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from app.core.clock import FixedClock
 from app.core.load import codec, findings, pipeline, snapshot
 from app.core.locations import Locations
+from app.core.model import replaced
 from app.core.reading.base import ParsedFile
 from app.core.workbench import Workbench
 
@@ -352,3 +354,32 @@ def test_a_writes_parse_reaches_the_parse_cache_at_close(
     # Closed, every file comes from the parse cache; else the written one is parsed again.
     assert (calls.parsed, calls.decoded > 0) == (0 if closed else 1, True)
     assert after.memory(target.id).tier.value == "hot" and after.memories == wb.memories
+
+
+def _fresh(text: str) -> str:
+    """An equal string that is another object."""
+    return (text + ".")[:-1]
+
+
+def test_strings_that_recur_between_memories_come_back_as_one_object(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """marshal writes an object it has already written as a reference, and reads it back as that one
+    object: a system's name, a native field's name and its short values, a tag, kept once per blob,
+    make no new string per memory on a warm start. Long values (a description) stay each their own."""
+    memory = next(m for m in _open(isolated_locations, clock, sample_copy).memories if m.system == "dollhouse" and m.fields and m.tags)
+    copies = [
+        replaced(
+            memory,
+            id=f"{memory.id}-{n}",
+            system=_fresh(memory.system),
+            tags=tuple(map(_fresh, memory.tags)),
+            fields={_fresh(k): _fresh(v) if isinstance(v, str) else v for k, v in memory.fields.items()} | {"note": _fresh("x" * 100)},
+        )
+        for n in range(2)
+    ]
+    one, other = snapshot.decode_memories(marshal.loads(marshal.dumps(snapshot.encode_memories(copies))))
+    assert [one, other] == copies
+    assert one.system is other.system and all(a is b for a, b in zip(one.tags, other.tags, strict=True))
+    assert all(a is b for a, b in zip(one.fields, other.fields, strict=True))
+    short = [key for key, value in one.fields.items() if isinstance(value, str) and len(value) <= 64]
+    assert short and all(one.fields[key] is other.fields[key] for key in short)
+    assert one.fields["note"] == other.fields["note"] and one.fields["note"] is not other.fields["note"]

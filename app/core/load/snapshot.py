@@ -57,6 +57,11 @@ _RELATION_VALUES = itemgetter(*_RELATION_FIELDS)
 
 _ID = attrgetter("id")
 _new = object.__new__
+# The memory's and the entry's string fields whose values recur between memories, and how long a
+# native field's string may be to be looked for among those seen.
+_T_SHARED = tuple(_AT[name] for name in ("system", "portfolio", "domain", "kind", "created", "updated"))
+_E_SHARED = tuple(_ENTRY_AT[name] for name in ("id", "timestamp", "source"))
+_SHARED_CHARS = 64
 
 
 _ALL = {cls: set(cls.model_fields) for cls in _MODELS}
@@ -72,13 +77,25 @@ def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
     memory_values, entry_values, relation_values = _MEMORY_VALUES, _ENTRY_VALUES, _RELATION_VALUES
     at_tier, at_trust, at_entries, at_source, at_span, at_relations, at_fields = _T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS, _AT["fields"]
     entry_trust, entry_span = _E_TRUST, _E_SPAN
+    at_shared, at_tags = _T_SHARED, _AT["tags"]
+    # Strings that recur from memory to memory (a system's name, a field's name, `body`, a tag) as
+    # one object each: marshal writes an object it has seen as a reference to it, and reading a
+    # reference back makes no new string (a warm start at 100,000 memories read a seventh faster).
+    common: dict[str, str] = {}
+    one = common.setdefault
     out: list[tuple[Any, ...]] = []
     append = out.append
     for memory in memories:
         data = memory.__dict__  # read by key: a model's attribute lookup walks its classes first
         values = list(memory_values(data))
+        for at in at_shared:
+            value = values[at]
+            if value is not None:
+                values[at] = one(value, value)
         values[at_tier] = data["tier"].value
         values[at_trust] = data["trust"].value
+        if values[at_tags]:
+            values[at_tags] = tuple(one(tag, tag) for tag in values[at_tags])
         entries = []
         for entry in data["entries"]:
             fields = entry.__dict__
@@ -88,10 +105,14 @@ def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
                 row[entry_trust] = trust.value
             if span is not None:
                 row[entry_span] = (span.__dict__["start"], span.__dict__["end"])
+            for at in _E_SHARED:
+                value = row[at]
+                if value is not None:
+                    row[at] = one(value, value)
             entries.append(tuple(row))
         values[at_entries] = tuple(entries)
         source, span = data["source"].__dict__, data["span"]
-        values[at_source] = (source["path"], source["row"], source["table"])
+        values[at_source] = (one(source["path"], source["path"]), source["row"], source["table"] and one(source["table"], source["table"]))
         if span is not None:
             values[at_span] = (span.__dict__["start"], span.__dict__["end"])
         if data["relations"]:
@@ -99,13 +120,17 @@ def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
         native = data["fields"]
         if native:
             # Native fields repeat the memory's own values (its name, dates, hash): as the same
-            # objects, marshal writes them once and reads them back as one string each.
+            # objects, marshal writes them once and reads them back as one string each. Short
+            # ones recur between memories too (a version, an author, a scope).
             same = {}
             for key in ("name", "sha256", "description", "created", "updated", "domain", "kind"):
-                value = data[key]
+                value = values[_AT[key]]
                 if value:
                     same[value] = value
-            values[at_fields] = {key: same.get(value, value) if type(value) is str else value for key, value in native.items()}
+            values[at_fields] = {
+                one(key, key): (same.get(value) or (one(value, value) if len(value) <= _SHARED_CHARS else value)) if type(value) is str else value
+                for key, value in native.items()
+            }
         append(tuple(values))
     return out
 
