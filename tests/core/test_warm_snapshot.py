@@ -163,6 +163,34 @@ def test_another_day_takes_the_snapshot_and_places_its_memories_for_that_day(
     assert any(m.tier != tiers[m.id] and m.kind == "log" for m in next_day.memories)
 
 
+def _index_message(locations: Locations, clock: FixedClock, root: Path) -> str:
+    wb = Workbench(locations, clock=clock, workers=1)
+    result = wb.open([root])
+    assert wb._pipeline.restored  # type: ignore[union-attr]
+    assert wb.search("release").hits  # the index answers, whatever the phase did
+    wb.close()
+    return next(p.message for p in result.timeline.phases if p.name == "index")
+
+
+def test_another_day_where_nothing_moves_leaves_the_index_as_it_was_fed(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """The index is fed what the memories are made from. On another day where placing moves no
+    memory, they are the very memories of the day the snapshot was made: the index is not hashed
+    again. Where a log moves (the day after the sample's day), it is, and the moved log updated."""
+    quiet = FixedClock(clock.now() + timedelta(days=30))  # no log is hot any more, nor the day after
+    _open(isolated_locations, quiet, sample_copy)
+    wb = Workbench(isolated_locations, clock=quiet, workers=1)
+    wb.open([sample_copy])  # builds the index, fed on the snapshot's day
+    wb.close()
+    assert "opened at the first search" in _index_message(isolated_locations, FixedClock(quiet.now() + timedelta(days=1)), sample_copy)
+
+    moving = Locations(cache=isolated_locations.cache / "moving", data=isolated_locations.data, config=isolated_locations.config)
+    wb = Workbench(moving, clock=clock, workers=1)
+    wb.open([sample_copy])
+    wb.close()
+    message = _index_message(moving, FixedClock(clock.now() + timedelta(days=1)), sample_copy)
+    assert "opened at the first search" not in message and "0 changed" not in message
+
+
 def test_a_system_whose_finalize_is_its_own_takes_no_snapshot_from_another_day(
     sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,7 +20,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
-from operator import attrgetter
+from operator import attrgetter, is_not
 from pathlib import Path
 from typing import TypedDict, TypeVar, cast
 
@@ -528,8 +528,10 @@ class Pipeline:
             for work in works:
                 work.stamp = None
             return False
+        moved = False
         for work, part in zip(works, parts, strict=True):
             work.memories = work.adapter.placed(work.ctx, part.memories) if another_day else part.memories
+            moved = moved or (another_day and any(map(is_not, work.memories, part.memories)))
             work.findings = part.findings
             if part.parses is not None:
                 work._parses_later = part.parses
@@ -540,7 +542,10 @@ class Pipeline:
             for rel in part.troubled:
                 work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
             self.keys.remember(work.memories, part.keys)  # placing again changes no content
-        self.inputs = on_day(inputs, today)
+        # What the memories are made from, for the index: on another day where placing moved none
+        # (`placed` gives back the very objects), they are those of the day the snapshot was made,
+        # and an index fed then is up to date without hashing every memory again.
+        self.inputs = on_day(inputs, today if moved or made_on is None else made_on)
         return True
 
     def _part(self, work: _Work) -> Part:
