@@ -411,3 +411,16 @@ def test_strings_that_recur_between_memories_come_back_as_one_object(sample_copy
     short = [key for key, value in one.fields.items() if isinstance(value, str) and len(value) <= 64]
     assert short and all(one.fields[key] is other.fields[key] for key in short)
     assert one.fields["note"] == other.fields["note"] and one.fields["note"] is not other.fields["note"]
+
+
+def test_a_file_system_that_cannot_map_the_snapshot_has_it_read(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _open(isolated_locations, clock, sample_copy).memories
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(snapshot.mmap, "mmap", refuse)
+    wb = _open(isolated_locations, clock, sample_copy)
+    assert wb._pipeline.restored and wb.memories == expected  # type: ignore[union-attr]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel
 
@@ -329,6 +329,18 @@ class Parses(MutableMapping[str, ParsedFile]):
         return Parses(items, self._objects, self._problems)
 
 
+def _body(handle: BinaryIO, start: int) -> memoryview:
+    """The file's bytes from `start`, mapped rather than read: marshal copies what it decodes, and
+    copying 80 MB (100,000 memories) into a new buffer first cost a tenth of a second. The file is
+    only ever replaced whole (`Snapshot.save` renames), never cut short under a mapping, and the
+    mapping goes with the last view of it. A file system that cannot map files has it read."""
+    try:
+        return memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))[start:]
+    except (OSError, ValueError):
+        handle.seek(start)
+        return memoryview(handle.read())
+
+
 def _blobs(view: memoryview) -> Iterator[Any]:
     """The values of a run of length-prefixed marshal blobs, one at a time."""
     at = 0
@@ -358,11 +370,7 @@ class Snapshot:
             with open(self.path, "rb") as handle:
                 if handle.read(len(head)) != head:
                     return None  # another load's or another version's: not even decoded
-                # Mapped, not read: marshal copies what it decodes, and copying 80 MB (100,000
-                # memories) into a new buffer first cost a tenth of a second. The file is only ever
-                # replaced whole (`save` renames), never cut short under a mapping; the mapping
-                # goes with the last view of it, when this returns.
-                blobs = _blobs(memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))[len(head) :])
+                blobs = _blobs(_body(handle, len(head)))
             count, made_on = next(blobs)
             return [_decode_part(blobs) for _ in range(count)], date.fromisoformat(made_on)
         except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, StopIteration, struct.error):
