@@ -8,7 +8,8 @@ it, and SQLite FTS5 (standard library, in memory) indexing the same texts (every
 and every database row's content): a floor for cold start, which reads, parses, scans and indexes.
 
 Measured: cold start (no cache; the corpus in the OS cache), warm start (median of 3 new workbenches
-on the same cache; and once on the next day's clock, the first start of a day), `review_queue()` (as
+on the same cache in this process, and of 3 in new processes, which also import what a load needs
+on a heap new to them; and once on the next day's clock, the first start of a day), `review_queue()` (as
 the first call after a warm start; after `trusts()`, which works out the same memories that may need
 review; then again), `suggestions()`,
 `trusts()` (every memory's effective trust: first, kept, and after a ledger-only flag, beside
@@ -107,9 +108,9 @@ def fts5(root: Path) -> float:
 
 # -- the workbench ----------------------------------------------------------------------------------
 
-# A cold open in a child process, by whatever `app` package is first on its path: the same calls
-# have opened a workbench since the first release.
-_COLD_OPEN = """
+# An open in a child process, by whatever `app` package is first on its path (cold on a new state
+# folder, warm on a kept one): the same calls have opened a workbench since the first release.
+_OPEN = """
 import json, sys, time
 from pathlib import Path
 from app.core.locations import Locations
@@ -135,7 +136,7 @@ def reference_cold(rev: str, corpus: Path) -> tuple[float, int] | None:
     state = Path(tempfile.mkdtemp(prefix="memwb-scale-ref-"))
     try:
         env = {**os.environ, "PYTHONPATH": str(root)}
-        done = subprocess.run([sys.executable, "-c", _COLD_OPEN, str(corpus), str(state)], env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-c", _OPEN, str(corpus), str(state)], env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
         if done.returncode != 0:
             print(f"  the cold start at {rev} failed: {done.stderr.strip().splitlines()[-1:]}")
             return None
@@ -143,6 +144,19 @@ def reference_cold(rev: str, corpus: Path) -> tuple[float, int] | None:
         return float(answer["seconds"]), int(answer["memories"])
     finally:
         shutil.rmtree(state, ignore_errors=True)
+
+
+def warm_in_new_processes(corpus: Path, state: Path, runs: int = 3) -> list[float]:
+    """Seconds of `Workbench.open` in each of `runs` new processes on the kept cache: what starting
+    the app costs, with the modules a load imports on its way and a heap that is new to the process."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    seconds = []
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, "-c", _OPEN, str(corpus), str(state)], env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True, check=True
+        )
+        seconds.append(float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"]))
+    return seconds
 
 
 class NextDay(SystemClock):
@@ -229,6 +243,8 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
                 wb.close()
         warm_phases = ", ".join(f"{p.name} {p.duration_ms / 1000:.2f}" for p in warm.timeline.phases)
         rows.append((f"warm start ({count / statistics.median(warms):,.0f} memories/s)", statistics.median(warms), "stat walk", stat_s))
+        fresh = warm_in_new_processes(corpus, state)
+        rows.append(("warm start in a new process (median of 3)", statistics.median(fresh), "stat walk", stat_s))
         trusts_s, trusts = timed(wb.trusts)
         rows.append((f"trusts() first after a warm start ({len(trusts):,} memories)", trusts_s, "stat walk", stat_s))
         severities_s, _ = timed(wb.finding_severities)
@@ -267,7 +283,7 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
         ratio = seconds / anchor_s if anchor_s else float("nan")
         print(f"{name:<{width}} {seconds:9.3f}   {anchor:<15} {anchor_s:8.3f} {ratio:8.1f}x")
     print(f"cold phases (s): {phases}")
-    print(f"warm phases (s): {warm_phases}; warm starts {', '.join(f'{w:.2f}' for w in warms)}")
+    print(f"warm phases (s): {warm_phases}; warm starts {', '.join(f'{w:.2f}' for w in warms)}; in new processes {', '.join(f'{w:.2f}' for w in fresh)}")
     print(
         f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; load average {os.getloadavg()[0]:.1f} (on a shared machine, read the ratios)"
     )
