@@ -77,10 +77,10 @@ def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
     memory_values, entry_values, relation_values = _MEMORY_VALUES, _ENTRY_VALUES, _RELATION_VALUES
     at_tier, at_trust, at_entries, at_source, at_span, at_relations, at_fields = _T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS, _AT["fields"]
     entry_trust, entry_span = _E_TRUST, _E_SPAN
-    at_shared, at_tags = _T_SHARED, _AT["tags"]
+    at_shared, at_tags, entry_shared = _T_SHARED, _AT["tags"], _E_SHARED
     # Strings that recur from memory to memory (a system's name, a field's name, `body`, a tag) as
     # one object each: marshal writes an object it has seen as a reference to it, and reading a
-    # reference back makes no new string (a warm start at 100,000 memories read a seventh faster).
+    # reference back makes no new string (marshal read 100,000 memories a seventh faster).
     common: dict[str, str] = {}
     one = common.setdefault
     out: list[tuple[Any, ...]] = []
@@ -105,7 +105,7 @@ def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
                 row[entry_trust] = trust.value
             if span is not None:
                 row[entry_span] = (span.__dict__["start"], span.__dict__["end"])
-            for at in _E_SHARED:
+            for at in entry_shared:
                 value = row[at]
                 if value is not None:
                     row[at] = one(value, value)
