@@ -185,40 +185,51 @@ class Observed:
     facts: Mapping[str, Any] | None = None
 
 
-def _component(name: ComponentName, part: Part) -> dict[str, Any]:
+def _component(name: ComponentName, value: float, origin: Origin, raw: float | int | str | None, note: str) -> dict[str, Any]:
     """One component's fields, as validation leaves them (see _build)."""
     weight = WEIGHTS[name]
     return {
         "component": name,
-        "value": float(round(part.value, 6)),
+        "value": float(round(value, 6)),
         "weight": weight,
-        "contribution": float(round(part.value * weight, 6)),
-        "origin": part.origin,
-        "raw": part.raw,
-        "note": part.note,
+        "contribution": float(round(value * weight, 6)),
+        "origin": origin,
+        "raw": raw,
+        "note": note,
     }
 
 
 def _build(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:
     importance, trust, usage = inputs.importance, inputs.trust, inputs.usage
-    score = salience_formula(importance.value, trust.value, usage.count, usage.last, now)
-    access = Part(min(1.0, usage.count / MAX_ACCESS), usage.origin, usage.count, usage.note)
-    if usage.last is None:
-        recency = Part(0.0, usage.origin, None, "never accessed: recency 0")
-        days = None
+    count, last, origin, note = usage.count, usage.last, usage.origin, usage.note
+    score = salience_formula(importance.value, trust.value, count, last, now)
+    # Access and recency come from the usage: their components are made from its values here,
+    # without a Part each (a salience pass makes 100,000 of them).
+    if last is None:
+        recency, recency_raw, recency_note, days = 0.0, None, "never accessed: recency 0", None
     else:
-        days = days_since(usage.last, now)
-        recency = Part(2 ** (-days / HALF_LIFE_DAYS), usage.origin, round(days, 2), f"{days:.1f} days since the last access, half-life {HALF_LIFE_DAYS:g} days")
-    parts: tuple[tuple[ComponentName, Part], ...] = (("importance", importance), ("trust", trust), ("access", access), ("recency", recency))
+        days = days_since(last, now)
+        recency, recency_raw, recency_note = (
+            2 ** (-days / HALF_LIFE_DAYS),
+            round(days, 2),
+            f"{days:.1f} days since the last access, half-life {HALF_LIFE_DAYS:g} days",
+        )
     fields = {
         "id": memory.id,
         "score": score,
-        "access": usage.count,
-        "last_access": usage.last.isoformat() if usage.last else None,
+        "access": count,
+        "last_access": last.isoformat() if last else None,
         "days_since_access": round(days, 3) if days is not None else None,
-        "components": tuple(_component(name, part) for name, part in parts),
+        "components": (
+            _component("importance", importance.value, importance.origin, importance.raw, importance.note),
+            _component("trust", trust.value, trust.origin, trust.raw, trust.note),
+            _component("access", min(1.0, count / MAX_ACCESS), origin, count, note),
+            _component("recency", recency, origin, recency_raw, recency_note),
+        ),
     }
-    if type(usage.count) is int and type(score) is float and all(map(_as_validated, parts)):
+    # The access and recency parts are plain when the count is an int and the usage's origin and
+    # note are (their values are floats, their raw values an int, a float or None).
+    if type(count) is int and type(score) is float and origin in _ORIGINS and type(note) is str and _as_validated(importance) and _as_validated(trust):
         return _unvalidated(fields)
     # Anything else (a plugin's bool or float count, an unknown origin) as validation has it: one
     # validation per salience, its components inside it (in pydantic's core).
@@ -233,8 +244,7 @@ _COMPONENT_FIELDS = set(SalienceComponent.model_fields)
 _SALIENCE_FIELDS = set(Salience.model_fields)
 
 
-def _as_validated(named: tuple[ComponentName, Part]) -> bool:
-    part = named[1]
+def _as_validated(part: Part) -> bool:
     return type(part.raw) in _PLAIN_RAW and type(part.note) is str and part.origin in _ORIGINS and type(part.value) in (int, float)
 
 

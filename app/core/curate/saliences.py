@@ -159,11 +159,14 @@ def salience_all(
     if mentions is None:
         mentions = log_mentions(memories, text_of, kept) if text_of is not None else {}
     out: dict[str, Salience] = {}
+    # What most memories observe (no mention, no text asked for), made once: it is frozen.
+    plain = Observed(access_log=access_log)
     for memory in memories:
         system = registry.system(memory.system)
         text, facts = None, None
         if text_of is not None and system.wants_text(memory):
             text, facts = _facts(memory, text_of, kept)
-        observed = Observed(access_log=access_log, mentions=mentions.get(memory.id, ()), text=text, facts=facts)
+        mentioned = mentions.get(memory.id, ())
+        observed = plain if not mentioned and text is None and facts is None else Observed(access_log=access_log, mentions=mentioned, text=text, facts=facts)
         out[memory.id] = from_inputs(memory, system.salience_inputs(memory, observed), now)
     return out
