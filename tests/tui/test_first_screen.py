@@ -133,3 +133,37 @@ async def test_what_a_screen_builds_from_a_load_is_kept_out_of_the_collectors_si
         await settle(app, pilot)
         assert app._kept == {("browse", 1), ("review", 1)}
     gc.unfreeze()
+
+
+class SlowSaliences(Workbench):
+    """A workbench whose salience pass waits until the test lets it go."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.go = threading.Event()
+
+    def saliences(self) -> Any:
+        assert self.go.wait(30), "the test never let the saliences go"
+        return super().saliences()
+
+
+async def test_once_read_the_first_screen_says_it_works_out_saliences(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """Between the end of the load and the load's own rows, the status says what is left to do,
+    not the load's last phase."""
+    first = make_app(isolated_locations, clock, sample_copy)
+    async with first.run_test(size=(160, 48)) as pilot:
+        await settle(first, pilot)
+        count = len(first.workbench.memories)
+
+    wb = SlowSaliences(isolated_locations, clock=clock)
+    app = MemoryWorkbenchApp(wb, [sample_copy])
+    async with app.run_test(size=(160, 48)) as pilot:
+        for _ in range(400):
+            if not app.loading and app.generation == 1:
+                break
+            await pilot.pause()
+        await pilot.pause()
+        assert status(app) == f"Loading… working out saliences · showing the {count} memories listed last time"
+        wb.go.set()
+        await settle(app, pilot)
+        assert status(app).startswith(f"{count} of {count} memories")

@@ -214,6 +214,9 @@ class BrowseScreen(WorkbenchScreen):
 
     def _on_generation(self, generation: int) -> None:
         if generation > 0 and generation != self._loaded_generation:
+            if not self._loaded_generation:
+                # The load is read; its rows wait for every memory's salience (seconds at 100,000).
+                self._status(Text(f"Loading… working out saliences{self._listed_note()}"))
             self.read_rows(generation)
 
     def on_memories_changed(self, message: MemoriesChanged) -> None:
