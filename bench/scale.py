@@ -135,8 +135,7 @@ def reference_cold(rev: str, corpus: Path) -> tuple[float, int] | None:
         return None
     state = Path(tempfile.mkdtemp(prefix="memwb-scale-ref-"))
     try:
-        env = {**os.environ, "PYTHONPATH": str(root)}
-        done = subprocess.run([sys.executable, "-c", _OPEN, str(corpus), str(state)], env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+        done = _open_in_child(root, corpus, state)
         if done.returncode != 0:
             print(f"  the cold start at {rev} failed: {done.stderr.strip().splitlines()[-1:]}")
             return None
@@ -149,14 +148,18 @@ def reference_cold(rev: str, corpus: Path) -> tuple[float, int] | None:
 def warm_in_new_processes(corpus: Path, state: Path, runs: int = 3) -> list[float]:
     """Seconds of `Workbench.open` in each of `runs` new processes on the kept cache: what starting
     the app costs, with the modules a load imports on its way and a heap that is new to the process."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     seconds = []
     for _ in range(runs):
-        done = subprocess.run(
-            [sys.executable, "-c", _OPEN, str(corpus), str(state)], env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True, check=True
-        )
+        done = _open_in_child(Path(__file__).resolve().parents[1], corpus, state)
+        done.check_returncode()
         seconds.append(float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"]))
     return seconds
+
+
+def _open_in_child(root: Path, corpus: Path, state: Path) -> subprocess.CompletedProcess[str]:
+    """`_OPEN` run by the `app` package under `root` (its last line: the open's seconds and memories)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-c", _OPEN, str(corpus), str(state)], env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
 
 
 class NextDay(SystemClock):
