@@ -272,7 +272,7 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
     parser = build_open_parser()
     _check_options(parser, argv)
     args = _parse(parser, argv)
-    from app.cli.commands import cmd_open
+    from app.cli.opening import cmd_open
 
     return args, cmd_open
 

@@ -5,57 +5,22 @@ Textual face as well, and only then."""
 from __future__ import annotations
 
 import argparse
-import os
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from app.cli.common import CHANGES, DECISIONS, FAILED, USAGE, UsageError, emit_json, fail, say
+from app.cli.common import CHANGES, DECISIONS, FAILED, USAGE, emit_json, fail, say
+from app.cli.opening import locations_from, resolve_paths
 from app.core.budget import WhatIf
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
-from app.core.config import Settings, load_settings
 from app.core.inert import inert, one_line
 from app.core.load.pipeline import LoadResult
-from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem
 from app.core.review.finding import Finding
 from app.core.review.trust import EffectiveTrust
 from app.core.search import QuerySyntaxError
 from app.core.workbench import UnknownMemory, Workbench
-
-
-def _locations(args: argparse.Namespace) -> Locations:
-    base = Locations.from_env()
-    return Locations(
-        cache=args.cache_dir or base.cache,
-        data=args.data_dir or base.data,
-        config=args.config_dir or base.config,
-    )
-
-
-def _resolve_paths(args: argparse.Namespace, locations: Locations, problems: list[Problem], settings: Settings | None = None) -> tuple[list[Path], str]:
-    """The paths to open and a note on where they came from (the settings are read here unless
-    given). A PATH given on the command line that does not exist, or paths none of which holds a
-    portfolio, are a usage error: nothing is opened, and the error names each path."""
-    if args.paths:
-        paths = [Path(p) for p in args.paths]
-        unreadable = Workbench.check_paths(paths)
-        missing = [problem for problem in unreadable if not os.path.lexists(problem.path)]
-        # A path that is not there is a typo. One that is there but holds nothing recognisable (a
-        # damaged store, say) stops the command only when no other path holds a portfolio; beside
-        # one that does, it is a problem of the scan, and the rest is read.
-        if missing or (unreadable and len(unreadable) >= len(paths)):
-            raise UsageError("\n".join(f"{problem.path}: {problem.message}" for problem in (missing or unreadable)))
-        return paths, ""
-    if settings is None:
-        settings = load_settings(locations.config, problems)
-    if settings.portfolios:
-        return [Path(p).expanduser() for p in settings.portfolios], ""
-    sample = Workbench.default_paths()
-    return sample, f"no PATH given and no portfolio configured: opening the bundled sample portfolio ({sample[0]})"
-
 
 # -- scan ---------------------------------------------------------------------------------------
 
@@ -155,9 +120,9 @@ def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
 
 def _load(args: argparse.Namespace, *, index: bool = False, use_cache: bool = True) -> tuple[Workbench, LoadResult, list[Problem]]:
     """The workbench opened on the command's paths; problems of the settings file are said and returned."""
-    locations = _locations(args)
+    locations = locations_from(args)
     problems: list[Problem] = []
-    paths, note = _resolve_paths(args, locations, problems)
+    paths, note = resolve_paths(args, locations, problems)
     if note:
         say(note)
     for problem in problems:
@@ -344,7 +309,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    workbench = _load(args, index=False)[0] if args.paths else Workbench(_locations(args))
+    workbench = _load(args, index=False)[0] if args.paths else Workbench(locations_from(args))
     decisions = workbench.history(args.id)
     if args.json:
         emit_json({"id": args.id, "decisions": [d.model_dump(mode="json") for d in decisions]})
@@ -404,7 +369,7 @@ def cmd_change(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    workbench = _open(args) if args.paths else Workbench(_locations(args))
+    workbench = _open(args) if args.paths else Workbench(locations_from(args))
     workbench.refresh_after_writes(False)
     try:
         outcome = workbench.undo(args.change, reason=args.reason, dry_run=args.dry_run)
@@ -414,7 +379,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def cmd_relink(args: argparse.Namespace) -> int:
-    workbench = Workbench(_locations(args))
+    workbench = Workbench(locations_from(args))
     try:
         old, new = workbench.relink(args.old, args.new)
     except ChangeError as error:
@@ -494,27 +459,6 @@ def cmd_discover(args: argparse.Namespace) -> int:
         return 0
     print(_table([(r.system, inert(r.name, keep_newlines=False), one_line(r.root, 80)) for r in refs], ("system", "portfolio", "root")))
     return 0
-
-
-# -- open the workbench -------------------------------------------------------------------------
-
-
-def cmd_open(args: argparse.Namespace) -> int:
-    locations = _locations(args)
-    problems: list[Problem] = []
-    settings = load_settings(locations.config, problems)
-    paths, note = _resolve_paths(args, locations, problems, settings)
-    for problem in problems:
-        say(str(problem))
-    from app.tui.app import MemoryWorkbenchApp  # the UI is loaded only when it is shown
-
-    workbench = Workbench(locations)
-    app = MemoryWorkbenchApp(workbench, paths, notice=note, theme=args.theme or settings.theme, keymap=settings.keymap, warnings=problems)
-    try:
-        app.run()
-    finally:
-        workbench.close()
-    return app.exit_status
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -41,6 +41,8 @@ def _is_benign_format(text: str, index: int, code: int) -> bool:
 
 def inert(text: str, *, keep_newlines: bool = True) -> str:
     """Text safe to print or render: every control or invisible character made visible."""
+    if text.isascii() and text.isprintable():
+        return text  # space to tilde only: nothing to make visible (most text, tested in C)
     out: list[str] = []
     for index, ch in enumerate(text):
         code = ord(ch)

@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from datetime import date
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app.core import paths as given_paths
+from app.core import review
+from app.core import search as engine
 from app.core.budget import BudgetPlan, WhatIf, plan_budgets
 from app.core.change.applier import Applier
 from app.core.change.errors import ChangeError
@@ -35,23 +38,25 @@ from app.core.load.derived import DerivedCache
 from app.core.load.near import kept_run
 from app.core.load.parse_worker import frozen_after, gc_paused
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
-from app.core.load.rows import ListedRows, RowStore
-from app.core.locations import Locations, sample_portfolio
+from app.core.load.rows import ListedRows, RowStore, listed_rows
+from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline, TrustLevel
 from app.core.reading.base import Capabilities, DatabaseAdapter
-from app.core.reading.discovery import discover, standard_locations
-from app.core.review.detector import scan_memory, worst
-from app.core.review.finding import Category, Finding, Severity
+from app.core.reading.discovery import standard_locations
+from app.core.review.finding import Category, Finding, Severity, worst
 from app.core.review.ledger import Decision, OpenPortfolio, TrustAction, root_identity
 from app.core.review.masking import mask_values, secret_values
 from app.core.review.queue import ReviewItem, may_need_review, review_queue
 from app.core.review.relinks import add_relink, read_relinks
 from app.core.review.trust import EffectiveTrust, effective_trusts
-from app.core.search import Hit, SearchIndex, SearchResult, fallback_search
+from app.core.search import Hit, SearchResult
 from app.core.storage.touched import Row
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
 from app.core.systems.registry import adapter as adapter_for
+
+if TYPE_CHECKING:
+    from app.core.search.index import SearchIndex
 
 # Rows of a database read together when a pass over the memories asks for one of them.
 READ_AHEAD = 500
@@ -128,15 +133,13 @@ class Workbench:
 
     @staticmethod
     def default_paths() -> list[Path]:
-        return [sample_portfolio()]
+        return given_paths.default_paths()
 
     @staticmethod
-    def check_paths(paths: Iterable[Path | str]) -> list[Problem]:
+    def check_paths(given: Iterable[Path | str]) -> list[Problem]:
         """The given paths that name nothing to read, each as a Problem naming it: not there, or no
         portfolio at it or two folder levels below. Empty when every path holds a portfolio."""
-        problems: list[Problem] = []
-        discover([Path(p) for p in paths], problems)
-        return problems
+        return given_paths.check_paths(given)
 
     def open(
         self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True, index: bool = True, index_later: bool = False
@@ -271,7 +274,7 @@ class Workbench:
         if self._index is None or self._index.folder != folder:
             self.close()
             # nice: a first build in the background must not slow the screen down
-            self._index = SearchIndex(self.locations.ensure_private(folder), nice=5)
+            self._index = engine.SearchIndex(self.locations.ensure_private(folder), nice=5)
         return self._index
 
     def _open_pending_index(self) -> None:
@@ -359,7 +362,7 @@ class Workbench:
         self._catch_up_index()
         if self._index is not None and self._index_ready:
             return self._index.search(query, limit=limit)
-        return fallback_search(self.memories, query, limit)
+        return engine.fallback_search(self.memories, query, limit)
 
     def more_like_this(self, memory_id: str, *, limit: int = 10) -> list[Hit]:
         self.memory(memory_id)
@@ -390,7 +393,7 @@ class Workbench:
         """The rows a face listed for these paths last time (`keep_listed_rows`), by column and in
         the order it named, to show while the load runs; no columns when there are none. Only a
         picture: nothing is decided from it."""
-        return RowStore(self.locations.cache / "rows").load(paths)
+        return listed_rows(self.locations, paths)
 
     def keep_listed_rows(self, rows: ListedRows) -> None:
         """Keep the rows a face lists for the paths open now (app.core.load.rows.COLUMNS), in the
@@ -468,7 +471,7 @@ class Workbench:
         if known is not None and (entries is None or findings_cache.matches(memory, entries)):
             return list(known)
         texts = list(entries) if entries is not None else self.entry_texts(memory)
-        return scan_memory(texts)
+        return review.scan_memory(texts)
 
     def _known_findings(self, memory: Memory) -> tuple[Finding, ...] | None:
         """The load's findings of the memory's content; None when there are none to trust. A memory
@@ -494,7 +497,7 @@ class Workbench:
         found = self._decoded.get(key)
         if found is None:
             try:
-                found = tuple(scan_memory(self.entry_texts(memory)))
+                found = tuple(review.scan_memory(self.entry_texts(memory)))
             except Exception:  # noqa: BLE001 - unreadable: the queue reads it again and says why
                 return None
             self._decoded[key] = found

@@ -11,13 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core.change.plan import Plan
 from app.core.inert import one_line
-from app.core.workbench import Outcome, Workbench
 from app.tui.errors import error_text
 
-Run = Callable[[bool], Outcome]  # one facade change: dry_run=True gives its Plan, False makes it
+if TYPE_CHECKING:
+    from app.core.workbench import Outcome, Workbench
+
+Run = Callable[[bool], "Outcome"]  # one facade change: dry_run=True gives its Plan, False makes it
 
 
 @dataclass(frozen=True)

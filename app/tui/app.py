@@ -11,9 +11,12 @@ the app hands `workbench.changed` to every screen as MemoriesChanged, so each re
 from __future__ import annotations
 
 import gc
+import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App
@@ -25,40 +28,62 @@ from textual.theme import Theme
 from textual.widgets import Input
 
 from app.core.inert import inert, one_line
-from app.core.locations import themes_dir
+from app.core.load.rows import ListedRows, listed_rows
+from app.core.locations import Locations, themes_dir
 from app.core.model import PhaseEvent, Problem, TrustLevel
-from app.core.workbench import Workbench
 from app.tui.activity import Receipt, load_receipt
 from app.tui.commands import WorkbenchCommands
 from app.tui.errors import error_text
-from app.tui.messages import ChangeReverted, LoadFailed, MemoriesChanged, Notice, OpenPaths, PhaseChanged, ReceiptMade, Warned, WorkbenchLoaded
+from app.tui.messages import (
+    ChangeReverted,
+    LoadFailed,
+    MemoriesChanged,
+    Notice,
+    OpenPaths,
+    PhaseChanged,
+    ReceiptMade,
+    ScreensLoaded,
+    Warned,
+    WorkbenchLoaded,
+)
 from app.tui.problems import ProblemRow, binding_ids, keymap_problems
-from app.tui.screens.activity import ActivityScreen
 from app.tui.screens.browse import BrowseScreen
-from app.tui.screens.budget import BudgetScreen
-from app.tui.screens.help import HelpScreen
-from app.tui.screens.problems import ProblemsScreen
-from app.tui.screens.review import ReviewScreen
-from app.tui.screens.search import SearchScreen
-from app.tui.screens.timeline import TimelineScreen
 from app.tui.theming import DEFAULT_THEME, VARIABLE_DEFAULTS, load_theme_dirs
 
+if TYPE_CHECKING:
+    from app.core.workbench import Workbench
+
 FIRST_ROWS_WAIT = 1.0  # seconds the first load waits at most for the browse screen's first rows
+
+# The screens past the first, by mode: (module under app.tui.screens, class). Their modules are
+# imported when the mode is first shown, or in the background once the first screen is up; the
+# first frame waits only for the browse screen's.
+LATER_SCREENS = {
+    "search": ("search", "SearchScreen"),
+    "review": ("review", "ReviewScreen"),
+    "budget": ("budget", "BudgetScreen"),
+    "timeline": ("timeline", "TimelineScreen"),
+    "problems": ("problems", "ProblemsScreen"),
+    "activity": ("activity", "ActivityScreen"),
+    "help": ("help", "HelpScreen"),
+}
+
+
+def later_screen(mode: str) -> type[Screen[None]]:
+    module, name = LATER_SCREENS[mode]
+    screen: type[Screen[None]] = getattr(import_module(f"app.tui.screens.{module}"), name)
+    return screen
+
+
+def _maker(mode: str) -> Callable[[], Screen[None]]:
+    return lambda: later_screen(mode)()
 
 
 class MemoryWorkbenchApp(App[None]):
     CSS_PATH = ["styles/app.tcss"]
     TITLE = "Memory Workbench"
     COMMANDS = App.COMMANDS | {WorkbenchCommands}
-    MODES = {
-        "browse": BrowseScreen,
-        "search": SearchScreen,
-        "review": ReviewScreen,
-        "budget": BudgetScreen,
-        "timeline": TimelineScreen,
-        "problems": ProblemsScreen,
-        "activity": ActivityScreen,
-    }
+    MODES = {"browse": BrowseScreen, **{mode: _maker(mode) for mode in LATER_SCREENS if mode != "help"}}
     DEFAULT_MODE = "browse"
     BINDINGS = [
         # The footer shows the screen's own keys and `?`; `?` lists these as well.
@@ -88,7 +113,7 @@ class MemoryWorkbenchApp(App[None]):
 
     def __init__(
         self,
-        workbench: Workbench,
+        workbench: Workbench | Locations,
         paths: list[Path],
         *,
         notice: str = "",
@@ -97,9 +122,14 @@ class MemoryWorkbenchApp(App[None]):
         load: bool = True,
         warnings: Sequence[Problem] = (),
     ) -> None:
-        """`warnings` are the settings file's problems (read by the command line before the app)."""
+        """`warnings` are the settings file's problems (read by the command line before the app).
+        Given the workbench's Locations instead of a Workbench, the app makes the facade when it is
+        first asked for (the load does that, once the first frame is up): the core's modules take
+        longer to import than the first screen takes to show."""
         super().__init__()
-        self.workbench = workbench
+        self._workbench = None if isinstance(workbench, Locations) else self._watched(workbench)
+        self.locations = workbench if isinstance(workbench, Locations) else workbench.locations
+        self._workbench_lock = threading.Lock()
         self.paths = paths
         self.notice = notice
         self.events: list[PhaseEvent] = []
@@ -111,20 +141,43 @@ class MemoryWorkbenchApp(App[None]):
         self._first_load_started = False
         self._kept: set[tuple[str, int]] = set()
         self._clashes: set[frozenset[str]] = set()
-        bundle = load_theme_dirs(themes_dir(), workbench.locations.config / "themes")
+        bundle = load_theme_dirs(themes_dir(), self.locations.config / "themes")
         for loaded in bundle.themes:
             self.register_theme(loaded)
         self.theme_errors = bundle.errors
         self.warnings += [ProblemRow("theme", "", None, error, "theme not loaded") for error in bundle.errors]
         self.theme = self._starting_theme(theme)
         self._kept_theme = self.theme
-        config = str(workbench.locations.config / "config.yaml")
-        self.warnings += keymap_problems(keymap or {}, binding_ids(), config)
+        self._keymap_asked = keymap or {}
         if keymap:
             self.set_keymap(keymap)
+
+    @property
+    def workbench(self) -> Workbench:
+        """The facade, made on first use when the app was given its Locations."""
+        with self._workbench_lock:
+            if self._workbench is None:
+                from app.core.workbench import Workbench
+
+                self._workbench = self._watched(Workbench(self.locations))
+            return self._workbench
+
+    def close_workbench(self) -> None:
+        """Close the facade, if it was made."""
+        with self._workbench_lock:
+            if self._workbench is not None:
+                self._workbench.close()
+
+    def _watched(self, workbench: Workbench) -> Workbench:
         # An agent that re-saves a file from its stale read silently undoes our change (docs/security.md
         # section 5, step 7): the core watches each saved file for a few seconds and we tell the person.
         workbench.watch_reverts(self._reverted)
+        return workbench
+
+    def listed_rows(self) -> ListedRows:
+        """The rows listed last time for the paths open now (from the workbench's cache, without
+        making the facade): the first screen shows them while the load runs."""
+        return listed_rows(self.locations, self.paths)
 
     def _starting_theme(self, wanted: str | None) -> str:
         """The theme asked for, else the documented default, saying so in the Problems."""
@@ -161,10 +214,9 @@ class MemoryWorkbenchApp(App[None]):
     def on_mount(self) -> None:
         if self.notice:
             self.notify(self.notice, title="Sample portfolio", timeout=6)
-        if self.warnings:
-            noun = "warning" if len(self.warnings) == 1 else "warnings"
-            self.notify(f"{len(self.warnings)} {noun} about the settings, themes or keys: F6 lists them.", title="Problems", severity="warning", timeout=8)
+        self._say_warnings(len(self.warnings))
         self.theme_changed_signal.subscribe(self, self._theme_chosen)
+        self.call_after_refresh(self._load_later_screens)
         self.sub_title = self.counts_line()
         if self.autoload:
             # The browse screen first lists last session's rows (the load would slow that read
@@ -172,6 +224,28 @@ class MemoryWorkbenchApp(App[None]):
             self.loading = True
             self.progress = "starting"
             self.set_timer(FIRST_ROWS_WAIT, self.start_first_load)
+
+    def _say_warnings(self, count: int) -> None:
+        if count:
+            noun = "warning" if count == 1 else "warnings"
+            self.notify(f"{count} {noun} about the settings, themes or keys: F6 lists them.", title="Problems", severity="warning", timeout=8)
+
+    @work(thread=True, exclusive=True, group="screens", name="load-screens", description="load-screens", exit_on_error=False)
+    def _load_later_screens(self) -> None:
+        """Every other screen's module, once the first frame is up: a first switch to one is then
+        quick, and the keymap is checked against every binding id there is."""
+        try:
+            for mode in LATER_SCREENS:
+                later_screen(mode)
+        finally:
+            self.post_message(ScreensLoaded())
+
+    def on_screens_loaded(self, message: ScreensLoaded) -> None:
+        config = str(self.locations.config / "config.yaml")
+        problems = keymap_problems(self._keymap_asked, binding_ids(), config)
+        for row in problems:
+            self.warn(row)
+        self._say_warnings(len(problems))
 
     def keep_long_lived(self, what: str) -> None:
         """What a screen just built from a load (the rows, the queue, the plans) lives until the
@@ -220,7 +294,7 @@ class MemoryWorkbenchApp(App[None]):
             return
         self._clashes.add(ids)
         keys = ", ".join(sorted({binding.key for binding in clashed_bindings}))
-        config = str(self.workbench.locations.config / "config.yaml")
+        config = str(self.locations.config / "config.yaml")
         self.call_later(
             self.warn, ProblemRow("keymap", config, None, f"{keys} is given to more than one binding here ({', '.join(sorted(ids))})", "the keymap wins")
         )
@@ -231,7 +305,7 @@ class MemoryWorkbenchApp(App[None]):
             self._kept_theme = theme.name
             self._keep_theme(theme.name)
 
-    @work(thread=True, exclusive=True, group="settings", name="keep-theme", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="settings", name="keep-theme", description="keep-theme", exit_on_error=False)
     def _keep_theme(self, name: str) -> None:
         try:
             path = self.workbench.save_theme(name)
@@ -257,7 +331,7 @@ class MemoryWorkbenchApp(App[None]):
         self.progress = "starting"
         self._load()
 
-    @work(thread=True, exclusive=True, group="load", name="load", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="load", name="load", description="load", exit_on_error=False)
     def _load(self) -> None:
         def emit(event: PhaseEvent) -> None:
             self.post_message(PhaseChanged(event))
@@ -372,7 +446,7 @@ class MemoryWorkbenchApp(App[None]):
         self.notify(f"Secrets {shown}.", title="Secrets")
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        self.push_screen(later_screen("help")())
 
     def open_memory(self, memory_id: str) -> None:
         """Show one memory in the browse screen (from the palette, search or review)."""

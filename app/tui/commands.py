@@ -25,7 +25,6 @@ from textual.worker import Worker
 
 from app.core.inert import one_line
 from app.core.search import QuerySyntaxError
-from app.core.workbench import Workbench
 from app.tui.context import workbench_app
 from app.tui.messages import Notice, OpenPaths, Warned
 from app.tui.problems import ProblemRow
@@ -200,7 +199,7 @@ class WorkbenchCommands(Provider):
         path = Path(value).expanduser()
 
         def check() -> None:
-            problems = Workbench.check_paths([path])
+            problems = app.workbench.check_paths([path])
             if problems:
                 why = problems[0].message
                 app.post_message(Warned(ProblemRow("open", str(path), None, why, "the portfolios open stay open")))

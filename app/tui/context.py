@@ -9,24 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from app.core.model import PhaseEvent
-from app.core.workbench import Workbench
-from app.tui.activity import Receipt
-from app.tui.messages import MemoriesChanged, Notice
-from app.tui.problems import ProblemRow
+if TYPE_CHECKING:
+    from app.core.load.rows import ListedRows
+    from app.core.model import PhaseEvent
+    from app.core.workbench import Workbench
+    from app.tui.activity import Receipt
+    from app.tui.messages import MemoriesChanged, Notice
+    from app.tui.problems import ProblemRow
 
 
 class WorkbenchHost(Protocol):
     """What the workbench app offers its screens, widgets and palette besides Textual's App."""
 
-    workbench: Workbench
     paths: list[Path]
     generation: int  # moves once per finished load
     loading: bool
@@ -36,6 +37,11 @@ class WorkbenchHost(Protocol):
     warnings: list[ProblemRow]  # the workbench's own (settings, themes, keymap, opening)
     activity: list[Receipt]  # this session's receipts, oldest first
     reveal_secrets: bool  # secrets shown in every pane (masked by default)
+
+    @property
+    def workbench(self) -> Workbench: ...
+
+    def listed_rows(self) -> ListedRows: ...
 
     def action_rescan(self) -> None: ...
 

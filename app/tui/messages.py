@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 from textual.notifications import SeverityLevel
 
-from app.core.load.pipeline import LoadResult
-from app.core.model import PhaseEvent
-from app.tui.activity import Receipt
-from app.tui.problems import ProblemRow
+if TYPE_CHECKING:
+    from app.core.load.pipeline import LoadResult
+    from app.core.model import PhaseEvent
+    from app.tui.activity import Receipt
+    from app.tui.problems import ProblemRow
 
 
 @dataclass
@@ -64,6 +66,10 @@ class ReceiptMade(Message, bubble=False):
     """A change was made (or refused) or a load finished: its receipt, for the Activity screen."""
 
     receipt: Receipt
+
+
+class ScreensLoaded(Message, bubble=False):
+    """Every screen's module is imported (in the background, after the first frame)."""
 
 
 @dataclass

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from app.core.budget import BudgetPlan
 from app.core.inert import one_line
-from app.core.workbench import Workbench
+
+if TYPE_CHECKING:
+    from app.core.budget import BudgetPlan
+    from app.core.workbench import Workbench
 
 EARLIER, LATER = -1, 1
 FIRST_PRIORITY = 1

@@ -7,12 +7,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 from textual.dom import DOMNode
 
-from app.core.model import Problem
-from app.core.workbench import Workbench
+if TYPE_CHECKING:
+    from app.core.model import Problem
+    from app.core.workbench import Workbench
 
 
 @dataclass(frozen=True)

@@ -120,3 +120,16 @@ def test_no_system_is_named_outside_its_own_package() -> None:
             if SYSTEM_NAMES.search(line):
                 offenders.append(f"{rel}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_every_worker_of_the_ui_is_described() -> None:
+    """Textual's `@work` without a description writes one from the repr of every argument, on the
+    event loop, at each call: the browse screen's 100,000 rows took most of a second to print so.
+    Every worker of the UI says what it is instead."""
+    undescribed = []
+    for path in (APP / "tui").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "work":
+                if "description" not in {keyword.arg for keyword in node.keywords}:
+                    undescribed.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert undescribed == []

@@ -51,6 +51,9 @@ def workbench_window(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]
         def run(self) -> None:
             pass
 
+        def close_workbench(self) -> None:
+            pass
+
     ui = types.ModuleType("app.tui.app")
     ui.MemoryWorkbenchApp = Window  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "app.tui.app", ui)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.core.clock import FixedClock
-from app.core.load import findings, parse_worker, pipeline, scan_worker
+from app.core.load import findings, parse_worker, pipeline
 from app.core.load.findings import content_key, matches
 from app.core.locations import Locations
 from app.core.model import Memory
@@ -61,9 +61,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counts:
         counts.parses += 1
         return real_parse(*args)  # type: ignore[arg-type]
 
-    for module in (scan_worker, queue):
-        monkeypatch.setattr(module, "scan_memory", scan)
-    monkeypatch.setattr("app.core.workbench.scan_memory", scan)
+    # every caller scans through the package, which loads the detector on first use
+    monkeypatch.setattr("app.core.review.scan_memory", scan)
     monkeypatch.setattr(parse_worker, "parse_one", parse)
     monkeypatch.setattr(pipeline, "parse_one", parse)
     return counts

@@ -105,3 +105,35 @@ def test_the_command_answers_version_before_loading_the_parser() -> None:
         timeout=60,
     )
     assert help_.returncode == 0 and help_.stdout.startswith("usage: memwb"), help_.stdout + help_.stderr
+
+
+def _opened_loads(state: Path, portfolio: Path, then: str) -> list[str]:
+    """Open `portfolio` without the search index in a fresh interpreter, with the workbench's
+    folders under `state`, run `then` (statements over `wb`), and say which of the detector and the
+    search engine were imported by then."""
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from app.core.locations import Locations\n"
+        "from app.core.workbench import Workbench\n"
+        f"state = Path({str(state)!r})\n"
+        "wb = Workbench(Locations(cache=state / 'cache', data=state / 'data', config=state / 'config'), workers=1)\n"
+        f"wb.open([Path({str(portfolio)!r})], index=False)\n"
+        f"{then}\n"
+        "heavy = ('app.core.review.detector', 'whoosh')\n"
+        "print('LOADED:' + ','.join(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return [m for m in out.stdout.strip().splitlines()[-1].removeprefix("LOADED:").split(",") if m]
+
+
+def test_a_warm_start_and_its_trust_load_neither_the_detector_nor_the_search_engine(sample_copy: Path, tmp_path: Path) -> None:
+    """A cold start scans, so it loads the detector; a warm start finds every content's findings in
+    the cache, and the trust, the badges and the review queue are read from them."""
+    cold = _opened_loads(tmp_path, sample_copy, "")
+    assert "app.core.review.detector" in cold
+    warm = _opened_loads(tmp_path, sample_copy, "wb.trusts(); wb.finding_severities(); wb.review_queue()")
+    assert warm == []
+    searched = _opened_loads(tmp_path, sample_copy, "wb.search('deploy')")
+    assert "whoosh" in searched and "app.core.review.detector" not in searched

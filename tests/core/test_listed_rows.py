@@ -3,7 +3,7 @@ exactly, and anything else (missing, damaged, another format, a wrong type) read
 
 from __future__ import annotations
 
-import json
+import marshal
 from pathlib import Path
 
 import pytest
@@ -48,23 +48,39 @@ def _with(column: str, values: list[object]) -> dict[str, object]:
     [
         b"{",
         b"[]",
-        json.dumps({"format": "R2", "columns": COLS}).encode(),
-        json.dumps({"format": FORMAT, "columns": COLS}).encode(),  # no order
-        json.dumps({"format": FORMAT, "order": 1, "columns": COLS}).encode(),
-        json.dumps({"format": FORMAT, "order": "", "columns": {**COLS, "name": ["only one"]}}).encode(),
-        json.dumps({"format": FORMAT, "order": "", "columns": _with("tokens", [True, 8])}).encode(),
-        json.dumps({"format": FORMAT, "order": "", "columns": _with("salience", [0.5, "0.5"])}).encode(),
-        json.dumps({"format": FORMAT, "order": "", "columns": _with("id", [1, "x"])}).encode(),
-        json.dumps({"format": FORMAT, "order": "", "columns": {k: COLS[k] for k in list(COLUMNS)[:-1]}}).encode(),
+        marshal.dumps({"format": FORMAT, "order": "", "columns": COLS})[:-9],  # cut short
+        marshal.dumps({"format": "R2", "columns": COLS}),
+        marshal.dumps({"format": FORMAT, "columns": COLS}),  # no order
+        marshal.dumps({"format": FORMAT, "order": 1, "columns": COLS}),
+        marshal.dumps({"format": FORMAT, "order": "", "columns": {**COLS, "name": ["only one"]}}),
+        marshal.dumps({"format": FORMAT, "order": "", "columns": _with("tokens", [True, 8])}),
+        marshal.dumps({"format": FORMAT, "order": "", "columns": _with("salience", [0.5, "0.5"])}),
+        marshal.dumps({"format": FORMAT, "order": "", "columns": _with("id", [1, "x"])}),
+        marshal.dumps({"format": FORMAT, "order": "", "columns": {k: COLS[k] for k in list(COLUMNS)[:-1]}}),
     ],
 )
 def test_a_damaged_or_foreign_file_reads_as_no_rows(tmp_path: Path, body: bytes) -> None:
     store = RowStore(tmp_path / "rows")
     store.save([tmp_path], ROWS)
-    (path,) = (tmp_path / "rows").glob("*.json")
+    (path,) = (tmp_path / "rows").glob("*.rows")
     path.write_bytes(body)
     assert store.load([tmp_path]) == ListedRows()
     assert [p.name for p in (tmp_path / "rows").iterdir()] == [path.name]  # no temp file left
+
+
+def test_short_strings_come_back_as_one_object_and_an_older_json_file_goes(tmp_path: Path) -> None:
+    store = RowStore(tmp_path / "rows")
+    older = (tmp_path / "rows" / rows_key([tmp_path])).with_suffix(".json")
+    older.parent.mkdir()
+    older.write_text("{}")
+    columns = {**COLS, "system": ["".join(["doll", "house"]), "".join(["doll", "house"])], "name": ["".join(["x"] * 65), "".join(["x"] * 65)]}
+    assert columns["system"][0] is not columns["system"][1]
+    store.save([tmp_path], ListedRows(columns, ""))
+    back = store.load([tmp_path]).columns
+    assert back == columns
+    assert back["system"][0] is back["system"][1]  # a system, a tier, a date: read back as one object
+    assert back["name"][0] is not back["name"][1]  # a long value is kept as it is
+    assert [p.suffix for p in (tmp_path / "rows").iterdir()] == [".rows"]
 
 
 def test_rows_of_the_wrong_shape_are_refused_before_anything_is_written(tmp_path: Path) -> None:

@@ -282,6 +282,21 @@ def test_inert(raw: str, shown: str) -> None:
     assert "\x1b" not in inert(raw) and "\x07" not in inert(raw)
 
 
+def test_inert_changes_no_printable_ascii_and_every_other_ascii_character() -> None:
+    """The printable ASCII characters come back as they are (the quick path); every other ASCII
+    character is made visible or flattened, alone or among printable ones."""
+    printable = "".join(map(chr, range(0x20, 0x7F)))
+    assert inert(printable) == printable and inert(printable, keep_newlines=False) == printable
+    for code in [*range(0x20), 0x7F]:
+        text = f"a{chr(code)}b"
+        if chr(code) == "\n":
+            assert inert(text) == text and inert(text, keep_newlines=False) == "a\u2424b"
+        elif chr(code) == "\t":
+            assert inert(text) == text and inert(text, keep_newlines=False) == "a b"
+        else:
+            assert inert(text) == f"a{chr(0x2400 + code if code < 0x20 else 0x2421)}b"
+
+
 def test_one_line_flattens_and_shortens() -> None:
     assert one_line("a\n b\tc", 80) == "a b c"
     assert one_line("x" * 100, 10) == "x" * 9 + "\u2026"

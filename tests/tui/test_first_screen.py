@@ -167,3 +167,63 @@ async def test_once_read_the_first_screen_says_it_works_out_saliences(sample_cop
         wb.go.set()
         await settle(app, pilot)
         assert status(app).startswith(f"{count} of {count} memories")
+
+
+FIRST_FRAME_SCRIPT = """
+import asyncio, sys
+from pathlib import Path
+from app.core.locations import Locations
+from app.tui.app import MemoryWorkbenchApp
+
+HEAVY = ("app.core.workbench", "app.core.load.pipeline", "app.core.review.detector", "whoosh")
+
+
+def loaded():
+    return ",".join(sorted(m for m in HEAVY if m in sys.modules))
+
+
+class Watched(MemoryWorkbenchApp):
+    CSS_PATH = [str(Path(sys.modules[MemoryWorkbenchApp.__module__].__file__).parent / "styles" / "app.tcss")]
+
+    def _load_later_screens(self):  # held: the other screens' modules import the core
+        pass
+
+    def start_first_load(self):  # called once the first rows are painted (and by a timer)
+        if not self._first_load_started:
+            print("FIRST:" + loaded() + ":" + str(len(self.screen.query_one("#browse-table").rows)), flush=True)
+        super().start_first_load()
+
+
+async def main(state, portfolio):
+    app = Watched(Locations(cache=state / "cache", data=state / "data", config=state / "config"), [portfolio])
+    async with app.run_test(size=(80, 24)) as pilot:
+        while not app.generation or not app.screen.query_one("#browse-table").rows:
+            await pilot.pause(0.05)
+        await app.workers.wait_for_complete()  # the rows listed are kept for the next start
+        print("LOADED:" + loaded(), flush=True)
+    app.close_workbench()
+
+
+asyncio.run(main(Path(sys.argv[1]), Path(sys.argv[2])))
+"""
+
+
+def test_the_first_screen_shows_before_the_core_is_imported(sample_copy: Path, tmp_path: Path) -> None:
+    """Opened as the command line opens it (with the workbench's folders, not a facade), the app
+    paints the first screen, last time's rows included, before the facade and its load are
+    imported; the load imports them."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+
+    def run() -> list[str]:
+        out = subprocess.run([sys.executable, "-c", FIRST_FRAME_SCRIPT, str(tmp_path), str(sample_copy)], capture_output=True, text=True, cwd=root, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return [line for line in out.stdout.splitlines() if line.startswith(("FIRST:", "LOADED:"))]
+
+    first, loaded = run()  # nothing kept yet: an empty table
+    assert first == "FIRST::0"
+    assert loaded.startswith("LOADED:") and "app.core.workbench" in loaded and "app.core.load.pipeline" in loaded
+    again, _ = run()  # the rows the first run listed, still without the core
+    assert again.startswith("FIRST::") and int(again.rsplit(":", 1)[1]) > 0

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
+from app.core import review
 from app.core.load.findings import content_key, encode, matches
 from app.core.load.parse_worker import gc_paused
 from app.core.model import Memory
-from app.core.review.detector import scan_memory
 from app.core.systems.registry import adapter as adapter_for
 
 _MEMORIES = TypeAdapter(list[Memory])
@@ -33,7 +33,7 @@ def scan_memories(system: str, root: str, memories: Sequence[Memory]) -> Scanned
             out.append((key, None))
             continue
         try:
-            out.append((key, encode(scan_memory(list(entries)))))
+            out.append((key, encode(review.scan_memory(list(entries)))))
         except Exception:  # noqa: BLE001 - a detector bug must not stop the load; asked for, it is shown
             out.append((key, None))
     return out

@@ -14,7 +14,7 @@ from app.core.inert import one_line
 from app.core.model import TrustLevel
 from app.core.review import context, decode_orders, encodings, links, markup, patterns, poisoning, scorer, secrets, shell, unicode, yamlscan
 from app.core.review.common import HIGH, MEDIUM, Hit, Intervals, Prepared, masks_of, render
-from app.core.review.finding import SEVERITY_OF_RANK, Category, Finding
+from app.core.review.finding import SEVERITY_OF_RANK, Category, Finding, suggested_trust, worst
 
 MAX_DEPTH = 3  # encoded inside encoded inside encoded, no deeper
 DECODE_BUDGET = 1_000_000  # characters of decoded text rescanned per top-level scan
@@ -178,20 +178,6 @@ def scan_yaml_source(text: str) -> list[Finding]:
     if not text:
         return []
     return findings_of(text, _dedupe(yamlscan.scan_source(text)), None)
-
-
-def worst(findings: list[Finding]) -> Finding | None:
-    """The most severe finding (the first one at that severity), or None."""
-    best: Finding | None = None
-    for f in findings:
-        if best is None or f.rank > best.rank:
-            best = f
-    return best
-
-
-def suggested_trust(findings: list[Finding]) -> TrustLevel | None:
-    """FLAGGED when any finding is high or critical; the detector never suggests more than that."""
-    return TrustLevel.FLAGGED if any(f.flagged for f in findings) else None
 
 
 __all__ = ["Category", "Finding", "scan_memory", "scan_text", "scan_yaml_source", "suggested_trust", "worst"]

@@ -65,3 +65,17 @@ class Finding(BaseModel):
     def flagged(self) -> bool:
         """High and critical findings are the ones that suggest FLAGGED."""
         return self.rank >= SEVERITY_RANK[Severity.HIGH]
+
+
+def worst(findings: list[Finding]) -> Finding | None:
+    """The most severe finding (the first one at that severity), or None."""
+    best: Finding | None = None
+    for f in findings:
+        if best is None or f.rank > best.rank:
+            best = f
+    return best
+
+
+def suggested_trust(findings: list[Finding]) -> TrustLevel | None:
+    """FLAGGED when any finding is high or critical; the detector never suggests more than that."""
+    return TrustLevel.FLAGGED if any(f.flagged for f in findings) else None

@@ -8,9 +8,9 @@ from operator import attrgetter, not_, or_
 
 from pydantic import BaseModel, ConfigDict
 
+from app.core import review
 from app.core.model import TRUST_SEVERITY, Memory, TrustLevel
-from app.core.review.detector import scan_memory, suggested_trust, worst
-from app.core.review.finding import SEVERITY_RANK, Finding
+from app.core.review.finding import SEVERITY_RANK, Finding, suggested_trust, worst
 from app.core.review.ledger import Ledger
 from app.core.review.trust import EffectiveTrust, effective_trust
 
@@ -41,7 +41,7 @@ def review_item(memory: Memory, ledger: Ledger, entry_texts: EntryTexts, known: 
         findings = list(known)
     else:
         try:
-            findings = scan_memory(entry_texts(memory))
+            findings = review.scan_memory(entry_texts(memory))
         except Exception as error:  # noqa: BLE001 - a source that cannot be read is itself worth a look
             findings, unreadable = [], f"{type(error).__name__}: {error}"
     top = worst(findings)

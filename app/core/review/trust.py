@@ -15,8 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from app.core.model import Memory, TrustLevel
-from app.core.review.detector import suggested_trust, worst
-from app.core.review.finding import Finding
+from app.core.review.finding import Finding, suggested_trust, worst
 from app.core.review.ledger import Decision, Ledger
 
 TrustSource = Literal["ledger", "claimed", "detector", "default"]

@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 
 from app.core.inert import inert
+from app.core.search.results import CLOSE, OPEN
 from app.core.search.schema import term_of
 
-OPEN = "\u00ab"  # «
-CLOSE = "\u00bb"  # »
 FRAGMENT_CHARS = 160
 _WORD = re.compile(r"\w+")
 _SPACES = re.compile(r"\s+")

@@ -34,6 +34,7 @@ from whoosh.reading import TermNotFound
 
 from app.core.model import Tier, TrustLevel
 from app.core.search.lexicon import Lexicon, fuzzy_automaton
+from app.core.search.results import QuerySyntaxError
 from app.core.search.schema import (
     DATE_FIELDS,
     FILTER_FIELDS,
@@ -88,15 +89,6 @@ def enum_values(field: str) -> tuple[str, ...] | None:
 
 
 KNOWN_FIELDS = tuple(sorted({*FILTER_FIELDS, *NUMERIC_FIELDS, *DATE_FIELDS}))
-
-
-class QuerySyntaxError(ValueError):
-    """A query that cannot be understood; `position` is the 0-based character where it goes wrong."""
-
-    def __init__(self, message: str, position: int) -> None:
-        super().__init__(f"{message} (at character {position + 1})")
-        self.message = message
-        self.position = position
 
 
 # -- the tree ---------------------------------------------------------------------------------------

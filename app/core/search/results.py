@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# How a highlight marks a match: «like this» (plain characters, never markup).
+OPEN = "\u00ab"  # «
+CLOSE = "\u00bb"  # »
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -57,3 +61,12 @@ class IndexReport:
     @property
     def touched(self) -> int:
         return self.added + self.changed + self.removed
+
+
+class QuerySyntaxError(ValueError):
+    """A query that cannot be understood; `position` is the 0-based character where it goes wrong."""
+
+    def __init__(self, message: str, position: int) -> None:
+        super().__init__(f"{message} (at character {position + 1})")
+        self.message = message
+        self.position = position

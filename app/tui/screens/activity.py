@@ -6,6 +6,7 @@ priorities, merges, budgets, undos). `/` filters the table shown."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -17,7 +18,6 @@ from textual.widgets import DataTable, Header, Input, Static, TabbedContent, Tab
 
 from app.core.change.plan import Plan
 from app.core.inert import inert, one_line
-from app.core.review.ledger import Decision
 from app.tui.activity import Receipt, effect_summary, plan_lines, plural
 from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
@@ -27,6 +27,9 @@ from app.tui.screens.confirm import ConfirmModal
 from app.tui.widgets.clip import clip
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.nav import ColumnSpec, NavTable
+
+if TYPE_CHECKING:
+    from app.core.review.ledger import Decision
 
 SESSION_COLUMNS = (ColumnSpec("time", "UTC", 8), ColumnSpec("what", "what", None), ColumnSpec("files", "files", 5))
 HISTORY_COLUMNS = (
@@ -169,7 +172,7 @@ class ActivityScreen(WorkbenchScreen):
 
     # -- history -------------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="activity-history", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="activity-history", description="activity-history", exit_on_error=False)
     def read_history(self) -> None:
         if not self.workbench_app.generation:
             return
@@ -301,7 +304,7 @@ class ActivityScreen(WorkbenchScreen):
             return
         self.preview_undo(self.history_shown[table.cursor_row])
 
-    @work(thread=True, exclusive=True, group="activity-undo", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="activity-undo", description="activity-undo", exit_on_error=False)
     def preview_undo(self, entry: HistoryRow) -> None:
         try:
             plan = self.workbench.undo(entry.decision.id, reason=UNDO_REASON, dry_run=True)
@@ -322,7 +325,7 @@ class ActivityScreen(WorkbenchScreen):
 
         self.app.push_screen(ConfirmModal(title, (), message.plan, verb="Undo"), answered)
 
-    @work(thread=True, exclusive=True, group="activity-undo", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="activity-undo", description="activity-undo", exit_on_error=False)
     def run_undo(self, entry: HistoryRow) -> None:
         what = f"undo {action_of(entry.decision)} of {one_line(entry.about, 60)}"
         receipt = run_write(self.workbench_app, undo_change(UNDO_REASON, entry.decision.id), what)

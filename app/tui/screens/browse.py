@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -23,11 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
-from app.core.curate import Suggestion
 from app.core.inert import one_line
-from app.core.model import Memory, TrustLevel
-from app.core.workbench import Workbench
-from app.tui.activity import Receipt
 from app.tui.context import AFTER_FRAME, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
@@ -51,17 +48,30 @@ from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
 from app.tui.widgets.memory_table import ListedView, MemoryRow, MemoryTable
-from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
+from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree, Tally, tally
 from app.tui.widgets.suggestions_pane import SuggestionsPane
+
+if TYPE_CHECKING:
+    from app.core.curate import Suggestion
+    from app.core.model import Memory
+    from app.core.workbench import Workbench
+    from app.tui.activity import Receipt
 
 
 @dataclass
 class RowsReady(Message):
+    """A read's rows and what the screen shows of them, all made in the worker: at 100,000
+    memories each part takes a tenth of a second or more, which the event loop would not answer
+    keys in."""
+
     generation: int
     memories: list[Memory]
-    rows: list[MemoryRow]
+    rows: list[MemoryRow]  # in `order`
+    order: str
     changed: frozenset[str] = field(default_factory=frozenset)  # empty after a load: every row is new
-    trusts: dict[str, TrustLevel] = field(default_factory=dict)  # effective trust levels, for the tree
+    counts: dict[NodeRef, Tally] = field(default_factory=dict)  # the tree's, by effective trust
+    ids: frozenset[str] = field(default_factory=frozenset)
+    several: bool = False  # whether some system has more than one portfolio open
 
 
 @dataclass
@@ -217,7 +227,7 @@ class BrowseScreen(WorkbenchScreen):
             if not self._loaded_generation:
                 # The load is read; its rows wait for every memory's salience (seconds at 100,000).
                 self._status(Text(f"Loading… working out saliences{self._listed_note()}"))
-            self.read_rows(generation)
+            self.read_rows(generation, self.query_one(MemoryTable).order)
 
     def on_memories_changed(self, message: MemoriesChanged) -> None:
         generation = self.workbench_app.generation
@@ -225,15 +235,15 @@ class BrowseScreen(WorkbenchScreen):
             return  # nothing loaded yet: the load's full read is still to come
         if generation != self._loaded_generation:
             # A load's full read is on its way, and this worker would cut it short: read every row.
-            self.read_rows(generation)
+            self.read_rows(generation, self.query_one(MemoryTable).order)
             return
-        self.read_rows(generation, frozenset(message.ids), {row.id: row for row in self.rows})
+        self.read_rows(generation, self.query_one(MemoryTable).order, frozenset(message.ids), self.rows)
 
-    @work(thread=True, exclusive=True, group="browse-listed", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="browse-listed", description="browse-listed", exit_on_error=False)
     def read_listed_rows(self) -> None:
         rows, order = ListedView([], 0), ""
         try:
-            listed = self.workbench.listed_rows(self.workbench_app.paths)
+            listed = self.workbench_app.listed_rows()
             rows, order = MemoryRow.of_listed(listed), listed.order
         finally:
             self.post_message(ListedRowsReady(rows, order))  # even after an error: it starts the load
@@ -249,16 +259,17 @@ class BrowseScreen(WorkbenchScreen):
         table.portfolio_column = len(set(zip(systems, portfolios, strict=True))) > len(set(systems))
         self._apply_scope()
 
-    @work(thread=True, exclusive=True, group="browse-keep", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="browse-keep", description="browse-keep", exit_on_error=False)
     def keep_rows(self, rows: list[MemoryRow], order: str) -> None:
-        """Kept in the table's order, so that the next first screen need not sort them."""
-        self.workbench.keep_listed_rows(MemoryRow.listed(MemoryTable.ordered(rows, order), order))
+        """Kept in the table's order (`rows` are in `order`), so that the next first screen need not
+        sort them."""
+        self.workbench.keep_listed_rows(MemoryRow.listed(rows, order))
 
-    @work(thread=True, exclusive=True, group="browse-rows", exit_on_error=False)
-    def read_rows(self, generation: int, changed: frozenset[str] = frozenset(), kept: dict[str, MemoryRow] | None = None) -> None:
-        """Every row after a load; after a write only the `changed` ids are built again and the
-        rest are `kept` as they were (the table still sorts the whole list)."""
-        kept = kept or {}
+    @work(thread=True, exclusive=True, group="browse-rows", description="browse-rows", exit_on_error=False)
+    def read_rows(self, generation: int, order: str, changed: frozenset[str] = frozenset(), kept: Sequence[MemoryRow] = ()) -> None:
+        """Every row after a load, in the table's `order`; after a write only the `changed` ids are
+        built again and the rest are `kept` as they were (the whole list is still sorted)."""
+        kept_by_id = {row.id: row for row in kept}
         try:
             memories = list(self.workbench.memories)
             saliences = self.workbench.saliences()
@@ -268,21 +279,25 @@ class BrowseScreen(WorkbenchScreen):
             return
         rows = []
         for m in memories:
-            row = None if m.id in changed else kept.get(m.id)
+            row = None if m.id in changed else kept_by_id.get(m.id)
             rows.append(row or MemoryRow.of(m, s.score if (s := saliences.get(m.id)) else None, trusts.get(m.id)))
+        counts = tally(memories, {i: t.level for i, t in trusts.items()})
+        ready = RowsReady(
+            generation, memories, MemoryTable.ordered(rows, order), order, changed, counts, frozenset(m.id for m in memories), several_portfolios(memories)
+        )
         if not get_current_worker().is_cancelled:
-            self.post_message(RowsReady(generation, memories, rows, changed, {i: t.level for i, t in trusts.items()}))
+            self.post_message(ready)
 
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
-        self.memories, self.rows, self._rows_order = message.memories, message.rows, ""
+        self.memories, self.rows, self._rows_order = message.memories, message.rows, message.order
         if not message.changed:
-            self.keep_rows(message.rows, self.query_one(MemoryTable).order)
+            self.keep_rows(message.rows, message.order)
             self.workbench_app.keep_long_lived("browse")
         table = self.query_one(MemoryTable)
-        table.portfolio_column = several_portfolios(self.memories)
-        table.prune_marks({m.id for m in self.memories})
-        self.query_one(PortfolioTree).build(self.memories, message.trusts)
+        table.portfolio_column = message.several
+        table.prune_marks(message.ids)
+        self.query_one(PortfolioTree).build(message.counts)
         if self.scope != NodeRef() and not any(self.scope.matches(m) for m in self.memories):
             self.scope = NodeRef()
         self._apply_scope(keep=self._pending)
@@ -361,7 +376,7 @@ class BrowseScreen(WorkbenchScreen):
         return self._detail_timer is not None
 
     # Not exclusive on purpose: want_detail keeps it to one at a time without cancelling.
-    @work(thread=True, group="browse-detail", exit_on_error=False)
+    @work(thread=True, group="browse-detail", description="browse-detail", exit_on_error=False)
     def read_detail(self, memory_id: str) -> None:
         wb = self.workbench
         try:
@@ -562,7 +577,7 @@ class BrowseScreen(WorkbenchScreen):
         if not ask_entry_and_reason(self.app, action, memory, findings, then):
             self.notify(f"{one_line(memory.name, 80)} has one entry: the palette's {action} takes it whole.", severity="warning", markup=False)
 
-    @work(thread=True, exclusive=True, group="browse-preview", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="browse-preview", description="browse-preview", exit_on_error=False)
     def preview(self, show: Callable[[Workbench], Preview], write: Write, what: str, clear_marks: bool = False) -> None:
         """The change shown first (a merge, a suggestion): its dry run, then a prompt."""
         try:
@@ -581,7 +596,7 @@ class BrowseScreen(WorkbenchScreen):
 
         self.app.push_screen(ConfirmModal(found.title, found.summary, found.plan, verb=found.verb), answered)
 
-    @work(thread=True, exclusive=True, group="curate", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="curate", description="curate", exit_on_error=False)
     def run_change(self, write: Write, what: str, clear_marks: bool = False) -> None:
         """Run one change; its receipt goes to the Activity screen, a refusal is said (and kept
         there too: nothing was written)."""
@@ -613,7 +628,7 @@ class BrowseScreen(WorkbenchScreen):
         else:
             self.query_one(MemoryTable).focus()
 
-    @work(thread=True, exclusive=True, group="browse-suggestions", name="suggestions", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="browse-suggestions", name="suggestions", description="suggestions", exit_on_error=False)
     def read_suggestions(self) -> None:
         """The suggestions, in the background: each batch is shown as the core finds it (the quick
         rules within a second, near duplicates last), then the whole list in its order; while it

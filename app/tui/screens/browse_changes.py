@@ -6,22 +6,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from app.core.change.plan import Plan
 from app.core.inert import one_line
-from app.core.model import Memory
-from app.core.workbench import Workbench
 from app.tui.activity import Receipt, apply_change, plan_lines, refused
-from app.tui.context import HostApp
 from app.tui.errors import error_text
 from app.tui.messages import Notice
 from app.tui.priority import Refused, next_priority
+
+if TYPE_CHECKING:
+    from app.core.model import Memory
+    from app.core.workbench import Workbench
+    from app.tui.context import HostApp
 
 REASON = "from the browse screen"
 # What enter does with a suggestion: the change it proposes, on which of its ids.
 SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
 
-Write = Callable[[Workbench], Receipt]  # one facade change and its receipt
+Write = Callable[["Workbench"], Receipt]  # one facade change and its receipt
 
 
 def run_write(app: HostApp, write: Write, what: str) -> Receipt | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 from time import monotonic
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -20,7 +21,6 @@ from textual.widgets import DataTable, Header, Static
 
 from app.core.budget import BudgetItem, BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
-from app.core.workbench import Outcome
 from app.tui.activity import Run, apply_change, refused
 from app.tui.context import AFTER_FRAME, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
@@ -30,6 +30,9 @@ from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar
 from app.tui.widgets.clip import clip
 from app.tui.widgets.nav import ColumnSpec, NavTable
+
+if TYPE_CHECKING:
+    from app.core.workbench import Outcome
 
 PlanKey = tuple[str, str, str]  # system, portfolio, scope
 
@@ -165,7 +168,7 @@ class BudgetScreen(WorkbenchScreen):
     def plan(self) -> BudgetPlan | None:
         return next((p for p in self.plans if plan_key(p) == self.selected), None)
 
-    @work(thread=True, exclusive=True, group="budget-plan", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="budget-plan", description="budget-plan", exit_on_error=False)
     def refresh_plans(self) -> None:
         what_if = self.what_if()
         try:
@@ -443,7 +446,7 @@ class BudgetScreen(WorkbenchScreen):
         changes.extend(f"priority of {one_line(self._name_of(i), 60)} \u2192 {p}" for i, p in self.priorities.items())
         return changes
 
-    @work(thread=True, exclusive=True, group="budget-apply", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="budget-apply", description="budget-apply", exit_on_error=False)
     def apply_changes(self, portfolio: str, max_tokens: int | None, priorities: dict[str, int], reason: str) -> None:
         workbench = self.workbench
         app = self.workbench_app

@@ -5,7 +5,7 @@ first, so enter at once takes the entry the review is about."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -17,8 +17,10 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.core.inert import one_line
-from app.core.model import Memory
-from app.core.review.finding import Finding
+
+if TYPE_CHECKING:
+    from app.core.model import Memory
+    from app.core.review.finding import Finding
 
 
 def entry_order(entries: Sequence[str], findings: Sequence[Finding]) -> tuple[list[tuple[str, str]], int]:

@@ -71,7 +71,7 @@ class ProblemsScreen(WorkbenchScreen):
     def on_memories_changed(self, message: MemoriesChanged) -> None:
         self.refresh_rows()  # a change re-reads its portfolio, whose problems may change
 
-    @work(thread=True, exclusive=True, group="problems-read", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="problems-read", description="problems-read", exit_on_error=False)
     def refresh_rows(self) -> None:
         app = self.workbench_app
         rows: list[ProblemRow] = []

@@ -8,7 +8,7 @@ after which the app tells every screen, header counts included, what changed."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -21,8 +21,6 @@ from textual.widgets import Header, Input, Static
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.plan import Plan
 from app.core.inert import one_line
-from app.core.review.ledger import TrustAction
-from app.core.review.queue import ReviewItem
 from app.core.workbench import DecisionRequest
 from app.tui.activity import Receipt, clock_time, plan_lines, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
@@ -33,6 +31,10 @@ from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.findings_view import EntryTexts, FindingsView
 from app.tui.widgets.review_queue import ReviewQueue, effective_of, severity_of
+
+if TYPE_CHECKING:
+    from app.core.review.ledger import TrustAction
+    from app.core.review.queue import ReviewItem
 
 VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "restore": "Restore"}
 DONE = {"approve": "Approved", "flag": "Flagged", "quarantine": "Quarantined", "restore": "Restored"}
@@ -131,7 +133,7 @@ class ReviewScreen(WorkbenchScreen):
 
     # -- reading -----------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="review-queue", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="review-queue", description="review-queue", exit_on_error=False)
     def refresh_queue(self) -> None:
         try:
             items = self.workbench.review_queue()
@@ -194,7 +196,7 @@ class ReviewScreen(WorkbenchScreen):
             return
         self.read_texts(message.item)
 
-    @work(thread=True, exclusive=True, group="review-text", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="review-text", description="review-text", exit_on_error=False)
     def read_texts(self, item: ReviewItem) -> None:
         try:
             entries = self.workbench.entry_texts(item.memory)
@@ -258,7 +260,7 @@ class ReviewScreen(WorkbenchScreen):
     def action_approve_entry(self) -> None:
         self.action_decide_entry("approve")
 
-    @work(thread=True, exclusive=True, group="review-decide", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="review-decide", description="review-decide", exit_on_error=False)
     def run_decisions(self, action: str, targets: list[str], reason: str, entry: str | None = None) -> None:
         """One decision after another in one facade call: a refusal of one (a conflict, an
         unsupported system...) is reported and the rest go on."""

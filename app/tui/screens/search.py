@@ -9,6 +9,7 @@ facade is used: `app.workbench.search()` and `app.workbench.memory()`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -24,11 +25,13 @@ from textual.worker import get_current_worker
 
 from app.core.inert import inert, one_line
 from app.core.search import QuerySyntaxError, SearchResult
-from app.core.workbench import Workbench
 from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
-from app.tui.messages import MemoriesChanged
 from app.tui.widgets.search_results import HitRow, SearchResults
+
+if TYPE_CHECKING:
+    from app.core.workbench import Workbench
+    from app.tui.messages import MemoriesChanged
 
 DEBOUNCE_SECONDS = 0.15
 LIMIT = 50
@@ -152,7 +155,7 @@ class SearchScreen(WorkbenchScreen):
 
     # -- the worker ------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="search", description="search", exit_on_error=False)
     def run_search(self, query: str) -> None:
         workbench = self.workbench
         worker = get_current_worker()

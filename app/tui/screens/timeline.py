@@ -7,14 +7,18 @@ also covers loads that streamed no events (the re-read after a decision or a cha
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Header, Static
 
-from app.core.model import PhaseEvent
 from app.tui.context import SHOWN_BACK, WorkbenchScreen, workbench_footer
 from app.tui.widgets.timeline_view import TimelineView, events_from_timeline
+
+if TYPE_CHECKING:
+    from app.core.model import PhaseEvent
 
 
 class TimelineScreen(WorkbenchScreen):

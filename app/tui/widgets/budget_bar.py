@@ -7,13 +7,14 @@ marks the limit. The layout is a pure function (`layout`) so tests can compare i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from app.core.budget import BudgetPlan
+if TYPE_CHECKING:
+    from app.core.budget import BudgetPlan
 
 Kind = Literal["fit", "fit-alt", "past", "truncated"]
 LAID_KEPT = 64

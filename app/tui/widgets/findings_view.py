@@ -4,6 +4,7 @@ at its exact span (character offsets into the entry's text)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
@@ -14,8 +15,10 @@ from textual.widgets import Static
 from app.core.inert import inert, one_line
 from app.core.review.finding import SEVERITY_RANK, Finding
 from app.core.review.masking import mask_spans, mask_values, secret_values
-from app.core.review.queue import ReviewItem
 from app.tui.widgets.review_queue import claimed_of, effective_of
+
+if TYPE_CHECKING:
+    from app.core.review.queue import ReviewItem
 
 EntryTexts = list[tuple[str | None, str]]
 

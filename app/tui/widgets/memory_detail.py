@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.text import Text
@@ -18,14 +18,17 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 
-from app.core.curate import Salience, Suggestion, fortress_score
+from app.core import curate
 from app.core.inert import inert, one_line
-from app.core.model import Memory
-from app.core.review.finding import Finding
 from app.core.review.ledger import TRUST_ACTIONS, Decision
 from app.core.review.masking import mask_spans, mask_values
-from app.core.review.trust import EffectiveTrust
 from app.tui.activity import effect_summary
+
+if TYPE_CHECKING:
+    from app.core.curate import Salience, Suggestion
+    from app.core.model import Memory
+    from app.core.review.finding import Finding
+    from app.core.review.trust import EffectiveTrust
 
 PREVIEW_CHARS = 20_000
 FINDING_STYLE = Style(reverse=True, bold=True, underline=True)
@@ -264,7 +267,7 @@ class MemoryDetail(Vertical):
         result = self.query_one("#fortress-result", Static)
         try:
             values = [int(self.query_one(f"#fortress-{axis}", Input).value or "0") for axis in AXES]
-            score = fortress_score(*values)
+            score = curate.fortress_score(*values)
         except ValueError as error:
             result.update(Text(str(error), style="italic"))
             return

@@ -9,8 +9,9 @@ visible line from a plain sequence of rows, fixed column widths, and an LRU cach
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -27,9 +28,11 @@ from textual.strip import Strip
 from app.core.inert import one_line
 from app.core.load import rows as listed_rows
 from app.core.model import Memory, TrustLevel
-from app.core.review.trust import EffectiveTrust
 from app.tui.widgets.clip import clip
 from app.tui.widgets.nav import list_bindings
+
+if TYPE_CHECKING:
+    from app.core.review.trust import EffectiveTrust
 
 TRUST_BADGE = {
     TrustLevel.TRUSTED: "✔ trusted",
@@ -300,7 +303,7 @@ class MemoryTable(ScrollView, can_focus=True):
         column = next(c for c in COLUMNS if c.key == key)
         return sorted(rows, key=column.sort_key, reverse=direction == "descending")
 
-    def prune_marks(self, ids: set[str]) -> None:
+    def prune_marks(self, ids: AbstractSet[str]) -> None:
         """Drop the marks of memories that are not there any more (after a read)."""
         if self.marked - ids:
             self.marked &= ids

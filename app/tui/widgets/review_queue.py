@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
 from app.core.inert import one_line
-from app.core.review.queue import ReviewItem
 from app.tui.widgets.clip import clip
 from app.tui.widgets.nav import ColumnSpec, NavTable
+
+if TYPE_CHECKING:
+    from app.core.review.queue import ReviewItem
 
 MARK = "\u25cf"  # ●
 

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.widgets.option_list import Option
 
 from app.core.inert import inert, one_line
-from app.core.search.highlight import CLOSE, OPEN
+from app.core.search.results import CLOSE, OPEN
 from app.tui.widgets.nav import NavOptionList
 
 

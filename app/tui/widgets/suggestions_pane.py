@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,9 +15,11 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from app.core.curate import Suggestion
 from app.core.inert import one_line
 from app.tui.widgets.nav import NavOptionList
+
+if TYPE_CHECKING:
+    from app.core.curate import Suggestion
 
 WORDS = {"promote": "to promote", "demote": "to demote", "archive": "to archive", "merge": "duplicates", "split": "to split", "stale": "stale"}
 
