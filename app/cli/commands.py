@@ -138,12 +138,12 @@ def _open(args: argparse.Namespace) -> Workbench:
 def cmd_scan(args: argparse.Namespace) -> int:
     workbench, result, problems = _load(args)
     if args.json:
-        saliences = workbench.saliences()
+        scores = workbench.salience_scores()
         trusts = workbench.trusts()
         emit_json(
             {
                 "portfolios": [_portfolio_json(p) for p in workbench.portfolios],
-                "memories": [_memory_json(m, saliences[m.id].score if m.id in saliences else None, trusts[m.id]) for m in workbench.memories],
+                "memories": [_memory_json(m, scores.get(m.id), trusts[m.id]) for m in workbench.memories],
                 "problems": [_problem_json(p) for p in [*problems, *result.problems]],
             }
         )

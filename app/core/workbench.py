@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.core import paths as given_paths
 from app.core import review
@@ -31,7 +31,7 @@ from app.core.clock import Clock, SystemClock
 from app.core.config import save_theme
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
 from app.core.curate.duplicates import NearMemo
-from app.core.curate.saliences import Kept, log_mentions
+from app.core.curate.saliences import Kept, log_mentions, salience_scores
 from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.derived import DerivedCache
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
 # Rows of a database read together when a pass over the memories asks for one of them.
 READ_AHEAD = 500
+_T = TypeVar("_T")
 _ID = attrgetter("id")
 
 
@@ -105,6 +106,7 @@ class Workbench:
         self._paths: list[Path] = []
         self._vaulted: set[str] = set()
         self._saliences: dict[str, Salience] | None = None
+        self._scores: dict[str, float] | None = None  # the saliences' scores alone (salience_scores)
         self._mentions: dict[str, list[date]] = {}  # what the saliences counted (log_mentions)
         self._salience_lock = threading.Lock()
         # Content key -> encoded findings (the pipeline's scan), and those decoded so far.
@@ -178,7 +180,7 @@ class Workbench:
             self._result = result
             self._by_id = by_id = read if not vaulted else dict(read)
             by_id.update((m.id, m) for m in vaulted)
-            self._saliences = None
+            self._saliences = self._scores = None
             self._trusts, self._changed_since_trusts = None, set()  # a new read, and the ledger attached to it afresh
             kept = result.attention  # a warm start's, as the snapshot kept them; the vault's join them
             self._attention = (by_id, kept | self._vaulted) if kept is not None else None
@@ -601,12 +603,39 @@ class Workbench:
                 # hundreds of thousands of models that all stay alive: the collector would walk
                 # them again and again as they are made (half the time at 100,000 memories)
                 with gc_paused():
-                    cached = self._saliences = self._salience_all()
+                    cached = self._saliences = self._salience_pass(salience_all)
             return cached
 
-    def _salience_all(self) -> dict[str, Salience]:
-        """Every salience, with what they take from texts kept by content in the derived cache: a
-        warm start reads no text, and a change reads again only what it changed."""
+    def salience_scores(self) -> dict[str, float]:
+        """Every memory's salience score without its breakdown, what a list of rows shows: from the
+        breakdowns when they are worked out, else a pass that makes none (half the time at 100,000
+        memories). Kept and dropped as the breakdowns are."""
+        with self._salience_lock:
+            full = self._saliences
+            if full is not None and all(m.id in full for m in self.memories):
+                return {memory_id: salience.score for memory_id, salience in full.items()}
+            cached = self._scores
+            if cached is None or any(m.id not in cached for m in self.memories):
+                cached = self._scores = self._salience_pass(salience_scores)
+            return cached
+
+    def salience(self, memory_id: str) -> Salience | None:
+        """One memory's salience with its breakdown: the whole pass's when it was made, else worked
+        out for this memory alone, with the mentions the scores' pass counted (the same result)."""
+        self.salience_scores()  # the mentions every salience counts
+        with self._salience_lock:
+            full = self._saliences
+            if full is not None and memory_id in full:
+                return full[memory_id]
+            memory, mentions = self._by_id.get(memory_id), self._mentions
+        if memory is None:
+            return None
+        return salience_all([memory], self.clock.now(), text_of=self._read_ahead(), mentions=mentions).get(memory_id)
+
+    def _salience_pass(self, make: Callable[..., dict[str, _T]]) -> dict[str, _T]:
+        """`make` (salience_all or salience_scores) over every memory, with what they take from
+        texts kept by content in the derived cache: a warm start reads no text, and a change reads
+        again only what it changed."""
         with self._lock:
             memories, vaulted, keys = self.memories, set(self._vaulted), self._keys
             roots = [p.root for p in self.portfolios]
@@ -619,7 +648,7 @@ class Workbench:
         kept = Kept(known, lambda memory: None if memory.id in vaulted else keys(memory))
         text_of = self._read_ahead()
         self._mentions = mentions = log_mentions(memories, text_of, kept)
-        found = salience_all(memories, self.clock.now(), text_of=text_of, mentions=mentions, kept=kept)
+        found = make(memories, self.clock.now(), text_of=text_of, mentions=mentions, kept=kept)
         if store is not None:
             store.store(kept.learned.items(), removed=[key for key in known if key not in kept.used])
             store.close()
@@ -920,9 +949,10 @@ class Workbench:
             again = [by_id[i] for i in self.changed if i in by_id]
             attention = self._attention[1] - set(self.changed)
             self._attention = (by_id, attention | self._attention_of(again) | self._vaulted)
-        if self._saliences is not None:
-            for memory_id in self.changed:
-                self._saliences.pop(memory_id, None)
+        for kept in (self._saliences, self._scores):
+            if kept is not None:
+                for memory_id in self.changed:
+                    kept.pop(memory_id, None)
         self._behind(keys, portfolios)
 
     def _behind(self, keys: set[tuple[str, str]], portfolios: list[Portfolio]) -> None:

@@ -132,3 +132,22 @@ def test_a_section_edited_below_its_heading_keeps_the_logs_unread(tmp_path: Path
     found = {key: v.model_dump() for key, v in fourth.saliences().items()}
     assert set(logs) <= set(reads)
     assert found == uncached(fourth)
+
+
+def test_the_scores_alone_and_one_memorys_salience_are_the_whole_passs(tmp_path: Path, sample: Path) -> None:
+    """What a list of rows shows (the scores, worked out without a breakdown) and what one memory's
+    pane shows (its salience, worked out alone) are what the whole pass gives, before and after a
+    write; a warm start's scores read no text."""
+    whole = {key: s.model_dump() for key, s in opened(tmp_path, sample)[0].saliences().items()}
+    bench, reads = opened(tmp_path, sample)
+    assert bench.salience_scores() == {key: s["score"] for key, s in whole.items()}
+    assert reads == [] and bench._saliences is None  # kept by content: no text read, no breakdown made
+    assert {key: s.model_dump() for key in whole if (s := bench.salience(key)) is not None} == whole
+    assert bench._saliences is None and bench.salience("dollhouse:dollhouse:no-such") is None
+
+    memory_md = sample / "openclaw" / "workspace" / "MEMORY.md"
+    memory_md.write_text(memory_md.read_text(encoding="utf-8").replace("[FACT P10] Kite", "[FACT P4] Kite"), encoding="utf-8")
+    bench.open([sample])
+    after = bench.salience(PROJECTS)
+    assert after is not None and after.component("importance").raw == 9
+    assert bench.salience_scores()[PROJECTS] == after.score == bench.saliences()[PROJECTS].score

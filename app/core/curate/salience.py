@@ -307,3 +307,9 @@ def default_inputs(memory: Memory, observed: Observed, label: str) -> SalienceIn
 def from_inputs(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:
     """The formula over a system's inputs, with its breakdown."""
     return _build(memory, inputs, aware(now))
+
+
+def score_of(inputs: SalienceInputs, now: datetime) -> float:
+    """The score `from_inputs` gives, without the breakdown."""
+    usage = inputs.usage
+    return salience_formula(inputs.importance.value, inputs.trust.value, usage.count, usage.last, aware(now))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -21,8 +21,10 @@ from app.core.curate.salience import (
     Mentions,
     Observed,
     Salience,
+    SalienceInputs,
     TextOf,
     from_inputs,
+    score_of,
 )
 from app.core.model import Memory
 from app.core.reading.base import sha256_text
@@ -156,9 +158,29 @@ def salience_all(
     """Every memory's salience. With `text_of`, memories also count the records that mention them
     (or pass `mentions` from log_mentions), and a system that asks for a memory's text gets it (or,
     with `kept`, what it took from that content before)."""
+    return {memory.id: from_inputs(memory, inputs, now) for memory, inputs in _inputs(memories, access_log, text_of, mentions, kept)}
+
+
+def salience_scores(
+    memories: Sequence[Memory],
+    now: datetime,
+    *,
+    access_log: AccessLog | None = None,
+    text_of: TextOf | None = None,
+    mentions: Mentions | None = None,
+    kept: Kept | None = None,
+) -> dict[str, float]:
+    """Every memory's salience score, as `salience_all` gives it, without the breakdowns: what a
+    list of rows shows, in about half the time at 100,000 memories."""
+    return {memory.id: score_of(inputs, now) for memory, inputs in _inputs(memories, access_log, text_of, mentions, kept)}
+
+
+def _inputs(
+    memories: Sequence[Memory], access_log: AccessLog | None, text_of: TextOf | None, mentions: Mentions | None, kept: Kept | None
+) -> Iterator[tuple[Memory, SalienceInputs]]:
+    """Each memory with what its system feeds the formula."""
     if mentions is None:
         mentions = log_mentions(memories, text_of, kept) if text_of is not None else {}
-    out: dict[str, Salience] = {}
     # What most memories observe (no mention, no text asked for), made once: it is frozen.
     plain = Observed(access_log=access_log)
     for memory in memories:
@@ -168,5 +190,4 @@ def salience_all(
             text, facts = _facts(memory, text_of, kept)
         mentioned = mentions.get(memory.id, ())
         observed = plain if not mentioned and text is None and facts is None else Observed(access_log=access_log, mentions=mentioned, text=text, facts=facts)
-        out[memory.id] = from_inputs(memory, system.salience_inputs(memory, observed), now)
-    return out
+        yield memory, system.salience_inputs(memory, observed)

@@ -272,7 +272,7 @@ class BrowseScreen(WorkbenchScreen):
         kept_by_id = {row.id: row for row in kept}
         try:
             memories = list(self.workbench.memories)
-            saliences = self.workbench.saliences()
+            saliences = self.workbench.salience_scores()
             trusts = self.workbench.trusts()
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
             self.post_message(Notice(error_text(error, 300), title="Could not read the memories", severity="error"))
@@ -280,7 +280,7 @@ class BrowseScreen(WorkbenchScreen):
         rows = []
         for m in memories:
             row = None if m.id in changed else kept_by_id.get(m.id)
-            rows.append(row or MemoryRow.of(m, s.score if (s := saliences.get(m.id)) else None, trusts.get(m.id)))
+            rows.append(row or MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id)))
         counts = tally(memories, {i: t.level for i, t in trusts.items()})
         ready = RowsReady(
             generation, memories, MemoryTable.ordered(rows, order), order, changed, counts, frozenset(m.id for m in memories), several_portfolios(memories)
@@ -397,7 +397,7 @@ class BrowseScreen(WorkbenchScreen):
             data.error = error_text(error)
         try:
             data.trust = wb.trust(memory_id)
-            data.salience = wb.saliences().get(memory_id)
+            data.salience = wb.salience(memory_id)
             data.history = wb.memory_history(memory_id)
         except Exception as error:  # noqa: BLE001
             data.error = data.error or error_text(error)
