@@ -142,9 +142,9 @@ class SlowSaliences(Workbench):
         super().__init__(*args, **kwargs)
         self.go = threading.Event()
 
-    def saliences(self) -> Any:
+    def salience_scores(self) -> Any:
         assert self.go.wait(30), "the test never let the saliences go"
-        return super().saliences()
+        return super().salience_scores()
 
 
 async def test_once_read_the_first_screen_says_it_works_out_saliences(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
