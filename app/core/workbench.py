@@ -138,10 +138,9 @@ class Workbench:
         return given_paths.default_paths()
 
     @staticmethod
-    def check_paths(given: Iterable[Path | str]) -> list[Problem]:
-        """The given paths that name nothing to read, each as a Problem naming it: not there, or no
-        portfolio at it or two folder levels below. Empty when every path holds a portfolio."""
-        return given_paths.check_paths(given)
+    def check_paths(paths: Iterable[Path | str]) -> list[Problem]:
+        """app.core.paths.check_paths: the paths that name nothing to read, as Problems."""
+        return given_paths.check_paths(paths)
 
     def open(
         self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True, index: bool = True, index_later: bool = False
@@ -622,11 +621,12 @@ class Workbench:
     def salience(self, memory_id: str) -> Salience | None:
         """One memory's salience with its breakdown: the whole pass's when it was made, else worked
         out for this memory alone, with the mentions the scores' pass counted (the same result)."""
-        self.salience_scores()  # the mentions every salience counts
         with self._salience_lock:
             full = self._saliences
             if full is not None and memory_id in full:
                 return full[memory_id]
+        self.salience_scores()  # the mentions every salience counts
+        with self._salience_lock:
             memory, mentions = self._by_id.get(memory_id), self._mentions
         if memory is None:
             return None
