@@ -3,7 +3,7 @@ time to a first screen with rows, time to loaded and to the load's own rows (rep
 then keypress latency in browse, review and budget, beside the same keypress in a bare Textual app
 measured in the same run.
 
-    python -m bench.screens [--sizes 10000 100000] [--presses 60] [--out DIR] [--state DIR]
+    python -m bench.screens [--sizes 10000 100000] [--presses 60] [--writes 5] [--out DIR] [--state DIR]
 
 Each size: the corpus is generated (or reused from --out), one cold run of the app fills the
 caches and keeps the rows it listed, then a new app on the same caches is timed (the warm start a
@@ -21,6 +21,10 @@ and page keys are reported apart, each beside the same kind of key in a bare Tex
 one focused table, measured in the same run; a page key repaints a whole table, in Textual's own
 rendering, which the bare app's figure shows. Beside them, the event loop thread's CPU time from
 a key to its first frame: the app's own work, without the machine's other load.
+
+Then writes, end to end as a person sees them: a promote of a DollhouseMCP memory in browse and
+its undo, each from the key to the first frame whose table shows the row changed (median and
+worst of --writes pairs; the corpus is left as it was).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,6 +136,55 @@ async def _latency(pilot: Pilot[object], keys: tuple[str, ...], presses: int) ->
         times.first.append((first - start) * 1000)
         times.cpu.append((cpu - used) * 1000)
         times.shown.append((frames.last - start) * 1000)
+    return out
+
+
+async def _written(pilot: Pilot[object], frames: _Frames, key: str, done: Callable[[], bool]) -> float:
+    """Milliseconds from a write's key to the first frame after the table holds what `done` looks for."""
+    app = pilot.app
+    table = app.screen.query_one(MemoryTable)
+    await _settle(pilot, frames)
+    driver = app._driver
+    assert driver is not None
+    event = events.Key(key, key)
+    event.set_sender(app)
+    rows = table.rows
+    start = time.perf_counter()
+    driver.send_message(event)
+    while True:
+        await asyncio.sleep(0.001)
+        if time.perf_counter() - start > 60:
+            raise TimeoutError(f"the table did not show what {key!r} wrote")
+        if table.rows is not rows:
+            rows = table.rows
+            if done():
+                break
+    frames.shown.clear()
+    await asyncio.wait_for(frames.shown.wait(), 30)
+    return (frames.last - start) * 1000
+
+
+async def writes(pilot: Pilot[object], count: int) -> dict[str, float]:
+    """A promote and its undo, `count` times, each to the frame that shows its row changed."""
+    app = pilot.app
+    assert isinstance(app, MemoryWorkbenchApp)
+    target = next(m for m in app.workbench.memories if m.system == "dollhouse" and m.tier.value not in ("hot", "quarantine"))
+    app.open_memory(target.id)
+    frames = _Frames(app)
+    table = app.screen.query_one(MemoryTable)
+
+    def tier_is(tier: str) -> Callable[[], bool]:
+        return lambda: any(row.id == target.id and row.tier == tier for row in table.rows)
+
+    times: dict[str, list[float]] = {"promote": [], "undo": []}
+    for _ in range(count):
+        times["promote"].append(await _written(pilot, frames, "p", tier_is("hot")))
+        times["undo"].append(await _written(pilot, frames, "u", tier_is(target.tier.value)))
+    await _settle(pilot, frames)
+    out = {}
+    for what, values in times.items():
+        out[f"{what}, to its row shown, median (ms)"] = statistics.median(values)
+        out[f"{what}, to its row shown, worst (ms)"] = max(values)
     return out
 
 
@@ -239,7 +293,7 @@ def in_new_process(script: str, *args: object) -> float:
     return seconds
 
 
-async def warm(corpus: Path, locations: Locations, presses: int) -> dict[str, float]:
+async def warm(corpus: Path, locations: Locations, presses: int, write_pairs: int) -> dict[str, float]:
     opened = (locations.cache, locations.data, locations.config, corpus)
     out: dict[str, float] = {"first screen with rows in a new process (s)": statistics.median(in_new_process(FIRST_ROWS_CHILD, *opened) for _ in range(3))}
     start = time.perf_counter()
@@ -262,6 +316,8 @@ async def warm(corpus: Path, locations: Locations, presses: int) -> dict[str, fl
                 out[f"{screen} {what} key p95 (ms)"] = _p(times.first, 0.95)
                 out[f"{screen} {what} shown p95 (ms)"] = _p(times.shown, 0.95)
                 out[f"{screen} {what} key CPU p95 (ms)"] = _p(times.cpu, 0.95)
+        await pilot.press("f2")
+        out.update(await writes(pilot, write_pairs))
         await app.workers.wait_for_complete()
     return out
 
@@ -275,7 +331,7 @@ def _anchor(name: str, bare: dict[str, KeyTimes]) -> float | None:
     return _p(times.shown if "shown" in name else times.first, q)
 
 
-async def run(size: int, root: Path, presses: int, keep: Path | None = None) -> None:
+async def run(size: int, root: Path, presses: int, write_pairs: int, keep: Path | None = None) -> None:
     corpus = root / f"mixed-{size}"
     if not corpus.exists():
         generate(corpus, size)
@@ -286,7 +342,7 @@ async def run(size: int, root: Path, presses: int, keep: Path | None = None) -> 
         bare_first_s = await first_frame(App())
         bare_new_s = statistics.median(in_new_process(BARE_FIRST_FRAME_CHILD) for _ in range(3))
         bare = await floor(presses)
-        figures = await warm(corpus, locations, presses)
+        figures = await warm(corpus, locations, presses, write_pairs)
     finally:
         if keep is None:
             shutil.rmtree(state, ignore_errors=True)
@@ -307,12 +363,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000])
     parser.add_argument("--presses", type=int, default=60)
+    parser.add_argument("--writes", type=int, default=5, help="promote and undo pairs timed in browse")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "memwb-bench")
     parser.add_argument("--state", type=Path, default=None, help="keep the workbench's caches here between runs (the first run fills them)")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  screen {SIZE[0]}x{SIZE[1]}")
     for size in args.sizes:
-        asyncio.run(run(size, args.out, args.presses, args.state))
+        asyncio.run(run(size, args.out, args.presses, args.writes, args.state))
 
 
 if __name__ == "__main__":

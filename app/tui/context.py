@@ -7,7 +7,7 @@ screen imports the app module (which imports every screen).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -119,6 +119,21 @@ class WorkbenchScreen(Screen[None]):
     def on_mount(self) -> None:
         # Textual calls every class's on_mount along the MRO, so subclasses need not call this.
         self.workbench_app.listen(self)
+        self._when_shown: Callable[[], object] | None = None
+
+    def when_shown(self, read: Callable[[], object]) -> None:
+        """`read` now if this screen is the one shown, else when it is shown again: a hidden screen's
+        read after a write would only slow down the reads of the screen a person is looking at."""
+        if self.is_current:
+            read()
+        else:
+            self._when_shown = read
+
+    def on_screen_resume(self) -> None:
+        # Along the MRO too, beside a subclass's own.
+        read, self._when_shown = self._when_shown, None
+        if read is not None:
+            read()
 
     def back_out(self) -> bool:
         """Let go of what the screen holds just now (a filter, marks, a what-if); True if it did."""

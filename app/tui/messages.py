@@ -44,6 +44,10 @@ class MemoriesChanged(Message, bubble=False):
     ids: tuple[str, ...]
 
 
+class CountsChanged(Message, bubble=False):
+    """What the header counts is worked out again after a write (`MemoryWorkbenchApp.counts_line`)."""
+
+
 @dataclass
 class ChangeReverted(Message):
     """Another process put back an older copy of a file the workbench had just saved."""

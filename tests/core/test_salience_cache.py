@@ -7,9 +7,11 @@ import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from app.core import workbench as workbench_module
 from app.core.clock import FixedClock
 from app.core.curate.salience import Salience
 from app.core.curate.saliences import salience_all
@@ -151,3 +153,31 @@ def test_the_scores_alone_and_one_memorys_salience_are_the_whole_passs(tmp_path:
     after = bench.salience(PROJECTS)
     assert after is not None and after.component("importance").raw == 9
     assert bench.salience_scores()[PROJECTS] == after.score == bench.saliences()[PROJECTS].score
+
+
+def test_a_write_works_out_again_only_what_it_changed(tmp_path: Path, sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a write the scores and the breakdowns are those a whole pass gives, but only what the
+    write changed is worked out again: a memory of a system without mentions alone, and in OpenClaw
+    (whose logs mention its memories) that system's memories, what their contents gave kept."""
+    bench, reads = opened(tmp_path, sample)
+    bench.salience_scores()
+    computed: list[int] = []
+    real = workbench_module.salience_scores
+
+    def counting(memories: Any, *args: Any, **kwargs: Any) -> Any:
+        computed.append(len(memories))
+        return real(memories, *args, **kwargs)
+
+    monkeypatch.setattr(workbench_module, "salience_scores", counting)
+    dollhouse = next(m for m in bench.memories if m.system == "dollhouse" and m.tier.value == "cold")
+    reads.clear()
+    bench.promote(dollhouse.id, reason="test")
+    assert bench.salience_scores() == {key: s["score"] for key, s in uncached(bench).items()}
+    assert computed == [1] and set(reads) <= {dollhouse.id}
+
+    section = next(m for m in bench.memories if m.system == "openclaw" and m.kind == "note" and m.tier.value == "cold")
+    computed.clear()
+    bench.quarantine(section.id, "test")
+    assert bench.salience_scores() == {key: s["score"] for key, s in uncached(bench).items()}
+    assert computed == [sum(m.system == "openclaw" for m in bench.memories)]
+    assert {key: s.model_dump() for key, s in bench.saliences().items()} == uncached(bench)

@@ -17,10 +17,11 @@ from app.core.curate import Suggestion
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
+from app.tui.messages import MemoriesChanged
 from app.tui.screens.browse import BrowseScreen
 from app.tui.widgets.memory_detail import FINDING_STYLE, MemoryDetail, content_text
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
-from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree
+from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree, Tally, tally
 from tests.core.duplicate_cases import COPIES, looped_workspace
 from tests.tui.helpers import settle
 
@@ -168,6 +169,88 @@ async def test_promote_then_undo_moves_the_file_back(sample_copy: Path, isolated
         await settle(app, pilot)
         assert long_term.read_bytes() == before and not short_term.exists()
         assert next(r for r in table.rows if r.id == FLAKY).tier == "cold"
+
+
+def full_read(app: MemoryWorkbenchApp, order: str) -> tuple[list[MemoryRow], dict[NodeRef, Tally]]:
+    """The rows and tree counts a read of every memory gives now."""
+    wb = app.workbench
+    scores, trusts = wb.salience_scores(), wb.trusts()
+    rows = [MemoryRow.of(m, scores.get(m.id), trusts.get(m.id)) for m in wb.memories]
+    return MemoryTable.ordered(rows, order), tally(wb.memories, {i: t.level for i, t in trusts.items()})
+
+
+async def test_a_write_patches_the_rows_and_the_tree_as_a_full_read_makes_them(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """After a write only what it changed is built again, and what the screen holds is what a read
+    of every memory gives: the same rows in the table's order, the same tree counts and labels. Two
+    writes told of before the first's rows arrive are both shown."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        screen, tree, table, _ = parts(app)
+        table.sort_by("tier")  # the promote moves its row
+        await settle(app, pilot)
+        app.open_memory(FLAKY)
+        await settle(app, pilot)
+        built: list[int] = []
+        real_of = MemoryRow.of
+
+        def counting(memory: object, *args: object) -> MemoryRow:
+            built.append(1)
+            return real_of(memory, *args)  # type: ignore[arg-type]
+
+        MemoryRow.of = counting  # type: ignore[method-assign,assignment]
+        try:
+            await pilot.press("p")
+            await settle(app, pilot)
+        finally:
+            MemoryRow.of = real_of  # type: ignore[method-assign]
+        assert len(built) == 1  # the promoted memory's row alone
+        rows, counts = full_read(app, table.order)
+        assert sorted(table.rows) == sorted(rows) and MemoryTable.ordered(table.rows, table.order) == list(table.rows)
+        assert tree.counts == counts
+        hot = next(n for n in tree._labelled.values() if n.data == NodeRef("massgen", "massgen", "hot"))
+        assert str(counts[NodeRef("massgen", "massgen", "hot")].total) in str(hot.label).split()
+
+        # Two writes in a row, the screen told of both before the first's rows are built.
+        wb = app.workbench
+        others = [m.id for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold"][:2]
+        for memory_id in others:
+            wb.promote(memory_id, reason="test")
+            screen.post_message(MemoriesChanged(tuple(wb.changed)))
+        await settle(app, pilot)
+        rows, counts = full_read(app, table.order)
+        assert sorted(table.rows) == sorted(rows) and tree.counts == counts
+        assert {r.tier for r in table.rows if r.id in others} == {"hot"}
+
+
+async def test_a_hidden_screen_reads_a_write_when_it_is_shown_again(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review queue is not read again for a write made while browse is shown (that read would
+    slow down browse's own), but as soon as the review screen is shown."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f3")
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        reads: list[int] = []
+        real = Workbench.review_queue
+
+        def counting(self: Workbench, *args: object, **kwargs: object) -> object:
+            reads.append(1)
+            return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Workbench, "review_queue", counting)
+        app.open_memory(FLAKY)
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert reads == []
+        await pilot.press("f3")
+        await settle(app, pilot)
+        assert reads == [1]
 
 
 async def test_merge_needs_marks_and_errors_are_notified(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:

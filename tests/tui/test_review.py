@@ -24,7 +24,7 @@ from app.tui.screens.reason import ReasonModal
 from app.tui.screens.review import ReviewScreen
 from app.tui.widgets.findings_view import FindingsView
 from app.tui.widgets.review_queue import ReviewQueue
-from tests.tui.helpers import loaded, settle
+from tests.tui.helpers import loaded, settle, until
 
 EXFIL = "massgen:massgen:workspace_reviewer/pr_4821_review_summary"
 EXFIL_FILE = Path("massgen/workspace_reviewer/memory/long_term/pr_4821_review_summary.md")
@@ -344,7 +344,8 @@ async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
     sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The header counts every trust and the over-budget plans after a load and after each write:
-    the load's and the write's worker threads work them out, so the event loop only reads them."""
+    the load's and the write's worker threads work out the trusts, and a worker the plans once the
+    screens have read the write's rows, so the event loop only reads them."""
     on_main: list[tuple[str, bool]] = []
     real_trusts, real_replan = workbench_module.effective_trusts, Workbench._replan
 
@@ -352,9 +353,9 @@ async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
         on_main.append(("trusts", threading.current_thread() is threading.main_thread()))
         return real_trusts(*args, **kwargs)
 
-    def replan(self: Workbench, portfolios: Any) -> None:
+    def replan(self: Workbench, portfolios: Any, members: Any) -> None:
         on_main.append(("plans", threading.current_thread() is threading.main_thread()))
-        real_replan(self, portfolios)
+        real_replan(self, portfolios, members)
 
     monkeypatch.setattr(workbench_module, "effective_trusts", trusts)
     monkeypatch.setattr(Workbench, "_replan", replan)
@@ -365,5 +366,6 @@ async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
         await go_to(screen, pilot, memory_id)
         await decide(app, pilot, "a", "reviewed")
         assert app.workbench.memory(memory_id).trust is TrustLevel.VALIDATED
+        await until(pilot, lambda: any(kind == "plans" for kind, _ in on_main) and app.sub_title == app.counts_line())
         assert {kind for kind, _ in on_main} == {"trusts", "plans"}
         assert not any(main for _, main in on_main), on_main

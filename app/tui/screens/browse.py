@@ -9,7 +9,8 @@ changed, and only those rows are built again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -48,12 +49,13 @@ from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
 from app.tui.widgets.memory_table import ListedView, MemoryRow, MemoryTable
-from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree, Tally, tally
+from app.tui.widgets.portfolio_tree import NodeRef, Place, PortfolioTree, Tally, place_of, places, tally_places
 from app.tui.widgets.suggestions_pane import SuggestionsPane
 
 if TYPE_CHECKING:
     from app.core.curate import Suggestion
     from app.core.model import Memory
+    from app.core.review.trust import EffectiveTrust
     from app.core.workbench import Workbench
     from app.tui.activity import Receipt
 
@@ -70,8 +72,9 @@ class RowsReady(Message):
     order: str
     changed: frozenset[str] = field(default_factory=frozenset)  # empty after a load: every row is new
     counts: dict[NodeRef, Tally] = field(default_factory=dict)  # the tree's, by effective trust
-    ids: frozenset[str] = field(default_factory=frozenset)
+    by_id: dict[str, Memory] = field(default_factory=dict)  # `memories` by id
     several: bool = False  # whether some system has more than one portfolio open
+    places: Counter[Place] = field(default_factory=Counter)  # what `counts` were made from
 
 
 @dataclass
@@ -134,11 +137,13 @@ class PreviewReady(Message):
 NARROW = 110  # columns below which the tree hides until `t` shows it
 
 
-def several_portfolios(memories: list[Memory]) -> bool:
-    """Whether some system has more than one portfolio open: the table then names each row's."""
+def several_portfolios(counted: Mapping[Place, int]) -> bool:
+    """Whether some system has more than one portfolio open (by the tree's `places`): the table then
+    names each row's."""
     seen: dict[str, set[str]] = {}
-    for memory in memories:
-        seen.setdefault(memory.system, set()).add(memory.portfolio)
+    for (system, portfolio, *_), count in counted.items():
+        if count > 0:
+            seen.setdefault(system, set()).add(portfolio)
     return any(len(names) > 1 for names in seen.values())
 
 
@@ -163,6 +168,10 @@ class BrowseScreen(WorkbenchScreen):
         self.suggestions: list[Suggestion] = []
         self._pending: str | None = None
         self._loaded_generation = 0
+        # `memories` by id and counted by place in the tree, and what writes changed since they were read
+        self._places: Counter[Place] = Counter()
+        self._by_id: dict[str, Memory] = {}
+        self._unapplied: set[str] = set()
         self._detail_wanted: str | None = None
         self._detail_busy = False
         self._detail_timer: Timer | None = None
@@ -237,7 +246,9 @@ class BrowseScreen(WorkbenchScreen):
             # A load's full read is on its way, and this worker would cut it short: read every row.
             self.read_rows(generation, self.query_one(MemoryTable).order)
             return
-        self.read_rows(generation, self.query_one(MemoryTable).order, frozenset(message.ids), self.rows)
+        # A read a later write cuts short never shows its rows: the next one builds them too.
+        self._unapplied.update(message.ids)
+        self.read_rows(generation, self.query_one(MemoryTable).order, frozenset(self._unapplied), self.rows, self._rows_order)
 
     @work(thread=True, exclusive=True, group="browse-listed", description="browse-listed", exit_on_error=False)
     def read_listed_rows(self) -> None:
@@ -266,37 +277,73 @@ class BrowseScreen(WorkbenchScreen):
         self.workbench.keep_listed_rows(MemoryRow.listed(rows, order))
 
     @work(thread=True, exclusive=True, group="browse-rows", description="browse-rows", exit_on_error=False)
-    def read_rows(self, generation: int, order: str, changed: frozenset[str] = frozenset(), kept: Sequence[MemoryRow] = ()) -> None:
+    def read_rows(self, generation: int, order: str, changed: frozenset[str] = frozenset(), kept: Sequence[MemoryRow] = (), kept_order: str = "") -> None:
         """Every row after a load, in the table's `order`; after a write only the `changed` ids are
-        built again and the rest are `kept` as they were (the whole list is still sorted)."""
-        kept_by_id = {row.id: row for row in kept}
+        built again and the rest are `kept` as they were (in `kept_order`), the tree's counts
+        patched the same way."""
         try:
             memories = list(self.workbench.memories)
             saliences = self.workbench.salience_scores()
             trusts = self.workbench.trusts()
+            if changed and kept:
+                ready = self._patched(generation, memories, saliences, trusts, order, changed, kept, kept_order)
+            else:
+                rows = [MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id)) for m in memories]
+                counted = places(memories, {i: t.level for i, t in trusts.items()})
+                by_id = {m.id: m for m in memories}
+                ready = RowsReady(
+                    generation, memories, MemoryTable.ordered(rows, order), order, changed, tally_places(counted), by_id, several_portfolios(counted), counted
+                )
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
             self.post_message(Notice(error_text(error, 300), title="Could not read the memories", severity="error"))
             return
-        rows = []
-        for m in memories:
-            row = None if m.id in changed else kept_by_id.get(m.id)
-            rows.append(row or MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id)))
-        counts = tally(memories, {i: t.level for i, t in trusts.items()})
-        ready = RowsReady(
-            generation, memories, MemoryTable.ordered(rows, order), order, changed, counts, frozenset(m.id for m in memories), several_portfolios(memories)
-        )
         if not get_current_worker().is_cancelled:
             self.post_message(ready)
+
+    def _patched(
+        self,
+        generation: int,
+        memories: list[Memory],
+        saliences: Mapping[str, float],
+        trusts: Mapping[str, EffectiveTrust],
+        order: str,
+        changed: frozenset[str],
+        kept: Sequence[MemoryRow],
+        kept_order: str,
+    ) -> RowsReady:
+        """After a write: the last read's rows and tree counts with the `changed` memories taken out
+        and those still there put back as they are now. At 100,000 memories a read of every row
+        took most of a second between the key and the changed row."""
+        counted, by_id = Counter(self._places), self._by_id.copy()
+        for row in (r for r in kept if r.id in changed):
+            memory = by_id.pop(row.id, None)
+            if memory is not None:
+                counted[place_of(memory, row.trust)] -= 1
+        fresh = []
+        for memory_id in sorted(changed):
+            try:
+                memory = self.workbench.memory(memory_id)
+            except KeyError:
+                continue  # taken out by the write
+            trust = trusts.get(memory_id)
+            fresh.append(MemoryRow.of(memory, saliences.get(memory_id), trust))
+            counted[place_of(memory, trust.level if trust is not None else memory.trust)] += 1
+            by_id[memory_id] = memory
+        rest = [r for r in kept if r.id not in changed]
+        rows = MemoryTable.placed(rest, fresh, order) if kept_order == order else MemoryTable.ordered(rest + fresh, order)
+        return RowsReady(generation, memories, rows, order, changed, tally_places(counted), by_id, several_portfolios(counted), counted)
 
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
         self.memories, self.rows, self._rows_order = message.memories, message.rows, message.order
+        self._places, self._by_id = message.places, message.by_id
+        self._unapplied = self._unapplied - message.changed if message.changed else set()
         if not message.changed:
             self.keep_rows(message.rows, message.order)
             self.workbench_app.keep_long_lived("browse")
         table = self.query_one(MemoryTable)
         table.portfolio_column = message.several
-        table.prune_marks(message.ids)
+        table.prune_marks(message.by_id.keys())
         self.query_one(PortfolioTree).build(message.counts)
         if self.scope != NodeRef() and not any(self.scope.matches(m) for m in self.memories):
             self.scope = NodeRef()

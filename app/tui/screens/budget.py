@@ -155,7 +155,7 @@ class BudgetScreen(WorkbenchScreen):
         # One changed memory can move every row of its plan (the order, the cut), so the plans are
         # read whole; the facade already re-planned only the portfolios the write touched.
         if self.workbench_app.generation:
-            self.refresh_plans()
+            self.when_shown(self.refresh_plans)
 
     # -- what-if state -------------------------------------------------------------------------------
 

@@ -129,7 +129,7 @@ class ReviewScreen(WorkbenchScreen):
         # A decision can move any item (its severity, its trust, in or out of the queue), and the
         # order is the facade's: the whole queue is read again, keeping cursor and marks.
         if self.workbench_app.generation:
-            self.refresh_queue()
+            self.when_shown(self.refresh_queue)
 
     # -- reading -----------------------------------------------------------------------------------
 

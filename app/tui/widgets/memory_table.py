@@ -303,6 +303,28 @@ class MemoryTable(ScrollView, can_focus=True):
         column = next(c for c in COLUMNS if c.key == key)
         return sorted(rows, key=column.sort_key, reverse=direction == "descending")
 
+    @staticmethod
+    def placed(rows: Sequence[MemoryRow], fresh: Iterable[MemoryRow], order: str) -> list[MemoryRow]:
+        """`rows`, which are in `order`, with each of `fresh` put in its place (after those it ties
+        with): what a write changed costs a binary search per row, not a sort of every row (over
+        a tenth of a second at 100,000)."""
+        key, _, direction = order.partition(":")
+        sort_key = next(c for c in COLUMNS if c.key == key).sort_key
+        descending = direction == "descending"
+        out = list(rows)
+        for row in fresh:
+            wanted = sort_key(row)
+            low, high = 0, len(out)
+            while low < high:
+                middle = (low + high) // 2
+                there = sort_key(out[middle])
+                if (there < wanted) if descending else (wanted < there):
+                    high = middle
+                else:
+                    low = middle + 1
+            out.insert(low, row)
+        return out
+
     def prune_marks(self, ids: AbstractSet[str]) -> None:
         """Drop the marks of memories that are not there any more (after a read)."""
         if self.marked - ids:

@@ -55,18 +55,30 @@ class Tally:
         self.quarantined += count if trust is TrustLevel.QUARANTINED else 0
 
 
-def tally(memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None) -> dict[NodeRef, Tally]:
-    """Counts of every node of the tree, the root (NodeRef()) included. `trusts` is each memory's
-    effective trust level (the facade's), so the badges agree with the header and the table; a
-    memory missing from it counts with its system's claim. The memories are counted by their
-    place and trust first, in C (a tree node per memory took a second at 100,000 memories, on the
-    event loop); the nodes are then made from the few places there are."""
+Place = tuple[str, str, str, str, TrustLevel]  # system, portfolio, tier, domain, effective trust
+
+
+def place_of(memory: Memory, level: TrustLevel) -> Place:
+    """Where a memory is counted in the tree, with its effective trust level."""
+    return (memory.system, memory.portfolio, memory.tier.value, memory.domain or NO_DOMAIN, level)
+
+
+def places(memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None) -> Counter[Place]:
+    """How many memories are in each place with each trust, in C (a tree node per memory took a
+    second at 100,000 memories, on the event loop). `trusts` is each memory's effective trust level
+    (the facade's), so the badges agree with the header and the table; a memory missing from it
+    counts with its system's claim."""
     levels = trusts or {}
-    places: Counter[tuple[str, str, str, str, TrustLevel]] = Counter(
-        (m.system, m.portfolio, m.tier.value, m.domain or NO_DOMAIN, levels.get(m.id, m.trust)) for m in memories
-    )
+    return Counter((m.system, m.portfolio, m.tier.value, m.domain or NO_DOMAIN, levels.get(m.id, m.trust)) for m in memories)
+
+
+def tally_places(counted: Mapping[Place, int]) -> dict[NodeRef, Tally]:
+    """Counts of every node of the tree, the root (NodeRef()) included, from `places`' counts: the
+    nodes are made from the few places there are."""
     counts: dict[NodeRef, Tally] = {}
-    for (system, portfolio, tier, domain, level), count in places.items():
+    for (system, portfolio, tier, domain, level), count in counted.items():
+        if count <= 0:
+            continue  # a place a write emptied
         for ref in (
             NodeRef(),
             NodeRef(system),
@@ -79,6 +91,16 @@ def tally(memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = 
                 found = counts[ref] = Tally()
             found.add(level, count)
     return counts
+
+
+def tally(memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None) -> dict[NodeRef, Tally]:
+    """Counts of every node of the tree, the root (NodeRef()) included (see `places`)."""
+    return tally_places(places(memories, trusts))
+
+
+def node_title(ref: NodeRef) -> str:
+    """What a node is called: its last part, "All memories" for the root."""
+    return ref.domain or ref.tier or ref.portfolio or ref.system or "All memories"
 
 
 TITLE_CELLS = 18  # a node's name in the tree's width, the counts after it
@@ -125,6 +147,7 @@ class PortfolioTree(Tree[NodeRef]):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(Text("All memories"), data=NodeRef(), id=id, classes=classes)
         self.counts: dict[NodeRef, Tally] = {}
+        self._labelled: dict[NodeRef, TreeNode[NodeRef]] = {}  # the node each counted place is shown by
         self.show_root = True
         self.guide_depth = 2
         self.auto_expand = False  # enter filters; opening and closing are their own keys
@@ -149,15 +172,23 @@ class PortfolioTree(Tree[NodeRef]):
 
     def build(self, counts: dict[NodeRef, Tally]) -> None:
         """Rebuild the whole tree from its nodes' counts (`tally`); keeps which nodes were expanded
-        and where the cursor was."""
+        and where the cursor was. When the places are the ones shown (a write moved a few
+        memories), only the labels whose counts changed are set again."""
+        if self._labelled and counts.keys() == self.counts.keys():
+            for ref, node in self._labelled.items():
+                if counts[ref] != self.counts[ref]:
+                    node.set_label(_label(node_title(ref), counts[ref]))
+            self.counts = counts
+            return
         expanded = {n.data for n in self._walk_nodes(self.root) if n.is_expanded and n.data is not None}
         current = self.cursor_node.data if self.cursor_node is not None else None
         self.counts = counts
         self.clear()
         root = self.root
-        root.set_label(_label("All memories", self.counts.get(NodeRef(), Tally())))
+        root.set_label(_label(node_title(NodeRef()), self.counts.get(NodeRef(), Tally())))
         root.data = NodeRef()
         children: dict[NodeRef, TreeNode[NodeRef]] = {NodeRef(): root}
+        self._labelled = {NodeRef(): root} if NodeRef() in self.counts else {}
         repeats = repeated_levels(self.counts)
         for ref in sorted((r for r in self.counts if r != NodeRef()), key=self._ref_order):
             parent = children[self._parent_ref(ref)]
@@ -165,9 +196,9 @@ class PortfolioTree(Tree[NodeRef]):
                 children[ref] = parent  # the system's only portfolio, of the same name: one level
                 continue
             leaf = ref.domain is not None
-            title = ref.domain or ref.tier or ref.portfolio or ref.system or ""
+            title = node_title(ref)
             node = parent.add_leaf(_label(title, self.counts[ref]), data=ref) if leaf else parent.add(_label(title, self.counts[ref]), data=ref)
-            children[ref] = node
+            children[ref] = self._labelled[ref] = node
             if ref in expanded or (ref.portfolio is None and not expanded):
                 node.expand()
         root.expand()
