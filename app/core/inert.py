@@ -66,5 +66,7 @@ def inert(text: str, *, keep_newlines: bool = True) -> str:
 
 def one_line(text: str, limit: int = 80) -> str:
     """A single inert line, shortened with an ellipsis."""
+    if len(text) <= limit and text.isascii() and text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text  # one line already, nothing to make visible (a name, a date: tested in C)
     flat = inert(" ".join(text.split()), keep_newlines=False)
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "\u2026"

@@ -50,6 +50,7 @@ from app.core.review.queue import ReviewItem, may_need_review, review_queue
 from app.core.review.relinks import add_relink, read_relinks
 from app.core.review.trust import EffectiveTrust, effective_trusts
 from app.core.search import Hit, SearchResult
+from app.core.search import fed as search_fed
 from app.core.storage.touched import Row
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
@@ -257,19 +258,22 @@ class Workbench:
             portfolios = self.portfolios
             memories = [m for m in self.memories if m.id not in self._vaulted]
             inputs = pipeline.inputs if not self._index_behind else None
-        timeline = pipeline.late_phase("index", lambda progress: self._update_index(portfolios, memories, inputs, progress=progress), total=len(memories))
+        timeline = pipeline.late_phase("index", lambda progress: self._index_fed(portfolios, memories, inputs, progress), total=len(memories))
         with self._lock:
             self.result.timeline = timeline
         return timeline
 
     def _index_step(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress) -> tuple[int, str]:
-        """The index phase of a run: fed the run's inputs, so an unchanged warm start hashes nothing.
-        When the index's last update had these very inputs, it is not even opened (its files are
-        read whole) until the first search or write needs it: that update would change nothing."""
+        """The index phase of a run: fed the run's inputs, so an unchanged warm start hashes nothing."""
         assert self._pipeline is not None
-        inputs = self._pipeline.inputs
-        index = self._search_index(portfolios)
-        if index.fed_with(inputs):
+        return self._index_fed(portfolios, memories, self._pipeline.inputs, progress)
+
+    def _index_fed(self, portfolios: list[Portfolio], memories: list[Memory], inputs: str | None, progress: Progress) -> tuple[int, str]:
+        """The index brought in line with `memories`, read from `inputs` (None: not known). When the
+        index's last update had these very inputs, it is not even opened (its files are read
+        whole, nor is the engine imported) until the first search or write needs it: that update
+        would change nothing."""
+        if search_fed.fed_with(self.locations.search_index([p.root for p in portfolios]), inputs):
             self._index_pending = (portfolios, memories, inputs)
             self._index_ready = True
             return 0, "0 added, 0 changed, 0 removed; opened at the first search"

@@ -107,10 +107,10 @@ def test_the_command_answers_version_before_loading_the_parser() -> None:
     assert help_.returncode == 0 and help_.stdout.startswith("usage: memwb"), help_.stdout + help_.stderr
 
 
-def _opened_loads(state: Path, portfolio: Path, then: str) -> list[str]:
-    """Open `portfolio` without the search index in a fresh interpreter, with the workbench's
-    folders under `state`, run `then` (statements over `wb`), and say which of the detector and the
-    search engine were imported by then."""
+def _opened_loads(state: Path, portfolio: Path, then: str, how: str = "index=False") -> list[str]:
+    """Open `portfolio` (without the search index, unless `how` says otherwise) in a fresh
+    interpreter, with the workbench's folders under `state`, run `then` (statements over `wb`), and
+    say which of the detector and the search engine were imported by then."""
     script = (
         "import sys\n"
         "from pathlib import Path\n"
@@ -118,7 +118,7 @@ def _opened_loads(state: Path, portfolio: Path, then: str) -> list[str]:
         "from app.core.workbench import Workbench\n"
         f"state = Path({str(state)!r})\n"
         "wb = Workbench(Locations(cache=state / 'cache', data=state / 'data', config=state / 'config'), workers=1)\n"
-        f"wb.open([Path({str(portfolio)!r})], index=False)\n"
+        f"wb.open([Path({str(portfolio)!r})], {how})\n"
         f"{then}\n"
         "heavy = ('app.core.review.detector', 'whoosh')\n"
         "print('LOADED:' + ','.join(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))))\n"
@@ -137,3 +137,14 @@ def test_a_warm_start_and_its_trust_load_neither_the_detector_nor_the_search_eng
     assert warm == []
     searched = _opened_loads(tmp_path, sample_copy, "wb.search('deploy')")
     assert "whoosh" in searched and "app.core.review.detector" not in searched
+
+
+def test_a_warm_start_that_leaves_the_index_for_later_does_not_load_the_search_engine(sample_copy: Path, tmp_path: Path) -> None:
+    """The index's last update was fed these very inputs: the later index phase (a face's) only
+    looks at what it was fed, and the engine is loaded at the first search."""
+    built = _opened_loads(tmp_path, sample_copy, "", how="")
+    assert "whoosh" in built
+    later = _opened_loads(tmp_path, sample_copy, "wb.build_index(); assert wb.index_ready", how="index_later=True")
+    assert later == []
+    searched = _opened_loads(tmp_path, sample_copy, "wb.build_index(); assert wb.search('deploy').hits", how="index_later=True")
+    assert "whoosh" in searched

@@ -300,6 +300,9 @@ def test_inert_changes_no_printable_ascii_and_every_other_ascii_character() -> N
 def test_one_line_flattens_and_shortens() -> None:
     assert one_line("a\n b\tc", 80) == "a b c"
     assert one_line("x" * 100, 10) == "x" * 9 + "\u2026"
+    # the quick path for a line already flat and printable agrees with the long way round
+    for raw in ("plain name", " lead", "trail ", "two  spaces", "x" * 10, "x" * 11, "", "tab\there", "caf\u00e9", "a\x1bb"):
+        assert one_line(raw, 10) == (lambda flat: flat if len(flat) <= 10 else flat[:9] + "\u2026")(inert(" ".join(raw.split()), keep_newlines=False))
 
 
 def test_walk_order_is_by_shown_path_and_prefix_is_added(tmp_path: Path) -> None:

@@ -122,3 +122,24 @@ def test_an_unchanged_warm_start_leaves_the_index_closed_until_it_is_used(
     tomorrow = FixedClock(clock.now() + timedelta(days=1))
     _open(isolated_locations, tomorrow, sample_copy).close()
     assert len(updates) == 2
+
+
+def test_the_fed_look_reads_the_generation_as_the_engine_does(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """The look at what the index was fed names its generation from the folder's listing, without
+    Whoosh: the same number Whoosh reads, before and after a commit."""
+    from whoosh.index import TOC
+
+    from app.core.search import fed
+    from app.core.search.storage import IndexStorage
+
+    wb = _open(isolated_locations, clock, sample_copy)
+    folder = isolated_locations.search_index([p.root for p in wb.portfolios])
+    before = fed.latest_generation(folder)
+    assert before == TOC._latest_generation(IndexStorage(str(folder)), fed.INDEX_NAME) >= 0
+    assert fed.fed_with(folder, wb._pipeline.inputs if wb._pipeline else None)
+    memory = next(m for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold")
+    wb.promote(memory.id, reason="test")
+    wb.search("deploy")  # the index catches up: a commit
+    assert fed.latest_generation(folder) == TOC._latest_generation(IndexStorage(str(folder)), fed.INDEX_NAME) > before
+    assert not fed.fed_with(folder, wb._pipeline.inputs if wb._pipeline else None)
+    wb.close()

@@ -14,6 +14,7 @@ from textual.widgets import Input, OptionList, Static, TabbedContent
 
 from app.core.clock import FixedClock
 from app.core.curate import Suggestion
+from app.core.inert import one_line
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
@@ -429,3 +430,27 @@ async def test_cursor_row_repaints(sample_copy: Path, isolated_locations: Locati
         assert cursor_line() == 3
         await pilot.press("pagedown", "pagedown")
         assert table.scroll_y > 0 and table.rows[int(table.scroll_y) + cursor_line() - 1].id == table.selected_id
+
+
+def test_a_row_is_made_field_by_field_as_its_names_say(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """A row is made in field order without keywords: each field holds what its name says."""
+    wb = Workbench(isolated_locations, clock=clock)
+    wb.open([sample_copy], index=False)
+    trusts, scores = wb.trusts(), wb.salience_scores()
+    for memory in wb.memories:
+        row, trust = MemoryRow.of(memory, scores[memory.id], trusts[memory.id]), trusts[memory.id]
+        assert row._asdict() == {
+            "id": memory.id,
+            "name": one_line(memory.name, 200),
+            "system": memory.system,
+            "portfolio": one_line(memory.portfolio, 60),
+            "tier": memory.tier.value,
+            "trust": trust.level,
+            "priority": memory.priority,
+            "salience": scores[memory.id],
+            "tokens": memory.tokens,
+            "updated": one_line(memory.updated or "", 19),
+            "pinned": memory.pinned,
+            "trust_source": trust.why,
+            "native": "" if memory.trust_score is None else f"{memory.trust_score:g}",
+        }

@@ -47,6 +47,7 @@ from whoosh.searching import Searcher
 from whoosh.util.filelock import try_for
 
 from app.core.model import Memory
+from app.core.search import fed
 from app.core.search.fastpath import top_for_term
 from app.core.search.highlight import highlight
 from app.core.search.lexicon import FastBM25F, Lexicon, fuzzy_automaton
@@ -75,7 +76,6 @@ SMALL_SEGMENT = 1000  # segments under this many documents (updates') are merged
 MERGE_AT = 6  # ...once there are this many of them
 MLT_TERMS = 12
 # What the last update was fed, at which generation (a "manifest." name: a rebuild deletes it).
-FED = "manifest.fed.json"
 REFRESH_CHECK_SECONDS = 2.0
 PROGRESS_EVERY = 25  # documents between two progress calls of an in-process build
 OPEN_ATTEMPTS = 5  # a file swept by a concurrent commit is retried on the newer generation
@@ -429,10 +429,10 @@ class SearchIndex:
         if inputs is None:
             return False
         try:
-            fed = json.loads((self.folder / FED).read_text(encoding="utf-8"))
+            kept = json.loads((self.folder / fed.FED).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return False
-        if fed != {"inputs": inputs, "generation": manifest.generation} or len(memories) != len(manifest.entries):
+        if kept != {"inputs": inputs, "generation": manifest.generation} or len(memories) != len(manifest.entries):
             return False
         entries = manifest.entries
         seeded: dict[str, tuple[Memory, float, str]] = {}
@@ -445,25 +445,18 @@ class SearchIndex:
         return True
 
     def fed_with(self, inputs: str | None) -> bool:
-        """Whether the index's last update was fed exactly `inputs` and nothing was committed since:
-        a cheap look (a small file and the folder's listing) that opens no index file. An update
-        with the same inputs is then sure to change nothing, and can wait until the index is used."""
-        try:
-            if inputs is None or self._folder_problem() is not None:
-                return False
-            fed = json.loads((self.folder / FED).read_text(encoding="utf-8"))
-            generation = TOC._latest_generation(self._storage, INDEX_NAME)
-        except (OSError, ValueError, IndexFolderError):
-            return False  # the update says what is wrong
-        return bool(fed == {"inputs": inputs, "generation": generation} and generation >= 0 and self._manifest_file.base.exists())
+        """Whether the index's last update was fed exactly `inputs` and nothing was committed since
+        (`app.core.search.fed`): an update with the same inputs is then sure to change nothing, and
+        can wait until the index is used."""
+        return fed.fed_with(self.folder, inputs)
 
     def _remember_inputs(self, inputs: str | None, manifest: Manifest) -> None:
-        path = self.folder / FED
+        path = self.folder / fed.FED
         try:
             if inputs is None:
                 path.unlink(missing_ok=True)
             else:
-                temp = path.with_name(f".{FED}.tmp")
+                temp = path.with_name(f".{fed.FED}.tmp")
                 temp.write_text(json.dumps({"inputs": inputs, "generation": manifest.generation}), encoding="utf-8")
                 os.replace(temp, path)
         except OSError:

@@ -44,10 +44,10 @@ from whoosh.system import pack_ushort
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
+from app.core.search.fed import INDEX_NAME
 from app.core.search.schema import TextField, build_schema
 from app.core.search.storage import IndexStorage
 
-INDEX_NAME = "MAIN"
 # zlib level of posting blocks. On the bench corpus level 1 is 0.8% larger than Whoosh's default 3
 # and no slower (zlib's per-call setup dominates blocks this small); 0 made the index 44% larger.
 COMPRESSION = 1

@@ -69,20 +69,24 @@ class MemoryRow(NamedTuple):
     @classmethod
     def of(cls, memory: Memory, salience: float | None, trust: EffectiveTrust | None = None) -> MemoryRow:
         """`trust` is the facade's effective trust (without it, the system's claim is shown)."""
-        return cls(
-            id=memory.id,
-            name=one_line(memory.name, 200),
-            system=memory.system,
-            portfolio=one_line(memory.portfolio, 60),
-            tier=memory.tier.value,
-            trust=trust.level if trust is not None else memory.trust,
-            trust_source=trust.why if trust is not None else "",
-            native="" if memory.trust_score is None else f"{memory.trust_score:g}",
-            priority=memory.priority,
-            salience=salience,
-            tokens=memory.tokens,
-            updated=one_line(memory.updated or "", 19)[:19],
-            pinned=memory.pinned,
+        # In field order, made in C: a named tuple's keyword __new__ was half of a read of 100,000 rows.
+        return _new_row(
+            cls,
+            (
+                memory.id,
+                one_line(memory.name, 200),
+                memory.system,
+                one_line(memory.portfolio, 60),
+                memory.tier.value,
+                trust.level if trust is not None else memory.trust,
+                memory.priority,
+                salience,
+                memory.tokens,
+                one_line(memory.updated or "", 19)[:19],
+                memory.pinned,
+                trust.why if trust is not None else "",
+                "" if memory.trust_score is None else f"{memory.trust_score:g}",
+            ),
         )
 
     @staticmethod
@@ -104,6 +108,9 @@ class MemoryRow(NamedTuple):
         except KeyError:
             return ListedView([], 0)
         return ListedView([columns[name] if name != "trust" else trusts for name in MemoryRow._fields], len(trusts))
+
+
+_new_row = tuple.__new__
 
 
 class ListedView(Sequence[MemoryRow]):
