@@ -135,6 +135,7 @@ class PreviewReady(Message):
 
 
 NARROW = 110  # columns below which the tree hides until `t` shows it
+PLACED_AT_MOST = 256  # rows a write changed that are put in place one by one; more are sorted with the rest
 
 
 def several_portfolios(counted: Mapping[Place, int]) -> bool:
@@ -330,7 +331,9 @@ class BrowseScreen(WorkbenchScreen):
             counted[place_of(memory, trust.level if trust is not None else memory.trust)] += 1
             by_id[memory_id] = memory
         rest = [r for r in kept if r.id not in changed]
-        rows = MemoryTable.placed(rest, fresh, order) if kept_order == order else MemoryTable.ordered(rest + fresh, order)
+        # Each row placed costs a search and a move of the rows after it: past a few hundred, a sort is quicker.
+        placing = kept_order == order and len(fresh) <= PLACED_AT_MOST
+        rows = MemoryTable.placed(rest, fresh, order) if placing else MemoryTable.ordered(rest + fresh, order)
         return RowsReady(generation, memories, rows, order, changed, tally_places(counted), by_id, several_portfolios(counted), counted)
 
     def on_rows_ready(self, message: RowsReady) -> None:
