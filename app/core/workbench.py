@@ -14,7 +14,7 @@ import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from operator import attrgetter
 from pathlib import Path
@@ -90,7 +90,7 @@ class _Trusts:
     by_id: dict[str, Memory]
     decisions: int
     trusts: dict[str, EffectiveTrust]
-    levels: Counter[TrustLevel]  # how many memories have each level
+    levels: Counter[TrustLevel] | None  # how many memories have each level, once asked for
 
 
 class Workbench:
@@ -564,18 +564,19 @@ class Workbench:
                 if kept is None or len(decisions) < kept.decisions:
                     # The first time, or another ledger than the one counted: every memory.
                     fresh = effective_trusts(self.memories, ledger, self._known_findings, self._may_need_review(by_id))
-                    levels = Counter(trust.level for trust in fresh.values())
+                    levels = None
                 else:
                     # The memories the writes since re-read (or took away), and those the new records are about.
                     ids = self._changed_since_trusts | {d.memory_id for d in decisions[kept.decisions :]}
-                    fresh, levels = kept.trusts.copy(), kept.levels.copy()
+                    fresh, levels = kept.trusts.copy(), None if kept.levels is None else kept.levels.copy()
                     for memory_id in self._changed_since_trusts | ids:
                         gone = fresh.pop(memory_id, None)
-                        if gone is not None:
+                        if gone is not None and levels is not None:
                             levels[gone.level] -= 1
                     again = effective_trusts([by_id[i] for i in ids if i in by_id], ledger, self._known_findings)
                     fresh.update(again)
-                    levels.update(trust.level for trust in again.values())
+                    if levels is not None:
+                        levels.update(trust.level for trust in again.values())
                 self._trusts, self._changed_since_trusts = _Trusts(by_id, len(decisions), fresh, levels), set()
             return fresh
 
@@ -584,8 +585,12 @@ class Workbench:
         kept with the trusts and patched as they are, not counted again over every memory."""
         self.trusts()
         with self._lock:
-            assert self._trusts is not None
-            return self._trusts.levels.copy()
+            kept = self._trusts
+            assert kept is not None
+            if kept.levels is None:
+                self._trusts = kept = replace(kept, levels=Counter(trust.level for trust in kept.trusts.values()))
+            assert kept.levels is not None
+            return kept.levels.copy()
 
     def trust(self, memory_id: str) -> EffectiveTrust:
         """One memory's effective trust (see `trusts`)."""

@@ -4,6 +4,7 @@ ledger computes."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from app.core.clock import FixedClock
@@ -60,3 +61,24 @@ def test_only_memories_that_may_have_findings_are_looked_up(sample_copy: Path, i
     assert effective_trusts(wb.memories, wb._applier.ledger, findings_of, with_findings) == everything
     assert set(asked) == with_findings and 0 < len(asked) < len(wb.memories)
     assert wb.trusts() == everything
+
+
+def test_the_header_counts_follow_decisions_and_writes(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """How many memories have each effective trust level is kept with the trusts and patched with
+    them (a flag in the ledger, a quarantine written to a file): always what counting them gives."""
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy])
+
+    def counted() -> Counter[TrustLevel]:
+        return Counter(t.level for t in wb.trusts().values())
+
+    assert wb.trust_levels() == counted()
+    flagged = wb.trust_levels()[TrustLevel.FLAGGED]
+    wb.flag(FLAGGED, "checking")
+    assert wb.trust_levels() == counted() and wb.trust_levels()[TrustLevel.FLAGGED] == flagged + 1
+    wb.quarantine(QUARANTINED, "poisoned")
+    assert wb.trust_levels() == counted()
+    promoted = next(m for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold")
+    wb.promote(promoted.id, reason="test")
+    wb.undo()
+    assert wb.trust_levels() == counted()
