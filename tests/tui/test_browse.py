@@ -19,7 +19,7 @@ from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.messages import MemoriesChanged
-from app.tui.screens.browse import BrowseScreen
+from app.tui.screens.browse import BrowseScreen, scoped
 from app.tui.widgets.memory_detail import FINDING_STYLE, MemoryDetail, content_text
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree, Tally, tally
@@ -454,3 +454,17 @@ def test_a_row_is_made_field_by_field_as_its_names_say(sample_copy: Path, isolat
             "trust_source": trust.why,
             "native": "" if memory.trust_score is None else f"{memory.trust_score:g}",
         }
+
+
+async def test_every_node_scopes_the_rows_to_its_memories(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """What a node of the tree shows, by the rows' own columns where they say it, is every memory
+    the node holds, in the table's order."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        screen, tree, _, _ = parts(app)
+        by_id = {m.id: m for m in app.workbench.memories}
+        assert screen._by_id == by_id
+        for ref in tree.counts:
+            expected = [r for r in screen.rows if ref.matches(by_id[r.id])]
+            assert list(scoped(screen.rows, ref, by_id)) == expected and len(expected) == tree.count_of(ref)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import attrgetter, eq
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -136,6 +138,26 @@ class PreviewReady(Message):
 
 NARROW = 110  # columns below which the tree hides until `t` shows it
 PLACED_AT_MOST = 256  # rows a write changed that are put in place one by one; more are sorted with the rest
+
+
+def scoped(rows: Sequence[MemoryRow], scope: NodeRef, by_id: Mapping[str, Memory]) -> Sequence[MemoryRow]:
+    """The rows, in their order, of the memories in `scope` (`by_id`: the memories by id). By the
+    rows' own system and tier first, in C, and only what is left by its memory's portfolio and
+    domain (a row shows a portfolio's name made printable): each write's rows go through this on
+    the event loop, 100,000 of them at the most."""
+    if scope == NodeRef():
+        return rows
+    shown: Sequence[MemoryRow] = rows
+    if scope.system is not None:
+        shown = list(compress(shown, map(eq, map(_SYSTEM, shown), repeat(scope.system))))
+    if scope.tier is not None:
+        shown = list(compress(shown, map(eq, map(_TIER, shown), repeat(scope.tier))))
+    if scope.portfolio is not None or scope.domain is not None:
+        shown = [r for r in shown if (memory := by_id.get(r.id)) is not None and scope.matches(memory)]
+    return shown
+
+
+_SYSTEM, _TIER = attrgetter("system"), attrgetter("tier")
 
 
 def several_portfolios(counted: Mapping[Place, int]) -> bool:
@@ -348,7 +370,7 @@ class BrowseScreen(WorkbenchScreen):
         table.portfolio_column = message.several
         table.prune_marks(message.by_id.keys())
         self.query_one(PortfolioTree).build(message.counts)
-        if self.scope != NodeRef() and not any(self.scope.matches(m) for m in self.memories):
+        if self.scope != NodeRef() and self.scope not in message.counts:  # the tree's nodes: what memories there are
             self.scope = NodeRef()
         self._apply_scope(keep=self._pending)
         if self._pending is not None:
@@ -363,11 +385,7 @@ class BrowseScreen(WorkbenchScreen):
     def _apply_scope(self, keep: str | None = None) -> None:
         """The rows of the chosen tree node that hold every word of the filter."""
         table = self.query_one(MemoryTable)
-        if self.scope == NodeRef():
-            shown = self.rows
-        else:
-            wanted = {m.id for m in self.memories if self.scope.matches(m)}
-            shown = [r for r in self.rows if r.id in wanted]
+        shown = scoped(self.rows, self.scope, self._by_id)
         words = self.query_one(FilterBar).words
         if words:
             shown = [r for r in shown if matches(words, (r.name, r.system, r.tier, r.trust.value, r.trust_source, r.id))]
