@@ -20,6 +20,7 @@ from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.messages import MemoriesChanged
 from app.tui.screens.browse import BrowseScreen, scoped
+from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import FINDING_STYLE, MemoryDetail, content_text
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
 from app.tui.widgets.portfolio_tree import NodeRef, PortfolioTree, Tally, tally
@@ -468,3 +469,31 @@ async def test_every_node_scopes_the_rows_to_its_memories(sample_copy: Path, iso
         for ref in tree.counts:
             expected = [r for r in screen.rows if ref.matches(by_id[r.id])]
             assert list(scoped(screen.rows, ref, by_id)) == expected and len(expected) == tree.count_of(ref)
+
+
+async def test_the_filter_shows_the_rows_every_word_is_in_one_field_of(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """The filter looks in each row's folded fields kept from key to key: what it shows is what
+    `matches` gives over the row's fields, within a tree node too, and after a write changed a row."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        screen, _, table, _ = parts(app)
+        bar = screen.query_one(FilterBar)
+
+        def expected(words: list[str]) -> list[MemoryRow]:
+            rows = scoped(screen.rows, screen.scope, screen._by_id)
+            return [r for r in rows if matches(words, (r.name, r.system, r.tier, r.trust.value, r.trust_source, r.id))]
+
+        bar.open()
+        for text in ("runbook", "COLD api", "dollhouse untrusted", "hot\nstaging", "nothing-has-this"):
+            bar.value = text
+            await settle(app, pilot)
+            assert list(table.rows) == expected(text.casefold().split()), text
+        screen.scope = NodeRef("massgen")
+        bar.value = "test"
+        await settle(app, pilot)
+        assert list(table.rows) == expected(["test"]) and {r.system for r in table.rows} == {"massgen"}
+        app.workbench.promote(FLAKY, reason="test")
+        screen.post_message(MemoriesChanged(tuple(app.workbench.changed)))
+        await settle(app, pilot)
+        assert list(table.rows) == expected(["test"]) and next(r for r in table.rows if r.id == FLAKY).tier == "hot"
