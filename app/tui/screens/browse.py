@@ -160,6 +160,11 @@ def scoped(rows: Sequence[MemoryRow], scope: NodeRef, by_id: Mapping[str, Memory
 _SYSTEM, _TIER = attrgetter("system"), attrgetter("tier")
 
 
+def filter_text(row: MemoryRow) -> str:
+    """The fields of a row the filter looks in (every column a person reads, and the id), folded."""
+    return folded((row.name, row.system, row.tier, row.trust.value, row.trust_source, row.id))
+
+
 def several_portfolios(counted: Mapping[Place, int]) -> bool:
     """Whether some system has more than one portfolio open (by the tree's `places`): the table then
     names each row's."""
@@ -412,7 +417,7 @@ class BrowseScreen(WorkbenchScreen):
     def fold_rows(self, rows: list[MemoryRow]) -> None:
         """The filter's texts of a load's rows made here rather than at the first key typed in the
         filter (a quarter of a second at 100,000 rows); kept only while they are still the rows."""
-        known = {row.id: folded((row.name, row.system, row.tier, row.trust.value, row.trust_source, row.id)) for row in rows}
+        known = {row.id: filter_text(row) for row in rows}
         texts = list(known.values())  # in the order of `rows`: ids are unique
         if self.rows is rows and not get_current_worker().is_cancelled:
             self._folded, self._texts = known, (rows, texts)
@@ -426,7 +431,7 @@ class BrowseScreen(WorkbenchScreen):
             for row in self.rows:
                 text = known.get(row.id)
                 if text is None:
-                    text = known[row.id] = folded((row.name, row.system, row.tier, row.trust.value, row.trust_source, row.id))
+                    text = known[row.id] = filter_text(row)
                 texts.append(text)
             self._texts = (self.rows, texts)
         return self._texts[1]
