@@ -569,7 +569,7 @@ class Workbench:
                     # The memories the writes since re-read (or took away), and those the new records are about.
                     ids = self._changed_since_trusts | {d.memory_id for d in decisions[kept.decisions :]}
                     fresh, levels = kept.trusts.copy(), None if kept.levels is None else kept.levels.copy()
-                    for memory_id in self._changed_since_trusts | ids:
+                    for memory_id in ids:
                         gone = fresh.pop(memory_id, None)
                         if gone is not None and levels is not None:
                             levels[gone.level] -= 1

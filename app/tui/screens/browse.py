@@ -69,12 +69,11 @@ class RowsReady(Message):
     keys in."""
 
     generation: int
-    memories: list[Memory]
     rows: list[MemoryRow]  # in `order`
     order: str
     changed: frozenset[str] = field(default_factory=frozenset)  # empty after a load: every row is new
     counts: dict[NodeRef, Tally] = field(default_factory=dict)  # the tree's, by effective trust
-    by_id: dict[str, Memory] = field(default_factory=dict)  # `memories` by id
+    by_id: dict[str, Memory] = field(default_factory=dict)  # the memories the rows show, by id
     several: bool = False  # whether some system has more than one portfolio open
     places: Counter[Place] = field(default_factory=Counter)  # what `counts` were made from
 
@@ -189,14 +188,13 @@ class BrowseScreen(WorkbenchScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.memories: list[Memory] = []
         self.rows: Sequence[MemoryRow] = []
         self._rows_order = ""  # the table's name for the order `rows` are in; "" for none
         self.scope = NodeRef()
         self.suggestions: list[Suggestion] = []
         self._pending: str | None = None
         self._loaded_generation = 0
-        # `memories` by id and counted by place in the tree, and what writes changed since they were read
+        # the memories the rows show, by id and counted by place in the tree, and what writes changed since they were read
         self._places: Counter[Place] = Counter()
         self._by_id: dict[str, Memory] = {}
         self._unapplied: set[str] = set()
@@ -313,17 +311,17 @@ class BrowseScreen(WorkbenchScreen):
         built again and the rest are `kept` as they were (in `kept_order`), the tree's counts
         patched the same way."""
         try:
-            memories = list(self.workbench.memories)
             saliences = self.workbench.salience_scores()
             trusts = self.workbench.trusts()
             if changed and kept:
-                ready = self._patched(generation, memories, saliences, trusts, order, changed, kept, kept_order)
+                ready = self._patched(generation, saliences, trusts, order, changed, kept, kept_order)
             else:
+                memories = list(self.workbench.memories)
                 rows = [MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id)) for m in memories]
                 counted = places(memories, {i: t.level for i, t in trusts.items()})
                 by_id = {m.id: m for m in memories}
                 ready = RowsReady(
-                    generation, memories, MemoryTable.ordered(rows, order), order, changed, tally_places(counted), by_id, several_portfolios(counted), counted
+                    generation, MemoryTable.ordered(rows, order), order, changed, tally_places(counted), by_id, several_portfolios(counted), counted
                 )
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
             self.post_message(Notice(error_text(error, 300), title="Could not read the memories", severity="error"))
@@ -334,7 +332,6 @@ class BrowseScreen(WorkbenchScreen):
     def _patched(
         self,
         generation: int,
-        memories: list[Memory],
         saliences: Mapping[str, float],
         trusts: Mapping[str, EffectiveTrust],
         order: str,
@@ -364,19 +361,18 @@ class BrowseScreen(WorkbenchScreen):
         # Each row placed costs a search and a move of the rows after it: past a few hundred, a sort is quicker.
         placing = kept_order == order and len(fresh) <= PLACED_AT_MOST
         rows = MemoryTable.placed(rest, fresh, order) if placing else MemoryTable.ordered(rest + fresh, order)
-        return RowsReady(generation, memories, rows, order, changed, tally_places(counted), by_id, several_portfolios(counted), counted)
+        return RowsReady(generation, rows, order, changed, tally_places(counted), by_id, several_portfolios(counted), counted)
 
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
-        self.memories, self.rows, self._rows_order = message.memories, message.rows, message.order
+        self.rows, self._rows_order = message.rows, message.order
         self._places, self._by_id = message.places, message.by_id
-        self._unapplied = self._unapplied - message.changed if message.changed else set()
         if message.changed:
+            self._unapplied -= message.changed
             for memory_id in message.changed:
                 self._folded.pop(memory_id, None)
         else:
-            self._folded = {}
-        if not message.changed:
+            self._unapplied, self._folded = set(), {}
             self.keep_rows(message.rows, message.order)
             self.fold_rows(message.rows)
             self.workbench_app.keep_long_lived("browse")

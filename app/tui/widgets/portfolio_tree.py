@@ -69,7 +69,7 @@ def places(memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None =
     (the facade's), so the badges agree with the header and the table; a memory missing from it
     counts with its system's claim."""
     levels = trusts or {}
-    return Counter((m.system, m.portfolio, m.tier.value, m.domain or NO_DOMAIN, levels.get(m.id, m.trust)) for m in memories)
+    return Counter(place_of(m, levels.get(m.id, m.trust)) for m in memories)
 
 
 def tally_places(counted: Mapping[Place, int]) -> dict[NodeRef, Tally]:
