@@ -11,6 +11,7 @@ from typing import Any
 
 from app.cli.common import CHANGES, DECISIONS, FAILED, USAGE, emit_json, fail, say
 from app.cli.opening import locations_from, resolve_paths
+from app.cli.progress import ProgressLine
 from app.core.budget import WhatIf
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
@@ -128,7 +129,8 @@ def _load(args: argparse.Namespace, *, index: bool = False, use_cache: bool = Tr
     for problem in problems:
         say(str(problem))
     workbench = Workbench(locations)
-    return workbench, workbench.open(paths, index=index, use_cache=use_cache), problems
+    with ProgressLine() as line:
+        return workbench, workbench.open(paths, index=index, use_cache=use_cache, emit=line.phase), problems
 
 
 def _open(args: argparse.Namespace) -> Workbench:
@@ -327,7 +329,8 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_suggest(args: argparse.Namespace) -> int:
     workbench = _open(args)
-    suggestions = workbench.suggestions()
+    with ProgressLine() as line:
+        suggestions = workbench.suggestions(on_progress=line.stage)
     if args.json:
         emit_json({"suggestions": [{"kind": s.kind, "ids": list(s.ids), "reason": s.reason} for s in suggestions]})
         return 0
