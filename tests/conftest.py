@@ -3,6 +3,7 @@ the sample portfolio get a private copy, so no test writes into the repository o
 
 from __future__ import annotations
 
+import multiprocessing.util
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -34,6 +35,9 @@ def no_writes_outside(request: pytest.FixtureRequest, tmp_path_factory: pytest.T
     """Every test: any write outside pytest's temporary folders (where each test's portfolio copy
     and the workbench's own folders live) fails the test. The repository's sample is never written."""
     allowed = [tmp_path_factory.getbasetemp(), isolated_locations.cache, isolated_locations.data, isolated_locations.config, ROOT / ".pytest_cache"]
+    # multiprocessing's own folder for its sockets (a fork server's), made here once per run, outside
+    # the guard: a test whose load starts worker processes through a fork server writes only there
+    allowed.append(Path(multiprocessing.util.get_temp_dir()))
     if "snapshots" in request.node.path.parts:  # the snapshot plugin keeps its pictures in temp files
         allowed += [Path(tempfile.gettempdir()), request.node.path.parent / "__snapshots__"]
     with guarding(allowed) as guard:

@@ -13,14 +13,19 @@ be left out, and not always the same ones by both joins.
 from __future__ import annotations
 
 import math
+import os
 from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from itertools import chain, compress, islice, repeat
+from itertools import accumulate, chain, compress, islice, repeat
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from operator import eq, ge, itemgetter
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from app.core.curate.passages import jaccard
+from app.core.processes import process_context, real_stderr
 
 # What a crowd of alike passages may cost: bounds only a loop or boilerplate reaches, never the
 # portfolios the threshold was tuned on. A shingle indexes at most MAX_POSTINGS sets (a count
@@ -29,6 +34,13 @@ from app.core.curate.passages import jaccard
 MAX_POSTINGS = 50
 MAX_PARTNERS = 10
 MAX_VERIFIED = 100
+# A join over this many sets or more is made in two parts at once (see `similar_sets`): a first run
+# over 100,000 memories joins some 250,000 passage sets, for a minute or two; fewer take seconds.
+APART_FROM = 20_000
+# Where the two parts split, as a share of the visits' summed squared set sizes: the second part also
+# indexes the first's sets, and this share ends both parts together on the generated portfolio of
+# 100,000 memories (0.5 left the first part twice the second's time, 0.3 the second 4 s longer).
+SPLIT_SHARE = 0.35
 
 _COUNT = itemgetter(1)
 # (sets probed, sets to probe): told about a hundred times a join and once at its end.
@@ -39,7 +51,7 @@ _EPSILON = 1e-9  # float slack, always towards a longer prefix or a looser filte
 T = TypeVar("T")
 
 
-def similar_sets(sets: list[tuple[int, ...]], threshold: float, progress: Progress | None = None) -> list[tuple[int, int, float]]:
+def similar_sets(sets: list[tuple[int, ...]], threshold: float, progress: Progress | None = None, *, apart: bool = True) -> list[tuple[int, int, float]]:
     """(earlier, later, Jaccard) for the pairs of sets at or above `threshold`, each found once.
     Sets are tuples of small shingle numbers; each set's shingles are reordered in place, rarest
     first. `progress` is told how many sets were probed as the join goes and at its end (the long
@@ -61,11 +73,42 @@ def similar_sets(sets: list[tuple[int, ...]], threshold: float, progress: Progre
     alike earlier sets, and is not indexed once it has that many (later sets alike find its
     partners). On the generated mixed portfolio of 10,000 memories no pair is dropped, at 100,000
     (where every sentence is repeated about twenty times) one in a hundred or fewer.
+
+    Parts: a join of APART_FROM sets or more is made in two parts at once, on two cores. The sets
+    are visited in the same order; the first part is the visits up to SPLIT_SHARE of the summed
+    squared set sizes (what a visit costs grows with its set's size and with the postings before
+    it), the second the rest, in a second process (`apart`; else here, after the first, with the
+    same result). The second part first indexes every set of the first (whose partners it does not
+    know), then goes on as the join does: its postings can differ from one join's in one part only
+    where the caps are reached, so the pairs are exact below the caps as before, and the same on
+    every run and every machine.
     """
+    shingles, leads, order = _ordered(sets)
+    split = _split(sets, order) if len(sets) >= APART_FROM else len(sets)
+    tell, total = progress or _silent, len(sets)
+    later = _Apart(sets, shingles, leads, order, split, threshold) if apart and split < total and _cores() > 1 else None
+    try:
+        # the first part's visits tell the whole join's progress (the second runs beside it), short of its end
+        first = max(split, 1)
+        found = _join_part(sets, shingles, leads, order, 0, split, threshold, lambda done: tell(done * (total - 1) // first, total))
+        if split < total:
+            rest = later.result() if later is not None else None
+            found += rest if rest is not None else _join_part(sets, shingles, leads, order, split, total, threshold, lambda done: None)
+    finally:
+        if later is not None:
+            later.stop()
+    tell(total, total)
+    return found
+
+
+def _ordered(sets: list[tuple[int, ...]]) -> tuple[int, list[int], list[int]]:
+    """Each set's shingles reordered in place, rarest first; how many shingle numbers there are;
+    per set how many of its rarest shingles are in no other set; and the sets' numbers in the
+    order a join visits them, smallest first."""
     frequency = [0] * (1 + max((grams[-1] for grams in sets if grams), default=-1))
     for gram in chain.from_iterable(sets):
         frequency[gram] += 1
-    leads: list[int] = []  # per set, how many of its rarest shingles are in no other set
+    leads: list[int] = []
     for number, grams in enumerate(sets):
         # rarest first; equal counts by the shingle's number (the sort is stable), never by a
         # salted hash, so the order and the result are the same on every run
@@ -74,17 +117,33 @@ def similar_sets(sets: list[tuple[int, ...]], threshold: float, progress: Progre
         while lead < len(ordered) and frequency[ordered[lead]] == 1:
             lead += 1
         leads.append(lead)
+    return len(frequency), leads, sorted(range(len(sets)), key=lambda n: len(sets[n]))
+
+
+def _split(sets: Sequence[Collection[int]], order: list[int]) -> int:
+    """How many visits the first part of a join in two makes (see `similar_sets`)."""
+    costs = list(accumulate(len(sets[number]) ** 2 for number in order))
+    return bisect_left(costs, SPLIT_SHARE * costs[-1]) if costs else 0
+
+
+def _join_part(
+    sets: Sequence[Sequence[int]], shingles: int, leads: list[int], order: Sequence[int], start: int, stop: int, threshold: float, told: Callable[[int], None]
+) -> list[tuple[int, int, float]]:
+    """The pairs of the visits `order[start:stop]` with the sets visited before them, every set
+    visited before `start` indexed first. `told` is given how many of its visits are done, about a
+    hundred times."""
     # Each shingle's postings by its number (none yet: an empty tuple), as arrays of set numbers:
     # counting reads them in runs of memory, where lists would point to an int object per entry,
     # scattered over the heap (a join over 250,000 passage sets took a third less time so).
-    postings: list[array[int] | tuple[()]] = [()] * len(frequency)
+    postings: list[array[int] | tuple[()]] = [()] * shingles
+    for number in islice(order, start):
+        _index(postings, sets[number], leads[number], number)
     sizes = list(map(len, sets))
-    del frequency
     found: list[tuple[int, int, float]] = []
-    tell, step = progress or _silent, progress_step(len(sets))
-    for visited, number in enumerate(sorted(range(len(sets)), key=lambda n: len(sets[n]))):
+    step = progress_step(stop - start)
+    for visited, number in enumerate(islice(order, start, stop)):
         if visited and visited % step == 0:  # the caller tells the start: it numbers the sets first
-            tell(visited, len(sets))
+            told(visited)
         x = sets[number]
         lead = leads[number]
         # x's prefix, past the shingles no other set holds
@@ -96,14 +155,85 @@ def similar_sets(sets: list[tuple[int, ...]], threshold: float, progress: Progre
         alike = _verified(x, len(x) - lead - len(probe), shared, sets, sizes, threshold) if shared else []
         found.extend((other, number, score) for score, other in alike)
         if len(alike) < MAX_PARTNERS:
-            for gram in x[lead:]:
-                entries = postings[gram]
-                if not entries:
-                    postings[gram] = array("i", (number,))
-                elif len(entries) < MAX_POSTINGS:
-                    entries.append(number)
-    tell(len(sets), len(sets))
+            _index(postings, x, lead, number)
     return found
+
+
+def _index(postings: list[array[int] | tuple[()]], x: Sequence[int], lead: int, number: int) -> None:
+    """Set `number` in the postings of its shingles past its `lead` (those no other set holds), each
+    posting up to MAX_POSTINGS."""
+    for gram in islice(x, lead, None):
+        entries = postings[gram]
+        if not entries:
+            postings[gram] = array("i", (number,))
+        elif len(entries) < MAX_POSTINGS:
+            entries.append(number)
+
+
+def _cores() -> int:
+    return os.cpu_count() or 1
+
+
+class _Apart:
+    """The second part of a join in two, made in a second process while this one makes the first.
+    The sets go to it as one array of shingle numbers and their ends (a fork server gets bytes,
+    not 250,000 tuples to pickle), with the caps as they are here. `result` is None when the
+    process could not start or did not finish: the caller makes the part itself."""
+
+    def __init__(self, sets: Sequence[Collection[int]], shingles: int, leads: list[int], order: list[int], split: int, threshold: float) -> None:
+        self._process: BaseProcess | None = None
+        self._conn: Connection | None = None
+        flat = array("i", chain.from_iterable(sets))
+        ends = array("q", accumulate(map(len, sets)))
+        caps = (MAX_POSTINGS, MAX_PARTNERS, MAX_VERIFIED)
+        payload = (flat.tobytes(), ends.tobytes(), shingles, array("i", leads).tobytes(), array("i", order).tobytes(), split, threshold, caps)
+        try:
+            context = process_context()
+            receiver, sender = context.Pipe(duplex=False)
+            with real_stderr():
+                process = context.Process(target=_apart_main, args=(sender, payload), daemon=True, name="memwb-join")  # type: ignore[attr-defined]
+                process.start()
+            sender.close()
+            self._process, self._conn = process, receiver
+        except Exception:  # noqa: BLE001 - no second process: the caller makes both parts
+            self.stop()
+
+    def result(self) -> list[tuple[int, int, float]] | None:
+        if self._conn is None:
+            return None
+        try:
+            found = self._conn.recv()
+        except (EOFError, OSError):
+            return None
+        return found if isinstance(found, list) else None
+
+    def stop(self) -> None:
+        """The process ended (stopped if it still runs, say when the join was stopped)."""
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process.join()
+            self._process = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def _apart_main(sender: Connection, payload: tuple[Any, ...]) -> None:
+    """In the second process: the second part of the join, sent back."""
+    global MAX_POSTINGS, MAX_PARTNERS, MAX_VERIFIED
+    flat_bytes, ends_bytes, shingles, leads_bytes, order_bytes, split, threshold, caps = payload
+    MAX_POSTINGS, MAX_PARTNERS, MAX_VERIFIED = caps
+    flat, ends, leads, order = array("i"), array("q"), array("i"), array("i")
+    flat.frombytes(flat_bytes)
+    ends.frombytes(ends_bytes)
+    leads.frombytes(leads_bytes)
+    order.frombytes(order_bytes)
+    del flat_bytes, ends_bytes, payload
+    # arrays, not tuples: the part needs every set, and small numbers in arrays are a tenth of the memory
+    sets = [flat[begin:end] for begin, end in zip(chain((0,), ends), ends)]
+    sender.send(_join_part(sets, shingles, list(leads), order, split, len(sets), threshold, lambda done: None))
+    sender.close()
 
 
 def progress_step(total: int) -> int:
@@ -170,7 +300,7 @@ def _most_shared(shared: Counter[int]) -> list[tuple[int, int]]:
 
 
 def _verified(
-    x: tuple[int, ...], beyond: int, shared: Counter[int], sets: Sequence[Collection[int]], sizes: Sequence[int], threshold: float
+    x: Sequence[int], beyond: int, shared: Counter[int], sets: Sequence[Collection[int]], sizes: Sequence[int], threshold: float
 ) -> list[tuple[float, int]]:
     """(Jaccard, other) for the counted candidates that reach `threshold` with `x`, the most alike
     MAX_PARTNERS. `shared` counts what each shares with x's prefix; `beyond` is how many of x's
