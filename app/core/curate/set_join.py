@@ -12,6 +12,7 @@ be left out, and not always the same ones by both joins.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 from array import array
@@ -222,6 +223,7 @@ class _Apart:
 def _apart_main(sender: Connection, payload: tuple[Any, ...]) -> None:
     """In the second process: the second part of the join, sent back."""
     global MAX_POSTINGS, MAX_PARTNERS, MAX_VERIFIED
+    gc.freeze()  # forked, it shares the parent's objects: its collections must not walk (and copy) them
     flat_bytes, ends_bytes, shingles, leads_bytes, order_bytes, split, threshold, caps = payload
     MAX_POSTINGS, MAX_PARTNERS, MAX_VERIFIED = caps
     flat, ends, leads, order = array("i"), array("q"), array("i"), array("i")
