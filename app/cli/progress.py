@@ -65,16 +65,25 @@ class ProgressLine:
             return
         counted = f" {done:,} of {total:,} ({100 * done // total}%)" if total else "…"
         with self._lock:
-            self._stream.write(f"{_ERASE}{self._prog}: {what}{counted}")
-            self._stream.flush()
-            self._drawn_at, self._drawn = now, what
+            if self._written(f"{_ERASE}{self._prog}: {what}{counted}"):
+                self._drawn_at, self._drawn = now, what
 
     def erase(self) -> None:
         with self._lock:
             if self._drawn_at is not None:
-                self._stream.write(_ERASE)
-                self._stream.flush()
+                self._written(_ERASE)
                 self._drawn_at = self._drawn = None
+
+    def _written(self, text: str) -> bool:
+        """The line drawn; a stderr that cannot be written (closed, a broken pipe) turns the line off
+        rather than stopping the work it reports on."""
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except (OSError, ValueError):
+            self._enabled = False
+            return False
+        return True
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -71,6 +71,20 @@ def test_a_line_never_drawn_is_not_erased() -> None:
     assert stream.getvalue() == ""
 
 
+class BrokenTerminal(Terminal):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError
+
+
+def test_a_stderr_that_cannot_be_written_turns_the_line_off_without_stopping_the_work() -> None:
+    stream, clock = BrokenTerminal(), Clock()
+    with ProgressLine(stream, clock=clock) as line:
+        clock.now += progress.SHOW_AFTER
+        line.phase(event("parse", "progress", 1, 2))  # raises nothing
+        line.stage("reading texts", 2, 2)
+    assert stream.getvalue() == ""
+
+
 def test_suggest_on_a_terminal_shows_the_load_and_the_search_and_keeps_stdout_json(
     sample_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
