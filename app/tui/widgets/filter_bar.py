@@ -19,10 +19,8 @@ def words_of(text: str) -> list[str]:
 
 def matches(words: list[str], fields: Iterable[str]) -> bool:
     """True when every word is in one of `fields` (no words: everything matches)."""
-    if not words:
-        return True
-    folded = [field.casefold() for field in fields]
-    return all(any(word in field for field in folded) for word in words)
+    text = folded(fields)
+    return all(word in text for word in words)
 
 
 def folded(fields: Iterable[str]) -> str:
