@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
+from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -41,7 +42,7 @@ from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.load.rows import ListedRows, RowStore, listed_rows
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline, TrustLevel
-from app.core.reading.base import Capabilities, DatabaseAdapter
+from app.core.reading.base import Capabilities
 from app.core.reading.discovery import standard_locations
 from app.core.review.finding import Category, Finding, Severity, worst
 from app.core.review.ledger import Decision, OpenPortfolio, TrustAction, root_identity
@@ -309,7 +310,7 @@ class Workbench:
         return report.touched, "; ".join(parts)
 
     def _text_of(self, memory: Memory) -> str:
-        return adapter_for(memory.system).text(Path(self.portfolio_of(memory).root), memory)
+        return adapter_for(memory.system).text(_root_path(self.portfolio_of(memory).root), memory)
 
     def _texts_of(self, memories: list[Memory]) -> list[str | Exception]:
         """`_text_of` of many memories, each portfolio's read together (a database: one query per
@@ -324,18 +325,19 @@ class Workbench:
                 for i in indexes:
                     out[i] = KeyError(f"no portfolio {system}:{name} is open")
                 continue
-            for i, text in zip(indexes, adapter_for(system).texts(Path(portfolio.root), [memories[i] for i in indexes]), strict=True):
+            for i, text in zip(indexes, adapter_for(system).texts(_root_path(portfolio.root), [memories[i] for i in indexes]), strict=True):
                 out[i] = text
         return out
 
     def _read_ahead(self) -> Callable[[str], str]:
         """`text` by memory id for a pass over many memories (suggestions, saliences, budgets): a
-        database memory asked for is read with the next rows of its store in memory order, so
-        that a pass costs one query per batch of rows instead of one connection per row."""
+        memory of a system that reads in batches is read with the next memories of its portfolio in
+        memory order, so that a pass costs one query per batch of database rows instead of one
+        connection per row, and one read of a domain file instead of one per section."""
         with self._lock:
             order = self.memories
             vaulted = set(self._vaulted)
-        # made when a database memory is first asked for: a pass over a few files needs none
+        # made when such a memory is first asked for: a pass over a few files needs none
         position: dict[str, int] = {}
         ahead: dict[str, str | Exception] = {}
 
@@ -346,7 +348,7 @@ class Workbench:
                     raise found
                 return found
             memory = self.memory(memory_id)
-            if memory_id in vaulted or not issubclass(adapter_for(memory.system), DatabaseAdapter):
+            if memory_id in vaulted or not adapter_for(memory.system).reads_in_batches:
                 return self.text(memory_id)
             if not position:
                 position.update((m.id, i) for i, m in enumerate(order))
@@ -437,12 +439,12 @@ class Workbench:
         root = self.portfolio_of(memory).root
         if memory.id in self._vaulted:
             return self._applier.quarantined_text(memory, root)
-        return adapter_for(memory.system).text(Path(root), memory)
+        return adapter_for(memory.system).text(_root_path(root), memory)
 
     def entry_texts(self, memory: Memory) -> list[tuple[str | None, str]]:
         if memory.id in self._vaulted:
             return [(None, self.text(memory.id))]
-        return adapter_for(memory.system).entry_texts(Path(self.portfolio_of(memory).root), memory)
+        return adapter_for(memory.system).entry_texts(_root_path(self.portfolio_of(memory).root), memory)
 
     # -- review ---------------------------------------------------------------------------------
 
@@ -681,7 +683,7 @@ class Workbench:
             memory, mentions = self._by_id.get(memory_id), self._mentions
         if memory is None:
             return None
-        return salience_all([memory], self.clock.now(), text_of=self._read_ahead(), mentions=mentions).get(memory_id)
+        return salience_all([memory], self.clock.now(), text_of=self.text, mentions=mentions).get(memory_id)
 
     def _salience_pass(self, make: Callable[..., dict[str, _T]], only: list[Memory] | None = None) -> dict[str, _T]:
         """`make` (salience_all or salience_scores) over every memory, or `only` these (every memory
@@ -1051,6 +1053,13 @@ class Workbench:
                 key = (portfolio.system, portfolio.name)
                 plans += [plan for plan in (fresh if key in keys else old) if (plan.system, plan.portfolio) == key]
             self._plans = plans
+
+
+@lru_cache(maxsize=64)
+def _root_path(root: str) -> Path:
+    """A portfolio's root as the Path its adapter reads under, made once: a pass re-reads every
+    memory's text, a hundred thousand at the largest."""
+    return Path(root)
 
 
 def _inside(root: str, paths: Sequence[str]) -> set[str]:

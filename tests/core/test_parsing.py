@@ -60,6 +60,23 @@ def test_fence_with_trailing_text_does_not_close() -> None:
         frontmatter.split("---\nname: a\n--- not a fence\n")
 
 
+@pytest.mark.parametrize(
+    "source, meta, body",
+    [
+        ("---\n---\nbody\n", "", "body\n"),  # empty metadata
+        ("---\nname: a\n---\r", "name: a\n", ""),  # CRLF's CR before the end of the text
+        ("---\na: 1\n----\n---\nb\n", "a: 1\n----\n", "b\n"),  # four dashes are metadata
+        ("---\na: 1\n---\rb\n---\nc", "a: 1\n---\rb\n", "c"),  # a CR inside a line does not end it
+        ("---\na: 1\n ---\n---\n", "a: 1\n ---\n", ""),  # an indented fence is metadata
+        ("---\r\na: 1\n---\n\nbody", "a: 1\n", "\nbody"),  # the first closing fence, whatever its line end
+    ],
+)
+def test_split_finds_the_first_line_of_three_dashes_alone(source: str, meta: str, body: str) -> None:
+    fm = frontmatter.split(source)
+    assert (fm.meta, source[fm.body_start :]) == (meta, body)
+    assert source[fm.meta_start : fm.meta_start + len(fm.meta)] == fm.meta
+
+
 # -- text -----------------------------------------------------------------------------------------
 
 

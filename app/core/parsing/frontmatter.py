@@ -3,6 +3,7 @@ an error rather than empty metadata (python-frontmatter returns {} silently; doc
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from app.core.parsing.text import TextProblem
@@ -21,6 +22,11 @@ class FrontMatter:
         return 2
 
 
+# The closing fence: a line of `---` alone (a CR before its line end is the CRLF's, so it is allowed).
+# One search in C instead of a loop over the metadata's lines: a pass re-reads every file.
+_CLOSING = re.compile(r"^---\r?(?=\n|\Z)", re.MULTILINE)
+
+
 def has_front_matter(text: str) -> bool:
     return text.startswith("---\n") or text.startswith("---\r\n") or text == "---"
 
@@ -36,18 +42,8 @@ def split(text: str) -> FrontMatter:
         newline, start = "\n", 4
     else:
         raise TextProblem("no front matter: the file does not start with a `---` line", 1)
-    pos = start
-    length = len(text)
-    while pos <= length:
-        end = text.find("\n", pos)
-        line_end = length if end < 0 else end
-        line = text[pos:line_end]
-        if line.endswith("\r"):
-            line = line[:-1]
-        if line == "---":
-            body = length if end < 0 else end + 1
-            return FrontMatter(text[start:pos], start, body, newline)
-        if end < 0:
-            break
-        pos = end + 1
+    fence = _CLOSING.search(text, start)
+    if fence is not None:
+        end = fence.end()
+        return FrontMatter(text[start : fence.start()], start, end + 1 if end < len(text) else end, newline)
     raise TextProblem("front matter opened on line 1 is never closed by a `---` line", 1)

@@ -214,6 +214,13 @@ def _kind(mode: int) -> str:
     return "special file"
 
 
+def under(root: Path | str, rel: str) -> str:
+    """The path of `rel` (a portfolio-relative path, `/`-separated) under `root`, joined as strings:
+    a pass re-reads a hundred thousand memories, and two Path objects made for each cost a
+    third of reading the file."""
+    return os.path.join(root, rel)
+
+
 def read_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """Read a regular file without following a final symlink and without blocking on a FIFO."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -129,6 +129,9 @@ def dedupe_ids(memories: list[Memory]) -> list[Memory]:
 class Adapter(ABC):
     system: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+    # Many of its memories come from one read (a database's rows, a file's sections): a pass over
+    # many memories asks `texts` for them in batches instead of `text` for each.
+    reads_in_batches: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -226,6 +229,8 @@ class FileAdapter(Adapter):
 
 
 class DatabaseAdapter(Adapter):
+    reads_in_batches: ClassVar[bool] = True
+
     @classmethod
     def portfolio_name(cls, root: Path) -> str:
         """A database is named by its folder (a database at ~/.engram/engram.db is named engram)."""

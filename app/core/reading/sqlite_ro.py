@@ -382,11 +382,20 @@ def texts_by_row(root: Path, memories: Sequence[Memory], read: Callable[[Path, l
     there gets DbReadError("<source>: <gone>"); a content that is not text reads as ""."""
     out: list[str | Exception] = [DbReadError(gone)] * len(memories)
     by_file: dict[Path, list[int]] = {}
+    # each source named once: finding its file stats the root (a batch holds hundreds of rows)
+    files: dict[str, Path | DbReadError] = {}
     for index, memory in enumerate(memories):
-        try:
-            by_file.setdefault(source_file(root, memory), []).append(index)
-        except DbReadError as error:
-            out[index] = error
+        path = files.get(memory.source.path)
+        if path is None:
+            try:
+                path = source_file(root, memory)
+            except DbReadError as error:
+                path = error
+            files[memory.source.path] = path
+        if isinstance(path, DbReadError):
+            out[index] = path
+        else:
+            by_file.setdefault(path, []).append(index)
     for path, indexes in by_file.items():
         try:
             found = read(path, [memories[i].source.row for i in indexes])

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import ClassVar
 
 from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel
@@ -436,7 +436,7 @@ class MassGenAdapter(FileAdapter):
     def text(cls, root: Path, memory: Memory) -> str:
         """The memory's stripped body (the stripped raw text of a file without front matter), re-read
         from disk. Raises safefs.UnsafeFile or TextProblem when the file can no longer be read."""
-        data = safefs.read_file(os.fspath(Path(root) / PurePosixPath(memory.source.path)))
+        data = safefs.read_file(safefs.under(root, memory.source.path))
         return body_of(decode(data, nul_ok=True).text)
 
 

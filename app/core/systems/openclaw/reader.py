@@ -631,6 +631,7 @@ class OpenClawAdapter(FileAdapter):
         promote="move a section between MEMORY.md and memory/domains/<domain>.md; archive old daily logs",
         budget="characters: 20,000 per bootstrap file, 150,000 in total; MEMORY.md at most 10 KB",
     )
+    reads_in_batches: ClassVar[bool] = True  # a domain file holds hundreds of sections
 
     @classmethod
     def detect(cls, path: Path) -> Path | None:
@@ -768,7 +769,7 @@ class OpenClawAdapter(FileAdapter):
 
 
 def _source_bytes(root: Path, memory: Memory) -> bytes:
-    return safefs.read_file(os.fspath(Path(root) / PurePosixPath(memory.source.path)))
+    return safefs.read_file(safefs.under(root, memory.source.path))
 
 
 def _cut(memory: Memory, data: bytes) -> str:
