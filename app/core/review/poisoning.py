@@ -210,7 +210,11 @@ _ORDER = re.compile(
 # -- forged turns and delimiters ---------------------------------------------------------------------------------------
 
 _TURN = re.compile(r"(system|assistant|ai|model|bot|gpt|chatgpt|claude|developer|tool|function)\s*(?:\([^)\n]{0,30}\))?\s*:[ \t]*(?=\S)", _I)
-_TURN_KEYS = keyset(("system", "assistant", "ai", "model", "bot", "gpt", "chatgpt", "claude", "developer", "tool", "function"))
+# The characters `\s` matches in a str pattern (those `str.isspace` holds).
+SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+# "ai" with each character `_TURN` may take after it: as a bare keyword it is found inside every
+# "again", "main" and "email" (most of the keywords a memory holds), where no turn can begin.
+_TURN_KEYS = keyset(("system", "assistant", "model", "bot", "gpt", "chatgpt", "claude", "developer", "tool", "function", *("ai" + c for c in SPACES + "(:")))
 _TURN_PREFIX = re.compile(r"[ \t>*#_\-|]{0,8}")
 # What an assistant turn forged into a memory says: it grants, reveals or agrees to something.
 _TURN_ORDER = re.compile(
