@@ -13,7 +13,9 @@ scorer) in the same run:
   on one large generated memory of prose, beside a plain `in` search for one phrase and beside the
   detector of a git revision (`--ref`, default `main`) run in the same process, as a ratio: the
   machine is shared and noisy, so times are CPU time of this process and only figures taken side by
-  side compare.
+  side compare. Beside the notes' figure, the passes every scan makes before any rule looks at a
+  match (the lowercase twin, the keyword index, the learned scorer's stems and gate): the ceiling of
+  this design in Python.
 
     python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none] [--only-throughput]
 
@@ -242,6 +244,30 @@ def throughput(texts: list[str], label: str, rounds: int, ref: Scan | None = Non
     return size_mb, timed["both"], ref_s
 
 
+def shared_passes(texts: list[str], rounds: int) -> None:
+    """Prints the MB/s of the passes every scan of a text makes before any rule looks at a match: its
+    lowercase twin, the keyword index's automaton over it, and the learned scorer's stems and its
+    gate's automaton over them. Their sum bounds what any rule logic on top can reach."""
+    from app.core.review import common, scorer
+
+    index, gate = common._index().automaton, scorer.model().gate
+    if index is None or gate is None:
+        print("shared passes: pyahocorasick is not installed")
+        return
+    size_mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
+
+    def passes() -> None:
+        for text in texts:
+            low = common.Prepared(text).low
+            for _ in index.iter(low):
+                pass
+            for _ in gate.iter(scorer.joined_stems(low)):
+                pass
+
+    seconds = _best(rounds, passes)
+    print(f"{'  passes every scan makes first':38} {size_mb:6.2f} MB  {size_mb / seconds:6.2f} MB/s ({seconds * 1e6 / len(texts):.0f} us a text)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prose-mb", type=float, default=2.0, help="size of the generated prose memory (MB)")
@@ -262,6 +288,7 @@ def main() -> int:
     if notes:
         mb, ours, theirs = throughput(notes, f"benign doc notes one by one (x{len(notes)})", args.rounds, ref)
         summary.append(f"notes {mb / ours:.2f} MB/s" + (f" (reference {mb / theirs:.2f} MB/s, x{theirs / ours:.2f})" if theirs else ""))
+        shared_passes(notes, args.rounds)
     corpus = [case.text for case in ATTACKS + BENIGN if not case.yaml]
     throughput(corpus * 20, f"corpus texts one by one (x{len(corpus) * 20})", args.rounds, ref)
     mb, ours, theirs = throughput([_prose(int(args.prose_mb * 1_000_000))], "one prose memory", args.rounds, ref)
