@@ -248,3 +248,23 @@ def test_refreshes_in_a_row_that_look_at_the_written_rows_projects_alone_match_a
         wb.restore(KITE + row, "test")
         _same_as_a_full_read(wb, store, isolated_locations, clock)
     assert checks == ["as made"] + ["vouched"] * (2 * len(rows) - 1)
+
+
+def test_the_rows_chosen_after_a_write_are_those_reached() -> None:
+    """`_chosen` (each project value looked at once) picks the rows `_reached` picks, or written."""
+    from itertools import product
+
+    from app.core.systems.engram import refresh
+
+    values = list(product(["kite", "other", 7, None, b"raw"], ["project", "personal", None], [None, "", 0, "arch/auth"], [ts(1), None]))
+    places = [(i, project, scope, topic, created, created) for i, (project, scope, topic, created) in enumerate(values)]
+    written = {3, 50}
+    for projects, topics in [
+        ({"kite"}, set()),
+        ({"7", None}, set()),
+        ({"other"}, {("arch/auth", "other", "project")}),
+        (set(), {("0", "kite", "personal"), ("arch/auth", None, "project")}),
+    ]:
+        expected = [i for i, row in enumerate(places) if row[0] in written or refresh._reached(row, projects, topics)]
+        assert refresh._chosen(places, written, projects, topics) == expected
+        assert len(expected) > len(written)
