@@ -37,7 +37,7 @@ from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.derived import DerivedCache
 from app.core.load.near import kept_run
-from app.core.load.parse_worker import frozen_after, gc_paused
+from app.core.load.parse_worker import frozen_after
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.load.rows import ListedRows, RowStore, listed_rows
 from app.core.locations import Locations
@@ -631,8 +631,9 @@ class Workbench:
         # second asker waits for the first's result rather than reading the derived cache beside it
         with self._salience_lock:
             # hundreds of thousands of models that all stay alive: the collector would walk
-            # them again and again as they are made (half the time at 100,000 memories)
-            with gc_paused():
+            # them again and again as they are made (half the time at 100,000 memories), and
+            # once more at the next write's first collection (a quarter of a second) unless frozen
+            with frozen_after():
                 self._saliences = self._caught_up(self._saliences, "saliences", salience_all)
             return self._saliences
 
@@ -743,7 +744,7 @@ class Workbench:
         # The duplicates cache is per set of portfolios, like the derived cache: a near pair links
         # memories of the whole set. As for the saliences, what a pass makes mostly stays alive.
         roots = [p.root for p in self.portfolios]
-        with gc_paused():
+        with frozen_after():
             return kept_run(lambda: self.locations.ensure_private(self.locations.derived(roots)), self._text_key(), run)
 
     def _text_key(self) -> Callable[[Memory], str | None]:
