@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import sqlite3
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -127,17 +128,106 @@ def test_models_from_the_snapshot_behave_as_validated_ones(sample_copy: Path, is
         memory.name = "x"  # type: ignore[misc]
 
 
-def test_a_changed_file_or_another_day_reads_the_per_file_caches(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls) -> None:
-    _open(isolated_locations, clock, sample_copy)
-    path = next(sample_copy.rglob("*.yaml"))
-    path.write_text(path.read_text(encoding="utf-8").replace("\n", "\n\n", 1), encoding="utf-8")
+def _touched(path: Path, text: str | None = None) -> None:
+    """`path` changed outside the workbench (its text, else only its mtime)."""
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+
+
+def _memory_files(root: Path) -> list[Path]:
+    """The sample's DollhouseMCP memory files (not its half-written `.tmp` one)."""
+    return sorted(root.glob("dollhouse/portfolio/memories/2026-*/*.yaml"))
+
+
+def _as_without_snapshot(wb: Workbench, locations: Locations, clock: FixedClock, root: Path, tmp_path: Path) -> None:
+    """What `wb` loaded is what a load with no cache at all gives."""
+    fresh = _open(Locations(cache=tmp_path / "fresh-cache", data=locations.data, config=locations.config), clock, root)
+    assert [m.model_dump_json() for m in wb.memories] == [m.model_dump_json() for m in fresh.memories]
+    assert wb.problems() == fresh.problems() and wb.result.findings == fresh.result.findings
+    assert [i.memory.id for i in wb.review_queue()] == [i.memory.id for i in fresh.review_queue()]
+    assert wb.budgets() == fresh.budgets()
+
+
+def test_a_file_changed_outside_is_read_again_and_everything_else_taken_from_the_snapshot(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+) -> None:
+    """An agent writes one memory file between two starts: the start parses that file alone, decodes
+    no per-file cache, scans its new content alone and gives what a start with no cache gives."""
+    _open(isolated_locations, clock, sample_copy)
+    path = _memory_files(sample_copy)[0]
+    _touched(path, path.read_text(encoding="utf-8").replace("two approvals.", "two approvals. Written since, by the agent.", 1))
     calls.__init__()  # type: ignore[misc]
     changed = _open(isolated_locations, clock, sample_copy)
-    assert not changed._pipeline.restored and calls.parsed == 1  # type: ignore[union-attr]
+    assert not changed._pipeline.restored and (calls.parsed, calls.decoded, calls.scanned) == (1, 0, 1)  # type: ignore[union-attr]
+    assert changed.result.reparsed == 1 and changed.result.scanned == 1
+    read = next(p for p in changed.timeline.phases if p.name == "read")
+    assert read.message == "from the warm-start snapshot but 1 changed file"
+    _as_without_snapshot(changed, isolated_locations, clock, sample_copy, tmp_path)
 
-    # The start after it finds the snapshot that load kept.
-    assert _open(isolated_locations, clock, sample_copy)._pipeline.restored  # type: ignore[union-attr]
+    # The start after it finds the snapshot that load kept, the untouched portfolios' parts as they were.
+    calls.__init__()  # type: ignore[misc]
+    again = _open(isolated_locations, clock, sample_copy)
+    assert again._pipeline.restored and (calls.parsed, calls.decoded, calls.scanned) == (0, 0, 0)  # type: ignore[union-attr]
+    assert [m.model_dump_json() for m in again.memories] == [m.model_dump_json() for m in changed.memories]
+
+
+def test_files_come_and_gone_outside_are_spliced_in_and_out(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+) -> None:
+    _open(isolated_locations, clock, sample_copy)
+    first, second = _memory_files(sample_copy)[:2]
+    copy = first.with_name("written-since.yaml")
+    copy.write_text(first.read_text(encoding="utf-8").replace(first.stem, "written-since"), encoding="utf-8")
+    second.unlink()
+    calls.__init__()  # type: ignore[misc]
+    wb = _open(isolated_locations, clock, sample_copy)
+    assert (calls.parsed, calls.decoded) == (1, 0)
+    assert any(m.source.path.endswith("written-since.yaml") for m in wb.memories)
+    assert not any(m.source.path.endswith(second.name) for m in wb.memories)
+    _as_without_snapshot(wb, isolated_locations, clock, sample_copy, tmp_path)
+
+
+def test_a_changed_database_is_read_whole_and_the_rest_taken_from_the_snapshot(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+) -> None:
+    _open(isolated_locations, clock, sample_copy)
+    database = sample_copy / "engram" / "engram.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE observations SET content = content || ' Written since.' WHERE id = (SELECT MIN(id) FROM observations)")
+    connection.close()
+    calls.__init__()  # type: ignore[misc]
+    wb = _open(isolated_locations, clock, sample_copy)
+    assert (calls.parsed, calls.decoded) == (0, 0)  # no file parsed, no file's cache decoded
+    assert any("Written since." in wb.text(m.id) for m in wb.memories if m.system == "engram")
+    _as_without_snapshot(wb, isolated_locations, clock, sample_copy, tmp_path)
+
+
+def test_many_changed_files_read_their_portfolio_from_the_per_file_caches(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """From SPLICED_FILES_MAX changed files on, the portfolio goes the whole way (its changed files
+    parsed by worker processes where there are many): parsing them one by one here would cost more."""
+    monkeypatch.setattr(pipeline, "SPLICED_FILES_MAX", 2)
+    _open(isolated_locations, clock, sample_copy)
+    for path in _memory_files(sample_copy)[:2]:
+        _touched(path)
+    calls.__init__()  # type: ignore[misc]
+    wb = _open(isolated_locations, clock, sample_copy)
+    assert calls.parsed == 2 and calls.decoded > 0
+    _as_without_snapshot(wb, isolated_locations, clock, sample_copy, tmp_path)
+
+
+def test_another_day_after_a_change_reads_the_per_file_caches_no_more_than_needed(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+) -> None:
+    _open(isolated_locations, clock, sample_copy)
+    _touched(_memory_files(sample_copy)[0])
+    later = FixedClock(clock.now() + timedelta(days=1))
+    calls.__init__()  # type: ignore[misc]
+    wb = _open(isolated_locations, later, sample_copy)
+    assert (calls.parsed, calls.decoded) == (1, 0)
+    _as_without_snapshot(wb, isolated_locations, later, sample_copy, tmp_path)
 
 
 def test_another_day_takes_the_snapshot_and_places_its_memories_for_that_day(
@@ -304,7 +394,7 @@ def test_a_value_marshal_cannot_keep_leaves_no_snapshot(tmp_path: Path) -> None:
     store = snapshot.Snapshot(tmp_path, [tmp_path], "v")
     part = snapshot.Part("dollhouse", "/r", "r", {}, [], [], {"k": object()}, True, frozenset(), [])  # type: ignore[dict-item]
     assert not store.save("0" * 64, [part], date(2026, 12, 2))
-    assert store.load("0" * 64) is None
+    assert store.load() is None
 
 
 def test_memories_are_kept_in_small_blobs_and_read_back_across_them(
@@ -329,7 +419,7 @@ def test_memories_are_kept_in_small_blobs_and_read_back_across_them(
 
     # Cut at a blob's end: the parts it promised are missing, and it is no snapshot.
     data = path.read_bytes()
-    head = len(snapshot.MAGIC) + 16 + 64
+    head = len(snapshot.MAGIC) + 16
     ends, at = [], head
     while at < len(data):
         (length,) = snapshot._LENGTH.unpack_from(data, at)

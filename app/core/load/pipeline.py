@@ -56,6 +56,9 @@ PHASE_ORDER = {name: i for i, (name, _) in enumerate(PHASES)}
 
 # Below this many changed files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 400
+# A start finding this many files of a portfolio changed since its warm-start snapshot reads the
+# portfolio whole (the changed files parsed by worker processes) instead of parsing them here one by one.
+SPLICED_FILES_MAX = PARALLEL_THRESHOLD
 CHUNK = 256
 # A scan costs about ten parses, so it is sent in smaller batches; starting the workers (with the
 # detector imported) costs about what scanning 400 memories here does.
@@ -125,6 +128,9 @@ class _Work:
     # Where each file is in `files`, made when first asked for and kept by a re-read that lists the
     # same files: a write's re-read then looks its own files up instead of going through them all.
     _positions: dict[str, int] | None = None
+    # Restored unchanged on the day its snapshot was made: the snapshot's blobs of it, written again
+    # as they are by the next snapshot.
+    raw: memoryview | None = None
 
     def positions(self) -> dict[str, int]:
         if self._positions is None:
@@ -197,13 +203,23 @@ def inputs_digest(works: list[_Work]) -> str | None:
     for work in works:
         if issubclass(work.adapter, DatabaseAdapter) and work.stamp is None:
             return None
-        head = (work.ref.system, work.ref.root, work.ref.name, work.ctx.portfolio, work.ctx.settings, work.stamp)
-        digest.update(repr(head).encode("utf-8", "surrogatepass"))
+        digest.update(_head(work))
         # Each file as `\n<rel>\0<size>\0<mtime_ns>`, formatted in C: a warm start's 60,000 files.
         files = work.files
         lines = map(_FILE_LINE, map(_REL, files), map(_SIZE, files), map(_MTIME, files))
         digest.update("".join(lines).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def _head(work: _Work) -> bytes:
+    """What a portfolio is read as besides its files' stat: its reference, settings and (a
+    database) its stamp."""
+    head = (work.ref.system, work.ref.root, work.ref.name, work.ctx.portfolio, work.ctx.settings, work.stamp)
+    return repr(head).encode("utf-8", "surrogatepass")
+
+
+def _head_digest(work: _Work) -> str:
+    return hashlib.sha256(_head(work)).hexdigest()
 
 
 def on_day(inputs: str, today: date) -> str:
@@ -296,31 +312,31 @@ class Pipeline:
             folder = self.locations.ensure_private(self.locations.cache / "snapshots")
             snapshot = Snapshot(folder, paths, f"{__version__}\0{CACHE_VERSION}\0{store_version()}")
         with self._phase("read") as info:
-            self.restored = snapshot is not None and self._restore(snapshot, works, today)
-            if self.restored:
-                info["items"] = sum(len(w.memories) if issubclass(w.adapter, DatabaseAdapter) else len(w.files) for w in works)
-                info["message"] = "from the warm-start snapshot"
-            else:
-                info["items"] = sum(self._read(w) for w in works)
-                rebuilt = [w.cache.rebuilt for w in works if w.cache and w.cache.rebuilt]
-                info["message"] = "; ".join(dict.fromkeys(rebuilt))
+            # The portfolios the snapshot does not serve (every one without a snapshot) are read
+            # whole; the others are in place, a few changed files read again.
+            restoring = _Restoring(works) if snapshot is None else self._restore(snapshot, works, today)
+            pending = restoring.pending
+            self.restored = not pending and not restoring.spliced
+            served = [w for w in works if not any(w is p for p in pending)]
+            info["items"] = sum(len(w.memories) if issubclass(w.adapter, DatabaseAdapter) else len(w.files) for w in served)
+            info["items"] += sum(self._read(w) for w in pending)
+            rebuilt = [w.cache.rebuilt for w in pending if w.cache and w.cache.rebuilt]
+            info["message"] = "; ".join([*(restoring.said() if served else []), *dict.fromkeys(rebuilt)])
 
-        stale_total = sum(len(w.stale) for w in works)
+        stale_total = sum(len(w.stale) for w in pending)
         self.pool_problem = ""
         with self._phase("parse", total=stale_total) as info:
-            info["items"] = self._parse(works, stale_total)
+            info["items"] = self._parse(pending, stale_total) + restoring.reparsed
             info["message"] = self.pool_problem
 
-        scanned = 0
+        scanned = restoring.scanned
         self.scan_problem = ""
         with self._phase("validate") as info:
-            # Restored: every memory is in place, with its content key and findings.
-            info["items"] = sum(len(w.memories) if self.restored else self._validate(w) for w in works)
-            if self.scan and not self.restored:
-                scanned = self._scan(works)
+            # Served by the snapshot: every memory is in place, with its content key and findings.
+            info["items"] = sum(len(w.memories) for w in served) + sum(self._validate(w) for w in pending)
+            if self.scan:
+                scanned += self._scan(pending) if pending else 0
                 info["message"] = f"{scanned} contents scanned" + (f"; {self.scan_problem}" if self.scan_problem else "")
-            elif self.scan:
-                info["message"] = "0 contents scanned"
 
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
@@ -350,7 +366,7 @@ class Pipeline:
             if w.cache:
                 w.cache.close()
         timeline = self._timeline()
-        return LoadResult(portfolios, memories, problems, timeline, reparsed=stale_total, works=works, scanned=scanned)
+        return LoadResult(portfolios, memories, problems, timeline, reparsed=stale_total + restoring.reparsed, works=works, scanned=scanned)
 
     def reread(self, work: _Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None) -> tuple[_Work, Portfolio]:
         """One portfolio read again after a change the workbench made to it. The files in `forced`
@@ -411,27 +427,32 @@ class Pipeline:
             self._parse_here(fresh, work.parsed)
             self._validate(fresh)
         else:
-            # Only files the last read knew changed: keep its parse of every other file, in its order.
-            fresh.parsed = _copied(work.parsed)
-            at = fresh.positions()
-            fresh.stale = [fresh.files[i] for i in sorted(at[rel] for rel in forced if rel in at)]
-            present = {ref.rel for ref in fresh.stale}
-            fresh.removed = [rel for rel in forced if rel not in present and rel in fresh.parsed]
-            for rel in fresh.removed:
-                del fresh.parsed[rel]
-            new = {ref.rel for ref in created or ()}
-            known = all(ref.rel in fresh.parsed or ref.rel in new for ref in fresh.stale)
-            self._parse_here(fresh, work.parsed)
-            if new:  # in file order again, with the created files among the rest
-                fresh.parsed = _copied(fresh.parsed, by_path=True)
-            rels = [rel for rel in forced if rel in work.parsed or rel in new]
-            if not (known and self._splice(work, fresh, rels)):
-                self._validate(fresh, ordered=known)
+            self._reparse(work, fresh, forced, created or [])
         if self.scan:
             # Only the contents the change made are new: the rest keep the findings the last read had.
             only = fresh.replaced[1] if fresh.replaced is not None else None
             self._scan([fresh], carried=work.findings, only=only)
         return fresh, self._portfolio(fresh)
+
+    def _reparse(self, work: _Work, fresh: _Work, forced: set[str], created: list[FileRef]) -> None:
+        """`fresh` (the files listed, `created` among them) made from the last read `work` with the
+        files `forced` parsed again: its parse of every other file is kept, in its order, and the
+        memories of those files are spliced into its list where they can be."""
+        fresh.parsed = _copied(work.parsed)
+        at = fresh.positions()
+        fresh.stale = [fresh.files[i] for i in sorted(at[rel] for rel in forced if rel in at)]
+        present = {ref.rel for ref in fresh.stale}
+        fresh.removed = [rel for rel in forced if rel not in present and rel in fresh.parsed]
+        for rel in fresh.removed:
+            del fresh.parsed[rel]
+        new = {ref.rel for ref in created}
+        known = all(ref.rel in fresh.parsed or ref.rel in new for ref in fresh.stale)
+        self._parse_here(fresh, work.parsed)
+        if new:  # in file order again, with the created files among the rest
+            fresh.parsed = _copied(fresh.parsed, by_path=True)
+        rels = [rel for rel in forced if rel in work.parsed or rel in new]
+        if not (known and self._splice(work, fresh, rels)):
+            self._validate(fresh, ordered=known)
 
     def _reread_rows(self, work: _Work, fresh: _Work, adapter: type[DatabaseAdapter], rows: Sequence[Row]) -> ParsedFile | None:
         """The database's memories from the last read's and the rows written, when its reader can."""
@@ -503,10 +524,13 @@ class Pipeline:
 
     # -- steps ----------------------------------------------------------------------------------
 
-    def _restore(self, snapshot: Snapshot, works: list[_Work], today: date) -> bool:
-        """Every portfolio's memories, parses, content keys and findings from the snapshot, when it
-        was made from exactly the inputs found now (each database's stamp taken first, as a read
-        takes it); False, with nothing changed, when it was not.
+    def _restore(self, snapshot: Snapshot, works: list[_Work], today: date) -> _Restoring:
+        """Each portfolio's memories, parses, content keys and findings from the snapshot where it
+        was made from the inputs found now (each database's stamp taken first, as a read takes it).
+        A file portfolio some of whose files changed, came or went (fewer than SPLICED_FILES_MAX)
+        is taken from the snapshot too, with those files parsed again and spliced in and their new
+        contents scanned, as a write's re-read does. What is left is for the caller to read whole:
+        every portfolio when there is no snapshot to trust.
 
         The snapshot does not name the day: made on another day, its memories are placed again
         for today (`Adapter.placed`: today's and yesterday's OpenClaw logs are hot), which is what
@@ -516,8 +540,8 @@ class Pipeline:
             if issubclass(work.adapter, DatabaseAdapter):
                 work.stamp = database_stamp(Path(work.ref.root))
         inputs = inputs_digest(works)
-        kept = snapshot.load(inputs) if inputs is not None else None
-        parts, made_on = kept if kept is not None else ([], None)
+        kept = snapshot.load() if inputs is not None else None
+        parts, made_on, kept_inputs = kept if kept is not None else ([], None, None)
         another_day = made_on != today
         if (
             inputs is None
@@ -527,28 +551,55 @@ class Pipeline:
         ):
             for work in works:
                 work.stamp = None
-            return False
+            return _Restoring(works)
+        restoring = _Restoring([])
         moved = False
         for work, part in zip(works, parts, strict=True):
-            work.memories = work.adapter.placed(work.ctx, part.memories) if another_day else part.memories
-            moved = moved or (another_day and any(map(is_not, work.memories, part.memories)))
-            work.findings = part.findings
-            if part.parses is not None:
-                work._parses_later = part.parses
-            else:
-                work.parsed = part.parsed
-            work.ids = set(map(_ID, part.memories)) if part.by_file else None
-            work.shared, work.troubled, work.attention = part.shared, part.troubled, part.attention
-            for rel in part.troubled:
-                work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
-            self.keys.remember(work.memories, part.keys)  # placing again changes no content
+            changed = None if kept_inputs == inputs else _changed(work, part, SPLICED_FILES_MAX)
+            if changed is None:
+                self._take(work, part, another_day)
+                moved = moved or (another_day and any(map(is_not, work.memories, part.memories)))
+                if changed is None and not another_day and kept_inputs != inputs:
+                    work.raw = part.raw  # for the next snapshot, which this start writes
+                continue
+            if not changed.known:
+                work.stamp = None
+                restoring.pending.append(work)
+                continue
+            last = _Work(ref=work.ref, ctx=work.ctx)
+            self._take(last, part, another_day)
+            self._reparse(last, work, changed.forced, changed.created)
+            if self.scan:
+                only = work.replaced[1] if work.replaced is not None else None
+                restoring.scanned += self._scan([work], carried=last.findings, only=only)
+                # the findings of contents no longer there are not kept on into the next snapshot
+                present = set(map(self.keys, work.memories))
+                work.findings = {key: found for key, found in work.findings.items() if key in present}
+            restoring.reparsed += len(work.stale)
+            restoring.changed += len(changed.forced)
+            restoring.spliced.append(work)
         # What the memories are made from, for the index: on another day where placing moved none
         # (`placed` gives back the very objects), they are those of the day the snapshot was made,
         # and an index fed then is up to date without hashing every memory again.
         self.inputs = on_day(inputs, today if moved or made_on is None else made_on)
-        return True
+        return restoring
+
+    def _take(self, work: _Work, part: Part, another_day: bool) -> None:
+        """The portfolio as the snapshot's part holds it, placed for today on another day."""
+        work.memories = work.adapter.placed(work.ctx, part.memories) if another_day else part.memories
+        work.findings = part.findings
+        if part.parses is not None:
+            work._parses_later = part.parses
+        else:
+            work.parsed = part.parsed
+        work.ids = set(map(_ID, part.memories)) if part.by_file else None
+        work.shared, work.troubled, work.attention = part.shared, part.troubled, part.attention
+        for rel in part.troubled:
+            work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
+        self.keys.remember(work.memories, part.keys)  # placing again changes no content
 
     def _part(self, work: _Work) -> Part:
+        raw, work.raw = work.raw, None  # the snapshot's mapping lives on until the next one is written
         return Part(
             system=work.ref.system,
             root=work.ref.root,
@@ -560,6 +611,9 @@ class Pipeline:
             by_file=work.ids is not None,
             shared=work.shared,
             troubled=work.troubled,
+            head=_head_digest(work),
+            stats=[(ref.rel, ref.size, ref.mtime_ns) for ref in work.files] if issubclass(work.adapter, FileAdapter) else None,
+            raw=raw,
         )
 
     def _prepare(self, ref: PortfolioRef, today: date) -> _Work:
@@ -861,6 +915,59 @@ class Pipeline:
             problems=tuple(work.problems),
             settings=work.ctx.settings,
         )
+
+
+@dataclass
+class _Restoring:
+    """What `_restore` made of the snapshot: the portfolios left to read whole, those taken from it
+    with some files changed, come or gone (`spliced`), how many files those were, how many it
+    parsed and how many contents it scanned."""
+
+    pending: list[_Work]
+    spliced: list[_Work] = field(default_factory=list)
+    changed: int = 0
+    reparsed: int = 0
+    scanned: int = 0
+
+    def said(self) -> list[str]:
+        """What the read phase says of it."""
+        if not self.spliced:
+            return ["from the warm-start snapshot"]
+        return [f"from the warm-start snapshot but {self.changed} changed file{'s' * (self.changed != 1)}"]
+
+
+@dataclass
+class _Changed:
+    """The files of a portfolio that are not as its snapshot part saw them: `forced` (changed,
+    come or gone), `created` (come) and whether the part can be kept with them (`known`)."""
+
+    forced: set[str]
+    created: list[FileRef]
+    known: bool
+
+
+def _changed(work: _Work, part: Part, most: int) -> _Changed | None:
+    """How `work` (walked now) differs from the snapshot's `part`; None when not at all. Not
+    `known` when its head differs (settings, a database's stamp), the part kept no file stats, or
+    `most` files or more changed: then it is read whole."""
+    if part.head != _head_digest(work):
+        return _Changed({""}, [], known=False)
+    if part.stats is None:
+        return None  # a database whose stamp is the same
+    before = {rel: (size, mtime) for rel, size, mtime in part.stats}
+    forced: set[str] = set()
+    created: list[FileRef] = []
+    for ref in work.files:
+        seen = before.pop(ref.rel, None)
+        if seen is None:
+            created.append(ref)
+            forced.add(ref.rel)
+        elif seen != (ref.size, ref.mtime_ns):
+            forced.add(ref.rel)
+    forced.update(before)  # gone
+    if not forced:
+        return None
+    return _Changed(forced, created, known=len(forced) < most)
 
 
 def _copied(parsed: Mapping[str, ParsedFile], *, by_path: bool = False) -> MutableMapping[str, ParsedFile]:

@@ -4,7 +4,9 @@ A load's memories, parse results, content keys and findings are a function of it
 portfolio's settings, the stat of every file it read, each database's stamp, the day and the
 readers' versions: `inputs_digest`). When a start finds the very same inputs it takes them from
 here instead of decoding one parse-cache row per file, building every model through validation and
-hashing every content again: a warm start then costs the stat walk and this one read.
+hashing every content again: a warm start then costs the stat walk and this one read. Each
+portfolio's part also keeps what it was made from (its head's digest and its files' stat), so a
+start that finds a few files changed takes the rest of that portfolio from here too.
 
 Kept in marshal (plain tuples, written by this version for this version only: the format names
 the models' shapes, so a changed model finds no snapshot) and rebuilt into the frozen models
@@ -39,7 +41,7 @@ from app.core.review.queue import may_need_review
 _MODELS: tuple[type[BaseModel], ...] = (Memory, Entry, Source, Span, Relation, Problem, ParsedFile)
 # The models' shapes are part of the format: a field added, removed or moved finds no snapshot.
 SHAPE = hashlib.sha256(repr([(cls.__name__, tuple(cls.model_fields)) for cls in _MODELS]).encode()).hexdigest()[:16]
-MAGIC = b"MWS4"
+MAGIC = b"MWS5"
 
 _TIERS = {tier.value: tier for tier in Tier}
 _TRUSTS = {level.value: level for level in TrustLevel}
@@ -239,6 +241,14 @@ class Part:
     # Read back: the ids of `memories` that may need review (`may_need_review`), kept so that a warm
     # start's first review queue looks at those alone instead of at every memory.
     attention: set[str] | None = None
+    # What the part was made from (`inputs_digest` of this portfolio alone): its head (reference,
+    # settings, a database's stamp) as a digest, and each file's stat (None for a database), so
+    # that a start finding some files changed takes the rest from here.
+    head: str = ""
+    stats: list[tuple[str, int, int]] | None = None
+    # Read back: the part's blobs as they lie in the file, written again as they are by a snapshot
+    # that keeps the part unchanged.
+    raw: memoryview | None = None
 
 
 # Memories per marshal blob. marshal holds the interpreter lock for the whole of one call: the
@@ -265,15 +275,17 @@ def _encode_part(part: Part) -> Iterator[Any]:
     listed = [at(memory) for memory in part.memories]
     parsed = [(rel, p.rel, [at(m) for m in p.memories], [_problem(x) for x in p.problems]) for rel, p in part.parsed.items()]
     attention = part.attention if part.attention is not None else may_need_review(part.memories, quiet(map(_ID, part.memories), part.keys, part.findings))
-    yield (part.system, part.root, part.name, len(objects), listed, parsed, part.by_file, sorted(part.shared), part.troubled, sorted(attention))
+    head = (part.system, part.root, part.name, len(objects), listed, parsed, part.by_file, sorted(part.shared), part.troubled, sorted(attention))
+    yield (*head, part.head, part.stats)
     yield part.keys
     yield part.findings
     for start in range(0, len(objects), ROWS_PER_BLOB):
         yield encode_memories(objects[start : start + ROWS_PER_BLOB])
 
 
-def _decode_part(blobs: Iterator[Any]) -> Part:
-    system, root, name, count, listed, parsed, by_file, shared, troubled, attention = next(blobs)
+def _decode_part(blobs: _Blobs) -> Part:
+    start = blobs.at
+    system, root, name, count, listed, parsed, by_file, shared, troubled, attention, head, stats = next(blobs)
     keys, findings = next(blobs), next(blobs)
     objects: list[Memory] = []
     while len(objects) < count:
@@ -283,7 +295,9 @@ def _decode_part(blobs: Iterator[Any]) -> Part:
     def parses() -> Parses:
         return Parses({row[0]: row for row in parsed}, objects, problems)
 
-    return Part(system, root, name, {}, [objects[i] for i in listed], keys, findings, by_file, frozenset(shared), troubled, parses, problems, set(attention))
+    memories = [objects[i] for i in listed]
+    raw = blobs.view[start : blobs.at]
+    return Part(system, root, name, {}, memories, keys, findings, by_file, frozenset(shared), troubled, parses, problems, set(attention), head, stats, raw)
 
 
 _Row = tuple[str, str, list[int], list[Any]]  # a file's parse as the snapshot keeps it
@@ -341,16 +355,29 @@ def _body(handle: BinaryIO, start: int) -> memoryview:
         return memoryview(handle.read())
 
 
-def _blobs(view: memoryview) -> Iterator[Any]:
-    """The values of a run of length-prefixed marshal blobs, one at a time."""
-    at = 0
-    while at < len(view):
+class _Blobs(Iterator[Any]):
+    """The values of a run of length-prefixed marshal blobs, one at a time; `at` is where the next
+    one's length lies."""
+
+    def __init__(self, view: memoryview) -> None:
+        self.view = view
+        self.at = 0
+
+    def __next__(self) -> Any:
+        view, at = self.view, self.at
+        if at >= len(view):
+            raise StopIteration
         (length,) = _LENGTH.unpack_from(view, at)
         at += _LENGTH.size
         if at + length > len(view):
             raise ValueError("the snapshot ends inside a blob")
-        yield marshal.loads(view[at : at + length])
-        at += length
+        self.at = at + length
+        return marshal.loads(view[at : at + length])
+
+
+def _framed(blob: bytes) -> Iterator[bytes]:
+    yield _LENGTH.pack(len(blob))
+    yield blob
 
 
 class Snapshot:
@@ -362,27 +389,31 @@ class Snapshot:
         # What else the values depend on besides the inputs (the detector's version, say).
         self.header = MAGIC + hashlib.sha256(f"{SHAPE}\0{version}".encode()).hexdigest()[:16].encode()
 
-    def load(self, inputs: str) -> tuple[list[Part], date] | None:
-        """The parts kept under exactly these inputs, and the day they were made on; None when
-        there are none to trust."""
-        head = self.header + inputs.encode()
+    def load(self) -> tuple[list[Part], date, str] | None:
+        """The parts kept, the day they were made on and the inputs they were made from (see
+        `inputs_digest`; each part holds its own); None when there are none to trust."""
         try:
             with open(self.path, "rb") as handle:
-                if handle.read(len(head)) != head:
-                    return None  # another load's or another version's: not even decoded
-                blobs = _blobs(_body(handle, len(head)))
-            count, made_on = next(blobs)
-            return [_decode_part(blobs) for _ in range(count)], date.fromisoformat(made_on)
+                if handle.read(len(self.header)) != self.header:
+                    return None  # another version's: not even decoded
+                blobs = _Blobs(_body(handle, len(self.header)))
+            count, made_on, inputs = next(blobs)
+            return [_decode_part(blobs) for _ in range(count)], date.fromisoformat(made_on), inputs
         except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, StopIteration, struct.error):
             return None
 
     def save(self, inputs: str, parts: Sequence[Part], made_on: date) -> bool:
-        """Written whole then renamed into place, with the day the parts were made on; False
+        """Written whole then renamed into place, with the day the parts were made on and the
+        inputs they were made from; a part read back (`raw`) is written as it was read. False
         (nothing kept) when a value is not one marshal keeps, or the folder cannot be written:
         that only costs a slower next start."""
         try:
-            head = marshal.dumps((len(parts), made_on.isoformat()))
-            blobs = [head] + [marshal.dumps(values) for part in parts for values in _encode_part(part)]
+            chunks: list[bytes | memoryview] = [*_framed(marshal.dumps((len(parts), made_on.isoformat(), inputs)))]
+            for part in parts:
+                if part.raw is not None:
+                    chunks.append(part.raw)
+                else:
+                    chunks += [chunk for values in _encode_part(part) for chunk in _framed(marshal.dumps(values))]
         except ValueError:
             self.drop()
             return False
@@ -391,10 +422,8 @@ class Snapshot:
             handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".snapshot-", suffix=".tmp")
             try:
                 with os.fdopen(handle, "wb") as out:
-                    out.write(self.header + inputs.encode())
-                    for blob in blobs:
-                        out.write(_LENGTH.pack(len(blob)))
-                        out.write(blob)
+                    out.write(self.header)
+                    out.writelines(chunks)
                 os.replace(temp, self.path)
             except BaseException:
                 os.unlink(temp)
