@@ -258,8 +258,8 @@ class Workbench:
         with self._lock:
             portfolios = self.portfolios
             memories = [m for m in self.memories if m.id not in self._vaulted]
-            inputs = pipeline.inputs if not self._index_behind else None
-        timeline = pipeline.late_phase("index", lambda progress: self._index_fed(portfolios, memories, inputs, progress), total=len(memories))
+            inputs, since = (pipeline.inputs, pipeline.since) if not self._index_behind else (None, None)
+        timeline = pipeline.late_phase("index", lambda progress: self._index_fed(portfolios, memories, inputs, progress, since), total=len(memories))
         with self._lock:
             self.result.timeline = timeline
         return timeline
@@ -267,9 +267,11 @@ class Workbench:
     def _index_step(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress) -> tuple[int, str]:
         """The index phase of a run: fed the run's inputs, so an unchanged warm start hashes nothing."""
         assert self._pipeline is not None
-        return self._index_fed(portfolios, memories, self._pipeline.inputs, progress)
+        return self._index_fed(portfolios, memories, self._pipeline.inputs, progress, self._pipeline.since)
 
-    def _index_fed(self, portfolios: list[Portfolio], memories: list[Memory], inputs: str | None, progress: Progress) -> tuple[int, str]:
+    def _index_fed(
+        self, portfolios: list[Portfolio], memories: list[Memory], inputs: str | None, progress: Progress, since: tuple[str, frozenset[str]] | None = None
+    ) -> tuple[int, str]:
         """The index brought in line with `memories`, read from `inputs` (None: not known). When the
         index's last update had these very inputs, it is not even opened (its files are read
         whole, nor is the engine imported) until the first search or write needs it: that update
@@ -278,7 +280,7 @@ class Workbench:
             self._index_pending = (portfolios, memories, inputs)
             self._index_ready = True
             return 0, "0 added, 0 changed, 0 removed; opened at the first search"
-        return self._update_index(portfolios, memories, inputs, progress=progress)
+        return self._update_index(portfolios, memories, inputs, progress=progress, since=since)
 
     def _search_index(self, portfolios: list[Portfolio]) -> SearchIndex:
         folder = self.locations.search_index([p.root for p in portfolios])
@@ -295,10 +297,18 @@ class Workbench:
             if pending is not None:
                 self._update_index(*pending, progress=lambda done, total: None)
 
-    def _update_index(self, portfolios: list[Portfolio], memories: list[Memory], inputs: str | None = None, *, progress: Progress) -> tuple[int, str]:
+    def _update_index(
+        self,
+        portfolios: list[Portfolio],
+        memories: list[Memory],
+        inputs: str | None = None,
+        *,
+        progress: Progress,
+        since: tuple[str, frozenset[str]] | None = None,
+    ) -> tuple[int, str]:
         self._portfolios = {(p.system, p.name): p for p in portfolios}
         index = self._search_index(portfolios)
-        report = index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of, inputs=inputs)
+        report = index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of, inputs=inputs, since=since)
         self._index_ready = not report.busy
         if report.busy:
             return 0, report.message

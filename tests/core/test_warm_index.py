@@ -73,6 +73,29 @@ def test_a_changed_file_or_another_day_compares_every_memory_again(
     assert hashed
 
 
+@pytest.mark.parametrize("later", [False, True])
+def test_a_file_changed_outside_hashes_its_own_memories_alone(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str], later: bool
+) -> None:
+    """The start after an agent rewrote one memory file takes everything else from the snapshot,
+    whose load fed the index: only that file's memory is hashed, and searches find its new text."""
+    first = _open(isolated_locations, clock, sample_copy)
+    expected = [h.id for h in first.search("deploy").hits]
+    first.close()
+    path = sorted(sample_copy.glob("dollhouse/portfolio/memories/2026-*/*.yaml"))[0]
+    path.write_text(path.read_text(encoding="utf-8").replace("two approvals.", "two approvals and a quokka.", 1), encoding="utf-8")
+    hashed.clear()
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy], index_later=later)
+    if later:
+        wb.build_index()
+    [changed] = [m for m in wb.memories if m.source.path.endswith(path.name)]
+    assert hashed == [changed.id]
+    assert [h.id for h in wb.search("quokka").hits] == [changed.id]
+    assert [h.id for h in wb.search("deploy").hits] == expected
+    wb.close()
+
+
 def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     events: list[tuple[str, str]] = []
     wb = Workbench(isolated_locations, clock=clock, workers=1)

@@ -172,6 +172,29 @@ def test_a_file_changed_outside_is_read_again_and_everything_else_taken_from_the
     assert [m.model_dump_json() for m in again.memories] == [m.model_dump_json() for m in changed.memories]
 
 
+def test_the_next_snapshot_encodes_again_only_the_runs_holding_a_changed_memory(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(snapshot, "ROWS_PER_BLOB", 3)
+    _open(isolated_locations, clock, sample_copy)
+    path = _memory_files(sample_copy)[0]
+    _touched(path, path.read_text(encoding="utf-8").replace("two approvals.", "two approvals, and a third.", 1))
+    encoded: list[int] = []
+    real = snapshot.encode_memories
+
+    def counting(memories):  # type: ignore[no-untyped-def]
+        encoded.append(len(memories))
+        return real(memories)
+
+    monkeypatch.setattr(snapshot, "encode_memories", counting)
+    changed = _open(isolated_locations, clock, sample_copy)
+    assert encoded == [3]  # the run holding the rewritten file's memory; the others as they were read
+    restored = _open(isolated_locations, clock, sample_copy)
+    assert restored._pipeline.restored  # type: ignore[union-attr]
+    assert [m.model_dump_json() for m in restored.memories] == [m.model_dump_json() for m in changed.memories]
+    _as_without_snapshot(restored, isolated_locations, clock, sample_copy, tmp_path)
+
+
 def test_files_come_and_gone_outside_are_spliced_in_and_out(
     sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
 ) -> None:

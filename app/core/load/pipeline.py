@@ -129,8 +129,9 @@ class _Work:
     # same files: a write's re-read then looks its own files up instead of going through them all.
     _positions: dict[str, int] | None = None
     # Restored unchanged on the day its snapshot was made: the snapshot's blobs of it, written again
-    # as they are by the next snapshot.
+    # as they are by the next snapshot; restored with some files read again: `Part.kept`.
     raw: memoryview | None = None
+    kept: tuple[list[Memory], list[memoryview]] | None = None
 
     def positions(self) -> dict[str, int]:
         if self._positions is None:
@@ -261,6 +262,10 @@ class Pipeline:
         self.keys = ContentKeys()  # the content key of each memory, by memory object
         self.inputs: str | None = None  # `inputs_digest` of the last run
         self.restored = False  # whether the last run took its memories from the warm-start snapshot
+        # Taken from a snapshot made today with some portfolios or files read again: the inputs
+        # that snapshot's load fed the index, and the ids of the memories read again (the others
+        # are those that load made).
+        self.since: tuple[str, frozenset[str]] | None = None
         self._unsaved: tuple[Snapshot, str, list[Part], date] | None = None  # what `save_snapshot` writes
         # What `store_parses` writes: by portfolio root, its system and the files re-read after writes
         # (a removed file: None).
@@ -340,6 +345,11 @@ class Pipeline:
 
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
+        self.since = None
+        if restoring.made_from is not None and not self.restored:
+            again = [m for w in pending for m in w.memories]
+            again += [m for w in restoring.spliced for m in (w.replaced[1] if w.replaced is not None else w.memories)]
+            self.since = (restoring.made_from, frozenset(map(_ID, again)))
         if not self.restored:
             inputs = inputs_digest(works) if self.use_cache else None
             self.inputs = on_day(inputs, today) if inputs is not None else None
@@ -552,7 +562,7 @@ class Pipeline:
             for work in works:
                 work.stamp = None
             return _Restoring(works)
-        restoring = _Restoring([])
+        restoring = _Restoring([], made_from=None if another_day or kept_inputs is None else on_day(kept_inputs, today))
         moved = False
         for work, part in zip(works, parts, strict=True):
             changed = None if kept_inputs == inputs else _changed(work, part, SPLICED_FILES_MAX)
@@ -569,6 +579,7 @@ class Pipeline:
             last = _Work(ref=work.ref, ctx=work.ctx)
             self._take(last, part, another_day)
             self._reparse(last, work, changed.forced, changed.created)
+            work.kept = part.kept
             if self.scan:
                 only = work.replaced[1] if work.replaced is not None else None
                 restoring.scanned += self._scan([work], carried=last.findings, only=only)
@@ -599,7 +610,8 @@ class Pipeline:
         self.keys.remember(work.memories, part.keys)  # placing again changes no content
 
     def _part(self, work: _Work) -> Part:
-        raw, work.raw = work.raw, None  # the snapshot's mapping lives on until the next one is written
+        # the snapshot's mapping lives on until the next one is written
+        raw, kept, work.raw, work.kept = work.raw, work.kept, None, None
         return Part(
             system=work.ref.system,
             root=work.ref.root,
@@ -614,6 +626,7 @@ class Pipeline:
             head=_head_digest(work),
             stats=[(ref.rel, ref.size, ref.mtime_ns) for ref in work.files] if issubclass(work.adapter, FileAdapter) else None,
             raw=raw,
+            kept=kept,
         )
 
     def _prepare(self, ref: PortfolioRef, today: date) -> _Work:
@@ -925,6 +938,7 @@ class _Restoring:
 
     pending: list[_Work]
     spliced: list[_Work] = field(default_factory=list)
+    made_from: str | None = None  # what the snapshot's own load fed the index, when made today
     changed: int = 0
     reparsed: int = 0
     scanned: int = 0

@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_, itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -249,6 +249,10 @@ class Part:
     # Read back: the part's blobs as they lie in the file, written again as they are by a snapshot
     # that keeps the part unchanged.
     raw: memoryview | None = None
+    # Read back: the memories in the order the part keeps them and each run of ROWS_PER_BLOB of
+    # them as it lies in the file. A part made from these with a few memories replaced (a file
+    # changed since) writes a run whose memories are the very same objects as it was read.
+    kept: tuple[list[Memory], list[memoryview]] | None = None
 
 
 # Memories per marshal blob. marshal holds the interpreter lock for the whole of one call: the
@@ -258,9 +262,10 @@ ROWS_PER_BLOB = 2000
 _LENGTH = struct.Struct("<Q")
 
 
-def _encode_part(part: Part) -> Iterator[Any]:
-    """The values of one part, as the blobs it is kept in: its head, its content keys, its
-    findings, then its memories ROWS_PER_BLOB at a time."""
+def _encode_part(part: Part) -> Iterator[bytes | memoryview]:
+    """One part as the blobs it is kept in, each framed: its head, its content keys, its findings,
+    then its memories ROWS_PER_BLOB at a time (a run read back as the same memory objects, as the
+    bytes it was read from: encoding a portfolio of 40,000 memories again took a second)."""
     # Each memory object once: the portfolio's list and its files' parses share most of them.
     where: dict[int, int] = {}
     objects: list[Memory] = []
@@ -276,11 +281,15 @@ def _encode_part(part: Part) -> Iterator[Any]:
     parsed = [(rel, p.rel, [at(m) for m in p.memories], [_problem(x) for x in p.problems]) for rel, p in part.parsed.items()]
     attention = part.attention if part.attention is not None else may_need_review(part.memories, quiet(map(_ID, part.memories), part.keys, part.findings))
     head = (part.system, part.root, part.name, len(objects), listed, parsed, part.by_file, sorted(part.shared), part.troubled, sorted(attention))
-    yield (*head, part.head, part.stats)
-    yield part.keys
-    yield part.findings
-    for start in range(0, len(objects), ROWS_PER_BLOB):
-        yield encode_memories(objects[start : start + ROWS_PER_BLOB])
+    for values in ((*head, part.head, part.stats), part.keys, part.findings):
+        yield from _framed(marshal.dumps(values))
+    before, blobs = part.kept or ([], [])
+    for number, start in enumerate(range(0, len(objects), ROWS_PER_BLOB)):
+        run = objects[start : start + ROWS_PER_BLOB]
+        if number < len(blobs) and len(run) == len(before[start : start + ROWS_PER_BLOB]) and all(map(is_, run, before[start : start + ROWS_PER_BLOB])):
+            yield blobs[number]
+        else:
+            yield from _framed(marshal.dumps(encode_memories(run)))
 
 
 def _decode_part(blobs: _Blobs) -> Part:
@@ -288,8 +297,11 @@ def _decode_part(blobs: _Blobs) -> Part:
     system, root, name, count, listed, parsed, by_file, shared, troubled, attention, head, stats = next(blobs)
     keys, findings = next(blobs), next(blobs)
     objects: list[Memory] = []
+    runs: list[memoryview] = []
     while len(objects) < count:
+        at = blobs.at
         objects += decode_memories(next(blobs))
+        runs.append(blobs.view[at : blobs.at])
     problems = {rel: [_decode_problem(p) for p in found] for rel, _, _, found in parsed if found}
 
     def parses() -> Parses:
@@ -297,7 +309,25 @@ def _decode_part(blobs: _Blobs) -> Part:
 
     memories = [objects[i] for i in listed]
     raw = blobs.view[start : blobs.at]
-    return Part(system, root, name, {}, memories, keys, findings, by_file, frozenset(shared), troubled, parses, problems, set(attention), head, stats, raw)
+    return Part(
+        system,
+        root,
+        name,
+        {},
+        memories,
+        keys,
+        findings,
+        by_file,
+        frozenset(shared),
+        troubled,
+        parses,
+        problems,
+        set(attention),
+        head,
+        stats,
+        raw,
+        (objects, runs),
+    )
 
 
 _Row = tuple[str, str, list[int], list[Any]]  # a file's parse as the snapshot keeps it
@@ -413,7 +443,7 @@ class Snapshot:
                 if part.raw is not None:
                     chunks.append(part.raw)
                 else:
-                    chunks += [chunk for values in _encode_part(part) for chunk in _framed(marshal.dumps(values))]
+                    chunks += _encode_part(part)
         except ValueError:
             self.drop()
             return False

@@ -32,7 +32,7 @@ import threading
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from heapq import nlargest
 from pathlib import Path
@@ -346,6 +346,7 @@ class SearchIndex:
         progress: Progress | None = None,
         texts_of: TextsOf | None = None,
         inputs: str | None = None,
+        since: tuple[str, Collection[str]] | None = None,
     ) -> IndexReport:
         """Bring the index in line with `memories`: add, re-index and remove what differs. Never
         raises for a damaged index (it is rebuilt) or a busy one (the report says busy); raises
@@ -353,7 +354,9 @@ class SearchIndex:
         texts to index are read TEXT_BATCH at a time through it (`text_of` still hashes a memory
         that has no content sha256). `inputs`: a digest of everything `memories` were made from (the
         load's files and their stats); when the index's last update had the very same and nothing
-        was committed since, the memories are not hashed again."""
+        was committed since, the memories are not hashed again. `since`: the inputs of an earlier
+        load and the ids of the memories read again after it (the others are that load's very
+        memories); when the index's last update had those inputs, only those memories are hashed."""
         started = time.perf_counter()
         distrust = self._prepare_folder()
         lock = self._storage.lock(LOCK_NAME)
@@ -364,7 +367,7 @@ class SearchIndex:
                 seconds=time.perf_counter() - started,
             )
         try:
-            return self._update(list(memories), text_of, salience_of, progress, distrust, started, texts_of, inputs)
+            return self._update(list(memories), text_of, salience_of, progress, distrust, started, texts_of, inputs, since)
         finally:
             lock.release()
 
@@ -378,6 +381,7 @@ class SearchIndex:
         started: float,
         texts_of: TextsOf | None = None,
         inputs: str | None = None,
+        since: tuple[str, Collection[str]] | None = None,
     ) -> IndexReport:
         with self._guard():
             ix, manifest, rebuilt = self._open_for_update(distrust)
@@ -385,6 +389,8 @@ class SearchIndex:
         if rebuilt is None and salience_of is None and self._fed_the_same(inputs, manifest, memories):
             self._known = manifest
             return IndexReport(unchanged=len(entries), documents=len(entries), seconds=time.perf_counter() - started)
+        if rebuilt is None and salience_of is None and since is not None:
+            self._seed_since(since, manifest, memories)
         problems: list[str] = []
         wanted = self._digests(memories, text_of, salience_of, problems)
         added: list[str] = []
@@ -443,6 +449,25 @@ class SearchIndex:
             seeded[memory.id] = (memory, 0.0, value)
         self._digest_cache = seeded
         return True
+
+    def _seed_since(self, since: tuple[str, Collection[str]], manifest: Manifest, memories: list[Memory]) -> None:
+        """When the index's last update was fed `since`'s inputs, at the generation it holds now,
+        every memory but those `since` names as read again is one that update indexed: its digest
+        is the one the index keeps (salience 0), and only the others are hashed."""
+        inputs, again = since
+        try:
+            kept = json.loads((self.folder / fed.FED).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if kept != {"inputs": inputs, "generation": manifest.generation}:
+            return
+        entries = manifest.entries
+        seeded: dict[str, tuple[Memory, float, str]] = {}
+        for memory in memories:
+            value = entries.get(memory.id)
+            if value is not None and memory.id not in again:
+                seeded[memory.id] = (memory, 0.0, value)
+        self._digest_cache = seeded
 
     def fed_with(self, inputs: str | None) -> bool:
         """Whether the index's last update was fed exactly `inputs` and nothing was committed since
