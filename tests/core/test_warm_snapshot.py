@@ -222,6 +222,8 @@ def test_a_changed_database_is_read_whole_and_the_rest_taken_from_the_snapshot(
     calls.__init__()  # type: ignore[misc]
     wb = _open(isolated_locations, clock, sample_copy)
     assert (calls.parsed, calls.decoded) == (0, 0)  # no file parsed, no file's cache decoded
+    read = next(p for p in wb.timeline.phases if p.name == "read")
+    assert read.message == "from the warm-start snapshot but 1 portfolio read whole"
     assert any("Written since." in wb.text(m.id) for m in wb.memories if m.system == "engram")
     _as_without_snapshot(wb, isolated_locations, clock, sample_copy, tmp_path)
 

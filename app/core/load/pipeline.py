@@ -944,10 +944,13 @@ class _Restoring:
     scanned: int = 0
 
     def said(self) -> list[str]:
-        """What the read phase says of it."""
-        if not self.spliced:
-            return ["from the warm-start snapshot"]
-        return [f"from the warm-start snapshot but {self.changed} changed file{'s' * (self.changed != 1)}"]
+        """What the read phase says of it, when it served some portfolios."""
+        besides = []
+        if self.spliced:
+            besides.append(f"{self.changed} changed file{'s' * (self.changed != 1)}")
+        if self.pending:
+            besides.append(f"{len(self.pending)} portfolio{'s' * (len(self.pending) != 1)} read whole")
+        return ["from the warm-start snapshot" + (f" but {' and '.join(besides)}" if besides else "")]
 
 
 @dataclass
