@@ -569,7 +569,7 @@ class Pipeline:
             if changed is None:
                 self._take(work, part, another_day)
                 moved = moved or (another_day and any(map(is_not, work.memories, part.memories)))
-                if changed is None and not another_day and kept_inputs != inputs:
+                if not another_day and kept_inputs != inputs:
                     work.raw = part.raw  # for the next snapshot, which this start writes
                 continue
             if not changed.known:
