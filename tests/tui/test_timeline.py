@@ -166,3 +166,29 @@ def test_events_from_timeline_round_trip() -> None:
     assert (bars["discover"].start_ms, bars["discover"].end_ms, bars["discover"].done) == (0.0, 2.5, 3)
     assert (bars["index"].start_ms, bars["index"].end_ms, bars["index"].done) == (2.5, 12.5, 7)
     assert bars["read"].status == "pending"
+
+
+LONG = "from the warm-start snapshot but 12 changed files and 1 portfolio read whole"
+
+
+async def shown_lines(size: tuple[int, int], sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> list[str]:
+    app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [sample_copy], load=False)
+    async with app.run_test(size=size) as pilot:
+        app.events = [*MID_STARTUP[:3], event("read", "end", 40.0, done=44, message=LONG), *MID_STARTUP[4:]]
+        app.event_count += 1
+        screen = await open_timeline(app, pilot)
+        view = screen.query_one(TimelineView)
+        await pilot.pause()
+        return [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+
+
+async def test_a_long_note_is_shown_whole_where_it_fits_and_cut_where_not(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """The notes take the room they need from the bars on a wide screen; on a narrow one a note is
+    cut at the edge, and every phase stays one line, in line with the others."""
+    wide = await shown_lines((160, 40), sample_copy, isolated_locations, clock)
+    assert any(line.lstrip().startswith("read") and line.endswith(LONG) for line in wide)
+    narrow = await shown_lines((80, 24), sample_copy, isolated_locations, clock)
+    read = next(line for line in narrow if line.lstrip().startswith("read"))
+    assert read.endswith("…") and "from the warm-start" in read
+    names = [line.split()[0] for line in narrow if line.startswith("  ") and not line.startswith("   ")]
+    assert names == ["discover", "read", "parse", "validate", "index", "plan"]

@@ -23,6 +23,7 @@ LANES = (("critical", "Critical path", "the first screen waits for these"), ("de
 NAME_WIDTH = 10
 TIME_WIDTH = 11
 INFO_WIDTH = 34
+NOTE_CHARS = 120  # a phase's note shown at most this long, wherever the screen has the room
 MIN_BAR_WIDTH = 10
 
 
@@ -133,14 +134,18 @@ class TimelineView(Widget):
     def render(self) -> Text:
         bars = self.bars
         span = max(self.now_ms, 0.001)
-        width = max(MIN_BAR_WIDTH, self.size.width - 2 - NAME_WIDTH - TIME_WIDTH - INFO_WIDTH - 3)
+        infos = {bar.name: self._info(bar) for bar in bars}
+        # the notes take what they need, up to two thirds of the room; the bars the rest
+        room = self.size.width - 2 - NAME_WIDTH - TIME_WIDTH - 3
+        info_width = max(INFO_WIDTH, min(room * 2 // 3, max((info.cell_len for info in infos.values()), default=0)))
+        width = max(MIN_BAR_WIDTH, room - info_width)
         lines: list[Text] = [self._axis(span, width)]
         for path, title, note in LANES:
             lane = [bar for bar in bars if bar.path == path]
             header = Text(title, style=self._style("lane"))
             header.append(f"  {note}", style=self._style("dim"))
             lines.append(header)
-            lines.extend(self._bar_line(bar, span, width) for bar in lane)
+            lines.extend(self._bar_line(bar, span, width, infos[bar.name]) for bar in lane)
         lines.append(self._summary())
         drawing = Text("\n").join(lines)
         drawing.no_wrap, drawing.overflow = True, "ellipsis"  # a long note is cut, the lanes stay aligned
@@ -151,7 +156,7 @@ class TimelineView(Widget):
         gap = max(1, width - len(left) - len(right))
         return Text(" " * (2 + NAME_WIDTH + 1) + left + " " * gap + right, style=self._style("dim"))
 
-    def _bar_line(self, bar: PhaseBar, span: float, width: int) -> Text:
+    def _bar_line(self, bar: PhaseBar, span: float, width: int, info: Text) -> Text:
         line = Text("  ")
         line.append(f"{bar.name:<{NAME_WIDTH}}"[:NAME_WIDTH], style=self._style("name"))
         line.append(" ")
@@ -160,7 +165,7 @@ class TimelineView(Widget):
             line.append(f"{'':>{TIME_WIDTH}} ")
         else:
             line.append(f"{bar.duration(self.now_ms):>{TIME_WIDTH - 3},.1f} ms ")
-        line.append_text(self._info(bar))
+        line.append_text(info)
         return line
 
     def _bar(self, bar: PhaseBar, span: float, width: int) -> Text:
@@ -189,7 +194,7 @@ class TimelineView(Widget):
             info.append(" failed", style=self._style("error"))
         if bar.message:
             # a phase's note can quote a path or a reason read from disk: inert, one line
-            info.append(f"  {one_line(bar.message, INFO_WIDTH + 20)}", style=self._style("dim"))
+            info.append(f"  {one_line(bar.message, NOTE_CHARS)}", style=self._style("dim"))
         return info
 
     def _summary(self) -> Text:
