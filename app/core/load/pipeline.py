@@ -341,7 +341,7 @@ class Pipeline:
             info["items"] = sum(len(w.memories) for w in served) + sum(self._validate(w) for w in pending)
             if self.scan:
                 scanned += self._scan(pending) if pending else 0
-                info["message"] = f"{scanned} contents scanned" + (f"; {self.scan_problem}" if self.scan_problem else "")
+                info["message"] = f"{scanned} {'content' if scanned == 1 else 'contents'} scanned" + (f"; {self.scan_problem}" if self.scan_problem else "")
 
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
