@@ -283,11 +283,11 @@ def _encode_part(part: Part) -> Iterator[bytes | memoryview]:
     head = (part.system, part.root, part.name, len(objects), listed, parsed, part.by_file, sorted(part.shared), part.troubled, sorted(attention))
     for values in ((*head, part.head, part.stats), part.keys, part.findings):
         yield from _framed(marshal.dumps(values))
-    before, blobs = part.kept or ([], [])
+    before, runs = part.kept or ([], [])
     for number, start in enumerate(range(0, len(objects), ROWS_PER_BLOB)):
-        run = objects[start : start + ROWS_PER_BLOB]
-        if number < len(blobs) and len(run) == len(before[start : start + ROWS_PER_BLOB]) and all(map(is_, run, before[start : start + ROWS_PER_BLOB])):
-            yield blobs[number]
+        run, was = objects[start : start + ROWS_PER_BLOB], before[start : start + ROWS_PER_BLOB]
+        if number < len(runs) and len(run) == len(was) and all(map(is_, run, was)):
+            yield runs[number]
         else:
             yield from _framed(marshal.dumps(encode_memories(run)))
 
@@ -308,26 +308,9 @@ def _decode_part(blobs: _Blobs) -> Part:
         return Parses({row[0]: row for row in parsed}, objects, problems)
 
     memories = [objects[i] for i in listed]
-    raw = blobs.view[start : blobs.at]
-    return Part(
-        system,
-        root,
-        name,
-        {},
-        memories,
-        keys,
-        findings,
-        by_file,
-        frozenset(shared),
-        troubled,
-        parses,
-        problems,
-        set(attention),
-        head,
-        stats,
-        raw,
-        (objects, runs),
-    )
+    part = Part(system, root, name, {}, memories, keys, findings, by_file, frozenset(shared), troubled, parses, problems, set(attention))
+    part.head, part.stats, part.raw, part.kept = head, stats, blobs.view[start : blobs.at], (objects, runs)
+    return part
 
 
 _Row = tuple[str, str, list[int], list[Any]]  # a file's parse as the snapshot keeps it
