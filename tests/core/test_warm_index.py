@@ -96,6 +96,23 @@ def test_a_file_changed_outside_hashes_its_own_memories_alone(
     wb.close()
 
 
+def test_the_first_start_of_a_day_hashes_only_the_memories_placing_moved(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str]
+) -> None:
+    """A day on, yesterday's OpenClaw logs are cold: those memories are made anew and hashed; every
+    other is the snapshot's own, whose digest the index holds."""
+    first = _open(isolated_locations, clock, sample_copy)
+    tiers = {m.id: m.tier for m in first.memories}
+    first.close()
+    hashed.clear()
+    wb = _open(isolated_locations, FixedClock(clock.now() + timedelta(days=1)), sample_copy)
+    moved = {m.id for m in wb.memories if m.tier != tiers[m.id]}
+    assert moved and sorted(hashed) == sorted(moved)
+    hot = {m.id for m in wb.memories if m.tier.value == "hot" and m.id not in wb._vaulted}
+    assert {h.id for h in wb.search("tier:hot", limit=1000).hits} == hot
+    wb.close()
+
+
 def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     events: list[tuple[str, str]] = []
     wb = Workbench(isolated_locations, clock=clock, workers=1)

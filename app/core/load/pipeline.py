@@ -20,7 +20,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
-from operator import attrgetter, is_not
+from operator import attrgetter
 from pathlib import Path
 from typing import TypedDict, TypeVar, cast
 
@@ -346,8 +346,8 @@ class Pipeline:
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
         self.since = None
-        if restoring.made_from is not None and not self.restored:
-            again = [m for w in pending for m in w.memories]
+        if restoring.made_from is not None and (not self.restored or restoring.moved):
+            again = [m for w in pending for m in w.memories] + restoring.moved
             again += [m for w in restoring.spliced for m in (w.replaced[1] if w.replaced is not None else w.memories)]
             self.since = (restoring.made_from, frozenset(map(_ID, again)))
         if not self.restored:
@@ -562,13 +562,11 @@ class Pipeline:
             for work in works:
                 work.stamp = None
             return _Restoring(works)
-        restoring = _Restoring([], made_from=None if another_day or kept_inputs is None else on_day(kept_inputs, today))
-        moved = False
+        restoring = _Restoring([], made_from=None if kept_inputs is None or made_on is None else on_day(kept_inputs, made_on))
         for work, part in zip(works, parts, strict=True):
             changed = None if kept_inputs == inputs else _changed(work, part, SPLICED_FILES_MAX)
             if changed is None:
-                self._take(work, part, another_day)
-                moved = moved or (another_day and any(map(is_not, work.memories, part.memories)))
+                restoring.moved += self._take(work, part, another_day)
                 if not another_day and kept_inputs != inputs:
                     work.raw = part.raw  # for the next snapshot, which this start writes
                 continue
@@ -577,7 +575,7 @@ class Pipeline:
                 restoring.pending.append(work)
                 continue
             last = _Work(ref=work.ref, ctx=work.ctx)
-            self._take(last, part, another_day)
+            restoring.moved += self._take(last, part, another_day)
             self._reparse(last, work, changed.forced, changed.created)
             work.kept = part.kept
             if self.scan:
@@ -592,11 +590,12 @@ class Pipeline:
         # What the memories are made from, for the index: on another day where placing moved none
         # (`placed` gives back the very objects), they are those of the day the snapshot was made,
         # and an index fed then is up to date without hashing every memory again.
-        self.inputs = on_day(inputs, today if moved or made_on is None else made_on)
+        self.inputs = on_day(inputs, today if restoring.moved or made_on is None else made_on)
         return restoring
 
-    def _take(self, work: _Work, part: Part, another_day: bool) -> None:
-        """The portfolio as the snapshot's part holds it, placed for today on another day."""
+    def _take(self, work: _Work, part: Part, another_day: bool) -> list[Memory]:
+        """The portfolio as the snapshot's part holds it, placed for today on another day; the
+        memories placing moved (made anew)."""
         work.memories = work.adapter.placed(work.ctx, part.memories) if another_day else part.memories
         work.findings = part.findings
         if part.parses is not None:
@@ -608,6 +607,7 @@ class Pipeline:
         for rel in part.troubled:
             work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
         self.keys.remember(work.memories, part.keys)  # placing again changes no content
+        return [memory for memory, was in zip(work.memories, part.memories, strict=True) if memory is not was] if another_day else []
 
     def _part(self, work: _Work) -> Part:
         # the snapshot's mapping lives on until the next one is written
@@ -938,7 +938,8 @@ class _Restoring:
 
     pending: list[_Work]
     spliced: list[_Work] = field(default_factory=list)
-    made_from: str | None = None  # what the snapshot's own load fed the index, when made today
+    made_from: str | None = None  # what the snapshot's own load fed the index
+    moved: list[Memory] = field(default_factory=list)  # placed again on another day: made anew
     changed: int = 0
     reparsed: int = 0
     scanned: int = 0
