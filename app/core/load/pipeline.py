@@ -262,9 +262,9 @@ class Pipeline:
         self.keys = ContentKeys()  # the content key of each memory, by memory object
         self.inputs: str | None = None  # `inputs_digest` of the last run
         self.restored = False  # whether the last run took its memories from the warm-start snapshot
-        # Taken from a snapshot made today with some portfolios or files read again: the inputs
-        # that snapshot's load fed the index, and the ids of the memories read again (the others
-        # are those that load made).
+        # Taken from the snapshot with some portfolios or files read again, or memories placed
+        # again on another day: the inputs that snapshot's load fed the index, and the ids of the
+        # memories made anew (the others are those that load made).
         self.since: tuple[str, frozenset[str]] | None = None
         self._unsaved: tuple[Snapshot, str, list[Part], date] | None = None  # what `save_snapshot` writes
         # What `store_parses` writes: by portfolio root, its system and the files re-read after writes
@@ -969,7 +969,7 @@ def _changed(work: _Work, part: Part, most: int) -> _Changed | None:
     `known` when its head differs (settings, a database's stamp), the part kept no file stats, or
     `most` files or more changed: then it is read whole."""
     if part.head != _head_digest(work):
-        return _Changed({""}, [], known=False)
+        return _Changed(set(), [], known=False)
     if part.stats is None:
         return None  # a database whose stamp is the same
     before = {rel: (size, mtime) for rel, size, mtime in part.stats}

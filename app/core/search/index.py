@@ -432,13 +432,7 @@ class SearchIndex:
         """Whether the index's last update was fed `inputs` too, at the generation it holds now:
         then every digest it keeps is the digest of the memory of that id (salience 0), and they
         are remembered as such, so the next update after an edit hashes only what the edit made."""
-        if inputs is None:
-            return False
-        try:
-            kept = json.loads((self.folder / fed.FED).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False
-        if kept != {"inputs": inputs, "generation": manifest.generation} or len(memories) != len(manifest.entries):
+        if not self._last_fed(inputs, manifest) or len(memories) != len(manifest.entries):
             return False
         entries = manifest.entries
         seeded: dict[str, tuple[Memory, float, str]] = {}
@@ -455,11 +449,7 @@ class SearchIndex:
         every memory but those `since` names as read again is one that update indexed: its digest
         is the one the index keeps (salience 0), and only the others are hashed."""
         inputs, again = since
-        try:
-            kept = json.loads((self.folder / fed.FED).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        if kept != {"inputs": inputs, "generation": manifest.generation}:
+        if not self._last_fed(inputs, manifest):
             return
         entries = manifest.entries
         seeded: dict[str, tuple[Memory, float, str]] = {}
@@ -468,6 +458,16 @@ class SearchIndex:
             if value is not None and memory.id not in again:
                 seeded[memory.id] = (memory, 0.0, value)
         self._digest_cache = seeded
+
+    def _last_fed(self, inputs: str | None, manifest: Manifest) -> bool:
+        """Whether the index's last update was fed `inputs`, at the generation it holds now."""
+        if inputs is None:
+            return False
+        try:
+            kept = json.loads((self.folder / fed.FED).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return bool(kept == {"inputs": inputs, "generation": manifest.generation})
 
     def fed_with(self, inputs: str | None) -> bool:
         """Whether the index's last update was fed exactly `inputs` and nothing was committed since

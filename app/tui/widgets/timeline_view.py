@@ -147,9 +147,7 @@ class TimelineView(Widget):
             lines.append(header)
             lines.extend(self._bar_line(bar, span, width, infos[bar.name]) for bar in lane)
         lines.append(self._summary())
-        drawing = Text("\n").join(lines)
-        drawing.no_wrap, drawing.overflow = True, "ellipsis"  # a long note is cut, the lanes stay aligned
-        return drawing
+        return Text("\n").join(lines)  # cut at the edge, not wrapped: timeline.tcss
 
     def _axis(self, span: float, width: int) -> Text:
         left, right = "0 ms", f"{span:,.1f} ms" if self.events else ""
