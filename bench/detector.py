@@ -17,7 +17,13 @@ scorer) in the same run:
   match (the lowercase twin, the keyword index, the learned scorer's stems and gate): the ceiling of
   this design in Python.
 
+* hostile text: shapes written to make rules work hard (tag openers with no `>`, one long line of a
+  keyword, deep nesting, repeated fences, look-alikes, invisible characters in a keyword run), each
+  from 1 KB to 1 MB (8 MB with `--hostile-mb 8`), beside the seconds of prose of the same size; and
+  prose at 2 and 8 MB, whose MB/s must not fall as the text grows.
+
     python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none] [--only-throughput]
+    python -m bench.detector --hostile [--hostile-mb 1]
 
 The outside corpora are read from the cache `tools/train_detector.py` downloads into; without it
 those sections say so and are skipped.
@@ -268,6 +274,58 @@ def shared_passes(texts: list[str], rounds: int) -> None:
     print(f"{'  passes every scan makes first':38} {size_mb:6.2f} MB  {size_mb / seconds:6.2f} MB/s ({seconds * 1e6 / len(texts):.0f} us a text)")
 
 
+HOSTILE: dict[str, str] = {
+    "tag openers": "<base",
+    "mixed tag openers": "<embed<object<iframe<script<meta",
+    "tag openers and a zero-width": "<base\u200b",
+    "one line of 'instructions:'": "instructions:",
+    "lines of 'instructions:'": "instructions: do it now\n",
+    "event handlers": " onerror=",
+    "nested brackets": "[",
+    "nested parentheses": "((",
+    "repeated fences": "```\n",
+    "look-alikes": "\u0456gn\u043er\u0435 ",
+    "quotation marks": "\"'`",
+    "rich markup": "[/red][bold]",
+    "role labels": "system: ",
+    "chat turns": "\nUser: hi\nAssistant: ok",
+    "invisible characters": "\u200b",
+    "tag characters": "\U000e0041",
+    "variation selectors": "\ufe0f\U000e0100",
+    "entities": "&#x41;",
+    "percent escapes": "%41",
+    "line feeds": "\n",
+}
+
+
+def _filled(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def _scan_seconds(text: str, rounds: int = 1) -> float:
+    return _best(rounds, lambda: scan_text(text))
+
+
+def hostile(top_mb: float) -> None:
+    """Seconds per hostile shape and size, the slowest beside prose of the same size, and prose's MB/s
+    at 2 and 8 MB."""
+    sizes = [1_000, 64_000, 1_000_000] + ([int(top_mb * 1_000_000)] if top_mb > 1 else [])
+    print("\n== hostile text (seconds of one scan, CPU time)")
+    print(f"{'shape':32}" + "".join(f"{size / 1000:>12,.0f} KB" for size in sizes))
+    worst = dict.fromkeys(sizes, 0.0)
+    for name, unit in HOSTILE.items():
+        row = [_scan_seconds(_filled(unit, size)) for size in sizes]
+        for size, seconds in zip(sizes, row):
+            worst[size] = max(worst[size], seconds)
+        print(f"{name:32}" + "".join(f"{seconds:14.3f}" for seconds in row), flush=True)
+    prose = [_scan_seconds(_prose(size)) for size in sizes]
+    print(f"{'prose':32}" + "".join(f"{seconds:14.3f}" for seconds in prose))
+    print(f"{'slowest shape / prose':32}" + "".join(f"{worst[s] / p:13.1f}x" for s, p in zip(sizes, prose)))
+    rates = {mb: mb / _scan_seconds(_prose(mb * 1_000_000), 2) for mb in (2, 8)}
+    print(f"prose: 2 MB at {rates[2]:.2f} MB/s, 8 MB at {rates[8]:.2f} MB/s (x{rates[8] / rates[2]:.2f})")
+    print(f"slowest 1 MB shape: {worst[1_000_000]:.3f} s (target: under 1 s)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prose-mb", type=float, default=2.0, help="size of the generated prose memory (MB)")
@@ -275,7 +333,12 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=td.default_cache(), help="where tools/train_detector.py downloaded the corpora")
     parser.add_argument("--ref", default="main", help="git revision whose detector is timed beside this one ('none' to skip)")
     parser.add_argument("--only-throughput", action="store_true", help="skip the recall and false-positive sections")
+    parser.add_argument("--hostile", action="store_true", help="only the hostile-text section")
+    parser.add_argument("--hostile-mb", type=float, default=1.0, help="largest hostile text (MB)")
     args = parser.parse_args()
+    if args.hostile:
+        hostile(args.hostile_mb)
+        return 0
     if args.only_throughput:
         notes = [n for _, _, text in td.doc_files(args.cache) for n in td.split_notes(text)]
     else:

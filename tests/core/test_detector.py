@@ -406,6 +406,10 @@ PATHOLOGICAL = {
     "one-long-line-of-links": lambda: "[a](https://x.example/?q=1)" * 70_000,
     "decode-verbs-on-one-line": lambda: "decode " * 200_000,
     "encoded-labels": lambda: "Encoded: SGVsbG8=\n" * 100_000,
+    "tag-openers": lambda: "<base" * 200_000,
+    "mixed-tag-openers-and-a-zero-width": lambda: "\u200b" + "<embed<object<iframe<script<meta" * 31_250,
+    "one-line-of-instruction-labels": lambda: "instructions:" * 77_000,
+    "event-handlers-without-a-tag": lambda: " onerror=" * 110_000,
 }
 
 

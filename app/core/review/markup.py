@@ -43,13 +43,18 @@ _BADGE = re.compile(
     r"(?i:\b(?:validated|trusted|verified|approved|safe|secure|passed|official|quarantined|flagged|clean|ok|system|admin)\b)"
     r"|\b[A-Z]{4,}\b|[\u2713\u2714\u2705]"
 )
-_HTML = re.compile(
+_HTML_TAG = (
     r"<(?:script|iframe|object|embed|applet|base|meta\s+http-equiv\s*=\s*[\"']?refresh)\b[^\n]{0,300}?(?:>|$)"
     r"|</script\s*>"
-    r"|<[a-z][\w-]{0,20}\b[^<>\n]{0,300}?\son(?:error|load|click|mouseover|focus|blur|toggle|begin|animationstart|pointerover)\s*=[^<>\n]{0,300}?>?"
-    r"|<form\b[^<>\n]{0,200}?\baction\s*=",
-    re.IGNORECASE | re.MULTILINE,
 )
+# The alternatives that need no `>` or line end: tried alone where neither comes within reach.
+_HTML_OPEN = (
+    r"<[a-z][\w-]{0,20}\b[^<>\n]{0,300}?\son(?:error|load|click|mouseover|focus|blur|toggle|begin|animationstart|pointerover)\s*=[^<>\n]{0,300}?>?"
+    r"|<form\b[^<>\n]{0,200}?\baction\s*="
+)
+_HTML = re.compile(f"{_HTML_TAG}|{_HTML_OPEN}", re.IGNORECASE | re.MULTILINE)
+_HTML_UNCLOSED = re.compile(_HTML_OPEN, re.IGNORECASE | re.MULTILINE)
+_HTML_REACH = 320  # past the longest tag alternative: 300 characters and the tag's name
 _HTML_KEYS = keyset(
     (
         "<script",
@@ -198,16 +203,43 @@ def _rich(p: Prepared) -> Iterator[Hit]:
 
 
 def _html(p: Prepared) -> Iterator[Hit]:
+    """Each keyword is tried once, at the one `<` a tag holding it can open: the keyword's own for a
+    tag name, the nearest one before it on its line for an event handler. Where no `>` or line end
+    comes within reach, the alternatives that need one are not tried: a run of tag openers made
+    every try read its whole reach."""
     last_end = 0
+    text = p.text
+    stop = -1  # the next `>` or line feed at or after the last keyword looked at
     for pos in p.positions(_HTML_KEYS):
         if pos < last_end:
             continue
-        lo = max(last_end, p.line_start(pos), pos - 300)
-        m = _HTML.search(p.text, lo, min(p.n, pos + 600))
+        opener = pos if text.startswith("<", pos) else _handler_opener(p, pos)
+        if opener < last_end:
+            continue
+        if stop < opener:
+            stop = _next_stop(text, opener)
+        end = min(p.n, pos + 600)
+        closable = stop - opener <= _HTML_REACH or opener + _HTML_REACH >= p.n
+        m = (_HTML if closable else _HTML_UNCLOSED).match(text, opener, end)
         if m is None or not (m.start() <= pos < m.end()):
             continue
         last_end = m.end()
         yield Hit(_MI, HIGH, "html-script", "HTML that runs script or loads a frame where it is rendered", m.start(), m.end(), quotable=True)
+
+
+def _next_stop(text: str, pos: int) -> int:
+    gt, nl = text.find(">", pos), text.find("\n", pos)
+    return min(x if x >= 0 else len(text) for x in (gt, nl))
+
+
+def _handler_opener(p: Prepared, pos: int) -> int:
+    """Where the tag around an event handler at `pos` opens: the last `<` before it on its line with no
+    `>` between them; -1 when there is none."""
+    lo = max(p.line_start(pos), pos - 330)
+    opener = p.text.rfind("<", lo, pos)
+    if opener < 0 or p.text.find(">", opener, pos) >= 0:
+        return -1
+    return opener
 
 
 def _javascript_urls(p: Prepared) -> Iterator[Hit]:

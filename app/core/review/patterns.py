@@ -261,6 +261,7 @@ _OVERRIDE_RULES = (
 
 
 _NEW_LINE_KEYS = keyset(("instructions:", "instruction:"))
+_NEW_LINE_HEAD_MAX = 120
 _VOIDED_KEYS = keyset(("void", "revoked", "superseded", "cancelled", "canceled", "overridden", "invalid", "rescinded", "no longer"))
 
 
@@ -272,6 +273,8 @@ def _override(p: Prepared) -> Iterator[Hit]:
                 yield Hit(rule.category, rule.severity, rule.name, rule.message, m.start(), m.end(), quotable=True)
     for pos in p.positions(_NEW_LINE_KEYS):
         ls = p.line_start(pos)
+        if pos - ls > _NEW_LINE_HEAD_MAX:
+            continue  # the announcement opens its line: a few marks, "new", spaces, maybe "system"
         head = p.text[ls:pos]
         m = re.search(r"(?:new|updated|revised|override|real)\s+(?:system\s+)?$", head, _I)
         if m is None or not re.fullmatch(r"[^\w\n]{0,8}", head[: m.start()]):

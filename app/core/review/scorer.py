@@ -17,6 +17,7 @@ import bisect
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -73,15 +74,15 @@ def tokens(low: str) -> list[str]:
     return _TOKEN.findall(low)
 
 
-def pairs(stems: list[str]) -> list[str]:
+def pairs(stems: Sequence[str]) -> list[str]:
     return list(map(" ".join, zip(stems, islice(stems, 1, None))))
 
 
-def features(stems: list[str]) -> list[str]:
+def features(stems: Sequence[str]) -> list[str]:
     """Stems and adjacent stem pairs of one window (pairs joined by a space, stems never contain one),
     each once: a word repeated in a window ("alert alert alert") is no more evidence than once. The
     bounds below still sum every occurrence, so they stay upper bounds of this score."""
-    stems = stems[:MAX_WINDOW_TOKENS]
+    stems = list(stems[:MAX_WINDOW_TOKENS])
     return list(dict.fromkeys(stems + pairs(stems)))
 
 
@@ -304,8 +305,10 @@ def scan(p: Prepared) -> list[Hit]:
     findall = _TOKEN.findall
     bound_get = m.bound_units.get
     zeros = repeat(0)
-    # Each unit's stems are read once: the bounds sum them, and the windows that pass are scored from them.
-    unit_stems = [findall(low, start, end)[:MAX_WINDOW_TOKENS] for start, end in spans]
+    # Each unit's stems are read once: the bounds sum them, and the windows that pass are scored from
+    # them. Tuples: once the collector has seen that they hold only strings it stops walking them,
+    # where lists of every unit's stems were walked whole at each collection of a large text.
+    unit_stems = [tuple(findall(low, start, end)[:MAX_WINDOW_TOKENS]) for start, end in spans]
     unit_bound = [sum(map(bound_get, unit, zeros)) for unit in unit_stems]
     # Windows whose bound may reach `high`: every unit, then every unit with the next one (the order
     # of `windows`); one within a unit of the line is decided by the float sums, as before.
@@ -352,7 +355,7 @@ def scan(p: Prepared) -> list[Hit]:
     return [_hit(text, start, end, score) for start, end, score in _merge(hits)]
 
 
-def _float_bound(m: Model, first: list[str], last: list[str] | None) -> float:
+def _float_bound(m: Model, first: Sequence[str], last: Sequence[str] | None) -> float:
     """A window's bound summed as floats (the way it always was), for a window whose integer bound is
     on the line."""
     get, bound_get, zeros = m.weights.get, m.pair_bound.get, repeat(0.0)
@@ -360,7 +363,7 @@ def _float_bound(m: Model, first: list[str], last: list[str] | None) -> float:
     return bound if last is None else bound + (sum(map(get, last, zeros)) + sum(map(bound_get, last, zeros)))
 
 
-def _score_window(m: Model, text: str, low: str, start: int, end: int, stems: list[str], hits: list[tuple[int, int, float]]) -> None:
+def _score_window(m: Model, text: str, low: str, start: int, end: int, stems: Sequence[str], hits: list[tuple[int, int, float]]) -> None:
     score = m.score(features(stems))
     if score < m.high:
         return
