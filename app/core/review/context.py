@@ -42,6 +42,83 @@ def _ordered(p: Prepared, start: int) -> bool:
     return _RUN_ORDER.search(p.text, lo, start) is not None or ADDRESSED.search(p.text, lo, start) is not None
 
 
+_ORDER_VERBS = (
+    r"run|rerun|execute|exec|paste|send|save|store|follow|obey|type|enter|copy|post|append|add"
+    r"|write|remember|use|apply|install|print|output|echo|reply|respond|say|include|insert"
+    r"|perform|call|invoke|answer|tell|repeat|keep|put|pipe|submit|commit|do|load|source"
+    r"|eval(?:uate)?"
+)
+# An order to the reader ending where the quotation opens: a clause that begins with a verb ("Run
+# this:", "Always follow these instructions:", "then paste"), one the reader is told to carry out
+# ("you must send", "make sure to run"), or a step's label ("Cleanup step:"). A negation before the
+# verb makes it advice ("never run"), which the lowering below keeps.
+_LEAD_ORDER = re.compile(
+    r"(?:^|[.!?;:\n(]|\b(?:and|then|first|now|also|so)\b|,)\s*"
+    r"(?:(?:please|always|first|now|then|just|also|simply|immediately|quickly|silently|next"
+    r"|finally),?\s+)*"
+    r"(?:(?:you|agents?|assistants?)\s+(?:must|should|shall|will|need\s+to|have\s+to)\s+"
+    r"|(?:make\s+sure|be\s+sure|remember|don'?t\s+forget)\s+to\s+)?"
+    rf"(?:{_ORDER_VERBS})\b[^.!?\n]{{0,160}}$"
+    r"|\b(?:step(?:\s*\d+)?|todo|action|task|instructions?|command)\s*:\s*$",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(
+    r"\b(?:never|don'?t|do\s+not|avoid|instead\s+of|rather\s+than|nobody|no\s+one)\b",
+    re.IGNORECASE,
+)
+# What follows a quotation can make it a step too: "`rm -rf /` then rerun the deploy".
+_TAIL_ORDER = re.compile(
+    rf"\s*(?:,\s*)?(?:and\s+)?(?:then|first|now|afterwards)\b\s*,?\s*(?:{_ORDER_VERBS})\b",
+    re.IGNORECASE,
+)
+
+
+def _lead_orders(p: Prepared, lead_end: int, lead_start: int) -> bool:
+    """Whether the text from `lead_start` to `lead_end` (the clause before a quotation) orders the
+    reader to act on what is quoted."""
+    m = _LEAD_ORDER.search(p.text, lead_start, lead_end)
+    if m is None:
+        return False
+    return _NEGATED.search(p.text, max(lead_start, m.start() - 40), lead_end) is None
+
+
+def _orders_quotation(p: Prepared, open_at: int, close_at: int) -> bool:
+    """A quotation the sentence around it orders the reader to run, paste, send, save or follow."""
+    if _lead_orders(p, open_at, max(p.line_start(open_at), open_at - 200)):
+        return True
+    return _TAIL_ORDER.match(p.text, close_at + 1, min(p.n, close_at + 80)) is not None
+
+
+def _block_lead(p: Prepared, block_line: int) -> tuple[int, int] | None:
+    """The line right above a code block or block quote (no blank line between): its lead-in."""
+    if block_line <= 0:
+        return None
+    end = block_line - 1
+    start = p.line_start(end)
+    if not p.text[start:end].strip():
+        return None
+    return start, end
+
+
+def _orders_block(p: Prepared, pos: int, fences: Fences) -> bool:
+    """A fenced or indented block, or a block quote, whose lead-in orders the reader to use it."""
+    line = fences.opening(pos) if fences.inside(pos) else _block_start(p, pos)
+    lead = _block_lead(p, line)
+    return lead is not None and _lead_orders(p, lead[1], lead[0])
+
+
+def _block_start(p: Prepared, pos: int) -> int:
+    """The first line of the indented block or block quote holding `pos`."""
+    ls = p.line_start(pos)
+    markers = ("    ", "\t") if p.text.startswith(("    ", "\t"), ls) else (">",)
+    while ls > 0:
+        prev = p.line_start(ls - 1)
+        if prev == ls or not p.text.startswith(markers, prev):
+            break
+        ls = prev
+    return ls
+
+
 def _indented_code(p: Prepared, start: int) -> bool:
     """A Markdown indented code block: four spaces or a tab, after a blank or another indented line."""
     ls = p.line_start(start)
@@ -62,6 +139,10 @@ class Fences:
 
     def inside(self, pos: int) -> bool:
         return bisect.bisect_right(self._starts, pos) % 2 == 1
+
+    def opening(self, pos: int) -> int:
+        """The start of the fence line that opens the block holding `pos` (which must be inside)."""
+        return self._starts[bisect.bisect_right(self._starts, pos) - 1]
 
 
 def _quote_bounds(p: Prepared, start: int, end: int) -> tuple[int, int] | None:
@@ -101,6 +182,11 @@ def lower(p: Prepared, hits: list[Hit]) -> None:
         if fences is None:
             fences = Fences(p)
         bounds = _quote_bounds(p, h.start, h.end)
+        if bounds is not None and _orders_quotation(p, *bounds):
+            continue  # quoted for the reader to act on: used, not reported
+        quoted = bounds is not None or fences.inside(h.start) or _in_block(p, h.start)
+        if quoted and _orders_block(p, h.start, fences):
+            continue
         if bounds is not None and (bounds[1] - bounds[0] - 1) - (h.end - h.start) <= _MENTION_SLACK:
             h.severity = LOW
             h.message += " (named in quotation marks)"
@@ -115,3 +201,8 @@ def lower(p: Prepared, hits: list[Hit]) -> None:
         elif h.severity > MEDIUM and h.category is Category.TOOL_INJECTION and _ADVICE.search(p.text, max(p.line_start(h.start), h.start - 60), h.start):
             h.severity = MEDIUM
             h.message += " (in advice against it)"
+
+
+def _in_block(p: Prepared, pos: int) -> bool:
+    ls = p.line_start(pos)
+    return p.text.startswith((">", "    ", "\t"), ls)

@@ -141,7 +141,8 @@ def _urls(p: Prepared) -> Iterator[Hit]:
     ref_images = {label.lower() for label in re.findall(r"!\[[^\[\]\n]{0,300}\]\[([^\[\]\n]{1,200})\]", p.text)} if "![" in p.text else set()
     for pos in p.positions(_REF_DEF_KEYS):
         ls = p.line_start(pos)
-        m = _MD_REF_DEF.match(p.text, ls + len(p.text[ls:pos]) - len(p.text[ls:pos].lstrip(" ")))
+        # A definition may sit in a block quote: Markdown reads it there too.
+        m = _MD_REF_DEF.match(p.text, ls + len(p.text[ls:pos]) - len(p.text[ls:pos].lstrip(" >")))
         if m is None or m.end() <= pos:
             continue
         if m.group(1).lower() in ref_images:

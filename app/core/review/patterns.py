@@ -337,6 +337,10 @@ _BRACKET = re.compile(
 )
 _BRACKET_KEYS = keyset(("[system", "[sys", "[admin", "[developer", "[root", "[operator", "[moderator", "[assistant", "[security"))
 _LINE_PREFIX = re.compile(r"[ \t>*#_\-]{0,8}(?:\[[^\]\n]{1,40}\][ \t]*|\(?\d{1,2}:\d{2}(?::\d{2})?\)?[ \t]+)?")
+# A role line quoted after a lead-in ("Paste this: `System: ...`") opens its quotation as it would
+# its line (quoting lowers it later unless the lead-in orders the reader to use it).
+_QUOTED_START = re.compile(r"[^\n]{0,50}[:\s][\"'`\u201c\u2018\u00ab][ \t]*")
+_QUOTE_MARKERS = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
 _ROLE_LINE = re.compile(
     r"(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|security\s+team"
     r"|it\s+(?:department|admin|support|security)|anthropic|openai|claude|platform)"
@@ -459,7 +463,10 @@ def _role(p: Prepared) -> Iterator[Hit]:
             yield Hit(Category.ROLE_HIJACK, HIGH, "role-marker", "a bracketed role marker that fakes a system message", m.start(), tail, quotable=True)
     for pos in p.positions(_ROLE_LINE_KEYS):
         ls = p.line_start(pos)
-        if pos - ls > 60 or not _LINE_PREFIX.fullmatch(p.text, ls, pos):
+        if pos - ls > 60:
+            continue
+        opens = _LINE_PREFIX.fullmatch(p.text, ls, pos) or _QUOTED_START.fullmatch(p.text, ls, pos)
+        if not opens:
             continue
         m = _ROLE_LINE.match(p.text, pos)
         if m is None:
@@ -479,8 +486,9 @@ def _role(p: Prepared) -> Iterator[Hit]:
                 quotable=True,
             )
     for pos in p.positions(_HEADING_KEYS):
-        if pos > 0 and p.text[pos - 1] not in "\n":
-            continue
+        at_line_start = pos == 0 or p.text[pos - 1] == "\n"
+        if not at_line_start and not _QUOTE_MARKERS.fullmatch(p.text, p.line_start(pos), pos):
+            continue  # a heading opens its line, or a block quote's
         m = _ROLE_HEADING.match(p.text, pos)
         if m is None:
             continue

@@ -26,7 +26,7 @@ _SLACK_HOOK = re.compile(r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-
 _GOOGLE = re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])")
 _PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY(?: BLOCK)?-----")
 _PEM_BODY = re.compile(
-    r"\s*+(?:[A-Za-z-]{1,40}:[^\n]{0,200}\n\s*){0,8}([A-Za-z0-9+/=\s]{40,200000}+)(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?", re.ASCII
+    r"\s*+(?:[A-Za-z-]{1,40}:[^\n]{0,200}\n\s*){0,8}([A-Za-z0-9+/=\s>]{40,200000}+)(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?", re.ASCII
 )
 _JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}+\.eyJ[A-Za-z0-9_-]{8,8192}+\.[A-Za-z0-9_-]{8,4096}+")
 _BEARER = re.compile(r"\b[Bb]earer[ \t]+([A-Za-z0-9._~+/-]{20,1024}+=*)")
@@ -178,7 +178,8 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             yield _hit(HIGH, "google-api-key", "a Google API key", m.start(), m.end(), m.start(), m.end())
     for m in _at(p, _PEM_KEYS, _PEM):
         pem = _PEM_BODY.match(text, m.end())
-        if pem is not None and len(re.sub(r"\s", "", pem.group(1))) >= 40:
+        # A key in a block quote keeps its `>` markers in the body: they are not key characters.
+        if pem is not None and len(re.sub(r"[\s>]", "", pem.group(1))) >= 40:
             body_end = pem.start(1) + len(pem.group(1).rstrip())
             end = pem.end(2) if pem.group(2) else body_end
             yield _hit(CRITICAL, "private-key", "a PEM private key", m.start(), end, pem.start(1), body_end)
