@@ -38,6 +38,7 @@ def _phrase_hits(p: Prepared, budget: _Budget) -> list[Hit]:
     hits.extend(decode_orders.scan(p))
     hits.extend(shell.scan(p))
     hits.extend(links.scan(p))
+    hits.extend(yamlscan.scan_prose(p))
     if budget.learned:
         hits.extend(scorer.scan(p))
     return hits

@@ -61,7 +61,11 @@ _SECRET_PATH = re.compile(
     r"(?:~|\$HOME|/home/[\w.-]+|/root|%USERPROFILE%)?/\.ssh/id_[\w.-]+(?<!\.pub)|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)"
     r"|/etc/(?:shadow|gshadow)\b|(?:~/)?\.aws/credentials\b|~/\.netrc\b|\.git-credentials\b|~/\.docker/config\.json"
     r"|~/\.kube/config\b|/proc/self/environ\b|~/\.gnupg\b|~/\.config/gh/hosts\.yml|~/\.npmrc\b|~/\.pypirc\b"
-    r"|~/\.bash_history\b",
+    r"|~/\.bash_history\b"
+    # A path that climbs out of the workspace to a secret file: "../../../home/u/.env".
+    r"|(?:\.\./){2,}(?:[\w.-]{1,40}/){0,6}"
+    r"(?:\.env(?!\.(?:example|sample|template|dist|defaults?)\b)(?:\.[\w-]{1,20})?|credentials"
+    r"|id_(?:rsa|dsa|ecdsa|ed25519)|\.netrc|\.npmrc|\.pypirc|\.git-credentials|shadow|passwd)\b",
     _I,
 )
 _SYSTEM_PATH = re.compile(
@@ -91,6 +95,7 @@ _SENSITIVE_KEYS = keyset(
         ".npmrc",
         ".pypirc",
         ".bash_history",
+        "../../",
     )
 )
 _READ_VERB = re.compile(

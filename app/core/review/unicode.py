@@ -253,6 +253,10 @@ def _tags(text: str, start: int, end: int, prev: str, rescan: Rescan) -> Hit | N
     return _decoded_hit(hit, decoded, rescan)
 
 
+# Consecutive variation selectors past which a run carries data, whatever it decodes to.
+SMUGGLED_BYTES = 8
+
+
 def _selectors(text: str, start: int, end: int, prev: str, rescan: Rescan) -> Hit | None:
     if end - start == 1:
         if prev.isascii() and prev.isalpha():
@@ -260,8 +264,18 @@ def _selectors(text: str, start: int, end: int, prev: str, rescan: Rescan) -> Hi
         return None
     data = bytes((ord(ch) - 0xFE00) if ord(ch) <= 0xFE0F else (ord(ch) - 0xE0100 + 16) for ch in text[start : min(end, start + MAX_DECODE)])
     decoded = _printable(data)
-    if decoded is None:
+    if decoded is None and end - start < SMUGGLED_BYTES:
         return Hit(_H, MEDIUM, "variation-selectors", f"{end - start} variation selectors in a row", start, end)
+    if decoded is None:
+        # No text has a use for a run this long: it carries bytes, shown as hex, and the bytes are
+        # scanned as Latin-1 text as well, where an order in another encoding still reads.
+        message = f"{end - start} variation selectors smuggling hidden bytes"
+        hit = Hit(_H, HIGH, "variation-selectors", message, start, end)
+        inner, _ = rescan(data.decode("latin-1"))
+        hit.decoded = data[:100].hex(" ") + (" ..." if len(data) > 100 else "")
+        if inner:
+            hit.severity = max(hit.severity, max(h.severity for h in inner))
+        return hit
     hit = Hit(_H, HIGH, "variation-selectors", f"{end - start} variation selectors smuggling hidden bytes", start, end)
     return _decoded_hit(hit, decoded, rescan)
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from app.core.parsing import yamlsafe
-from app.core.review.common import CRITICAL, HIGH, LOW, MEDIUM, Hit
+from app.core.review.common import CRITICAL, HIGH, LOW, MEDIUM, Hit, Prepared, keyed_matches, keyset
 from app.core.review.finding import Category
 
 _B = Category.YAML_BOMB
@@ -77,6 +77,25 @@ def _text_tags(text: str) -> Iterator[Hit]:
             hit = _classify_tag(m.group(1), m.start(1), m.end(1))
             if hit is not None:
                 yield hit
+
+
+_PROSE_TAG = re.compile(r"!<[^>\n]{1,300}>|!!?[A-Za-z0-9_][\w./:+%-]{0,200}")
+_PROSE_TAG_KEYS = keyset(("!!", "!<", "!ruby/", "!python/", "!perl/", "!php/", "!java/"))
+
+
+def scan_prose(p: Prepared) -> list[Hit]:
+    """Language and constructor tags in memory text: an agent that writes the text into a YAML
+    file an unsafe loader reads builds and runs the object. Other tags (`!Ref`, `!!str`) are
+    ordinary in notes about YAML and stay silent."""
+    hits: list[Hit] = []
+    for m in keyed_matches(p, _PROSE_TAG_KEYS, _PROSE_TAG):
+        hit = _classify_tag(m.group(0), m.start(), m.end())
+        if hit is None or hit.severity < CRITICAL:
+            continue
+        hit.severity, hit.quotable = HIGH, True
+        hit.message += " in memory text (written into a YAML file, an unsafe loader runs it)"
+        hits.append(hit)
+    return hits
 
 
 def _directives(text: str) -> Iterator[Hit]:
