@@ -24,6 +24,12 @@ scorer) in the same run:
 
     python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none] [--only-throughput]
     python -m bench.detector --hostile [--hostile-mb 1]
+    python -m bench.detector --leave-one-out [--cache DIR]
+
+`--leave-one-out` trains the learned scorer once per attack corpus with that corpus left out whole
+(`tools/train_detector.py`'s CORPORA) and measures it there: recall at high/critical on the corpus it
+never saw, per category, and false positives per note and per whole file on the docs never trained
+on, beside the same figures of the shipped weights (trained on the random development split).
 
 The outside corpora are read from the cache `tools/train_detector.py` downloads into; without it
 those sections say so and are skipped.
@@ -33,12 +39,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import random
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -274,6 +282,46 @@ def shared_passes(texts: list[str], rounds: int) -> None:
     print(f"{'  passes every scan makes first':38} {size_mb:6.2f} MB  {size_mb / seconds:6.2f} MB/s ({seconds * 1e6 / len(texts):.0f} us a text)")
 
 
+@contextmanager
+def _weights(raw: str) -> Iterator[None]:
+    """The learned scorer reads these weights instead of the shipped ones while the block runs."""
+    from app.core.review import scorer
+
+    shipped = scorer.model
+    chosen = scorer.parse(raw)
+    scorer.model = lambda: chosen  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        scorer.model = shipped  # type: ignore[assignment]
+
+
+def _loco_rows(attacks: list[td.Sample], files: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
+    rows = [("recall, all attacks", _rate([_flagged(s.text, True) for s in attacks]))]
+    for category in sorted({s.category for s in attacks}):
+        part = [s for s in attacks if s.category == category]
+        rows.append((f"  {category}", _rate([_flagged(s.text, True) for s in part])))
+    notes = [note for _, _, text in files for note in td.split_notes(text)]
+    rows.append(("false positives per note", _rate([_flagged(n, True) for n in notes])))
+    rows.append(("false positives per whole file", _rate([_flagged(t, True) for _, _, t in files])))
+    return rows
+
+
+def leave_one_out(cache: Path) -> None:
+    """Recall on each attack corpus by a scorer trained without it, beside the shipped scorer."""
+    samples = td.load_all(cache)
+    files = td.doc_files(cache, td.EVAL_DOC_PACKAGES)
+    print("\n== leave one corpus out: recall at high/critical, false positives on docs never trained on")
+    for corpus, sources in td.CORPORA.items():
+        attacks = [s for s in samples if s.source in sources and s.attack]
+        shipped = _loco_rows(attacks, files)
+        with _weights(json.dumps({**td.train(samples, leave_out=corpus), "provenance": {}})):
+            left_out = _loco_rows(attacks, files)
+        print(f"{corpus} ({len(attacks)} attacks)".ljust(44) + f"{'shipped':>16} {'left out':>16}")
+        for (label, ours), (_, theirs) in zip(shipped, left_out, strict=True):
+            print(f"  {label:42}{ours:>16} {theirs:>16}", flush=True)
+
+
 HOSTILE: dict[str, str] = {
     "tag openers": "<base",
     "mixed tag openers": "<embed<object<iframe<script<meta",
@@ -336,9 +384,13 @@ def main() -> int:
     parser.add_argument("--only-throughput", action="store_true", help="skip the recall and false-positive sections")
     parser.add_argument("--hostile", action="store_true", help="only the hostile-text section")
     parser.add_argument("--hostile-mb", type=float, default=1.0, help="largest hostile text (MB)")
+    parser.add_argument("--leave-one-out", action="store_true", help="only the leave-one-corpus-out section")
     args = parser.parse_args()
     if args.hostile:
         hostile(args.hostile_mb)
+        return 0
+    if args.leave_one_out:
+        leave_one_out(args.cache)
         return 0
     if args.only_throughput:
         notes = [n for _, _, text in td.doc_files(args.cache) for n in td.split_notes(text)]

@@ -660,8 +660,22 @@ def capped(samples: list[Sample]) -> list[Sample]:
     return [s for s in samples if s.source not in PROBE_SOURCES or id(s) in keep]
 
 
-def train(samples: list[Sample]) -> dict[str, object]:
-    dev = capped([s for s in samples if not s.held_out and trainable(s)])
+# The corpora a leave-one-out run holds out whole: each attack source with the benign texts that come
+# with it (garak's documents and requests written around its probes).
+CORPORA = {
+    "bastioncorpus": ("bastioncorpus",),
+    "garak": ("garak", "garak-probes", "garak-requests", "garak-contexts"),
+    "project": ("project",),
+}
+
+
+def train(samples: list[Sample], leave_out: str | None = None) -> dict[str, object]:
+    """The model trained on the development groups; with `leave_out`, on every group of the other
+    corpora and none of that one (leave-one-corpus-out: what it scores there is generalisation)."""
+    if leave_out is None:
+        dev = capped([s for s in samples if not s.held_out and trainable(s)])
+    else:
+        dev = capped([s for s in samples if s.source not in CORPORA[leave_out] and trainable(s)])
     pos = [s for s in dev if s.attack]
     neg = [s for s in dev if not s.attack]
     pos_windows: list[list[list[str]]] = []
