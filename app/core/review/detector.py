@@ -19,6 +19,10 @@ from app.core.review.finding import SEVERITY_OF_RANK, Category, Finding, suggest
 MAX_DEPTH = 3  # encoded inside encoded inside encoded, no deeper
 DECODE_BUDGET = 1_000_000  # characters of decoded text rescanned per top-level scan
 MAX_FINDINGS = 1000
+# How far from a hidden or folded character the second look reads: past any rule's reach (a line,
+# a paragraph's window), so what it finds there is what a look at the whole text would find.
+SECOND_LOOK_REACH = 8_192
+EDGE = 1_024  # within this of a window's cut end, a second-look finding is the cut's
 
 
 @dataclass(slots=True)
@@ -83,11 +87,25 @@ def _explained(hits: list[Hit]) -> list[Hit]:
 
 
 def _obfuscated(norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit], budget: _Budget) -> list[Hit]:
-    """Phrase and secret rules again on the text a reader sees; what only shows up there was hidden."""
-    q = Prepared(norm.text)
-    found = _phrase_hits(q, budget)
-    found.extend(markup.scan(q))
-    found.extend(secrets.scan(q))
+    """Phrase and secret rules again on the text a reader sees, around the places normalising
+    changed; what only shows up there was hidden."""
+    found: list[Hit] = []
+    n = len(norm.text)
+    for lo, hi in norm.windows(SECOND_LOOK_REACH):
+        q = Prepared(norm.text[lo:hi] if (lo, hi) != (0, n) else norm.text)
+        part = _phrase_hits(q, budget)
+        part.extend(markup.scan(q))
+        part.extend(secrets.scan(q))
+        # A rule that meets a cut end of the window (a line or a tag left open there) found the cut,
+        # not what normalising changed, which lies a reach away from it.
+        low_cut, high_cut = (EDGE if lo > 0 else -1), (hi - lo - EDGE if hi < n else hi - lo + 1)
+        for h in part:
+            if h.start < low_cut or h.end > high_cut:
+                continue
+            h.start, h.end = h.start + lo, h.end + lo
+            if h.mask is not None:
+                h.mask = (h.mask[0] + lo, h.mask[1] + lo, h.mask[2])
+            found.append(h)
     # An original finding hides a re-found one only when it is at least as severe: a medium guess of the
     # learned scorer must not mask a high rule that only matches once look-alikes are undone.
     by_category: dict[tuple[Category, int], Intervals] = {}

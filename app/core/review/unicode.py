@@ -359,10 +359,44 @@ class Normalized:
     """The text as a reader sees it (hidden characters removed, look-alikes folded to Latin), with a
     map from its offsets back to the original's."""
 
-    def __init__(self, text: str, kept: list[tuple[int, int]]) -> None:
+    def __init__(self, text: str, kept: list[tuple[int, int]], changes: list[int] | None = None) -> None:
         self.text = text
         self._clean_starts = [c for c, _ in kept]
         self._orig_starts = [o for _, o in kept]
+        # Where the original was changed (a hidden run removed, a look-alike folded), in its
+        # offsets, sorted; None: everywhere.
+        self._changes = changes
+
+    def _clean(self, original: int) -> int:
+        i = bisect.bisect_right(self._orig_starts, original) - 1
+        if i < 0:
+            return 0
+        start = self._clean_starts[i]
+        end = self._clean_starts[i + 1] if i + 1 < len(self._clean_starts) else len(self.text)
+        return min(start + original - self._orig_starts[i], end)
+
+    def windows(self, reach: int) -> list[tuple[int, int]]:
+        """The stretches of the clean text within `reach` of a change, widened to whole lines and
+        merged: only there can a rule find what it did not find in the original. The whole text
+        when they would cover most of it."""
+        n = len(self.text)
+        if self._changes is None:
+            return [(0, n)]
+        out: list[tuple[int, int]] = []
+        for original in self._changes:
+            at = self._clean(original)
+            lo, hi = max(0, at - reach), min(n, at + reach)
+            if out and lo <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], hi))
+                continue
+            out.append((lo, hi))
+        out = [self._whole_lines(lo, hi, reach) for lo, hi in out]
+        return [(0, n)] if 2 * sum(hi - lo for lo, hi in out) >= n else out
+
+    def _whole_lines(self, lo: int, hi: int, reach: int) -> tuple[int, int]:
+        line = self.text.rfind("\n", max(0, lo - reach), lo)
+        end = self.text.find("\n", hi, hi + reach)
+        return (line + 1 if line >= 0 else lo), (end if end >= 0 else hi)
 
     def original(self, index: int) -> int:
         i = bisect.bisect_right(self._clean_starts, index) - 1
@@ -394,6 +428,7 @@ def normalized(p: Prepared, *, lookalikes: bool) -> Normalized | None:
     if not hidden and not folds:
         return None
     text = p.text.translate(CONFUSABLES) if folds else p.text
+    changes = _changed(p, hidden, text if folds else None)
     pieces: list[str] = []
     kept: list[tuple[int, int]] = []
     clean = 0
@@ -407,4 +442,19 @@ def normalized(p: Prepared, *, lookalikes: bool) -> Normalized | None:
     if pos < len(text):
         kept.append((clean, pos))
         pieces.append(text[pos:])
-    return Normalized("".join(pieces), kept)
+    return Normalized("".join(pieces), kept, changes)
+
+
+MAX_CHANGES = 10_000  # past this many changed places the second look reads the whole text
+
+
+def _changed(p: Prepared, hidden: list[re.Match[str]], folded: str | None) -> list[int] | None:
+    """Where normalising changes the text: each hidden run and each folded look-alike."""
+    changes = [m.start() for m in hidden]
+    if folded is not None:
+        for at, (before, after) in enumerate(zip(p.text, folded, strict=True)):
+            if before != after:
+                changes.append(at)
+                if len(changes) > MAX_CHANGES:
+                    return None
+    return None if len(changes) > MAX_CHANGES else sorted(changes)
