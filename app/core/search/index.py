@@ -71,7 +71,6 @@ from app.core.search.writer import INDEX_NAME, BuildError, BuildPlan, FastSegmen
 __all__ = ["IndexFolderError", "SearchIndex", "QuerySyntaxError"]
 
 LOCK_NAME = f"{INDEX_NAME}_WRITELOCK"  # the name Whoosh's own writers lock
-FEW_HITS = 3  # fewer hits than this and a "did you mean" is looked for
 SMALL_SEGMENT = 1000  # segments under this many documents (updates') are merged together...
 MERGE_AT = 6  # ...once there are this many of them
 MLT_TERMS = 12
@@ -698,7 +697,7 @@ class SearchIndex:
                 total, exact = max(scored, int(results.estimated_length())), False
         hits = [self._hit(searcher, docnum, score, built.highlight_terms) for docnum, score in page]
         suggestion = None
-        if total < FEW_HITS and built.plain_words:
+        if built.plain_words:
             suggestion = self._suggest(searcher, query, built)
         return SearchResult(query=query, total=total, total_exact=exact, took_ms=_ms(started), hits=hits, suggestion=suggestion)
 
@@ -710,14 +709,15 @@ class SearchIndex:
     # -- did you mean ------------------------------------------------------------------------------
 
     def _suggest(self, searcher: Any, query: str, built: Built) -> str | None:
+        """The query with each word that matches no memory replaced by a better-attested one; None
+        when every word matches something (a rare word that found its memory is what was meant)."""
         reader = searcher.reader()
         replacements: list[tuple[int, int, str]] = []
         for word in built.plain_words:
             term = terms(word.text)[0]
-            frequency = reader.doc_frequency("text", term)
-            if frequency >= FEW_HITS:
+            if reader.doc_frequency("text", term) > 0:
                 continue
-            better = self._closest(searcher, word.text, term, frequency)
+            better = self._closest(searcher, word.text, term, 0)
             if better is not None and better != word.text.lower():
                 replacements.append((word.start, word.end, better))
         if not replacements:
