@@ -59,6 +59,8 @@ def _change_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
 
 
+FORCE_HELP = "merge memories of different systems, or that are no near duplicates (refused without)"
+HISTORY_HELP = "a memory's history: trust decisions, promote, demote, pin, priority, merge, undo"
 PATH_HELP = "a portfolio root, a database file, or a folder holding portfolios (repeatable; default: configured portfolios, else the bundled sample)"
 # Every command names its portfolios one way, `--path PATH` (repeatable). PATHs given after a
 # command's other arguments, the older form, are still read, with a hint (see `_legacy_paths`).
@@ -157,6 +159,12 @@ def build_parser() -> Parser:
         change.add_argument("ids", nargs="+" if action == "merge" else 1, metavar="ID")
         if action == "set-priority":
             change.add_argument("priority", type=int, metavar="N")
+        if action == "merge":
+            change.add_argument(
+                "--force",
+                action="store_true",
+                help=FORCE_HELP,
+            )
         _path_option(change, "a portfolio to read (repeatable; default: configured, else the sample)")
         _change_options(change)
         change.add_argument("--yes", action="store_true", help="accepted for scripts; changes are only made when asked for anyway")
@@ -176,7 +184,10 @@ def build_parser() -> Parser:
     relink.add_argument("--json", action="store_true", help="print one JSON document")
     _common(relink)
 
-    history = sub.add_parser("history", help="the ledger's decisions about one memory")
+    history = sub.add_parser(
+        "history",
+        help=HISTORY_HELP,
+    )
     history.add_argument("id", metavar="ID")
     _paths(
         history,

@@ -15,10 +15,13 @@ from app.cli.progress import ProgressLine
 from app.core.budget import WhatIf
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
+from app.core.change.summary import effect_summary
+from app.core.curate.merge_guard import MergeRefused
 from app.core.inert import inert, one_line
 from app.core.load.pipeline import LoadResult
 from app.core.model import Memory, Portfolio, Problem
 from app.core.review.finding import Finding
+from app.core.review.ledger import TRUST_ACTIONS
 from app.core.review.trust import EffectiveTrust
 from app.core.search import QuerySyntaxError
 from app.core.workbench import UnknownMemory, Workbench
@@ -312,15 +315,18 @@ def cmd_decide(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     workbench = _load(args, index=False)[0] if args.paths else Workbench(locations_from(args))
-    decisions = workbench.history(args.id)
+    decisions = workbench.memory_history(args.id)  # what the TUI's History tab shows
     if args.json:
         emit_json({"id": args.id, "decisions": [d.model_dump(mode="json") for d in decisions]})
         return 0
     if not decisions:
-        print(f"No decision recorded for {one_line(args.id, 90)}.")
+        print(f"No decision or change recorded for {one_line(args.id, 90)}.")
     for decision in decisions:
         entry = f" entry {one_line(decision.entry, 40)}" if decision.entry else ""
-        print(f"{decision.time}  {decision.id[:12]}  {decision.action:10} by {one_line(decision.user, 20)}{entry}: {one_line(decision.reason, 100)}")
+        change = effect_summary(decision.effect) if decision.action not in TRUST_ACTIONS else ""
+        said = "; ".join(part for part in (change, one_line(decision.reason, 100)) if part)
+        who = f"by {one_line(decision.user, 20)}{entry}"
+        print(f"{decision.time}  {decision.id[:12]}  {decision.action:12} {who}: {said}")
     return 0
 
 
@@ -358,7 +364,7 @@ def cmd_change(args: argparse.Namespace) -> int:
     ids, common = list(args.ids), {"reason": args.reason, "dry_run": args.dry_run}
     try:
         if args.command == "merge":
-            outcome = workbench.merge(ids[0], ids[1:], **common)
+            outcome = workbench.merge(ids[0], ids[1:], force=args.force, **common)
         elif args.command == "set-priority":
             outcome = workbench.set_priority(ids[0], args.priority, **common)
         else:
@@ -366,6 +372,10 @@ def cmd_change(args: argparse.Namespace) -> int:
             outcome = change(ids[0], **common)
     except UnknownMemory as error:
         return fail(f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed", FAILED, as_json=args.json)
+    except MergeRefused as error:
+        reasons = list(error.check.reasons)
+        why = f"merge: {error}; --force merges anyway"
+        return fail(why, FAILED, as_json=args.json, reasons=reasons)
     except ChangeError as error:
         return fail(f"{args.command}: {error}", FAILED, as_json=args.json)
     return _report_change(args, outcome)

@@ -32,6 +32,7 @@ from app.core.clock import Clock, SystemClock
 from app.core.config import save_theme
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
 from app.core.curate.duplicates import NearMemo
+from app.core.curate.merge_guard import MergeCheck, MergeRefused, check_merge
 from app.core.curate.saliences import Kept, log_mentions, salience_scores
 from app.core.load import findings as findings_cache
 from app.core.load import litter
@@ -872,9 +873,42 @@ class Workbench:
     def set_priority(self, memory_id: str, priority: int, *, reason: str = "", dry_run: bool = False) -> Outcome:
         return self._written(self._applier.set_priority(self, memory_id, priority, reason=reason, dry_run=dry_run))
 
-    def merge(self, keep: str, others: Sequence[str], *, reason: str = "", dry_run: bool = False) -> Outcome:
-        """Keep `keep`; take each of `others` out of its system as a quarantine would."""
-        return self._written(self._applier.merge(self, [keep, *others], reason=reason, dry_run=dry_run))
+    def merge(
+        self,
+        keep: str,
+        others: Sequence[str],
+        *,
+        reason: str = "",
+        dry_run: bool = False,
+        force: bool = False,
+    ) -> Outcome:
+        """Keep `keep`; take each of `others` out of its system as a quarantine would. A merge
+        across systems, or of memories that are no near duplicates (`merge_check`), is refused
+        (MergeRefused, nothing written) unless `force`; its dry run says why in a note."""
+        check = self.merge_check(keep, others)
+        if not check.allowed and not force and not dry_run:
+            raise MergeRefused(check)
+        merged = self._applier.merge(self, [keep, *others], reason=reason, dry_run=dry_run)
+        outcome = self._written(merged)
+        if isinstance(outcome, Plan) and not check.allowed:
+            insisted = "made as insisted on" if force else "refused unless insisted on"
+            note = f"{insisted}: {check.sentence()}"
+            outcome = outcome.model_copy(update={"notes": (*outcome.notes, note)})
+        return outcome
+
+    def merge_check(self, keep: str, others: Sequence[str]) -> MergeCheck:
+        """What stands against merging `others` into `keep` (app.core.curate.merge_guard): the one
+        rule both faces ask before a merge is made."""
+        kept = self.memory(keep)
+        merged = [self.memory(other) for other in dict.fromkeys(others) if other != keep]
+
+        def text_of(memory: Memory) -> str:
+            try:
+                return self.text(memory.id)
+            except Exception:  # noqa: BLE001 - unreadable: no likeness, so it needs insisting
+                return ""
+
+        return check_merge(kept, merged, text_of)
 
     def set_budget(self, portfolio: str | Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Outcome:
         """The portfolio's own startup token budget. `portfolio` is a Portfolio, its name, or
@@ -1090,9 +1124,15 @@ def _about(change: Decision, memory_id: str) -> bool:
     of one) took or put back."""
     if change.memory_id == memory_id:
         return True
-    parts = change.effect.get("parts") or []
-    merged = change.effect.get("merged") or []
-    return any(part == memory_id or (isinstance(part, dict) and part.get("memory_id") == memory_id) for part in [*parts, *merged])
+    # an undo keeps what it reversed (the parts of a merge it put back) under "reverse"
+    for effect in (change.effect, change.effect.get("reverse")):
+        if not isinstance(effect, dict):
+            continue
+        parts = [*(effect.get("parts") or []), *(effect.get("merged") or [])]
+        for part in parts:
+            if part == memory_id or (isinstance(part, dict) and part.get("memory_id") == memory_id):
+                return True
+    return False
 
 
 def _differs(a: Memory | None, b: Memory | None) -> bool:

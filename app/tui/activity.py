@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.change.plan import Plan
+from app.core.change.summary import effect_summary as effect_summary  # shown by the screens too
 from app.core.inert import one_line
 from app.tui.errors import error_text
 
@@ -78,25 +79,3 @@ def load_receipt(workbench: Workbench, paths: list[Path], again: bool, before: i
     title = f"{'Re-read' if again else 'Read'} {plural(len(portfolios), 'portfolio')}: {memories:,} {'memory' if memories == 1 else 'memories'}{moved}, {plural(problems, 'problem')}"
     lines = tuple(one_line(f"{p.system} · {p.name}: {p.memories:,} memories, {len(p.problems)} problems · {p.root}", 300) for p in portfolios)
     return Receipt(clock_time(workbench), "load", title, lines, tuple(str(path) for path in paths))
-
-
-def effect_summary(effect: dict[str, object]) -> str:
-    """A recorded change in a few words: the values it set (`priority 10 → 4`), else where it went."""
-    values = effect.get("values")
-    if isinstance(values, dict) and values:
-        parts = []
-        for key, pair in values.items():
-            if isinstance(pair, list | tuple) and len(pair) == 2:
-                parts.append(f"{key} {_shown(pair[0])} \u2192 {_shown(pair[1])}")
-        if parts:
-            return one_line(", ".join(parts), 200)
-    for key in ("file", "to", "table"):
-        value = effect.get(key)
-        if isinstance(value, str) and value:
-            return one_line(f"{effect.get('kind', 'change')} · {value}", 200)
-    kind = effect.get("kind")
-    return one_line(str(kind), 80) if kind else ""
-
-
-def _shown(value: object) -> str:
-    return "none" if value is None else str(value)
