@@ -61,6 +61,12 @@ def _change_options(parser: argparse.ArgumentParser) -> None:
 
 FORCE_HELP = "merge memories of different systems, or that are no near duplicates (refused without)"
 HISTORY_HELP = "a memory's history: trust decisions, promote, demote, pin, priority, merge, undo"
+OPEN_DESCRIPTION = """Memory Workbench: see, search, review and curate AI agents' long-term memory.
+
+Open the app: memwb [PATH...] (no COMMAND). Each PATH is a portfolio root, a database file or a
+folder holding portfolios; without one, the portfolios configured in config.yaml, else the bundled
+sample. The commands below work headless, and print a table or, with --json, one JSON document."""
+OPEN_EPILOG = "memwb COMMAND --help tells more of one command; memwb PATH --help of the app."
 PATH_HELP = "a portfolio root, a database file, or a folder holding portfolios (repeatable; default: configured portfolios, else the bundled sample)"
 # Every command names its portfolios one way, `--path PATH` (repeatable). PATHs given after a
 # command's other arguments, the older form, are still read, with a hint (see `_legacy_paths`).
@@ -78,9 +84,15 @@ def _open_paths(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="memwb", description="Memory Workbench: see, search, review and curate AI agents' long-term memory.")
+    parser = Parser(
+        prog="memwb",
+        usage="memwb [PATH...] [--theme NAME]    (open the app)\n       memwb COMMAND [options]",
+        description=OPEN_DESCRIPTION,
+        epilog=OPEN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"memwb {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="memwb")  # not the usage, which shows both forms
 
     scan = sub.add_parser("scan", help="read portfolios and list their memories and problems")
     _paths(scan)
@@ -278,6 +290,9 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
         from app.cli.commands import COMMANDS
 
         return args, COMMANDS[args.command]
+    if argv and argv[0] == "open" and not Path("open").exists():
+        # `memwb open PATH` is how many tools say it: it opens the app, as `memwb PATH` does.
+        argv = argv[1:]
     if argv:
         _check_command_word(argv[0])
     parser = build_open_parser()

@@ -21,7 +21,7 @@ from app.core.inert import inert, one_line
 from app.core.load.pipeline import LoadResult
 from app.core.model import Memory, Portfolio, Problem
 from app.core.review.finding import Finding
-from app.core.review.ledger import TRUST_ACTIONS
+from app.core.review.ledger import TRUST_ACTIONS, Decision
 from app.core.review.trust import EffectiveTrust
 from app.core.search import QuerySyntaxError
 from app.core.workbench import UnknownMemory, Workbench
@@ -348,13 +348,23 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _done(outcome: Decision) -> str:
+    """What a change did, in one line: an undo names the change it reversed and what that was."""
+    if outcome.action == "undo":
+        effect = outcome.effect
+        undone = one_line(str(effect.get("undone_action", "change")), 20)
+        change = one_line(str(effect.get("undoes", "")), 40)[:12]
+        return f"undid the {undone} of {one_line(outcome.memory_id, 90)} (change {change})"
+    return f"{outcome.action} of {one_line(outcome.memory_id, 90)} done"
+
+
 def _report_change(args: argparse.Namespace, outcome: Any) -> int:
     if args.json:
         emit_json(outcome.model_dump(mode="json"))
     elif isinstance(outcome, Plan):
         print("Dry run, nothing written. " + inert(str(outcome)))
     else:
-        print(f"{args.command}: done, recorded in the ledger as {outcome.id}")
+        print(f"{args.command}: {_done(outcome)}, recorded in the ledger as {outcome.id}")
     return 0
 
 
