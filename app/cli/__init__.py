@@ -92,7 +92,8 @@ def build_parser() -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memwb {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="memwb")  # not the usage, which shows both forms
+    # The commands' own usage starts "memwb COMMAND", not with the usage above (both forms).
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="memwb")
 
     scan = sub.add_parser("scan", help="read portfolios and list their memories and problems")
     _paths(scan)
