@@ -304,13 +304,27 @@ def cmd_decide(args: argparse.Namespace) -> int:
     except ChangeError as error:
         return fail(f"{args.command} {args.id}: {error}", FAILED, as_json=args.json)
     if args.json:
-        emit_json(outcome.model_dump(mode="json"))
+        emit_json(_outcome_json(workbench, outcome))
         return 0
     if isinstance(outcome, Plan):
         print("Dry run, nothing written. " + inert(str(outcome)))
     else:
         print(f"{args.command}: {one_line(args.id, 90)}, recorded in the ledger as {outcome.id}")
+        _print_vault(workbench, outcome)
     return 0
+
+
+def _outcome_json(workbench: Workbench, outcome: Decision | Plan) -> dict[str, Any]:
+    """A decision or change as JSON: a recorded one with the vault folders it wrote."""
+    document = outcome.model_dump(mode="json")
+    if isinstance(outcome, Decision):
+        document["vault_folders"] = workbench.vault_folders(outcome)
+    return document
+
+
+def _print_vault(workbench: Workbench, outcome: Decision) -> None:
+    for folder in workbench.vault_folders(outcome):
+        print(f"  kept whole in the vault: {inert(folder, keep_newlines=False)}")
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -358,13 +372,14 @@ def _done(outcome: Decision) -> str:
     return f"{outcome.action} of {one_line(outcome.memory_id, 90)} done"
 
 
-def _report_change(args: argparse.Namespace, outcome: Any) -> int:
+def _report_change(args: argparse.Namespace, workbench: Workbench, outcome: Decision | Plan) -> int:
     if args.json:
-        emit_json(outcome.model_dump(mode="json"))
+        emit_json(_outcome_json(workbench, outcome))
     elif isinstance(outcome, Plan):
         print("Dry run, nothing written. " + inert(str(outcome)))
     else:
         print(f"{args.command}: {_done(outcome)}, recorded in the ledger as {outcome.id}")
+        _print_vault(workbench, outcome)
     return 0
 
 
@@ -388,7 +403,7 @@ def cmd_change(args: argparse.Namespace) -> int:
         return fail(why, FAILED, as_json=args.json, reasons=reasons)
     except ChangeError as error:
         return fail(f"{args.command}: {error}", FAILED, as_json=args.json)
-    return _report_change(args, outcome)
+    return _report_change(args, workbench, outcome)
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
@@ -398,7 +413,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
         outcome = workbench.undo(args.change, reason=args.reason, dry_run=args.dry_run)
     except ChangeError as error:
         return fail(f"undo: {error}", FAILED, as_json=args.json)
-    return _report_change(args, outcome)
+    return _report_change(args, workbench, outcome)
 
 
 def cmd_relink(args: argparse.Namespace) -> int:
@@ -425,7 +440,7 @@ def cmd_budget_set(args: argparse.Namespace) -> int:
         # A KeyError's str() is the repr of its key: say the message itself.
         why = error.args[0] if isinstance(error, KeyError) and error.args else error
         return fail(f"budget set: {why}", FAILED, as_json=args.json)
-    return _report_change(args, outcome)
+    return _report_change(args, workbench, outcome)
 
 
 def cmd_budget(args: argparse.Namespace) -> int:

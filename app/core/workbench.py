@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
@@ -928,6 +928,13 @@ class Workbench:
             raise ChangeError(f"{new}: no such file or folder; nothing was changed")
         return add_relink(self.locations, old, new)
 
+    def vault_folders(self, decision: Decision) -> list[str]:
+        """The vault folders a recorded decision or change wrote (a quarantine's item, each part
+        of a merge), as absolute paths: what a receipt names, the very folders on disk."""
+        root = Path(self._applier.vault.root)
+        refs = dict.fromkeys(_vault_refs(decision.effect))
+        return [str(root.joinpath(*ref.split("/"))) for ref in refs]
+
     def changes(self) -> list[Decision]:
         """Every curation change and undo, oldest first."""
         return self._applier.changes()
@@ -1133,6 +1140,20 @@ def _about(change: Decision, memory_id: str) -> bool:
             if part == memory_id or (isinstance(part, dict) and part.get("memory_id") == memory_id):
                 return True
     return False
+
+
+def _vault_refs(effect: object) -> Iterator[str]:
+    """Every vault item an effect names (`vault`: `<system>/<portfolio>/<item>`), nested parts too;
+    an undo's record of what it reversed is not among them (it wrote no vault item)."""
+    if isinstance(effect, dict):
+        for key, value in effect.items():
+            if key == "vault" and isinstance(value, str) and value.count("/") == 2:
+                yield value
+            elif key != "reverse":
+                yield from _vault_refs(value)
+    elif isinstance(effect, list):
+        for item in effect:
+            yield from _vault_refs(item)
 
 
 def _differs(a: Memory | None, b: Memory | None) -> bool:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from app.core.change.plan import Plan
 from app.core.change.summary import effect_summary as effect_summary  # shown by the screens too
 from app.core.inert import one_line
+from app.core.review.ledger import Decision
 from app.tui.errors import error_text
 
 if TYPE_CHECKING:
@@ -59,9 +60,18 @@ def apply_change(workbench: Workbench, title: str | Callable[[Plan | None], str]
     (nothing is written when the dry run refuses)."""
     dry = run(True)
     plan = dry if isinstance(dry, Plan) else None
-    run(False)
+    done = run(False)
     heading = title(plan) if callable(title) else title
-    return Receipt(clock_time(workbench), "change", heading, plan_lines(plan), tuple(workbench.written))
+    lines = done_lines(workbench, plan, done) if isinstance(done, Decision) else plan_lines(plan)
+    return Receipt(clock_time(workbench), "change", heading, lines, tuple(workbench.written))
+
+
+def done_lines(workbench: Workbench, plan: Plan | None, done: Decision) -> tuple[str, ...]:
+    """A made change's lines: its dry run's words with the names the change really wrote (the dry
+    run could not know its id), then the vault folders it wrote, as they are on disk."""
+    lines = plan_lines(plan.named(done.id) if plan is not None else None)
+    folders = workbench.vault_folders(done)
+    return lines + tuple(f"kept whole in the vault: {folder}" for folder in folders)
 
 
 def refused(workbench: Workbench, title: str, error: BaseException) -> Receipt:
