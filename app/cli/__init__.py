@@ -111,7 +111,8 @@ def build_parser() -> Parser:
         help="search every memory",
         description=(
             "Search memories. QUERY: words (name, description, body, tags); field:value filters (system, tier, "
-            'trust, domain, tag, type, portfolio); "phrases"; prefix*; fuzzy~ or fuzzy~2; AND, OR, NOT, '
+            "trust: the effective trust the other commands show, claimed: the system's own claim, "
+            'domain, tag, type, portfolio); "phrases"; prefix*; fuzzy~ or fuzzy~2; AND, OR, NOT, '
             "(grouping); ranges on priority, tokens and salience: priority:[1 TO 10], tokens:>500."
         ),
     )

@@ -137,6 +137,8 @@ class Workbench:
         self._changed_since_trusts: set[str] = set()  # what writes re-read since they were worked out
         # The ids the review queue may hold, for the id map they were worked out on.
         self._attention: tuple[dict[str, Memory], set[str]] | None = None
+        # The trusts `_trust_overrides` was worked out from, and what it found.
+        self._overrides: tuple[dict[str, EffectiveTrust], dict[str, str]] | None = None
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -389,8 +391,34 @@ class Workbench:
         index is ready, a substring match over names and descriptions that says so."""
         self._catch_up_index()
         if self._index is not None and self._index_ready:
-            return self._index.search(query, limit=limit)
-        return engine.fallback_search(self.memories, query, limit)
+            return self._index.search(query, limit=limit, trust_overrides=self._trust_overrides)
+        known: list[dict[str, EffectiveTrust]] = []  # worked out only if the query asks for trust:
+
+        def trust_of(memory: Memory) -> str:
+            if not known:
+                known.append(self.trusts())
+            return known[0][memory.id].level.value
+
+        return engine.fallback_search(self.memories, query, limit, trust_of=trust_of)
+
+    def _trust_overrides(self) -> dict[str, str]:
+        """The memories whose effective trust is not the claim the search index holds, with their
+        level: what `trust:` in a query takes from the workbench (app.core.search.query). Worked
+        out once per set of trusts, so a search typed key by key costs it once."""
+        trusts = self.trusts()
+        with self._lock:
+            kept = self._overrides
+            if kept is not None and kept[0] is trusts:
+                return kept[1]
+            by_id = self._by_id
+        found = {}
+        for memory_id, trust in trusts.items():
+            memory = by_id.get(memory_id)
+            if memory is not None and trust.level is not memory.trust:
+                found[memory_id] = trust.level.value
+        with self._lock:
+            self._overrides = (trusts, found)
+        return found
 
     def more_like_this(self, memory_id: str, *, limit: int = 10) -> list[Hit]:
         self.memory(memory_id)
