@@ -29,7 +29,7 @@ async def test_a_merge_the_rule_refuses_is_shown_with_why(sample_copy: Path, iso
         assert "Refused unless you insist" in summary and "no near duplicate" in summary
         assert "Merge anyway" in str(modal.query_one("#confirm-ok", Button).label)
         plan = str(modal.query_one("#confirm-plan", Static).render())
-        assert "refused unless insisted on" in plan
+        assert "merge 1 memory into" in plan and "refused unless insisted on" not in plan  # said once, above
         await press(app, pilot, "escape")
         assert isinstance(app.screen, BrowseScreen) and files(sample_copy) == before
         await press(app, pilot, "m")

@@ -68,8 +68,8 @@ def check_merge(
     reasons: list[str] = []
     foreign = [m for m in others if m.system != keep.system]
     if foreign:
-        names = ", ".join(f"{m.id} ({m.system})" for m in foreign)
-        reasons.append(f"across systems: {keep.id} is a {keep.system} memory, {names} not")
+        names = ", ".join(f"{m.id} in {m.system}" for m in foreign)
+        reasons.append(f"across systems: {keep.id} is in {keep.system}, {names}")
     kept_text = text_of(keep)
     for other in others:
         score = likeness(kept_text, text_of(other))

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from app.tui.context import HostApp
 
 REASON = "from the browse screen"
+REFUSED_NOTE = "note: refused unless insisted on"
 # What enter does with a suggestion: the change it proposes, on which of its ids.
 SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
 
@@ -138,7 +139,9 @@ def merge_preview(wb: Workbench, keep: str, others: list[str]) -> Preview:
         summary += [("Refused unless you insist", reason) for reason in check.reasons]
     noun = "memory" if len(others) == 1 else "memories"
     verb = "Merge" if check.allowed else "Merge anyway"
-    plan_shown = plan_lines(plan if isinstance(plan, Plan) else None)
+    # the dry run's note on the refusal says what the rows above say already
+    lines = plan_lines(plan if isinstance(plan, Plan) else None)
+    plan_shown = tuple(line for line in lines if not line.startswith(REFUSED_NOTE))
     title = f"Merge {len(others)} {noun} into {one_line(kept.name, 60)}?"
     return Preview(title, verb, tuple(summary), plan_shown)
 
