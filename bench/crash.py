@@ -52,16 +52,16 @@ KINDS = (
     (("demote", "openclaw:workspace:note/projects", "--path", "{root}/openclaw"), "openclaw:workspace:note/projects", "undo"),
     (("set-priority", "dollhouse:dollhouse:deploy-runbook", "7", "--path", "{root}/dollhouse"), "dollhouse:dollhouse:deploy-runbook", "undo"),
     (
-        ("merge", "openclaw:workspace:note/production", "openclaw:workspace:note/staging", "--path", "{root}/openclaw"),
+        ("merge", "openclaw:workspace:note/production", "openclaw:workspace:note/staging", "--path", "{root}/openclaw", "--force"),
         "openclaw:workspace:note/production",
         "undo",
     ),
     (("quarantine", "engram:engram:obs/6", "{root}/engram"), "engram:engram:obs/6", "restore"),
-    (("merge", "engram:engram:obs/4", "engram:engram:obs/22", "--path", "{root}/engram"), "engram:engram:obs/4", "undo"),
+    (("merge", "engram:engram:obs/4", "engram:engram:obs/22", "--path", "{root}/engram", "--force"), "engram:engram:obs/4", "undo"),
     (("quarantine", "memory-mcp:memory-mcp:mem/8", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/8", "restore"),
     (("promote", "memory-mcp:memory-mcp:mem/9", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/9", "undo"),
     (("pin", "memory-mcp:memory-mcp:mem/2", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/2", "undo"),
-    (("merge", "memory-mcp:memory-mcp:mem/3", "memory-mcp:memory-mcp:mem/4", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/3", "undo"),
+    (("merge", "memory-mcp:memory-mcp:mem/3", "memory-mcp:memory-mcp:mem/4", "--path", "{root}/memory-mcp", "--force"), "memory-mcp:memory-mcp:mem/3", "undo"),
 )
 
 

@@ -59,6 +59,14 @@ def _change_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
 
 
+FORCE_HELP = "merge memories of different systems, or that are no near duplicates (refused without)"
+HISTORY_HELP = "a memory's history: trust decisions, promote, demote, pin, priority, merge, undo"
+OPEN_DESCRIPTION = """Memory Workbench: see, search, review and curate AI agents' long-term memory.
+
+Open the app: memwb [PATH...] (no COMMAND). Each PATH is a portfolio root, a database file or a
+folder holding portfolios; without one, the portfolios configured in config.yaml, else the bundled
+sample. The commands below work headless, and print a table or, with --json, one JSON document."""
+OPEN_EPILOG = "memwb COMMAND --help tells more of one command; memwb PATH --help of the app."
 PATH_HELP = "a portfolio root, a database file, or a folder holding portfolios (repeatable; default: configured portfolios, else the bundled sample)"
 # Every command names its portfolios one way, `--path PATH` (repeatable). PATHs given after a
 # command's other arguments, the older form, are still read, with a hint (see `_legacy_paths`).
@@ -76,9 +84,16 @@ def _open_paths(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="memwb", description="Memory Workbench: see, search, review and curate AI agents' long-term memory.")
+    parser = Parser(
+        prog="memwb",
+        usage="memwb [PATH...] [--theme NAME]    (open the app)\n       memwb COMMAND [options]",
+        description=OPEN_DESCRIPTION,
+        epilog=OPEN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"memwb {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # The commands' own usage starts "memwb COMMAND", not with the usage above (both forms).
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="memwb")
 
     scan = sub.add_parser("scan", help="read portfolios and list their memories and problems")
     _paths(scan)
@@ -96,7 +111,8 @@ def build_parser() -> Parser:
         help="search every memory",
         description=(
             "Search memories. QUERY: words (name, description, body, tags); field:value filters (system, tier, "
-            'trust, domain, tag, type, portfolio); "phrases"; prefix*; fuzzy~ or fuzzy~2; AND, OR, NOT, '
+            "trust: the effective trust the other commands show, claimed: the system's own claim, "
+            'domain, tag, type, portfolio); "phrases"; prefix*; fuzzy~ or fuzzy~2; AND, OR, NOT, '
             "(grouping); ranges on priority, tokens and salience: priority:[1 TO 10], tokens:>500."
         ),
     )
@@ -157,6 +173,12 @@ def build_parser() -> Parser:
         change.add_argument("ids", nargs="+" if action == "merge" else 1, metavar="ID")
         if action == "set-priority":
             change.add_argument("priority", type=int, metavar="N")
+        if action == "merge":
+            change.add_argument(
+                "--force",
+                action="store_true",
+                help=FORCE_HELP,
+            )
         _path_option(change, "a portfolio to read (repeatable; default: configured, else the sample)")
         _change_options(change)
         change.add_argument("--yes", action="store_true", help="accepted for scripts; changes are only made when asked for anyway")
@@ -176,7 +198,10 @@ def build_parser() -> Parser:
     relink.add_argument("--json", action="store_true", help="print one JSON document")
     _common(relink)
 
-    history = sub.add_parser("history", help="the ledger's decisions about one memory")
+    history = sub.add_parser(
+        "history",
+        help=HISTORY_HELP,
+    )
     history.add_argument("id", metavar="ID")
     _paths(
         history,
@@ -267,6 +292,9 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
         from app.cli.commands import COMMANDS
 
         return args, COMMANDS[args.command]
+    if argv and argv[0] == "open" and not Path("open").exists():
+        # `memwb open PATH` is how many tools say it: it opens the app, as `memwb PATH` does.
+        argv = argv[1:]
     if argv:
         _check_command_word(argv[0])
     parser = build_open_parser()

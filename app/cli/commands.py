@@ -15,10 +15,13 @@ from app.cli.progress import ProgressLine
 from app.core.budget import WhatIf
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
+from app.core.change.summary import effect_summary
+from app.core.curate.merge_guard import MergeRefused
 from app.core.inert import inert, one_line
 from app.core.load.pipeline import LoadResult
 from app.core.model import Memory, Portfolio, Problem
 from app.core.review.finding import Finding
+from app.core.review.ledger import TRUST_ACTIONS, Decision
 from app.core.review.trust import EffectiveTrust
 from app.core.search import QuerySyntaxError
 from app.core.workbench import UnknownMemory, Workbench
@@ -301,26 +304,43 @@ def cmd_decide(args: argparse.Namespace) -> int:
     except ChangeError as error:
         return fail(f"{args.command} {args.id}: {error}", FAILED, as_json=args.json)
     if args.json:
-        emit_json(outcome.model_dump(mode="json"))
+        emit_json(_outcome_json(workbench, outcome))
         return 0
     if isinstance(outcome, Plan):
         print("Dry run, nothing written. " + inert(str(outcome)))
     else:
         print(f"{args.command}: {one_line(args.id, 90)}, recorded in the ledger as {outcome.id}")
+        _print_vault(workbench, outcome)
     return 0
+
+
+def _outcome_json(workbench: Workbench, outcome: Decision | Plan) -> dict[str, Any]:
+    """A decision or change as JSON: a recorded one with the vault folders it wrote."""
+    document = outcome.model_dump(mode="json")
+    if isinstance(outcome, Decision):
+        document["vault_folders"] = workbench.vault_folders(outcome)
+    return document
+
+
+def _print_vault(workbench: Workbench, outcome: Decision) -> None:
+    for folder in workbench.vault_folders(outcome):
+        print(f"  kept whole in the vault: {inert(folder, keep_newlines=False)}")
 
 
 def cmd_history(args: argparse.Namespace) -> int:
     workbench = _load(args, index=False)[0] if args.paths else Workbench(locations_from(args))
-    decisions = workbench.history(args.id)
+    decisions = workbench.memory_history(args.id)  # what the TUI's History tab shows
     if args.json:
         emit_json({"id": args.id, "decisions": [d.model_dump(mode="json") for d in decisions]})
         return 0
     if not decisions:
-        print(f"No decision recorded for {one_line(args.id, 90)}.")
+        print(f"No decision or change recorded for {one_line(args.id, 90)}.")
     for decision in decisions:
         entry = f" entry {one_line(decision.entry, 40)}" if decision.entry else ""
-        print(f"{decision.time}  {decision.id[:12]}  {decision.action:10} by {one_line(decision.user, 20)}{entry}: {one_line(decision.reason, 100)}")
+        change = effect_summary(decision.effect) if decision.action not in TRUST_ACTIONS else ""
+        said = "; ".join(part for part in (change, one_line(decision.reason, 100)) if part)
+        who = f"by {one_line(decision.user, 20)}{entry}"
+        print(f"{decision.time}  {decision.id[:12]}  {decision.action:12} {who}: {said}")
     return 0
 
 
@@ -342,13 +362,24 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_change(args: argparse.Namespace, outcome: Any) -> int:
+def _done(outcome: Decision) -> str:
+    """What a change did, in one line: an undo names the change it reversed and what that was."""
+    if outcome.action == "undo":
+        effect = outcome.effect
+        undone = one_line(str(effect.get("undone_action", "change")), 20)
+        change = one_line(str(effect.get("undoes", "")), 40)[:12]
+        return f"undid the {undone} of {one_line(outcome.memory_id, 90)} (change {change})"
+    return f"{outcome.action} of {one_line(outcome.memory_id, 90)} done"
+
+
+def _report_change(args: argparse.Namespace, workbench: Workbench, outcome: Decision | Plan) -> int:
     if args.json:
-        emit_json(outcome.model_dump(mode="json"))
+        emit_json(_outcome_json(workbench, outcome))
     elif isinstance(outcome, Plan):
         print("Dry run, nothing written. " + inert(str(outcome)))
     else:
-        print(f"{args.command}: done, recorded in the ledger as {outcome.id}")
+        print(f"{args.command}: {_done(outcome)}, recorded in the ledger as {outcome.id}")
+        _print_vault(workbench, outcome)
     return 0
 
 
@@ -358,7 +389,7 @@ def cmd_change(args: argparse.Namespace) -> int:
     ids, common = list(args.ids), {"reason": args.reason, "dry_run": args.dry_run}
     try:
         if args.command == "merge":
-            outcome = workbench.merge(ids[0], ids[1:], **common)
+            outcome = workbench.merge(ids[0], ids[1:], force=args.force, **common)
         elif args.command == "set-priority":
             outcome = workbench.set_priority(ids[0], args.priority, **common)
         else:
@@ -366,9 +397,13 @@ def cmd_change(args: argparse.Namespace) -> int:
             outcome = change(ids[0], **common)
     except UnknownMemory as error:
         return fail(f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed", FAILED, as_json=args.json)
+    except MergeRefused as error:
+        reasons = list(error.check.reasons)
+        why = f"merge: {error}; --force merges anyway"
+        return fail(why, FAILED, as_json=args.json, reasons=reasons)
     except ChangeError as error:
         return fail(f"{args.command}: {error}", FAILED, as_json=args.json)
-    return _report_change(args, outcome)
+    return _report_change(args, workbench, outcome)
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
@@ -378,7 +413,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
         outcome = workbench.undo(args.change, reason=args.reason, dry_run=args.dry_run)
     except ChangeError as error:
         return fail(f"undo: {error}", FAILED, as_json=args.json)
-    return _report_change(args, outcome)
+    return _report_change(args, workbench, outcome)
 
 
 def cmd_relink(args: argparse.Namespace) -> int:
@@ -405,7 +440,7 @@ def cmd_budget_set(args: argparse.Namespace) -> int:
         # A KeyError's str() is the repr of its key: say the message itself.
         why = error.args[0] if isinstance(error, KeyError) and error.args else error
         return fail(f"budget set: {why}", FAILED, as_json=args.json)
-    return _report_change(args, outcome)
+    return _report_change(args, workbench, outcome)
 
 
 def cmd_budget(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
@@ -32,6 +32,7 @@ from app.core.clock import Clock, SystemClock
 from app.core.config import save_theme
 from app.core.curate import Salience, Suggestion, file_reader, salience_all, suggest
 from app.core.curate.duplicates import NearMemo
+from app.core.curate.merge_guard import MergeCheck, MergeRefused, check_merge
 from app.core.curate.saliences import Kept, log_mentions, salience_scores
 from app.core.load import findings as findings_cache
 from app.core.load import litter
@@ -136,6 +137,8 @@ class Workbench:
         self._changed_since_trusts: set[str] = set()  # what writes re-read since they were worked out
         # The ids the review queue may hold, for the id map they were worked out on.
         self._attention: tuple[dict[str, Memory], set[str]] | None = None
+        # The trusts `_trust_overrides` was worked out from, and what it found.
+        self._overrides: tuple[dict[str, EffectiveTrust], dict[str, str]] | None = None
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -388,8 +391,34 @@ class Workbench:
         index is ready, a substring match over names and descriptions that says so."""
         self._catch_up_index()
         if self._index is not None and self._index_ready:
-            return self._index.search(query, limit=limit)
-        return engine.fallback_search(self.memories, query, limit)
+            return self._index.search(query, limit=limit, trust_overrides=self._trust_overrides)
+        known: list[dict[str, EffectiveTrust]] = []  # worked out only if the query asks for trust:
+
+        def trust_of(memory: Memory) -> str:
+            if not known:
+                known.append(self.trusts())
+            return known[0][memory.id].level.value
+
+        return engine.fallback_search(self.memories, query, limit, trust_of=trust_of)
+
+    def _trust_overrides(self) -> dict[str, str]:
+        """The memories whose effective trust is not the claim the search index holds, with their
+        level: what `trust:` in a query takes from the workbench (app.core.search.query). Worked
+        out once per set of trusts, so a search typed key by key costs it once."""
+        trusts = self.trusts()
+        with self._lock:
+            kept = self._overrides
+            if kept is not None and kept[0] is trusts:
+                return kept[1]
+            by_id = self._by_id
+        found = {}
+        for memory_id, trust in trusts.items():
+            memory = by_id.get(memory_id)
+            if memory is not None and trust.level is not memory.trust:
+                found[memory_id] = trust.level.value
+        with self._lock:
+            self._overrides = (trusts, found)
+        return found
 
     def more_like_this(self, memory_id: str, *, limit: int = 10) -> list[Hit]:
         self.memory(memory_id)
@@ -872,9 +901,42 @@ class Workbench:
     def set_priority(self, memory_id: str, priority: int, *, reason: str = "", dry_run: bool = False) -> Outcome:
         return self._written(self._applier.set_priority(self, memory_id, priority, reason=reason, dry_run=dry_run))
 
-    def merge(self, keep: str, others: Sequence[str], *, reason: str = "", dry_run: bool = False) -> Outcome:
-        """Keep `keep`; take each of `others` out of its system as a quarantine would."""
-        return self._written(self._applier.merge(self, [keep, *others], reason=reason, dry_run=dry_run))
+    def merge(
+        self,
+        keep: str,
+        others: Sequence[str],
+        *,
+        reason: str = "",
+        dry_run: bool = False,
+        force: bool = False,
+    ) -> Outcome:
+        """Keep `keep`; take each of `others` out of its system as a quarantine would. A merge
+        across systems, or of memories that are no near duplicates (`merge_check`), is refused
+        (MergeRefused, nothing written) unless `force`; its dry run says why in a note."""
+        check = self.merge_check(keep, others)
+        if not check.allowed and not force and not dry_run:
+            raise MergeRefused(check)
+        merged = self._applier.merge(self, [keep, *others], reason=reason, dry_run=dry_run)
+        outcome = self._written(merged)
+        if isinstance(outcome, Plan) and not check.allowed:
+            insisted = "made as insisted on" if force else "refused unless insisted on"
+            note = f"{insisted}: {check.sentence()}"
+            outcome = outcome.model_copy(update={"notes": (*outcome.notes, note)})
+        return outcome
+
+    def merge_check(self, keep: str, others: Sequence[str]) -> MergeCheck:
+        """What stands against merging `others` into `keep` (app.core.curate.merge_guard): the one
+        rule both faces ask before a merge is made."""
+        kept = self.memory(keep)
+        merged = [self.memory(other) for other in dict.fromkeys(others) if other != keep]
+
+        def text_of(memory: Memory) -> str:
+            try:
+                return self.text(memory.id)
+            except Exception:  # noqa: BLE001 - unreadable: no likeness, so it needs insisting
+                return ""
+
+        return check_merge(kept, merged, text_of)
 
     def set_budget(self, portfolio: str | Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Outcome:
         """The portfolio's own startup token budget. `portfolio` is a Portfolio, its name, or
@@ -893,6 +955,13 @@ class Workbench:
         if not os.path.exists(new):
             raise ChangeError(f"{new}: no such file or folder; nothing was changed")
         return add_relink(self.locations, old, new)
+
+    def vault_folders(self, decision: Decision) -> list[str]:
+        """The vault folders a recorded decision or change wrote (a quarantine's item, each part
+        of a merge), as absolute paths: what a receipt names, the very folders on disk."""
+        root = Path(self._applier.vault.root)
+        refs = dict.fromkeys(_vault_refs(decision.effect))
+        return [str(root.joinpath(*ref.split("/"))) for ref in refs]
 
     def changes(self) -> list[Decision]:
         """Every curation change and undo, oldest first."""
@@ -1090,9 +1159,29 @@ def _about(change: Decision, memory_id: str) -> bool:
     of one) took or put back."""
     if change.memory_id == memory_id:
         return True
-    parts = change.effect.get("parts") or []
-    merged = change.effect.get("merged") or []
-    return any(part == memory_id or (isinstance(part, dict) and part.get("memory_id") == memory_id) for part in [*parts, *merged])
+    # an undo keeps what it reversed (the parts of a merge it put back) under "reverse"
+    for effect in (change.effect, change.effect.get("reverse")):
+        if not isinstance(effect, dict):
+            continue
+        parts = [*(effect.get("parts") or []), *(effect.get("merged") or [])]
+        for part in parts:
+            if part == memory_id or (isinstance(part, dict) and part.get("memory_id") == memory_id):
+                return True
+    return False
+
+
+def _vault_refs(effect: object) -> Iterator[str]:
+    """Every vault item an effect names (`vault`: `<system>/<portfolio>/<item>`), nested parts too;
+    an undo's record of what it reversed is not among them (it wrote no vault item)."""
+    if isinstance(effect, dict):
+        for key, value in effect.items():
+            if key == "vault" and isinstance(value, str) and value.count("/") == 2:
+                yield value
+            elif key != "reverse":
+                yield from _vault_refs(value)
+    elif isinstance(effect, list):
+        for item in effect:
+            yield from _vault_refs(item)
 
 
 def _differs(a: Memory | None, b: Memory | None) -> bool:

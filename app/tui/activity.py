@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.change.plan import Plan
+from app.core.change.summary import effect_summary as effect_summary  # shown by the screens too
 from app.core.inert import one_line
+from app.core.review.ledger import Decision
 from app.tui.errors import error_text
 
 if TYPE_CHECKING:
@@ -58,9 +60,18 @@ def apply_change(workbench: Workbench, title: str | Callable[[Plan | None], str]
     (nothing is written when the dry run refuses)."""
     dry = run(True)
     plan = dry if isinstance(dry, Plan) else None
-    run(False)
+    done = run(False)
     heading = title(plan) if callable(title) else title
-    return Receipt(clock_time(workbench), "change", heading, plan_lines(plan), tuple(workbench.written))
+    lines = done_lines(workbench, plan, done) if isinstance(done, Decision) else plan_lines(plan)
+    return Receipt(clock_time(workbench), "change", heading, lines, tuple(workbench.written))
+
+
+def done_lines(workbench: Workbench, plan: Plan | None, done: Decision) -> tuple[str, ...]:
+    """A made change's lines: its dry run's words with the names the change really wrote (the dry
+    run could not know its id), then the vault folders it wrote, as they are on disk."""
+    lines = plan_lines(plan.named(done.id) if plan is not None else None)
+    folders = workbench.vault_folders(done)
+    return lines + tuple(f"kept whole in the vault: {folder}" for folder in folders)
 
 
 def refused(workbench: Workbench, title: str, error: BaseException) -> Receipt:
@@ -78,25 +89,3 @@ def load_receipt(workbench: Workbench, paths: list[Path], again: bool, before: i
     title = f"{'Re-read' if again else 'Read'} {plural(len(portfolios), 'portfolio')}: {memories:,} {'memory' if memories == 1 else 'memories'}{moved}, {plural(problems, 'problem')}"
     lines = tuple(one_line(f"{p.system} · {p.name}: {p.memories:,} memories, {len(p.problems)} problems · {p.root}", 300) for p in portfolios)
     return Receipt(clock_time(workbench), "load", title, lines, tuple(str(path) for path in paths))
-
-
-def effect_summary(effect: dict[str, object]) -> str:
-    """A recorded change in a few words: the values it set (`priority 10 → 4`), else where it went."""
-    values = effect.get("values")
-    if isinstance(values, dict) and values:
-        parts = []
-        for key, pair in values.items():
-            if isinstance(pair, list | tuple) and len(pair) == 2:
-                parts.append(f"{key} {_shown(pair[0])} \u2192 {_shown(pair[1])}")
-        if parts:
-            return one_line(", ".join(parts), 200)
-    for key in ("file", "to", "table"):
-        value = effect.get(key)
-        if isinstance(value, str) and value:
-            return one_line(f"{effect.get('kind', 'change')} · {value}", 200)
-    kind = effect.get("kind")
-    return one_line(str(kind), 80) if kind else ""
-
-
-def _shown(value: object) -> str:
-    return "none" if value is None else str(value)

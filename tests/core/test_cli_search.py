@@ -103,3 +103,18 @@ def test_every_command_names_its_portfolios_with_path(sample_copy: Path, capsys:
     ):
         assert main([*argv, "--path", str(sample_copy)]) == 0, argv
         assert "without --path" not in capsys.readouterr().err
+
+
+def test_no_did_you_mean_when_every_word_is_found(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A query whose words each match a memory found its memory: nothing is offered in its place;
+    a word that matches nothing still gets a suggestion."""
+    assert main(["search", "nightly logical dumps", "--path", str(sample_copy), "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["total"] >= 1 and found["suggestion"] is None
+    assert main(["search", "nightly logical dumps", "--path", str(sample_copy)]) == 0
+    assert "did you mean" not in capsys.readouterr().out
+    for rare in ("adults", "nightly amber"):  # each word in one memory or two: found, so kept
+        assert main(["search", rare, "--path", str(sample_copy), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["suggestion"] is None, rare
+    assert main(["search", "nightly logicl dumps", "--path", str(sample_copy), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["suggestion"] == "nightly logical dumps"

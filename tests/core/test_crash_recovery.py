@@ -96,14 +96,14 @@ KINDS = (
     Kind("openclaw-promote-section", ("promote", f"{CLAW}:note/production", "--path", "{openclaw}", "--yes"), f"{CLAW}:note/production", "undo"),
     Kind(
         "openclaw-merge",
-        ("merge", f"{CLAW}:note/production", f"{CLAW}:note/staging", "--path", "{openclaw}", "--yes"),
+        ("merge", f"{CLAW}:note/production", f"{CLAW}:note/staging", "--path", "{openclaw}", "--yes", "--force"),
         f"{CLAW}:note/production",
         "undo",
     ),
     Kind("openclaw-pin", ("pin", f"{CLAW}:note/projects", "--path", "{openclaw}", "--yes"), f"{CLAW}:note/projects", "undo", LEDGER),
     # Engram: a quarantine and a merge are its own soft delete; approve, flag and pin live in the ledger
     Kind("engram-quarantine", ("quarantine", f"{ENGRAM}:obs/6", "{engram}"), f"{ENGRAM}:obs/6", "restore", DATABASE),
-    Kind("engram-merge", ("merge", f"{ENGRAM}:obs/4", f"{ENGRAM}:obs/22", "--path", "{engram}", "--yes"), f"{ENGRAM}:obs/4", "undo", DATABASE),
+    Kind("engram-merge", ("merge", f"{ENGRAM}:obs/4", f"{ENGRAM}:obs/22", "--path", "{engram}", "--yes", "--force"), f"{ENGRAM}:obs/4", "undo", DATABASE),
     Kind("engram-approve", ("approve", f"{ENGRAM}:obs/2", "{engram}"), f"{ENGRAM}:obs/2", "", LEDGER),
     Kind("engram-flag", ("flag", f"{ENGRAM}:obs/2", "{engram}"), f"{ENGRAM}:obs/2", "", LEDGER),
     Kind("engram-pin", ("pin", f"{ENGRAM}:obs/2", "--path", "{engram}", "--yes"), f"{ENGRAM}:obs/2", "undo", LEDGER),
@@ -114,7 +114,7 @@ KINDS = (
     Kind("mcp-promote", ("promote", f"{MCP}:mem/9", "--path", "{mcp}", "--yes"), f"{MCP}:mem/9", "undo", DATABASE),
     Kind("mcp-demote", ("demote", f"{MCP}:mem/1", "--path", "{mcp}", "--yes"), f"{MCP}:mem/1", "undo", DATABASE),
     Kind("mcp-pin", ("pin", f"{MCP}:mem/2", "--path", "{mcp}", "--yes"), f"{MCP}:mem/2", "undo", DATABASE),
-    Kind("mcp-merge", ("merge", f"{MCP}:mem/3", f"{MCP}:mem/4", "--path", "{mcp}", "--yes"), f"{MCP}:mem/3", "undo", DATABASE),
+    Kind("mcp-merge", ("merge", f"{MCP}:mem/3", f"{MCP}:mem/4", "--path", "{mcp}", "--yes", "--force"), f"{MCP}:mem/3", "undo", DATABASE),
 )
 
 

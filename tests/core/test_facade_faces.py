@@ -26,7 +26,7 @@ def test_written_and_memory_history(sample_copy: Path, isolated_locations: Locat
     assert [d.action for d in history] == ["set-priority", "flag", "pin"]
     assert [d.action for d in wb.history(RUNBOOK)] == ["flag"]  # trust decisions only
     kept, other = "massgen:massgen:workspace_coder/flaky_tests", "massgen:massgen:workspace_coder/ci_log_excerpt"
-    wb.merge(kept, [other], reason="one is enough")
+    wb.merge(kept, [other], reason="one is enough", force=True)
     assert [d.action for d in wb.memory_history(other)] == ["merge"]
     wb.undo(reason="both after all")
     assert [d.action for d in wb.memory_history(kept)] == ["merge", "undo"]

@@ -266,7 +266,7 @@ def test_massgen_sees_each_write_as_the_workbench_claims(run: Run) -> None:
     assert "session archive" in reaches(seen, "CI-STATE-55e0")
 
     history = run.id_of("workspaces/workspace_b/memory/long_term/ci_history.md")
-    run.wb.merge(deploy, [history], reason="one memory")
+    run.wb.merge(deploy, [history], reason="one memory", force=True)
     seen = assert_agree(run)
     assert reaches(seen, "CI-HISTORY-0a9b") == []
     run.wb.undo(reason="keep both")

@@ -140,7 +140,7 @@ def test_every_write_is_what_memory_mcp_sees(store: tuple[Path, dict[str, int]],
     assert (m.is_hot, m.is_pinned, m.trust_score) == (False, False, 0.0) and TEXTS["queue"][0] not in m.content
     wb.restore(memory_id(ids["queue"]), reason="fine after all")
     assert seen("queue").content == TEXTS["queue"][0]
-    wb.merge(memory_id(ids["deploy"]), [memory_id(ids["staging"])], reason="same")
+    wb.merge(memory_id(ids["deploy"]), [memory_id(ids["staging"])], reason="same", force=True)
     m = seen("staging")
     assert (m.is_hot, m.trust_score) == (False, 0.0)
     s = open_storage(db)

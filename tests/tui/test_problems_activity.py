@@ -171,7 +171,7 @@ async def test_history_shows_every_kind_of_change(sample_copy: Path, isolated_lo
         await settle(app, pilot)
         await press(app, pilot, "plus")  # priority
         wb = app.workbench
-        wb.merge(FLAKY, ["massgen:massgen:workspace_coder/ci_log_excerpt"], reason="one is enough")
+        wb.merge(FLAKY, ["massgen:massgen:workspace_coder/ci_log_excerpt"], reason="one is enough", force=True)
         wb.set_budget("dollhouse", 2000, reason="room")
         wb.flag(RUNBOOK, "a closer look")
         app.written(wb.changed)

@@ -251,7 +251,9 @@ class Applier:
         restores = {"restores": target.undo.id} if target.undo is not None else {}
         if dry_run:
             change.effect = change.effect | restores
-            return Plan.of(action, memory.id, (memory.id,), memory.system, change, entry=target.entry)
+            ids = (memory.id,)
+            plan = Plan.of(action, memory.id, ids, memory.system, change, entry=target.entry)
+            return plan.pending(target.decision_id)
 
         def decided(effect: dict[str, Any]) -> Decision:
             return Decision(
@@ -311,7 +313,7 @@ class Applier:
         decision_id = new_id()
         now = self.clock.now()
         if dry_run:
-            return self._merge_plan(kept, resolved[1:], decision_id, reason)
+            return self._merge_plan(kept, resolved[1:], decision_id, reason).pending(decision_id)
         parts: list[dict[str, Any]] = []
         merged = [m.id for _, m in resolved[1:]]
         decision = self._decision("merge", kept.id, kept.sha256, reason, {"kind": "merge", "kept": kept.id, "merged": merged, "parts": parts}, decision_id, now)
@@ -524,7 +526,8 @@ class Applier:
         with translated(f"{action} {memory.id}"):
             change = make(system, target)
         if dry_run:
-            return Plan.of(action, memory.id, (memory.id,), memory.system, change)
+            plan = Plan.of(action, memory.id, (memory.id,), memory.system, change)
+            return plan.pending(target.decision_id)
 
         def decided(effect: dict[str, Any]) -> Decision:
             return self._decision(action, memory.id, memory.sha256, reason, effect, target.decision_id, target.now)

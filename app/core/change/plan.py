@@ -34,6 +34,32 @@ def prepared(description: str, effect: dict[str, Any], changes: list[str], apply
     return Prepared(description, effect | ({"notes": list(notes)} if notes else {}), changes, apply)
 
 
+# What a dry run shows for the id of the change it describes, and how much of an id names things
+# (a vault item's folder ends in the first ID_CHARS characters of its change's id).
+PENDING_ID = "<change-id>"
+ID_CHARS = 16
+
+
+def _swap(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {key: _swap(item, old, new) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_swap(item, old, new) for item in value)
+    return value
+
+
+def _holds(value: Any, text: str) -> bool:
+    if isinstance(value, str):
+        return text in value
+    if isinstance(value, dict):
+        return any(_holds(item, text) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds(item, text) for item in value)
+    return False
+
+
 class Plan(BaseModel):
     """What a decision or change would do, without doing it (a dry run)."""
 
@@ -56,6 +82,32 @@ class Plan(BaseModel):
     def __str__(self) -> str:
         lines = [self.description, *(f"  - {c}" for c in self.changes), *(f"  note: {n}" for n in self.notes)]
         return "\n".join(lines)
+
+    def pending(self, decision_id: str) -> Plan:
+        """The plan of a dry run, its change's id (not given to any change: a real run gets its own)
+        shown as PENDING_ID wherever it names something, a vault item's folder above all: a dry run
+        names no folder that the change, once made, will not write."""
+        shown = decision_id[:ID_CHARS]
+        if not _holds(self.model_dump(), shown):
+            return self
+        notes = (*self.notes, f"{PENDING_ID} stands for the id the change gets when it is made")
+        return self._swapped(shown, PENDING_ID, notes)
+
+    def named(self, decision_id: str) -> Plan:
+        """A dry run's plan with the id of the change then made in place of PENDING_ID: the names
+        that change wrote."""
+        notes = tuple(n for n in self.notes if not n.startswith(f"{PENDING_ID} stands for"))
+        return self._swapped(PENDING_ID, decision_id[:ID_CHARS], notes)
+
+    def _swapped(self, old: str, new: str, notes: tuple[str, ...]) -> Plan:
+        return self.model_copy(
+            update={
+                "description": self.description.replace(old, new),
+                "changes": tuple(c.replace(old, new) for c in self.changes),
+                "notes": tuple(n.replace(old, new) for n in notes),
+                "effect": _swap(self.effect, old, new),
+            }
+        )
 
     @classmethod
     def of(cls, action: Action, subject: str, memory_ids: Sequence[str], system: str | None, change: Prepared, *, entry: str | None = None) -> Plan:

@@ -2,7 +2,8 @@
 
 Deliberately simple and forgiving: every query word (or "quoted phrase") must appear, case-folded,
 in the name, the description or a tag; `field:value` filters that the model can answer (system,
-tier, trust, domain, type, tag, portfolio) are applied; other syntax is ignored rather than
+tier, trust (effective, when the caller gives it), claimed, domain, type, tag, portfolio) are
+applied; other syntax is ignored rather than
 reported, since the real parser reports it once the index is up. Results say `fallback=True`.
 """
 
@@ -10,24 +11,31 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from app.core.inert import inert
 from app.core.model import Memory
 from app.core.search.highlight import CLOSE, OPEN
 from app.core.search.results import Hit, SearchResult
 
+TrustOf = Callable[[Memory], str]  # a memory's effective trust level
 _PIECE = re.compile(r'(-?)(?:([A-Za-z_]+):)?(?:"([^"]*)"|(\S+))')
 _OPERATORS = {"AND", "OR", "NOT", "&&", "||"}
 
 
-def _filter_value(memory: Memory, name: str) -> tuple[str, ...] | None:
+def _filter_value(
+    memory: Memory,
+    name: str,
+    trust_of: TrustOf | None = None,
+) -> tuple[str, ...] | None:
     name = name.lower()
     if name == "system":
         return (memory.system,)
     if name == "tier":
         return (memory.tier.value,)
-    if name == "trust":
+    if name == "trust":  # the effective trust, when the caller knows it
+        return (trust_of(memory) if trust_of is not None else memory.trust.value,)
+    if name == "claimed":
         return (memory.trust.value,)
     if name == "domain":
         return (memory.domain or "",)
@@ -61,8 +69,15 @@ def _mark(text: str, needles: list[str], width: int = 160) -> str:
     return rendered if len(rendered) <= width else rendered[: width - 1] + "\u2026"
 
 
-def fallback_search(memories: Iterable[Memory], query: str, limit: int = 20) -> SearchResult:
-    """Substring search over the model, for use until the index is ready."""
+def fallback_search(
+    memories: Iterable[Memory],
+    query: str,
+    limit: int = 20,
+    *,
+    trust_of: TrustOf | None = None,
+) -> SearchResult:
+    """Substring search over the model, for use until the index is ready; `trust_of` gives a
+    memory's effective trust level for `trust:` (else its claim)."""
     started = time.perf_counter()
     needles: list[str] = []
     excluded: list[str] = []
@@ -80,7 +95,7 @@ def fallback_search(memories: Iterable[Memory], query: str, limit: int = 20) -> 
 
     scored: list[tuple[float, int, Memory]] = []
     for order, memory in enumerate(memories):
-        if not _passes(memory, filters):
+        if not _passes(memory, filters, trust_of):
             continue
         name = memory.name.casefold()
         description = memory.description.casefold()
@@ -113,9 +128,13 @@ def _any_in(text: str, needles: list[str]) -> bool:
     return any(needle in lowered for needle in needles)
 
 
-def _passes(memory: Memory, filters: list[tuple[str, str, bool]]) -> bool:
+def _passes(
+    memory: Memory,
+    filters: list[tuple[str, str, bool]],
+    trust_of: TrustOf | None = None,
+) -> bool:
     for name, wanted, negative in filters:
-        values = _filter_value(memory, name)
+        values = _filter_value(memory, name, trust_of)
         if values is None:
             continue  # a field the model cannot answer here (priority ranges...): ignored
         hit = any(v.casefold() == wanted for v in values)

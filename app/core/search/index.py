@@ -52,7 +52,17 @@ from app.core.search.fastpath import top_for_term
 from app.core.search.highlight import highlight
 from app.core.search.lexicon import FastBM25F, Lexicon, fuzzy_automaton
 from app.core.search.manifest import Manifest, ManifestFile
-from app.core.search.query import MAX_EDIT_WORD, Built, QuerySyntaxError, build, edits, parse
+from app.core.search.query import (
+    EFFECTIVE_TRUST,
+    MAX_EDIT_WORD,
+    Built,
+    QuerySyntaxError,
+    TrustOverrides,
+    build,
+    edits,
+    filters_on,
+    parse,
+)
 from app.core.search.results import Hit, IndexReport, SearchResult
 from app.core.search.schema import (
     SCHEMA_VERSION,
@@ -71,7 +81,6 @@ from app.core.search.writer import INDEX_NAME, BuildError, BuildPlan, FastSegmen
 __all__ = ["IndexFolderError", "SearchIndex", "QuerySyntaxError"]
 
 LOCK_NAME = f"{INDEX_NAME}_WRITELOCK"  # the name Whoosh's own writers lock
-FEW_HITS = 3  # fewer hits than this and a "did you mean" is looked for
 SMALL_SEGMENT = 1000  # segments under this many documents (updates') are merged together...
 MERGE_AT = 6  # ...once there are this many of them
 MLT_TERMS = 12
@@ -660,7 +669,13 @@ class SearchIndex:
             notice = "the search index is not built yet"
         return SearchResult(query=query, total=0, took_ms=_ms(started), notice=notice)
 
-    def search(self, query: str, *, limit: int = 20) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        trust_overrides: Callable[[], TrustOverrides] | None = None,
+    ) -> SearchResult:
         """The best `limit` hits for `query` (see query.py for the language). Raises
         QuerySyntaxError with the position of the first mistake; an index that is not ready or
         damaged gives an empty result with a notice."""
@@ -669,18 +684,29 @@ class SearchIndex:
         limit = max(1, int(limit))
         if tree is None:
             return SearchResult(query=query, total=0, took_ms=_ms(started))
+        # asked before the index is: an error of the caller's is not a damaged index
+        asks_trust = trust_overrides is not None and filters_on(tree, EFFECTIVE_TRUST)
+        overrides = trust_overrides() if asks_trust and trust_overrides is not None else None
         with self._guard():
             searcher = self._current_searcher()
             if searcher is None:
                 return self._unavailable(query, started)
             try:
-                return self._search(searcher, query, tree, limit, started)
+                return self._search(searcher, query, tree, limit, started, overrides)
             except Exception as error:  # a damaged segment shows up here as any kind of error
                 self._mark_damaged(error)
                 return self._unavailable(query, started)
 
-    def _search(self, searcher: Any, query: str, tree: Any, limit: int, started: float) -> SearchResult:
-        built = build(tree, searcher.reader(), self._lexicon)
+    def _search(
+        self,
+        searcher: Any,
+        query: str,
+        tree: Any,
+        limit: int,
+        started: float,
+        overrides: TrustOverrides | None = None,
+    ) -> SearchResult:
+        built = build(tree, searcher.reader(), self._lexicon, overrides)
         if built.query is None:
             return SearchResult(query=query, total=0, took_ms=_ms(started), notice="nothing to search for: only very common words")
         query_obj = built.query
@@ -698,7 +724,7 @@ class SearchIndex:
                 total, exact = max(scored, int(results.estimated_length())), False
         hits = [self._hit(searcher, docnum, score, built.highlight_terms) for docnum, score in page]
         suggestion = None
-        if total < FEW_HITS and built.plain_words:
+        if built.plain_words:
             suggestion = self._suggest(searcher, query, built)
         return SearchResult(query=query, total=total, total_exact=exact, took_ms=_ms(started), hits=hits, suggestion=suggestion)
 
@@ -710,14 +736,15 @@ class SearchIndex:
     # -- did you mean ------------------------------------------------------------------------------
 
     def _suggest(self, searcher: Any, query: str, built: Built) -> str | None:
+        """The query with each word that matches no memory replaced by a better-attested one; None
+        when every word matches something (a rare word that found its memory is what was meant)."""
         reader = searcher.reader()
         replacements: list[tuple[int, int, str]] = []
         for word in built.plain_words:
             term = terms(word.text)[0]
-            frequency = reader.doc_frequency("text", term)
-            if frequency >= FEW_HITS:
+            if reader.doc_frequency("text", term) > 0:
                 continue
-            better = self._closest(searcher, word.text, term, frequency)
+            better = self._closest(searcher, word.text, term, 0)
             if better is not None and better != word.text.lower():
                 replacements.append((word.start, word.end, better))
         if not replacements:

@@ -9,6 +9,8 @@ reader (prefixes and fuzzy terms are expanded there, with bounds).
     "deploy the app"            a phrase (stop words are skipped, as when indexing)
     depl*  deploy~  deploy~2    prefix (bounded expansion), fuzzy within 1 or 2 edits
     tier:hot tag:kite type:decision system:dollhouse trust:flagged domain:infra portfolio:work
+    claimed:validated           trust: is the effective trust (as every face shows it), claimed: the
+                                system's own claim
     tag:(kite OR web)           a group of values for one field
     priority:[1 TO 10]  tokens:>500  salience:{0.5 TO *]  created:>=2026-11  updated:2026-11-29
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from heapq import nlargest
 from typing import Any
@@ -74,9 +76,17 @@ def edits(word: str) -> Iterator[str]:
             yield word[:i] + c + word[i:]
 
 
+# `trust:` is no index field: the index holds each memory's claim (`claimed:`), and the effective
+# level differs from it only for the memories the searcher's TrustOverrides name (a ledger
+# decision, a detector's finding on a memory that claims nothing), so it is answered at query time
+# from both and never goes stale when a decision or a finding changes it.
+EFFECTIVE_TRUST = "effective_trust"
+TrustOverrides = Mapping[str, str]  # memory id -> effective level, where it is not the claim
+
 ENUM_VALUES: dict[str, tuple[str, ...]] = {
     "tier": tuple(t.value for t in Tier),
     "trust": tuple(t.value for t in TrustLevel),
+    EFFECTIVE_TRUST: tuple(t.value for t in TrustLevel),
 }
 
 
@@ -506,12 +516,33 @@ class Built:
     highlight_terms: set[str] = field(default_factory=set)
     plain_words: list[Word] = field(default_factory=list)  # for "did you mean"
     lexicon: Lexicon = field(default_factory=lambda: Lexicon())
+    # the effective trusts that are not the claim
+    overrides: TrustOverrides = field(default_factory=dict)
 
 
-def build(node: Node | None, reader: Any, lexicon: Lexicon | None = None) -> Built:
+def filters_on(node: Node | None, name: str) -> bool:
+    """Whether the query tree filters on the field `name` anywhere."""
+    if isinstance(node, FieldNode):
+        return node.name == name
+    if isinstance(node, NotNode):
+        return filters_on(node.child, name)
+    if isinstance(node, AndNode | OrNode):
+        return any(filters_on(child, name) for child in node.children)
+    return False
+
+
+def build(
+    node: Node | None,
+    reader: Any,
+    lexicon: Lexicon | None = None,
+    overrides: TrustOverrides | None = None,
+) -> Built:
     """The Whoosh query of a tree, prefixes and fuzzy terms expanded against `reader` (through the
-    in-memory `lexicon` when given)."""
+    in-memory `lexicon` when given); `overrides` gives the effective trusts that differ from the
+    claims indexed (none: every memory's claim is its effective trust)."""
     built = Built(None, lexicon=lexicon or Lexicon())
+    if overrides is not None:
+        built.overrides = overrides
     if node is not None:
         built.query = _build(node, reader, built, negated=False)
     return built
@@ -543,6 +574,8 @@ def _build(node: Node, reader: Any, built: Built, negated: bool) -> wq.Query | N
     if isinstance(node, Word):
         return _build_word(node, reader, built, negated)
     if isinstance(node, FieldNode):
+        if node.name == EFFECTIVE_TRUST:
+            return _effective_trust(node, built)
         return _build_field(node, reader)
     if isinstance(node, RangeNode):
         return ColumnRange(node.name, node.low, node.high, node.low_excl, node.high_excl, built.lexicon)
@@ -581,6 +614,25 @@ def _build_field(node: FieldNode, reader: Any) -> wq.Query:
     if node.name == "id":
         return wq.Term("id", safe_text(text))
     return wq.Term(node.name, keyword(text) or "")
+
+
+def _effective_trust(node: FieldNode, built: Built) -> wq.Query:
+    """Memories whose effective trust is the level asked for (any level a prefix starts): those
+    that claim it and have no other effective level, and those whose other level it is."""
+    value = node.value
+    wanted = (keyword(value.text) or "").lower()
+    prefix = isinstance(value, Word) and value.prefix
+    names = [level.value for level in TrustLevel]
+    levels = [name for name in names if (name.startswith(wanted) if prefix else name == wanted)]
+    if not levels:
+        return wq.NullQuery
+    claimed: wq.Query = _any_of("trust", levels)
+    overrides = built.overrides
+    if not overrides:
+        return claimed
+    kept = wq.And([claimed, wq.Not(_any_of("id", [safe_text(i) for i in overrides]))])
+    moved_in = [safe_text(i) for i, level in overrides.items() if level in levels]
+    return wq.Or([kept, _any_of("id", moved_in)]) if moved_in else kept
 
 
 def _any_of(fieldname: str, found: list[str]) -> wq.Query:

@@ -23,7 +23,7 @@ class Hit:
 class SearchResult:
     """A page of hits. `total` counts every match when `total_exact`, else it is Whoosh's upper
     estimate (counting exactly would score every match, which the page does not need).
-    `suggestion` is a corrected query ("did you mean") when the query found few hits.
+    `suggestion` is a corrected query ("did you mean") when a word of it matches no memory.
     `fallback` is True for substring results served before the index was ready; `notice` says
     why results are partial or empty (index not ready, damaged, only stop words)."""
 

@@ -236,7 +236,10 @@ FILTER_FIELDS: dict[str, str] = {
     "system": "system",
     "portfolio": "portfolio",
     "tier": "tier",
-    "trust": "trust",
+    # trust: is the effective trust, answered from the claim the index holds and what the
+    # workbench knows better (query.EFFECTIVE_TRUST); claimed: is the system's own claim.
+    "trust": "effective_trust",
+    "claimed": "trust",
     "domain": "domain",
     "type": "kind",
     "kind": "kind",

@@ -17,10 +17,11 @@ from app.tui.priority import Refused, next_priority
 
 if TYPE_CHECKING:
     from app.core.model import Memory
-    from app.core.workbench import Workbench
+    from app.core.workbench import Outcome, Workbench
     from app.tui.context import HostApp
 
 REASON = "from the browse screen"
+REFUSED_NOTE = "note: refused unless insisted on"
 # What enter does with a suggestion: the change it proposes, on which of its ids.
 SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
 
@@ -55,7 +56,14 @@ def curation(action: str, ids: list[str], name: str) -> Write | None:
         return lambda wb: apply_change(wb, f"Demoted {shown}", lambda dry: wb.demote(first, reason=REASON, dry_run=dry))
     if action == "merge":
         noun = "memory" if len(rest) == 1 else "memories"
-        return lambda wb: apply_change(wb, f"Merged {len(rest)} {noun} into {shown}", lambda dry: wb.merge(first, rest, reason=REASON, dry_run=dry))
+        # Made only after its preview (merge_preview) was confirmed: a merge the core's rule refuses
+        # is shown there with why, under "Merge anyway", so a yes is the person insisting.
+        title = f"Merged {len(rest)} {noun} into {shown}"
+
+        def merge(dry: bool, wb: Workbench) -> Outcome:
+            return wb.merge(first, rest, reason=REASON, dry_run=dry, force=True)
+
+        return lambda wb: apply_change(wb, title, lambda dry: merge(dry, wb))
     return None
 
 
@@ -126,8 +134,16 @@ def merge_preview(wb: Workbench, keep: str, others: list[str]) -> Preview:
     kept = wb.memory(keep)
     summary = [("Kept", _where(kept))]
     summary += [("Removed", f"{_where(wb.memory(other))} (kept whole in the vault: undo puts it back)") for other in others]
+    check = wb.merge_check(keep, others)
+    if not check.allowed:
+        summary += [("Refused unless you insist", reason) for reason in check.reasons]
     noun = "memory" if len(others) == 1 else "memories"
-    return Preview(f"Merge {len(others)} {noun} into {one_line(kept.name, 60)}?", "Merge", tuple(summary), plan_lines(plan if isinstance(plan, Plan) else None))
+    verb = "Merge" if check.allowed else "Merge anyway"
+    # the dry run's note on the refusal says what the rows above say already
+    lines = plan_lines(plan if isinstance(plan, Plan) else None)
+    plan_shown = tuple(line for line in lines if not line.startswith(REFUSED_NOTE))
+    title = f"Merge {len(others)} {noun} into {one_line(kept.name, 60)}?"
+    return Preview(title, verb, tuple(summary), plan_shown)
 
 
 def change_preview(wb: Workbench, action: str, memory_id: str) -> Preview:

@@ -22,7 +22,7 @@ from app.core.change.errors import ChangeError, Conflict
 from app.core.change.plan import Plan
 from app.core.inert import one_line
 from app.core.workbench import DecisionRequest
-from app.tui.activity import Receipt, clock_time, plan_lines, refused
+from app.tui.activity import Receipt, clock_time, done_lines, refused
 from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
@@ -284,7 +284,7 @@ class ReviewScreen(WorkbenchScreen):
                 outcome.failed.append((memory_id, f"{VERBS[action]} failed", error_text(result)))
             else:
                 outcome.done.append(memory_id)
-                lines += plan_lines(plans.get(memory_id))
+                lines += done_lines(workbench, plans.get(memory_id), result)
         for memory_id, _title, text in outcome.failed:
             app.record(Receipt(clock_time(workbench), "refused", f"Not done: {VERBS[action].lower()} {one_line(self._memory_name(memory_id), 80)}", (text,)))
         if outcome.done:

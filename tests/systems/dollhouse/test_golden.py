@@ -37,7 +37,7 @@ CASES = [
     Case("demote", "demote", lambda wb: wb.demote(RUNBOOK, reason=REASON), files=(RUNBOOK_FILE,), reverse=undo),
     Case("set-priority", "set-priority", lambda wb: wb.set_priority(RUNBOOK, 7, reason=REASON), files=(RUNBOOK_FILE,), reverse=undo),
     # The merged-away memory is quarantined the DollhouseMCP way: its entries' trust lines.
-    Case("merge", "merge", lambda wb: wb.merge(FLAGS, [PERF], reason=REASON), files=(PERF_FILE,), bundle=True, reverse=undo),
+    Case("merge", "merge", lambda wb: wb.merge(FLAGS, [PERF], reason=REASON, force=True), files=(PERF_FILE,), bundle=True, reverse=undo),
     Case("set-budget", "budget", lambda wb: wb.set_budget("dollhouse", 3000, reason=REASON), files=("dollhouse/config.yml",), reverse=undo),
 ]
 

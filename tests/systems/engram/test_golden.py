@@ -26,7 +26,7 @@ def observations(*ids: int) -> Rows:
 
 CASES = [
     Case("quarantine", "quarantine", lambda wb: wb.quarantine(OBS1, REASON), rows=observations(1), reverse=restore(OBS1)),
-    Case("merge", "merge", lambda wb: wb.merge(OBS2, [OBS1], reason=REASON), rows=observations(1, 2), reverse=undo),
+    Case("merge", "merge", lambda wb: wb.merge(OBS2, [OBS1], reason=REASON, force=True), rows=observations(1, 2), reverse=undo),
 ]
 
 

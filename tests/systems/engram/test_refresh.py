@@ -123,7 +123,7 @@ def test_a_merge_of_several_rows_and_its_undo_match_a_full_read(
     wb = _open(store, isolated_locations, clock)
     targeted = _targeted(monkeypatch)
     before = list(wb.memories)
-    wb.merge(KITE + "26", [KITE + "28", KITE + "25", KITE + "24"], reason="test")  # a topic's newest, a hot row, a link's target
+    wb.merge(KITE + "26", [KITE + "28", KITE + "25", KITE + "24"], reason="test", force=True)  # a topic's newest, a hot row, a link's target
     assert targeted == [True]
     _same_as_a_full_read(wb, store, isolated_locations, clock)
     wb.undo(reason="test")

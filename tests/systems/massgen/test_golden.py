@@ -32,7 +32,7 @@ CASES = [
     Case("quarantine", "quarantine", lambda wb: wb.quarantine(POLICY, REASON), files=(POLICY_FILE,), bundle=True, reverse=restore(POLICY)),
     Case("promote", "promote", lambda wb: wb.promote(PGX, reason=REASON), files=tiers("pgx_pool_tuning"), reverse=undo),
     Case("demote", "demote", lambda wb: wb.demote(LAYOUT, reason=REASON), files=tiers("go_service_layout"), reverse=undo),
-    Case("merge", "merge", lambda wb: wb.merge(VERSIONING, [POLICY], reason=REASON), files=(POLICY_FILE,), bundle=True, reverse=undo),
+    Case("merge", "merge", lambda wb: wb.merge(VERSIONING, [POLICY], reason=REASON, force=True), files=(POLICY_FILE,), bundle=True, reverse=undo),
 ]
 
 

@@ -45,7 +45,7 @@ CASES = [
     Case("demote", "demote", lambda wb: wb.demote(mem(2), reason=REASON), rows=rows(2), reverse=undo),
     Case("pin", "pin", lambda wb: wb.pin(mem(4), reason=REASON), rows=rows(4), reverse=undo),
     Case("unpin", "unpin", lambda wb: wb.unpin(mem(1), reason=REASON), rows=rows(1), reverse=undo),
-    Case("merge", "merge", lambda wb: wb.merge(mem(21), [mem(11)], reason=REASON), rows=rows(11, 21), reverse=undo, reversed_golden=True),
+    Case("merge", "merge", lambda wb: wb.merge(mem(21), [mem(11)], reason=REASON, force=True), rows=rows(11, 21), reverse=undo, reversed_golden=True),
 ]
 
 

@@ -50,7 +50,7 @@ CASES = [
         reverse=undo,
     ),
     Case("set-priority", "set-priority", lambda wb: wb.set_priority(BILLING, 3, reason=REASON), files=(MEMORY_MD,), reverse=undo, prepare=add_billing),
-    Case("merge", "merge", lambda wb: wb.merge(PRODUCTION, [STAGING], reason=REASON), files=(INFRA_MD,), reverse=undo),
+    Case("merge", "merge", lambda wb: wb.merge(PRODUCTION, [STAGING], reason=REASON, force=True), files=(INFRA_MD,), reverse=undo),
 ]
 
 
