@@ -99,9 +99,14 @@ def _same_folder(folder: Path, fd: int) -> bool:
 def _locked_new_folder(folder: Path) -> int:
     """Make a change's journal folder and hold its lock, a lock on the folder itself, which no
     file written or replaced in it can drop. A start that took the folder, still without an
-    intent, for one a crash left and removed it in between is answered by making it again."""
+    intent, for one a crash left and removed it in between is answered by making it again (and
+    the journal folder, should another change have closed and removed it meanwhile)."""
     for _ in range(8):
-        folder.mkdir(mode=0o700)
+        try:
+            folder.mkdir(mode=0o700)
+        except FileNotFoundError:
+            folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            continue
         try:
             fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except FileNotFoundError:
