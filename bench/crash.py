@@ -1,14 +1,21 @@
-"""Random kill -9 of the real command line in the middle of a change, then a fresh start.
+"""Random kill -9 of the real command line in the middle of a change or of its reverse, then a
+fresh start.
 
     python -m bench.crash [--runs 200] [--seed 1]
 
-Each run copies the sample portfolio, starts one change with `python -m app` (a quarantine of an
-entry, a file and a section, a promote, a demote that moves a section between files, a priority, a
-merge; in Engram a quarantine and a merge, in memory-mcp a quarantine, a promote, a pin and a merge), kills it with SIGKILL at a random instant of its writes (0-30 ms after its intent appears
-in the journal), then opens the workbench again (which finishes or rolls back what the kill left)
-and checks: none of the workbench's temp or set-aside files is left in the portfolio, and either
-every file holds its original bytes or the change is in the ledger and its reverse (restore or
-undo) gives the original back (every file's bytes; for a database, the rows its system reads). It prints how many runs ended which way, and every failure.
+Each run copies the sample portfolio and picks a change: a quarantine of an entry, a file and a
+section, a promote, a demote that moves a section between files, a priority, a merge (in
+DollhouseMCP, MassGen, OpenClaw); in Engram a quarantine and a merge; in memory-mcp a quarantine, a
+promote, a pin and a merge. Half the runs kill that change; the other half make it, then kill its
+reverse (the restore or the undo: an undo of a merge too). The kill is a SIGKILL at a random
+instant of the command's writes (0-30 ms after its intent appears in the journal, or `--window`
+seconds; a slower machine needs a wider one to reach the last writes); then the
+workbench opens again (which finishes or rolls back what the kill left) and checks: none of the
+workbench's temp or set-aside files is left in the portfolio, and either every file holds what it
+held before the killed command (every file's bytes; for a database, the rows its system reads) and
+the command can be run again, or the command is in the ledger, and in both cases the original
+comes back (by the reverse, or as the reverse recorded). It prints how many runs ended which way,
+how many kills landed, and every failure.
 """
 
 from __future__ import annotations
@@ -31,10 +38,12 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.locations import Locations  # noqa: E402
 from app.core.review.ledger import Ledger  # noqa: E402
-from app.core.storage import LITTER_PATTERN, leftovers  # noqa: E402
+from app.core.storage import LITTER_PATTERN  # noqa: E402
 from app.core.workbench import Workbench  # noqa: E402
 
 SAMPLE = ROOT / "sample-portfolio"
+MASSGEN, PLANNER = "massgen:massgen:workspace_coder", "massgen:massgen:workspace_planner"
+AT_MASSGEN = ("--path", "{root}/massgen")
 # (command line, the memory or portfolio the ledger records it under, how it is reversed)
 KINDS = (
     (
@@ -54,6 +63,11 @@ KINDS = (
     (
         ("merge", "openclaw:workspace:note/production", "openclaw:workspace:note/staging", "--path", "{root}/openclaw", "--force"),
         "openclaw:workspace:note/production",
+        "undo",
+    ),
+    (
+        ("merge", f"{MASSGEN}/api_versioning_policy", f"{PLANNER}/api_versioning", *AT_MASSGEN),
+        f"{MASSGEN}/api_versioning_policy",
         "undo",
     ),
     (("quarantine", "engram:engram:obs/6", "{root}/engram"), "engram:engram:obs/6", "restore"),
@@ -105,6 +119,48 @@ def environment(locations: Locations) -> dict[str, str]:
     return env
 
 
+def killed(command: list[str], env: dict[str, str], locations: Locations, delay: float) -> bool:
+    """Run `command`, and kill it `delay` seconds after its intent appears in the journal (the
+    kills land among its writes, not in its start-up). Whether it was still running then."""
+    quiet = subprocess.DEVNULL
+    process = subprocess.Popen(command, env=env, stdout=quiet, stderr=quiet)
+    journal = locations.data / "journal"
+    while process.poll() is None and not journal.exists():
+        time.sleep(0.0005)
+    time.sleep(delay)
+    alive = process.poll() is None
+    if alive:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    return alive
+
+
+def reverse_command(
+    args: tuple[str, ...],
+    subject: str,
+    reverse: str,
+    sample: Path,
+    entry: str | None,
+) -> list[str]:
+    """The command line of the change's reverse: its restore (of the entry it took) or an undo."""
+    if reverse != "restore":
+        return [sys.executable, "-m", "app", "undo", "--reason", "back"]
+    where = args[2].format(root=sample)
+    which = ["--entry", entry] if entry else []
+    return [sys.executable, "-m", "app", "restore", subject, where, *which, "--reason", "back"]
+
+
+def started(locations: Locations, sample: Path) -> set[str]:
+    """Open the workbench again; what it says it did with an interrupted command."""
+    wb = Workbench(locations, workers=1)
+    wb.open([sample], index=False)
+    return {p.kept for p in wb.problems() if p.kept in ("completed", "rolled back")}
+
+
+def litter(sample: Path) -> bool:
+    return any(LITTER_PATTERN.fullmatch(p.name) for p in sample.rglob("*"))
+
+
 def one_run(work: Path, kind: tuple[tuple[str, ...], str, str], delay: float) -> str:
     args, subject, reverse = kind
     sample = work / "sample"
@@ -112,40 +168,63 @@ def one_run(work: Path, kind: tuple[tuple[str, ...], str, str], delay: float) ->
     locations = Locations(work / "cache", work / "data", work / "config")
     original = tree(sample)
     env = environment(locations)
-    process = subprocess.Popen(command(args, sample), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    # Wait until the change starts writing (its intent appears in the journal), then kill it
-    # within the next `delay` seconds: the kills land among its writes, not in its start-up.
-    journal = locations.data / "journal"
-    while process.poll() is None and not journal.exists():
-        time.sleep(0.0005)
-    time.sleep(delay)
-    killed = process.poll() is None
-    if killed:
-        os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    wb = Workbench(locations, workers=1)
-    wb.open([sample], index=False)
-    recovered = {p.kept for p in wb.problems() if p.kept in ("completed", "rolled back")}
-    if [p for p in sample.rglob("*") if LITTER_PATTERN.fullmatch(p.name)]:
+    was_killed = killed(command(args, sample), env, locations, delay)
+    recovered = started(locations, sample)
+    if litter(sample):
         return "FAIL: litter left in the portfolio"
     recorded = [d for d in Ledger(locations).decisions() if d.memory_id == subject]
     if not recorded:
         if tree(sample) != original:
             return "FAIL: not recorded, but the portfolio changed"
-        return "killed, as before" + (" (rolled back)" if "rolled back" in recovered else "") if killed else "FAIL: finished but not recorded"
-    if reverse == "restore":
-        entry = ["--entry", str(recorded[0].entry)] if recorded[0].entry else []
-        back = [sys.executable, "-m", "app", "restore", subject, args[2].format(root=sample), *entry, "--reason", "back"]
-    else:
-        back = [sys.executable, "-m", "app", "undo", "--reason", "back"]
+        if not was_killed:
+            return "FAIL: finished but not recorded"
+        return "killed, as before" + (" (rolled back)" if "rolled back" in recovered else "")
+    back = reverse_command(args, subject, reverse, sample, recorded[0].entry)
     done = subprocess.run(back, env=env, capture_output=True)
     if done.returncode != 0:
         return f"FAIL: recorded, but the {reverse} failed: {done.stderr.decode(errors='replace').strip()[:300]}"
     if tree(sample) != original:
         return f"FAIL: the {reverse} did not give the original back"
-    if not killed:
+    if not was_killed:
         return "finished, as decided"
     return "killed, as decided" + (" (completed)" if "completed" in recovered else "")
+
+
+def one_reverse_run(work: Path, kind: tuple[tuple[str, ...], str, str], delay: float) -> str:
+    """The change made, then its reverse killed: after the next start, either the reverse is
+    recorded and the original is back, or nothing of it is left and it can be made again."""
+    args, subject, reverse = kind
+    sample = work / "sample"
+    shutil.copytree(SAMPLE, sample, symlinks=True)
+    locations = Locations(work / "cache", work / "data", work / "config")
+    original = tree(sample)
+    env = environment(locations)
+    made = subprocess.run(command(args, sample), env=env, capture_output=True)
+    if made.returncode != 0:
+        return f"FAIL: the {args[0]} failed: {made.stderr.decode(errors='replace').strip()[:300]}"
+    decided = tree(sample)
+    [change] = [d for d in Ledger(locations).decisions() if d.memory_id == subject]
+    back = reverse_command(args, subject, reverse, sample, change.entry)
+    was_killed = killed(back, env, locations, delay)
+    recovered = started(locations, sample)
+    if litter(sample):
+        return f"FAIL: litter left in the portfolio by the {reverse}"
+    if any(d.action == reverse for d in Ledger(locations).decisions()):
+        if tree(sample) != original:
+            return f"FAIL: the {reverse} is recorded, but the original is not back"
+        if not was_killed:
+            return f"{reverse} finished, as reversed"
+        how = " (completed)" if "completed" in recovered else ""
+        return f"{reverse} killed, as reversed" + how
+    if tree(sample) != decided:
+        return f"FAIL: the {reverse} is not recorded, but the portfolio changed"
+    if not was_killed:
+        return f"FAIL: the {reverse} finished but is not recorded"
+    again = subprocess.run(back, env=env, capture_output=True)
+    if again.returncode != 0 or tree(sample) != original:
+        why = again.stderr.decode(errors="replace").strip()[:300]
+        return f"FAIL: the {reverse} cannot be made again: {why}"
+    return f"{reverse} killed, as before" + (" (rolled back)" if "rolled back" in recovered else "")
 
 
 def durations(kinds: tuple[tuple[tuple[str, ...], str, str], ...], scratch: Path) -> list[float]:
@@ -166,9 +245,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
+    window = "kill within this many seconds of the intent"
+    parser.add_argument("--window", type=float, default=0.03, help=window)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    leftovers.STALE_SECONDS = 0.0  # each next start comes as if a minute later
     outcomes: Counter[str] = Counter()
     by_system: Counter[tuple[str, str]] = Counter()
     with tempfile.TemporaryDirectory(prefix="memwb-crash-") as scratch:
@@ -176,13 +256,22 @@ def main() -> None:
         print("uninterrupted: " + ", ".join(f"{k[0][0]} {t:.2f} s" for k, t in zip(KINDS, took, strict=True)))
         for run in range(args.runs):
             i = rng.randrange(len(KINDS))
-            delay = rng.uniform(0.0, 0.03)  # after the change's first journal entry
+            of_reverse = rng.random() < 0.5
+            delay = rng.uniform(0.0, args.window)  # after the command's first journal entry
             work = Path(scratch) / f"run{run}"
-            outcome = one_run(work, KINDS[i], delay)
+            outcome = (one_reverse_run if of_reverse else one_run)(work, KINDS[i], delay)
             outcomes[outcome] += 1
-            by_system[(KINDS[i][1].split(":", 1)[0], "FAIL" if outcome.startswith("FAIL") else "killed" if outcome.startswith("killed") else "finished")] += 1
+            ended = "killed"
             if outcome.startswith("FAIL"):
-                print(f"run {run}: {KINDS[i][0][0]} killed after {delay:.3f} s: {outcome}")
+                ended = "FAIL"
+            elif " finished" in f" {outcome}":
+                ended = "finished"
+            by_system[(KINDS[i][1].split(":", 1)[0], ended)] += 1
+            if outcome.startswith("FAIL"):
+                what = f"a {KINDS[i][0][0]}"
+                if of_reverse:
+                    what = f"the {KINDS[i][2]} of {what}"
+                print(f"run {run}: {what} killed after {delay:.3f} s: {outcome}")
             shutil.rmtree(work, ignore_errors=True)
     print(f"{args.runs} runs:")
     for outcome, count in sorted(outcomes.items(), key=lambda item: -item[1]):
@@ -190,6 +279,9 @@ def main() -> None:
     print("by system (killed / finished before the kill / failed):")
     for system in sorted({s for s, _ in by_system}):
         print(f"  {system:12} {by_system[(system, 'killed')]:4} / {by_system[(system, 'finished')]:4} / {by_system[(system, 'FAIL')]:4}")
+    ends = Counter(end for (_, end), count in by_system.items() for _ in range(count))
+    after = f"{ends['finished']} came after the command ended"
+    print(f"{args.runs} kills tried: {ends['killed']} landed, {after}; {ends['FAIL']} failures")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ patched. `changed` then holds the ids that differ, for the faces to refresh just
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
@@ -173,7 +174,10 @@ class Workbench:
         )
         self._paths = [Path(p) for p in paths]
         recovered = self._applier.recover()  # before anything is read: a crash may have left a change half done
-        result = litter.cleared(pipeline.run(self._paths), self.locations.data, lambda: pipeline.run(self._paths))
+        # Where changes running in other workbench processes write: their files are left there.
+        busy = self._applier.journal.live_places().__contains__
+        run = functools.partial(pipeline.run, self._paths)
+        result = litter.cleared(run(), self.locations.data, run, busy)
         result.problems[:0] = recovered
         # The id map and the findings of every memory live until the next load: frozen with what the
         # load made, the first write's collection does not walk them.

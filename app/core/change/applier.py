@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from app.core.change.edits import undo_file_edit, undo_file_move, undo_ledger_only
+from app.core.change.edits import leaves, undo_file_edit, undo_file_move, undo_ledger_only
 from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToRestore, NothingToUndo, Unsupported, translated
 from app.core.change.journal import RESULT, Intent, Journal
 from app.core.change.plan import Plan, Prepared
@@ -159,6 +159,8 @@ def _one_change(method: Callable[Concatenate[Applier, P], R]) -> Callable[Concat
 
     @functools.wraps(method)
     def run(self: Applier, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self.recovered is None:
+            self.recover()  # no start ran it in this process (a command that opens no portfolio)
         try:
             return method(self, *args, **kwargs)
         finally:
@@ -197,6 +199,8 @@ class Applier:
         self.written_rows: list[Row] = []  # the database rows among them: (path, table, key)
         self.journal = Journal(locations)
         self._intent: Intent | None = None
+        # What the last recovery of the journal did; None: none ran in this process yet.
+        self.recovered: list[Problem] | None = None
 
     def _watch(self, saved: Saved) -> None:
         if self.on_revert is None:
@@ -383,7 +387,14 @@ class Applier:
             raise ChangeError(f"cannot undo {rv.label}: its recorded effect is incomplete ({exc!r}); nothing was written") from exc
         if dry_run:
             return Plan.of("undo", change.memory_id, (change.memory_id,), _system_of(change), prepared)
-        effect = self._apply(prepared, f"the undo of {rv.label}", (rv.decision_id, "undo", change.memory_id), lambda e: self._undo_decision(rv, reason, e))
+        of = (rv.decision_id, "undo", change.memory_id)
+        effect = self._apply(
+            prepared,
+            f"the undo of {rv.label}",
+            of,
+            lambda e: self._undo_decision(rv, reason, e),
+            leaves(prepared.effect),
+        )
         self.touched = self._subjects_of(change)
         return self._record(self._undo_decision(rv, reason, effect))
 
@@ -537,19 +548,28 @@ class Applier:
         return self._record(decided(effect))
 
     def _apply(
-        self, change: Prepared, what: str, of: Target | tuple[str, str, str], finish: Callable[[dict[str, Any]], Decision] | None = None
+        self,
+        change: Prepared,
+        what: str,
+        of: Target | tuple[str, str, str],
+        finish: Callable[[dict[str, Any]], Decision] | None = None,
+        leaves: dict[str, str | None] | None = None,
     ) -> dict[str, Any]:
         """Make the change's effect, every write of it journaled first (`of`: its target, or the
         decision id, action and subject when there is no target). `finish(effect)` is the decision
         this effect completes, when it is the change's last: it is written down first, so a crash
-        right after a database COMMIT can still be recorded at the next start (journal.py)."""
+        right after a database COMMIT can still be recorded at the next start (journal.py), and so
+        can one after the last write of files, given what each file is to hold (`leaves`, for a
+        change whose effect is known before it is made)."""
         if change.apply is None:
             return change.effect
         decision_id, action, subject = (of.decision_id, of.action, of.memory.id) if isinstance(of, Target) else of
         intent = self._intent_for(decision_id, action, subject, what)
         notes = {"notes": change.effect["notes"]} if "notes" in change.effect else {}
         try:
-            intent.will_record(None if finish is None else finish({RESULT: True} | notes).model_dump(mode="json"))
+            whole = change.effect | notes if leaves else {RESULT: True} | notes
+            decision = None if finish is None else finish(whole).model_dump(mode="json")
+            intent.will_record(decision, leaves)
         except OSError as exc:
             raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
         try:
@@ -590,7 +610,8 @@ class Applier:
 
     def recover(self) -> list[Problem]:
         """Finish or roll back what a crash left half done (see journal.py)."""
-        return self.journal.recover(self.ledger)
+        self.recovered = self.journal.recover(self.ledger)
+        return self.recovered
 
     def _record(self, decision: Decision) -> Decision:
         if self._intent is None:

@@ -272,6 +272,23 @@ def undo_file_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     return prepared(f"undo {rv.change.action} of {rv.change.memory_id}: move {dest} back to {src}", out, changes, apply)
 
 
+def leaves(effect: dict[str, Any]) -> dict[str, str | None] | None:
+    """What each file the undo `effect` (a file edit or move) writes holds once it is made: its
+    sha256, or None when the undo removes it. The journal then knows when such an undo, cut short
+    after its last write, is done (journal.py). None for any other effect."""
+    root = Path(str(effect.get("root", "")))
+
+    def at(rel: Any) -> str:
+        return str(root / PurePosixPath(str(rel)))
+
+    if effect.get("kind") == "file-edit" and "file" in effect:
+        after = None if effect.get("removed") else effect.get("file_sha256_after")
+        return {at(effect["file"]): after}
+    if effect.get("kind") == "file-move" and "from" in effect and "to" in effect:
+        return {at(effect["to"]): effect.get("sha256_after"), at(effect["from"]): None}
+    return None
+
+
 def ledger_only(job: Target, note: str) -> Prepared:
     effect = {"kind": "ledger-only", "note": note}
     return prepared(

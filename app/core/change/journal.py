@@ -21,7 +21,9 @@ from what the journal holds (the change layer writes down the decision it will r
 for what the transaction returns) and goes into the ledger, so the memory is as decided and can be
 restored or undone; otherwise, or when the rows are neither as before nor as after, it is said and
 its journal is kept in `journal/unresolved/` for the person. A change that is running in another
-workbench process holds a lock on its intent and is left alone.
+workbench process holds a lock on its journal folder (the folder itself, so the intent's own
+replacements never drop it) from before its intent is written until its folder is removed, and is
+left alone: a change is never recovered while its process lives.
 
 The workbench's own files (vault, ledger, cache) are not journaled: a vault item written by a
 change that never completed is an orphan copy, harmless.
@@ -53,6 +55,9 @@ UNRESOLVED = "unresolved"
 APPLYING, APPLIED = "applying", "applied"
 # In the decision a change will record, the place for what its last database write returns.
 RESULT = "$result"
+# How a change the next start completes was interrupted.
+COMMITTED = "after its database transaction was committed (its rows read back as written)"
+FILES_DONE = "after its last write (every file it writes holds what it was to leave)"
 
 
 def _sha(data: bytes | None) -> str | None:
@@ -79,6 +84,57 @@ def _sync(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _same_folder(folder: Path, fd: int) -> bool:
+    """Whether `folder` still names the folder open as `fd` (not removed, not made again)."""
+    try:
+        now = os.stat(folder, follow_symlinks=False)
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _locked_new_folder(folder: Path) -> int:
+    """Make a change's journal folder and hold its lock, a lock on the folder itself, which no
+    file written or replaced in it can drop. A start that took the folder, still without an
+    intent, for one a crash left and removed it in between is answered by making it again (and
+    the journal folder, should another change have closed and removed it meanwhile)."""
+    for _ in range(8):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileNotFoundError:
+            folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            continue
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _same_folder(folder, fd):
+            return fd
+        os.close(fd)
+    raise OSError(f"{folder} was removed each time it was made")
+
+
+def _lock_if_free(folder: Path) -> int | None:
+    """A descriptor holding the lock of a change's journal folder whose change is not running
+    (its process died: the lock went with it), or None when the change holds it or the folder is
+    gone (closed meanwhile)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    if not _same_folder(folder, fd):
+        os.close(fd)
+        return None
+    return fd
 
 
 @dataclass
@@ -118,10 +174,19 @@ class Intent:
             data = json.dumps({"expects": record.get("expects", []), "result": None, "result_kept": False}, sort_keys=True, default=str)
         _write_durably(self.folder / f"{n}.commit.json", data.encode())
 
-    def will_record(self, decision: dict[str, Any] | None) -> None:
+    def will_record(
+        self,
+        decision: dict[str, Any] | None,
+        leaves: dict[str, str | None] | None = None,
+    ) -> None:
         """The decision the change records once its effect is made, with `{RESULT: ...}` where what
-        its next database write returns goes; None: this part of the change is not its last."""
-        self.header = self.header | {"finish": None if decision is None else {"decision": decision, "from_step": self.steps}}
+        its next database write returns goes; None: this part of the change is not its last.
+        `leaves`: what each file the change writes holds once it is made (its sha256, None when it
+        is removed), when the decision is whole already: the change is done once they all do."""
+        finish = None if decision is None else {"decision": decision, "from_step": self.steps}
+        if finish is not None and leaves:
+            finish["leaves"] = leaves
+        self.header = self.header | {"finish": finish}
         self._write_header()
 
     def applied(self, decision: Decision) -> None:
@@ -130,6 +195,9 @@ class Intent:
 
     def close(self) -> None:
         """The change is recorded (or given up with its files as they were): forget it."""
+        # The intent goes first: steps left without it, should the rest fail, are never rolled back.
+        with contextlib.suppress(OSError):
+            (self.folder / INTENT).unlink()
         shutil.rmtree(self.folder, ignore_errors=True)
         with contextlib.suppress(OSError):
             self.folder.parent.rmdir()  # the journal folder itself, when no other change is in it
@@ -148,38 +216,56 @@ class Journal:
         self.root = Path(locations.data) / "journal"
 
     def begin(self, decision_id: str, action: str, subject: str, what: str) -> Intent:
-        folder = self.root / decision_id
         self.locations.ensure_private(self.root)
-        folder.mkdir(mode=0o700)
+        folder = self.root / decision_id
         own = tuple(os.path.realpath(p) for p in (self.locations.data, self.locations.cache, self.locations.config))
         header = {"state": APPLYING, "id": decision_id, "action": action, "subject": subject, "what": what}
         intent = Intent(folder, header, own)
-        intent._write_header()
-        intent.lock = os.open(folder / INTENT, os.O_RDONLY | os.O_CLOEXEC)
-        fcntl.flock(intent.lock, fcntl.LOCK_EX)
-        _sync(self.root)
+        intent.lock = _locked_new_folder(folder)
+        try:
+            intent._write_header()
+            _sync(self.root)
+        except BaseException:
+            intent.close()
+            raise
         return intent
 
     def recover(self, ledger: Ledger) -> list[Problem]:
         """Finish or roll back every change a crash left half done; what was done, as problems."""
         if not self.root.is_dir():
             return []
+        live = self.live_places()
         problems: list[Problem] = []
         for folder in sorted(p for p in self.root.iterdir() if p.is_dir() and p.name != UNRESOLVED):
-            problems += self._recover_one(folder, ledger)
+            problems += self._recover_one(folder, ledger, live)
         return problems
 
-    def _recover_one(self, folder: Path, ledger: Ledger) -> list[Problem]:
+    def live_places(self) -> set[str]:
+        """The folders the changes running now in other workbench processes write in (those their
+        journals name so far): what a start finds there may be theirs, and is left alone."""
+        places: set[str] = set()
+        if not self.root.is_dir():
+            return places
+        for folder in self.root.iterdir():
+            if folder.name == UNRESOLVED or not folder.is_dir():
+                continue
+            lock = _lock_if_free(folder)
+            if lock is not None:
+                os.close(lock)  # its process is gone: not running
+                continue
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                places |= {os.path.dirname(str(step["path"])) for _, step in self._steps(folder)}
+        return places
+
+    def _recover_one(self, folder: Path, ledger: Ledger, live: set[str]) -> list[Problem]:
+        lock = _lock_if_free(folder)
+        if lock is None:
+            return []  # running now in another workbench process, or closed meanwhile
         try:
-            lock = os.open(folder / INTENT, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            shutil.rmtree(folder, ignore_errors=True)  # died before its intent was written: nothing was changed
-            return []
-        try:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return []  # running now in another workbench process
+            if not (folder / INTENT).is_file():
+                # It died before its intent was written: nothing was changed.
+                shutil.rmtree(folder, ignore_errors=True)
+                return []
             header = json.loads((folder / INTENT).read_bytes())
             what = str(header.get("what") or header.get("id"))
             if header.get("state") == APPLIED:
@@ -193,17 +279,13 @@ class Journal:
             if finished is not None:
                 if all(d.id != finished.id for d in ledger.decisions()):
                     ledger.record(finished)
-                self._sweep(folder)
+                self._sweep(folder, live, done=True)
                 shutil.rmtree(folder, ignore_errors=True)
-                return [
-                    Problem(
-                        path=str(ledger.path),
-                        message=f"{what} was interrupted after its database transaction was committed (its rows read back as written); it is now recorded",
-                        kept="completed",
-                    )
-                ]
+                how = FILES_DONE if isinstance(header["finish"].get("leaves"), dict) else COMMITTED
+                said = f"{what} was interrupted {how}; it is now recorded"
+                return [Problem(path=str(ledger.path), message=said, kept="completed")]
             left = self._roll_back(folder, states)
-            self._sweep(folder)
+            self._sweep(folder, live)
             if not left:
                 shutil.rmtree(folder, ignore_errors=True)
                 return [
@@ -265,6 +347,8 @@ class Journal:
         finish = header.get("finish")
         if not steps or not isinstance(finish, dict):
             return None
+        if isinstance(finish.get("leaves"), dict):
+            return self._landed(steps, finish, states)
         last = steps[-1][0]
         if last < int(finish.get("from_step", 0)) or states.get(last, ("", ""))[0] != "after":
             return None
@@ -279,6 +363,33 @@ class Journal:
             return None
         try:
             return Decision.model_validate(filled)
+        except ValueError:
+            return None
+
+    @staticmethod
+    def _landed(
+        steps: list[tuple[int, dict[str, Any]]],
+        finish: dict[str, Any],
+        states: dict[int, tuple[str, str]],
+    ) -> Decision | None:
+        """The decision of a change of files whose every write landed: each file it was to leave
+        holds what it was to hold (or is gone, removed), and it wrote no other file. None else."""
+        leaves = {os.path.realpath(str(path)): sha for path, sha in finish["leaves"].items()}
+        first = int(finish.get("from_step", 0))
+        wrote = {os.path.realpath(str(step["path"])) for n, step in steps if n >= first}
+        if states or not wrote <= leaves.keys():
+            return None
+        for path, sha in leaves.items():
+            try:
+                now: str | None = _sha(Path(path).read_bytes())
+            except FileNotFoundError:
+                now = None
+            except OSError:
+                return None
+            if now != sha:
+                return None
+        try:
+            return Decision.model_validate(finish["decision"])
         except ValueError:
             return None
 
@@ -320,10 +431,13 @@ class Journal:
         intent.steps = 0
         return left
 
-    def _sweep(self, folder: Path) -> None:
+    def _sweep(self, folder: Path, live: set[str], *, done: bool = False) -> None:
         """Clear what the interrupted writes left beside the files they wrote (a temp file, a file
-        set aside), under the usual rules of leftovers.clear_litter."""
-        places = {os.path.dirname(str(json.loads(p.read_bytes())["path"])) for p in folder.glob("*.json") if p.stem.isdigit()}
+        set aside), under the rules of leftovers.clear_litter: the change is not running (its lock
+        is held here), so all of it, unless a change running now writes in the same folder. Once
+        the change is `done` (recorded), a file its removal set aside is never put back under its
+        name: it is moved out of the portfolio, as that removal was decided."""
+        places = {os.path.dirname(str(step["path"])) for _, step in self._steps(folder)}
         for place in sorted(places):
             try:
                 names = [e.name for e in os.scandir(place) if LITTER_PATTERN.fullmatch(e.name)]
@@ -331,7 +445,7 @@ class Journal:
                 continue
             if names:
                 keep = Path(self.locations.data) / "recovered" / hashlib.sha256(place.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-                clear_litter(place, names, keep)
+                clear_litter(place, names, keep, busy=live.__contains__, put_back=not done)
 
     @staticmethod
     def _put_back(roots: Roots, path: str, current: bytes | None, before: bytes | None) -> None:

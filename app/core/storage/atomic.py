@@ -33,6 +33,7 @@ containing that text.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import re
 import secrets
@@ -49,6 +50,8 @@ from .touched import before, note
 
 FAULT_ENV = "MEMWB_FAULT"
 FAULT_IN_ENV = "MEMWB_FAULT_IN"
+# Race tests: the process waits at each fault point (the descriptors of two pipes, see `fault`).
+HOLD_ENV = "MEMWB_FAULT_HOLD"
 FAULT_POINTS = ("before_write", "half_written", "after_write", "after_fsync", "after_replace", "after_dir_fsync")
 # Elsewhere in the write path: after a file is set aside for removal (moves), right before and right
 # after a database transaction commits (sqlite_write), after a change is journaled as applied (the
@@ -66,11 +69,21 @@ _FS_APPEND_FL = 0x20
 def fault(point: str, target: str | os.PathLike[str] | None = None) -> None:
     """Die here, as a kill -9 would, when the crash tests ask for this point (and, when they name
     one with MEMWB_FAULT_IN, only in a write to a path containing it; a point with no path is
-    never narrowed)."""
-    if os.environ.get(FAULT_ENV) != point:
+    never narrowed). With MEMWB_FAULT_HOLD, wait at every such point until told to go on."""
+    if target is not None and os.environ.get(FAULT_IN_ENV, "") not in os.fspath(target):
         return
-    if target is None or os.environ.get(FAULT_IN_ENV, "") in os.fspath(target):
+    if HOLD_ENV in os.environ:
+        _hold(point, os.environ[HOLD_ENV])
+    if os.environ.get(FAULT_ENV) == point:
         os._exit(137)
+
+
+def _hold(point: str, fds: str) -> None:
+    """Say `point` on the first descriptor of `fds` ("<write>,<read>", inherited from the test),
+    then wait for one byte on the second (or its end: the test is gone)."""
+    say, wait = (int(fd) for fd in fds.split(","))
+    os.write(say, f"{point}\n".encode())
+    os.read(wait, 1)
 
 
 @dataclass(frozen=True)
@@ -112,9 +125,11 @@ def atomic_write(
     # Every step from here is relative to the folder opened once, so a folder swapped for a symlink
     # after the checks cannot send the bytes elsewhere.
     dfd = roots.open_folder(folder)
+    held = -1
     try:
         before(target, roots.primary, None if base is None else base.data, sha256_bytes(data))  # before the temp file exists
         tmp, fd = _create_temp(dfd, target, created)
+        held = os.dup(fd)  # its lock, until the save is over (see _create_temp)
         try:
             try:
                 fault("before_write", target)
@@ -149,6 +164,8 @@ def atomic_write(
         warnings += _sync_folder(dfd, folder)
         fault("after_dir_fsync", target)
     finally:
+        if held >= 0:
+            os.close(held)
         os.close(dfd)
     return Saved(target, sha256_bytes(data), len(data), Base.of(target, data, final), tuple(warnings))
 
@@ -290,16 +307,22 @@ def temp_name() -> str:
 
 
 def _create_temp(dfd: int, target: Path, created: bool) -> tuple[str, int]:
-    """A new temp file in the opened folder: (its name, a descriptor open for writing)."""
+    """A new temp file in the opened folder: (its name, a descriptor open for writing, holding a
+    shared lock on it). The lock tells a starting workbench that the write is running: it clears
+    only the temp files no process holds (leftovers.clear_litter)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(8):
         tmp = temp_name()
         try:
-            return tmp, os.open(at(dfd, tmp), flags, 0o600, **({} if _PROC_FD else {"dir_fd": dfd}))
+            fd = os.open(at(dfd, tmp), flags, 0o600, **({} if _PROC_FD else {"dir_fd": dfd}))
         except FileExistsError:
             continue
         except OSError as exc:
             raise WriteError(target, f"cannot create a temporary file in its folder: {describe(exc)}", created=created) from exc
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        if os.fstat(fd).st_nlink:
+            return tmp, fd
+        os.close(fd)  # cleared as litter between its creation and its lock: take another name
     raise WriteError(target, "cannot create a temporary file in its folder: every name tried exists", created=created)
 
 

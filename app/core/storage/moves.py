@@ -13,6 +13,7 @@ back under the original name and the caller a ConflictError; an agent that write
 creates a new file, which is left alone. A crash while the file is set aside leaves it under the
 hidden `.memwb-remove-<hex>~<name>~` name beside the original; the next start puts it back under its
 name (leftovers.clear_litter): the removal was never recorded, so the memory is as it was before.
+While it runs, the removal holds a lock on the file, so a workbench starting meanwhile leaves it.
 
 Standard library only, like the rest of the write path.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import re
 import secrets
@@ -63,9 +65,11 @@ def remove_file(roots: Roots, base: Base) -> None:
     # The rename, the read-back and the unlink are relative to the folder opened once, so a folder
     # swapped for a symlink after the checks cannot make them act elsewhere.
     dfd = roots.open_folder(target.parent)
+    held = -1
     try:
         same_folder(dfd, str(target.parent), target)
         before(target, roots.primary, base.data, None)
+        held = _hold(dfd, target.name)
         try:
             os.rename(target.name, aside.name, src_dir_fd=dfd, dst_dir_fd=dfd)
             note(target)
@@ -86,7 +90,25 @@ def remove_file(roots: Roots, base: Base) -> None:
         with contextlib.suppress(OSError):
             os.fsync(dfd)
     finally:
+        if held >= 0:
+            os.close(held)
         os.close(dfd)
+
+
+def _hold(dfd: int, name: str) -> int:
+    """A descriptor holding a shared lock on the file `name` (in the opened folder), kept while it
+    is set aside, so a starting workbench leaves it for this removal (leftovers.clear_litter); -1
+    when it cannot be had (then only the journal's lock says the removal is running)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return -1
+    return fd
 
 
 def _read_at(dfd: int, name: str) -> bytes | None:
