@@ -34,6 +34,8 @@ ID_BATCH = 500
 # Short on purpose: in WAL mode a reader never waits for a writer, so a busy database means a
 # rollback-journal writer or a recovery; we report it rather than hang the load.
 BUSY_TIMEOUT_MS = 1000
+# Reads of a database in a state no agent has open (`_lockless`) tried before the ordinary one.
+LOCKLESS_TRIES = 3
 
 T = TypeVar("T")
 
@@ -225,14 +227,28 @@ class _TextDecoder:
             return data.decode("utf-8", "replace")
 
 
-def _uri(path: Path, immutable: bool) -> str:
+def _uri(path: Path, immutable: bool, heap_wal: bool = False) -> str:
     uri = f"file:{quote(os.path.abspath(path), safe='/')}?mode=ro"
+    if heap_wal:
+        return uri + "&vfs=unix-none"
     return uri + "&immutable=1" if immutable else uri
 
 
-def _run(path: Path, reader: Callable[[ReadOnlyDb], T], immutable: bool, decoder: _TextDecoder) -> T:
-    conn = sqlite3.connect(_uri(path, immutable), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+def _run(
+    path: Path,
+    reader: Callable[[ReadOnlyDb], T],
+    immutable: bool,
+    decoder: _TextDecoder,
+    *,
+    heap_wal: bool = False,
+) -> T:
+    uri = _uri(path, immutable, heap_wal)
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
+        if heap_wal:
+            # Set before the first read: the WAL index is then built in this connection's memory
+            # from the -wal file, and no -shm file is opened or created (see `_unshared_wal`).
+            conn.execute("PRAGMA locking_mode = EXCLUSIVE")
         conn.text_factory = decoder
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA query_only = 1")
@@ -256,15 +272,54 @@ def _folder_writable(path: Path) -> bool:
     return os.access(os.path.dirname(os.path.abspath(path)) or ".", os.W_OK)
 
 
+def _wal_mode(path: Path) -> bool:
+    try:
+        return read_head(path, 20)[18:20] == b"\x02\x02"
+    except (OSError, ValueError):
+        return False
+
+
 def _idle_wal(path: Path) -> bool:
     """A WAL database with no -wal file has no open connection and nothing outside the main file.
     Opening it mode=ro would leave fresh -wal and -shm files beside it (a scan must write nothing), so
     it is read with immutable=1 instead; any live writer would have created the -wal file first."""
-    try:
-        wal_mode = read_head(path, 20)[18:20] == b"\x02\x02"
-    except (OSError, ValueError):
-        return False
-    return wal_mode and not os.path.exists(f"{path}-wal")
+    return _wal_mode(path) and not os.path.exists(f"{path}-wal")
+
+
+def _unshared_wal(path: Path) -> bool:
+    """A WAL database with a -wal file but no -shm file: a store copied or synced without it, or
+    left so by an agent that died. mode=ro would create the -shm file (a write into the agent's
+    folder), and immutable=1 would not see the rows still in the -wal file. So it is read through
+    the `unix-none` VFS in exclusive locking mode: SQLite then builds the WAL index in memory from
+    the -wal file and creates nothing. Every connection in normal locking mode keeps a -shm file,
+    so none is open now; that VFS takes no locks, so `read_db` checks that nothing changed during
+    the read and reads again if something did."""
+    return _wal_mode(path) and os.path.exists(f"{path}-wal") and not os.path.exists(f"{path}-shm")
+
+
+def _lockless(
+    path: Path,
+    reader: Callable[[ReadOnlyDb], T],
+    decoder: _TextDecoder,
+) -> tuple[T] | None:
+    """A read that creates no file beside an idle WAL database (`_idle_wal`, `_unshared_wal`), as
+    a 1-tuple; None when the database is not in such a state, or an agent wrote to it during every
+    try (the caller then reads it the ordinary way, beside that agent's own -shm file)."""
+    for _ in range(LOCKLESS_TRIES):
+        idle, unshared = _idle_wal(path), _unshared_wal(path)
+        if not (idle or unshared):
+            return None
+        before = stamp(path), os.path.exists(f"{path}-shm")
+        decoder.bad = 0
+        try:
+            result = _run(path, reader, immutable=idle, decoder=decoder, heap_wal=unshared)
+        except sqlite3.Error:
+            if (stamp(path), os.path.exists(f"{path}-shm")) == before:
+                raise
+            continue  # read while an agent wrote: read again
+        if (stamp(path), os.path.exists(f"{path}-shm")) == before:
+            return (result,)
+    return None
 
 
 def read_db(
@@ -301,7 +356,11 @@ def read_db(
     decoder = _TextDecoder()
     try:
         try:
-            result = _run(path, reader, immutable=_idle_wal(path), decoder=decoder)
+            lockless = _lockless(path, reader, decoder)
+            if lockless is not None:
+                result = lockless[0]
+            else:
+                result = _run(path, reader, immutable=False, decoder=decoder)
         except sqlite3.OperationalError as first:
             # mode=ro on a WAL database still needs the -shm file, which SQLite must create when it
             # is missing; in a folder we may not write, immutable=1 is the only way in. It skips
