@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from app.core.model import Memory, Problem
-from app.core.parsing.safefs import display_name
+from app.core.parsing.safefs import MAX_FILE_BYTES, display_name
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 # Rows asked for by id in one query (far below SQLite's smallest limit on bound parameters, 999).
@@ -34,6 +34,10 @@ ID_BATCH = 500
 # Short on purpose: in WAL mode a reader never waits for a writer, so a busy database means a
 # rollback-journal writer or a recovery; we report it rather than hang the load.
 BUSY_TIMEOUT_MS = 1000
+# What is read of one row at most, as of a memory file: SQLite allows a value of 1 GB (and an agent
+# may store one), which read whole would take its store out of review. A row holding a larger value
+# is not read, and is reported (`read_db`).
+MAX_ROW_BYTES = MAX_FILE_BYTES
 # Reads of a database in a state no agent has open (`_lockless`) tried before the ordinary one.
 LOCKLESS_TRIES = 3
 
@@ -94,12 +98,23 @@ def json_value(value: Any) -> Any:
     return value
 
 
+def _size(column: str) -> str:
+    """SQL for the bytes of a column's value (0 for NULL; a number counts as its text)."""
+    return f"coalesce(length(CAST({column} AS BLOB)), 0)"
+
+
 class ReadOnlyDb:
-    """The schema probe and row reader handed to a `read_db` reader, inside its one transaction."""
+    """The schema probe and row reader handed to a `read_db` reader, inside its one transaction.
+
+    No value over MAX_ROW_BYTES is read into Python: `select` and `values` leave out a row holding
+    one among the columns asked for (SQLite measures it, the WHERE clause drops it), and keep it in
+    `oversized` (by table and row key: its largest value's size), which `read_db` reports."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         self._columns: dict[str, tuple[str, ...]] = {}
+        self._keys: dict[str, str] = {}
+        self.oversized: dict[tuple[str, str], int] = {}
         # Only real tables: a view could be anything, and a virtual table may need a module
         # (vec0) that this process never loads.
         rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
@@ -115,10 +130,52 @@ class ReadOnlyDb:
         if table not in self._columns:
             info = self._conn.execute(f"PRAGMA table_info({quote_ident(table)})").fetchall()
             self._columns[table] = tuple(str(row[1]) for row in info)
+            primary = [str(row[1]) for row in sorted(info, key=lambda r: int(r[5] or 0)) if row[5]]
+            rowid = "WITHOUT ROWID" not in " ".join(self._tables[table].upper().split())
+            keys = ["rowid"] if rowid or not primary else [quote_ident(c) for c in primary]
+            self._keys[table] = " || ',' || ".join(keys)
         return self._columns[table]
 
     def has_column(self, table: str, column: str) -> bool:
         return column in self.columns(table)
+
+    def _bounded_sql(
+        self,
+        table: str,
+        picked: Sequence[str],
+        where: str,
+        order_by: str,
+    ) -> tuple[str, str]:
+        """(the SELECT of the `picked` columns (quoted names or NULL) of `table` in the rows whose
+        values all fit MAX_ROW_BYTES, the SQL for the largest size among them)."""
+        sizes = [_size(p) for p in picked if p != "NULL"]
+        largest = sizes[0] if len(sizes) == 1 else f"max({', '.join(sizes)})" if sizes else "0"
+        sql = f"SELECT {', '.join(picked)} FROM {quote_ident(table)}"
+        sql += f" WHERE {largest} <= {MAX_ROW_BYTES}"
+        if where:
+            sql += f" AND ({where})"
+        if order_by:
+            sql += f" ORDER BY {order_by}"
+        return sql, largest
+
+    def _left_out(
+        self,
+        table: str,
+        largest: str,
+        where: str,
+        params: Sequence[Any],
+        read: int,
+    ) -> None:
+        """After a bounded read of `read` rows: when the table has more rows matching `where`, keep
+        those left out as too large in `oversized` (a count first: most reads left none out)."""
+        count = f"SELECT count(*) FROM {quote_ident(table)}" + (f" WHERE {where}" if where else "")
+        if self._conn.execute(count, tuple(params)).fetchone()[0] <= read:
+            return
+        sql = f"SELECT {self._keys[table]}, {largest} FROM {quote_ident(table)}"
+        sql += f" WHERE {largest} > {MAX_ROW_BYTES}"
+        sql += f" AND ({where})" if where else ""
+        for key, size in self._conn.execute(sql, tuple(params)):
+            self.oversized[(table, str(key))] = int(size)
 
     def select(
         self,
@@ -130,7 +187,8 @@ class ReadOnlyDb:
         order_by: str = "",
     ) -> Iterator[dict[str, Any]]:
         """Rows of `table` as dicts. `columns=None` means every column; a requested column the
-        table lacks comes back as None, so an older schema reads with defaults.
+        table lacks comes back as None, so an older schema reads with defaults. A row holding a
+        value over MAX_ROW_BYTES is left out (see the class).
 
         `where` and `order_by` are SQL written by the adapter (never by the data); they may only
         name columns the caller has checked with `has_column`.
@@ -142,36 +200,34 @@ class ReadOnlyDb:
         real = [c for c in wanted if c in present]
         if not real:
             return
-        sql = f"SELECT {', '.join(quote_ident(c) for c in real)} FROM {quote_ident(table)}"
-        if where:
-            sql += f" WHERE {where}"
-        if order_by:
-            sql += f" ORDER BY {order_by}"
+        sql, largest = self._bounded_sql(table, [quote_ident(c) for c in real], where, order_by)
+        read = 0
         for values in self._conn.execute(sql, tuple(params)):
+            read += 1
             row = dict(zip(real, values, strict=True))
             yield {c: row.get(c) for c in wanted}
+        self._left_out(table, largest, where, params, read)
 
     def values(self, table: str, columns: Sequence[str], *, where: str = "", order_by: str = "") -> list[tuple[Any, ...]] | None:
         """Rows of `table` as tuples of `columns` (a column the table lacks reads as NULL), for a
         read of a few columns of many rows: decoded by SQLite itself, not row by row here. None when
-        a text value is not valid UTF-8: `select` then reads it, replacing the bad bytes."""
+        a text value is not valid UTF-8: `select` then reads it, replacing the bad bytes. A row
+        holding a value over MAX_ROW_BYTES among these columns is left out (see the class)."""
         present = self.columns(table)
         if not present:
             return []
-        picked = ", ".join(quote_ident(c) if c in present else "NULL" for c in columns)
-        sql = f"SELECT {picked} FROM {quote_ident(table)}"
-        if where:
-            sql += f" WHERE {where}"
-        if order_by:
-            sql += f" ORDER BY {order_by}"
+        picked = [quote_ident(c) if c in present else "NULL" for c in columns]
+        sql, largest = self._bounded_sql(table, picked, where, order_by)
         kept = self._conn.text_factory
         self._conn.text_factory = str
         try:
-            return self._conn.execute(sql).fetchall()
+            rows = self._conn.execute(sql).fetchall()
         except sqlite3.OperationalError:  # "Could not decode to UTF-8 column ..."
             return None
         finally:
             self._conn.text_factory = kept
+        self._left_out(table, largest, where, (), len(rows))
+        return rows
 
     def select_ids(self, table: str, key: str, ids: Sequence[Any], columns: Sequence[str]) -> Iterator[dict[str, Any]]:
         """The rows of `table` whose `key` column is one of `ids`, with `key` and `columns`, one
@@ -214,10 +270,12 @@ def stamp(path: Path) -> str | None:
 
 class _TextDecoder:
     """text_factory that never fails a whole query on one row of invalid UTF-8: the bad bytes are
-    replaced (U+FFFD) and counted, and the count becomes one Problem for the file."""
+    replaced (U+FFFD) and counted, and the count becomes one Problem for the file. It also keeps
+    the rows the read left out as too large (`ReadOnlyDb.oversized`), each one Problem."""
 
     def __init__(self) -> None:
         self.bad = 0
+        self.oversized: dict[tuple[str, str], int] = {}
 
     def __call__(self, data: bytes) -> str:
         try:
@@ -255,8 +313,10 @@ def _run(
         # Views and triggers of a hostile file may not call functions with side effects.
         conn.execute("PRAGMA trusted_schema = 0")
         conn.execute("BEGIN")
-        result = reader(ReadOnlyDb(conn))
+        db = ReadOnlyDb(conn)
+        result = reader(db)
         conn.execute("COMMIT")
+        decoder.oversized = db.oversized
         return result
     finally:
         conn.close()
@@ -310,7 +370,7 @@ def _lockless(
         if not (idle or unshared):
             return None
         before = stamp(path), os.path.exists(f"{path}-shm")
-        decoder.bad = 0
+        decoder.bad, decoder.oversized = 0, {}
         try:
             result = _run(path, reader, immutable=idle, decoder=decoder, heap_wal=unshared)
         except sqlite3.Error:
@@ -390,6 +450,15 @@ def read_db(
             Problem(path=shown, message="cannot read the SQLite database: its schema is damaged (names that are not UTF-8)", kept="database skipped")
         )
         return None
+    limit = f"{MAX_ROW_BYTES:,}-byte limit of a memory"
+    for (table, key), size in decoder.oversized.items():
+        problems.append(
+            Problem(
+                path=shown,
+                message=f"row {key} of `{table}` holds a value of {size:,} bytes, over the {limit}",
+                kept="row not read",
+            )
+        )
     if decoder.bad:
         problems.append(
             Problem(
