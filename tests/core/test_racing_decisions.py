@@ -105,6 +105,25 @@ def test_a_second_quarantine_made_on_a_stale_read_is_refused_and_the_restore_res
     assert source_state(sample, memory_id) == original
 
 
+@pytest.mark.parametrize("memory_id", list(SOURCES))
+def test_an_approve_made_on_a_read_from_before_a_quarantine_is_refused(
+    memory_id: str,
+    sample: Path,
+    isolated_locations: Locations,
+) -> None:
+    original = source_state(sample, memory_id)
+    first, second = opened(isolated_locations, sample), opened(isolated_locations, sample)
+    first.quarantine(memory_id, "leaks a host")
+    quarantined = source_state(sample, memory_id)
+    for decide in (second.approve, second.flag):
+        with pytest.raises(ChangeError, match="quarantine.*restore it first"):
+            decide(memory_id, "looked fine before")
+    assert source_state(sample, memory_id) == quarantined
+    assert [d.action for d in Ledger(isolated_locations).history(memory_id)] == ["quarantine"]
+    opened(isolated_locations, sample).restore(memory_id, "back")
+    assert source_state(sample, memory_id) == original
+
+
 def test_a_quarantine_read_between_another_ones_write_and_its_ledger_line_is_refused(
     sample: Path,
     isolated_locations: Locations,

@@ -132,18 +132,26 @@ def refuse_nested(root: Path, data: Path) -> None:
         raise ContainmentError(f"refused: the workbench's data folder {shown(real_data)} is inside the portfolio {shown(real_root)}; nothing was changed")
 
 
-def _refuse_quarantined_again(ledger: Ledger, memory_id: str, entry: str | None) -> None:
-    """A quarantine of what a standing quarantine already holds (the same entry, or the whole
-    memory) would find nothing left to do and record a second decision whose restore gives back
-    nothing: refused, naming the decision that stands. (Another workbench may have made it since
-    this one read the memory.)"""
+def _refuse_over_a_quarantine(
+    ledger: Ledger,
+    action: Action,
+    memory_id: str,
+    entry: str | None,
+) -> None:
+    """A decision over a standing quarantine (another workbench may have made it since this one
+    read the memory) is refused, naming it. A second quarantine of what it holds (the same entry,
+    or the whole memory) would find nothing left to do and record a decision whose restore gives
+    back nothing; an approve or flag would rewrite what the quarantine wrote, and its restore could
+    then not give the original back. A quarantine of the whole memory over one entry's goes on."""
     standing = active_quarantine(ledger, memory_id, entry)
-    if standing is None or standing.entry not in (entry, None):
+    if standing is None or (action == "quarantine" and standing.entry not in (entry, None)):
         return
-    what = f"entry {entry!r} of {memory_id}" if entry and standing.entry else memory_id
+    scope = f"entry {standing.entry!r} of {memory_id}" if standing.entry else memory_id
     by = f"decision {standing.id[:12]} of {standing.time} by {standing.user}"
-    again = "restore it first to quarantine it again; nothing was changed"
-    raise NothingToChange(f"{what} is already quarantined ({by}); {again}")
+    if action == "quarantine":
+        again = "restore it first to quarantine it again; nothing was changed"
+        raise NothingToChange(f"{scope} is already quarantined ({by}); {again}")
+    raise ChangeError(f"{scope} is quarantined ({by}); restore it first; nothing was changed")
 
 
 def _system(name: str) -> System:
@@ -318,8 +326,8 @@ class Applier:
             hidden = active_quarantine(self.ledger, memory.id)
             if hidden is not None and hidden.effect.get("kind") in HIDDEN_KINDS:
                 raise ChangeError(f"{memory.id} is in the workbench's quarantine ({hidden.effect['kind']}); restore it first; nothing was changed")
-        if action == "quarantine":
-            _refuse_quarantined_again(self.ledger, memory.id, entry)
+        if action != "restore":
+            _refuse_over_a_quarantine(self.ledger, action, memory.id, entry)
         try:
             target = self._decision_target(action, portfolio, memory, entry, reason)
             change = _system(memory.system).trust_effect(target)
