@@ -192,3 +192,69 @@ def test_a_cold_start_scans_and_indexes_in_batches(stores: Path, isolated_locati
     counted.connections = 0
     wb.suggestions()
     assert counted.connections <= 2 * (600 // 500 + 1)
+
+
+def _folder_state(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
+
+
+def test_a_wal_store_without_its_shm_file_is_read_without_creating_one(
+    stores: Path,
+    isolated_locations: Locations,
+) -> None:
+    # A store copied while its agent had it open (a backup, a sync that skips the -shm file): the
+    # newest rows are only in its -wal file, and no -shm file is beside it.
+    copy = stores.parent / "copied"
+    for system, name in (("engram", "engram.db"), ("memory-mcp", "memory.db")):
+        db = stores / system / name
+        writer = sqlite3.connect(db, isolation_level=None)
+        try:
+            writer.execute("PRAGMA wal_autocheckpoint = 0")
+            if system == "engram":
+                at = engram_fixture.ts(12)
+                engram_fixture.add(writer, title="Only in the wal", content=ATTACK, created_at=at)
+            else:
+                memory_mcp_fixture.add(writer, id=601, content=ATTACK, content_hash="h601")
+            (copy / system).mkdir(parents=True)
+            for suffix in ("", "-wal"):
+                (copy / system / f"{name}{suffix}").write_bytes(Path(f"{db}{suffix}").read_bytes())
+        finally:
+            writer.close()
+    names = {"engram": ["engram.db", "engram.db-wal"], "memory-mcp": ["memory.db", "memory.db-wal"]}
+    before = {system: _folder_state(copy / system) for system in names}
+    assert {system: sorted(state) for system, state in before.items()} == names
+    wb = _open(isolated_locations, copy)
+    assert {system: sorted(os.listdir(copy / system)) for system in names} == names
+    assert {system: _folder_state(copy / system) for system in names} == before
+    assert wb.result.problems == []
+    assert len(wb.memories) == 1202
+    queued = {i.memory.id for i in wb.review_queue()}
+    assert {"engram:engram:obs/601", "memory-mcp:memory-mcp:mem/601"} <= queued
+    assert ATTACK in wb.text("memory-mcp:memory-mcp:mem/601")
+    assert {system: _folder_state(copy / system) for system in names} == before
+
+
+def test_an_agent_writing_during_a_read_without_locks_is_read_again(tmp_path: Path) -> None:
+    # An idle WAL store is read without taking locks (nothing created beside it); an agent that
+    # opens it and commits meanwhile makes that read void, and the read is made again.
+    db = tmp_path / "engram.db"
+    conn = engram_fixture.make_db(db)
+    engram_fixture.add(conn, title="First", created_at=engram_fixture.ts(1))
+    conn.close()
+    assert sorted(os.listdir(tmp_path)) == ["engram.db"]
+    agent: list[sqlite3.Connection] = []
+
+    def titles(ro: sqlite_ro.ReadOnlyDb) -> list[str]:
+        if not agent:
+            agent.append(engram_fixture.connect(db))
+            at = engram_fixture.ts(2)
+            engram_fixture.add(agent[0], title="Written during the read", created_at=at)
+        return [str(r["title"]) for r in ro.select("observations", ["title"], order_by="id")]
+
+    problems: list = []
+    try:
+        found = sqlite_ro.read_db(db, titles, problems)
+    finally:
+        agent[0].close()
+    assert problems == []
+    assert found == ["First", "Written during the read"]

@@ -13,9 +13,12 @@ nothing, when the file or row changed since.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import os
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -40,6 +43,8 @@ from app.core.systems import registry
 from app.core.systems.api import System, UndoStep
 
 TRUST_ACTIONS: tuple[Action, ...] = ("approve", "flag", "quarantine", "restore")
+# How long a decision waits for one another workbench process is making (`_one_decision_at_a_time`).
+DECISION_WAIT_SECONDS = 30.0
 
 # Undo kinds every file-based system shares; a system adds its own through `System.undo_steps`.
 _UNDO: dict[str, UndoStep] = {
@@ -125,6 +130,28 @@ def refuse_nested(root: Path, data: Path) -> None:
     real_data = os.path.realpath(data)
     if real_data == real_root or real_data.startswith(real_root.rstrip(os.sep) + os.sep):
         raise ContainmentError(f"refused: the workbench's data folder {shown(real_data)} is inside the portfolio {shown(real_root)}; nothing was changed")
+
+
+def _refuse_over_a_quarantine(
+    ledger: Ledger,
+    action: Action,
+    memory_id: str,
+    entry: str | None,
+) -> None:
+    """A decision over a standing quarantine (another workbench may have made it since this one
+    read the memory) is refused, naming it. A second quarantine of what it holds (the same entry,
+    or the whole memory) would find nothing left to do and record a decision whose restore gives
+    back nothing; an approve or flag would rewrite what the quarantine wrote, and its restore could
+    then not give the original back. A quarantine of the whole memory over one entry's goes on."""
+    standing = active_quarantine(ledger, memory_id, entry)
+    if standing is None or (action == "quarantine" and standing.entry not in (entry, None)):
+        return
+    scope = f"entry {standing.entry!r} of {memory_id}" if standing.entry else memory_id
+    by = f"decision {standing.id[:12]} of {standing.time} by {standing.user}"
+    if action == "quarantine":
+        again = "restore it first to quarantine it again; nothing was changed"
+        raise NothingToChange(f"{scope} is already quarantined ({by}); {again}")
+    raise ChangeError(f"{scope} is quarantined ({by}); restore it first; nothing was changed")
 
 
 def _system(name: str) -> System:
@@ -228,10 +255,68 @@ class Applier:
 
     @_one_change
     def decide(
-        self, action: Action, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False
+        self,
+        action: Action,
+        where: Where,
+        memory_id: str | None = None,
+        *,
+        entry: str | None = None,
+        reason: str,
+        dry_run: bool = False,
     ) -> Decision | Plan:
         """approve, flag, quarantine or restore a memory (or one entry), with its effect in the
-        memory's own system."""
+        memory's own system. One decision at a time across workbench processes: the ledger is
+        read, the memory's source checked and changed, and the decision recorded, before another
+        workbench may decide, so each decides on what the other did (a second quarantine of one
+        memory is refused)."""
+        if dry_run:
+            return self._decide(action, where, memory_id, entry=entry, reason=reason, dry_run=True)
+        with self._one_decision_at_a_time():
+            return self._decide(action, where, memory_id, entry=entry, reason=reason)
+
+    @contextlib.contextmanager
+    def _one_decision_at_a_time(self) -> Iterator[None]:
+        """Hold the lock of the workbench's data folder (a lock on the folder itself: no file to
+        create, none that a write could replace); it goes with the process that holds it. A
+        decision refused before anything was written leaves no data folder it had to make."""
+        made = not os.path.lexists(self.locations.data)
+        try:
+            folder = self.locations.ensure_private(Path(self.locations.data))
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            why = f"cannot open the workbench's data folder {self.locations.data}: {exc}"
+            raise ChangeError(f"{why}; nothing was changed") from exc
+        try:
+            deadline = time.monotonic() + DECISION_WAIT_SECONDS
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        busy = f"{DECISION_WAIT_SECONDS:.0f} s"
+                        why = f"another workbench process has been making a decision for {busy}"
+                        raise ChangeError(f"{why}; nothing was changed (try again)") from None
+                    time.sleep(0.02)
+            yield
+        except BaseException:
+            if made:
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)  # only while empty
+            raise
+        finally:
+            os.close(fd)
+
+    def _decide(
+        self,
+        action: Action,
+        where: Where,
+        memory_id: str | None = None,
+        *,
+        entry: str | None = None,
+        reason: str,
+        dry_run: bool = False,
+    ) -> Decision | Plan:
         if action not in TRUST_ACTIONS:
             raise ChangeError(f"unknown decision {action!r}; nothing was changed")
         self.written = []
@@ -245,6 +330,8 @@ class Applier:
             hidden = active_quarantine(self.ledger, memory.id)
             if hidden is not None and hidden.effect.get("kind") in HIDDEN_KINDS:
                 raise ChangeError(f"{memory.id} is in the workbench's quarantine ({hidden.effect['kind']}); restore it first; nothing was changed")
+        if action != "restore":
+            _refuse_over_a_quarantine(self.ledger, action, memory.id, entry)
         try:
             target = self._decision_target(action, portfolio, memory, entry, reason)
             change = _system(memory.system).trust_effect(target)

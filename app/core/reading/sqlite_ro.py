@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from app.core.model import Memory, Problem
-from app.core.parsing.safefs import display_name
+from app.core.parsing.safefs import MAX_FILE_BYTES, display_name
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 # Rows asked for by id in one query (far below SQLite's smallest limit on bound parameters, 999).
@@ -34,6 +34,12 @@ ID_BATCH = 500
 # Short on purpose: in WAL mode a reader never waits for a writer, so a busy database means a
 # rollback-journal writer or a recovery; we report it rather than hang the load.
 BUSY_TIMEOUT_MS = 1000
+# What is read of one row at most, as of a memory file: SQLite allows a value of 1 GB (and an agent
+# may store one), which read whole would take its store out of review. A row holding a larger value
+# is not read, and is reported (`read_db`).
+MAX_ROW_BYTES = MAX_FILE_BYTES
+# Reads of a database in a state no agent has open (`_lockless`) tried before the ordinary one.
+LOCKLESS_TRIES = 3
 
 T = TypeVar("T")
 
@@ -92,12 +98,23 @@ def json_value(value: Any) -> Any:
     return value
 
 
+def _size(column: str) -> str:
+    """SQL for the bytes of a column's value (0 for NULL; a number counts as its text)."""
+    return f"coalesce(length(CAST({column} AS BLOB)), 0)"
+
+
 class ReadOnlyDb:
-    """The schema probe and row reader handed to a `read_db` reader, inside its one transaction."""
+    """The schema probe and row reader handed to a `read_db` reader, inside its one transaction.
+
+    No value over MAX_ROW_BYTES is read into Python: `select` and `values` leave out a row holding
+    one among the columns asked for (SQLite measures it, the WHERE clause drops it), and keep it in
+    `oversized` (by table and row key: its largest value's size), which `read_db` reports."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         self._columns: dict[str, tuple[str, ...]] = {}
+        self._keys: dict[str, str] = {}
+        self.oversized: dict[tuple[str, str], int] = {}
         # Only real tables: a view could be anything, and a virtual table may need a module
         # (vec0) that this process never loads.
         rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
@@ -113,10 +130,52 @@ class ReadOnlyDb:
         if table not in self._columns:
             info = self._conn.execute(f"PRAGMA table_info({quote_ident(table)})").fetchall()
             self._columns[table] = tuple(str(row[1]) for row in info)
+            primary = [str(row[1]) for row in sorted(info, key=lambda r: int(r[5] or 0)) if row[5]]
+            rowid = "WITHOUT ROWID" not in " ".join(self._tables[table].upper().split())
+            keys = ["rowid"] if rowid or not primary else [quote_ident(c) for c in primary]
+            self._keys[table] = " || ',' || ".join(keys)
         return self._columns[table]
 
     def has_column(self, table: str, column: str) -> bool:
         return column in self.columns(table)
+
+    def _bounded_sql(
+        self,
+        table: str,
+        picked: Sequence[str],
+        where: str,
+        order_by: str,
+    ) -> tuple[str, str]:
+        """(the SELECT of the `picked` columns (quoted names or NULL) of `table` in the rows whose
+        values all fit MAX_ROW_BYTES, the SQL for the largest size among them)."""
+        sizes = [_size(p) for p in picked if p != "NULL"]
+        largest = sizes[0] if len(sizes) == 1 else f"max({', '.join(sizes)})" if sizes else "0"
+        sql = f"SELECT {', '.join(picked)} FROM {quote_ident(table)}"
+        sql += f" WHERE {largest} <= {MAX_ROW_BYTES}"
+        if where:
+            sql += f" AND ({where})"
+        if order_by:
+            sql += f" ORDER BY {order_by}"
+        return sql, largest
+
+    def _left_out(
+        self,
+        table: str,
+        largest: str,
+        where: str,
+        params: Sequence[Any],
+        read: int,
+    ) -> None:
+        """After a bounded read of `read` rows: when the table has more rows matching `where`, keep
+        those left out as too large in `oversized` (a count first: most reads left none out)."""
+        count = f"SELECT count(*) FROM {quote_ident(table)}" + (f" WHERE {where}" if where else "")
+        if self._conn.execute(count, tuple(params)).fetchone()[0] <= read:
+            return
+        sql = f"SELECT {self._keys[table]}, {largest} FROM {quote_ident(table)}"
+        sql += f" WHERE {largest} > {MAX_ROW_BYTES}"
+        sql += f" AND ({where})" if where else ""
+        for key, size in self._conn.execute(sql, tuple(params)):
+            self.oversized[(table, str(key))] = int(size)
 
     def select(
         self,
@@ -128,7 +187,8 @@ class ReadOnlyDb:
         order_by: str = "",
     ) -> Iterator[dict[str, Any]]:
         """Rows of `table` as dicts. `columns=None` means every column; a requested column the
-        table lacks comes back as None, so an older schema reads with defaults.
+        table lacks comes back as None, so an older schema reads with defaults. A row holding a
+        value over MAX_ROW_BYTES is left out (see the class).
 
         `where` and `order_by` are SQL written by the adapter (never by the data); they may only
         name columns the caller has checked with `has_column`.
@@ -140,36 +200,34 @@ class ReadOnlyDb:
         real = [c for c in wanted if c in present]
         if not real:
             return
-        sql = f"SELECT {', '.join(quote_ident(c) for c in real)} FROM {quote_ident(table)}"
-        if where:
-            sql += f" WHERE {where}"
-        if order_by:
-            sql += f" ORDER BY {order_by}"
+        sql, largest = self._bounded_sql(table, [quote_ident(c) for c in real], where, order_by)
+        read = 0
         for values in self._conn.execute(sql, tuple(params)):
+            read += 1
             row = dict(zip(real, values, strict=True))
             yield {c: row.get(c) for c in wanted}
+        self._left_out(table, largest, where, params, read)
 
     def values(self, table: str, columns: Sequence[str], *, where: str = "", order_by: str = "") -> list[tuple[Any, ...]] | None:
         """Rows of `table` as tuples of `columns` (a column the table lacks reads as NULL), for a
         read of a few columns of many rows: decoded by SQLite itself, not row by row here. None when
-        a text value is not valid UTF-8: `select` then reads it, replacing the bad bytes."""
+        a text value is not valid UTF-8: `select` then reads it, replacing the bad bytes. A row
+        holding a value over MAX_ROW_BYTES among these columns is left out (see the class)."""
         present = self.columns(table)
         if not present:
             return []
-        picked = ", ".join(quote_ident(c) if c in present else "NULL" for c in columns)
-        sql = f"SELECT {picked} FROM {quote_ident(table)}"
-        if where:
-            sql += f" WHERE {where}"
-        if order_by:
-            sql += f" ORDER BY {order_by}"
+        picked = [quote_ident(c) if c in present else "NULL" for c in columns]
+        sql, largest = self._bounded_sql(table, picked, where, order_by)
         kept = self._conn.text_factory
         self._conn.text_factory = str
         try:
-            return self._conn.execute(sql).fetchall()
+            rows = self._conn.execute(sql).fetchall()
         except sqlite3.OperationalError:  # "Could not decode to UTF-8 column ..."
             return None
         finally:
             self._conn.text_factory = kept
+        self._left_out(table, largest, where, (), len(rows))
+        return rows
 
     def select_ids(self, table: str, key: str, ids: Sequence[Any], columns: Sequence[str]) -> Iterator[dict[str, Any]]:
         """The rows of `table` whose `key` column is one of `ids`, with `key` and `columns`, one
@@ -212,10 +270,12 @@ def stamp(path: Path) -> str | None:
 
 class _TextDecoder:
     """text_factory that never fails a whole query on one row of invalid UTF-8: the bad bytes are
-    replaced (U+FFFD) and counted, and the count becomes one Problem for the file."""
+    replaced (U+FFFD) and counted, and the count becomes one Problem for the file. It also keeps
+    the rows the read left out as too large (`ReadOnlyDb.oversized`), each one Problem."""
 
     def __init__(self) -> None:
         self.bad = 0
+        self.oversized: dict[tuple[str, str], int] = {}
 
     def __call__(self, data: bytes) -> str:
         try:
@@ -225,22 +285,38 @@ class _TextDecoder:
             return data.decode("utf-8", "replace")
 
 
-def _uri(path: Path, immutable: bool) -> str:
+def _uri(path: Path, immutable: bool, heap_wal: bool = False) -> str:
     uri = f"file:{quote(os.path.abspath(path), safe='/')}?mode=ro"
+    if heap_wal:
+        return uri + "&vfs=unix-none"
     return uri + "&immutable=1" if immutable else uri
 
 
-def _run(path: Path, reader: Callable[[ReadOnlyDb], T], immutable: bool, decoder: _TextDecoder) -> T:
-    conn = sqlite3.connect(_uri(path, immutable), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+def _run(
+    path: Path,
+    reader: Callable[[ReadOnlyDb], T],
+    immutable: bool,
+    decoder: _TextDecoder,
+    *,
+    heap_wal: bool = False,
+) -> T:
+    uri = _uri(path, immutable, heap_wal)
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
+        if heap_wal:
+            # Set before the first read: the WAL index is then built in this connection's memory
+            # from the -wal file, and no -shm file is opened or created (see `_unshared_wal`).
+            conn.execute("PRAGMA locking_mode = EXCLUSIVE")
         conn.text_factory = decoder
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA query_only = 1")
         # Views and triggers of a hostile file may not call functions with side effects.
         conn.execute("PRAGMA trusted_schema = 0")
         conn.execute("BEGIN")
-        result = reader(ReadOnlyDb(conn))
+        db = ReadOnlyDb(conn)
+        result = reader(db)
         conn.execute("COMMIT")
+        decoder.oversized = db.oversized
         return result
     finally:
         conn.close()
@@ -256,15 +332,54 @@ def _folder_writable(path: Path) -> bool:
     return os.access(os.path.dirname(os.path.abspath(path)) or ".", os.W_OK)
 
 
+def _wal_mode(path: Path) -> bool:
+    try:
+        return read_head(path, 20)[18:20] == b"\x02\x02"
+    except (OSError, ValueError):
+        return False
+
+
 def _idle_wal(path: Path) -> bool:
     """A WAL database with no -wal file has no open connection and nothing outside the main file.
     Opening it mode=ro would leave fresh -wal and -shm files beside it (a scan must write nothing), so
     it is read with immutable=1 instead; any live writer would have created the -wal file first."""
-    try:
-        wal_mode = read_head(path, 20)[18:20] == b"\x02\x02"
-    except (OSError, ValueError):
-        return False
-    return wal_mode and not os.path.exists(f"{path}-wal")
+    return _wal_mode(path) and not os.path.exists(f"{path}-wal")
+
+
+def _unshared_wal(path: Path) -> bool:
+    """A WAL database with a -wal file but no -shm file: a store copied or synced without it, or
+    left so by an agent that died. mode=ro would create the -shm file (a write into the agent's
+    folder), and immutable=1 would not see the rows still in the -wal file. So it is read through
+    the `unix-none` VFS in exclusive locking mode: SQLite then builds the WAL index in memory from
+    the -wal file and creates nothing. Every connection in normal locking mode keeps a -shm file,
+    so none is open now; that VFS takes no locks, so `read_db` checks that nothing changed during
+    the read and reads again if something did."""
+    return _wal_mode(path) and os.path.exists(f"{path}-wal") and not os.path.exists(f"{path}-shm")
+
+
+def _lockless(
+    path: Path,
+    reader: Callable[[ReadOnlyDb], T],
+    decoder: _TextDecoder,
+) -> tuple[T] | None:
+    """A read that creates no file beside an idle WAL database (`_idle_wal`, `_unshared_wal`), as
+    a 1-tuple; None when the database is not in such a state, or an agent wrote to it during every
+    try (the caller then reads it the ordinary way, beside that agent's own -shm file)."""
+    for _ in range(LOCKLESS_TRIES):
+        idle, unshared = _idle_wal(path), _unshared_wal(path)
+        if not (idle or unshared):
+            return None
+        before = stamp(path), os.path.exists(f"{path}-shm")
+        decoder.bad, decoder.oversized = 0, {}
+        try:
+            result = _run(path, reader, immutable=idle, decoder=decoder, heap_wal=unshared)
+        except sqlite3.Error:
+            if (stamp(path), os.path.exists(f"{path}-shm")) == before:
+                raise
+            continue  # read while an agent wrote: read again
+        if (stamp(path), os.path.exists(f"{path}-shm")) == before:
+            return (result,)
+    return None
 
 
 def read_db(
@@ -301,7 +416,11 @@ def read_db(
     decoder = _TextDecoder()
     try:
         try:
-            result = _run(path, reader, immutable=_idle_wal(path), decoder=decoder)
+            lockless = _lockless(path, reader, decoder)
+            if lockless is not None:
+                result = lockless[0]
+            else:
+                result = _run(path, reader, immutable=False, decoder=decoder)
         except sqlite3.OperationalError as first:
             # mode=ro on a WAL database still needs the -shm file, which SQLite must create when it
             # is missing; in a folder we may not write, immutable=1 is the only way in. It skips
@@ -331,6 +450,15 @@ def read_db(
             Problem(path=shown, message="cannot read the SQLite database: its schema is damaged (names that are not UTF-8)", kept="database skipped")
         )
         return None
+    limit = f"{MAX_ROW_BYTES:,}-byte limit of a memory"
+    for (table, key), size in decoder.oversized.items():
+        problems.append(
+            Problem(
+                path=shown,
+                message=f"row {key} of `{table}` holds a value of {size:,} bytes, over the {limit}",
+                kept="row not read",
+            )
+        )
     if decoder.bad:
         problems.append(
             Problem(
