@@ -1,6 +1,6 @@
-"""The workbench's hot-cache plan against hot-memory-mcp 0.8.0's own `get_hot_cache`, on generated
-databases: recent recalls (`retrieval_events`), predictions (`access_sequences`) and 0 to 30 hot rows
-with every input of the salience score and of `get_promoted_memories`' order varied."""
+"""The workbench's hot-cache plan against hot-memory-mcp 0.8.0's own `get_hot_cache`, on
+generated databases: recent recalls (`retrieval_events`), predictions (`access_sequences`) and 0 to
+30 hot rows with every input of the salience score and of `get_promoted_memories`' order varied."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ from tests.interop.mcp import open_storage
 
 pytestmark = pytest.mark.usefixtures("write_guard")
 
+RECALL = """INSERT INTO retrieval_events (query_hash, memory_id, similarity, was_used, created_at)
+VALUES (?, ?, 0.8, ?, ?)"""
+SEQUENCE = """INSERT OR IGNORE INTO access_sequences (from_memory_id, to_memory_id, count, last_seen)
+VALUES (?, ?, ?, ?)"""
+WORDS = ["deploy", "queue", "lint", "cache", "tenant"]
 TYPES = ["project", "pattern", "reference", "conversation", "episodic"]
 
 
@@ -35,15 +40,18 @@ def generate(db: Path, seed: int, hot_rows: int, now: datetime) -> None:
     conn = sqlite3.connect(db)
     with conn:
         for i in range(1, rows + 1):
-            accessed = rng.choice([None, _stamp(now - timedelta(days=rng.choice([0, 1, 3, 7, 20, 60]), hours=i))])
-            used = rng.choice([None, None, _stamp(now - timedelta(days=rng.randint(0, 9), minutes=i))])
+            ago = timedelta(days=rng.choice([0, 1, 3, 7, 20, 60]), hours=i)
+            accessed = rng.choice([None, _stamp(now - ago)])
+            since = timedelta(days=rng.randint(0, 9), minutes=i)
+            used = rng.choice([None, None, _stamp(now - since)])
             conn.execute(
-                "INSERT INTO memories (id, content, content_hash, memory_type, source, is_hot, is_pinned, access_count,"
-                " last_accessed_at, created_at, trust_score, importance_score, used_count, last_used_at, project_id)"
+                "INSERT INTO memories (id, content, content_hash, memory_type, source, is_hot,"
+                " is_pinned, access_count, last_accessed_at, created_at, trust_score,"
+                " importance_score, used_count, last_used_at, project_id)"
                 " VALUES (?, ?, ?, ?, 'manual', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     i,
-                    f"memory {i}: " + " ".join(rng.choice(["deploy", "queue", "lint", "cache", "tenant"]) for _ in range(8)),
+                    f"memory {i}: " + " ".join(rng.choice(WORDS) for _ in range(8)),
                     f"hash-{seed}-{i}",
                     rng.choice(TYPES),
                     int(i <= hot_rows),
@@ -62,7 +70,7 @@ def generate(db: Path, seed: int, hot_rows: int, now: datetime) -> None:
             for k in range(rng.randint(1, 2)):
                 stamp = _stamp(now - timedelta(hours=n * 3 + k))
                 conn.execute(
-                    "INSERT INTO retrieval_events (query_hash, memory_id, similarity, was_used, created_at) VALUES (?, ?, 0.8, ?, ?)",
+                    RECALL,
                     (f"q{n}{k}", memory, int(k == 0), stamp),
                 )
         counts = iter(rng.sample(range(1, 60), k=59))
@@ -70,7 +78,7 @@ def generate(db: Path, seed: int, hot_rows: int, now: datetime) -> None:
             for target in rng.sample(range(1, rows + 1), k=rng.randint(0, 4)):
                 if target != source:
                     conn.execute(
-                        "INSERT OR IGNORE INTO access_sequences (from_memory_id, to_memory_id, count, last_seen) VALUES (?, ?, ?, ?)",
+                        SEQUENCE,
                         (source, target, next(counts, 1), _stamp(now)),
                     )
     conn.close()
@@ -78,7 +86,12 @@ def generate(db: Path, seed: int, hot_rows: int, now: datetime) -> None:
 
 @pytest.mark.parametrize("hot_rows", [0, 1, 4, 9, 10, 14, 20, 30])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_plan_is_what_get_hot_cache_returns(tmp_path: Path, isolated_locations: Locations, seed: int, hot_rows: int) -> None:
+def test_the_plan_is_what_get_hot_cache_returns(
+    tmp_path: Path,
+    isolated_locations: Locations,
+    seed: int,
+    hot_rows: int,
+) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     db = tmp_path / "mcp" / "memory.db"
     db.parent.mkdir()

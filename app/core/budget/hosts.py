@@ -19,14 +19,19 @@ Injection = Literal["hook", "system prompt", "mcp resource"]
 CLAUDE_CODE_HOOK_CHARS = 10_000
 CLAUDE_CODE_PREVIEW_CHARS = 2_000
 
+_PREVIEW = "past 10,000 characters the output goes to a file; the model sees a ~2 KB preview"
 _CAPS: dict[Injection, tuple[str, int | None, str]] = {
     "hook": (
         "Claude Code hook",
         CLAUDE_CODE_HOOK_CHARS,
-        "past 10,000 characters Claude Code writes the hook's output to a file and shows the model a preview of about 2 KB",
+        _PREVIEW,
     ),
     "system prompt": ("system prompt", None, "no cap of the host's own"),
-    "mcp resource": ("MCP resource", None, "read by the client when it asks; no cap of the host's own"),
+    "mcp resource": (
+        "MCP resource",
+        None,
+        "read by the client when it asks; no cap of the host's own",
+    ),
 }
 
 
@@ -51,7 +56,15 @@ class HostCap(BaseModel):
 def host_cap(injection: Injection, offered: int) -> HostCap:
     host, limit, note = _CAPS[injection]
     seen = offered if limit is None else min(offered, limit)
-    return HostCap(injection=injection, host=host, limit=limit, offered=offered, seen=seen, cut=offered - seen, note=note)
+    return HostCap(
+        injection=injection,
+        host=host,
+        limit=limit,
+        offered=offered,
+        seen=seen,
+        cut=offered - seen,
+        note=note,
+    )
 
 
 def cut_points(lengths: Sequence[int], limit: int | None, start: int = 0) -> list[int]:

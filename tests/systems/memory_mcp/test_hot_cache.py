@@ -48,30 +48,44 @@ def _plan(wb: Workbench) -> BudgetPlan:
 
 
 def _hook_ran(db: Path, project: str | None) -> None:
-    _sql(db, "INSERT INTO injection_log (memory_id, resource, session_id, project_id) VALUES (1, 'hook', 's1', ?)", (project,))
+    _sql(
+        db,
+        """INSERT INTO injection_log (memory_id, resource, session_id, project_id)
+        VALUES (1, 'hook', 's1', ?)""",
+        (project,),
+    )
 
 
 def _cold(wb: Workbench) -> str:
     return next(m.id for m in wb.memories if m.system == "memory-mcp" and m.tier.value == "cold")
 
 
-def test_without_the_hook_the_plan_is_the_mcp_resource_and_the_cap_is_ten(db: Path, isolated_locations: Locations) -> None:
+def test_without_the_hook_the_plan_is_the_mcp_resource_and_the_cap_is_ten(
+    db: Path,
+    isolated_locations: Locations,
+) -> None:
     wb = _open(db, isolated_locations)
     plan = _plan(wb)
-    assert plan.scope == "hot cache" and plan.host is not None and plan.host.injection == "mcp resource"
+    assert plan.scope == "hot cache" and plan.host is not None
+    assert plan.host.injection == "mcp resource"
     assert plan.host.limit is None and plan.host.cut == 0
     outcome = wb.promote(_cold(wb), reason="try", dry_run=True)
     assert isinstance(outcome, Plan)
     assert any("keeps at most 10 (hot_cache_max_items, 0.8.0)" in n for n in outcome.notes)
     assert any("more than memory-mcp's own promote_to_hot allows" in n for n in outcome.notes)
-    assert "schema 18 (0.8.0), hot cache via MCP resource" in wb.portfolios[0].settings["store_version"]
+    found = wb.portfolios[0].settings["store_version"]
+    assert "schema 18 (0.8.0), hot cache via MCP resource" in found
 
 
-def test_the_hook_path_caps_at_twenty_and_filters_by_project(db: Path, isolated_locations: Locations) -> None:
+def test_the_hook_path_caps_at_twenty_and_filters_by_project(
+    db: Path,
+    isolated_locations: Locations,
+) -> None:
     _hook_ran(db, "github.com/acme/other")
     wb = _open(db, isolated_locations)
     plan = _plan(wb)
-    assert plan.scope == "hot cache (hook)" and plan.host is not None and plan.host.injection == "hook"
+    assert plan.scope == "hot cache (hook)" and plan.host is not None
+    assert plan.host.injection == "hook"
     assert plan.host.limit == 10_000 and plan.host.host == "Claude Code hook"
     projects = {m.id: m.fields.get("project_id") for m in wb.memories}
     promoted = [i for i in plan.fitting if "; promoted" in i.note]
@@ -84,7 +98,11 @@ def test_the_hook_path_caps_at_twenty_and_filters_by_project(db: Path, isolated_
     assert "hot cache via hook injections logged" in wb.portfolios[0].settings["store_version"]
 
 
-def test_the_hosts_cap_cuts_what_the_model_sees(db: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_hosts_cap_cuts_what_the_model_sees(
+    db: Path,
+    isolated_locations: Locations,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _hook_ran(db, None)
     long = "the release train notes, " * 80  # 2,000 characters a row
     _sql(db, "UPDATE memories SET content = ? || id WHERE is_hot = 1", (long,))
@@ -93,5 +111,6 @@ def test_the_hosts_cap_cuts_what_the_model_sees(db: Path, isolated_locations: Lo
     assert plan.host is not None and plan.host.offered > 10_000
     assert plan.host.seen == 10_000 and plan.host.cut == plan.host.offered - 10_000 and plan.over
     cut = [i for i in plan.fitting if i.truncated]
-    assert cut and sum(i.cut for i in cut) <= plan.host.cut and all("past the host's cap" in i.note for i in cut)
+    assert cut and sum(i.cut for i in cut) <= plan.host.cut
+    assert all("past the host's cap" in i.note for i in cut)
     assert not plan.fitting[0].truncated

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from app.core.budget.hosts import cut_points, host_cap
+from app.core.budget.hosts import HostCap, cut_points, host_cap
 from app.core.budget.plans import BudgetContext, BudgetItem, BudgetPlan
 from app.core.curate.salience import days_since, parse_time
 from app.core.model import Memory, Portfolio, Tier
@@ -35,7 +35,8 @@ def _float(value: object, default: float = 0.0) -> float:
 
 def salience(memory: Memory, now: datetime, max_access: int = HOT_CACHE_MAX) -> float:
     """memory-mcp's compute_salience_score, with the inputs its _get_promoted_by_salience passes
-    (access normalised against hot_cache_max_items in 0.8.0, promoted_max_items on the hook path)."""
+    (access normalised against hot_cache_max_items in 0.8.0, promoted_max_items on the hook
+    path)."""
     f = memory.fields
     importance = _float(f.get("importance_score"), 0.5)
     trust = memory.trust_score if memory.trust_score is not None else _float(f.get("trust_score"), 1.0)
@@ -56,6 +57,15 @@ def _keep_score(memory: Memory, now: datetime) -> float:
 
 def _row(memory: Memory) -> int:
     return memory.source.row if memory.source.row is not None else 0
+
+
+def _host_note(host: HostCap) -> str:
+    seen = f"{host.host}: {host.offered:,} characters offered, {host.seen:,} seen"
+    return seen + (f", {host.cut:,} cut ({host.note})" if host.cut else f" ({host.note})")
+
+
+def _past_cap(cut: int) -> str:
+    return f"; {cut:,} characters past the host's cap" if cut else ""
 
 
 def hook_path(portfolio: Portfolio) -> bool:
@@ -123,30 +133,35 @@ def memory_mcp_plans(
             fits=True,
             truncated=cut > 0,
             cut=cut,
-            note=f"salience {score(slot.memory, now):.3f}; {slot.source}" + (f"; {cut:,} characters past the host's cap" if cut else ""),
+            note=f"salience {score(slot.memory, now):.3f}; {slot.source}" + _past_cap(cut),
         )
         for n, (slot, cut) in enumerate(zip(slots, cuts, strict=True), start=1)
     ]
-    ranks = {m.id: n for n, m in enumerate(sorted(hot, key=lambda m: (-score(m, now), _row(m))), start=1)}
+    by_score = sorted(hot, key=lambda m: (-score(m, now), _row(m)))
+    ranks = {m.id: n for n, m in enumerate(by_score, start=1)}
     for n, m in enumerate(rest, start=len(items) + 1):
-        why = "outside the current project" if not hot_cache.in_project(m, project, config) else f"past the {config.max_items}-item hot cache"
+        why = f"past the {config.max_items}-item hot cache"
+        if not hot_cache.in_project(m, project, config):
+            why = "outside the current project"
         if ranks[m.id] > cap:
             why += ", and more hot rows than memory-mcp's promote_to_hot allows"
-        items.append(BudgetItem(id=m.id, cost=1, order=n, fits=False, note=f"salience {score(m, now):.3f}; {why}"))
+        note = f"salience {score(m, now):.3f}; {why}"
+        items.append(BudgetItem(id=m.id, cost=1, order=n, fits=False, note=note))
     recalls = sum(1 for s in slots if s.source == "recent recall")
     predicted = sum(1 for s in slots if s.source == "prediction")
-    how = (
-        "injected by memory-mcp's SessionStart and UserPromptSubmit hooks (memory-mcp-cli hot-cache)" + (f", project {project}" if project else "")
-        if hook
-        else "served as memory-mcp's memory://hot-cache resource (0.8.0)"
-    )
+    how = "served as memory-mcp's memory://hot-cache resource (0.8.0)"
+    if hook:
+        how = "printed by memory-mcp's SessionStart and UserPromptSubmit hooks"
+        how += " (memory-mcp-cli hot-cache)"
+        how += f", project {project}" if project else ""
     notes: tuple[str, ...] = (
-        f"get_hot_cache: {recalls} recent recall(s), {predicted} prediction(s), then hot rows by salience, "
-        f"up to hot_cache_max_items {config.max_items}; {how}.",
+        f"get_hot_cache: {recalls} recent recall(s), {predicted} prediction(s), then hot rows by "
+        f"salience, up to hot_cache_max_items {config.max_items}; {how}.",
         f"{len(hot)} hot rows; memory-mcp keeps at most {cap} hot "
         + ("(promoted_max_items)" if hook else "(hot_cache_max_items, 0.8.0's promote_to_hot)")
-        + ": promoting past that evicts the unpinned one with the lowest access_count + 0.5 * 2^(-days/7).",
-        f"{host.host}: {host.offered:,} characters offered, {host.seen:,} seen" + (f", {host.cut:,} cut ({host.note})" if host.cut else f" ({host.note})"),
+        + ": promoting past that evicts the unpinned one with the lowest "
+        "access_count + 0.5 * 2^(-days/7).",
+        _host_note(host),
     )
     return [
         BudgetPlan(

@@ -31,7 +31,13 @@ from app.core.reading.sqlite_ro import ReadOnlyDb
 
 SEEDS = 3  # get_hot_cache predicts from the first three recalls
 HOOK_CHARS = 10_000  # what Claude Code keeps of a hook's injected context
-_TYPE_HALF_LIFE = {"project": 180.0, "pattern": 60.0, "reference": 120.0, "conversation": 30.0, "episodic": 7.0}
+_TYPE_HALF_LIFE = {
+    "project": 180.0,
+    "pattern": 60.0,
+    "reference": 120.0,
+    "conversation": 30.0,
+    "episodic": 7.0,
+}
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,7 @@ def settings_from(env: Mapping[str, str] | None = None) -> Settings:
     )
 
 
-# -- read when the portfolio is read ----------------------------------------------------------------
+# -- read when the portfolio is read -------------------------------------------------------
 
 
 def recent_recalls(db: ReadOnlyDb, limit: int) -> list[int]:
@@ -107,7 +113,8 @@ def predictions(db: ReadOnlyDb, seed: int, limit: int, threshold: float) -> list
     if not db.has_column("access_sequences", "to_memory_id"):
         return []
     where = "from_memory_id = ?"
-    rows = list(db.select("access_sequences", ["to_memory_id", "count"], where=where, params=(seed,)))
+    columns = ["to_memory_id", "count"]
+    rows = list(db.select("access_sequences", columns, where=where, params=(seed,)))
     total = sum(r["count"] or 0 for r in rows)
     if not total:
         return []
@@ -120,7 +127,14 @@ def hook_evidence(db: ReadOnlyDb) -> dict[str, Any]:
     writes with `resource = 'hook'`, and the project its newest one was for."""
     if not db.has_column("injection_log", "resource"):
         return {"hook_injections": 0, "hook_project": None}
-    rows = list(db.select("injection_log", ["project_id", "injected_at", "id"], where="resource = 'hook'", order_by="id"))
+    rows = list(
+        db.select(
+            "injection_log",
+            ["project_id", "injected_at", "id"],
+            where="resource = 'hook'",
+            order_by="id",
+        )
+    )
     newest = max(rows, key=lambda r: (str(r["injected_at"] or ""), r["id"] or 0)) if rows else None
     return {"hook_injections": len(rows), "hook_project": newest["project_id"] if newest else None}
 
@@ -128,7 +142,8 @@ def hook_evidence(db: ReadOnlyDb) -> dict[str, Any]:
 def schema_version(db: ReadOnlyDb) -> int | None:
     if not db.has_column("schema_version", "version"):
         return None
-    versions = [r["version"] for r in db.select("schema_version", ["version"]) if isinstance(r["version"], int)]
+    found = [r["version"] for r in db.select("schema_version", ["version"])]
+    versions = [v for v in found if isinstance(v, int)]
     return max(versions) if versions else None
 
 
@@ -137,8 +152,14 @@ def read_inputs(db: ReadOnlyDb, settings: Settings) -> dict[str, Any]:
     predicted: dict[str, list[int]] = {}
     if settings.predictive:
         for seed in recalls[:SEEDS]:
-            predicted[str(seed)] = predictions(db, seed, settings.predictions_limit, settings.threshold)
-    return {"recent_recalls": recalls, "predictions": predicted, **hook_evidence(db), "schema_version": schema_version(db)}
+            limit, threshold = settings.predictions_limit, settings.threshold
+            predicted[str(seed)] = predictions(db, seed, limit, threshold)
+    return {
+        "recent_recalls": recalls,
+        "predictions": predicted,
+        **hook_evidence(db),
+        "schema_version": schema_version(db),
+    }
 
 
 # Schema versions of memory-mcp's own migrations and the release that brought each.
@@ -157,7 +178,7 @@ def describe(inputs: Mapping[str, Any]) -> str:
     return f"{head}, hot cache via {path}"
 
 
-# -- the plan ----------------------------------------------------------------------------------------
+# -- the plan -------------------------------------------------------------------------------
 
 
 def _naive(when: datetime) -> datetime:
@@ -192,7 +213,8 @@ def promoted_order(memories: Sequence[Memory], now: datetime, settings: Settings
     def key(m: Memory) -> tuple[float, float, float]:
         used = parse_time(m.fields.get("last_used_at"))
         stamp = _naive(used).replace(tzinfo=UTC).timestamp() if used else 0.0
-        ratio = _num(m.fields.get("used_count"), 0) / (int(_num(m.fields.get("access_count"), 0)) or 1)
+        accessed = int(_num(m.fields.get("access_count"), 0)) or 1
+        ratio = _num(m.fields.get("used_count"), 0) / accessed
         return (-stamp, -decayed_trust(m, now, settings), -ratio)
 
     return sorted(memories, key=key)
