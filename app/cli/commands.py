@@ -12,7 +12,7 @@ from typing import Any
 from app.cli.common import CHANGES, DECISIONS, FAILED, USAGE, emit_json, fail, say
 from app.cli.opening import locations_from, resolve_paths
 from app.cli.progress import ProgressLine
-from app.core.budget import WhatIf
+from app.core.budget import BudgetItem, WhatIf
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
 from app.core.change.summary import effect_summary
@@ -443,6 +443,13 @@ def cmd_budget_set(args: argparse.Namespace) -> int:
     return _report_change(args, workbench, outcome)
 
 
+_ITEM_KEYS = {"id", "cost", "order", "fits", "truncated", "cut", "note"}
+
+
+def _item_json(i: BudgetItem) -> dict[str, object]:
+    return i.model_dump(mode="json", include=_ITEM_KEYS)
+
+
 def cmd_budget(args: argparse.Namespace) -> int:
     if args.words and str(args.words[0]) == "set":
         args.paths_set_portfolio = args.words[1] if len(args.words) > 1 else ""
@@ -464,7 +471,8 @@ def cmd_budget(args: argparse.Namespace) -> int:
                         "loaded": plan.loaded,
                         "over": plan.over,
                         "notes": list(plan.notes),
-                        "items": [{"id": i.id, "cost": i.cost, "order": i.order, "fits": i.fits, "truncated": i.truncated, "note": i.note} for i in plan.items],
+                        "host": None if plan.host is None else plan.host.model_dump(mode="json"),
+                        "items": [_item_json(i) for i in plan.items],
                     }
                     for plan in plans
                 ]
@@ -477,6 +485,9 @@ def cmd_budget(args: argparse.Namespace) -> int:
         print(f"\n{plan.system} {one_line(plan.portfolio, 30)} ({one_line(plan.scope, 40)}): {plan.used:,} / {limit} {plan.unit}{flag}")
         for note in plan.notes:
             print(f"  {one_line(note, 150)}")
+        if plan.host is not None and plan.host.limit is not None:
+            host = plan.host
+            print(f"  {host.host}: the model sees {host.seen:,} of {host.offered:,} characters")
         for item in plan.items:
             mark = "  " if item.fits else "x "
             extra = f"  truncated by {item.cut:,}" if item.truncated else ""

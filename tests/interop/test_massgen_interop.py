@@ -351,3 +351,44 @@ def test_massgen_interop_never_skips_where_required(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("MEMWB_REQUIRE_INTEROP")
     with pytest.raises(pytest.skip.Exception):
         massgen_real.missing()
+
+
+@pytest.mark.parametrize(
+    ("rel", "needle"),
+    [
+        ("workspaces/workspace_a/memory/short_term/scratch.md", "RAW-SCRATCH-91c2"),
+        ("workspaces/workspace_a/memory/short_term/user_style.md", "SECRET-STYLE-7f3a"),
+    ],
+)
+def test_massgen_quarantine_takes_the_archived_earlier_version_of_a_file_that_grew(
+    run: Run,
+    rel: str,
+    needle: str,
+) -> None:
+    """MassGen archives agent_a's answer 0, then the agent appends to the file: the archive holds an
+    earlier version whose whole text is part of the live one, and the archive loader (newest copy
+    per file name) injects it once the live file is gone. Raw (no front matter) files included."""
+    run.archive("agent_a")
+    path = run.root / rel
+    path.write_text(path.read_text() + "- appended after the archive\n")
+    run.wb = run.open()
+    before = {r: (run.root / r).read_bytes() for r in run.tree()}
+    assert set(reaches(run.read(), needle)) >= {"session archive", "prompt"}
+
+    memory = run.id_of(rel)
+    decision = run.wb.quarantine(memory, "leak")
+    assert isinstance(decision, Decision)
+    answer = f".massgen/sessions/{SESSION}/archived_memories/agent_a_answer_0"
+    archived = f"{answer}/short_term/{Path(rel).name}"
+    taken = [decision.effect["file"]] + [c["file"] for c in decision.effect.get("copies", ())]
+    assert sorted(taken) == sorted([rel, archived])
+    steps = (lambda: None, lambda: run.archive("agent_a"), lambda: run.merge_to_winner("agent_b"))
+    for step in steps:
+        step()
+        assert reaches(run.read(), needle) == []
+
+    run.wb = run.open()
+    run.wb.restore(memory, "reviewed")
+    after = {r: (run.root / r).read_bytes() for r in run.tree()}
+    assert all(after[r] == before[r] for r in taken)
+    assert needle in run.read()["prompt"]

@@ -89,12 +89,11 @@ def agree(db: Path, bench: Workbench) -> Storage:
         assert saliences[mine.id].score == pytest.approx(theirs_salience, abs=0.002), row
         assert all(isinstance(e.reason, TrustReason) for e in s.get_trust_history(row))  # it raises on any other reason
     s.get_trust_history()  # the unfiltered history too
-    # The hot-cache plan: memory-mcp's own order of promoted rows by salience, its cap of 10.
+    # The hot-cache plan: what memory-mcp's own get_hot_cache returns, in its order, its cap of 10.
     [plan] = [p for p in bench.budgets() if p.system == "memory-mcp"]
-    promoted = [memory_id(m.id) for m in s._get_promoted_by_salience()]
-    detail = [(m.id, m.salience_score) for m in s._get_promoted_by_salience()], [(i.id, i.note) for i in plan.items]
-    assert [item.id for item in plan.items] == promoted and plan.limit == s.settings.hot_cache_max_items == 10, detail
-    assert len(s.get_hot_cache()) <= plan.limit
+    served = [memory_id(m.id) for m in s.get_hot_cache()]
+    detail = served, [(i.id, i.note) for i in plan.items]
+    assert [item.id for item in plan.fitting] == served and plan.limit == s.settings.hot_cache_max_items == 10, detail
     return s
 
 

@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from app.core.budget.estimators import DEFAULT_ESTIMATOR, TokenEstimator
+from app.core.budget.hosts import HostCap
 from app.core.model import Memory, built
 
 Unit = Literal["tokens", "characters", "bytes", "items"]
@@ -69,9 +70,13 @@ class BudgetPlan(_Frozen):
     items: tuple[BudgetItem, ...]
     notes: tuple[str, ...] = ()
     estimator: str | None = None
+    # Which host injects the plan and what it keeps of it (hosts.py); None when not known.
+    host: HostCap | None = None
 
     @property
     def over(self) -> bool:
+        if self.host is not None and self.host.over:
+            return True
         return self.limit is not None and (self.used > self.limit or any(not item.fits for item in self.items))
 
     @property

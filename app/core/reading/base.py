@@ -143,6 +143,12 @@ class Adapter(ABC):
         return root.name.lstrip(".") or cls.system
 
     @classmethod
+    def standard_roots(cls, home: Path) -> list[Path]:
+        """Where this system keeps portfolios on this machine beyond STANDARD_LOCATIONS (its own
+        environment variables, per-user folders); each is looked at with `detect`."""
+        return []
+
+    @classmethod
     def settings(cls, root: Path, problems: list[Problem]) -> dict[str, Any]:
         """Portfolio-wide settings (DollhouseMCP's config.yml autoLoad section, say)."""
         return {}

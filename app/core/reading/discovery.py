@@ -110,4 +110,12 @@ def standard_locations(home: Path | None = None) -> list[PortfolioRef]:
         candidate = base / rel
         if candidate.exists():
             found.extend(_detect(candidate))
+    seen = {os.path.realpath(ref.root) for ref in found}
+    for adapter in adapters():
+        for candidate in adapter.standard_roots(base):
+            root = adapter.detect(candidate) if candidate.is_dir() else None
+            if root is not None and os.path.realpath(root) not in seen:
+                seen.add(os.path.realpath(root))
+                name = adapter.portfolio_name(root)
+                found.append(PortfolioRef(system=adapter.system, root=os.fspath(root), name=name))
     return found

@@ -231,7 +231,11 @@ class BudgetScreen(WorkbenchScreen):
             self._add_more_row(plan, len(shown))
         if plan.items:
             items.move_cursor(row=row)
-        notes.update(Text("\n".join(one_line(note, 400) for note in plan.notes)))
+        host = plan.host
+        seen = []
+        if host is not None and host.limit is not None:
+            seen = [f"{host.host}: the model sees {host.seen:,} of {host.offered:,} characters"]
+        notes.update(Text("\n".join(one_line(note, 400) for note in [*seen, *plan.notes])))
 
     def _fitting(self, plan: BudgetPlan) -> int:
         """The index of the plan's last item that loads (-1: none), once per plan object."""

@@ -4,11 +4,12 @@ next save (which drops it from the file) in the workbench's vault, and comes bac
 DollhouseMCP (TypeScript) cannot run here. Its read paths all start from one load: the memory
 file is parsed and `Memory.processDeserializedEntry` skips every entry whose `trustLevel` is
 `quarantined`; activation, auto-load and search serve the loaded entries, and a save writes only
-those back (`resave_without` in tests/core/test_review_actions.py writes it as the
-serializer does)."""
+those back (`load_and_save` in tests/systems/dollhouse/server.py writes what its 2.0.35 save
+writes)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 from tests.core.test_review_actions import FLAGS, FLAGS_E1, FLAGS_E2, FLAGS_FILE
-from tests.systems.dollhouse.server import resave_without
+from tests.systems.dollhouse.server import load_and_save
 
 
 def loaded_entries(path: Path) -> list[dict[str, Any]]:
@@ -47,8 +48,8 @@ def test_quarantined_entry_is_never_served_survives_the_servers_resave_and_resto
     assert text not in served_text(path)
     assert [e["id"] for e in loaded_entries(path)] == [FLAGS_E1]
 
-    stats = b"stats:\n  totalEntries: 1\n"
-    path.write_bytes(resave_without(path.read_bytes(), FLAGS_E2, stats))  # the server's next save
+    rel = FLAGS_FILE.split("portfolio/", 1)[1]
+    path.write_bytes(load_and_save(path.read_bytes(), rel, now=datetime(2026, 12, 1, tzinfo=UTC)))
     assert FLAGS_E2.encode() not in path.read_bytes() and text not in served_text(path)
 
     wb = Workbench(isolated_locations, clock=clock, workers=1)

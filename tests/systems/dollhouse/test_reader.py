@@ -613,6 +613,8 @@ def test_settings_read_config_yml_beside_the_portfolio(tmp_path: Path) -> None:
             "memories": ["dollhousemcp-baseline-knowledge"],
         },
         "config_path": str(home / "config.yml"),
+        "server_version": None,
+        "store_version": "DollhouseMCP (version not recorded), v2 memory files, flat layout",
     }
 
 
@@ -630,6 +632,8 @@ def test_settings_defaults_without_config(tmp_path: Path) -> None:
             "memories": [],
         },
         "config_path": str(tmp_path / "config.yml"),
+        "server_version": None,
+        "store_version": "DollhouseMCP (version not recorded), v2 memory files, flat layout",
     }
 
 

@@ -37,7 +37,7 @@ from app.core.reading.base import (
     memory_id,
     sha256_text,
 )
-from app.core.systems.dollhouse import NAME
+from app.core.systems.dollhouse import NAME, versions
 
 # `<name>.backup-2026-03-14T09-12-33-120Z.yaml`, optionally `-v2`: the server's own copies, pruned by
 # it. The ISO stamp is required, so a memory merely named `backup-strategy.yaml` is never skipped.
@@ -526,6 +526,10 @@ class DollhouseAdapter(FileAdapter):
         return None
 
     @classmethod
+    def standard_roots(cls, home: Path) -> list[Path]:
+        return versions.standard_roots(home, os.environ)
+
+    @classmethod
     def portfolio_name(cls, root: Path) -> str:
         name = root.parent.name if root.name == "portfolio" else root.name
         return name.lstrip(".") or cls.system
@@ -536,6 +540,8 @@ class DollhouseAdapter(FileAdapter):
         config = (root.parent if in_parent else root) / "config.yml"
         auto = dict(DEFAULT_AUTOLOAD, memories=[])
         out: dict[str, Any] = {"autoLoad": auto, "config_path": str(config)}
+        out["server_version"] = versions.server_version(root)
+        out["store_version"] = versions.describe(out["server_version"], root)
         if not os.path.lexists(config):
             return out
         shown = "../config.yml" if in_parent else "config.yml"
@@ -632,6 +638,9 @@ class DollhouseAdapter(FileAdapter):
         else:
             tier = Tier.HOT if auto_load else Tier.COLD
         stamps = sorted(e.timestamp for e in entries if e.timestamp)
+        too_big = versions.size_problem(len(data), ctx.settings.get("server_version"))
+        if too_big is not None:
+            reader.problem(None, too_big, "memory read; split it or move old entries out")
         fields = dict(meta)
         for key, value in doc.extra.items():
             fields[key if key not in fields else f"(top level) {key}"] = value

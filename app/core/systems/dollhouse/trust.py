@@ -265,21 +265,74 @@ def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any])
     return Prepared(description, effect, changes, apply)
 
 
+# What DollhouseMCP's save writes for itself on every load and save (a new `unique_id` each time),
+# the metadata keys its loader fills with a default when the file has none, the spellings it reads
+# under another name, and the values it normalises (see FORMAT.md, "The server's save").
+_SAVE_WRITES = frozenset({"modified", "unique_id", "format_version", "type", "stats", "extensions"})
+_SAVE_DEFAULTS = frozenset(
+    {
+        "author",
+        "created",
+        "description",
+        "version",
+        "tags",
+        "triggers",
+        "storageBackend",
+        "retentionDays",
+        "privacyLevel",
+        "searchable",
+        "maxEntries",
+        "encryptionEnabled",
+        "memoryType",
+    }
+)
+_SAVE_KEEPS = _SAVE_DEFAULTS | {"name", "autoLoad", "priority", "gatekeeper", "instructions"}
+_SAVE_ALIASES = {"storage_backend": "storageBackend", "privacy_level": "privacyLevel"}
+
+
+def _as_saved(meta: dict[str, Any]) -> dict[str, Any]:
+    """The metadata keys and values DollhouseMCP's load keeps, spelled and normalised as its save
+    writes them: unknown keys dropped, aliases renamed, what it writes for itself left out."""
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        key = _SAVE_ALIASES.get(key, key)
+        if key in _SAVE_KEEPS and key not in out:
+            out[key] = value
+    if "privacyLevel" in out and out["privacyLevel"] not in ("public", "private", "sensitive"):
+        out["privacyLevel"] = "private"
+    version = str(out.get("version", ""))
+    if version and version.count(".") < 2:
+        out["version"] = version + ".0" * (2 - version.count("."))
+    return out
+
+
+def _metadata_differs(was: dict[str, Any], now: dict[str, Any]) -> bool:
+    """True when `now` is not what the server's save writes from `was`: a key the load keeps has
+    another value, or is gone, or a key appeared that the load does not fill in by itself."""
+    before, after = _as_saved(was), _as_saved(now)
+    if any(after.get(key, None) != value for key, value in before.items()):
+        return True
+    return any(key not in before and key not in _SAVE_DEFAULTS for key in after)
+
+
 def _differs_from_resave(rel: str, original: bytes, current: bytes, dropped: set[str]) -> str | None:
     """None when `current` holds what the server's save of the quarantined `original` keeps: every
-    entry but the dropped ones, with the same text and trust, and the same metadata (its own
-    `modified` stamp and the `stats` it recomputes aside); else what differs."""
+    entry but the dropped ones, with the same text and trust (in any order: its save writes them
+    most recently loaded first), and the same metadata once the save's own keys (a new
+    `unique_id`, `modified`, `memoryType` and the other defaults, `stats`) are set aside; else
+    what differs."""
     was, now = read_document(rel, original), read_document(rel, current)
     if was is None or now is None:
         return "the file no longer parses" if now is None else "the vault's copy does not parse"
     if any(r.entry.id in dropped for r in now.entries):
         return "the entry is back in the file"
 
-    def entries(doc: Any, skip: set[str]) -> list[tuple[str, str, Any]]:
-        return [(r.entry.id, r.content, r.entry.trust) for r in doc.entries if r.entry.id not in skip]
+    def entries(doc: Any, skip: set[str]) -> dict[str, tuple[str, Any]]:
+        kept = [r for r in doc.entries if r.entry.id not in skip]
+        return {r.entry.id: (r.content.strip(), r.entry.trust) for r in kept}
 
     if entries(now, set()) != entries(was, dropped):
         return "the other entries changed since (an entry was added, edited or removed)"
-    if {k: v for k, v in now.meta.items() if k != "modified"} != {k: v for k, v in was.meta.items() if k != "modified"}:
+    if _metadata_differs(was.meta, now.meta):
         return "the memory's metadata changed since"
     return None

@@ -29,7 +29,7 @@ from app.core.reading.base import (
     memory_id,
     sha256_text,
 )
-from app.core.systems.massgen import NAME
+from app.core.systems.massgen import NAME, versions
 
 MEMORY_DIR = "memory"
 TIER_DIRS: dict[str, Tier] = {"short_term": Tier.HOT, "long_term": Tier.COLD}
@@ -225,6 +225,12 @@ class MassGenAdapter(FileAdapter):
             if is_workspace(child):
                 return path
         return None
+
+    @classmethod
+    def settings(cls, root: Path, problems: list[Problem]) -> dict[str, object]:
+        version = versions.logged_version(root)
+        sessions = versions.archived_sessions(root)
+        return {"massgen_version": version, "store_version": versions.describe(version, sessions)}
 
     @classmethod
     def files(cls, root: Path, problems: list[Problem]) -> Iterator[safefs.FileRef]:

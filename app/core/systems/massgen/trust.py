@@ -10,8 +10,11 @@ workspace (and into the winner's workspace after a vote), and its prompt builder
 copies' raw text, keyed by file name. Taking only the one file out would leave its text in front of
 the agent, so a quarantine covers every copy: each other memory file of the portfolio with the same
 file name whose text holds this memory's text (or whose bytes are the same) goes into the vault with
-it, under the same decision, and a restore puts all of them back. Copies that do not hold the text
-(an older version of the memory) are memories of their own and are left alone.
+it, under the same decision, and a restore puts all of them back. An earlier version whose whole
+text is part of this memory's (the file grew after MassGen archived it) goes too: once the newer
+copies are gone the archive loader, which keeps the newest copy per file name, injects it. Copies
+that share no whole text with it (an older version rewritten since) are memories of their own and
+are left alone.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
             text = decode(data, nul_ok=True).text
         except (safefs.UnsafeFile, TextProblem, OSError):
             continue
-        if data != base.data and not (body and body in text):
+        if data != base.data and not _shares_text(body, body_of(text)):
             continue
         memories: list[Memory] = MassGenAdapter.parse(ctx, ref.rel, data).memories
         if not memories:
@@ -81,6 +84,12 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
         ct = replace(t, memory=memories[0])
         out.append((ct, read_base(ct)))
     return out
+
+
+def _shares_text(body: str, other: str) -> bool:
+    """The copy holds this memory's text, or is an earlier version of it: its whole text is part of
+    this one (an agent that appended to the file after MassGen archived it)."""
+    return bool(body and other) and (body in other or other in body)
 
 
 def _together(t: Target, main: Prepared, copies: list[Prepared]) -> Prepared:

@@ -28,7 +28,7 @@ from app.core.model import Memory, Source, Tier
 from app.core.reading.base import sha256_text
 from app.core.reading.sqlite_ro import read_db_or_raise, source_file
 from app.core.storage import Roots, write_transaction
-from app.core.systems.memory_mcp import NAME, holding
+from app.core.systems.memory_mcp import NAME, budget, holding
 from app.core.systems.memory_mcp.holding import HELD_CATEGORY
 
 TABLE = "memories"
@@ -36,7 +36,6 @@ HISTORY = "trust_history"
 LINKS = "memory_relationships"
 # promote_to_hot evicts once hot_cache_max_items (10 by default) rows are hot; promoted_max_items
 # (20) is a setting nothing in memory-mcp 0.8.0 enforces.
-HOT_CACHE_MAX = 10
 QUARANTINE_COLUMNS = ("trust_score", "is_hot", "is_pinned")
 # Also written on a merged row where the table has them: promotion_source as demote_from_hot leaves
 # it, and a category memory-mcp's auto-promotion never promotes, since trust 0 alone does not keep
@@ -122,11 +121,14 @@ def _row_values(
     if done(before) if done is not None else _same(before, values):
         raise NothingToChange(f"{job.label} {already}; nothing was changed")
     if values.get("is_hot") == 1:
-        notes.append(f"{hot} memories are hot now; memory-mcp keeps and injects at most {HOT_CACHE_MAX} (hot_cache_max_items)")
-        if hot >= HOT_CACHE_MAX:
+        cap = budget.promote_cap(job.portfolio)
+        which = "promoted_max_items, the hook path" if budget.hook_path(job.portfolio) else "hot_cache_max_items, 0.8.0"
+        notes.append(f"{hot} memories are hot now; memory-mcp keeps at most {cap} ({which})")
+        if hot >= cap:
             notes.append(
-                f"{hot + 1} hot rows are more than memory-mcp's own promote_to_hot allows: it would evict its lowest-scored unpinned hot memory "
-                "to make room; the workbench evicts nothing, and the hot cache serves only the first 10 by salience"
+                f"{hot + 1} hot rows are more than memory-mcp's own promote_to_hot allows: it would evict its lowest-scored "
+                f"unpinned hot memory to make room; the workbench evicts nothing, and the budget plan shows which rows "
+                "get_hot_cache leaves out"
             )
     effect = {
         "kind": "row-values",

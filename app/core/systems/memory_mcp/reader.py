@@ -27,7 +27,7 @@ from app.core.reading.base import (
     sha256_text,
 )
 from app.core.reading.sqlite_ro import DbReadError, ReadOnlyDb, is_sqlite, json_value, read_db, read_db_or_raise, source_file, texts_by_row
-from app.core.systems.memory_mcp import NAME
+from app.core.systems.memory_mcp import NAME, hot_cache
 from app.core.systems.memory_mcp.holding import placeholder
 
 DB_NAME = "memory.db"
@@ -154,6 +154,23 @@ class MemoryMcpAdapter(DatabaseAdapter):
             # read() can say why instead of the store silently vanishing.
             return path if path.name == DB_NAME else None
         return path if found else None
+
+    @classmethod
+    def settings(cls, root: Path, problems: list[Problem]) -> dict[str, Any]:
+        """memory-mcp's hot-cache settings (its environment) and what `get_hot_cache` reads besides
+        the rows: the recent recalls and the predictions (hot_cache.py), the hook's injections."""
+        path = Path(root)
+        path = path / DB_NAME if path.is_dir() else path
+        config = hot_cache.settings_from()
+        ignored: list[Problem] = []  # read() reports an unreadable database
+        inputs = read_db(path, lambda db: hot_cache.read_inputs(db, config), ignored, name=path.name) or {}
+        # The hook keeps the hash of what it printed per session in `injected/` beside the database.
+        inputs["hook_marker"] = (path.parent / "injected").is_dir()
+        return {
+            "hot_cache": config.__dict__,
+            "hot_cache_inputs": inputs,
+            "store_version": hot_cache.describe(inputs),
+        }
 
     # ---- reading ---------------------------------------------------------------------------
 
