@@ -118,6 +118,13 @@ class ReadOnlyDb:
     def has_column(self, table: str, column: str) -> bool:
         return column in self.columns(table)
 
+    def tables(self) -> dict[str, str]:
+        """Every table's name and CREATE statement, virtual ones included (a version probe)."""
+        return dict(self._tables)
+
+    def user_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
     def select(
         self,
         table: str,
