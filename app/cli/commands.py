@@ -36,6 +36,7 @@ def _portfolio_json(portfolio: Portfolio) -> dict[str, Any]:
         "system": portfolio.system,
         "root": portfolio.root,
         "memories": portfolio.memories,
+        "store_version": portfolio.settings.get("store_version"),
         "problems": [_problem_json(p) for p in portfolio.problems],
     }
 
@@ -85,10 +86,17 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def _version(portfolio: Portfolio) -> str:
+    """The store's version or schema as its reader detected it (`-` when it says none)."""
+    return one_line(str(portfolio.settings.get("store_version") or "-"), 90)
+
+
 def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     out = []
-    rows = [(p.system, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), one_line(p.root, 60)) for p in workbench.portfolios]
-    out.append(_table(rows, ("system", "portfolio", "memories", "problems", "root")))
+    rows = [
+        (p.system, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), _version(p), one_line(p.root, 60)) for p in workbench.portfolios
+    ]
+    out.append(_table(rows, ("system", "portfolio", "memories", "problems", "version", "root")))
     tiers = ("hot", "cold", "archive", "quarantine")
     trusts = ("trusted", "validated", "untrusted", "flagged", "quarantined")
     effective = workbench.trusts()

@@ -259,3 +259,14 @@ def test_the_sample_portfolio_reads_as_the_february_schema(sample_copy: Path, is
     wb = workbench(sample_copy, isolated_locations, clock)
     engram = next(p for p in wb.portfolios if p.system == "engram")
     assert engram.settings["store_version"] == "Engram, unversioned schema (February 2026 or older)"
+
+
+def test_scan_shows_the_store_version_in_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_locations: Locations) -> None:
+    folder = portfolio(tmp_path, NEWEST)
+    assert main(["scan", str(folder), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["portfolios"]
+    assert [(p["system"], p["store_version"]) for p in listed] == [("engram", "Engram schema 8: pins, review dates, trigram search, relations, sync journal")]
+    assert main(["scan", str(folder)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:6] == ["system", "portfolio", "memories", "problems", "version", "root"]
+    assert "Engram schema 8: pins, review dates, trigram search, relations, sync journal" in table[2]
