@@ -77,7 +77,7 @@ class Schema:
         return sorted(t for t in self.unknown() if _REFERENCES.search(self.sql.get(t, "")))
 
     def describe(self) -> str:
-        """Human-readable: `Engram schema 8 (pins, review dates, trigram search, sync journal)`."""
+        """Human-readable, its head first: `schema 8: pins, review dates, trigram search, ...`."""
         features = [
             label
             for label, present in (
@@ -90,12 +90,13 @@ class Schema:
             if present
         ]
         if self.user_version > NEWEST_SCHEMA:
-            head = f"Engram schema {self.user_version} (newer than {NEWEST_SCHEMA}: read-only)"
+            head = f"schema {self.user_version}, newer than {NEWEST_SCHEMA} (read-only)"
         elif self.user_version:
-            head = f"Engram schema {self.user_version}"
+            head = f"schema {self.user_version}"
         else:
-            head = "Engram, unversioned schema (February 2026 or older)"
-        return head + (f": {', '.join(features)}" if features else "")
+            head = "unversioned"
+            features = features or ["the February 2026 schema or older"]
+        return f"{head}: {', '.join(features)}" if features else head
 
 
 def _shadow(table: str) -> bool:
