@@ -270,3 +270,33 @@ def test_scan_shows_the_store_version_in_text_and_json(tmp_path: Path, capsys: p
     table = capsys.readouterr().out.splitlines()
     assert table[0].split()[:6] == ["system", "portfolio", "memories", "problems", "version", "root"]
     assert "schema 8: pins, review dates, trigram search, relations, sync journal" in table[2]
+
+
+def test_the_mem_context_plan_is_the_pinned_section_then_the_recent_one_cut_at_16_kib(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    folder = tmp_path / "engram"
+    folder.mkdir()
+    db = folder / "engram.db"
+    build(db, NEWEST)
+    v8.create_session(db, SESSION, PROJECT, "/work/kite")
+    for n in range(50):
+        title = f"note {n:02d} " + "about the release train and its rollback plan " * 4
+        ident = v8.add_observation(db, SESSION, PROJECT, "manual", title, f"body {n} " + "x" * 400, created_at=f"2026-10-{1 + n % 28:02d} 09:{n:02d}:00")
+        if n % 2:
+            v8.pin(db, ident)
+    wb = workbench(folder, isolated_locations, clock)
+    (plan,) = [p for p in wb.budgets() if p.system == "engram"]
+    assert (plan.unit, plan.limit) == ("bytes", 16 * 1024)
+    # FormatContext's block: the Pinned section, then Recent Observations, lines as it writes them.
+    block = "## Memory from Previous Sessions\n\n"
+    ends: list[tuple[int, int]] = []
+    for heading, rows in (("### Pinned\n", v8.pinned(db, PROJECT)), ("### Recent Observations\n", v8.recent(db, PROJECT))):
+        block += heading
+        for row in rows:
+            preview = row["content"] if len(row["content"]) <= 300 else row["content"][:300] + "..."
+            block += f"- [{row['type']}] **{row['title']}**: {preview}\n"
+            ends.append((row["id"], len(block.encode())))
+        block += "\n"
+    shown = [ident for ident, end in ends if end <= 16 * 1024]
+    assert len(shown) < len(ends)  # the budget cuts this block
+    assert [int(item.id.rsplit("/", 1)[1]) for item in plan.fitting] == shown
+    assert {item.note for item in plan.past_cut} >= {"past mem_context's byte budget: cut from the block"}

@@ -37,6 +37,7 @@ from app.core.reading.sqlite_ro import (
     texts_by_row,
 )
 from app.core.systems.engram import NAME
+from app.core.systems.engram.budget import ENGRAM_MAX_BYTES, MAX_BYTES_SETTING
 from app.core.systems.engram.journal import NEWEST_SCHEMA, read_schema
 from app.core.systems.engram.observations import (
     CONTEXT_RESULTS,
@@ -112,7 +113,10 @@ class EngramAdapter(DatabaseAdapter):
         if not is_sqlite(db):
             return {"store_version": _export_version(db)}
         schema = read_db(db, read_schema, [], name=db.name)  # a failure is reported by read()
-        return {"store_version": schema.describe()} if schema is not None else {}
+        if schema is None:
+            return {}
+        # The byte budget came with the pinned section (schema 8's line): see budget.py.
+        return {"store_version": schema.describe()} | ({MAX_BYTES_SETTING: ENGRAM_MAX_BYTES} if schema.pins else {})
 
     @classmethod
     def placed(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
