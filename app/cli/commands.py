@@ -281,6 +281,7 @@ def cmd_review(args: argparse.Namespace) -> int:
                         "trust_claimed": item.memory.trust_claimed,
                         **_trust_json(item.effective),
                         "findings": [_finding_json(f) for f in item.findings],
+                        "due": item.due,
                     }
                     for item in queue
                 ]
@@ -292,6 +293,8 @@ def cmd_review(args: argparse.Namespace) -> int:
         claim = f"{item.memory.trust.value}{'' if item.memory.trust_claimed else ' (no claim)'}"
         print(f"\n{one_line(item.memory.id, 90)}  {one_line(item.memory.name, 50)}")
         print(f"  trust: {item.effective.label}; claimed by the system: {claim}")
+        if item.due:
+            print("  due: the system's own review date has passed")
         for finding in item.findings:
             where = f"entry {one_line(finding.entry, 40)} " if finding.entry else ""
             print(f"  {finding.severity.value:8} {finding.category.value:20} {where}[{finding.start}:{finding.end}] {one_line(finding.excerpt, 80)}")

@@ -300,3 +300,15 @@ def test_the_mem_context_plan_is_the_pinned_section_then_the_recent_one_cut_at_1
     assert len(shown) < len(ends)  # the budget cuts this block
     assert [int(item.id.rsplit("/", 1)[1]) for item in plan.fitting] == shown
     assert {item.note for item in plan.past_cut} >= {"past mem_context's byte budget: cut from the block"}
+
+
+def test_an_observation_past_its_review_date_is_in_the_review_queue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_locations: Locations, clock: FixedClock
+) -> None:
+    folder = portfolio(tmp_path, NEWEST)
+    queue = {item.memory.id: item for item in workbench(folder, isolated_locations, clock).review_queue()}
+    assert queue["engram:engram:obs/1"].due and queue["engram:engram:obs/1"].findings == ()  # Engram's mem_review lists it
+    assert "engram:engram:obs/2" not in queue
+    assert main(["review", str(folder), "--json"]) == 0
+    listed = {item["id"]: item for item in json.loads(capsys.readouterr().out)["queue"]}
+    assert listed["engram:engram:obs/1"]["due"] is True and listed["engram:engram:obs/5"]["due"] is False
