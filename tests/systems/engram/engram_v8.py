@@ -116,14 +116,20 @@ def _enqueue(conn: sqlite3.Connection, key: str, op: str, payload: dict[str, Any
         "INSERT INTO sync_mutations (target_key, entity, entity_key, op, payload, source, project) VALUES (?, ?, ?, ?, ?, ?, ?)",
         ("cloud", "observation", key, op, text, "local", payload.get("project") or ""),
     ).lastrowid
-    conn.execute("UPDATE sync_state SET lifecycle = 'pending', last_enqueued_seq = ?, updated_at = datetime('now') WHERE target_key = 'cloud'", (seq,))
+    conn.execute(
+        "UPDATE sync_state SET lifecycle = 'pending', last_enqueued_seq = ?, updated_at = datetime('now') WHERE target_key = 'cloud'",
+        (seq,),
+    )
 
 
 def create_session(db: Path, session: str, project: str, directory: str) -> None:
     conn = _connect(db)
     try:
         conn.execute("BEGIN")
-        conn.execute("INSERT INTO sessions (id, project, directory) VALUES (?, ?, ?)", (session, project, directory))
+        conn.execute(
+            "INSERT INTO sessions (id, project, directory) VALUES (?, ?, ?)",
+            (session, project, directory),
+        )
         started = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (session,)).fetchone()[0]
         payload = {"id": session, "project": project, "directory": directory, "started_at": started}
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
@@ -132,7 +138,10 @@ def create_session(db: Path, session: str, project: str, directory: str) -> None
             "INSERT INTO sync_mutations (target_key, entity, entity_key, op, payload, source, project) VALUES ('cloud', 'session', ?, 'upsert', ?, 'local', ?)",
             (session, text, project),
         ).lastrowid
-        conn.execute("UPDATE sync_state SET lifecycle = 'pending', last_enqueued_seq = ?, updated_at = datetime('now') WHERE target_key = 'cloud'", (seq,))
+        conn.execute(
+            "UPDATE sync_state SET lifecycle = 'pending', last_enqueued_seq = ?, updated_at = datetime('now') WHERE target_key = 'cloud'",
+            (seq,),
+        )
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -149,14 +158,43 @@ def add_observation(db: Path, session: str, project: str, kind: str, title: str,
             "INSERT INTO observations (sync_id, session_id, type, title, content, tool_name, project, scope, topic_key, normalized_hash, "
             "revision_count, duplicate_count, last_seen_at, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, NULL, CAST(? AS TEXT), 'project', NULL, ?, 1, 1, ?, ?, ?)",
-            (sync_id, session, kind, title, content, project, secrets.token_hex(32), created_at, created_at, created_at),
+            (
+                sync_id,
+                session,
+                kind,
+                title,
+                content,
+                project,
+                secrets.token_hex(32),
+                created_at,
+                created_at,
+                created_at,
+            ),
         ).lastrowid
         if kind == "decision":
-            conn.execute("UPDATE observations SET review_after = datetime(?, '+6 months') WHERE id = ?", (created_at, ident))
+            conn.execute(
+                "UPDATE observations SET review_after = datetime(?, '+6 months') WHERE id = ?",
+                (created_at, ident),
+            )
         row = conn.execute("SELECT * FROM observations WHERE id = ?", (ident,)).fetchone()
-        payload: dict[str, Any] = {"sync_id": sync_id, "session_id": session, "type": kind, "title": title, "content": content}
-        payload |= {"project": project, "scope": "project", "revision_count": 1, "duplicate_count": 1}
-        payload |= {"last_seen_at": row["last_seen_at"], "created_at": row["created_at"], "updated_at": row["updated_at"]}
+        payload: dict[str, Any] = {
+            "sync_id": sync_id,
+            "session_id": session,
+            "type": kind,
+            "title": title,
+            "content": content,
+        }
+        payload |= {
+            "project": project,
+            "scope": "project",
+            "revision_count": 1,
+            "duplicate_count": 1,
+        }
+        payload |= {
+            "last_seen_at": row["last_seen_at"],
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+        }
         _enqueue(conn, sync_id, "upsert", payload)
         conn.execute("COMMIT")
         return int(ident or 0)
@@ -168,7 +206,10 @@ def pin(db: Path, ident: int, on: bool = True) -> None:
     """setObservationPinned."""
     conn = _connect(db)
     try:
-        conn.execute("UPDATE observations SET pinned = ? WHERE id = ? AND deleted_at IS NULL", (int(on), ident))
+        conn.execute(
+            "UPDATE observations SET pinned = ? WHERE id = ? AND deleted_at IS NULL",
+            (int(on), ident),
+        )
     finally:
         conn.close()
 
@@ -179,14 +220,30 @@ def delete_observation(db: Path, ident: int) -> None:
     try:
         conn.execute("BEGIN")
         obs = conn.execute(
-            "SELECT ifnull(sync_id, '') AS sync_id, session_id, project FROM observations WHERE id = ? AND deleted_at IS NULL", (ident,)
+            "SELECT ifnull(sync_id, '') AS sync_id, session_id, project FROM observations WHERE id = ? AND deleted_at IS NULL",
+            (ident,),
         ).fetchone()
-        conn.execute("UPDATE observations SET deleted_at = datetime('now'), updated_at = datetime('now') WHERE id = ? AND deleted_at IS NULL", (ident,))
+        conn.execute(
+            "UPDATE observations SET deleted_at = datetime('now'), updated_at = datetime('now') WHERE id = ? AND deleted_at IS NULL",
+            (ident,),
+        )
         deleted_at = conn.execute("SELECT deleted_at FROM observations WHERE id = ?", (ident,)).fetchone()[0]
         # syncObservationPayload's field order; omitempty drops nil pointers and false.
-        payload: dict[str, Any] = {"sync_id": obs["sync_id"], "session_id": obs["session_id"], "type": "", "title": "", "content": ""}
+        payload: dict[str, Any] = {
+            "sync_id": obs["sync_id"],
+            "session_id": obs["session_id"],
+            "type": "",
+            "title": "",
+            "content": "",
+        }
         _put(payload, "project", obs["project"])
-        payload |= {"scope": "", "revision_count": 0, "duplicate_count": 0, "deleted": True, "deleted_at": deleted_at}
+        payload |= {
+            "scope": "",
+            "revision_count": 0,
+            "duplicate_count": 0,
+            "deleted": True,
+            "deleted_at": deleted_at,
+        }
         _enqueue(conn, obs["sync_id"], "delete", payload)
         conn.execute("COMMIT")
     finally:

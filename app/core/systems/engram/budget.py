@@ -71,7 +71,10 @@ def _plan(project: str, memories: list[Memory], portfolio: Portfolio, max_bytes:
     ordered = sorted(memories, key=_created_key, reverse=True)
     pinned = [m for m in ordered if m.pinned] if max_bytes is not None else []
     recent = [m for m in ordered if not m.pinned] if max_bytes is not None else ordered
-    sections = [(ENGRAM_PINNED_SECTION, pinned, ENGRAM_PINNED_RESULTS, _PAST_PINNED), (ENGRAM_SECTION, recent, ENGRAM_CONTEXT_RESULTS, _PAST_NOTE)]
+    sections = [
+        (ENGRAM_PINNED_SECTION, pinned, ENGRAM_PINNED_RESULTS, _PAST_PINNED),
+        (ENGRAM_SECTION, recent, ENGRAM_CONTEXT_RESULTS, _PAST_NOTE),
+    ]
     items: list[BudgetItem] = []
     size = len(ENGRAM_HEADER)
     for heading, group, cap, past in sections:

@@ -143,7 +143,13 @@ def writable(schema: Schema, name: str) -> None:
 def go_json(value: dict[str, Any]) -> str:
     """encoding/json's Marshal: compact, UTF-8 kept, and <, >, &, U+2028, U+2029 escaped."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(char, escaped)
     return text
 
@@ -156,7 +162,13 @@ def _put(payload: dict[str, Any], key: str, value: Any) -> None:
 
 def delete_payload(row: dict[str, Any], deleted_at: str, schema: Schema) -> dict[str, Any]:
     """syncObservationPayload of DeleteObservation(id, hardDelete=false): identity, deleted_at."""
-    payload: dict[str, Any] = {"sync_id": row["sync_id"], "session_id": row["session_id"], "type": "", "title": "", "content": ""}
+    payload: dict[str, Any] = {
+        "sync_id": row["sync_id"],
+        "session_id": row["session_id"],
+        "type": "",
+        "title": "",
+        "content": "",
+    }
     _put(payload, "project", row.get("project"))
     payload["scope"] = ""
     if schema.user_version:
@@ -172,7 +184,10 @@ def upsert_payload(row: dict[str, Any], schema: Schema) -> dict[str, Any]:
     payload["scope"] = row.get("scope") or "project"
     _put(payload, "topic_key", row.get("topic_key"))
     if schema.user_version:
-        payload |= {"revision_count": row.get("revision_count"), "duplicate_count": row.get("duplicate_count")}
+        payload |= {
+            "revision_count": row.get("revision_count"),
+            "duplicate_count": row.get("duplicate_count"),
+        }
         _put(payload, "last_seen_at", row.get("last_seen_at"))
         payload |= {k: row[k] for k in ("created_at", "updated_at") if row.get(k)}
     return payload
@@ -181,7 +196,10 @@ def upsert_payload(row: dict[str, Any], schema: Schema) -> dict[str, Any]:
 def enqueue(conn: sqlite3.Connection, schema: Schema, key: str, op: str, payload: dict[str, Any]) -> int:
     """enqueueSyncMutationTx: ensure the `cloud` target, append the mutation, advance the target
     (the times are SQLite's datetime('now'), as Engram's statements have them)."""
-    conn.execute(f"INSERT OR IGNORE INTO {STATE} (target_key, lifecycle, updated_at) VALUES (?, 'idle', datetime('now'))", (TARGET,))
+    conn.execute(
+        f"INSERT OR IGNORE INTO {STATE} (target_key, lifecycle, updated_at) VALUES (?, 'idle', datetime('now'))",
+        (TARGET,),
+    )
     values: dict[str, Any] = {
         "target_key": TARGET,
         "entity": "observation",

@@ -48,7 +48,10 @@ def pin(job: Target, on: bool) -> Prepared:
         return ledger_only(job, NO_PIN if on else NO_UNPIN)
     writable(schema, path.name)
     if found is None or found["deleted_at"] is not None:
-        raise Conflict(f"{job.memory.source}: the observation is gone or deleted; nothing was written", path=job.rel)
+        raise Conflict(
+            f"{job.memory.source}: the observation is gone or deleted; nothing was written",
+            path=job.rel,
+        )
     value = int(on)
     if int(found["pinned"] or 0) == value:
         raise NothingToChange(f"{job.label} is {'already' if on else 'not'} pinned; nothing was changed")
@@ -82,7 +85,10 @@ def _write(conn: sqlite3.Connection, name: str, effect: dict[str, Any]) -> dict[
     row, before, after = effect["row"], effect["before"]["pinned"], effect["after"]["pinned"]
     found = conn.execute(f"SELECT pinned, deleted_at FROM {TABLE} WHERE id = ?", (row,)).fetchone()
     if found is None or found[1] is not None or int(found[0] or 0) != before:
-        raise Conflict(f"{name}#observations={row}: the row changed since it was read; nothing was written", path=name)
+        raise Conflict(
+            f"{name}#observations={row}: the row changed since it was read; nothing was written",
+            path=name,
+        )
     expect_row(conn, TABLE, {"id": row}, {"pinned": after})
     conn.execute(f"UPDATE {TABLE} SET pinned = ? WHERE id = ? AND deleted_at IS NULL", (after, row))
     return effect
@@ -98,4 +104,9 @@ def undo_pin(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         return write_transaction(roots, path, lambda conn: _write(conn, rel, back))
 
     change = f"{rel}#observations={row}: pinned {back['before']['pinned']} -> {back['after']['pinned']}"
-    return prepared(f"undo {rv.change.action} of {rv.change.memory_id}: pinned back in {rel}", back, [change], apply)
+    return prepared(
+        f"undo {rv.change.action} of {rv.change.memory_id}: pinned back in {rel}",
+        back,
+        [change],
+        apply,
+    )
