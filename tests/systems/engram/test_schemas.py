@@ -281,10 +281,25 @@ def test_pins_are_engrams_own_column_and_feed_its_pinned_section(tmp_path: Path,
     assert len(journal(db)) == mutations  # a pin is not journaled by Engram either
     assert [r["id"] for r in v8.pinned(db, PROJECT)] == [POISON, 1]
     assert 1 not in {r["id"] for r in v8.recent(db, PROJECT)}
+    assert wb.memory("engram:engram:obs/1").pinned  # the re-read after the write
     assert workbench(folder, isolated_locations, clock).memory("engram:engram:obs/1").pinned
     wb.unpin("engram:engram:obs/1")
-    assert observation(db, 1) == before
+    assert observation(db, 1) == before and not wb.memory("engram:engram:obs/1").pinned
+    wb.undo()  # the unpin: Engram's column back to 1
+    assert observation(db, 1) == before | {"pinned": 1}
     integrity_check(db)
+
+
+def test_a_row_without_sync_id_is_not_quarantined_on_a_journaled_schema(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    folder = portfolio(tmp_path, NEWEST)
+    db = folder / "engram.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE observations SET sync_id = NULL WHERE id = ?", (SECRET,))
+    conn.close()
+    before, mutations = observation(db, SECRET), journal(db)
+    with pytest.raises(ChangeError, match="has no sync_id, so the delete Engram journals for sync could not name it"):
+        workbench(folder, isolated_locations, clock).quarantine(f"engram:engram:obs/{SECRET}", "x")
+    assert observation(db, SECRET) == before and journal(db) == mutations
 
 
 def test_review_dates_and_store_versions_are_engrams_own(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:

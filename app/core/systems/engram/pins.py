@@ -16,8 +16,10 @@ from app.core.change.edits import ledger_only
 from app.core.change.errors import ChangeError, Conflict, NothingToChange
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
+from app.core.model import Memory, Source, Tier
 from app.core.reading.sqlite_ro import DbReadError, read_db_or_raise, source_file
 from app.core.storage import expect_row, write_transaction
+from app.core.systems.engram import NAME
 from app.core.systems.engram.journal import TABLE, Schema, read_schema, writable
 from app.core.systems.engram.trust import allow_engram_triggers
 
@@ -96,7 +98,13 @@ def _write(conn: sqlite3.Connection, name: str, effect: dict[str, Any]) -> dict[
 
 def undo_pin(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     root, rel, row = str(effect["root"]), str(effect["database"]), int(effect["row"])
-    path = Path(root) / rel
+    stub = Memory(
+        id=rv.change.memory_id, system=NAME, portfolio="", locator=f"obs/{row}", name="", tier=Tier.COLD, source=Source(path=rel, table=TABLE, row=row)
+    )
+    try:
+        path = source_file(Path(root), stub)
+    except DbReadError as exc:
+        raise ChangeError(f"cannot undo {rv.label}: {exc}; nothing was written") from None
     back = _effect(root, rel, row, int(effect["after"]["pinned"]), int(effect["before"]["pinned"]))
     roots = rv.roots(root)
 
