@@ -7,7 +7,9 @@ schema newer than the workbench knows is read and not written."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from app.core.model import Tier
 from app.core.workbench import Workbench
 from tests.systems.engram import engram_store as feb
 from tests.systems.engram import engram_v8 as v8
-from tests.systems.engram.schema_sql import FEBRUARY, NEWEST, build
+from tests.systems.engram.schema_sql import FEBRUARY, NEWEST, build, extract, render
 
 PROJECT = "kite"
 SESSION = "s-kite"
@@ -391,3 +393,19 @@ def test_an_observation_past_its_review_date_is_in_the_review_queue(
     assert main(["review", str(folder), "--json"]) == 0
     listed = {item["id"]: item for item in json.loads(capsys.readouterr().out)["queue"]}
     assert listed["engram:engram:obs/1"]["due"] is True and listed["engram:engram:obs/5"]["due"] is False
+
+
+FEBRUARY_COMMIT = "1f46479fa8895806d8e9742d72b7f9734320a3d4"
+
+
+@pytest.mark.skipif(not os.environ.get("ENGRAM_GIT_DIR"), reason="set ENGRAM_GIT_DIR to a clone of Engram's repository")
+def test_the_february_fixture_is_what_schema_sql_extracts_from_engrams_checkout() -> None:
+    """The committed DDL is Engram's own: extracted again from its store.go at the pinned commit."""
+    git_dir = os.environ["ENGRAM_GIT_DIR"]
+    source = subprocess.run(
+        ["git", "--git-dir", git_dir, "show", f"{FEBRUARY_COMMIT}:internal/store/store.go"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert render(extract(source), FEBRUARY_COMMIT, 0) == FEBRUARY.read_text(encoding="utf-8")
