@@ -252,7 +252,7 @@ def test_a_newer_schema_is_read_and_not_written(tmp_path: Path, isolated_locatio
     wb = workbench(folder, isolated_locations, clock)
     assert wb.memory(f"engram:engram:obs/{SECRET}").name == "Deploy credentials"
     assert any("Engram schema 9 is newer than schema 8" in p.message for p in wb.problems())
-    assert wb.portfolios[0].settings["store_version"].startswith("schema 9, newer than 8 (read-only): pins")
+    assert wb.portfolios[0].settings["store_version"] == "schema 9, newer than 8 (read-only)"
     for act in (wb.quarantine, wb.pin):
         with pytest.raises(ChangeError, match=r"Engram schema 9 \(PRAGMA user_version\), newer than schema 8"):
             act(f"engram:engram:obs/{SECRET}", reason="x")  # type: ignore[operator]
@@ -312,13 +312,13 @@ def test_review_dates_and_store_versions_are_engrams_own(tmp_path: Path, isolate
     described: Callable[[Workbench], str] = lambda wb: wb.portfolios[0].settings["store_version"]  # noqa: E731
     assert described(newest) == "schema 8: pins, review dates, trigram search, relations, sync journal"
     february = workbench(portfolio(tmp_path / "b", FEBRUARY), isolated_locations, clock)
-    assert described(february) == "unversioned: the February 2026 schema or older"
+    assert described(february) == "unversioned: before Engram stamped schema versions (the February 2026 schema or a later v1)"
 
 
 def test_the_sample_portfolio_reads_as_the_february_schema(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
     wb = workbench(sample_copy, isolated_locations, clock)
     engram = next(p for p in wb.portfolios if p.system == "engram")
-    assert engram.settings["store_version"] == "unversioned: the February 2026 schema or older"
+    assert engram.settings["store_version"] == "unversioned: before Engram stamped schema versions (the February 2026 schema or a later v1)"
 
 
 def test_scan_shows_the_store_version_in_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_locations: Locations) -> None:

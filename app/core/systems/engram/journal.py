@@ -76,27 +76,16 @@ class Schema:
         (an ON DELETE or ON UPDATE action of a newer Engram would run on it)."""
         return sorted(t for t in self.unknown() if _REFERENCES.search(self.sql.get(t, "")))
 
-    def describe(self) -> str:
-        """Human-readable, its head first: `schema 8: pins, review dates, trigram search, ...`."""
-        features = [
-            label
-            for label, present in (
-                ("pins", self.pins),
-                ("review dates", "review_after" in self.observation_columns),
-                ("trigram search", self.trigram),
-                ("relations", "memory_relations" in self.tables),
-                ("sync journal", self.journaled),
-            )
-            if present
-        ]
-        if self.user_version > NEWEST_SCHEMA:
-            head = f"schema {self.user_version}, newer than {NEWEST_SCHEMA} (read-only)"
-        elif self.user_version:
-            head = f"schema {self.user_version}"
-        else:
-            head = "unversioned"
-            features = features or ["the February 2026 schema or older"]
-        return f"{head}: {', '.join(features)}" if features else head
+
+def describe_version(user_version: int) -> str:
+    """Human-readable, its head first (the tree shows the head): `schema 8: pins, ...`."""
+    if user_version > NEWEST_SCHEMA:
+        return f"schema {user_version}, newer than {NEWEST_SCHEMA} (read-only)"
+    if user_version == NEWEST_SCHEMA:
+        return f"schema {user_version}: pins, review dates, trigram search, relations, sync journal"
+    if user_version:
+        return f"schema {user_version}"
+    return "unversioned: before Engram stamped schema versions (the February 2026 schema or a later v1)"
 
 
 def _shadow(table: str) -> bool:

@@ -38,7 +38,7 @@ from app.core.reading.sqlite_ro import (
 )
 from app.core.systems.engram import NAME
 from app.core.systems.engram.budget import ENGRAM_MAX_BYTES, MAX_BYTES_SETTING
-from app.core.systems.engram.journal import NEWEST_SCHEMA, read_schema
+from app.core.systems.engram.journal import NEWEST_SCHEMA, describe_version, read_schema
 from app.core.systems.engram.observations import (
     CONTEXT_RESULTS,
     TABLE,
@@ -107,16 +107,19 @@ class EngramAdapter(DatabaseAdapter):
 
     @classmethod
     def settings(cls, root: Path, problems: list[Problem]) -> dict[str, Any]:
-        """`store_version`: the schema generation found (user_version and the tables present)."""
+        """`store_version`: the schema generation, from the `user_version` in the database file's
+        header (a start does not open an unchanged database; a version still in the WAL shows after
+        Engram's next checkpoint)."""
         path = Path(root)
         db = path / DB_NAME if path.is_dir() else path
         if not is_sqlite(db):
             return {"store_version": _export_version(db)}
-        schema = read_db(db, read_schema, [], name=db.name)  # a failure is reported by read()
-        if schema is None:
+        version = _header_version(db)
+        if version is None:
             return {}
         # The byte budget came with the pinned section (schema 8's line): see budget.py.
-        return {"store_version": schema.describe()} | ({MAX_BYTES_SETTING: ENGRAM_MAX_BYTES} if schema.pins else {})
+        budget = {MAX_BYTES_SETTING: ENGRAM_MAX_BYTES} if version == NEWEST_SCHEMA else {}
+        return {"store_version": describe_version(version)} | budget
 
     @classmethod
     def placed(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
@@ -207,6 +210,15 @@ def _dated(memory: Memory, today: str) -> Memory:
         value = fields.get(key)
         fields[flag] = isinstance(value, str) and bool(value) and value[:10] <= today
     return memory if fields == memory.fields else memory.model_copy(update={"fields": fields})
+
+
+def _header_version(path: Path) -> int | None:
+    """PRAGMA user_version as the file's header holds it: four bytes at offset 60, big-endian."""
+    try:
+        head = read_head(path, 100)
+    except (OSError, ValueError):
+        return None
+    return int.from_bytes(head[60:64], "big") if len(head) == 100 else None
 
 
 def _export_version(path: Path) -> str:
