@@ -39,6 +39,7 @@ def _portfolio_json(portfolio: Portfolio) -> dict[str, Any]:
         "system": portfolio.system,
         "root": portfolio.root,
         "memories": portfolio.memories,
+        "store_version": portfolio.settings.get("store_version"),
         "problems": [_problem_json(p) for p in portfolio.problems],
     }
 
@@ -88,10 +89,17 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def _version(portfolio: Portfolio) -> str:
+    """The store's version or schema as its reader detected it (`-` when it says none)."""
+    return one_line(str(portfolio.settings.get("store_version") or "-"), 90)
+
+
 def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     out = []
-    rows = [(p.system, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), one_line(p.root, 60)) for p in workbench.portfolios]
-    out.append(_table(rows, ("system", "portfolio", "memories", "problems", "root")))
+    rows = [
+        (p.system, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), _version(p), one_line(p.root, 60)) for p in workbench.portfolios
+    ]
+    out.append(_table(rows, ("system", "portfolio", "memories", "problems", "version", "root")))
     tiers = ("hot", "cold", "archive", "quarantine")
     trusts = ("trusted", "validated", "untrusted", "flagged", "quarantined")
     effective = workbench.trusts()
@@ -276,6 +284,7 @@ def cmd_review(args: argparse.Namespace) -> int:
                         "trust_claimed": item.memory.trust_claimed,
                         **_trust_json(item.effective),
                         "findings": [_finding_json(f) for f in item.findings],
+                        "due": item.due,
                     }
                     for item in queue
                 ]
@@ -287,6 +296,8 @@ def cmd_review(args: argparse.Namespace) -> int:
         claim = f"{item.memory.trust.value}{'' if item.memory.trust_claimed else ' (no claim)'}"
         print(f"\n{one_line(item.memory.id, 90)}  {one_line(item.memory.name, 50)}")
         print(f"  trust: {item.effective.label}; claimed by the system: {claim}")
+        if item.due:
+            print("  due: the system's own review date has passed")
         for finding in item.findings:
             where = f"entry {one_line(finding.entry, 40)} " if finding.entry else ""
             print(f"  {finding.severity.value:8} {finding.category.value:20} {where}[{finding.start}:{finding.end}] {one_line(finding.excerpt, 80)}")

@@ -28,6 +28,7 @@ from app.core.model import Tier
 from app.core.review.ledger import Decision, Ledger
 from app.core.review.trust import effective_trust
 from app.core.storage.base import Base
+from app.core.systems.engram import pins
 from app.core.workbench import Workbench
 from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, used by pytestmark)
 
@@ -438,7 +439,7 @@ def test_openclaw_refuses_what_has_no_tier_and_a_duplicate_section(env: Env) -> 
 # -- Engram ----------------------------------------------------------------------------------------------------
 
 
-def test_engram_has_no_tiers_and_pins_live_in_the_ledger(env: Env) -> None:
+def test_engram_has_no_tiers_and_pins_live_in_the_ledger_before_schema_8(env: Env) -> None:
     wb = env.open(ENGRAM)
     before = env.tree()
     for call in (env.curator.promote, env.curator.demote):
@@ -447,7 +448,7 @@ def test_engram_has_no_tiers_and_pins_live_in_the_ledger(env: Env) -> None:
     with pytest.raises(Unsupported, match="Engram keeps no priority"):
         env.curator.set_priority(wb, OBS1, 1)
     decision = env.curator.pin(wb, OBS1)
-    assert isinstance(decision, Decision) and decision.effect == {"kind": "ledger-only", "note": "pinned in the workbench; Engram has no pin"}
+    assert isinstance(decision, Decision) and decision.effect == {"kind": "ledger-only", "note": pins.NO_PIN}
     assert pinned_ids(env.ledger()) == {OBS1}
     with pytest.raises(NothingToChange, match="already pinned"):
         env.curator.pin(wb, OBS1)

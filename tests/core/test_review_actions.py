@@ -633,38 +633,34 @@ def _enrol_for_sync(db: Path) -> None:
         conn.close()
 
 
-def test_engram_with_sync_refuses_a_quarantine_up_front_and_a_pulled_upsert_finds_nothing_to_undo(env: Env) -> None:
-    """Newer Engram journals every delete in `sync_mutations`; a soft delete without that row
-    would be undone by the next pulled upsert (`deleted_at = NULL`), so the workbench refuses."""
+def test_engram_with_sync_journals_the_delete_in_the_same_transaction_as_engram_does(env: Env) -> None:
+    """Newer Engram journals every delete in `sync_mutations` (enqueueSyncMutationTx); the
+    quarantine writes that row with the soft delete, so a pull elsewhere does not undo it."""
     db = env.file(ENGRAM_DB)
     _enrol_for_sync(db)
     wb = env.reopen()
     assert has(wb, OBS)  # the newer schema reads as the older one did
     before = row(db, "observations", 1)
     assert before is not None and before["deleted_at"] is None and before["sync_id"] == "obs-1"
-    with pytest.raises(ChangeError, match=r"engram\.db journals its changes for sync \(table `sync_mutations`\).*refuses; nothing was written"):
-        env.reviewer.quarantine(wb, OBS, reason="wrong")
-    assert row(db, "observations", 1) == before
-    assert env.reviewer.ledger.decisions() == []
-    # What a pulled upsert does to the row (applyObservationUpsertTx): deleted_at back to NULL.
-    conn = sqlite3.connect(db, isolation_level=None)
-    try:
-        assert conn.execute("SELECT count(*) FROM sync_mutations").fetchone() == (0,)
-        conn.execute("UPDATE observations SET deleted_at = NULL WHERE sync_id = 'obs-1'")
-    finally:
-        conn.close()
-    # Nothing claimed a quarantine that the pull silently undid: the ledger holds none, the memory is in sight.
-    assert row(db, "observations", 1) == before
-    assert env.quarantined() == {} and has(env.reopen(), OBS)
+    env.reviewer.quarantine(wb, OBS, reason="wrong")
+    after = row(db, "observations", 1)
+    assert after is not None and after["deleted_at"] is not None
+    mutations = rows_of(db, "sync_mutations")
+    assert [(m["target_key"], m["entity"], m["entity_key"], m["op"], m["source"]) for m in mutations] == [("cloud", "observation", "obs-1", "delete", "local")]
+    payload = json.loads(mutations[0]["payload"])
+    assert payload["sync_id"] == "obs-1" and payload["deleted"] is True and payload["deleted_at"] == after["deleted_at"]
+    assert payload.get("hard_delete") is None  # Go's omitempty drops false
+    state = rows_of(db, "sync_state")
+    assert [(s["target_key"], s["lifecycle"], s["last_enqueued_seq"]) for s in state] == [("cloud", "pending", mutations[0]["seq"])]
 
 
-def test_engram_with_sync_refuses_even_the_dry_run(env: Env) -> None:
+def test_engram_with_sync_dry_run_writes_no_journal_row(env: Env) -> None:
     db = env.file(ENGRAM_DB)
     _enrol_for_sync(db)
     before = row(db, "observations", 1)
-    with pytest.raises(ChangeError, match="journals its changes for sync"):
-        env.reviewer.quarantine(env.reopen(), OBS, reason="x", dry_run=True)
+    env.reviewer.quarantine(env.reopen(), OBS, reason="x", dry_run=True)
     assert row(db, "observations", 1) == before
+    assert rows_of(db, "sync_mutations") == []
 
 
 def test_engram_restore_of_a_quarantine_made_before_sync_still_works(env: Env) -> None:

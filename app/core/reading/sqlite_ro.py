@@ -177,6 +177,13 @@ class ReadOnlyDb:
         for key, size in self._conn.execute(sql, tuple(params)):
             self.oversized[(table, str(key))] = int(size)
 
+    def tables(self) -> dict[str, str]:
+        """Every table's name and CREATE statement, virtual ones included (a version probe)."""
+        return dict(self._tables)
+
+    def user_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
     def select(
         self,
         table: str,

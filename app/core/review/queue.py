@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Sequence
-from itertools import compress
-from operator import attrgetter, not_, or_
+from itertools import compress, repeat
+from operator import attrgetter, is_, methodcaller, not_, or_
 
 from pydantic import BaseModel, ConfigDict
 
@@ -27,6 +27,12 @@ class ReviewItem(BaseModel):
     effective: EffectiveTrust
     findings: tuple[Finding, ...]
     unreadable: str | None = None
+
+    @property
+    def due(self) -> bool:
+        """The system itself asks for a review: a reader sets `needs_review` in the memory's fields
+        (Engram, once an observation's `review_after` has passed)."""
+        return item_due(self.memory)
 
     @property
     def rank(self) -> tuple[int, int]:
@@ -57,17 +63,23 @@ def may_need_review(memories: Iterable[Memory], found_nothing: Container[str]) -
     memories = list(memories)
     ids = list(map(_ID, memories))
     unknown = map(not_, map(found_nothing.__contains__, ids))
-    return set(compress(ids, map(or_, unknown, map(_SUSPECT.__contains__, map(_TRUST, memories)))))
+    suspect = map(or_, map(_SUSPECT.__contains__, map(_TRUST, memories)), map(is_, map(_DUE, map(_FIELDS, memories)), repeat(True)))
+    return set(compress(ids, map(or_, unknown, suspect)))
 
 
-_ID, _TRUST = attrgetter("id"), attrgetter("trust")
+_ID, _TRUST, _FIELDS = attrgetter("id"), attrgetter("trust"), attrgetter("fields")
+_DUE = methodcaller("get", "needs_review")
+
+
+def item_due(memory: Memory) -> bool:
+    return memory.fields.get("needs_review") is True
 
 
 def needs_review(item: ReviewItem) -> bool:
     """Findings, a suspect claim or decision, or an approval the content has outgrown."""
     if item.effective.source == "ledger" and item.effective.level not in _SUSPECT:
         return False  # a person decided about exactly this content
-    return _worth_a_look(item.findings) or item.memory.trust in _SUSPECT or item.effective.level in _SUSPECT or item.effective.stale
+    return _worth_a_look(item.findings) or item.memory.trust in _SUSPECT or item.effective.level in _SUSPECT or item.effective.stale or item.due
 
 
 def _worth_a_look(findings: Iterable[Finding]) -> bool:
@@ -85,7 +97,7 @@ def review_queue(memories: Iterable[Memory], ledger: Ledger, entry_texts: EntryT
     with ledger.held():
         for memory in memories:
             known = findings_of(memory) if findings_of is not None else None
-            if known is not None and memory.id not in decided and memory.trust not in _SUSPECT and not _worth_a_look(known):
+            if known is not None and memory.id not in decided and memory.trust not in _SUSPECT and not _worth_a_look(known) and not item_due(memory):
                 continue
             item = review_item(memory, ledger, entry_texts, known)
             if needs_review(item):

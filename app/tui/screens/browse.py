@@ -379,7 +379,9 @@ class BrowseScreen(WorkbenchScreen):
         table = self.query_one(MemoryTable)
         table.portfolio_column = message.several
         table.prune_marks(message.by_id.keys())
-        self.query_one(PortfolioTree).build(message.counts)
+        tree = self.query_one(PortfolioTree)
+        tree.versions = {(p.system, p.name): str(p.settings.get("store_version") or "") for p in self.workbench.portfolios}
+        tree.build(message.counts)
         if self.scope != NodeRef() and self.scope not in message.counts:  # the tree's nodes: what memories there are
             self.scope = NodeRef()
         self._apply_scope(keep=self._pending)

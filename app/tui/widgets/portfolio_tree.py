@@ -116,6 +116,15 @@ def _label(title: str, counts: Tally) -> Text:
     return label
 
 
+VERSION_CELLS = 24  # the store's version after a portfolio's counts
+
+
+def short_version(version: str) -> str:
+    """A store version as the tree has room for it: up to its first ':' (the details after it are
+    in `memwb scan`)."""
+    return clip(one_line(version.split(":", 1)[0], 200), VERSION_CELLS)
+
+
 def repeated_levels(counts: dict[NodeRef, Tally]) -> set[NodeRef]:
     """Portfolio nodes that only repeat their system (its one portfolio, under the same name, as the
     sample's `dollhouse 27` holding `dollhouse 27`): the tree leaves them out, and their tiers hang
@@ -151,6 +160,9 @@ class PortfolioTree(Tree[NodeRef]):
         self.show_root = True
         self.guide_depth = 2
         self.auto_expand = False  # enter filters; opening and closing are their own keys
+        # Each portfolio's detected store version (its settings' `store_version`), by (system, name).
+        self.versions: dict[tuple[str, str], str] = {}
+        self._built_versions: dict[tuple[str, str], str] = {}
 
     def action_expand(self) -> None:
         node = self.cursor_node
@@ -174,15 +186,15 @@ class PortfolioTree(Tree[NodeRef]):
         """Rebuild the whole tree from its nodes' counts (`tally`); keeps which nodes were expanded
         and where the cursor was. When the places are the ones shown (a write moved a few
         memories), only the labels whose counts changed are set again."""
-        if self._labelled and counts.keys() == self.counts.keys():
+        if self._labelled and counts.keys() == self.counts.keys() and self.versions == self._built_versions:
             for ref, node in self._labelled.items():
                 if counts[ref] != self.counts[ref]:
-                    node.set_label(_label(node_title(ref), counts[ref]))
+                    node.set_label(self._node_label(ref, counts[ref]))
             self.counts = counts
             return
         expanded = {n.data for n in self._walk_nodes(self.root) if n.is_expanded and n.data is not None}
         current = self.cursor_node.data if self.cursor_node is not None else None
-        self.counts = counts
+        self.counts, self._built_versions = counts, dict(self.versions)
         self.clear()
         root = self.root
         root.set_label(_label(node_title(NodeRef()), self.counts.get(NodeRef(), Tally())))
@@ -196,14 +208,27 @@ class PortfolioTree(Tree[NodeRef]):
                 children[ref] = parent  # the system's only portfolio, of the same name: one level
                 continue
             leaf = ref.domain is not None
-            title = node_title(ref)
-            node = parent.add_leaf(_label(title, self.counts[ref]), data=ref) if leaf else parent.add(_label(title, self.counts[ref]), data=ref)
+            label = self._node_label(ref, self.counts[ref], repeats)
+            node = parent.add_leaf(label, data=ref) if leaf else parent.add(label, data=ref)
             children[ref] = self._labelled[ref] = node
             if ref in expanded or (ref.portfolio is None and not expanded):
                 node.expand()
         root.expand()
         if current in children:
             self.move_cursor(children[current])
+
+    def _node_label(self, ref: NodeRef, counts: Tally, repeats: set[NodeRef] | None = None) -> Text:
+        """A node's title and counts; a portfolio's (or a system's standing for its one portfolio
+        of the same name) with its store version, dim."""
+        label = _label(node_title(ref), counts)
+        portfolio = ref.portfolio
+        if ref.tier is None and portfolio is None and ref.system is not None:
+            shown = repeats if repeats is not None else repeated_levels(self.counts)
+            portfolio = ref.system if NodeRef(ref.system, ref.system) in shown else None
+        version = self.versions.get((ref.system or "", portfolio or "")) if ref.tier is None else None
+        if version:
+            label.append(f"  {short_version(version)}", style="dim")
+        return label
 
     @classmethod
     def _walk_nodes(cls, node: TreeNode[NodeRef]) -> list[TreeNode[NodeRef]]:

@@ -34,7 +34,9 @@ def severity_of(item: ReviewItem) -> str:
     top = max(item.findings, key=lambda finding: finding.rank, default=None)
     if top is not None:
         return top.severity.value
-    return "unread" if item.unreadable else "trust"
+    if item.unreadable:
+        return "unread"
+    return "due" if item.due else "trust"
 
 
 def claimed_of(item: ReviewItem) -> str:

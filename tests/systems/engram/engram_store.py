@@ -96,3 +96,12 @@ def hard_delete(db: Path, ident: int) -> None:
         conn.execute("DELETE FROM observations WHERE id = ?", (ident,))
     finally:
         conn.close()
+
+
+def soft_delete(db: Path, ident: int) -> None:
+    """DeleteObservation(id, hardDelete=false) of the February store: one UPDATE, nothing journaled."""
+    conn = _connect(db)
+    try:
+        conn.execute("UPDATE observations SET deleted_at = datetime('now'), updated_at = datetime('now') WHERE id = ? AND deleted_at IS NULL", (ident,))
+    finally:
+        conn.close()

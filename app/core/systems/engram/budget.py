@@ -1,5 +1,9 @@
-"""Engram's startup context: mem_context per project, the 20 newest observations with their content
-cut to 300 characters. Engram sets no limit, so each plan states the block's size in characters."""
+"""Engram's startup context: mem_context per project. On the schema-8 line (Engram's own pins) its
+hook defaults render a `### Pinned` section of the 20 newest pinned observations, then the 20 newest
+others under `### Recent Observations`, each cut to 300 characters, and cut the whole block at a
+byte budget (16 KiB unless the call's `max_bytes` says otherwise, clamped at 64 KiB). Earlier
+schemas render the 20 newest observations with no byte budget, so the plan states the block's
+size in characters."""
 
 from __future__ import annotations
 
@@ -7,18 +11,26 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from app.core.budget.estimators import CharsEstimator
-from app.core.budget.plans import BudgetContext, BudgetPlan, budget_item
+from app.core.budget.plans import BudgetContext, BudgetItem, BudgetPlan, budget_item
 from app.core.model import Memory, Portfolio
 from app.core.systems.engram import NAME
 
 # mem_context
 ENGRAM_CONTEXT_RESULTS = 20
+ENGRAM_PINNED_RESULTS = 20
 ENGRAM_CONTENT_CHARS = 300
+ENGRAM_MAX_BYTES = 16 * 1024  # the hook default
+ENGRAM_MAX_BYTES_CEILING = 64 * 1024  # what a larger max_bytes is clamped to
+# The reader's portfolio setting: the byte budget in force (schema 8 and later), absent before.
+MAX_BYTES_SETTING = "mem_context_max_bytes"
 ENGRAM_HEADER = "## Memory from Previous Sessions\n\n"
 ENGRAM_SECTION = "### Recent Observations\n"
+ENGRAM_PINNED_SECTION = "### Pinned\n"
 # The characters of `- [type] **title**: ` besides the type and the title.
 _LINE_MARKS = len("- [] ****: ")
 _PAST_NOTE = f"older than the {ENGRAM_CONTEXT_RESULTS} newest: not in mem_context"
+_PAST_PINNED = f"pinned, older than the {ENGRAM_PINNED_RESULTS} newest pinned: not in mem_context's Pinned section"
+_PAST_BYTES = "past mem_context's byte budget: cut from the block"
 
 
 def engram_line_chars(memory: Memory) -> int:
@@ -28,48 +40,90 @@ def engram_line_chars(memory: Memory) -> int:
     return _LINE_MARKS + len(memory.kind or "") + len(memory.name) + content + 1
 
 
+def _line_bytes(memory: Memory) -> int:
+    """Bytes of the line: its title and type as UTF-8; the content's preview counted one byte a
+    character (its text is not read for a plan), exact for ASCII."""
+    content = min(memory.chars, ENGRAM_CONTENT_CHARS) + (3 if memory.chars > ENGRAM_CONTENT_CHARS else 0)
+    return _LINE_MARKS + len((memory.kind or "").encode()) + len(memory.name.encode()) + content + 1
+
+
 def _created_key(memory: Memory) -> tuple[int, str, int]:
     row = memory.source.row or 0
     return (0, "", row) if memory.created is None else (1, memory.created, row)
 
 
+def _max_bytes(portfolio: Portfolio) -> int | None:
+    value = portfolio.settings.get(MAX_BYTES_SETTING)
+    return min(value, ENGRAM_MAX_BYTES_CEILING) if isinstance(value, int) and value > 0 else None
+
+
 def engram_plans(memories: Sequence[Memory], portfolio: Portfolio) -> list[BudgetPlan]:
-    """mem_context per project: the 20 newest observations fit, the rest fall past it. Engram sets
-    no limit, so the plan states the block's size instead."""
+    """mem_context per project: the sections' newest fit, the rest fall past them; with a byte
+    budget, a line that would end past it is cut too."""
     by_project: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
         by_project[m.domain or ""].append(m)
-    plans = []
-    for project in sorted(by_project):
-        ordered = sorted(by_project[project], key=_created_key, reverse=True)
-        items = []
-        for order, memory in enumerate(ordered, start=1):
-            fits = order <= ENGRAM_CONTEXT_RESULTS
-            items.append(budget_item(memory.id, engram_line_chars(memory), order, fits, "" if fits else _PAST_NOTE))
-        lines = sum(item.cost for item in items[:ENGRAM_CONTEXT_RESULTS])  # the newest fit, in order
-        block = len(ENGRAM_HEADER) + len(ENGRAM_SECTION) + lines + 1
-        tokens = CharsEstimator().estimate(words=0, chars=block)
-        notes = (
+    max_bytes = _max_bytes(portfolio)
+    return [_plan(project, by_project[project], portfolio, max_bytes) for project in sorted(by_project)]
+
+
+def _plan(project: str, memories: list[Memory], portfolio: Portfolio, max_bytes: int | None) -> BudgetPlan:
+    ordered = sorted(memories, key=_created_key, reverse=True)
+    pinned = [m for m in ordered if m.pinned] if max_bytes is not None else []
+    recent = [m for m in ordered if not m.pinned] if max_bytes is not None else ordered
+    sections = [
+        (ENGRAM_PINNED_SECTION, pinned, ENGRAM_PINNED_RESULTS, _PAST_PINNED),
+        (ENGRAM_SECTION, recent, ENGRAM_CONTEXT_RESULTS, _PAST_NOTE),
+    ]
+    items: list[BudgetItem] = []
+    size = len(ENGRAM_HEADER)
+    for heading, group, cap, past in sections:
+        if not group:
+            continue
+        size += len(heading)
+        for index, memory in enumerate(group):
+            cost = engram_line_chars(memory) if max_bytes is None else _line_bytes(memory)
+            in_section = index < cap
+            if in_section:
+                size += cost  # rendered; the block is cut at max_bytes after rendering
+            in_bytes = max_bytes is None or size <= max_bytes
+            note = "" if in_section and in_bytes else (past if not in_section else _PAST_BYTES)
+            items.append(budget_item(memory.id, cost, len(items) + 1, in_section and in_bytes, note))
+        size += 1
+    block = size if max_bytes is None else min(size, max_bytes)
+    return BudgetPlan(
+        portfolio=portfolio.name,
+        system=NAME,
+        scope=f"mem_context {project}",
+        unit="characters" if max_bytes is None else "bytes",
+        limit=max_bytes,
+        used=block,
+        loaded=block,
+        items=tuple(items),
+        notes=_notes(project, block, max_bytes),
+    )
+
+
+def _notes(project: str, block: int, max_bytes: int | None) -> tuple[str, ...]:
+    tokens = CharsEstimator().estimate(words=0, chars=block)
+    unread = (
+        "Estimate: up to 5 session summaries (200 characters each) and 10 user prompts (200 each) are added by "
+        "Engram before the observations but not read by the workbench, so they are not counted."
+    )
+    if max_bytes is None:
+        return (
             f"mem_context for project {project}: the {ENGRAM_CONTEXT_RESULTS} newest observations, each cut to "
             f"{ENGRAM_CONTENT_CHARS} characters, under `## Memory from Previous Sessions`: about {block:,} characters "
             f"(~{tokens:,} tokens at chars/4).",
-            "Estimate: up to 5 session summaries (200 characters each) and 10 user prompts (200 each) are added by "
-            "Engram but not read by the workbench, so they are not counted. Engram itself sets no limit.",
+            unread + " This Engram schema sets no byte budget.",
         )
-        plans.append(
-            BudgetPlan(
-                portfolio=portfolio.name,
-                system=NAME,
-                scope=f"mem_context {project}",
-                unit="characters",
-                limit=None,
-                used=block,
-                loaded=block,
-                items=tuple(items),
-                notes=notes,
-            )
-        )
-    return plans
+    return (
+        f"mem_context for project {project}: up to {ENGRAM_PINNED_RESULTS} pinned observations, then the "
+        f"{ENGRAM_CONTEXT_RESULTS} newest others, each cut to {ENGRAM_CONTENT_CHARS} characters, the block cut at "
+        f"{max_bytes:,} bytes (Engram's default; a call's max_bytes may raise it to {ENGRAM_MAX_BYTES_CEILING:,}): "
+        f"about {block:,} bytes (~{tokens:,} tokens at chars/4).",
+        unread + " They come first, so the byte budget may cut observations the plan shows as fitting.",
+    )
 
 
 def plans(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:

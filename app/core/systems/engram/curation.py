@@ -1,8 +1,9 @@
 """Engram: no tiers, no priority, no pin (FORMAT.md beside this file).
 
 What Engram puts in front of an agent is `mem_context`: the most recent observations of the
-project, the recent session summaries and prompts, by recency alone. There is no flag or folder a
-promote could set, so promote, demote and set-priority say so; a pin lives in the workbench ledger.
+project, the recent session summaries and prompts, by recency alone, after its pinned section. There
+is no flag or folder a promote could set, so promote, demote and set-priority say so; a pin is
+Engram's own `pinned` column where the schema has one (pins.py), else a workbench ledger entry.
 A merge soft-deletes the merged observations exactly as Engram's own `mem_delete` does (and as a
 quarantine does), and its undo sets `deleted_at` and `updated_at` back.
 """
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.change.edits import ledger_only
 from app.core.change.errors import Unsupported, translated
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
 from app.core.change.vaulting import part_target
 from app.core.model import Memory
+from app.core.systems.engram import pins
 from app.core.systems.engram import trust as effects_engram
 
 NO_TIERS = (
@@ -25,8 +26,6 @@ NO_TIERS = (
     "nothing to promote or demote"
 )
 NO_PRIORITY = "Engram keeps no priority: mem_context chooses by recency alone"
-NO_PIN = "pinned in the workbench; Engram has no pin"
-NO_UNPIN = "unpinned in the workbench; Engram has no pin"
 
 
 def promote(job: Target) -> Prepared:
@@ -42,7 +41,7 @@ def set_priority(job: Target, priority: int) -> Prepared:
 
 
 def pin(job: Target, on: bool) -> Prepared:
-    return ledger_only(job, NO_PIN if on else NO_UNPIN)
+    return pins.pin(job, on)
 
 
 def merge_out(job: Target, kept: Memory) -> Prepared:

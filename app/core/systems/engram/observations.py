@@ -26,8 +26,10 @@ from app.core.reading.sqlite_ro import (
 from app.core.systems.engram import NAME
 
 TABLE = "observations"
-# Engram's MaxContextResults: how many observations mem_context injects per project.
+# Engram's MaxContextResults: how many observations mem_context injects per project, besides the
+# pinned ones (schema 8), of which its hook defaults render up to PINNED_RESULTS.
 CONTEXT_RESULTS = 20
+PINNED_RESULTS = 20
 NO_PROJECT = "(none)"
 
 
@@ -46,6 +48,7 @@ class _Obs:
     created: str | None
     updated: str | None
     sync_id: str | None
+    pinned: bool
     words: int
     chars: int
     sha256: str
@@ -79,8 +82,9 @@ def _sort_key(value: Any) -> tuple[int, Any]:
     return (2, str(value))
 
 
-# The columns that place an observation among the others (its tier, its topic's revisions).
-PLACING = ("id", "project", "scope", "topic_key", "created_at", "updated_at")
+# The columns that place an observation among the others (its tier, its topic's revisions); pinned
+# (schema 8) comes last, so a schema without it reads the others at the same places.
+PLACING = ("id", "project", "scope", "topic_key", "created_at", "updated_at", "pinned")
 
 
 class Placed(Protocol):
@@ -98,6 +102,8 @@ class Placed(Protocol):
     def created(self) -> str | None: ...
     @property
     def updated(self) -> str | None: ...
+    @property
+    def pinned(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,16 +116,23 @@ class Place:
     topic_key: str | None
     created: str | None
     updated: str | None
+    pinned: bool = False
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> Place:
         return cls.of_values(*(row.get(c) for c in PLACING))
 
     @classmethod
-    def of_values(cls, ident: Any, project: Any, scope: Any, topic_key: Any, created_at: Any, updated_at: Any) -> Place:
+    def of_values(cls, ident: Any, project: Any, scope: Any, topic_key: Any, created_at: Any, updated_at: Any, pinned: Any = None) -> Place:
         """From the PLACING columns' values, in that order."""
         created = _text(created_at) or None
-        return cls(ident, _text(project), _text(scope) or "project", _text(topic_key) or None, created, _text(updated_at) or created)
+        scope_text = _text(scope) or "project"
+        return cls(ident, _text(project), scope_text, _text(topic_key) or None, created, _text(updated_at) or created, is_pinned(pinned))
+
+
+def is_pinned(value: Any) -> bool:
+    """Engram's `pinned BOOLEAN`: SQLite stores 1 (or a text a hand edit left); Go scans 1 as true."""
+    return value is not None and not isinstance(value, bytes) and str(value).strip().lower() in ("1", "true")
 
 
 def _make_obs(row: dict[str, Any], content: str) -> _Obs:
@@ -136,6 +149,7 @@ def _make_obs(row: dict[str, Any], content: str) -> _Obs:
         created=place.created,
         updated=place.updated,
         sync_id=_text(row.get("sync_id")),
+        pinned=place.pinned,
         words=count_words(content),
         chars=len(content),
         sha256=sha256_text(content),
@@ -159,14 +173,15 @@ def _read_links(db: ReadOnlyDb, snap: _Snapshot) -> None:
 
 
 def _hot_ids(observations: Iterable[Placed]) -> set[int]:
-    """mem_context's pick: per project, the CONTEXT_RESULTS newest by created_at (ties: newest id)."""
-    by_project: dict[str | None, list[Placed]] = defaultdict(list)
+    """mem_context's pick, per project: the PINNED_RESULTS newest pinned rows (schema 8), and the
+    CONTEXT_RESULTS newest of the others, by created_at (ties: newest id)."""
+    by_project: dict[tuple[str | None, bool], list[Placed]] = defaultdict(list)
     for obs in observations:
-        by_project[obs.project].append(obs)
+        by_project[(obs.project, obs.pinned)].append(obs)
     hot: set[int] = set()
-    for group in by_project.values():
+    for (_project, pinned), group in by_project.items():
         group.sort(key=lambda o: (_sort_key(o.created), o.id), reverse=True)
-        hot.update(o.id for o in group[:CONTEXT_RESULTS])
+        hot.update(o.id for o in group[: PINNED_RESULTS if pinned else CONTEXT_RESULTS])
     return hot
 
 
@@ -266,6 +281,7 @@ def _memory(
         locator=locator,
         name=obs.title,
         tier=Tier.HOT if obs.id in hot else Tier.COLD,
+        pinned=obs.pinned,
         domain=obs.project or NO_PROJECT,
         kind=obs.type,
         tokens=estimate_tokens(obs.words),

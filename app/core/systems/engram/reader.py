@@ -12,6 +12,7 @@ Engram keeps no trust, so trust stays an unclaimed UNTRUSTED.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,6 +37,8 @@ from app.core.reading.sqlite_ro import (
     texts_by_row,
 )
 from app.core.systems.engram import NAME
+from app.core.systems.engram.budget import ENGRAM_MAX_BYTES, MAX_BYTES_SETTING
+from app.core.systems.engram.journal import NEWEST_SCHEMA, describe_version, read_schema
 from app.core.systems.engram.observations import (
     CONTEXT_RESULTS,
     TABLE,
@@ -101,6 +104,30 @@ class EngramAdapter(DatabaseAdapter):
             return False
         data, _problem = _load_export(path, path.name)
         return data is not None
+
+    @classmethod
+    def settings(cls, root: Path, problems: list[Problem]) -> dict[str, Any]:
+        """`store_version`: the schema generation, from the `user_version` in the database file's
+        header (a start does not open an unchanged database; a version still in the WAL shows after
+        Engram's next checkpoint)."""
+        path = Path(root)
+        db = path / DB_NAME if path.is_dir() else path
+        if not is_sqlite(db):
+            return {"store_version": _export_version(db)}
+        version = _header_version(db)
+        if version is None:
+            return {}
+        # The byte budget came with the pinned section (schema 8's line): see budget.py.
+        budget = {MAX_BYTES_SETTING: ENGRAM_MAX_BYTES} if version == NEWEST_SCHEMA else {}
+        return {"store_version": describe_version(version)} | budget
+
+    @classmethod
+    def placed(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
+        """Engram's review state (schema 8): `needs_review` once `review_after` has passed, as its
+        mem_review lists them; `expired` once `expires_at` has. Both move with the clock."""
+        return [
+            _dated(memory, ctx.today.isoformat()) if memory.fields.get("review_after") or memory.fields.get("expires_at") else memory for memory in memories
+        ]
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -177,11 +204,62 @@ def _contents(path: Path, rows: list[Any]) -> dict[Any, Any]:
 # ---- the database -----------------------------------------------------------------------------
 
 
+def _dated(memory: Memory, today: str) -> Memory:
+    fields = dict(memory.fields)
+    for key, flag in (("review_after", "needs_review"), ("expires_at", "expired")):
+        value = fields.get(key)
+        fields[flag] = isinstance(value, str) and bool(value) and value[:10] <= today
+    return memory if fields == memory.fields else memory.model_copy(update={"fields": fields})
+
+
+def _header_version(path: Path) -> int | None:
+    """PRAGMA user_version as the file's header holds it: four bytes at offset 60, big-endian."""
+    try:
+        head = read_head(path, 100)
+    except (OSError, ValueError):
+        return None
+    return int.from_bytes(head[60:64], "big") if len(head) == 100 else None
+
+
+def _export_version(path: Path) -> str:
+    try:
+        head = read_head(path, 4096).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return "Engram export"
+    found = re.search(r'"version"\s*:\s*"([^"]{1,40})"', head)
+    return f"Engram export, format {found.group(1)}" if found else "Engram export"
+
+
+def _schema_problems(db: ReadOnlyDb, rel: str) -> list[Problem]:
+    """A schema newer than the ones the workbench knows is read; what it did not understand is said."""
+    schema = read_schema(db)
+    out = []
+    if schema.user_version > NEWEST_SCHEMA:
+        out.append(
+            Problem(
+                path=display_name(rel),
+                message=f"Engram schema {schema.user_version} is newer than schema {NEWEST_SCHEMA}, the newest the workbench knows",
+                kept="read as schema 8; quarantine, restore and pin refused",
+            )
+        )
+    touched = schema.touched()
+    if touched:
+        out.append(
+            Problem(
+                path=display_name(rel),
+                message=f"table(s) {', '.join(touched)} are not Engram's (up to schema {NEWEST_SCHEMA}) and point at its tables",
+                kept="the rest read; quarantine, restore and pin refused",
+            )
+        )
+    return out
+
+
 def _read_snapshot(db: ReadOnlyDb) -> _Snapshot:
     snap = _Snapshot()
     if not db.has_table(TABLE):
         snap.missing_table = True
         return snap
+    snap.problems.extend(_schema_problems(db, DB_NAME))
     live = "deleted_at IS NULL" if db.has_column(TABLE, "deleted_at") else ""
     for row in db.select(TABLE, where=live, order_by="id"):
         content = row.get("content")

@@ -222,9 +222,11 @@ def _as_made(ctx: ParseContext, got: _Targeted, before: dict[Any, Memory], writt
     placing columns and its session, as `_rebuild` compares them), told by passes in C: the first
     re-read after a load, which no earlier re-read vouches for. False also where only `_rebuild`'s
     comparison row by row can tell (a value it normalises, a column missing)."""
-    if not set(PLACING) <= set(got.columns):
+    # A schema without `pinned` (the last placing column) reads it as NULL, and keeps no field of it.
+    present = PLACING if PLACING[-1] in got.columns else PLACING[:-1]
+    if not set(present) <= set(got.columns):
         return False
-    kept = [values for values in got.places if values[0] not in written]
+    kept = [values[: len(present)] for values in got.places if values[0] not in written]
     if len(kept) != len(before) - len(written & before.keys()):
         return False  # a row gone, or one the last read did not have
     olds = list(map(before.get, map(_ROW, kept)))
@@ -232,7 +234,7 @@ def _as_made(ctx: ParseContext, got: _Targeted, before: dict[Any, Memory], writt
         return False
     fields = list(map(_FIELDS, olds))
     try:
-        if list(map(itemgetter(*PLACING), fields)) != kept:
+        if list(map(itemgetter(*present), fields)) != kept:
             return False
         sessions = _session_values(got.snap)
         now = list(map(itemgetter(*SESSION_FIELDS), fields))

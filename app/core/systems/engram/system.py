@@ -7,7 +7,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
-from app.core.systems.engram import budget, curation, salience, suggestions, trust
+from app.core.systems.engram import budget, curation, pins, salience, suggestions, trust
 from app.core.systems.engram.reader import EngramAdapter
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ class EngramSystem(BaseSystem):
     trust_module: ClassVar[ModuleType | None] = trust
     curation_module: ClassVar[ModuleType | None] = curation
     reader = EngramAdapter
-    undo_steps: ClassVar[dict[str, UndoStep]] = {}
+    undo_steps: ClassVar[dict[str, UndoStep]] = {pins.KIND: pins.undo_pin}
     no_budget: ClassVar[str] = "Engram's mem_context limits (20 observations, 300 characters each) are constants compiled into Engram"
 
     # -- planning: budgets, salience, suggestions --

@@ -14,13 +14,11 @@ default). So the write first checks that every trigger that can fire is one of E
 triggers (INSERTs into observations_fts of old./new. columns, nothing else: no function call), and
 only then allows the schema for that transaction.
 
-Newer Engram journals every delete: `DeleteObservation` enqueues a `sync_mutations` row (op
-`delete`) in the same transaction, and a pulled upsert sets `deleted_at` back to NULL. A soft delete
-without that row never reaches the other machines and is undone by the next pull, so it is no
-quarantine at all. The journal row's columns and payload encoding are not known here exactly enough
-to write one as Engram does, so a database that has `sync_mutations` is refused up front, before
-anything is written (see FORMAT.md). A restore of an older quarantine is still allowed: setting
-`deleted_at` back to NULL is what a pulled upsert does anyway.
+Newer Engram journals every change for sync: `DeleteObservation` enqueues a `sync_mutations` row
+(op `delete`) in the same transaction, and a pulled upsert sets `deleted_at` back to NULL. On such a
+schema the quarantine writes that journal row exactly as Engram's `enqueueSyncMutationTx` does
+(journal.py), and a restore journals the `upsert` Engram's update would, so the other machines
+follow both. A schema newer than the ones read (`user_version`, unknown tables) is not written.
 """
 
 from __future__ import annotations
@@ -43,10 +41,11 @@ from app.core.reading.base import sha256_text
 from app.core.reading.sqlite_ro import DbReadError, read_db_or_raise, source_file
 from app.core.review.vault import VaultError
 from app.core.storage import expect_row, write_transaction
+from app.core.systems.engram import journal
+from app.core.systems.engram.journal import Schema, read_schema, writable
 
 TABLE = "observations"
 FTS = "observations_fts"
-SYNC_JOURNAL = "sync_mutations"  # newer Engram: every delete and upsert is journalled here
 NO_TRUST = "Engram keeps no trust of its own; the decision lives in the workbench ledger only"
 
 # Engram's own full-text indexes: the table each is built from, and its module.
@@ -56,16 +55,22 @@ OWN_VIRTUAL = {FTS: "fts5", "prompts_fts": "fts5"}
 READ_COLUMNS = ("content", "title", "type", "project", "scope", "topic_key", "session_id", "deleted_at", "updated_at", "created_at")
 
 
+# Schema 8's FTS triggers index live rows only: `WHEN new.deleted_at IS NULL`, `WHERE old.deleted_at IS NULL`.
+_LIVE = r"(?:old|new)\.deleted_at\s+IS\s+NULL"
+
+
 def _trigger(table: str) -> re.Pattern[str]:
     return re.compile(
         r"CREATE\s+TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`\[]?\w+[\"`\]]?\s+AFTER\s+(?:INSERT|DELETE|UPDATE)(?:\s+OF\s+[\w\s,]+?)?"
-        rf"\s+ON\s+[\"`\[]?{re.escape(table)}[\"`\]]?\s+(?:FOR\s+EACH\s+ROW\s+)?BEGIN(?P<body>.*)END\s*;?\s*",
+        rf"\s+ON\s+[\"`\[]?{re.escape(table)}[\"`\]]?\s+(?:FOR\s+EACH\s+ROW\s+)?(?:WHEN\s+{_LIVE}\s+)?BEGIN(?P<body>.*)END\s*;?\s*",
         re.IGNORECASE | re.DOTALL,
     )
 
 
 def _statement(fts: str) -> re.Pattern[str]:
-    return re.compile(rf"\s*INSERT\s+INTO\s+{re.escape(fts)}\s*\((?P<cols>[^()]*)\)\s*VALUES\s*\((?P<vals>[^()]*)\)\s*;", re.IGNORECASE)
+    """`INSERT INTO fts(cols) VALUES (vals);`, or (schema 8) `... SELECT vals WHERE old.deleted_at IS NULL;`."""
+    values = rf"(?:VALUES\s*\((?P<vals>[^()]*)\)|SELECT\s+(?P<picked>[^()]*?)\s+WHERE\s+{_LIVE})"
+    return re.compile(rf"\s*INSERT\s+INTO\s+{re.escape(fts)}\s*\((?P<cols>[^()]*)\)\s*{values}\s*;", re.IGNORECASE)
 
 
 _COLUMN = re.compile(r"\s*\w+\s*")
@@ -87,28 +92,43 @@ def _db(t: Target) -> Path:
         raise ChangeError(f"{exc}; nothing was written") from None
 
 
-def _row(t: Target, path: Path) -> dict[str, Any] | None:
-    def select(db: Any) -> list[dict[str, Any]]:
+def _row(t: Target, path: Path) -> tuple[dict[str, Any] | None, Schema]:
+    def select(db: Any) -> tuple[list[dict[str, Any]], Schema]:
         if not db.has_column(TABLE, "deleted_at"):
             raise ChangeError(f"{path.name}: `{TABLE}` has no deleted_at column, so Engram cannot soft-delete; nothing was written")
-        if t.action == "quarantine" and db.has_table(SYNC_JOURNAL):
-            raise ChangeError(_sync_refusal(path.name))
-        return list(db.select(TABLE, ["content", "deleted_at", "updated_at"], where="id = ?", params=(t.memory.source.row,)))
+        schema = read_schema(db)
+        writable(schema, path.name)
+        return list(db.select(TABLE, ["content", "deleted_at", "updated_at"], where="id = ?", params=(t.memory.source.row,))), schema
 
     try:
-        rows = read_db_or_raise(path, select, name=path.name)
+        found, schema = read_db_or_raise(path, select, name=path.name)
     except DbReadError as exc:
         raise ChangeError(f"{exc}; nothing was written") from None
-    return rows[0] if rows else None
+    return (found[0] if found else None), schema
 
 
-def _sync_refusal(name: str) -> str:
-    return (
-        f"{name} journals its changes for sync (table `{SYNC_JOURNAL}`): Engram's own delete writes a `delete` mutation in the "
-        "same transaction, and without it the quarantine would never reach the other machines and the next pulled upsert would "
-        "set deleted_at back to NULL. The workbench cannot write that mutation exactly as Engram does, so it refuses; "
-        "nothing was written. Delete the observation with Engram's own mem_delete instead"
-    )
+def _journal_note(schema: Schema, op: str) -> list[str]:
+    if not schema.journaled:
+        return []
+    return [f"a `{op}` mutation of the observation appended to {journal.MUTATIONS} (target {journal.TARGET}), as Engram's own write journals it"]
+
+
+def _journal(conn: sqlite3.Connection, t: Target, schema: Schema, op: str, deleted_at: str = "") -> dict[str, Any]:
+    """On a schema that journals for sync, the mutation Engram's own write enqueues: a `delete`
+    (DeleteObservation) or an `upsert` of the live row (UpdateObservation's payload)."""
+    if not schema.journaled:
+        return {}
+    row = rows.select(conn, TABLE, "id = ?", (t.memory.source.row,), "id")[0]
+    key = journal.sync_key(row, t.rel)
+    payload = journal.delete_payload(row, deleted_at, schema) if op == "delete" else journal.upsert_payload(row, schema)
+    seq = journal.enqueue(conn, schema, key, op, payload)
+    return {"journal": {"table": journal.MUTATIONS, "seq": seq, "op": op, "entity_key": key}}
+
+
+def _schema(conn: sqlite3.Connection, t: Target) -> Schema:
+    schema = read_schema(conn)
+    writable(schema, t.rel)
+    return schema
 
 
 def engram_time(t: Target) -> str:
@@ -118,7 +138,7 @@ def engram_time(t: Target) -> str:
 
 def _soft_delete(t: Target) -> Prepared:
     path = _db(t)
-    row = _row(t, path)
+    row, schema = _row(t, path)
     check_fresh_text(t, None if row is None else row["content"])
     assert row is not None
     if row["deleted_at"] is not None:
@@ -140,19 +160,22 @@ def _soft_delete(t: Target) -> Prepared:
     changes = [f"{t.memory.source}: deleted_at NULL -> {now!r}, updated_at {row['updated_at']!r} -> {now!r}"]
 
     changes.insert(0, f"{t.memory.source}: every column of the row copied into the workbench vault first")
+    changes += _journal_note(schema, "delete")
 
     def work(conn: sqlite3.Connection) -> dict[str, Any]:
+        schema = _schema(conn, t)
         _check(conn, t, expect=before, content=t.memory.sha256)
         data = rows.encode({"row": rows.select(conn, TABLE, "id = ?", (t.memory.source.row,), "id")[0]})
         item = t.vault.put(vault_manifest(t, kind="row", offset=0, content=data), data, t.vault.item_name(t.memory, t.decision_id))
         try:
             _set(conn, t, after)
+            journaled = _journal(conn, t, schema, "delete", now)
         except BaseException:
             t.vault.discard(item.ref)
             raise
         # The effect as recorded, from inside the transaction: the journal keeps it before the
         # COMMIT, so a crash right after it can still be recorded.
-        return effect | {"vault": item.ref}
+        return effect | {"vault": item.ref} | journaled
 
     def apply() -> dict[str, Any]:
         return write_transaction(t.roots, path, work)
@@ -163,9 +186,9 @@ def _soft_delete(t: Target) -> Prepared:
 def _undelete(t: Target) -> Prepared:
     recorded = t.undo_effect
     path = _db(t)
-    row = _row(t, path)
+    row, schema = _row(t, path)
     if row is None:
-        return _reinsert(t, path)
+        return _reinsert(t, path, schema)
     after, before = recorded["after"], recorded["before"]
     now = {"deleted_at": row["deleted_at"], "updated_at": row["updated_at"]}
     if now != after:
@@ -176,21 +199,23 @@ def _undelete(t: Target) -> Prepared:
     effect = {"kind": "soft-delete", "database": t.rel, "table": TABLE, "row": t.memory.source.row, "before": after, "after": before}
     description = f"restore {t.label}: set deleted_at and updated_at of observation {t.memory.source.row} back to their values before the quarantine"
     changes = [
-        f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, updated_at {after['updated_at']!r} -> {before['updated_at']!r}"
+        f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, updated_at {after['updated_at']!r} -> {before['updated_at']!r}",
+        *_journal_note(schema, "upsert"),
     ]
 
     def apply() -> dict[str, Any]:
         def work(conn: sqlite3.Connection) -> dict[str, Any]:
+            schema = _schema(conn, t)
             _check(conn, t, expect=after, content=None)
             _set(conn, t, before)
-            return effect
+            return effect | _journal(conn, t, schema, "upsert")
 
         return write_transaction(t.roots, path, work)
 
     return Prepared(description, effect, changes, apply)
 
 
-def _reinsert(t: Target, path: Path) -> Prepared:
+def _reinsert(t: Target, path: Path, schema: Schema) -> Prepared:
     """The row was hard-deleted since the quarantine: insert it back, every column as the vault
     holds it (Engram's own insert trigger indexes it again)."""
     ref = t.undo_effect.get("vault")
@@ -204,16 +229,17 @@ def _reinsert(t: Target, path: Path) -> Prepared:
         raise ChangeError(f"cannot restore {t.memory.id}: {exc}; nothing was written") from None
     effect = {"kind": "row-insert", "database": t.rel, "table": TABLE, "row": t.memory.source.row, "vault": ref}
     description = f"restore {t.label}: Engram deleted observation {t.memory.source.row} since the quarantine; insert it back from the workbench vault"
-    changes = [f"{t.memory.source}: the row inserted back, every column as the vault item {ref} holds it"]
+    changes = [f"{t.memory.source}: the row inserted back, every column as the vault item {ref} holds it", *_journal_note(schema, "upsert")]
 
     def work(conn: sqlite3.Connection) -> dict[str, Any]:
+        schema = _schema(conn, t)
         allow_engram_triggers(conn, t.rel)
         if conn.execute(f"SELECT 1 FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone():
             raise Conflict(f"{t.memory.source}: a row with that id exists again; nothing was written", path=t.rel)
         present = set(rows.columns(conn, TABLE))
         expect_row(conn, TABLE, {"id": t.memory.source.row}, {c: rows.unplain(v) for c, v in original.items() if c in present and c in READ_COLUMNS})
         rows.insert(conn, TABLE, original)
-        return effect
+        return effect | _journal(conn, t, schema, "upsert")
 
     def apply() -> dict[str, Any]:
         return write_transaction(t.roots, path, work)
@@ -223,9 +249,6 @@ def _reinsert(t: Target, path: Path) -> Prepared:
 
 def _check(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], content: str | None) -> None:
     """Inside the write transaction: the row must still be as read."""
-    if t.action == "quarantine" and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SYNC_JOURNAL,)).fetchone():
-        # Sync was enrolled between the plan and the write: still no delete without its journal row.
-        raise ChangeError(_sync_refusal(t.rel))
     allow_engram_triggers(conn, t.rel)
     found = conn.execute(f"SELECT content, deleted_at, updated_at FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone()
     if found is None:
@@ -255,7 +278,8 @@ def allow_engram_triggers(conn: sqlite3.Connection, name: str) -> None:
     """Turn `trusted_schema` on for this transaction, after proving that every view, trigger,
     virtual table and index on `observations` is Engram's own (change/schema.py): the only triggers
     there are Engram's FTS triggers. Raises ChangeError otherwise."""
-    check_schema(conn, name, system="Engram", written=(TABLE,), own_trigger=_own_trigger, own_virtual=OWN_VIRTUAL)
+    written = (TABLE, journal.STATE, journal.MUTATIONS)
+    check_schema(conn, name, system="Engram", written=written, own_trigger=_own_trigger, own_virtual=OWN_VIRTUAL)
     conn.execute("PRAGMA trusted_schema = 1")
 
 
@@ -275,7 +299,7 @@ def _is_fts_trigger(sql: str, table: str = TABLE, fts: str = FTS) -> bool:
     pattern = _statement(fts)
     while (statement := pattern.match(body, pos)) is not None:
         columns = statement["cols"].split(",")
-        values = statement["vals"].split(",")
+        values = (statement["vals"] if statement["vals"] is not None else statement["picked"]).split(",")
         if len(columns) != len(values) or not all(_COLUMN.fullmatch(c) for c in columns) or not all(_VALUE.fullmatch(v) for v in values):
             return False
         pos = statement.end()
