@@ -12,6 +12,7 @@ from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import capture
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
+from app.core.parsing.safefs import under
 from app.core.storage import Roots, Saved, StorageError, atomic_write, check_name, move_file, remove_empty_folder, remove_file, replace_span
 from app.core.storage.base import Base, sha256_bytes
 
@@ -157,7 +158,7 @@ def edit_file(
         "undo": "remove the file again" if base is None else "write each edit's `old` text back over its `new` text at its offset, last edit first",
     }
     changes = [f"{rel}: created ({len(new):,} bytes)"] if base is None else [describe_edit(rel, e) for e in edits]
-    target = root / PurePosixPath(rel)
+    target = Path(under(root, rel))
 
     def apply() -> dict[str, Any]:
         save_file(after_save, roots, target, new, base, new_mode=new_mode)
@@ -169,7 +170,7 @@ def edit_file(
 def undo_file_edit(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     root, rel = str(effect["root"]), str(effect["file"])
     roots = rv.roots(root)
-    path = Path(root) / PurePosixPath(rel)
+    path = Path(under(root, rel))
     base = capture(roots, path, rel, f"cannot undo {rv.label}")
     if base.sha256 != effect.get("file_sha256_after"):
         raise rv.changed(rel, f"it no longer holds the bytes {rv.change.action} left")
@@ -238,10 +239,10 @@ def file_move(job: Target, base: Base, to: str, new: bytes, description: str, *,
 def undo_file_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     root, src, dest = str(effect["root"]), str(effect["from"]), str(effect["to"])
     roots = rv.roots(root)
-    base = capture(roots, Path(root) / PurePosixPath(dest), dest, f"cannot undo {rv.label}")
+    base = capture(roots, Path(under(root, dest)), dest, f"cannot undo {rv.label}")
     if base.sha256 != effect.get("sha256_after"):
         raise rv.changed(dest, f"it no longer holds the bytes {rv.change.action} moved there")
-    back = Path(root) / PurePosixPath(src)
+    back = Path(under(root, src))
     if os.path.lexists(back):
         raise Conflict(f"cannot undo {rv.label}: a file named {src} exists again; nothing was written, both files are kept as they are", path=src)
     if not back.parent.is_dir():

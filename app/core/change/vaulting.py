@@ -4,7 +4,7 @@ a file) and putting it back byte for byte."""
 from __future__ import annotations
 
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from app.core.change.errors import ChangeError, Conflict, translated
@@ -160,7 +160,7 @@ def restore_file_item(t: Target, ref: str) -> Prepared:
 
 def _restore_file(t: Target, item: Item, content: bytes) -> Prepared:
     rel = item.manifest.path
-    target = t.root / PurePosixPath(rel)
+    target = t.file(rel)
     kept = f"the memory stays in the vault as {item.ref}"
     if not target.parent.is_dir():
         raise Conflict(f"cannot restore {rel}: its folder no longer exists; nothing was written, {kept}", path=rel)

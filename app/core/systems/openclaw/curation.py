@@ -32,6 +32,7 @@ from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
 from app.core.change.vaulting import restore_vault_part
 from app.core.model import Memory
+from app.core.parsing import safefs
 from app.core.reading.base import ParseContext
 from app.core.storage import ContainmentError, Roots, Saved, StorageError, atomic_write, check_name, insert_span, remove_file
 from app.core.storage.base import sha256_bytes
@@ -261,7 +262,7 @@ def _take_back(roots: Roots, path: Path, saved: Saved, old: bytes | None) -> Non
 def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     root, src, dest = str(effect["root"]), str(effect["from"]), str(effect["to"])
     roots = rv.roots(root)
-    src_path, dest_path = Path(root) / PurePosixPath(src), Path(root) / PurePosixPath(dest)
+    src_path, dest_path = Path(safefs.under(root, src)), Path(safefs.under(root, dest))
     doing = f"cannot undo {rv.label}"
     source = capture(roots, src_path, src, doing)
     if source.sha256 != effect.get("from_sha256_after"):
