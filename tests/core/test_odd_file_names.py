@@ -49,7 +49,8 @@ def workspace(tmp_path: Path) -> Path:
     for raw, word in HOSTILE.items():
         with open(os.path.join(os.fsencode(folder), raw), "wb") as f:
             f.write(memory_file(word, word))
-    (folder / os.fsdecode(TWIN)).write_bytes(b"---\nname: twin\ndescription: plain\n---\n" + f"A plain note: {TWIN_WORD}.\n".encode())
+    twin = b"---\nname: twin\ndescription: plain\n---\n" + f"A plain note: {TWIN_WORD}.\n".encode()
+    (folder / os.fsdecode(TWIN)).write_bytes(twin)
     return root
 
 
@@ -58,27 +59,31 @@ def shown(raw: bytes) -> str:
 
 
 def files_in(folder: bytes) -> dict[bytes, bytes]:
-    return {name: Path(os.fsdecode(os.path.join(folder, name))).read_bytes() for name in os.listdir(folder)}
+    out = {}
+    for name in os.listdir(folder):
+        out[name] = Path(os.fsdecode(os.path.join(folder, name))).read_bytes()
+    return out
 
 
 def open_workbench(tmp_path: Path, root: Path) -> Workbench:
-    wb = Workbench(
-        Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config"), clock=FixedClock(datetime(2026, 11, 29, 17, 0, tzinfo=UTC)), workers=1
-    )
+    locations = Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config")
+    wb = Workbench(locations, clock=FixedClock(datetime(2026, 11, 29, 17, tzinfo=UTC)), workers=1)
     wb.open([root])
     return wb
 
 
 def test_shown_names_are_printable_one_to_one_and_give_the_real_name_back() -> None:
-    names = [os.fsdecode(raw) for raw in [*HOSTILE, TWIN]] + ["a\\b", "c1\x85", "\\\\x41", "plain.md"]
+    names = [os.fsdecode(raw) for raw in [*HOSTILE, TWIN]]
+    names += ["a\\b", "c1\x85", "\\\\x41", "plain.md"]
     shown_names = [display_name(name) for name in names]
     assert len(set(shown_names)) == len(names)
     assert all(s.isprintable() for s in shown_names)
     assert [safefs.real_name(s) for s in shown_names] == names
-    assert display_name(os.fsdecode(TWIN)) == "esc\\\\x1b[31mred.md" and display_name(os.fsdecode(b"esc\x1b[31mred.md")) == "esc\\x1b[31mred.md"
+    assert display_name(os.fsdecode(TWIN)) == "esc\\\\x1b[31mred.md"
+    assert display_name(os.fsdecode(b"esc\x1b[31mred.md")) == "esc\\x1b[31mred.md"
 
 
-def test_memories_with_hostile_names_are_listed_reviewed_and_searched(tmp_path: Path, workspace: Path) -> None:
+def test_hostile_names_are_listed_reviewed_and_searched(tmp_path: Path, workspace: Path) -> None:
     wb = open_workbench(tmp_path, workspace)
     by_path = {m.source.path: m for m in wb.memories}
     assert set(by_path) == {shown(raw) for raw in [*HOSTILE, TWIN]}
@@ -87,14 +92,15 @@ def test_memories_with_hostile_names_are_listed_reviewed_and_searched(tmp_path: 
     for raw, word in HOSTILE.items():
         memory = by_path[shown(raw)]
         assert word in wb.text(memory.id)
-        assert memory.id in queue and any(f.category == "instruction-override" for f in queue[memory.id].findings)
+        assert memory.id in queue
+        assert any(f.category == "instruction-override" for f in queue[memory.id].findings)
         assert [hit.id for hit in wb.search(word).hits] == [memory.id]
     twin = by_path[shown(TWIN)]
     assert TWIN_WORD in wb.text(twin.id) and twin.id not in queue
     assert [hit.id for hit in wb.search(TWIN_WORD).hits] == [twin.id]
 
 
-def test_hostile_names_are_quarantined_and_restored_byte_for_byte(tmp_path: Path, workspace: Path) -> None:
+def test_hostile_names_are_quarantined_and_restored(tmp_path: Path, workspace: Path) -> None:
     folder = os.fsencode(workspace / "ws" / "memory" / "short_term")
     before = files_in(folder)
     wb = open_workbench(tmp_path, workspace)
@@ -110,8 +116,12 @@ def test_hostile_names_are_quarantined_and_restored_byte_for_byte(tmp_path: Path
     assert files_in(folder) == before
 
 
-def test_the_cli_prints_hostile_paths_inert_and_reviews_them(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (["review", str(workspace)], ["review", str(workspace), "--json"], ["scan", str(workspace)]):
+def test_the_cli_prints_hostile_paths_inert_and_reviews_them(
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    where = str(workspace)
+    for argv in (["review", where], ["review", where, "--json"], ["scan", where]):
         assert main(argv) == 0
         out = capsys.readouterr().out
         assert not any(ch in out for ch in "\x1b\t\u202e\udcff"), argv

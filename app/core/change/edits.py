@@ -10,6 +10,7 @@ from typing import Any
 
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import capture
+from app.core.change.links import refuse_through_link
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
 from app.core.parsing.safefs import under
@@ -44,6 +45,7 @@ def line_edit(old: bytes, new: bytes) -> dict[str, Any]:
 
 
 def save_file(after_save: Callable[[Saved], None] | None, roots: Roots, path: Path, data: bytes, base: Base | None, *, new_mode: int = 0o644) -> Saved:
+    refuse_through_link(base, os.fspath(path), roots.primary, "write")
     saved = atomic_write(roots, path, data, base=base, new_mode=new_mode)
     if after_save is not None:
         after_save(saved)
@@ -145,6 +147,7 @@ def edit_file(
     new_mode: int = 0o644,
 ) -> Prepared:
     """An in-place edit (or, with `base` None, the creation) of `root/rel`."""
+    refuse_through_link(base, rel, root, description.split(": ", 1)[0])
     edits = edits_between(steps)
     effect: dict[str, Any] = {
         "kind": "file-edit",
@@ -199,7 +202,9 @@ def undo_file_edit(rv: Reverse, effect: dict[str, Any]) -> Prepared:
 
 def file_move(job: Target, base: Base, to: str, new: bytes, description: str, *, notes: Sequence[str] = ()) -> Prepared:
     """Move the memory's whole file to `to` (relative to the root), writing `new` there (its bytes,
-    or its bytes with one line changed). Refused when `to` exists."""
+    or its bytes with one line changed). Refused when `to` exists, and for a file reached through a
+    symbolic link (links.py)."""
+    refuse_through_link(base, job.rel, job.root, f"{job.action} {job.label}")
     dest = job.file(to)
     if os.path.lexists(dest):
         raise ChangeError(f"refused: {to} already exists, and a move never overwrites a file; nothing was changed")

@@ -40,7 +40,7 @@ def clear(portfolios: list[Portfolio], data: Path) -> tuple[list[Portfolio], boo
             out.append(portfolio)
             continue
         found = [p for p in portfolio.problems if p.kept == LITTER]
-        # A problem shows its path printable; the file is opened by its real name (safefs.real_name).
+        # A problem shows its path printable; the file is opened by its real name.
         rels = sorted({real_name(p.path) for p in found} | set(_top_level(portfolio.root)))
         if not rels:
             out.append(portfolio)
@@ -52,7 +52,8 @@ def clear(portfolios: list[Portfolio], data: Path) -> tuple[list[Portfolio], boo
             Problem(path=display_name(rel), message=f"left by an interrupted workbench write; {what}", kept="cleared" if cleared else "left in place")
             for rel, (cleared, what) in done.items()
         ]
-        young = [p for p in found if real_name(p.path) not in done]  # a write in progress elsewhere, or not ours
+        # A write in progress elsewhere, or not ours:
+        young = [p for p in found if real_name(p.path) not in done]
         kept = [p for p in portfolio.problems if p.kept != LITTER]
         out.append(portfolio.model_copy(update={"problems": (*kept, *handled, *young)}))
     return out, put_back

@@ -49,7 +49,8 @@ class UnsafeFile(Exception):
 
 
 # Bidi controls: a name holding one can show its letters in another order than they are.
-_BIDI = frozenset((0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069))
+_BIDI = frozenset((0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067))
+_BIDI |= {0x2068, 0x2069}
 
 
 def display_name(rel: str) -> str:
@@ -160,7 +161,8 @@ def walk_files(
                 problems.append(Problem(path=display_name(rel), message=f"not a regular file ({_kind(st.st_mode)})", kept="skipped without opening"))
                 continue
             # The usual name needs no escaping: tested here, not in a call per file (100,000 at the largest).
-            shown = rel if rel.isascii() and rel.isprintable() and "\\" not in rel else display_name(rel)
+            plain = rel.isascii() and rel.isprintable() and "\\" not in rel
+            shown = rel if plain else display_name(rel)
             escaped = escaped or shown is not rel
             files.append(_new_ref(FileRef, (prefix + shown, entry.path, st.st_size, st.st_mtime_ns)))
         # Folders go on the stack last first, so the first is walked next. Files come out sorted
@@ -243,9 +245,9 @@ def _kind(mode: int) -> str:
 
 
 def under(root: Path | str, rel: str) -> str:
-    """The path of `rel` (a portfolio-relative path as shown, `/`-separated) under `root`: the file's
-    real name (`real_name`), joined as strings: a pass re-reads a hundred thousand memories, and two
-    Path objects made for each cost a third of reading the file."""
+    """The path of `rel` (a portfolio-relative path as shown, `/`-separated) under `root`: the
+    file's real name (`real_name`), joined as strings: a pass re-reads a hundred thousand
+    memories, and two Path objects made for each cost a third of reading the file."""
     return os.path.join(root, rel if "\\" not in rel else real_name(rel))
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from app.core.change.edits import ensure_folders, file_edit, file_move, ledger_only, missing_folders, newline_of, remove_folders, save_file
 from app.core.change.errors import ChangeError, NothingToChange, Unsupported, translated
 from app.core.change.freshness import capture, read_fresh
+from app.core.change.links import refuse_through_link
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
 from app.core.change.vaulting import restore_vault_part
@@ -187,6 +188,8 @@ def _move_section(job: Target, to: str, notes: list[str]) -> Prepared:
     block = source[start:end]
     dest = job.file(to)
     target = capture(job.roots, dest, to, f"{job.action} {job.label}") if os.path.lexists(dest) else None
+    for read, rel in ((base, job.rel), (target, to)):
+        refuse_through_link(read, rel, job.root, f"{job.action} {job.label}")
     old = target.data if target is not None else b""
     newline = newline_of(old) or newline_of(source) or b"\n"
     piece = _newlines(block, newline)
