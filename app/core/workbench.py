@@ -44,6 +44,7 @@ from app.core.load.pipeline import EventSink, LoadResult, Pipeline, Progress
 from app.core.load.rows import ListedRows, RowStore, listed_rows
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline, TrustLevel
+from app.core.parsing.safefs import display_name
 from app.core.reading.base import Capabilities
 from app.core.reading.discovery import standard_locations
 from app.core.review.finding import Category, Finding, Severity, worst
@@ -1147,14 +1148,16 @@ def _root_path(root: str) -> Path:
 
 
 def _inside(root: str, paths: Sequence[str]) -> set[str]:
-    """The paths under the portfolio folder `root`, relative to it (a database: its own file)."""
+    """The paths under the portfolio folder `root`, relative to it and shown as the walk lists
+    them (safefs.display_name: a name with a control character is listed escaped; a database:
+    its own file)."""
     base = os.path.abspath(root)
     out = set()
     for path in paths:
         if path == base:
             out.add(os.path.basename(path))
         elif path.startswith(base.rstrip(os.sep) + os.sep):
-            out.add(Path(os.path.relpath(path, base)).as_posix())
+            out.add(display_name(Path(os.path.relpath(path, base)).as_posix()))
     return out
 
 

@@ -261,13 +261,16 @@ def test_read_file_size_cap(tmp_path: Path) -> None:
 def test_odd_names_are_shown_escaped(tmp_path: Path) -> None:
     root = tmp_path / "r"
     root.mkdir()
-    for name in (b"bad\xff.md", b"new\nline.md", b"-dash.md", "file\u202egpj.md".encode(), "\u0430dmin.md".encode()):
+    names = (b"bad\xff.md", b"new\nline.md", b"-dash.md", "file\u202egpj.md".encode(), "\u0430dmin.md".encode(), b"c1\xc2\x85.md", b"back\\x.md")
+    for name in names:
         with open(os.path.join(os.fsencode(root), name), "wb") as handle:
             handle.write(b"x")
     files, problems = _walk(root)
     assert problems == []
-    shown = sorted(safefs.display_name(f) for f in files)
-    assert shown == sorted(["bad\\xff.md", "new\\x0aline.md", "-dash.md", "file\\u202egpj.md", "\u0430dmin.md"])
+    shown = sorted(files)
+    expected = ["bad\\xff.md", "new\\x0aline.md", "-dash.md", "file\\u202egpj.md", "\u0430dmin.md", "c1\\u0085.md", "back\\\\x.md"]
+    assert shown == sorted(expected)
+    assert sorted(os.fsencode(safefs.real_name(s)) for s in shown) == sorted(names)
 
 
 def test_nfc_and_nfd_names_are_two_files(tmp_path: Path) -> None:

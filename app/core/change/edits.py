@@ -10,8 +10,10 @@ from typing import Any
 
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import capture
+from app.core.change.links import refuse_through_link
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
+from app.core.parsing.safefs import under
 from app.core.storage import Roots, Saved, StorageError, atomic_write, check_name, move_file, remove_empty_folder, remove_file, replace_span
 from app.core.storage.base import Base, sha256_bytes
 
@@ -43,6 +45,7 @@ def line_edit(old: bytes, new: bytes) -> dict[str, Any]:
 
 
 def save_file(after_save: Callable[[Saved], None] | None, roots: Roots, path: Path, data: bytes, base: Base | None, *, new_mode: int = 0o644) -> Saved:
+    refuse_through_link(base, os.fspath(path), roots.primary, "write")
     saved = atomic_write(roots, path, data, base=base, new_mode=new_mode)
     if after_save is not None:
         after_save(saved)
@@ -144,6 +147,7 @@ def edit_file(
     new_mode: int = 0o644,
 ) -> Prepared:
     """An in-place edit (or, with `base` None, the creation) of `root/rel`."""
+    refuse_through_link(base, rel, root, description.split(": ", 1)[0])
     edits = edits_between(steps)
     effect: dict[str, Any] = {
         "kind": "file-edit",
@@ -157,7 +161,7 @@ def edit_file(
         "undo": "remove the file again" if base is None else "write each edit's `old` text back over its `new` text at its offset, last edit first",
     }
     changes = [f"{rel}: created ({len(new):,} bytes)"] if base is None else [describe_edit(rel, e) for e in edits]
-    target = root / PurePosixPath(rel)
+    target = Path(under(root, rel))
 
     def apply() -> dict[str, Any]:
         save_file(after_save, roots, target, new, base, new_mode=new_mode)
@@ -169,7 +173,7 @@ def edit_file(
 def undo_file_edit(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     root, rel = str(effect["root"]), str(effect["file"])
     roots = rv.roots(root)
-    path = Path(root) / PurePosixPath(rel)
+    path = Path(under(root, rel))
     base = capture(roots, path, rel, f"cannot undo {rv.label}")
     if base.sha256 != effect.get("file_sha256_after"):
         raise rv.changed(rel, f"it no longer holds the bytes {rv.change.action} left")
@@ -198,7 +202,9 @@ def undo_file_edit(rv: Reverse, effect: dict[str, Any]) -> Prepared:
 
 def file_move(job: Target, base: Base, to: str, new: bytes, description: str, *, notes: Sequence[str] = ()) -> Prepared:
     """Move the memory's whole file to `to` (relative to the root), writing `new` there (its bytes,
-    or its bytes with one line changed). Refused when `to` exists."""
+    or its bytes with one line changed). Refused when `to` exists, and for a file reached through a
+    symbolic link (links.py)."""
+    refuse_through_link(base, job.rel, job.root, f"{job.action} {job.label}")
     dest = job.file(to)
     if os.path.lexists(dest):
         raise ChangeError(f"refused: {to} already exists, and a move never overwrites a file; nothing was changed")
@@ -238,10 +244,10 @@ def file_move(job: Target, base: Base, to: str, new: bytes, description: str, *,
 def undo_file_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     root, src, dest = str(effect["root"]), str(effect["from"]), str(effect["to"])
     roots = rv.roots(root)
-    base = capture(roots, Path(root) / PurePosixPath(dest), dest, f"cannot undo {rv.label}")
+    base = capture(roots, Path(under(root, dest)), dest, f"cannot undo {rv.label}")
     if base.sha256 != effect.get("sha256_after"):
         raise rv.changed(dest, f"it no longer holds the bytes {rv.change.action} moved there")
-    back = Path(root) / PurePosixPath(src)
+    back = Path(under(root, src))
     if os.path.lexists(back):
         raise Conflict(f"cannot undo {rv.label}: a file named {src} exists again; nothing was written, both files are kept as they are", path=src)
     if not back.parent.is_dir():

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from app.core.change.errors import ChangeError, Conflict
+from app.core.change.links import linked
 from app.core.change.target import Target
 from app.core.model import Memory
 from app.core.parsing.text import TextProblem, decode
@@ -17,9 +18,11 @@ from app.core.systems.registry import adapter as adapter_for
 
 
 def read_base(t: Target) -> Base:
-    """The memory's file as the base of an edit; a file gone or refused is a clear error."""
+    """The memory's file as the base of an edit; a file gone or refused is a clear error. A file
+    reached through a symbolic link gives a links.Linked base, which only a quarantine's whole-file
+    vaulting takes (the link itself); every other write refuses it."""
     try:
-        return Base.capture(t.path, t.roots)
+        return linked(t.path, Base.capture(t.path, t.roots))
     except ContainmentError as exc:
         if not os.path.lexists(t.path):
             raise Conflict(f"{t.rel} no longer exists (it was moved or deleted since it was read); nothing was written", path=t.rel) from None
@@ -80,9 +83,10 @@ def read_fresh(job: Target) -> tuple[Base, Memory]:
 
 
 def capture(roots: Roots, path: Path, rel: str, what: str) -> Base:
-    """A file that must exist, as the base of an edit; a clear conflict when it went away."""
+    """A file that must exist, as the base of an edit (links.Linked through a symbolic link); a
+    clear conflict when it went away."""
     try:
-        return Base.capture(path, roots)
+        return linked(path, Base.capture(path, roots))
     except ContainmentError as exc:
         if not os.path.lexists(path):
             raise Conflict(f"{what}: {rel} no longer exists (it was moved or deleted); nothing was written", path=rel) from None

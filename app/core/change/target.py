@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from app.core.change.errors import ChangeError, Conflict
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio
+from app.core.parsing.safefs import under
 from app.core.review.ledger import Action, Decision
 from app.core.review.vault import Vault
 from app.core.storage import Roots, Saved
@@ -45,7 +46,8 @@ class Target:
 
     @property
     def path(self) -> Path:
-        return self.root / PurePosixPath(self.rel)
+        """The memory's file: its real name, not the shown `rel` (safefs.display_name)."""
+        return Path(under(self.root, self.rel))
 
     @property
     def label(self) -> str:
@@ -58,7 +60,7 @@ class Target:
         return self.undo.effect
 
     def file(self, rel: str) -> Path:
-        return self.root / PurePosixPath(rel)
+        return Path(under(self.root, rel))
 
     def as_action(self, action: Action = "quarantine") -> Target:
         """The same memory under another action (a merge takes a memory out as a quarantine does)."""

@@ -4,19 +4,22 @@ a file) and putting it back byte for byte."""
 from __future__ import annotations
 
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from app.core.change.errors import ChangeError, Conflict, translated
 from app.core.change.freshness import read_base
+from app.core.change.links import Linked, refuse_through_link, target_shown
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
 from app.core.model import Memory, Portfolio
+from app.core.parsing.safefs import display_name, real_name
 from app.core.reading.base import slug
 from app.core.review.ledger import Decision, iso_utc
 from app.core.review.vault import Context, Item, Manifest, VaultError
 from app.core.storage import ConflictError, ContainmentError, NotWritableError, ReadBackError, Saved, atomic_write, cut_span, insert_span, remove_file
 from app.core.storage.base import Base, sha256_bytes
+from app.core.storage.links import make_link, remove_link
 
 # How many bytes on each side of a cut block must be unchanged for a restore to put it back.
 CONTEXT_BYTES = 64
@@ -24,6 +27,7 @@ CONTEXT_BYTES = 64
 
 def save(t: Target, path: Path, data: bytes, base: Base | None, *, new_mode: int = 0o644) -> Saved:
     """Write one portfolio file through the storage layer, then tell whoever watches for reverts."""
+    refuse_through_link(base, t.rel, t.root, f"{t.action} {t.label}")
     saved = atomic_write(t.roots, path, data, base=base, new_mode=new_mode)
     if t.after_save is not None:
         t.after_save(saved)
@@ -52,6 +56,8 @@ def vault_file(t: Target, base: Base, why: str, *, name: str | None = None) -> P
     """Quarantine by moving the whole file into the vault (its bytes, then its removal). `name`
     overrides the item's name, for a decision that vaults several files (their locators may
     share the part an item name keeps)."""
+    if isinstance(base, Linked):
+        return _vault_link(t, base, name)
     try:
         mode: int | None = os.stat(base.path).st_mode & 0o777  # put back on restore
     except OSError:
@@ -82,9 +88,44 @@ def vault_file(t: Target, base: Base, why: str, *, name: str | None = None) -> P
     return Prepared(description, effect, [f"{t.rel}: removed after its bytes are stored in the vault as {ref}"], apply)
 
 
+def _vault_link(t: Target, base: Linked, name: str | None) -> Prepared:
+    """Quarantine a memory read through a symbolic link: the link itself goes (the vault keeps
+    what it named and the text it showed), its target stays as it is (links.py says why)."""
+    points_to = display_name(base.points_to)
+    target = target_shown(base, t.root)
+    manifest = vault_manifest(t, kind="file", offset=0, content=base.data, link=points_to)
+    name = name or t.vault.item_name(t.memory, t.decision_id)
+    ref = f"{t.memory.system}/{_portfolio_part(t)}/{name}"
+    effect = {
+        "kind": "vault-file",
+        "file": t.rel,
+        "vault": ref,
+        "link": points_to,
+        "bytes": len(base.data),
+        "sha256": base.sha256,
+        "undo": f"create the link {t.rel} -> {points_to} again",
+    }
+    taken = f"take the symbolic link {t.rel} (to {target}) into the workbench vault"
+    description = f"quarantine {t.label}: {taken}; {target} is left as it is"
+
+    def apply() -> dict[str, Any]:
+        item = t.vault.put(manifest, base.data, name)
+        try:
+            remove_link(t.roots, base.link, base.points_to, base.data)
+        except (ConflictError, ContainmentError, NotWritableError):
+            t.vault.discard(item.ref)  # the link is in its place, untouched
+            raise
+        return effect | {"vault": item.ref}
+
+    stored = f"it and the {len(base.data):,} bytes it shows are stored in the vault as {ref}"
+    changes = [f"{t.rel}: the link removed after {stored}; {target} untouched"]
+    return Prepared(description, effect, changes, apply)
+
+
 def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
     """Quarantine by cutting the memory's byte span out of its file into the vault."""
     assert fresh.span is not None
+    refuse_through_link(base, t.rel, t.root, f"quarantine {t.label}")
     start, end = fresh.span.start, fresh.span.end
     data = base.data
     block = data[start:end]
@@ -160,7 +201,7 @@ def restore_file_item(t: Target, ref: str) -> Prepared:
 
 def _restore_file(t: Target, item: Item, content: bytes) -> Prepared:
     rel = item.manifest.path
-    target = t.root / PurePosixPath(rel)
+    target = t.file(rel)
     kept = f"the memory stays in the vault as {item.ref}"
     if not target.parent.is_dir():
         raise Conflict(f"cannot restore {rel}: its folder no longer exists; nothing was written, {kept}", path=rel)
@@ -168,6 +209,8 @@ def _restore_file(t: Target, item: Item, content: bytes) -> Prepared:
         raise Conflict(
             f"cannot restore {rel}: a file of that name exists again (an agent wrote it since the quarantine); nothing was written, {kept}", path=rel
         )
+    if item.manifest.link is not None:
+        return _restore_link(t, item, target)
     effect = {"kind": "vault-file", "file": rel, "vault": item.ref, "bytes": len(content), "sha256": item.manifest.sha256}
     description = f"restore {t.label}: move the vault item {item.ref} ({len(content):,} bytes) back to {rel}"
     mode = item.manifest.mode if item.manifest.mode is not None else 0o644
@@ -177,6 +220,26 @@ def _restore_file(t: Target, item: Item, content: bytes) -> Prepared:
         return effect
 
     return Prepared(description, effect, [f"{rel}: created again with its original bytes (mode {mode:o})"], apply)
+
+
+def _restore_link(t: Target, item: Item, target: Path) -> Prepared:
+    rel, points_to = item.manifest.path, str(item.manifest.link)
+    effect = {
+        "kind": "vault-file",
+        "file": rel,
+        "vault": item.ref,
+        "link": points_to,
+        "bytes": item.manifest.length,
+        "sha256": item.manifest.sha256,
+    }
+    again = f"create the symbolic link {rel} -> {points_to} again"
+    description = f"restore {t.label}: {again} (the vault item {item.ref})"
+
+    def apply() -> dict[str, Any]:
+        make_link(t.roots, target, real_name(points_to))
+        return effect
+
+    return Prepared(description, effect, [f"{rel}: the link to {points_to} created again"], apply)
 
 
 def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:

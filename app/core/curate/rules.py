@@ -3,7 +3,6 @@ system's own, reached through the registry; nothing is applied here."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 
@@ -31,7 +30,7 @@ from app.core.curate.suggestions import (
     quoted,
 )
 from app.core.model import Memory, Portfolio, Tier, TrustLevel
-from app.core.parsing.safefs import read_file
+from app.core.parsing.safefs import read_at
 from app.core.systems import registry
 
 
@@ -205,7 +204,7 @@ def file_reader(portfolios: Sequence[Portfolio]) -> FileBytes:
 
     def file_bytes(memory: Memory) -> bytes:
         root = roots[(memory.system, memory.portfolio)]
-        return read_file(os.path.join(root, memory.source.path))
+        return read_at(root, memory.source.path)
 
     return file_bytes
 

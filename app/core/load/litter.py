@@ -16,7 +16,7 @@ from pathlib import Path
 
 from app.core.load.pipeline import LoadResult
 from app.core.model import Portfolio, Problem
-from app.core.parsing.safefs import LITTER, display_name
+from app.core.parsing.safefs import LITTER, display_name, real_name
 from app.core.reading.discovery import root_hash
 from app.core.storage.leftovers import IN_PROGRESS, LITTER_PATTERN, PUT_BACK, clear_litter
 
@@ -50,7 +50,8 @@ def clear(
             out.append(portfolio)
             continue
         found = [p for p in portfolio.problems if p.kept == LITTER]
-        rels = sorted({p.path for p in found} | set(_top_level(portfolio.root)))
+        # A problem shows its path printable; the file is opened by its real name.
+        rels = sorted({real_name(p.path) for p in found} | set(_top_level(portfolio.root)))
         if not rels:
             out.append(portfolio)
             continue
@@ -59,7 +60,7 @@ def clear(
         done = {rel: (cleared, what) for rel, cleared, what in handled_now}
         put_back = put_back or any(what.startswith(PUT_BACK) for _, what in done.values())
         handled = [_said(rel, cleared, what) for rel, (cleared, what) in done.items()]
-        other = [p for p in found if p.path not in done]  # gone meanwhile, or not ours
+        other = [p for p in found if real_name(p.path) not in done]  # gone meanwhile, or not ours
         kept = [p for p in portfolio.problems if p.kept != LITTER]
         out.append(portfolio.model_copy(update={"problems": (*kept, *handled, *other)}))
     return out, put_back

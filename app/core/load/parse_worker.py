@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from app.core.load.codec import encode
 from app.core.model import Problem
-from app.core.parsing.safefs import UnsafeFile, display_name, read_file
+from app.core.parsing.safefs import UnsafeFile, read_file
 from app.core.reading.base import FileAdapter, ParseContext, ParsedFile
 from app.core.systems.registry import adapter as adapter_for
 
@@ -20,13 +20,15 @@ def parse_one(adapter: type[FileAdapter], ctx: ParseContext, rel: str, path: str
     try:
         data = read_file(path)
     except UnsafeFile as exc:
-        return ParsedFile(rel=rel, problems=[Problem(path=display_name(rel), message=str(exc), kept="file skipped, nothing read")])
+        unread = Problem(path=rel, message=str(exc), kept="file skipped, nothing read")
+        return ParsedFile(rel=rel, problems=[unread])
     try:
         again = adapter.reparse(ctx, rel, data, previous) if previous is not None else None
         return again if again is not None else adapter.parse(ctx, rel, data)
     except Exception as exc:  # noqa: BLE001 - an adapter bug must not stop the load; it is reported
         message = f"could not parse ({type(exc).__name__}: {exc})"
-        return ParsedFile(rel=rel, problems=[Problem(path=display_name(rel), message=message, kept="file skipped")])
+        failed = Problem(path=rel, message=message, kept="file skipped")
+        return ParsedFile(rel=rel, problems=[failed])
 
 
 @contextmanager

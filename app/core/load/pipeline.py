@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
@@ -35,7 +36,7 @@ from app.core.load.scan_worker import Scanned, pack, scan_chunk, scan_memories
 from app.core.load.snapshot import Parses, Part, Snapshot
 from app.core.locations import Locations
 from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, PhaseStatus, Portfolio, PortfolioRef, Problem, Timeline
-from app.core.parsing.safefs import FileRef
+from app.core.parsing.safefs import FileRef, under
 from app.core.processes import process_context, real_stderr
 from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile, dedupe_ids, renamed
 from app.core.reading.discovery import discover
@@ -405,7 +406,7 @@ class Pipeline:
             problems: list[Problem] = []
             settings = adapter.settings(Path(work.ref.root), problems)
             ctx = ParseContext(system=work.ref.system, portfolio=_parse_name(work.ref), root=work.ref.root, today=today, settings=settings)
-            files, positions = _restat(work.files, work.positions(), forced)
+            files, positions = _restat(work.files, work.positions(), forced, work.ref.root)
             if created:
                 files, positions = files + created, None
             fresh = _Work(ref=work.ref, ctx=ctx, problems=problems + work.walked, files=files, walked=work.walked, _positions=positions)
@@ -1036,9 +1037,15 @@ def _created(adapter: type[FileAdapter], root: Path, rels: list[str]) -> list[Fi
     return found
 
 
-def _restat(files: list[FileRef], positions: dict[str, int], forced: set[str]) -> tuple[list[FileRef], dict[str, int] | None]:
+def _restat(
+    files: list[FileRef],
+    positions: dict[str, int],
+    forced: set[str],
+    root: str,
+) -> tuple[list[FileRef], dict[str, int] | None]:
     """The file list of the last read, with the forced files' stat taken again (gone ones dropped),
-    and where each file is in it (None when a file went: then it is made again when asked for)."""
+    and where each file is in it (None when a file went: then it is made again when asked for).
+    A file listed through a symbolic link is gone when the link is, whatever its target does."""
     out: list[FileRef | None] = list(files)
     gone = False
     for rel in forced:
@@ -1047,7 +1054,9 @@ def _restat(files: list[FileRef], positions: dict[str, int], forced: set[str]) -
             continue
         path = files[at].path
         try:
-            st = os.lstat(path)
+            st = os.lstat(under(root, rel))
+            if stat.S_ISLNK(st.st_mode):
+                st = os.stat(path)
         except OSError:
             out[at], gone = None, True
             continue

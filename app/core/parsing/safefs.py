@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from operator import attrgetter
@@ -47,22 +48,50 @@ class UnsafeFile(Exception):
     """A file we refuse to read; the message says why."""
 
 
+# Bidi controls: a name holding one can show its letters in another order than they are.
+_BIDI = frozenset((0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067))
+_BIDI |= {0x2068, 0x2069}
+
+
 def display_name(rel: str) -> str:
-    """A relative path made printable: undecodable bytes and control characters shown escaped."""
-    if rel.isascii() and rel.isprintable():
+    """A relative path made printable, one to one: an undecodable byte is shown `\\xNN`, a control
+    character `\\xNN` (C0, DEL) or `\\u00NN` (C1), a bidi control `\\uNNNN`, and a backslash is
+    doubled, so no two file names share a shown path (a file literally named with the escaped
+    spelling of another is shown with its backslashes doubled) and `real_name` gives the file's
+    name back."""
+    if rel.isascii() and rel.isprintable() and "\\" not in rel:
         return rel
     out = []
     for ch in rel:
         code = ord(ch)
-        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape of an undecodable byte
+        if ch == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= code <= 0xDCFF:  # surrogateescape of an undecodable byte
             out.append(f"\\x{code - 0xDC00:02x}")
-        elif code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
+        elif code < 0x20 or code == 0x7F:
             out.append(f"\\x{code:02x}")
-        elif code in (0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069):
+        elif 0x80 <= code < 0xA0 or code in _BIDI:
             out.append(f"\\u{code:04x}")
         else:
             out.append(ch)
     return "".join(out)
+
+
+_ESCAPE = re.compile(r"\\(?:\\|x([0-9a-f]{2})|u([0-9a-f]{4}))")
+
+
+def _unescape(match: re.Match[str]) -> str:
+    byte, char = match.group(1), match.group(2)
+    if byte is not None:
+        code = int(byte, 16)
+        return chr(code if code < 0x80 else 0xDC00 + code)  # a byte above 0x7f was undecodable
+    return chr(int(char, 16)) if char is not None else "\\"
+
+
+def real_name(shown: str) -> str:
+    """The file name a `display_name` stands for, as the os functions take it (an undecodable byte
+    as its surrogate escape): every read and write opens this, never the shown path."""
+    return shown if "\\" not in shown else _ESCAPE.sub(_unescape, shown)
 
 
 def _inside(path: str, root_real: str) -> bool:
@@ -132,7 +161,8 @@ def walk_files(
                 problems.append(Problem(path=display_name(rel), message=f"not a regular file ({_kind(st.st_mode)})", kept="skipped without opening"))
                 continue
             # The usual name needs no escaping: tested here, not in a call per file (100,000 at the largest).
-            shown = rel if rel.isascii() and rel.isprintable() else display_name(rel)
+            plain = rel.isascii() and rel.isprintable() and "\\" not in rel
+            shown = rel if plain else display_name(rel)
             escaped = escaped or shown is not rel
             files.append(_new_ref(FileRef, (prefix + shown, entry.path, st.st_size, st.st_mtime_ns)))
         # Folders go on the stack last first, so the first is walked next. Files come out sorted
@@ -215,10 +245,10 @@ def _kind(mode: int) -> str:
 
 
 def under(root: Path | str, rel: str) -> str:
-    """The path of `rel` (a portfolio-relative path, `/`-separated) under `root`, joined as strings:
-    a pass re-reads a hundred thousand memories, and two Path objects made for each cost a
-    third of reading the file."""
-    return os.path.join(root, rel)
+    """The path of `rel` (a portfolio-relative path as shown, `/`-separated) under `root`: the
+    file's real name (`real_name`), joined as strings: a pass re-reads a hundred thousand
+    memories, and two Path objects made for each cost a third of reading the file."""
+    return os.path.join(root, rel if "\\" not in rel else real_name(rel))
 
 
 def read_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
@@ -252,6 +282,23 @@ def read_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
         raise UnsafeFile(f"cannot read: {exc.strerror}") from None
     finally:
         os.close(fd)
+
+
+def read_at(root: Path | str, rel: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the memory file the walk listed as `rel` under `root`: its real name opened, and
+    a symlink read as the walk reads it (its target, when that is inside the root), so what is
+    reviewed and searched is the text the walk listed."""
+    path = under(root, rel)
+    try:
+        return read_file(path, max_bytes)
+    except UnsafeFile:
+        if not os.path.islink(path):
+            raise
+    root_real = os.path.realpath(root)
+    target = os.path.realpath(path)
+    if not _inside(target, root_real):
+        raise UnsafeFile("symlink leads outside the portfolio root; its target was not read")
+    return read_file(target, max_bytes)
 
 
 def rel_to(root: Path, path: Path) -> str:

@@ -68,6 +68,9 @@ class Manifest(BaseModel):
     time: str
     decision: str  # the quarantine decision's id
     mode: int | None = None  # a moved file's permission bits, put back on restore
+    # A symbolic link taken out (never its target): what it named, as safefs.display_name shows it.
+    # The content is the text it showed; a restore creates the link again.
+    link: str | None = None
     context: Context | None = None  # a cut block's surroundings
     file_sha256_after: str | None = None  # the file once the block was cut out
     memory: dict[str, Any]  # the memory as it was read, so it can still be listed

@@ -12,12 +12,13 @@
   rows (`expect_row`) are read back before and after its COMMIT.
 - moves: `move_file` (a copy that refuses to clobber, then a checked removal of the source),
   `remove_file` (removal only while the file still holds the bytes it was read with) and
-  `remove_empty_folder`.
+  `remove_empty_folder`; links: `remove_link` and `make_link`, which take out and put back a
+  symbolic link itself, never its target.
 
 Names are loaded on first use: the write path (containment, base, atomic, leftovers, watch,
-sqlite_write, moves) needs only the standard library, so crash-test subprocesses start fast and the
-permission tests can run it as an unprivileged user under the system python; edits needs the YAML
-primitives.
+sqlite_write, moves, links) needs only the standard library, so crash-test subprocesses start fast
+and the permission tests can run it as an unprivileged user under the system python; edits needs the
+YAML primitives.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ _EXPORTS = {
     "move_file": "moves",
     "remove_file": "moves",
     "remove_empty_folder": "moves",
+    "remove_link": "links",
+    "make_link": "links",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -75,6 +78,7 @@ if TYPE_CHECKING:
     from .edits import cut_span, insert_span, replace_span, set_key
     from .errors import ConflictError, ContainmentError, EditError, NotWritableError, ReadBackError, StorageError, WriteError
     from .leftovers import LITTER_PATTERN, clear_litter, sweep
+    from .links import make_link, remove_link
     from .moves import move_file, remove_empty_folder, remove_file
     from .sqlite_write import expect_row, write_transaction
     from .watch import RevertWatch, watch_for_revert

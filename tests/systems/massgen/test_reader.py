@@ -421,8 +421,9 @@ def test_files_named_are_the_files_shown_with_that_name(tmp_path: Path) -> None:
     for shown in {safefs.display_name(name) for name in names}:
         expected = [ref for ref in every if ref.rel.rpartition("/")[2] == shown]
         assert list(MassGenAdapter.files_named(tmp_path, shown, [])) == expected, shown
-    # Two file names are shown alike: a control character escaped, and the same escape written out.
-    assert len([ref for ref in MassGenAdapter.files_named(tmp_path, "a\\x01.md", [])]) == 4
+    # A control character escaped and the same escape written out are two names, shown apart.
+    assert len([ref for ref in MassGenAdapter.files_named(tmp_path, "a\\x01.md", [])]) == 2
+    assert len([ref for ref in MassGenAdapter.files_named(tmp_path, "a\\\\x01.md", [])]) == 2
     assert [ref.rel for ref in MassGenAdapter.files_named(tmp_path, "style.md", [])] == [
         ".massgen/sessions/s1/archived_memories/agent_a_answer_0/long_term/style.md",
         "ws_a/memory/short_term/style.md",

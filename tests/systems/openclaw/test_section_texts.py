@@ -55,9 +55,9 @@ def test_a_batch_of_texts_reads_each_file_once_and_gives_what_each_read_gives(
     reads: Counter[str] = Counter()
     real = safefs.read_file
 
-    def counted(path: str) -> bytes:
+    def counted(path: str, max_bytes: int = safefs.MAX_FILE_BYTES) -> bytes:
         reads[path] += 1
-        return real(path)
+        return real(path, max_bytes)
 
     monkeypatch.setattr(safefs, "read_file", counted)
     assert OpenClawAdapter.texts(root, memories) == one_by_one

@@ -24,7 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from app.core.model import Entry, Memory, Problem, Source, Span, Tier, TrustLevel, most_severe
 from app.core.parsing import frontmatter, yamlsafe
-from app.core.parsing.safefs import FileRef, UnsafeFile, display_name, one_file, read_file, under, walk_files
+from app.core.parsing.safefs import FileRef, UnsafeFile, one_file, read_at, read_file, walk_files
 from app.core.parsing.text import LineIndex, TextProblem, decode
 from app.core.reading.base import (
     Capabilities,
@@ -159,7 +159,7 @@ class _Reader:
     """Reads one file's bytes into a _Document, collecting problems instead of raising."""
 
     def __init__(self, rel: str, data: bytes) -> None:
-        self.shown = display_name(rel)
+        self.shown = rel  # the path as the walk shows it (safefs.display_name), escaped already
         self.data = data
         self.problems: list[Problem] = []
         self.text = ""
@@ -595,7 +595,7 @@ class DollhouseAdapter(FileAdapter):
         """The content of the memory's entries, re-read from its file (quarantined ones marked).
 
         Raises UnsafeFile when the file cannot be read; a file that no longer parses gives ""."""
-        data = read_file(under(root, memory.source.path))
+        data = read_at(root, memory.source.path)
         body = _body_alone(memory, data)
         if body is not None:
             return body
@@ -612,7 +612,7 @@ class DollhouseAdapter(FileAdapter):
 
     @classmethod
     def entry_texts(cls, root: Path, memory: Memory) -> list[tuple[str | None, str]]:
-        data = read_file(under(root, memory.source.path))
+        data = read_at(root, memory.source.path)
         body = _body_alone(memory, data)
         if body is not None:
             return [("body", body)]

@@ -27,6 +27,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from app.core.change.edits import ledger_only, line_edit
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import decode_text, fresh_memory, read_base
+from app.core.change.links import Linked, refuse_through_link
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
 from app.core.change.vaulting import discard_unless_written, restore_from_vault, save, vault_file, vault_manifest
@@ -62,6 +63,11 @@ def prepare(t: Target) -> Prepared:
         if t.action == "quarantine":
             return vault_file(t, base, "a front-matter file has no entry to mark, so the file leaves memories/ and DollhouseMCP no longer loads it")
         return ledger_only(t, "a front-matter file has no entry to mark: DollhouseMCP reads its body as one untrusted entry whatever the file says")
+    if isinstance(base, Linked) and t.action == "quarantine" and t.entry is None:
+        # A trust line written through a link would change the file it leads to (change/links.py).
+        why = "a memory read through a symbolic link is the link: it leaves memories/"
+        return vault_file(t, base, why)
+    refuse_through_link(base, t.rel, t.root, f"{t.action} {t.label}")
     return _set_trust(t, base, fresh, text, bom_len, LEVEL_OF[t.action])
 
 

@@ -442,7 +442,7 @@ class MassGenAdapter(FileAdapter):
     def text(cls, root: Path, memory: Memory) -> str:
         """The memory's stripped body (the stripped raw text of a file without front matter), re-read
         from disk. Raises safefs.UnsafeFile or TextProblem when the file can no longer be read."""
-        data = safefs.read_file(safefs.under(root, memory.source.path))
+        data = safefs.read_at(root, memory.source.path)
         return body_of(decode(data, nul_ok=True).text)
 
 

@@ -28,10 +28,12 @@ from typing import Any
 from app.core.change.edits import ensure_folders, file_edit, file_move, ledger_only, missing_folders, newline_of, remove_folders, save_file
 from app.core.change.errors import ChangeError, NothingToChange, Unsupported, translated
 from app.core.change.freshness import capture, read_fresh
+from app.core.change.links import refuse_through_link
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
 from app.core.change.vaulting import restore_vault_part
 from app.core.model import Memory
+from app.core.parsing import safefs
 from app.core.reading.base import ParseContext
 from app.core.storage import ContainmentError, Roots, Saved, StorageError, atomic_write, check_name, insert_span, remove_file
 from app.core.storage.base import sha256_bytes
@@ -186,6 +188,8 @@ def _move_section(job: Target, to: str, notes: list[str]) -> Prepared:
     block = source[start:end]
     dest = job.file(to)
     target = capture(job.roots, dest, to, f"{job.action} {job.label}") if os.path.lexists(dest) else None
+    for read, rel in ((base, job.rel), (target, to)):
+        refuse_through_link(read, rel, job.root, f"{job.action} {job.label}")
     old = target.data if target is not None else b""
     newline = newline_of(old) or newline_of(source) or b"\n"
     piece = _newlines(block, newline)
@@ -261,7 +265,7 @@ def _take_back(roots: Roots, path: Path, saved: Saved, old: bytes | None) -> Non
 def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     root, src, dest = str(effect["root"]), str(effect["from"]), str(effect["to"])
     roots = rv.roots(root)
-    src_path, dest_path = Path(root) / PurePosixPath(src), Path(root) / PurePosixPath(dest)
+    src_path, dest_path = Path(safefs.under(root, src)), Path(safefs.under(root, dest))
     doing = f"cannot undo {rv.label}"
     source = capture(roots, src_path, src, doing)
     if source.sha256 != effect.get("from_sha256_after"):

@@ -769,7 +769,7 @@ class OpenClawAdapter(FileAdapter):
 
 
 def _source_bytes(root: Path, memory: Memory) -> bytes:
-    return safefs.read_file(safefs.under(root, memory.source.path))
+    return safefs.read_at(root, memory.source.path)
 
 
 def _cut(memory: Memory, data: bytes) -> str:
