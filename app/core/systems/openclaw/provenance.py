@@ -71,6 +71,7 @@ class State:
     app_version: str | None = None
     records: dict[str, Record] = field(default_factory=dict)
     other_workspaces: int = 0  # rows keyed to another workspace path
+    setup_completed: bool = False  # OpenClaw then drops BOOTSTRAP.md from bootstrap
     ignored: list[str] = field(default_factory=list)  # rows OpenClaw would ignore, and why
     problems: list[Problem] = field(default_factory=list)
 
@@ -164,7 +165,9 @@ def read_state(root: Path) -> State:
     key = workspace_key(root)
     now_ms = int(time.time() * 1000)
 
-    def read(conn: ReadOnlyDb) -> tuple[int | None, str | None, list[dict[str, Any]]]:
+    paths = {str(root), os.path.realpath(root)}
+
+    def read(conn: ReadOnlyDb) -> tuple[int | None, str | None, list[dict[str, Any]], bool]:
         schema: int | None = None
         app: str | None = None
         for row in conn.select("schema_meta", ["meta_key", "schema_version", "app_version"]):
@@ -179,14 +182,19 @@ def read_state(root: Path) -> State:
                 params=(OWNER_ID, NAMESPACE),
             )
         )
-        return schema, app, rows
+        setup = False
+        for row in conn.select("workspace_setup_state", ["workspace_path", "setup_completed_at"]):
+            done = row["setup_completed_at"]
+            if row["workspace_path"] in paths and isinstance(done, str) and done.strip():
+                setup = True
+        return schema, app, rows, setup
 
     shown = safefs.display_name(str(db))
     result = read_db(db, read, state.problems, name=shown)
     if result is None:
         return state
     state.readable = True
-    state.schema, state.app_version, rows = result
+    state.schema, state.app_version, rows, state.setup_completed = result
     for row in rows:
         entry_key = str(row["entry_key"])
         if not entry_key.startswith(f"{key}:"):

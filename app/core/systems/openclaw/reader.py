@@ -826,6 +826,7 @@ class OpenClawAdapter(FileAdapter):
             "schema": state.schema,
             "known": state.known,
             "readable": state.readable,
+            "setup_completed": state.setup_completed,
         }
         out["provenance"] = provenance.claims(root, state)
         out["config"] = config.read_config(root, problems)
