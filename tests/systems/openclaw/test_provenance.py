@@ -150,3 +150,14 @@ def test_another_paths_records_are_not_its(workspace: Path, tmp_path: Path, open
     wb = opened(workspace)
     assert any("belong to another workspace path" in p.message for p in wb.portfolios[0].problems)
     assert by_file(wb)["MEMORY.md"][0].fields["originClass"] == "agent"
+
+
+def test_importance_and_origin_feed_salience(workspace: Path, opened: Opener) -> None:
+    db = make_state(workspace.parent)
+    record(db, workspace, "MEMORY.md", origin="untrusted")
+    wb = opened(workspace)
+    scored = wb.salience("openclaw:workspace:note/deploys")
+    assert scored is not None
+    notes = " ".join(c.note for c in scored.components)
+    assert "OpenClaw importance annotation 8/10" in notes
+    assert "originClass untrusted" in notes
