@@ -87,6 +87,8 @@ def test_each_file_carries_openclaws_origin_class(workspace: Path, opened: Opene
     assert deploys.trust_claimed and deploys.trust is TrustLevel.UNTRUSTED
     assert deploys.fields["originClass"] == "untrusted"
     assert deploys.fields["provenance session"] == "agent:main:telegram:group:42"
+    claim = "originClass untrusted, session agent:main:telegram:group:42"
+    assert deploys.fields["trust claim"] == claim
     assert deploys.tier is Tier.COLD
     assert "does not inject untrusted memory" in deploys.fields["not loaded"]
     user = files["USER.md"][0]

@@ -918,6 +918,8 @@ def _claimed(memory: Memory, claims: dict[str, list[Any]]) -> Memory:
         return memory
     fields = dict(memory.fields)
     fields["originClass"] = origin
+    session = claim[1] if claim else ""
+    fields["trust claim"] = f"originClass {origin}" + (f", session {session}" if session else "")
     if claim:
         if claim[1]:
             fields["provenance session"] = claim[1]
