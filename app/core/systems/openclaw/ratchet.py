@@ -12,7 +12,7 @@ a state database that cannot be read or has a layout the workbench does not know
 
 Re-admission (approve) of a file OpenClaw recorded untrusted removes that record, guarded by its
 fileHash still being the file's: OpenClaw reads a memory file without a record as agent-written,
-and its code has no other way back from untrusted. The row is kept in the effect; undo puts it back.
+and its code has no other way back from untrusted. The row is kept in the decision's effect.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.change.errors import ChangeError, NothingToChange, Unsupported
+from app.core.change.errors import ChangeError, Unsupported
 from app.core.change.plan import Prepared, prepared
-from app.core.change.target import Reverse, Target
+from app.core.change.target import Target
 from app.core.systems.openclaw import provenance
 from app.core.systems.openclaw.provenance import NAMESPACE, OWNER_ID, Record, State
 
@@ -38,8 +38,6 @@ _ROW = "plugin_id = ? AND namespace = ? AND entry_key = ?"
 _SELECT = f"SELECT value_json FROM plugin_state_entries WHERE {_ROW}"
 _UPDATE = f"UPDATE plugin_state_entries SET value_json = ? WHERE {_ROW}"
 _DELETE = "DELETE FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ?"
-_COLUMNS = "plugin_id, namespace, entry_key, value_json, created_at, expires_at"
-_INSERT = f"INSERT INTO plugin_state_entries ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, NULL)"
 
 
 NO_RECORD = "it reads it as agent-written, and its next write records it so"
@@ -237,32 +235,3 @@ def _row_json(db: Path, key: str) -> str:
     if row is None:
         raise ChangeError(f"OpenClaw's record {key} is gone from {db}; nothing was changed")
     return str(row[0])
-
-
-def undo_readmit(rv: Reverse, effect: dict[str, Any]) -> Prepared:
-    """The removed record put back, while OpenClaw has written no other for the file since."""
-    db, key, value = Path(effect["db"]), str(effect["entry_key"]), str(effect["record"])
-    out = {
-        "kind": "openclaw-readmit-undone",
-        "db": str(db),
-        "entry_key": key,
-        "file": effect["file"],
-    }
-
-    def apply() -> dict[str, Any]:
-        with _connect(db) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            if conn.execute(_SELECT, (OWNER_ID, NAMESPACE, key)).fetchone() is not None:
-                again = f"OpenClaw has recorded {effect['file']} again since the approve"
-                raise NothingToChange(f"{again}; its record is left as it is")
-            conn.execute(_INSERT, (OWNER_ID, NAMESPACE, key, value, int(time.time() * 1000)))
-            conn.execute("COMMIT")
-        return out
-
-    changes = [f"{db}: the provenance record of {effect['file']} put back"]
-    return prepared(
-        f"undo approve of {rv.change.memory_id}: OpenClaw's record of {effect['file']} put back",
-        out,
-        changes,
-        apply,
-    )

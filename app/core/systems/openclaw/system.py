@@ -7,7 +7,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
-from app.core.systems.openclaw import budget, curation, ratchet, salience, suggestions, trust
+from app.core.systems.openclaw import budget, curation, salience, suggestions, trust
 from app.core.systems.openclaw.reader import OpenClawAdapter
 
 if TYPE_CHECKING:
@@ -30,7 +30,6 @@ class OpenClawSystem(BaseSystem):
     undo_steps: ClassVar[dict[str, UndoStep]] = {
         "section-move": curation.undo_section_move,
         curation.EDIT_KIND: curation.undo_edit,
-        "openclaw-readmit": ratchet.undo_readmit,
     }
     mentions_memories: ClassVar[bool] = True  # the daily logs
     no_budget: ClassVar[str] = (
