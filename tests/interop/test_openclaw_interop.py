@@ -17,6 +17,7 @@ or network is involved in any of these paths.
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,8 +28,10 @@ import pytest
 from app.core.budget.plans import BudgetPlan
 from app.core.clock import FixedClock
 from app.core.locations import Locations
+from app.core.systems.openclaw import injection
 from app.core.workbench import Workbench
 from tests.interop.openclaw_real import openclaw
+from tests.systems.openclaw.state_db import make_state
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio" / "openclaw-2026.9" / ".openclaw"
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -241,3 +244,44 @@ def test_approve_readmits_what_openclaw_recorded_untrusted(wb: Workbench, home: 
     wb.approve(ID + "file/USER", "read it: fine")
     assert "USER.md" in injected(home)
     assert agent_write(home, "USER.md", "- Prefers Signal for urgent pings.\n") == "agent"
+
+
+RULE = "## Rule {n}\nYou must never push to main without review {n}. 🔴 禁止 secrets.\nProse {n}.\n"
+POLICY = "".join(RULE.format(n=n) for n in range(60))
+LIMITS = {"bootstrapMaxChars": 1500, "bootstrapTotalMaxChars": 4600}
+CUTS: dict[str, Any] = {"agents": {"defaults": LIMITS}}
+
+
+def test_every_cut_is_openclaws(tmp_path: Path, isolated_locations: Locations) -> None:
+    """AGENTS.md's policy digest, USER.md's own cap, astral characters and the total cap running
+    out mid-file: the text the workbench computes is the text OpenClaw injects."""
+    home = tmp_path / "cuts"
+    ws = home / "workspace"
+    (ws / "memory").mkdir(parents=True)
+    files = {
+        "AGENTS.md": "# Agents\n" + POLICY,
+        "SOUL.md": "# Soul\n" + "Be kind 😀 and direct.\n" * 40,
+        "USER.md": "# User\n" + "- Maya 🧭 prefers short answers.\n" * 200,
+        "MEMORY.md": "# Memory\n\n" + "".join(f"## Note {n}\nFact {n} ✅.\n\n" for n in range(120)),
+    }
+    for rel, text in files.items():
+        (ws / rel).write_text(text, encoding="utf-8")
+    (home / "openclaw.json").write_text(json.dumps(CUTS), encoding="utf-8")
+    make_state(home)
+    theirs = openclaw(home, ws, config=CUTS, bootstrap=True)["bootstrap"]
+    bench = Workbench(isolated_locations, clock=FixedClock(NOW), workers=1)
+    bench.open([ws], index=False)
+    optional = ("MEMORY.md", "USER.md")  # left out when absent; others are [MISSING] lines
+    listed = [n for n in injection.BOOTSTRAP_ORDER if n in files or n not in optional]
+    texts = {n: injection.to16(files[n]) if n in files else None for n in listed}
+    candidates = [injection.BootstrapFile(n, str(ws / n), texts[n]) for n in listed]
+    mine = injection.build_context(candidates, 1500, 4600)
+    got = {f["name"]: f["content"] for f in theirs}
+    assert "[Policy digest from AGENTS.md]" in got["AGENTS.md"]  # each cut is exercised
+    assert "[...truncated, read USER.md for full content...]" in got["USER.md"]
+    # the total runs out at MEMORY.md: it is cut to what is left, not to its own cap
+    assert "[...truncated, read MEMORY.md" in got["MEMORY.md"] and len(got["MEMORY.md"]) < 1000
+    computed = [(i.name, injection.from16(i.content)) for i in mine]
+    assert [(f["name"], f["content"]) for f in theirs] == computed
+    injected_units = sum(len(f["content"].encode("utf-16-le")) // 2 for f in theirs)
+    assert plan(bench, "bootstrap").loaded == injected_units
