@@ -18,6 +18,7 @@ or network is involved in any of these paths.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from app.core.budget.plans import BudgetPlan
 from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.systems.openclaw import injection
+from app.core.systems.openclaw.budget import startup_logs
 from app.core.workbench import Workbench
 from tests.interop.openclaw_real import openclaw
 from tests.systems.openclaw.state_db import make_state
@@ -285,3 +287,28 @@ def test_every_cut_is_openclaws(tmp_path: Path, isolated_locations: Locations) -
     assert [(f["name"], f["content"]) for f in theirs] == computed
     injected_units = sum(len(f["content"].encode("utf-16-le")) // 2 for f in theirs)
     assert plan(bench, "bootstrap").loaded == injected_units
+
+
+def test_a_new_sessions_logs_are_openclaws(tmp_path: Path, isolated_locations: Locations) -> None:
+    """Five slugged logs today (four newest load), long logs cut at maxFileChars, the total cap
+    reached: the workbench's plan and text are OpenClaw's new-session prelude."""
+    home = tmp_path / "logs"
+    ws = home / "workspace"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n\n## A\nx\n", encoding="utf-8")
+    logs = {"2026-11-29.md": "- today 🚀 ```fenced``` note\n" * 60, "2026-11-28.md": "- yesterday\n" * 5}
+    logs |= {f"2026-11-29-topic-{n}.md": f"- topic {n} [x]\n" * (20 * n + 1) for n in range(5)}
+    for n, (name, text) in enumerate(logs.items()):
+        (ws / "memory" / name).write_text(text, encoding="utf-8")
+        os.utime(ws / "memory" / name, (1_790_000_000 + n, 1_790_000_000 + n))
+    make_state(home)
+    theirs = openclaw(home, ws, config={}, startup=True, nowMs=NOW_MS)["startup"]
+    bench = Workbench(isolated_locations, clock=FixedClock(NOW), workers=1)
+    bench.open([ws], index=False)
+    rels = startup_logs(ws, {}, NOW.date())
+    assert "memory/2026-11-29-topic-0.md" not in rels  # the oldest of five slugged logs
+    texts = [(rel, injection.to16((ws / rel).read_text(encoding="utf-8"))) for rel in rels]
+    mine = injection.startup_context(texts, 1200, 2800).prelude
+    assert mine is not None and injection.from16(mine) == theirs
+    assert "...[truncated]..." in theirs and "additional startup memory truncated" in theirs
+    assert plan(bench, "startup context").loaded == len(theirs.encode("utf-16-le")) // 2
