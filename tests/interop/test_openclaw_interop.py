@@ -296,7 +296,8 @@ def test_a_new_sessions_logs_are_openclaws(tmp_path: Path, isolated_locations: L
     ws = home / "workspace"
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text("# Memory\n\n## A\nx\n", encoding="utf-8")
-    logs = {"2026-11-29.md": "- today 🚀 ```fenced``` note\n" * 60, "2026-11-28.md": "- yesterday\n" * 5}
+    logs = {"2026-11-29.md": "- today 🚀 ```fenced``` note\n" * 60}
+    logs["2026-11-28.md"] = "- yesterday\n" * 5
     logs |= {f"2026-11-29-topic-{n}.md": f"- topic {n} [x]\n" * (20 * n + 1) for n in range(5)}
     for n, (name, text) in enumerate(logs.items()):
         (ws / "memory" / name).write_text(text, encoding="utf-8")
