@@ -146,3 +146,21 @@ def test_approve_readmits_an_untrusted_file(ws: Path, opened: Opener) -> None:
     again = opened(workspace)
     memory = again.memory(DEPLOYS)
     assert (memory.tier, memory.fields["originClass"]) == (Tier.HOT, "agent")
+
+
+def test_a_record_that_cannot_follow_leaves_the_change_standing(ws: Path, opened: Opener) -> None:
+    db = make_state(ws.parent)
+    record(db, ws, "MEMORY.md", origin="agent")
+    wb = opened(ws)
+    plan = wb.quarantine(DEPLOYS, "stale", dry_run=True)
+    assert isinstance(plan, Plan)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another writer holds OpenClaw's database
+    try:
+        done = wb.quarantine(DEPLOYS, "stale")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    followed = done.effect["openclaw_records"]
+    assert followed[0]["file"] == "MEMORY.md" and "not updated" in followed[0]["record"]
+    assert "Deploys" not in (ws / "MEMORY.md").read_text(encoding="utf-8")

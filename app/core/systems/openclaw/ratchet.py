@@ -85,7 +85,13 @@ def guard(prepared_change: Prepared, root: Path, rels: Iterable[str], doing: str
 
     def apply() -> dict[str, Any]:
         done = inner()
-        return done | {"notes": effect["notes"], "openclaw_records": _follow(root, state, kept)}
+        try:
+            followed = _follow(root, state, kept)
+        except (sqlite3.Error, ChangeError) as exc:
+            # The files are written and the change stands: say what is left to do, never undo it.
+            failed = f"not updated ({exc}): OpenClaw's next write of the file records it untrusted"
+            followed = [{"file": t.rel, "record": failed} for t in kept]
+        return done | {"notes": effect["notes"], "openclaw_records": followed}
 
     changes = [
         *prepared_change.changes,
