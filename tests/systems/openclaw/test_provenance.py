@@ -132,6 +132,9 @@ def test_an_unreadable_state_database_is_a_problem(workspace: Path, opened: Open
     assert any("not a SQLite database" in p.message for p in problems)
     assert portfolio.settings["store_version"] == "OpenClaw state database unreadable"
     assert len(wb.memories) >= len(FILES)
+    assert not any(m.trust_claimed for m in wb.memories)  # no claim OpenClaw could make
+    bootstrap = next(p for p in wb.budgets() if p.scope == "bootstrap")
+    assert any("cannot be classified" in note for note in bootstrap.notes)
 
 
 def test_an_unknown_layout_is_named_and_still_read(workspace: Path, opened: Opener) -> None:

@@ -272,6 +272,7 @@ def _bootstrap_2026(
     mode = config.value(settings, "contextInjection")
     claims: dict[str, list[Any]] = settings.get("provenance", {})
     setup_done = bool(settings.get("openclaw_state", {}).get("setup_completed"))
+    readable = bool(settings.get("openclaw_state", {}).get("readable"))
     candidates: list[injection.BootstrapFile] = []
     texts: dict[str, str] = {}
     notes: list[str] = []
@@ -286,6 +287,10 @@ def _bootstrap_2026(
             continue
         claim = claims.get(name)
         origin = claim[0] if claim else provenance.origin_class(name, {})
+        if name in provenance.BOOTSTRAP_MEMORY and not readable:
+            # OpenClaw's classifier fails on it, and OpenClaw then leaves both files out
+            withheld[name] = f"{name} cannot be classified (state database unreadable), so {NOT_IN}"
+            continue
         if name in provenance.BOOTSTRAP_MEMORY and origin not in provenance.INJECTED:
             withheld[name] = f"{name} is recorded {origin} in OpenClaw's provenance, so {NOT_IN}"
             continue

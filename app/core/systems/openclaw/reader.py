@@ -859,7 +859,7 @@ class OpenClawAdapter(FileAdapter):
                 tier = Tier.HOT if memory.fields.get("date") in hot_days else Tier.COLD
                 if tier != memory.tier:
                     memory = memory.model_copy(update={"tier": tier})
-            if state:
+            if state and state.get("readable"):
                 memory = _claimed(memory, claims)
             placed.append(memory)
         return placed
