@@ -711,13 +711,23 @@ def _parse_bootstrap(b: _Builder) -> None:
     b.add(0, len(b.text), name=stem, locator=f"file/{stem}", tier=Tier.HOT, domain="bootstrap", kind="bootstrap")
 
 
+TRUST_SOURCE = (
+    "OpenClaw 2026.9: each memory file's originClass in its state database (agent or untrusted, "
+    "dreaming output system); before 2026.9 none, and only the workbench ledger vouches"
+)
+BUDGET = (
+    "characters: 2026.9 injects 20,000 per bootstrap file (USER.md 4,000), 60,000 in total, "
+    "2,800 of daily logs at a new session; before, 20,000 and 150,000; MEMORY.md at most 10 KB"
+)
+
+
 class OpenClawAdapter(FileAdapter):
     system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
-        trust_source="none: OpenClaw keeps no trust; only the workbench ledger vouches for a memory",
+        trust_source=TRUST_SOURCE,
         quarantine="the section, line or file is cut into the workbench vault",
         promote="move a section between MEMORY.md and memory/domains/<domain>.md; archive old daily logs",
-        budget="characters: 20,000 per bootstrap file, 150,000 in total; MEMORY.md at most 10 KB",
+        budget=BUDGET,
     )
     reads_in_batches: ClassVar[bool] = True  # a domain file holds hundreds of sections
 
