@@ -68,6 +68,7 @@ def _memory_json(memory: Memory, salience: float | None = None, trust: Effective
         "trust": memory.trust.value,
         "trust_claimed": memory.trust_claimed,
         "trust_score": memory.trust_score,
+        **({"trust_claim": memory.fields["trust claim"]} if "trust claim" in memory.fields else {}),
         **(_trust_json(trust) if trust is not None else {}),
         "priority": memory.priority,
         "tokens": memory.tokens,
@@ -294,6 +295,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     print(f"{len(queue)} memories to review")
     for item in queue:
         claim = f"{item.memory.trust.value}{'' if item.memory.trust_claimed else ' (no claim)'}"
+        if item.memory.trust_claimed and "trust claim" in item.memory.fields:
+            claim += f" ({item.memory.fields['trust claim']})"
         print(f"\n{one_line(item.memory.id, 90)}  {one_line(item.memory.name, 50)}")
         print(f"  trust: {item.effective.label}; claimed by the system: {claim}")
         if item.due:

@@ -138,6 +138,8 @@ def claim_text(memory: Memory) -> str:
         return "nothing (the system keeps no trust)"
     if memory.trust_score is not None:
         return f"trust_score {memory.trust_score:g} (read as {memory.trust.value})"
+    if "trust claim" in memory.fields:  # the claim in the system's own words (OpenClaw's origin)
+        return f"{memory.fields['trust claim']} (read as {memory.trust.value})"
     return memory.trust.value
 
 

@@ -44,7 +44,9 @@ def claimed_of(item: ReviewItem) -> str:
     memory = item.memory
     if not memory.trust_claimed:
         return "\u2014"
-    return f"score {memory.trust_score:g}" if memory.trust_score is not None else memory.trust.value
+    if memory.trust_score is not None:
+        return f"score {memory.trust_score:g}"
+    return str(memory.fields.get("trust claim", memory.trust.value))
 
 
 def effective_of(item: ReviewItem) -> str:

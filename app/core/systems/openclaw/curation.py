@@ -25,7 +25,17 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from app.core.change.edits import ensure_folders, file_edit, file_move, ledger_only, missing_folders, newline_of, remove_folders, save_file
+from app.core.change.edits import (
+    ensure_folders,
+    file_edit,
+    file_move,
+    ledger_only,
+    missing_folders,
+    newline_of,
+    remove_folders,
+    save_file,
+    undo_file_edit,
+)
 from app.core.change.errors import ChangeError, NothingToChange, Unsupported, translated
 from app.core.change.freshness import capture, read_fresh
 from app.core.change.links import refuse_through_link
@@ -37,10 +47,12 @@ from app.core.parsing import safefs
 from app.core.reading.base import ParseContext
 from app.core.storage import ContainmentError, Roots, Saved, StorageError, atomic_write, check_name, insert_span, remove_file
 from app.core.storage.base import sha256_bytes
+from app.core.systems.openclaw import ratchet
 from app.core.systems.openclaw import trust as effects_openclaw
 from app.core.systems.openclaw.reader import FileKind, OpenClawAdapter, classify
 
 MEMORY_MD = "MEMORY.md"
+EDIT_KIND = "openclaw-file-edit"
 DEFAULT_DOMAIN = "projects"
 MEMORY_MD_BYTES = 10 * 1024
 ARCHIVE_AFTER_DAYS = 14
@@ -248,7 +260,8 @@ def _move_section(job: Target, to: str, notes: list[str]) -> Prepared:
             raise
         return effect | {"created_folders": created}
 
-    return prepared(description, effect, changes, apply, notes)
+    move = prepared(description, effect, changes, apply, notes)
+    return ratchet.guard(move, job.root, [job.rel, to], f"{job.action} {job.label}")
 
 
 def _take_back(roots: Roots, path: Path, saved: Saved, old: bytes | None) -> None:
@@ -311,7 +324,10 @@ def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         remove_folders(roots, Path(root), folders)
         return out
 
-    return prepared(f"undo {rv.change.action} of {rv.change.memory_id}: move the section back from {dest} to {src}", out, changes, apply)
+    back_to = f"move the section back from {dest} to {src}"
+    description = f"undo {rv.change.action} of {rv.change.memory_id}: {back_to}"
+    back = prepared(description, out, changes, apply)
+    return ratchet.guard(back, Path(root), [src, dest], f"undo of {rv.label}")
 
 
 # -- archiving a daily log ------------------------------------------------------------------------------
@@ -331,7 +347,8 @@ def _archive(job: Target) -> Prepared:
     if fresh.tier.value == "hot":
         notes.append("it is today's or yesterday's log, which OpenClaw reads at session start; archived, it no longer is")
     description = f"demote {job.label}: archive the daily log {job.rel} into memory/archive/{day:%Y-%m}/"
-    return file_move(job, base, to, base.data, description, notes=notes)
+    moved = file_move(job, base, to, base.data, description, notes=notes)
+    return ratchet.guard(moved, job.root, [job.rel, to], f"demote {job.label}")
 
 
 # -- priority ---------------------------------------------------------------------------------------------
@@ -364,7 +381,29 @@ def set_priority(job: Target, priority: int) -> Prepared:
         raise NothingToChange(f"{job.label} already has priority {priority}; nothing was changed")
     description = f"set-priority {job.label}: `(P{mark[1]})` becomes `(P{priority})` in its heading in {job.rel}"
     notes = ["the marker is not part of the section's name, so its id stays"]
-    return file_edit(job, base, new, [data, new], description, values={"priority": [fresh.priority, priority]}, notes=notes)
+    values = {"priority": [fresh.priority, priority]}
+    edited = file_edit(job, base, new, [data, new], description, values=values, notes=notes)
+    edit = _own_kind(edited)
+    return ratchet.guard(edit, job.root, [job.rel], f"set-priority {job.label}")
+
+
+def _own_kind(edit: Prepared) -> Prepared:
+    """A file edit recorded under OpenClaw's own kind, so that its undo keeps OpenClaw's record in
+    step too (the shared file-edit undo knows nothing of it)."""
+    inner = edit.apply
+    effect = edit.effect | {"kind": EDIT_KIND}
+
+    def apply() -> dict[str, Any]:
+        assert inner is not None
+        return inner() | {"kind": EDIT_KIND}
+
+    return Prepared(edit.description, effect, edit.changes, apply if inner is not None else None)
+
+
+def undo_edit(rv: Reverse, effect: dict[str, Any]) -> Prepared:
+    undone = undo_file_edit(rv, effect | {"kind": "file-edit"})
+    root, rel = Path(str(effect["root"])), str(effect["file"])
+    return ratchet.guard(undone, root, [rel], f"undo of {rv.label}")
 
 
 def pin(job: Target, on: bool) -> Prepared:
@@ -379,4 +418,7 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
 
 
 def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
-    return restore_vault_part(rv, part)
+    memory = Memory.model_validate(part["memory"])
+    restored = restore_vault_part(rv, part)
+    root = Path(str(part["root"]))
+    return ratchet.guard(restored, root, [memory.source.path], f"undo of {rv.label}")

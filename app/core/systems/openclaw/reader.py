@@ -2,7 +2,10 @@
 
 A portfolio is one workspace folder. The unit of memory depends on the file:
 - MEMORY.md and memory/domains/*.md: one memory per `## ` section (a file without one is one memory);
-- memory/YYYY-MM-DD.md and memory/archive/YYYY-MM/*.md: one memory per daily log;
+- memory/YYYY-MM-DD.md, memory/YYYY-MM-DD-<slug>.md and memory/archive/YYYY-MM/*.md: one memory per
+  daily log;
+- DREAMS.md, memory/dreaming/<phase>/*.md and memory/imports/**.md (OpenClaw 2026.9): one memory
+  each;
 - state/HOLD.md, DECISIONS.md, CLOSED.md: one memory per `[`-line; state/ACTIVE.md, ORIENT.md: one each;
 - memory/.learnings/*.md: one memory per `## [ID] category` entry;
 - the bootstrap files at the root (AGENTS.md, SOUL.md...): one memory each.
@@ -35,17 +38,40 @@ from app.core.reading.base import (
     sha256_text,
     slug,
 )
-from app.core.systems.openclaw import NAME
+from app.core.systems.openclaw import NAME, config, provenance
 
 BOOTSTRAP_FILES = frozenset({"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"})
+_INJECTED = "AGENTS, SOUL, IDENTITY, USER, BOOTSTRAP and MEMORY.md"
+# Files older OpenClaw injected at bootstrap and 2026.9 no longer does.
+NOT_INJECTED = frozenset({"TOOLS.md", "HEARTBEAT.md"})
+NOT_INJECTED_WHY = f"OpenClaw 2026.9 no longer injects it at bootstrap (only {_INJECTED})"
 STATE_LINE_FILES: dict[str, str] = {"HOLD.md": "hold", "DECISIONS.md": "decisions", "CLOSED.md": "closed"}
 STATE_WHOLE_FILES: dict[str, str] = {"ACTIVE.md": "active", "ORIENT.md": "orient"}
 # The kind of a state line's memory, per file: one item is a hold, a decision or a closed topic.
 STATE_LINE_KINDS: dict[str, str] = {"hold": "hold", "decisions": "decision", "closed": "closed"}
 
 _DATE_STEM = re.compile(r"\d{4}-\d{2}-\d{2}")
+# A slugged daily log, `YYYY-MM-DD-<slug>.md` (OpenClaw's session-memory hook names them so).
+_SLUGGED_STEM = re.compile(r"\d{4}-\d{2}-\d{2}-.+")
+# Inline annotations in MEMORY.md / USER.md entries: `<!-- importance: 7 -->`,
+# `<!-- trigger: a, b -->`, `<!-- project: kite -->`.
+_ANNOTATION = re.compile(
+    r"<!--\s*(importance|trigger|triggers|project)\s*:\s*([^\n]*?)\s*-->",
+    re.IGNORECASE,
+)
 _MONTH_DIR = re.compile(r"\d{4}-\d{2}")
-_ALLOWED_DIRS = frozenset({"memory", "state", "memory/domains", "memory/.learnings", "memory/archive"})
+_PHASE = re.compile(r"[a-z][a-z0-9-]*")  # a dreaming phase folder: light, rem, deep
+_ALLOWED_DIRS = frozenset(
+    {
+        "memory",
+        "state",
+        "memory/domains",
+        "memory/.learnings",
+        "memory/archive",
+        "memory/dreaming",
+        "memory/imports",
+    },
+)
 
 # CommonMark fences: 3+ backticks or tildes, indented at most 3 spaces; a backtick fence's info
 # string cannot hold a backtick.
@@ -76,6 +102,9 @@ class FileKind(StrEnum):
     STATE_WHOLE = "state-whole"  # state/ACTIVE.md, ORIENT.md
     LEARNINGS = "learnings"  # memory/.learnings/*.md
     BOOTSTRAP = "bootstrap"  # AGENTS.md, SOUL.md... at the root
+    DREAMS = "dreams"  # DREAMS.md, OpenClaw 2026.9's consolidation diary
+    DREAMING = "dreaming"  # memory/dreaming/<phase>/YYYY-MM-DD.md
+    IMPORT = "import"  # memory/imports/**.md
 
 
 def classify(rel: str) -> FileKind | None:
@@ -88,13 +117,17 @@ def classify(rel: str) -> FileKind | None:
     if len(parts) == 1:
         if name == "MEMORY.md":
             return FileKind.MEMORY
+        if name == "DREAMS.md":
+            return FileKind.DREAMS
         return FileKind.BOOTSTRAP if name in BOOTSTRAP_FILES else None
+    if parts[:2] == ["memory", "imports"]:
+        return FileKind.IMPORT
     if len(parts) == 2:
         if parts[0] == "state":
             if name in STATE_LINE_FILES:
                 return FileKind.STATE_LINES
             return FileKind.STATE_WHOLE if name in STATE_WHOLE_FILES else None
-        if parts[0] == "memory" and _DATE_STEM.fullmatch(stem):
+        if parts[0] == "memory" and (_DATE_STEM.fullmatch(stem) or _SLUGGED_STEM.fullmatch(stem)):
             return FileKind.LOG
         return None
     if len(parts) == 3 and parts[0] == "memory":
@@ -103,13 +136,17 @@ def classify(rel: str) -> FileKind | None:
         return FileKind.LEARNINGS if parts[1] == ".learnings" else None
     if len(parts) == 4 and parts[:2] == ["memory", "archive"] and _MONTH_DIR.fullmatch(parts[2]):
         return FileKind.ARCHIVE
+    if len(parts) == 4 and parts[:2] == ["memory", "dreaming"] and _PHASE.fullmatch(parts[2]):
+        return FileKind.DREAMING
     return None
 
 
 def _keep_dir(rel_dir: str) -> bool:
-    if rel_dir in _ALLOWED_DIRS:
+    if rel_dir in _ALLOWED_DIRS or rel_dir.startswith("memory/imports/"):
         return True
     head, _, month = rel_dir.rpartition("/")
+    if head == "memory/dreaming":
+        return bool(_PHASE.fullmatch(month))
     return head == "memory/archive" and bool(_MONTH_DIR.fullmatch(month))
 
 
@@ -226,6 +263,24 @@ def _priority_in(text: str) -> list[int]:
     return [p for _, p in sorted(found) if 1 <= p <= 10]
 
 
+def _annotations(out: Conventions, body: str) -> None:
+    """OpenClaw 2026.9's inline entry annotations, the first of each kind: `importance` (1-10) is
+    the entry's priority when no Fortress priority is written; triggers and project are kept."""
+    for match in _ANNOTATION.finditer(body):
+        key, value = match[1].lower(), match[2].strip()
+        if key == "importance":
+            number = int(value) if value.isdigit() and value.isascii() else 0
+            if "importance" not in out.fields and 1 <= number <= 10:
+                out.fields["importance"] = int(value)
+                if out.priority is None:
+                    out.priority = int(value)
+        elif key in ("trigger", "triggers"):
+            triggers = [t.strip() for t in value.split(",") if t.strip()]
+            out.fields.setdefault("triggers", ", ".join(triggers))
+        else:
+            out.fields.setdefault("project", value)
+
+
 def conventions(title: str, body: str = "") -> Conventions:
     """`[STALE]`, the item type prefix, a numeric priority and a `→ Details:` pointer.
 
@@ -249,6 +304,8 @@ def conventions(title: str, body: str = "") -> Conventions:
     if in_title or in_body:
         out.priority = in_title[0] if in_title else max(in_body)
         out.fields["priority"] = out.priority
+    if "<!--" in body:
+        _annotations(out, body)
     details = ("Details" in title and _DETAILS.search(title)) or ("Details" in body and _DETAILS.search(body))
     if details:
         out.fields["details"] = details[1]
@@ -445,7 +502,10 @@ def note_at(ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory 
 
 
 def _log_date(b: _Builder, stem: str) -> str | None:
-    """The log's date from its file name; a date-shaped name that is no real date is reported."""
+    """The log's date from its file name (a slugged log's first ten characters); a date-shaped name
+    that is no real date is reported."""
+    if _SLUGGED_STEM.fullmatch(stem):
+        stem = stem[:10]
     if not _DATE_STEM.fullmatch(stem):
         return None
     try:
@@ -462,7 +522,35 @@ def _parse_log(b: _Builder, kind: FileKind) -> None:
     fields: dict[str, Any] = {"date": day} if day else {}
     # Logs outside the archive start cold; finalize() makes today's and yesterday's hot.
     tier = Tier.ARCHIVE if kind is FileKind.ARCHIVE else Tier.COLD
+    if kind is FileKind.LOG and _SLUGGED_STEM.fullmatch(stem):
+        fields["slug"] = stem[11:]
     b.add(0, len(b.text), name=stem, locator=f"log/{stem}", tier=tier, domain="daily", kind="log", fields=fields, created=day)
+
+
+def _parse_whole(b: _Builder, kind: FileKind) -> None:
+    """DREAMS.md, a dreaming phase report or an imported note: one cold memory, the whole file."""
+    stem = _stem(b.rel)
+    parts = b.rel.split("/")
+    end = len(b.text)
+    if kind is FileKind.DREAMS:
+        b.add(0, end, name=stem, locator="file/DREAMS", tier=COLD, domain=DREAMS, kind=DREAMS)
+    elif kind is FileKind.DREAMING:
+        day = stem if _DATE_STEM.fullmatch(stem) else None
+        fields: dict[str, Any] = {"phase": parts[2]} | ({"date": day} if day else {})
+        b.add(
+            0,
+            len(b.text),
+            name=f"{parts[2]} {stem}",
+            locator=f"dreaming/{parts[2]}/{stem}",
+            tier=Tier.COLD,
+            domain="dreaming",
+            kind="dreaming",
+            fields=fields,
+            created=day,
+        )
+    else:
+        inner = "/".join(parts[2:])[:-3]
+        b.add(0, end, name=inner, locator=f"import/{inner}", tier=COLD, domain=IMPORTS, kind=IMPORT)
 
 
 def _parse_state_lines(b: _Builder, lines: list[Line]) -> None:
@@ -623,13 +711,23 @@ def _parse_bootstrap(b: _Builder) -> None:
     b.add(0, len(b.text), name=stem, locator=f"file/{stem}", tier=Tier.HOT, domain="bootstrap", kind="bootstrap")
 
 
+TRUST_SOURCE = (
+    "OpenClaw 2026.9: each memory file's originClass in its state database (agent or untrusted, "
+    "dreaming output system); before 2026.9 none, and only the workbench ledger vouches"
+)
+BUDGET = (
+    "characters: 2026.9 injects 20,000 per bootstrap file (USER.md 4,000), 60,000 in total, "
+    "2,800 of daily logs at a new session; before, 20,000 and 150,000; MEMORY.md at most 10 KB"
+)
+
+
 class OpenClawAdapter(FileAdapter):
     system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
-        trust_source="none: OpenClaw keeps no trust; only the workbench ledger vouches for a memory",
+        trust_source=TRUST_SOURCE,
         quarantine="the section, line or file is cut into the workbench vault",
         promote="move a section between MEMORY.md and memory/domains/<domain>.md; archive old daily logs",
-        budget="characters: 20,000 per bootstrap file, 150,000 in total; MEMORY.md at most 10 KB",
+        budget=BUDGET,
     )
     reads_in_batches: ClassVar[bool] = True  # a domain file holds hundreds of sections
 
@@ -708,6 +806,8 @@ class OpenClawAdapter(FileAdapter):
     def _dispatch(b: _Builder, kind: FileKind, kept: _Kept | None = None) -> None:
         if kind in (FileKind.LOG, FileKind.ARCHIVE):
             _parse_log(b, kind)
+        elif kind in (FileKind.DREAMS, FileKind.DREAMING, FileKind.IMPORT):
+            _parse_whole(b, kind)
         elif kind is FileKind.BOOTSTRAP:
             _parse_bootstrap(b)
         else:
@@ -723,15 +823,54 @@ class OpenClawAdapter(FileAdapter):
                 _parse_learnings(b, lines)
 
     @classmethod
+    def settings(cls, root: Path, problems: list[Problem]) -> dict[str, Any]:
+        """The OpenClaw version, and with OpenClaw 2026.9's state database its provenance records
+        and the constants of its config (read on every start: they are not in the files' stat)."""
+        state = provenance.read_state(root)
+        problems.extend(state.problems)
+        out: dict[str, Any] = {"store_version": state.version}
+        if not state.present:
+            return out
+        out["openclaw_state"] = {
+            "db": str(state.db),
+            "schema": state.schema,
+            "known": state.known,
+            "readable": state.readable,
+            "setup_completed": state.setup_completed,
+        }
+        out["provenance"] = provenance.claims(root, state)
+        out["config"] = config.read_config(root, problems)
+        if state.other_workspaces and not state.records:
+            problems.append(
+                Problem(
+                    path=safefs.display_name(str(state.db)),
+                    message=(
+                        f"{state.other_workspaces} provenance record(s) belong to another "
+                        "workspace path (OpenClaw keys them by the workspace's real path; this "
+                        "one was moved or copied), so OpenClaw finds none for this workspace"
+                    ),
+                    kept="its memory files read as agent-written, as OpenClaw reads them here",
+                )
+            )
+        return out
+
+    @classmethod
     def placed(cls, ctx: ParseContext, memories: list[Memory]) -> list[Memory]:
-        """Today's and yesterday's logs are hot (decided here, as parse results outlive the day)."""
-        hot_days = {ctx.today.isoformat(), (ctx.today - timedelta(days=1)).isoformat()}
+        """The daily logs OpenClaw loads at a new session are hot (today's and yesterday's, decided
+        here, as parse results outlive the day); with OpenClaw 2026.9's state, each memory file's
+        provenance as OpenClaw's claim, and what it no longer injects made cold, with why."""
+        state = ctx.settings.get("openclaw_state")
+        days = config.value(ctx.settings, "startupContext.dailyMemoryDays") if state else 2
+        hot_days = {(ctx.today - timedelta(days=n)).isoformat() for n in range(days)}
+        claims: dict[str, list[Any]] = ctx.settings.get("provenance", {})
         placed: list[Memory] = []
         for memory in memories:
             if memory.kind == "log" and memory.tier != Tier.ARCHIVE:
                 tier = Tier.HOT if memory.fields.get("date") in hot_days else Tier.COLD
                 if tier != memory.tier:
                     memory = memory.model_copy(update={"tier": tier})
+            if state and state.get("readable"):
+                memory = _claimed(memory, claims)
             placed.append(memory)
         return placed
 
@@ -766,6 +905,47 @@ class OpenClawAdapter(FileAdapter):
             text if isinstance(text, Exception) else [(m.entries[0].id if len(m.entries) == 1 else None, text)]
             for m, text in zip(memories, cls.texts(root, memories), strict=True)
         ]
+
+
+ARMED = "changed outside OpenClaw since its last recorded write: OpenClaw's next write of it"
+ARMED += " records it untrusted"
+DREAMING = "system-generated (dreaming)"
+NO_RECORD = "no record: OpenClaw reads it as agent-written"
+COLD = Tier.COLD
+DREAMS, IMPORTS, IMPORT = "dreams", "imports", "import"
+
+
+def _claimed(memory: Memory, claims: dict[str, list[Any]]) -> Memory:
+    """The memory with OpenClaw 2026.9's word on its file: its origin class as the trust claim, and
+    cold with why when OpenClaw does not inject it."""
+    rel = memory.source.path
+    if rel in NOT_INJECTED:
+        fields = memory.fields | {"not loaded": NOT_INJECTED_WHY}
+        return memory.model_copy(update={"tier": Tier.COLD, "fields": fields})
+    claim = claims.get(rel)
+    origin = claim[0] if claim else provenance.origin_class(rel, {})
+    if origin is None:
+        return memory
+    fields = dict(memory.fields)
+    fields["originClass"] = origin
+    session = claim[1] if claim else ""
+    fields["trust claim"] = f"originClass {origin}" + (f", session {session}" if session else "")
+    if claim:
+        if claim[1]:
+            fields["provenance session"] = claim[1]
+        if claim[2] is False:
+            fields["provenance"] = ARMED
+        else:
+            fields["provenance"] = "recorded by OpenClaw's memory write observer"
+    else:
+        fields["provenance"] = DREAMING if origin == "system" else NO_RECORD
+    trust = provenance.TRUST_OF[origin]
+    update: dict[str, Any] = {"trust": trust, "trust_claimed": True, "fields": fields}
+    if origin not in provenance.INJECTED and rel in provenance.BOOTSTRAP_MEMORY:
+        why = f"OpenClaw does not inject {origin} memory at bootstrap ({rel} is recorded {origin})"
+        fields["not loaded"] = why
+        update["tier"] = Tier.COLD
+    return memory.model_copy(update=update)
 
 
 def _source_bytes(root: Path, memory: Memory) -> bytes:

@@ -46,6 +46,10 @@ def text_facts(text: str) -> dict[str, Any]:
     return {"priority": fortress_priority(text)}
 
 
+# OpenClaw 2026.9's origin classes as trust for salience: it injects owner and agent memory only.
+TRUST_SCORE = {"owner": 1.0, "agent": 0.75, "untrusted": 0.25, "system": 0.25}
+
+
 def inputs(memory: Memory, observed: Observed) -> SalienceInputs:
     """Fortress priority as importance (from the item, else the highest written in its text); use
     is the daily logs that mention it, the workbench's openings and, for a log, its own date."""
@@ -55,11 +59,19 @@ def inputs(memory: Memory, observed: Observed) -> SalienceInputs:
         facts = observed.facts if observed.facts is not None else text_facts(text or "")
         written = facts.get("priority")
         priority, where = (written if isinstance(written, int) else None), "the highest item priority in its text"
-    if priority is not None:
+    annotated = memory.fields.get("importance")
+    if priority is not None and priority == annotated and "priority" not in memory.fields:
+        said = f"OpenClaw importance annotation {priority}/10"
+        importance = Part(min(1.0, priority / FORTRESS_MAX_PRIORITY), "native", priority, said)
+    elif priority is not None:
         importance = Part(min(1.0, priority / FORTRESS_MAX_PRIORITY), "native", priority, f"Fortress priority {priority}/10 ({where})")
     else:
         importance = Part(DEFAULT_IMPORTANCE, "derived", None, "no Fortress priority: memory-mcp's default 0.5")
     trust = Part(UNCLAIMED_TRUST, "derived", None, "OpenClaw keeps no trust")
+    origin = memory.fields.get("originClass")
+    if memory.trust_claimed and origin:
+        claimed = TRUST_SCORE.get(str(origin), UNCLAIMED_TRUST)
+        trust = Part(claimed, "native", str(origin), f"OpenClaw's provenance: originClass {origin}")
     opened = logged(memory, access_log)
     days = [t for t in (parse_time(d) for d in mentions) if t is not None]
     own = parse_time(memory.fields.get("date")) if memory.kind == "log" else None

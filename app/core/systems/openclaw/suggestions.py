@@ -279,6 +279,10 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
             f"into memory/domains/ files, keeping one-line summaries and `→ Details:` pointers in MEMORY.md{tail}."
         )
         return [Suggestion(kind="split", ids=tuple(item.id for item in plan.items), reason=reason)]
+    if plan.scope != "bootstrap":
+        return []  # a new session's daily logs are records of their days: nothing to split
+    if any(note.startswith("OpenClaw 2026.9") for note in plan.notes):
+        return _split_2026(plan, ctx)
     by_file: dict[str, list[str]] = defaultdict(list)
     lost: dict[str, int] = defaultdict(int)
     for item in plan.items:
@@ -294,6 +298,30 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
                 f"OpenClaw injects {path} on every turn but cuts it at its bootstrap cap "
                 f"({OPENCLAW_FILE_CHARS:,} characters per file, 150,000 in total): {lost[path]:,} characters are dropped "
                 "without a word to the agent. Split it or move detail out of the bootstrap files."
+            ),
+        )
+        for path, ids in by_file.items()
+    ]
+
+
+def _split_2026(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggestion]:
+    """OpenClaw 2026.9 keeps a long file's head and tail around a marker: the middle is lost."""
+    by_file: dict[str, list[str]] = defaultdict(list)
+    lost: dict[str, int] = defaultdict(int)
+    for item in plan.items:
+        if item.truncated:
+            path = ctx.by_id[item.id].source.path
+            by_file[path].append(item.id)
+            lost[path] += item.cut
+    caps = "its bootstrapMaxChars per file (USER.md 4,000) and bootstrapTotalMaxChars"
+    return [
+        Suggestion(
+            kind="split",
+            ids=tuple(ids),
+            reason=(
+                f"OpenClaw 2026.9 injects {path} on every turn but over {caps} it keeps only "
+                f"the head and the tail: {lost[path]:,} characters in the middle are not "
+                "injected. Split it or move detail out of the bootstrap files."
             ),
         )
         for path, ids in by_file.items()

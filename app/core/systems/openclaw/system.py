@@ -27,7 +27,10 @@ class OpenClawSystem(BaseSystem):
     trust_module: ClassVar[ModuleType | None] = trust
     curation_module: ClassVar[ModuleType | None] = curation
     reader = OpenClawAdapter
-    undo_steps: ClassVar[dict[str, UndoStep]] = {"section-move": curation.undo_section_move}
+    undo_steps: ClassVar[dict[str, UndoStep]] = {
+        "section-move": curation.undo_section_move,
+        curation.EDIT_KIND: curation.undo_edit,
+    }
     mentions_memories: ClassVar[bool] = True  # the daily logs
     no_budget: ClassVar[str] = (
         "OpenClaw's bootstrapMaxChars and bootstrapTotalMaxChars are settings of the OpenClaw gateway, not of the workspace the workbench opened"

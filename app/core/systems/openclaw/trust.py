@@ -1,12 +1,13 @@
-"""OpenClaw with the Memory Fortress conventions: memories are blocks of Markdown files, and
-OpenClaw keeps no trust (FORMAT.md beside this file).
+"""OpenClaw with the Memory Fortress conventions: memories are blocks of Markdown files; OpenClaw
+2026.9 keeps a provenance record per memory file (FORMAT.md beside this file, ratchet.py).
 
 A quarantine cuts the memory's exact byte span (a `## ` section, a state line, a learnings entry)
 out of its file into the workbench vault; the rest of the file is left byte for byte. A memory
 that is its whole file (a daily log, a bootstrap file, ACTIVE.md) is moved into the vault instead,
 since an empty file would still be read as an (empty) memory of the same name. A restore re-inserts
 the block at its offset only while the bytes around that offset are the ones it was cut from.
-Approve and flag have nothing to write in OpenClaw and live in the ledger only.
+Every write keeps OpenClaw's provenance records in step (ratchet.py). Approve of a file OpenClaw
+recorded untrusted removes that record; any other approve, and flag, live in the ledger only.
 """
 
 from __future__ import annotations
@@ -16,13 +17,19 @@ from app.core.change.freshness import decode_text, fresh_memory, read_base
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
 from app.core.change.vaulting import restore_from_vault, vault_block, vault_file
+from app.core.systems.openclaw import ratchet
 
-NO_TRUST = "OpenClaw keeps no trust of its own; the decision lives in the workbench ledger only"
+NO_TRUST = "OpenClaw keeps no trust this changes; the decision lives in the workbench ledger only"
 
 
 def prepare(t: Target) -> Prepared:
+    doing = f"{t.action} {t.label}"
     if t.action == "restore":
-        return restore_from_vault(t)
+        return ratchet.guard(restore_from_vault(t), t.root, [t.rel], doing)
+    if t.action == "approve":
+        readmitted = ratchet.readmit(t)
+        if readmitted is not None:
+            return readmitted
     if t.action != "quarantine":
         return ledger_only(t, NO_TRUST)
     base = read_base(t)
@@ -30,5 +37,6 @@ def prepare(t: Target) -> Prepared:
     _, bom_len = decode_text(t, base.data)
     span = fresh.span
     if span is None or (span.start <= bom_len and span.end >= len(base.data)):
-        return vault_file(t, base, "the memory is the whole file, so the file leaves the workspace")
-    return vault_block(t, base, fresh)
+        whole = "the memory is the whole file, so the file leaves the workspace"
+        return ratchet.guard(vault_file(t, base, whole), t.root, [t.rel], doing)
+    return ratchet.guard(vault_block(t, base, fresh), t.root, [t.rel], doing)
