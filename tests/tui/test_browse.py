@@ -4,6 +4,7 @@ change the files (promote then undo, byte for byte), suggestions, and the A10 te
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -497,3 +498,34 @@ async def test_the_filter_shows_the_rows_every_word_is_in_one_field_of(sample_co
         screen.post_message(MemoriesChanged(tuple(app.workbench.changed)))
         await settle(app, pilot)
         assert list(table.rows) == expected(["test"]) and next(r for r in table.rows if r.id == FLAKY).tier == "hot"
+
+
+async def test_an_undo_of_our_own_promote_is_no_revert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """`p` then `u` on a MassGen memory: the undo moves the file back, which is the workbench's own
+    write, so no "Change reverted" toast is raised for the file the promote had saved."""
+    memory_id = "massgen:massgen:workspace_planner/api_versioning"
+    long_term = sample_copy / "massgen/workspace_planner/memory/long_term/api_versioning.md"
+    before = long_term.read_bytes()
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        titles: list[str] = []
+        original_notify = app.notify
+
+        def record(message: str, **kwargs: object) -> None:
+            titles.append(str(kwargs.get("title", "")))
+            original_notify(message, **kwargs)  # type: ignore[arg-type]
+
+        app.notify = record  # type: ignore[method-assign]
+        app.open_memory(memory_id)
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert not long_term.exists()
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert long_term.read_bytes() == before
+        for _ in range(15):  # past the watch's settling time, several times over
+            await asyncio.sleep(0.1)
+            await pilot.pause()
+        assert "Change reverted" not in titles
