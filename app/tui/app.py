@@ -114,6 +114,7 @@ class MemoryWorkbenchApp(App[None]):
     warning_count: reactive[int] = reactive(0)  # bumped by every warning of the workbench's own
     activity_count: reactive[int] = reactive(0)  # bumped by every receipt
     reveal_secrets: reactive[bool] = reactive(False)  # secrets masked in every pane until asked for
+    review_count: reactive[int] = reactive(-1)  # the review queue's length as last read (-1: not yet)
 
     def __init__(
         self,

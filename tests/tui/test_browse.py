@@ -71,7 +71,8 @@ async def test_choosing_a_node_filters_the_table(sample_copy: Path, isolated_loc
         tree.select_node(node)
         await settle(app, pilot)
         assert len(table.rows) == 18 and {r.system for r in table.rows} == {"massgen"}
-        assert static_text(screen, "#browse-status").startswith("18 of 149 memories · massgen")
+        assert static_text(screen, "#browse-status").startswith("18 of 149 memories · ")
+        assert " to review (r) · massgen · " in static_text(screen, "#browse-status")
         tree.select_node(tree.root)
         await settle(app, pilot)
         assert len(table.rows) == 149
@@ -82,6 +83,8 @@ async def test_sort_keys_and_cursor(sample_copy: Path, isolated_locations: Locat
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         _, _, table, _ = parts(app)
+        assert table.sort_column == "attention"  # the first screen: what needs a look first
+        await pilot.press("s")
         assert table.sort_column == "name"
         names = [r.name.casefold() for r in table.rows]
         assert names == sorted(names)

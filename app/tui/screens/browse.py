@@ -50,7 +50,7 @@ from app.tui.screens.entry_choice import ask_entry_and_reason
 from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, folded
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
-from app.tui.widgets.memory_table import ListedView, MemoryRow, MemoryTable
+from app.tui.widgets.memory_table import ListedView, MemoryRow, MemoryTable, order_label
 from app.tui.widgets.portfolio_tree import NodeRef, Place, PortfolioTree, Tally, place_of, places, tally_places
 from app.tui.widgets.suggestions_pane import SuggestionsPane
 
@@ -76,6 +76,13 @@ class RowsReady(Message):
     by_id: dict[str, Memory] = field(default_factory=dict)  # the memories the rows show, by id
     several: bool = False  # whether some system has more than one portfolio open
     places: Counter[Place] = field(default_factory=Counter)  # what `counts` were made from
+
+
+@dataclass
+class ReviewCounted(Message):
+    """How many memories the review queue holds, after a load or a write."""
+
+    count: int
 
 
 @dataclass
@@ -182,6 +189,7 @@ class BrowseScreen(WorkbenchScreen):
         Binding("escape", "back", "Clear", tooltip="Let go of the filter, the marks, the suggestions pane", show=False, id="browse-clear"),
         Binding("slash", "filter", "Filter", tooltip="Filter the table in place", id="browse-filter"),
         Binding("u", "undo", "Undo", tooltip="Undo the latest change, byte for byte", show=False, id="undo"),
+        Binding("r", "app.switch_mode('review')", "Review", tooltip="The review queue (its count is on the status line)", id="browse-review"),
         Binding("i", "toggle_suggestions", "Suggestions", tooltip="Show or hide the suggestions pane", id="suggestions"),
         Binding("t", "focus_tree", "Tree", tooltip="To the portfolio tree and back", show=False, id="focus-tree"),
     ]
@@ -227,6 +235,7 @@ class BrowseScreen(WorkbenchScreen):
         self.watch(self.app, "load_error", self._on_load_error)
         self.watch(self.app, "progress", self._on_progress)
         self.watch(self.app, "reveal_secrets", self._on_reveal)
+        self.watch(self.app, "review_count", self._on_review_count, init=False)
         self.query_one(MemoryTable).focus()
         if self.workbench_app.loading and not self.workbench_app.generation:
             self.read_listed_rows()
@@ -373,6 +382,9 @@ class BrowseScreen(WorkbenchScreen):
                 self._folded.pop(memory_id, None)
         else:
             self._unapplied, self._folded = set(), {}
+            # After a load only: after a write the review screen counts its queue when it is shown
+            # (read again here, it would slow down the rows the write changed).
+            self.count_review()
             self.keep_rows(message.rows, message.order)
             self.fold_rows(message.rows)
             self.workbench_app.keep_long_lived("browse")
@@ -440,12 +452,31 @@ class BrowseScreen(WorkbenchScreen):
         bar = self.query_one(FilterBar)
         if bar.active:
             scope += f" · filter “{one_line(bar.value.strip(), 30)}”"
-        order = "descending" if table.sort_reverse else "ascending"
         if not self._loaded_generation:
             progress = one_line(self.workbench_app.progress, 80)
             self._status(Text(f"Loading… {progress}{self._listed_note()}"))
             return
-        self._status(Text(f"{len(table.rows):,} of {len(self.rows):,} memories · {scope} · sorted by {table.sort_column} ({order}){marked}"))
+        to_review = self.workbench_app.review_count
+        review = "" if to_review < 0 else f" · {to_review:,} to review (r)"
+        order = order_label(table.sort_column, table.sort_reverse)
+        self._status(Text(f"{len(table.rows):,} of {len(self.rows):,} memories{review} · {scope} · {order}{marked}"))
+
+    @work(thread=True, exclusive=True, group="browse-review", description="browse-review", exit_on_error=False)
+    def count_review(self) -> None:
+        """The review queue's count for the status line, worked out behind the rows."""
+        try:
+            count = len(self.workbench.review_queue())
+        except Exception:  # noqa: BLE001 - the count is left out; the review screen says why
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(ReviewCounted(count))
+
+    def on_review_counted(self, message: ReviewCounted) -> None:
+        self.workbench_app.review_count = message.count
+
+    def _on_review_count(self, _count: int) -> None:
+        if self.is_mounted:
+            self._update_status()
 
     def _status(self, text: Text) -> None:
         # One line, always (browse.tcss): a repaint, not a layout of the whole screen, on every key.

@@ -144,6 +144,7 @@ class ReviewScreen(WorkbenchScreen):
 
     def on_queue_read(self, message: QueueRead) -> None:
         self.all_items = message.items
+        self.workbench_app.review_count = len(message.items)  # for the browse screen's status line
         self._show_items()
         self.workbench_app.keep_long_lived("review")
 

@@ -157,6 +157,11 @@ def _number_key(value: float | int | None) -> tuple[int, float]:
     return (1, 0.0) if value is None else (0, -float(value))
 
 
+def _recent_key(value: str) -> tuple[int, str]:
+    """The newest first; a row with no date last."""
+    return (0 if value else 1, "".join(chr(0x10FFFF - ord(c)) for c in value))
+
+
 COLUMNS: tuple[Column, ...] = (
     Column("name", "Name", 0, lambda r: _text_key(r.name)),
     Column("system", "System", 10, lambda r: _text_key(r.system)),
@@ -166,9 +171,34 @@ COLUMNS: tuple[Column, ...] = (
     Column("priority", "Prio", 4, lambda r: _number_key(r.priority), right=True),
     Column("salience", "Salience", BAR_WIDTH + 5, lambda r: _number_key(r.salience)),
     Column("tokens", "Tokens", 6, lambda r: _number_key(r.tokens), right=True),
-    Column("updated", "Updated", 10, lambda r: (0 if r.updated else 1, "".join(chr(0x10FFFF - ord(c)) for c in r.updated))),
+    Column("updated", "Updated", 10, lambda r: _recent_key(r.updated)),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+# The browse screen's first order, no column of its own: what a person should look at first
+# (flagged, then quarantined), then the newest.
+ATTENTION = "attention"
+_ATTENTION_RANK = {TrustLevel.FLAGGED: 0, TrustLevel.QUARANTINED: 1}
+
+
+def _attention_key(row: MemoryRow) -> tuple[int, tuple[int, str], str]:
+    return (_ATTENTION_RANK.get(row.trust, 2), _recent_key(row.updated), row.name.casefold())
+
+
+def sort_key_of(key: str) -> Callable[[MemoryRow], Any]:
+    """The sort key of a column, or of the attention order; an order this version does not know
+    (kept by another) sorts by name."""
+    if key == ATTENTION:
+        return _attention_key
+    return next((c.sort_key for c in COLUMNS if c.key == key), COLUMNS[0].sort_key)
+
+
+def order_label(key: str, reverse: bool) -> str:
+    """How the status line says the order: "flagged first, then newest" or "sorted by tier (ascending)"."""
+    if key == ATTENTION:
+        return "flagged first, then newest" + (" (reversed)" if reverse else "")
+    return f"sorted by {key} ({'descending' if reverse else 'ascending'})"
+
+
 TRUST_WIDE = 34  # "⛔ quarantined (detector: critical)", "· untrusted (trust_score 0.7477)"
 NAME_ROOMY = 32  # the name keeps this much when Trust widens to say where it comes from
 NAME_MIN = 16
@@ -307,8 +337,7 @@ class MemoryTable(ScrollView, can_focus=True):
     def ordered(rows: Iterable[MemoryRow], order: str) -> list[MemoryRow]:
         """`rows` in the order a table names `order`."""
         key, _, direction = order.partition(":")
-        column = next(c for c in COLUMNS if c.key == key)
-        return sorted(rows, key=column.sort_key, reverse=direction == "descending")
+        return sorted(rows, key=sort_key_of(key), reverse=direction == "descending")
 
     @staticmethod
     def placed(rows: Sequence[MemoryRow], fresh: Iterable[MemoryRow], order: str) -> list[MemoryRow]:
@@ -316,7 +345,7 @@ class MemoryTable(ScrollView, can_focus=True):
         with): what a write changed costs a binary search per row, not a sort of every row (over
         a tenth of a second at 100,000)."""
         key, _, direction = order.partition(":")
-        sort_key = next(c for c in COLUMNS if c.key == key).sort_key
+        sort_key = sort_key_of(key)
         descending = direction == "descending"
         out = list(rows)
         for row in fresh:
@@ -380,7 +409,9 @@ class MemoryTable(ScrollView, can_focus=True):
 
     def action_sort_next(self) -> None:
         keys = self.shown_columns if self.sort_column in self.shown_columns else list(COLUMN_KEYS)
-        self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
+        # From the attention order, `s` starts at the first column.
+        after = keys.index(self.sort_column) + 1 if self.sort_column in keys else 0
+        self.sort_column = keys[after % len(keys)]
         self.sort_reverse = False
         self._resort(self.selected_id)
 
