@@ -713,7 +713,9 @@ class BrowseScreen(WorkbenchScreen):
                 entry_decision(action, memory.id, entry, memory.name, reason), f"{action} entry {one_line(entry, 40)} of {one_line(memory.name, 60)}"
             )
 
-        if not ask_entry_and_reason(self.app, action, memory, findings, then):
+        detail = self.query_one(MemoryDetail).data
+        texts = detail.entries if detail is not None and detail.memory.id == memory.id else []
+        if not ask_entry_and_reason(self.app, action, memory, findings, then, texts):
             self.notify(f"{one_line(memory.name, 80)} has one entry: the palette's {action} takes it whole.", severity="warning", markup=False)
 
     @work(thread=True, exclusive=True, group="browse-preview", description="browse-preview", exit_on_error=False)
