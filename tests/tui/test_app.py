@@ -108,3 +108,17 @@ async def test_the_default_sample_is_a_copy_and_the_checkout_stays_clean(isolate
     assert (SAMPLE / "massgen/workspace_planner/memory/long_term/api_versioning.md").exists()
     status = subprocess.run(["git", "status", "--porcelain", "--", str(SAMPLE)], cwd=SAMPLE, capture_output=True, text=True)
     assert status.returncode != 0 or status.stdout == ""
+
+
+async def test_toasts_do_not_pile_up(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """Many notices in a row (a receipt after each of several keys) keep at most two toasts on
+    screen, the newest, so the detail pane under them stays readable."""
+    app = make_app(isolated_locations, clock, [sample_copy])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.clear_notifications()
+        for n in range(5):
+            app.notify(f"notice {n}", title="Done")
+            await pilot.pause()
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == ["notice 3", "notice 4"]  # what the toast rack shows

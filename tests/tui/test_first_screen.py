@@ -250,3 +250,20 @@ async def test_the_first_screen_opens_on_what_needs_attention(sample_copy: Path,
         await pilot.press("r")
         await settle(app, pilot)
         assert type(app.screen).__name__ == "ReviewScreen"
+
+
+async def test_before_the_load_the_header_claims_no_count(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """A warm start lists last time's rows while the load runs: the header says "…" for the counts
+    it does not know yet (never "0 problems"), then the counts the load found."""
+    first = make_app(isolated_locations, clock, sample_copy)
+    async with first.run_test(size=(160, 48)) as pilot:
+        await settle(first, pilot)
+    wb = HeldWorkbench(isolated_locations, clock=clock)
+    app = MemoryWorkbenchApp(wb, [sample_copy])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert app.loading and "0 problems" not in app.sub_title and "problem" not in app.counts_line()
+        assert app.counts_line() == "…"
+        wb.go.set()
+        await settle(app, pilot)
+        assert app.sub_title.endswith("· 7 problems")
