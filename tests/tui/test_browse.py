@@ -20,7 +20,7 @@ from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.messages import MemoriesChanged
-from app.tui.screens.browse import BrowseScreen, scoped
+from app.tui.screens.browse import BrowseScreen, over_budget, scoped
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import FINDING_STYLE, MemoryDetail, content_text
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
@@ -180,8 +180,8 @@ async def test_promote_then_undo_moves_the_file_back(sample_copy: Path, isolated
 def full_read(app: MemoryWorkbenchApp, order: str) -> tuple[list[MemoryRow], dict[NodeRef, Tally]]:
     """The rows and tree counts a read of every memory gives now."""
     wb = app.workbench
-    scores, trusts = wb.salience_scores(), wb.trusts()
-    rows = [MemoryRow.of(m, scores.get(m.id), trusts.get(m.id)) for m in wb.memories]
+    scores, trusts, over = wb.salience_scores(), wb.trusts(), over_budget(wb)
+    rows = [MemoryRow.of(m, scores.get(m.id), trusts.get(m.id), m.id in over) for m in wb.memories]
     return MemoryTable.ordered(rows, order), tally(wb.memories, {i: t.level for i, t in trusts.items()})
 
 
@@ -458,6 +458,7 @@ def test_a_row_is_made_field_by_field_as_its_names_say(sample_copy: Path, isolat
             "pinned": memory.pinned,
             "trust_source": trust.why,
             "native": "" if memory.trust_score is None else f"{memory.trust_score:g}",
+            "over": False,
         }
 
 

@@ -171,6 +171,15 @@ def filter_text(row: MemoryRow) -> str:
     return folded((row.name, row.system, row.tier, row.trust.value, row.trust_source, row.id))
 
 
+def over_budget(workbench: Workbench) -> frozenset[str]:
+    """The memories a startup plan that is over its budget leaves out (past its cut or cut short)."""
+    try:
+        plans = workbench.budgets()
+    except Exception:  # noqa: BLE001 - the order then goes without it; the budget screen says why
+        return frozenset()
+    return frozenset(item.id for plan in plans if plan.over for item in plan.items if not item.fits or item.truncated)
+
+
 def several_portfolios(counted: Mapping[Place, int]) -> bool:
     """Whether some system has more than one portfolio open (by the tree's `places`): the table then
     names each row's."""
@@ -326,7 +335,8 @@ class BrowseScreen(WorkbenchScreen):
                 ready = self._patched(generation, saliences, trusts, order, changed, kept, kept_order)
             else:
                 memories = list(self.workbench.memories)
-                rows = [MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id)) for m in memories]
+                over = over_budget(self.workbench)
+                rows = [MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id), m.id in over) for m in memories]
                 counted = places(memories, {i: t.level for i, t in trusts.items()})
                 by_id = {m.id: m for m in memories}
                 ready = RowsReady(
@@ -351,6 +361,9 @@ class BrowseScreen(WorkbenchScreen):
         """After a write: the last read's rows and tree counts with the `changed` memories taken out
         and those still there put back as they are now. At 100,000 memories a read of every row
         took most of a second between the key and the changed row."""
+        # A write can move another memory past a budget's cut (or back): its row is built again too.
+        over = over_budget(self.workbench)
+        changed = changed | {r.id for r in kept if r.over != (r.id in over)}
         counted, by_id = Counter(self._places), self._by_id.copy()
         for row in (r for r in kept if r.id in changed):
             memory = by_id.pop(row.id, None)
@@ -363,7 +376,7 @@ class BrowseScreen(WorkbenchScreen):
             except KeyError:
                 continue  # taken out by the write
             trust = trusts.get(memory_id)
-            fresh.append(MemoryRow.of(memory, saliences.get(memory_id), trust))
+            fresh.append(MemoryRow.of(memory, saliences.get(memory_id), trust, memory_id in over))
             counted[place_of(memory, trust.level if trust is not None else memory.trust)] += 1
             by_id[memory_id] = memory
         rest = [r for r in kept if r.id not in changed]

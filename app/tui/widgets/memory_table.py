@@ -65,10 +65,12 @@ class MemoryRow(NamedTuple):
     pinned: bool = False
     trust_source: str = ""  # where the effective trust comes from: "ledger", "detector: high"...
     native: str = ""  # the system's own score as the number it is (memory-mcp's trust_score)
+    over: bool = False  # past the cut of a startup plan that is over its budget
 
     @classmethod
-    def of(cls, memory: Memory, salience: float | None, trust: EffectiveTrust | None = None) -> MemoryRow:
-        """`trust` is the facade's effective trust (without it, the system's claim is shown)."""
+    def of(cls, memory: Memory, salience: float | None, trust: EffectiveTrust | None = None, over: bool = False) -> MemoryRow:
+        """`trust` is the facade's effective trust (without it, the system's claim is shown);
+        `over`: whether a budget that is over leaves it out."""
         # In field order, made in C: a named tuple's keyword __new__ was half of a read of 100,000 rows.
         return _new_row(
             cls,
@@ -86,6 +88,7 @@ class MemoryRow(NamedTuple):
                 memory.pinned,
                 trust.why if trust is not None else "",
                 "" if memory.trust_score is None else f"{memory.trust_score:g}",
+                over,
             ),
         )
 
@@ -175,13 +178,20 @@ COLUMNS: tuple[Column, ...] = (
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
 # The browse screen's first order, no column of its own: what a person should look at first
-# (flagged, then quarantined), then the newest.
+# (flagged, then what an over budget leaves out, then quarantined), then the newest.
 ATTENTION = "attention"
-_ATTENTION_RANK = {TrustLevel.FLAGGED: 0, TrustLevel.QUARANTINED: 1}
+
+
+def _attention_rank(row: MemoryRow) -> int:
+    if row.trust is TrustLevel.FLAGGED:
+        return 0
+    if row.over:
+        return 1
+    return 2 if row.trust is TrustLevel.QUARANTINED else 3
 
 
 def _attention_key(row: MemoryRow) -> tuple[int, tuple[int, str], str]:
-    return (_ATTENTION_RANK.get(row.trust, 2), _recent_key(row.updated), row.name.casefold())
+    return (_attention_rank(row), _recent_key(row.updated), row.name.casefold())
 
 
 def sort_key_of(key: str) -> Callable[[MemoryRow], Any]:
@@ -193,9 +203,9 @@ def sort_key_of(key: str) -> Callable[[MemoryRow], Any]:
 
 
 def order_label(key: str, reverse: bool) -> str:
-    """How the status line says the order: "flagged first, then newest" or "sorted by tier (ascending)"."""
+    """How the status line says the order: "flagged, over budget, newest" or "sorted by tier (ascending)"."""
     if key == ATTENTION:
-        return "flagged first, then newest" + (" (reversed)" if reverse else "")
+        return "flagged, over budget, newest" + (" (reversed)" if reverse else "")
     return f"sorted by {key} ({'descending' if reverse else 'ascending'})"
 
 
