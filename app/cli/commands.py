@@ -22,6 +22,7 @@ from app.core.load.pipeline import LoadResult
 from app.core.model import Memory, Portfolio, Problem
 from app.core.review.finding import Finding
 from app.core.review.ledger import TRUST_ACTIONS, Decision
+from app.core.review.spans import finding_name, finding_span
 from app.core.review.trust import EffectiveTrust
 from app.core.search import QuerySyntaxError
 from app.core.workbench import UnknownMemory, Workbench
@@ -271,6 +272,15 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
+def _entry_texts(workbench: Workbench, memory: Memory) -> list[tuple[str | None, str]]:
+    """A memory's entries' texts, to place its findings by line and column (none when unreadable:
+    the findings are then placed by their character offsets)."""
+    try:
+        return workbench.entry_texts(memory)
+    except Exception:  # noqa: BLE001 - the place falls back to offsets, the review goes on
+        return []
+
+
 def cmd_review(args: argparse.Namespace) -> int:
     workbench = _open(args)
     queue = workbench.review_queue()
@@ -301,9 +311,11 @@ def cmd_review(args: argparse.Namespace) -> int:
         print(f"  trust: {item.effective.label}; claimed by the system: {claim}")
         if item.due:
             print("  due: the system's own review date has passed")
+        texts = _entry_texts(workbench, item.memory) if item.findings else []
         for finding in item.findings:
             where = f"entry {one_line(finding.entry, 40)} " if finding.entry else ""
-            print(f"  {finding.severity.value:8} {finding.category.value:20} {where}[{finding.start}:{finding.end}] {one_line(finding.excerpt, 80)}")
+            place = f"at {finding_span(finding, texts)}"
+            print(f"  {finding.severity.value:8} {finding_name(finding):20} {where}{place}: {one_line(finding.excerpt, 80)}")
     return 0
 
 

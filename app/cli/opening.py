@@ -12,7 +12,7 @@ from app.cli.common import UsageError, say
 from app.core.config import Settings, load_settings
 from app.core.locations import Locations
 from app.core.model import Problem
-from app.core.paths import check_paths, default_paths
+from app.core.paths import check_paths, sample_copy
 
 
 def locations_from(args: argparse.Namespace) -> Locations:
@@ -42,8 +42,9 @@ def resolve_paths(args: argparse.Namespace, locations: Locations, problems: list
         settings = load_settings(locations.config, problems)
     if settings.portfolios:
         return [Path(p).expanduser() for p in settings.portfolios], ""
-    sample = default_paths()
-    return sample, f"no PATH given and no portfolio configured: opening the bundled sample portfolio ({sample[0]})"
+    sample, made = sample_copy(locations)
+    copy = "a copy of the bundled sample portfolio, made now" if made else "your copy of the bundled sample portfolio"
+    return [sample], f"no PATH given and no portfolio configured: opening {copy} in {sample} (the checkout's stays as it is)"
 
 
 def cmd_open(args: argparse.Namespace) -> int:

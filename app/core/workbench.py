@@ -144,9 +144,9 @@ class Workbench:
 
     # -- loading --------------------------------------------------------------------------------
 
-    @staticmethod
-    def default_paths() -> list[Path]:
-        return given_paths.default_paths()
+    def default_paths(self) -> list[Path]:
+        """app.core.paths.default_paths: the copy of the bundled sample, made on first use."""
+        return given_paths.default_paths(self.locations)
 
     @staticmethod
     def check_paths(paths: Iterable[Path | str]) -> list[Problem]:

@@ -22,6 +22,7 @@ from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 from textual.dom import DOMNode
+from textual.notifications import Notify
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.theme import Theme
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 # reads of what the write changed (some tens of milliseconds each at 100,000 memories).
 RECOUNT_AFTER_WRITE = 0.25
 FIRST_ROWS_WAIT = 1.0  # seconds the first load waits at most for the browse screen's first rows
+TOASTS_SHOWN = 2  # notifications on screen at once: an older one gives way to a newer
 
 # The screens past the first, by mode: (module under app.tui.screens, class). Their modules are
 # imported when the mode is first shown, or in the background once the first screen is up; the
@@ -114,6 +116,7 @@ class MemoryWorkbenchApp(App[None]):
     warning_count: reactive[int] = reactive(0)  # bumped by every warning of the workbench's own
     activity_count: reactive[int] = reactive(0)  # bumped by every receipt
     reveal_secrets: reactive[bool] = reactive(False)  # secrets masked in every pane until asked for
+    review_count: reactive[int] = reactive(-1)  # the review queue's length as last read (-1: not yet)
 
     def __init__(
         self,
@@ -200,6 +203,19 @@ class MemoryWorkbenchApp(App[None]):
     def on_change_reverted(self, message: ChangeReverted) -> None:
         text = f"Your change to {inert(str(message.path), keep_newlines=False)} was overwritten by another process."
         self.notify(text, title="Change reverted", severity="warning", timeout=15)
+
+    def _on_notify(self, event: Notify) -> None:
+        """At most TOASTS_SHOWN toasts, the newest (a pile of them covered the detail pane); a
+        warning or an error gives way only when no older notice is left to."""
+        super()._on_notify(event)
+        shown = list(self._notifications)
+        extra = len(shown) - TOASTS_SHOWN
+        if extra > 0:
+            notices = [n for n in shown[:-1] if n.severity == "information"]
+            others = [n for n in shown[:-1] if n.severity != "information"]
+            for old in (notices + others)[:extra]:
+                self._unnotify(old, refresh=False)
+        self._refresh_notifications()
 
     def on_notice(self, message: Notice) -> None:
         self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout, markup=False)
@@ -436,6 +452,8 @@ class MemoryWorkbenchApp(App[None]):
     def counts_line(self, over: int | None = None) -> str:
         """The header's counts: memories, flagged, quarantined, budgets over, problems (`over`: the
         budget count as last shown, while the plans catch up with a write)."""
+        if not self.generation and not self.load_error:
+            return "…"  # nothing read yet: no count is known, and "0 problems" would be a claim
         problems = self.problem_count
         tail = f"{problems} problem{'' if problems == 1 else 's'}"
         if not self.generation:

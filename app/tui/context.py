@@ -37,6 +37,7 @@ class WorkbenchHost(Protocol):
     warnings: list[ProblemRow]  # the workbench's own (settings, themes, keymap, opening)
     activity: list[Receipt]  # this session's receipts, oldest first
     reveal_secrets: bool  # secrets shown in every pane (masked by default)
+    review_count: int  # the review queue's length as last read, -1 before the first
 
     @property
     def workbench(self) -> Workbench: ...

@@ -792,3 +792,21 @@ def test_a_merge_undo_is_all_or_nothing(env: Env) -> None:
     infra.write_bytes(merged)  # the byte put back: now the whole undo goes through
     env.curator.undo()
     assert [c.action for c in env.ledger().changes()] == ["merge", "undo"]
+
+
+def test_an_undo_moving_a_promoted_file_back_is_no_revert(env: Env) -> None:
+    """A MassGen promote moves the file into short_term/ and watches it there; the undo moving it
+    back is the workbench's own write, so the watch ends without a report. Another process putting
+    other bytes in its place is still reported."""
+    reverted: list[Path] = []
+    curator = Applier(env.locs, clock=env.clock, user="tester", on_revert=lambda p, disk: reverted.append(p), watch_seconds=1.0)
+    curator.promote(env.open(MASSGEN), PGX)
+    promoted = list(curator.watches)
+    curator.undo()
+    assert env.file(PGX_LONG).exists() and not env.file(PGX_SHORT).exists()
+    assert promoted and all(watch.wait(5.0) for watch in promoted)
+    assert reverted == []
+    curator.promote(env.open(MASSGEN), PGX)
+    [watch] = [w for w in curator.watches if w.path == env.file(PGX_SHORT) and not w.done]
+    env.file(PGX_SHORT).write_bytes(b"an agent's stale copy\n")
+    assert watch.wait(5.0) and env.file(PGX_SHORT) in reverted

@@ -27,6 +27,7 @@ COLS: Columns = {
     "pinned": [True, False],
     "trust_source": ["ledger", ""],
     "native": ["", "0.95"],
+    "over": [False, True],
 }
 ROWS = ListedRows(COLS, "name:ascending")
 

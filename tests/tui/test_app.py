@@ -3,13 +3,17 @@ keymap, rescan."""
 
 from __future__ import annotations
 
+import argparse
+import subprocess
 from pathlib import Path
 
+from app.cli.opening import resolve_paths
 from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
-from tests.tui.helpers import loaded
+from tests.conftest import SAMPLE
+from tests.tui.helpers import loaded, press, settle
 
 
 def make_app(locations: Locations, clock: FixedClock, paths: list[Path], **kwargs: object) -> MemoryWorkbenchApp:
@@ -77,3 +81,44 @@ async def test_a_broken_portfolio_path_is_reported_not_fatal(tmp_path: Path, iso
         await loaded(app, pilot)
         await pilot.pause()
         assert app.workbench.memories == [] and app.generation == 1
+
+
+def checkout_sample() -> dict[str, bytes]:
+    return {str(p.relative_to(SAMPLE)): p.read_bytes() for p in sorted(SAMPLE.rglob("*")) if p.is_file()}
+
+
+async def test_the_default_sample_is_a_copy_and_the_checkout_stays_clean(isolated_locations: Locations, clock: FixedClock) -> None:
+    """`memwb` with no PATH: the sample opened is a copy in the workbench's data folder, said on
+    screen, and a promote there leaves the checkout's sample byte for byte as it was."""
+    before = checkout_sample()
+    paths, note = resolve_paths(argparse.Namespace(paths=[]), isolated_locations, [])
+    [copy] = paths
+    assert copy.is_relative_to(isolated_locations.data) and "copy" in note and str(copy) in note
+    app = make_app(isolated_locations, clock, paths, notice=note)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert any("copy of the bundled sample" in n.message for n in app._notifications)
+        memory_id = "massgen:massgen:workspace_planner/api_versioning"
+        app.open_memory(memory_id)
+        await settle(app, pilot)
+        await press(app, pilot, "p")
+        moved = copy / "massgen/workspace_planner/memory/short_term/api_versioning.md"
+        assert moved.exists() and app.workbench.memory(memory_id).tier.value == "hot"
+    assert checkout_sample() == before
+    assert (SAMPLE / "massgen/workspace_planner/memory/long_term/api_versioning.md").exists()
+    status = subprocess.run(["git", "status", "--porcelain", "--", str(SAMPLE)], cwd=SAMPLE, capture_output=True, text=True)
+    assert status.returncode != 0 or status.stdout == ""
+
+
+async def test_toasts_do_not_pile_up(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """Many notices in a row (a receipt after each of several keys) keep at most two toasts on
+    screen, the newest, so the detail pane under them stays readable."""
+    app = make_app(isolated_locations, clock, [sample_copy])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.clear_notifications()
+        for n in range(5):
+            app.notify(f"notice {n}", title="Done")
+            await pilot.pause()
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == ["notice 3", "notice 4"]  # what the toast rack shows

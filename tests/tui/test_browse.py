@@ -4,6 +4,7 @@ change the files (promote then undo, byte for byte), suggestions, and the A10 te
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 from app.tui.messages import MemoriesChanged
-from app.tui.screens.browse import BrowseScreen, scoped
+from app.tui.screens.browse import BrowseScreen, over_budget, scoped
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.memory_detail import FINDING_STYLE, MemoryDetail, content_text
 from app.tui.widgets.memory_table import MemoryRow, MemoryTable
@@ -70,7 +71,8 @@ async def test_choosing_a_node_filters_the_table(sample_copy: Path, isolated_loc
         tree.select_node(node)
         await settle(app, pilot)
         assert len(table.rows) == 18 and {r.system for r in table.rows} == {"massgen"}
-        assert static_text(screen, "#browse-status").startswith("18 of 149 memories · massgen")
+        assert static_text(screen, "#browse-status").startswith("18 of 149 memories · ")
+        assert " to review (r) · massgen · " in static_text(screen, "#browse-status")
         tree.select_node(tree.root)
         await settle(app, pilot)
         assert len(table.rows) == 149
@@ -81,6 +83,8 @@ async def test_sort_keys_and_cursor(sample_copy: Path, isolated_locations: Locat
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         _, _, table, _ = parts(app)
+        assert table.sort_column == "attention"  # the first screen: what needs a look first
+        await pilot.press("s")
         assert table.sort_column == "name"
         names = [r.name.casefold() for r in table.rows]
         assert names == sorted(names)
@@ -176,8 +180,8 @@ async def test_promote_then_undo_moves_the_file_back(sample_copy: Path, isolated
 def full_read(app: MemoryWorkbenchApp, order: str) -> tuple[list[MemoryRow], dict[NodeRef, Tally]]:
     """The rows and tree counts a read of every memory gives now."""
     wb = app.workbench
-    scores, trusts = wb.salience_scores(), wb.trusts()
-    rows = [MemoryRow.of(m, scores.get(m.id), trusts.get(m.id)) for m in wb.memories]
+    scores, trusts, over = wb.salience_scores(), wb.trusts(), over_budget(wb)
+    rows = [MemoryRow.of(m, scores.get(m.id), trusts.get(m.id), m.id in over) for m in wb.memories]
     return MemoryTable.ordered(rows, order), tally(wb.memories, {i: t.level for i, t in trusts.items()})
 
 
@@ -454,6 +458,7 @@ def test_a_row_is_made_field_by_field_as_its_names_say(sample_copy: Path, isolat
             "pinned": memory.pinned,
             "trust_source": trust.why,
             "native": "" if memory.trust_score is None else f"{memory.trust_score:g}",
+            "over": False,
         }
 
 
@@ -497,3 +502,34 @@ async def test_the_filter_shows_the_rows_every_word_is_in_one_field_of(sample_co
         screen.post_message(MemoriesChanged(tuple(app.workbench.changed)))
         await settle(app, pilot)
         assert list(table.rows) == expected(["test"]) and next(r for r in table.rows if r.id == FLAKY).tier == "hot"
+
+
+async def test_an_undo_of_our_own_promote_is_no_revert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """`p` then `u` on a MassGen memory: the undo moves the file back, which is the workbench's own
+    write, so no "Change reverted" toast is raised for the file the promote had saved."""
+    memory_id = "massgen:massgen:workspace_planner/api_versioning"
+    long_term = sample_copy / "massgen/workspace_planner/memory/long_term/api_versioning.md"
+    before = long_term.read_bytes()
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        titles: list[str] = []
+        original_notify = app.notify
+
+        def record(message: str, **kwargs: object) -> None:
+            titles.append(str(kwargs.get("title", "")))
+            original_notify(message, **kwargs)  # type: ignore[arg-type]
+
+        app.notify = record  # type: ignore[method-assign]
+        app.open_memory(memory_id)
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert not long_term.exists()
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert long_term.read_bytes() == before
+        for _ in range(15):  # past the watch's settling time, several times over
+            await asyncio.sleep(0.1)
+            await pilot.pause()
+        assert "Change reverted" not in titles

@@ -161,7 +161,7 @@ async def test_a10_payloads_in_the_plan_render_inert(sample_copy: Path, isolated
     body = "\x1b[2K \x1b[41m \x1b]0;t\x07 \x1b]8;;https://x\x1b\\y\x1b]8;;\x1b\\ \x1b]52;c;eA==\x07 \x07 \x9b1m [@click=app.quit]x[/] [link=https://x]y[/link] [bold red]FAKE[/] [/bold]\n"
     target.write_bytes(('---\nname: "[bold red]FAKE[/] \\e[41m"\ntier: short_term\nagent_id: coder\n---\n' + body).encode("utf-8"))
     app = make_app(isolated_locations, clock, sample_copy)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:
         screen = await open_budget(app, pilot)
         await select(screen, pilot, MASSGEN)
         await settle(app, pilot)
@@ -300,3 +300,39 @@ async def test_a_held_key_is_answered_by_the_cursor_and_fills_the_plan_it_stops_
         assert screen.query_one(BudgetBar).plan is screen.plans[1] and len(shown) == 1  # the cursor moved, nothing else
         await until(pilot, lambda: screen.query_one(BudgetBar).plan is screen.plan)
         assert shown == [plan_key(screen.plans[1]), plan_key(screen.plans[3])]
+
+
+def plan_rows(screen: BudgetScreen) -> list[str]:
+    table = screen.query_one("#budget-plans", NavTable)
+    return [" ".join(str(cell) for cell in table.get_row_at(row)) for row in range(table.row_count)]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_every_plan_is_in_view_and_says_why_it_is_over(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, size: tuple[int, int]
+) -> None:
+    """At 80x24 as at 160x48: every plan's row is on screen; an over plan's row says over what
+    (the total by how much, or a memory over its own limit); the footer names `w` for Apply, as the
+    status line does; a note cut to its column ends at a word with an ellipsis."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_budget(app, pilot)
+        table = screen.query_one("#budget-plans", NavTable)
+        assert table.row_count == len(screen.plans) == 8
+        assert table.scrollable_content_region.height >= table.row_count + 1  # the titles, then every row
+        rows = dict(zip([plan_key(p) for p in screen.plans], plan_rows(screen), strict=True))
+        dollhouse = next(p for p in screen.plans if plan_key(p) == DOLLHOUSE)
+        assert dollhouse.limit is not None
+        assert f"over by {dollhouse.used - dollhouse.limit:,} tokens" in rows[DOLLHOUSE]
+        assert "1 over per-memory limit" in rows[MASSGEN]
+        assert all("over" not in row for key, row in rows.items() if not next(p for p in screen.plans if plan_key(p) == key).over)
+        footer = " ".join(str(w.render()) for w in screen.query("FooterKey"))
+        assert "w Apply" in footer or "w  Apply" in footer
+        assert "w applies" in str(screen.query_one("#budget-status").render()) or screen.shown_what_if is None
+        items = screen.query_one("#budget-items", NavTable)
+        if any(key == "note" for key in items.columns):
+            for row in range(items.row_count):
+                note = str(items.get_row_at(row)[-1])
+                item = screen.plan.items[row] if screen.plan is not None and row < len(screen.plan.items) else None
+                if item is not None and note != item.note:
+                    assert note.endswith("\u2026") and item.note.startswith(note[:-1].rstrip())

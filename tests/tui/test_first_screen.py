@@ -227,3 +227,47 @@ def test_the_first_screen_shows_before_the_core_is_imported(sample_copy: Path, t
     assert loaded.startswith("LOADED:") and "app.core.workbench" in loaded and "app.core.load.pipeline" in loaded
     again, _ = run()  # the rows the first run listed, still without the core
     assert again.startswith("FIRST::") and int(again.rsplit(":", 1)[1]) > 0
+
+
+async def test_the_first_screen_opens_on_what_needs_attention(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """The browse table's first rows are the flagged memories (as the header counts them), then the
+    quarantined, then the newest; the status line counts the review queue and `r` opens it."""
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(MemoryTable)
+        flagged = app.workbench.trust_levels()[TrustLevel.FLAGGED]
+        assert flagged > 0
+        rows = table.rows
+        assert [row.trust for row in rows[:flagged]] == [TrustLevel.FLAGGED] * flagged
+        assert table.cursor == 0 and table.selected_id == rows[0].id
+        # then what the budgets that are over leave out, as the budget screen's plans say
+        over = {item.id for plan in app.workbench.budgets() if plan.over for item in plan.items if not item.fits}
+        over -= {row.id for row in rows[:flagged]}
+        assert over and {row.id for row in rows[flagged : flagged + len(over)]} == over
+        rest = [row for row in rows if row.trust not in (TrustLevel.FLAGGED, TrustLevel.QUARANTINED) and row.id not in over]
+        dates = [row.updated for row in rest if row.updated]
+        assert dates == sorted(dates, reverse=True)  # then the newest first
+        queue = len(app.workbench.review_queue())
+        await settle(app, pilot)
+        assert f"{queue} to review (r)" in status(app)
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "ReviewScreen"
+
+
+async def test_before_the_load_the_header_claims_no_count(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """A warm start lists last time's rows while the load runs: the header says "…" for the counts
+    it does not know yet (never "0 problems"), then the counts the load found."""
+    first = make_app(isolated_locations, clock, sample_copy)
+    async with first.run_test(size=(160, 48)) as pilot:
+        await settle(first, pilot)
+    wb = HeldWorkbench(isolated_locations, clock=clock)
+    app = MemoryWorkbenchApp(wb, [sample_copy])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert app.loading and "0 problems" not in app.sub_title and "problem" not in app.counts_line()
+        assert app.counts_line() == "…"
+        wb.go.set()
+        await settle(app, pilot)
+        assert app.sub_title.endswith("· 7 problems")

@@ -369,3 +369,68 @@ async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
         await until(pilot, lambda: any(kind == "plans" for kind, _ in on_main) and app.sub_title == app.counts_line())
         assert {kind for kind, _ in on_main} == {"trusts", "plans"}
         assert not any(main for _, main in on_main), on_main
+
+
+async def test_a_span_reads_the_same_in_review_the_chooser_the_detail_and_the_cli(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hidden Unicode in support-triage-notes: one name (its category) and one place (line and
+    column of its entry's text) in the review pane, the entry chooser, browse's detail and `memwb review`."""
+    from textual.widgets import OptionList
+
+    from app.cli import main
+    from app.tui.screens.entry_choice import EntryChoiceModal
+    from app.tui.widgets.memory_detail import MemoryDetail, content_text
+
+    memory_id = "dollhouse:dollhouse:support-triage-notes"
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_review(app, pilot)
+        await go_to(screen, pilot, memory_id)
+        memory = app.workbench.memory(memory_id)
+        [found] = [f for f in app.workbench.findings(memory_id) if f.category.value == "hidden-unicode"]
+        text = dict(app.workbench.entry_texts(memory))[found.entry]
+        line = text.count("\n", 0, found.start) + 1
+        column = found.start - text.rfind("\n", 0, found.start)
+        last = found.end - 1 - text.rfind("\n", 0, found.end - 1)
+        where = f"hidden-unicode  entry {found.entry}  at line {line}, col {column}-{last}"
+        pane = str(screen.query_one("#review-findings").render())
+        assert where in pane and f"[{found.start}, {found.end})" not in pane
+        await pilot.press("X")
+        await pilot.pause()
+        assert isinstance(app.screen, EntryChoiceModal)
+        options = app.screen.query_one(OptionList)
+        chosen = str(options.get_option_at_index(options.highlighted or 0).prompt)
+        assert f"high hidden-unicode at line {line}, col {column}-{last}" in chosen
+        await pilot.press("escape")
+        app.open_memory(memory_id)
+        await settle(app, pilot)
+        detail = app.screen.query_one(MemoryDetail)
+        assert detail.data is not None
+        shown = content_text(detail.data).plain
+        assert f"hidden-unicode in entry {found.entry} at line {line}, col {column}-{last}" in shown
+        assert "bidi-override" not in shown
+    assert main(["review", "--path", str(sample_copy)]) == 0
+    printed = capsys.readouterr().out
+    assert f"hidden-unicode       entry {found.entry} at line {line}, col {column}-{last}" in printed
+
+
+async def test_v_unmasks_the_finding_line_too(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+    """The AWS key in engram obs/6: masked in the findings list above the text until `v`, then
+    shown there as in the text; `v` again masks both."""
+    memory_id = "engram:engram:obs/6"
+    app = make_app(isolated_locations, clock, sample_copy)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_review(app, pilot)
+        await go_to(screen, pilot, memory_id)
+        [secret] = [f for f in app.workbench.findings(memory_id) if f.category.value == "secret"]
+        [(_, text)] = app.workbench.entry_texts(app.workbench.memory(memory_id))
+        value = text[secret.start : secret.end]
+        findings = screen.query_one("#review-findings")
+        assert value not in str(findings.render()) and secret.excerpt in str(findings.render())
+        await pilot.press("v")
+        await pilot.pause()
+        assert value in str(findings.render()) and value in screen.query_one(FindingsView).body.plain
+        await pilot.press("v")
+        await pilot.pause()
+        assert value not in str(findings.render()) and value not in screen.query_one(FindingsView).body.plain

@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -219,6 +220,13 @@ class Applier:
         self.on_revert = on_revert
         self.watch_seconds = watch_seconds
         self.watches: list[RevertWatch] = []
+        # The workbench's own writes, so that a watch never takes one (an undo moving a promoted
+        # file back) for another process's: each applied effect's number, and for each absolute
+        # path the number of the latest effect that wrote it. A watch reports only after any
+        # effect being applied has finished (the lock).
+        self._applied = 0
+        self._own_writes: dict[str, int] = {}
+        self._applying = threading.RLock()
         # The memories (or `<system>:<portfolio>` for a budget) the last applied change wrote, so
         # the caller re-reads only their sources.
         self.touched: list[str] = []
@@ -237,7 +245,20 @@ class Applier:
             if watch.path == saved.path:
                 watch.cancel()
         self.watches = [w for w in self.watches if not w.done]
-        self.watches.append(watch_for_revert(saved.path, saved.sha256, self.watch_seconds, self.on_revert))
+        self.watches.append(watch_for_revert(saved.path, saved.sha256, self.watch_seconds, self._reported(saved.path)))
+
+    def _reported(self, watched: Path) -> Callable[[Path, bytes | None], None]:
+        """What a watch of `watched`, saved by the effect being applied now, calls: `on_revert`,
+        unless the workbench itself wrote the path again since (an undo, a later change)."""
+        since, where = self._applied, os.path.abspath(watched)
+
+        def reported(path: Path, disk: bytes | None) -> None:
+            with self._applying:
+                ours = self._own_writes.get(where, 0) > since
+            if not ours and self.on_revert is not None:
+                self.on_revert(path, disk)
+
+        return reported
 
     # -- trust decisions -----------------------------------------------------------------------------
 
@@ -660,12 +681,14 @@ class Applier:
         except OSError as exc:
             raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
         try:
-            with recording() as paths, recording_rows() as rows, journaling(intent.step, intent.committing):
+            with self._applying, recording() as paths, recording_rows() as rows, journaling(intent.step, intent.committing):
+                self._applied += 1
                 try:
                     return change.apply() | notes
                 finally:
                     self.written += paths
                     self.written_rows += rows
+                    self._own_writes.update(dict.fromkeys(paths, self._applied))
         except Conflict as exc:
             raise Conflict(f"{exc}; {what} was not applied and not recorded", path=exc.path, storage=exc.storage) from exc
         except ChangeError:

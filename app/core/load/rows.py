@@ -43,6 +43,7 @@ COLUMNS: dict[str, tuple[type, ...]] = {
     "pinned": (bool,),
     "trust_source": (str,),  # where the trust shown comes from ("ledger", "detector: high")
     "native": (str,),  # the system's own score as shown
+    "over": (bool,),  # left out by a startup plan that is over its budget (the first screen's order)
 }
 
 Columns = dict[str, list[Any]]  # column name -> one value per row, every column as long

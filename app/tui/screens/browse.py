@@ -50,7 +50,7 @@ from app.tui.screens.entry_choice import ask_entry_and_reason
 from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, folded
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
-from app.tui.widgets.memory_table import ListedView, MemoryRow, MemoryTable
+from app.tui.widgets.memory_table import ListedView, MemoryRow, MemoryTable, order_label
 from app.tui.widgets.portfolio_tree import NodeRef, Place, PortfolioTree, Tally, place_of, places, tally_places
 from app.tui.widgets.suggestions_pane import SuggestionsPane
 
@@ -76,6 +76,13 @@ class RowsReady(Message):
     by_id: dict[str, Memory] = field(default_factory=dict)  # the memories the rows show, by id
     several: bool = False  # whether some system has more than one portfolio open
     places: Counter[Place] = field(default_factory=Counter)  # what `counts` were made from
+
+
+@dataclass
+class ReviewCounted(Message):
+    """How many memories the review queue holds, after a load or a write."""
+
+    count: int
 
 
 @dataclass
@@ -164,6 +171,15 @@ def filter_text(row: MemoryRow) -> str:
     return folded((row.name, row.system, row.tier, row.trust.value, row.trust_source, row.id))
 
 
+def over_budget(workbench: Workbench) -> frozenset[str]:
+    """The memories a startup plan that is over its budget leaves out (past its cut or cut short)."""
+    try:
+        plans = workbench.budgets()
+    except Exception:  # noqa: BLE001 - the order then goes without it; the budget screen says why
+        return frozenset()
+    return frozenset(item.id for plan in plans if plan.over for item in plan.items if not item.fits or item.truncated)
+
+
 def several_portfolios(counted: Mapping[Place, int]) -> bool:
     """Whether some system has more than one portfolio open (by the tree's `places`): the table then
     names each row's."""
@@ -182,6 +198,7 @@ class BrowseScreen(WorkbenchScreen):
         Binding("escape", "back", "Clear", tooltip="Let go of the filter, the marks, the suggestions pane", show=False, id="browse-clear"),
         Binding("slash", "filter", "Filter", tooltip="Filter the table in place", id="browse-filter"),
         Binding("u", "undo", "Undo", tooltip="Undo the latest change, byte for byte", show=False, id="undo"),
+        Binding("r", "app.switch_mode('review')", "Review", tooltip="The review queue (its count is on the status line)", id="browse-review"),
         Binding("i", "toggle_suggestions", "Suggestions", tooltip="Show or hide the suggestions pane", id="suggestions"),
         Binding("t", "focus_tree", "Tree", tooltip="To the portfolio tree and back", show=False, id="focus-tree"),
     ]
@@ -227,6 +244,7 @@ class BrowseScreen(WorkbenchScreen):
         self.watch(self.app, "load_error", self._on_load_error)
         self.watch(self.app, "progress", self._on_progress)
         self.watch(self.app, "reveal_secrets", self._on_reveal)
+        self.watch(self.app, "review_count", self._on_review_count, init=False)
         self.query_one(MemoryTable).focus()
         if self.workbench_app.loading and not self.workbench_app.generation:
             self.read_listed_rows()
@@ -317,7 +335,8 @@ class BrowseScreen(WorkbenchScreen):
                 ready = self._patched(generation, saliences, trusts, order, changed, kept, kept_order)
             else:
                 memories = list(self.workbench.memories)
-                rows = [MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id)) for m in memories]
+                over = over_budget(self.workbench)
+                rows = [MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id), m.id in over) for m in memories]
                 counted = places(memories, {i: t.level for i, t in trusts.items()})
                 by_id = {m.id: m for m in memories}
                 ready = RowsReady(
@@ -342,6 +361,9 @@ class BrowseScreen(WorkbenchScreen):
         """After a write: the last read's rows and tree counts with the `changed` memories taken out
         and those still there put back as they are now. At 100,000 memories a read of every row
         took most of a second between the key and the changed row."""
+        # A write can move another memory past a budget's cut (or back): its row is built again too.
+        over = over_budget(self.workbench)
+        changed = changed | {r.id for r in kept if r.over != (r.id in over)}
         counted, by_id = Counter(self._places), self._by_id.copy()
         for row in (r for r in kept if r.id in changed):
             memory = by_id.pop(row.id, None)
@@ -354,7 +376,7 @@ class BrowseScreen(WorkbenchScreen):
             except KeyError:
                 continue  # taken out by the write
             trust = trusts.get(memory_id)
-            fresh.append(MemoryRow.of(memory, saliences.get(memory_id), trust))
+            fresh.append(MemoryRow.of(memory, saliences.get(memory_id), trust, memory_id in over))
             counted[place_of(memory, trust.level if trust is not None else memory.trust)] += 1
             by_id[memory_id] = memory
         rest = [r for r in kept if r.id not in changed]
@@ -373,6 +395,9 @@ class BrowseScreen(WorkbenchScreen):
                 self._folded.pop(memory_id, None)
         else:
             self._unapplied, self._folded = set(), {}
+            # After a load only: after a write the review screen counts its queue when it is shown
+            # (read again here, it would slow down the rows the write changed).
+            self.count_review()
             self.keep_rows(message.rows, message.order)
             self.fold_rows(message.rows)
             self.workbench_app.keep_long_lived("browse")
@@ -442,12 +467,31 @@ class BrowseScreen(WorkbenchScreen):
         bar = self.query_one(FilterBar)
         if bar.active:
             scope += f" · filter “{one_line(bar.value.strip(), 30)}”"
-        order = "descending" if table.sort_reverse else "ascending"
         if not self._loaded_generation:
             progress = one_line(self.workbench_app.progress, 80)
             self._status(Text(f"Loading… {progress}{self._listed_note()}"))
             return
-        self._status(Text(f"{len(table.rows):,} of {len(self.rows):,} memories · {scope} · sorted by {table.sort_column} ({order}){marked}"))
+        to_review = self.workbench_app.review_count
+        review = "" if to_review < 0 else f" · {to_review:,} to review (r)"
+        order = order_label(table.sort_column, table.sort_reverse)
+        self._status(Text(f"{len(table.rows):,} of {len(self.rows):,} memories{review} · {scope} · {order}{marked}"))
+
+    @work(thread=True, exclusive=True, group="browse-review", description="browse-review", exit_on_error=False)
+    def count_review(self) -> None:
+        """The review queue's count for the status line, worked out behind the rows."""
+        try:
+            count = len(self.workbench.review_queue())
+        except Exception:  # noqa: BLE001 - the count is left out; the review screen says why
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(ReviewCounted(count))
+
+    def on_review_counted(self, message: ReviewCounted) -> None:
+        self.workbench_app.review_count = message.count
+
+    def _on_review_count(self, _count: int) -> None:
+        if self.is_mounted:
+            self._update_status()
 
     def _status(self, text: Text) -> None:
         # One line, always (browse.tcss): a repaint, not a layout of the whole screen, on every key.
@@ -684,7 +728,9 @@ class BrowseScreen(WorkbenchScreen):
                 entry_decision(action, memory.id, entry, memory.name, reason), f"{action} entry {one_line(entry, 40)} of {one_line(memory.name, 60)}"
             )
 
-        if not ask_entry_and_reason(self.app, action, memory, findings, then):
+        detail = self.query_one(MemoryDetail).data
+        texts = detail.entries if detail is not None and detail.memory.id == memory.id else []
+        if not ask_entry_and_reason(self.app, action, memory, findings, then, texts):
             self.notify(f"{one_line(memory.name, 80)} has one entry: the palette's {action} takes it whole.", severity="warning", markup=False)
 
     @work(thread=True, exclusive=True, group="browse-preview", description="browse-preview", exit_on_error=False)

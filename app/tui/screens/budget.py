@@ -42,14 +42,14 @@ def plan_key(plan: BudgetPlan) -> PlanKey:
 
 
 NARROW = 110  # columns below which the panes stack
-PLAN_COLUMNS = (ColumnSpec("plan", "plan", None, least=20), ColumnSpec("use", "used / limit", 17), ColumnSpec("over", "", 4))
+PLAN_COLUMNS = (ColumnSpec("plan", "plan", None, least=16), ColumnSpec("use", "used / limit", 17), ColumnSpec("over", "", 24))
 ITEM_COLUMNS = (
     ColumnSpec("order", "#", 3),
     ColumnSpec("priority", "prio", 4),
     ColumnSpec("memory", "memory", None, least=18),
     ColumnSpec("cost", "cost", 7),
     ColumnSpec("state", "", 9),
-    ColumnSpec("note", "note", None, least=20, from_width=100),
+    ColumnSpec("note", "note", None, least=20, from_width=70),
 )
 _REPEAT = "\u241e"  # between a row's key and the count that makes a repeated key unique
 PAST_CUT_SHOWN = 100  # items past a plan's cut listed in its table; the rest are counted in one row
@@ -61,6 +61,17 @@ FILL_DELAY = 0.3
 # (a single move's rows follow AFTER_FRAME after it).
 HELD_KEY = 0.15
 MORE = "\u241emore"  # the key of that row: no memory id starts with _REPEAT
+
+
+def over_reason(plan: BudgetPlan) -> str:
+    """Why a plan is over, short enough for its row: the total past the limit by how much, else
+    the memories its system's own limit for one memory leaves out ("" when it is not over)."""
+    if not plan.over or plan.limit is None:
+        return ""
+    if plan.used > plan.limit:
+        return f"over by {plan.used - plan.limit:,} {plan.unit}"
+    past = len(plan.past_cut)
+    return f"{past:,} over per-memory limit"
 
 
 def unique_keys(keys: list[str]) -> list[str]:
@@ -101,7 +112,9 @@ class BudgetScreen(WorkbenchScreen):
         Binding("left_square_bracket", "budget_step(-500)", "\u2212500", tooltip="What-if: the budget 500 less", show=False, id="budget-less-500"),
         Binding("ctrl+up", "move(-1)", "Earlier", tooltip="What-if: load the highlighted memory earlier", id="budget-priority-up"),
         Binding("ctrl+down", "move(1)", "Later", tooltip="What-if: load the highlighted memory later", id="budget-priority-down"),
-        Binding("w,enter", "apply", "Apply", tooltip="Write the what-if (asks for a reason)", id="budget-apply", priority=True),
+        # `w` is the key the footer and the status line name; enter does the same.
+        Binding("w", "apply", "Apply", tooltip="Write the what-if (asks for a reason)", id="budget-apply", priority=True),
+        Binding("enter", "apply", "Apply", tooltip="Write the what-if, as w does", show=False, id="budget-apply-enter", priority=True),
     ]
 
     def __init__(self) -> None:
@@ -194,7 +207,8 @@ class BudgetScreen(WorkbenchScreen):
         for plan, key in zip(self.plans, keys, strict=True):
             limit = "\u2014" if plan.limit is None else f"{plan.limit:,}"
             name = clip(one_line(f"{plan.portfolio} \u00b7 {plan.scope}", 200), table.width_of("plan"))
-            table.add_cells({"plan": Text(name), "use": Text(f"{plan.used:,} / {limit}"), "over": Text("over" if plan.over else "")}, key=key)
+            reason = Text(clip(over_reason(plan), table.width_of("over")), style="bold")
+            table.add_cells({"plan": Text(name), "use": Text(f"{plan.used:,} / {limit}"), "over": reason}, key=key)
         index = next((i for i, p in enumerate(self.plans) if plan_key(p) == self.selected), 0)
         table.move_cursor(row=index)
         what = "what-if (escape resets, w applies)" if self.shown_what_if else "as configured"
@@ -258,7 +272,7 @@ class BudgetScreen(WorkbenchScreen):
 
     def _add_item_rows(self, plan: BudgetPlan, rows: list[tuple[BudgetItem, str]]) -> None:
         items = self.query_one("#budget-items", NavTable)
-        width = items.width_of("memory")
+        width, note_width = items.width_of("memory"), items.width_of("note", 200)
         for item, key in rows:
             state = "truncated" if item.truncated else ("loads" if item.fits else "past cut")
             name = self._name_of(item.id)
@@ -269,7 +283,7 @@ class BudgetScreen(WorkbenchScreen):
                 "memory": Text(clip(one_line(name, 200), width)),
                 "cost": Text(f"{item.cost:,}", justify="right"),
                 "state": Text(state, style="bold" if not item.fits or item.truncated else ""),
-                "note": Text(one_line(item.note, 200)),
+                "note": Text(clip(one_line(item.note, 200), note_width)),
             }
             items.add_cells(cells, key=key)
 
@@ -486,7 +500,8 @@ class BudgetScreen(WorkbenchScreen):
         if message.done:
             self.max_tokens = None
             self.priorities = {}
-            self.notify(f"Applied {len(message.done)} change(s).", markup=False)
+            count = len(message.done)
+            self.notify(f"Applied {count} change{'' if count == 1 else 's'}.", markup=False)
             self.refresh_plans()
 
     @staticmethod

@@ -17,20 +17,26 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.core.inert import one_line
+from app.core.review.spans import EntryTexts, finding_name, finding_span
 
 if TYPE_CHECKING:
     from app.core.model import Memory
     from app.core.review.finding import Finding
 
 
-def entry_order(entries: Sequence[str], findings: Sequence[Finding]) -> tuple[list[tuple[str, str]], int]:
-    """Each entry with what is found in it ("high: secret"), and the index of the one to offer
-    first: the entry of the most severe finding (the first entry when none has one)."""
+def entry_order(entries: Sequence[str], findings: Sequence[Finding], texts: EntryTexts = ()) -> tuple[list[tuple[str, str]], int]:
+    """Each entry with the worst of what is found in it, named and placed as every pane says it
+    ("high secret at line 2, col 8-17"; `texts`: the entries' texts), and the index of the one to
+    offer first: the entry of the most severe finding (the first entry when none has one)."""
     worst: dict[str, Finding] = {}
     for finding in findings:
         if finding.entry is not None and (finding.entry not in worst or finding.rank > worst[finding.entry].rank):
             worst[finding.entry] = finding
-    rows = [(entry, f"{worst[entry].severity.value}: {worst[entry].category.value}" if entry in worst else "no finding") for entry in entries]
+
+    def what(finding: Finding) -> str:
+        return f"{finding.severity.value} {finding_name(finding)} at {finding_span(finding, texts)}"
+
+    rows = [(entry, what(worst[entry]) if entry in worst else "no finding") for entry in entries]
     ranked = [i for i, (entry, _) in enumerate(rows) if entry in worst]
     first = max(ranked, key=lambda i: worst[rows[i][0]].rank, default=0)
     return rows, first
@@ -39,9 +45,12 @@ def entry_order(entries: Sequence[str], findings: Sequence[Finding]) -> tuple[li
 VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "restore": "Restore"}
 
 
-def ask_entry_and_reason(app: Any, action: str, memory: Memory, findings: Sequence[Finding], then: Callable[[str, str], object]) -> bool:
-    """Ask which entry of `memory` to `action`, then why; `then(entry, reason)` makes the decision.
-    False (nothing asked) when the memory has fewer than two entries: decide it whole instead."""
+def ask_entry_and_reason(
+    app: Any, action: str, memory: Memory, findings: Sequence[Finding], then: Callable[[str, str], object], texts: EntryTexts = ()
+) -> bool:
+    """Ask which entry of `memory` to `action`, then why; `then(entry, reason)` makes the decision
+    (`texts`: the entries' texts, to place each finding). False (nothing asked) when the memory has
+    fewer than two entries: decide it whole instead."""
     from app.tui.screens.reason import ReasonModal
 
     entries = [e.id for e in memory.entries]
@@ -60,7 +69,7 @@ def ask_entry_and_reason(app: Any, action: str, memory: Memory, findings: Sequen
         title = f"{verb} entry {one_line(entry, 60)} of {name}"
         app.push_screen(ReasonModal(title, "The other entries stay as they are. The reason is kept in the review ledger."), decided)
 
-    app.push_screen(EntryChoiceModal(f"{verb}: which entry of {name}?", entries, findings), chosen)
+    app.push_screen(EntryChoiceModal(f"{verb}: which entry of {name}?", entries, findings, texts), chosen)
     return True
 
 
@@ -70,10 +79,10 @@ class EntryChoiceModal(ModalScreen[str | None]):
     CSS_PATH = "../styles/review.tcss"
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="entry-cancel")]
 
-    def __init__(self, title: str, entries: Sequence[str], findings: Sequence[Finding]) -> None:
+    def __init__(self, title: str, entries: Sequence[str], findings: Sequence[Finding], texts: EntryTexts = ()) -> None:
         super().__init__()
         self.prompt_title = title
-        self.rows, self.first = entry_order(entries, findings)
+        self.rows, self.first = entry_order(entries, findings, texts)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="entry-dialog"):

@@ -144,6 +144,7 @@ class ReviewScreen(WorkbenchScreen):
 
     def on_queue_read(self, message: QueueRead) -> None:
         self.all_items = message.items
+        self.workbench_app.review_count = len(message.items)  # for the browse screen's status line
         self._show_items()
         self.workbench_app.keep_long_lived("review")
 
@@ -251,7 +252,12 @@ class ReviewScreen(WorkbenchScreen):
             self.notify("Nothing to decide: the queue is empty.", severity="warning")
             return
         target = item.memory.id
-        if not ask_entry_and_reason(self.app, action, item.memory, item.findings, lambda entry, reason: self.run_decisions(action, [target], reason, entry)):
+        texts = self.query_one(FindingsView).entries_of(target)
+
+        def decide(entry: str, reason: str) -> None:
+            self.run_decisions(action, [target], reason, entry)
+
+        if not ask_entry_and_reason(self.app, action, item.memory, item.findings, decide, texts):
             self.notify(f"{one_line(item.memory.name, 80)} has one entry: {VERBS[action].lower()} it whole.", severity="warning", markup=False)
 
     def action_quarantine_entry(self) -> None:

@@ -8,11 +8,14 @@ merge, its marks) while the table has it, and nothing while the tree or the deta
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.reactive import reactive
 
-from app.tui.widgets.memory_table import MemoryTable
+from app.tui.widgets.memory_table import ATTENTION, MemoryTable
 
 
 class CurationTable(MemoryTable):
+    # The first screen opens on what needs a look: flagged and quarantined first, then the newest.
+    sort_column: reactive[str] = reactive(ATTENTION, repaint=False)
     BINDINGS = [
         Binding("p", "screen.promote", "Promote", tooltip="Promote into the hot tier, in the memory's own system", id="promote"),
         Binding("d", "screen.demote", "Demote", tooltip="Demote out of the hot tier", id="demote"),

@@ -15,6 +15,7 @@ from textual.widgets import Static
 from app.core.inert import inert, one_line
 from app.core.review.finding import SEVERITY_RANK, Finding
 from app.core.review.masking import mask_spans, mask_values, secret_values
+from app.core.review.spans import finding_excerpt, finding_name, finding_span
 from app.tui.widgets.review_queue import claimed_of, effective_of
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ class FindingsView(VerticalScroll):
     def show(self, item: ReviewItem | None, entries: EntryTexts | None, error: str | None = None) -> None:
         self.item, self._entries, self._error = item, entries, error
         self.query_one("#review-trust", Static).update(self._trust_line(item))
-        self.query_one("#review-findings", Static).update(self._findings_list(item))
+        self.query_one("#review-findings", Static).update(self._findings_list(item, entries or [], self.reveal))
         self.body, self.highlights = self._body(item, entries or [], error)
         self.query_one("#review-text", Static).update(self.body)
         self.scroll_home(animate=False)
@@ -122,16 +123,23 @@ class FindingsView(VerticalScroll):
             text.append(f"\nunreadable: {one_line(item.unreadable, 160)}")
         return text
 
+    def entries_of(self, memory_id: str) -> EntryTexts:
+        """The entries' texts of the item shown, when it is `memory_id` (none otherwise)."""
+        return list(self._entries or []) if self.item is not None and self.item.memory.id == memory_id else []
+
     @staticmethod
-    def _findings_list(item: ReviewItem | None) -> Text:
+    def _findings_list(item: ReviewItem | None, entries: EntryTexts, reveal: bool) -> Text:
+        """Each finding by name and place (line and column), its message and excerpt: the secret
+        in the excerpt shown only while secrets are revealed, like the text below."""
         if item is None or not item.findings:
             return Text("No findings." if item else "")
         text = Text()
         for finding in item.findings:
             entry = one_line(finding.entry, 60) if finding.entry else "\u2014"
             text.append(f"{finding.severity.value:>8} ", style="bold")
-            text.append(f"{finding.category.value}  entry {entry}  [{finding.start}, {finding.end})\n")
-            text.append(f"         {one_line(finding.message, 140)}: {one_line(finding.excerpt, 100)}\n")
+            text.append(f"{finding_name(finding)}  entry {entry}  at {finding_span(finding, entries)}\n")
+            excerpt = finding_excerpt(finding, entries, reveal=reveal)
+            text.append(f"         {one_line(finding.message, 140)}: {excerpt}\n")
         return text
 
     def _body(self, item: ReviewItem | None, entries: EntryTexts, error: str | None) -> tuple[Text, list[Highlight]]:

@@ -22,6 +22,7 @@ from app.core import curate
 from app.core.inert import inert, one_line
 from app.core.review.ledger import TRUST_ACTIONS, Decision
 from app.core.review.masking import mask_spans, mask_values
+from app.core.review.spans import finding_excerpt, finding_name, finding_span
 from app.tui.activity import effect_summary
 
 if TYPE_CHECKING:
@@ -89,10 +90,12 @@ def content_text(data: DetailData, reveal: bool = False) -> Text:
     if total > PREVIEW_CHARS:
         out.append(f"\n… preview capped: showing {PREVIEW_CHARS:,} of {total:,} characters\n", style="italic")
     if data.findings:
-        out.append(f"\n{len(data.findings)} finding(s):\n", style="bold")
+        count = len(data.findings)
+        out.append(f"\n{count} finding{'' if count == 1 else 's'}:\n", style="bold")
         for f in data.findings:
             where = f" in entry {one_line(f.entry, 40)}" if f.entry else ""
-            out.append(f"  {f.severity.value} {f.rule}{where} at {f.start}-{f.end}: {one_line(f.message, 120)}\n")
+            excerpt = finding_excerpt(f, data.entries, reveal=reveal, limit=80)
+            out.append(f"  {f.severity.value} {finding_name(f)}{where} at {finding_span(f, data.entries)}: {one_line(f.message, 120)}: {excerpt}\n")
     return out
 
 

@@ -65,10 +65,12 @@ class MemoryRow(NamedTuple):
     pinned: bool = False
     trust_source: str = ""  # where the effective trust comes from: "ledger", "detector: high"...
     native: str = ""  # the system's own score as the number it is (memory-mcp's trust_score)
+    over: bool = False  # past the cut of a startup plan that is over its budget
 
     @classmethod
-    def of(cls, memory: Memory, salience: float | None, trust: EffectiveTrust | None = None) -> MemoryRow:
-        """`trust` is the facade's effective trust (without it, the system's claim is shown)."""
+    def of(cls, memory: Memory, salience: float | None, trust: EffectiveTrust | None = None, over: bool = False) -> MemoryRow:
+        """`trust` is the facade's effective trust (without it, the system's claim is shown);
+        `over`: whether a budget that is over leaves it out."""
         # In field order, made in C: a named tuple's keyword __new__ was half of a read of 100,000 rows.
         return _new_row(
             cls,
@@ -86,6 +88,7 @@ class MemoryRow(NamedTuple):
                 memory.pinned,
                 trust.why if trust is not None else "",
                 "" if memory.trust_score is None else f"{memory.trust_score:g}",
+                over,
             ),
         )
 
@@ -157,6 +160,11 @@ def _number_key(value: float | int | None) -> tuple[int, float]:
     return (1, 0.0) if value is None else (0, -float(value))
 
 
+def _recent_key(value: str) -> tuple[int, str]:
+    """The newest first; a row with no date last."""
+    return (0 if value else 1, "".join(chr(0x10FFFF - ord(c)) for c in value))
+
+
 COLUMNS: tuple[Column, ...] = (
     Column("name", "Name", 0, lambda r: _text_key(r.name)),
     Column("system", "System", 10, lambda r: _text_key(r.system)),
@@ -166,9 +174,41 @@ COLUMNS: tuple[Column, ...] = (
     Column("priority", "Prio", 4, lambda r: _number_key(r.priority), right=True),
     Column("salience", "Salience", BAR_WIDTH + 5, lambda r: _number_key(r.salience)),
     Column("tokens", "Tokens", 6, lambda r: _number_key(r.tokens), right=True),
-    Column("updated", "Updated", 10, lambda r: (0 if r.updated else 1, "".join(chr(0x10FFFF - ord(c)) for c in r.updated))),
+    Column("updated", "Updated", 10, lambda r: _recent_key(r.updated)),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+# The browse screen's first order, no column of its own: what a person should look at first
+# (flagged, then what an over budget leaves out, then quarantined), then the newest.
+ATTENTION = "attention"
+
+
+def _attention_rank(row: MemoryRow) -> int:
+    if row.trust is TrustLevel.FLAGGED:
+        return 0
+    if row.over:
+        return 1
+    return 2 if row.trust is TrustLevel.QUARANTINED else 3
+
+
+def _attention_key(row: MemoryRow) -> tuple[int, tuple[int, str], str]:
+    return (_attention_rank(row), _recent_key(row.updated), row.name.casefold())
+
+
+def sort_key_of(key: str) -> Callable[[MemoryRow], Any]:
+    """The sort key of a column, or of the attention order; an order this version does not know
+    (kept by another) sorts by name."""
+    if key == ATTENTION:
+        return _attention_key
+    return next((c.sort_key for c in COLUMNS if c.key == key), COLUMNS[0].sort_key)
+
+
+def order_label(key: str, reverse: bool) -> str:
+    """How the status line says the order: "flagged, over budget, newest" or "sorted by tier (ascending)"."""
+    if key == ATTENTION:
+        return "flagged, over budget, newest" + (" (reversed)" if reverse else "")
+    return f"sorted by {key} ({'descending' if reverse else 'ascending'})"
+
+
 TRUST_WIDE = 34  # "⛔ quarantined (detector: critical)", "· untrusted (trust_score 0.7477)"
 NAME_ROOMY = 32  # the name keeps this much when Trust widens to say where it comes from
 NAME_MIN = 16
@@ -307,8 +347,7 @@ class MemoryTable(ScrollView, can_focus=True):
     def ordered(rows: Iterable[MemoryRow], order: str) -> list[MemoryRow]:
         """`rows` in the order a table names `order`."""
         key, _, direction = order.partition(":")
-        column = next(c for c in COLUMNS if c.key == key)
-        return sorted(rows, key=column.sort_key, reverse=direction == "descending")
+        return sorted(rows, key=sort_key_of(key), reverse=direction == "descending")
 
     @staticmethod
     def placed(rows: Sequence[MemoryRow], fresh: Iterable[MemoryRow], order: str) -> list[MemoryRow]:
@@ -316,7 +355,7 @@ class MemoryTable(ScrollView, can_focus=True):
         with): what a write changed costs a binary search per row, not a sort of every row (over
         a tenth of a second at 100,000)."""
         key, _, direction = order.partition(":")
-        sort_key = next(c for c in COLUMNS if c.key == key).sort_key
+        sort_key = sort_key_of(key)
         descending = direction == "descending"
         out = list(rows)
         for row in fresh:
@@ -380,7 +419,9 @@ class MemoryTable(ScrollView, can_focus=True):
 
     def action_sort_next(self) -> None:
         keys = self.shown_columns if self.sort_column in self.shown_columns else list(COLUMN_KEYS)
-        self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
+        # From the attention order, `s` starts at the first column.
+        after = keys.index(self.sort_column) + 1 if self.sort_column in keys else 0
+        self.sort_column = keys[after % len(keys)]
         self.sort_reverse = False
         self._resort(self.selected_id)
 
