@@ -158,5 +158,11 @@ def check_memory(text: str, system: str | None = None) -> GuardResult:
     findings = scan(text)
     decision, why = decide(findings)
     masked = mask_spans(text, findings) if decision is GuardDecision.REDACT else None
-    served = served_findings(findings, decision)
-    return GuardResult(decision=decision, why=why, system=system, findings=served, masked_text=masked)
+    shown = served_findings(findings, decision)
+    return GuardResult(
+        decision=decision,
+        why=why,
+        system=system,
+        findings=shown,
+        masked_text=masked,
+    )
