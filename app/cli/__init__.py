@@ -210,6 +210,10 @@ def build_parser() -> Parser:
     history.add_argument("--json", action="store_true", help="print one JSON document")
     _common(history)
 
+    mcp = sub.add_parser("mcp", help="serve the guard and guarded reads to agents over MCP (stdio)")
+    _paths(mcp)
+    _common(mcp)
+
     discover = sub.add_parser("discover", help="list the standard memory locations found on this machine")
     discover.add_argument("--json", action="store_true", help="print one JSON document")
     _common(discover)
@@ -289,6 +293,10 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
             _check_options(parser.commands[argv[0]], argv[1:])
         args = _parse(parser, argv)
         _legacy_paths(args, parser.commands[args.command].prog)
+        if args.command == "mcp":  # the MCP SDK is imported only by this command
+            from app.cli.mcp import cmd_mcp
+
+            return args, cmd_mcp
         from app.cli.commands import COMMANDS
 
         return args, COMMANDS[args.command]
