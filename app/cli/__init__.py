@@ -210,7 +210,12 @@ def build_parser() -> Parser:
     history.add_argument("--json", action="store_true", help="print one JSON document")
     _common(history)
 
-    mcp = sub.add_parser("mcp", help="serve the guard and guarded reads to agents over MCP (stdio)")
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the guard and guarded reads to agents over MCP (stdio)",
+        description="Serve check_memory, search, list_review, explain_memory and context_preview "
+        "over the Model Context Protocol on stdio, read-only; see docs/mcp.md.",
+    )
     _paths(mcp)
     _common(mcp)
 
