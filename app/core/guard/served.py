@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from app.core.budget import BudgetItem, BudgetPlan
 from app.core.guard.policy import WITHHELD, GuardDecision, GuardFinding, decide, served_findings
+from app.core.guard.policy import scan as check_scan
 from app.core.inert import inert, one_line
 from app.core.model import Memory, Portfolio, Tier, TrustLevel
 from app.core.review.finding import Finding
@@ -95,12 +96,14 @@ class TrustView(_Served):
 
 
 class HistoryEntry(_Served):
+    """One decision or change; `reason` is None when it would be withheld (it quotes an attack)."""
+
     id: str
     time: str
     user: str
     action: str
     entry: str | None = None
-    reason: str
+    reason: str | None
 
 
 class Explanation(MemoryRef):
@@ -201,6 +204,11 @@ def search(source: Source, query: str, limit: int = 20) -> SearchView:
     return SearchView(query=result.query, total=result.total, hits=hits, notice=notice)
 
 
+def _guarded(text: str) -> str | None:
+    """Text a person wrote about a memory (a decision's reason), unless it would be withheld."""
+    return None if decide(check_scan(text))[0] in WITHHELD else text
+
+
 def _snippet(text: str) -> str:
     return inert(text, keep_newlines=False)[:SNIPPET_LIMIT]
 
@@ -233,7 +241,7 @@ def explain(source: Source, memory_id: str) -> Explanation:
             user=one_line(d.user, 80),
             action=str(d.action),
             entry=d.entry,
-            reason=one_line(source.masked(memory_id, d.reason), 300),
+            reason=_guarded(one_line(source.masked(memory_id, d.reason), 300)),
         )
         for d in source.memory_history(memory_id)
     ]
