@@ -54,13 +54,17 @@ def _plant(root: Path) -> None:
         (folder / f"{name}.md").write_text(front + case.text + "\n", encoding="utf-8")
 
 
-async def _session(portfolio: Path, state: Path) -> dict[str, Any]:
+def _server(portfolio: Path, state: Path) -> StdioServerParameters:
     env = {
         "PYTHONPATH": str(ROOT),
         **{f"MEMWB_{name.upper()}_DIR": str(state / name) for name in ("cache", "data", "config")},
     }
     command = ["-m", "app", "mcp", "--path", str(portfolio)]
-    params = StdioServerParameters(command=sys.executable, args=command, env=env, cwd=str(ROOT))
+    return StdioServerParameters(command=sys.executable, args=command, env=env, cwd=str(ROOT))
+
+
+async def _session(portfolio: Path, state: Path) -> dict[str, Any]:
+    params = _server(portfolio, state)
     answers: dict[str, Any] = {"check": {}, "served": []}
     async with Client(params, read_timeout_seconds=60) as client:
         answers["tools"] = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -163,3 +167,18 @@ def test_secrets_are_served_masked(session: dict[str, Any]) -> None:
 def test_an_unknown_memory_is_a_tool_error(session: dict[str, Any]) -> None:
     result = session["unknown"]
     assert result.is_error and "no memory with id 'no:such:memory'" in result.content[0].text
+
+
+async def _legacy(portfolio: Path, state: Path) -> tuple[set[str], dict[str, Any]]:
+    """A host on the initialize handshake (the protocol before 2026), as most hosts still are."""
+    async with Client(_server(portfolio, state), mode="legacy", read_timeout_seconds=60) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        text = next(c.text for c in ATTACKS if c.id == "shell-wget-sh")
+        answer = await client.call_tool("check_memory", {"text": text, "system": "openclaw"})
+        return tools, answer.structured_content
+
+
+def test_a_host_on_the_initialize_handshake_is_served(tmp_path: Path, sample_copy: Path) -> None:
+    tools, answer = anyio.run(_legacy, sample_copy, tmp_path / "state")
+    assert tools == TOOLS
+    assert answer["decision"] in WITHHELD and answer["system"] == "openclaw"
