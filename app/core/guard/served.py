@@ -117,6 +117,9 @@ class Explanation(MemoryRef):
 
 
 class ContextItem(_Served):
+    """One thing the agent loads. `guard` is None for what is no memory of its own (a file the
+    system loads beside its memories), which the workbench does not check."""
+
     order: int
     id: str
     name: str | None
@@ -148,12 +151,10 @@ class ContextView(_Served):
     plans: list[ContextPlan]
 
 
-_Ref = tuple[MemoryRef, list[Finding]]
-
 # -- one memory's standing --------------------------------------------------------------------
 
-
 Standing = tuple[GuardDecision, str | None]
+_Ref = tuple[MemoryRef, list[Finding]]
 
 
 def memory_decision(memory: Memory, findings: Sequence[Finding], trust: EffectiveTrust) -> Standing:
