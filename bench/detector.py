@@ -296,30 +296,67 @@ def _weights(raw: str) -> Iterator[None]:
         scorer.model = shipped  # type: ignore[assignment]
 
 
-def _loco_rows(attacks: list[td.Sample], files: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
+def _recall_rows(attacks: list[td.Sample]) -> list[tuple[str, str]]:
     rows = [("recall, all attacks", _rate([_flagged(s.text, True) for s in attacks]))]
     for category in sorted({s.category for s in attacks}):
         part = [s for s in attacks if s.category == category]
         rows.append((f"  {category}", _rate([_flagged(s.text, True) for s in part])))
-    notes = [note for _, _, text in files for note in td.split_notes(text)]
-    rows.append(("false positives per note", _rate([_flagged(n, True) for n in notes])))
-    rows.append(("false positives per whole file", _rate([_flagged(t, True) for _, _, t in files])))
     return rows
 
 
+def _fp_rows(benign: dict[str, list[tuple[str, str, str]]]) -> list[tuple[str, str]]:
+    """False positives per note and per whole file of each benign set."""
+    rows = []
+    for label, files in benign.items():
+        notes = [note for _, _, text in files for note in td.split_notes(text)]
+        rows.append((f"FP per note, {label}", _rate([_flagged(n, True) for n in notes])))
+        whole = _rate([_flagged(t, True) for _, _, t in files])
+        rows.append((f"FP per whole file, {label}", whole))
+    return rows
+
+
+def _benign_sets(cache: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """The benign sets never trained on: package docs, and real agent instruction files."""
+    return {
+        "docs never trained on": td.doc_files(cache, td.EVAL_DOC_PACKAGES),
+        "agent instruction files": td.doc_files(cache, td.AGENT_RULE_PACKAGES),
+    }
+
+
 def leave_one_out(cache: Path) -> None:
-    """Recall on each attack corpus by a scorer trained without it, beside the shipped scorer."""
-    samples = td.load_all(cache)
-    files = td.doc_files(cache, td.EVAL_DOC_PACKAGES)
-    print("\n== leave one corpus out: recall at high/critical, false positives on docs never trained on")
+    """Recall on each attack corpus by a scorer trained without it, beside the shipped scorer; the
+    corpora never trained on are left out by construction: the shipped scorer's figure is theirs."""
+    samples = td.load_all(cache) + td.load_eval_attacks(cache)
+    benign = _benign_sets(cache)
+    controls = [s for s in samples if s.source in td.NEVER_TRAINED and not s.attack]
+    print("\n== leave one corpus out: recall at high/critical, false positives on unseen sets")
+    print("shipped scorer".ljust(44) + f"{'':>16}")
+    for label, cell in _fp_rows(benign):
+        print(f"  {label:42}{cell:>16}")
+    control_fp = _rate([_flagged(s.text, True) for s in controls])
+    print(f"  {'FP, benign controls of the outside sets':42}{control_fp:>16}")
+    summary: list[str] = []
     for corpus, sources in td.CORPORA.items():
         attacks = [s for s in samples if s.source in sources and s.attack]
-        shipped = _loco_rows(attacks, files)
+        if not attacks:
+            print(f"{corpus}: not in {cache}")
+            continue
+        shipped = _recall_rows(attacks)
+        if corpus in td.NEVER_TRAINED:
+            head = f"{corpus} ({len(attacks)} attacks, never trained on)"
+            print(head.ljust(44) + f"{'shipped':>16}")
+            for label, ours in shipped:
+                print(f"  {label:42}{ours:>16}", flush=True)
+            summary.append(f"{corpus} {shipped[0][1].split()[-1]}")
+            continue
         with _weights(json.dumps({**td.train(samples, leave_out=corpus), "provenance": {}})):
-            left_out = _loco_rows(attacks, files)
+            left_out = _recall_rows(attacks) + _fp_rows(benign)
         print(f"{corpus} ({len(attacks)} attacks)".ljust(44) + f"{'shipped':>16} {'left out':>16}")
-        for (label, ours), (_, theirs) in zip(shipped, left_out, strict=True):
+        for i, (label, theirs) in enumerate(left_out):
+            ours = shipped[i][1] if i < len(shipped) else ""
             print(f"  {label:42}{ours:>16} {theirs:>16}", flush=True)
+        summary.append(f"{corpus} {left_out[0][1].split()[-1]}")
+    print("leave-one-corpus-out recall at high/critical: " + "; ".join(summary))
 
 
 HOSTILE: dict[str, str] = {
