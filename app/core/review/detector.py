@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from app.core.inert import one_line
 from app.core.model import TrustLevel
 from app.core.review import context, decode_orders, encodings, links, markup, patterns, poisoning, scorer, secrets, shell, unicode, yamlscan
+from app.core.review.agent_orders import scan as scan_agent_orders
 from app.core.review.common import HIGH, MEDIUM, Hit, Intervals, Prepared, masks_of, render
 from app.core.review.deadline import Deadline
 from app.core.review.finding import SEVERITY_OF_RANK, Category, Finding, suggested_trust, worst
@@ -51,7 +52,7 @@ def _phrase_hits(p: Prepared, budget: _Budget) -> list[Hit]:
         # poisoning rules add what the phrase rules miss.
         known = {c: Intervals((h.start, h.end) for h in hits if h.category == c) for c in {h.category for h in hits}}
         hits.extend(h for h in poisoned if h.category not in known or not known[h.category].overlaps(h.start, h.end))
-    families = [decode_orders.scan, shell.scan, links.scan, yamlscan.scan_prose]
+    families = [scan_agent_orders, decode_orders.scan, shell.scan, links.scan, yamlscan.scan_prose]
     if budget.learned:
         families.append(scorer.scan)
     for family in families:

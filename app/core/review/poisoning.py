@@ -149,9 +149,18 @@ _AGENT_NOUNS = r"(?:ai|a\.i\.|llm|llms|bot|chatbot|assistant|agent|model|copilot
 
 # -- text addressed to the model ---------------------------------------------------------------------------------
 
+# "to the Claude backend", "to the model provider": a part of a system, not a reader addressed.
+_NOT_A_PART = (
+    r"(?![ \t]*[-_/.]?[ \t]*(?:backend|api|cli|sdk|code\b|desktop|app\b|server|client|probe"
+    r"|provider|endpoint|integration|instance|session|plugin|extension|config|binary|adapter"
+    r"|usage|docs?\b|documentation|family|version|call|output|response|registry|router|runner"
+    r"|harness|process|wrapper))"
+)
+_HAIL = rf"(?:dear|attention|hey|hello|hi|to\s+(?:any|all|the))\s+(?:automated\s+)?{_AGENT_NOUNS}\b"
+
 ADDRESSED = re.compile(
     rf"\b(?:(?:note|message|instructions?|notice|reminder|hint|directive)s?\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|an?\s+)?(?:automated\s+|ai\s+|coding\s+)?{_AGENT_NOUNS}"
-    rf"|(?:dear|attention|hey|hello|hi|to\s+(?:any|all|the))\s+(?:automated\s+)?{_AGENT_NOUNS}\b"
+    rf"|{_HAIL}{_NOT_A_PART}"
     rf"|{_AGENT_NOUNS}\s+(?:reading|processing|summari[sz]ing|reviewing|parsing|seeing|scanning)\s+(?:this|these|the\s+following)"
     rf"|if\s+you\s+are\s+(?:an?\s+)?(?:automated\s+|ai\s+|large\s+)?(?:{_AGENT_NOUNS}|language\s+model)"
     rf"|(?:for|to)\s+(?:ai|llm|coding)\s+(?:agents?|assistants?|models?)"
@@ -659,12 +668,26 @@ def _canaries(p: Prepared) -> Iterator[Hit]:
         yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "canary-order", "tells the agent to put a given value into its replies", lo, hi, quotable=True)
 
 
+_HARM_ORDER = re.compile(
+    r"\b(?:ignore|disregard|forget|send|e-?mail|forward|upload|post|delete|remove|erase|wipe|reveal"
+    r"|leak|exfiltrate|disable|bypass|approve|merge|grant|transfer|pay|curl|wget|rm\s+-)\b",
+    _I,
+)
+# A greeting that stands alone ("Hi Claude!", "Dear assistant,") opens a letter: its order comes in
+# the paragraphs below, so the next one is read too.
+_SALUTATION_REST = re.compile(r"[ \t]*[!,.:;-]*[ \t]*(?:\n[ \t]*){2,}")
+
+
 def _addressed(p: Prepared) -> Iterator[Hit]:
     for m in keyed_matches(p, _ADDRESSED_KEYS, ADDRESSED):
         hi = min(p.n, m.end() + 300)
-        para = p.text.find("\n\n", m.end(), hi)
+        salutation = _SALUTATION_REST.match(p.text, m.end(), hi)
+        start = salutation.end() if salutation is not None else m.end()
+        para = p.text.find("\n\n", start, hi)
         hi = para if para >= 0 else hi
-        order = _ORDER.search(p.text, m.end(), hi)
+        # Past a lone greeting, only an order that acts against someone makes it high: a letter to
+        # the agent saying "please always run the tests" is what agent instruction files are.
+        order = (_HARM_ORDER if salutation is not None else _ORDER).search(p.text, m.end(), hi)
         severity = HIGH if order is not None else MEDIUM
         end = min(p.line_end(order.end()), order.end() + 200) if order is not None else m.end()
         yield Hit(
