@@ -586,7 +586,10 @@ _AUTHORITY = re.compile(
     r"\b(?:(?:system|core|global|permanent|master|admin|root|priority|hidden|secret|overriding|standing|mandatory"
     r"|non-negotiable|supreme|top[- ]level|highest[- ]priority|binding|persistent)\s+"
     r"(?:rules?|instructions?|directives?|polic(?:y|ies)|prompts?|mandates?|commands?|laws?|orders?|overrides?)"
-    r"|(?:ignore|disregard|override|bypass|disable|skip|circumvent|suppress|turn\s+off|deactivate)\s+(?:\w+\s+){0,3}?"
+    # "They skip rules" describes agents; an order has no subject before its verb.
+    r"|(?<!they )(?<!agents )(?<!models )(?<!we )"
+    r"(?:ignore|disregard|override|bypass|disable|skip|circumvent|suppress|turn\s+off|deactivate)"
+    r"\s+(?:\w+\s+){0,3}?"
     r"(?:instructions|rules|safety|security|checks?|reviews?|approvals?|confirmation|warnings?|guardrails|filters"
     r"|policies|restrictions|validation|verification|2fa|mfa|sandbox)"
     r"|(?:send|forward|upload|post|e-?mail|exfiltrate|leak|transmit|shar|include|append|attach|cop(?:y|ie))"

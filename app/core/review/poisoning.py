@@ -141,7 +141,10 @@ _CANARY_KEYS_FOREIGN = (
     "nelle tue",
 )
 _VALUE_WORDS = re.compile(
-    r"\b(?:token|code|id|ids|reference|ref|trace[_ ]?id|doc[_ ]?id|string|value|phrase|marker|tag|canary|signature|number|key|word|jeton|codice|c[óo]digo"
+    # "for code or document tasks" names the work, not a code to repeat.
+    r"\b(?:token|code(?!\s+(?:or|and|review|changes?|tasks?|quality|style|blocks?|snippets?)\b)"
+    r"|id|ids|reference|ref|trace[_ ]?id|doc[_ ]?id|string|value|phrase|marker|tag|canary|signature"
+    r"|number|key|word|jeton|codice|c[óo]digo"
     r"|referenz|kennung|valeur|valor|valore|riferimento|referencia|r[ée]f[ée]rence)\b|\{\w+\}|[A-Z0-9]{2,}[-_][A-Z0-9-]{3,}|\b[a-z]+_id\b",
     _I,
 )
