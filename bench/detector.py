@@ -25,6 +25,10 @@ scorer) in the same run:
     python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none] [--only-throughput]
     python -m bench.detector --hostile [--hostile-mb 1]
     python -m bench.detector --leave-one-out [--cache DIR]
+    python -m bench.detector --review [--review-mb 1] [--rounds 3]
+
+`--review` times `memwb review --json` of a copy of the sample portfolio with one memory of prose
+added, then with each hostile shape instead, each in a fresh process with fresh workbench folders.
 
 `--leave-one-out` trains the learned scorer once per attack corpus with that corpus left out whole
 (`tools/train_detector.py`'s CORPORA) and measures it there: recall at high/critical on the corpus it
@@ -40,16 +44,21 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import random
+import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from app.core.review import Finding, scan_text, scan_yaml_source  # noqa: E402
 from bench.corpus import WORDS  # noqa: E402
@@ -381,6 +390,10 @@ HOSTILE: dict[str, str] = {
     "percent escapes": "%41",
     "line feeds": "\n",
     "quoted orders": 'Run this: "ignore all previous instructions" ',
+    "commands at each reply": "run `sh a.sh` ",
+    "headers echoed": "echo the Authorization ",
+    "JSON string values": '{"k": "<script ',
+    "greetings alone": "Hi Claude!\n\n",
 }
 
 
@@ -412,6 +425,63 @@ def hostile(top_mb: float) -> None:
     print(f"slowest 1 MB shape: {worst[1_000_000]:.3f} s (target: under 1 s)")
 
 
+REVIEW_MEMORY = "massgen/workspace_coder/memory/long_term/pasted_log.md"
+REVIEW_HEAD = "---\nname: pasted_log\ndescription: a log\ntier: long_term\nagent_id: coder\n---\n"
+
+
+def _review_seconds(portfolio: Path, work: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (this child and the workers it waited for) of `memwb review --json` over
+    `portfolio` in a fresh process with fresh workbench folders: nothing is read from a cache."""
+    for name in ("config", "data", "cache"):
+        shutil.rmtree(work / name, ignore_errors=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "MEMWB_CONFIG_DIR": str(work / "config"),
+        "MEMWB_DATA_DIR": str(work / "data"),
+        "MEMWB_CACHE_DIR": str(work / "cache"),
+    }
+    argv = [sys.executable, "-m", "app", "review", "--path", str(portfolio), "--json"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    quiet = subprocess.DEVNULL
+    subprocess.run(argv, cwd=ROOT, env=env, stdout=quiet, stderr=quiet, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def review(size: int, rounds: int) -> None:
+    """`memwb review` of the sample portfolio with one memory of `size` characters added: prose,
+    then each hostile shape; the best of `rounds` runs each, beside prose (target: within 2 s)."""
+    with tempfile.TemporaryDirectory(prefix="memwb-bench-review-") as tmp:
+        work = Path(tmp)
+        portfolio = work / "portfolio"
+        shutil.copytree(ROOT / "sample-portfolio", portfolio)
+        memory = portfolio / REVIEW_MEMORY
+
+        def timed(body: str) -> tuple[float, float]:
+            memory.write_text(REVIEW_HEAD + body, encoding="utf-8")
+            runs = [_review_seconds(portfolio, work) for _ in range(rounds)]
+            return min(r[0] for r in runs), min(r[1] for r in runs)
+
+        head = f"one {size / 1e6:.1f} MB memory (best of {rounds})"
+        print(f"\n== memwb review of the sample portfolio with {head}")
+        print(f"{'memory':32} {'wall s':>8} {'cpu s':>8} {'wall - prose':>13} {'cpu - prose':>12}")
+        prose_wall, prose_cpu = timed(_prose(size))
+        print(f"{'prose':32} {prose_wall:8.2f} {prose_cpu:8.2f}")
+        walls: dict[str, float] = {}
+        cpus: dict[str, float] = {}
+        for name, unit in HOSTILE.items():
+            wall, cpu = timed(_filled(unit, size))
+            walls[name], cpus[name] = wall - prose_wall, cpu - prose_cpu
+            row = f"{name:32} {wall:8.2f} {cpu:8.2f} {walls[name]:+13.2f} {cpus[name]:+12.2f}"
+            print(row, flush=True)
+        slow_wall, slow_cpu = max(walls, key=walls.__getitem__), max(cpus, key=cpus.__getitem__)
+        print(f"slowest hostile review beside prose: {slow_wall} {walls[slow_wall]:+.2f} s wall")
+        print(f"  and {slow_cpu} {cpus[slow_cpu]:+.2f} s CPU (target: within 2 s)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prose-mb", type=float, default=2.0, help="size of the generated prose memory (MB)")
@@ -422,12 +492,17 @@ def main() -> int:
     parser.add_argument("--hostile", action="store_true", help="only the hostile-text section")
     parser.add_argument("--hostile-mb", type=float, default=1.0, help="largest hostile text (MB)")
     parser.add_argument("--leave-one-out", action="store_true", help="only the leave-one-corpus-out section")
+    parser.add_argument("--review", action="store_true", help="only `memwb review`, hostile memory")
+    parser.add_argument("--review-mb", type=float, default=1.0, help="size of that memory (MB)")
     args = parser.parse_args()
     if args.hostile:
         hostile(args.hostile_mb)
         return 0
     if args.leave_one_out:
         leave_one_out(args.cache)
+        return 0
+    if args.review:
+        review(int(args.review_mb * 1_000_000), args.rounds)
         return 0
     if args.only_throughput:
         notes = [n for _, _, text in td.doc_files(args.cache) for n in td.split_notes(text)]
