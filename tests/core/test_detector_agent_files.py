@@ -100,6 +100,7 @@ def test_a_reported_quotation_is_still_lowered() -> None:
         "- **They skip rules.** Under pressure an agent follows the letter of a rule.\n"
         "- **They forget.** Long sessions compact, and every new session starts from zero.",
         "7. Include a Context Capsule in the final response for code or document design tasks.",
+        "Learn more in the [CLI for AI agents guide](https://h.example/agents-cli) and the blog post.",
     ],
 )
 def test_rules_and_skills_that_name_calls_and_steps_are_not_flagged(text: str) -> None:

@@ -157,7 +157,7 @@ _NOT_A_PART = (
     r"(?![ \t]*[-_/.]?[ \t]*(?:backend|api|cli|sdk|code\b|desktop|app\b|server|client|probe"
     r"|provider|endpoint|integration|instance|session|plugin|extension|config|binary|adapter"
     r"|usage|docs?\b|documentation|family|version|call|output|response|registry|router|runner"
-    r"|harness|process|wrapper))"
+    r"|harness|process|wrapper|guides?|tutorials?|pages?|sections?|blog|cookbook|examples?))"
 )
 _HAIL = rf"(?:dear|attention|hey|hello|hi|to\s+(?:any|all|the))\s+(?:automated\s+)?{_AGENT_NOUNS}\b"
 
@@ -166,7 +166,7 @@ ADDRESSED = re.compile(
     rf"|{_HAIL}{_NOT_A_PART}"
     rf"|{_AGENT_NOUNS}\s+(?:reading|processing|summari[sz]ing|reviewing|parsing|seeing|scanning)\s+(?:this|these|the\s+following)"
     rf"|if\s+you\s+are\s+(?:an?\s+)?(?:automated\s+|ai\s+|large\s+)?(?:{_AGENT_NOUNS}|language\s+model)"
-    rf"|(?:for|to)\s+(?:ai|llm|coding)\s+(?:agents?|assistants?|models?)"
+    rf"|(?:for|to)\s+(?:ai|llm|coding)\s+(?:agents?|assistants?|models?)\b{_NOT_A_PART}"
     r"|hinweis\s+(?:an|f[üu]r)\s+(?:die\s+|den\s+)?(?:ki|bot|assistenten|agenten|modell)|an\s+die\s+ki\b|wenn\s+du\s+eine\s+ki\s+bist"
     r"|note\s+(?:pour|[àa])\s+(?:l'|les?\s+)?(?:ia|bot|assistant|agent|mod[èe]le)s?|si\s+tu\s+es\s+une\s+ia|si\s+vous\s+[êe]tes\s+une\s+ia"
     r"|nota\s+para\s+(?:la\s+|el\s+)?(?:ia|bot|asistente|agente|modelo)|si\s+eres\s+una\s+ia|nota\s+per\s+(?:l'|il\s+)?(?:ia|bot|assistente|agente|modello)"
