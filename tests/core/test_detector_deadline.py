@@ -1,5 +1,5 @@
 """The detector's per-memory time budget: past it the memory is flagged "scan incomplete" for a
-human instead of the scan running on. Clocks here tick once per reading, so every figure is exact."""
+human instead of the scan running on. Clocks here tick once per reading: every figure is exact."""
 
 from __future__ import annotations
 

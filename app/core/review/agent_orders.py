@@ -15,39 +15,44 @@ from app.core.review.finding import Category
 _I = re.IGNORECASE
 
 _RUN_KEYS = keyset(("run ", "execute ", "source ", "exec "))
-# A shell command (bare, in backticks or quotes) run at the agent's turn: before or after it replies,
-# or at each reply. Bounded: one line, the command at most 120 characters.
+# A shell command (bare, in backticks or quotes) run at the agent's turn: before or after it
+# replies, or at each reply. Bounded: one line, the command at most 120 characters.
+_SHELLS = r"(?:sh|bash|zsh|source|\.{1,2}/|python3?|node|npx|curl|wget|powershell|pwsh|iex)\b"
+_REPLYING = (
+    r"(?:repl(?:y|ying|ies)|respond(?:ing)?|answer(?:ing)?"
+    r"|writ(?:e|ing)\s+(?:a|your)\s+(?:reply|response|answer))"
+)
 _REPLY_HOOK = re.compile(
-    r"(?:run|execute|exec|source)\s+[`\"']?"
-    r"(?:sh|bash|zsh|source|\.{1,2}/|python3?|node|npx|curl|wget|powershell|pwsh|iex)\b[^\n]{0,120}?"
-    r"\b(?:(?:before|after|when|whenever|every\s+time)\s+(?:you\s+)?"
-    r"(?:repl(?:y|ying|ies)|respond(?:ing)?|answer(?:ing)?|writ(?:e|ing)\s+(?:a|your)\s+(?:reply|response|answer))"
+    rf"(?:run|execute|exec|source)\s+[`\"']?{_SHELLS}[^\n]{{0,120}}?"
+    rf"\b(?:(?:before|after|when|whenever|every\s+time)\s+(?:you\s+)?{_REPLYING}"
     r"|(?:before|after|with|on)\s+(?:each|every|any)\s+(?:reply|response|answer|turn|message))\b",
     _I,
 )
 
-_ECHO_KEYS = keyset(("echo", "print", "reveal", "leak", "dump", "repeat", "paste", "output", "return"))
+_ECHO_VERBS = ("echo", "print", "reveal", "leak", "dump", "repeat", "paste", "output", "return")
+_ECHO_KEYS = keyset(_ECHO_VERBS)
 # Credentials of the request or session the agent works in, put into its output.
 _ECHO_CREDENTIAL = re.compile(
-    r"(?:echo|print|reveal|leak|dump|repeat|paste|output|return)(?:s|ing|ed)?\s+(?:back\s+)?"
+    rf"(?:{'|'.join(_ECHO_VERBS)})(?:s|ing|ed)?\s+(?:back\s+)?"
     r"(?:the\s+|your\s+|its\s+|any\s+|all\s+|every\s+)?(?:full\s+|raw\s+|current\s+)?"
     r"(?:value\s+of\s+(?:the\s+)?)?"
-    r"(?:authorization|proxy-authorization|auth|bearer|cookie|set-cookie|x-api-key|api[- ]key|session)"
-    r"\s+(?:headers?|tokens?|cookies?)\b",
+    r"(?:authorization|proxy-authorization|auth|bearer|cookie|set-cookie|x-api-key|api[- ]key"
+    r"|session)\s+(?:headers?|tokens?|cookies?)\b",
     _I,
 )
+_HOOK_RULE, _ECHO_RULE = "reply-hook-command", "echo-credential-header"
+_HOOK = "tells the agent to run a shell command each time it replies"
+_ECHO = "tells the agent to write a request's credentials (a header or token) into its output"
 
 
 def _reply_hooks(p: Prepared) -> Iterator[Hit]:
     for m in keyed_matches(p, _RUN_KEYS, _REPLY_HOOK):
-        message = "tells the agent to run a shell command each time it replies"
-        yield Hit(Category.TOOL_INJECTION, HIGH, "reply-hook-command", message, m.start(), m.end(), quotable=True)
+        yield Hit(Category.TOOL_INJECTION, HIGH, _HOOK_RULE, _HOOK, *m.span(), quotable=True)
 
 
 def _echoed_credentials(p: Prepared) -> Iterator[Hit]:
     for m in keyed_matches(p, _ECHO_KEYS, _ECHO_CREDENTIAL):
-        message = "tells the agent to write a request's credentials (a header or token) into its output"
-        yield Hit(Category.EXFILTRATION, HIGH, "echo-credential-header", message, m.start(), m.end(), quotable=True)
+        yield Hit(Category.EXFILTRATION, HIGH, _ECHO_RULE, _ECHO, *m.span(), quotable=True)
 
 
 _RULES = (

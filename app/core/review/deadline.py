@@ -20,7 +20,7 @@ MEMORY_BUDGET_SECONDS = 5.0
 class Deadline:
     """`seconds` of `clock` from the first `start`; `spent` stays True once it has been seen."""
 
-    seconds: float = MEMORY_BUDGET_SECONDS
+    seconds: float = field(default_factory=lambda: MEMORY_BUDGET_SECONDS)
     clock: Clock = time.thread_time
     started: float | None = field(default=None, init=False)
     spent: bool = field(default=False, init=False)
