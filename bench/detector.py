@@ -33,7 +33,10 @@ added, then with each hostile shape instead, each in a fresh process with fresh 
 `--leave-one-out` trains the learned scorer once per attack corpus with that corpus left out whole
 (`tools/train_detector.py`'s CORPORA) and measures it there: recall at high/critical on the corpus it
 never saw, per category, and false positives per note and per whole file on the docs never trained
-on, beside the same figures of the shipped weights (trained on the random development split).
+on and on real agent instruction files (AGENT_RULE_PACKAGES), beside the same figures of the
+shipped weights (trained on the random development split). The attack sets of other authors
+(EVAL_ATTACK_PACKAGES) are never trained on: the shipped scorer's recall there is left-out already.
+The last line sums up the recall on every corpus left out.
 
 The outside corpora are read from the cache `tools/train_detector.py` downloads into; without it
 those sections say so and are skipped.
