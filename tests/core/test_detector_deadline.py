@@ -75,3 +75,15 @@ def test_every_cut_keeps_what_was_found_and_says_where_it_stopped() -> None:
 
 def test_the_default_budget_is_cpu_time_and_generous_for_a_note() -> None:
     assert not incomplete(scan_memory(ENTRIES))
+
+
+def test_empty_entries_left_after_the_budget_are_not_unscanned_text() -> None:
+    first: list[tuple[str | None, str]] = [ENTRIES[0]]
+    for seconds in range(0, 200):
+        alone = scan_memory(first, deadline=Deadline(seconds, Ticks()))
+        padded = scan_memory([*first, ("e2", ""), ("e3", "")], deadline=Deadline(seconds, Ticks()))
+        assert [shape(f) for f in padded] == [shape(f) for f in alone], seconds
+
+
+def shape(f: Finding) -> tuple[str, str | None, int, int, str]:
+    return f.rule, f.entry, f.start, f.end, f.severity.value

@@ -215,11 +215,11 @@ def scan_memory(entries: Entries, *, deadline: Deadline | None = None) -> list[F
     deadline.start()
     out: list[Finding] = []
     for done, (entry, text) in enumerate(entries):
+        if not text:
+            continue  # nothing left unscanned in an empty entry, whatever the budget
         if deadline.expired():
             out.append(_incomplete(entry, done, len(entries)))
             break
-        if not text:
-            continue
         budget = _Budget(deadline=deadline)
         hits = _scan(text, 0, budget)
         out.extend(findings_of(text, hits, entry))
