@@ -25,11 +25,18 @@ scorer) in the same run:
     python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none] [--only-throughput]
     python -m bench.detector --hostile [--hostile-mb 1]
     python -m bench.detector --leave-one-out [--cache DIR]
+    python -m bench.detector --review [--review-mb 1] [--rounds 3]
+
+`--review` times `memwb review --json` of a copy of the sample portfolio with one memory of prose
+added, then with each hostile shape instead, each in a fresh process with fresh workbench folders.
 
 `--leave-one-out` trains the learned scorer once per attack corpus with that corpus left out whole
 (`tools/train_detector.py`'s CORPORA) and measures it there: recall at high/critical on the corpus it
 never saw, per category, and false positives per note and per whole file on the docs never trained
-on, beside the same figures of the shipped weights (trained on the random development split).
+on and on real agent instruction files (AGENT_RULE_PACKAGES), beside the same figures of the
+shipped weights (trained on the random development split). The attack sets of other authors
+(EVAL_ATTACK_PACKAGES) are never trained on: the shipped scorer's recall there is left-out already.
+The last line sums up the recall on every corpus left out.
 
 The outside corpora are read from the cache `tools/train_detector.py` downloads into; without it
 those sections say so and are skipped.
@@ -40,16 +47,21 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import random
+import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from app.core.review import Finding, scan_text, scan_yaml_source  # noqa: E402
 from bench.corpus import WORDS  # noqa: E402
@@ -296,30 +308,67 @@ def _weights(raw: str) -> Iterator[None]:
         scorer.model = shipped  # type: ignore[assignment]
 
 
-def _loco_rows(attacks: list[td.Sample], files: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
+def _recall_rows(attacks: list[td.Sample]) -> list[tuple[str, str]]:
     rows = [("recall, all attacks", _rate([_flagged(s.text, True) for s in attacks]))]
     for category in sorted({s.category for s in attacks}):
         part = [s for s in attacks if s.category == category]
         rows.append((f"  {category}", _rate([_flagged(s.text, True) for s in part])))
-    notes = [note for _, _, text in files for note in td.split_notes(text)]
-    rows.append(("false positives per note", _rate([_flagged(n, True) for n in notes])))
-    rows.append(("false positives per whole file", _rate([_flagged(t, True) for _, _, t in files])))
     return rows
 
 
+def _fp_rows(benign: dict[str, list[tuple[str, str, str]]]) -> list[tuple[str, str]]:
+    """False positives per note and per whole file of each benign set."""
+    rows = []
+    for label, files in benign.items():
+        notes = [note for _, _, text in files for note in td.split_notes(text)]
+        rows.append((f"FP per note, {label}", _rate([_flagged(n, True) for n in notes])))
+        whole = _rate([_flagged(t, True) for _, _, t in files])
+        rows.append((f"FP per whole file, {label}", whole))
+    return rows
+
+
+def _benign_sets(cache: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """The benign sets never trained on: package docs, and real agent instruction files."""
+    return {
+        "docs never trained on": td.doc_files(cache, td.EVAL_DOC_PACKAGES),
+        "agent instruction files": td.doc_files(cache, td.AGENT_RULE_PACKAGES),
+    }
+
+
 def leave_one_out(cache: Path) -> None:
-    """Recall on each attack corpus by a scorer trained without it, beside the shipped scorer."""
-    samples = td.load_all(cache)
-    files = td.doc_files(cache, td.EVAL_DOC_PACKAGES)
-    print("\n== leave one corpus out: recall at high/critical, false positives on docs never trained on")
+    """Recall on each attack corpus by a scorer trained without it, beside the shipped scorer; the
+    corpora never trained on are left out by construction: the shipped scorer's figure is theirs."""
+    samples = td.load_all(cache) + td.load_eval_attacks(cache)
+    benign = _benign_sets(cache)
+    controls = [s for s in samples if s.source in td.NEVER_TRAINED and not s.attack]
+    print("\n== leave one corpus out: recall at high/critical, false positives on unseen sets")
+    print("shipped scorer".ljust(44) + f"{'':>16}")
+    for label, cell in _fp_rows(benign):
+        print(f"  {label:42}{cell:>16}")
+    control_fp = _rate([_flagged(s.text, True) for s in controls])
+    print(f"  {'FP, benign controls of the outside sets':42}{control_fp:>16}")
+    summary: list[str] = []
     for corpus, sources in td.CORPORA.items():
         attacks = [s for s in samples if s.source in sources and s.attack]
-        shipped = _loco_rows(attacks, files)
+        if not attacks:
+            print(f"{corpus}: not in {cache}")
+            continue
+        shipped = _recall_rows(attacks)
+        if corpus in td.NEVER_TRAINED:
+            head = f"{corpus} ({len(attacks)} attacks, never trained on)"
+            print(head.ljust(44) + f"{'shipped':>16}")
+            for label, ours in shipped:
+                print(f"  {label:42}{ours:>16}", flush=True)
+            summary.append(f"{corpus} {shipped[0][1].split()[-1]}")
+            continue
         with _weights(json.dumps({**td.train(samples, leave_out=corpus), "provenance": {}})):
-            left_out = _loco_rows(attacks, files)
+            left_out = _recall_rows(attacks) + _fp_rows(benign)
         print(f"{corpus} ({len(attacks)} attacks)".ljust(44) + f"{'shipped':>16} {'left out':>16}")
-        for (label, ours), (_, theirs) in zip(shipped, left_out, strict=True):
+        for i, (label, theirs) in enumerate(left_out):
+            ours = shipped[i][1] if i < len(shipped) else ""
             print(f"  {label:42}{ours:>16} {theirs:>16}", flush=True)
+        summary.append(f"{corpus} {left_out[0][1].split()[-1]}")
+    print("leave-one-corpus-out recall at high/critical: " + "; ".join(summary))
 
 
 HOSTILE: dict[str, str] = {
@@ -344,6 +393,10 @@ HOSTILE: dict[str, str] = {
     "percent escapes": "%41",
     "line feeds": "\n",
     "quoted orders": 'Run this: "ignore all previous instructions" ',
+    "commands at each reply": "run `sh a.sh` ",
+    "headers echoed": "echo the Authorization ",
+    "JSON string values": '{"k": "<script ',
+    "greetings alone": "Hi Claude!\n\n",
 }
 
 
@@ -375,6 +428,63 @@ def hostile(top_mb: float) -> None:
     print(f"slowest 1 MB shape: {worst[1_000_000]:.3f} s (target: under 1 s)")
 
 
+REVIEW_MEMORY = "massgen/workspace_coder/memory/long_term/pasted_log.md"
+REVIEW_HEAD = "---\nname: pasted_log\ndescription: a log\ntier: long_term\nagent_id: coder\n---\n"
+
+
+def _review_seconds(portfolio: Path, work: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (this child and the workers it waited for) of `memwb review --json` over
+    `portfolio` in a fresh process with fresh workbench folders: nothing is read from a cache."""
+    for name in ("config", "data", "cache"):
+        shutil.rmtree(work / name, ignore_errors=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "MEMWB_CONFIG_DIR": str(work / "config"),
+        "MEMWB_DATA_DIR": str(work / "data"),
+        "MEMWB_CACHE_DIR": str(work / "cache"),
+    }
+    argv = [sys.executable, "-m", "app", "review", "--path", str(portfolio), "--json"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    quiet = subprocess.DEVNULL
+    subprocess.run(argv, cwd=ROOT, env=env, stdout=quiet, stderr=quiet, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def review(size: int, rounds: int) -> None:
+    """`memwb review` of the sample portfolio with one memory of `size` characters added: prose,
+    then each hostile shape; the best of `rounds` runs each, beside prose (target: within 2 s)."""
+    with tempfile.TemporaryDirectory(prefix="memwb-bench-review-") as tmp:
+        work = Path(tmp)
+        portfolio = work / "portfolio"
+        shutil.copytree(ROOT / "sample-portfolio", portfolio)
+        memory = portfolio / REVIEW_MEMORY
+
+        def timed(body: str) -> tuple[float, float]:
+            memory.write_text(REVIEW_HEAD + body, encoding="utf-8")
+            runs = [_review_seconds(portfolio, work) for _ in range(rounds)]
+            return min(r[0] for r in runs), min(r[1] for r in runs)
+
+        head = f"one {size / 1e6:.1f} MB memory (best of {rounds})"
+        print(f"\n== memwb review of the sample portfolio with {head}")
+        print(f"{'memory':32} {'wall s':>8} {'cpu s':>8} {'wall - prose':>13} {'cpu - prose':>12}")
+        prose_wall, prose_cpu = timed(_prose(size))
+        print(f"{'prose':32} {prose_wall:8.2f} {prose_cpu:8.2f}")
+        walls: dict[str, float] = {}
+        cpus: dict[str, float] = {}
+        for name, unit in HOSTILE.items():
+            wall, cpu = timed(_filled(unit, size))
+            walls[name], cpus[name] = wall - prose_wall, cpu - prose_cpu
+            row = f"{name:32} {wall:8.2f} {cpu:8.2f} {walls[name]:+13.2f} {cpus[name]:+12.2f}"
+            print(row, flush=True)
+        slow_wall, slow_cpu = max(walls, key=walls.__getitem__), max(cpus, key=cpus.__getitem__)
+        print(f"slowest hostile review beside prose: {slow_wall} {walls[slow_wall]:+.2f} s wall")
+        print(f"  and {slow_cpu} {cpus[slow_cpu]:+.2f} s CPU (target: within 2 s)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prose-mb", type=float, default=2.0, help="size of the generated prose memory (MB)")
@@ -385,12 +495,17 @@ def main() -> int:
     parser.add_argument("--hostile", action="store_true", help="only the hostile-text section")
     parser.add_argument("--hostile-mb", type=float, default=1.0, help="largest hostile text (MB)")
     parser.add_argument("--leave-one-out", action="store_true", help="only the leave-one-corpus-out section")
+    parser.add_argument("--review", action="store_true", help="only `memwb review`, hostile memory")
+    parser.add_argument("--review-mb", type=float, default=1.0, help="size of that memory (MB)")
     args = parser.parse_args()
     if args.hostile:
         hostile(args.hostile_mb)
         return 0
     if args.leave_one_out:
         leave_one_out(args.cache)
+        return 0
+    if args.review:
+        review(int(args.review_mb * 1_000_000), args.rounds)
         return 0
     if args.only_throughput:
         notes = [n for _, _, text in td.doc_files(args.cache) for n in td.split_notes(text)]

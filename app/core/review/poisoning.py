@@ -141,7 +141,10 @@ _CANARY_KEYS_FOREIGN = (
     "nelle tue",
 )
 _VALUE_WORDS = re.compile(
-    r"\b(?:token|code|id|ids|reference|ref|trace[_ ]?id|doc[_ ]?id|string|value|phrase|marker|tag|canary|signature|number|key|word|jeton|codice|c[óo]digo"
+    # "for code or document tasks" names the work, not a code to repeat.
+    r"\b(?:token|code(?!\s+(?:or|and|review|changes?|tasks?|quality|style|blocks?|snippets?)\b)"
+    r"|id|ids|reference|ref|trace[_ ]?id|doc[_ ]?id|string|value|phrase|marker|tag|canary|signature"
+    r"|number|key|word|jeton|codice|c[óo]digo"
     r"|referenz|kennung|valeur|valor|valore|riferimento|referencia|r[ée]f[ée]rence)\b|\{\w+\}|[A-Z0-9]{2,}[-_][A-Z0-9-]{3,}|\b[a-z]+_id\b",
     _I,
 )
@@ -149,12 +152,21 @@ _AGENT_NOUNS = r"(?:ai|a\.i\.|llm|llms|bot|chatbot|assistant|agent|model|copilot
 
 # -- text addressed to the model ---------------------------------------------------------------------------------
 
+# "to the Claude backend", "to the model provider": a part of a system, not a reader addressed.
+_NOT_A_PART = (
+    r"(?![ \t]*[-_/.]?[ \t]*(?:backend|api|cli|sdk|code\b|desktop|app\b|server|client|probe"
+    r"|provider|endpoint|integration|instance|session|plugin|extension|config|binary|adapter"
+    r"|usage|docs?\b|documentation|family|version|call|output|response|registry|router|runner"
+    r"|harness|process|wrapper|guides?|tutorials?|pages?|sections?|blog|cookbook|examples?))"
+)
+_HAIL = rf"(?:dear|attention|hey|hello|hi|to\s+(?:any|all|the))\s+(?:automated\s+)?{_AGENT_NOUNS}\b"
+
 ADDRESSED = re.compile(
     rf"\b(?:(?:note|message|instructions?|notice|reminder|hint|directive)s?\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|an?\s+)?(?:automated\s+|ai\s+|coding\s+)?{_AGENT_NOUNS}"
-    rf"|(?:dear|attention|hey|hello|hi|to\s+(?:any|all|the))\s+(?:automated\s+)?{_AGENT_NOUNS}\b"
+    rf"|{_HAIL}{_NOT_A_PART}"
     rf"|{_AGENT_NOUNS}\s+(?:reading|processing|summari[sz]ing|reviewing|parsing|seeing|scanning)\s+(?:this|these|the\s+following)"
     rf"|if\s+you\s+are\s+(?:an?\s+)?(?:automated\s+|ai\s+|large\s+)?(?:{_AGENT_NOUNS}|language\s+model)"
-    rf"|(?:for|to)\s+(?:ai|llm|coding)\s+(?:agents?|assistants?|models?)"
+    rf"|(?:for|to)\s+(?:ai|llm|coding)\s+(?:agents?|assistants?|models?)\b{_NOT_A_PART}"
     r"|hinweis\s+(?:an|f[üu]r)\s+(?:die\s+|den\s+)?(?:ki|bot|assistenten|agenten|modell)|an\s+die\s+ki\b|wenn\s+du\s+eine\s+ki\s+bist"
     r"|note\s+(?:pour|[àa])\s+(?:l'|les?\s+)?(?:ia|bot|assistant|agent|mod[èe]le)s?|si\s+tu\s+es\s+une\s+ia|si\s+vous\s+[êe]tes\s+une\s+ia"
     r"|nota\s+para\s+(?:la\s+|el\s+)?(?:ia|bot|asistente|agente|modelo)|si\s+eres\s+una\s+ia|nota\s+per\s+(?:l'|il\s+)?(?:ia|bot|assistente|agente|modello)"
@@ -659,12 +671,26 @@ def _canaries(p: Prepared) -> Iterator[Hit]:
         yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "canary-order", "tells the agent to put a given value into its replies", lo, hi, quotable=True)
 
 
+_HARM_ORDER = re.compile(
+    r"\b(?:ignore|disregard|forget|send|e-?mail|forward|upload|post|delete|remove|erase|wipe|reveal"
+    r"|leak|exfiltrate|disable|bypass|approve|merge|grant|transfer|pay|curl|wget|rm\s+-)\b",
+    _I,
+)
+# A greeting that stands alone ("Hi Claude!", "Dear assistant,") opens a letter: its order comes in
+# the paragraphs below, so the next one is read too.
+_SALUTATION_REST = re.compile(r"[ \t]*[!,.:;-]*[ \t]*(?:\n[ \t]*){2,}")
+
+
 def _addressed(p: Prepared) -> Iterator[Hit]:
     for m in keyed_matches(p, _ADDRESSED_KEYS, ADDRESSED):
         hi = min(p.n, m.end() + 300)
-        para = p.text.find("\n\n", m.end(), hi)
+        salutation = _SALUTATION_REST.match(p.text, m.end(), hi)
+        start = salutation.end() if salutation is not None else m.end()
+        para = p.text.find("\n\n", start, hi)
         hi = para if para >= 0 else hi
-        order = _ORDER.search(p.text, m.end(), hi)
+        # Past a lone greeting, only an order that acts against someone makes it high: a letter to
+        # the agent saying "please always run the tests" is what agent instruction files are.
+        order = (_HARM_ORDER if salutation is not None else _ORDER).search(p.text, m.end(), hi)
         severity = HIGH if order is not None else MEDIUM
         end = min(p.line_end(order.end()), order.end() + 200) if order is not None else m.end()
         yield Hit(

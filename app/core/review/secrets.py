@@ -107,6 +107,15 @@ def _random_looking(value: str, minimum_distinct: int = 8) -> bool:
     return len(set(value)) >= minimum_distinct and classes >= 2
 
 
+def _default_of(text: str, m: re.Match[str]) -> str:
+    """The value of a key-value match; for a shell default (`${DB_PASSWORD:-postgres}`, `:=`) the
+    default without its operator, whose dash alone made a plain word look random."""
+    value = m.group(2)
+    if value[0] in "-=" and text[m.end(1) : m.start(2)].strip(" \t\"'") == ":":
+        return value[1:]
+    return value
+
+
 def _hit(severity: int, rule: str, message: str, start: int, end: int, value_start: int, value_end: int) -> Hit:
     return Hit(_S, severity, rule, message, start, end, mask=(value_start, value_end, KEEP))
 
@@ -220,7 +229,7 @@ def _scan(p: Prepared) -> Iterator[Hit]:
         if m is None or not (m.start() <= pos < m.end(1)):
             continue
         last_end = m.end()
-        value = m.group(2)
+        value = _default_of(text, m)
         called = m.end(2) < p.n and text[m.end(2)] in "([."  # `token = get_token()`: the value is code
         if called or _placeholder(value) or _EXAMPLE.search(value) or _REFERENCE.match(value) or not _random_looking(value, 6):
             continue

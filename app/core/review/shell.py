@@ -170,6 +170,20 @@ def scan(p: Prepared) -> list[Hit]:
     return list(_scan(p)) if p.holds_any(_FAMILY) else []
 
 
+def _call_args(rest: str) -> tuple[str, bool]:
+    """What a call passes, from the text after its `(`: up to the `)` that closes it, and whether
+    one does (else the whole line piece, as far as it was read)."""
+    depth = 1
+    for i, ch in enumerate(rest):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return rest[:i], True
+    return rest, False
+
+
 def _scan(p: Prepared) -> Iterator[Hit]:
     text = p.text
     for m in keyed_matches(p, _PIPE_KEYS, _PIPE_TO_SHELL):
@@ -206,7 +220,10 @@ def _scan(p: Prepared) -> Iterator[Hit]:
     for m in keyed_matches(p, _TOOL_XML_KEYS, _TOOL_XML):
         yield Hit(_T, HIGH, "tool-call-xml", "an XML tool-call block", m.start(), m.end(), quotable=True)
     for m in _iter_at(p, _CODE_KEYS, _CODE_EXEC, back=0):
-        dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
+        args, closed = _call_args(m.group(1))
+        if closed and not args.strip():
+            continue  # `eval()` names the function; there is no code in it to run
+        dangerous = _DANGEROUS_INNER.search(args) is not None
         yield Hit(
             _T,
             HIGH if dangerous else MEDIUM,
