@@ -110,7 +110,7 @@ def test_after_edits_only_the_changed_texts_are_read_and_the_pairs_are_those_of_
 def test_probing_the_new_sets_equals_joining_them_all(monkeypatch: pytest.MonkeyPatch) -> None:
     """probe_fresh finds every pair that holds a fresh set, as similar_sets does over all of them
     (both exact here: the sets are a crowd, sharing shingles by the hundred, so the caps are off)."""
-    for cap in ("MAX_POSTINGS", "MAX_PARTNERS", "MAX_VERIFIED"):
+    for cap in ("MAX_PARTNERS", "MAX_VERIFIED"):
         monkeypatch.setattr(set_join, cap, 1 << 40)
     rng = random.Random(4)
     vocabulary = list(range(400))
