@@ -15,8 +15,10 @@ import pytest
 
 from app.core.model import Memory, Source, Tier, TrustLevel
 from app.core.reading.base import count_words, estimate_tokens, memory_id, sha256_text
-from app.core.search import BuildPlan, QuerySyntaxError, SearchIndex, fallback_search
+from app.core.search import QuerySyntaxError, fallback_search
 from app.core.search.highlight import CLOSE, OPEN
+from app.core.search.index import SearchIndex
+from app.core.search.writer import BuildPlan
 
 CORPUS: list[tuple[str, dict[str, object], str]] = [
     (
