@@ -1,9 +1,9 @@
 """Per-segment term lists and numeric columns, read once and kept in memory while the segment is.
 
-Whoosh answers "which terms start with `ste`" and "which terms are within 2 edits of `rlease`" by
-walking its on-disk term table, one binary search through a memory-mapped hash file per step. A
-sorted Python list of a segment's terms (with their document frequencies) turns those walks into
-`bisect` calls.
+Whoosh answers "which terms are within 2 edits of `rlease`" by walking its on-disk term table,
+one binary search through a memory-mapped hash file per step of its automaton. A sorted Python list
+of a segment's terms (read once through Whoosh's public iter_field, with their document
+frequencies) turns those steps into `bisect` calls.
 
 Both are keyed by segment id: segments never change once written (deletions aside, which only make
 frequencies an over-estimate), so nothing is ever invalidated, only dropped with its segment.
@@ -11,7 +11,6 @@ frequencies an over-estimate), so nothing is ever invalidated, only dropped with
 
 from __future__ import annotations
 
-import struct
 import sys
 from array import array
 from bisect import bisect_left
@@ -19,9 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from whoosh.automata.lev import levenshtein_automaton
-from whoosh.system import pack_ushort
-
-_DOC_FREQ = struct.Struct("!I")  # W3TermInfo: flags (B), weight (f), then doc frequency (I)
 
 
 class SegmentTerms:
@@ -37,19 +33,7 @@ class SegmentTerms:
     def read(cls, leaf: Any, fieldname: str) -> SegmentTerms:
         words: list[str] = []
         frequencies: array[int] = array("I")
-        try:
-            terms = leaf._terms
-            fieldid = terms._fieldmap[fieldname]
-            prefix = pack_ushort(fieldid)
-            unpack = _DOC_FREQ.unpack_from
-            for key, value in terms._tindex.items_from(prefix):
-                if not key.startswith(prefix):
-                    break
-                words.append(key[2:].decode("utf-8"))
-                frequencies.append(unpack(value, 5)[0])
-        except KeyError:
-            pass  # the field has no terms in this segment
-        except AttributeError:  # not a whoosh-reloaded 2.7 W3 segment: the slow, public way
+        if fieldname in leaf.indexed_field_names():
             for btext, info in leaf.iter_field(fieldname):
                 words.append(btext.decode("utf-8") if isinstance(btext, bytes) else btext)
                 frequencies.append(info.doc_frequency())
@@ -60,15 +44,6 @@ class SegmentTerms:
         if at < len(self.words) and self.words[at] == word:
             return self.frequencies[at]
         return 0
-
-    def prefixed(self, prefix: str, limit: int) -> Iterator[tuple[str, int]]:
-        """(term, frequency) of the first `limit` terms starting with `prefix`."""
-        words = self.words
-        at = bisect_left(words, prefix)
-        end = min(len(words), at + limit)
-        while at < end and words[at].startswith(prefix):
-            yield words[at], self.frequencies[at]
-            at += 1
 
     def within(self, dfa: Any) -> Iterator[str]:
         """Terms the automaton accepts (Whoosh's find_matches, over this list)."""
