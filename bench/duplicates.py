@@ -365,7 +365,10 @@ def main() -> int:
     args = parser.parse_args()
     print(
         f"python {sys.version.split()[0]}; threshold {NEAR_THRESHOLD}; bounds: {passages_module.MAX_PASSAGE_WORDS} words a passage, "
-        f"{passages_module.MAX_TEXT_SHINGLES:,} shingles a memory, {duplicates.MAX_HOLDERS} holders, {set_join.BANDS}x{set_join.ROWS} bands, {set_join.MAX_PARTNERS} partners, {set_join.MAX_VERIFIED} verified"
+        f"{passages_module.MAX_TEXT_SHINGLES:,} shingles a memory, "
+        f"{duplicates.MAX_HOLDERS} holders, "
+        f"{set_join.BANDS}x{set_join.ROWS} bands, {set_join.MAX_PARTNERS} partners, "
+        f"{set_join.MAX_VERIFIED} verified"
     )
     loops(args.copies, args.old_max_copies)
     pipeline(args.copies, args.old_max_copies)

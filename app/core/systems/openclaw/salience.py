@@ -172,9 +172,16 @@ def _found_by(finder: Any, text: str) -> set[str]:
     return seen
 
 
-def _mentioned_by(log: Memory, text_of: TextOf, kept: KeptValues | None, looked_for: str, finder: Any) -> Iterable[str]:
-    """The ids of the memories `log` mentions, found by `finder` (`_finder`, None when there is no
-    handle) and kept by its content and `looked_for` (a digest of the handles) when `kept` is given."""
+def _mentioned_by(
+    log: Memory,
+    text_of: TextOf,
+    kept: KeptValues | None,
+    looked_for: str,
+    finder: Any,
+) -> Iterable[str]:
+    """The ids of the memories `log` mentions, found by `finder` (`_finder`, None when there is
+    no handle) and kept by its content and `looked_for` (a digest of the handles) when `kept` is
+    given."""
     content = kept.key_of(log) if kept is not None else None
     key = f"log-mentions:{NAME}:{looked_for}:{content}" if content is not None else None
     if kept is not None and key is not None:
