@@ -32,6 +32,7 @@ MAX_VERIFIED = 40
 BANDS = 64
 ROWS = 2
 SEED = 1
+SIGNATURE_CHUNK = 4096  # sets signed (and candidate pairs checked) at a time
 
 # (sets probed, sets to probe): told about a hundred times a join and once at its end.
 Progress = Callable[[int, int], None]
@@ -58,13 +59,23 @@ def _silent(done: int, total: int) -> None:
     pass
 
 
-def signatures(sets: Sequence[Collection[int]]) -> np.ndarray:
-    """Each set's MinHash values, a row a set (its items are 64-bit numbers spread by a hash)."""
+def band_keys(sets: Sequence[Collection[int]]) -> np.ndarray:
+    """Per set, one 32-bit number per band of its MinHash signature (datasketch): equal rows give
+    equal numbers (and a rare collision only a candidate more, checked like any other). Made a
+    chunk of sets at a time, so only the band numbers are kept."""
     from datasketch import MinHash  # with scipy: loaded by the first join only
 
     options = {"num_perm": BANDS * ROWS, "seed": SEED, "scheme": "affine64", "hashfunc": int}
-    rows = [mark.hashvalues for mark in MinHash.generator(sets, **options)]
-    return np.stack(rows) if rows else np.zeros((0, BANDS * ROWS), dtype=np.uint64)
+    keys = np.empty((len(sets), BANDS), dtype=np.uint32)
+    marks = MinHash.generator(sets, **options)
+    for start in range(0, len(sets), SIGNATURE_CHUNK):
+        chunk = [next(marks).hashvalues for _ in range(min(SIGNATURE_CHUNK, len(sets) - start))]
+        rows = np.stack(chunk).reshape(len(chunk), BANDS, ROWS)
+        folded = rows[:, :, 0].copy()
+        for column in range(1, ROWS):
+            folded = folded * np.uint64(0x9E3779B97F4A7C15) ^ rows[:, :, column]
+        keys[start : start + len(chunk)] = (folded ^ (folded >> np.uint64(32))).astype(np.uint32)
+    return keys
 
 
 def similar_sets(
@@ -78,41 +89,45 @@ def similar_sets(
     its start is the caller's to tell."""
     tell, total = progress or _silent, len(sets)
     step = _step(total)
-    earlier, later = _candidates(signatures(sets)) if total > 1 else ([], [])
-    frozen = [frozenset(items) for items in sets]
+    earlier, later = _candidates(band_keys(sets)) if total > 1 else (np.zeros(0, np.int64),) * 2
     best: defaultdict[int, list[tuple[float, int]]] = defaultdict(list)
-    told = 0
-    for one, other in zip(earlier, later, strict=True):
-        alike = best[other]
-        if len(alike) >= MAX_PARTNERS:
-            continue  # a crowd: the candidates agreeing most were alike enough
-        score = jaccard(frozen[one], frozen[other])
-        if score >= threshold:
-            alike.append((score, one))
-        if other - told >= step and other < total:
-            told = other
-            tell(told, total)
+    told, current = 0, -1
+    x: frozenset[int] = frozenset()
+    for at in range(0, len(later), SIGNATURE_CHUNK):
+        ones = earlier[at : at + SIGNATURE_CHUNK].tolist()
+        others = later[at : at + SIGNATURE_CHUNK].tolist()
+        for one, other in zip(ones, others, strict=True):
+            alike = best[other]
+            if len(alike) >= MAX_PARTNERS:
+                continue  # a crowd: the candidates agreeing most were alike enough
+            if other != current:
+                current, x = other, frozenset(sets[other])  # candidates come by later set
+            score = jaccard(x, sets[one])
+            if score >= threshold:
+                alike.append((score, one))
+            if other - told >= step and other < total:
+                told = other
+                tell(told, total)
     tell(total, total)
     return _kept(best)
 
 
-def _candidates(marks: np.ndarray) -> tuple[list[int], list[int]]:
+def _candidates(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of sets whose signatures agree in all the rows of a band, as (earlier numbers,
     later numbers), by later set: for each, the MAX_VERIFIED earlier sets agreeing in the most
     bands (the nearest on a tie). In a band's bucket a set meets the MAX_VERIFIED before it."""
     found: list[np.ndarray] = []
-    size = len(marks)
+    size = len(keys)
     for band in range(BANDS):
-        keys = _band_keys(marks[:, band * ROWS : (band + 1) * ROWS])
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
+        order = np.argsort(keys[:, band], kind="stable")
+        ordered = keys[order, band]
         for gap in range(1, min(MAX_VERIFIED, size - 1) + 1):
             same = ordered[:-gap] == ordered[gap:]
             if not same.any():
                 break
             found.append(order[:-gap][same].astype(np.int64) * size + order[gap:][same])
     if not found:
-        return [], []
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     codes, agree = np.unique(np.concatenate(found), return_counts=True)
     earlier, later = codes // size, codes % size
     ranked = np.lexsort((-earlier, -agree, later))
@@ -120,15 +135,7 @@ def _candidates(marks: np.ndarray) -> tuple[list[int], list[int]]:
     at = np.arange(len(later))
     first = np.maximum.accumulate(np.where(np.r_[True, later[1:] != later[:-1]], at, 0))
     kept = at - first < MAX_VERIFIED
-    return earlier[kept].tolist(), later[kept].tolist()
-
-
-def _band_keys(rows: np.ndarray) -> np.ndarray:
-    """One number per set for a band's rows (equal rows, equal numbers)."""
-    keys = rows[:, 0].copy()
-    for column in range(1, rows.shape[1]):
-        keys = keys * np.uint64(0x9E3779B97F4A7C15) ^ rows[:, column]
-    return keys
+    return earlier[kept], later[kept]
 
 
 def _kept(best: defaultdict[int, list[tuple[float, int]]]) -> Found:
