@@ -210,6 +210,15 @@ def build_parser() -> Parser:
     history.add_argument("--json", action="store_true", help="print one JSON document")
     _common(history)
 
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the guard and guarded reads to agents over MCP (stdio)",
+        description="Serve check_memory, search, list_review, explain_memory and context_preview "
+        "over the Model Context Protocol on stdio, read-only; see docs/mcp.md.",
+    )
+    _paths(mcp)
+    _common(mcp)
+
     discover = sub.add_parser("discover", help="list the standard memory locations found on this machine")
     discover.add_argument("--json", action="store_true", help="print one JSON document")
     _common(discover)
@@ -289,6 +298,10 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
             _check_options(parser.commands[argv[0]], argv[1:])
         args = _parse(parser, argv)
         _legacy_paths(args, parser.commands[args.command].prog)
+        if args.command == "mcp":  # the MCP SDK is imported only by this command
+            from app.cli.mcp import cmd_mcp
+
+            return args, cmd_mcp
         from app.cli.commands import COMMANDS
 
         return args, COMMANDS[args.command]

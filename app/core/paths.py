@@ -13,6 +13,7 @@ from pathlib import Path
 from app.core.locations import Locations, sample_portfolio
 from app.core.model import Problem
 from app.core.reading.discovery import discover
+from app.core.systems.registry import systems
 
 SAMPLE_COPY = "sample-portfolio"
 
@@ -37,6 +38,8 @@ def sample_copy(locations: Locations) -> tuple[Path, bool]:
     try:
         shutil.copytree(sample_portfolio(), staging / SAMPLE_COPY, symlinks=True)
         _owner_writable(staging / SAMPLE_COPY)
+        for system in systems():
+            system.follow_copy(staging / SAMPLE_COPY, target)
         try:
             os.rename(staging / SAMPLE_COPY, target)
         except OSError:

@@ -22,8 +22,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
+from app.core import guard, review
 from app.core import paths as given_paths
-from app.core import review
 from app.core.budget import BudgetPlan, WhatIf, plan_budgets
 from app.core.change.applier import Applier
 from app.core.change.errors import ChangeError
@@ -34,6 +34,7 @@ from app.core.curate import Salience, Suggestion, file_reader, salience_all, sug
 from app.core.curate.duplicates import NearMemo
 from app.core.curate.merge_guard import MergeCheck, MergeRefused, check_merge
 from app.core.curate.saliences import Kept, log_mentions, salience_scores
+from app.core.guard import served
 from app.core.load import findings as findings_cache
 from app.core.load import litter
 from app.core.load.derived import DerivedCache
@@ -1134,6 +1135,26 @@ class Workbench:
                 key = (portfolio.system, portfolio.name)
                 plans += [plan for plan in (fresh if key in keys else old) if (plan.system, plan.portfolio) == key]
             self._plans = plans
+
+    # -- the guard (app/core/guard): answers for agents, never quarantined text or a secret -------
+
+    def guard_check(self, text: str, system: str | None = None) -> guard.GuardResult:
+        """allow / redact / quarantine / block for `text` about to be saved into a memory."""
+        return guard.check_memory(text, system)
+
+    def guarded_search(self, query: str, *, limit: int = 20) -> served.SearchView:
+        return served.search(self, query, limit)
+
+    def guarded_review(self) -> served.ReviewView:
+        return served.review(self)
+
+    def explain_memory(self, memory_id: str) -> served.Explanation:
+        """A memory's trust and where it comes from, its findings and its history, guarded."""
+        return served.explain(self, memory_id)
+
+    def context_preview(self, portfolio: str) -> served.ContextView:
+        """What the portfolio's agents load, guarded (read-only)."""
+        return served.context_preview(self, portfolio)
 
 
 @lru_cache(maxsize=64)

@@ -20,6 +20,8 @@ from app.core.change.errors import Unsupported
 from app.core.reading.base import Adapter, Capabilities
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from app.core.change.plan import Prepared
     from app.core.change.target import Reverse, Target
     from app.core.locations import Locations
@@ -97,6 +99,9 @@ class System(Protocol):
     def supersedes_reason(self, memory: Memory, relation: Relation, target: Memory | None) -> str: ...
     def is_record(self, memory: Memory) -> bool: ...
     def kept_apart(self, a: Memory, b: Memory) -> bool: ...
+
+    # -- copies ------------------------------------------------------------------------------------
+    def follow_copy(self, staged: Path, final: Path) -> None: ...
 
 
 class BaseSystem:
@@ -230,3 +235,9 @@ class BaseSystem:
     def kept_apart(self, a: Memory, b: Memory) -> bool:
         """Two of its memories that say the same on purpose (a summary and its detail): never a merge."""
         return False
+
+    def follow_copy(self, staged: Path, final: Path) -> None:
+        """A portfolio copied to `staged`, which will be renamed to `final` (the workbench's copy of
+        the sample): records the system keys to a folder's place are made to follow the copy. Most
+        systems key nothing to a place."""
+        return None

@@ -105,7 +105,10 @@ def undo_change(reason: str = REASON, change_id: str | None = None) -> Write:
     """Undo the change of that id (from the history), else the latest change still standing."""
 
     def title(plan: Plan | None) -> str:
-        return f"Undone: {one_line(plan.description, 120)}" if plan is not None else "Undone: the latest change"
+        # The plan says "undo promote of X: ..."; the title's "Undone:" already says the undo.
+        if plan is None:
+            return "Undone: the latest change"
+        return f"Undone: {one_line(plan.description.removeprefix('undo '), 120)}"
 
     def undo(wb: Workbench) -> Receipt:
         return apply_change(wb, title, lambda dry: wb.undo(change_id, reason=reason, dry_run=dry))

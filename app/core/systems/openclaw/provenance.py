@@ -120,14 +120,14 @@ def home_of(root: Path) -> Path:
 
 def workspace_key(root: Path) -> str:
     """OpenClaw's key for a workspace: the sha256 of its real path, with `/` separators."""
-    return _sha(os.path.realpath(root).replace("\\", "/"))
+    return sha(os.path.realpath(root).replace("\\", "/"))
 
 
 def store_key(root: Path, rel: str) -> str:
-    return f"{workspace_key(root)}:{_sha(rel)}"
+    return f"{workspace_key(root)}:{sha(rel)}"
 
 
-def _sha(text: str) -> str:
+def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -228,7 +228,7 @@ def _record(key: str, entry_key: str, value_json: Any) -> tuple[Record | None, s
     if not isinstance(value, dict):
         return None, f"{entry_key}: value_json is not a JSON object"
     rel = value.get("relativePath")
-    if not isinstance(rel, str) or not tracked(rel) or entry_key != f"{key}:{_sha(rel)}":
+    if not isinstance(rel, str) or not tracked(rel) or entry_key != f"{key}:{sha(rel)}":
         return None, f"{entry_key}: relativePath {rel!r} does not match its key"
     checks = (
         (value.get("version") == 1, "version is not 1"),

@@ -7,12 +7,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
-from app.core.systems.openclaw import budget, curation, salience, suggestions, trust
+from app.core.systems.openclaw import budget, curation, relocate, salience, suggestions, trust
 from app.core.systems.openclaw.reader import OpenClawAdapter
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import date
+    from pathlib import Path
 
     from app.core.budget.plans import BudgetContext, BudgetPlan
     from app.core.curate.salience import KeptValues, Observed, SalienceInputs, TextOf
@@ -74,6 +75,9 @@ class OpenClawSystem(BaseSystem):
 
     def kept_apart(self, a: Memory, b: Memory) -> bool:
         return suggestions.kept_apart(a, b)
+
+    def follow_copy(self, staged: Path, final: Path) -> None:
+        relocate.follow_copy(staged, final)
 
 
 SYSTEM = OpenClawSystem()
