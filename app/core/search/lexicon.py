@@ -11,7 +11,6 @@ frequencies an over-estimate), so nothing is ever invalidated, only dropped with
 
 from __future__ import annotations
 
-import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
@@ -75,14 +74,7 @@ def column_values(leaf: Any, fieldname: str) -> array[Any]:
     count = leaf.doc_count_all()
     values: array[Any] = array(typecode)
     if leaf.has_column(fieldname):
-        reader = leaf.column_reader(fieldname, column)
-        try:
-            raw = reader._dbfile.get(reader._basepos, reader._count * reader._fixedlen)
-            values.frombytes(raw)
-            if sys.byteorder == "little":
-                values.byteswap()  # NumericColumn writes network order
-        except AttributeError:
-            values = array(typecode, (reader[d] for d in range(count)))
+        values = array(typecode, leaf.column_reader(fieldname, column).load())
     if len(values) < count:
         values.extend([column._default] * (count - len(values)))
     return values
