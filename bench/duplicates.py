@@ -287,14 +287,14 @@ def recall(sizes: Sequence[int], recall_max: int, lsh_max: int) -> None:
                 f"recall {len(new & reference) / len(reference):.4f}, {len(new - reference)} not in it; "
                 f"old finds {len(old & reference):,}, recall {len(old & reference) / len(reference):.4f}"
             )
-        bounds = set_join.MAX_POSTINGS, set_join.MAX_PARTNERS, duplicates.MAX_HOLDERS, set_join.MAX_VERIFIED
+        bounds = set_join.MAX_PARTNERS, duplicates.MAX_HOLDERS, set_join.MAX_VERIFIED
         try:
-            set_join.MAX_POSTINGS = set_join.MAX_PARTNERS = set_join.MAX_VERIFIED = 1 << 40
+            set_join.MAX_PARTNERS = set_join.MAX_VERIFIED = 1 << 40
             unbounded = {(p.a, p.b) for p in near_duplicates(texts)}
             duplicates.MAX_HOLDERS = 1 << 40
             every_holder = {(p.a, p.b) for p in near_duplicates(texts)}
         finally:
-            set_join.MAX_POSTINGS, set_join.MAX_PARTNERS, duplicates.MAX_HOLDERS, set_join.MAX_VERIFIED = bounds
+            set_join.MAX_PARTNERS, duplicates.MAX_HOLDERS, set_join.MAX_VERIFIED = bounds
         print(
             f"{size:,} memories: search bounds lifted {len(unbounded):,} pairs, bounded {len(new):,}: recall {len(new & unbounded) / len(unbounded):.4f}; "
             f"passages held by more than {duplicates.MAX_HOLDERS} memories paired in full: {len(every_holder):,} pairs "
@@ -365,7 +365,10 @@ def main() -> int:
     args = parser.parse_args()
     print(
         f"python {sys.version.split()[0]}; threshold {NEAR_THRESHOLD}; bounds: {passages_module.MAX_PASSAGE_WORDS} words a passage, "
-        f"{passages_module.MAX_TEXT_SHINGLES:,} shingles a memory, {duplicates.MAX_HOLDERS} holders, {set_join.MAX_POSTINGS} postings, {set_join.MAX_PARTNERS} partners, {set_join.MAX_VERIFIED} verified"
+        f"{passages_module.MAX_TEXT_SHINGLES:,} shingles a memory, "
+        f"{duplicates.MAX_HOLDERS} holders, "
+        f"{set_join.BANDS}x{set_join.ROWS} bands, {set_join.MAX_PARTNERS} partners, "
+        f"{set_join.MAX_VERIFIED} verified"
     )
     loops(args.copies, args.old_max_copies)
     pipeline(args.copies, args.old_max_copies)

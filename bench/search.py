@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core.model import Memory, Source, Tier, TrustLevel  # noqa: E402
 from app.core.reading.base import count_words, estimate_tokens, memory_id, sha256_text  # noqa: E402
-from app.core.search import SearchIndex  # noqa: E402
+from app.core.search.index import SearchIndex  # noqa: E402
 from app.core.search.schema import build_schema, document, parse_when  # noqa: E402
 from app.core.search.writer import INDEX_NAME, FastSegmentWriter  # noqa: E402
 from bench.corpus import TAGS, WORDS  # noqa: E402

@@ -20,11 +20,10 @@ from datetime import date
 from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from app.core import guard, review
 from app.core import paths as given_paths
-from app.core import search as engine
 from app.core.budget import BudgetPlan, WhatIf, plan_budgets
 from app.core.change.applier import Applier
 from app.core.change.errors import ChangeError
@@ -54,15 +53,12 @@ from app.core.review.masking import mask_values, secret_values
 from app.core.review.queue import ReviewItem, may_need_review, review_queue
 from app.core.review.relinks import add_relink, read_relinks
 from app.core.review.trust import EffectiveTrust, effective_trusts
-from app.core.search import Hit, SearchResult
+from app.core.search import Hit, SearchEngine, SearchResult, fallback_search, open_engine
 from app.core.search import fed as search_fed
 from app.core.storage.touched import Row
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
 from app.core.systems.registry import adapter as adapter_for
-
-if TYPE_CHECKING:
-    from app.core.search.index import SearchIndex
 
 # Rows of a database read together when a pass over the memories asks for one of them.
 READ_AHEAD = 500
@@ -106,7 +102,7 @@ class Workbench:
         self._result: LoadResult | None = None
         self._by_id: dict[str, Memory] = {}
         self._portfolios: dict[tuple[str, str], Portfolio] = {}
-        self._index: SearchIndex | None = None
+        self._index: SearchEngine | None = None
         self._index_ready = False
         # A warm start's index update that would change nothing, left until the index is used.
         self._index_pending: tuple[list[Portfolio], list[Memory], str | None] | None = None
@@ -291,12 +287,12 @@ class Workbench:
             return 0, "0 added, 0 changed, 0 removed; opened at the first search"
         return self._update_index(portfolios, memories, inputs, progress=progress, since=since)
 
-    def _search_index(self, portfolios: list[Portfolio]) -> SearchIndex:
+    def _search_index(self, portfolios: list[Portfolio]) -> SearchEngine:
         folder = self.locations.search_index([p.root for p in portfolios])
         if self._index is None or self._index.folder != folder:
             self.close()
             # nice: a first build in the background must not slow the screen down
-            self._index = engine.SearchIndex(self.locations.ensure_private(folder), nice=5)
+            self._index = open_engine(self.locations.ensure_private(folder), nice=5)
         return self._index
 
     def _open_pending_index(self) -> None:
@@ -405,7 +401,7 @@ class Workbench:
                 known.append(self.trusts())
             return known[0][memory.id].level.value
 
-        return engine.fallback_search(self.memories, query, limit, trust_of=trust_of)
+        return fallback_search(self.memories, query, limit, trust_of=trust_of)
 
     def _trust_overrides(self) -> dict[str, str]:
         """The memories whose effective trust is not the claim the search index holds, with their

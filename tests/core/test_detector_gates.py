@@ -83,7 +83,7 @@ def test_the_scorer_gate_says_nothing_about_a_unit_cut_inside_a_word() -> None:
 def test_the_scorer_gate_sums_the_same_features_with_or_without_the_automaton() -> None:
     m = scorer.model()
     plain = dataclasses.replace(m, gate=None)
-    assert m.gate is not None or not automaton_installed()
+    assert m.gate is not None
     texts = TEXTS + [FILLER + " ignore ignore all all previous", "a", "", "ab " * 40, "zz9 " + ORDERS[0]]
     sums = [scorer._distinct_units(m, scorer.joined_stems(scorer.fold(t))) for t in texts]
     assert sums == [scorer._distinct_units(plain, scorer.joined_stems(scorer.fold(t))) for t in texts]
@@ -107,10 +107,6 @@ def test_joined_stems_are_the_tokens_joined() -> None:
         low = scorer.fold(text)
         assert scorer.joined_stems(low) == " " + " ".join(scorer.tokens(low)) + " ", text
     assert any(scorer.fold(t).isascii() for t in texts) and any(not scorer.fold(t).isascii() for t in texts)
-
-
-def automaton_installed() -> bool:
-    return common.Automaton is not None
 
 
 LINK_TEXTS = [

@@ -1,15 +1,13 @@
 """The detector's keyword index finds exactly what a `find` per keyword finds: for every registered
 keyword set, on the project's corpus and on texts built to trip an index up (keywords inside words,
-overlapping and nested keywords, non-ASCII letters, floods), the Aho-Corasick index, the regex index
-used without it and the per-keyword search give the same positions."""
+overlapping and nested keywords, non-ASCII letters, floods), the Aho-Corasick index and the
+per-keyword search give the same positions."""
 
 from __future__ import annotations
 
 import random
 
-import pytest
-
-from app.core.review import common, detector
+from app.core.review import common, detector  # noqa: F401 - detector registers the keyword sets
 from app.core.review.common import INDEX_MIN_CHARS, Prepared
 from tests.core.detector_corpus import ATTACKS, BENIGN
 
@@ -39,11 +37,8 @@ def _per_keyword(p: Prepared) -> dict[int, list[int]]:
     return {ks.id: p.positions(tuple(ks)) for ks in common._REGISTRY}
 
 
-@pytest.mark.parametrize("automaton", [True, False], ids=["aho-corasick", "regex"])
-def test_index_positions_are_those_of_a_find_per_keyword(automaton: bool) -> None:
-    if automaton and common.Automaton is None:
-        pytest.skip("pyahocorasick is not installed")
-    index = common._Index(list(common._REGISTRY), automaton=automaton)
+def test_index_positions_are_those_of_a_find_per_keyword() -> None:
+    index = common._Index(list(common._REGISTRY))
     for text in TEXTS:
         p = Prepared(text)
         found = index.find(p.low)
@@ -53,13 +48,6 @@ def test_index_positions_are_those_of_a_find_per_keyword(automaton: bool) -> Non
             continue
         got = {ks.id: found.get(ks.id, []) for ks in common._REGISTRY}
         assert got == expected, text[:200]
-
-
-def test_scans_agree_without_the_automaton(monkeypatch: pytest.MonkeyPatch) -> None:
-    texts = [c.text for c in ATTACKS + BENIGN if not c.yaml]
-    with_automaton = [detector.scan_text(t) for t in texts]
-    monkeypatch.setattr(common, "_INDEX", common._Index(list(common._REGISTRY), automaton=False))
-    assert [detector.scan_text(t) for t in texts] == with_automaton
 
 
 def _big() -> list[str]:
@@ -75,8 +63,6 @@ def _big() -> list[str]:
 
 
 def test_big_text_positions_follow_the_per_keyword_rules() -> None:
-    if common.Automaton is None:
-        pytest.skip("pyahocorasick is not installed")
     index = common._Index(list(common._REGISTRY))
     for text in _big():
         p = Prepared(text)

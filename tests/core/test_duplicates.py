@@ -201,9 +201,9 @@ def sentence(rng: random.Random, vocabulary: list[str], words: int) -> str:
 def test_passages_restating_each_others_sentences_are_counted_and_few_verified(counted_jaccard: list[int]) -> None:
     """2,000 paragraphs of three sentences, each sentence a window of one text of 3,000 words, so
     that every sentence is restated by some thirty paragraphs and most paragraphs share one with
-    dozens of others, far under the threshold. The result is the exact all-pairs result; the count
-    of shared shingles rules most candidates out unverified (comparing every paragraph sharing two
-    of its rarest shingles would verify about 46 per paragraph here)."""
+    dozens of others, far under the threshold. The result is the exact all-pairs result; the
+    MinHash bands rule most candidates out unverified (comparing every paragraph sharing two of
+    its rarest shingles would verify about 46 per paragraph here)."""
     rng = random.Random(7)
     vocabulary = ["".join(rng.choices(string.ascii_lowercase, k=6)) for _ in range(4_000)]
     stream = rng.choices(vocabulary, k=3_000)
@@ -216,7 +216,7 @@ def test_passages_restating_each_others_sentences_are_counted_and_few_verified(c
     near = duplicates.near_duplicates(texts)
     assert len(near) > 100
     assert near == all_pairs(texts, NEAR_THRESHOLD)
-    assert counted_jaccard[0] < 25 * len(texts)
+    assert counted_jaccard[0] < 30 * len(texts)
 
 
 def test_the_comparisons_grow_with_the_memories_not_their_pairs(counted_jaccard: list[int]) -> None:

@@ -110,7 +110,7 @@ def test_after_edits_only_the_changed_texts_are_read_and_the_pairs_are_those_of_
 def test_probing_the_new_sets_equals_joining_them_all(monkeypatch: pytest.MonkeyPatch) -> None:
     """probe_fresh finds every pair that holds a fresh set, as similar_sets does over all of them
     (both exact here: the sets are a crowd, sharing shingles by the hundred, so the caps are off)."""
-    for cap in ("MAX_POSTINGS", "MAX_PARTNERS", "MAX_VERIFIED"):
+    for cap in ("MAX_PARTNERS", "MAX_VERIFIED"):
         monkeypatch.setattr(set_join, cap, 1 << 40)
     rng = random.Random(4)
     vocabulary = list(range(400))
@@ -239,3 +239,35 @@ def test_a_cache_that_lost_what_it_named_is_rebuilt_and_suggests_the_same(
     assert _suggestions(isolated_locations, clock, sample_copy) == _suggestions(elsewhere(tmp_path), clock, sample_copy)
     with sqlite3.connect(cache) as db:
         assert db.execute("SELECT count(*) FROM sets").fetchone()[0] > 100  # kept anew
+
+
+def test_a_run_with_a_kept_memo_loads_no_minhash_library(tmp_path: Path) -> None:
+    """datasketch (with numpy's and scipy's extras) is loaded by a full join only: a second run
+    over the same texts in a new process finds the pairs in the cache and never imports it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from app.core.curate.duplicates import find_duplicates\n"
+        "from app.core.load.near import kept_run\n"
+        "from bench.corpus import MemoryTexts\n"
+        "from tests.core.test_duplicates_memo import Portfolio, by_content\n"
+        "portfolio = Portfolio(MemoryTexts(300, seed=5).texts)\n"
+        f"folder = Path({str(tmp_path)!r})\n"
+        "run = lambda memo: find_duplicates(portfolio.memories, portfolio.text_of, memo=memo)\n"
+        "found = kept_run(lambda: folder, by_content, run)\n"
+        "print(len(found[1]), 'datasketch' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+
+    def run() -> str:
+        command = [sys.executable, "-c", script]
+        out = subprocess.run(command, capture_output=True, text=True, cwd=root, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()[-2:]
+
+    pairs, loaded = run()
+    assert int(pairs) > 0 and loaded == "True"
+    assert run() == [pairs, "False"]

@@ -15,7 +15,6 @@ from app.core.curate.saliences import Kept, log_mentions, salience, salience_all
 from app.core.locations import Locations
 from app.core.model import Memory, Source, Span, Tier, TrustLevel
 from app.core.systems import registry
-from app.core.systems.openclaw import salience as openclaw_salience
 from app.core.systems.openclaw.salience import handles
 from app.core.workbench import Workbench
 
@@ -180,16 +179,7 @@ def test_access_log_feeds_systems_without_access_data(bench: Workbench) -> None:
 # ---- OpenClaw: Fortress priority and the daily logs that mention a memory -------------------------
 
 
-@pytest.fixture(params=["automaton", "word index"])
-def finder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Mentions found by one Aho-Corasick pass over a log, and without pyahocorasick by a search
-    for each handle of the log's words: the same either way."""
-    if request.param == "word index":
-        monkeypatch.setattr(openclaw_salience, "Automaton", None)
-    return str(request.param)
-
-
-def test_openclaw_mentions_in_daily_logs(bench: Workbench, finder: str) -> None:
+def test_openclaw_mentions_in_daily_logs(bench: Workbench) -> None:
     mentions = log_mentions(bench.memories, bench.text)
     # "staging database" in the archived 2026-10-19 log and in the 2026-11-24 and 2026-11-27 logs
     assert mentions["openclaw:workspace:note/staging"] == [date(2026, 10, 19), date(2026, 11, 24), date(2026, 11, 27)]
@@ -218,7 +208,7 @@ def test_openclaw_daily_log_was_touched_on_its_date(bench: Workbench) -> None:
     assert s.days_since_access == pytest.approx(31 + 17 / 24, abs=1e-3)
 
 
-def test_mentions_need_word_boundaries(finder: str) -> None:
+def test_mentions_need_word_boundaries() -> None:
     log = make("openclaw", "log/2026-11-20", kind="log", fields={"date": "2026-11-20"})
     other = make("openclaw", "log/2026-11-21", kind="log", fields={"date": "2026-11-21"})
     pgx = make("openclaw", "note/pgx-pool", name="pgx pool", kind="note")
@@ -241,7 +231,7 @@ def test_mentions_need_word_boundaries(finder: str) -> None:
     }
 
 
-def test_overlapping_handles_and_a_glued_first_occurrence(finder: str) -> None:
+def test_overlapping_handles_and_a_glued_first_occurrence() -> None:
     log = make("openclaw", "log/2026-11-22", kind="log", fields={"date": "2026-11-22"})
     pgx = make("openclaw", "note/pgx", name="pgx pool", kind="note")
     pool = make("openclaw", "note/pool", name="pool size", kind="note")

@@ -15,8 +15,10 @@ import pytest
 
 from app.core.model import Memory, Source, Tier, TrustLevel
 from app.core.reading.base import count_words, estimate_tokens, memory_id, sha256_text
-from app.core.search import BuildPlan, QuerySyntaxError, SearchIndex, fallback_search
+from app.core.search import QuerySyntaxError, fallback_search
 from app.core.search.highlight import CLOSE, OPEN
+from app.core.search.index import SearchIndex
+from app.core.search.writer import BuildPlan
 
 CORPUS: list[tuple[str, dict[str, object], str]] = [
     (
@@ -701,35 +703,6 @@ def test_search_before_any_build(tmp_path: Path) -> None:
     assert index.more_like_this("x:y:z") == []
     index.warm()
     assert index.documents == 0
-
-
-def test_single_word_fast_path_ranks_exactly_as_whoosh(tmp_path: Path) -> None:
-    from whoosh import query as wq
-
-    from app.core.search.fastpath import top_for_term
-    from app.core.search.index import _run
-
-    store = Store()
-    words = ["alpha", "beta", "gamma", "delta"]
-    for n in range(300):
-        text = " ".join(words[(n + k) % 4] for k in range(n % 7 + 1)) + f" filler{n % 13} " + "pad " * (n % 50)
-        store.put(f"doc-{n:03d}", dict(name=f"Doc {n} {words[n % 4]}", tags=(words[n % 3],)), text)
-    index = SearchIndex(tmp_path / "index", workers=1, plan=BuildPlan(first=40, largest=100))
-    index.update(store.all(), store.text_of)
-    for n in range(0, 300, 7):  # deletions in every segment
-        del store.memories[mid(f"doc-{n:03d}")]
-    index.update(store.all(), store.text_of)
-    searcher = index._current_searcher()
-    assert len(list(searcher.reader().leaf_readers())) > 1
-    for term in ("alpha", "beta", "gamma", "delta", "filler3", "pad", "absent"):
-        for limit in (1, 5, 20, 400):
-            fast, total, exact = top_for_term(searcher, "text", term, limit, index._lexicon)
-            slow = list(_run(searcher, wq.Term("text", term), limit).items())
-            assert [d for d, _ in fast] == [d for d, _ in slow], (term, limit)
-            assert all(abs(a - b) < 1e-6 for (_, a), (_, b) in zip(fast, slow))
-            if exact:
-                assert total == len(list(_run(searcher, wq.Term("text", term), 10_000).items()))
-    index.close()
 
 
 def test_fast_writer_writes_what_whoosh_writes(tmp_path: Path) -> None:

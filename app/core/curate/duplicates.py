@@ -32,7 +32,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain, combinations, count
+from itertools import chain, combinations
 from typing import TypeVar
 
 from app.core.curate.passages import (
@@ -55,7 +55,15 @@ from app.core.curate.passages import (
     shingles,
     words,
 )
-from app.core.curate.set_join import MAX_PARTNERS, MAX_POSTINGS, MAX_VERIFIED, probe_fresh, progress_step, similar_sets
+from app.core.curate.set_join import (
+    BANDS,
+    MAX_PARTNERS,
+    MAX_VERIFIED,
+    ROWS,
+    probe_fresh,
+    progress_step,
+    similar_sets,
+)
 from app.core.model import Memory
 from app.core.processes import process_context, real_stderr
 
@@ -81,12 +89,15 @@ MAX_HOLDERS = 50
 # Past this share of sets new since the last join, joining everything again costs less than
 # probing the new ones (a first run, a portfolio added).
 REJOIN_SHARE = 0.25
+# Past this many new sets, joining everything again costs less than counting what every set shares
+# with each of them.
+PROBE_MAX = 1_000
 
 # What a kept memo was made with: a memo made otherwise is not used. Bump the last part when what a
 # text gives changes (its passages, words or word pairs).
 SETTINGS = (
     f"t{NEAR_THRESHOLD}:h{MAX_HOLDERS}:w{MIN_PASSAGE_WORDS}-{MAX_PASSAGE_WORDS}-{MAX_TEXT_SHINGLES}"
-    f":j{MAX_POSTINGS}-{MAX_PARTNERS}-{MAX_VERIFIED}:d{DIGEST_BYTES}:1"
+    f":j{BANDS}x{ROWS}-{MAX_PARTNERS}-{MAX_VERIFIED}:d{DIGEST_BYTES}:2"
 )
 
 TextOf = Callable[[str], str]
@@ -369,14 +380,11 @@ def _holders(owners: Iterable[str], digests: Mapping[str, TextDigest]) -> dict[b
 
 
 def _join_all(keys: list[bytes], sets: Mapping[bytes, Collection[int]], threshold: float, progress: Progress | None) -> dict[SetPair, float]:
-    """Every pair of sets at or above `threshold`, the sets renumbered densely in first-seen order
-    (a number shared by every set holding the shingle)."""
+    """Every pair of sets at or above `threshold`."""
     if progress is not None:
-        progress(COMPARING, 0, len(keys))  # numbering and ordering every shingle is the first part
-    dense: defaultdict[int, int] = defaultdict(count().__next__)
-    numbered = [tuple(sorted(map(dense.__getitem__, sets[key]))) for key in keys]
-    del dense
-    return {_pair(keys[one], keys[other]): score for one, other, score in similar_sets(numbered, threshold, _comparing(progress))}
+        progress(COMPARING, 0, len(keys))
+    found = similar_sets([sets[key] for key in keys], threshold, _comparing(progress))
+    return {_pair(keys[one], keys[other]): score for one, other, score in found}
 
 
 def _comparing(progress: Progress | None) -> Callable[[int, int], None] | None:
@@ -400,7 +408,8 @@ def _set_pairs(
     missing = [key for key in keys if key not in sets] if fresh else []
     if missing:
         sets.update(memo.kept_sets(missing))
-    if len(fresh) > REJOIN_SHARE * len(keys) or not memo.joined or memo.threshold != threshold:
+    many = len(fresh) > min(PROBE_MAX, REJOIN_SHARE * len(keys))
+    if many or not memo.joined or memo.threshold != threshold:
         pairs = _join_all(keys, sets, threshold, progress)
         memo.rejoined = True
     else:

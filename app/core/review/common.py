@@ -11,10 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-try:  # Aho-Corasick in C: every keyword in one pass; without it two regex passes give the same positions
-    from ahocorasick import Automaton
-except ImportError:  # pragma: no cover - exercised by tests that hide the module
-    Automaton = None
+from ahocorasick import Automaton
 
 from app.core.inert import inert
 from app.core.review.finding import Category
@@ -120,115 +117,28 @@ def run_keyed(p: Prepared, rules: tuple[KeyedRule, ...]) -> list[Hit]:
     return hits
 
 
-_FREQUENT = "etaoinsrhldcumfpgwybvkxjqz0123456789"
-
-
-def _char_order(ch: str) -> tuple[int, str]:
-    i = _FREQUENT.find(ch)
-    return (i if i >= 0 else len(_FREQUENT), ch)
-
-
-def _trie(words: Iterable[str]) -> str:
-    """A regex that matches the longest of `words` at a position (a trie, so each step is one test)."""
-    root: dict[str, Any] = {}
-    for w in words:
-        node = root
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        # Alternatives are tried in order: the letters most words begin with first.
-        alts = [re.escape(ch) + emit(node[ch]) for ch in sorted((c for c in node if c), key=_char_order)]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return emit(root)
-
-
-_WORD_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # keywords tried at every position
+_WORD_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # what a word is made of
 
 
 class _Index:
-    """Every registered keyword found in one pass over the lowercase text: by an Aho-Corasick automaton
-    when `pyahocorasick` is installed, else by two regex passes, one for the keywords that begin with a
-    letter or digit (tried at every position, so also inside words) and one for the others (tried only
-    where their first character is), each reporting the longest keyword at a position (the shorter
-    keywords it begins with occur there too). Either way the positions are exactly those of a `find`
-    per keyword."""
+    """Every registered keyword found in one pass over the lowercase text by an Aho-Corasick
+    automaton; the positions are exactly those of a `find` per keyword."""
 
-    def __init__(self, sets: list[Keys], *, automaton: bool = True) -> None:
+    def __init__(self, sets: list[Keys]) -> None:
         sets_of_key: dict[str, set[int]] = {}
         for ks in sets:
             for k in ks:
                 if k:
                     sets_of_key.setdefault(k, set()).add(ks.id)
         self.sets_of_key = {k: tuple(sorted(v)) for k, v in sets_of_key.items()}
-        self.automaton: Any = None
-        if automaton and Automaton is not None:
-            self.automaton = Automaton()
-            for k, owners in sets_of_key.items():
-                self.automaton.add_word(k, (len(k) - 1, tuple(sorted(owners)), k))
-            self.automaton.make_automaton()
-            return
-        word = sorted(k for k in sets_of_key if k[0] in _WORD_START)
-        other = sorted(k for k in sets_of_key if k[0] not in _WORD_START)
-        self.word = re.compile(f"(?=({_trie(word)}))")
-        by_first: dict[str, list[str]] = {}
-        for k in other:
-            by_first.setdefault(k[0], []).append(k[1:])
-        self.other = re.compile("|".join(f"{re.escape(ch)}(?=({_trie(rests)}))" for ch, rests in sorted(by_first.items())))
-        # The sets an occurrence of the longest keyword at a position belongs to: those of every
-        # keyword that is a prefix of it.
-        self.sets_of: dict[str, tuple[int, ...]] = {}
-        for k in sets_of_key:
-            ids: set[int] = set()
-            for n in range(1, len(k) + 1):
-                ids.update(sets_of_key.get(k[:n], ()))
-            self.sets_of[k] = tuple(sorted(ids))
+        self.automaton: Any = Automaton()
+        for k, owners in sets_of_key.items():
+            self.automaton.add_word(k, (len(k) - 1, tuple(sorted(owners)), k))
+        self.automaton.make_automaton()
 
     def find(self, low: str) -> dict[int, list[int]] | None:
-        """Sorted, distinct positions of each registered set that occurs in `low`, or None when so many
-        keywords occur that one may pass its cap (the per-keyword search then applies it)."""
-        if self.automaton is not None:
-            return self._automaton_find(low)
-        by_key: dict[str, list[int]] = {}
-        get = by_key.get
-        for m in self.word.finditer(low):
-            key = m.group(1)
-            got = get(key)
-            if got is None:
-                by_key[key] = [m.start()]
-            else:
-                got.append(m.start())
-        if self.other.pattern:
-            for m in self.other.finditer(low):
-                key = m.group(0) + m.group(m.lastindex or 0)
-                got = get(key)
-                if got is None:
-                    by_key[key] = [m.start()]
-                else:
-                    got.append(m.start())
-        if sum(map(len, by_key.values())) >= MAX_OCCURRENCES:
-            return None
-        sets: dict[int, list[int]] = {}
-        merged: list[int] = []
-        sets_of = self.sets_of
-        for key, found in by_key.items():
-            for i in sets_of[key]:
-                have = sets.get(i)
-                if have is None:
-                    sets[i] = found  # shared between sets; never appended to
-                else:
-                    sets[i] = have + found
-                    merged.append(i)
-        for i in merged:
-            sets[i].sort()  # each position has one longest keyword, so no position repeats
-        return sets
-
-    def _automaton_find(self, low: str) -> dict[int, list[int]] | None:
+        """Sorted, distinct positions of each registered set that occurs in `low`, or None when so
+        many keywords occur that one may pass its cap (the per-keyword search then applies it)."""
         sets: dict[int, list[int]] = {}
         get = sets.get
         unsorted: set[int] = set()
@@ -255,10 +165,8 @@ class _Index:
     def find_big(self, p: Prepared) -> dict[int, list[int]] | None:
         """`find` for a big text, by the rules of the per-keyword search there: a keyword keeps its first
         MAX_OCCURRENCES positions, and one whose words do not all begin words of the text counts as
-        absent (`Prepared._absent`). None without the automaton or when keywords occur more than
-        BIG_OCCURRENCES times in all (a flood of one phrase is cheaper keyword by keyword)."""
-        if self.automaton is None:
-            return None
+        absent (`Prepared._absent`). None when keywords occur more than BIG_OCCURRENCES times in
+        all (a flood of one phrase is cheaper keyword by keyword)."""
         low = p.low
         by_key: dict[str, list[int]] = {}
         get = by_key.get

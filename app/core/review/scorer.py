@@ -135,7 +135,7 @@ class Model:
     pair_units: dict[tuple[str, str], int]
     # Every weighted stem as " stem " and every weighted pair as " left right ", each with its index in
     # `feature_units`: in the stems of a text joined by single spaces (a space at each end) those are
-    # found where the stem or the pair occurs, all in one pass in C (None without pyahocorasick).
+    # found where the stem or the pair occurs, all in one pass in C.
     gate: Any
     feature_units: list[int]
 
@@ -182,8 +182,6 @@ def parse(raw: str) -> Model:
 
 
 def _gate(stem_units: dict[str, int], pair_units: dict[tuple[str, str], int]) -> tuple[Any, list[int]]:
-    if Automaton is None:
-        return None, []
     automaton = Automaton()
     feature_units: list[int] = []
     for key, v in chain(((f" {stem} ", v) for stem, v in stem_units.items()), ((f" {a} {b} ", v) for (a, b), v in pair_units.items())):

@@ -15,8 +15,7 @@ from collections.abc import Callable, Iterable
 
 from app.core.inert import inert
 from app.core.model import Memory
-from app.core.search.highlight import CLOSE, OPEN
-from app.core.search.results import Hit, SearchResult
+from app.core.search.results import CLOSE, OPEN, Hit, SearchResult
 
 TrustOf = Callable[[Memory], str]  # a memory's effective trust level
 _PIECE = re.compile(r'(-?)(?:([A-Za-z_]+):)?(?:"([^"]*)"|(\S+))')

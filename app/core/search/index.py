@@ -48,9 +48,8 @@ from whoosh.util.filelock import try_for
 
 from app.core.model import Memory
 from app.core.search import fed
-from app.core.search.fastpath import top_for_term
 from app.core.search.highlight import highlight
-from app.core.search.lexicon import FastBM25F, Lexicon, fuzzy_automaton
+from app.core.search.lexicon import Lexicon, fuzzy_automaton
 from app.core.search.manifest import Manifest, ManifestFile
 from app.core.search.query import (
     EFFECTIVE_TRUST,
@@ -572,7 +571,7 @@ class SearchIndex:
                 return None
             self._check_toc()
             self._lexicon.clear()
-            self._searcher = self._open_index().searcher(weighting=FastBM25F(self._lexicon))
+            self._searcher = self._open_index().searcher()
             self._seen_commits = self._commits
             self._last_check = time.monotonic()
             return self._searcher
@@ -709,19 +708,15 @@ class SearchIndex:
         built = build(tree, searcher.reader(), self._lexicon, overrides)
         if built.query is None:
             return SearchResult(query=query, total=0, took_ms=_ms(started), notice="nothing to search for: only very common words")
-        query_obj = built.query
-        if isinstance(query_obj, wq.Term) and query_obj.fieldname == "text" and query_obj.boost == 1.0:
-            page, total, exact = top_for_term(searcher, "text", query_obj.text, limit, self._lexicon)
+        results = _run(searcher, built.query, limit)
+        page = list(results.items())
+        scored = len(page)
+        if scored < limit:
+            total, exact = scored, True
+        elif results.has_exact_length():
+            total, exact = len(results), True
         else:
-            results = _run(searcher, query_obj, limit)
-            page = list(results.items())
-            scored = len(page)
-            if scored < limit:
-                total, exact = scored, True
-            elif results.has_exact_length():
-                total, exact = len(results), True
-            else:
-                total, exact = max(scored, int(results.estimated_length())), False
+            total, exact = max(scored, int(results.estimated_length())), False
         hits = [self._hit(searcher, docnum, score, built.highlight_terms) for docnum, score in page]
         suggestion = None
         if built.plain_words:
@@ -847,7 +842,7 @@ class SearchIndex:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def warm(self) -> None:
-        """Open the searcher and touch what a first query reads (term tables, lengths, stored fields,
+        """Open the searcher and touch what a first query reads (term tables, stored fields,
         the bodies column), so the first real search is as fast as the rest. Safe to call from a
         background thread; does nothing when there is no index."""
         with self._guard():
@@ -858,7 +853,6 @@ class SearchIndex:
                 reader = searcher.reader()
                 for leaf, _base in reader.leaf_readers():
                     self._lexicon.terms(leaf, "text")
-                    self._lexicon.lengths(leaf, "text")
                 first = next(iter(reader.lexicon("text")), None)
                 if first is not None:
                     probe = first.decode("utf-8") if isinstance(first, bytes) else first

@@ -1,10 +1,9 @@
-"""Per-segment term lists and document lengths, read once and kept in memory while the segment is.
+"""Per-segment term lists and numeric columns, read once and kept in memory while the segment is.
 
-Whoosh answers "which terms start with `ste`" and "which terms are within 2 edits of `rlease`" by
-walking its on-disk term table, one binary search through a memory-mapped hash file per step; on
-10k memories a fuzzy term cost 40-80 ms that way. A sorted Python list of a segment's terms (with
-their document frequencies) turns those walks into `bisect` calls, and a segment's field lengths as
-one `bytes` object make BM25 scoring a lookup instead of a column read per document.
+Whoosh answers "which terms are within 2 edits of `rlease`" by walking its on-disk term table,
+one binary search through a memory-mapped hash file per step of its automaton. A sorted Python list
+of a segment's terms (read once through Whoosh's public iter_field, with their document
+frequencies) turns those steps into `bisect` calls.
 
 Both are keyed by segment id: segments never change once written (deletions aside, which only make
 frequencies an over-estimate), so nothing is ever invalidated, only dropped with its segment.
@@ -12,21 +11,12 @@ frequencies an over-estimate), so nothing is ever invalidated, only dropped with
 
 from __future__ import annotations
 
-import struct
-import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
 from whoosh.automata.lev import levenshtein_automaton
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
-from whoosh.scoring import BM25F, BM25FScorer
-from whoosh.system import pack_ushort
-from whoosh.util.numeric import byte_to_length, length_to_byte
-
-_DOC_FREQ = struct.Struct("!I")  # W3TermInfo: flags (B), weight (f), then doc frequency (I)
-BYTE_TO_LENGTH = [byte_to_length(b) for b in range(256)]
 
 
 class SegmentTerms:
@@ -42,19 +32,7 @@ class SegmentTerms:
     def read(cls, leaf: Any, fieldname: str) -> SegmentTerms:
         words: list[str] = []
         frequencies: array[int] = array("I")
-        try:
-            terms = leaf._terms
-            fieldid = terms._fieldmap[fieldname]
-            prefix = pack_ushort(fieldid)
-            unpack = _DOC_FREQ.unpack_from
-            for key, value in terms._tindex.items_from(prefix):
-                if not key.startswith(prefix):
-                    break
-                words.append(key[2:].decode("utf-8"))
-                frequencies.append(unpack(value, 5)[0])
-        except KeyError:
-            pass  # the field has no terms in this segment
-        except AttributeError:  # not a whoosh-reloaded 2.7 W3 segment: the slow, public way
+        if fieldname in leaf.indexed_field_names():
             for btext, info in leaf.iter_field(fieldname):
                 words.append(btext.decode("utf-8") if isinstance(btext, bytes) else btext)
                 frequencies.append(info.doc_frequency())
@@ -65,15 +43,6 @@ class SegmentTerms:
         if at < len(self.words) and self.words[at] == word:
             return self.frequencies[at]
         return 0
-
-    def prefixed(self, prefix: str, limit: int) -> Iterator[tuple[str, int]]:
-        """(term, frequency) of the first `limit` terms starting with `prefix`."""
-        words = self.words
-        at = bisect_left(words, prefix)
-        end = min(len(words), at + limit)
-        while at < end and words[at].startswith(prefix):
-            yield words[at], self.frequencies[at]
-            at += 1
 
     def within(self, dfa: Any) -> Iterator[str]:
         """Terms the automaton accepts (Whoosh's find_matches, over this list)."""
@@ -97,17 +66,6 @@ def fuzzy_automaton(word: str, distance: int, prefix: int = 1) -> Any:
     return levenshtein_automaton(word, distance, prefix).to_dfa()
 
 
-def field_lengths(leaf: Any, fieldname: str) -> bytes:
-    """A segment's length bytes of one field (Whoosh's byte-quantized lengths), one per document."""
-    try:
-        reader = leaf._perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-        if reader is None:
-            return b""
-        return bytes(reader._dbfile.get(reader._basepos, reader._count))
-    except AttributeError:
-        return bytes(length_to_byte(leaf.doc_field_length(d, fieldname, 0)) for d in range(leaf.doc_count_all()))
-
-
 def column_values(leaf: Any, fieldname: str) -> array[Any]:
     """Every document's value of a NumericColumn field in one segment (the column's default where a
     document has none)."""
@@ -116,25 +74,17 @@ def column_values(leaf: Any, fieldname: str) -> array[Any]:
     count = leaf.doc_count_all()
     values: array[Any] = array(typecode)
     if leaf.has_column(fieldname):
-        reader = leaf.column_reader(fieldname, column)
-        try:
-            raw = reader._dbfile.get(reader._basepos, reader._count * reader._fixedlen)
-            values.frombytes(raw)
-            if sys.byteorder == "little":
-                values.byteswap()  # NumericColumn writes network order
-        except AttributeError:
-            values = array(typecode, (reader[d] for d in range(count)))
+        values = array(typecode, leaf.column_reader(fieldname, column).load())
     if len(values) < count:
         values.extend([column._default] * (count - len(values)))
     return values
 
 
 class Lexicon:
-    """The cache of SegmentTerms, field lengths and numeric columns, by segment id."""
+    """The cache of SegmentTerms and numeric columns, by segment id."""
 
     def __init__(self) -> None:
         self._terms: dict[tuple[str, str], SegmentTerms] = {}
-        self._lengths: dict[tuple[str, str], bytes] = {}
         self._columns: dict[tuple[str, str], array[Any]] = {}
 
     @staticmethod
@@ -151,15 +101,6 @@ class Lexicon:
             found = self._terms[key] = SegmentTerms.read(leaf, fieldname)
         return found
 
-    def lengths(self, leaf: Any, fieldname: str) -> bytes:
-        key = self._key(leaf, fieldname)
-        if key is None:
-            return field_lengths(leaf, fieldname)
-        found = self._lengths.get(key)
-        if found is None:
-            found = self._lengths[key] = field_lengths(leaf, fieldname)
-        return found
-
     def column(self, leaf: Any, fieldname: str) -> array[Any]:
         key = self._key(leaf, fieldname)
         if key is None:
@@ -171,45 +112,11 @@ class Lexicon:
 
     def keep(self, segment_ids: set[str]) -> None:
         """Forget the segments that are gone (merged away or rebuilt)."""
-        caches: tuple[dict[tuple[str, str], Any], ...] = (self._terms, self._lengths, self._columns)
+        caches: tuple[dict[tuple[str, str], Any], ...] = (self._terms, self._columns)
         for cache in caches:
             for key in [k for k in cache if k[0] not in segment_ids]:
                 del cache[key]
 
     def clear(self) -> None:
         self._terms.clear()
-        self._lengths.clear()
         self._columns.clear()
-
-
-class _LengthTableScorer(BM25FScorer):
-    """BM25FScorer reading document lengths from an in-memory table."""
-
-    def __init__(self, searcher: Any, fieldname: str, text: Any, B: float, K1: float, lengths: bytes, qf: int = 1) -> None:
-        super().__init__(searcher, fieldname, text, B, K1, qf=qf)
-        self._lengths = lengths
-        self._count = len(lengths)
-        self._k1p1 = K1 + 1.0
-        self._base = K1 * (1.0 - B)
-        self._per_length = K1 * B / self.avgfl
-
-    def score(self, matcher: Any) -> float:
-        weight = matcher.weight()
-        docnum = matcher.id()
-        length = BYTE_TO_LENGTH[self._lengths[docnum]] if docnum < self._count else 1
-        return self.idf * (weight * self._k1p1) / (weight + self._base + self._per_length * length)
-
-
-class FastBM25F(BM25F):
-    """Whoosh's BM25F, with each segment's field lengths read once (through the Lexicon) rather
-    than once per scored document: the same scores, 3-4x less work per hit."""
-
-    def __init__(self, lexicon: Lexicon, B: float = 0.75, K1: float = 1.2) -> None:
-        super().__init__(B=B, K1=K1)
-        self.lexicon = lexicon
-
-    def scorer(self, searcher: Any, fieldname: str, text: Any, qf: int = 1) -> Any:
-        if not searcher.schema[fieldname].scorable:
-            return super().scorer(searcher, fieldname, text, qf=qf)
-        lengths = self.lexicon.lengths(searcher.reader(), fieldname)
-        return _LengthTableScorer(searcher, fieldname, text, self.B, self.K1, lengths, qf=qf)

@@ -584,7 +584,7 @@ def _build(node: Node, reader: Any, built: Built, negated: bool) -> wq.Query | N
 
 def _build_word(node: Word, reader: Any, built: Built, negated: bool) -> wq.Query | None:
     if node.prefix:
-        found = expand_prefix(reader, "text", node.text, lexicon=built.lexicon)
+        found = expand_prefix(reader, "text", node.text)
         if not negated:
             built.highlight_terms.update(found)
         return _any_of("text", found)
@@ -820,7 +820,7 @@ def _leaves(reader: Any) -> Iterator[Any]:
         yield leaf
 
 
-def expand_prefix(reader: Any, fieldname: str, text: str, *, analyzed: bool = True, lexicon: Lexicon | None = None) -> list[str]:
+def expand_prefix(reader: Any, fieldname: str, text: str, *, analyzed: bool = True) -> list[str]:
     """The most frequent terms starting with `text` (and with its stem, for the text field, so
     `memory*` finds the stem `memori`), at most MAX_EXPANSIONS of them."""
     prefixes = [text.lower()]
@@ -836,11 +836,7 @@ def expand_prefix(reader: Any, fieldname: str, text: str, *, analyzed: bool = Tr
     counts: dict[str, int] = {}
     for leaf in _leaves(reader):
         for prefix in prefixes:
-            if lexicon is not None:
-                found = lexicon.terms(leaf, fieldname).prefixed(prefix, MAX_PREFIX_SCAN)
-            else:
-                found = _prefixed(leaf, fieldname, prefix)
-            for term, df in found:
+            for term, df in _prefixed(leaf, fieldname, prefix):
                 counts[term] = counts.get(term, 0) + df
     return [term for _df, term in nlargest(MAX_EXPANSIONS, ((df, t) for t, df in counts.items()))]
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
-from operator import attrgetter, contains, eq
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -148,22 +146,18 @@ PLACED_AT_MOST = 256  # rows a write changed that are put in place one by one; m
 
 def scoped(rows: Sequence[MemoryRow], scope: NodeRef, by_id: Mapping[str, Memory]) -> Sequence[MemoryRow]:
     """The rows, in their order, of the memories in `scope` (`by_id`: the memories by id). By the
-    rows' own system and tier first, in C, and only what is left by its memory's portfolio and
-    domain (a row shows a portfolio's name made printable): each write's rows go through this on
-    the event loop, 100,000 of them at the most."""
+    rows' own system and tier first, and only what is left by its memory's portfolio and domain
+    (a row shows a portfolio's name made printable)."""
     if scope == NodeRef():
         return rows
     shown: Sequence[MemoryRow] = rows
     if scope.system is not None:
-        shown = list(compress(shown, map(eq, map(_SYSTEM, shown), repeat(scope.system))))
+        shown = [r for r in shown if r.system == scope.system]
     if scope.tier is not None:
-        shown = list(compress(shown, map(eq, map(_TIER, shown), repeat(scope.tier))))
+        shown = [r for r in shown if r.tier == scope.tier]
     if scope.portfolio is not None or scope.domain is not None:
         shown = [r for r in shown if (memory := by_id.get(r.id)) is not None and scope.matches(memory)]
     return shown
-
-
-_SYSTEM, _TIER = attrgetter("system"), attrgetter("tier")
 
 
 def filter_text(row: MemoryRow) -> str:
@@ -428,13 +422,12 @@ class BrowseScreen(WorkbenchScreen):
         self._update_status()
 
     def _filtered(self, words: list[str]) -> list[MemoryRow]:
-        """The rows that hold every word in one of their shown fields (`matches`), in order: each word
-        looked for in C in the rows' folded fields, a keystroke at 100,000 rows."""
-        rows, texts = list(self.rows), self._row_texts()
+        """The rows that hold every word in one of their shown fields (`matches`), in order: each
+        word looked for in the rows' folded fields."""
+        kept = list(zip(self.rows, self._row_texts()))
         for wanted in words:
-            held = list(map(contains, texts, repeat(wanted)))
-            rows, texts = list(compress(rows, held)), list(compress(texts, held))
-        return rows
+            kept = [pair for pair in kept if wanted in pair[1]]
+        return [row for row, _text in kept]
 
     @work(thread=True, exclusive=True, group="browse-fold", description="browse-fold", exit_on_error=False)
     def fold_rows(self, rows: list[MemoryRow]) -> None:

@@ -11,10 +11,7 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
-try:  # Aho-Corasick in C: every handle found in one pass over a log
-    from ahocorasick import Automaton
-except ImportError:  # pragma: no cover - exercised by a test that hides the module
-    Automaton = None
+from ahocorasick import Automaton
 
 from app.core.curate.salience import DEFAULT_IMPORTANCE, UNCLAIMED_TRUST, KeptValues, Observed, Part, SalienceInputs, TextOf, Usage, logged, parse_time
 from app.core.model import Memory
@@ -114,19 +111,6 @@ def handles(memory: Memory) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _mentions_in(text: str, handle: str) -> bool:
-    """`handle` occurs in `text` (both lowercased) with no word character glued to either side."""
-    start = text.find(handle)
-    while start >= 0:
-        end = start + len(handle)
-        before = text[start - 1] if start else " "
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        start = text.find(handle, start + 1)
-    return False
-
-
 def log_mentions(memories: Iterable[Memory], text_of: TextOf, kept: KeptValues | None = None) -> dict[str, list[date]]:
     """Per OpenClaw memory, the dates of the daily logs (archived ones too) that mention it.
 
@@ -152,7 +136,7 @@ def log_mentions(memories: Iterable[Memory], text_of: TextOf, kept: KeptValues |
             day = parse_time(log.fields.get("date")) if log.kind == "log" else None
             if day is None:
                 continue
-            for target in _mentioned_by(log, index, text_of, kept, looked_for, finder):
+            for target in _mentioned_by(log, text_of, kept, looked_for, finder):
                 out[target].append(day.date())
     return {key: sorted(days) for key, days in out.items()}
 
@@ -160,9 +144,7 @@ def log_mentions(memories: Iterable[Memory], text_of: TextOf, kept: KeptValues |
 def _finder(index: dict[str, list[tuple[str, str]]]) -> Any:
     """An Aho-Corasick automaton of every handle, its value (length, targets): one pass over a
     log finds them all (looking each handle of the log's words up took one search of the log per
-    handle: 1.9 million at 100,000 memories). None without pyahocorasick."""
-    if Automaton is None:
-        return None
+    handle). None when there is no handle."""
     targets: dict[str, list[str]] = defaultdict(list)
     for handles in index.values():
         for handle, target in handles:
@@ -178,7 +160,7 @@ def _finder(index: dict[str, list[tuple[str, str]]]) -> Any:
 
 def _found_by(finder: Any, text: str) -> set[str]:
     """The targets of the handles occurring in `text` with no word character glued to either
-    side (what `_mentions_in` asks of each)."""
+    side."""
     seen: set[str] = set()
     last = len(text) - 1
     for end, (size, ids) in finder.iter(text):
@@ -191,10 +173,15 @@ def _found_by(finder: Any, text: str) -> set[str]:
 
 
 def _mentioned_by(
-    log: Memory, index: dict[str, list[tuple[str, str]]], text_of: TextOf, kept: KeptValues | None, looked_for: str, finder: Any = None
+    log: Memory,
+    text_of: TextOf,
+    kept: KeptValues | None,
+    looked_for: str,
+    finder: Any,
 ) -> Iterable[str]:
-    """The ids of the memories `log` mentions, kept by its content and `looked_for` (a digest of
-    the handles) when `kept` is given; found by `finder` (`_finder`) when there is one."""
+    """The ids of the memories `log` mentions, found by `finder` (`_finder`, None when there is
+    no handle) and kept by its content and `looked_for` (a digest of the handles) when `kept` is
+    given."""
     content = kept.key_of(log) if kept is not None else None
     key = f"log-mentions:{NAME}:{looked_for}:{content}" if content is not None else None
     if kept is not None and key is not None:
@@ -206,15 +193,8 @@ def _mentioned_by(
     except Exception:  # noqa: BLE001 - an unreadable log mentions nothing; salience is advisory
         return ()
     text = _BOOT_LINE.sub("", raw).lower()
-    if finder is not None:
-        seen = _found_by(finder, text)
-        seen.discard(log.id)
-    else:
-        seen = set()
-        for word in set(_WORD.findall(text)):
-            for handle, target in index.get(word, ()):
-                if target != log.id and target not in seen and _mentions_in(text, handle):
-                    seen.add(target)
+    seen = _found_by(finder, text) if finder is not None else set()
+    seen.discard(log.id)
     # kept only when the text read is the content the key names (not changed under the load)
     if kept is not None and key is not None and log.sha256 and sha256_text(raw) == log.sha256:
         kept.put(key, sorted(seen))
