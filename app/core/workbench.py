@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from app.core import paths as given_paths
 from app.core import review
 from app.core import search as engine
-from app.core.budget import BudgetPlan, WhatIf, plan_budgets
+from app.core.budget import BudgetContext, BudgetPlan, WhatIf, plan_budgets
 from app.core.change.applier import Applier
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
@@ -45,6 +45,8 @@ from app.core.load.rows import ListedRows, RowStore, listed_rows
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline, TrustLevel
 from app.core.parsing.safefs import display_name
+from app.core.preview import build as preview_build
+from app.core.preview.models import Preview
 from app.core.reading.base import Capabilities
 from app.core.reading.discovery import standard_locations
 from app.core.review.finding import Category, Finding, Severity, worst
@@ -1138,6 +1140,15 @@ class Workbench:
                 key = (portfolio.system, portfolio.name)
                 plans += [plan for plan in (fresh if key in keys else old) if (plan.system, plan.portfolio) == key]
             self._plans = plans
+
+    # -- what the agent will see (app/core/preview) --------------------------------------------
+    def preview(self, path: Path | str | None = None) -> list[Preview]:
+        """The exact text each system injects at its agent's next start or turn, per plan, with
+        what its caps cut or drop marked in place, inert and with secrets masked; with `path`,
+        only the portfolios at or under it."""
+        context = BudgetContext(now=self.clock.now(), text_of=self._read_ahead(), file_bytes=file_reader(self.portfolios))
+        portfolios = preview_build.under(self.portfolios, path)
+        return preview_build.build_previews(self.memories, portfolios, self.budgets(), context, self.secrets)
 
 
 @lru_cache(maxsize=64)

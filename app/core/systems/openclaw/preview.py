@@ -1,0 +1,138 @@
+"""What OpenClaw puts in front of the agent, as its code renders it (injection.py): per bootstrap
+file the content its context builder injects, with a long file's cut middle and the marker OpenClaw
+writes in its place, a file cut again by the total budget, a `[MISSING]` line, and a file it
+withholds (provenance) or never reaches shown whole as dropped; and a new session's daily logs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from app.core.budget.plans import BudgetContext, BudgetPlan
+from app.core.model import Memory, Portfolio
+from app.core.preview.models import Draft, DraftBlock, Piece, clip
+from app.core.systems.openclaw import budget, config, injection
+
+BOOTSTRAP_HOW = (
+    "OpenClaw 2026.9.6's bootstrap context: each file's content, in this order, in the system prompt of every turn (MEMORY.md only in main or private sessions)"
+)
+STARTUP_HOW = "OpenClaw 2026.9.6's startup context: prepended to a new session's (/new, /reset) first turn"
+OLD_HOW = "OpenClaw's bootstrap files, in this order, in the system prompt of every turn"
+_TOTAL = "cut by the total bootstrap budget (bootstrapTotalMaxChars)"
+
+
+def previews(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext, plans: Sequence[BudgetPlan]) -> list[Draft]:
+    files = budget._openclaw_files(memories)
+    if "openclaw_state" not in portfolio.settings:
+        return [_old(files, context)] if files else []
+    root, settings = Path(portfolio.root), portfolio.settings
+    memory_md = ("MEMORY.md",) if any(p.scope == "MEMORY.md" for p in plans) else ()
+    return [
+        Draft(scope="bootstrap", how=BOOTSTRAP_HOW, blocks=tuple(_bootstrap(root, settings, files, context)), plans=memory_md),
+        _startup(root, settings, memories, context),
+    ]
+
+
+def _ids(files: dict[str, list[Memory]], name: str) -> tuple[str, ...]:
+    return tuple(m.id for m in files.get(name, []))
+
+
+def _bootstrap(root: Path, settings: dict, files: dict[str, list[Memory]], context: BudgetContext) -> list[DraftBlock]:
+    max_chars = config.value(settings, "bootstrapMaxChars")
+    total_max = config.value(settings, "bootstrapTotalMaxChars")
+    mode = config.value(settings, "contextInjection")
+    candidates, texts, withheld = budget.bootstrap_candidates(root, settings, files, context)
+    injected = [] if mode == "never" else injection.build_context(candidates, max_chars, total_max)
+    got = {i.name: i for i in injected}
+    blocks: list[DraftBlock] = []
+    for name in injection.BOOTSTRAP_ORDER:
+        ids = _ids(files, name)
+        single = ids[0] if len(ids) == 1 else None
+        if name in got:
+            source = next((c.content for c in candidates if c.name == name), None)
+            blocks.append(DraftBlock(name, tuple(_file_pieces(got[name], source, single)), ids))
+            continue
+        text = texts.get(name)
+        if text is None and name in withheld:
+            text = budget._text(root, name, files.get(name, []), context)
+        if text is None:
+            continue
+        why = withheld.get(name) or ("contextInjection is never" if mode == "never" else "the total bootstrap budget ran out before it")
+        blocks.append(DraftBlock(name, (Piece(text, "dropped", single, why),), ids))
+    return blocks
+
+
+def _file_pieces(got: injection.Injected, source: str | None, memory_id: str | None) -> list[Piece]:
+    """The file's pieces: `source` is its text as OpenClaw read it (UTF-16 units)."""
+    content = injection.from16(got.content)
+    t = got.trimmed
+    if t is None:  # a missing file: OpenClaw writes where it expected it
+        return [Piece(content, "added", None, "the file is missing")]
+    if not t.truncated:
+        whole = injection.from16(t.content)
+        return clip([Piece(whole, "injected", memory_id)], content, _TOTAL)
+    full = t.content  # the trimmed file's head, OpenClaw's marker, its tail
+    trimmed = injection.trim_end(source or "")
+    head, tail = full[: t.head], full[len(full) - t.tail :] if t.tail else ""
+    marker = full[t.head : len(full) - t.tail]
+    middle = trimmed[t.head : len(trimmed) - t.tail]
+    cut_note = f"cut by bootstrapMaxChars {t.max_chars:,}: OpenClaw keeps the first {t.head:,} and last {t.tail:,} characters"
+    pieces = [
+        Piece(injection.from16(head), "injected", memory_id),
+        Piece(injection.from16(middle), "cut", memory_id, cut_note) if middle else None,
+        Piece(injection.from16(marker), "added", None, "OpenClaw's truncation marker"),
+        Piece(injection.from16(tail), "injected", memory_id),
+    ]
+    return clip([p for p in pieces if p is not None], content, _TOTAL)
+
+
+def _startup(root: Path, settings: dict, memories: Sequence[Memory], context: BudgetContext) -> Draft:
+    max_total = config.value(settings, "startupContext.maxTotalChars")
+    max_file = config.value(settings, "startupContext.maxFileChars")
+    enabled = config.value(settings, "startupContext.enabled")
+    by_rel = {m.source.path: m.id for m in memories if m.kind == "log"}
+    rels = budget.startup_logs(root, settings, context.now.date()) if enabled else []
+    read = [(rel, budget._text(root, rel, [], context)) for rel in rels]
+    logs = [(rel, injection.to16(text)) for rel, text in read if text is not None]
+    got = injection.startup_context(logs, max_file, max_total)
+    pieces: list[Piece] = []
+    if got.prelude is not None:
+        pieces.append(Piece(injection.from16(got.prelude), "injected", None))
+    for rel, text in logs:
+        trimmed = injection.trim(text)
+        if trimmed and not got.blocks.get(rel):
+            pieces.append(Piece(injection.from16(trimmed), "dropped", by_rel.get(rel), f"{rel}: the total cap ran out"))
+    ids = tuple(by_rel.get(rel, "") for rel, _ in logs if by_rel.get(rel))
+    block = DraftBlock("startup context", tuple(pieces), ids)
+    return Draft(scope="startup context", how=STARTUP_HOW, blocks=(block,) if pieces else ())
+
+
+def _old(files: dict[str, list[Memory]], context: BudgetContext) -> Draft:
+    """Before 2026.9: each file cut silently at 20,000 characters, all of them at 150,000."""
+    blocks: list[DraftBlock] = []
+    remaining = budget.OPENCLAW_TOTAL_CHARS
+    for name in budget.BOOTSTRAP_ORDER:
+        members = files.get(name)
+        if not members:
+            continue
+        data = _bytes(members[0], context)
+        if data is None:
+            continue
+        text = data.decode("utf-8", "replace")
+        allowed = min(len(text), budget.OPENCLAW_FILE_CHARS, remaining)
+        remaining -= allowed
+        ids = tuple(m.id for m in members)
+        single = ids[0] if len(ids) == 1 else None
+        cap = "the 20,000-character file cap" if allowed == min(len(text), budget.OPENCLAW_FILE_CHARS) else "the total cap"
+        pieces = (Piece(text[:allowed], "injected", single), Piece(text[allowed:], "cut", single, f"cut silently at {cap}"))
+        blocks.append(DraftBlock(name, pieces, ids))
+    return Draft(scope="bootstrap", how=OLD_HOW, blocks=tuple(blocks), plans=("MEMORY.md",))
+
+
+def _bytes(memory: Memory, context: BudgetContext) -> bytes | None:
+    if context.file_bytes is None:
+        return None
+    try:
+        return context.file_bytes(memory)
+    except Exception:  # noqa: BLE001 - an unreadable file shows nothing
+        return None
