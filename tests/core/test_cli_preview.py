@@ -1,0 +1,58 @@
+"""`memwb preview`: the text each agent will see, with cuts marked in place, inert and with secrets
+masked, from the command line (the sample's OpenClaw workspace, copied and changed in tmp_path)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio" / "openclaw" / "workspace"
+KEY = "AKIAZ7Q3W9R2T5Y8U1I4"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "workspace"
+    shutil.copytree(SAMPLE, ws)
+    soul = ws / "SOUL.md"
+    soul.write_text(soul.read_text(encoding="utf-8") + f"\nDeploy key: aws_access_key_id = {KEY}\nbell \x1b[31mred\n", encoding="utf-8")
+    tools = ws / "TOOLS.md"
+    tools.write_text(tools.read_text(encoding="utf-8") + "\n" + "- a long tool note line\n" * 1200, encoding="utf-8")
+    return ws
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_preview_json_marks_cuts_masks_secrets_and_is_inert(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "preview", "--path", str(workspace), "--json")
+    assert code == 0
+    assert KEY not in out and "\x1b" not in out and "\\u001b" not in out
+    [preview] = json.loads(out)["previews"]
+    assert (preview["system"], preview["scope"]) == ("openclaw", "bootstrap")
+    blocks = {b["name"]: b for b in preview["blocks"]}
+    assert list(blocks) == ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "MEMORY.md"]
+    soul = blocks["SOUL.md"]
+    assert "Deploy key: aws_****" in soul["text"] and "\u241b[31mred" in soul["text"]
+    tools = blocks["TOOLS.md"]
+    assert tools["chars"] == 20_000  # OpenClaw's per-file cap, cut without a word
+    states = [p["state"] for p in tools["pieces"]]
+    assert states == ["injected", "cut"] and "20,000" in tools["pieces"][1]["note"]
+    assert tools["text"] == tools["pieces"][0]["text"]
+
+
+def test_preview_text_marks_a_cut_in_place(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "preview", "--path", str(workspace))
+    assert code == 0 and KEY not in out
+    tools = out[out.index("--- TOOLS.md") :]
+    assert tools.startswith("--- TOOLS.md: 20,000 characters injected, ")
+    marker = tools.index("[[cut ")
+    assert tools[marker:].split("\n", 1)[0].startswith("[[cut ") and "cut silently" in tools[marker : marker + 200]
+    assert tools.index("--- IDENTITY.md") > marker  # the cut sits inside TOOLS.md, where it falls
