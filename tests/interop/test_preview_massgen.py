@@ -1,0 +1,60 @@
+"""`Workbench.preview` of MassGen against MassGen 0.1.97's own code (tests/interop/massgen_real.py):
+its workspace loader's dicts and its `MemorySection` render the memory section's short-term and
+long-term parts; the preview's block is that text, byte for byte, inside the prompt MassGen builds.
+
+By design the workbench lists files by path, where MassGen lists them in directory order: so the
+prompt compared is built by MassGen's own parser and section from the files in path order, and the
+memories MassGen's own `_get_all_memories` returns are checked to be the same, in any order."""
+
+from __future__ import annotations
+
+from app.core.preview.build import safe_text
+from app.core.preview.models import Preview
+from tests.interop.test_massgen_interop import AGENTS, Run, mg, run
+
+__all__ = ["mg", "run"]
+
+
+def preview_of(run: Run) -> Preview:
+    [preview] = [p for p in run.wb.preview() if p.system == "massgen"]
+    return preview
+
+
+def prompt_in_path_order(run: Run) -> str:
+    """MassGen's memory section over the workspaces' files, parsed by MassGen, in path order."""
+    parse = run.mg.SystemMessageBuilder._parse_memory_file
+    tiers: dict[str, list[object]] = {"short_term": [], "long_term": []}
+    for workspace in sorted(AGENTS.values()):
+        for tier, found in tiers.items():
+            for path in sorted((run.root / workspace / "memory" / tier).glob("*.md")):
+                data = parse(path)
+                if data:
+                    found.append(data)
+    short, long = tiers["short_term"], tiers["long_term"]
+    config = {
+        "short_term": {"content": "\n".join(f"- {m}" for m in short) if short else ""},
+        "long_term": [{"id": f"mem_{i}", "summary": m, "created_at": "N/A"} for i, m in enumerate(long)] if long else [],
+    }
+    return str(run.mg.MemorySection(config).build_content())
+
+
+def test_the_preview_is_massgens_memory_section(run: Run) -> None:
+    seen = run.read()
+    [block] = preview_of(run).blocks
+    secrets = [v for memory_id in block.memory_ids for v in run.wb.secrets(memory_id)]
+    prompt = prompt_in_path_order(run)
+    raw = "".join(p.text for p in block.pieces if p.state in ("injected", "added"))
+    assert block.text == safe_text(raw, secrets)
+    start = prompt.index("\n### Current Short-Term Memories\n")
+    assert prompt[start : start + len(raw)] == raw  # byte for byte, in place
+    assert raw.rstrip().endswith("</available_long_term_memories>")
+    # the same memories MassGen's own loader returns, whatever its order
+    lines = {f"- {m}" for m in seen["short"]}
+    shown = {p.text.lstrip("\n") for p in block.pieces if p.state == "injected" and p.text.lstrip("\n").startswith("- ")}
+    assert shown == lines
+    summaries = {str(m) for m in seen["long"]}
+    assert {p.text for p in block.pieces if p.state == "injected" and not p.text.lstrip("\n").startswith("- ")} == summaries
+    # the short-term file without front matter is skipped by this loader: shown dropped
+    [dropped] = [p for p in block.pieces if p.state == "dropped"]
+    assert dropped.text.strip().endswith("short_term/scratch.md") and "front matter" in dropped.note
+    assert "RAW-SCRATCH-91c2" not in raw
