@@ -8,9 +8,15 @@ memories MassGen's own `_get_all_memories` returns are checked to be the same, i
 
 from __future__ import annotations
 
+import types
+from pathlib import Path
+
+from app.core.clock import FixedClock
+from app.core.locations import Locations
 from app.core.preview.build import safe_text
 from app.core.preview.models import Preview
-from tests.interop.test_massgen_interop import AGENTS, Run, mg, run
+from app.core.workbench import Workbench
+from tests.interop.test_massgen_interop import AGENTS, NOW, Run, mg, run
 
 __all__ = ["mg", "run"]
 
@@ -21,12 +27,16 @@ def preview_of(run: Run) -> Preview:
 
 
 def prompt_in_path_order(run: Run) -> str:
+    return section_in_path_order(run.mg, run.root, sorted(AGENTS.values()))
+
+
+def section_in_path_order(mg: types.SimpleNamespace, root: Path, workspaces: list[str]) -> str:
     """MassGen's memory section over the workspaces' files, parsed by MassGen, in path order."""
-    parse = run.mg.SystemMessageBuilder._parse_memory_file
+    parse = mg.SystemMessageBuilder._parse_memory_file
     tiers: dict[str, list[object]] = {"short_term": [], "long_term": []}
-    for workspace in sorted(AGENTS.values()):
+    for workspace in workspaces:
         for tier, found in tiers.items():
-            for path in sorted((run.root / workspace / "memory" / tier).glob("*.md")):
+            for path in sorted((root / workspace / "memory" / tier).glob("*.md")):
                 data = parse(path)
                 if data:
                     found.append(data)
@@ -35,7 +45,7 @@ def prompt_in_path_order(run: Run) -> str:
         "short_term": {"content": "\n".join(f"- {m}" for m in short) if short else ""},
         "long_term": [{"id": f"mem_{i}", "summary": m, "created_at": "N/A"} for i, m in enumerate(long)] if long else [],
     }
-    return str(run.mg.MemorySection(config).build_content())
+    return str(mg.MemorySection(config).build_content())
 
 
 def test_the_preview_is_massgens_memory_section(run: Run) -> None:
@@ -58,3 +68,22 @@ def test_the_preview_is_massgens_memory_section(run: Run) -> None:
     [dropped] = [p for p in block.pieces if p.state == "dropped"]
     assert dropped.text.strip().endswith("short_term/scratch.md") and "front matter" in dropped.note
     assert "RAW-SCRATCH-91c2" not in raw
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio" / "massgen"
+
+
+def test_the_samples_preview_is_massgens_memory_section(mg: types.SimpleNamespace, isolated_locations: Locations) -> None:
+    wb = Workbench(isolated_locations, clock=FixedClock(NOW), workers=1)
+    wb.open([SAMPLE], index=False)
+    [preview] = [p for p in wb.preview() if p.system == "massgen"]
+    [block] = preview.blocks
+    raw = "".join(p.text for p in block.pieces if p.state in ("injected", "added"))
+    secrets = [v for memory_id in block.memory_ids for v in wb.secrets(memory_id)]
+    assert block.text == safe_text(raw, secrets)
+    workspaces = sorted(p.name for p in SAMPLE.iterdir() if (p / "memory").is_dir())
+    prompt = section_in_path_order(mg, SAMPLE, workspaces)
+    start = prompt.index("\n### Current Short-Term Memories\n")
+    assert prompt[start : start + len(raw)] == raw
+    short = [m for m in wb.memories if "/memory/short_term/" in m.source.path]
+    assert short and raw.count("\n- {'name': ") == len(short)  # every short-term memory, whole

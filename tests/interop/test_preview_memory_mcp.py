@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from tests.interop.test_memory_mcp_hot_cache import generate
 
 pytestmark = pytest.mark.usefixtures("write_guard")
 HEADER = "[MEMORY: Hot Cache - Active context]"
+SAMPLE_DB = Path(__file__).resolve().parents[2] / "sample-portfolio" / "memory-mcp" / "memory.db"
 EMPTY = "[MEMORY: Hot cache empty - no recent activity]"
 
 
@@ -67,3 +69,22 @@ def test_the_preview_is_what_the_hot_cache_resource_renders(tmp_path: Path, isol
     hot = {f"memory-mcp:mcp:mem/{n}" for n in range(1, hot_rows + 1)}
     assert dropped == hot - set(shown)
     assert "clustering" in preview.differs or "embedding" in preview.differs
+
+
+def test_the_samples_preview_is_what_the_hot_cache_resource_renders(tmp_path: Path, isolated_locations: Locations) -> None:
+    """The sample's database (a copy, which memory-mcp's Storage migrates on open)."""
+    folder = tmp_path / "memory-mcp"
+    folder.mkdir()
+    shutil.copyfile(SAMPLE_DB, folder / "memory.db")
+    storage = open_storage(folder / "memory.db")
+    served = storage.get_hot_cache()
+    storage.close()
+    assert served  # the sample fills its hot cache: the comparison is not of two empty texts
+    expected = resource_formatter()(served, HEADER)
+    wb = Workbench(isolated_locations, clock=FixedClock(datetime.now(UTC).replace(microsecond=0)), workers=1)
+    wb.open([folder], index=False)
+    [preview] = [p for p in wb.preview() if p.system == "memory-mcp"]
+    [block] = preview.blocks
+    secrets = [v for memory_id in block.memory_ids for v in wb.secrets(memory_id)]
+    assert block.text == safe_text(expected, secrets)
+    assert block.chars == len(expected)

@@ -43,8 +43,6 @@ class InjectionPreview(Static):
             text.append(("\u2702 " if state != "added" else "") + words, style=style)
             text.append("   ")
         text.append("\n")
-        if preview.differs:
-            text.append("differs: " + one_line(preview.differs, 400) + "\n", style=note)
         if not preview.blocks:
             text.append("\nNothing is injected.\n", style="italic")
         heading = self.get_component_rich_style("injection-preview--heading")
@@ -56,6 +54,8 @@ class InjectionPreview(Static):
                 self._piece(text, piece)
             if not text.plain.endswith("\n"):
                 text.append("\n")
+        if preview.differs:  # after the text: what the agent sees comes first
+            text.append("\ndiffers: " + one_line(preview.differs, 400) + "\n", style=note)
         return text
 
     def _piece(self, text: Text, piece: PreviewPiece) -> None:
