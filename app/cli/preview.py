@@ -5,13 +5,28 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import emit_json
+from app.cli.common import emit_json, say
+from app.cli.opening import locations_from, resolve_paths
+from app.cli.progress import ProgressLine
+from app.core.model import Problem
 from app.core.preview.models import Preview, PreviewBlock, PreviewPiece
+from app.core.workbench import Workbench
+
+
+def _open(args: argparse.Namespace) -> Workbench:
+    """The workbench opened on the command's paths, the settings' problems said on stderr."""
+    locations = locations_from(args)
+    problems: list[Problem] = []
+    paths, note = resolve_paths(args, locations, problems)
+    for message in ([note] if note else []) + [str(p) for p in problems]:
+        say(message)
+    workbench = Workbench(locations)
+    with ProgressLine() as line:
+        workbench.open(paths, index=False, emit=line.phase)
+    return workbench
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    from app.cli.commands import _open
-
     workbench = _open(args)
     previews = workbench.preview()
     if args.json:
