@@ -6,12 +6,13 @@ the workspace holds no secret and no control character)."""
 
 from __future__ import annotations
 
+from itertools import groupby
 from pathlib import Path
 
 from app.core.preview.build import safe_text
 from app.core.preview.models import Preview
 from app.core.workbench import Workbench
-from tests.interop.test_openclaw_interop import home, read_paths, wb
+from tests.interop.test_openclaw_interop import home, plan, read_paths, wb
 
 __all__ = ["home", "wb"]
 
@@ -31,11 +32,15 @@ def test_the_preview_is_what_openclaw_injects(wb: Workbench, home: Path) -> None
         assert not secrets
         assert block.text == safe_text(content, secrets) == content, name
     memory = next(b for b in bootstrap.blocks if b.name == "MEMORY.md")
-    states = [p.state for p in memory.pieces]
+    states = [state for state, _ in groupby(p.state for p in memory.pieces)]
     assert states == ["injected", "cut", "added", "injected"]  # OpenClaw keeps its head and tail
-    assert memory.pieces[2].text.strip().startswith("[...truncated, read MEMORY.md for full content...]")
-    cut = memory.pieces[1].text
-    assert cut and cut not in paths["bootstrap"][-1]["content"]
+    [marker] = [p for p in memory.pieces if p.state == "added"]
+    assert marker.text.strip().startswith("[...truncated, read MEMORY.md for full content...]")
+    cut = [p for p in memory.pieces if p.state == "cut"]
+    assert all(p.text not in injected[-1][1] for p in cut if len(p.text) > 40)
+    # each part is its memory's: the cut ones are those the budget marks truncated or cut out
+    items = {i.id: i for i in plan(wb, "bootstrap").items}
+    assert {p.memory_id for p in cut if p.memory_id} == {i for i, item in items.items() if item.cut and "MEMORY.md" in item.note}
     # USER.md is recorded untrusted: OpenClaw leaves it out; the preview shows it dropped, whole
     user = next(b for b in bootstrap.blocks if b.name == "USER.md")
     assert user.chars == 0 and [p.state for p in user.pieces] == ["dropped"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app.core.budget.plans import BudgetContext, BudgetPlan
 from app.core.model import Memory, Portfolio
-from app.core.preview.models import Draft, DraftBlock, Piece, clip
+from app.core.preview.models import Draft, DraftBlock, Piece, State, clip
 from app.core.systems.openclaw import budget, config, injection
 
 BOOTSTRAP_HOW = (
@@ -49,8 +49,10 @@ def _bootstrap(root: Path, settings: dict, files: dict[str, list[Memory]], conte
         ids = _ids(files, name)
         single = ids[0] if len(ids) == 1 else None
         if name in got:
-            source = next((c.content for c in candidates if c.name == name), None)
-            blocks.append(DraftBlock(name, tuple(_file_pieces(got[name], source, single)), ids))
+            plain = texts.get(name)
+            spans = [(m.id, a, b) for m, a, b in budget._offsets16(plain, files.get(name, []))] if plain else []
+            source = injection.to16(plain) if plain is not None else None
+            blocks.append(DraftBlock(name, tuple(_file_pieces(got[name], source, spans)), ids))
             continue
         text = texts.get(name)
         if text is None and name in withheld:
@@ -62,28 +64,40 @@ def _bootstrap(root: Path, settings: dict, files: dict[str, list[Memory]], conte
     return blocks
 
 
-def _file_pieces(got: injection.Injected, source: str | None, memory_id: str | None) -> list[Piece]:
+Spans = Sequence[tuple[str, int, int]]  # memory id, UTF-16 start and end in the file
+
+
+def _by_memory(text16: str, start: int, end: int, state: State, spans: Spans, note: str = "") -> list[Piece]:
+    """The file's characters start..end as pieces of one state, split where its memories begin
+    and end (the text between them, headings and blank lines, belongs to none)."""
+    cuts = sorted({start, end, *(x for _, a, b in spans for x in (a, b) if start < x < end)})
+    out: list[Piece] = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        owner = next((memory_id for memory_id, s, e in spans if s <= a and b <= e), None)
+        out.append(Piece(injection.from16(text16[a:b]), state, owner, note))
+    return out
+
+
+def _file_pieces(got: injection.Injected, source: str | None, spans: Spans) -> list[Piece]:
     """The file's pieces: `source` is its text as OpenClaw read it (UTF-16 units)."""
     content = injection.from16(got.content)
     t = got.trimmed
     if t is None:  # a missing file: OpenClaw writes where it expected it
         return [Piece(content, "added", None, "the file is missing")]
+    trimmed = injection.trim_end(source) if source is not None else t.content
     if not t.truncated:
-        whole = injection.from16(t.content)
-        return clip([Piece(whole, "injected", memory_id)], content, _TOTAL)
+        return clip(_by_memory(t.content, 0, len(t.content), "injected", spans), content, _TOTAL)
     full = t.content  # the trimmed file's head, OpenClaw's marker, its tail
-    trimmed = injection.trim_end(source or "")
-    head, tail = full[: t.head], full[len(full) - t.tail :] if t.tail else ""
+    n = len(trimmed)
     marker = full[t.head : len(full) - t.tail]
-    middle = trimmed[t.head : len(trimmed) - t.tail]
     cut_note = f"cut by bootstrapMaxChars {t.max_chars:,}: OpenClaw keeps the first {t.head:,} and last {t.tail:,} characters"
     pieces = [
-        Piece(injection.from16(head), "injected", memory_id),
-        Piece(injection.from16(middle), "cut", memory_id, cut_note) if middle else None,
+        *_by_memory(trimmed, 0, t.head, "injected", spans),
+        *_by_memory(trimmed, t.head, n - t.tail, "cut", spans, cut_note),
         Piece(injection.from16(marker), "added", None, "OpenClaw's truncation marker"),
-        Piece(injection.from16(tail), "injected", memory_id),
+        *_by_memory(trimmed, n - t.tail, n, "injected", spans),
     ]
-    return clip([p for p in pieces if p is not None], content, _TOTAL)
+    return clip(pieces, content, _TOTAL)
 
 
 def _startup(root: Path, settings: dict, memories: Sequence[Memory], context: BudgetContext) -> Draft:
