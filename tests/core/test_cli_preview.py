@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.core.locations import Locations
+from app.core.workbench import Workbench
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio" / "openclaw" / "workspace"
 KEY = "AKIAZ7Q3W9R2T5Y8U1I4"
@@ -56,3 +58,17 @@ def test_preview_text_marks_a_cut_in_place(workspace: Path, capsys: pytest.Captu
     marker = tools.index("[[cut ")
     assert tools[marker:].split("\n", 1)[0].startswith("[[cut ") and "cut silently" in tools[marker : marker + 200]
     assert tools.index("--- IDENTITY.md") > marker  # the cut sits inside TOOLS.md, where it falls
+
+
+def test_preview_json_of_the_sample_is_the_facades(tmp_path: Path, isolated_locations: Locations, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the interop tests compare with each system's own code is the facade's preview: the
+    command prints exactly that, for every system of the sample."""
+    root = tmp_path / "sample"
+    shutil.copytree(SAMPLE.parents[1], root, ignore=shutil.ignore_patterns("_tools"))
+    code, out = run(capsys, "preview", "--path", str(root), "--json")
+    assert code == 0
+    printed = json.loads(out)["previews"]
+    bench = Workbench(isolated_locations, workers=1)
+    bench.open([root], index=False)
+    assert printed == [p.model_dump(mode="json") for p in bench.preview()]
+    assert {p["system"] for p in printed} == {"dollhouse", "engram", "massgen", "memory-mcp", "openclaw"}
