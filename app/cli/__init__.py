@@ -192,7 +192,10 @@ def build_parser() -> Parser:
     undo.add_argument("--json", action="store_true", help="print one JSON document")
     _common(undo)
 
-    preview = sub.add_parser("preview", help="the exact text each agent will see at its next start or turn, with what caps cut or drop")
+    preview = sub.add_parser(
+        "preview",
+        help="the exact text each agent sees at its next start or turn, with what caps cut or drop",
+    )
     _path_option(preview, PATH_HELP)
     preview.add_argument("--json", action="store_true", help="print one JSON document")
     _common(preview)

@@ -51,7 +51,8 @@ def _heading(preview: Preview) -> str:
 
 def _block(block: PreviewBlock) -> str:
     cut = sum(len(p.text) for p in block.pieces if p.state in ("cut", "dropped"))
-    head = f"--- {block.name}: {block.chars:,} characters injected" + (f", {cut:,} cut or dropped" if cut else "")
+    head = f"--- {block.name}: {block.chars:,} characters injected"
+    head += f", {cut:,} cut or dropped" if cut else ""
     return head + "\n" + "".join(_piece(p) for p in block.pieces)
 
 

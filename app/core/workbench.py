@@ -1146,9 +1146,14 @@ class Workbench:
         """The exact text each system injects at its agent's next start or turn, per plan, with
         what its caps cut or drop marked in place, inert and with secrets masked; with `path`,
         only the portfolios at or under it."""
-        context = BudgetContext(now=self.clock.now(), text_of=self._read_ahead(), file_bytes=file_reader(self.portfolios))
+        context = BudgetContext(
+            now=self.clock.now(),
+            text_of=self._read_ahead(),
+            file_bytes=file_reader(self.portfolios),
+        )
         portfolios = preview_build.under(self.portfolios, path)
-        return preview_build.build_previews(self.memories, portfolios, self.budgets(), context, self.secrets)
+        plans = self.budgets()
+        return preview_build.build_previews(self.memories, portfolios, plans, context, self.secrets)
 
 
 @lru_cache(maxsize=64)

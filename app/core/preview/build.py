@@ -56,12 +56,22 @@ def safe(draft: Draft, portfolio: Portfolio, secrets: Secrets) -> Preview:
 
 def _block(block: DraftBlock, secrets: Secrets) -> PreviewBlock:
     ids = dict.fromkeys([*block.memory_ids, *(p.memory_id for p in block.pieces if p.memory_id)])
-    values = sorted({v for memory_id in ids for v in secrets(memory_id)}, key=lambda v: (-len(v), v))
+    found = {v for memory_id in ids for v in secrets(memory_id)}
+    values = sorted(found, key=lambda v: (-len(v), v))
 
     def shown(text: str) -> str:
         return inert(mask_values(text, values))
 
-    pieces = tuple(PreviewPiece(text=shown(p.text), state=p.state, memory_id=p.memory_id, note=inert(p.note)) for p in block.pieces if p.text)
+    pieces = tuple(
+        PreviewPiece(
+            text=shown(p.text),
+            state=p.state,
+            memory_id=p.memory_id,
+            note=inert(p.note),
+        )
+        for p in block.pieces
+        if p.text
+    )
     return PreviewBlock(
         name=inert(block.name),
         text=shown(block.text),

@@ -123,7 +123,13 @@ class BudgetScreen(WorkbenchScreen):
         # `w` is the key the footer and the status line name; enter does the same.
         Binding("w", "apply", "Apply", tooltip="Write the what-if (asks for a reason)", id="budget-apply", priority=True),
         Binding("enter", "apply", "Apply", tooltip="Write the what-if, as w does", show=False, id="budget-apply-enter", priority=True),
-        Binding("P", "toggle_preview", "Preview", tooltip="The exact text the selected plan injects, cuts marked", id="budget-preview"),
+        Binding(
+            "P",
+            "toggle_preview",
+            "Preview",
+            tooltip="The exact text the selected plan injects, cuts marked",
+            id="budget-preview",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -374,7 +380,7 @@ class BudgetScreen(WorkbenchScreen):
     def _item_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.query_one(BudgetBar).highlighted = key_of(event.row_key.value)
 
-    # -- the preview tab: what the selected plan injects ---------------------------------------------
+    # -- the preview tab: what the selected plan injects ------------------------------------
 
     @property
     def preview_shown(self) -> bool:
@@ -394,7 +400,8 @@ class BudgetScreen(WorkbenchScreen):
         if plan is None or self.previews is None:
             return None
         for preview in self.previews:
-            if (preview.system, preview.portfolio) == (plan.system, plan.portfolio) and plan.scope in (preview.scope, *preview.plans):
+            same = (preview.system, preview.portfolio) == (plan.system, plan.portfolio)
+            if same and plan.scope in (preview.scope, *preview.plans):
                 return preview
         return None
 
@@ -409,11 +416,19 @@ class BudgetScreen(WorkbenchScreen):
             return
         plan = self.plan
         preview = self.preview_of(plan)
-        empty = "No plan chosen." if plan is None else f"{plan.system} shows no preview of its {plan.scope} plan."
+        empty = "No plan chosen."
+        if plan is not None:
+            empty = f"{plan.system} shows no preview of its {plan.scope} plan."
         if preview is not widget.preview or preview is None:
             widget.show(preview, empty)
 
-    @work(thread=True, exclusive=True, group="budget-preview", description="budget-preview", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="budget-preview",
+        description="budget-preview",
+        exit_on_error=False,
+    )
     def read_previews(self, generation: int) -> None:
         try:
             previews = self.workbench.preview()

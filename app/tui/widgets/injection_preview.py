@@ -48,8 +48,10 @@ class InjectionPreview(Static):
         heading = self.get_component_rich_style("injection-preview--heading")
         for block in preview.blocks:
             cut = sum(len(p.text) for p in block.pieces if p.state in ("cut", "dropped"))
-            line = f"\n\u2500\u2500 {one_line(block.name, 80)} \u00b7 {block.chars:,} characters injected"
-            text.append(line + (f" \u00b7 {cut:,} cut or dropped" if cut else "") + "\n", style=heading)
+            line = f"\n\u2500\u2500 {one_line(block.name, 80)}"
+            line += f" \u00b7 {block.chars:,} characters injected"
+            line += f" \u00b7 {cut:,} cut or dropped" if cut else ""
+            text.append(line + "\n", style=heading)
             for piece in block.pieces:
                 self._piece(text, piece)
             if not text.plain.endswith("\n"):
@@ -69,7 +71,8 @@ class InjectionPreview(Static):
         what = "cut" if piece.state == "cut" else "dropped"
         if what == "dropped" and not text.plain.endswith("\n"):
             text.append("\n")  # a whole memory left out starts a line of its own
-        label = f"\u2702 {what} {len(piece.text):,} characters" + (f": {one_line(piece.note, 160)}" if piece.note else "")
+        label = f"\u2702 {what} {len(piece.text):,} characters"
+        label += f": {one_line(piece.note, 160)}" if piece.note else ""
         body = piece.text[:SHOWN_OF_CUT]
         rest = len(piece.text) - len(body)
         text.append(f"\u27e6{label}\u27e7", style=style + _LABEL)

@@ -44,9 +44,16 @@ def iso(stamp: str | None) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
-def paragraph(text: str, trust: TrustLevel | None, tags: Sequence[str], source: str | None, stamp: str | None) -> str:
+def paragraph(
+    text: str,
+    trust: TrustLevel | None,
+    tags: Sequence[str],
+    source: str | None,
+    stamp: str | None,
+) -> str:
     """One loaded entry as the server renders it into the memory's content."""
-    head = f"[{iso(stamp)}] " + (f"[{', '.join(tags)}] " if tags else "") + MARKS.get(trust, "\u26a0") + ":"  # type: ignore[arg-type]
+    mark = MARKS.get(trust, "\u26a0") if trust is not None else "\u26a0"
+    head = f"[{iso(stamp)}] " + (f"[{', '.join(tags)}] " if tags else "") + mark + ":"
     body = text.strip()
     if trust is None or trust == TrustLevel.UNTRUSTED:
         lines = [FRAME_START, f"{FRAME_SOURCE} {source or 'loaded'}", FRAME_STATUS, FRAME_DIVIDER]
@@ -82,7 +89,12 @@ def _bytes(memory: Memory, context: BudgetContext) -> bytes | None:
         return None
 
 
-def previews(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext, plans: Sequence[BudgetPlan]) -> list[Draft]:
+def previews(
+    memories: Sequence[Memory],
+    portfolio: Portfolio,
+    context: BudgetContext,
+    plans: Sequence[BudgetPlan],
+) -> list[Draft]:
     plan = next((p for p in plans if p.scope == "auto-load"), None)
     if plan is None:
         return []

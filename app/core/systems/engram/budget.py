@@ -126,12 +126,21 @@ def _item(id: str, cost: int, order: int, fits: bool, note: str, host_cut: int) 
     if not host_cut:
         return budget_item(id, cost, order, fits, note)
     past = f"{host_cut:,} characters past the host's cap"
-    return BudgetItem(id=id, cost=cost, order=order, fits=fits, truncated=True, cut=host_cut, note=past)
+    return BudgetItem(
+        id=id,
+        cost=cost,
+        order=order,
+        fits=fits,
+        truncated=True,
+        cut=host_cut,
+        note=past,
+    )
 
 
 def _host_note(host: HostCap) -> str:
     """Engram's Claude Code plugin prints mem_context from its SessionStart hook."""
-    seen = f"SessionStart hook, {host.host}: {host.offered:,} characters offered, {host.seen:,} seen"
+    seen = f"SessionStart hook, {host.host}: {host.offered:,} characters offered"
+    seen += f", {host.seen:,} seen"
     return seen + (f", {host.cut:,} cut ({host.note})" if host.cut else f" ({host.note})")
 
 

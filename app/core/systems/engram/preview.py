@@ -14,15 +14,15 @@ from app.core.model import Memory, Portfolio
 from app.core.preview.models import Draft, DraftBlock, Piece, clip
 from app.core.systems.engram import budget
 
-HOW = "Engram's mem_context, printed by its Claude Code plugin's SessionStart hook at each session's start"
+HOW = "Engram's mem_context, printed by its Claude Code plugin's SessionStart hook"
 DIFFERS = (
     "Engram renders up to 5 session summaries and 10 user prompts before the observations; the "
     "workbench does not read them, so they are not shown. Content is cut at 300 characters here "
     "(Engram counts the cut in bytes of UTF-8: the same for ASCII)."
 )
-_CONTENT_CUT = f"past the {budget.ENGRAM_CONTENT_CHARS} characters mem_context shows of an observation"
+_CONTENT_CUT = f"past the {budget.ENGRAM_CONTENT_CHARS} characters shown of an observation"
 _BYTES_CUT = "past mem_context's byte budget"
-_HOST_CUT = f"past Claude Code's {CLAUDE_CODE_HOOK_CHARS:,}-character hook cap: written to a file, not shown to the model"
+_HOST_CUT = f"past Claude Code's {CLAUDE_CODE_HOOK_CHARS:,}-character hook cap: not shown"
 
 
 def _text(memory: Memory, context: BudgetContext) -> str:
@@ -48,7 +48,12 @@ def line_pieces(memory: Memory, content: str) -> list[Piece]:
     ]
 
 
-def previews(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext, plans: Sequence[BudgetPlan]) -> list[Draft]:
+def previews(
+    memories: Sequence[Memory],
+    portfolio: Portfolio,
+    context: BudgetContext,
+    plans: Sequence[BudgetPlan],
+) -> list[Draft]:
     by_id = {m.id: m for m in memories}
     return [_draft(plan, by_id, context) for plan in plans if plan.scope.startswith("mem_context")]
 
@@ -56,17 +61,19 @@ def previews(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetCo
 def _draft(plan: BudgetPlan, by_id: dict[str, Memory], context: BudgetContext) -> Draft:
     shown: list[Piece] = [Piece(budget.ENGRAM_HEADER, "added")]
     dropped: list[Piece] = []
-    sections: dict[str, list[BudgetItem]] = {budget.ENGRAM_PINNED_SECTION: [], budget.ENGRAM_SECTION: []}
+    pinned, recent = budget.ENGRAM_PINNED_SECTION, budget.ENGRAM_SECTION
+    sections: dict[str, list[BudgetItem]] = {pinned: [], recent: []}
     schema8 = plan.unit == "bytes"
     for item in plan.items:
         memory = by_id.get(item.id)
         if memory is None:
             continue
-        heading = budget.ENGRAM_PINNED_SECTION if schema8 and memory.pinned else budget.ENGRAM_SECTION
+        heading = pinned if schema8 and memory.pinned else recent
         if item.fits or item.note == budget._PAST_BYTES:
             sections[heading].append(item)
         else:
-            dropped.append(Piece(f"- [{memory.kind or ''}] **{memory.name}**\n", "dropped", memory.id, item.note))
+            line = f"- [{memory.kind or ''}] **{memory.name}**\n"
+            dropped.append(Piece(line, "dropped", memory.id, item.note))
     for heading, items in sections.items():
         if not items:
             continue

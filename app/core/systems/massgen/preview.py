@@ -60,7 +60,12 @@ def _text(memory: Memory, context: BudgetContext) -> str | None:
         return None
 
 
-def previews(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext, plans: Sequence[BudgetPlan]) -> list[Draft]:
+def previews(
+    memories: Sequence[Memory],
+    portfolio: Portfolio,
+    context: BudgetContext,
+    plans: Sequence[BudgetPlan],
+) -> list[Draft]:
     plan = next((p for p in plans if p.scope == "short-term"), None)
     if plan is None:
         return []
@@ -84,13 +89,18 @@ def _short(rows: list[tuple[Memory, dict[str, str] | None]]) -> list[Piece]:
         out.append(Piece(NO_SHORT, "added"))
     for n, (memory, data) in enumerate(loaded):
         out.append(Piece(("\n" if n else "") + f"- {data}", "injected", memory.id))
-    out += [Piece("\n" + memory.source.path, "dropped", memory.id, _SKIPPED) for memory, data in rows if data is None]
-    return out
+    return out + _skipped(rows)
+
+
+def _skipped(rows: list[tuple[Memory, dict[str, str] | None]]) -> list[Piece]:
+    """The files MassGen's workspace loader skips, by path, where they would have been."""
+    skipped = [m for m, data in rows if data is None]
+    return [Piece("\n" + m.source.path, "dropped", m.id, _SKIPPED) for m in skipped]
 
 
 def _long(rows: list[tuple[Memory, dict[str, str] | None]]) -> list[Piece]:
     loaded = [(m, d) for m, d in rows if d is not None]
-    dropped = [Piece("\n" + memory.source.path, "dropped", memory.id, _SKIPPED) for memory, data in rows if data is None]
+    dropped = _skipped(rows)
     if not loaded:
         return dropped
     out = [Piece("\n" + LONG_HEADING + "\n<available_long_term_memories>", "added")]

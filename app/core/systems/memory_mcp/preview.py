@@ -17,10 +17,11 @@ RESOURCE_HEADER = "[MEMORY: Hot Cache - Active context]"
 DISABLED = "[MEMORY: Hot cache disabled]"
 EMPTY = "[MEMORY: Hot cache empty - no recent activity]"
 RESOURCE_HOW = "memory-mcp 0.8.0's memory://hot-cache resource, read by the MCP client when it asks"
-HOOK_HOW = "printed by memory-mcp's SessionStart and UserPromptSubmit hooks (memory-mcp-cli hot-cache)"
+HOOK_HOW = "printed by memory-mcp's SessionStart and UserPromptSubmit hooks (its hot-cache command)"
 CLUSTERED = (
     "With 4 or more memories memory-mcp 0.8.0 may group the lines under `## <label>` headings by "
-    "embedding similarity (clustering_display_enabled); the workbench has no embeddings, so it shows "
+    "embedding similarity (clustering_display_enabled); the workbench has no embeddings, "
+    "so it shows "
     "the ungrouped list: the same lines, in the same order when no cluster forms."
 )
 
@@ -41,7 +42,8 @@ def _resource_line(memory: Memory, content: str, limit: int) -> str:
 
 
 def _hook_line(memory: Memory, content: str, limit: int) -> str:
-    return "- [id:" + str(memory.source.row) + "] " + _resource_line(memory, " ".join(content.split()), limit)[2:]
+    folded = _resource_line(memory, " ".join(content.split()), limit)[2:]
+    return f"- [id:{memory.source.row}] {folded}"
 
 
 def _line_pieces(memory: Memory, line: str, content: str, limit: int) -> list[Piece]:
@@ -57,7 +59,12 @@ def _line_pieces(memory: Memory, line: str, content: str, limit: int) -> list[Pi
     ]
 
 
-def previews(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext, plans: Sequence[BudgetPlan]) -> list[Draft]:
+def previews(
+    memories: Sequence[Memory],
+    portfolio: Portfolio,
+    context: BudgetContext,
+    plans: Sequence[BudgetPlan],
+) -> list[Draft]:
     plan = next((p for p in plans if p.scope.startswith("hot cache")), None)
     if plan is None:
         return []
@@ -72,9 +79,11 @@ def previews(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetCo
         if memory is None:
             continue
         content = _text(memory, context)
-        line = _hook_line(memory, content, limit) if hook else _resource_line(memory, content, limit)
+        render = _hook_line if hook else _resource_line
+        line = render(memory, content, limit)
         if item.fits:
-            pieces += [*_line_pieces(memory, line, " ".join(content.split()) if hook else content, limit), Piece("\n", "added")]
+            shown = " ".join(content.split()) if hook else content
+            pieces += [*_line_pieces(memory, line, shown, limit), Piece("\n", "added")]
         else:
             dropped.append(Piece(line + "\n", "dropped", memory.id, item.note))
     if hook:
@@ -98,9 +107,10 @@ def _leading_newline(dropped: list[Piece]) -> list[Piece]:
 def _hook_block(pieces: list[Piece], dropped: list[Piece]) -> DraftBlock:
     if not pieces:
         return DraftBlock("hook output", tuple(dropped))
-    body = [Piece(budget.HOOK_HEADER + "\n", "added"), *pieces, Piece(budget.HOOK_FOOTER + "\n", "added")]
+    header = Piece(budget.HOOK_HEADER + "\n", "added")
+    body = [header, *pieces, Piece(budget.HOOK_FOOTER + "\n", "added")]
     text = "".join(p.text for p in body)
     limit = hot_cache.HOOK_CHARS
-    note = f"past Claude Code's {limit:,}-character hook cap: written to a file, not shown to the model"
+    note = f"past Claude Code's {limit:,}-character hook cap: not shown to the model"
     kept = clip(body, text[:limit], note) if len(text) > limit else body
     return DraftBlock("hook output", (*kept, *dropped))

@@ -13,22 +13,37 @@ from app.core.model import Memory, Portfolio
 from app.core.preview.models import Draft, DraftBlock, Piece, State, clip
 from app.core.systems.openclaw import budget, config, injection
 
-BOOTSTRAP_HOW = (
-    "OpenClaw 2026.9.6's bootstrap context: each file's content, in this order, in the system prompt of every turn (MEMORY.md only in main or private sessions)"
+BOOTSTRAP_HOW = " ".join(
+    (
+        "OpenClaw 2026.9.6's bootstrap context: each file's content, in this order, in the system",
+        "prompt of every turn (MEMORY.md only in main or private sessions)",
+    ),
 )
-STARTUP_HOW = "OpenClaw 2026.9.6's startup context: prepended to a new session's (/new, /reset) first turn"
+STARTUP_HOW = "OpenClaw 2026.9.6's startup context: before a new session's first turn"
 OLD_HOW = "OpenClaw's bootstrap files, in this order, in the system prompt of every turn"
 _TOTAL = "cut by the total bootstrap budget (bootstrapTotalMaxChars)"
+NEVER = "contextInjection is never"
+RAN_OUT = "the total bootstrap budget ran out before it"
 
 
-def previews(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext, plans: Sequence[BudgetPlan]) -> list[Draft]:
+def previews(
+    memories: Sequence[Memory],
+    portfolio: Portfolio,
+    context: BudgetContext,
+    plans: Sequence[BudgetPlan],
+) -> list[Draft]:
     files = budget._openclaw_files(memories)
     if "openclaw_state" not in portfolio.settings:
         return [_old(files, context)] if files else []
     root, settings = Path(portfolio.root), portfolio.settings
     memory_md = ("MEMORY.md",) if any(p.scope == "MEMORY.md" for p in plans) else ()
     return [
-        Draft(scope="bootstrap", how=BOOTSTRAP_HOW, blocks=tuple(_bootstrap(root, settings, files, context)), plans=memory_md),
+        Draft(
+            scope="bootstrap",
+            how=BOOTSTRAP_HOW,
+            blocks=tuple(_bootstrap(root, settings, files, context)),
+            plans=memory_md,
+        ),
         _startup(root, settings, memories, context),
     ]
 
@@ -37,7 +52,12 @@ def _ids(files: dict[str, list[Memory]], name: str) -> tuple[str, ...]:
     return tuple(m.id for m in files.get(name, []))
 
 
-def _bootstrap(root: Path, settings: dict, files: dict[str, list[Memory]], context: BudgetContext) -> list[DraftBlock]:
+def _bootstrap(
+    root: Path,
+    settings: dict,
+    files: dict[str, list[Memory]],
+    context: BudgetContext,
+) -> list[DraftBlock]:
     max_chars = config.value(settings, "bootstrapMaxChars")
     total_max = config.value(settings, "bootstrapTotalMaxChars")
     mode = config.value(settings, "contextInjection")
@@ -50,7 +70,8 @@ def _bootstrap(root: Path, settings: dict, files: dict[str, list[Memory]], conte
         single = ids[0] if len(ids) == 1 else None
         if name in got:
             plain = texts.get(name)
-            spans = [(m.id, a, b) for m, a, b in budget._offsets16(plain, files.get(name, []))] if plain else []
+            placed = budget._offsets16(plain, files.get(name, [])) if plain else []
+            spans = [(m.id, a, b) for m, a, b in placed]
             source = injection.to16(plain) if plain is not None else None
             blocks.append(DraftBlock(name, tuple(_file_pieces(got[name], source, spans)), ids))
             continue
@@ -59,7 +80,7 @@ def _bootstrap(root: Path, settings: dict, files: dict[str, list[Memory]], conte
             text = budget._text(root, name, files.get(name, []), context)
         if text is None:
             continue
-        why = withheld.get(name) or ("contextInjection is never" if mode == "never" else "the total bootstrap budget ran out before it")
+        why = withheld.get(name) or (NEVER if mode == "never" else RAN_OUT)
         blocks.append(DraftBlock(name, (Piece(text, "dropped", single, why),), ids))
     return blocks
 
@@ -67,7 +88,14 @@ def _bootstrap(root: Path, settings: dict, files: dict[str, list[Memory]], conte
 Spans = Sequence[tuple[str, int, int]]  # memory id, UTF-16 start and end in the file
 
 
-def _by_memory(text16: str, start: int, end: int, state: State, spans: Spans, note: str = "") -> list[Piece]:
+def _by_memory(
+    text16: str,
+    start: int,
+    end: int,
+    state: State,
+    spans: Spans,
+    note: str = "",
+) -> list[Piece]:
     """The file's characters start..end as pieces of one state, split where its memories begin
     and end (the text between them, headings and blank lines, belongs to none)."""
     cuts = sorted({start, end, *(x for _, a, b in spans for x in (a, b) if start < x < end)})
@@ -90,7 +118,8 @@ def _file_pieces(got: injection.Injected, source: str | None, spans: Spans) -> l
     full = t.content  # the trimmed file's head, OpenClaw's marker, its tail
     n = len(trimmed)
     marker = full[t.head : len(full) - t.tail]
-    cut_note = f"cut by bootstrapMaxChars {t.max_chars:,}: OpenClaw keeps the first {t.head:,} and last {t.tail:,} characters"
+    cut_note = f"cut by bootstrapMaxChars {t.max_chars:,}: OpenClaw keeps the first {t.head:,}"
+    cut_note += f" and last {t.tail:,} characters"
     pieces = [
         *_by_memory(trimmed, 0, t.head, "injected", spans),
         *_by_memory(trimmed, t.head, n - t.tail, "cut", spans, cut_note),
@@ -100,7 +129,12 @@ def _file_pieces(got: injection.Injected, source: str | None, spans: Spans) -> l
     return clip(pieces, content, _TOTAL)
 
 
-def _startup(root: Path, settings: dict, memories: Sequence[Memory], context: BudgetContext) -> Draft:
+def _startup(
+    root: Path,
+    settings: dict,
+    memories: Sequence[Memory],
+    context: BudgetContext,
+) -> Draft:
     max_total = config.value(settings, "startupContext.maxTotalChars")
     max_file = config.value(settings, "startupContext.maxFileChars")
     enabled = config.value(settings, "startupContext.enabled")
@@ -115,7 +149,8 @@ def _startup(root: Path, settings: dict, memories: Sequence[Memory], context: Bu
     for rel, text in logs:
         trimmed = injection.trim(text)
         if trimmed and not got.blocks.get(rel):
-            pieces.append(Piece(injection.from16(trimmed), "dropped", by_rel.get(rel), f"{rel}: the total cap ran out"))
+            why = f"{rel}: the total cap ran out"
+            pieces.append(Piece(injection.from16(trimmed), "dropped", by_rel.get(rel), why))
     ids = tuple(by_rel.get(rel, "") for rel, _ in logs if by_rel.get(rel))
     block = DraftBlock("startup context", tuple(pieces), ids)
     return Draft(scope="startup context", how=STARTUP_HOW, blocks=(block,) if pieces else ())
@@ -137,8 +172,10 @@ def _old(files: dict[str, list[Memory]], context: BudgetContext) -> Draft:
         remaining -= allowed
         ids = tuple(m.id for m in members)
         single = ids[0] if len(ids) == 1 else None
-        cap = "the 20,000-character file cap" if allowed == min(len(text), budget.OPENCLAW_FILE_CHARS) else "the total cap"
-        pieces = (Piece(text[:allowed], "injected", single), Piece(text[allowed:], "cut", single, f"cut silently at {cap}"))
+        by_file = allowed == min(len(text), budget.OPENCLAW_FILE_CHARS)
+        cap = "the 20,000-character file cap" if by_file else "the total cap"
+        kept = Piece(text[:allowed], "injected", single)
+        pieces = (kept, Piece(text[allowed:], "cut", single, f"cut silently at {cap}"))
         blocks.append(DraftBlock(name, pieces, ids))
     return Draft(scope="bootstrap", how=OLD_HOW, blocks=tuple(blocks), plans=("MEMORY.md",))
 
