@@ -30,6 +30,11 @@ def prompt_in_path_order(run: Run) -> str:
     return section_in_path_order(run.mg, run.root, sorted(AGENTS.values()))
 
 
+def row(i: int, memory: object) -> dict[str, object]:
+    """A long-term memory's summary row, as MassGen's coordination message makes it."""
+    return {"id": f"mem_{i}", "summary": memory, "created_at": "N/A"}
+
+
 def section_in_path_order(mg: types.SimpleNamespace, root: Path, workspaces: list[str]) -> str:
     """MassGen's memory section over the workspaces' files, parsed by MassGen, in path order."""
     parse = mg.SystemMessageBuilder._parse_memory_file
@@ -43,7 +48,7 @@ def section_in_path_order(mg: types.SimpleNamespace, root: Path, workspaces: lis
     short, long = tiers["short_term"], tiers["long_term"]
     config = {
         "short_term": {"content": "\n".join(f"- {m}" for m in short) if short else ""},
-        "long_term": [{"id": f"mem_{i}", "summary": m, "created_at": "N/A"} for i, m in enumerate(long)] if long else [],
+        "long_term": [row(i, m) for i, m in enumerate(long)],
     }
     return str(mg.MemorySection(config).build_content())
 
@@ -60,10 +65,11 @@ def test_the_preview_is_massgens_memory_section(run: Run) -> None:
     assert raw.rstrip().endswith("</available_long_term_memories>")
     # the same memories MassGen's own loader returns, whatever its order
     lines = {f"- {m}" for m in seen["short"]}
-    shown = {p.text.lstrip("\n") for p in block.pieces if p.state == "injected" and p.text.lstrip("\n").startswith("- ")}
+    injected = [p.text.lstrip("\n") for p in block.pieces if p.state == "injected"]
+    shown = {text for text in injected if text.startswith("- ")}
     assert shown == lines
     summaries = {str(m) for m in seen["long"]}
-    assert {p.text for p in block.pieces if p.state == "injected" and not p.text.lstrip("\n").startswith("- ")} == summaries
+    assert {text for text in injected if not text.startswith("- ")} == summaries
     # the short-term file without front matter is skipped by this loader: shown dropped
     [dropped] = [p for p in block.pieces if p.state == "dropped"]
     assert dropped.text.strip().endswith("short_term/scratch.md") and "front matter" in dropped.note
@@ -73,7 +79,10 @@ def test_the_preview_is_massgens_memory_section(run: Run) -> None:
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio" / "massgen"
 
 
-def test_the_samples_preview_is_massgens_memory_section(mg: types.SimpleNamespace, isolated_locations: Locations) -> None:
+def test_the_samples_preview_is_massgens_memory_section(
+    mg: types.SimpleNamespace,
+    isolated_locations: Locations,
+) -> None:
     wb = Workbench(isolated_locations, clock=FixedClock(NOW), workers=1)
     wb.open([SAMPLE], index=False)
     [preview] = [p for p in wb.preview() if p.system == "massgen"]

@@ -37,16 +37,23 @@ def resource_formatter() -> Any:
     """memory-mcp 0.8.0's `_format_memory_list`, read from its installed server/app.py."""
     spec = importlib.util.find_spec("memory_mcp")
     assert spec is not None and spec.submodule_search_locations
-    source = (Path(next(iter(spec.submodule_search_locations))) / "server" / "app.py").read_text(encoding="utf-8")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    source = (folder / "server" / "app.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_format_memory_list")
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    node = next(n for n in functions if n.name == "_format_memory_list")
     namespace: dict[str, Any] = {"settings": Settings(), "Memory": object}
-    exec(compile(ast.Module(body=[node], type_ignores=[]), "memory_mcp/server/app.py", "exec"), namespace)  # noqa: S102
+    code = compile(ast.Module(body=[node], type_ignores=[]), "memory_mcp/server/app.py", "exec")
+    exec(code, namespace)
     return namespace["_format_memory_list"]
 
 
 @pytest.mark.parametrize("hot_rows", [0, 3, 10, 20])
-def test_the_preview_is_what_the_hot_cache_resource_renders(tmp_path: Path, isolated_locations: Locations, hot_rows: int) -> None:
+def test_the_preview_is_what_the_hot_cache_resource_renders(
+    tmp_path: Path,
+    isolated_locations: Locations,
+    hot_rows: int,
+) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     db = tmp_path / "mcp" / "memory.db"
     db.parent.mkdir()
@@ -71,7 +78,10 @@ def test_the_preview_is_what_the_hot_cache_resource_renders(tmp_path: Path, isol
     assert "clustering" in preview.differs or "embedding" in preview.differs
 
 
-def test_the_samples_preview_is_what_the_hot_cache_resource_renders(tmp_path: Path, isolated_locations: Locations) -> None:
+def test_the_samples_preview_is_what_the_hot_cache_resource_renders(
+    tmp_path: Path,
+    isolated_locations: Locations,
+) -> None:
     """The sample's database (a copy, which memory-mcp's Storage migrates on open)."""
     folder = tmp_path / "memory-mcp"
     folder.mkdir()
@@ -81,7 +91,8 @@ def test_the_samples_preview_is_what_the_hot_cache_resource_renders(tmp_path: Pa
     storage.close()
     assert served  # the sample fills its hot cache: the comparison is not of two empty texts
     expected = resource_formatter()(served, HEADER)
-    wb = Workbench(isolated_locations, clock=FixedClock(datetime.now(UTC).replace(microsecond=0)), workers=1)
+    now = datetime.now(UTC).replace(microsecond=0)
+    wb = Workbench(isolated_locations, clock=FixedClock(now), workers=1)
     wb.open([folder], index=False)
     [preview] = [p for p in wb.preview() if p.system == "memory-mcp"]
     [block] = preview.blocks

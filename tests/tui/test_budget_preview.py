@@ -16,9 +16,14 @@ HOT_CACHE = ("memory-mcp", "memory-mcp", "hot cache")
 BOOTSTRAP = ("openclaw", "workspace", "bootstrap")
 
 
-async def test_the_preview_tab_shows_what_the_plan_injects(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_the_preview_tab_shows_what_the_plan_injects(
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+) -> None:
     conn = sqlite3.connect(sample_copy / "memory-mcp" / "memory.db")
-    with conn:  # an escape sequence in every hot row's text: drawn inert, never sent to the terminal
+    # an escape sequence in every hot row's text: drawn inert, never sent to the terminal
+    with conn:
         conn.execute("UPDATE memories SET content = content || ' \x1b[31mred' WHERE is_hot = 1")
     conn.close()
     app = make_app(isolated_locations, clock, sample_copy)
@@ -26,10 +31,12 @@ async def test_the_preview_tab_shows_what_the_plan_injects(sample_copy: Path, is
         screen = await open_budget(app, pilot)
         await select(screen, pilot, HOT_CACHE)
         widget = screen.query_one("#budget-preview", InjectionPreview)
-        assert not widget.display or widget.preview is None  # nothing is rendered before the tab is shown
+        # nothing is rendered before the tab is shown
+        assert not widget.display or widget.preview is None
         await pilot.press("P")
         await until(pilot, lambda: widget.preview is not None)
-        [facade] = [p for p in app.workbench.preview() if (p.system, p.portfolio, p.scope) == HOT_CACHE]
+        previews = app.workbench.preview()
+        [facade] = [p for p in previews if (p.system, p.portfolio, p.scope) == HOT_CACHE]
         assert widget.preview == facade
         shown = widget.render()
         plain = shown.plain if hasattr(shown, "plain") else str(shown)
@@ -40,7 +47,8 @@ async def test_the_preview_tab_shows_what_the_plan_injects(sample_copy: Path, is
         assert dropped.text.strip()[:40] in plain
         # another plan: its own preview; MEMORY.md's plan shows the bootstrap it is part of
         await select(screen, pilot, BOOTSTRAP)
-        await until(pilot, lambda: widget.preview is not None and widget.preview.scope == "bootstrap")
+        await until(pilot, lambda: widget.preview is not None)
+        await until(pilot, lambda: getattr(widget.preview, "scope", "") == "bootstrap")
         await select(screen, pilot, ("openclaw", "workspace", "MEMORY.md"))
         await pilot.pause()
         assert widget.preview is not None and widget.preview.scope == "bootstrap"

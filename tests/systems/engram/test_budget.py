@@ -25,7 +25,8 @@ def observation(n: int, chars: int, pinned: bool = False) -> Memory:
 
 
 def schema8(max_bytes: int = 16 * 1024) -> Portfolio:
-    return Portfolio(system="engram", name="e", root="/nowhere/engram.db", settings={"mem_context_max_bytes": max_bytes})
+    settings = {"mem_context_max_bytes": max_bytes}
+    return Portfolio(system="engram", name="e", root="/nowhere/engram.db", settings=settings)
 
 
 def test_a_small_block_is_seen_whole_by_the_hook() -> None:
@@ -33,7 +34,8 @@ def test_a_small_block_is_seen_whole_by_the_hook() -> None:
     (plan,) = engram_plans(rows, schema8())
     assert plan.host is not None and plan.host.injection == "hook"
     assert plan.host.limit == 10_000 and plan.host.cut == 0
-    rendered = len(ENGRAM_HEADER) + len("### Recent Observations\n") + sum(engram_line_chars(m) for m in rows) + 1
+    lines = sum(engram_line_chars(m) for m in rows)
+    rendered = len(ENGRAM_HEADER) + len("### Recent Observations\n") + lines + 1
     assert plan.host.offered == plan.host.seen == rendered
     assert not plan.over and not any(item.truncated for item in plan.items)
 
@@ -47,7 +49,8 @@ def test_pinned_and_recent_sections_past_ten_thousand_characters_are_cut_by_the_
     assert host.seen == 10_000 and host.cut == host.offered - 10_000
     assert plan.over and plan.used <= 16 * 1024  # within Engram's own byte budget all the same
     truncated = [item for item in plan.items if item.truncated]
-    assert truncated and sum(item.cut for item in truncated) + 1 == host.cut  # the block's last newline
+    # the cut lines and the block's last newline
+    assert truncated and sum(item.cut for item in truncated) + 1 == host.cut
     assert all("past the host's cap" in item.note for item in truncated)
     first = truncated[0]
     assert first.order < len(plan.items) and first.cut < first.cost  # cut inside its line
@@ -57,4 +60,5 @@ def test_pinned_and_recent_sections_past_ten_thousand_characters_are_cut_by_the_
 def test_an_older_schema_without_a_byte_budget_is_a_hook_too() -> None:
     rows = [observation(n, 40) for n in range(1, 4)]
     (plan,) = engram_plans(rows, Portfolio(system="engram", name="e", root="/nowhere/engram.db"))
-    assert plan.host is not None and plan.host.injection == "hook" and plan.host.offered == plan.used
+    assert plan.host is not None and plan.host.injection == "hook"
+    assert plan.host.offered == plan.used

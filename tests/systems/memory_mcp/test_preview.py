@@ -22,7 +22,10 @@ def preview(wb: Workbench) -> Preview:
     return found
 
 
-def test_the_hook_output_is_rendered_with_ids_and_footer(db: Path, isolated_locations: Locations) -> None:
+def test_the_hook_output_is_rendered_with_ids_and_footer(
+    db: Path,
+    isolated_locations: Locations,
+) -> None:
     _hook_ran(db, None)
     _sql(db, "UPDATE memories SET content = 'two  words\n' || id")  # recalls need not be hot
     wb = _open(db, isolated_locations)
@@ -30,7 +33,8 @@ def test_the_hook_output_is_rendered_with_ids_and_footer(db: Path, isolated_loca
     [block] = found.blocks
     assert found.scope == plan.scope == "hot cache (hook)"
     lines = block.text.split("\n")
-    assert lines[0] == "[MEMORY: Hot cache]" and lines[-2] == "Call mark_memory_used(id) when one of these was useful."
+    assert lines[0] == "[MEMORY: Hot cache]"
+    assert lines[-2] == "Call mark_memory_used(id) when one of these was useful."
     first = wb.memory(plan.fitting[0].id)
     tags = f" [{', '.join(first.tags[:3])}]" if first.tags else ""
     assert lines[1] == f"- [id:{first.source.row}] two words {first.source.row}{tags}"
@@ -39,9 +43,14 @@ def test_the_hook_output_is_rendered_with_ids_and_footer(db: Path, isolated_loca
     assert plan.host is not None and block.chars == plan.host.offered - (len(lines) - 3)
 
 
-def test_past_the_hosts_cap_the_text_is_marked_cut(db: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_past_the_hosts_cap_the_text_is_marked_cut(
+    db: Path,
+    isolated_locations: Locations,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _hook_ran(db, None)
-    _sql(db, "UPDATE memories SET content = ? || id WHERE is_hot = 1", ("the release train notes, " * 80,))
+    long = "the release train notes, " * 80
+    _sql(db, "UPDATE memories SET content = ? || id WHERE is_hot = 1", (long,))
     monkeypatch.setenv("MEMORY_MCP_HOT_CACHE_DISPLAY_MAX_CHARS", "5000")
     wb = _open(db, isolated_locations)
     plan, found = _plan(wb), preview(wb)
