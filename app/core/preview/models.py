@@ -136,7 +136,3 @@ class Preview(_Frozen):
     @property
     def text(self) -> str:
         return "\n".join(b.text for b in self.blocks)
-
-    @property
-    def cut(self) -> int:
-        return sum(len(p.text) for b in self.blocks for p in b.pieces if p.state not in SHOWN)
