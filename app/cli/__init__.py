@@ -192,6 +192,14 @@ def build_parser() -> Parser:
     undo.add_argument("--json", action="store_true", help="print one JSON document")
     _common(undo)
 
+    preview = sub.add_parser(
+        "preview",
+        help="the exact text each agent sees at its next start or turn, with what caps cut or drop",
+    )
+    _path_option(preview, PATH_HELP)
+    preview.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(preview)
+
     relink = sub.add_parser("relink", help="say that the portfolio once at OLD is the one at NEW now, so its decisions and changes follow it")
     relink.add_argument("old", metavar="OLD", help="where the portfolio was when its decisions were made")
     relink.add_argument("new", metavar="NEW", type=Path, help="where it is now")

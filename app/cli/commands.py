@@ -11,6 +11,7 @@ from typing import Any
 
 from app.cli.common import CHANGES, DECISIONS, FAILED, USAGE, emit_json, fail, say
 from app.cli.opening import locations_from, resolve_paths
+from app.cli.preview import cmd_preview
 from app.cli.progress import ProgressLine
 from app.core.budget import BudgetItem, WhatIf
 from app.core.change.errors import ChangeError
@@ -548,5 +549,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "budget": cmd_budget,
     "undo": cmd_undo,
     "relink": cmd_relink,
+    "preview": cmd_preview,
     **{action: cmd_change for action in CHANGES},
 }

@@ -30,6 +30,7 @@ SUBCOMMANDS = (
     "undo",
     "relink",
     "mcp",
+    "preview",
 )
 CHANGES = ("promote", "demote", "pin", "unpin", "set-priority", "merge")
 DECISIONS = ("approve", "flag", "quarantine", "restore")

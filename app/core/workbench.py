@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from app.core import guard, review
 from app.core import paths as given_paths
-from app.core.budget import BudgetPlan, WhatIf, plan_budgets
+from app.core.budget import BudgetContext, BudgetPlan, WhatIf, plan_budgets
 from app.core.change.applier import Applier
 from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
@@ -45,6 +45,8 @@ from app.core.load.rows import ListedRows, RowStore, listed_rows
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline, TrustLevel
 from app.core.parsing.safefs import display_name
+from app.core.preview import build as preview_build
+from app.core.preview.models import Preview
 from app.core.reading.base import Capabilities
 from app.core.reading.discovery import standard_locations
 from app.core.review.finding import Category, Finding, Severity, worst
@@ -1155,6 +1157,20 @@ class Workbench:
     def context_preview(self, portfolio: str) -> served.ContextView:
         """What the portfolio's agents load, guarded (read-only)."""
         return served.context_preview(self, portfolio)
+
+    # -- what the agent will see (app/core/preview) --------------------------------------------
+    def preview(self, path: Path | str | None = None) -> list[Preview]:
+        """The exact text each system injects at its agent's next start or turn, per plan, with
+        what its caps cut or drop marked in place, inert and with secrets masked; with `path`,
+        only the portfolios at or under it."""
+        context = BudgetContext(
+            now=self.clock.now(),
+            text_of=self._read_ahead(),
+            file_bytes=file_reader(self.portfolios),
+        )
+        portfolios = preview_build.under(self.portfolios, path)
+        plans = self.budgets()
+        return preview_build.build_previews(self.memories, portfolios, plans, context, self.secrets)
 
 
 @lru_cache(maxsize=64)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from app.core.curate.salience import KeptValues, Observed, SalienceInputs, TextOf
     from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
     from app.core.model import Relation
+    from app.core.preview.models import Draft
     from app.core.systems.info import SystemInfo
 
 
@@ -88,6 +89,13 @@ class System(Protocol):
     @property
     def info(self) -> SystemInfo: ...
     def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]: ...
+    def preview(
+        self,
+        memories: Sequence[Memory],
+        portfolio: Portfolio,
+        context: BudgetContext,
+        plans: Sequence[BudgetPlan],
+    ) -> list[Draft]: ...
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs: ...
     def wants_text(self, memory: Memory) -> bool: ...
     def salience_text(self, memory: Memory, text: str) -> dict[str, Any]: ...
@@ -176,6 +184,17 @@ class BaseSystem:
 
     def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
         """What the agent loads at startup, in the system's order, unit and limits."""
+        return []
+
+    def preview(
+        self,
+        memories: Sequence[Memory],
+        portfolio: Portfolio,
+        context: BudgetContext,
+        plans: Sequence[BudgetPlan],
+    ) -> list[Draft]:
+        """The exact text its plans inject at the agent's next start or turn, as the system renders
+        it, with what the caps cut or drop in place (`plans` are this portfolio's own)."""
         return []
 
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs:

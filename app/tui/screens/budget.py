@@ -17,10 +17,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from app.core.budget import BudgetItem, BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
+from app.core.preview.models import Preview
 from app.tui.activity import Run, apply_change, refused
 from app.tui.context import AFTER_FRAME, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
@@ -29,6 +30,7 @@ from app.tui.priority import Refused, Step, order_step
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar
 from app.tui.widgets.clip import clip
+from app.tui.widgets.injection_preview import InjectionPreview
 from app.tui.widgets.nav import ColumnSpec, NavTable
 
 if TYPE_CHECKING:
@@ -98,6 +100,12 @@ class PlansRead(Message):
 
 
 @dataclass
+class PreviewsRead(Message):
+    previews: list[Preview]
+    generation: int
+
+
+@dataclass
 class ChangesApplied(Message):
     done: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
@@ -115,6 +123,13 @@ class BudgetScreen(WorkbenchScreen):
         # `w` is the key the footer and the status line name; enter does the same.
         Binding("w", "apply", "Apply", tooltip="Write the what-if (asks for a reason)", id="budget-apply", priority=True),
         Binding("enter", "apply", "Apply", tooltip="Write the what-if, as w does", show=False, id="budget-apply-enter", priority=True),
+        Binding(
+            "P",
+            "toggle_preview",
+            "Preview",
+            tooltip="The exact text the selected plan injects, cuts marked",
+            id="budget-preview",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -128,6 +143,8 @@ class BudgetScreen(WorkbenchScreen):
         self._fittings: dict[int, tuple[BudgetPlan, int]] = {}
         self._last_move = 0.0  # when the plans' cursor last moved (monotonic seconds)
         self._plan_timer: Timer | None = None
+        self.previews: list[Preview] | None = None  # read when the preview tab is first shown
+        self._previews_of = -1  # the generation they were read at
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -137,9 +154,14 @@ class BudgetScreen(WorkbenchScreen):
             with Vertical(id="budget-main"):
                 yield Static(Text(""), id="budget-title")
                 yield BudgetBar(id="budget-bar")
-                yield NavTable(id="budget-items", zebra_stripes=True)
-                with VerticalScroll(id="budget-notes-scroll"):
-                    yield Static(Text(""), id="budget-notes")
+                with TabbedContent(id="budget-tabs", initial="budget-tab-plan"):
+                    with TabPane("plan", id="budget-tab-plan"):
+                        yield NavTable(id="budget-items", zebra_stripes=True)
+                        with VerticalScroll(id="budget-notes-scroll"):
+                            yield Static(Text(""), id="budget-notes")
+                    with TabPane("preview", id="budget-tab-preview"):
+                        with VerticalScroll(id="budget-preview-scroll"):
+                            yield InjectionPreview(id="budget-preview")
         yield workbench_footer()
 
     def on_mount(self) -> None:
@@ -167,6 +189,7 @@ class BudgetScreen(WorkbenchScreen):
     def on_memories_changed(self, message: MemoriesChanged) -> None:
         # One changed memory can move every row of its plan (the order, the cut), so the plans are
         # read whole; the facade already re-planned only the portfolios the write touched.
+        self.previews = None  # rendered again when the preview tab is shown next
         if self.workbench_app.generation:
             self.when_shown(self.refresh_plans)
 
@@ -250,6 +273,7 @@ class BudgetScreen(WorkbenchScreen):
         if host is not None and host.limit is not None:
             seen = [f"{host.host}: the model sees {host.seen:,} of {host.offered:,} characters"]
         notes.update(Text("\n".join(one_line(note, 400) for note in [*seen, *plan.notes])))
+        self._show_preview()
 
     def _fitting(self, plan: BudgetPlan) -> int:
         """The index of the plan's last item that loads (-1: none), once per plan object."""
@@ -355,6 +379,67 @@ class BudgetScreen(WorkbenchScreen):
     @on(DataTable.RowHighlighted, "#budget-items")
     def _item_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.query_one(BudgetBar).highlighted = key_of(event.row_key.value)
+
+    # -- the preview tab: what the selected plan injects ------------------------------------
+
+    @property
+    def preview_shown(self) -> bool:
+        return self.query_one("#budget-tabs", TabbedContent).active == "budget-tab-preview"
+
+    def action_toggle_preview(self) -> None:
+        tabs = self.query_one("#budget-tabs", TabbedContent)
+        tabs.active = "budget-tab-plan" if self.preview_shown else "budget-tab-preview"
+
+    @on(TabbedContent.TabActivated, "#budget-tabs")
+    def _tab_activated(self) -> None:
+        self.set_class(self.preview_shown, "-preview")
+        self._show_preview()
+
+    def preview_of(self, plan: BudgetPlan | None) -> Preview | None:
+        """The preview of the plan, or of the injection it is part of (OpenClaw's MEMORY.md)."""
+        if plan is None or self.previews is None:
+            return None
+        for preview in self.previews:
+            same = (preview.system, preview.portfolio) == (plan.system, plan.portfolio)
+            if same and plan.scope in (preview.scope, *preview.plans):
+                return preview
+        return None
+
+    def _show_preview(self) -> None:
+        if not self.preview_shown:
+            return
+        widget = self.query_one("#budget-preview", InjectionPreview)
+        generation = self.workbench_app.generation
+        if self.previews is None or self._previews_of != generation:
+            widget.show(None, "Rendering what each agent will see\u2026")
+            self.read_previews(generation)
+            return
+        plan = self.plan
+        preview = self.preview_of(plan)
+        empty = "No plan chosen."
+        if plan is not None:
+            empty = f"{plan.system} shows no preview of its {plan.scope} plan."
+        if preview is not widget.preview or preview is None:
+            widget.show(preview, empty)
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="budget-preview",
+        description="budget-preview",
+        exit_on_error=False,
+    )
+    def read_previews(self, generation: int) -> None:
+        try:
+            previews = self.workbench.preview()
+        except Exception as error:  # noqa: BLE001 - shown, never a crash
+            self.post_message(self._notice("Could not render the preview", error))
+            return
+        self.post_message(PreviewsRead(list(previews), generation))
+
+    def on_previews_read(self, message: PreviewsRead) -> None:
+        self.previews, self._previews_of = message.previews, message.generation
+        self._show_preview()
 
     # -- keys --------------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from app.core.budget.plans import BudgetWhatIf
 from app.core.systems.api import BaseSystem, UndoStep
-from app.core.systems.dollhouse import budget, curation, salience, suggestions, trust
+from app.core.systems.dollhouse import budget, curation, preview, salience, suggestions, trust
 from app.core.systems.dollhouse.reader import DollhouseAdapter
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
     from app.core.locations import Locations
     from app.core.model import Memory, Portfolio
+    from app.core.preview.models import Draft
     from app.core.storage import Saved
 
 
@@ -44,6 +45,15 @@ class DollhouseSystem(BaseSystem):
 
     def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
+
+    def preview(
+        self,
+        memories: Sequence[Memory],
+        portfolio: Portfolio,
+        context: BudgetContext,
+        plans: Sequence[BudgetPlan],
+    ) -> list[Draft]:
+        return preview.previews(memories, portfolio, context, plans)
 
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs:
         return salience.inputs(memory, observed)

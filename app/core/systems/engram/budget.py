@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from app.core.budget.estimators import CharsEstimator
+from app.core.budget.hosts import CLAUDE_CODE_HOOK_CHARS, HostCap, host_cap
 from app.core.budget.plans import BudgetContext, BudgetItem, BudgetPlan, budget_item
 from app.core.model import Memory, Portfolio
 from app.core.systems.engram import NAME
@@ -76,21 +77,30 @@ def _plan(project: str, memories: list[Memory], portfolio: Portfolio, max_bytes:
         (ENGRAM_SECTION, recent, ENGRAM_CONTEXT_RESULTS, _PAST_NOTE),
     ]
     items: list[BudgetItem] = []
-    size = len(ENGRAM_HEADER)
+    size = chars = len(ENGRAM_HEADER)
     for heading, group, cap, past in sections:
         if not group:
             continue
         size += len(heading)
+        chars += len(heading)
         for index, memory in enumerate(group):
             cost = engram_line_chars(memory) if max_bytes is None else _line_bytes(memory)
             in_section = index < cap
             if in_section:
                 size += cost  # rendered; the block is cut at max_bytes after rendering
             in_bytes = max_bytes is None or size <= max_bytes
-            note = "" if in_section and in_bytes else (past if not in_section else _PAST_BYTES)
-            items.append(budget_item(memory.id, cost, len(items) + 1, in_section and in_bytes, note))
+            fits = in_section and in_bytes
+            note = "" if fits else (past if not in_section else _PAST_BYTES)
+            line = engram_line_chars(memory)
+            host_cut = _host_cut(chars, line) if fits else 0
+            chars += line if fits else 0
+            items.append(_item(memory.id, cost, len(items) + 1, fits, note, host_cut))
         size += 1
+        chars += 1
     block = size if max_bytes is None else min(size, max_bytes)
+    # A byte cut leaves at most as many characters as bytes.
+    offered = chars if max_bytes is None else min(chars, max_bytes)
+    host = host_cap("hook", offered)
     return BudgetPlan(
         portfolio=portfolio.name,
         system=NAME,
@@ -100,8 +110,38 @@ def _plan(project: str, memories: list[Memory], portfolio: Portfolio, max_bytes:
         used=block,
         loaded=block,
         items=tuple(items),
-        notes=_notes(project, block, max_bytes),
+        notes=(*_notes(project, block, max_bytes), _host_note(host)),
+        host=host,
     )
+
+
+def _host_cut(start: int, line: int) -> int:
+    """Characters of a line starting at `start` of the hook's output that Claude Code does not
+    keep (its hook cap)."""
+    limit = CLAUDE_CODE_HOOK_CHARS
+    return 0 if start + line <= limit else min(line, start + line - limit)
+
+
+def _item(id: str, cost: int, order: int, fits: bool, note: str, host_cut: int) -> BudgetItem:
+    if not host_cut:
+        return budget_item(id, cost, order, fits, note)
+    past = f"{host_cut:,} characters past the host's cap"
+    return BudgetItem(
+        id=id,
+        cost=cost,
+        order=order,
+        fits=fits,
+        truncated=True,
+        cut=host_cut,
+        note=past,
+    )
+
+
+def _host_note(host: HostCap) -> str:
+    """Engram's Claude Code plugin prints mem_context from its SessionStart hook."""
+    seen = f"SessionStart hook, {host.host}: {host.offered:,} characters offered"
+    seen += f", {host.seen:,} seen"
+    return seen + (f", {host.cut:,} cut ({host.note})" if host.cut else f" ({host.note})")
 
 
 def _notes(project: str, block: int, max_bytes: int | None) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
-from app.core.systems.engram import budget, curation, pins, salience, suggestions, trust
+from app.core.systems.engram import budget, curation, pins, preview, salience, suggestions, trust
 from app.core.systems.engram.reader import EngramAdapter
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from app.core.curate.salience import Observed, SalienceInputs
     from app.core.curate.suggestions import Suggestion, SuggestionContext
     from app.core.model import Memory, Portfolio, Relation
+    from app.core.preview.models import Draft
 
 
 class EngramSystem(BaseSystem):
@@ -31,6 +32,15 @@ class EngramSystem(BaseSystem):
     # -- planning: budgets, salience, suggestions --
     def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
+
+    def preview(
+        self,
+        memories: Sequence[Memory],
+        portfolio: Portfolio,
+        context: BudgetContext,
+        plans: Sequence[BudgetPlan],
+    ) -> list[Draft]:
+        return preview.previews(memories, portfolio, context, plans)
 
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs:
         return salience.inputs(memory)

@@ -7,7 +7,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
-from app.core.systems.massgen import budget, curation, suggestions, trust
+from app.core.systems.massgen import budget, curation, preview, suggestions, trust
 from app.core.systems.massgen.reader import MassGenAdapter
 
 if TYPE_CHECKING:
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from app.core.budget.plans import BudgetContext, BudgetPlan
     from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
     from app.core.model import Memory, Portfolio
+    from app.core.preview.models import Draft
 
 
 class MassGenSystem(BaseSystem):
@@ -31,6 +32,15 @@ class MassGenSystem(BaseSystem):
     # Salience: the defaults (MassGen keeps no importance and no access record).
     def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
+
+    def preview(
+        self,
+        memories: Sequence[Memory],
+        portfolio: Portfolio,
+        context: BudgetContext,
+        plans: Sequence[BudgetPlan],
+    ) -> list[Draft]:
+        return preview.previews(memories, portfolio, context, plans)
 
     def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]:
         return suggestions.suggestions(memories, ctx)

@@ -7,7 +7,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
-from app.core.systems.memory_mcp import budget, curation, salience, suggestions, trust
+from app.core.systems.memory_mcp import budget, curation, preview, salience, suggestions, trust
 from app.core.systems.memory_mcp.reader import MemoryMcpAdapter
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from app.core.curate.salience import Observed, SalienceInputs
     from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
     from app.core.model import Memory, Portfolio, Relation
+    from app.core.preview.models import Draft
 
 
 class MemoryMcpSystem(BaseSystem):
@@ -34,6 +35,15 @@ class MemoryMcpSystem(BaseSystem):
     # -- planning: budgets, salience, suggestions --
     def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
+
+    def preview(
+        self,
+        memories: Sequence[Memory],
+        portfolio: Portfolio,
+        context: BudgetContext,
+        plans: Sequence[BudgetPlan],
+    ) -> list[Draft]:
+        return preview.previews(memories, portfolio, context, plans)
 
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs:
         return salience.inputs(memory)

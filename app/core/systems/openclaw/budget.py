@@ -270,32 +270,8 @@ def _bootstrap_2026(
     max_chars = config.value(settings, "bootstrapMaxChars")
     total_max = config.value(settings, "bootstrapTotalMaxChars")
     mode = config.value(settings, "contextInjection")
-    claims: dict[str, list[Any]] = settings.get("provenance", {})
-    setup_done = bool(settings.get("openclaw_state", {}).get("setup_completed"))
-    readable = bool(settings.get("openclaw_state", {}).get("readable"))
-    candidates: list[injection.BootstrapFile] = []
-    texts: dict[str, str] = {}
+    candidates, texts, withheld = bootstrap_candidates(root, settings, files, context)
     notes: list[str] = []
-    withheld: dict[str, str] = {}
-    for name in injection.BOOTSTRAP_ORDER:
-        text = _text(root, name, files.get(name, []), context)
-        if name == "BOOTSTRAP.md" and setup_done:
-            continue  # OpenClaw drops BOOTSTRAP.md once the workspace's setup is completed
-        if text is None:
-            if name not in (MEMORY_MD, "USER.md"):
-                candidates.append(injection.BootstrapFile(name, str(root / name), None))
-            continue
-        claim = claims.get(name)
-        origin = claim[0] if claim else provenance.origin_class(name, {})
-        if name in provenance.BOOTSTRAP_MEMORY and not readable:
-            # OpenClaw's classifier fails on it, and OpenClaw then leaves both files out
-            withheld[name] = f"{name} cannot be classified (state database unreadable), so {NOT_IN}"
-            continue
-        if name in provenance.BOOTSTRAP_MEMORY and origin not in provenance.INJECTED:
-            withheld[name] = f"{name} is recorded {origin} in OpenClaw's provenance, so {NOT_IN}"
-            continue
-        texts[name] = text
-        candidates.append(injection.BootstrapFile(name, str(root / name), injection.to16(text)))
     injected = [] if mode == "never" else injection.build_context(candidates, max_chars, total_max)
     got = {i.name: i for i in injected}
     items: list[BudgetItem] = []
@@ -376,6 +352,42 @@ def _bootstrap_2026(
         items=tuple(items),
         notes=(head, constants, *notes),
     )
+
+
+def bootstrap_candidates(
+    root: Path,
+    settings: dict[str, Any],
+    files: dict[str, list[Memory]],
+    context: BudgetContext,
+) -> tuple[list[injection.BootstrapFile], dict[str, str], dict[str, str]]:
+    """The files OpenClaw 2026.9 hands its context builder, in its order (a missing one as a
+    `[MISSING]` candidate), their texts, and the files it withholds with the reason."""
+    claims: dict[str, list[Any]] = settings.get("provenance", {})
+    setup_done = bool(settings.get("openclaw_state", {}).get("setup_completed"))
+    readable = bool(settings.get("openclaw_state", {}).get("readable"))
+    candidates: list[injection.BootstrapFile] = []
+    texts: dict[str, str] = {}
+    withheld: dict[str, str] = {}
+    for name in injection.BOOTSTRAP_ORDER:
+        text = _text(root, name, files.get(name, []), context)
+        if name == "BOOTSTRAP.md" and setup_done:
+            continue  # OpenClaw drops BOOTSTRAP.md once the workspace's setup is completed
+        if text is None:
+            if name not in (MEMORY_MD, "USER.md"):
+                candidates.append(injection.BootstrapFile(name, str(root / name), None))
+            continue
+        claim = claims.get(name)
+        origin = claim[0] if claim else provenance.origin_class(name, {})
+        if name in provenance.BOOTSTRAP_MEMORY and not readable:
+            # OpenClaw's classifier fails on it, and OpenClaw then leaves both files out
+            withheld[name] = f"{name} cannot be classified (state database unreadable), so {NOT_IN}"
+            continue
+        if name in provenance.BOOTSTRAP_MEMORY and origin not in provenance.INJECTED:
+            withheld[name] = f"{name} is recorded {origin} in OpenClaw's provenance, so {NOT_IN}"
+            continue
+        texts[name] = text
+        candidates.append(injection.BootstrapFile(name, str(root / name), injection.to16(text)))
+    return candidates, texts, withheld
 
 
 def _kept(

@@ -7,7 +7,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.systems.api import BaseSystem, UndoStep
-from app.core.systems.openclaw import budget, curation, relocate, salience, suggestions, trust
+from app.core.systems.openclaw import (
+    budget,
+    curation,
+    preview,
+    relocate,
+    salience,
+    suggestions,
+    trust,
+)
 from app.core.systems.openclaw.reader import OpenClawAdapter
 
 if TYPE_CHECKING:
@@ -19,6 +27,7 @@ if TYPE_CHECKING:
     from app.core.curate.salience import KeptValues, Observed, SalienceInputs, TextOf
     from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext
     from app.core.model import Memory, Portfolio
+    from app.core.preview.models import Draft
 
 
 class OpenClawSystem(BaseSystem):
@@ -40,6 +49,15 @@ class OpenClawSystem(BaseSystem):
     # -- planning: budgets, salience, suggestions --
     def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
+
+    def preview(
+        self,
+        memories: Sequence[Memory],
+        portfolio: Portfolio,
+        context: BudgetContext,
+        plans: Sequence[BudgetPlan],
+    ) -> list[Draft]:
+        return preview.previews(memories, portfolio, context, plans)
 
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs:
         return salience.inputs(memory, observed)
