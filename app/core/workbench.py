@@ -28,6 +28,7 @@ from app.core import search as engine
 from app.core.budget import BudgetPlan, WhatIf, plan_budgets
 from app.core.change.applier import Applier
 from app.core.change.errors import ChangeError
+from app.core.change.own_writes import OwnWrite
 from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
 from app.core.config import save_theme
@@ -61,6 +62,7 @@ from app.core.systems.info import SystemInfo
 from app.core.systems.registry import adapter as adapter_for
 
 if TYPE_CHECKING:
+    from app.core.live import LiveEvent, LiveWatch
     from app.core.search.index import SearchIndex
 
 # Rows of a database read together when a pass over the memories asks for one of them.
@@ -1138,6 +1140,36 @@ class Workbench:
                 key = (portfolio.system, portfolio.name)
                 plans += [plan for plan in (fresh if key in keys else old) if (plan.system, plan.portfolio) == key]
             self._plans = plans
+
+    # -- live: what other processes write (app.core.live) ---------------------------------------
+
+    def watch_live(
+        self,
+        on_events: Callable[[list[LiveEvent]], None],
+        *,
+        on_error: Callable[[str], None] | None = None,
+    ) -> LiveWatch:
+        """Watch every portfolio open now for other processes' writes, read them in as a write of
+        ours is, and call `on_events` (from the watch's thread) with what each batch changed."""
+        from app.core.live.watch import LiveWatch
+
+        return LiveWatch(self, on_events, on_error=on_error).start()
+
+    def own_write(self, path: str) -> OwnWrite | None:
+        """What the workbench's latest write of `path` left there, and when (monotonic)."""
+        return self._applier.own_write(path)
+
+    def reread_outside(
+        self,
+        portfolios: Sequence[tuple[str, str]],
+        paths: Sequence[str],
+    ) -> tuple[dict[str, Memory], dict[str, Memory], list[str]]:
+        """Re-read `paths` (absolute), written by another process in `portfolios` (system, name),
+        as after a write: the id map before, the id map after, and the ids that differ."""
+        with self._lock:
+            before = self._by_id
+            self._refresh([f"{system}:{name}" for system, name in portfolios], paths)
+            return before, self._by_id, list(self.changed) if self._by_id is not before else []
 
 
 @lru_cache(maxsize=64)
