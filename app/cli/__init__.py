@@ -213,6 +213,10 @@ def build_parser() -> Parser:
     discover = sub.add_parser("discover", help="list the standard memory locations found on this machine")
     discover.add_argument("--json", action="store_true", help="print one JSON document")
     _common(discover)
+    watch = sub.add_parser("watch", help="print each memory other processes write, as they write it")
+    _paths(watch)
+    watch.add_argument("--json", action="store_true", help="print one JSON object a line")
+    _common(watch)
     parser.commands = dict(sub.choices)
     return parser
 
@@ -289,6 +293,10 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
             _check_options(parser.commands[argv[0]], argv[1:])
         args = _parse(parser, argv)
         _legacy_paths(args, parser.commands[args.command].prog)
+        if args.command == "watch":
+            from app.cli.watch import cmd_watch
+
+            return args, cmd_watch
         from app.cli.commands import COMMANDS
 
         return args, COMMANDS[args.command]
