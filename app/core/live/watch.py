@@ -183,7 +183,7 @@ class LiveWatch:
                 what = f"{type(error).__name__}: {error}"
                 self._say(f"could not read in what another process wrote: {what}")
                 continue
-            if events:
+            if events and not self._stop.is_set():
                 self.on_events(events)
 
     def read_in(self, paths: Iterable[str]) -> list[LiveEvent]:
