@@ -505,9 +505,11 @@ class MemoryWorkbenchApp(App[None]):
             self._live = None
 
     def _agents_wrote(self, events: list[LiveEvent]) -> None:
-        """From the watch's thread: the header's trust counts worked out here, as after a write."""
+        """From the watch's thread: the header's trust counts worked out here, as after a write,
+        and the review queue counted again when what was written brought findings."""
         self.workbench.trust_levels()
-        self.post_message(AgentsWrote(tuple(events)))
+        to_review = len(self.workbench.review_queue()) if any(e.findings for e in events) else -1
+        self.post_message(AgentsWrote(tuple(events), to_review))
 
     def _live_failed(self, reason: str) -> None:
         self.post_message(Warned(ProblemRow("live", "", None, reason, "ctrl+r reads what changed")))
@@ -516,6 +518,8 @@ class MemoryWorkbenchApp(App[None]):
         events = message.events
         self.agent_writes += events
         self.agent_count += len(events)
+        if message.to_review >= 0:
+            self.review_count = message.to_review
         self.post_message(MemoriesChanged(tuple(dict.fromkeys(e.memory_id for e in events))))
         alarming = [e for e in events if e.alarming and e.kind != "removed"]
         for event in alarming[:ALARMS_SHOWN]:

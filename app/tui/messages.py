@@ -96,3 +96,4 @@ class AgentsWrote(Message, bubble=False):
     """Another process wrote these memories, and the facade has read them in (app.core.live)."""
 
     events: tuple[LiveEvent, ...]
+    to_review: int = -1  # the review queue's length after them, when they brought findings

@@ -65,6 +65,11 @@ async def test_outside_writes_show_without_a_rescan(
         message = next(m for m in alarms(app) if "vendor-contacts" in m)
         assert "review queue" in message and ("high" in message or "critical" in message)
         assert app.sub_title.startswith(f"{len(before) + 2} memories")
+        # The browse status counts the queue with the injection in it, before review is shown.
+        queued = len(app.workbench.review_queue())
+        await until(pilot, lambda: app.review_count == queued, WAIT)
+        status = str(app.screen.query_one("#browse-status", Static).render())
+        assert f"{queued} to review" in status
 
         await switch(app, pilot, "f3")
         queue = app.screen.query_one(ReviewQueue)
