@@ -1167,9 +1167,12 @@ class Workbench:
         """Re-read `paths` (absolute), written by another process in `portfolios` (system, name),
         as after a write: the id map before, the id map after, and the ids that differ."""
         with self._lock:
-            before = self._by_id
+            before, told = self._by_id, (self.changed, self.subjects)
             self._refresh([f"{system}:{name}" for system, name in portfolios], paths)
-            return before, self._by_id, list(self.changed) if self._by_id is not before else []
+            changed = list(self.changed) if self._by_id is not before else []
+            # What the faces read after a write of ours stays that write's.
+            self.changed, self.subjects = told
+            return before, self._by_id, changed
 
 
 @lru_cache(maxsize=64)

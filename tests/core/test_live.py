@@ -251,3 +251,15 @@ def test_our_write_on_a_stale_read_is_refused_and_the_agent_s_kept(
         wb.set_priority(RUNBOOK, 7, reason="on a stale read")
     assert path.read_text(encoding="utf-8") == theirs
     assert events.seen == []
+
+
+def test_a_read_in_leaves_what_our_last_write_changed(sample_copy: Path, opened: Opened) -> None:
+    """The faces read `changed` after a write of ours to show just those rows: an agent's write
+    read in meanwhile does not take their place (its own ids come with its events)."""
+    wb, _watch, events = opened
+    wb.set_priority(RUNBOOK, 7, reason="ours")
+    ours = list(wb.changed)
+    assert RUNBOOK in ours
+    agent(sample_copy, "row", ENGRAM_DB, "Meanwhile")
+    events.wait_for(lambda e: e.name == "Meanwhile")
+    assert wb.changed == ours
