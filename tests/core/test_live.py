@@ -174,12 +174,15 @@ def test_a_removed_file_is_reported_and_leaves_the_workbench(
 
 def test_the_workbench_s_own_writes_are_not_reported(sample_copy: Path, opened: Opened) -> None:
     wb, _watch, events = opened
+    row = next(m.id for m in wb.memories if m.system == "engram" and m.tier.value != "quarantine")
     wb.set_priority(RUNBOOK, 7, reason="ours")
     wb.flag(MASSGEN_ID, reason="ours too")
+    wb.quarantine(row, reason="a row of ours")
+    assert any(path.endswith("engram.db") for path in wb.written)  # a database write
     # An outside write after ours: once it is in, everything before it was handled too.
     agent(sample_copy, "row", ENGRAM_DB, "After our writes")
     events.wait_for(lambda e: e.name == "After our writes")
-    assert [e.memory_id for e in events.seen if e.memory_id in (RUNBOOK, MASSGEN_ID)] == []
+    assert [e.line() for e in events.seen if e.name != "After our writes"] == []
     assert wb.memory(RUNBOOK).priority == 7
 
 
@@ -263,3 +266,14 @@ def test_a_read_in_leaves_what_our_last_write_changed(sample_copy: Path, opened:
     agent(sample_copy, "row", ENGRAM_DB, "Meanwhile")
     events.wait_for(lambda e: e.name == "Meanwhile")
     assert wb.changed == ours
+
+
+def test_an_event_line_is_inert(sample_copy: Path, opened: Opened) -> None:
+    """A name written with a terminal escape and a line break prints as one inert line."""
+    wb, _watch, events = opened
+    title = "Ship it\x1b]0;owned\x07\nnow"
+    agent(sample_copy, "row", ENGRAM_DB, title)
+    event = events.wait_for(lambda e: e.name.startswith("Ship it"))
+    line = event.line()
+    assert "\x1b" not in line and "\x07" not in line and "\n" not in line
+    assert "Ship it" in line and "now" in line

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from app.core.change.own_writes import mark_of
+from app.core.change.own_writes import SHA, mark_of
 from app.core.live.events import LiveEvent, LiveKind
 from app.core.model import Memory, Portfolio
 from app.core.reading.sqlite_ro import stamp
@@ -191,6 +191,7 @@ class LiveWatch:
         are left out, the rest re-read through the facade; one event per memory that differs."""
         outside: list[str] = []
         raced: set[str] = set()
+        saved_over: set[str] = set()  # files whose bytes differ from those we saved, for certain
         for path in _settled(sorted(set(paths))):
             own = self.workbench.own_write(path)  # waits for a change being applied to finish
             if own is not None and mark_of(path, own.mark) == own.mark:
@@ -202,6 +203,8 @@ class LiveWatch:
             outside.append(path)
             if own is not None and time.monotonic() - own.at < RACE_SECONDS:
                 raced.add(path)
+                if own.mark is not None and own.mark.startswith(SHA):
+                    saved_over.add(path)
         keys = self._places(outside)
         if not keys:
             return []
@@ -209,8 +212,10 @@ class LiveWatch:
         events = [self._event(i, before.get(i), after.get(i), raced) for i in changed]
         found = [e for e in events if e is not None]
         # A save that landed between one of our writes and our own re-read of it is already in:
-        # the re-read shows no difference, yet another process wrote there. Said all the same.
-        missed = raced - {e.path for e in found}
+        # the re-read shows no difference, yet another process wrote there. Said all the same
+        # for a file whose bytes are not those we saved; a database's stamp also moves when
+        # another connection only checkpoints it.
+        missed = saved_over - {e.path for e in found}
         if missed:
             places = self._places(missed)
             there = [m for m in after.values() if (m.system, m.portfolio) in places]
