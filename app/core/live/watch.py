@@ -53,11 +53,11 @@ STEP_MS = 25
 GATHER_SECONDS = 0.05  # paths reported this soon after others are read in with them
 # A write by another process this soon after one of the workbench's own to the same place.
 RACE_SECONDS = 10.0
-SIDECARS = ("-wal", "-shm", "-journal")
+SIDECARS = ("-wal", "-shm", "-journal")  # a database's own files beside it: its stamp covers them
 # A save made in place (truncate, then write) is read once its files hold still this long, so
 # the empty file between the two is not taken for a removal; no longer than SETTLE_MOST in all.
 SETTLE_SECONDS = 0.05
-SETTLE_MOST = 1.0  # a database's own files beside it: its stamp covers them
+SETTLE_MOST = 1.0
 
 Events = Callable[[list[LiveEvent]], None]
 Reread = tuple[dict[str, Memory], dict[str, Memory], list[str]]  # ids before, after, the changed
@@ -105,10 +105,6 @@ class LiveWatch:
         for thread in self._threads:
             if thread is not threading.current_thread():
                 thread.join(timeout)
-
-    @property
-    def running(self) -> bool:
-        return not self._stop.is_set()
 
     def _is_up(self) -> None:
         with self._up_lock:
