@@ -213,7 +213,7 @@ def build_parser() -> Parser:
     discover = sub.add_parser("discover", help="list the standard memory locations found on this machine")
     discover.add_argument("--json", action="store_true", help="print one JSON document")
     _common(discover)
-    watch = sub.add_parser("watch", help="print each memory other processes write, as they write it")
+    watch = sub.add_parser("watch", help="print what other processes write, as they write it")
     _paths(watch)
     watch.add_argument("--json", action="store_true", help="print one JSON object a line")
     _common(watch)

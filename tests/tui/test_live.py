@@ -99,6 +99,10 @@ async def test_outside_writes_show_without_a_rescan(
         assert row[1] == "added" and row[4].endswith(("high", "critical"))
         detail = await detail_of(index)
         assert "vendor-contacts.yaml" in detail and "high" in detail.lower()
+        # Enter: the memory in browse.
+        await press(app, pilot, "enter")
+        assert isinstance(app.screen, BrowseScreen)
+        await until(pilot, lambda: app.screen.query_one(MemoryTable).selected_id == NOTE_ID, WAIT)
 
 
 async def test_the_app_s_own_write_is_not_listed_as_an_agent_s(

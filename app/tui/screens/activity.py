@@ -337,6 +337,18 @@ class ActivityScreen(WorkbenchScreen):
     def _agent_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._agent_detail(event.cursor_row)
 
+    @on(DataTable.RowSelected, "#agent-table")
+    def _agent_chosen(self, event: DataTable.RowSelected) -> None:
+        """Enter: the memory in browse, as it is now (one an agent removed is said to be gone)."""
+        if 0 <= event.cursor_row < len(self.agents_shown):
+            chosen = self.agents_shown[event.cursor_row]
+            try:
+                self.workbench.memory(chosen.memory_id)
+            except KeyError:
+                self.notify(f"{one_line(chosen.name, 60)} is no longer there.", markup=False)
+                return
+            self.workbench_app.open_memory(chosen.memory_id)
+
     # -- status, tabs, the filter and backing out ------------------------------------------------------
 
     def _status(self) -> None:
