@@ -145,6 +145,7 @@ def test_three_outside_writes_are_read_in_with_their_findings(
     assert not note.raced
     changed = events.wait_for(lambda e: e.memory_id == MASSGEN_ID)
     assert changed.kind == "changed" and changed.path == os.path.abspath(sample_copy / MASSGEN_FILE)
+    assert "content" in changed.changes and "tier" not in changed.changes
     row = events.wait_for(lambda e: e.system == "engram" and e.name == "Live decision row")
     assert row.kind == "added" and row.table == "observations" and row.row is not None
     assert row.path == os.path.abspath(sample_copy / ENGRAM_DB)
@@ -206,6 +207,7 @@ def test_an_outside_write_after_ours_is_reported_as_racing_and_kept(
     assert agent_process.wait(60) == 0
     raced = events.wait_for(lambda e: e.memory_id == RUNBOOK)
     assert raced.kind == "changed" and raced.raced
+    assert "raced a workbench write" in raced.line()
     assert path.read_text(encoding="utf-8") == theirs
     assert wb.memory(RUNBOOK).priority == 30 and THREE in wb.text(RUNBOOK)
 

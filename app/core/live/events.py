@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from app.core.inert import one_line
+from app.core.model import Memory
 from app.core.review.finding import SEVERITY_RANK, Finding, Severity
 
 LiveKind = Literal["added", "changed", "removed"]
@@ -32,6 +33,7 @@ class LiveEvent(BaseModel):
     row: int | None = None
     at: datetime
     raced: bool = False
+    changes: tuple[str, ...] = ()  # for a change: what differs ("content", "tier", "priority"...)
     findings: tuple[Finding, ...] = ()
 
     @property
@@ -56,9 +58,29 @@ class LiveEvent(BaseModel):
         """One printable line: every part that came from a store is made inert."""
         worst = f" · {self.worst.value}: {len(self.findings)} finding(s)" if self.worst else ""
         raced = " · raced a workbench write" if self.raced else ""
+        if self.changes:
+            raced = f" · {', '.join(self.changes)}{raced}"
         when = self.at.strftime("%H:%M:%S")
         name, where = one_line(self.name, 80), self.where
         return one_line(
             f"{when} {self.kind} {self.system}:{self.portfolio} {name} · {where}{worst}{raced}",
             400,
         )
+
+
+# What a change can differ in, as a person names it: (Memory field, word).
+COMPARED = (
+    ("sha256", "content"),
+    ("name", "name"),
+    ("description", "description"),
+    ("tier", "tier"),
+    ("trust", "claimed trust"),
+    ("priority", "priority"),
+    ("pinned", "pin"),
+    ("tags", "tags"),
+)
+
+
+def changes_between(old: Memory, new: Memory) -> tuple[str, ...]:
+    """What differs between two reads of one memory; a moved span alone says nothing."""
+    return tuple(word for field, word in COMPARED if getattr(old, field) != getattr(new, field))

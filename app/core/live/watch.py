@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from app.core.change.own_writes import SHA, mark_of
-from app.core.live.events import LiveEvent, LiveKind
+from app.core.live.events import LiveEvent, LiveKind, changes_between
 from app.core.model import Memory, Portfolio
 from app.core.reading.sqlite_ro import stamp
 from app.core.storage.leftovers import LITTER_PATTERN
@@ -248,6 +248,7 @@ class LiveWatch:
             row=memory.source.row,
             at=self.workbench.clock.now(),
             raced=path in raced,
+            changes=changes_between(old, new) if kind == "changed" and old and new else (),
             findings=tuple(self.workbench.findings(memory_id)) if new is not None else (),
         )
 

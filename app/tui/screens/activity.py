@@ -325,6 +325,8 @@ class ActivityScreen(WorkbenchScreen):
         ident = f"{event.system} · {event.portfolio} · id {event.memory_id}"
         text.append(inert(ident, keep_newlines=False) + "\n", style="dim")
         text.append(f"{inert(event.where, keep_newlines=False)}\n")
+        if event.changes:
+            text.append(f"changed: {', '.join(event.changes)}\n")
         if event.raced:
             text.append(RACED + "\n", style="bold")
         for finding in event.findings:
