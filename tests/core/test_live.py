@@ -9,11 +9,13 @@ what is asserted, never the timing."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -279,3 +281,51 @@ def test_an_event_line_is_inert(sample_copy: Path, opened: Opened) -> None:
     line = event.line()
     assert "\x1b" not in line and "\x07" not in line and "\n" not in line
     assert "Ship it" in line and "now" in line
+
+
+WAL_AGENT = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute(
+    "INSERT INTO memories (content, content_hash, memory_type, source, is_hot)"
+    " VALUES ('A row left in the write-ahead log', 'live-wal-1', 'fact', 'agent', 1)"
+)
+db.commit()
+print("committed", flush=True)
+sys.stdin.readline()  # the connection stays open: nothing checkpoints the row into the file
+db.close()
+"""
+
+
+def test_a_row_left_in_the_write_ahead_log_is_read_in(
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+) -> None:
+    """A hot-memory-mcp database in WAL mode, its writer still connected: the row is only in the
+    -wal file, and the stamp polled covers it."""
+    database = sample_copy / "memory-mcp" / "memory.db"
+    with closing(sqlite3.connect(database)) as db:
+        db.execute("PRAGMA journal_mode=wal")
+    wb = Workbench(isolated_locations, clock=clock, workers=1)
+    wb.open([sample_copy], index=False)
+    events = Events()
+    watch = wb.watch_live(events.add, on_error=events.error)
+    assert watch.ready.wait(WAIT)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WAL_AGENT, str(database)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdin is not None and writer.stdout is not None
+    try:
+        assert writer.stdout.readline().strip() == "committed"
+        event = events.wait_for(lambda e: e.system == "memory-mcp")
+        assert event.kind == "added" and event.table == "memories"
+        assert "write-ahead log" in wb.text(event.memory_id)
+        assert Path(f"{database}-wal").stat().st_size > 0
+    finally:
+        writer.communicate("go\n", timeout=60)
+        watch.stop()
+        wb.close()
