@@ -230,6 +230,10 @@ def build_parser() -> Parser:
     discover = sub.add_parser("discover", help="list the standard memory locations found on this machine")
     discover.add_argument("--json", action="store_true", help="print one JSON document")
     _common(discover)
+    watch = sub.add_parser("watch", help="print what other processes write, as they write it")
+    _paths(watch)
+    watch.add_argument("--json", action="store_true", help="print one JSON object a line")
+    _common(watch)
     parser.commands = dict(sub.choices)
     return parser
 
@@ -310,6 +314,10 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
             from app.cli.mcp import cmd_mcp
 
             return args, cmd_mcp
+        if args.command == "watch":
+            from app.cli.watch import cmd_watch
+
+            return args, cmd_watch
         from app.cli.commands import COMMANDS
 
         return args, COMMANDS[args.command]

@@ -31,6 +31,7 @@ SUBCOMMANDS = (
     "relink",
     "mcp",
     "preview",
+    "watch",
 )
 CHANGES = ("promote", "demote", "pin", "unpin", "set-priority", "merge")
 DECISIONS = ("approve", "flag", "quarantine", "restore")

@@ -56,7 +56,16 @@ def cmd_open(args: argparse.Namespace) -> int:
         say(str(problem))
     from app.tui.app import MemoryWorkbenchApp  # the UI is loaded only when it is shown
 
-    app = MemoryWorkbenchApp(locations, paths, notice=note, theme=args.theme or settings.theme, keymap=settings.keymap, warnings=problems)
+    theme = args.theme or settings.theme
+    app = MemoryWorkbenchApp(
+        locations,
+        paths,
+        notice=note,
+        theme=theme,
+        keymap=settings.keymap,
+        warnings=problems,
+        live=True,
+    )
     try:
         app.run()
     finally:

@@ -20,13 +20,14 @@ from datetime import date
 from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.core import guard, review
 from app.core import paths as given_paths
 from app.core.budget import BudgetContext, BudgetPlan, WhatIf, plan_budgets
 from app.core.change.applier import Applier
 from app.core.change.errors import ChangeError
+from app.core.change.own_writes import OwnWrite
 from app.core.change.plan import Plan
 from app.core.clock import Clock, SystemClock
 from app.core.config import save_theme
@@ -61,6 +62,9 @@ from app.core.storage.touched import Row
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
 from app.core.systems.registry import adapter as adapter_for
+
+if TYPE_CHECKING:
+    from app.core.live import LiveEvent, LiveWatch
 
 # Rows of a database read together when a pass over the memories asks for one of them.
 READ_AHEAD = 500
@@ -1171,6 +1175,39 @@ class Workbench:
         portfolios = preview_build.under(self.portfolios, path)
         plans = self.budgets()
         return preview_build.build_previews(self.memories, portfolios, plans, context, self.secrets)
+
+    # -- live: what other processes write (app.core.live) ---------------------------------------
+
+    def watch_live(
+        self,
+        on_events: Callable[[list[LiveEvent]], None],
+        *,
+        on_error: Callable[[str], None] | None = None,
+    ) -> LiveWatch:
+        """Watch every portfolio open now for other processes' writes, read them in as a write of
+        ours is, and call `on_events` (from the watch's thread) with what each batch changed."""
+        from app.core.live.watch import LiveWatch
+
+        return LiveWatch(self, on_events, on_error=on_error).start()
+
+    def own_write(self, path: str) -> OwnWrite | None:
+        """What the workbench's latest write of `path` left there, and when (monotonic)."""
+        return self._applier.own_write(path)
+
+    def reread_outside(
+        self,
+        portfolios: Sequence[tuple[str, str]],
+        paths: Sequence[str],
+    ) -> tuple[dict[str, Memory], dict[str, Memory], list[str]]:
+        """Re-read `paths` (absolute), written by another process in `portfolios` (system, name),
+        as after a write: the id map before, the id map after, and the ids that differ."""
+        with self._lock:
+            before, told = self._by_id, (self.changed, self.subjects)
+            self._refresh([f"{system}:{name}" for system, name in portfolios], paths)
+            changed = list(self.changed) if self._by_id is not before else []
+            # What the faces read after a write of ours stays that write's.
+            self.changed, self.subjects = told
+            return before, self._by_id, changed
 
 
 @lru_cache(maxsize=64)

@@ -36,6 +36,7 @@ from app.tui.activity import Receipt, load_receipt
 from app.tui.commands import WorkbenchCommands
 from app.tui.errors import error_text
 from app.tui.messages import (
+    AgentsWrote,
     ChangeReverted,
     CountsChanged,
     LoadFailed,
@@ -53,6 +54,7 @@ from app.tui.screens.browse import BrowseScreen
 from app.tui.theming import DEFAULT_THEME, VARIABLE_DEFAULTS, load_theme_dirs
 
 if TYPE_CHECKING:
+    from app.core.live import LiveEvent, LiveWatch
     from app.core.workbench import Workbench
 
 # Seconds after a write before the header's budget count is planned again: after the screens' own
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
 RECOUNT_AFTER_WRITE = 0.25
 FIRST_ROWS_WAIT = 1.0  # seconds the first load waits at most for the browse screen's first rows
 TOASTS_SHOWN = 2  # notifications on screen at once: an older one gives way to a newer
+ALARMS_SHOWN = 2  # notifications for one batch of agent writes with high or critical findings
 
 # The screens past the first, by mode: (module under app.tui.screens, class). Their modules are
 # imported when the mode is first shown, or in the background once the first screen is up; the
@@ -117,6 +120,7 @@ class MemoryWorkbenchApp(App[None]):
     activity_count: reactive[int] = reactive(0)  # bumped by every receipt
     reveal_secrets: reactive[bool] = reactive(False)  # secrets masked in every pane until asked for
     review_count: reactive[int] = reactive(-1)  # the review queue's length as last read (-1: not yet)
+    agent_count: reactive[int] = reactive(0)  # bumped by every memory another process wrote
 
     def __init__(
         self,
@@ -128,11 +132,13 @@ class MemoryWorkbenchApp(App[None]):
         keymap: dict[str, str] | None = None,
         load: bool = True,
         warnings: Sequence[Problem] = (),
+        live: bool = False,
     ) -> None:
         """`warnings` are the settings file's problems (read by the command line before the app).
         Given the workbench's Locations instead of a Workbench, the app makes the facade when it is
         first asked for (the load does that, once the first frame is up): the core's modules take
-        longer to import than the first screen takes to show."""
+        longer to import than the first screen takes to show. With `live`, each load is followed by
+        a watch of what other processes write to its portfolios (app.core.live)."""
         super().__init__()
         self._workbench = None if isinstance(workbench, Locations) else self._watched(workbench)
         self.locations = workbench if isinstance(workbench, Locations) else workbench.locations
@@ -143,6 +149,9 @@ class MemoryWorkbenchApp(App[None]):
         self.autoload = load
         self.warnings: list[ProblemRow] = [ProblemRow.of("settings", problem) for problem in warnings]
         self.activity: list[Receipt] = []
+        self.live = live
+        self._live: LiveWatch | None = None
+        self.agent_writes: list[LiveEvent] = []  # what other processes wrote, oldest first
         self._listeners: weakref.WeakSet[Screen[None]] = weakref.WeakSet()
         self._over = 0  # the budgets over, as the header last counted them
         self._loaded_memories: int | None = None
@@ -172,6 +181,7 @@ class MemoryWorkbenchApp(App[None]):
 
     def close_workbench(self) -> None:
         """Close the facade, if it was made."""
+        self.stop_live()
         with self._workbench_lock:
             if self._workbench is not None:
                 self._workbench.close()
@@ -347,6 +357,7 @@ class MemoryWorkbenchApp(App[None]):
         self.load()
 
     def load(self) -> None:
+        self.stop_live()  # the next load's portfolios are watched once it is done
         self.loading = True
         self.load_error = ""
         self.progress = "starting"
@@ -395,6 +406,7 @@ class MemoryWorkbenchApp(App[None]):
         self.generation += 1
         self.sub_title = self.counts_line()
         self.record(receipt)
+        self.start_live()
         if again:
             self.notify(receipt.title + "\n" + "\n".join(receipt.files), title="Rescan done", markup=False)
 
@@ -473,6 +485,49 @@ class MemoryWorkbenchApp(App[None]):
         if not self.loading:
             self.sub_title = self.counts_line()
 
+    # -- live: what other processes write ---------------------------------------------------------
+
+    def start_live(self) -> None:
+        """Watch the portfolios just read for what other processes write (the core's threads; what
+        they read in comes up as AgentsWrote). A watch that cannot start is a warning."""
+        self.stop_live()
+        if not self.live:
+            return
+        try:
+            self._live = self.workbench.watch_live(self._agents_wrote, on_error=self._live_failed)
+        except Exception as error:  # noqa: BLE001 - said, never a crash: a rescan reads it all
+            reason = f"the live watch could not start: {error_text(error)}"
+            self.warn(ProblemRow("live", "", None, reason, "ctrl+r reads what changed"))
+
+    def stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop(timeout=0)
+            self._live = None
+
+    def _agents_wrote(self, events: list[LiveEvent]) -> None:
+        """From the watch's thread: the header's trust counts worked out here, as after a write,
+        and the review queue counted again when what was written brought findings."""
+        self.workbench.trust_levels()
+        to_review = len(self.workbench.review_queue()) if any(e.findings for e in events) else -1
+        self.post_message(AgentsWrote(tuple(events), to_review))
+
+    def _live_failed(self, reason: str) -> None:
+        self.post_message(Warned(ProblemRow("live", "", None, reason, "ctrl+r reads what changed")))
+
+    def on_agents_wrote(self, message: AgentsWrote) -> None:
+        events = message.events
+        self.agent_writes += events
+        self.agent_count += len(events)
+        if message.to_review >= 0:
+            self.review_count = message.to_review
+        self.post_message(MemoriesChanged(tuple(dict.fromkeys(e.memory_id for e in events))))
+        alarming = [e for e in events if e.alarming and e.kind != "removed"]
+        for event in alarming[:ALARMS_SHOWN]:
+            title = "Agent wrote a suspicious memory"
+            self.notify(alarm_text(event), title=title, severity="error", timeout=20, markup=False)
+        if not alarming:
+            self.notify(agents_text(events), title="Agent wrote", timeout=5, markup=False)
+
     # -- help ------------------------------------------------------------------------------------
 
     def action_toggle_reveal(self) -> None:
@@ -508,3 +563,19 @@ def phase_progress(event: PhaseEvent) -> str:
     if event.done:
         return f"{event.phase} · {event.done:,} done"
     return event.phase
+
+
+def alarm_text(event: LiveEvent) -> str:
+    """A high or critical finding in what an agent wrote: what, where, and that review holds it."""
+    worst = max(event.findings, key=lambda f: f.rank)
+    where = f"{event.system} · {one_line(event.portfolio, 40)}"
+    what = f"{event.kind}: {worst.severity.value}, {one_line(worst.message, 120)}"
+    return f"{one_line(event.name, 60)} ({where}), {what}. It is in the review queue (F3)."
+
+
+def agents_text(events: Sequence[LiveEvent]) -> str:
+    """What a batch of agent writes changed, a line a memory (the first few)."""
+    lines = [f"{e.kind} {one_line(e.name, 50)} ({e.system})" for e in events[:3]]
+    if len(events) > 3:
+        lines.append(f"and {len(events) - 3} more: F7, Agents")
+    return "\n".join(lines)

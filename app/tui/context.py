@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 if TYPE_CHECKING:
+    from app.core.live import LiveEvent
     from app.core.load.rows import ListedRows
     from app.core.model import PhaseEvent
     from app.core.workbench import Workbench
@@ -38,6 +39,7 @@ class WorkbenchHost(Protocol):
     activity: list[Receipt]  # this session's receipts, oldest first
     reveal_secrets: bool  # secrets shown in every pane (masked by default)
     review_count: int  # the review queue's length as last read, -1 before the first
+    agent_writes: list[LiveEvent]  # what other processes wrote, oldest first (app.core.live)
 
     @property
     def workbench(self) -> Workbench: ...

@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.notifications import SeverityLevel
 
 if TYPE_CHECKING:
+    from app.core.live import LiveEvent
     from app.core.load.pipeline import LoadResult
     from app.core.model import PhaseEvent
     from app.tui.activity import Receipt
@@ -88,3 +89,11 @@ class OpenPaths(Message, bubble=False):
     """Read these paths instead of the ones open now (they were looked at: each holds a portfolio)."""
 
     paths: list[Path]
+
+
+@dataclass
+class AgentsWrote(Message, bubble=False):
+    """Another process wrote these memories, and the facade has read them in (app.core.live)."""
+
+    events: tuple[LiveEvent, ...]
+    to_review: int = -1  # the review queue's length after them, when they brought findings

@@ -26,6 +26,7 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from app.core.change.edits import leaves, undo_file_edit, undo_file_move, undo_ledger_only
 from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToRestore, NothingToUndo, Unsupported, translated
 from app.core.change.journal import RESULT, Intent, Journal
+from app.core.change.own_writes import OwnWrite, OwnWrites
 from app.core.change.plan import Plan, Prepared
 from app.core.change.quarantine import HIDDEN_KINDS, active_quarantine, quarantined_memories, quarantined_text
 from app.core.change.target import Reverse, Target
@@ -226,6 +227,10 @@ class Applier:
         # effect being applied has finished (the lock).
         self._applied = 0
         self._own_writes: dict[str, int] = {}
+        # What each path the workbench wrote held right after, and when: a live watch that finds
+        # it so takes the change for ours, and one that finds something else soon after reports a
+        # write that raced ours.
+        self.own = OwnWrites()
         self._applying = threading.RLock()
         # The memories (or `<system>:<portfolio>` for a budget) the last applied change wrote, so
         # the caller re-reads only their sources.
@@ -238,6 +243,7 @@ class Applier:
         self.recovered: list[Problem] | None = None
 
     def _watch(self, saved: Saved) -> None:
+        self.own.saved(saved)
         if self.on_revert is None:
             return
         # A later save of the same file by the workbench itself is not a revert: end the older watch.
@@ -246,6 +252,12 @@ class Applier:
                 watch.cancel()
         self.watches = [w for w in self.watches if not w.done]
         self.watches.append(watch_for_revert(saved.path, saved.sha256, self.watch_seconds, self._reported(saved.path)))
+
+    def own_write(self, path: str) -> OwnWrite | None:
+        """What the workbench's latest write of `path` left there and when, once no change is
+        being applied; None when it never wrote it."""
+        with self._applying:
+            return self.own.get(path)
 
     def _reported(self, watched: Path) -> Callable[[Path, bytes | None], None]:
         """What a watch of `watched`, saved by the effect being applied now, calls: `on_revert`,
@@ -681,6 +693,7 @@ class Applier:
         except OSError as exc:
             raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
         try:
+            started = time.monotonic()
             with self._applying, recording() as paths, recording_rows() as rows, journaling(intent.step, intent.committing):
                 self._applied += 1
                 try:
@@ -689,6 +702,7 @@ class Applier:
                     self.written += paths
                     self.written_rows += rows
                     self._own_writes.update(dict.fromkeys(paths, self._applied))
+                    self.own.changed(paths, started)
         except Conflict as exc:
             raise Conflict(f"{exc}; {what} was not applied and not recorded", path=exc.path, storage=exc.storage) from exc
         except ChangeError:

@@ -1,7 +1,8 @@
 """The Activity screen (F7): a receipt for every change made in this session (the core's own words
-for it and the files it wrote) and for every load, newest first; and the History: everything the
+for it and the files it wrote) and for every load, newest first; the History: everything the
 ledger holds about the portfolios open now (trust decisions, promotions, demotions, pins,
-priorities, merges, budgets, undos). `/` filters the table shown."""
+priorities, merges, budgets, undos); and Agents: every memory another process wrote while the
+workbench was open (the file or row, when, what the detector found). `/` filters the table shown."""
 
 from __future__ import annotations
 
@@ -24,11 +25,12 @@ from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
 from app.tui.screens.browse_changes import run_write, undo_change
 from app.tui.screens.confirm import ConfirmModal
-from app.tui.widgets.clip import clip
+from app.tui.widgets.clip import clip, clip_path
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.nav import ColumnSpec, NavTable
 
 if TYPE_CHECKING:
+    from app.core.live import LiveEvent
     from app.core.review.ledger import Decision
 
 SESSION_COLUMNS = (ColumnSpec("time", "UTC", 8), ColumnSpec("what", "what", None), ColumnSpec("files", "files", 5))
@@ -38,6 +40,14 @@ HISTORY_COLUMNS = (
     ColumnSpec("about", "about", None, least=20),
     ColumnSpec("change", "change", None, least=16, from_width=90),
     ColumnSpec("by", "by", 10, from_width=120),
+)
+
+AGENT_COLUMNS = (
+    ColumnSpec("time", "UTC", 8),
+    ColumnSpec("kind", "what", 7),
+    ColumnSpec("memory", "memory", None, least=16),
+    ColumnSpec("where", "file or row", None, least=16, from_width=90),
+    ColumnSpec("found", "findings", 12, from_width=110),
 )
 
 
@@ -59,6 +69,9 @@ class UndoPreviewed(Message):
 
 
 UNDO_REASON = "from the history"
+AGENTS_TIP = "What other processes wrote while the workbench was open"
+NO_AGENTS = "Nothing yet: what other processes write to these portfolios is listed here."
+RACED = "written right after a change of the workbench's own to the same place: theirs is kept"
 
 
 class SessionTable(NavTable):
@@ -67,6 +80,17 @@ class SessionTable(NavTable):
 
 class HistoryTable(NavTable):
     PANE = "history"
+
+
+class AgentTable(NavTable):
+    PANE = "agent writes"
+
+
+TABLES: dict[str, type[NavTable]] = {
+    "tab-session": SessionTable,
+    "tab-history": HistoryTable,
+    "tab-agents": AgentTable,
+}
 
 
 def action_of(decision: Decision) -> str:
@@ -81,6 +105,7 @@ class ActivityScreen(WorkbenchScreen):
         Binding("slash", "filter", "Filter", tooltip="Filter the table shown in place", id="activity-filter"),
         Binding("s", "show_tab('tab-session')", "Session", tooltip="This session's receipts", id="activity-session"),
         Binding("h", "show_tab('tab-history')", "History", tooltip="Everything the ledger holds", id="activity-history"),
+        Binding("a", "show_tab('tab-agents')", "Agents", tooltip=AGENTS_TIP, id="activity-agents"),
         Binding("u", "undo_chosen", "Undo this", tooltip="Undo the change highlighted in the history, whatever came after it", id="activity-undo"),
     ]
 
@@ -89,6 +114,7 @@ class ActivityScreen(WorkbenchScreen):
         self.receipts: list[Receipt] = []  # shown, newest first
         self.history: list[HistoryRow] = []  # every record, newest first
         self.history_shown: list[HistoryRow] = []
+        self.agents_shown: list[LiveEvent] = []  # newest first
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -103,18 +129,27 @@ class ActivityScreen(WorkbenchScreen):
                 yield HistoryTable(id="history-table", zebra_stripes=True)
                 with VerticalScroll(classes="pane-detail"):
                     yield Static(Text(""), id="history-detail")
+            with TabPane("Agents", id="tab-agents"):
+                yield AgentTable(id="agent-table", zebra_stripes=True)
+                with VerticalScroll(classes="pane-detail"):
+                    yield Static(Text(""), id="agent-detail")
         yield workbench_footer()
 
     def on_mount(self) -> None:
         self.query_one(SessionTable).set_columns(SESSION_COLUMNS)
         self.query_one(HistoryTable).set_columns(HISTORY_COLUMNS)
+        self.query_one(AgentTable).set_columns(AGENT_COLUMNS)
         self.watch(self.app, "activity_count", self._receipts_moved)
+        self.watch(self.app, "agent_count", self._agents_moved)
         self.watch(self.app, "generation", self._history_moved, init=False)
         self.read_history()
         self.query_one(SessionTable).focus()
 
     def _receipts_moved(self, _count: int) -> None:
         self._show_session()
+
+    def _agents_moved(self, _count: int) -> None:
+        self._show_agents()
 
     def _history_moved(self, _generation: int) -> None:
         self.read_history()
@@ -165,6 +200,10 @@ class ActivityScreen(WorkbenchScreen):
     @on(NavTable.Relaid, "#history-table")
     def _history_relaid(self) -> None:
         self._show_history()
+
+    @on(NavTable.Relaid, "#agent-table")
+    def _agents_relaid(self) -> None:
+        self._show_agents()
 
     @on(DataTable.RowHighlighted, "#session-table")
     def _session_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -247,6 +286,71 @@ class ActivityScreen(WorkbenchScreen):
     def _history_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._history_detail(event.cursor_row)
 
+    # -- agents: what other processes wrote ------------------------------------------------------
+
+    def _show_agents(self) -> None:
+        table = self.query_one(AgentTable)
+        row = table.cursor_row
+        words = self.query_one(FilterBar).words
+        written = reversed(self.workbench_app.agent_writes)
+        self.agents_shown = [e for e in written if matches(words, _agent_words(e))]
+        table.clear()
+        for index, event in enumerate(self.agents_shown):
+            worst = event.worst
+            found = f"{len(event.findings)} {worst.value}" if worst is not None else ""
+            memory = f"{event.name} · {event.system}"
+            cells = {
+                "time": Text(event.at.strftime("%H:%M:%S")),
+                "kind": Text(event.kind),
+                "memory": Text(clip(one_line(memory, 200), table.width_of("memory"))),
+                "where": Text(clip_path(one_line(event.where, 300), table.width_of("where"))),
+                "found": Text(found, style="bold" if event.alarming else ""),
+            }
+            table.add_cells(cells, key=str(index))
+        if self.agents_shown:
+            table.move_cursor(row=min(row, len(self.agents_shown) - 1))
+        self._agent_detail(table.cursor_row)
+        self._status()
+
+    def _agent_detail(self, row: int) -> None:
+        detail = self.query_one("#agent-detail", Static)
+        if not 0 <= row < len(self.agents_shown):
+            detail.update(Text(NO_AGENTS, style="italic"))
+            return
+        event = self.agents_shown[row]
+        text = Text()
+        text.append(f"{event.at.strftime('%Y-%m-%d %H:%M:%S')} UTC  ", style="dim")
+        text.append(f"{event.kind} ", style="bold")
+        text.append(inert(event.name, keep_newlines=False) + "\n")
+        ident = f"{event.system} · {event.portfolio} · id {event.memory_id}"
+        text.append(inert(ident, keep_newlines=False) + "\n", style="dim")
+        text.append(f"{inert(event.where, keep_newlines=False)}\n")
+        if event.changes:
+            text.append(f"changed: {', '.join(event.changes)}\n")
+        if event.raced:
+            text.append(RACED + "\n", style="bold")
+        for finding in event.findings:
+            text.append(f"{finding.severity.value} ", style="bold" if finding.flagged else "")
+            said = inert(finding.message, keep_newlines=False)
+            text.append(f"{finding.category.value}: {said}\n")
+        detail.update(text)
+
+    @on(DataTable.RowHighlighted, "#agent-table")
+    def _agent_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._agent_detail(event.cursor_row)
+
+    @on(DataTable.RowSelected, "#agent-table")
+    def _agent_chosen(self, event: DataTable.RowSelected) -> None:
+        """Enter: the memory in browse, as it is now (one an agent removed is said to be gone)."""
+        if 0 <= event.cursor_row < len(self.agents_shown):
+            chosen = self.agents_shown[event.cursor_row]
+            try:
+                self.workbench.memory(chosen.memory_id)
+            except KeyError:
+                self.notify(f"{one_line(chosen.name, 60)} is no longer there.", markup=False)
+                return
+            self.workbench_app.open_memory(chosen.memory_id)
+
     # -- status, tabs, the filter and backing out ------------------------------------------------------
 
     def _status(self) -> None:
@@ -258,6 +362,7 @@ class ActivityScreen(WorkbenchScreen):
         if refused:
             line += f", {refused} not done"
         line += f" · History: {plural(len(self.history), 'record')} in the ledger"
+        line += f" · Agents: {plural(len(self.workbench_app.agent_writes), 'write')}"
         bar = self.query_one(FilterBar)
         if bar.active:
             line += f" · filter “{one_line(bar.value.strip(), 30)}”"
@@ -265,8 +370,7 @@ class ActivityScreen(WorkbenchScreen):
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
-        table = self.query_one(SessionTable if tab == "tab-session" else HistoryTable)
-        table.focus()
+        self.query_one(TABLES.get(tab, SessionTable)).focus()
 
     def action_filter(self) -> None:
         self.query_one(FilterBar).open()
@@ -274,6 +378,7 @@ class ActivityScreen(WorkbenchScreen):
     def _refilter(self) -> None:
         self._show_session()
         self._show_history()
+        self._show_agents()
 
     @on(Input.Changed, "#activity-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -331,3 +436,8 @@ class ActivityScreen(WorkbenchScreen):
         receipt = run_write(self.workbench_app, undo_change(UNDO_REASON, entry.decision.id), what)
         if receipt is not None:
             self.post_message(Notice(receipt.title, title="Undone", severity="information", timeout=8))
+
+
+def _agent_words(event: LiveEvent) -> tuple[str, ...]:
+    """What the filter looks for in an agent's write."""
+    return (event.kind, event.name, event.system, event.portfolio, event.where)
