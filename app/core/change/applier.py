@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
+from app.core.change import batch
 from app.core.change.edits import leaves, undo_file_edit, undo_file_move, undo_ledger_only
 from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToRestore, NothingToUndo, Unsupported, translated
 from app.core.change.journal import RESULT, Intent, Journal
@@ -451,6 +452,22 @@ class Applier:
         return self._record(decision)
 
     @_one_change
+    def forget(
+        self, where: Resolver | Sequence[tuple[Portfolio, Memory]], memory_ids: Sequence[str] = (), *, reason: str = "", dry_run: bool = False
+    ) -> Decision | Plan:
+        """Quarantine every memory selected as one change, restorable as one (change/batch.py)."""
+        self.written = []
+        self.written_rows = []
+        resolved = list(where) if isinstance(where, Sequence) else [self._resolve_loaded(where, m) for m in memory_ids]
+        for portfolio, _ in resolved:
+            self._refuse_nested(Path(portfolio.root))
+        change_id = new_id()
+        if dry_run:
+            return batch.plan(self, batch.sorted_selection(self, resolved), change_id, reason)
+        with self._one_decision_at_a_time():
+            return batch.apply(self, batch.sorted_selection(self, resolved), change_id, reason)
+
+    @_one_change
     def budget_set(self, portfolio: Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
         """Write the portfolio's own startup budget setting (DollhouseMCP's autoLoad.maxTokenBudget)."""
         self.written = []
@@ -485,6 +502,8 @@ class Applier:
         kind = str(change.effect.get("kind"))
         if kind == "merge":
             return self._undo_merge(rv, reason, dry_run)
+        if kind == "forget":
+            return batch.undo(self, rv, reason, dry_run, lambda e: self._undo_decision(rv, reason, e))
         step = _undo_step(kind)
         if step is None:
             raise ChangeError(f"cannot undo {rv.label}: its effect {kind!r} is not one the workbench knows how to reverse; nothing was written")
