@@ -18,18 +18,52 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.change.errors import ChangeError, Conflict, translated
 from app.core.change.plan import PENDING_ID, Plan, Prepared
 from app.core.change.quarantine import active_quarantine
 from app.core.change.target import Reverse, Target
 from app.core.model import Memory, Portfolio
-from app.core.review.ledger import Decision, iso_utc
+from app.core.review.ledger import Action, Decision, iso_utc
 from app.core.systems import registry
 
 if TYPE_CHECKING:
-    from app.core.change.applier import Applier
+    from app.core.change.journal import Intent, Journal
+    from app.core.clock import Clock
+    from app.core.locations import Locations
+    from app.core.review.ledger import Ledger
+    from app.core.review.vault import Vault
+    from app.core.storage import Saved
+
+
+class Applier(Protocol):
+    """What a forget needs of the applier (change/applier.py), which calls it."""
+
+    ledger: Ledger
+    vault: Vault
+    locations: Locations
+    clock: Clock
+    user: str
+    journal: Journal
+    written: list[str]
+    touched: list[str]
+    _intent: Intent | None
+
+    def _target(self, action: Action, portfolio: Portfolio, memory: Memory, reason: str, decision_id: str) -> Target: ...
+
+    def _apply(
+        self,
+        change: Prepared,
+        what: str,
+        of: Target | tuple[str, str, str],
+        finish: Callable[[dict[str, Any]], Decision] | None = None,
+    ) -> dict[str, Any]: ...
+
+    def _record(self, decision: Decision) -> Decision: ...
+
+    def _watch(self, saved: Saved) -> None: ...
+
 
 # How much of a change's id its parts share: each part's id is that start and its number, so every
 # vault item a forget writes is named by the forget (a dry run shows it as PENDING_ID).
