@@ -29,6 +29,7 @@ SUBCOMMANDS = (
     "merge",
     "undo",
     "relink",
+    "forget",
 )
 CHANGES = ("promote", "demote", "pin", "unpin", "set-priority", "merge")
 DECISIONS = ("approve", "flag", "quarantine", "restore")
