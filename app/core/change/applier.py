@@ -696,7 +696,9 @@ class Applier:
         try:
             whole = change.effect | notes if leaves else {RESULT: True} | notes
             decision = None if finish is None else finish(whole).model_dump(mode="json")
-            intent.will_record(decision, leaves)
+            # A part of a batch that is not its last leaves the intent as the part before it did.
+            if decision is not None or leaves or intent.header.get("finish", False) is not None:
+                intent.will_record(decision, leaves)
         except OSError as exc:
             raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
         try:
