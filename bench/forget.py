@@ -53,7 +53,9 @@ def run(size: int, count: int, out: Path) -> None:
     try:
         corpus = state / "corpus"
         shutil.copytree(source, corpus)
-        wb = Workbench(Locations(cache=state / "cache", data=state / "data", config=state / "config"))
+        wb = Workbench(
+            Locations(cache=state / "cache", data=state / "data", config=state / "config"),
+        )
         open_s, _ = timed(lambda: wb.open([corpus]))
         ordered = sorted(wb.memories, key=lambda m: m.id)
         step = max(1, len(ordered) // count)
@@ -77,12 +79,22 @@ def run(size: int, count: int, out: Path) -> None:
     print(f"  apply    {apply_s:6.2f} s  (one ledger line, {decision.effect['count']:,} parts)")
     print(f"  undo     {undo_s:6.2f} s")
     verdict = "met" if total < TARGET_S else "NOT met"
-    print(f"  total    {total:6.2f} s  target < {TARGET_S:.0f} s: {verdict}; files byte for byte after undo: {same}")
+    print(
+        f"  total    {total:6.2f} s  target < {TARGET_S:.0f} s: {verdict}; files byte for byte after undo: {same}",
+    )
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", type=int, default=10000, help="memories in the corpus; 100000 takes minutes to generate and open")
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=10000,
+        help="memories in the corpus; 100000 takes minutes to generate and open",
+    )
     parser.add_argument("--count", type=int, default=1000, help="memories to forget")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "memwb-bench")
     args = parser.parse_args()

@@ -29,18 +29,27 @@ def _selected(args: argparse.Namespace, workbench: Workbench) -> list[str]:
 def cmd_forget(args: argparse.Namespace) -> int:
     given = [bool(args.ids), args.query is not None, args.filter is not None]
     if sum(given) != 1:
-        return fail("forget: give IDs, --filter F or --query Q (one of them)", USAGE, as_json=args.json)
+        return fail(
+            "forget: give IDs, --filter F or --query Q (one of them)",
+            USAGE,
+            as_json=args.json,
+        )
     workbench, _, _ = _load(args, index=args.query is not None)
     workbench.refresh_after_writes(False)
     try:
         ids = _selected(args, workbench)
         if not ids:
-            return fail("forget: the selection holds no memory; nothing was changed", FAILED, as_json=args.json)
+            return fail(
+                "forget: the selection holds no memory; nothing was changed",
+                FAILED,
+                as_json=args.json,
+            )
         outcome = workbench.forget(ids, reason=args.reason, dry_run=args.dry_run)
     except (FilterError, QuerySyntaxError) as error:
         return fail(f"forget: {error}", USAGE, as_json=args.json)
     except UnknownMemory as error:
-        return fail(f"forget: no memory with id {error.args[0]!r} in the portfolios read; nothing was changed", FAILED, as_json=args.json)
+        why = f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed"
+        return fail(f"forget: {why}", FAILED, as_json=args.json)
     except ChangeError as error:
         return fail(f"forget: {error}", FAILED, as_json=args.json)
     finally:
@@ -49,7 +58,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
         emit_json(_outcome_json(workbench, outcome))
     elif isinstance(outcome, Decision):
         n = int(outcome.effect.get("count", 0))
-        print(f"forget: {n} {'memory' if n == 1 else 'memories'} quarantined as one change, recorded in the ledger as {outcome.id}")
+        what = f"{n} {'memory' if n == 1 else 'memories'} quarantined as one change"
+        print(f"forget: {what}, recorded in the ledger as {outcome.id}")
         for left in outcome.effect.get("left") or ():
             print(f"  left out: {one_line(str(left), 200)}")
         _print_vault(workbench, outcome)

@@ -29,8 +29,9 @@ def forget_preview(wb: Workbench, ids: Sequence[str], reason: str = REASON) -> t
     plan = wb.forget(list(ids), reason=reason, dry_run=True)
     assert isinstance(plan, Plan)  # a dry run
     systems = sorted({i.split(":", 1)[0] for i in plan.memory_ids})
+    what = f"{_plural(len(plan.memory_ids))} of {', '.join(systems)}"
     summary = [
-        ("Forget", f"{_plural(len(plan.memory_ids))} of {', '.join(systems)}, each quarantined the way its system allows"),
+        ("Forget", f"{what}, each quarantined the way its system allows"),
         ("Kept", "every memory whole in the vault first; one undo (u) puts them all back"),
     ]
     summary += [("Left out", note) for note in plan.notes if "quarantined already" in note]
@@ -38,12 +39,19 @@ def forget_preview(wb: Workbench, ids: Sequence[str], reason: str = REASON) -> t
     return Preview(title, "Forget", tuple(summary), plan_lines(plan)), plan
 
 
-def forget_receipt(wb: Workbench, ids: Sequence[str], plan: Plan | None, reason: str = REASON) -> Receipt:
+def forget_receipt(
+    wb: Workbench,
+    ids: Sequence[str],
+    plan: Plan | None,
+    reason: str = REASON,
+) -> Receipt:
     """Make the forget; its receipt holds the plan with the names it wrote and its vault folders."""
     done = wb.forget(list(ids), reason=reason)
     assert isinstance(done, Decision)  # not a dry run
     notes = tuple(n for n in plan.notes if not n.startswith(PENDING_ID)) if plan is not None else ()
     shown = plan._swapped(PENDING_ID, done.id[:SHARED_CHARS], notes) if plan is not None else None
-    lines = plan_lines(shown) + tuple(f"kept whole in the vault: {folder}" for folder in wb.vault_folders(done))
-    title = f"Forgot {_plural(int(done.effect.get('count', 0)))} as one change ({done.id[:12]}): undo restores them all"
+    folders = wb.vault_folders(done)
+    lines = plan_lines(shown) + tuple(f"kept whole in the vault: {folder}" for folder in folders)
+    count = _plural(int(done.effect.get("count", 0)))
+    title = f"Forgot {count} as one change ({done.id[:12]}): undo restores them all"
     return Receipt(clock_time(wb), "change", title, lines, tuple(wb.written))

@@ -123,7 +123,9 @@ def test_a_selection_already_quarantined_is_left_out_and_named(env: Env) -> None
 def test_a_failed_part_puts_back_the_parts_before_it(env: Env) -> None:
     wb = env.open()
     before, before_rows = files(env), table_rows(env)
-    env.file(INFRA_MD).write_bytes(env.file(INFRA_MD).read_bytes().replace(b"## Staging", b"## Staging!"))
+    env.file(INFRA_MD).write_bytes(
+        env.file(INFRA_MD).read_bytes().replace(b"## Staging", b"## Staging!"),
+    )
     changed = files(env)
     with pytest.raises(ChangeError, match="put back"):
         wb.forget([POLICY, OBS1, STAGING])

@@ -23,19 +23,45 @@ def files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.suffix != ".db"}
 
 
-def test_a_filter_dry_run_lists_the_plan_and_writes_nothing(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_filter_dry_run_lists_the_plan_and_writes_nothing(
+    sample_copy: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     before = files(sample_copy)
-    code, out, err = run(capsys, "forget", "--filter", "system:openclaw path:infrastructure", "--path", str(sample_copy), "--dry-run")
+    code, out, err = run(
+        capsys,
+        "forget",
+        "--filter",
+        "system:openclaw path:infrastructure",
+        "--path",
+        str(sample_copy),
+        "--dry-run",
+    )
     assert code == 0, err
     assert out.startswith("Dry run, nothing written. forget 3 memories")
     assert out.count("memory/domains/infrastructure.md") >= 6
     assert files(sample_copy) == before
 
 
-def test_forget_by_ids_then_undo_restores_every_byte(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_forget_by_ids_then_undo_restores_every_byte(
+    sample_copy: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     before = files(sample_copy)
-    ids = ["openclaw:workspace:note/staging", "massgen:massgen:workspace_coder/api_versioning_policy"]
-    code, out, err = run(capsys, "forget", *ids, "--path", str(sample_copy), "--reason", "stale", "--json")
+    ids = [
+        "openclaw:workspace:note/staging",
+        "massgen:massgen:workspace_coder/api_versioning_policy",
+    ]
+    code, out, err = run(
+        capsys,
+        "forget",
+        *ids,
+        "--path",
+        str(sample_copy),
+        "--reason",
+        "stale",
+        "--json",
+    )
     assert code == 0, err
     change = json.loads(out)
     assert change["action"] == "forget" and [p["memory_id"] for p in change["effect"]["parts"]] == ids
@@ -49,8 +75,20 @@ def test_forget_by_ids_then_undo_restores_every_byte(sample_copy: Path, capsys: 
     assert files(sample_copy) == before
 
 
-def test_forget_by_query_and_the_usage_errors(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "forget", "--query", "versioning policy", "--path", str(sample_copy), "--dry-run", "--json")
+def test_forget_by_query_and_the_usage_errors(
+    sample_copy: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(
+        capsys,
+        "forget",
+        "--query",
+        "versioning policy",
+        "--path",
+        str(sample_copy),
+        "--dry-run",
+        "--json",
+    )
     assert code == 0, err
     assert "massgen:massgen:workspace_coder/api_versioning_policy" in json.loads(out)["memory_ids"]
     assert run(capsys, "forget", "--path", str(sample_copy))[0] == 2

@@ -15,7 +15,10 @@ from tests.interop.test_memory_mcp_storage import agree, memory_id, store, wb  #
 HELD = ("export endpoint", "staging database", "ruff")
 
 
-def test_one_forget_holds_against_memory_mcp_and_one_undo_restores_each_row(store: tuple[Path, dict[str, int]], wb: Workbench) -> None:  # noqa: F811
+def test_one_forget_holds_against_memory_mcp_and_one_undo_restores_each_row(
+    store: tuple[Path, dict[str, int]],
+    wb: Workbench,
+) -> None:  # noqa: F811
     db, ids = store
     targets = [ids["landmine"], ids["staging"], ids["ruff"]]
     original = {row: everything(db, row) for row in targets}
@@ -23,8 +26,19 @@ def test_one_forget_holds_against_memory_mcp_and_one_undo_restores_each_row(stor
     assert isinstance(forgot, Decision) and forgot.effect["count"] == 3
     agree(db, wb).close()  # before the reads below: memory-mcp's recall moves what it serves
     s = open_storage(db)
-    served: list[Any] = list(s.recall("export endpoint without a limit scans the whole tenant", threshold=0.0, limit=20).memories)
-    served += [*s.get_hot_cache(), *s.list_memories(limit=1000), *s.recall_by_tag("python"), *s.recall_by_tag("staging")]
+    served: list[Any] = list(
+        s.recall(
+            "export endpoint without a limit scans the whole tenant",
+            threshold=0.0,
+            limit=20,
+        ).memories
+    )
+    served += [
+        *s.get_hot_cache(),
+        *s.list_memories(limit=1000),
+        *s.recall_by_tag("python"),
+        *s.recall_by_tag("staging"),
+    ]
     s.close()
     assert served
     for memory in served:

@@ -25,7 +25,11 @@ def files(root: Path) -> dict[Path, bytes]:
     return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file() and p.suffix != ".db" and not p.name.endswith(("-wal", "-shm"))}
 
 
-async def test_browse_marks_the_filtered_rows_and_forgets_them_as_one_change(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_browse_marks_the_filtered_rows_and_forgets_them_as_one_change(
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+) -> None:
     before = files(sample_copy)
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -63,7 +67,11 @@ async def test_browse_marks_the_filtered_rows_and_forgets_them_as_one_change(sam
         assert files(sample_copy) == before
 
 
-async def test_review_forgets_the_marked_items(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_review_forgets_the_marked_items(
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)

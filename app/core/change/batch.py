@@ -50,7 +50,14 @@ class Applier(Protocol):
     touched: list[str]
     _intent: Intent | None
 
-    def _target(self, action: Action, portfolio: Portfolio, memory: Memory, reason: str, decision_id: str) -> Target: ...
+    def _target(
+        self,
+        action: Action,
+        portfolio: Portfolio,
+        memory: Memory,
+        reason: str,
+        decision_id: str,
+    ) -> Target: ...
 
     def _apply(
         self,
@@ -68,6 +75,8 @@ class Applier(Protocol):
 # How much of a change's id its parts share: each part's id is that start and its number, so every
 # vault item a forget writes is named by the forget (a dry run shows it as PENDING_ID).
 SHARED_CHARS = 8
+HOW = "quarantine each the way its system allows, undone as one"
+SAME_FILE = "a file's memories go one after another: offsets shown are read before earlier cuts"
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,8 @@ class Selected:
 
 
 def part_id(change_id: str, n: int) -> str:
-    """The id of the n-th part of a change: unique in its first 16 characters (a vault item's name)."""
+    """The id of the n-th part of a change: unique in its first 16 characters (a vault item's
+    name)."""
     return f"{change_id[:SHARED_CHARS]}{n:08x}{change_id[16:]}"
 
 
@@ -95,7 +105,9 @@ def sorted_selection(applier: Applier, resolved: Sequence[tuple[Portfolio, Memor
             seen.add(memory.id)
             standing = active_quarantine(applier.ledger, memory.id)
             if standing is not None and standing.entry is None:
-                left.append(f"{memory.id}: quarantined already (decision {standing.id[:12]}), left as it is")
+                left.append(
+                    f"{memory.id}: quarantined already ({standing.id[:12]}), left as it is",
+                )
                 continue
             take.append((portfolio, memory))
     return Selected(take, left)
@@ -115,13 +127,24 @@ def _covered(take: Sequence[tuple[Portfolio, Memory]]) -> str:
     return digest.hexdigest()
 
 
-def _prepare(applier: Applier, portfolio: Portfolio, memory: Memory, reason: str, decision_id: str) -> Prepared:
+def _prepare(
+    applier: Applier,
+    portfolio: Portfolio,
+    memory: Memory,
+    reason: str,
+    decision_id: str,
+) -> Prepared:
     target = applier._target("quarantine", portfolio, memory, reason, decision_id)
     with translated(f"forget {memory.id}"):
         return registry.system(memory.system).trust_effect(target)
 
 
-def _part(portfolio: Portfolio, memory: Memory, decision_id: str, effect: dict[str, Any]) -> dict[str, Any]:
+def _part(
+    portfolio: Portfolio,
+    memory: Memory,
+    decision_id: str,
+    effect: dict[str, Any],
+) -> dict[str, Any]:
     return {
         "memory_id": memory.id,
         "decision": decision_id,
@@ -137,7 +160,7 @@ def _plural(n: int) -> str:
     return "memory" if n == 1 else "memories"
 
 
-# -- the forget ------------------------------------------------------------------------------------------
+# -- the forget -----------------------------------------------------------------------------------
 
 
 def plan(applier: Applier, selected: Selected, change_id: str, reason: str) -> Plan:
@@ -154,7 +177,7 @@ def plan(applier: Applier, selected: Selected, change_id: str, reason: str) -> P
         notes += change.notes
         parts.append({"memory_id": memory.id, "system": memory.system, "effect": change.effect})
     if len({(p.system, p.root, m.source.path) for p, m in selected.take}) < len(selected.take):
-        notes.append("several memories come from one file: each is taken out after the one before, so later byte offsets are read before earlier cuts")
+        notes.append(SAME_FILE)
     notes.append(f"{PENDING_ID} stands for the start of the id the change gets when it is made")
     n = len(selected.take)
     effect = {"kind": "forget", "count": n, "parts": parts}
@@ -164,7 +187,7 @@ def plan(applier: Applier, selected: Selected, change_id: str, reason: str) -> P
         subject=subject,
         memory_ids=tuple(m.id for _, m in selected.take),
         system=_one_system(selected.take),
-        description=f"forget {n} {_plural(n)}: quarantine each the way its system allows, restorable as one change",
+        description=f"forget {n} {_plural(n)}: {HOW}",
         changes=tuple(changes),
         notes=tuple(notes),
         effect=effect,
@@ -207,16 +230,28 @@ def apply(applier: Applier, selected: Selected, change_id: str, reason: str) -> 
     for n, (portfolio, memory) in enumerate(selected.take):
         own = part_id(change_id, n)
         if _taken_with_another(applier, portfolio, memory):
-            left.append(f"{memory.id}: its file went into the vault with a memory forgotten before it")
+            left.append(
+                f"{memory.id}: its file went into the vault with a memory forgotten before it",
+            )
             continue
 
-        def whole(effect: dict[str, Any], p: Portfolio = portfolio, m: Memory = memory, i: str = own) -> Decision:
+        def whole(
+            effect: dict[str, Any],
+            p: Portfolio = portfolio,
+            m: Memory = memory,
+            i: str = own,
+        ) -> Decision:
             done = [*parts, _part(p, m, i, effect)]
             return _with(decision, done, left)
 
         try:
             change = _prepare(applier, portfolio, memory, reason, own)
-            effect = applier._apply(change, f"the forget of {memory.id}", of, whole if n == last else None)
+            effect = applier._apply(
+                change,
+                f"the forget of {memory.id}",
+                of,
+                whole if n == last else None,
+            )
         except ChangeError as exc:
             raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
         parts.append(_part(portfolio, memory, own, effect))
@@ -264,7 +299,8 @@ def _rolled_back(applier: Applier, exc: ChangeError, decision: Decision) -> Chan
     if not parts:
         tail = "nothing was forgotten and nothing recorded"
     elif not failed:
-        tail = f"the {n} {_plural(n)} forgotten before it {'was' if n == 1 else 'were'} put back; nothing recorded"
+        were = "was" if n == 1 else "were"
+        tail = f"the {n} {_plural(n)} forgotten before it {were} put back; nothing recorded"
     else:
         tail = f"could not put back: {'; '.join(failed)}; nothing recorded"
     message = f"{exc}; the forget stopped: {tail}"
@@ -273,10 +309,13 @@ def _rolled_back(applier: Applier, exc: ChangeError, decision: Decision) -> Chan
     return ChangeError(message)
 
 
-# -- its undo ------------------------------------------------------------------------------------------
+# -- its undo -------------------------------------------------------------------------------------
 
 
-def _standing(applier: Applier, parts: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def _standing(
+    applier: Applier,
+    parts: Sequence[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The parts whose quarantine still stands (one restored on its own since is left out)."""
     standing: list[dict[str, Any]] = []
     left: list[str] = []
@@ -333,7 +372,9 @@ def undo(
     """Restore every part of the forget that still stands, last first, as one change."""
     standing, left = _standing(applier, list(rv.change.effect.get("parts") or []))
     if not standing:
-        raise ChangeError(f"cannot undo {rv.label}: every memory it forgot was restored since; nothing was written")
+        raise ChangeError(
+            f"cannot undo {rv.label}: every memory it forgot was restored since; nothing written",
+        )
     order = list(reversed(standing))
     if dry_run:
         return _undo_plan(rv, order, left, reason)
@@ -348,7 +389,12 @@ def undo(
 
         try:
             change = _restore(rv, part, own, reason)
-            effect = applier._apply(change, f"putting back {part['memory_id']}", of, whole if n == lastn else None)
+            effect = applier._apply(
+                change,
+                f"putting back {part['memory_id']}",
+                of,
+                whole if n == lastn else None,
+            )
         except ChangeError as exc:
             raise _undo_rolled_back(applier, exc, len(restored)) from exc
         restored.append(_restored(part, own, effect))
@@ -378,7 +424,9 @@ def _undo_plan(rv: Reverse, order: list[dict[str, Any]], left: list[str], reason
         except ChangeError:
             if n == 0:
                 raise
-            changes.append(f"put {part['memory_id']} back (checked once the parts after it are back)")
+            changes.append(
+                f"put {part['memory_id']} back (checked once the parts after it are back)",
+            )
             continue
         changes.append(change.description)
         changes += [f"  {c}" for c in change.changes]
@@ -388,7 +436,7 @@ def _undo_plan(rv: Reverse, order: list[dict[str, Any]], left: list[str], reason
         subject=rv.change.memory_id,
         memory_ids=tuple(str(p["memory_id"]) for p in order),
         system=None,
-        description=f"undo the forget {rv.change.id[:12]}: restore {n} {_plural(n)}, last forgotten first",
+        description=f"undo the forget {rv.change.id[:12]}: restore {n} {_plural(n)}, last first",
         changes=tuple(changes),
         notes=tuple(left),
         effect={"kind": "forget", "parts": [p["memory_id"] for p in order]},
@@ -401,9 +449,11 @@ def _undo_rolled_back(applier: Applier, exc: ChangeError, done: int) -> ChangeEr
     intent = applier._intent
     left = applier.journal.roll_back(intent) if intent is not None else [("?", "no journal")]
     if left:
-        tail = f"the undo stopped after {done} and could not take them back ({'; '.join(f'{p}: {w}' for p, w in left)}); nothing was recorded"
+        why = "; ".join(f"{p}: {w}" for p, w in left)
+        tail = f"the undo stopped after {done}, could not take them back ({why}); nothing recorded"
     else:
-        tail = f"the undo was taken back: the {done} {_plural(done)} restored before it forgotten again; nothing was changed or recorded"
+        again = f"the {done} {_plural(done)} restored before it forgotten again"
+        tail = f"the undo was taken back: {again}; nothing was changed or recorded"
     message = f"{exc}; {tail}"
     if isinstance(exc, Conflict):
         return Conflict(message, path=exc.path, storage=exc.storage)

@@ -53,10 +53,18 @@ def _matcher(word: str, trusts: Mapping[str, str]) -> Callable[[Memory], bool]:
         known = ", ".join([*FIELDS, "trust", *FOUND_IN])
         raise FilterError(f"filter field {key!r} is not one of {known}")
     bare = word.casefold()
-    return lambda m: any(bare in text.casefold() for text in (m.id, m.name, m.description, m.source.path))
+    return lambda m: any(bare in text.casefold() for text in _texts(m))
 
 
-def matching(memories: Iterable[Memory], text: str, trusts: Mapping[str, str] | None = None) -> list[Memory]:
+def _texts(memory: Memory) -> tuple[str, ...]:
+    return (memory.id, memory.name, memory.description, memory.source.path)
+
+
+def matching(
+    memories: Iterable[Memory],
+    text: str,
+    trusts: Mapping[str, str] | None = None,
+) -> list[Memory]:
     """The memories that match every word of the filter, in the order given. An empty filter is
     refused: a bulk change is never asked for everything by accident."""
     words = _words(text)
