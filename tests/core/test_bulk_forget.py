@@ -6,6 +6,7 @@ import pytest
 
 from app.core.change.errors import ChangeError
 from app.core.change.plan import PENDING_ID, Plan
+from app.core.change.summary import effect_summary
 from app.core.model import Tier
 from app.core.review.ledger import Decision
 from tests.core.test_curate_apply import (
@@ -72,6 +73,7 @@ def test_forget_is_one_change_and_one_undo_gives_every_byte_and_row_back(env: En
     decision = wb.forget(SELECTION, reason="cleanup")
     assert isinstance(decision, Decision) and decision.action == "forget"
     assert [p["memory_id"] for p in decision.effect["parts"]] == SELECTION
+    assert effect_summary(decision.effect) == "forget · 8 memories"
     ledger = env.ledger()
     assert len(ledger.changes()) == 1 and len(ledger.decisions()) == 1  # one line in the ledger
     # each store changed the way its own quarantine changes it
