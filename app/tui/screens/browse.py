@@ -144,6 +144,9 @@ class PreviewReady(Message):
     clear_marks: bool = False
 
 
+# The bulk keys (app/tui/bulk.py): hidden from the footer, listed by `?` and the palette.
+MARK_ALL = "Mark every row shown (the filter's), or unmark them all"
+FORGET = "Forget the marked rows (or the highlighted one) as one change, after its dry run"
 NARROW = 110  # columns below which the tree hides until `t` shows it
 PLACED_AT_MOST = 256  # rows a write changed that are put in place one by one; more are sorted with the rest
 
@@ -203,8 +206,8 @@ class BrowseScreen(WorkbenchScreen):
         Binding("r", "app.switch_mode('review')", "Review", tooltip="The review queue (its count is on the status line)", id="browse-review"),
         Binding("i", "toggle_suggestions", "Suggestions", tooltip="Show or hide the suggestions pane", id="suggestions"),
         Binding("t", "focus_tree", "Tree", tooltip="To the portfolio tree and back", show=False, id="focus-tree"),
-        Binding("asterisk", "mark_all", "Mark all", tooltip="Mark every row shown (the filter's), or unmark them", show=False, id="browse-mark-all"),
-        Binding("F", "forget", "Forget", tooltip="Forget the marked rows (or the highlighted one) as one change, after its dry run", id="browse-forget"),
+        Binding("asterisk", "mark_all", "Mark all", tooltip=MARK_ALL, show=False, id="browse-mark-all"),
+        Binding("F", "forget", "Forget", tooltip=FORGET, show=False, id="browse-forget"),
     ]
 
     def __init__(self) -> None:

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "restore": "Restore", "forget": "Forget"}
 DONE = {"approve": "Approved", "flag": "Flagged", "quarantine": "Quarantined", "restore": "Restored"}
 
+# The bulk keys (app/tui/bulk.py): hidden from the footer, listed by `?` and the palette.
+MARK_ALL = "Mark every item shown (the filter's), or unmark them all"
+FORGET = "Forget the marked items (or the highlighted one) as one change, after its dry run"
 NARROW = 110  # columns below which the panes stack
 
 
@@ -103,8 +106,8 @@ class ReviewScreen(WorkbenchScreen):
         Binding("space", "mark", "Mark", tooltip="Mark or unmark for a batch decision", id="review-mark"),
         Binding("o", "open_memory", "Open", tooltip="Open the memory in the browse screen", show=False, id="review-open"),
         Binding("slash", "filter", "Filter", tooltip="Filter the queue in place", id="review-filter"),
-        Binding("asterisk", "mark_all", "Mark all", tooltip="Mark every item shown (the filter's), or unmark them", show=False, id="review-mark-all"),
-        Binding("F", "forget", "Forget", tooltip="Forget the marked items (or the highlighted one) as one change, after its dry run", id="review-forget"),
+        Binding("asterisk", "mark_all", "Mark all", tooltip=MARK_ALL, show=False, id="review-mark-all"),
+        Binding("F", "forget", "Forget", tooltip=FORGET, show=False, id="review-forget"),
     ]
 
     def __init__(self) -> None:
