@@ -110,6 +110,9 @@ def sorted_selection(applier: Applier, resolved: Sequence[tuple[Portfolio, Memor
                 )
                 continue
             take.append((portfolio, memory))
+    # Database rows last: the journal rolls back a crash in any file part before them, but not a
+    # COMMIT, and only the change's last part can be completed from it (journal.py).
+    take.sort(key=lambda pair: pair[1].source.row is not None)
     return Selected(take, left)
 
 
