@@ -146,7 +146,7 @@ class PreviewReady(Message):
 
 # The bulk keys (app/tui/bulk.py): hidden from the footer, listed by `?` and the palette.
 MARK_ALL = "Mark every row shown (the filter's), or unmark them all"
-FORGET = "Forget the marked rows (or the highlighted one) as one change, after its dry run"
+FORGET = "Forget the marked rows as one change, its dry run shown first"
 NARROW = 110  # columns below which the tree hides until `t` shows it
 PLACED_AT_MOST = 256  # rows a write changed that are put in place one by one; more are sorted with the rest
 

@@ -44,7 +44,7 @@ DONE = {"approve": "Approved", "flag": "Flagged", "quarantine": "Quarantined", "
 
 # The bulk keys (app/tui/bulk.py): hidden from the footer, listed by `?` and the palette.
 MARK_ALL = "Mark every item shown (the filter's), or unmark them all"
-FORGET = "Forget the marked items (or the highlighted one) as one change, after its dry run"
+FORGET = "Forget the marked items as one change, its dry run shown first"
 NARROW = 110  # columns below which the panes stack
 
 
