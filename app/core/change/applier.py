@@ -681,13 +681,16 @@ class Applier:
         of: Target | tuple[str, str, str],
         finish: Callable[[dict[str, Any]], Decision] | None = None,
         leaves: dict[str, str | None] | None = None,
+        keep: bool = False,
     ) -> dict[str, Any]:
         """Make the change's effect, every write of it journaled first (`of`: its target, or the
         decision id, action and subject when there is no target). `finish(effect)` is the decision
         this effect completes, when it is the change's last: it is written down first, so a crash
         right after a database COMMIT can still be recorded at the next start (journal.py), and so
         can one after the last write of files, given what each file is to hold (`leaves`, for a
-        change whose effect is known before it is made)."""
+        change whose effect is known before it is made). `keep`: a batch's part that commits a
+        database write, complete once it did: a crash before a later part commits records the
+        batch as it stood (journal.py)."""
         if change.apply is None:
             return change.effect
         decision_id, action, subject = (of.decision_id, of.action, of.memory.id) if isinstance(of, Target) else of
@@ -698,7 +701,7 @@ class Applier:
             decision = None if finish is None else finish(whole).model_dump(mode="json")
             # A part of a batch that is not its last leaves the intent as the part before it did.
             if decision is not None or leaves or intent.header.get("finish", False) is not None:
-                intent.will_record(decision, leaves)
+                intent.will_record(decision, leaves, keep=keep)
         except OSError as exc:
             raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
         try:

@@ -65,6 +65,8 @@ class Applier(Protocol):
         what: str,
         of: Target | tuple[str, str, str],
         finish: Callable[[dict[str, Any]], Decision] | None = None,
+        leaves: dict[str, str | None] | None = None,
+        keep: bool = False,
     ) -> dict[str, Any]: ...
 
     def _record(self, decision: Decision) -> Decision: ...
@@ -249,12 +251,9 @@ def apply(applier: Applier, selected: Selected, change_id: str, reason: str) -> 
 
         try:
             change = _prepare(applier, portfolio, memory, reason, own)
-            effect = applier._apply(
-                change,
-                f"the forget of {memory.id}",
-                of,
-                whole if n == last else None,
-            )
+            row = memory.source.row is not None
+            done = whole if n == last or row else None
+            effect = applier._apply(change, f"the forget of {memory.id}", of, done, keep=row)
         except ChangeError as exc:
             raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
         parts.append(_part(portfolio, memory, own, effect))
@@ -378,7 +377,9 @@ def undo(
         raise ChangeError(
             f"cannot undo {rv.label}: every memory it forgot was restored since; nothing written",
         )
-    order = list(reversed(standing))
+    # Last forgotten first, database rows last (as in the forget: journal.py keeps no COMMIT undone).
+    backwards = list(reversed(standing))
+    order = [p for p in backwards if not _is_row(p)] + [p for p in backwards if _is_row(p)]
     if dry_run:
         return _undo_plan(rv, order, left, reason)
     restored: list[dict[str, Any]] = []
@@ -392,17 +393,19 @@ def undo(
 
         try:
             change = _restore(rv, part, own, reason)
-            effect = applier._apply(
-                change,
-                f"putting back {part['memory_id']}",
-                of,
-                whole if n == lastn else None,
-            )
+            row = _is_row(part)
+            done = whole if n == lastn or row else None
+            effect = applier._apply(change, f"putting back {part['memory_id']}", of, done, keep=row)
         except ChangeError as exc:
             raise _undo_rolled_back(applier, exc, len(restored)) from exc
         restored.append(_restored(part, own, effect))
     applier.touched = [str(p["memory_id"]) for p in order]
     return applier._record(record(_reverse(restored, left)))
+
+
+def _is_row(part: dict[str, Any]) -> bool:
+    source = (part.get("memory") or {}).get("source") or {}
+    return source.get("row") is not None
 
 
 def _restored(part: dict[str, Any], decision_id: str, effect: dict[str, Any]) -> dict[str, Any]:
