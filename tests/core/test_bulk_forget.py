@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from app.core.change.errors import ChangeError
@@ -85,6 +87,13 @@ def test_forget_is_one_change_and_one_undo_gives_every_byte_and_row_back(env: En
     assert b"trustLevel: quarantined" in env.file(FLAGS_FILE).read_bytes()
     obs = rows(env.file(ENGRAM_DB), "observations")
     assert obs[1]["deleted_at"] and obs[2]["deleted_at"]
+    # everything taken out is in the vault whole, byte for byte as it was in the store
+    originals = {rel: data for rel, (_, data) in before.items() if isinstance(data, bytes)}
+    kept = [(Path(f) / "content").read_bytes() for f in wb.vault_folders(decision)]
+    assert originals[FLAGS_FILE] in kept and originals[POLICY_FILE] in kept
+    blocks = [k for k in kept if k.startswith(b"## ")]
+    assert len(blocks) == 2 and all(block in originals[INFRA_MD] for block in blocks)
+    assert any(b'"row"' in k and b"Parallel refresh" in k for k in kept)  # the Engram row, every column
     # what a fresh workbench reads: every forgotten memory is in the quarantine, none is lost
     reread = env.open()
     for memory_id in SELECTION:
