@@ -77,6 +77,10 @@ class Applier(Protocol):
 # How much of a change's id its parts share: each part's id is that start and its number, so every
 # vault item a forget writes is named by the forget (a dry run shows it as PENDING_ID).
 SHARED_CHARS = 8
+# Up to this many parts, each database part writes down the batch as it stands (the journal then
+# completes a crash between two rows); the record grows with the batch, so a longer one writes it
+# down only at its last part, and a crash between two of its rows is kept for the person.
+KEPT_PARTS = 64
 HOW = "quarantine each the way its system allows, undone as one"
 SAME_FILE = "a file's memories go one after another: offsets shown are read before earlier cuts"
 
@@ -251,7 +255,7 @@ def apply(applier: Applier, selected: Selected, change_id: str, reason: str) -> 
 
         try:
             change = _prepare(applier, portfolio, memory, reason, own)
-            row = memory.source.row is not None
+            row = memory.source.row is not None and last < KEPT_PARTS
             done = whole if n == last or row else None
             effect = applier._apply(change, f"the forget of {memory.id}", of, done, keep=row)
         except ChangeError as exc:
@@ -393,7 +397,7 @@ def undo(
 
         try:
             change = _restore(rv, part, own, reason)
-            row = _is_row(part)
+            row = _is_row(part) and lastn < KEPT_PARTS
             done = whole if n == lastn or row else None
             effect = applier._apply(change, f"putting back {part['memory_id']}", of, done, keep=row)
         except ChangeError as exc:

@@ -192,11 +192,10 @@ class Intent:
             finish["leaves"] = leaves
         # `keep`: a batch's database part, each a change of its own once it committed: the ones
         # before it stay, so a crash before this one commits completes the batch as it stood.
-        earlier = list(self.header.get("earlier") or [])
+        # Only the one before: it is committed once this part starts.
         previous = self.header.get("finish")
-        if keep and isinstance(previous, dict) and "leaves" not in previous:
-            earlier.append(previous)
-        self.header = self.header | {"finish": finish} | ({"earlier": earlier} if earlier else {})
+        earlier = [previous] if keep and isinstance(previous, dict) and "leaves" not in previous else []
+        self.header = self.header | {"finish": finish, "earlier": earlier}
         self._write_header()
 
     def applied(self, decision: Decision) -> None:
