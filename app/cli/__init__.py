@@ -200,6 +200,18 @@ def build_parser() -> Parser:
     preview.add_argument("--json", action="store_true", help="print one JSON document")
     _common(preview)
 
+    forget_help = "quarantine many memories as one change (IDs, --filter or --query); `memwb undo` restores them all"
+    forget = sub.add_parser("forget", help=forget_help, description=forget_help)
+    forget.add_argument("ids", nargs="*", metavar="ID", help="the memories to forget")
+    forget.add_argument("--query", help="every memory a search for QUERY finds (as `memwb search`)")
+    forget.add_argument(
+        "--filter", help="memories matching every word: field:value (system, portfolio, tier, trust, kind, domain, tag, path, name, id) or a word"
+    )
+    _path_option(forget, "a portfolio to read (repeatable; default: configured, else the sample)")
+    _change_options(forget)
+    forget.add_argument("--json", action="store_true", help="print one JSON document")
+    _common(forget)
+
     relink = sub.add_parser("relink", help="say that the portfolio once at OLD is the one at NEW now, so its decisions and changes follow it")
     relink.add_argument("old", metavar="OLD", help="where the portfolio was when its decisions were made")
     relink.add_argument("new", metavar="NEW", type=Path, help="where it is now")
@@ -318,6 +330,10 @@ def _dispatch(argv: list[str]) -> tuple[argparse.Namespace, Handler]:
             from app.cli.watch import cmd_watch
 
             return args, cmd_watch
+        if args.command == "forget":
+            from app.cli.forget import cmd_forget
+
+            return args, cmd_forget
         from app.cli.commands import COMMANDS
 
         return args, COMMANDS[args.command]

@@ -32,6 +32,7 @@ SUBCOMMANDS = (
     "mcp",
     "preview",
     "watch",
+    "forget",
 )
 CHANGES = ("promote", "demote", "pin", "unpin", "set-priority", "merge")
 DECISIONS = ("approve", "flag", "quarantine", "restore")

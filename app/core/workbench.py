@@ -35,6 +35,7 @@ from app.core.curate import Salience, Suggestion, file_reader, salience_all, sug
 from app.core.curate.duplicates import NearMemo
 from app.core.curate.merge_guard import MergeCheck, MergeRefused, check_merge
 from app.core.curate.saliences import Kept, log_mentions, salience_scores
+from app.core.curate.selection import matching
 from app.core.guard import served
 from app.core.load import findings as findings_cache
 from app.core.load import litter
@@ -1208,6 +1209,20 @@ class Workbench:
             # What the faces read after a write of ours stays that write's.
             self.changed, self.subjects = told
             return before, self._by_id, changed
+
+    # -- bulk forget (change/batch.py) ------------------------------------------------------------
+
+    def forget(self, memory_ids: Sequence[str], *, reason: str = "", dry_run: bool = False) -> Outcome:
+        """Quarantine every memory named as one change: one dry run lists each file and row it
+        touches, one `undo` restores them all."""
+        return self._written(self._applier.forget(self, list(dict.fromkeys(memory_ids)), reason=reason, dry_run=dry_run))
+
+    def select(self, *, query: str | None = None, filter: str | None = None) -> list[str]:  # noqa: A002 - the face's word
+        """The ids a search query (every hit) or a filter (curate/selection.py) selects."""
+        if query is not None:
+            return [hit.id for hit in self.search(query, limit=max(1, len(self.memories))).hits]
+        trusts = {memory_id: t.level.value for memory_id, t in self.trusts().items()}
+        return [m.id for m in matching(self.memories, filter or "", trusts)]
 
 
 @lru_cache(maxsize=64)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
+from app.core.change import batch
 from app.core.change.edits import leaves, undo_file_edit, undo_file_move, undo_ledger_only
 from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToRestore, NothingToUndo, Unsupported, translated
 from app.core.change.journal import RESULT, Intent, Journal
@@ -463,6 +464,22 @@ class Applier:
         return self._record(decision)
 
     @_one_change
+    def forget(
+        self, where: Resolver | Sequence[tuple[Portfolio, Memory]], memory_ids: Sequence[str] = (), *, reason: str = "", dry_run: bool = False
+    ) -> Decision | Plan:
+        """Quarantine every memory selected as one change, restorable as one (change/batch.py)."""
+        self.written = []
+        self.written_rows = []
+        resolved = list(where) if isinstance(where, Sequence) else [self._resolve_loaded(where, m) for m in memory_ids]
+        for portfolio, _ in resolved:
+            self._refuse_nested(Path(portfolio.root))
+        change_id = new_id()
+        if dry_run:
+            return batch.plan(self, batch.sorted_selection(self, resolved), change_id, reason)
+        with self._one_decision_at_a_time():
+            return batch.apply(self, batch.sorted_selection(self, resolved), change_id, reason)
+
+    @_one_change
     def budget_set(self, portfolio: Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
         """Write the portfolio's own startup budget setting (DollhouseMCP's autoLoad.maxTokenBudget)."""
         self.written = []
@@ -497,6 +514,8 @@ class Applier:
         kind = str(change.effect.get("kind"))
         if kind == "merge":
             return self._undo_merge(rv, reason, dry_run)
+        if kind == "forget":
+            return batch.undo(self, rv, reason, dry_run, lambda e: self._undo_decision(rv, reason, e))
         step = _undo_step(kind)
         if step is None:
             raise ChangeError(f"cannot undo {rv.label}: its effect {kind!r} is not one the workbench knows how to reverse; nothing was written")
@@ -674,13 +693,16 @@ class Applier:
         of: Target | tuple[str, str, str],
         finish: Callable[[dict[str, Any]], Decision] | None = None,
         leaves: dict[str, str | None] | None = None,
+        keep: bool = False,
     ) -> dict[str, Any]:
         """Make the change's effect, every write of it journaled first (`of`: its target, or the
         decision id, action and subject when there is no target). `finish(effect)` is the decision
         this effect completes, when it is the change's last: it is written down first, so a crash
         right after a database COMMIT can still be recorded at the next start (journal.py), and so
         can one after the last write of files, given what each file is to hold (`leaves`, for a
-        change whose effect is known before it is made)."""
+        change whose effect is known before it is made). `keep`: a batch's part that commits a
+        database write, complete once it did: a crash before a later part commits records the
+        batch as it stood (journal.py)."""
         if change.apply is None:
             return change.effect
         decision_id, action, subject = (of.decision_id, of.action, of.memory.id) if isinstance(of, Target) else of
@@ -689,7 +711,9 @@ class Applier:
         try:
             whole = change.effect | notes if leaves else {RESULT: True} | notes
             decision = None if finish is None else finish(whole).model_dump(mode="json")
-            intent.will_record(decision, leaves)
+            # A part of a batch that is not its last leaves the intent as the part before it did.
+            if decision is not None or leaves or intent.header.get("finish", False) is not None:
+                intent.will_record(decision, leaves, keep=keep)
         except OSError as exc:
             raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
         try:

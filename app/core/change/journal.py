@@ -20,7 +20,9 @@ transaction committed: when that write was the change's last step, the change's 
 from what the journal holds (the change layer writes down the decision it will record, with a place
 for what the transaction returns) and goes into the ledger, so the memory is as decided and can be
 restored or undone; otherwise, or when the rows are neither as before nor as after, it is said and
-its journal is kept in `journal/unresolved/` for the person. A change that is running in another
+its journal is kept in `journal/unresolved/` for the person. A batch (a bulk forget, batch.py)
+writes its database rows last and keeps the record of each one it made: killed before a later row
+committed, it is completed as it stood after the last row that did. A change that is running in another
 workbench process holds a lock on its journal folder (the folder itself, so the intent's own
 replacements never drop it) from before its intent is written until its folder is removed, and is
 left alone: a change is never recovered while its process lives.
@@ -178,6 +180,8 @@ class Intent:
         self,
         decision: dict[str, Any] | None,
         leaves: dict[str, str | None] | None = None,
+        *,
+        keep: bool = False,
     ) -> None:
         """The decision the change records once its effect is made, with `{RESULT: ...}` where what
         its next database write returns goes; None: this part of the change is not its last.
@@ -186,7 +190,12 @@ class Intent:
         finish = None if decision is None else {"decision": decision, "from_step": self.steps}
         if finish is not None and leaves:
             finish["leaves"] = leaves
-        self.header = self.header | {"finish": finish}
+        # `keep`: a batch's database part, each a change of its own once it committed: the ones
+        # before it stay, so a crash before this one commits completes the batch as it stood.
+        # Only the one before: it is committed once this part starts.
+        previous = self.header.get("finish")
+        earlier = [previous] if keep and isinstance(previous, dict) and "leaves" not in previous else []
+        self.header = self.header | {"finish": finish, "earlier": earlier}
         self._write_header()
 
     def applied(self, decision: Decision) -> None:
@@ -349,6 +358,18 @@ class Journal:
             return None
         if isinstance(finish.get("leaves"), dict):
             return self._landed(steps, finish, states)
+        done = self._committed(folder, finish, steps, states)
+        if done is not None:
+            return done
+        return self._committed_before(folder, header, finish, steps, states)
+
+    def _committed(
+        self,
+        folder: Path,
+        finish: dict[str, Any],
+        steps: list[tuple[int, dict[str, Any]]],
+        states: dict[int, tuple[str, str]],
+    ) -> Decision | None:
         last = steps[-1][0]
         if last < int(finish.get("from_step", 0)) or states.get(last, ("", ""))[0] != "after":
             return None
@@ -365,6 +386,28 @@ class Journal:
             return Decision.model_validate(filled)
         except ValueError:
             return None
+
+    def _committed_before(
+        self,
+        folder: Path,
+        header: dict[str, Any],
+        finish: dict[str, Any],
+        steps: list[tuple[int, dict[str, Any]]],
+        states: dict[int, tuple[str, str]],
+    ) -> Decision | None:
+        """A batch (a bulk forget) whose later database parts never committed: the batch as it
+        stood once the last part that did was made, when every write after it left nothing."""
+        later = finish
+        for earlier in reversed([e for e in header.get("earlier") or () if isinstance(e, dict)]):
+            end = int(later.get("from_step", 0)) - 1
+            if any(states.get(n, ("", ""))[0] != "before" for n, _ in steps if n > end):
+                return None
+            upto = [(n, step) for n, step in steps if n <= end]
+            done = self._committed(folder, earlier, upto, {n: s for n, s in states.items() if n <= end}) if upto else None
+            if done is not None:
+                return done
+            later = earlier
+        return None
 
     @staticmethod
     def _landed(

@@ -21,6 +21,9 @@ def effect_summary(effect: dict[str, object]) -> str:
         if isinstance(value, str) and value:
             return one_line(f"{effect.get('kind', 'change')} · {value}", 200)
     kind = effect.get("kind")
+    count = effect.get("count")
+    if kind == "forget" and isinstance(count, int):
+        return f"forget · {count} {'memory' if count == 1 else 'memories'}"
     return one_line(str(kind), 80) if kind else ""
 
 

@@ -70,12 +70,12 @@ def root_identity(root: str | os.PathLike[str]) -> str | None:
 
 
 TrustAction = Literal["approve", "flag", "quarantine", "restore"]
-CurationAction = Literal["promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo"]
+CurationAction = Literal["promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo", "forget"]
 Action = TrustAction | CurationAction
 # The trust decisions (the name predates curation and keeps its meaning).
 ACTIONS: tuple[TrustAction, ...] = ("approve", "flag", "quarantine", "restore")
 TRUST_ACTIONS = ACTIONS
-CURATION_ACTIONS: tuple[CurationAction, ...] = ("promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo")
+CURATION_ACTIONS: tuple[CurationAction, ...] = ("promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo", "forget")
 
 
 def os_user() -> str:
@@ -135,6 +135,38 @@ class Decision(BaseModel):
         """For a restore: the id of the quarantine decision it undid."""
         value = self.effect.get("restores")
         return value if isinstance(value, str) else None
+
+
+def batch_parts(change: Decision) -> list[Decision]:
+    """The trust decisions a bulk forget (or the undo of one) is made of, one per memory: each part
+    of a forget is a quarantine of its memory, each part of its undo a restore of one. One ledger
+    line holds them all, so the batch is recorded, and undone, as one change."""
+    effect = change.effect
+    action: TrustAction
+    if change.action == "undo" and effect.get("undone_action") == "forget":
+        effect, action = effect.get("reverse") or {}, "restore"
+    elif change.action == "forget":
+        action = "quarantine"
+    else:
+        return []
+    out: list[Decision] = []
+    for part in effect.get("parts") or ():
+        if not isinstance(part, dict) or not isinstance(part.get("decision"), str):
+            continue
+        undone = {"restores": part["restores"]} if action == "restore" and "restores" in part else {}
+        out.append(
+            Decision(
+                id=part["decision"],
+                time=change.time,
+                user=change.user,
+                action=action,
+                memory_id=str(part.get("memory_id")),
+                sha256=str(part.get("sha256") or change.sha256),
+                reason=change.reason,
+                effect=dict(part.get("effect") or {}) | undone | {"batch": change.id},
+            )
+        )
+    return out
 
 
 # What `Ledger._mapped` answers for a record of a portfolio that is not open: read past, not an error.
@@ -411,6 +443,10 @@ class Ledger:
             self._by_memory.setdefault(decision.memory_id, []).append(decision)
         else:
             self._changes.append(decision)
+            for part in batch_parts(decision):
+                found = self._mapped(part)
+                if found is not None and found is not _ELSEWHERE:
+                    self._by_memory.setdefault(found.memory_id, []).append(found)
 
     def _problem(self, line: int | None, message: str, kept: str) -> None:
         problem = Problem(path=LEDGER_NAME, line=line, message=message, kept=kept)

@@ -25,7 +25,9 @@ from textual.timer import Timer
 from textual.widgets import Button, Header, Input, OptionList, Static
 from textual.worker import get_current_worker
 
+from app.core.change.plan import Plan
 from app.core.inert import one_line
+from app.tui.bulk import forget_preview, forget_receipt
 from app.tui.context import AFTER_FRAME, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
@@ -140,6 +142,9 @@ class PreviewReady(Message):
     clear_marks: bool = False
 
 
+# The bulk keys (app/tui/bulk.py): hidden from the footer, listed by `?` and the palette.
+MARK_ALL = "Mark every row shown (the filter's), or unmark them all"
+FORGET = "Forget the marked rows as one change, its dry run shown first"
 NARROW = 110  # columns below which the tree hides until `t` shows it
 PLACED_AT_MOST = 256  # rows a write changed that are put in place one by one; more are sorted with the rest
 
@@ -195,6 +200,8 @@ class BrowseScreen(WorkbenchScreen):
         Binding("r", "app.switch_mode('review')", "Review", tooltip="The review queue (its count is on the status line)", id="browse-review"),
         Binding("i", "toggle_suggestions", "Suggestions", tooltip="Show or hide the suggestions pane", id="suggestions"),
         Binding("t", "focus_tree", "Tree", tooltip="To the portfolio tree and back", show=False, id="focus-tree"),
+        Binding("asterisk", "mark_all", "Mark all", tooltip=MARK_ALL, show=False, id="browse-mark-all"),
+        Binding("F", "forget", "Forget", tooltip=FORGET, show=False, id="browse-forget"),
     ]
 
     def __init__(self) -> None:
@@ -698,6 +705,28 @@ class BrowseScreen(WorkbenchScreen):
 
     def action_undo(self) -> None:
         self.run_change(undo_change(), "undo")
+
+    def action_mark_all(self) -> None:
+        """Mark every row the table shows (the chosen node, the filter); unmark them when they all are."""
+        table = self.query_one(MemoryTable)
+        shown = {row.id for row in table.rows}
+        table.set_marks(shown, not shown <= table.marked)
+        self._update_status()
+
+    def action_forget(self) -> None:
+        """The marked rows (else the highlighted one), in the table's order, forgotten as one change."""
+        table = self.query_one(MemoryTable)
+        ids = [row.id for row in table.rows if row.id in table.marked] or ([table.selected_id] if table.selected_id else [])
+        if not ids:
+            self.notify("Mark the memories to forget with space (* marks every row shown)", severity="warning", markup=False)
+            return
+        held: dict[str, Plan] = {}
+
+        def show(wb: Workbench) -> Preview:
+            preview, held["plan"] = forget_preview(wb, ids)
+            return preview
+
+        self.preview(show, lambda wb: forget_receipt(wb, ids, held.get("plan")), f"forget {len(ids):,} memories", clear_marks=True)
 
     def action_quarantine_entry(self) -> None:
         self._decide_entry("quarantine")

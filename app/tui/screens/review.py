@@ -23,22 +23,28 @@ from app.core.change.plan import Plan
 from app.core.inert import one_line
 from app.core.workbench import DecisionRequest
 from app.tui.activity import Receipt, clock_time, done_lines, refused
+from app.tui.bulk import forget_preview, forget_receipt
 from app.tui.context import WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
+from app.tui.screens.browse_changes import Preview, run_write
+from app.tui.screens.confirm import ConfirmModal
 from app.tui.screens.entry_choice import ask_entry_and_reason
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.filter_bar import FilterBar, matches
 from app.tui.widgets.findings_view import EntryTexts, FindingsView
-from app.tui.widgets.review_queue import ReviewQueue, effective_of, severity_of
+from app.tui.widgets.review_queue import MARK, ReviewQueue, effective_of, severity_of
 
 if TYPE_CHECKING:
     from app.core.review.ledger import TrustAction
     from app.core.review.queue import ReviewItem
 
-VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "restore": "Restore"}
+VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "restore": "Restore", "forget": "Forget"}
 DONE = {"approve": "Approved", "flag": "Flagged", "quarantine": "Quarantined", "restore": "Restored"}
 
+# The bulk keys (app/tui/bulk.py): hidden from the footer, listed by `?` and the palette.
+MARK_ALL = "Mark every item shown (the filter's), or unmark them all"
+FORGET = "Forget the marked items as one change, its dry run shown first"
 NARROW = 110  # columns below which the panes stack
 
 
@@ -52,6 +58,13 @@ class TextsRead(Message):
     item: ReviewItem
     entries: EntryTexts | None
     error: str | None = None
+
+
+@dataclass
+class ForgetPreviewed(Message):
+    targets: list[str]
+    preview: Preview
+    plan: Plan
 
 
 @dataclass
@@ -93,6 +106,8 @@ class ReviewScreen(WorkbenchScreen):
         Binding("space", "mark", "Mark", tooltip="Mark or unmark for a batch decision", id="review-mark"),
         Binding("o", "open_memory", "Open", tooltip="Open the memory in the browse screen", show=False, id="review-open"),
         Binding("slash", "filter", "Filter", tooltip="Filter the queue in place", id="review-filter"),
+        Binding("asterisk", "mark_all", "Mark all", tooltip=MARK_ALL, show=False, id="review-mark-all"),
+        Binding("F", "forget", "Forget", tooltip=FORGET, show=False, id="review-forget"),
     ]
 
     def __init__(self) -> None:
@@ -223,6 +238,49 @@ class ReviewScreen(WorkbenchScreen):
             self.queue.marked.discard(memory_id)
             self.queue.update_cell(memory_id, "mark", Text(" "))
         self._update_status()
+
+    def action_mark_all(self) -> None:
+        """Mark every item the queue shows (the filter's); unmark them when they all are."""
+        shown = [item.memory.id for item in self.queue.items]
+        on = not set(shown) <= self.queue.marked
+        for memory_id in shown:
+            if (memory_id in self.queue.marked) != on:
+                self.queue.marked.symmetric_difference_update({memory_id})
+                self.queue.update_cell(memory_id, "mark", Text(MARK if on else " "))
+        self._update_status()
+
+    def action_forget(self) -> None:
+        """The marked items (else the highlighted one) forgotten as one change, after its dry run."""
+        targets = self.queue.targets()
+        if not targets:
+            self.notify("Nothing to forget: the queue is empty.", severity="warning")
+            return
+        self.preview_forget(targets)
+
+    @work(thread=True, exclusive=True, group="review-forget", description="review-forget", exit_on_error=False)
+    def preview_forget(self, targets: list[str]) -> None:
+        try:
+            preview, plan = forget_preview(self.workbench, targets)
+        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
+            self.post_message(Notice(error_text(error), title="Could not forget", severity="error", timeout=8))
+            return
+        self.post_message(ForgetPreviewed(targets, preview, plan))
+
+    def on_forget_previewed(self, message: ForgetPreviewed) -> None:
+        found = message.preview
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_forget(message.targets, message.plan)
+
+        self.app.push_screen(ConfirmModal(found.title, found.summary, found.plan, verb=found.verb), answered)
+
+    @work(thread=True, exclusive=True, group="review-decide", description="review-forget-run", exit_on_error=False)
+    def run_forget(self, targets: list[str], plan: Plan) -> None:
+        app = self.workbench_app
+        receipt = run_write(app, lambda wb: forget_receipt(wb, targets, plan), f"forget {len(targets):,} memories")
+        if receipt is not None:
+            self.post_message(DecisionsDone("forget", done=list(targets)))
 
     def action_open_memory(self) -> None:
         if self.queue.current_id:

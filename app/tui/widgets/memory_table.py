@@ -465,6 +465,14 @@ class MemoryTable(ScrollView, can_focus=True):
         self.marked.clear()
         self._invalidate()
 
+    def set_marks(self, ids: AbstractSet[str], on: bool) -> None:
+        """Mark (or unmark) these rows at once (a bulk change's selection)."""
+        if on:
+            self.marked |= ids
+        else:
+            self.marked -= ids
+        self._invalidate()
+
     def action_mark(self) -> None:
         memory_id = self.selected_id
         if memory_id is None:

@@ -1,0 +1,470 @@
+"""Bulk forget: quarantine a selection of memories as ONE change, undone as one.
+
+Each memory is quarantined the way its own system allows (`System.trust_effect`, the very effect a
+single quarantine makes: a trust line, a file or a block moved into the vault, a soft-deleted row,
+a held row), one after the other, each prepared from the store as the one before left it (two
+blocks of one file: the second is cut from the file the first cut wrote). Every write goes through
+one journal intent, so a crash part way is rolled back whole at the next start; a part that cannot
+be made puts back the parts made before it and nothing is recorded.
+
+The ledger keeps one line, a `forget` change whose parts each name their own quarantine decision
+(`ledger.batch_parts`), so the workbench's quarantine lists every forgotten memory, one of them can
+be restored on its own, and `undo` restores every part still standing, last first, as one change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from app.core.change.errors import ChangeError, Conflict, translated
+from app.core.change.plan import PENDING_ID, Plan, Prepared
+from app.core.change.quarantine import active_quarantine
+from app.core.change.target import Reverse, Target
+from app.core.model import Memory, Portfolio
+from app.core.review.ledger import Action, Decision, iso_utc
+from app.core.systems import registry
+
+if TYPE_CHECKING:
+    from app.core.change.journal import Intent, Journal
+    from app.core.clock import Clock
+    from app.core.locations import Locations
+    from app.core.review.ledger import Ledger
+    from app.core.review.vault import Vault
+    from app.core.storage import Saved
+
+
+class Applier(Protocol):
+    """What a forget needs of the applier (change/applier.py), which calls it."""
+
+    ledger: Ledger
+    vault: Vault
+    locations: Locations
+    clock: Clock
+    user: str
+    journal: Journal
+    written: list[str]
+    touched: list[str]
+    _intent: Intent | None
+
+    def _target(
+        self,
+        action: Action,
+        portfolio: Portfolio,
+        memory: Memory,
+        reason: str,
+        decision_id: str,
+    ) -> Target: ...
+
+    def _apply(
+        self,
+        change: Prepared,
+        what: str,
+        of: Target | tuple[str, str, str],
+        finish: Callable[[dict[str, Any]], Decision] | None = None,
+        leaves: dict[str, str | None] | None = None,
+        keep: bool = False,
+    ) -> dict[str, Any]: ...
+
+    def _record(self, decision: Decision) -> Decision: ...
+
+    def _watch(self, saved: Saved) -> None: ...
+
+
+# How much of a change's id its parts share: each part's id is that start and its number, so every
+# vault item a forget writes is named by the forget (a dry run shows it as PENDING_ID).
+SHARED_CHARS = 8
+# Up to this many parts, each database part writes down the batch as it stands (the journal then
+# completes a crash between two rows); the record grows with the batch, so a longer one writes it
+# down only at its last part, and a crash between two of its rows is kept for the person.
+KEPT_PARTS = 64
+HOW = "quarantine each the way its system allows, undone as one"
+SAME_FILE = "a file's memories go one after another: offsets shown are read before earlier cuts"
+
+
+@dataclass(frozen=True)
+class Selected:
+    """The selection a forget is asked for, sorted into what it takes and what it leaves."""
+
+    take: list[tuple[Portfolio, Memory]]
+    left: list[str]  # why each memory left out is left out
+
+
+def part_id(change_id: str, n: int) -> str:
+    """The id of the n-th part of a change: unique in its first 16 characters (a vault item's
+    name)."""
+    return f"{change_id[:SHARED_CHARS]}{n:08x}{change_id[16:]}"
+
+
+def sorted_selection(applier: Applier, resolved: Sequence[tuple[Portfolio, Memory]]) -> Selected:
+    """Each memory once; one in the workbench's quarantine already is left out, saying so."""
+    take: list[tuple[Portfolio, Memory]] = []
+    left: list[str] = []
+    seen: set[str] = set()
+    with applier.ledger.held():
+        for portfolio, memory in resolved:
+            if memory.id in seen:
+                continue
+            seen.add(memory.id)
+            standing = active_quarantine(applier.ledger, memory.id)
+            if standing is not None and standing.entry is None:
+                left.append(
+                    f"{memory.id}: quarantined already ({standing.id[:12]}), left as it is",
+                )
+                continue
+            take.append((portfolio, memory))
+    # Database rows last: the journal rolls back a crash in any file part before them, but not a
+    # COMMIT, and only the change's last part can be completed from it (journal.py).
+    take.sort(key=lambda pair: pair[1].source.row is not None)
+    return Selected(take, left)
+
+
+def _subject(take: Sequence[tuple[Portfolio, Memory]]) -> str:
+    """`<system>:<portfolio>` of the first memory: what the change is filed under."""
+    memory = take[0][1]
+    return f"{memory.system}:{memory.portfolio}"
+
+
+def _covered(take: Sequence[tuple[Portfolio, Memory]]) -> str:
+    """One sha256 over what each memory held when it was selected."""
+    digest = hashlib.sha256()
+    for _, memory in take:
+        digest.update(f"{memory.id}\0{memory.sha256}\n".encode())
+    return digest.hexdigest()
+
+
+def _prepare(
+    applier: Applier,
+    portfolio: Portfolio,
+    memory: Memory,
+    reason: str,
+    decision_id: str,
+) -> Prepared:
+    target = applier._target("quarantine", portfolio, memory, reason, decision_id)
+    with translated(f"forget {memory.id}"):
+        return registry.system(memory.system).trust_effect(target)
+
+
+def _part(
+    portfolio: Portfolio,
+    memory: Memory,
+    decision_id: str,
+    effect: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "memory_id": memory.id,
+        "decision": decision_id,
+        "system": memory.system,
+        "root": portfolio.root,
+        "sha256": memory.sha256,
+        "memory": memory.model_dump(mode="json"),
+        "effect": effect,
+    }
+
+
+def _plural(n: int) -> str:
+    return "memory" if n == 1 else "memories"
+
+
+# -- the forget -----------------------------------------------------------------------------------
+
+
+def plan(applier: Applier, selected: Selected, change_id: str, reason: str) -> Plan:
+    """The dry run: every part prepared from the stores as they are now, nothing written."""
+    if not selected.take:
+        raise ChangeError(_nothing(selected))
+    changes: list[str] = []
+    parts: list[dict[str, Any]] = []
+    notes = list(selected.left)
+    for n, (portfolio, memory) in enumerate(selected.take):
+        change = _prepare(applier, portfolio, memory, reason, part_id(change_id, n))
+        changes.append(change.description)
+        changes += [f"  {c}" for c in change.changes]
+        notes += change.notes
+        parts.append({"memory_id": memory.id, "system": memory.system, "effect": change.effect})
+    if len({(p.system, p.root, m.source.path) for p, m in selected.take}) < len(selected.take):
+        notes.append(SAME_FILE)
+    notes.append(f"{PENDING_ID} stands for the start of the id the change gets when it is made")
+    n = len(selected.take)
+    effect = {"kind": "forget", "count": n, "parts": parts}
+    subject = _subject(selected.take)
+    shown = Plan(
+        action="forget",
+        subject=subject,
+        memory_ids=tuple(m.id for _, m in selected.take),
+        system=_one_system(selected.take),
+        description=f"forget {n} {_plural(n)}: {HOW}",
+        changes=tuple(changes),
+        notes=tuple(notes),
+        effect=effect,
+    )
+    return shown._swapped(change_id[:SHARED_CHARS], PENDING_ID, shown.notes)
+
+
+def _one_system(take: Sequence[tuple[Portfolio, Memory]]) -> str | None:
+    systems = {m.system for _, m in take}
+    return systems.pop() if len(systems) == 1 else None
+
+
+def _nothing(selected: Selected) -> str:
+    if selected.left:
+        return f"nothing to forget: {'; '.join(selected.left[:3])}; nothing was changed"
+    return "nothing to forget: the selection holds no memory; nothing was changed"
+
+
+def apply(applier: Applier, selected: Selected, change_id: str, reason: str) -> Decision:
+    """Quarantine every part under one journal intent, then record the one change."""
+    if not selected.take:
+        raise ChangeError(_nothing(selected))
+    now = applier.clock.now()
+    subject = _subject(selected.take)
+    parts: list[dict[str, Any]] = []
+    left = list(selected.left)
+    decision = Decision(
+        id=change_id,
+        time=iso_utc(now),
+        user=applier.user,
+        action="forget",
+        memory_id=subject,
+        sha256=_covered(selected.take),
+        reason=reason,
+        effect={"kind": "forget", "count": 0, "parts": parts, "left": left},
+    )
+    of = (change_id, "forget", subject)
+    touched: list[str] = []
+    last = len(selected.take) - 1
+    for n, (portfolio, memory) in enumerate(selected.take):
+        own = part_id(change_id, n)
+        if _taken_with_another(applier, portfolio, memory):
+            left.append(
+                f"{memory.id}: its file went into the vault with a memory forgotten before it",
+            )
+            continue
+
+        def whole(
+            effect: dict[str, Any],
+            p: Portfolio = portfolio,
+            m: Memory = memory,
+            i: str = own,
+        ) -> Decision:
+            done = [*parts, _part(p, m, i, effect)]
+            return _with(decision, done, left)
+
+        try:
+            change = _prepare(applier, portfolio, memory, reason, own)
+            row = memory.source.row is not None and last < KEPT_PARTS
+            done = whole if n == last or row else None
+            effect = applier._apply(change, f"the forget of {memory.id}", of, done, keep=row)
+        except ChangeError as exc:
+            raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
+        parts.append(_part(portfolio, memory, own, effect))
+        touched.append(memory.id)
+    applier.touched = touched
+    return applier._record(_with(decision, parts, left))
+
+
+def _with(decision: Decision, parts: list[dict[str, Any]], left: list[str]) -> Decision:
+    effect = {"kind": "forget", "count": len(parts), "parts": list(parts), "left": list(left)}
+    return decision.model_copy(update={"effect": effect})
+
+
+def _taken_with_another(applier: Applier, portfolio: Portfolio, memory: Memory) -> bool:
+    """A MassGen copy goes into the vault with the memory whose text it holds: when that memory was
+    forgotten first in this change, this one's file is gone already, by the change's own hand."""
+    path = Path(portfolio.root) / memory.source.path
+    return str(path) in applier.written and not path.exists()
+
+
+def _rolled_back(applier: Applier, exc: ChangeError, decision: Decision) -> ChangeError:
+    """All or nothing: the parts already made are restored, last first, as a restore would."""
+    parts = list(decision.effect["parts"])
+    rv = Reverse(
+        decision,
+        applier.locations,
+        applier.vault,
+        decision.id,
+        applier.clock.now(),
+        applier.user,
+        applier._watch,
+    )
+    failed: list[str] = []
+    for part in reversed(parts):
+        try:
+            back = _restore(rv, part, str(part["decision"]), decision.reason)
+            applier._apply(
+                back,
+                f"putting back {part['memory_id']}",
+                (decision.id, "forget", decision.memory_id),
+            )
+        except ChangeError as again:
+            failed.append(f"{part['memory_id']} ({again})")
+    n = len(parts)
+    if not parts:
+        tail = "nothing was forgotten and nothing recorded"
+    elif not failed:
+        were = "was" if n == 1 else "were"
+        tail = f"the {n} {_plural(n)} forgotten before it {were} put back; nothing recorded"
+    else:
+        tail = f"could not put back: {'; '.join(failed)}; nothing recorded"
+    message = f"{exc}; the forget stopped: {tail}"
+    if isinstance(exc, Conflict):
+        return Conflict(message, path=exc.path, storage=exc.storage)
+    return ChangeError(message)
+
+
+# -- its undo -------------------------------------------------------------------------------------
+
+
+def _standing(
+    applier: Applier,
+    parts: Sequence[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The parts whose quarantine still stands (one restored on its own since is left out)."""
+    standing: list[dict[str, Any]] = []
+    left: list[str] = []
+    with applier.ledger.held():
+        for part in parts:
+            active = active_quarantine(applier.ledger, str(part["memory_id"]))
+            if active is not None and active.id == part.get("decision"):
+                standing.append(part)
+            else:
+                left.append(f"{part['memory_id']}: restored since, left as it is")
+    return standing, left
+
+
+def _restore_target(rv: Reverse, part: dict[str, Any], decision_id: str, reason: str) -> Target:
+    memory = Memory.model_validate(part["memory"])
+    root = str(part["root"])
+    undo = Decision(
+        id=str(part["decision"]),
+        time=rv.change.time,
+        user=rv.change.user,
+        action="quarantine",
+        memory_id=memory.id,
+        sha256=memory.sha256,
+        effect=dict(part["effect"]),
+    )
+    return Target(
+        action="restore",
+        portfolio=Portfolio(system=memory.system, name=memory.portfolio, root=root),
+        memory=memory,
+        roots=rv.roots(root),
+        vault=rv.vault,
+        locations=rv.locations,
+        decision_id=decision_id,
+        now=rv.now,
+        reason=reason,
+        undo=undo,
+        after_save=rv.after_save,
+    )
+
+
+def _restore(rv: Reverse, part: dict[str, Any], decision_id: str, reason: str) -> Prepared:
+    target = _restore_target(rv, part, decision_id, reason)
+    with translated(f"cannot undo {rv.label}"):
+        return registry.system(target.memory.system).trust_effect(target)
+
+
+def undo(
+    applier: Applier,
+    rv: Reverse,
+    reason: str,
+    dry_run: bool,
+    record: Callable[[dict[str, Any]], Decision],
+) -> Decision | Plan:
+    """Restore every part of the forget that still stands, last first, as one change."""
+    standing, left = _standing(applier, list(rv.change.effect.get("parts") or []))
+    if not standing:
+        raise ChangeError(
+            f"cannot undo {rv.label}: every memory it forgot was restored since; nothing written",
+        )
+    # Last forgotten first, database rows last (as in the forget: journal.py keeps no COMMIT undone).
+    backwards = list(reversed(standing))
+    order = [p for p in backwards if not _is_row(p)] + [p for p in backwards if _is_row(p)]
+    if dry_run:
+        return _undo_plan(rv, order, left, reason)
+    restored: list[dict[str, Any]] = []
+    of = (rv.decision_id, "undo", rv.change.memory_id)
+    lastn = len(order) - 1
+    for n, part in enumerate(order):
+        own = part_id(rv.decision_id, n)
+
+        def whole(effect: dict[str, Any], p: dict[str, Any] = part, i: str = own) -> Decision:
+            return record(_reverse([*restored, _restored(p, i, effect)], left))
+
+        try:
+            change = _restore(rv, part, own, reason)
+            row = _is_row(part) and lastn < KEPT_PARTS
+            done = whole if n == lastn or row else None
+            effect = applier._apply(change, f"putting back {part['memory_id']}", of, done, keep=row)
+        except ChangeError as exc:
+            raise _undo_rolled_back(applier, exc, len(restored)) from exc
+        restored.append(_restored(part, own, effect))
+    applier.touched = [str(p["memory_id"]) for p in order]
+    return applier._record(record(_reverse(restored, left)))
+
+
+def _is_row(part: dict[str, Any]) -> bool:
+    source = (part.get("memory") or {}).get("source") or {}
+    return source.get("row") is not None
+
+
+def _restored(part: dict[str, Any], decision_id: str, effect: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "memory_id": part["memory_id"],
+        "decision": decision_id,
+        "restores": part["decision"],
+        "sha256": part.get("sha256"),
+        "effect": effect,
+    }
+
+
+def _reverse(restored: list[dict[str, Any]], left: list[str]) -> dict[str, Any]:
+    return {"kind": "forget", "count": len(restored), "parts": list(restored), "left": list(left)}
+
+
+def _undo_plan(rv: Reverse, order: list[dict[str, Any]], left: list[str], reason: str) -> Plan:
+    changes: list[str] = []
+    for n, part in enumerate(order):
+        try:
+            change = _restore(rv, part, part_id(rv.decision_id, n), reason)
+        except ChangeError:
+            if n == 0:
+                raise
+            changes.append(
+                f"put {part['memory_id']} back (checked once the parts after it are back)",
+            )
+            continue
+        changes.append(change.description)
+        changes += [f"  {c}" for c in change.changes]
+    n = len(order)
+    return Plan(
+        action="undo",
+        subject=rv.change.memory_id,
+        memory_ids=tuple(str(p["memory_id"]) for p in order),
+        system=None,
+        description=f"undo the forget {rv.change.id[:12]}: restore {n} {_plural(n)}, last first",
+        changes=tuple(changes),
+        notes=tuple(left),
+        effect={"kind": "forget", "parts": [p["memory_id"] for p in order]},
+    )
+
+
+def _undo_rolled_back(applier: Applier, exc: ChangeError, done: int) -> ChangeError:
+    if not done:
+        return exc
+    intent = applier._intent
+    left = applier.journal.roll_back(intent) if intent is not None else [("?", "no journal")]
+    if left:
+        why = "; ".join(f"{p}: {w}" for p, w in left)
+        tail = f"the undo stopped after {done}, could not take them back ({why}); nothing recorded"
+    else:
+        again = f"the {done} {_plural(done)} restored before it forgotten again"
+        tail = f"the undo was taken back: {again}; nothing was changed or recorded"
+    message = f"{exc}; {tail}"
+    if isinstance(exc, Conflict):
+        return Conflict(message, path=exc.path, storage=exc.storage)
+    return ChangeError(message)
