@@ -39,7 +39,9 @@ def run(size: int, repeat: int, out: Path) -> None:
         corpus = Path(state) / "portfolio"
         shutil.copytree(source.parent, corpus.parent / "copy")
         corpus = corpus.parent / "copy" / source.name
-        locations = Locations(cache=Path(state) / "cache", data=Path(state) / "data", config=Path(state) / "config")
+        locations = Locations(
+            cache=Path(state) / "cache", data=Path(state) / "data", config=Path(state) / "config"
+        )
         wb = Workbench(locations)
         cold = timed(lambda: wb.open([corpus]))
         opens = [timed(lambda: wb.open([corpus])) for _ in range(repeat)]
@@ -52,11 +54,15 @@ def run(size: int, repeat: int, out: Path) -> None:
             costs["quarantine"].append(timed(lambda m=quarantined: wb.quarantine(m.id, "bench")))
             costs["approve"].append(timed(lambda m=approved: wb.approve(m.id, "bench")))
         wb.close()
-    print(f"{size:,} memories: cold open {cold:.2f} s, warm open {warm * 1000:.0f} ms (median of {repeat})")
+    print(
+        f"{size:,} memories: cold open {cold:.2f} s, warm open {warm * 1000:.0f} ms (median of {repeat})"
+    )
     print(f"{'decision':<12} {'median':>9} {'ratio to a warm open':>22}   goal < 0.05")
     for kind, values in costs.items():
         median = statistics.median(values)
-        print(f"{kind:<12} {median * 1000:7.1f} ms {median / warm:22.3f}   {'met' if median / warm < 0.05 else 'NOT met'}")
+        print(
+            f"{kind:<12} {median * 1000:7.1f} ms {median / warm:22.3f}   {'met' if median / warm < 0.05 else 'NOT met'}"
+        )
 
 
 def main() -> None:

@@ -35,8 +35,12 @@ def wall(argv: list[str]) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=21, help="timed runs of each command (default 21)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--runs", type=int, default=21, help="timed runs of each command (default 21)"
+    )
     args = parser.parse_args()
     memwb = entry_point()
     commands = {

@@ -76,7 +76,9 @@ def generate(root: Path, count: int, seed: int = 7) -> Path:
         if index % 100 == 0:
             folder.mkdir(parents=True, exist_ok=True)
         (folder / f"note-{index:06d}.yaml").write_text(memory_file(index, rng), encoding="utf-8")
-    (root / "config.yml").write_text("autoLoad:\n  enabled: true\n  maxTokenBudget: 5000\n", encoding="utf-8")
+    (root / "config.yml").write_text(
+        "autoLoad:\n  enabled: true\n  maxTokenBudget: 5000\n", encoding="utf-8"
+    )
     marker.touch()
     return portfolio
 
@@ -129,7 +131,16 @@ class MemoryTexts:
 
     Deterministic for a count and seed; `ids` and `texts` are in generation order."""
 
-    def __init__(self, count: int, seed: int = 7, *, near: float = 0.04, exact: float = 0.01, boilerplate: float = 0.005, max_edit: float = 0.6) -> None:
+    def __init__(
+        self,
+        count: int,
+        seed: int = 7,
+        *,
+        near: float = 0.04,
+        exact: float = 0.01,
+        boilerplate: float = 0.005,
+        max_edit: float = 0.6,
+    ) -> None:
         rng = self.rng = random.Random(seed)
         self.words = vocabulary(rng)
         # the commonest content word is about 0.3% of the words, as in English prose
@@ -149,7 +160,10 @@ class MemoryTexts:
                 parts = self._parts()
                 if index and draw < exact + near:
                     borrowed = rng.choice(self.paragraphs[rng.randrange(index)])
-                    parts.insert(rng.randint(1 if parts[0].startswith("#") else 0, len(parts)), self._edited(borrowed))
+                    parts.insert(
+                        rng.randint(1 if parts[0].startswith("#") else 0, len(parts)),
+                        self._edited(borrowed),
+                    )
                 if rng.random() < boilerplate:
                     parts.append(rng.choice(BOILERPLATE))
                 text = "\n\n".join(parts) + "\n"
@@ -186,13 +200,20 @@ class MemoryTexts:
         if shape < 0.4:  # a fact
             return [" ".join(self._sentence() for _ in range(rng.randint(1, 2)))]
         if shape < 0.75:  # a section of items
-            return [f"## {self._sentence(2, 5)[:-1]}"] + [f"- {self._sentence()}" for _ in range(rng.randint(2, 6))]
-        return [f"# {self._sentence(2, 6)[:-1]}"] + [" ".join(self._sentence() for _ in range(rng.randint(2, 4))) for _ in range(rng.randint(3, 8))]
+            return [f"## {self._sentence(2, 5)[:-1]}"] + [
+                f"- {self._sentence()}" for _ in range(rng.randint(2, 6))
+            ]
+        return [f"# {self._sentence(2, 6)[:-1]}"] + [
+            " ".join(self._sentence() for _ in range(rng.randint(2, 4)))
+            for _ in range(rng.randint(3, 8))
+        ]
 
     def _edited(self, paragraph: str) -> str:
         rng = self.rng
         rate = rng.uniform(0.0, self.max_edit)
-        marker, _, body = paragraph.partition(" ") if paragraph.startswith("- ") else ("", "", paragraph)
+        marker, _, body = (
+            paragraph.partition(" ") if paragraph.startswith("- ") else ("", "", paragraph)
+        )
         out: list[str] = []
         for word in body.split():
             roll = rng.random()

@@ -47,7 +47,13 @@ AT_MASSGEN = ("--path", "{root}/massgen")
 # (command line, the memory or portfolio the ledger records it under, how it is reversed)
 KINDS = (
     (
-        ("quarantine", "dollhouse:dollhouse:feature-flags", "{root}/dollhouse", "--entry", "mem_1795782861009_nu7e4fm1o"),
+        (
+            "quarantine",
+            "dollhouse:dollhouse:feature-flags",
+            "{root}/dollhouse",
+            "--entry",
+            "mem_1795782861009_nu7e4fm1o",
+        ),
         "dollhouse:dollhouse:feature-flags",
         "restore",
     ),
@@ -56,12 +62,35 @@ KINDS = (
         "massgen:massgen:workspace_coder/api_versioning_policy",
         "restore",
     ),
-    (("quarantine", "openclaw:workspace:note/projects", "{root}/openclaw"), "openclaw:workspace:note/projects", "restore"),
-    (("promote", "dollhouse:dollhouse:feature-flags", "--path", "{root}/dollhouse"), "dollhouse:dollhouse:feature-flags", "undo"),
-    (("demote", "openclaw:workspace:note/projects", "--path", "{root}/openclaw"), "openclaw:workspace:note/projects", "undo"),
-    (("set-priority", "dollhouse:dollhouse:deploy-runbook", "7", "--path", "{root}/dollhouse"), "dollhouse:dollhouse:deploy-runbook", "undo"),
     (
-        ("merge", "openclaw:workspace:note/production", "openclaw:workspace:note/staging", "--path", "{root}/openclaw", "--force"),
+        ("quarantine", "openclaw:workspace:note/projects", "{root}/openclaw"),
+        "openclaw:workspace:note/projects",
+        "restore",
+    ),
+    (
+        ("promote", "dollhouse:dollhouse:feature-flags", "--path", "{root}/dollhouse"),
+        "dollhouse:dollhouse:feature-flags",
+        "undo",
+    ),
+    (
+        ("demote", "openclaw:workspace:note/projects", "--path", "{root}/openclaw"),
+        "openclaw:workspace:note/projects",
+        "undo",
+    ),
+    (
+        ("set-priority", "dollhouse:dollhouse:deploy-runbook", "7", "--path", "{root}/dollhouse"),
+        "dollhouse:dollhouse:deploy-runbook",
+        "undo",
+    ),
+    (
+        (
+            "merge",
+            "openclaw:workspace:note/production",
+            "openclaw:workspace:note/staging",
+            "--path",
+            "{root}/openclaw",
+            "--force",
+        ),
         "openclaw:workspace:note/production",
         "undo",
     ),
@@ -71,11 +100,45 @@ KINDS = (
         "undo",
     ),
     (("quarantine", "engram:engram:obs/6", "{root}/engram"), "engram:engram:obs/6", "restore"),
-    (("merge", "engram:engram:obs/4", "engram:engram:obs/22", "--path", "{root}/engram", "--force"), "engram:engram:obs/4", "undo"),
-    (("quarantine", "memory-mcp:memory-mcp:mem/8", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/8", "restore"),
-    (("promote", "memory-mcp:memory-mcp:mem/9", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/9", "undo"),
-    (("pin", "memory-mcp:memory-mcp:mem/2", "--path", "{root}/memory-mcp"), "memory-mcp:memory-mcp:mem/2", "undo"),
-    (("merge", "memory-mcp:memory-mcp:mem/3", "memory-mcp:memory-mcp:mem/4", "--path", "{root}/memory-mcp", "--force"), "memory-mcp:memory-mcp:mem/3", "undo"),
+    (
+        (
+            "merge",
+            "engram:engram:obs/4",
+            "engram:engram:obs/22",
+            "--path",
+            "{root}/engram",
+            "--force",
+        ),
+        "engram:engram:obs/4",
+        "undo",
+    ),
+    (
+        ("quarantine", "memory-mcp:memory-mcp:mem/8", "{root}/memory-mcp"),
+        "memory-mcp:memory-mcp:mem/8",
+        "restore",
+    ),
+    (
+        ("promote", "memory-mcp:memory-mcp:mem/9", "--path", "{root}/memory-mcp"),
+        "memory-mcp:memory-mcp:mem/9",
+        "undo",
+    ),
+    (
+        ("pin", "memory-mcp:memory-mcp:mem/2", "--path", "{root}/memory-mcp"),
+        "memory-mcp:memory-mcp:mem/2",
+        "undo",
+    ),
+    (
+        (
+            "merge",
+            "memory-mcp:memory-mcp:mem/3",
+            "memory-mcp:memory-mcp:mem/4",
+            "--path",
+            "{root}/memory-mcp",
+            "--force",
+        ),
+        "memory-mcp:memory-mcp:mem/3",
+        "undo",
+    ),
 )
 
 
@@ -88,9 +151,17 @@ _NOT_COMPARED = ("trust_history", "audit_log", "sqlite_sequence")
 def _database(path: Path) -> dict[str, list[tuple[object, ...]]]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+            )
+        ]
         kept = [t for t in tables if t not in _NOT_COMPARED and "_fts" not in t]
-        return {t: sorted((tuple(r) for r in conn.execute(f'SELECT * FROM "{t}"')), key=repr) for t in kept}
+        return {
+            t: sorted((tuple(r) for r in conn.execute(f'SELECT * FROM "{t}"')), key=repr)
+            for t in kept
+        }
     finally:
         conn.close()
 
@@ -104,7 +175,9 @@ def tree(root: Path) -> dict[str, object]:
         if not p.is_file() or p.name.endswith(("-journal", "-wal", "-shm")):
             continue
         data = p.read_bytes()
-        out[p.relative_to(root).as_posix()] = _database(p) if data.startswith(b"SQLite format 3\x00") else data
+        out[p.relative_to(root).as_posix()] = (
+            _database(p) if data.startswith(b"SQLite format 3\x00") else data
+        )
     return out
 
 
@@ -115,7 +188,9 @@ def command(args: tuple[str, ...], root: Path) -> list[str]:
 
 def environment(locations: Locations) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.update({f"MEMWB_{k.upper()}_DIR": str(getattr(locations, k)) for k in ("cache", "data", "config")})
+    env.update(
+        {f"MEMWB_{k.upper()}_DIR": str(getattr(locations, k)) for k in ("cache", "data", "config")}
+    )
     return env
 
 
@@ -235,7 +310,9 @@ def durations(kinds: tuple[tuple[tuple[str, ...], str, str], ...], scratch: Path
         shutil.copytree(SAMPLE, work / "sample", symlinks=True)
         locations = Locations(work / "cache", work / "data", work / "config")
         start = time.perf_counter()
-        subprocess.run(command(args, work / "sample"), env=environment(locations), capture_output=True)
+        subprocess.run(
+            command(args, work / "sample"), env=environment(locations), capture_output=True
+        )
         out.append(time.perf_counter() - start)
         shutil.rmtree(work)
     return out
@@ -253,7 +330,10 @@ def main() -> None:
     by_system: Counter[tuple[str, str]] = Counter()
     with tempfile.TemporaryDirectory(prefix="memwb-crash-") as scratch:
         took = durations(KINDS, Path(scratch))
-        print("uninterrupted: " + ", ".join(f"{k[0][0]} {t:.2f} s" for k, t in zip(KINDS, took, strict=True)))
+        print(
+            "uninterrupted: "
+            + ", ".join(f"{k[0][0]} {t:.2f} s" for k, t in zip(KINDS, took, strict=True))
+        )
         for run in range(args.runs):
             i = rng.randrange(len(KINDS))
             of_reverse = rng.random() < 0.5
@@ -278,7 +358,9 @@ def main() -> None:
         print(f"  {count:4}  {outcome}")
     print("by system (killed / finished before the kill / failed):")
     for system in sorted({s for s, _ in by_system}):
-        print(f"  {system:12} {by_system[(system, 'killed')]:4} / {by_system[(system, 'finished')]:4} / {by_system[(system, 'FAIL')]:4}")
+        print(
+            f"  {system:12} {by_system[(system, 'killed')]:4} / {by_system[(system, 'finished')]:4} / {by_system[(system, 'FAIL')]:4}"
+        )
     ends = Counter(end for (_, end), count in by_system.items() for _ in range(count))
     after = f"{ends['finished']} came after the command ended"
     print(f"{args.runs} kills tried: {ends['killed']} landed, {after}; {ends['FAIL']} failures")

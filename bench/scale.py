@@ -69,7 +69,12 @@ def stat_walk(root: Path) -> int:
 
 
 def _files(root: Path) -> list[str]:
-    return sorted(os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names if not name.startswith(".complete"))
+    return sorted(
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(root)
+        for name in names
+        if not name.startswith(".complete")
+    )
 
 
 def read_bytes(root: Path) -> int:
@@ -160,7 +165,13 @@ def warm_in_new_processes(corpus: Path, state: Path, runs: int = 3) -> list[floa
 def _open_in_child(root: Path, corpus: Path, state: Path) -> subprocess.CompletedProcess[str]:
     """`_OPEN` run by the `app` package under `root` (its last line: the open's seconds and memories)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    return subprocess.run([sys.executable, "-c", _OPEN, str(corpus), str(state)], env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", _OPEN, str(corpus), str(state)],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+    )
 
 
 class NextDay(SystemClock):
@@ -188,7 +199,12 @@ def rewritten(corpus: Path) -> Path:
 
 def pick(wb: Workbench, system: str, tier: str, skip: set[str], kind: str | None = None) -> str:
     for memory in sorted(wb.memories, key=lambda m: m.id):
-        if memory.system == system and memory.tier.value == tier and memory.id not in skip and kind in (None, memory.kind):
+        if (
+            memory.system == system
+            and memory.tier.value == tier
+            and memory.id not in skip
+            and kind in (None, memory.kind)
+        ):
             skip.add(memory.id)
             return memory.id
     raise LookupError(f"no {tier} {system} memory")
@@ -198,7 +214,9 @@ def decisions(wb: Workbench) -> dict[str, float]:
     taken: set[str] = set()
     out: dict[str, float] = {}
     promoted = pick(wb, "dollhouse", "cold", taken)
-    out["promote (DollhouseMCP file)"], _ = timed(lambda: wb.promote(promoted, reason="bench", priority=50))
+    out["promote (DollhouseMCP file)"], _ = timed(
+        lambda: wb.promote(promoted, reason="bench", priority=50)
+    )
     wb.undo(reason="bench")
     approved = pick(wb, "dollhouse", "cold", taken)
     out["approve (DollhouseMCP file)"], _ = timed(lambda: wb.approve(approved, "bench"))
@@ -209,20 +227,28 @@ def decisions(wb: Workbench) -> dict[str, float]:
         ("engram", "Engram row", None),
     ):
         chosen = pick(wb, system, "cold", taken, kind=kind)
-        out[f"quarantine ({label})"], _ = timed(lambda chosen=chosen: wb.quarantine(chosen, "bench"))
+        out[f"quarantine ({label})"], _ = timed(
+            lambda chosen=chosen: wb.quarantine(chosen, "bench")
+        )
         out[f"restore ({label})"], _ = timed(lambda chosen=chosen: wb.restore(chosen, "bench"))
     return out
 
 
 def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> None:
     corpus = out / f"mixed-{size}"
-    gen_s, _ = timed(lambda: generate(corpus, size, log=lambda line: print(f"  {line}", flush=True)))
+    gen_s, _ = timed(
+        lambda: generate(corpus, size, log=lambda line: print(f"  {line}", flush=True))
+    )
     entries = stat_walk(corpus)
-    read_bytes(corpus)  # the OS cache holds the corpus from here on, for the anchors and the cold start
+    read_bytes(
+        corpus
+    )  # the OS cache holds the corpus from here on, for the anchors and the cold start
     stat_s = min(timed(lambda: stat_walk(corpus))[0] for _ in range(3))
     read_s, size_bytes = timed(lambda: read_bytes(corpus))
     fts_s = fts5(corpus)
-    print(f"\n{size:,} memories: {entries:,} files and folders, {size_bytes / 1e6:.0f} MB (corpus ready in {gen_s:.1f} s)")
+    print(
+        f"\n{size:,} memories: {entries:,} files and folders, {size_bytes / 1e6:.0f} MB (corpus ready in {gen_s:.1f} s)"
+    )
 
     rows: list[tuple[str, float, str, float]] = []
     state = Path(tempfile.mkdtemp(prefix="memwb-scale-"))
@@ -232,17 +258,33 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
         count = len(result.memories)
         phases = ", ".join(f"{p.name} {p.duration_ms / 1000:.1f}" for p in result.timeline.phases)
         cold.close()
-        rows.append((f"cold start ({count / cold_s:,.0f} memories/s)", cold_s, "FTS5 indexing", fts_s))
+        rows.append(
+            (f"cold start ({count / cold_s:,.0f} memories/s)", cold_s, "FTS5 indexing", fts_s)
+        )
         rows.append(("cold start", cold_s, "read all bytes", read_s))
         index = next((p for p in result.timeline.phases if p.name == "index"), None)
         if index is not None and index.duration_ms:
             index_s = index.duration_ms / 1000
-            rows.append((f"index build ({count / index_s:,.0f} memories/s)", index_s, "FTS5 indexing", fts_s))
+            rows.append(
+                (
+                    f"index build ({count / index_s:,.0f} memories/s)",
+                    index_s,
+                    "FTS5 indexing",
+                    fts_s,
+                )
+            )
         if ref:
             before = reference_cold(ref, corpus)
             if before is not None:
                 ref_s, ref_count = before
-                rows.append((f"cold start at {ref} ({ref_count / ref_s:,.0f} memories/s)", ref_s, "cold start", cold_s))
+                rows.append(
+                    (
+                        f"cold start at {ref} ({ref_count / ref_s:,.0f} memories/s)",
+                        ref_s,
+                        "cold start",
+                        cold_s,
+                    )
+                )
         warms = []
         queue_alone_s = float("nan")
         for _ in range(3):
@@ -254,10 +296,26 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
                 queue_alone_s, _ = timed(wb.review_queue)
             if len(warms) < 3:
                 wb.close()
-        warm_phases = ", ".join(f"{p.name} {p.duration_ms / 1000:.2f}" for p in warm.timeline.phases)
-        rows.append((f"warm start ({count / statistics.median(warms):,.0f} memories/s)", statistics.median(warms), "stat walk", stat_s))
+        warm_phases = ", ".join(
+            f"{p.name} {p.duration_ms / 1000:.2f}" for p in warm.timeline.phases
+        )
+        rows.append(
+            (
+                f"warm start ({count / statistics.median(warms):,.0f} memories/s)",
+                statistics.median(warms),
+                "stat walk",
+                stat_s,
+            )
+        )
         fresh = warm_in_new_processes(corpus, state)
-        rows.append(("warm start in a new process (median of 3)", statistics.median(fresh), "stat walk", stat_s))
+        rows.append(
+            (
+                "warm start in a new process (median of 3)",
+                statistics.median(fresh),
+                "stat walk",
+                stat_s,
+            )
+        )
         # An agent rewrote one memory file since: the start parses it alone and takes the rest from
         # the snapshot, then keeps a new one (and the index catches up), all within `open`.
         touched = rewritten(corpus)
@@ -265,10 +323,24 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
         after_s, opened = timed(lambda: after.open([corpus]))
         after.close()
         read = next(p for p in opened.timeline.phases if p.name == "read")
-        rows.append((f"warm start, 1 file changed since ({read.duration_ms / 1000:.2f} s to read)", after_s, "stat walk", stat_s))
+        rows.append(
+            (
+                f"warm start, 1 file changed since ({read.duration_ms / 1000:.2f} s to read)",
+                after_s,
+                "stat walk",
+                stat_s,
+            )
+        )
         print(f"  ({touched.name}: {read.message})")
         trusts_s, trusts = timed(wb.trusts)
-        rows.append((f"trusts() first after a warm start ({len(trusts):,} memories)", trusts_s, "stat walk", stat_s))
+        rows.append(
+            (
+                f"trusts() first after a warm start ({len(trusts):,} memories)",
+                trusts_s,
+                "stat walk",
+                stat_s,
+            )
+        )
         severities_s, _ = timed(wb.finding_severities)
         rows.append(("finding_severities()", severities_s, "stat walk", stat_s))
         cached_s, _ = timed(wb.trusts)
@@ -276,9 +348,13 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
         wb.flag(pick(wb, "memory-mcp", "cold", set()), "bench: a decision kept in the ledger only")
         flagged_s, _ = timed(wb.trusts)
         rows.append(("trusts() after a ledger-only flag", flagged_s, "stat walk", stat_s))
-        rows.append(("review_queue() first thing after a warm start", queue_alone_s, "stat walk", stat_s))
+        rows.append(
+            ("review_queue() first thing after a warm start", queue_alone_s, "stat walk", stat_s)
+        )
         queue_s, queue = timed(wb.review_queue)
-        rows.append((f"review_queue() after trusts() ({len(queue)} items)", queue_s, "stat walk", stat_s))
+        rows.append(
+            (f"review_queue() after trusts() ({len(queue)} items)", queue_s, "stat walk", stat_s)
+        )
         again_s, _ = timed(wb.review_queue)
         rows.append(("review_queue() again", again_s, "stat walk", stat_s))
         # The first start of a day: the snapshot serves it too, its memories placed for the day, and
@@ -292,7 +368,14 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
             sugg_s, found = timed(wb.suggestions)
             rows.append((f"suggestions() ({len(found)})", sugg_s, "read all bytes", read_s))
         else:
-            rows.append((f"suggestions() (left out above {suggestions_max:,})", float("nan"), "read all bytes", read_s))
+            rows.append(
+                (
+                    f"suggestions() (left out above {suggestions_max:,})",
+                    float("nan"),
+                    "read all bytes",
+                    read_s,
+                )
+            )
         for name, seconds in decisions(wb).items():
             rows.append((name, seconds, "stat walk", stat_s))
         wb.close()
@@ -305,7 +388,9 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
         ratio = seconds / anchor_s if anchor_s else float("nan")
         print(f"{name:<{width}} {seconds:9.3f}   {anchor:<15} {anchor_s:8.3f} {ratio:8.1f}x")
     print(f"cold phases (s): {phases}")
-    print(f"warm phases (s): {warm_phases}; warm starts {', '.join(f'{w:.2f}' for w in warms)}; in new processes {', '.join(f'{w:.2f}' for w in fresh)}")
+    print(
+        f"warm phases (s): {warm_phases}; warm starts {', '.join(f'{w:.2f}' for w in warms)}; in new processes {', '.join(f'{w:.2f}' for w in fresh)}"
+    )
     print(
         f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; load average {os.getloadavg()[0]:.1f} (on a shared machine, read the ratios)"
     )
@@ -313,11 +398,28 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10000], help="memories per corpus; 100000 takes several minutes")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[10000],
+        help="memories per corpus; 100000 takes several minutes",
+    )
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "memwb-bench")
-    parser.add_argument("--suggestions-max", type=int, default=10000, help="time suggestions() only up to this many memories")
-    parser.add_argument("--ref", default=None, help="also time the cold start of the code at this git revision on the same corpus")
+    parser.add_argument(
+        "--suggestions-max",
+        type=int,
+        default=10000,
+        help="time suggestions() only up to this many memories",
+    )
+    parser.add_argument(
+        "--ref",
+        default=None,
+        help="also time the cold start of the code at this git revision on the same corpus",
+    )
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}")
     for size in args.sizes:

@@ -114,7 +114,9 @@ def kind(key: str) -> str:
     return "page" if key.startswith("page") else "cursor"
 
 
-async def _latency(pilot: Pilot[object], keys: tuple[str, ...], presses: int) -> dict[str, KeyTimes]:
+async def _latency(
+    pilot: Pilot[object], keys: tuple[str, ...], presses: int
+) -> dict[str, KeyTimes]:
     """Each key sent as the terminal driver sends one it has read, once the app is quiet; its
     times by kind (cursor keys, page keys)."""
     app = pilot.app
@@ -140,7 +142,9 @@ async def _latency(pilot: Pilot[object], keys: tuple[str, ...], presses: int) ->
     return out
 
 
-async def _written(pilot: Pilot[object], frames: _Frames, key: str, done: Callable[[], bool]) -> float:
+async def _written(
+    pilot: Pilot[object], frames: _Frames, key: str, done: Callable[[], bool]
+) -> float:
     """Milliseconds from a write's key to the first frame after the table holds what `done` looks for."""
     app = pilot.app
     table = app.screen.query_one(MemoryTable)
@@ -169,7 +173,11 @@ async def writes(pilot: Pilot[object], count: int) -> dict[str, float]:
     """A promote and its undo, `count` times, each to the frame that shows its row changed."""
     app = pilot.app
     assert isinstance(app, MemoryWorkbenchApp)
-    target = next(m for m in app.workbench.memories if m.system == "dollhouse" and m.tier.value not in ("hot", "quarantine"))
+    target = next(
+        m
+        for m in app.workbench.memories
+        if m.system == "dollhouse" and m.tier.value not in ("hot", "quarantine")
+    )
     app.open_memory(target.id)
     frames = _Frames(app)
     table = app.screen.query_one(MemoryTable)
@@ -302,10 +310,16 @@ def in_new_process(script: str, *args: object) -> float:
     return seconds
 
 
-async def warm(corpus: Path, locations: Locations, presses: int, write_pairs: int) -> dict[str, float]:
+async def warm(
+    corpus: Path, locations: Locations, presses: int, write_pairs: int
+) -> dict[str, float]:
     opened = (locations.cache, locations.data, locations.config, corpus)
     bytecode_written()
-    out: dict[str, float] = {"first screen with rows in a new process (s)": statistics.median(in_new_process(FIRST_ROWS_CHILD, *opened) for _ in range(3))}
+    out: dict[str, float] = {
+        "first screen with rows in a new process (s)": statistics.median(
+            in_new_process(FIRST_ROWS_CHILD, *opened) for _ in range(3)
+        )
+    }
     start = time.perf_counter()
     app = MemoryWorkbenchApp(locations, [corpus])  # as the command line opens it
     async with app.run_test(size=SIZE) as pilot:
@@ -318,7 +332,11 @@ async def warm(corpus: Path, locations: Locations, presses: int, write_pairs: in
         await _until(pilot, lambda: not str(status.render()).startswith("Loading"), 600)
         out["the load's own rows (s)"] = time.perf_counter() - start
         await app.workers.wait_for_complete()
-        for screen, key, keys in (("browse", "f2", ("j", "j", "k", "pagedown")), ("review", "f3", ("j", "j", "k")), ("budget", "f4", ("j", "j", "k"))):
+        for screen, key, keys in (
+            ("browse", "f2", ("j", "j", "k", "pagedown")),
+            ("review", "f3", ("j", "j", "k")),
+            ("budget", "f4", ("j", "j", "k")),
+        ):
             await pilot.press(key)
             await _settle(pilot)
             for what, times in (await _latency(pilot, keys, presses)).items():
@@ -341,7 +359,9 @@ def _anchor(name: str, bare: dict[str, KeyTimes]) -> float | None:
     return _p(times.shown if "shown" in name else times.first, q)
 
 
-async def run(size: int, root: Path, presses: int, write_pairs: int, keep: Path | None = None) -> None:
+async def run(
+    size: int, root: Path, presses: int, write_pairs: int, keep: Path | None = None
+) -> None:
     corpus = root / f"mixed-{size}"
     if not corpus.exists():
         generate(corpus, size)
@@ -357,7 +377,9 @@ async def run(size: int, root: Path, presses: int, write_pairs: int, keep: Path 
         if keep is None:
             shutil.rmtree(state, ignore_errors=True)
     print(f"\n{size:,} memories (cold run to loaded: {cold_s:.1f} s)")
-    print(f"{'measure':<36}{'value':>10}   anchor (the same kind of key in a bare Textual app, same run)")
+    print(
+        f"{'measure':<36}{'value':>10}   anchor (the same kind of key in a bare Textual app, same run)"
+    )
     for name, value in figures.items():
         anchor = _anchor(name, bare)
         ratio = f"{value / anchor:6.1f}x of {anchor:.1f} ms" if anchor else ""
@@ -370,12 +392,21 @@ async def run(size: int, root: Path, presses: int, write_pairs: int, keep: Path 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000])
     parser.add_argument("--presses", type=int, default=60)
-    parser.add_argument("--writes", type=int, default=5, help="promote and undo pairs timed in browse")
+    parser.add_argument(
+        "--writes", type=int, default=5, help="promote and undo pairs timed in browse"
+    )
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "memwb-bench")
-    parser.add_argument("--state", type=Path, default=None, help="keep the workbench's caches here between runs (the first run fills them)")
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        help="keep the workbench's caches here between runs (the first run fills them)",
+    )
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  screen {SIZE[0]}x{SIZE[1]}")
     for size in args.sizes:

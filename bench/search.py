@@ -83,7 +83,9 @@ class Corpus:
         words = list(dict.fromkeys(FUNCTION_WORDS + WORDS))
         seen = set(words)
         while len(words) < size:
-            word = "".join(rng.choice(ONSETS) + rng.choice(NUCLEI) for _ in range(rng.randint(2, 4)))
+            word = "".join(
+                rng.choice(ONSETS) + rng.choice(NUCLEI) for _ in range(rng.randint(2, 4))
+            )
             if rng.random() < 0.3:
                 word += rng.choice(SUFFIXES)
             if word not in seen:
@@ -154,7 +156,9 @@ class Corpus:
 # -- queries ----------------------------------------------------------------------------------------
 
 
-def make_queries(corpus: Corpus, count: int, seed: int = 11) -> dict[str, list[tuple[str, str | None]]]:
+def make_queries(
+    corpus: Corpus, count: int, seed: int = 11
+) -> dict[str, list[tuple[str, str | None]]]:
     """(our query, the FTS5 MATCH or SQL equivalent) per kind."""
     rng = random.Random(seed)
     content = [w for w in corpus.words if w not in FUNCTION_WORDS and len(w) > 2]
@@ -190,7 +194,10 @@ def make_queries(corpus: Corpus, count: int, seed: int = 11) -> dict[str, list[t
 
     filters = [
         ("tier:hot", "SELECT id FROM meta WHERE tier='hot' LIMIT 20"),
-        ("tag:kite", "SELECT rowid, snippet(fts, 3, '«', '»', '…', 12) FROM fts WHERE fts MATCH 'tags:kite' ORDER BY rank LIMIT 20"),
+        (
+            "tag:kite",
+            "SELECT rowid, snippet(fts, 3, '«', '»', '…', 12) FROM fts WHERE fts MATCH 'tags:kite' ORDER BY rank LIMIT 20",
+        ),
         ("system:engram", "SELECT id FROM meta WHERE system='engram' LIMIT 20"),
         ("type:decision", "SELECT id FROM meta WHERE kind='decision' LIMIT 20"),
         ("trust:flagged", "SELECT id FROM meta WHERE trust='flagged' LIMIT 20"),
@@ -347,7 +354,9 @@ def fast_writer_rate(corpus: Corpus, docs: int) -> float:
 def build_fts(corpus: Corpus, path: Path) -> tuple[sqlite3.Connection, float]:
     con = sqlite3.connect(path)
     con.execute("PRAGMA journal_mode=WAL")
-    con.execute("CREATE VIRTUAL TABLE fts USING fts5(name, description, tags, body, tokenize='porter unicode61')")
+    con.execute(
+        "CREATE VIRTUAL TABLE fts USING fts5(name, description, tags, body, tokenize='porter unicode61')"
+    )
     con.execute(
         "CREATE TABLE meta (id INTEGER PRIMARY KEY, system TEXT, portfolio TEXT, tier TEXT, trust TEXT, "
         "domain TEXT, kind TEXT, priority INTEGER, tokens INTEGER)"
@@ -356,11 +365,27 @@ def build_fts(corpus: Corpus, path: Path) -> tuple[sqlite3.Connection, float]:
     with con:
         con.executemany(
             "INSERT INTO fts(rowid, name, description, tags, body) VALUES (?, ?, ?, ?, ?)",
-            ((i, m.name, m.description, " ".join(m.tags), corpus.texts[m.id]) for i, m in enumerate(corpus.memories)),
+            (
+                (i, m.name, m.description, " ".join(m.tags), corpus.texts[m.id])
+                for i, m in enumerate(corpus.memories)
+            ),
         )
         con.executemany(
             "INSERT INTO meta VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((i, m.system, m.portfolio, m.tier.value, m.trust.value, m.domain, m.kind, m.priority, m.tokens) for i, m in enumerate(corpus.memories)),
+            (
+                (
+                    i,
+                    m.system,
+                    m.portfolio,
+                    m.tier.value,
+                    m.trust.value,
+                    m.domain,
+                    m.kind,
+                    m.priority,
+                    m.tokens,
+                )
+                for i, m in enumerate(corpus.memories)
+            ),
         )
         for column in ("system", "portfolio", "tier", "trust", "domain", "kind"):
             con.execute(f"CREATE INDEX meta_{column} ON meta({column})")
@@ -393,7 +418,9 @@ def analyzer_report(corpus: Corpus, sample: int = 2000) -> None:
     word_re = re.compile(r"\w+")
 
     def no_stems(text: str) -> int:
-        return sum(1 for w in word_re.findall(text.lower()) if 2 <= len(w) <= 64 and w not in STOP_WORDS)
+        return sum(
+            1 for w in word_re.findall(text.lower()) if 2 <= len(w) <= 64 and w not in STOP_WORDS
+        )
 
     candidates: list[tuple[str, Callable[[str], object]]] = [
         ("Whoosh StandardAnalyzer", lambda t: sum(1 for _ in StandardAnalyzer()(t))),
@@ -446,7 +473,9 @@ def analyzer_report(corpus: Corpus, sample: int = 2000) -> None:
 # -- one size ---------------------------------------------------------------------------------------
 
 
-def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, analyzers: bool = False) -> None:
+def run_size(
+    size: int, queries: int, baseline_docs: int, workers: int | None, analyzers: bool = False
+) -> None:
     print(f"\n== {size:,} memories ==")
     start = time.perf_counter()
     corpus = Corpus(size)
@@ -497,7 +526,9 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, a
         report_holder: list[object] = []
         warm_s = timed(lambda: report_holder.append(warm.update(corpus.memories, corpus.text_of)))
         report = report_holder[0]
-        print(f"warm open (searcher + warm): {open_s * 1000:.0f} ms; warm update: {warm_s:.2f} s, re-indexed {report.touched} (of {size:,})")  # type: ignore[attr-defined]
+        print(
+            f"warm open (searcher + warm): {open_s * 1000:.0f} ms; warm update: {warm_s:.2f} s, re-indexed {report.touched} (of {size:,})"
+        )  # type: ignore[attr-defined]
 
         # ten changed memories
         rng = random.Random(5)
@@ -508,8 +539,12 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, a
             text = changed[memory.id] + "\nChanged with zanzibarquux.\n"
             changed[memory.id] = text
             memories[at] = memory.model_copy(update={"sha256": sha256_text(text)})
-        change_s = timed(lambda: report_holder.append(warm.update(memories, lambda m: changed[m.id])))
-        print(f"re-index 10 changed: {change_s:.2f} s (target <= 0.5 s); {report_holder[-1].changed} changed")  # type: ignore[attr-defined]
+        change_s = timed(
+            lambda: report_holder.append(warm.update(memories, lambda m: changed[m.id]))
+        )
+        print(
+            f"re-index 10 changed: {change_s:.2f} s (target <= 0.5 s); {report_holder[-1].changed} changed"
+        )  # type: ignore[attr-defined]
         assert warm.search("zanzibarquux", limit=20).total == 10
 
         fts_path = root / "fts.db"
@@ -517,7 +552,9 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, a
         print(f"FTS5 build: {size / fts_build:.0f} docs/s ({fts_build:.1f} s)")
 
         plan = make_queries(corpus, queries)
-        print(f"{'kind':<14} {'ours p50':>9} {'p95':>8} {'FTS5 p50':>9} {'p95':>8} {'p95 ratio':>10}  (ms, {queries} queries each)")
+        print(
+            f"{'kind':<14} {'ours p50':>9} {'p95':>8} {'FTS5 p50':>9} {'p95':>8} {'p95 ratio':>10}  (ms, {queries} queries each)"
+        )
         for kind in KINDS:
             ours: list[float] = []
             theirs: list[float] = []
@@ -532,7 +569,9 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, a
             o50, o95 = percentiles(ours)
             if theirs:
                 t50, t95 = percentiles(theirs)
-                print(f"{kind:<14} {o50:9.1f} {o95:8.1f} {t50:9.1f} {t95:8.1f} {o95 / max(t95, 1e-6):9.1f}x")
+                print(
+                    f"{kind:<14} {o50:9.1f} {o95:8.1f} {t50:9.1f} {t95:8.1f} {o95 / max(t95, 1e-6):9.1f}x"
+                )
             else:
                 print(f"{kind:<14} {o50:9.1f} {o95:8.1f} {'-':>9} {'-':>8} {'-':>10}")
         con.close()
@@ -543,13 +582,21 @@ def run_size(size: int, queries: int, baseline_docs: int, workers: int | None, a
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
     parser.add_argument("--queries", type=int, default=60, help="queries per kind")
-    parser.add_argument("--baseline-docs", type=int, default=2500, help="documents for the default-writer baselines")
-    parser.add_argument("--workers", type=int, default=None, help="build processes (default: up to 2)")
+    parser.add_argument(
+        "--baseline-docs", type=int, default=2500, help="documents for the default-writer baselines"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=None, help="build processes (default: up to 2)"
+    )
     args = parser.parse_args()
-    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  sqlite: {sqlite3.sqlite_version}")
+    print(
+        f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  sqlite: {sqlite3.sqlite_version}"
+    )
     started = time.perf_counter()
     for number, size in enumerate(args.sizes):
         run_size(size, args.queries, args.baseline_docs, args.workers, analyzers=number == 0)

@@ -25,7 +25,12 @@ from bench.corpus import generate  # noqa: E402
 
 
 def _files(portfolio: Path) -> list[str]:
-    return [os.path.join(folder, name) for folder, _, names in os.walk(portfolio / "memories") for name in names if name.endswith(".yaml")]
+    return [
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(portfolio / "memories")
+        for name in names
+        if name.endswith(".yaml")
+    ]
 
 
 def read_all(files: list[str]) -> float:
@@ -55,10 +60,17 @@ def start(portfolio: Path, cache: Path, workers: int | None = None) -> tuple[flo
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
-    parser.add_argument("--naive-limit", type=int, default=20000, help="time the naive loop on at most this many files (then scale)")
+    parser.add_argument(
+        "--naive-limit",
+        type=int,
+        default=20000,
+        help="time the naive loop on at most this many files (then scale)",
+    )
     args = parser.parse_args()
 
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}")
@@ -77,7 +89,11 @@ def main() -> int:
 
         cache = Path(tempfile.mkdtemp(prefix="memwb-bench-"))
         try:
-            single_s, _, _ = start(portfolio, cache / "one", workers=1) if size <= 10000 else (float("nan"), 0, 0)
+            single_s, _, _ = (
+                start(portfolio, cache / "one", workers=1)
+                if size <= 10000
+                else (float("nan"), 0, 0)
+            )
             cold_s, count, reparsed_cold = start(portfolio, cache / "both")
             warm_s, warm_count, reparsed = start(portfolio, cache / "both")
         finally:
@@ -93,7 +109,9 @@ def main() -> int:
             f"   (corpus {mb:.0f} MB, generated in {gen_s:.1f} s)"
         )
         sys.stdout.flush()
-    print("naive = python-frontmatter.load per file, one core; cold = no parse cache, both cores; warm = cache in place.")
+    print(
+        "naive = python-frontmatter.load per file, one core; cold = no parse cache, both cores; warm = cache in place."
+    )
     return 0
 
 

@@ -55,7 +55,9 @@ def _timed_suggestions(state: Path, corpus: Path) -> tuple[float, float, list[Su
     wb.open([corpus], index=False)
     arrivals: list[float] = []
     start = time.perf_counter()
-    whole_s, found = timed(lambda: wb.suggestions(on_batch=lambda batch: arrivals.append(time.perf_counter() - start)))
+    whole_s, found = timed(
+        lambda: wb.suggestions(on_batch=lambda batch: arrivals.append(time.perf_counter() - start))
+    )
     wb.close()
     return (arrivals[0] if arrivals else float("nan")), whole_s, found
 
@@ -75,7 +77,9 @@ def run(size: int, out: Path) -> None:
         rows.append(("first time (nothing kept)", *_timed_suggestions(state, corpus)))
         rows.append(("again, a new workbench", *_timed_suggestions(state, corpus)))
         for path in edited:
-            path.write_bytes(originals[path] + b"\nOne more paragraph, added to see what an edit costs.\n")
+            path.write_bytes(
+                originals[path] + b"\nOne more paragraph, added to see what an edit costs.\n"
+            )
         rows.append((f"after an edit ({len(edited)} files)", *_timed_suggestions(state, corpus)))
     finally:
         for path, data in originals.items():
@@ -84,7 +88,9 @@ def run(size: int, out: Path) -> None:
     print(f"\n{size:,} memories, {size_bytes / 1e6:.0f} MB; read all bytes {read_s:.3f} s")
     print(f"{'suggestions()':<40} {'first batch':>11} {'whole list':>11} {'ratio to reading':>17}")
     for name, first_s, whole_s, found in rows:
-        print(f"{name:<40} {first_s:10.2f}s {whole_s:10.2f}s {whole_s / read_s:16.1f}x   {len(found):,} found")
+        print(
+            f"{name:<40} {first_s:10.2f}s {whole_s:10.2f}s {whole_s / read_s:16.1f}x   {len(found):,} found"
+        )
     kinds = Counter(s.kind for s in rows[0][3])
     print("kinds: " + ", ".join(f"{kind} {count:,}" for kind, count in sorted(kinds.items())))
     same = [sorted((s.kind, s.ids, s.reason) for s in found) for _, _, _, found in rows[:2]]
@@ -96,7 +102,9 @@ def run(size: int, out: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000])
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "memwb-bench")
     args = parser.parse_args()

@@ -23,7 +23,9 @@ SAMPLE_DAY = datetime(2026, 11, 29, 17, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
-def isolated_locations(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Locations:
+def isolated_locations(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Locations:
     base = tmp_path_factory.mktemp("memwb-state")
     for name in ("cache", "data", "config"):
         monkeypatch.setenv(f"MEMWB_{name.upper()}_DIR", str(base / name))
@@ -31,14 +33,26 @@ def isolated_locations(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
 
 
 @pytest.fixture(autouse=True)
-def no_writes_outside(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, isolated_locations: Locations) -> Iterator[None]:
+def no_writes_outside(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    isolated_locations: Locations,
+) -> Iterator[None]:
     """Every test: any write outside pytest's temporary folders (where each test's portfolio copy
     and the workbench's own folders live) fails the test. The repository's sample is never written."""
-    allowed = [tmp_path_factory.getbasetemp(), isolated_locations.cache, isolated_locations.data, isolated_locations.config, ROOT / ".pytest_cache"]
+    allowed = [
+        tmp_path_factory.getbasetemp(),
+        isolated_locations.cache,
+        isolated_locations.data,
+        isolated_locations.config,
+        ROOT / ".pytest_cache",
+    ]
     # multiprocessing's own folder for its sockets (a fork server's), made here once per run, outside
     # the guard: a test whose load starts worker processes through a fork server writes only there
     allowed.append(Path(multiprocessing.util.get_temp_dir()))
-    if "snapshots" in request.node.path.parts:  # the snapshot plugin keeps its pictures in temp files
+    if (
+        "snapshots" in request.node.path.parts
+    ):  # the snapshot plugin keeps its pictures in temp files
         allowed += [Path(tempfile.gettempdir()), request.node.path.parent / "__snapshots__"]
     with guarding(allowed) as guard:
         yield

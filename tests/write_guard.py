@@ -143,7 +143,9 @@ def guarding(allowed: list[Path]) -> Iterator[WriteGuard]:
 @pytest.fixture
 def write_guard(tmp_path: Path, isolated_locations: Locations) -> Iterator[WriteGuard]:
     """Fails the test on any write outside tmp_path and the workbench's own folders."""
-    with guarding([tmp_path, isolated_locations.cache, isolated_locations.data, isolated_locations.config]) as guard:
+    with guarding(
+        [tmp_path, isolated_locations.cache, isolated_locations.data, isolated_locations.config]
+    ) as guard:
         yield guard
     if guard.violations:
         pytest.fail(f"writes outside the allowed folders: {guard.violations}")

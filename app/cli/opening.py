@@ -24,7 +24,12 @@ def locations_from(args: argparse.Namespace) -> Locations:
     )
 
 
-def resolve_paths(args: argparse.Namespace, locations: Locations, problems: list[Problem], settings: Settings | None = None) -> tuple[list[Path], str]:
+def resolve_paths(
+    args: argparse.Namespace,
+    locations: Locations,
+    problems: list[Problem],
+    settings: Settings | None = None,
+) -> tuple[list[Path], str]:
     """The paths to open and a note on where they came from (the settings are read here unless
     given). A PATH given on the command line that does not exist, or paths none of which holds a
     portfolio, are a usage error: nothing is opened, and the error names each path."""
@@ -36,15 +41,26 @@ def resolve_paths(args: argparse.Namespace, locations: Locations, problems: list
         # damaged store, say) stops the command only when no other path holds a portfolio; beside
         # one that does, it is a problem of the scan, and the rest is read.
         if missing or (unreadable and len(unreadable) >= len(paths)):
-            raise UsageError("\n".join(f"{problem.path}: {problem.message}" for problem in (missing or unreadable)))
+            raise UsageError(
+                "\n".join(
+                    f"{problem.path}: {problem.message}" for problem in (missing or unreadable)
+                )
+            )
         return paths, ""
     if settings is None:
         settings = load_settings(locations.config, problems)
     if settings.portfolios:
         return [Path(p).expanduser() for p in settings.portfolios], ""
     sample, made = sample_copy(locations)
-    copy = "a copy of the bundled sample portfolio, made now" if made else "your copy of the bundled sample portfolio"
-    return [sample], f"no PATH given and no portfolio configured: opening {copy} in {sample} (the checkout's stays as it is)"
+    copy = (
+        "a copy of the bundled sample portfolio, made now"
+        if made
+        else "your copy of the bundled sample portfolio"
+    )
+    return (
+        [sample],
+        f"no PATH given and no portfolio configured: opening {copy} in {sample} (the checkout's stays as it is)",
+    )
 
 
 def cmd_open(args: argparse.Namespace) -> int:

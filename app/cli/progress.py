@@ -29,7 +29,13 @@ class ProgressLine:
     `Workbench.suggestions` tells) draw the line; leaving it erases what was drawn. Events may come
     from the pipeline's worker threads: one lock keeps each redraw whole."""
 
-    def __init__(self, stream: TextIO | None = None, *, prog: str = "memwb", clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        prog: str = "memwb",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._stream = stream if stream is not None else sys.stderr
         self._enabled = _is_terminal(self._stream)
         self._prog = prog
@@ -42,7 +48,12 @@ class ProgressLine:
     def __enter__(self) -> ProgressLine:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         self.erase()
 
     def phase(self, event: PhaseEvent) -> None:
@@ -61,7 +72,12 @@ class ProgressLine:
         if now - self._started < SHOW_AFTER:
             return
         # a new phase and a finished one are drawn at once; counts in between, every REDRAW_EVERY
-        if self._drawn_at is not None and now - self._drawn_at < REDRAW_EVERY and not finished and what == self._drawn:
+        if (
+            self._drawn_at is not None
+            and now - self._drawn_at < REDRAW_EVERY
+            and not finished
+            and what == self._drawn
+        ):
             return
         counted = f" {done:,} of {total:,} ({100 * done // total}%)" if total else "…"
         with self._lock:

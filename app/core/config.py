@@ -32,13 +32,17 @@ def load_settings(config_dir: Path, problems: list[Problem]) -> Settings:
     try:
         return Settings.model_validate(load_mapping(decode(read_file(str(path), 256 * 1024)).text))
     except TextProblem as exc:
-        problems.append(Problem(path=str(path), line=exc.line, message=exc.message, kept="defaults used"))
+        problems.append(
+            Problem(path=str(path), line=exc.line, message=exc.message, kept="defaults used")
+        )
     except UnsafeFile as exc:
         problems.append(Problem(path=str(path), message=str(exc), kept="defaults used"))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        problems.append(Problem(path=str(path), message=f"`{where}`: {first['msg']}", kept="defaults used"))
+        problems.append(
+            Problem(path=str(path), message=f"`{where}`: {first['msg']}", kept="defaults used")
+        )
     return Settings()
 
 

@@ -25,7 +25,9 @@ def _is_benign_format(text: str, index: int, code: int) -> bool:
     prev = text[index - 1] if index > 0 else ""
     if code == 0x200D:
         nxt = text[index + 1] if index + 1 < len(text) else ""
-        return bool(_EMOJI_JOIN_CONTEXT.match(prev) or prev == "\ufe0f") and bool(_EMOJI_JOIN_CONTEXT.match(nxt))
+        return bool(_EMOJI_JOIN_CONTEXT.match(prev) or prev == "\ufe0f") and bool(
+            _EMOJI_JOIN_CONTEXT.match(nxt)
+        )
     if code in (0xFE0E, 0xFE0F):
         return bool(prev) and not prev.isalnum() and prev not in "\ufe0e\ufe0f"
     if 0xE0020 <= code <= 0xE007F:
@@ -35,7 +37,12 @@ def _is_benign_format(text: str, index: int, code: int) -> bool:
         run_end = index
         while run_end + 1 < len(text) and 0xE0020 <= ord(text[run_end + 1]) <= 0xE007F:
             run_end += 1
-        return j > 0 and text[j - 1] == _TAG_FLAG_BASE and ord(text[run_end]) == 0xE007F and run_end - j <= 7
+        return (
+            j > 0
+            and text[j - 1] == _TAG_FLAG_BASE
+            and ord(text[run_end]) == 0xE007F
+            and run_end - j <= 7
+        )
     return False
 
 
@@ -56,7 +63,11 @@ def inert(text: str, *, keep_newlines: bool = True) -> str:
             out.append(ch)
             continue
         category = unicodedata.category(ch)
-        if category in ("Cf", "Zl", "Zp", "Cs", "Co", "Cn") or 0xE0100 <= code <= 0xE01EF or 0xFE00 <= code <= 0xFE0F:
+        if (
+            category in ("Cf", "Zl", "Zp", "Cs", "Co", "Cn")
+            or 0xE0100 <= code <= 0xE01EF
+            or 0xFE00 <= code <= 0xFE0F
+        ):
             if category == "Cs" or not _is_benign_format(text, index, code):
                 out.append(f"\u27e6U+{code:04X}\u27e7")
                 continue
@@ -66,7 +77,14 @@ def inert(text: str, *, keep_newlines: bool = True) -> str:
 
 def one_line(text: str, limit: int = 80) -> str:
     """A single inert line, shortened with an ellipsis."""
-    if len(text) <= limit and text.isascii() and text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+    if (
+        len(text) <= limit
+        and text.isascii()
+        and text.isprintable()
+        and "  " not in text
+        and text[:1] != " "
+        and text[-1:] != " "
+    ):
         return text  # one line already, nothing to make visible (a name, a date: tested in C)
     flat = inert(" ".join(text.split()), keep_newlines=False)
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "\u2026"

@@ -29,9 +29,15 @@ class Locations:
     @classmethod
     def from_env(cls) -> Locations:
         return cls(
-            cache=Path(os.environ.get("MEMWB_CACHE_DIR") or _xdg("XDG_CACHE_HOME", ".cache") / APP_NAME),
-            data=Path(os.environ.get("MEMWB_DATA_DIR") or _xdg("XDG_DATA_HOME", ".local/share") / APP_NAME),
-            config=Path(os.environ.get("MEMWB_CONFIG_DIR") or _xdg("XDG_CONFIG_HOME", ".config") / APP_NAME),
+            cache=Path(
+                os.environ.get("MEMWB_CACHE_DIR") or _xdg("XDG_CACHE_HOME", ".cache") / APP_NAME
+            ),
+            data=Path(
+                os.environ.get("MEMWB_DATA_DIR") or _xdg("XDG_DATA_HOME", ".local/share") / APP_NAME
+            ),
+            config=Path(
+                os.environ.get("MEMWB_CONFIG_DIR") or _xdg("XDG_CONFIG_HOME", ".config") / APP_NAME
+            ),
         )
 
     def portfolio_cache(self, root: str | Path) -> Path:
@@ -61,7 +67,9 @@ class Locations:
 
 
 def _set_key(roots: list[str]) -> str:
-    return hashlib.sha256("\0".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return hashlib.sha256("\0".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[
+        :16
+    ]
 
 
 def bundled(name: str) -> Path:

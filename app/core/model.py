@@ -81,7 +81,11 @@ def replaced(model: M, **changes: Any) -> M:
     copy = object.__new__(type(model))
     object.__setattr__(copy, "__dict__", model.__dict__ | changes)
     fields = model.__pydantic_fields_set__
-    object.__setattr__(copy, "__pydantic_fields_set__", fields if fields.issuperset(changes) else fields | changes.keys())
+    object.__setattr__(
+        copy,
+        "__pydantic_fields_set__",
+        fields if fields.issuperset(changes) else fields | changes.keys(),
+    )
     object.__setattr__(copy, "__pydantic_extra__", None)
     object.__setattr__(copy, "__pydantic_private__", None)
     return copy

@@ -12,7 +12,12 @@ from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 
 # What a fork server imports once, so that each worker it forks starts with them loaded.
-_PRELOAD = ["app.core.load.parse_worker", "app.core.load.scan_worker", "app.core.curate.passages", "app.core.curate.set_join"]
+_PRELOAD = [
+    "app.core.load.parse_worker",
+    "app.core.load.scan_worker",
+    "app.core.curate.passages",
+    "app.core.curate.set_join",
+]
 
 
 def process_context() -> BaseContext:

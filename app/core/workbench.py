@@ -102,7 +102,13 @@ class _Trusts:
 
 
 class Workbench:
-    def __init__(self, locations: Locations | None = None, *, clock: Clock | None = None, workers: int | None = None) -> None:
+    def __init__(
+        self,
+        locations: Locations | None = None,
+        *,
+        clock: Clock | None = None,
+        workers: int | None = None,
+    ) -> None:
         self.locations = locations or Locations.from_env()
         self.clock = clock or SystemClock()
         self.workers = workers
@@ -116,7 +122,9 @@ class Workbench:
         self._paths: list[Path] = []
         self._vaulted: set[str] = set()
         self._saliences: dict[str, Salience] | None = None
-        self._scores: dict[str, float] | None = None  # the saliences' scores alone (salience_scores)
+        self._scores: dict[str, float] | None = (
+            None  # the saliences' scores alone (salience_scores)
+        )
         # The ids writes re-read since each was made: their values are worked out again when next asked for.
         self._salience_behind: dict[str, set[str]] = {"saliences": set(), "scores": set()}
         self._mentions: dict[str, list[date]] = {}  # what the saliences counted (log_mentions)
@@ -137,10 +145,14 @@ class Workbench:
         self._lock = threading.RLock()
         self.changed: list[str] = []  # ids the last write changed, added or removed
         self.written: list[str] = []  # absolute paths the last write wrote, created or removed
-        self.subjects: list[str] = []  # the memories the last write was about (their trust may differ)
+        self.subjects: list[
+            str
+        ] = []  # the memories the last write was about (their trust may differ)
         self._load_problems: list[Problem] = []
         self._trusts: _Trusts | None = None
-        self._changed_since_trusts: set[str] = set()  # what writes re-read since they were worked out
+        self._changed_since_trusts: set[str] = (
+            set()
+        )  # what writes re-read since they were worked out
         # The ids the review queue may hold, for the id map they were worked out on.
         self._attention: tuple[dict[str, Memory], set[str]] | None = None
         # The trusts `_trust_overrides` was worked out from, and what it found.
@@ -158,7 +170,13 @@ class Workbench:
         return given_paths.check_paths(paths)
 
     def open(
-        self, paths: Iterable[Path | str], *, emit: EventSink | None = None, use_cache: bool = True, index: bool = True, index_later: bool = False
+        self,
+        paths: Iterable[Path | str],
+        *,
+        emit: EventSink | None = None,
+        use_cache: bool = True,
+        index: bool = True,
+        index_later: bool = False,
     ) -> LoadResult:
         """Run the startup pipeline over `paths`; events stream to `emit` as phases run. With
         `index=False` the search index is left as it is (search then falls back to substrings);
@@ -178,7 +196,9 @@ class Workbench:
             index_later=index and index_later,
         )
         self._paths = [Path(p) for p in paths]
-        recovered = self._applier.recover()  # before anything is read: a crash may have left a change half done
+        recovered = (
+            self._applier.recover()
+        )  # before anything is read: a crash may have left a change half done
         # Where changes running in other workbench processes write: their files are left there.
         busy = self._applier.journal.live_places().__contains__
         run = functools.partial(pipeline.run, self._paths)
@@ -199,8 +219,13 @@ class Workbench:
             by_id.update((m.id, m) for m in vaulted)
             self._saliences = self._scores = None
             self._salience_behind = {"saliences": set(), "scores": set()}
-            self._trusts, self._changed_since_trusts = None, set()  # a new read, and the ledger attached to it afresh
-            kept = result.attention  # a warm start's, as the snapshot kept them; the vault's join them
+            self._trusts, self._changed_since_trusts = (
+                None,
+                set(),
+            )  # a new read, and the ledger attached to it afresh
+            kept = (
+                result.attention
+            )  # a warm start's, as the snapshot kept them; the vault's join them
             self._attention = (by_id, kept | self._vaulted) if kept is not None else None
             self._findings, self._decoded, self._keys = result.findings, {}, pipeline.keys
         return result
@@ -236,13 +261,19 @@ class Workbench:
                 )
             )
 
-    def _vaulted_memories(self, result: LoadResult, seen: dict[str, Memory] | set[str] | None = None) -> list[Memory]:
+    def _vaulted_memories(
+        self, result: LoadResult, seen: dict[str, Memory] | set[str] | None = None
+    ) -> list[Memory]:
         """Memories our quarantine took out of their system (the vault keeps them), listed in tier
         quarantine beside the rest (`seen`: the ids of `result.memories`, when known)."""
         if seen is None:
             seen = {m.id for m in result.memories}
         problems: list[Problem] = []
-        vaulted = [m for m in self._applier.quarantined_memories(problems) if (m.system, m.portfolio) in self._portfolios and m.id not in seen]
+        vaulted = [
+            m
+            for m in self._applier.quarantined_memories(problems)
+            if (m.system, m.portfolio) in self._portfolios and m.id not in seen
+        ]
         result.problems.extend(problems)
         self._vaulted = {m.id for m in vaulted}
         return vaulted
@@ -270,19 +301,34 @@ class Workbench:
         with self._lock:
             portfolios = self.portfolios
             memories = [m for m in self.memories if m.id not in self._vaulted]
-            inputs, since = (pipeline.inputs, pipeline.since) if not self._index_behind else (None, None)
-        timeline = pipeline.late_phase("index", lambda progress: self._index_fed(portfolios, memories, inputs, progress, since), total=len(memories))
+            inputs, since = (
+                (pipeline.inputs, pipeline.since) if not self._index_behind else (None, None)
+            )
+        timeline = pipeline.late_phase(
+            "index",
+            lambda progress: self._index_fed(portfolios, memories, inputs, progress, since),
+            total=len(memories),
+        )
         with self._lock:
             self.result.timeline = timeline
         return timeline
 
-    def _index_step(self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress) -> tuple[int, str]:
+    def _index_step(
+        self, portfolios: list[Portfolio], memories: list[Memory], progress: Progress
+    ) -> tuple[int, str]:
         """The index phase of a run: fed the run's inputs, so an unchanged warm start hashes nothing."""
         assert self._pipeline is not None
-        return self._index_fed(portfolios, memories, self._pipeline.inputs, progress, self._pipeline.since)
+        return self._index_fed(
+            portfolios, memories, self._pipeline.inputs, progress, self._pipeline.since
+        )
 
     def _index_fed(
-        self, portfolios: list[Portfolio], memories: list[Memory], inputs: str | None, progress: Progress, since: tuple[str, frozenset[str]] | None = None
+        self,
+        portfolios: list[Portfolio],
+        memories: list[Memory],
+        inputs: str | None,
+        progress: Progress,
+        since: tuple[str, frozenset[str]] | None = None,
     ) -> tuple[int, str]:
         """The index brought in line with `memories`, read from `inputs` (None: not known). When the
         index's last update had these very inputs, it is not even opened (its files are read
@@ -320,7 +366,14 @@ class Workbench:
     ) -> tuple[int, str]:
         self._portfolios = {(p.system, p.name): p for p in portfolios}
         index = self._search_index(portfolios)
-        report = index.update(memories, self._text_of, progress=progress, texts_of=self._texts_of, inputs=inputs, since=since)
+        report = index.update(
+            memories,
+            self._text_of,
+            progress=progress,
+            texts_of=self._texts_of,
+            inputs=inputs,
+            since=since,
+        )
         self._index_ready = not report.busy
         if report.busy:
             return 0, report.message
@@ -347,7 +400,13 @@ class Workbench:
                 for i in indexes:
                     out[i] = KeyError(f"no portfolio {system}:{name} is open")
                 continue
-            for i, text in zip(indexes, adapter_for(system).texts(_root_path(portfolio.root), [memories[i] for i in indexes]), strict=True):
+            for i, text in zip(
+                indexes,
+                adapter_for(system).texts(
+                    _root_path(portfolio.root), [memories[i] for i in indexes]
+                ),
+                strict=True,
+            ):
                 out[i] = text
         return out
 
@@ -378,7 +437,11 @@ class Workbench:
             if at is None:
                 return self.text(memory_id)
             key = (memory.system, memory.portfolio)
-            batch = [m for m in order[at : at + READ_AHEAD] if (m.system, m.portfolio) == key and m.id not in vaulted]
+            batch = [
+                m
+                for m in order[at : at + READ_AHEAD]
+                if (m.system, m.portfolio) == key and m.id not in vaulted
+            ]
             ahead.update(zip((m.id for m in batch), self._texts_of(batch), strict=True))
             return text_of(memory_id)
 
@@ -393,7 +456,9 @@ class Workbench:
         with self._lock:
             if self._index_behind and self._index is not None and self._index_ready:
                 self._index_behind = False
-                self._update_index(self.portfolios, self.memories, progress=lambda done, total: None)
+                self._update_index(
+                    self.portfolios, self.memories, progress=lambda done, total: None
+                )
 
     def search(self, query: str, *, limit: int = 20) -> SearchResult:
         """Hits for `query` (raises app.core.search.QuerySyntaxError with a position); before the
@@ -468,7 +533,10 @@ class Workbench:
 
     def problems(self) -> list[Problem]:
         """Every problem: those of the paths given, then each portfolio's."""
-        return [*self.result.problems, *(p for portfolio in self.portfolios for p in portfolio.problems)]
+        return [
+            *self.result.problems,
+            *(p for portfolio in self.portfolios for p in portfolio.problems),
+        ]
 
     # -- lookups --------------------------------------------------------------------------------
 
@@ -492,7 +560,9 @@ class Workbench:
     def entry_texts(self, memory: Memory) -> list[tuple[str | None, str]]:
         if memory.id in self._vaulted:
             return [(None, self.text(memory.id))]
-        return adapter_for(memory.system).entry_texts(_root_path(self.portfolio_of(memory).root), memory)
+        return adapter_for(memory.system).entry_texts(
+            _root_path(self.portfolio_of(memory).root), memory
+        )
 
     # -- review ---------------------------------------------------------------------------------
 
@@ -527,7 +597,9 @@ class Workbench:
         quiet.difference_update(self._vaulted)  # scanned as the vault gives them
         return may_need_review(memories, quiet)
 
-    def findings(self, memory_id: str, entries: Sequence[tuple[str | None, str]] | None = None) -> list[Finding]:
+    def findings(
+        self, memory_id: str, entries: Sequence[tuple[str | None, str]] | None = None
+    ) -> list[Finding]:
         """The detector's findings in one memory, entry by entry: those of the load while its content
         is unchanged, else a scan of `entries` already read (from `entry_texts`), or of its texts
         read now."""
@@ -584,14 +656,19 @@ class Workbench:
                 out[memory.id] = top.severity
         return out
 
-    def secrets(self, memory_id: str, entries: Sequence[tuple[str | None, str]] | None = None) -> tuple[str, ...]:
+    def secrets(
+        self, memory_id: str, entries: Sequence[tuple[str | None, str]] | None = None
+    ) -> tuple[str, ...]:
         """The secret values in a memory (at the spans of its secret findings), longest first, for
         the faces to mask wherever its text is shown. Its texts are read only when it has a secret
         finding (`entries`, already read, are used as they are)."""
         found = [f for f in self.findings(memory_id, entries) if f.category is Category.SECRET]
         if not found:
             return ()
-        return secret_values(found, list(entries) if entries is not None else self.entry_texts(self.memory(memory_id)))
+        return secret_values(
+            found,
+            list(entries) if entries is not None else self.entry_texts(self.memory(memory_id)),
+        )
 
     def masked(self, memory_id: str, text: str) -> str:
         """`text` shown of a memory (a snippet, an excerpt) with the memory's secrets masked."""
@@ -613,21 +690,33 @@ class Workbench:
             with frozen_after():  # kept until the next write or decision
                 if kept is None or len(decisions) < kept.decisions:
                     # The first time, or another ledger than the one counted: every memory.
-                    fresh = effective_trusts(self.memories, ledger, self._known_findings, self._may_need_review(by_id))
+                    fresh = effective_trusts(
+                        self.memories, ledger, self._known_findings, self._may_need_review(by_id)
+                    )
                     levels = None
                 else:
                     # The memories the writes since re-read (or took away), and those the new records are about.
-                    ids = self._changed_since_trusts | {d.memory_id for d in decisions[kept.decisions :]}
-                    fresh, levels = kept.trusts.copy(), None if kept.levels is None else kept.levels.copy()
+                    ids = self._changed_since_trusts | {
+                        d.memory_id for d in decisions[kept.decisions :]
+                    }
+                    fresh, levels = (
+                        kept.trusts.copy(),
+                        None if kept.levels is None else kept.levels.copy(),
+                    )
                     for memory_id in ids:
                         gone = fresh.pop(memory_id, None)
                         if gone is not None and levels is not None:
                             levels[gone.level] -= 1
-                    again = effective_trusts([by_id[i] for i in ids if i in by_id], ledger, self._known_findings)
+                    again = effective_trusts(
+                        [by_id[i] for i in ids if i in by_id], ledger, self._known_findings
+                    )
                     fresh.update(again)
                     if levels is not None:
                         levels.update(trust.level for trust in again.values())
-                self._trusts, self._changed_since_trusts = _Trusts(by_id, len(decisions), fresh, levels), set()
+                self._trusts, self._changed_since_trusts = (
+                    _Trusts(by_id, len(decisions), fresh, levels),
+                    set(),
+                )
             return fresh
 
     def trust_levels(self) -> Counter[TrustLevel]:
@@ -638,7 +727,9 @@ class Workbench:
             kept = self._trusts
             assert kept is not None
             if kept.levels is None:
-                self._trusts = kept = replace(kept, levels=Counter(trust.level for trust in kept.trusts.values()))
+                self._trusts = kept = replace(
+                    kept, levels=Counter(trust.level for trust in kept.trusts.values())
+                )
             assert kept.levels is not None
             return kept.levels.copy()
 
@@ -655,8 +746,13 @@ class Workbench:
         """Everything the ledger holds about one memory, oldest first: its trust decisions and every
         curation change (promote, demote, pin, priority, a merge that kept or took it, an undo)."""
         changes = [change for change in self.changes() if _about(change, memory_id)]
-        order = {decision.id: index for index, decision in enumerate(self._applier.ledger.decisions())}  # the ledger's own order
-        return sorted([*self.history(memory_id), *changes], key=lambda decision: order.get(decision.id, len(order)))
+        order = {
+            decision.id: index for index, decision in enumerate(self._applier.ledger.decisions())
+        }  # the ledger's own order
+        return sorted(
+            [*self.history(memory_id), *changes],
+            key=lambda decision: order.get(decision.id, len(order)),
+        )
 
     def counts(self) -> dict[str, Counter[str]]:
         return {
@@ -668,7 +764,9 @@ class Workbench:
     # -- curation and budgets ---------------------------------------------------------------------
 
     def _plan(self, portfolios: list[Portfolio], memories: list[Memory]) -> tuple[int, str]:
-        self._plans = plan_budgets(memories, portfolios, self.clock.now(), file_bytes=file_reader(portfolios))
+        self._plans = plan_budgets(
+            memories, portfolios, self.clock.now(), file_bytes=file_reader(portfolios)
+        )
         over = sum(plan.over for plan in self._plans)
         return len(self._plans), f"{len(self._plans)} budget plans, {over} over"
 
@@ -696,7 +794,9 @@ class Workbench:
             self._scores = self._caught_up(self._scores, "scores", salience_scores)
             return self._scores
 
-    def _caught_up(self, kept: dict[str, _T] | None, name: str, make: Callable[..., dict[str, _T]]) -> dict[str, _T]:
+    def _caught_up(
+        self, kept: dict[str, _T] | None, name: str, make: Callable[..., dict[str, _T]]
+    ) -> dict[str, _T]:
         """`kept` (a pass of `make`) with the memories writes re-read since (`_salience_behind[name]`) worked
         out again. A memory's salience depends on no other memory's but through the mentions its
         own system's records make (`System.mentions_memories`): a write in a system without them
@@ -717,7 +817,9 @@ class Workbench:
             missing += [m for m in memories if m.system in mentioning and m.id not in again]
             kept.update(self._salience_pass(make, missing))
         else:
-            kept.update(make(missing, self.clock.now(), text_of=self._read_ahead(), mentions=self._mentions))
+            kept.update(
+                make(missing, self.clock.now(), text_of=self._read_ahead(), mentions=self._mentions)
+            )
         return kept
 
     def salience(self, memory_id: str) -> Salience | None:
@@ -732,9 +834,13 @@ class Workbench:
             memory, mentions = self._by_id.get(memory_id), self._mentions
         if memory is None:
             return None
-        return salience_all([memory], self.clock.now(), text_of=self.text, mentions=mentions).get(memory_id)
+        return salience_all([memory], self.clock.now(), text_of=self.text, mentions=mentions).get(
+            memory_id
+        )
 
-    def _salience_pass(self, make: Callable[..., dict[str, _T]], only: list[Memory] | None = None) -> dict[str, _T]:
+    def _salience_pass(
+        self, make: Callable[..., dict[str, _T]], only: list[Memory] | None = None
+    ) -> dict[str, _T]:
         """`make` (salience_all or salience_scores) over every memory, or `only` these (every memory
         of each system with mentions among them), with what they take from texts kept by content
         in the derived cache: a warm start reads no text, and a change reads again only what it
@@ -744,7 +850,9 @@ class Workbench:
             vaulted, keys = set(self._vaulted), self._keys
             roots = [p.root for p in self.portfolios]
         try:
-            store: DerivedCache | None = DerivedCache(self.locations.ensure_private(self.locations.derived(roots)))
+            store: DerivedCache | None = DerivedCache(
+                self.locations.ensure_private(self.locations.derived(roots))
+            )
         except (OSError, sqlite3.Error):
             store = None  # no cache: every text is read, as without one
         known = store.load() if store is not None else {}
@@ -756,16 +864,27 @@ class Workbench:
             self._mentions = mentions
         else:  # the mentions of the systems passed over again; the others' stand
             ids = {m.id for m in memories}
-            self._mentions = {memory_id: days for memory_id, days in self._mentions.items() if memory_id not in ids} | mentions
-        found = make(memories, self.clock.now(), text_of=text_of, mentions=self._mentions, kept=kept)
+            self._mentions = {
+                memory_id: days
+                for memory_id, days in self._mentions.items()
+                if memory_id not in ids
+            } | mentions
+        found = make(
+            memories, self.clock.now(), text_of=text_of, mentions=self._mentions, kept=kept
+        )
         if store is not None:
             # a pass over some memories does not know what the others still use
-            store.store(kept.learned.items(), removed=[key for key in known if key not in kept.used] if only is None else [])
+            store.store(
+                kept.learned.items(),
+                removed=[key for key in known if key not in kept.used] if only is None else [],
+            )
             store.close()
         return found
 
     def suggestions(
-        self, on_batch: Callable[[list[Suggestion]], None] | None = None, on_progress: Callable[[str, int, int], None] | None = None
+        self,
+        on_batch: Callable[[list[Suggestion]], None] | None = None,
+        on_progress: Callable[[str, int, int], None] | None = None,
     ) -> list[Suggestion]:
         """Promote, demote, archive, merge, split and stale suggestions; never applied here.
         `on_batch` is given them as they are found (the quick rules first, near duplicates last;
@@ -793,7 +912,11 @@ class Workbench:
         # memories of the whole set. As for the saliences, what a pass makes mostly stays alive.
         roots = [p.root for p in self.portfolios]
         with frozen_after():
-            return kept_run(lambda: self.locations.ensure_private(self.locations.derived(roots)), self._text_key(), run)
+            return kept_run(
+                lambda: self.locations.ensure_private(self.locations.derived(roots)),
+                self._text_key(),
+                run,
+            )
 
     def _text_key(self) -> Callable[[Memory], str | None]:
         """What names the text `text()` gives a memory: its content and which of its entries are
@@ -803,7 +926,9 @@ class Workbench:
         def key(memory: Memory) -> str | None:
             if not memory.sha256 or memory.id in vaulted:
                 return None
-            marks = "".join("q" if entry.trust is TrustLevel.QUARANTINED else "-" for entry in memory.entries)
+            marks = "".join(
+                "q" if entry.trust is TrustLevel.QUARANTINED else "-" for entry in memory.entries
+            )
             return f"{memory.sha256}:{marks}"
 
         return key
@@ -818,7 +943,9 @@ class Workbench:
             with self._plans_lock:
                 with self._lock:
                     behind, self._plans_behind = self._plans_behind, []
-                    members = self._members_of({(p.system, p.name) for p in behind}) if behind else []
+                    members = (
+                        self._members_of({(p.system, p.name) for p in behind}) if behind else []
+                    )
                 if behind:
                     self._replan(behind, members)
                 if self._plans:
@@ -846,24 +973,34 @@ class Workbench:
 
     # -- decisions and changes ------------------------------------------------------------------
 
-    def watch_reverts(self, on_revert: Callable[[Path, bytes | None], None] | None, seconds: float = 5.0) -> None:
+    def watch_reverts(
+        self, on_revert: Callable[[Path, bytes | None], None] | None, seconds: float = 5.0
+    ) -> None:
         """Call `on_revert(path, disk_bytes)` (from a watch thread) when another process puts back
         an older copy of a file the workbench just saved."""
         self._applier.on_revert = on_revert
         self._applier.watch_seconds = seconds
 
-    def approve(self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False) -> Outcome:
+    def approve(
+        self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False
+    ) -> Outcome:
         return self._decide("approve", memory_id, reason, entry, dry_run)
 
-    def flag(self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False) -> Outcome:
+    def flag(
+        self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False
+    ) -> Outcome:
         return self._decide("flag", memory_id, reason, entry, dry_run)
 
-    def quarantine(self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False) -> Outcome:
+    def quarantine(
+        self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False
+    ) -> Outcome:
         """Take the memory (or one entry) out of its agent's sight, the way its system allows,
         keeping it whole in the vault first."""
         return self._decide("quarantine", memory_id, reason, entry, dry_run)
 
-    def restore(self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False) -> Outcome:
+    def restore(
+        self, memory_id: str, reason: str, *, entry: str | None = None, dry_run: bool = False
+    ) -> Outcome:
         return self._decide("restore", memory_id, reason, entry, dry_run)
 
     def decide_many(self, requests: Sequence[DecisionRequest]) -> list[Decision | ChangeError]:
@@ -876,7 +1013,13 @@ class Workbench:
         try:
             for request in requests:
                 try:
-                    outcome = self._applier.decide(request.action, self, request.memory_id, entry=request.entry, reason=request.reason)
+                    outcome = self._applier.decide(
+                        request.action,
+                        self,
+                        request.memory_id,
+                        entry=request.entry,
+                        reason=request.reason,
+                    )
                 except ChangeError as error:
                     outcomes.append(error)
                     # A row a failed decision still wrote is read again with the others of its database.
@@ -893,13 +1036,29 @@ class Workbench:
             self._refresh(touched, written, rows)
         return outcomes
 
-    def promote(self, memory_id: str, *, reason: str = "", priority: int | None = None, domain: str | None = None, dry_run: bool = False) -> Outcome:
+    def promote(
+        self,
+        memory_id: str,
+        *,
+        reason: str = "",
+        priority: int | None = None,
+        domain: str | None = None,
+        dry_run: bool = False,
+    ) -> Outcome:
         """Into the hot tier (DollhouseMCP: `priority` to set with it)."""
-        return self._written(self._applier.promote(self, memory_id, domain=domain, priority=priority, reason=reason, dry_run=dry_run))
+        return self._written(
+            self._applier.promote(
+                self, memory_id, domain=domain, priority=priority, reason=reason, dry_run=dry_run
+            )
+        )
 
-    def demote(self, memory_id: str, *, reason: str = "", domain: str | None = None, dry_run: bool = False) -> Outcome:
+    def demote(
+        self, memory_id: str, *, reason: str = "", domain: str | None = None, dry_run: bool = False
+    ) -> Outcome:
         """Out of the hot tier (OpenClaw: `domain` names the domain file for a section)."""
-        return self._written(self._applier.demote(self, memory_id, domain=domain, reason=reason, dry_run=dry_run))
+        return self._written(
+            self._applier.demote(self, memory_id, domain=domain, reason=reason, dry_run=dry_run)
+        )
 
     def pin(self, memory_id: str, *, reason: str = "", dry_run: bool = False) -> Outcome:
         return self._written(self._applier.pin(self, memory_id, reason=reason, dry_run=dry_run))
@@ -907,8 +1066,12 @@ class Workbench:
     def unpin(self, memory_id: str, *, reason: str = "", dry_run: bool = False) -> Outcome:
         return self._written(self._applier.unpin(self, memory_id, reason=reason, dry_run=dry_run))
 
-    def set_priority(self, memory_id: str, priority: int, *, reason: str = "", dry_run: bool = False) -> Outcome:
-        return self._written(self._applier.set_priority(self, memory_id, priority, reason=reason, dry_run=dry_run))
+    def set_priority(
+        self, memory_id: str, priority: int, *, reason: str = "", dry_run: bool = False
+    ) -> Outcome:
+        return self._written(
+            self._applier.set_priority(self, memory_id, priority, reason=reason, dry_run=dry_run)
+        )
 
     def merge(
         self,
@@ -947,13 +1110,24 @@ class Workbench:
 
         return check_merge(kept, merged, text_of)
 
-    def set_budget(self, portfolio: str | Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Outcome:
+    def set_budget(
+        self,
+        portfolio: str | Portfolio,
+        max_tokens: int,
+        *,
+        reason: str = "",
+        dry_run: bool = False,
+    ) -> Outcome:
         """The portfolio's own startup token budget. `portfolio` is a Portfolio, its name, or
         `<system>:<name>`."""
         found = self.find_portfolio(portfolio)
-        return self._written(self._applier.budget_set(found, max_tokens, reason=reason, dry_run=dry_run))
+        return self._written(
+            self._applier.budget_set(found, max_tokens, reason=reason, dry_run=dry_run)
+        )
 
-    def undo(self, change_id: str | None = None, *, reason: str = "", dry_run: bool = False) -> Outcome:
+    def undo(
+        self, change_id: str | None = None, *, reason: str = "", dry_run: bool = False
+    ) -> Outcome:
         """Reverse a curation change that still stands, byte for byte: the one named by its id (or
         a unique prefix), else the latest."""
         return self._written(self._applier.undo(change_id, reason=reason, dry_run=dry_run))
@@ -980,7 +1154,11 @@ class Workbench:
         """The ledger about the portfolios open now, oldest first: every trust decision, curation
         change (a budget too) and undo."""
         keys = [f"{system}:{name}" for system, name in self._portfolios]
-        return [d for d in self._applier.ledger.decisions() if any(d.memory_id == key or d.memory_id.startswith(f"{key}:") for key in keys)]
+        return [
+            d
+            for d in self._applier.ledger.decisions()
+            if any(d.memory_id == key or d.memory_id.startswith(f"{key}:") for key in keys)
+        ]
 
     def pinned_ids(self) -> set[str]:
         return self._applier.pinned_ids()
@@ -997,16 +1175,28 @@ class Workbench:
         if isinstance(portfolio, Portfolio):
             return portfolio
         system, _, name = portfolio.rpartition(":")
-        found = [p for p in self.portfolios if p.name == name and (not system or p.system == system)]
+        found = [
+            p for p in self.portfolios if p.name == name and (not system or p.system == system)
+        ]
         if not found:
-            raise ChangeError(f"no portfolio {portfolio!r} is open in the workbench; nothing was changed")
+            raise ChangeError(
+                f"no portfolio {portfolio!r} is open in the workbench; nothing was changed"
+            )
         if len(found) > 1:
             names = ", ".join(f"{p.system}:{p.name}" for p in found)
-            raise ChangeError(f"{portfolio!r} names more than one portfolio ({names}); give it as <system>:<name>; nothing was changed")
+            raise ChangeError(
+                f"{portfolio!r} names more than one portfolio ({names}); give it as <system>:<name>; nothing was changed"
+            )
         return found[0]
 
-    def _decide(self, action: TrustAction, memory_id: str, reason: str, entry: str | None, dry_run: bool) -> Outcome:
-        return self._written(self._applier.decide(action, self, memory_id, entry=entry, reason=reason, dry_run=dry_run))
+    def _decide(
+        self, action: TrustAction, memory_id: str, reason: str, entry: str | None, dry_run: bool
+    ) -> Outcome:
+        return self._written(
+            self._applier.decide(
+                action, self, memory_id, entry=entry, reason=reason, dry_run=dry_run
+            )
+        )
 
     def _written(self, outcome: Outcome) -> Outcome:
         if isinstance(outcome, Decision):
@@ -1035,13 +1225,20 @@ class Workbench:
                     keys.add(key)
         return keys
 
-    def _refresh(self, subjects: Sequence[str], written: Sequence[str] = (), rows: Sequence[Row] = ()) -> None:
+    def _refresh(
+        self, subjects: Sequence[str], written: Sequence[str] = (), rows: Sequence[Row] = ()
+    ) -> None:
         """Read again only the portfolios `subjects` live in (only the files the change wrote, unless
         it created one), and patch everything derived from them."""
         # The memories a change was about: a decision changes their effective trust even when no
         # store changed (a ledger-only flag), so the faces show them again too.
         self.subjects = sorted(s for s in subjects if s in self._by_id)
-        if self._result is None or self._pipeline is None or not self._refresh_enabled or not subjects:
+        if (
+            self._result is None
+            or self._pipeline is None
+            or not self._refresh_enabled
+            or not subjects
+        ):
             return
         with self._lock:
             result = self._result
@@ -1055,7 +1252,13 @@ class Workbench:
             with frozen_after():
                 self._patch(result, keys, written, rows)
 
-    def _patch(self, result: LoadResult, keys: set[tuple[str, str]], written: Sequence[str], rows: Sequence[Row]) -> None:
+    def _patch(
+        self,
+        result: LoadResult,
+        keys: set[tuple[str, str]],
+        written: Sequence[str],
+        rows: Sequence[Row],
+    ) -> None:
         """Re-read the files (or rows) `written` in the portfolios `keys` and patch the load's result,
         the id map and what is derived from them (under the lock)."""
         assert self._pipeline is not None
@@ -1065,8 +1268,12 @@ class Workbench:
         before = self._by_id
         # The id map is patched, not made again: the vault's memories and those the re-reads
         # took out leave it, what they put in joins it. Ids never repeat across portfolios.
-        by_id = before.copy()  # not `dict(before)`: after pops that inserts every entry again, 30-50 ms at 100k
-        candidates = set(self._vaulted)  # the ids that may differ: those of what is re-read, and the vault's
+        by_id = (
+            before.copy()
+        )  # not `dict(before)`: after pops that inserts every entry again, 30-50 ms at 100k
+        candidates = set(
+            self._vaulted
+        )  # the ids that may differ: those of what is re-read, and the vault's
         for memory_id in self._vaulted:
             by_id.pop(memory_id, None)
         for i, work in enumerate(works):
@@ -1076,11 +1283,19 @@ class Workbench:
             walk = any(not work.lists(rel) for rel in rels)
             works[i], portfolios[i] = self._pipeline.reread(work, rels, walk=walk, rows=rows)
             fresh_work = works[i]
-            taken, added = fresh_work.replaced if fresh_work.replaced is not None else (work.memories, fresh_work.memories)
+            taken, added = (
+                fresh_work.replaced
+                if fresh_work.replaced is not None
+                else (work.memories, fresh_work.memories)
+            )
             if fresh_work.replaced is None:
                 self._findings.update(fresh_work.findings)
             else:  # the rest are the contents of the last read, findings and all
-                self._findings.update((key, fresh_work.findings[key]) for m in added if (key := self._keys(m)) in fresh_work.findings)
+                self._findings.update(
+                    (key, fresh_work.findings[key])
+                    for m in added
+                    if (key := self._keys(m)) in fresh_work.findings
+                )
             for memory in taken:
                 by_id.pop(memory.id, None)
                 candidates.add(memory.id)
@@ -1090,7 +1305,9 @@ class Workbench:
         memories: list[Memory] = []
         for w in works:
             memories += w.memories
-        fresh = LoadResult(portfolios, memories, list(self._load_problems), result.timeline, works=works)
+        fresh = LoadResult(
+            portfolios, memories, list(self._load_problems), result.timeline, works=works
+        )
         self._portfolios = {(p.system, p.name): p for p in portfolios}
         vaulted = self._vaulted_memories(fresh, by_id)
         fresh.memories.extend(vaulted)
@@ -1106,7 +1323,10 @@ class Workbench:
             attention = self._attention[1] - set(self.changed)
             self._attention = (by_id, attention | self._attention_of(again) | self._vaulted)
         # The saliences of what was re-read are worked out again when next asked for (`_caught_up`).
-        for kept, behind in ((self._saliences, self._salience_behind["saliences"]), (self._scores, self._salience_behind["scores"])):
+        for kept, behind in (
+            (self._saliences, self._salience_behind["saliences"]),
+            (self._scores, self._salience_behind["scores"]),
+        ):
             behind.update(self.changed)
             if kept is not None:
                 for memory_id in self.changed:
@@ -1128,19 +1348,29 @@ class Workbench:
             if (work.ref.system, work.ref.name) in keys:
                 members += work.memories
         if self._vaulted:
-            members += [m for m in result.memories[len(result.memories) - len(self._vaulted) :] if (m.system, m.portfolio) in keys]
+            members += [
+                m
+                for m in result.memories[len(result.memories) - len(self._vaulted) :]
+                if (m.system, m.portfolio) in keys
+            ]
         return members
 
     def _replan(self, portfolios: list[Portfolio], members: list[Memory]) -> None:
         """Plan the touched portfolios again (`members`: their memories); the others keep their
         plans, in portfolio order."""
         keys = {(p.system, p.name) for p in portfolios}
-        fresh = plan_budgets(members, portfolios, self.clock.now(), file_bytes=file_reader(portfolios))
+        fresh = plan_budgets(
+            members, portfolios, self.clock.now(), file_bytes=file_reader(portfolios)
+        )
         with self._lock:
             old, plans = self._plans, []
             for portfolio in self.portfolios:
                 key = (portfolio.system, portfolio.name)
-                plans += [plan for plan in (fresh if key in keys else old) if (plan.system, plan.portfolio) == key]
+                plans += [
+                    plan
+                    for plan in (fresh if key in keys else old)
+                    if (plan.system, plan.portfolio) == key
+                ]
             self._plans = plans
 
     # -- the guard (app/core/guard): answers for agents, never quarantined text or a secret -------
@@ -1212,10 +1442,16 @@ class Workbench:
 
     # -- bulk forget (change/batch.py) ------------------------------------------------------------
 
-    def forget(self, memory_ids: Sequence[str], *, reason: str = "", dry_run: bool = False) -> Outcome:
+    def forget(
+        self, memory_ids: Sequence[str], *, reason: str = "", dry_run: bool = False
+    ) -> Outcome:
         """Quarantine every memory named as one change: one dry run lists each file and row it
         touches, one `undo` restores them all."""
-        return self._written(self._applier.forget(self, list(dict.fromkeys(memory_ids)), reason=reason, dry_run=dry_run))
+        return self._written(
+            self._applier.forget(
+                self, list(dict.fromkeys(memory_ids)), reason=reason, dry_run=dry_run
+            )
+        )
 
     def select(self, *, query: str | None = None, filter: str | None = None) -> list[str]:  # noqa: A002 - the face's word
         """The ids a search query (every hit) or a filter (curate/selection.py) selects."""

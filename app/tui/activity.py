@@ -51,10 +51,16 @@ def clock_time(workbench: Workbench) -> str:
 def plan_lines(plan: Plan | None) -> tuple[str, ...]:
     if plan is None:
         return ()
-    return (plan.description, *(f"- {change}" for change in plan.changes), *(f"note: {note}" for note in plan.notes))
+    return (
+        plan.description,
+        *(f"- {change}" for change in plan.changes),
+        *(f"note: {note}" for note in plan.notes),
+    )
 
 
-def apply_change(workbench: Workbench, title: str | Callable[[Plan | None], str], run: Run) -> Receipt:
+def apply_change(
+    workbench: Workbench, title: str | Callable[[Plan | None], str], run: Run
+) -> Receipt:
     """Ask the core what the change does (a dry run), then make it; the receipt holds both and the
     files it wrote (`title` may be made from the dry run's Plan). Raises what either raises
     (nothing is written when the dry run refuses)."""
@@ -75,10 +81,17 @@ def done_lines(workbench: Workbench, plan: Plan | None, done: Decision) -> tuple
 
 
 def refused(workbench: Workbench, title: str, error: BaseException) -> Receipt:
-    return Receipt(clock_time(workbench), "refused", f"Not done: {title}", (error_text(error), "nothing was written"))
+    return Receipt(
+        clock_time(workbench),
+        "refused",
+        f"Not done: {title}",
+        (error_text(error), "nothing was written"),
+    )
 
 
-def load_receipt(workbench: Workbench, paths: list[Path], again: bool, before: int | None) -> Receipt:
+def load_receipt(
+    workbench: Workbench, paths: list[Path], again: bool, before: int | None
+) -> Receipt:
     """What a load read: each portfolio with its counts, and the paths it was given."""
     portfolios = workbench.portfolios
     memories = len(workbench.memories)
@@ -87,5 +100,11 @@ def load_receipt(workbench: Workbench, paths: list[Path], again: bool, before: i
     if before is not None and before != memories:
         moved = f" ({memories - before:+,})"
     title = f"{'Re-read' if again else 'Read'} {plural(len(portfolios), 'portfolio')}: {memories:,} {'memory' if memories == 1 else 'memories'}{moved}, {plural(problems, 'problem')}"
-    lines = tuple(one_line(f"{p.system} · {p.name}: {p.memories:,} memories, {len(p.problems)} problems · {p.root}", 300) for p in portfolios)
+    lines = tuple(
+        one_line(
+            f"{p.system} · {p.name}: {p.memories:,} memories, {len(p.problems)} problems · {p.root}",
+            300,
+        )
+        for p in portfolios
+    )
     return Receipt(clock_time(workbench), "load", title, lines, tuple(str(path) for path in paths))

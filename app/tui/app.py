@@ -92,23 +92,80 @@ class MemoryWorkbenchApp(App[None]):
     CSS_PATH = ["styles/app.tcss"]
     TITLE = "Memory Workbench"
     COMMANDS = App.COMMANDS | {WorkbenchCommands}
-    MODES = {"browse": BrowseScreen, **{mode: _maker(mode) for mode in LATER_SCREENS if mode != "help"}}
+    MODES = {
+        "browse": BrowseScreen,
+        **{mode: _maker(mode) for mode in LATER_SCREENS if mode != "help"},
+    }
     DEFAULT_MODE = "browse"
     BINDINGS = [
         # The footer shows the screen's own keys and `?`; `?` lists these as well.
         Binding("ctrl+q", "quit", "Quit", show=False, id="quit", priority=True),
         Binding("question_mark,f1", "help", "Keys", tooltip="Every key that works here", id="help"),
         Binding("f2", "app.switch_mode('browse')", "Browse", show=False, id="mode-browse"),
-        Binding("ctrl+f", "app.switch_mode('search')", "Search", tooltip="Search every memory (the full search screen)", show=False, id="mode-search"),
-        Binding("f3", "app.switch_mode('review')", "Review", tooltip="The review queue", show=False, id="mode-review"),
-        Binding("f4", "app.switch_mode('budget')", "Budget", tooltip="Budgets: what each agent loads at startup", show=False, id="mode-budget"),
-        Binding("f5", "app.switch_mode('timeline')", "Timeline", tooltip="The startup timeline", show=False, id="mode-timeline"),
         Binding(
-            "f6", "app.switch_mode('problems')", "Problems", tooltip="Every problem of the read, and the workbench's warnings", show=False, id="mode-problems"
+            "ctrl+f",
+            "app.switch_mode('search')",
+            "Search",
+            tooltip="Search every memory (the full search screen)",
+            show=False,
+            id="mode-search",
         ),
-        Binding("f7", "app.switch_mode('activity')", "Activity", tooltip="What this session changed and read, and the history", show=False, id="mode-activity"),
-        Binding("ctrl+r", "rescan", "Rescan", tooltip="Read every portfolio again", show=False, id="rescan"),
-        Binding("v,f8", "toggle_reveal", "Reveal", tooltip="Show or mask the secrets in every pane (masked by default)", show=False, id="reveal-secrets"),
+        Binding(
+            "f3",
+            "app.switch_mode('review')",
+            "Review",
+            tooltip="The review queue",
+            show=False,
+            id="mode-review",
+        ),
+        Binding(
+            "f4",
+            "app.switch_mode('budget')",
+            "Budget",
+            tooltip="Budgets: what each agent loads at startup",
+            show=False,
+            id="mode-budget",
+        ),
+        Binding(
+            "f5",
+            "app.switch_mode('timeline')",
+            "Timeline",
+            tooltip="The startup timeline",
+            show=False,
+            id="mode-timeline",
+        ),
+        Binding(
+            "f6",
+            "app.switch_mode('problems')",
+            "Problems",
+            tooltip="Every problem of the read, and the workbench's warnings",
+            show=False,
+            id="mode-problems",
+        ),
+        Binding(
+            "f7",
+            "app.switch_mode('activity')",
+            "Activity",
+            tooltip="What this session changed and read, and the history",
+            show=False,
+            id="mode-activity",
+        ),
+        Binding(
+            "ctrl+r",
+            "rescan",
+            "Rescan",
+            tooltip="Read every portfolio again",
+            show=False,
+            id="rescan",
+        ),
+        Binding(
+            "v,f8",
+            "toggle_reveal",
+            "Reveal",
+            tooltip="Show or mask the secrets in every pane (masked by default)",
+            show=False,
+            id="reveal-secrets",
+        ),
     ]
 
     generation: reactive[int] = reactive(0)  # bumped by every finished load
@@ -119,7 +176,9 @@ class MemoryWorkbenchApp(App[None]):
     warning_count: reactive[int] = reactive(0)  # bumped by every warning of the workbench's own
     activity_count: reactive[int] = reactive(0)  # bumped by every receipt
     reveal_secrets: reactive[bool] = reactive(False)  # secrets masked in every pane until asked for
-    review_count: reactive[int] = reactive(-1)  # the review queue's length as last read (-1: not yet)
+    review_count: reactive[int] = reactive(
+        -1
+    )  # the review queue's length as last read (-1: not yet)
     agent_count: reactive[int] = reactive(0)  # bumped by every memory another process wrote
 
     def __init__(
@@ -147,7 +206,9 @@ class MemoryWorkbenchApp(App[None]):
         self.notice = notice
         self.events: list[PhaseEvent] = []
         self.autoload = load
-        self.warnings: list[ProblemRow] = [ProblemRow.of("settings", problem) for problem in warnings]
+        self.warnings: list[ProblemRow] = [
+            ProblemRow.of("settings", problem) for problem in warnings
+        ]
         self.activity: list[Receipt] = []
         self.live = live
         self._live: LiveWatch | None = None
@@ -162,7 +223,9 @@ class MemoryWorkbenchApp(App[None]):
         for loaded in bundle.themes:
             self.register_theme(loaded)
         self.theme_errors = bundle.errors
-        self.warnings += [ProblemRow("theme", "", None, error, "theme not loaded") for error in bundle.errors]
+        self.warnings += [
+            ProblemRow("theme", "", None, error, "theme not loaded") for error in bundle.errors
+        ]
         self.theme = self._starting_theme(theme)
         self._kept_theme = self.theme
         self._keymap_asked = keymap or {}
@@ -200,10 +263,22 @@ class MemoryWorkbenchApp(App[None]):
     def _starting_theme(self, wanted: str | None) -> str:
         """The theme asked for, else the documented default, saying so in the Problems."""
         if wanted is None or wanted in self.available_themes:
-            return wanted or (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark")
+            return wanted or (
+                DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+            )
         fallback = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
-        names = ", ".join(sorted(name for name in self.available_themes if not name.startswith("textual")))
-        self.warnings.append(ProblemRow("theme", "theme", None, f"no theme named {wanted!r} (the workbench's themes: {names})", f"{fallback} used"))
+        names = ", ".join(
+            sorted(name for name in self.available_themes if not name.startswith("textual"))
+        )
+        self.warnings.append(
+            ProblemRow(
+                "theme",
+                "theme",
+                None,
+                f"no theme named {wanted!r} (the workbench's themes: {names})",
+                f"{fallback} used",
+            )
+        )
         return fallback
 
     def _reverted(self, path: Path, data: bytes | None) -> None:
@@ -228,7 +303,13 @@ class MemoryWorkbenchApp(App[None]):
         self._refresh_notifications()
 
     def on_notice(self, message: Notice) -> None:
-        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout, markup=False)
+        self.notify(
+            message.text,
+            title=message.title,
+            severity=message.severity,
+            timeout=message.timeout,
+            markup=False,
+        )
 
     def on_key(self, event: events.Key) -> None:
         """A key typed right after one that moved the focus to an input (`/` and a word, typed fast)
@@ -259,9 +340,21 @@ class MemoryWorkbenchApp(App[None]):
     def _say_warnings(self, count: int) -> None:
         if count:
             noun = "warning" if count == 1 else "warnings"
-            self.notify(f"{count} {noun} about the settings, themes or keys: F6 lists them.", title="Problems", severity="warning", timeout=8)
+            self.notify(
+                f"{count} {noun} about the settings, themes or keys: F6 lists them.",
+                title="Problems",
+                severity="warning",
+                timeout=8,
+            )
 
-    @work(thread=True, exclusive=True, group="screens", name="load-screens", description="load-screens", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="screens",
+        name="load-screens",
+        description="load-screens",
+        exit_on_error=False,
+    )
     def _load_later_screens(self) -> None:
         """Every other screen's module, once the first frame is up: a first switch to one is then
         quick, and the keymap is checked against every binding id there is."""
@@ -307,7 +400,11 @@ class MemoryWorkbenchApp(App[None]):
 
     def on_open_paths(self, message: OpenPaths) -> None:
         self.paths = list(message.paths)
-        self.notify(", ".join(one_line(str(path), 120) for path in self.paths), title="Opening", markup=False)
+        self.notify(
+            ", ".join(one_line(str(path), 120) for path in self.paths),
+            title="Opening",
+            markup=False,
+        )
         self.load()
 
     def record(self, receipt: Receipt) -> None:
@@ -327,7 +424,14 @@ class MemoryWorkbenchApp(App[None]):
         keys = ", ".join(sorted({binding.key for binding in clashed_bindings}))
         config = str(self.locations.config / "config.yaml")
         self.call_later(
-            self.warn, ProblemRow("keymap", config, None, f"{keys} is given to more than one binding here ({', '.join(sorted(ids))})", "the keymap wins")
+            self.warn,
+            ProblemRow(
+                "keymap",
+                config,
+                None,
+                f"{keys} is given to more than one binding here ({', '.join(sorted(ids))})",
+                "the keymap wins",
+            ),
         )
 
     def _theme_chosen(self, theme: Theme) -> None:
@@ -336,13 +440,28 @@ class MemoryWorkbenchApp(App[None]):
             self._kept_theme = theme.name
             self._keep_theme(theme.name)
 
-    @work(thread=True, exclusive=True, group="settings", name="keep-theme", description="keep-theme", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="settings",
+        name="keep-theme",
+        description="keep-theme",
+        exit_on_error=False,
+    )
     def _keep_theme(self, name: str) -> None:
         try:
             path = self.workbench.save_theme(name)
         except Exception as error:  # noqa: BLE001 - said, never a crash
             self.post_message(
-                Warned(ProblemRow("settings", "config.yaml", None, f"the theme {name!r} could not be kept: {error_text(error)}", "used for this session only"))
+                Warned(
+                    ProblemRow(
+                        "settings",
+                        "config.yaml",
+                        None,
+                        f"the theme {name!r} could not be kept: {error_text(error)}",
+                        "used for this session only",
+                    )
+                )
             )
             return
         self.post_message(Notice(f"{name} is kept in {path}", title="Theme"))
@@ -353,7 +472,11 @@ class MemoryWorkbenchApp(App[None]):
         if self.generation:
             noun = "portfolio" if len(self.workbench.portfolios) == 1 else "portfolios"
             where = ", ".join(one_line(str(path), 60) for path in self.paths)
-            self.notify(f"Re-reading {len(self.workbench.portfolios)} {noun} from {where}", title="Rescan", markup=False)
+            self.notify(
+                f"Re-reading {len(self.workbench.portfolios)} {noun} from {where}",
+                title="Rescan",
+                markup=False,
+            )
         self.load()
 
     def load(self) -> None:
@@ -363,7 +486,14 @@ class MemoryWorkbenchApp(App[None]):
         self.progress = "starting"
         self._load()
 
-    @work(thread=True, exclusive=True, group="load", name="load", description="load", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="load",
+        name="load",
+        description="load",
+        exit_on_error=False,
+    )
     def _load(self) -> None:
         def emit(event: PhaseEvent) -> None:
             self.post_message(PhaseChanged(event))
@@ -381,7 +511,13 @@ class MemoryWorkbenchApp(App[None]):
         try:
             self.workbench.build_index()
         except Exception as error:  # noqa: BLE001 - search falls back to substrings, and says so
-            self.post_message(Notice(error_text(error, 300), title="Could not build the search index", severity="error"))
+            self.post_message(
+                Notice(
+                    error_text(error, 300),
+                    title="Could not build the search index",
+                    severity="error",
+                )
+            )
 
     def on_phase_changed(self, message: PhaseChanged) -> None:
         event = message.event
@@ -394,7 +530,11 @@ class MemoryWorkbenchApp(App[None]):
             self.sub_title = f"loading · {self.progress}"
         elif event.phase == "index":
             # The index is built behind the loaded screens: the header says how far, then the counts.
-            indexing = "" if event.status == "end" else f" · indexing for search {event.done:,} of {event.total or 0:,}"
+            indexing = (
+                ""
+                if event.status == "end"
+                else f" · indexing for search {event.done:,} of {event.total or 0:,}"
+            )
             self.sub_title = self.counts_line() + indexing
 
     def on_workbench_loaded(self, message: WorkbenchLoaded) -> None:
@@ -408,7 +548,9 @@ class MemoryWorkbenchApp(App[None]):
         self.record(receipt)
         self.start_live()
         if again:
-            self.notify(receipt.title + "\n" + "\n".join(receipt.files), title="Rescan done", markup=False)
+            self.notify(
+                receipt.title + "\n" + "\n".join(receipt.files), title="Rescan done", markup=False
+            )
 
     def on_load_failed(self, message: LoadFailed) -> None:
         # The screens show it in their empty state, with a retry; `memwb` exits non-zero after it.
@@ -416,7 +558,13 @@ class MemoryWorkbenchApp(App[None]):
         self.progress = ""
         self.load_error = message.error
         self.sub_title = self.counts_line()
-        self.notify(message.error, title="Could not read the portfolios", severity="error", timeout=10, markup=False)
+        self.notify(
+            message.error,
+            title="Could not read the portfolios",
+            severity="error",
+            timeout=10,
+            markup=False,
+        )
 
     @property
     def exit_status(self) -> int:
@@ -446,7 +594,14 @@ class MemoryWorkbenchApp(App[None]):
         # screens have read their changed rows: run beside those reads, each would take longer.
         self.set_timer(RECOUNT_AFTER_WRITE, self.recount)
 
-    @work(thread=True, exclusive=True, group="counts", name="recount", description="recount", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="counts",
+        name="recount",
+        description="recount",
+        exit_on_error=False,
+    )
     def recount(self) -> None:
         """The header's budget count after a write, planned in this thread."""
         self.workbench.budgets()
@@ -532,7 +687,11 @@ class MemoryWorkbenchApp(App[None]):
 
     def action_toggle_reveal(self) -> None:
         self.reveal_secrets = not self.reveal_secrets
-        shown = "shown in every pane until you press it again" if self.reveal_secrets else "masked again"
+        shown = (
+            "shown in every pane until you press it again"
+            if self.reveal_secrets
+            else "masked again"
+        )
         self.notify(f"Secrets {shown}.", title="Secrets")
 
     def action_help(self) -> None:

@@ -32,13 +32,25 @@ from app.tui.screens.browse_changes import run_write, undo_change
 from app.tui.widgets.path_prompt import PathPrompt
 
 SCREENS = (
-    ("Browse memories", "browse", "The tree of portfolios, tiers and domains, and the memory table"),
+    (
+        "Browse memories",
+        "browse",
+        "The tree of portfolios, tiers and domains, and the memory table",
+    ),
     ("Search", "search", 'Search every memory (words, field:value, "phrases", prefix*, fuzzy~)'),
     ("Review queue", "review", "Findings and trust, most severe first"),
     ("Budgets", "budget", "What each agent loads at startup and where the budget cuts"),
     ("Startup timeline", "timeline", "The core's load phases as they ran"),
-    ("Problems", "problems", "Every problem of the read (file, line, what was kept) and the workbench's warnings"),
-    ("Activity and history", "activity", "A receipt for every change and load of this session; everything the ledger holds"),
+    (
+        "Problems",
+        "problems",
+        "Every problem of the read (file, line, what was kept) and the workbench's warnings",
+    ),
+    (
+        "Activity and history",
+        "activity",
+        "A receipt for every change and load of this session; everything the ledger holds",
+    ),
 )
 
 # (action name on the screen, palette title, help)
@@ -47,12 +59,24 @@ MEMORY_ACTIONS = (
     ("flag", "Flag this memory", "Mark it for a closer look"),
     ("quarantine", "Quarantine this memory", "Take it out of the agent's reach"),
     ("restore", "Restore this memory", "Bring a quarantined memory back"),
-    ("quarantine_entry", "Quarantine one entry of this memory", "Choose the entry; the others stay as they are"),
-    ("approve_entry", "Approve one entry of this memory", "Choose the entry; the others stay as they are"),
+    (
+        "quarantine_entry",
+        "Quarantine one entry of this memory",
+        "Choose the entry; the others stay as they are",
+    ),
+    (
+        "approve_entry",
+        "Approve one entry of this memory",
+        "Choose the entry; the others stay as they are",
+    ),
     ("promote", "Promote this memory", "Move it to a hotter tier, in its own system"),
     ("demote", "Demote this memory", "Move it to a colder tier, in its own system"),
     ("pin", "Pin this memory", "Keep it where it is; suggestions leave it alone"),
-    ("load_earlier", "Load this memory earlier", "A smaller priority number: it loads earlier at startup"),
+    (
+        "load_earlier",
+        "Load this memory earlier",
+        "A smaller priority number: it loads earlier at startup",
+    ),
     ("load_later", "Load this memory later", "A bigger priority number: it loads later at startup"),
     ("undo", "Undo the latest change", "Reverse the latest curation change, byte for byte"),
 )
@@ -70,7 +94,12 @@ def help_text(text: str, limit: int = 100) -> str:
 
 
 def _bindings_of(screen: Screen[Any]) -> list[Binding]:
-    return [b for cls in type(screen).__mro__ for b in getattr(cls, "BINDINGS", ()) if isinstance(b, Binding)]
+    return [
+        b
+        for cls in type(screen).__mro__
+        for b in getattr(cls, "BINDINGS", ())
+        if isinstance(b, Binding)
+    ]
 
 
 def _allowed(screen: Screen[Any], action: str) -> bool:
@@ -109,15 +138,21 @@ class WorkbenchCommands(Provider):
 
     def _static_commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app = workbench_app(self.app)
-        commands: list[tuple[str, Callable[[], object], str]] = [(title, partial(app.switch_mode, mode), help_) for title, mode, help_ in SCREENS]
+        commands: list[tuple[str, Callable[[], object], str]] = [
+            (title, partial(app.switch_mode, mode), help_) for title, mode, help_ in SCREENS
+        ]
         for action, title, help_ in MEMORY_ACTIONS:
             if (bound := screen_action(self.screen, action)) is not None:
-                commands.append((title, partial(self._run_screen_action, self.screen, bound), help_))
+                commands.append(
+                    (title, partial(self._run_screen_action, self.screen, bound), help_)
+                )
             elif action == "undo":
                 commands.append((title, self._undo, help_))
         commands.append((OPEN_PORTFOLIO[0], self._ask_for_portfolio, OPEN_PORTFOLIO[1]))
         commands.append((RESCAN[0], app.action_rescan, RESCAN[1]))
-        commands.append(("Switch theme…", app.action_change_theme, "Choose one of the registered themes"))
+        commands.append(
+            ("Switch theme…", app.action_change_theme, "Choose one of the registered themes")
+        )
         return commands
 
     # -- what the palette lists for a query ------------------------------------------------------
@@ -130,7 +165,12 @@ class WorkbenchCommands(Provider):
         for name in sorted(self.app.available_themes):
             title = f"{THEME_PREFIX}{name}"
             if (score := matcher.match(title)) > 0:
-                yield Hit(score, matcher.highlight(title), partial(setattr, self.app, "theme", name), help="Switch to this theme")
+                yield Hit(
+                    score,
+                    matcher.highlight(title),
+                    partial(setattr, self.app, "theme", name),
+                    help="Switch to this theme",
+                )
         stripped = query.strip()
         if stripped.startswith(PATH_STARTS):
             # a path typed straight into the palette: offer to open it without the extra prompt
@@ -164,7 +204,13 @@ class WorkbenchCommands(Provider):
             name = one_line(memory.name, 50)
             label = Text(f"{name}  ", style="bold")
             label.append(f"{memory.system} · {memory.tier.value}", style="dim")
-            yield Hit(0.5 - rank * 0.01, label, partial(app.open_memory, hit.id), text=name, help=help_text(hit.highlight))
+            yield Hit(
+                0.5 - rank * 0.01,
+                label,
+                partial(app.open_memory, hit.id),
+                text=name,
+                help=help_text(hit.highlight),
+            )
 
     # -- commands ------------------------------------------------------------------------------------
 
@@ -183,7 +229,9 @@ class WorkbenchCommands(Provider):
             if receipt is not None:
                 app.post_message(Notice(receipt.title, title="Undo"))
 
-        return app.run_worker(undo, name="undo", group="change", thread=True, exclusive=True, exit_on_error=False)
+        return app.run_worker(
+            undo, name="undo", group="change", thread=True, exclusive=True, exit_on_error=False
+        )
 
     def _ask_for_portfolio(self) -> None:
         self.app.push_screen(PathPrompt(), self._portfolio_chosen)
@@ -202,7 +250,11 @@ class WorkbenchCommands(Provider):
             problems = app.workbench.check_paths([path])
             if problems:
                 why = problems[0].message
-                app.post_message(Warned(ProblemRow("open", str(path), None, why, "the portfolios open stay open")))
+                app.post_message(
+                    Warned(
+                        ProblemRow("open", str(path), None, why, "the portfolios open stay open")
+                    )
+                )
                 app.post_message(
                     Notice(
                         f"{one_line(str(path), 120)}: {one_line(why, 200)}. The portfolios open stay as they are.",
@@ -214,4 +266,11 @@ class WorkbenchCommands(Provider):
                 return
             app.post_message(OpenPaths([path]))
 
-        return app.run_worker(check, name="open-portfolio", group="open-portfolio", thread=True, exclusive=True, exit_on_error=False)
+        return app.run_worker(
+            check,
+            name="open-portfolio",
+            group="open-portfolio",
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+        )

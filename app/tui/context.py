@@ -155,4 +155,10 @@ class WorkbenchScreen(Screen[None]):
         """A write changed `message.ids`; a screen that shows them reads them again."""
 
     def on_notice(self, message: Notice) -> None:
-        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout, markup=False)
+        self.notify(
+            message.text,
+            title=message.title,
+            severity=message.severity,
+            timeout=message.timeout,
+            markup=False,
+        )

@@ -36,7 +36,9 @@ class Step:
 
     def sentence(self, name: str, direction: int, *, what_if: bool = False) -> str:
         """ "deploy-runbook loads earlier: priority 10 → 4"."""
-        verb = ("would load" if what_if else "loads") + (" earlier" if direction == EARLIER else " later")
+        verb = ("would load" if what_if else "loads") + (
+            " earlier" if direction == EARLIER else " later"
+        )
         before = "none" if self.before is None else str(self.before)
         return f"{one_line(name, 60)} {verb}: priority {before} \u2192 {self.after}"
 
@@ -45,13 +47,21 @@ def word(direction: int) -> str:
     return "earlier" if direction == EARLIER else "later"
 
 
-def order_step(ids: Sequence[str], memory_id: str, direction: int, priority_of: Callable[[str], int], name_of: Callable[[str], str]) -> int:
+def order_step(
+    ids: Sequence[str],
+    memory_id: str,
+    direction: int,
+    priority_of: Callable[[str], int],
+    name_of: Callable[[str], str],
+) -> int:
     """The priority that moves `memory_id` one place in the loading order `ids` (ordered by priority,
     then name): one past its neighbour's. Raises Refused at either end of the order."""
     index = list(ids).index(memory_id)
     neighbour = index + direction
     if not 0 <= neighbour < len(ids):
-        raise Refused(f"{one_line(name_of(memory_id), 60)} already loads {'first' if direction == EARLIER else 'last'} at startup.")
+        raise Refused(
+            f"{one_line(name_of(memory_id), 60)} already loads {'first' if direction == EARLIER else 'last'} at startup."
+        )
     wanted = priority_of(ids[neighbour]) + direction
     if wanted < FIRST_PRIORITY:
         raise Refused(
@@ -64,10 +74,14 @@ def number_step(name: str, priority: int | None, direction: int) -> int:
     """One more or one less, for a memory outside any priority order. Raises Refused when it has no
     priority (nothing to move) or is at the first one."""
     if priority is None:
-        raise Refused(f"{one_line(name, 60)} has no priority and is in no startup order, so nothing loads it {word(direction)}: promote it (p) first.")
+        raise Refused(
+            f"{one_line(name, 60)} has no priority and is in no startup order, so nothing loads it {word(direction)}: promote it (p) first."
+        )
     wanted = priority + direction
     if wanted < FIRST_PRIORITY:
-        raise Refused(f"{one_line(name, 60)} is already at priority {FIRST_PRIORITY}, the first there is.")
+        raise Refused(
+            f"{one_line(name, 60)} is already at priority {FIRST_PRIORITY}, the first there is."
+        )
     return wanted
 
 
@@ -97,4 +111,7 @@ def next_priority(workbench: Workbench, memory_id: str, direction: int) -> Step:
     def name_of(item_id: str) -> str:
         return workbench.memory(item_id).name
 
-    return Step(memory.priority, order_step([item.id for item in plan.items], memory_id, direction, priority_of, name_of))
+    return Step(
+        memory.priority,
+        order_step([item.id for item in plan.items], memory_id, direction, priority_of, name_of),
+    )

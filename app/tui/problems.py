@@ -40,7 +40,9 @@ def read_problems(workbench: Workbench) -> list[ProblemRow]:
     for portfolio in workbench.portfolios:
         for problem in portfolio.problems:
             owner[id(problem)] = f"{portfolio.system} · {portfolio.name}"
-    return [ProblemRow.of(owner.get(id(problem), "scan"), problem) for problem in workbench.problems()]
+    return [
+        ProblemRow.of(owner.get(id(problem), "scan"), problem) for problem in workbench.problems()
+    ]
 
 
 def binding_ids() -> set[str]:
@@ -62,7 +64,9 @@ def binding_ids() -> set[str]:
     return ids
 
 
-def keymap_problems(keymap: Mapping[str, str], known: Iterable[str], where: str) -> list[ProblemRow]:
+def keymap_problems(
+    keymap: Mapping[str, str], known: Iterable[str], where: str
+) -> list[ProblemRow]:
     """A keymap entry that names no binding does nothing: said, with the nearest id."""
     choices = sorted(known)
     rows = []
@@ -71,5 +75,13 @@ def keymap_problems(keymap: Mapping[str, str], known: Iterable[str], where: str)
             continue
         near = difflib.get_close_matches(binding_id, choices, n=1, cutoff=0.6)
         hint = f"; did you mean {near[0]!r}?" if near else " (F1 lists every id)"
-        rows.append(ProblemRow("keymap", where, None, f"no key has the id {binding_id!r}{hint}", "that entry is ignored"))
+        rows.append(
+            ProblemRow(
+                "keymap",
+                where,
+                None,
+                f"no key has the id {binding_id!r}{hint}",
+                "that entry is ignored",
+            )
+        )
     return rows

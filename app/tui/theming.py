@@ -58,7 +58,18 @@ class ThemeSpec(BaseModel):
     author: str | None = None
     description: str | None = None
 
-    @field_validator("primary", "secondary", "accent", "warning", "error", "success", "foreground", "background", "surface", "panel")
+    @field_validator(
+        "primary",
+        "secondary",
+        "accent",
+        "warning",
+        "error",
+        "success",
+        "foreground",
+        "background",
+        "surface",
+        "panel",
+    )
     @classmethod
     def _is_colour(cls, value: str | None) -> str | None:
         return None if value is None else _colour(value)

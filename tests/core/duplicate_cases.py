@@ -11,6 +11,10 @@ LOOPED = "## Retry the flaky deploy\nWhen the staging deploy fails on the health
 def looped_workspace(root: Path, copies: int) -> Path:
     """An OpenClaw workspace whose agent appended one domain section `copies` times."""
     (root / "memory" / "domains").mkdir(parents=True)
-    (root / "MEMORY.md").write_text("# Memory\n\n## Deploys\n- Staging deploys only from release branches.\n", encoding="utf-8")
-    (root / "memory" / "domains" / "lessons.md").write_text("# Lessons\n\n" + "\n".join([LOOPED] * copies), encoding="utf-8")
+    (root / "MEMORY.md").write_text(
+        "# Memory\n\n## Deploys\n- Staging deploys only from release branches.\n", encoding="utf-8"
+    )
+    (root / "memory" / "domains" / "lessons.md").write_text(
+        "# Lessons\n\n" + "\n".join([LOOPED] * copies), encoding="utf-8"
+    )
     return root

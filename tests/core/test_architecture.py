@@ -9,7 +9,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app"
-SYSTEM_NAMES = re.compile(r"System\.(DOLLHOUSE|MASSGEN|OPENCLAW|ENGRAM|MEMORY_MCP)\b|[\"'](dollhouse|massgen|openclaw|engram|memory-mcp|memory_mcp)[\"']")
+SYSTEM_NAMES = re.compile(
+    r"System\.(DOLLHOUSE|MASSGEN|OPENCLAW|ENGRAM|MEMORY_MCP)\b|[\"'](dollhouse|massgen|openclaw|engram|memory-mcp|memory_mcp)[\"']"
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -106,7 +108,9 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_the_import_graph_of_app_has_no_circles() -> None:
     graph = _graph()
-    assert "app.core.workbench" in graph and graph["app.core.workbench"], "the import graph was not read"
+    assert "app.core.workbench" in graph and graph["app.core.workbench"], (
+        "the import graph was not read"
+    )
     assert _cycles(graph) == []
 
 

@@ -43,7 +43,9 @@ PAST_1500 = [DH + "coding-conventions-go", DH + "mobile-release-checklist", DH +
 
 
 def open_bench(base: Path, *paths: Path) -> Workbench:
-    workbench = Workbench(Locations(base / "cache", base / "data", base / "config"), clock=FixedClock(NOW))
+    workbench = Workbench(
+        Locations(base / "cache", base / "data", base / "config"), clock=FixedClock(NOW)
+    )
     workbench.open(list(paths), use_cache=False)
     return workbench
 
@@ -70,7 +72,12 @@ def plan_of(plans: list[BudgetPlan], system: str, scope: str) -> BudgetPlan:
 
 def dh_plan(bench: Workbench, pf: Portfolio | None = None, **kw: object) -> BudgetPlan:
     """The DollhouseMCP plan as the facade makes it: each memory's file at hand for the server's count."""
-    return dollhouse_plan(members(bench, "dollhouse"), pf or portfolio(bench, "dollhouse"), file_bytes=file_reader(bench.portfolios), **kw)  # type: ignore[arg-type]
+    return dollhouse_plan(
+        members(bench, "dollhouse"),
+        pf or portfolio(bench, "dollhouse"),
+        file_bytes=file_reader(bench.portfolios),
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 # DollhouseMCP's estimateTokens of each auto-load memory of the sample, in priority order.
@@ -86,15 +93,24 @@ def test_dollhouse_plan_counts_as_the_server_does_in_priority_order(bench: Workb
     assert [item.id for item in plan.items] == [m.id for m in auto]
     assert [item.cost for item in plan.items] == SERVER_COSTS
     # The server's figure is above the bare ceil(words / 0.75) of the entries for every memory.
-    assert all(item.cost > math.ceil(m.words / 0.75) for item, m in zip(plan.items, auto, strict=True))
+    assert all(
+        item.cost > math.ceil(m.words / 0.75) for item, m in zip(plan.items, auto, strict=True)
+    )
     assert [item.order for item in plan.items] == list(range(1, 9))
     assert plan.used == sum(SERVER_COSTS) == 2376
-    assert plan.limit == 1500 and plan.unit == "tokens" and plan.estimator.startswith("DollhouseMCP estimateTokens")
+    assert (
+        plan.limit == 1500
+        and plan.unit == "tokens"
+        and plan.estimator.startswith("DollhouseMCP estimateTokens")
+    )
     # The enforcing loop stops at the first memory that would overflow: 1,488 + 318 > 1,500.
     assert [item.id for item in plan.fitting] == FITS_AT_1500
     assert [item.id for item in plan.past_cut] == PAST_1500
     assert plan.loaded == sum(SERVER_COSTS[:5]) == 1488
-    assert plan.items[5].note == "priority 12; 1,488 + 318 = 1,806 > 1,500: the enforcing loop stops here"
+    assert (
+        plan.items[5].note
+        == "priority 12; 1,488 + 318 = 1,806 > 1,500: the enforcing loop stops here"
+    )
     assert plan.over
 
 
@@ -111,9 +127,17 @@ def test_what_if_a_larger_budget_moves_the_cut(bench: Workbench) -> None:
 
 
 def test_what_if_new_priorities_reorder(bench: Workbench) -> None:
-    plan = dh_plan(bench, what_if=WhatIf(priorities={DH + "on-call-handoff": 1, DH + "kite-architecture-overview": 90}))
+    plan = dh_plan(
+        bench,
+        what_if=WhatIf(
+            priorities={DH + "on-call-handoff": 1, DH + "kite-architecture-overview": 90}
+        ),
+    )
     order = [item.id for item in plan.items]
-    assert order[:2] == [DH + "dollhousemcp-baseline-knowledge", DH + "on-call-handoff"]  # tie at 1: by name
+    assert order[:2] == [
+        DH + "dollhousemcp-baseline-knowledge",
+        DH + "on-call-handoff",
+    ]  # tie at 1: by name
     assert order[-1] == DH + "kite-architecture-overview"
     # 247 + 339 + 266 + 258 + 318 = 1,428; + coding-conventions-go 318 = 1,746 > 1,500
     assert plan.loaded == 1428
@@ -128,24 +152,40 @@ def test_budget_is_clamped_and_can_be_disabled(bench: Workbench) -> None:
     assert dollhouse_plan(ms, pf, what_if=WhatIf(max_tokens=10**6)).limit == 50000
     settings = dict(pf.settings, autoLoad=dict(pf.settings["autoLoad"], enabled=False))
     off = dollhouse_plan(ms, pf.model_copy(update={"settings": settings}))
-    assert off.loaded == 0 and off.fitting == [] and "autoLoad.enabled is false: nothing is auto-loaded." in off.notes
+    assert (
+        off.loaded == 0
+        and off.fitting == []
+        and "autoLoad.enabled is false: nothing is auto-loaded." in off.notes
+    )
 
 
-def test_enabled_false_in_config_yml_still_auto_loads_and_the_plan_says_so(tmp_path: Path, bench: Workbench) -> None:
+def test_enabled_false_in_config_yml_still_auto_loads_and_the_plan_says_so(
+    tmp_path: Path, bench: Workbench
+) -> None:
     """DollhouseMCP reads config.yml with the FAILSAFE schema: `enabled: false` is the string
     "false", which `if (config.autoLoad.enabled)` treats as true."""
     from app.core.model import Problem
     from app.core.systems.dollhouse.reader import DollhouseAdapter
 
     (tmp_path / "memories").mkdir()
-    (tmp_path / "config.yml").write_text("autoLoad:\n  enabled: false\n  maxTokenBudget: 1500\n", encoding="utf-8")
+    (tmp_path / "config.yml").write_text(
+        "autoLoad:\n  enabled: false\n  maxTokenBudget: 1500\n", encoding="utf-8"
+    )
     problems: list[Problem] = []
     settings = DollhouseAdapter.settings(tmp_path, problems)
-    assert settings["autoLoad"]["enabled"] is True and settings["autoLoad"]["enabled_written"] == "false"
+    assert (
+        settings["autoLoad"]["enabled"] is True
+        and settings["autoLoad"]["enabled_written"] == "false"
+    )
     assert [(p.line, p.kept) for p in problems] == [(2, "read as enabled, as the server reads it")]
     plan = dh_plan(bench, portfolio(bench, "dollhouse").model_copy(update={"settings": settings}))
     assert plan.loaded == 1488 and [item.id for item in plan.fitting] == FITS_AT_1500
-    assert any(n.startswith("config.yml writes `autoLoad.enabled: false`, but DollhouseMCP reads config.yml with the FAILSAFE schema") for n in plan.notes)
+    assert any(
+        n.startswith(
+            "config.yml writes `autoLoad.enabled: false`, but DollhouseMCP reads config.yml with the FAILSAFE schema"
+        )
+        for n in plan.notes
+    )
     assert any("auto-loads these memories anyway" in n for n in plan.notes)
     # Only an empty value is false for the server.
     (tmp_path / "config.yml").write_text("autoLoad:\n  enabled: ''\n", encoding="utf-8")
@@ -157,7 +197,10 @@ def test_enabled_false_in_config_yml_still_auto_loads_and_the_plan_says_so(tmp_p
 
 def test_single_memory_limit_skips_without_stopping(bench: Workbench) -> None:
     pf = portfolio(bench, "dollhouse")
-    settings = dict(pf.settings, autoLoad=dict(pf.settings["autoLoad"], maxSingleMemoryTokens=350, maxTokenBudget=5000))
+    settings = dict(
+        pf.settings,
+        autoLoad=dict(pf.settings["autoLoad"], maxSingleMemoryTokens=350, maxTokenBudget=5000),
+    )
     plan = dh_plan(bench, pf.model_copy(update={"settings": settings}))
     skipped = plan.past_cut
     assert [item.id for item in skipped] == [DH + "kite-architecture-overview"]  # 399 tokens > 350
@@ -194,7 +237,9 @@ def test_sample_plans(bench: Workbench) -> None:
     ]
     short = plan_of(plans, "massgen", "short-term")
     big = [item for item in short.items if not item.fits]
-    assert [(item.id, item.cost) for item in big] == [("massgen:massgen:workspace_planner/release_plan_3_4", 1295)]
+    assert [(item.id, item.cost) for item in big] == [
+        ("massgen:massgen:workspace_planner/release_plan_3_4", 1295)
+    ]
     assert big[0].note == "over 1,000 tokens for one short-term memory"
     assert short.used == 1933 and len(short.items) == 8 and short.limit == 10000
 
@@ -204,28 +249,50 @@ def test_sample_plans(bench: Workbench) -> None:
 
     hot = plan_of(plans, "memory-mcp", "hot cache")
     # Two recent recalls come first (one of them cold), so one of the ten hot rows is left out.
-    assert hot.used == 11 and hot.loaded == 10 and len(hot.past_cut) == 1 and hot.unit == "items" and hot.limit == 10
+    assert (
+        hot.used == 11
+        and hot.loaded == 10
+        and len(hot.past_cut) == 1
+        and hot.unit == "items"
+        and hot.limit == 10
+    )
     assert all(item.note.startswith("salience ") for item in hot.items)
     # After the recalls, the hot rows come by salience, highest first.
-    scores = [float(item.note.split()[1].rstrip(";")) for item in hot.items if "; promoted" in item.note]
+    scores = [
+        float(item.note.split()[1].rstrip(";")) for item in hot.items if "; promoted" in item.note
+    ]
     assert scores == sorted(scores, reverse=True)
 
     kite = plan_of(plans, "engram", "mem_context kite")
     assert kite.limit is None and len(kite.items) == 18 and kite.past_cut == []
     assert kite.items[0].id == "engram:engram:obs/22"  # newest first
-    assert kite.used == len("## Memory from Previous Sessions\n\n### Recent Observations\n") + sum(i.cost for i in kite.items) + 1
+    assert (
+        kite.used
+        == len("## Memory from Previous Sessions\n\n### Recent Observations\n")
+        + sum(i.cost for i in kite.items)
+        + 1
+    )
 
 
 def test_openclaw_bootstrap_exact_with_files(bench: Workbench) -> None:
     approx = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW), "openclaw", "bootstrap")
-    exact = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW, file_bytes=file_reader(bench.portfolios)), "openclaw", "bootstrap")
+    exact = plan_of(
+        plan_budgets(
+            bench.memories, bench.portfolios, NOW, file_bytes=file_reader(bench.portfolios)
+        ),
+        "openclaw",
+        "bootstrap",
+    )
     files = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "MEMORY.md"]
     root = SAMPLE / "openclaw" / "workspace"
     chars = sum(len((root / name).read_text(encoding="utf-8")) for name in files)
     assert exact.used == exact.loaded == chars == 14029
     # Without the files, text between sections is counted in bytes (the MEMORY.md title has an em dash).
     assert approx.used == 14031
-    assert "Text between sections (headings, blank lines) is counted in bytes: the file was not re-read." in approx.notes
+    assert (
+        "Text between sections (headings, blank lines) is counted in bytes: the file was not re-read."
+        in approx.notes
+    )
     assert exact.items[0].id == "openclaw:workspace:file/AGENTS" and exact.items[0].cost == 1468
     assert all(item.fits and not item.truncated for item in exact.items)
 
@@ -245,14 +312,28 @@ def test_openclaw_truncation_is_reported_per_item(tmp_path: Path) -> None:
     sections = "".join(f"## Section {n}\n" + "x" * 60 + "\n" for n in range(3))
     write(workspace / "MEMORY.md", "# Memory\n\n" + sections)
     bench = open_bench(tmp_path / "state", workspace)
-    plans = plan_budgets(bench.memories, bench.portfolios, NOW, file_bytes=file_reader(bench.portfolios))
+    plans = plan_budgets(
+        bench.memories, bench.portfolios, NOW, file_bytes=file_reader(bench.portfolios)
+    )
     boot = plan_of(plans, "openclaw", "bootstrap")
     agents = boot.items[0]
-    assert (agents.id, agents.cost, agents.fits, agents.truncated, agents.cut) == ("openclaw:workspace:file/AGENTS", 25009, False, True, 5009)
-    assert agents.note == "AGENTS.md, characters 0-25,009; 5,009 characters past character 20,000 of the file are cut silently"
+    assert (agents.id, agents.cost, agents.fits, agents.truncated, agents.cut) == (
+        "openclaw:workspace:file/AGENTS",
+        25009,
+        False,
+        True,
+        5009,
+    )
+    assert (
+        agents.note
+        == "AGENTS.md, characters 0-25,009; 5,009 characters past character 20,000 of the file are cut silently"
+    )
     assert boot.used == 25009 + 6 + 10 + 3 * 74
     assert boot.loaded == boot.used - 5009
-    assert "AGENTS.md: 25,009 characters, 5,009 cut silently at the 20,000-character file cap" in boot.notes
+    assert (
+        "AGENTS.md: 25,009 characters, 5,009 cut silently at the 20,000-character file cap"
+        in boot.notes
+    )
     assert all(item.fits for item in boot.items[1:])
     memory_md = plan_of(plans, "openclaw", "MEMORY.md")
     assert memory_md.used == 10 + 3 * 74 and memory_md.past_cut == [] and not memory_md.over
@@ -269,11 +350,18 @@ def test_massgen_guidance_counts_items_and_total(tmp_path: Path) -> None:
     plan = plan_of(plan_budgets(bench.memories, bench.portfolios, NOW), "massgen", "short-term")
     assert [item.cost for item in plan.items] == [1200] * 11 + [14]
     assert all(not item.fits for item in plan.items)  # every 900-word memory is over 1,000 tokens
-    assert plan.items[8].note == "over 1,000 tokens for one short-term memory; 10,800 tokens so far, past 10,000"
-    assert plan.items[11].note == "item 12, past the 10 recommended; 13,214 tokens so far, past 10,000"
+    assert (
+        plan.items[8].note
+        == "over 1,000 tokens for one short-term memory; 10,800 tokens so far, past 10,000"
+    )
+    assert (
+        plan.items[11].note == "item 12, past the 10 recommended; 13,214 tokens so far, past 10,000"
+    )
 
 
-def mcp_row(n: int, *, pinned: bool = False, project: str | None = "kite", access: int = 1) -> Memory:
+def mcp_row(
+    n: int, *, pinned: bool = False, project: str | None = "kite", access: int = 1
+) -> Memory:
     return Memory(
         id=f"memory-mcp:m:mem/{n}",
         system="memory-mcp",
@@ -295,14 +383,18 @@ def mcp_row(n: int, *, pinned: bool = False, project: str | None = "kite", acces
 
 
 def test_memory_mcp_caps() -> None:
-    rows = [mcp_row(n, access=n) for n in range(1, 24)] + [mcp_row(24, pinned=True, project=None, access=0)]
+    rows = [mcp_row(n, access=n) for n in range(1, 24)] + [
+        mcp_row(24, pinned=True, project=None, access=0)
+    ]
     pf = Portfolio(system="memory-mcp", name="m", root="/nowhere/memory.db")
     # One hot cache, unfiltered by project, as memory-mcp's get_hot_cache fills it after recalls.
     (hot,) = memory_mcp_plans(rows, pf, NOW)
     assert hot.scope == "hot cache" and hot.used == 24 and hot.limit == 10 and hot.loaded == 10
     # highest salience first: every row from 10 accesses on has the full access part, so recency decides
     assert [item.id for item in hot.fitting] == [f"memory-mcp:m:mem/{n}" for n in range(23, 13, -1)]
-    assert len(hot.past_cut) == 14 and hot.past_cut[0].note.endswith("more hot rows than memory-mcp's promote_to_hot allows")
+    assert len(hot.past_cut) == 14 and hot.past_cut[0].note.endswith(
+        "more hot rows than memory-mcp's promote_to_hot allows"
+    )
     # the pinned row is newest but never accessed: salience puts it below the used ones
     assert "memory-mcp:m:mem/24" in {item.id for item in hot.past_cut}
     assert hot.fitting[0].note.startswith("salience ")
@@ -331,15 +423,27 @@ def test_engram_cuts_at_twenty_per_project() -> None:
     assert plan.past_cut[-1].cost == len("- [decision] **title 1**: ") + 300 + 3 + 1
     assert plan.items[0].cost == len("- [decision] **title 25**: ") + 10 + 1
 
-    assert plan.used == len("## Memory from Previous Sessions\n\n") + len("### Recent Observations\n") + sum(item.cost for item in plan.fitting) + 1
-    assert all(not item.fits and item.note == "older than the 20 newest: not in mem_context" for item in plan.past_cut)
+    assert (
+        plan.used
+        == len("## Memory from Previous Sessions\n\n")
+        + len("### Recent Observations\n")
+        + sum(item.cost for item in plan.fitting)
+        + 1
+    )
+    assert all(
+        not item.fits and item.note == "older than the 20 newest: not in mem_context"
+        for item in plan.past_cut
+    )
 
 
 @pytest.mark.parametrize("note", ["", "priority 5; 120 so far"])
 def test_a_planners_item_is_what_validation_makes(note: str) -> None:
     """Planners build their items without validation: each is equal to the validated one, marks
     the same fields as set, dumps the same, and stays frozen."""
-    fast, slow = budget_item("engram:e:obs/1", 42, 3, False, note), BudgetItem(id="engram:e:obs/1", cost=42, order=3, fits=False, note=note)
+    fast, slow = (
+        budget_item("engram:e:obs/1", 42, 3, False, note),
+        BudgetItem(id="engram:e:obs/1", cost=42, order=3, fits=False, note=note),
+    )
     assert fast == slow
     assert fast.__dict__ == slow.__dict__
     assert fast.model_fields_set == slow.model_fields_set
@@ -367,7 +471,9 @@ def test_estimator_error_against_a_reference() -> None:
     # 3 words -> 4 (+33.3%), 6 words -> 8 (+33.3%); the empty text is skipped
     assert (report.texts, report.estimated, report.actual) == (2, 12, 9)
     assert report.mean_abs_pct == pytest.approx(33.33, abs=0.01)
-    assert report.sentence() == ("ceil(words/0.75) against one token per word on 2 texts: total 12 vs 9 tokens (+33.3%), mean error 33.3%, worst 33.3%")
+    assert report.sentence() == (
+        "ceil(words/0.75) against one token per word on 2 texts: total 12 vs 9 tokens (+33.3%), mean error 33.3%, worst 33.3%"
+    )
 
 
 def test_no_bpe_tokenizer_without_tiktoken() -> None:

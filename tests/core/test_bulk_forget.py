@@ -38,7 +38,11 @@ DATABASES = (ENGRAM_DB, MCP_DB)
 
 
 def files(env: Env) -> dict[str, object]:
-    return {k: v for k, v in env.tree().items() if k not in DATABASES and not k.endswith(("-wal", "-shm"))}
+    return {
+        k: v
+        for k, v in env.tree().items()
+        if k not in DATABASES and not k.endswith(("-wal", "-shm"))
+    }
 
 
 def table_rows(env: Env) -> dict[str, object]:
@@ -52,7 +56,9 @@ def test_the_dry_run_lists_every_file_and_row_and_writes_nothing(env: Env) -> No
     wb = env.open()
     before = env.tree()
     plan = wb.forget(SELECTION, reason="cleanup", dry_run=True)
-    assert isinstance(plan, Plan) and plan.action == "forget" and plan.memory_ids == tuple(SELECTION)
+    assert (
+        isinstance(plan, Plan) and plan.action == "forget" and plan.memory_ids == tuple(SELECTION)
+    )
     assert plan.description.startswith("forget 8 memories")
     shown = "\n".join(plan.changes)
     places = ("memories/2026-11-21/feature-flags.yaml", "long_term/api_versioning_policy.md")
@@ -93,7 +99,9 @@ def test_forget_is_one_change_and_one_undo_gives_every_byte_and_row_back(env: En
     assert originals[FLAGS_FILE] in kept and originals[POLICY_FILE] in kept
     blocks = [k for k in kept if k.startswith(b"## ")]
     assert len(blocks) == 2 and all(block in originals[INFRA_MD] for block in blocks)
-    assert any(b'"row"' in k and b"Parallel refresh" in k for k in kept)  # the Engram row, every column
+    assert any(
+        b'"row"' in k and b"Parallel refresh" in k for k in kept
+    )  # the Engram row, every column
     # what a fresh workbench reads: every forgotten memory is in the quarantine, none is lost
     reread = env.open()
     for memory_id in SELECTION:
@@ -103,9 +111,9 @@ def test_forget_is_one_change_and_one_undo_gives_every_byte_and_row_back(env: En
     assert files(env) == before
     assert table_rows(env) == before_rows
     again = env.open()
-    assert {m.id: m.sha256 for m in again.memories} == {m.id: m.sha256 for m in wb.memories if m.tier != Tier.QUARANTINE} | {
-        m.id: m.sha256 for m in again.memories if m.tier == Tier.QUARANTINE
-    }
+    assert {m.id: m.sha256 for m in again.memories} == {
+        m.id: m.sha256 for m in wb.memories if m.tier != Tier.QUARANTINE
+    } | {m.id: m.sha256 for m in again.memories if m.tier == Tier.QUARANTINE}
     assert all(again.memory(i).tier != Tier.QUARANTINE for i in SELECTION)
 
 
@@ -147,7 +155,9 @@ def test_a_failed_part_puts_back_the_parts_before_it(env: Env) -> None:
 
 def test_select_by_filter_and_by_query(env: Env) -> None:
     wb = env.open()
-    assert set(wb.select(filter="system:engram")) == {m.id for m in wb.memories if m.system == "engram"}
+    assert set(wb.select(filter="system:engram")) == {
+        m.id for m in wb.memories if m.system == "engram"
+    }
     assert wb.select(filter="system:massgen path:api_versioning_policy") == [POLICY]
     with pytest.raises(ValueError, match="empty filter"):
         wb.select(filter="  ")

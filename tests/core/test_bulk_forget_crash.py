@@ -27,7 +27,14 @@ IDS = (
     "openclaw:workspace:note/staging",
     "openclaw:workspace:note/backups-and-restore",
 )
-POINTS = ("after_fsync", "after_replace", "after_set_aside", "before_commit", "after_commit", "after_applied")
+POINTS = (
+    "after_fsync",
+    "after_replace",
+    "after_set_aside",
+    "before_commit",
+    "after_commit",
+    "after_applied",
+)
 
 
 @pytest.mark.timeout(900)
@@ -46,7 +53,10 @@ def test_a_crash_mid_forget_leaves_everything_as_before_or_forgotten_and_undoabl
         assert tree(sample) == original, f"{point}: not recorded, but the sample changed"
         assert all(m.tier.value != "quarantine" for m in wb.memories if m.id in IDS)
         return
-    assert len(recorded) == 1 and [p["memory_id"] for p in recorded[0].effect["parts"]] == [*IDS[1:], IDS[0]]
+    assert len(recorded) == 1 and [p["memory_id"] for p in recorded[0].effect["parts"]] == [
+        *IDS[1:],
+        IDS[0],
+    ]
     assert all(wb.memory(i).tier.value == "quarantine" for i in IDS), point
     assert cli(sample, locations, "undo", "--path", str(sample)) == 0, point
     assert tree(sample) == original, f"{point}: the undo did not give the original back"
@@ -64,7 +74,9 @@ def killed_in(sample: Path, locations: Locations, where: str, point: str, *args:
     """The real CLI, killed at `point` in a write to a path holding `where` (an earlier COMMIT of
     another database is let through)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), **{FAULT_ENV: point, FAULT_IN_ENV: where})
-    env.update({f"MEMWB_{k.upper()}_DIR": str(getattr(locations, k)) for k in ("cache", "data", "config")})
+    env.update(
+        {f"MEMWB_{k.upper()}_DIR": str(getattr(locations, k)) for k in ("cache", "data", "config")}
+    )
     command = [sys.executable, "-m", "app", *args, "--path", str(sample), "--reason", "crash test"]
     out = subprocess.run(command, capture_output=True, timeout=120, env=env)
     assert out.returncode in (0, 137), out.stderr.decode(errors="replace")
@@ -73,7 +85,9 @@ def killed_in(sample: Path, locations: Locations, where: str, point: str, *args:
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("point", ("before_commit", "after_commit"))
-def test_a_crash_at_a_later_database_part_records_the_parts_made_before_it(point: str, tmp_path: Path) -> None:
+def test_a_crash_at_a_later_database_part_records_the_parts_made_before_it(
+    point: str, tmp_path: Path
+) -> None:
     """Two Engram rows committed, then memory-mcp's write is killed: the next start records the
     forget as far as it went (or whole), never leaves a row changed and unrecorded; the undo
     gives back every file and row."""

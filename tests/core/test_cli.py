@@ -18,8 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def portfolio(tmp_path: Path) -> Path:
     folder = tmp_path / "team" / "portfolio" / "memories" / "2026-11-01"
     folder.mkdir(parents=True)
-    (folder / "deploy.yaml").write_text("---\nname: deploy-runbook\nautoLoad: true\npriority: 5\n---\nShip on Tuesdays.\n")
-    (folder / "evil.yaml").write_text('---\nname: "evil \\e[2K\\e]0;PWNED\\a [bold]x[/]"\n---\nbody\n')
+    (folder / "deploy.yaml").write_text(
+        "---\nname: deploy-runbook\nautoLoad: true\npriority: 5\n---\nShip on Tuesdays.\n"
+    )
+    (folder / "evil.yaml").write_text(
+        '---\nname: "evil \\e[2K\\e]0;PWNED\\a [bold]x[/]"\n---\nbody\n'
+    )
     (folder / "broken.yaml").write_text("---\nname: broken\n# Title\n- not: [yaml\n")
     return tmp_path / "team"
 
@@ -45,7 +49,20 @@ def test_scan_json_shape(portfolio: Path, capsys: pytest.CaptureFixture[str]) ->
         "kept": "file skipped",
     }
     memory = next(m for m in document["memories"] if m["name"] == "deploy-runbook")
-    assert set(memory) >= {"id", "system", "portfolio", "tier", "domain", "name", "trust", "priority", "tokens", "entries", "source", "updated"}
+    assert set(memory) >= {
+        "id",
+        "system",
+        "portfolio",
+        "tier",
+        "domain",
+        "name",
+        "trust",
+        "priority",
+        "tokens",
+        "entries",
+        "source",
+        "updated",
+    }
     assert memory["id"] == "dollhouse:team:deploy"
     assert memory["tier"] == "hot" and memory["priority"] == 5 and memory["entries"] == 1
     assert memory["source"] == "memories/2026-11-01/deploy.yaml"
@@ -72,7 +89,14 @@ def test_startup_json_shape(portfolio: Path, capsys: pytest.CaptureFixture[str])
     assert code == 0
     document = json.loads(out)
     assert set(document) >= {"phases", "critical_path_ms", "total_ms"}
-    assert [p["name"] for p in document["phases"]] == ["discover", "read", "parse", "validate", "index", "plan"]
+    assert [p["name"] for p in document["phases"]] == [
+        "discover",
+        "read",
+        "parse",
+        "validate",
+        "index",
+        "plan",
+    ]
     for phase in document["phases"]:
         assert set(phase) >= {"name", "path", "start_ms", "duration_ms", "items"}
         assert phase["path"] in ("critical", "deferred")
@@ -85,7 +109,9 @@ def test_startup_table(portfolio: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert code == 0 and "critical path" in out and "validate" in out
 
 
-def test_missing_path_fails_with_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_path_fails_with_the_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run(capsys, "scan", str(tmp_path / "nowhere"))
     assert code == 2
     assert "nowhere: no such file or folder" in err
@@ -105,7 +131,9 @@ def test_no_path_opens_the_sample_and_says_so(capsys: pytest.CaptureFixture[str]
     assert systems == {"dollhouse", "massgen", "openclaw", "engram", "memory-mcp"}
 
 
-def test_configured_portfolios_are_used(portfolio: Path, isolated_locations, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_configured_portfolios_are_used(
+    portfolio: Path, isolated_locations, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
     isolated_locations.config.mkdir(parents=True, exist_ok=True)
     (isolated_locations.config / "config.yaml").write_text(f"portfolios:\n  - {portfolio}\n")
     code, out, err = run(capsys, "scan", "--json")
@@ -113,17 +141,28 @@ def test_configured_portfolios_are_used(portfolio: Path, isolated_locations, cap
     assert [p["name"] for p in json.loads(out)["portfolios"]] == ["team"]
 
 
-def test_discover_standard_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_discover_standard_locations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / ".dollhouse" / "portfolio" / "memories").mkdir(parents=True)
     (tmp_path / ".openclaw" / "workspace" / "memory").mkdir(parents=True)
     (tmp_path / ".openclaw" / "workspace" / "MEMORY.md").write_text("# Memory\n")
     code, out, _ = run(capsys, "discover", "--json")
     assert code == 0
-    found = {(p["system"], Path(p["root"]).relative_to(tmp_path).as_posix()) for p in json.loads(out)["portfolios"]}
+    found = {
+        (p["system"], Path(p["root"]).relative_to(tmp_path).as_posix())
+        for p in json.loads(out)["portfolios"]
+    }
     assert found == {("dollhouse", ".dollhouse/portfolio"), ("openclaw", ".openclaw/workspace")}
 
 
 def test_module_entry_point_and_help() -> None:
-    out = subprocess.run([sys.executable, "-m", "app", "scan", "--help"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "app", "scan", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert out.returncode == 0 and "--json" in out.stdout

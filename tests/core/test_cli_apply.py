@@ -18,13 +18,19 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
-def test_promote_then_undo_a_dollhouse_memory(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_promote_then_undo_a_dollhouse_memory(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     before = tree(sample_copy)
     memory_id = "dollhouse:dollhouse:backup-strategy"
-    code, out, err = run(capsys, "promote", memory_id, "--path", str(sample_copy), "--reason", "used daily")
+    code, out, err = run(
+        capsys, "promote", memory_id, "--path", str(sample_copy), "--reason", "used daily"
+    )
     assert code == 0, err
     after = tree(sample_copy)
     changed = [rel for rel in before if before[rel] != after.get(rel)]
@@ -38,7 +44,8 @@ def test_promote_then_undo_a_dollhouse_memory(sample_copy: Path, capsys: pytest.
 
 def test_pin_memory_mcp_row_and_undo(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = sample_copy / "memory-mcp" / "memory.db"
-    row = lambda: sqlite3.connect(db).execute("SELECT is_pinned FROM memories WHERE id = 5").fetchone()[0]  # noqa: E731
+    pinned = "SELECT is_pinned FROM memories WHERE id = 5"
+    row = lambda: sqlite3.connect(db).execute(pinned).fetchone()[0]  # noqa: E731
     original = row()
     action = "unpin" if original else "pin"
     assert run(capsys, action, "memory-mcp:memory-mcp:mem/5", "--path", str(sample_copy))[0] == 0
@@ -47,10 +54,14 @@ def test_pin_memory_mcp_row_and_undo(sample_copy: Path, capsys: pytest.CaptureFi
     assert row() == original
 
 
-def test_budget_set_writes_config_and_undo_restores_it(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_budget_set_writes_config_and_undo_restores_it(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = sample_copy / "dollhouse" / "config.yml"
     original = config.read_bytes()
-    code, out, err = run(capsys, "budget", "set", "dollhouse", "--max-tokens", "2500", "--path", str(sample_copy))
+    code, out, err = run(
+        capsys, "budget", "set", "dollhouse", "--max-tokens", "2500", "--path", str(sample_copy)
+    )
     assert code == 0, err
     assert b"maxTokenBudget: 2500" in config.read_bytes()
     assert config.read_bytes().replace(b"maxTokenBudget: 2500", b"maxTokenBudget: 1500") == original
@@ -58,9 +69,18 @@ def test_budget_set_writes_config_and_undo_restores_it(sample_copy: Path, capsys
     assert config.read_bytes() == original
 
 
-def test_dry_run_and_unsupported_change_write_nothing(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_and_unsupported_change_write_nothing(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     before = tree(sample_copy)
-    code, out, _ = run(capsys, "demote", "dollhouse:dollhouse:deploy-runbook", "--path", str(sample_copy), "--dry-run")
+    code, out, _ = run(
+        capsys,
+        "demote",
+        "dollhouse:dollhouse:deploy-runbook",
+        "--path",
+        str(sample_copy),
+        "--dry-run",
+    )
     assert code == 0 and "Dry run, nothing written" in out
     code, _, err = run(capsys, "promote", "engram:engram:obs/1", "--path", str(sample_copy))
     assert code == 1 and "Engram" in err

@@ -20,7 +20,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.suffix != ".db"}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix != ".db"
+    }
 
 
 def test_a_filter_dry_run_lists_the_plan_and_writes_nothing(
@@ -64,9 +68,16 @@ def test_forget_by_ids_then_undo_restores_every_byte(
     )
     assert code == 0, err
     change = json.loads(out)
-    assert change["action"] == "forget" and [p["memory_id"] for p in change["effect"]["parts"]] == ids
-    assert len(change["vault_folders"]) == 2 and all(Path(f).is_dir() for f in change["vault_folders"])
-    assert not (sample_copy / POLICY).exists() and b"## Staging" not in (sample_copy / INFRA).read_bytes()
+    assert (
+        change["action"] == "forget" and [p["memory_id"] for p in change["effect"]["parts"]] == ids
+    )
+    assert len(change["vault_folders"]) == 2 and all(
+        Path(f).is_dir() for f in change["vault_folders"]
+    )
+    assert (
+        not (sample_copy / POLICY).exists()
+        and b"## Staging" not in (sample_copy / INFRA).read_bytes()
+    )
     code, out, err = run(capsys, "scan", "--path", str(sample_copy), "--json")
     tiers = {m["id"]: m["tier"] for m in json.loads(out)["memories"]}
     assert [tiers[i] for i in ids] == ["quarantine", "quarantine"]
@@ -92,6 +103,8 @@ def test_forget_by_query_and_the_usage_errors(
     assert code == 0, err
     assert "massgen:massgen:workspace_coder/api_versioning_policy" in json.loads(out)["memory_ids"]
     assert run(capsys, "forget", "--path", str(sample_copy))[0] == 2
-    assert run(capsys, "forget", "x", "--filter", "system:engram", "--path", str(sample_copy))[0] == 2
+    assert (
+        run(capsys, "forget", "x", "--filter", "system:engram", "--path", str(sample_copy))[0] == 2
+    )
     code, _, err = run(capsys, "forget", "--filter", "colour:red", "--path", str(sample_copy))
     assert code == 2 and "colour" in err

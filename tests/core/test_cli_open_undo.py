@@ -25,7 +25,9 @@ def test_open_path_is_read_as_the_path(tmp_path: Path, capsys: pytest.CaptureFix
     assert "Open the workbench on PATHs" in capsys.readouterr().out
 
 
-def test_plain_undo_names_what_it_undid(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plain_undo_names_what_it_undid(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     memory_id = "dollhouse:dollhouse:backup-strategy"
     assert main(["promote", memory_id, "--path", str(sample_copy)]) == 0
     promoted = capsys.readouterr().out

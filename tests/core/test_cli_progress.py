@@ -31,7 +31,9 @@ class Clock:
 
 
 def event(phase: str, status: str, done: int = 0, total: int | None = None) -> PhaseEvent:
-    return PhaseEvent(phase=phase, path="critical", status=status, at_ms=0.0, done=done, total=total)  # type: ignore[arg-type]
+    return PhaseEvent(
+        phase=phase, path="critical", status=status, at_ms=0.0, done=done, total=total
+    )  # type: ignore[arg-type]
 
 
 def test_nothing_is_drawn_where_stderr_is_not_a_terminal() -> None:
@@ -96,5 +98,9 @@ def test_suggest_on_a_terminal_shows_the_load_and_the_search_and_keeps_stdout_js
     document = json.loads(capsys.readouterr().out)
     assert document["suggestions"]
     drawn = terminal.getvalue()
-    assert f"{ERASE}memwb: parse " in drawn and f"{ERASE}memwb: reading texts " in drawn and f"{ERASE}memwb: comparing passages " in drawn
+    assert (
+        f"{ERASE}memwb: parse " in drawn
+        and f"{ERASE}memwb: reading texts " in drawn
+        and f"{ERASE}memwb: comparing passages " in drawn
+    )
     assert drawn.endswith(ERASE)  # nothing left on the line for the next prompt

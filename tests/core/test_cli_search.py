@@ -14,7 +14,9 @@ from app.core.search import QuerySyntaxError
 from app.core.workbench import Workbench
 
 
-def test_index_phase_builds_then_reindexes_nothing(sample_copy: Path, isolated_locations: Locations) -> None:
+def test_index_phase_builds_then_reindexes_nothing(
+    sample_copy: Path, isolated_locations: Locations
+) -> None:
     first = Workbench(isolated_locations).open([sample_copy])
     index = next(p for p in first.timeline.phases if p.name == "index")
     assert index.items == len(first.memories) and index.path == "deferred"
@@ -22,7 +24,9 @@ def test_index_phase_builds_then_reindexes_nothing(sample_copy: Path, isolated_l
     assert next(p for p in again.timeline.phases if p.name == "index").items == 0
 
 
-def test_search_filters_and_falls_back_before_the_index(sample_copy: Path, isolated_locations: Locations) -> None:
+def test_search_filters_and_falls_back_before_the_index(
+    sample_copy: Path, isolated_locations: Locations
+) -> None:
     workbench = Workbench(isolated_locations)
     workbench.open([sample_copy], index=False)
     early = workbench.search("runbook")
@@ -43,7 +47,9 @@ def test_search_filters_and_falls_back_before_the_index(sample_copy: Path, isola
     workbench.close()
 
 
-def test_changed_memory_found_by_new_words_only(sample_copy: Path, isolated_locations: Locations) -> None:
+def test_changed_memory_found_by_new_words_only(
+    sample_copy: Path, isolated_locations: Locations
+) -> None:
     workbench = Workbench(isolated_locations)
     workbench.open([sample_copy])
     target = next(sample_copy.glob("massgen/*/memory/long_term/*.md"))
@@ -54,7 +60,11 @@ def test_changed_memory_found_by_new_words_only(sample_copy: Path, isolated_loca
     assert [h.id for h in workbench.search("zanzibarquokka").hits] != []
     old_words = [w for w in old.partition("\n---\n")[2].split() if w.isalpha() and len(w) > 11]
     for word in old_words[:3]:
-        assert all(h.id.split(":")[-1] != target.stem for h in workbench.search(word).hits if h.id.startswith("massgen:"))
+        assert all(
+            h.id.split(":")[-1] != target.stem
+            for h in workbench.search(word).hits
+            if h.id.startswith("massgen:")
+        )
     target.unlink()
     workbench.open([sample_copy])
     assert workbench.search("zanzibarquokka").hits == []
@@ -66,32 +76,47 @@ def test_cli_search_json(sample_copy: Path, capsys: pytest.CaptureFixture[str]) 
     document = json.loads(capsys.readouterr().out)
     assert set(document) >= {"query", "total", "took_ms", "suggestion", "hits"}
     assert document["query"] == '"release train"' and document["total"] >= 1
-    assert all(set(h) >= {"id", "score", "highlight", "effective_trust", "effective_label"} for h in document["hits"])
+    assert all(
+        set(h) >= {"id", "score", "highlight", "effective_trust", "effective_label"}
+        for h in document["hits"]
+    )
     assert document["shown"] == len(document["hits"]) <= 5
     assert any("release" in h["highlight"].lower() for h in document["hits"])
 
 
 @pytest.mark.parametrize("query, position", [('"unclosed', 0), ("foo:bar", 0), ("deploy AND", 7)])
-def test_cli_search_syntax_error_exits_2(sample_copy: Path, capsys: pytest.CaptureFixture[str], query: str, position: int) -> None:
+def test_cli_search_syntax_error_exits_2(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str], query: str, position: int
+) -> None:
     assert main(["search", query, str(sample_copy), "--json"]) == 2
     document = json.loads(capsys.readouterr().out)
-    assert set(document) == {"error", "code", "position"} and document["position"] == position and document["code"] == 2
+    assert (
+        set(document) == {"error", "code", "position"}
+        and document["position"] == position
+        and document["code"] == 2
+    )
 
 
-def test_cli_search_text_output_is_inert(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_search_text_output_is_inert(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["search", "click OR link OR PWNED", str(sample_copy)]) == 0
     out = capsys.readouterr().out
     assert "hits in" in out and "\x1b" not in out and "\x07" not in out
 
 
-def test_limit_says_how_many_of_how_many(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_limit_says_how_many_of_how_many(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["search", "deploy", "--path", str(sample_copy), "--limit", "2"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     found = re.match(r"(\d+) hits in [\d.]+ ms, showing 2 of (\d+) \(--limit 2\)$", first)
     assert found and found.group(1) == found.group(2) and int(found.group(1)) > 2
 
 
-def test_every_command_names_its_portfolios_with_path(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_command_names_its_portfolios_with_path(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     memory = "dollhouse:dollhouse:web-research-rate-limits"
     for argv in (
         ["scan", "--json"],
@@ -105,7 +130,9 @@ def test_every_command_names_its_portfolios_with_path(sample_copy: Path, capsys:
         assert "without --path" not in capsys.readouterr().err
 
 
-def test_no_did_you_mean_when_every_word_is_found(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_did_you_mean_when_every_word_is_found(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A query whose words each match a memory found its memory: nothing is offered in its place;
     a word that matches nothing still gets a suggestion."""
     assert main(["search", "nightly logical dumps", "--path", str(sample_copy), "--json"]) == 0

@@ -38,7 +38,10 @@ def vault_items(locations: Locations) -> set[str]:
     ],
 )
 def test_dry_run_names_no_folder_the_run_will_not_write(
-    argv: tuple[str, ...], sample_copy: Path, isolated_locations: Locations, capsys: pytest.CaptureFixture[str]
+    argv: tuple[str, ...],
+    sample_copy: Path,
+    isolated_locations: Locations,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, dry, err = run(capsys, *argv, "--path", str(sample_copy), "--dry-run")
     assert code == 0, err
@@ -52,11 +55,24 @@ def test_dry_run_names_no_folder_the_run_will_not_write(
     assert written
     shown = re.findall(r"kept whole in the vault: (\S+)", done)
     assert shown and all(Path(path).is_dir() for path in shown)
-    assert {str(Path(path).relative_to(Path(isolated_locations.data) / "vault")) for path in shown} == written
+    assert {
+        str(Path(path).relative_to(Path(isolated_locations.data) / "vault")) for path in shown
+    } == written
 
 
-def test_json_of_a_change_names_the_vault_folders(sample_copy: Path, isolated_locations: Locations, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "quarantine", PR_SUMMARY, "--reason", "exfiltration link", "--path", str(sample_copy), "--json")
+def test_json_of_a_change_names_the_vault_folders(
+    sample_copy: Path, isolated_locations: Locations, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        capsys,
+        "quarantine",
+        PR_SUMMARY,
+        "--reason",
+        "exfiltration link",
+        "--path",
+        str(sample_copy),
+        "--json",
+    )
     assert code == 0, err
     folders = json.loads(out)["vault_folders"]
     assert folders and all(Path(folder).is_dir() for folder in folders)

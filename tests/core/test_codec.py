@@ -21,6 +21,8 @@ def test_every_sample_memory_round_trips(tmp_path: Path) -> None:
     assert codec.decode(codec.encode(parsed)) == parsed
 
 
-@pytest.mark.parametrize("payload", [b"", b"J1", b"J1{not json", b"XX{}", b'J1{"rel": 3}', b"J1" + b"\xff" * 10])
+@pytest.mark.parametrize(
+    "payload", [b"", b"J1", b"J1{not json", b"XX{}", b'J1{"rel": 3}', b"J1" + b"\xff" * 10]
+)
 def test_damaged_payloads_are_misses(payload: bytes) -> None:
     assert codec.decode(payload) is None

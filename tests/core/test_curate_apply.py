@@ -20,7 +20,13 @@ import pytest
 
 import app.core.systems.memory_mcp.curation as apply_memory_mcp
 from app.core.change.applier import Applier, last_standing_change, pinned_ids
-from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToUndo, Unsupported
+from app.core.change.errors import (
+    ChangeError,
+    Conflict,
+    NothingToChange,
+    NothingToUndo,
+    Unsupported,
+)
 from app.core.change.plan import Plan
 from app.core.clock import FixedClock
 from app.core.locations import Locations
@@ -125,7 +131,10 @@ def tree(folder: Path) -> dict[str, tuple[int, bytes | None]]:
     out: dict[str, tuple[int, bytes | None]] = {}
     for path in sorted(folder.rglob("*")):
         st = path.lstat()
-        out[str(path.relative_to(folder))] = (st.st_mode, path.read_bytes() if stat.S_ISREG(st.st_mode) else None)
+        out[str(path.relative_to(folder))] = (
+            st.st_mode,
+            path.read_bytes() if stat.S_ISREG(st.st_mode) else None,
+        )
     return out
 
 
@@ -137,7 +146,10 @@ def rows(db: Path, table: str) -> dict[int, dict[str, Any]]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
-        return {r["_rowid"]: dict(r) for r in conn.execute(f"SELECT rowid AS _rowid, * FROM {table} ORDER BY rowid")}
+        return {
+            r["_rowid"]: dict(r)
+            for r in conn.execute(f"SELECT rowid AS _rowid, * FROM {table} ORDER BY rowid")
+        }
     finally:
         conn.close()
 
@@ -150,7 +162,9 @@ def sql(db: Path, statement: str, *params: Any) -> None:
         conn.close()
 
 
-def only_change(before: dict[int, dict[str, Any]], after: dict[int, dict[str, Any]], ident: int, **changed: Any) -> None:
+def only_change(
+    before: dict[int, dict[str, Any]], after: dict[int, dict[str, Any]], ident: int, **changed: Any
+) -> None:
     """`after` is `before` with exactly `changed` set on row `ident`."""
     expected = {k: dict(v) for k, v in before.items()}
     expected[ident].update(changed)
@@ -168,39 +182,59 @@ def undo_all(env: Env) -> None:
 # -- DollhouseMCP -----------------------------------------------------------------------------------------
 
 
-def test_dollhouse_promote_writes_autoload_and_priority_lines_only_and_undo_restores(env: Env) -> None:
+def test_dollhouse_promote_writes_autoload_and_priority_lines_only_and_undo_restores(
+    env: Env,
+) -> None:
     wb = env.open(DOLL)
     assert wb.memory(FLAGS).tier == Tier.COLD and wb.memory(FLAGS).priority is None
     before = env.tree()
     original = env.file(FLAGS_FILE).read_bytes()
     decision = env.curator.promote(wb, FLAGS, reason="used every day")
-    assert isinstance(decision, Decision) and decision.action == "promote" and decision.reason == "used every day"
-    assert decision.effect["kind"] == "file-edit" and decision.effect["values"] == {"autoLoad": [False, True], "priority": [None, 50]}
-    expected = original.replace(b"  version: 1.0.0\nstats:", b"  version: 1.0.0\n  autoLoad: true\n  priority: 50\nstats:")
+    assert (
+        isinstance(decision, Decision)
+        and decision.action == "promote"
+        and decision.reason == "used every day"
+    )
+    assert decision.effect["kind"] == "file-edit" and decision.effect["values"] == {
+        "autoLoad": [False, True],
+        "priority": [None, 50],
+    }
+    expected = original.replace(
+        b"  version: 1.0.0\nstats:", b"  version: 1.0.0\n  autoLoad: true\n  priority: 50\nstats:"
+    )
     assert expected != original
     assert env.file(FLAGS_FILE).read_bytes() == expected
     assert differences(before, env.tree()) == {FLAGS_FILE}
     again = env.open(DOLL).memory(FLAGS)
     assert (again.tier, again.priority, again.sha256) == (Tier.HOT, 50, wb.memory(FLAGS).sha256)
     undone = env.curator.undo()
-    assert isinstance(undone, Decision) and undone.action == "undo" and undone.effect["undoes"] == decision.id
+    assert (
+        isinstance(undone, Decision)
+        and undone.action == "undo"
+        and undone.effect["undoes"] == decision.id
+    )
     assert env.tree() == before
     assert env.open(DOLL).memory(FLAGS).tier == Tier.COLD
 
 
-def test_dollhouse_front_matter_and_legacy_files_are_edited_where_the_server_reads_them(env: Env) -> None:
+def test_dollhouse_front_matter_and_legacy_files_are_edited_where_the_server_reads_them(
+    env: Env,
+) -> None:
     wb = env.open(DOLL)
     before = env.tree()
     glossary, legacy = env.file(GLOSSARY_FILE).read_bytes(), env.file(LEGACY_FILE).read_bytes()
     env.curator.promote(wb, GLOSSARY)
-    assert env.file(GLOSSARY_FILE).read_bytes() == glossary.replace(b"autoLoad: false\n", b"autoLoad: true\n").replace(
-        b"tags: [glossary]\n---\n", b"tags: [glossary]\npriority: 50\n---\n"
-    )
+    assert env.file(GLOSSARY_FILE).read_bytes() == glossary.replace(
+        b"autoLoad: false\n", b"autoLoad: true\n"
+    ).replace(b"tags: [glossary]\n---\n", b"tags: [glossary]\npriority: 50\n---\n")
     env.curator.promote(wb, LEGACY, priority=4)
     assert env.file(LEGACY_FILE).read_bytes() == legacy + b"autoLoad: true\npriority: 4\n"
     assert differences(before, env.tree()) == {GLOSSARY_FILE, LEGACY_FILE}
     reread = env.open(DOLL)
-    assert [(reread.memory(i).tier, reread.memory(i).priority) for i in (GLOSSARY, LEGACY)] == [(Tier.HOT, 50), (Tier.HOT, 4)]
+    assert [(reread.memory(i).tier, reread.memory(i).priority) for i in (GLOSSARY, LEGACY)] == [
+        (Tier.HOT, 50),
+        (Tier.HOT, 4),
+    ]
     undo_all(env)
     assert env.tree() == before
 
@@ -211,7 +245,9 @@ def test_dollhouse_demote_and_set_priority(env: Env) -> None:
     original = env.file(RUNBOOK_FILE).read_bytes()
     plan = env.curator.demote(wb, RUNBOOK)
     assert isinstance(plan, Decision)
-    assert env.file(RUNBOOK_FILE).read_bytes() == original.replace(b"  autoLoad: true\n", b"  autoLoad: false\n")
+    assert env.file(RUNBOOK_FILE).read_bytes() == original.replace(
+        b"  autoLoad: true\n", b"  autoLoad: false\n"
+    )
     assert env.open(DOLL).memory(RUNBOOK).tier == Tier.COLD
     env.curator.undo()
     assert env.tree() == before
@@ -225,12 +261,16 @@ def test_dollhouse_demote_and_set_priority(env: Env) -> None:
     with pytest.raises(NothingToChange, match="already has priority 10"):
         env.curator.set_priority(wb, RUNBOOK, 10)
     env.curator.set_priority(wb, RUNBOOK, 7)
-    assert env.file(RUNBOOK_FILE).read_bytes() == original.replace(b"  priority: 10\n", b"  priority: 7\n")
+    assert env.file(RUNBOOK_FILE).read_bytes() == original.replace(
+        b"  priority: 10\n", b"  priority: 7\n"
+    )
     assert env.open(DOLL).memory(RUNBOOK).priority == 7
     # Not auto-loaded: the 1-99 rule does not apply, and the plan says the priority orders nothing yet.
     plan = env.curator.set_priority(wb, FLAGS, 120, dry_run=True)
     assert isinstance(plan, Plan) and "not auto-loaded" in " ".join(plan.notes)
-    assert plan.changes == ("memories/2026-11-21/feature-flags.yaml line 42: insert `priority: 120`",)
+    assert plan.changes == (
+        "memories/2026-11-21/feature-flags.yaml line 42: insert `priority: 120`",
+    )
     with pytest.raises(NothingToChange, match="is not auto-loaded"):
         env.curator.demote(wb, FLAGS)
     undo_all(env)
@@ -239,10 +279,15 @@ def test_dollhouse_demote_and_set_priority(env: Env) -> None:
 
 def test_dollhouse_promote_refuses_an_existing_priority_the_validator_rejects(env: Env) -> None:
     path = env.file(FLAGS_FILE)
-    path.write_bytes(path.read_bytes().replace(b"  version: 1.0.0\n", b"  version: 1.0.0\n  priority: 500\n"))
+    path.write_bytes(
+        path.read_bytes().replace(b"  version: 1.0.0\n", b"  version: 1.0.0\n  priority: 500\n")
+    )
     wb = env.open(DOLL)
     before = env.tree()
-    with pytest.raises(ChangeError, match=r"its priority 500 would be invalid: .*give a priority from 1 to 99; nothing was changed"):
+    with pytest.raises(
+        ChangeError,
+        match=r"its priority 500 would be invalid: .*give a priority from 1 to 99; nothing was changed",
+    ):
         env.curator.promote(wb, FLAGS)
     env.curator.promote(wb, FLAGS, priority=12)
     assert b"  priority: 12\n" in path.read_bytes() and b"priority: 500" not in path.read_bytes()
@@ -260,15 +305,24 @@ def test_massgen_demote_and_promote_move_the_file_and_its_tier_line(env: Env) ->
     env.curator.demote(wb, LAYOUT)
     env.curator.promote(wb, PGX)
     assert not env.file(LAYOUT_SHORT).exists() and not env.file(PGX_LONG).exists()
-    assert env.file(LAYOUT_LONG).read_bytes() == layout.replace(b"\ntier: short_term\n", b"\ntier: long_term\n")
-    assert env.file(PGX_SHORT).read_bytes() == pgx.replace(b"\ntier: long_term\n", b"\ntier: short_term\n")
+    assert env.file(LAYOUT_LONG).read_bytes() == layout.replace(
+        b"\ntier: short_term\n", b"\ntier: long_term\n"
+    )
+    assert env.file(PGX_SHORT).read_bytes() == pgx.replace(
+        b"\ntier: long_term\n", b"\ntier: short_term\n"
+    )
     assert differences(before, env.tree()) == {LAYOUT_SHORT, LAYOUT_LONG, PGX_SHORT, PGX_LONG}
     assert stat.S_IMODE(env.file(LAYOUT_LONG).stat().st_mode) == before[LAYOUT_SHORT][0] & 0o777
     reread = env.open(MASSGEN)
-    assert (reread.memory(LAYOUT).tier, reread.memory(LAYOUT).source.path) == (Tier.COLD, LAYOUT_LONG.split("/", 1)[1])
+    assert (reread.memory(LAYOUT).tier, reread.memory(LAYOUT).source.path) == (
+        Tier.COLD,
+        LAYOUT_LONG.split("/", 1)[1],
+    )
     assert reread.memory(PGX).tier == Tier.HOT
     assert reread.memory(LAYOUT).sha256 == wb.memory(LAYOUT).sha256
-    assert [str(p) for p in reread.problems() if "go_service_layout" in p.path or "pgx_pool" in p.path] == []
+    assert [
+        str(p) for p in reread.problems() if "go_service_layout" in p.path or "pgx_pool" in p.path
+    ] == []
     undo_all(env)
     assert env.tree() == before
 
@@ -287,16 +341,25 @@ def test_massgen_refuses_a_name_that_exists_in_the_other_tier(env: Env) -> None:
     assert env.ledger().changes() == []
 
 
-def test_massgen_creates_a_missing_tier_folder_and_tier_line_and_undo_removes_them(env: Env) -> None:
+def test_massgen_creates_a_missing_tier_folder_and_tier_line_and_undo_removes_them(
+    env: Env,
+) -> None:
     solo = env.file("massgen/workspace_solo/memory/short_term")
     solo.mkdir(parents=True)
-    (solo / "note.md").write_bytes(b"---\r\nname: note\r\ndescription: no tier line\r\n---\r\nbody text\r\n")
+    (solo / "note.md").write_bytes(
+        b"---\r\nname: note\r\ndescription: no tier line\r\n---\r\nbody text\r\n"
+    )
     wb = env.open(MASSGEN)
     before = env.tree()
     decision = env.curator.demote(wb, "massgen:massgen:workspace_solo/note")
-    assert isinstance(decision, Decision) and decision.effect["created_folders"] == ["workspace_solo/memory/long_term"]
+    assert isinstance(decision, Decision) and decision.effect["created_folders"] == [
+        "workspace_solo/memory/long_term"
+    ]
     moved = env.file("massgen/workspace_solo/memory/long_term/note.md")
-    assert moved.read_bytes() == b"---\r\nname: note\r\ndescription: no tier line\r\ntier: long_term\r\n---\r\nbody text\r\n"
+    assert (
+        moved.read_bytes()
+        == b"---\r\nname: note\r\ndescription: no tier line\r\ntier: long_term\r\n---\r\nbody text\r\n"
+    )
     assert env.open(MASSGEN).memory("massgen:massgen:workspace_solo/note").tier == Tier.COLD
     env.curator.undo()
     assert env.tree() == before
@@ -304,7 +367,9 @@ def test_massgen_creates_a_missing_tier_folder_and_tier_line_and_undo_removes_th
 
 def test_massgen_has_no_priority(env: Env) -> None:
     wb = env.open(MASSGEN)
-    with pytest.raises(Unsupported, match="MassGen has no priority: every short-term memory is injected in full"):
+    with pytest.raises(
+        Unsupported, match="MassGen has no priority: every short-term memory is injected in full"
+    ):
         env.curator.set_priority(wb, LAYOUT, 3)
 
 
@@ -318,14 +383,28 @@ def test_openclaw_demote_moves_a_section_to_its_pointed_domain_file(env: Env) ->
     before = env.tree()
     memory_md, projects = env.file(MEMORY_MD).read_bytes(), env.file(PROJECTS_MD).read_bytes()
     block = memory_md[section.span.start : section.span.end]
-    assert block.startswith(b"## Projects\n") and block.endswith(b"\xe2\x86\x92 Details: memory/domains/projects.md\n\n")
-    decision = env.curator.demote(wb, PROJECTS, domain="people")  # the pointer wins over the domain given
-    assert env.file(MEMORY_MD).read_bytes() == memory_md[: section.span.start] + memory_md[section.span.end :]
+    assert block.startswith(b"## Projects\n") and block.endswith(
+        b"\xe2\x86\x92 Details: memory/domains/projects.md\n\n"
+    )
+    decision = env.curator.demote(
+        wb, PROJECTS, domain="people"
+    )  # the pointer wins over the domain given
+    assert (
+        env.file(MEMORY_MD).read_bytes()
+        == memory_md[: section.span.start] + memory_md[section.span.end :]
+    )
     assert env.file(PROJECTS_MD).read_bytes() == projects + block
     assert differences(before, env.tree()) == {MEMORY_MD, PROJECTS_MD}
-    assert isinstance(decision, Decision) and any("the section's own pointer decides" in n for n in decision.effect["notes"])
+    assert isinstance(decision, Decision) and any(
+        "the section's own pointer decides" in n for n in decision.effect["notes"]
+    )
     moved = env.open(CLAW).memory(PROJECTS)
-    assert (moved.tier, moved.domain, moved.source.path, moved.sha256) == (Tier.COLD, "projects", "memory/domains/projects.md", section.sha256)
+    assert (moved.tier, moved.domain, moved.source.path, moved.sha256) == (
+        Tier.COLD,
+        "projects",
+        "memory/domains/projects.md",
+        section.sha256,
+    )
     env.curator.undo()
     assert env.tree() == before
     assert env.open(CLAW).memory(PROJECTS).tier == Tier.HOT
@@ -338,22 +417,36 @@ def test_openclaw_promote_moves_a_domain_section_to_the_end_of_memory_md(env: En
     before = env.tree()
     memory_md, projects = env.file(MEMORY_MD).read_bytes(), env.file(PROJECTS_MD).read_bytes()
     plan = env.curator.promote(wb, KITE34, dry_run=True)
-    assert isinstance(plan, Plan) and "MEMORY.md goes from 10,782 to 11,372 bytes (over Memory Fortress's 10 KB limit)" in plan.notes
+    assert (
+        isinstance(plan, Plan)
+        and "MEMORY.md goes from 10,782 to 11,372 bytes (over Memory Fortress's 10 KB limit)"
+        in plan.notes
+    )
     assert env.tree() == before
     env.curator.promote(wb, KITE34)
-    assert env.file(MEMORY_MD).read_bytes() == memory_md + projects[section.span.start : section.span.end]
-    assert env.file(PROJECTS_MD).read_bytes() == projects[: section.span.start] + projects[section.span.end :]
+    assert (
+        env.file(MEMORY_MD).read_bytes()
+        == memory_md + projects[section.span.start : section.span.end]
+    )
+    assert (
+        env.file(PROJECTS_MD).read_bytes()
+        == projects[: section.span.start] + projects[section.span.end :]
+    )
     moved = env.open(CLAW).memory(KITE34)
     assert (moved.tier, moved.domain, moved.sha256) == (Tier.HOT, "memory", section.sha256)
     env.curator.undo()
     assert env.tree() == before
 
 
-def test_openclaw_section_takes_the_target_newlines_and_a_new_domain_file_is_created(env: Env) -> None:
+def test_openclaw_section_takes_the_target_newlines_and_a_new_domain_file_is_created(
+    env: Env,
+) -> None:
     lessons = env.file(LESSONS_MD)
     lessons.write_bytes(lessons.read_bytes().replace(b"\n", b"\r\n"))
     memory_md = env.file(MEMORY_MD)
-    memory_md.write_bytes(memory_md.read_bytes() + b"## Billing (P7)\n- [FACT] Payouts run on Mondays.")  # no pointer, no final newline
+    memory_md.write_bytes(
+        memory_md.read_bytes() + b"## Billing (P7)\n- [FACT] Payouts run on Mondays."
+    )  # no pointer, no final newline
     wb = env.open(CLAW)
     before = env.tree()
     original, crlf = memory_md.read_bytes(), lessons.read_bytes()
@@ -365,7 +458,11 @@ def test_openclaw_section_takes_the_target_newlines_and_a_new_domain_file_is_cre
     billing = "openclaw:workspace:note/billing"
     assert wb.memory(billing).priority == 7
     plan = env.curator.demote(wb, billing, dry_run=True)
-    assert isinstance(plan, Plan) and "domain 'projects', the default (no pointer in the section and no domain given)" in plan.notes
+    assert (
+        isinstance(plan, Plan)
+        and "domain 'projects', the default (no pointer in the section and no domain given)"
+        in plan.notes
+    )
     env.curator.demote(wb, billing, domain="billing")
     created = env.file("openclaw/workspace/memory/domains/billing.md")
     assert created.read_bytes() == b"## Billing (P7)\n- [FACT] Payouts run on Mondays.\n"
@@ -378,7 +475,10 @@ def test_openclaw_section_takes_the_target_newlines_and_a_new_domain_file_is_cre
 
 def test_openclaw_set_priority_rewrites_the_heading_marker(env: Env) -> None:
     memory_md = env.file(MEMORY_MD)
-    memory_md.write_bytes(memory_md.read_bytes() + b"## Billing (P7) \xe2\x80\x94 payouts\n- [FACT] Payouts run on Mondays.\n")
+    memory_md.write_bytes(
+        memory_md.read_bytes()
+        + b"## Billing (P7) \xe2\x80\x94 payouts\n- [FACT] Payouts run on Mondays.\n"
+    )
     wb = env.open(CLAW)
     before = env.tree()
     original = memory_md.read_bytes()
@@ -389,7 +489,9 @@ def test_openclaw_set_priority_rewrites_the_heading_marker(env: Env) -> None:
     assert memory_md.read_bytes() == original.replace(b"## Billing (P7) ", b"## Billing (P3) ")
     reread = env.open(CLAW).memory(billing)
     assert (reread.priority, reread.id) == (3, billing)
-    with pytest.raises(Unsupported, match=r"its heading `## Projects` has no `\(Pn\)` priority marker"):
+    with pytest.raises(
+        Unsupported, match=r"its heading `## Projects` has no `\(Pn\)` priority marker"
+    ):
         env.curator.set_priority(wb, PROJECTS, 3)
     env.curator.undo()
     assert env.tree() == before
@@ -407,9 +509,14 @@ def test_openclaw_demoting_a_daily_log_archives_it(env: Env) -> None:
         "openclaw/workspace/memory/archive/2026-11",
         "openclaw/workspace/memory/archive/2026-11/2026-11-24.md",
     }
-    assert isinstance(decision, Decision) and "this one is 5 day(s) old" in decision.effect["notes"][0]
+    assert (
+        isinstance(decision, Decision) and "this one is 5 day(s) old" in decision.effect["notes"][0]
+    )
     reread = env.open(CLAW).memory(OLD_LOG)
-    assert (reread.tier, reread.source.path) == (Tier.ARCHIVE, "memory/archive/2026-11/2026-11-24.md")
+    assert (reread.tier, reread.source.path) == (
+        Tier.ARCHIVE,
+        "memory/archive/2026-11/2026-11-24.md",
+    )
     with pytest.raises(NothingToChange, match="already archived"):
         env.curator.demote(env.open(CLAW), OLD_LOG)
     env.curator.undo()
@@ -422,12 +529,32 @@ def test_openclaw_refuses_what_has_no_tier_and_a_duplicate_section(env: Env) -> 
     wb = env.open(CLAW)
     before = env.tree()
     cases: list[tuple[Callable[[], Any], type[Exception], str]] = [
-        (lambda: env.curator.promote(wb, OLD_LOG), Unsupported, "OpenClaw reads only today's and yesterday's logs at session start"),
-        (lambda: env.curator.demote(wb, HOLD_ITEM), Unsupported, "it is a state item: Memory Fortress reads state/ at every boot"),
-        (lambda: env.curator.promote(wb, "openclaw:workspace:file/TOOLS"), Unsupported, "a bootstrap file: OpenClaw injects it on every turn"),
+        (
+            lambda: env.curator.promote(wb, OLD_LOG),
+            Unsupported,
+            "OpenClaw reads only today's and yesterday's logs at session start",
+        ),
+        (
+            lambda: env.curator.demote(wb, HOLD_ITEM),
+            Unsupported,
+            "it is a state item: Memory Fortress reads state/ at every boot",
+        ),
+        (
+            lambda: env.curator.promote(wb, "openclaw:workspace:file/TOOLS"),
+            Unsupported,
+            "a bootstrap file: OpenClaw injects it on every turn",
+        ),
         (lambda: env.curator.promote(wb, PROJECTS), NothingToChange, "already in MEMORY.md"),
-        (lambda: env.curator.demote(wb, KITE34), NothingToChange, "already in memory/domains/projects.md"),
-        (lambda: env.curator.demote(wb, PROJECTS), ChangeError, r"refused: memory/domains/projects\.md already has a section named 'Projects'"),
+        (
+            lambda: env.curator.demote(wb, KITE34),
+            NothingToChange,
+            "already in memory/domains/projects.md",
+        ),
+        (
+            lambda: env.curator.demote(wb, PROJECTS),
+            ChangeError,
+            r"refused: memory/domains/projects\.md already has a section named 'Projects'",
+        ),
     ]
     for call, kind, message in cases:
         with pytest.raises(kind, match=message):
@@ -443,12 +570,18 @@ def test_engram_has_no_tiers_and_pins_live_in_the_ledger_before_schema_8(env: En
     wb = env.open(ENGRAM)
     before = env.tree()
     for call in (env.curator.promote, env.curator.demote):
-        with pytest.raises(Unsupported, match=r"Engram has no tiers: mem_context injects the most recent observations"):
+        with pytest.raises(
+            Unsupported,
+            match=r"Engram has no tiers: mem_context injects the most recent observations",
+        ):
             call(wb, OBS1)
     with pytest.raises(Unsupported, match="Engram keeps no priority"):
         env.curator.set_priority(wb, OBS1, 1)
     decision = env.curator.pin(wb, OBS1)
-    assert isinstance(decision, Decision) and decision.effect == {"kind": "ledger-only", "note": pins.NO_PIN}
+    assert isinstance(decision, Decision) and decision.effect == {
+        "kind": "ledger-only",
+        "note": pins.NO_PIN,
+    }
     assert pinned_ids(env.ledger()) == {OBS1}
     with pytest.raises(NothingToChange, match="already pinned"):
         env.curator.pin(wb, OBS1)
@@ -496,12 +629,17 @@ def test_memory_mcp_promote_demote_pin_set_their_columns_only(env: Env) -> None:
     assert {t: rows(db, t) for t in others} == others
 
 
-def test_memory_mcp_concurrent_changes_are_refused(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memory_mcp_concurrent_changes_are_refused(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = env.file(MCP_DB)
     wb = env.open(MCP)
     sql(db, "UPDATE memories SET content = content || ' (edited)' WHERE id = 3")
     edited = rows(db, "memories")
-    with pytest.raises(Conflict, match=r"memory\.db#memories=3: the content changed since it was read; nothing was written"):
+    with pytest.raises(
+        Conflict,
+        match=r"memory\.db#memories=3: the content changed since it was read; nothing was written",
+    ):
         env.curator.promote(wb, mem(3))
     assert rows(db, "memories") == edited
     # memory-mcp writing the row between the read and the write transaction
@@ -524,7 +662,8 @@ def test_memory_mcp_concurrent_changes_are_refused(env: Env, monkeypatch: pytest
     sql(db, "UPDATE memories SET is_hot = 0 WHERE id = 8")
     kept = rows(db, "memories")
     with pytest.raises(
-        Conflict, match=r"cannot undo the promote of memory-mcp:memory-mcp:mem/8: memory\.db#memories=8 changed since .*the row is kept as it is now"
+        Conflict,
+        match=r"cannot undo the promote of memory-mcp:memory-mcp:mem/8: memory\.db#memories=8 changed since .*the row is kept as it is now",
     ):
         env.curator.undo()
     assert rows(db, "memories") == kept
@@ -534,7 +673,9 @@ def test_memory_mcp_concurrent_changes_are_refused(env: Env, monkeypatch: pytest
 # -- merge ---------------------------------------------------------------------------------------------------
 
 
-def test_merge_takes_each_memory_out_the_way_its_system_quarantines_and_undo_puts_all_back(env: Env) -> None:
+def test_merge_takes_each_memory_out_the_way_its_system_quarantines_and_undo_puts_all_back(
+    env: Env,
+) -> None:
     wb = env.open()
     before = env.tree()
     engram, mcp = env.file(ENGRAM_DB), env.file(MCP_DB)
@@ -542,28 +683,67 @@ def test_merge_takes_each_memory_out_the_way_its_system_quarantines_and_undo_put
     links, history = rows(mcp, "memory_relationships"), rows(mcp, "trust_history")
     ids = [mem(4), mem(3), OBS1, STAGING, BACKUPS, POLICY]
     plan = env.curator.merge(wb, ids, dry_run=True)
-    assert isinstance(plan, Plan) and plan.memory_ids == tuple(ids) and plan.description.startswith("merge 5 memories into memory-mcp:memory-mcp:mem/4")
+    assert (
+        isinstance(plan, Plan)
+        and plan.memory_ids == tuple(ids)
+        and plan.description.startswith("merge 5 memories into memory-mcp:memory-mcp:mem/4")
+    )
     assert env.tree() == before and not (env.tmp / "data").exists()
     decision = env.curator.merge(wb, ids, reason="duplicates")
-    assert isinstance(decision, Decision) and decision.action == "merge" and decision.memory_id == mem(4)
-    assert [p["effect"]["kind"] for p in decision.effect["parts"]] == ["mcp-merge", "soft-delete", "vault-block", "vault-block", "vault-file"]
+    assert (
+        isinstance(decision, Decision)
+        and decision.action == "merge"
+        and decision.memory_id == mem(4)
+    )
+    assert [p["effect"]["kind"] for p in decision.effect["parts"]] == [
+        "mcp-merge",
+        "soft-delete",
+        "vault-block",
+        "vault-block",
+        "vault-file",
+    ]
     # memory-mcp: trust 0, and a category its auto-promotion never promotes (its recall would
     # otherwise promote the row again); the kept row already superseded it, so no second link
     only_change(memories, rows(mcp, "memories"), 3, trust_score=0.0, category="command")
     assert rows(mcp, "memory_relationships") == links
     added = [h for k, h in rows(mcp, "trust_history").items() if k not in history]
-    assert [(h["memory_id"], h["reason"], h["new_trust"]) for h in added] == [(3, "superseded", 0.0)]
-    only_change(obs, rows(engram, "observations"), 1, deleted_at="2026-11-29 17:00:00", updated_at="2026-11-29 17:00:00")
+    assert [(h["memory_id"], h["reason"], h["new_trust"]) for h in added] == [
+        (3, "superseded", 0.0)
+    ]
+    only_change(
+        obs,
+        rows(engram, "observations"),
+        1,
+        deleted_at="2026-11-29 17:00:00",
+        updated_at="2026-11-29 17:00:00",
+    )
     assert not env.file(POLICY_FILE).exists()
-    assert b"## Staging" not in env.file(INFRA_MD).read_bytes() and b"## Backups and restore" not in env.file(INFRA_MD).read_bytes()
+    assert (
+        b"## Staging" not in env.file(INFRA_MD).read_bytes()
+        and b"## Backups and restore" not in env.file(INFRA_MD).read_bytes()
+    )
     assert differences(before, env.tree()) == {ENGRAM_DB, MCP_DB, INFRA_MD, POLICY_FILE}
     reread = env.open()
     assert not {OBS1, STAGING, BACKUPS, POLICY} & {m.id for m in reread.memories}
-    assert reread.memory(mem(3)).tier == Tier.QUARANTINE and reread.memory(mem(4)).sha256 == wb.memory(mem(4)).sha256
-    assert sorted(item.manifest.kind for item in env.curator.vault.items()) == ["block", "block", "file", "row"]  # the Engram row whole
+    assert (
+        reread.memory(mem(3)).tier == Tier.QUARANTINE
+        and reread.memory(mem(4)).sha256 == wb.memory(mem(4)).sha256
+    )
+    assert sorted(item.manifest.kind for item in env.curator.vault.items()) == [
+        "block",
+        "block",
+        "file",
+        "row",
+    ]  # the Engram row whole
     env.curator.undo()
-    assert {k: v for k, v in env.tree().items() if k not in (ENGRAM_DB, MCP_DB)} == {k: v for k, v in before.items() if k not in (ENGRAM_DB, MCP_DB)}
-    assert rows(engram, "observations") == obs and rows(mcp, "memories") == memories and rows(mcp, "memory_relationships") == links
+    assert {k: v for k, v in env.tree().items() if k not in (ENGRAM_DB, MCP_DB)} == {
+        k: v for k, v in before.items() if k not in (ENGRAM_DB, MCP_DB)
+    }
+    assert (
+        rows(engram, "observations") == obs
+        and rows(mcp, "memories") == memories
+        and rows(mcp, "memory_relationships") == links
+    )
     assert {m.id for m in env.open().memories} == {m.id for m in wb.memories}
 
 
@@ -574,11 +754,15 @@ def test_merge_links_the_kept_row_and_undo_removes_only_that_link(env: Env) -> N
     decision = env.curator.merge(wb, [mem(21), mem(11)])
     assert isinstance(decision, Decision)
     added = {k: v for k, v in rows(mcp, "memory_relationships").items() if k not in links}
-    assert [(v["from_memory_id"], v["to_memory_id"], v["relation_type"], v["created_at"]) for v in added.values()] == [
-        (21, 11, "supersedes", "2026-11-29 17:00:00")
-    ]
+    assert [
+        (v["from_memory_id"], v["to_memory_id"], v["relation_type"], v["created_at"])
+        for v in added.values()
+    ] == [(21, 11, "supersedes", "2026-11-29 17:00:00")]
     assert env.open(MCP).memory(mem(11)).relations == ()
-    assert any(r.type == "supersedes" and r.target == mem(11) for r in env.open(MCP).memory(mem(21)).relations)
+    assert any(
+        r.type == "supersedes" and r.target == mem(11)
+        for r in env.open(MCP).memory(mem(21)).relations
+    )
     env.curator.undo()
     assert rows(mcp, "memory_relationships") == links
 
@@ -596,13 +780,18 @@ def _agent_writes_after_capture(monkeypatch: pytest.MonkeyPatch, path: Path, age
     monkeypatch.setattr(Base, "capture", classmethod(capture))
 
 
-def test_a_failed_merge_part_puts_back_the_parts_before_it(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_merge_part_puts_back_the_parts_before_it(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
     wb = env.open(MASSGEN, CLAW)
     path = env.file(INFRA_MD)
     agent = path.read_bytes() + b"\nwritten by the agent meanwhile\n"
     before = env.tree()
     _agent_writes_after_capture(monkeypatch, path, agent)
-    with pytest.raises(Conflict, match=r"the merge stopped: the 1 memory merged before it was put back; nothing recorded"):
+    with pytest.raises(
+        Conflict,
+        match=r"the merge stopped: the 1 memory merged before it was put back; nothing recorded",
+    ):
         env.curator.merge(wb, [VERSIONING, POLICY, STAGING])
     assert path.read_bytes() == agent
     assert differences(before, env.tree()) == {INFRA_MD}
@@ -617,15 +806,27 @@ def test_budget_set_writes_one_line_clamps_and_undoes(env: Env) -> None:
     before = env.tree()
     original = env.file(CONFIG).read_bytes()
     decision = env.curator.budget_set(wb.find_portfolio("dollhouse"), 3000)
-    assert isinstance(decision, Decision) and (decision.action, decision.memory_id) == ("budget", "dollhouse:dollhouse")
-    assert env.file(CONFIG).read_bytes() == original.replace(b"  maxTokenBudget: 1500\n", b"  maxTokenBudget: 3000\n")
+    assert isinstance(decision, Decision) and (decision.action, decision.memory_id) == (
+        "budget",
+        "dollhouse:dollhouse",
+    )
+    assert env.file(CONFIG).read_bytes() == original.replace(
+        b"  maxTokenBudget: 1500\n", b"  maxTokenBudget: 3000\n"
+    )
     assert differences(before, env.tree()) == {CONFIG}
     assert env.open(DOLL).portfolios[0].settings["autoLoad"]["maxTokenBudget"] == 3000
     plan = env.curator.budget_set(wb.find_portfolio("dollhouse:dollhouse"), 90000, dry_run=True)
-    assert isinstance(plan, Plan) and plan.notes[0] == "90,000 is clamped to 50,000: DollhouseMCP accepts a budget from 100 to 50,000"
+    assert (
+        isinstance(plan, Plan)
+        and plan.notes[0]
+        == "90,000 is clamped to 50,000: DollhouseMCP accepts a budget from 100 to 50,000"
+    )
     env.curator.budget_set(wb.find_portfolio("dollhouse"), 10)
     assert b"  maxTokenBudget: 100\n" in env.file(CONFIG).read_bytes()
-    with pytest.raises(Unsupported, match="MassGen's short-term limits .* are documentation guidance, not a setting"):
+    with pytest.raises(
+        Unsupported,
+        match="MassGen's short-term limits .* are documentation guidance, not a setting",
+    ):
         env.curator.budget_set(env.open(MASSGEN).find_portfolio("massgen"), 3000)
     with pytest.raises(ChangeError, match="no portfolio 'nope' is open"):
         env.curator.budget_set(wb.find_portfolio("nope"), 3000)
@@ -674,15 +875,29 @@ def test_dry_runs_write_nothing(env: Env) -> None:
         env.curator.merge(wb, [VERSIONING, POLICY, mem(5)], dry_run=True),
         env.curator.budget_set(wb.find_portfolio("dollhouse"), 2000, dry_run=True),
     ]
-    assert all(isinstance(p, Plan) and p.description and str(p).startswith(p.description) for p in plans)
-    assert [p.action for p in plans] == ["promote", "demote", "demote", "demote", "promote", "pin", "pin", "set-priority", "merge", "budget"]  # type: ignore[union-attr]
+    assert all(
+        isinstance(p, Plan) and p.description and str(p).startswith(p.description) for p in plans
+    )
+    assert [p.action for p in plans] == [
+        "promote",
+        "demote",
+        "demote",
+        "demote",
+        "promote",
+        "pin",
+        "pin",
+        "set-priority",
+        "merge",
+        "budget",
+    ]  # type: ignore[union-attr]
     assert env.tree() == before
     assert not (env.tmp / "data").exists()
     env.curator.promote(wb, FLAGS)
     undo_plan = env.curator.undo(dry_run=True)
     assert (
         isinstance(undo_plan, Plan)
-        and undo_plan.description == f"undo promote of {FLAGS}: write back the original bytes of memories/2026-11-21/feature-flags.yaml"
+        and undo_plan.description
+        == f"undo promote of {FLAGS}: write back the original bytes of memories/2026-11-21/feature-flags.yaml"
     )
     assert last_standing_change(env.ledger()) is not None
 
@@ -697,14 +912,21 @@ def test_dry_runs_write_nothing(env: Env) -> None:
     ],
 )
 def test_a_write_racing_the_change_is_refused_and_loses_nothing(
-    env: Env, monkeypatch: pytest.MonkeyPatch, parts: str, act: Callable[[Applier, Workbench], Any], rel: str
+    env: Env,
+    monkeypatch: pytest.MonkeyPatch,
+    parts: str,
+    act: Callable[[Applier, Workbench], Any],
+    rel: str,
 ) -> None:
     wb = env.open(parts)
     path = env.file(rel)
     agent = path.read_bytes() + b"\nwritten by the agent meanwhile\n"
     before = env.tree()
     _agent_writes_after_capture(monkeypatch, path, agent)
-    with pytest.raises(Conflict, match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten"):
+    with pytest.raises(
+        Conflict,
+        match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten",
+    ):
         act(env.curator, wb)
     assert path.read_bytes() == agent
     assert differences(before, env.tree()) == {rel}
@@ -732,7 +954,9 @@ def test_a_change_since_the_read_is_refused_and_undo_refuses_a_changed_file(env:
     assert [c.action for c in env.ledger().changes()] == ["promote"]
 
 
-def test_the_ledger_keeps_curation_apart_from_trust_and_nothing_is_written_elsewhere(env: Env) -> None:
+def test_the_ledger_keeps_curation_apart_from_trust_and_nothing_is_written_elsewhere(
+    env: Env,
+) -> None:
     wb = env.open(DOLL, MASSGEN)
     env.curator.promote(wb, FLAGS)
     env.curator.pin(wb, LAYOUT)
@@ -762,12 +986,20 @@ def test_any_standing_change_can_be_undone_whatever_came_after_it(env: Env) -> N
     env.curator.set_priority(wb, RUNBOOK, 7)
     # The latest change is blocked: an agent edited its file since.
     env.file(RUNBOOK_FILE).write_bytes(env.file(RUNBOOK_FILE).read_bytes() + b"# agent\n")
-    with pytest.raises(Conflict, match="cannot undo the set-priority of dollhouse:dollhouse:deploy-runbook"):
+    with pytest.raises(
+        Conflict, match="cannot undo the set-priority of dollhouse:dollhouse:deploy-runbook"
+    ):
         env.curator.undo()
     assert isinstance(first, Decision)
     env.curator.undo(first.id[:8])  # the older one is not blocked by it
-    assert env.file(FLAGS_FILE).read_bytes() == flags and env.file(RUNBOOK_FILE).read_bytes() != runbook
-    with pytest.raises(NothingToUndo, match=r"the promote of dollhouse:dollhouse:feature-flags \(.*\) is undone already"):
+    assert (
+        env.file(FLAGS_FILE).read_bytes() == flags
+        and env.file(RUNBOOK_FILE).read_bytes() != runbook
+    )
+    with pytest.raises(
+        NothingToUndo,
+        match=r"the promote of dollhouse:dollhouse:feature-flags \(.*\) is undone already",
+    ):
         env.curator.undo(first.id)
     with pytest.raises(NothingToUndo, match="no curation change 'zzzz' in the ledger"):
         env.curator.undo("zzzz")
@@ -785,7 +1017,10 @@ def test_a_merge_undo_is_all_or_nothing(env: Env) -> None:
     at = int(cut_first["offset"])
     infra.write_bytes(merged[: at - 2] + b"!" + merged[at - 1 :])
     edited = env.tree()
-    with pytest.raises(ChangeError, match="the undo was taken back: openclaw:workspace:note/lessons merged again; nothing was changed or recorded"):
+    with pytest.raises(
+        ChangeError,
+        match="the undo was taken back: openclaw:workspace:note/lessons merged again; nothing was changed or recorded",
+    ):
         env.curator.undo()
     assert env.tree() == edited
     assert [c.action for c in env.ledger().changes()] == ["merge"]
@@ -799,7 +1034,13 @@ def test_an_undo_moving_a_promoted_file_back_is_no_revert(env: Env) -> None:
     back is the workbench's own write, so the watch ends without a report. Another process putting
     other bytes in its place is still reported."""
     reverted: list[Path] = []
-    curator = Applier(env.locs, clock=env.clock, user="tester", on_revert=lambda p, disk: reverted.append(p), watch_seconds=1.0)
+    curator = Applier(
+        env.locs,
+        clock=env.clock,
+        user="tester",
+        on_revert=lambda p, disk: reverted.append(p),
+        watch_seconds=1.0,
+    )
     curator.promote(env.open(MASSGEN), PGX)
     promoted = list(curator.watches)
     curator.undo()

@@ -16,7 +16,10 @@ import pytest
 from app.cli import main
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio"
-DATABASES = {"engram": SAMPLE / "engram" / "engram.db", "memory-mcp": SAMPLE / "memory-mcp" / "memory.db"}
+DATABASES = {
+    "engram": SAMPLE / "engram" / "engram.db",
+    "memory-mcp": SAMPLE / "memory-mcp" / "memory.db",
+}
 RUNS = 400
 
 
@@ -58,6 +61,11 @@ def test_scan_survives_random_page_corruptions(system: str, tmp_path: Path) -> N
         else:
             named += 1
             problems = json.dumps(report["problems"] + (damaged["problems"] if damaged else []))
-            assert source.name in problems or store.name in problems, (run, problems[:2000])  # the file, or its folder when not even recognised
+            assert source.name in problems or store.name in problems, (
+                run,
+                problems[:2000],
+            )  # the file, or its folder when not even recognised
         shutil.rmtree(store)
-    assert read + named == RUNS and named > 0  # the corruptions do damage: some stores are unreadable
+    assert (
+        read + named == RUNS and named > 0
+    )  # the corruptions do damage: some stores are unreadable

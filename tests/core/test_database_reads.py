@@ -32,12 +32,19 @@ def stores(tmp_path: Path) -> Path:
     (root / "engram").mkdir(parents=True)
     conn = engram_fixture.make_db(root / "engram" / "engram.db")
     for i in range(600):
-        engram_fixture.add(conn, title=f"Kite note {i}", content=f"Deploy step {i}: the health check must pass.", created_at=engram_fixture.ts(i % 3000))
+        engram_fixture.add(
+            conn,
+            title=f"Kite note {i}",
+            content=f"Deploy step {i}: the health check must pass.",
+            created_at=engram_fixture.ts(i % 3000),
+        )
     conn.close()
     (root / "memory-mcp").mkdir()
     conn = memory_mcp_fixture.make_db(root / "memory-mcp" / "memory.db")
     for i in range(1, 601):
-        memory_mcp_fixture.add(conn, id=i, content=f"Fact {i}: exports need a limit.", content_hash=f"h{i}")
+        memory_mcp_fixture.add(
+            conn, id=i, content=f"Fact {i}: exports need a limit.", content_hash=f"h{i}"
+        )
     conn.close()
     return root
 
@@ -75,7 +82,9 @@ def _open(locations: Locations, root: Path) -> Workbench:
     return wb
 
 
-def test_an_unchanged_database_is_not_opened_on_a_warm_start(stores: Path, isolated_locations: Locations, counted: Reads) -> None:
+def test_an_unchanged_database_is_not_opened_on_a_warm_start(
+    stores: Path, isolated_locations: Locations, counted: Reads
+) -> None:
     cold = _open(isolated_locations, stores)
     assert sorted(counted.reads) == ["engram", "memory-mcp"]
     assert cold.result.scanned == 1200
@@ -90,14 +99,20 @@ def test_an_unchanged_database_is_not_opened_on_a_warm_start(stores: Path, isola
     assert counted.connections <= 3  # the review queue opens no database
 
 
-def test_a_write_to_the_wal_is_seen_and_only_the_new_row_is_scanned(stores: Path, isolated_locations: Locations, counted: Reads) -> None:
+def test_a_write_to_the_wal_is_seen_and_only_the_new_row_is_scanned(
+    stores: Path, isolated_locations: Locations, counted: Reads
+) -> None:
     _open(isolated_locations, stores)
     counted.reads.clear()
     db = stores / "engram" / "engram.db"
-    writer = engram_fixture.connect(db)  # an agent holding its store open: the rows stay in the -wal file
+    writer = engram_fixture.connect(
+        db
+    )  # an agent holding its store open: the rows stay in the -wal file
     try:
         before = db.stat()
-        engram_fixture.add(writer, title="Poisoned", content=ATTACK, created_at=engram_fixture.ts(10))
+        engram_fixture.add(
+            writer, title="Poisoned", content=ATTACK, created_at=engram_fixture.ts(10)
+        )
         assert os.path.exists(f"{db}-wal")
         assert (db.stat().st_size, db.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
         wb = _open(isolated_locations, stores)
@@ -108,33 +123,45 @@ def test_a_write_to_the_wal_is_seen_and_only_the_new_row_is_scanned(stores: Path
     assert [i.memory.name for i in wb.review_queue()] == ["Poisoned"]
 
 
-def test_a_store_held_open_by_its_agent_is_not_read_again_while_unchanged(stores: Path, isolated_locations: Locations, counted: Reads) -> None:
+def test_a_store_held_open_by_its_agent_is_not_read_again_while_unchanged(
+    stores: Path, isolated_locations: Locations, counted: Reads
+) -> None:
     db = stores / "engram" / "engram.db"
     writer = engram_fixture.connect(db)
     try:
-        engram_fixture.add(writer, title="Fresh", content="A fresh note.", created_at=engram_fixture.ts(11))
+        engram_fixture.add(
+            writer, title="Fresh", content="A fresh note.", created_at=engram_fixture.ts(11)
+        )
         assert os.path.getsize(f"{db}-wal") > 0
         first = _open(isolated_locations, stores)
         counted.reads.clear()
-        again = _open(isolated_locations, stores)  # opening the -wal file read-only touches its ctime (as root)
+        again = _open(
+            isolated_locations, stores
+        )  # opening the -wal file read-only touches its ctime (as root)
     finally:
         writer.close()
     assert counted.reads == []
     assert again.memories == first.memories
 
 
-def test_a_rewritten_row_of_the_same_size_is_seen(stores: Path, isolated_locations: Locations, counted: Reads) -> None:
+def test_a_rewritten_row_of_the_same_size_is_seen(
+    stores: Path, isolated_locations: Locations, counted: Reads
+) -> None:
     _open(isolated_locations, stores)
     counted.reads.clear()
     db = stores / "memory-mcp" / "memory.db"
     conn = sqlite3.connect(db)
-    conn.execute("PRAGMA journal_mode=DELETE")  # a rollback-journal store: the main file changes in place
+    conn.execute(
+        "PRAGMA journal_mode=DELETE"
+    )  # a rollback-journal store: the main file changes in place
     conn.close()
     _open(isolated_locations, stores)
     counted.reads.clear()
     conn = sqlite3.connect(db)
     with conn:
-        conn.execute("UPDATE memories SET content = ? WHERE id = 7", ("Fact 7: exports need a LIMIT.",))
+        conn.execute(
+            "UPDATE memories SET content = ? WHERE id = 7", ("Fact 7: exports need a LIMIT.",)
+        )
     conn.close()
     wb = _open(isolated_locations, stores)
     assert counted.reads == ["memory-mcp"]
@@ -143,7 +170,9 @@ def test_a_rewritten_row_of_the_same_size_is_seen(stores: Path, isolated_locatio
     assert "LIMIT" in wb.text(changed.id)
 
 
-def test_a_failed_read_is_tried_again(stores: Path, isolated_locations: Locations, counted: Reads) -> None:
+def test_a_failed_read_is_tried_again(
+    stores: Path, isolated_locations: Locations, counted: Reads
+) -> None:
     db = stores / "memory-mcp" / "memory.db"
     blocker = sqlite3.connect(db, isolation_level=None)
     blocker.execute("PRAGMA journal_mode=DELETE")
@@ -158,7 +187,9 @@ def test_a_failed_read_is_tried_again(stores: Path, isolated_locations: Location
     assert len([m for m in second.memories if m.system == "memory-mcp"]) == 600
 
 
-def test_texts_of_many_rows_take_one_connection(stores: Path, isolated_locations: Locations, counted: Reads) -> None:
+def test_texts_of_many_rows_take_one_connection(
+    stores: Path, isolated_locations: Locations, counted: Reads
+) -> None:
     wb = _open(isolated_locations, stores)
     for system, adapter in (("engram", EngramAdapter), ("memory-mcp", MemoryMcpAdapter)):
         memories = [m for m in wb.memories if m.system == system]
@@ -171,7 +202,9 @@ def test_texts_of_many_rows_take_one_connection(stores: Path, isolated_locations
         assert entries == [adapter.entry_texts(root, m) for m in memories[:3]]
 
 
-def test_a_row_gone_is_an_error_of_that_memory_alone(stores: Path, isolated_locations: Locations) -> None:
+def test_a_row_gone_is_an_error_of_that_memory_alone(
+    stores: Path, isolated_locations: Locations
+) -> None:
     wb = _open(isolated_locations, stores)
     memories = [m for m in wb.memories if m.system == "engram"][:3]
     conn = sqlite3.connect(stores / "engram" / "engram.db")
@@ -184,7 +217,9 @@ def test_a_row_gone_is_an_error_of_that_memory_alone(stores: Path, isolated_loca
     assert isinstance(gone, sqlite_ro.DbReadError) and "no longer there" in str(gone)
 
 
-def test_a_cold_start_scans_and_indexes_in_batches(stores: Path, isolated_locations: Locations, counted: Reads) -> None:
+def test_a_cold_start_scans_and_indexes_in_batches(
+    stores: Path, isolated_locations: Locations, counted: Reads
+) -> None:
     wb = Workbench(isolated_locations, clock=CLOCK, workers=1)
     wb.open([stores])
     # per store: discovery's probe, the read, the scan (64 rows a batch), the index (256 a batch),

@@ -24,7 +24,12 @@ def _tricky() -> list[str]:
         "[" * 25_000,  # more occurrences than a keyword may report
     ]
     for _ in range(300):
-        parts = [rng.choice(keys) if rng.random() < 0.6 else rng.choice(("x", " ", "-", "_", "é", "\n", "ab", "1")) for _ in range(rng.randint(1, 40))]
+        parts = [
+            rng.choice(keys)
+            if rng.random() < 0.6
+            else rng.choice(("x", " ", "-", "_", "é", "\n", "ab", "1"))
+            for _ in range(rng.randint(1, 40))
+        ]
         glue = rng.choice(("", " ", "x"))
         texts.append(glue.join(parts))
     return texts
@@ -44,7 +49,10 @@ def test_index_positions_are_those_of_a_find_per_keyword() -> None:
         found = index.find(p.low)
         expected = _per_keyword(p)
         if found is None:
-            assert max(map(len, expected.values())) >= common.MAX_OCCURRENCES or sum(map(len, expected.values())) >= common.MAX_OCCURRENCES
+            assert (
+                max(map(len, expected.values())) >= common.MAX_OCCURRENCES
+                or sum(map(len, expected.values())) >= common.MAX_OCCURRENCES
+            )
             continue
         got = {ks.id: found.get(ks.id, []) for ks in common._REGISTRY}
         assert got == expected, text[:200]

@@ -46,7 +46,13 @@ def _cover(case: Case, text: str, offset: int) -> tuple[int, int]:
 
 def _rank(findings: list[Finding], start: int, end: int, category: str | None = None) -> int:
     return max(
-        (RANK[f.severity.value] for f in findings if (category is None or f.category.value == category) and f.start < end and f.end > start),
+        (
+            RANK[f.severity.value]
+            for f in findings
+            if (category is None or f.category.value == category)
+            and f.start < end
+            and f.end > start
+        ),
         default=0,
     )
 
@@ -78,7 +84,11 @@ def test_no_attack_loses_severity_when_quoted_after_an_order(preamble: str, form
 )
 def test_a_command_in_backticks_after_an_order_is_as_severe_as_bare(text: str) -> None:
     bare = text.replace("`", "")
-    assert max(RANK[f.severity.value] for f in scan_text(text)) >= max(RANK[f.severity.value] for f in scan_text(bare)) >= RANK["high"]
+    assert (
+        max(RANK[f.severity.value] for f in scan_text(text))
+        >= max(RANK[f.severity.value] for f in scan_text(bare))
+        >= RANK["high"]
+    )
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,17 @@ import pytest
 from app.cli import main
 from app.core.curate import duplicates, set_join
 from app.core.curate import passages as passages_module
-from app.core.curate.duplicates import MIN_PASSAGE_WORDS, NEAR_THRESHOLD, NearPair, content_words, find_duplicates, passages, preview, shingles, words
+from app.core.curate.duplicates import (
+    MIN_PASSAGE_WORDS,
+    NEAR_THRESHOLD,
+    NearPair,
+    content_words,
+    find_duplicates,
+    passages,
+    preview,
+    shingles,
+    words,
+)
 from app.core.model import Memory, Source, Tier
 from bench.corpus import MemoryTexts
 from tests.core.duplicate_cases import COPIES, LOOPED, looped_workspace
@@ -61,17 +71,28 @@ def test_ten_thousand_copies_are_one_group_and_no_pairs(counted_jaccard: list[in
     memories = [note(n) for n in range(COPIES)]
     other = note(COPIES)
     # the same text, spelt with other spaces and cases: still one normalized text
-    texts = {m.id: LOOPED if m.locator[-1] in "02468" else LOOPED.upper().replace(" ", "  ") for m in memories}
-    texts[other.id] = "When the staging deploy fails on the health check, wait two minutes and page the on-call."
+    texts = {
+        m.id: LOOPED if m.locator[-1] in "02468" else LOOPED.upper().replace(" ", "  ")
+        for m in memories
+    }
+    texts[other.id] = (
+        "When the staging deploy fails on the health check, wait two minutes and page the on-call."
+    )
     exact, near = find_duplicates([*memories, other], reader(texts))
     [group] = exact
-    assert len(group.ids) == COPIES and group.ids[0] == memories[0].id and set(group.ids) == {m.id for m in memories}
+    assert (
+        len(group.ids) == COPIES
+        and group.ids[0] == memories[0].id
+        and set(group.ids) == {m.id for m in memories}
+    )
     # the group takes part in the near stage once, through the copy a merge keeps
     assert [(p.a, p.b) for p in near] == [(memories[0].id, other.id)]
     assert counted_jaccard[0] <= 2 * COPIES
 
 
-def test_copies_beside_many_distinct_memories_cost_linear_comparisons(counted_jaccard: list[int]) -> None:
+def test_copies_beside_many_distinct_memories_cost_linear_comparisons(
+    counted_jaccard: list[int],
+) -> None:
     copies = [note(n) for n in range(COPIES)]
     distinct = [note(COPIES + n) for n in range(2_000)]
     texts = {m.id: LOOPED for m in copies}
@@ -83,7 +104,9 @@ def test_copies_beside_many_distinct_memories_cost_linear_comparisons(counted_ja
     assert counted_jaccard[0] <= 2 * (COPIES + len(distinct))
 
 
-def test_a_looping_agents_copies_are_one_merge_suggestion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_looping_agents_copies_are_one_merge_suggestion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     workspace = looped_workspace(tmp_path / "workspace", COPIES)
     assert main(["suggest", str(workspace), "--json"]) == 0
     merges = [s for s in json.loads(capsys.readouterr().out)["suggestions"] if s["kind"] == "merge"]
@@ -110,7 +133,9 @@ def all_pairs(texts: dict[str, str], threshold: float) -> list[NearPair]:
     postings: dict[tuple[str, ...], list[int]] = defaultdict(list)
     best: dict[tuple[str, str], tuple[float, int, int, str, str]] = {}
     for number, (owner, order, passage, grams) in enumerate(items):
-        shared_by = Counter(chain.from_iterable(postings[gram] for gram in grams if gram in postings))
+        shared_by = Counter(
+            chain.from_iterable(postings[gram] for gram in grams if gram in postings)
+        )
         for other, shared in shared_by.items():
             other_owner, other_order, other_passage, other_grams = items[other]
             score = shared / (len(grams) + len(other_grams) - shared)
@@ -122,7 +147,10 @@ def all_pairs(texts: dict[str, str], threshold: float) -> list[NearPair]:
                 best[(one[0], two[0])] = (score, one[1], two[1], one[2], two[2])
         for gram in grams:
             postings[gram].append(number)
-    pairs = [NearPair(a, b, round(score, 3), preview(text_a), preview(text_b)) for (a, b), (score, _, _, text_a, text_b) in best.items()]
+    pairs = [
+        NearPair(a, b, round(score, 3), preview(text_a), preview(text_b))
+        for (a, b), (score, _, _, text_a, text_b) in best.items()
+    ]
     return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
 
 
@@ -132,7 +160,9 @@ def generated() -> MemoryTexts:
 
 
 @pytest.mark.parametrize("threshold", [NEAR_THRESHOLD, 0.2, 0.5, 0.8])
-def test_near_duplicates_equal_the_exact_all_pairs_result(generated: MemoryTexts, threshold: float) -> None:
+def test_near_duplicates_equal_the_exact_all_pairs_result(
+    generated: MemoryTexts, threshold: float
+) -> None:
     expected = all_pairs(generated.texts, threshold)
     assert len(expected) > 50  # the planted restatements, on both sides of the threshold
     assert duplicates.near_duplicates(generated.texts, threshold=threshold) == expected
@@ -149,7 +179,14 @@ def test_the_result_does_not_depend_on_the_process(generated: MemoryTexts) -> No
         "print(json.dumps([[p.a, p.b, p.score, p.said_a, p.said_b] for p in near_duplicates(texts)]))\n"
     )
     runs = [
-        subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True).stdout
+        subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         for seed in ("1", "2")
     ]
     assert runs[0] == runs[1] and len(json.loads(runs[0])) > 300
@@ -170,7 +207,9 @@ def test_a_loop_that_numbers_its_copies_stays_linear(counted_jaccard: list[int])
     assert counted_jaccard[0] <= 2 * (set_join.MAX_PARTNERS + 1) * COPIES
 
 
-def test_one_passage_held_by_thousands_of_memories_costs_one_pair_each(counted_jaccard: list[int]) -> None:
+def test_one_passage_held_by_thousands_of_memories_costs_one_pair_each(
+    counted_jaccard: list[int],
+) -> None:
     """The same paragraph under a different heading in each copy: the memories are not exact
     duplicates, the passage is one set; past MAX_HOLDERS holders, each is paired with the first."""
     texts = {f"loop/{n:05d}": f"## Retry {n}\n\n" + LOOPED.split("\n")[1] for n in range(COPIES)}
@@ -185,20 +224,39 @@ def test_a_huge_memory_is_compared_on_a_bounded_number_of_shingles() -> None:
     rng = random.Random(3)
     vocabulary = ["".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(50_000)]
     dump = " ".join(rng.choices(vocabulary, k=300_000))  # one paragraph of about 2.4 MB
-    notes = "\n\n".join(" ".join(rng.choices(vocabulary, k=200)) for _ in range(500))  # 500 paragraphs
-    texts = {"dump": dump, "dump-again": dump + " and then some", "notes": notes, "short": "Deploys need two approvals from the release owners."}
-    sets = {key: grams for text in texts.values() for key, grams in passages_module.digest_text(text, passages_module.WordNumbers())[1].items()}
+    notes = "\n\n".join(
+        " ".join(rng.choices(vocabulary, k=200)) for _ in range(500)
+    )  # 500 paragraphs
+    texts = {
+        "dump": dump,
+        "dump-again": dump + " and then some",
+        "notes": notes,
+        "short": "Deploys need two approvals from the release owners.",
+    }
+    sets = {
+        key: grams
+        for text in texts.values()
+        for key, grams in passages_module.digest_text(text, passages_module.WordNumbers())[
+            1
+        ].items()
+    }
     assert max(len(grams) for grams in sets.values()) < passages_module.MAX_PASSAGE_WORDS
-    assert sum(map(len, sets.values())) < 3 * (passages_module.MAX_TEXT_SHINGLES + passages_module.MAX_PASSAGE_WORDS)
+    assert sum(map(len, sets.values())) < 3 * (
+        passages_module.MAX_TEXT_SHINGLES + passages_module.MAX_PASSAGE_WORDS
+    )
     near = duplicates.near_duplicates(texts)
-    assert [(p.a, p.b, p.score) for p in near] == [("dump", "dump-again", 1.0)]  # alike on their first 1,000 words
+    assert [(p.a, p.b, p.score) for p in near] == [
+        ("dump", "dump-again", 1.0)
+    ]  # alike on their first 1,000 words
 
 
 def sentence(rng: random.Random, vocabulary: list[str], words: int) -> str:
     return " ".join(rng.choices(vocabulary, k=words))
 
 
-def test_passages_restating_each_others_sentences_are_counted_and_few_verified(counted_jaccard: list[int]) -> None:
+def test_passages_restating_each_others_sentences_are_counted_and_few_verified(
+    counted_jaccard: list[int],
+) -> None:
     """2,000 paragraphs of three sentences, each sentence a window of one text of 3,000 words, so
     that every sentence is restated by some thirty paragraphs and most paragraphs share one with
     dozens of others, far under the threshold. The result is the exact all-pairs result; the

@@ -53,7 +53,9 @@ class Portfolio:
         self.read.append(memory_id)
         return self.texts[memory_id]
 
-    def run(self, memo: NearMemo | None = None) -> tuple[list[duplicates.ExactGroup], list[duplicates.NearPair]]:
+    def run(
+        self, memo: NearMemo | None = None
+    ) -> tuple[list[duplicates.ExactGroup], list[duplicates.NearPair]]:
         self.read.clear()
         return find_duplicates(self.memories, self.text_of, memo=memo)
 
@@ -65,7 +67,11 @@ def edited(texts: dict[str, str], seed: int) -> dict[str, str]:
     out = dict(texts)
     for key in rng.sample(keys, 60):
         words = out[key].split(" ")
-        out[key] = " ".join(words[: len(words) // 2]) + " and that was changed today. " + " ".join(words[len(words) // 2 :])
+        out[key] = (
+            " ".join(words[: len(words) // 2])
+            + " and that was changed today. "
+            + " ".join(words[len(words) // 2 :])
+        )
     for key in rng.sample(keys, 30):
         out.pop(key, None)
     donors = rng.sample(keys, 30)
@@ -79,12 +85,18 @@ def generated() -> dict[str, str]:
     return MemoryTexts(2_000, seed=13).texts
 
 
-def test_a_warm_run_reads_no_text_joins_nothing_and_finds_the_same(generated: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_warm_run_reads_no_text_joins_nothing_and_finds_the_same(
+    generated: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     portfolio = Portfolio(generated)
     memo = NearMemo()
     first = portfolio.run(memo)
     # each content read once: a second copy of a text is known by its sha256 already
-    assert memo.rejoined and len(portfolio.read) == len(set(generated.values())) < len(generated) and len(first[1]) > 50
+    assert (
+        memo.rejoined
+        and len(portfolio.read) == len(set(generated.values())) < len(generated)
+        and len(first[1]) > 50
+    )
 
     def no_join(*args: object) -> object:
         raise AssertionError("joined again")
@@ -95,16 +107,25 @@ def test_a_warm_run_reads_no_text_joins_nothing_and_finds_the_same(generated: di
     assert portfolio.read == [] and memo.learned_texts == {} and not memo.rejoined
 
 
-def test_after_edits_only_the_changed_texts_are_read_and_the_pairs_are_those_of_a_whole_run(generated: dict[str, str]) -> None:
+def test_after_edits_only_the_changed_texts_are_read_and_the_pairs_are_those_of_a_whole_run(
+    generated: dict[str, str],
+) -> None:
     memo = NearMemo()
     Portfolio(generated).run(memo)
     after = Portfolio(edited(generated, seed=1))
     incremental = after.run(memo)
-    changed = {m.id for m in after.memories if m.sha256 not in {sha256_text(t) for t in generated.values()}}
+    changed = {
+        m.id for m in after.memories if m.sha256 not in {sha256_text(t) for t in generated.values()}
+    }
     assert set(after.read) == changed and 60 <= len(changed) <= 90
     assert not memo.rejoined  # the new passages were probed, not everything joined again
-    assert incremental == Portfolio(edited(generated, seed=1)).run()  # no memo: from the texts alone
-    assert any(p.a.startswith("memory-mcp:m:new/") or p.b.startswith("memory-mcp:m:new/") for p in incremental[1])
+    assert (
+        incremental == Portfolio(edited(generated, seed=1)).run()
+    )  # no memo: from the texts alone
+    assert any(
+        p.a.startswith("memory-mcp:m:new/") or p.b.startswith("memory-mcp:m:new/")
+        for p in incremental[1]
+    )
 
 
 def test_probing_the_new_sets_equals_joining_them_all(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,15 +135,24 @@ def test_probing_the_new_sets_equals_joining_them_all(monkeypatch: pytest.Monkey
         monkeypatch.setattr(set_join, cap, 1 << 40)
     rng = random.Random(4)
     vocabulary = list(range(400))
-    sets = [tuple(sorted(set(rng.sample(vocabulary[rng.randrange(300) :][:60], rng.randint(6, 30))))) for _ in range(600)]
+    sets = [
+        tuple(sorted(set(rng.sample(vocabulary[rng.randrange(300) :][:60], rng.randint(6, 30)))))
+        for _ in range(600)
+    ]
     fresh = sorted(rng.sample(range(len(sets)), 40))
-    every = {(min(a, b), max(a, b)): score for a, b, score in set_join.similar_sets(list(sets), 0.3)}
-    expected = {pair: score for pair, score in every.items() if pair[0] in fresh or pair[1] in fresh}
+    every = {
+        (min(a, b), max(a, b)): score for a, b, score in set_join.similar_sets(list(sets), 0.3)
+    }
+    expected = {
+        pair: score for pair, score in every.items() if pair[0] in fresh or pair[1] in fresh
+    }
     probed = {(a, b): score for a, b, score in set_join.probe_fresh(sets, fresh, 0.3)}
     assert len(expected) > 20 and probed == expected
 
 
-def test_a_text_read_after_its_source_changed_is_not_served_for_the_new_content(generated: dict[str, str]) -> None:
+def test_a_text_read_after_its_source_changed_is_not_served_for_the_new_content(
+    generated: dict[str, str],
+) -> None:
     """A memory whose text changed after the load is compared as read now and learned under the
     content the load saw; once the load sees the new content (a new sha256), that is read again,
     and the old key, used by nobody, is dropped."""
@@ -138,7 +168,9 @@ def test_a_text_read_after_its_source_changed_is_not_served_for_the_new_content(
     assert reloaded.read == [moved.id] and moved.sha256 not in memo.used_texts
 
 
-def test_the_store_keeps_the_memo_and_a_lost_set_says_so(tmp_path: Path, generated: dict[str, str]) -> None:
+def test_the_store_keeps_the_memo_and_a_lost_set_says_so(
+    tmp_path: Path, generated: dict[str, str]
+) -> None:
     portfolio = Portfolio(generated)
     store = NearCache(tmp_path)
     memo = store.memo(by_content)
@@ -155,7 +187,10 @@ def test_the_store_keeps_the_memo_and_a_lost_set_says_so(tmp_path: Path, generat
     again.save(kept)
     again.close()
     third = NearCache(tmp_path)
-    assert after.run(third.memo(by_content)) == Portfolio(edited(generated, seed=2)).run() and after.read == []
+    assert (
+        after.run(third.memo(by_content)) == Portfolio(edited(generated, seed=2)).run()
+        and after.read == []
+    )
     third.close()
     with sqlite3.connect(tmp_path / FILE_NAME) as db:
         key = db.execute("SELECT key FROM sets LIMIT 1").fetchone()[0]
@@ -178,7 +213,9 @@ def test_an_unreadable_store_is_rebuilt_empty(tmp_path: Path) -> None:
 # -- through the facade ------------------------------------------------------------------------------
 
 
-def _suggestions(locations: Locations, clock: FixedClock, root: Path) -> list[tuple[str, tuple[str, ...], str]]:
+def _suggestions(
+    locations: Locations, clock: FixedClock, root: Path
+) -> list[tuple[str, tuple[str, ...], str]]:
     workbench = Workbench(locations, clock=clock)
     workbench.open([root], index=False)
     try:
@@ -189,13 +226,23 @@ def _suggestions(locations: Locations, clock: FixedClock, root: Path) -> list[tu
 
 def edit(root: Path) -> None:
     """A paragraph appended to a MassGen memory file."""
-    note = root / "massgen" / "workspace_coder" / "memory" / "long_term" / "api_versioning_policy.md"
-    note.write_text(note.read_text(encoding="utf-8") + "\nOne more paragraph about the release train and its owners.\n", encoding="utf-8")
+    note = (
+        root / "massgen" / "workspace_coder" / "memory" / "long_term" / "api_versioning_policy.md"
+    )
+    note.write_text(
+        note.read_text(encoding="utf-8")
+        + "\nOne more paragraph about the release train and its owners.\n",
+        encoding="utf-8",
+    )
 
 
 def elsewhere(tmp_path: Path) -> Locations:
     """The workbench's folders with nothing kept in them yet."""
-    return Locations(cache=tmp_path / "other-cache", data=tmp_path / "other-data", config=tmp_path / "other-config")
+    return Locations(
+        cache=tmp_path / "other-cache",
+        data=tmp_path / "other-data",
+        config=tmp_path / "other-config",
+    )
 
 
 @pytest.fixture
@@ -213,11 +260,17 @@ def split_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_new_workbench_splits_no_text_for_duplicates_and_suggests_the_same(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, split_here: list[str], tmp_path: Path
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    split_here: list[str],
+    tmp_path: Path,
 ) -> None:
     split = split_here
     first = _suggestions(isolated_locations, clock, sample_copy)
-    assert len(split) > 100 and any(kind == "merge" and "Near duplicates" in reason for kind, _, reason in first)
+    assert len(split) > 100 and any(
+        kind == "merge" and "Near duplicates" in reason for kind, _, reason in first
+    )
     split.clear()
     assert _suggestions(isolated_locations, clock, sample_copy) == first
     assert split == []
@@ -225,7 +278,9 @@ def test_a_new_workbench_splits_no_text_for_duplicates_and_suggests_the_same(
     edit(sample_copy)
     again = _suggestions(isolated_locations, clock, sample_copy)
     assert len(split) == 1 and "release train" in split[0]
-    assert again == _suggestions(elsewhere(tmp_path), clock, sample_copy)  # what a run with no cache finds
+    assert again == _suggestions(
+        elsewhere(tmp_path), clock, sample_copy
+    )  # what a run with no cache finds
 
 
 def test_a_cache_that_lost_what_it_named_is_rebuilt_and_suggests_the_same(
@@ -236,7 +291,9 @@ def test_a_cache_that_lost_what_it_named_is_rebuilt_and_suggests_the_same(
     with sqlite3.connect(cache) as db:
         db.execute("DELETE FROM sets")  # every kept set gone, the pairs and texts still naming them
     edit(sample_copy)
-    assert _suggestions(isolated_locations, clock, sample_copy) == _suggestions(elsewhere(tmp_path), clock, sample_copy)
+    assert _suggestions(isolated_locations, clock, sample_copy) == _suggestions(
+        elsewhere(tmp_path), clock, sample_copy
+    )
     with sqlite3.connect(cache) as db:
         assert db.execute("SELECT count(*) FROM sets").fetchone()[0] > 100  # kept anew
 

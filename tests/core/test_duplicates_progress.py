@@ -37,10 +37,14 @@ def assert_counts_up_to_the_total(reports: list[Report], stage: str, total: int)
     assert len(told) <= set_join.PROGRESS_STEPS + 1
 
 
-def test_a_first_search_tells_each_stage_up_to_its_total_and_finds_the_same(generated: dict[str, str]) -> None:
+def test_a_first_search_tells_each_stage_up_to_its_total_and_finds_the_same(
+    generated: dict[str, str],
+) -> None:
     portfolio = Portfolio(generated)
     reports: list[Report] = []
-    watched = find_duplicates(portfolio.memories, portfolio.text_of, progress=lambda *report: reports.append(report))
+    watched = find_duplicates(
+        portfolio.memories, portfolio.text_of, progress=lambda *report: reports.append(report)
+    )
     assert watched == portfolio.run()
     assert stages(reports) == [READING, COMPARING]
     assert_counts_up_to_the_total(reports, READING, len(portfolio.memories))
@@ -55,7 +59,9 @@ def test_after_an_edit_only_the_new_passage_sets_are_counted(generated: dict[str
     Portfolio(generated).run(memo)
     after = Portfolio(edited(generated, seed=3))
     reports: list[Report] = []
-    found = find_duplicates(after.memories, after.text_of, memo=memo, progress=lambda *report: reports.append(report))
+    found = find_duplicates(
+        after.memories, after.text_of, memo=memo, progress=lambda *report: reports.append(report)
+    )
     assert not memo.rejoined  # probed, not joined again
     assert found == Portfolio(edited(generated, seed=3)).run()
     assert_counts_up_to_the_total(reports, READING, len(after.memories))
@@ -86,13 +92,18 @@ def test_the_facade_tells_the_search_and_suggests_what_it_does_unwatched(
     watched.open([sample_copy], index=False)
     reports: list[Report] = []
     try:
-        found = [(s.kind, s.ids, s.reason) for s in watched.suggestions(on_progress=lambda *report: reports.append(report))]
+        found = [
+            (s.kind, s.ids, s.reason)
+            for s in watched.suggestions(on_progress=lambda *report: reports.append(report))
+        ]
         memories = len(watched.memories)
     finally:
         watched.close()
     assert stages(reports) == [READING, COMPARING]
     assert reports[-1][0] == COMPARING and reports[-1][1] == reports[-1][2] > 0
-    assert max(of for name, _, of in reports if name == READING) <= memories  # the daily logs are records, never compared
+    assert (
+        max(of for name, _, of in reports if name == READING) <= memories
+    )  # the daily logs are records, never compared
     elsewhere = Locations(cache=tmp_path / "c2", data=tmp_path / "d2", config=tmp_path / "f2")
     unwatched = Workbench(elsewhere, clock=clock)
     unwatched.open([sample_copy], index=False)

@@ -32,24 +32,41 @@ def crash(texts: list[str]) -> list[Digested]:
 
 
 def test_workers_split_every_text_once_and_find_what_one_process_finds(
-    generated: dict[str, str], monkeypatch: pytest.MonkeyPatch, small_batches: None, split_here: list[str]
+    generated: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    small_batches: None,
+    split_here: list[str],
 ) -> None:
     with monkeypatch.context() as one_core:
         one_core.setattr(duplicates.os, "cpu_count", lambda: 1)
         alone = Portfolio(generated).run()
-    assert len(split_here) == len(generated) and len(alone[1]) > 20  # one core: no pool, all split here
+    assert (
+        len(split_here) == len(generated) and len(alone[1]) > 20
+    )  # one core: no pool, all split here
     split_here.clear()
     portfolio = Portfolio(generated)
     memo = NearMemo()
     reports: list[tuple[str, int, int]] = []
-    assert find_duplicates(portfolio.memories, portfolio.text_of, memo=memo, progress=lambda *r: reports.append(r)) == alone
+    assert (
+        find_duplicates(
+            portfolio.memories, portfolio.text_of, memo=memo, progress=lambda *r: reports.append(r)
+        )
+        == alone
+    )
     assert split_here == []  # none here: all in the workers
-    assert len(portfolio.read) == len(set(portfolio.read)) == len(memo.learned_texts) == len(set(generated.values()))
+    assert (
+        len(portfolio.read)
+        == len(set(portfolio.read))
+        == len(memo.learned_texts)
+        == len(set(generated.values()))
+    )
     told = [done for stage, done, _ in reports if stage == READING]
     assert told[0] == 0 and told[-1] == len(generated) and told == sorted(told) and len(told) > 3
 
 
-def test_a_pool_that_breaks_leaves_its_texts_to_this_process(generated: dict[str, str], monkeypatch: pytest.MonkeyPatch, small_batches: None) -> None:
+def test_a_pool_that_breaks_leaves_its_texts_to_this_process(
+    generated: dict[str, str], monkeypatch: pytest.MonkeyPatch, small_batches: None
+) -> None:
     alone = Portfolio(generated).run()
     monkeypatch.setattr(duplicates, "digest_texts", crash)
     portfolio = Portfolio(generated)

@@ -13,7 +13,9 @@ from app.core.workbench import Workbench
 RUNBOOK = "dollhouse:dollhouse:deploy-runbook"
 
 
-def test_written_and_memory_history(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_written_and_memory_history(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = Workbench(isolated_locations, clock=clock)
     wb.open([sample_copy])
     assert wb.written == []
@@ -25,13 +27,23 @@ def test_written_and_memory_history(sample_copy: Path, isolated_locations: Locat
     history = wb.memory_history(RUNBOOK)
     assert [d.action for d in history] == ["set-priority", "flag", "pin"]
     assert [d.action for d in wb.history(RUNBOOK)] == ["flag"]  # trust decisions only
-    kept, other = "massgen:massgen:workspace_coder/flaky_tests", "massgen:massgen:workspace_coder/ci_log_excerpt"
+    kept, other = (
+        "massgen:massgen:workspace_coder/flaky_tests",
+        "massgen:massgen:workspace_coder/ci_log_excerpt",
+    )
     wb.merge(kept, [other], reason="one is enough", force=True)
     assert [d.action for d in wb.memory_history(other)] == ["merge"]
     wb.undo(reason="both after all")
     assert [d.action for d in wb.memory_history(kept)] == ["merge", "undo"]
     wb.set_budget("dollhouse", 2000, reason="room")
-    assert [d.action for d in wb.decisions()] == ["set-priority", "flag", "pin", "merge", "undo", "budget"]
+    assert [d.action for d in wb.decisions()] == [
+        "set-priority",
+        "flag",
+        "pin",
+        "merge",
+        "undo",
+        "budget",
+    ]
 
 
 def test_save_theme_rewrites_only_its_line(tmp_path: Path) -> None:
@@ -39,9 +51,13 @@ def test_save_theme_rewrites_only_its_line(tmp_path: Path) -> None:
     assert (tmp_path / "config.yaml").read_text() == 'theme: "workbench-light"\n'
     (tmp_path / "config.yaml").write_text("portfolios: [~/a]\ntheme: old\nkeymap:\n  theme: f9\n")
     save_theme(tmp_path, "workbench-dark")
-    assert (tmp_path / "config.yaml").read_text() == 'portfolios: [~/a]\ntheme: "workbench-dark"\nkeymap:\n  theme: f9\n'
+    assert (
+        tmp_path / "config.yaml"
+    ).read_text() == 'portfolios: [~/a]\ntheme: "workbench-dark"\nkeymap:\n  theme: f9\n'
     settings = load_settings(tmp_path, problems := [])
-    assert settings.theme == "workbench-dark" and settings.keymap == {"theme": "f9"} and problems == []
+    assert (
+        settings.theme == "workbench-dark" and settings.keymap == {"theme": "f9"} and problems == []
+    )
     (tmp_path / "config.yaml").write_text("portfolios: [~/a]")  # no newline at the end
     save_theme(tmp_path, "mine")
     assert (tmp_path / "config.yaml").read_text() == 'portfolios: [~/a]\ntheme: "mine"\n'

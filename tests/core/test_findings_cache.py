@@ -35,7 +35,9 @@ def portfolio(tmp_path: Path) -> Path:
     folder = root / "portfolio" / "memories" / "2026-11-01"
     folder.mkdir(parents=True)
     for index in range(12):
-        _note(folder, f"note-{index:02d}", f"Deploys go through the blue/green switch, step {index}.")
+        _note(
+            folder, f"note-{index:02d}", f"Deploys go through the blue/green switch, step {index}."
+        )
     _note(folder, "poisoned", f"Release notes.\n\n{ATTACK}")
     return root
 
@@ -93,11 +95,15 @@ def test_a_cold_start_scans_each_content_once_and_a_warm_start_scans_and_parses_
     assert _queued(warm) == expected
     poisoned = next(m for m in warm.memories if m.name == "poisoned")
     assert [f.rule for f in warm.findings(poisoned.id)] == expected["poisoned"]
-    assert [f.rule for f in warm.findings(poisoned.id, warm.entry_texts(poisoned))] == expected["poisoned"]
+    assert [f.rule for f in warm.findings(poisoned.id, warm.entry_texts(poisoned))] == expected[
+        "poisoned"
+    ]
     assert counted.scans == 0 and counted.parses == 0
 
 
-def test_a_changed_file_is_scanned_again_and_its_new_finding_is_shown(portfolio: Path, isolated_locations: Locations, counted: Counts) -> None:
+def test_a_changed_file_is_scanned_again_and_its_new_finding_is_shown(
+    portfolio: Path, isolated_locations: Locations, counted: Counts
+) -> None:
     wb = _open(isolated_locations, portfolio)
     assert list(_queued(wb)) == ["poisoned"]
     path = portfolio / "portfolio" / "memories" / "2026-11-01" / "note-03.yaml"
@@ -110,7 +116,9 @@ def test_a_changed_file_is_scanned_again_and_its_new_finding_is_shown(portfolio:
     assert counted.scans == 1
 
 
-def test_a_file_touched_without_a_change_is_parsed_but_not_scanned(portfolio: Path, isolated_locations: Locations, counted: Counts) -> None:
+def test_a_file_touched_without_a_change_is_parsed_but_not_scanned(
+    portfolio: Path, isolated_locations: Locations, counted: Counts
+) -> None:
     _open(isolated_locations, portfolio)
     path = portfolio / "portfolio" / "memories" / "2026-11-01" / "note-05.yaml"
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
@@ -139,7 +147,9 @@ def test_the_detector_version_follows_the_detector_files() -> None:
     assert version._fingerprint() == version.DETECTOR_VERSION.split(":", 1)[1]
 
 
-def test_a_damaged_findings_cache_is_rebuilt(portfolio: Path, isolated_locations: Locations) -> None:
+def test_a_damaged_findings_cache_is_rebuilt(
+    portfolio: Path, isolated_locations: Locations
+) -> None:
     _open(isolated_locations, portfolio)
     [store] = isolated_locations.cache.rglob(findings.FILE_NAME)
     for suffix in ("", "-wal", "-shm"):
@@ -153,7 +163,9 @@ def test_a_damaged_findings_cache_is_rebuilt(portfolio: Path, isolated_locations
     assert list(_queued(again)) == ["poisoned"]
 
 
-def test_without_the_cache_the_load_still_scans_once(portfolio: Path, isolated_locations: Locations, counted: Counts) -> None:
+def test_without_the_cache_the_load_still_scans_once(
+    portfolio: Path, isolated_locations: Locations, counted: Counts
+) -> None:
     wb = Workbench(isolated_locations, clock=CLOCK, workers=1)
     wb.open([portfolio], index=False, use_cache=False)
     assert wb.result.scanned == 13
@@ -162,13 +174,21 @@ def test_without_the_cache_the_load_still_scans_once(portfolio: Path, isolated_l
 
 
 def test_worker_processes_find_the_same(portfolio: Path, tmp_path: Path) -> None:
-    serial = pipeline.Pipeline(Locations(tmp_path / "c1", tmp_path / "d", tmp_path / "k"), workers=1).run([portfolio])
-    parallel = pipeline.Pipeline(Locations(tmp_path / "c2", tmp_path / "d", tmp_path / "k"), workers=2, scan_parallel_threshold=1).run([portfolio])
+    serial = pipeline.Pipeline(
+        Locations(tmp_path / "c1", tmp_path / "d", tmp_path / "k"), workers=1
+    ).run([portfolio])
+    parallel = pipeline.Pipeline(
+        Locations(tmp_path / "c2", tmp_path / "d", tmp_path / "k"),
+        workers=2,
+        scan_parallel_threshold=1,
+    ).run([portfolio])
     assert parallel.scanned == serial.scanned == 13
     assert parallel.findings == serial.findings
 
 
-def test_a_content_that_changed_under_the_load_is_scanned_when_asked_and_never_cached(portfolio: Path, isolated_locations: Locations, counted: Counts) -> None:
+def test_a_content_that_changed_under_the_load_is_scanned_when_asked_and_never_cached(
+    portfolio: Path, isolated_locations: Locations, counted: Counts
+) -> None:
     wb = _open(isolated_locations, portfolio)
     memory = next(m for m in wb.memories if m.name == "note-07")
     _note(portfolio / "portfolio" / "memories" / "2026-11-01", "note-07", ATTACK)
@@ -180,11 +200,19 @@ def test_a_content_that_changed_under_the_load_is_scanned_when_asked_and_never_c
     assert [f.rule for f in wb.findings(memory.id)] == []  # without a text: the load's findings
 
 
-def test_every_reader_hashes_what_its_entry_texts_give(sample_copy: Path, isolated_locations: Locations) -> None:
+def test_every_reader_hashes_what_its_entry_texts_give(
+    sample_copy: Path, isolated_locations: Locations
+) -> None:
     """What lets a cached finding stand for a text: each system's sha256 is of its entry texts."""
     wb = Workbench(isolated_locations, clock=CLOCK, workers=1)
     wb.open([sample_copy], index=False)
-    assert {m.system for m in wb.memories} == {"dollhouse", "massgen", "openclaw", "engram", "memory-mcp"}
+    assert {m.system for m in wb.memories} == {
+        "dollhouse",
+        "massgen",
+        "openclaw",
+        "engram",
+        "memory-mcp",
+    }
     vaulted = wb._vaulted
     for memory in wb.memories:
         if memory.id not in vaulted:
@@ -192,7 +220,9 @@ def test_every_reader_hashes_what_its_entry_texts_give(sample_copy: Path, isolat
             assert matches(memory, wb.entry_texts(memory)), memory.id
 
 
-def test_the_queue_is_the_same_with_and_without_the_cache(sample_copy: Path, isolated_locations: Locations) -> None:
+def test_the_queue_is_the_same_with_and_without_the_cache(
+    sample_copy: Path, isolated_locations: Locations
+) -> None:
     wb = Workbench(isolated_locations, clock=CLOCK, workers=1)
     wb.open([sample_copy], index=False)
     wb.flag(next(m.id for m in wb.memories if m.system == "massgen"), "odd")
@@ -202,7 +232,9 @@ def test_the_queue_is_the_same_with_and_without_the_cache(sample_copy: Path, iso
     assert cached
 
 
-def test_a_decision_re_reads_its_own_file_and_scans_only_new_content(sample_copy: Path, isolated_locations: Locations, counted: Counts) -> None:
+def test_a_decision_re_reads_its_own_file_and_scans_only_new_content(
+    sample_copy: Path, isolated_locations: Locations, counted: Counts
+) -> None:
     wb = Workbench(isolated_locations, clock=CLOCK, workers=1)
     wb.open([sample_copy / "dollhouse", sample_copy / "openclaw"], index=False)
     queued = _queued(wb)
@@ -210,7 +242,11 @@ def test_a_decision_re_reads_its_own_file_and_scans_only_new_content(sample_copy
     counted.scans = counted.parses = 0
     wb.promote(memory.id, reason="test")
     assert counted.parses == 1 and counted.scans == 0  # its front matter changed, not its content
-    section = next(m for m in wb.memories if m.system == "openclaw" and m.kind == "note" and m.tier.value == "cold")
+    section = next(
+        m
+        for m in wb.memories
+        if m.system == "openclaw" and m.kind == "note" and m.tier.value == "cold"
+    )
     wb.quarantine(section.id, "test")
     assert counted.parses == 2  # the domain file it was cut from
     assert counted.scans == 0  # what is left of the file is content scanned before
@@ -218,10 +254,14 @@ def test_a_decision_re_reads_its_own_file_and_scans_only_new_content(sample_copy
     assert counted.scans == 1  # the quarantined section, as the vault gives it: once per load
     _queued(wb)
     assert counted.scans == 1
-    assert {name: rules for name, rules in after.items() if name != section.name} == {n: r for n, r in queued.items() if n != section.name}
+    assert {name: rules for name, rules in after.items() if name != section.name} == {
+        n: r for n, r in queued.items() if n != section.name
+    }
 
 
-def test_memwb_review_twice_scans_once(sample_copy: Path, counted: Counts, capsys: pytest.CaptureFixture[str]) -> None:
+def test_memwb_review_twice_scans_once(
+    sample_copy: Path, counted: Counts, capsys: pytest.CaptureFixture[str]
+) -> None:
     from app.cli import main
 
     assert main(["review", str(sample_copy), "--json"]) == 0
@@ -233,7 +273,9 @@ def test_memwb_review_twice_scans_once(sample_copy: Path, counted: Counts, capsy
     assert counted.scans == scans
 
 
-def test_finding_severities_come_from_the_load(portfolio: Path, isolated_locations: Locations, counted: Counts) -> None:
+def test_finding_severities_come_from_the_load(
+    portfolio: Path, isolated_locations: Locations, counted: Counts
+) -> None:
     _open(isolated_locations, portfolio)
     counted.scans = 0
     wb = _open(isolated_locations, portfolio)
@@ -243,7 +285,9 @@ def test_finding_severities_come_from_the_load(portfolio: Path, isolated_locatio
     assert counted.scans == 0
 
 
-def test_the_queue_looks_up_only_what_may_need_review(portfolio: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_queue_looks_up_only_what_may_need_review(
+    portfolio: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch
+) -> None:
     wb = _open(isolated_locations, portfolio)
     looked_up: list[str] = []
     real = wb._known_findings
@@ -262,7 +306,9 @@ def _as_compared(items: list[queue.ReviewItem]) -> list[tuple[object, ...]]:
     return [(i.memory.id, i.effective, i.findings, i.unreadable) for i in items]
 
 
-def test_the_queue_after_each_decision_is_the_queue_worked_out_afresh(sample_copy: Path, isolated_locations: Locations) -> None:
+def test_the_queue_after_each_decision_is_the_queue_worked_out_afresh(
+    sample_copy: Path, isolated_locations: Locations
+) -> None:
     """What may need review is worked out once, then patched by each write's re-read: after a
     quarantine (into the vault), a restore (out of it), a promote and a ledger-only flag, the queue
     and the badges are those of a pass over every memory."""
@@ -270,7 +316,9 @@ def test_the_queue_after_each_decision_is_the_queue_worked_out_afresh(sample_cop
     wb.open([sample_copy], index=False)
 
     def afresh() -> list[queue.ReviewItem]:
-        return queue.review_queue(wb.memories, wb._applier.ledger, wb.entry_texts, wb._known_findings)
+        return queue.review_queue(
+            wb.memories, wb._applier.ledger, wb.entry_texts, wb._known_findings
+        )
 
     def severities() -> dict[str, object]:
         out = {}
@@ -281,8 +329,14 @@ def test_the_queue_after_each_decision_is_the_queue_worked_out_afresh(sample_cop
         return out
 
     assert _as_compared(wb.review_queue()) == _as_compared(afresh())
-    poisoned = next(i.memory.id for i in wb.review_queue() if i.findings and i.memory.system == "dollhouse")
-    clean = next(m.id for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold" and not wb.findings(m.id))
+    poisoned = next(
+        i.memory.id for i in wb.review_queue() if i.findings and i.memory.system == "dollhouse"
+    )
+    clean = next(
+        m.id
+        for m in wb.memories
+        if m.system == "dollhouse" and m.tier.value == "cold" and not wb.findings(m.id)
+    )
     steps = [
         lambda: wb.quarantine(poisoned, "test"),
         lambda: wb.restore(poisoned, "test"),

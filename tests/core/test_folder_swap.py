@@ -16,7 +16,20 @@ import pytest
 
 from app.core.storage import Base, Roots, StorageError, atomic_write, remove_file
 
-CALLS = ("open", "write", "fsync", "fstat", "replace", "link", "stat", "lstat", "rename", "unlink", "close", "read")
+CALLS = (
+    "open",
+    "write",
+    "fsync",
+    "fstat",
+    "replace",
+    "link",
+    "stat",
+    "lstat",
+    "rename",
+    "unlink",
+    "close",
+    "read",
+)
 OLD, NEW = b"the agent's memory\n", b"the workbench's change\n"
 
 
@@ -74,7 +87,9 @@ def remove(roots: Roots, folder: Path) -> None:
 
 
 @pytest.mark.parametrize("act", [save, create, remove], ids=["save", "create", "remove"])
-def test_a_folder_swapped_for_a_symlink_at_any_step_never_gets_the_bytes_outside(tmp_path: Path, act: Callable[[Roots, Path], None]) -> None:
+def test_a_folder_swapped_for_a_symlink_at_any_step_never_gets_the_bytes_outside(
+    tmp_path: Path, act: Callable[[Roots, Path], None]
+) -> None:
     total = count_calls(tmp_path, act)
     assert total > 5
     for k in range(1, total + 1):
@@ -88,4 +103,7 @@ def test_a_folder_swapped_for_a_symlink_at_any_step_never_gets_the_bytes_outside
         real = folder.with_name("memory-real")
         files = {p.name: p.read_bytes() for p in (real if real.exists() else folder).iterdir()}
         assert files.pop("new.md", NEW) == NEW, k
-        assert files in ({"note.md": OLD}, {"note.md": NEW}, {}), (k, files)  # old, new, or removed: never a leftover
+        assert files in ({"note.md": OLD}, {"note.md": NEW}, {}), (
+            k,
+            files,
+        )  # old, new, or removed: never a leftover

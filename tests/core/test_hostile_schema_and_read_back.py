@@ -63,8 +63,16 @@ class Store:
 
 # (system, what is added, the object the refusal names)
 HOSTILE = [
-    ("memory-mcp", "CREATE VIEW memories_served AS SELECT id, content FROM memories", "view 'memories_served'"),
-    ("engram", "CREATE VIEW recent AS SELECT id, content FROM observations WHERE deleted_at IS NULL", "view 'recent'"),
+    (
+        "memory-mcp",
+        "CREATE VIEW memories_served AS SELECT id, content FROM memories",
+        "view 'memories_served'",
+    ),
+    (
+        "engram",
+        "CREATE VIEW recent AS SELECT id, content FROM observations WHERE deleted_at IS NULL",
+        "view 'recent'",
+    ),
     (
         "memory-mcp",
         "CREATE TRIGGER on_fts_write AFTER INSERT ON memory_fts_data BEGIN UPDATE memories SET trust_score = 1.0 WHERE id = 8; END",
@@ -75,21 +83,44 @@ HOSTILE = [
         "CREATE TRIGGER on_session AFTER UPDATE ON sessions BEGIN UPDATE observations SET deleted_at = NULL; END",
         "trigger 'on_session' on sessions",
     ),
-    ("memory-mcp", "CREATE VIRTUAL TABLE shadow_copy USING fts5(content)", "virtual table 'shadow_copy' (module fts5)"),
-    ("engram", "CREATE VIRTUAL TABLE spy_index USING fts5(content)", "virtual table 'spy_index' (module fts5)"),
-    ("memory-mcp", "CREATE INDEX hot_by_length ON memories(length(content))", "index 'hot_by_length' on memories (an expression or a WHERE clause)"),
-    ("engram", "CREATE INDEX live ON observations(id) WHERE deleted_at IS NULL", "index 'live' on observations (an expression or a WHERE clause)"),
+    (
+        "memory-mcp",
+        "CREATE VIRTUAL TABLE shadow_copy USING fts5(content)",
+        "virtual table 'shadow_copy' (module fts5)",
+    ),
+    (
+        "engram",
+        "CREATE VIRTUAL TABLE spy_index USING fts5(content)",
+        "virtual table 'spy_index' (module fts5)",
+    ),
+    (
+        "memory-mcp",
+        "CREATE INDEX hot_by_length ON memories(length(content))",
+        "index 'hot_by_length' on memories (an expression or a WHERE clause)",
+    ),
+    (
+        "engram",
+        "CREATE INDEX live ON observations(id) WHERE deleted_at IS NULL",
+        "index 'live' on observations (an expression or a WHERE clause)",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("system", "statement", "named"), HOSTILE, ids=[f"{s}-{n.split()[0]}" for s, _, n in HOSTILE])
-def test_a_quarantine_is_refused_under_a_schema_object_not_the_systems_own(tmp_path: Path, system: str, statement: str, named: str) -> None:
+@pytest.mark.parametrize(
+    ("system", "statement", "named"), HOSTILE, ids=[f"{s}-{n.split()[0]}" for s, _, n in HOSTILE]
+)
+def test_a_quarantine_is_refused_under_a_schema_object_not_the_systems_own(
+    tmp_path: Path, system: str, statement: str, named: str
+) -> None:
     store = Store(tmp_path, system)
     store.sql(statement)
     before = store.db.read_bytes()
     wb = store.workbench()
     label = "Engram" if system == "engram" else "memory-mcp"
-    with pytest.raises(ChangeError, match=f"{re.escape(named)} is not one of {label}'s own schema objects.*nothing was written"):
+    with pytest.raises(
+        ChangeError,
+        match=f"{re.escape(named)} is not one of {label}'s own schema objects.*nothing was written",
+    ):
         wb.quarantine(store.memory, "hostile schema")
     store.untouched(before)
 
@@ -99,7 +130,9 @@ def test_a_memory_mcp_promote_is_refused_under_a_view_too(tmp_path: Path) -> Non
     store = Store(tmp_path, "memory-mcp")
     store.sql("CREATE VIEW hot AS SELECT * FROM memories WHERE is_hot = 1")
     before = store.db.read_bytes()
-    with pytest.raises(ChangeError, match="view 'hot' is not one of memory-mcp's own schema objects"):
+    with pytest.raises(
+        ChangeError, match="view 'hot' is not one of memory-mcp's own schema objects"
+    ):
         store.workbench().promote("memory-mcp:memory-mcp:mem/9", reason="x")
     store.untouched(before)
 
@@ -137,7 +170,9 @@ UNDOING = {
 
 
 @pytest.mark.parametrize("system", sorted(UNDOING))
-def test_a_quarantine_that_does_not_read_back_is_refused_and_rolled_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, system: str) -> None:
+def test_a_quarantine_that_does_not_read_back_is_refused_and_rolled_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, system: str
+) -> None:
     _allow_everything(monkeypatch)
     store = Store(tmp_path, system)
     trigger, differs = UNDOING[system]
@@ -145,7 +180,8 @@ def test_a_quarantine_that_does_not_read_back_is_refused_and_rolled_back(tmp_pat
     before = store.db.read_bytes()
     wb = store.workbench()
     with pytest.raises(
-        ChangeError, match=f"does not read back as written \\({differs}.*the transaction was rolled back; nothing was written.*is not recorded as done"
+        ChangeError,
+        match=f"does not read back as written \\({differs}.*the transaction was rolled back; nothing was written.*is not recorded as done",
     ):
         wb.quarantine(store.memory, "re-trusted behind our back")
     assert store.db.read_bytes() == before
@@ -153,7 +189,9 @@ def test_a_quarantine_that_does_not_read_back_is_refused_and_rolled_back(tmp_pat
     assert store.memory in {m.id for m in store.workbench().memories}
 
 
-def test_a_saved_file_that_does_not_read_back_is_not_reported_done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_saved_file_that_does_not_read_back_is_not_reported_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Another writer replaces the file right after the workbench's rename: the quarantine of the
     entry fails naming the file, keeps its vault copy, and records nothing."""
     folder = tmp_path / "s" / "dollhouse"

@@ -46,7 +46,9 @@ def _stores(root: Path) -> None:
     conn = engram_fixture.make_db(root / "engram" / "engram.db")
     for i in range(1, 21):
         content = ATTACK if i == 7 else f"Deploy step {i}: the health check must pass."
-        engram_fixture.add(conn, title=f"Kite note {i}", content=content, created_at=engram_fixture.ts(i))
+        engram_fixture.add(
+            conn, title=f"Kite note {i}", content=content, created_at=engram_fixture.ts(i)
+        )
     conn.execute(
         "INSERT INTO observations (session_id, type, title, content, project, scope, created_at, updated_at) "
         "VALUES ('manual-save-kite', 'decision', 'Huge', ? || printf('%.*c', ?, 'x'), 'kite', 'project', ?, ?)",
@@ -66,7 +68,9 @@ def _stores(root: Path) -> None:
     conn.close()
 
 
-def test_a_huge_row_is_reported_and_the_rest_of_its_store_reviewed_under_a_memory_limit(tmp_path: Path) -> None:
+def test_a_huge_row_is_reported_and_the_rest_of_its_store_reviewed_under_a_memory_limit(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "agents"
     _stores(root)
     assert os.path.getsize(root / "engram" / "engram.db") > HUGE > MAX_FILE_BYTES
@@ -87,6 +91,9 @@ def test_a_huge_row_is_reported_and_the_rest_of_its_store_reviewed_under_a_memor
     assert seen["found"] == sorted(["engram:engram:obs/7", "memory-mcp:memory-mcp:mem/7"])
     limit = f"{MAX_FILE_BYTES:,}-byte limit"
     huge = [p for p in seen["problems"] if limit in p[1]]
-    assert [(p[0], p[2]) for p in huge] == [("engram.db", "row not read"), ("memory.db", "row not read")]
+    assert [(p[0], p[2]) for p in huge] == [
+        ("engram.db", "row not read"),
+        ("memory.db", "row not read"),
+    ]
     assert "row 21 of `observations`" in huge[0][1] and "row 21 of `memories`" in huge[1][1]
     assert all(f"{HUGE + len(ATTACK):,} bytes" in p[1] for p in huge)

@@ -34,14 +34,18 @@ def test_no_core_module_imports_textual() -> None:
         "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
         "print(','.join(bad))\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
 
 
 def test_headless_cli_does_not_import_textual() -> None:
     script = "import sys, app.cli; print('textual' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
 
@@ -66,7 +70,9 @@ def loaded_by(argv: list[str], heavy: tuple[str, ...] = HEAVY) -> tuple[int, lis
         "print('LOADED:' + ','.join(found))\n"
         "raise SystemExit(code)\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     last = out.stdout.strip().splitlines()[-1]
     assert last.startswith("LOADED:"), out.stdout + out.stderr
     return out.returncode, [m for m in last.removeprefix("LOADED:").split(",") if m], out.stdout
@@ -95,16 +101,26 @@ def test_the_command_answers_version_before_loading_the_parser() -> None:
         "print('LOADED:' + ','.join(sorted(m for m in ('argparse', 'pathlib', 'app.cli') if m in sys.modules)))\n"
         "raise SystemExit(code)\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert out.returncode == 0 and out.stdout.splitlines() == [f"memwb {__version__}", "LOADED:"], out.stdout + out.stderr
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert out.returncode == 0 and out.stdout.splitlines() == [f"memwb {__version__}", "LOADED:"], (
+        out.stdout + out.stderr
+    )
     help_ = subprocess.run(
-        [sys.executable, "-c", "import sys; from app.entry import main; sys.argv = ['memwb', '--help']; raise SystemExit(main())"],
+        [
+            sys.executable,
+            "-c",
+            "import sys; from app.entry import main; sys.argv = ['memwb', '--help']; raise SystemExit(main())",
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=60,
     )
-    assert help_.returncode == 0 and help_.stdout.startswith("usage: memwb"), help_.stdout + help_.stderr
+    assert help_.returncode == 0 and help_.stdout.startswith("usage: memwb"), (
+        help_.stdout + help_.stderr
+    )
 
 
 def _opened_loads(state: Path, portfolio: Path, then: str, how: str = "index=False") -> list[str]:
@@ -123,29 +139,44 @@ def _opened_loads(state: Path, portfolio: Path, then: str, how: str = "index=Fal
         "heavy = ('app.core.review.detector', 'whoosh')\n"
         "print('LOADED:' + ','.join(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))))\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     return [m for m in out.stdout.strip().splitlines()[-1].removeprefix("LOADED:").split(",") if m]
 
 
-def test_a_warm_start_and_its_trust_load_neither_the_detector_nor_the_search_engine(sample_copy: Path, tmp_path: Path) -> None:
+def test_a_warm_start_and_its_trust_load_neither_the_detector_nor_the_search_engine(
+    sample_copy: Path, tmp_path: Path
+) -> None:
     """A cold start scans, so it loads the detector; a warm start finds every content's findings in
     the cache, and the trust, the badges and the review queue are read from them."""
     cold = _opened_loads(tmp_path, sample_copy, "")
     assert "app.core.review.detector" in cold
-    warm = _opened_loads(tmp_path, sample_copy, "wb.trusts(); wb.finding_severities(); wb.review_queue()")
+    warm = _opened_loads(
+        tmp_path, sample_copy, "wb.trusts(); wb.finding_severities(); wb.review_queue()"
+    )
     assert warm == []
     # without the index a search is the substring match, which needs neither
     searched = _opened_loads(tmp_path, sample_copy, "assert wb.search('deploy').fallback")
     assert searched == []
 
 
-def test_a_warm_start_that_leaves_the_index_for_later_does_not_load_the_search_engine(sample_copy: Path, tmp_path: Path) -> None:
+def test_a_warm_start_that_leaves_the_index_for_later_does_not_load_the_search_engine(
+    sample_copy: Path, tmp_path: Path
+) -> None:
     """The index's last update was fed these very inputs: the later index phase (a face's) only
     looks at what it was fed, and the engine is loaded at the first search."""
     built = _opened_loads(tmp_path, sample_copy, "", how="")
     assert "whoosh" in built
-    later = _opened_loads(tmp_path, sample_copy, "wb.build_index(); assert wb.index_ready", how="index_later=True")
+    later = _opened_loads(
+        tmp_path, sample_copy, "wb.build_index(); assert wb.index_ready", how="index_later=True"
+    )
     assert later == []
-    searched = _opened_loads(tmp_path, sample_copy, "wb.build_index(); assert wb.search('deploy').hits", how="index_later=True")
+    searched = _opened_loads(
+        tmp_path,
+        sample_copy,
+        "wb.build_index(); assert wb.search('deploy').hits",
+        how="index_later=True",
+    )
     assert "whoosh" in searched

@@ -17,17 +17,23 @@ from app.core.workbench import Workbench
 SYSTEMS = ("dollhouse", "massgen", "openclaw")
 
 
-def _open(sample_copy: Path, locations: Locations, clock: FixedClock, *, use_cache: bool = True) -> Workbench:
+def _open(
+    sample_copy: Path, locations: Locations, clock: FixedClock, *, use_cache: bool = True
+) -> Workbench:
     wb = Workbench(locations, clock=clock, workers=1)
     wb.open([sample_copy / name for name in SYSTEMS], use_cache=use_cache)
     return wb
 
 
-def _same_as_a_full_load(wb: Workbench, sample_copy: Path, locations: Locations, clock: FixedClock) -> None:
+def _same_as_a_full_load(
+    wb: Workbench, sample_copy: Path, locations: Locations, clock: FixedClock
+) -> None:
     fresh = _open(sample_copy, locations, clock, use_cache=False)
     assert wb.memories == fresh.memories  # every field, in the same order
     assert {m.id: m for m in wb.memories} == {m.id: wb.memory(m.id) for m in fresh.memories}
-    assert [(p.system, p.name, p.memories, p.problems) for p in wb.portfolios] == [(p.system, p.name, p.memories, p.problems) for p in fresh.portfolios]
+    assert [(p.system, p.name, p.memories, p.problems) for p in wb.portfolios] == [
+        (p.system, p.name, p.memories, p.problems) for p in fresh.portfolios
+    ]
     assert wb.finding_severities() == fresh.finding_severities()
 
 
@@ -46,10 +52,19 @@ def _spliced(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 
 def _first(wb: Workbench, system: str, tier: str, kind: str | None = None) -> Memory:
-    return next(m for m in sorted(wb.memories, key=lambda m: m.id) if m.system == system and m.tier.value == tier and kind in (None, m.kind))
+    return next(
+        m
+        for m in sorted(wb.memories, key=lambda m: m.id)
+        if m.system == system and m.tier.value == tier and kind in (None, m.kind)
+    )
 
 
-def test_promote_and_undo_match_a_full_load(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_promote_and_undo_match_a_full_load(
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     wb = _open(sample_copy, isolated_locations, clock)
     spliced = _spliced(monkeypatch)
     memory = _first(wb, "dollhouse", "cold")
@@ -64,7 +79,10 @@ def test_promote_and_undo_match_a_full_load(sample_copy: Path, isolated_location
 
 
 def test_quarantine_and_restore_of_a_section_match_a_full_load(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     wb = _open(sample_copy, isolated_locations, clock)
     spliced = _spliced(monkeypatch)
@@ -78,7 +96,9 @@ def test_quarantine_and_restore_of_a_section_match_a_full_load(
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
 
 
-def test_quarantine_and_restore_of_a_file_match_a_full_load(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_quarantine_and_restore_of_a_file_match_a_full_load(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = _open(sample_copy, isolated_locations, clock)
     memory = _first(wb, "dollhouse", "cold")
     wb.quarantine(memory.id, "test")
@@ -90,12 +110,17 @@ def test_quarantine_and_restore_of_a_file_match_a_full_load(sample_copy: Path, i
 
 
 def test_an_id_made_shared_by_a_write_is_settled_over_the_whole_portfolio(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A write that gives one file's memory the id another file's has: the re-read does not keep the
     last list but makes ids unique across files as a full load does (the later file gets `~2`)."""
     wb = _open(sample_copy, isolated_locations, clock)
-    sections = [m for m in wb.memories if m.system == "openclaw" and m.kind == "note" and m.span is not None]
+    sections = [
+        m for m in wb.memories if m.system == "openclaw" and m.kind == "note" and m.span is not None
+    ]
     first = sections[0]
     other = next(m for m in sections if m.source.path != first.source.path)
     root = Path(wb.portfolio_of(other).root)
@@ -103,7 +128,9 @@ def test_an_id_made_shared_by_a_write_is_settled_over_the_whole_portfolio(
     assert first.span is not None
     heading = data[first.span.start : first.span.end].split(b"\n", 1)[0]
     target = root / other.source.path
-    target.write_bytes(target.read_bytes() + b"\n" + heading + b"\n\nthe same heading in another file\n")
+    target.write_bytes(
+        target.read_bytes() + b"\n" + heading + b"\n\nthe same heading in another file\n"
+    )
     spliced = _spliced(monkeypatch)
     wb._refresh([other.id], [str(target)])
     fresh = _open(sample_copy, isolated_locations, clock, use_cache=False)
@@ -113,22 +140,40 @@ def test_an_id_made_shared_by_a_write_is_settled_over_the_whole_portfolio(
 
 
 def test_a_portfolio_with_shared_ids_keeps_its_list_for_a_write_elsewhere(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Ids settled with `~2` stay as a full load settles them when a write changes a memory of
     another file; a write to one of the sharing memories makes the list anew."""
-    sections = [m for m in _open(sample_copy, isolated_locations, clock).memories if m.system == "openclaw" and m.kind == "note" and m.span is not None]
+    sections = [
+        m
+        for m in _open(sample_copy, isolated_locations, clock).memories
+        if m.system == "openclaw" and m.kind == "note" and m.span is not None
+    ]
     first = sections[0]
     root = sample_copy / "openclaw" / "workspace"
     data = (root / first.source.path).read_bytes()
     assert first.span is not None
     heading = data[first.span.start : first.span.end].split(b"\n", 1)[0]
     other = next(m for m in sections if m.source.path != first.source.path)
-    (root / other.source.path).write_bytes((root / other.source.path).read_bytes() + b"\n" + heading + b"\n\nthe same heading in another file\n")
+    (root / other.source.path).write_bytes(
+        (root / other.source.path).read_bytes()
+        + b"\n"
+        + heading
+        + b"\n\nthe same heading in another file\n"
+    )
     wb = _open(sample_copy, isolated_locations, clock)
     assert any(m.locator.endswith("~2") for m in wb.memories)
     spliced = _spliced(monkeypatch)
-    elsewhere = next(m for m in wb.memories if m.system == "openclaw" and m.kind == "note" and m.source.path not in (first.source.path, other.source.path))
+    elsewhere = next(
+        m
+        for m in wb.memories
+        if m.system == "openclaw"
+        and m.kind == "note"
+        and m.source.path not in (first.source.path, other.source.path)
+    )
     wb.quarantine(elsewhere.id, "test")
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
     wb.restore(elsewhere.id, "test")
@@ -151,13 +196,18 @@ def test_a_portfolio_with_shared_ids_keeps_its_list_for_a_write_elsewhere(
         ("", 60, "untitled"),
     ],
 )
-def test_slug_keeps_ascii_alphanumerics_and_one_dash_per_run(text: str, limit: int, expected: str) -> None:
+def test_slug_keeps_ascii_alphanumerics_and_one_dash_per_run(
+    text: str, limit: int, expected: str
+) -> None:
     """Locators (so ids, and the parse cache's) are made of these: the same text, the same slug."""
     assert slug(text, limit) == expected
 
 
 def test_a_file_that_breaks_and_mends_lists_its_problems_as_a_full_load_does(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     wb = _open(sample_copy, isolated_locations, clock)
     memory = _first(wb, "dollhouse", "cold")
@@ -171,14 +221,21 @@ def test_a_file_that_breaks_and_mends_lists_its_problems_as_a_full_load_does(
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
     path.write_bytes(good)
     wb._refresh([memory.id], [str(path)])
-    assert not any(problem.path == memory.source.path for problem in next(p for p in wb.portfolios if p.system == "dollhouse").problems)
+    assert not any(
+        problem.path == memory.source.path
+        for problem in next(p for p in wb.portfolios if p.system == "dollhouse").problems
+    )
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
     assert spliced == [True, True]
 
 
 @pytest.mark.parametrize("system", ["dollhouse", "massgen"])
 def test_a_restored_file_is_listed_without_walking_the_portfolio(
-    system: str, sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    system: str,
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     wb = _open(sample_copy, isolated_locations, clock)
     by_file: dict[str, list[Memory]] = {}
@@ -188,7 +245,12 @@ def test_a_restored_file_is_listed_without_walking_the_portfolio(
     root = {p.name: Path(p.root) for p in wb.portfolios if p.system == system}
     # One memory to a file, and a file the quarantine takes out of the store (a DollhouseMCP
     # pure-YAML file keeps its place: its trust lines are set instead).
-    memory = next(f[0] for path, f in sorted(by_file.items()) if len(f) == 1 and (root[f[0].portfolio] / path).read_text(encoding="utf-8").startswith("---"))
+    memory = next(
+        f[0]
+        for path, f in sorted(by_file.items())
+        if len(f) == 1
+        and (root[f[0].portfolio] / path).read_text(encoding="utf-8").startswith("---")
+    )
     wb.quarantine(memory.id, "test")
     assert wb.memory(memory.id).tier.value == "quarantine"
     assert not (root[memory.portfolio] / memory.source.path).exists()

@@ -25,11 +25,27 @@ def locs(tmp_path: Path) -> Locations:
     return Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config")
 
 
-def decision(memory_id: str = "massgen:m:ws/a", action: str = "approve", sha: str = "a" * 64, **extra: object) -> Decision:
-    return Decision(time=AT, user="tester", action=action, memory_id=memory_id, sha256=sha, reason="looked at it", **extra)  # type: ignore[arg-type]
+def decision(
+    memory_id: str = "massgen:m:ws/a", action: str = "approve", sha: str = "a" * 64, **extra: object
+) -> Decision:
+    return Decision(
+        time=AT,
+        user="tester",
+        action=action,
+        memory_id=memory_id,
+        sha256=sha,
+        reason="looked at it",
+        **extra,
+    )  # type: ignore[arg-type]
 
 
-def memory(sha: str = "a" * 64, *, trust: TrustLevel = TrustLevel.UNTRUSTED, claimed: bool = False, entries: tuple[Entry, ...] = ()) -> Memory:
+def memory(
+    sha: str = "a" * 64,
+    *,
+    trust: TrustLevel = TrustLevel.UNTRUSTED,
+    claimed: bool = False,
+    entries: tuple[Entry, ...] = (),
+) -> Memory:
     return Memory(
         id="massgen:m:ws/a",
         system="massgen",
@@ -98,7 +114,9 @@ def test_a_ledger_reader_picks_up_what_another_process_appended(locs: Locations)
     assert [d.action for d in mine.history("massgen:m:ws/a")] == ["flag", "approve"]
 
 
-def test_a_torn_last_line_is_skipped_with_a_warning_and_the_next_record_starts_a_new_line(locs: Locations, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_torn_last_line_is_skipped_with_a_warning_and_the_next_record_starts_a_new_line(
+    locs: Locations, caplog: pytest.LogCaptureFixture
+) -> None:
     ledger = Ledger(locs)
     kept = ledger.record(decision(action="flag"))
     path = Path(locs.data) / LEDGER_NAME
@@ -108,7 +126,12 @@ def test_a_torn_last_line_is_skipped_with_a_warning_and_the_next_record_starts_a
     with caplog.at_level("WARNING"):
         assert reader.decisions() == [kept]
     assert [(p.path, p.line, p.message, p.kept) for p in reader.problems] == [
-        (LEDGER_NAME, 2, "the last line is incomplete (a record torn by a crash?)", "line skipped, every other decision read")
+        (
+            LEDGER_NAME,
+            2,
+            "the last line is incomplete (a record torn by a crash?)",
+            "line skipped, every other decision read",
+        )
     ]
     assert "incomplete" in caplog.text
     after = reader.record(decision(action="approve"))
@@ -127,7 +150,10 @@ def test_bad_lines_in_the_middle_are_skipped_never_fatal(locs: Locations) -> Non
     last = ledger.record(decision(action="approve"))
     fresh = Ledger(locs)
     assert fresh.decisions() == [first, last]
-    assert [(p.line, p.message) for p in fresh.problems] == [(2, "line is not valid JSON"), (3, "line is not a valid decision")]
+    assert [(p.line, p.message) for p in fresh.problems] == [
+        (2, "line is not valid JSON"),
+        (3, "line is not a valid decision"),
+    ]
 
 
 def test_the_ledger_refuses_a_symlink(locs: Locations, tmp_path: Path) -> None:
@@ -152,7 +178,13 @@ def test_iso_utc_is_utc_with_z() -> None:
 def test_effective_trust_ledger_then_claimed_then_detector_then_default(locs: Locations) -> None:
     ledger = Ledger(locs)
     plain = memory()
-    assert effective_trust(plain, ledger, None).model_dump() == {"level": "untrusted", "source": "default", "stale": False, "decision": None, "detail": ""}
+    assert effective_trust(plain, ledger, None).model_dump() == {
+        "level": "untrusted",
+        "source": "default",
+        "stale": False,
+        "decision": None,
+        "detail": "",
+    }
     assert effective_trust(plain, ledger, TrustLevel.FLAGGED).model_dump() == {
         "level": "flagged",
         "source": "detector",
@@ -169,7 +201,13 @@ def test_effective_trust_ledger_then_claimed_then_detector_then_default(locs: Lo
         "detail": "",
     }
     flagged = ledger.record(decision(action="flag"))
-    assert effective_trust(claimed, ledger, None).model_dump() == {"level": "flagged", "source": "ledger", "stale": False, "decision": flagged.id, "detail": ""}
+    assert effective_trust(claimed, ledger, None).model_dump() == {
+        "level": "flagged",
+        "source": "ledger",
+        "stale": False,
+        "decision": flagged.id,
+        "detail": "",
+    }
     approved = ledger.record(decision(action="approve"))
     assert effective_trust(claimed, ledger, TrustLevel.FLAGGED).model_dump() == {
         "level": "validated",
@@ -208,7 +246,13 @@ def test_content_changed_after_approval_is_stale_and_falls_through(locs: Locatio
     }
     # Reviewed again: no longer stale.
     again = ledger.record(decision(action="approve", sha="b" * 64))
-    assert effective_trust(edited, ledger, None).model_dump() == {"level": "validated", "source": "ledger", "stale": False, "decision": again.id, "detail": ""}
+    assert effective_trust(edited, ledger, None).model_dump() == {
+        "level": "validated",
+        "source": "ledger",
+        "stale": False,
+        "decision": again.id,
+        "detail": "",
+    }
 
 
 def test_a_restore_sets_its_quarantine_aside(locs: Locations) -> None:
@@ -228,9 +272,18 @@ def test_a_restore_sets_its_quarantine_aside(locs: Locations) -> None:
 
 def test_entry_decisions_count_for_their_entry_and_for_a_one_entry_memory(locs: Locations) -> None:
     ledger = Ledger(locs)
-    two = memory(trust=TrustLevel.VALIDATED, claimed=True, entries=(Entry(id="e1", trust=TrustLevel.VALIDATED), Entry(id="e2", trust=TrustLevel.UNTRUSTED)))
+    two = memory(
+        trust=TrustLevel.VALIDATED,
+        claimed=True,
+        entries=(
+            Entry(id="e1", trust=TrustLevel.VALIDATED),
+            Entry(id="e2", trust=TrustLevel.UNTRUSTED),
+        ),
+    )
     flagged = ledger.record(decision(action="flag", entry="e2"))
-    assert effective_trust(two, ledger, None).source == "claimed"  # one entry flagged is not the memory
+    assert (
+        effective_trust(two, ledger, None).source == "claimed"
+    )  # one entry flagged is not the memory
     assert effective_trust(two, ledger, None, entry="e2").model_dump() == {
         "level": "flagged",
         "source": "ledger",
@@ -296,7 +349,9 @@ def test_vault_keeps_the_bytes_and_a_manifest_privately(locs: Locations) -> None
     assert [i.ref for i in vault.items()] == [item.ref]
 
 
-def test_vault_refuses_to_overwrite_an_item_or_store_what_the_manifest_does_not_describe(locs: Locations) -> None:
+def test_vault_refuses_to_overwrite_an_item_or_store_what_the_manifest_does_not_describe(
+    locs: Locations,
+) -> None:
     vault = Vault(locs)
     item = vault.put(manifest(b"one"), b"one", "item-1")
     with pytest.raises(VaultError, match="already exists"):
@@ -315,25 +370,68 @@ def test_attach_matches_records_to_open_portfolios_by_root_then_by_content(locs:
     from app.core.review.ledger import OpenPortfolio
 
     ledger = Ledger(locs)
-    ledger.record(Decision(time=AT, user="t", action="approve", memory_id="dollhouse:notes:a", sha256="1" * 64, reason="legacy plain"))
-    ledger.record(Decision(time=AT, user="t", action="approve", memory_id="dollhouse:notes-2:a", sha256="2" * 64, reason="legacy second"))
-    ledger.record(Decision(time=AT, user="t", action="approve", memory_id="dollhouse:notes:a", sha256="3" * 64, reason="rooted", portfolio_root="/y/notes"))
+    ledger.record(
+        Decision(
+            time=AT,
+            user="t",
+            action="approve",
+            memory_id="dollhouse:notes:a",
+            sha256="1" * 64,
+            reason="legacy plain",
+        )
+    )
+    ledger.record(
+        Decision(
+            time=AT,
+            user="t",
+            action="approve",
+            memory_id="dollhouse:notes-2:a",
+            sha256="2" * 64,
+            reason="legacy second",
+        )
+    )
+    ledger.record(
+        Decision(
+            time=AT,
+            user="t",
+            action="approve",
+            memory_id="dollhouse:notes:a",
+            sha256="3" * 64,
+            reason="rooted",
+            portfolio_root="/y/notes",
+        )
+    )
     x = OpenPortfolio(system="dollhouse", name="notes-aaaa", root="/x/notes", folder="notes")
     y = OpenPortfolio(system="dollhouse", name="notes-bbbb", root="/y/notes", folder="notes")
     shas = {"dollhouse:notes-aaaa:a": "1" * 64, "dollhouse:notes-bbbb:a": "2" * 64}
     ledger.attach([x, y], shas.get)
     assert [d.reason for d in ledger.history("dollhouse:notes-aaaa:a")] == ["legacy plain"]
-    assert [d.reason for d in ledger.history("dollhouse:notes-bbbb:a")] == ["legacy second", "rooted"]
+    assert [d.reason for d in ledger.history("dollhouse:notes-bbbb:a")] == [
+        "legacy second",
+        "rooted",
+    ]
     assert ledger.unattached == 0
     # x alone: its plain id; the rooted record is y's and the `-2` one matches nothing x holds.
-    ledger.attach([OpenPortfolio(system="dollhouse", name="notes", root="/x/notes", folder="notes")], {"dollhouse:notes:a": "1" * 64}.get)
+    ledger.attach(
+        [OpenPortfolio(system="dollhouse", name="notes", root="/x/notes", folder="notes")],
+        {"dollhouse:notes:a": "1" * 64}.get,
+    )
     assert [d.reason for d in ledger.history("dollhouse:notes:a")] == ["legacy plain"]
     assert ledger.unattached == 1
     # A record written now keeps the root of the portfolio its id names.
-    assert ledger.record(Decision(time=AT, user="t", action="approve", memory_id="dollhouse:notes:a", sha256="4" * 64)).portfolio_root == "/x/notes"
+    assert (
+        ledger.record(
+            Decision(
+                time=AT, user="t", action="approve", memory_id="dollhouse:notes:a", sha256="4" * 64
+            )
+        ).portfolio_root
+        == "/x/notes"
+    )
 
 
-def test_held_reads_the_file_once_for_many_questions_and_never_hides_a_record(locs: Locations, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_held_reads_the_file_once_for_many_questions_and_never_hides_a_record(
+    locs: Locations, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ledger = Ledger(locs)
     first = ledger.record(decision(action="flag"))
     opened: list[str] = []

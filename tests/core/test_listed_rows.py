@@ -37,7 +37,9 @@ def test_rows_come_back_exactly_for_the_same_paths_in_any_order(tmp_path: Path) 
     store.save([tmp_path / "b", tmp_path / "a"], ROWS)
     assert store.load([tmp_path / "a", tmp_path / "b"]) == ROWS
     assert store.load([tmp_path / "a"]) == ListedRows()
-    assert rows_key([tmp_path / "a", tmp_path / "b"]) == rows_key([str(tmp_path / "b"), tmp_path / "x" / ".." / "a"])
+    assert rows_key([tmp_path / "a", tmp_path / "b"]) == rows_key(
+        [str(tmp_path / "b"), tmp_path / "x" / ".." / "a"]
+    )
 
 
 def _with(column: str, values: list[object]) -> dict[str, object]:
@@ -57,7 +59,9 @@ def _with(column: str, values: list[object]) -> dict[str, object]:
         marshal.dumps({"format": FORMAT, "order": "", "columns": _with("tokens", [True, 8])}),
         marshal.dumps({"format": FORMAT, "order": "", "columns": _with("salience", [0.5, "0.5"])}),
         marshal.dumps({"format": FORMAT, "order": "", "columns": _with("id", [1, "x"])}),
-        marshal.dumps({"format": FORMAT, "order": "", "columns": {k: COLS[k] for k in list(COLUMNS)[:-1]}}),
+        marshal.dumps(
+            {"format": FORMAT, "order": "", "columns": {k: COLS[k] for k in list(COLUMNS)[:-1]}}
+        ),
     ],
 )
 def test_a_damaged_or_foreign_file_reads_as_no_rows(tmp_path: Path, body: bytes) -> None:
@@ -74,12 +78,18 @@ def test_short_strings_come_back_as_one_object_and_an_older_json_file_goes(tmp_p
     older = (tmp_path / "rows" / rows_key([tmp_path])).with_suffix(".json")
     older.parent.mkdir()
     older.write_text("{}")
-    columns = {**COLS, "system": ["".join(["doll", "house"]), "".join(["doll", "house"])], "name": ["".join(["x"] * 65), "".join(["x"] * 65)]}
+    columns = {
+        **COLS,
+        "system": ["".join(["doll", "house"]), "".join(["doll", "house"])],
+        "name": ["".join(["x"] * 65), "".join(["x"] * 65)],
+    }
     assert columns["system"][0] is not columns["system"][1]
     store.save([tmp_path], ListedRows(columns, ""))
     back = store.load([tmp_path]).columns
     assert back == columns
-    assert back["system"][0] is back["system"][1]  # a system, a tier, a date: read back as one object
+    assert (
+        back["system"][0] is back["system"][1]
+    )  # a system, a tier, a date: read back as one object
     assert back["name"][0] is not back["name"][1]  # a long value is kept as it is
     assert [p.suffix for p in (tmp_path / "rows").iterdir()] == [".rows"]
 
@@ -90,7 +100,9 @@ def test_rows_of_the_wrong_shape_are_refused_before_anything_is_written(tmp_path
     assert not (tmp_path / "rows").exists()
 
 
-def test_the_facade_keeps_rows_for_the_paths_it_opened(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_the_facade_keeps_rows_for_the_paths_it_opened(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = Workbench(isolated_locations, clock=clock)
     assert wb.listed_rows([sample_copy]) == ListedRows()
     wb.open([sample_copy])

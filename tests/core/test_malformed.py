@@ -16,7 +16,9 @@ from app.core.model import Memory, Problem
 from app.core.workbench import Workbench
 from tests.write_guard import guarding
 
-GOOD = b"---\nname: good-memory\ndescription: still read\n---\nThe deploy runbook lives in the wiki.\n"
+GOOD = (
+    b"---\nname: good-memory\ndescription: still read\n---\nThe deploy runbook lives in the wiki.\n"
+)
 DAY = "memories/2026-11-01"
 
 
@@ -29,7 +31,10 @@ def _portfolio(tmp_path: Path) -> Path:
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
     return {
-        os.path.relpath(os.path.join(folder, name), root): (os.lstat(os.path.join(folder, name)).st_size, os.lstat(os.path.join(folder, name)).st_mtime_ns)
+        os.path.relpath(os.path.join(folder, name), root): (
+            os.lstat(os.path.join(folder, name)).st_size,
+            os.lstat(os.path.join(folder, name)).st_mtime_ns,
+        )
         for folder, _, names in os.walk(root)
         for name in names
     }
@@ -73,32 +78,73 @@ CASES: list[tuple[str, bytes, str, int | None]] = [
     ("bomb-v2.yaml", ("metadata:\n  name: bomb\n" + _laughs(9)).encode(), "YAML bomb", None),
     (
         "aliases.yaml",
-        ("---\nname: a\nx: &x [" + ",".join(["1"] * 400) + "]\n" + "".join(f"k{i}: *x\n" for i in range(70)) + "---\nb\n").encode(),
+        (
+            "---\nname: a\nx: &x ["
+            + ",".join(["1"] * 400)
+            + "]\n"
+            + "".join(f"k{i}: *x\n" for i in range(70))
+            + "---\nb\n"
+        ).encode(),
         "YAML bomb",
         None,
     ),
     ("recursive-list.yaml", b"---\nname: r\nself: &a [*a]\n---\nb\n", "recursive YAML alias", 3),
     ("recursive-map.yaml", b"---\nname: r\nself: &a {x: *a}\n---\nb\n", "recursive YAML alias", 3),
-    ("deep-flow.yaml", ("---\nname: d\nx: " + "[" * 5000 + "]" * 5000 + "\n---\nb\n").encode(), "nesting depth", 3),
+    (
+        "deep-flow.yaml",
+        ("---\nname: d\nx: " + "[" * 5000 + "]" * 5000 + "\n---\nb\n").encode(),
+        "nesting depth",
+        3,
+    ),
     (
         "deep-block.yaml",
-        ("---\nname: d\n" + "".join("  " * i + f"k{i}:\n" for i in range(40)) + "  " * 40 + "v\n---\nb\n").encode(),
+        (
+            "---\nname: d\n"
+            + "".join("  " * i + f"k{i}:\n" for i in range(40))
+            + "  " * 40
+            + "v\n---\nb\n"
+        ).encode(),
         "nested deeper than",
         None,
     ),
     # B: duplicate and colliding keys
-    ("dup-name.yaml", b"---\nname: one\ndescription: d\nname: two\n---\nb\n", "duplicate key `name` on lines 2 and 4", 4),
+    (
+        "dup-name.yaml",
+        b"---\nname: one\ndescription: d\nname: two\n---\nb\n",
+        "duplicate key `name` on lines 2 and 4",
+        4,
+    ),
     (
         "dup-trust.yaml",
         b"entries:\n- content: hi\n  id: mem_1_abc\n  trustLevel: quarantined\n  trustLevel: validated\nmetadata:\n  name: dup-trust\n",
         "duplicate key `trustLevel` on lines 4 and 5",
         5,
     ),
-    ("collide.yaml", b"---\nname: c\n1: a\n'1': b\n---\nb\n", "duplicate key `1` on lines 3 and 4", 4),
-    ("complex-key.yaml", b"---\nname: c\n? [a, b]\n: c\n---\nb\n", "mapping key is not a plain scalar", 3),
+    (
+        "collide.yaml",
+        b"---\nname: c\n1: a\n'1': b\n---\nb\n",
+        "duplicate key `1` on lines 3 and 4",
+        4,
+    ),
+    (
+        "complex-key.yaml",
+        b"---\nname: c\n? [a, b]\n: c\n---\nb\n",
+        "mapping key is not a plain scalar",
+        3,
+    ),
     # B: tags
-    ("python-tag.yaml", b"---\nname: t\nx: !!python/object/apply:os.system ['id']\n---\nb\n", "unsupported YAML tag `!!python/object/apply:os.system`", 3),
-    ("binary-tag.yaml", b"---\nname: t\nx: !!binary aGk=\n---\nb\n", "unsupported YAML tag `!!binary`", 3),
+    (
+        "python-tag.yaml",
+        b"---\nname: t\nx: !!python/object/apply:os.system ['id']\n---\nb\n",
+        "unsupported YAML tag `!!python/object/apply:os.system`",
+        3,
+    ),
+    (
+        "binary-tag.yaml",
+        b"---\nname: t\nx: !!binary aGk=\n---\nb\n",
+        "unsupported YAML tag `!!binary`",
+        3,
+    ),
     ("custom-tag.yaml", b"---\nname: t\nx: !evil v\n---\nb\n", "unsupported YAML tag `!evil`", 3),
     # B: encodings and bytes
     ("bad-utf8.yaml", b"---\nname: u\n---\nbody \xff here\n", "invalid UTF-8 at byte 21 (0xff)", 4),
@@ -116,17 +162,34 @@ CASES: list[tuple[str, bytes, str, int | None]] = [
     ("list-fm.yaml", b"---\n- a\n- b\n---\nbody\n", "is a list, not a mapping", 2),
     ("scalar-fm.yaml", b"---\njust a sentence\n---\nbody\n", "is a single value, not a mapping", 2),
     ("list-doc.yaml", b"- a\n- b\n", "is a list, not a mapping", 1),
-    ("syntax.yaml", b"metadata:\n  name: s\n  tags: [a, b\n  description: x\n", "YAML syntax error", None),
+    (
+        "syntax.yaml",
+        b"metadata:\n  name: s\n  tags: [a, b\n  description: x\n",
+        "YAML syntax error",
+        None,
+    ),
     ("tabs.yaml", b"---\nname: t\nmeta:\n\tkey: v\n---\nb\n", "YAML syntax error", 4),
     # B: sizes
-    ("huge-file.yaml", b"---\nname: big\n---\n" + b"x" * (3 * 1024 * 1024), "over the 2,097,152-byte limit", None),
-    ("huge-fm.yaml", ("---\nname: big\ndescription: " + "x" * 300_000 + "\n---\nb\n").encode(), "over the 262,144-character limit", 2),
+    (
+        "huge-file.yaml",
+        b"---\nname: big\n---\n" + b"x" * (3 * 1024 * 1024),
+        "over the 2,097,152-byte limit",
+        None,
+    ),
+    (
+        "huge-fm.yaml",
+        ("---\nname: big\ndescription: " + "x" * 300_000 + "\n---\nb\n").encode(),
+        "over the 262,144-character limit",
+        2,
+    ),
 ]
 
 
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("name, data, message, line", CASES, ids=[c[0] for c in CASES])
-def test_parse_fault(tmp_path: Path, name: str, data: bytes, message: str, line: int | None) -> None:
+def test_parse_fault(
+    tmp_path: Path, name: str, data: bytes, message: str, line: int | None
+) -> None:
     memories, problems = scan_bad(tmp_path, name, data)
     problem = only_problem(problems, name)
     assert message in problem.message
@@ -173,7 +236,9 @@ def test_bom_crlf_and_mixed_line_endings_read(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(10)
 def test_long_single_line_body(tmp_path: Path) -> None:
-    memories, problems = scan_bad(tmp_path, "long.yaml", b"---\nname: long\n---\n" + b"word " * 300_000)
+    memories, problems = scan_bad(
+        tmp_path, "long.yaml", b"---\nname: long\n---\n" + b"word " * 300_000
+    )
     memory = next(m for m in memories if m.name == "long")
     assert memory.words == 300_000
 
@@ -204,11 +269,17 @@ def test_symlinks_out_of_root_are_not_followed(tmp_path: Path) -> None:
     (folder / "inside.yaml").symlink_to(folder / "good.yaml")
     memories, problems = scan(root)
     assert "outside-secret" not in {m.name for m in memories}
-    assert only_problem(problems, "escape.yaml").message == "symlink leads outside the portfolio root"
-    assert only_problem(problems, "escape-dir").message == "symlink leads outside the portfolio root"
+    assert (
+        only_problem(problems, "escape.yaml").message == "symlink leads outside the portfolio root"
+    )
+    assert (
+        only_problem(problems, "escape-dir").message == "symlink leads outside the portfolio root"
+    )
     assert only_problem(problems, "dangling.yaml").message == "dangling or looping symlink"
     assert only_problem(problems, "loop-a.yaml").message == "dangling or looping symlink"
-    assert sum(m.name == "good-memory" for m in memories) == 2  # the symlink inside the root is read
+    assert (
+        sum(m.name == "good-memory" for m in memories) == 2
+    )  # the symlink inside the root is read
 
 
 @pytest.mark.timeout(10)
@@ -296,8 +367,13 @@ def test_unreadable_file_and_folder(tmp_path: Path) -> None:
         os.chmod(folder / "locked.yaml", 0o644)
         os.chmod(locked_dir, 0o755)
     found = {next(m for p, m in problems if part in p) for part in ("locked.yaml", "2026-11-02")}
-    assert len([p for p, _ in problems if "locked.yaml" in p]) == 1 and len([p for p, _ in problems if "2026-11-02" in p]) == 1, problems
-    assert any("cannot open" in m for m in found) and any("cannot list folder" in m for m in found), problems
+    assert (
+        len([p for p, _ in problems if "locked.yaml" in p]) == 1
+        and len([p for p, _ in problems if "2026-11-02" in p]) == 1
+    ), problems
+    assert any("cannot open" in m for m in found) and any(
+        "cannot list folder" in m for m in found
+    ), problems
 
 
 def _scan_as_nobody_in(tmp_path: Path, root: Path) -> list[tuple[str, str]]:
@@ -366,10 +442,20 @@ def test_server_internal_files_are_skipped(tmp_path: Path) -> None:
     (memories_dir / ".tmp").mkdir()
     (memories_dir / ".tmp" / "half.yaml").write_bytes(GOOD.replace(b"good-memory", b"tmp-copy"))
     (memories_dir / "backups" / "user" / "2026-11-01").mkdir(parents=True)
-    (memories_dir / "backups" / "user" / "2026-11-01" / "good.backup-2026-11-01T09-12-33-120Z.yaml").write_bytes(GOOD.replace(b"good-memory", b"backup-copy"))
-    (memories_dir / DAY.split("/")[1] / "good.backup-2026-11-01T09-12-33-120Z-v2.yaml").write_bytes(GOOD.replace(b"good-memory", b"inline-backup"))
+    (
+        memories_dir
+        / "backups"
+        / "user"
+        / "2026-11-01"
+        / "good.backup-2026-11-01T09-12-33-120Z.yaml"
+    ).write_bytes(GOOD.replace(b"good-memory", b"backup-copy"))
+    (memories_dir / DAY.split("/")[1] / "good.backup-2026-11-01T09-12-33-120Z-v2.yaml").write_bytes(
+        GOOD.replace(b"good-memory", b"inline-backup")
+    )
     (memories_dir / DAY.split("/")[1] / "good.yaml.lock").write_text("123")
-    (memories_dir / DAY.split("/")[1] / "backup-strategy.yaml").write_bytes(GOOD.replace(b"good-memory", b"backup-strategy"))
+    (memories_dir / DAY.split("/")[1] / "backup-strategy.yaml").write_bytes(
+        GOOD.replace(b"good-memory", b"backup-strategy")
+    )
     memories, problems = scan(root)
     names = {m.name for m in memories}
     assert "backup-strategy" in names

@@ -12,8 +12,14 @@ from app.core.curate.merge_guard import MergeRefused, likeness
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 
-RUNBOOK, MCP_RULE = "dollhouse:dollhouse:deploy-runbook", "memory-mcp:memory-mcp:mem/2"  # the sample's planted pair
-USER, PREFERENCES = "openclaw:workspace:file/USER", "openclaw:workspace:note/preferences"  # near (0.36), one system
+RUNBOOK, MCP_RULE = (
+    "dollhouse:dollhouse:deploy-runbook",
+    "memory-mcp:memory-mcp:mem/2",
+)  # the sample's planted pair
+USER, PREFERENCES = (
+    "openclaw:workspace:file/USER",
+    "openclaw:workspace:note/preferences",
+)  # near (0.36), one system
 
 
 def test_likeness_of_texts() -> None:
@@ -23,7 +29,9 @@ def test_likeness_of_texts() -> None:
     assert likeness("", "") == 0.0
 
 
-def test_the_suggestions_near_pairs_pass_unless_across_systems(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_the_suggestions_near_pairs_pass_unless_across_systems(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = Workbench(isolated_locations, clock=clock)
     wb.open([sample_copy])
     assert wb.merge_check(USER, [PREFERENCES]).allowed

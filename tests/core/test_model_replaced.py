@@ -28,7 +28,15 @@ def memory() -> Memory:
     )
 
 
-@pytest.mark.parametrize("changes", [{"span": Span(start=13, end=93)}, {"tokens": 21, "name": "y"}, {"description": "set only now"}, {}])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"span": Span(start=13, end=93)},
+        {"tokens": 21, "name": "y"},
+        {"description": "set only now"},
+        {},
+    ],
+)
 def test_replaced_is_model_copy(changes: dict[str, object]) -> None:
     original = memory()
     before = original.model_dump()
@@ -43,5 +51,7 @@ def test_replaced_is_model_copy(changes: dict[str, object]) -> None:
 def test_a_moved_entry_keeps_the_rest() -> None:
     entry = memory().entries[0]
     moved = replaced(entry, span=Span(start=1, end=2))
-    assert moved.span == Span(start=1, end=2) and moved.model_dump(exclude={"span"}) == entry.model_dump(exclude={"span"})
+    assert moved.span == Span(start=1, end=2) and moved.model_dump(
+        exclude={"span"}
+    ) == entry.model_dump(exclude={"span"})
     assert hash(moved) == hash(entry.model_copy(update={"span": Span(start=1, end=2)}))

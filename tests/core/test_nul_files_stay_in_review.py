@@ -36,15 +36,26 @@ def test_a_nul_byte_keeps_a_massgen_memory_and_its_injection_in_review(sample_co
     path.write_bytes(path.read_bytes() + b"\x00")
     after = queued(root)[SUMMARY_ID]
     assert [f["category"] for f in before["findings"]] == ["exfiltration"]
-    assert [f["category"] for f in after["findings"]] == ["exfiltration", "terminal-escape"]  # the NUL itself is a control character
+    assert [f["category"] for f in after["findings"]] == [
+        "exfiltration",
+        "terminal-escape",
+    ]  # the NUL itself is a control character
     assert after["effective_trust"] == "flagged"
     _, scan = cli("scan", str(root), "--json")
-    problems = [p for portfolio in scan["portfolios"] for p in portfolio["problems"] if p["path"].endswith("pr_4821_review_summary.md")]
+    problems = [
+        p
+        for portfolio in scan["portfolios"]
+        for p in portfolio["problems"]
+        if p["path"].endswith("pr_4821_review_summary.md")
+    ]
     assert [p["kept"] for p in problems] == ["read as text, NUL shown as \u2400"]
     assert "MassGen still reads the file" in problems[0]["message"]
     code, _ = cli("quarantine", SUMMARY_ID, str(root), "--reason", "exfiltration", "--json")
     assert code == 0 and not path.exists()
-    assert SUMMARY_ID not in queued(root) or queued(root)[SUMMARY_ID]["effective_trust"] == "quarantined"
+    assert (
+        SUMMARY_ID not in queued(root)
+        or queued(root)[SUMMARY_ID]["effective_trust"] == "quarantined"
+    )
 
 
 def test_a_nul_byte_in_memory_md_hides_none_of_its_sections(sample_copy: Path) -> None:

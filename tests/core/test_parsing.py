@@ -68,10 +68,16 @@ def test_fence_with_trailing_text_does_not_close() -> None:
         ("---\na: 1\n----\n---\nb\n", "a: 1\n----\n", "b\n"),  # four dashes are metadata
         ("---\na: 1\n---\rb\n---\nc", "a: 1\n---\rb\n", "c"),  # a CR inside a line does not end it
         ("---\na: 1\n ---\n---\n", "a: 1\n ---\n", ""),  # an indented fence is metadata
-        ("---\r\na: 1\n---\n\nbody", "a: 1\n", "\nbody"),  # the first closing fence, whatever its line end
+        (
+            "---\r\na: 1\n---\n\nbody",
+            "a: 1\n",
+            "\nbody",
+        ),  # the first closing fence, whatever its line end
     ],
 )
-def test_split_finds_the_first_line_of_three_dashes_alone(source: str, meta: str, body: str) -> None:
+def test_split_finds_the_first_line_of_three_dashes_alone(
+    source: str, meta: str, body: str
+) -> None:
     fm = frontmatter.split(source)
     assert (fm.meta, source[fm.body_start :]) == (meta, body)
     assert source[fm.meta_start : fm.meta_start + len(fm.meta)] == fm.meta
@@ -115,8 +121,20 @@ def test_line_index_bytes_and_lines() -> None:
 
 
 def test_scalars_stay_text() -> None:
-    value = yamlsafe.load_mapping("version: 1.10\nflag: yes\nn: 012\nhex: 0x1F\nt: 1:30\nd: 2026-02-30\non: x\n1: one\ntrue: t\n")
-    assert value == {"version": "1.10", "flag": "yes", "n": "012", "hex": "0x1F", "t": "1:30", "d": "2026-02-30", "on": "x", "1": "one", "true": "t"}
+    value = yamlsafe.load_mapping(
+        "version: 1.10\nflag: yes\nn: 012\nhex: 0x1F\nt: 1:30\nd: 2026-02-30\non: x\n1: one\ntrue: t\n"
+    )
+    assert value == {
+        "version": "1.10",
+        "flag": "yes",
+        "n": "012",
+        "hex": "0x1F",
+        "t": "1:30",
+        "d": "2026-02-30",
+        "on": "x",
+        "1": "one",
+        "true": "t",
+    }
 
 
 @pytest.mark.parametrize(
@@ -124,7 +142,11 @@ def test_scalars_stay_text() -> None:
     [
         ("a: 1\nb: 2\na: 3\n", "duplicate key `a` on lines 1 and 3", 3),
         ("1: a\n'1': b\n", "duplicate key `1` on lines 1 and 2", 2),
-        ("x: !!python/object/apply:os.system ['ls']\n", "unsupported YAML tag `!!python/object/apply:os.system`", 1),
+        (
+            "x: !!python/object/apply:os.system ['ls']\n",
+            "unsupported YAML tag `!!python/object/apply:os.system`",
+            1,
+        ),
         ("x: !!binary aGVsbG8=\n", "unsupported YAML tag `!!binary`", 1),
         ("x: !custom v\n", "unsupported YAML tag `!custom`", 1),
         ("a: &a [*a]\n", "recursive YAML alias", 1),
@@ -162,14 +184,25 @@ def test_billion_laughs_is_refused_before_expanding() -> None:
 
 @pytest.mark.timeout(5)
 def test_many_aliases_refused() -> None:
-    source = "a: &a x\n" + "".join(f"k{i}: [*a]\n" for i in range(10)) + "l: &l [1]\n" + "".join(f"m{i}: *l\n" for i in range(70))
+    source = (
+        "a: &a x\n"
+        + "".join(f"k{i}: [*a]\n" for i in range(10))
+        + "l: &l [1]\n"
+        + "".join(f"m{i}: *l\n" for i in range(70))
+    )
     with pytest.raises(yamlsafe.YamlProblem) as caught:
         yamlsafe.load(source)
     assert "more than 64 aliases" in caught.value.message
 
 
 @pytest.mark.timeout(5)
-@pytest.mark.parametrize("source", ["[" * 20000 + "]" * 20000, "".join("  " * i + f"k{i}:\n" for i in range(40)) + "  " * 40 + "v\n"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "[" * 20000 + "]" * 20000,
+        "".join("  " * i + f"k{i}:\n" for i in range(40)) + "  " * 40 + "v\n",
+    ],
+)
 def test_deep_nesting_refused(source: str) -> None:
     with pytest.raises(yamlsafe.YamlProblem) as caught:
         yamlsafe.load(source)
@@ -184,7 +217,10 @@ def test_oversize_yaml_refused() -> None:
 
 @pytest.mark.parametrize(
     "source, message",
-    [("- a\n- b\n", "is a list, not a mapping"), ("just text\n", "is a single value, not a mapping")],
+    [
+        ("- a\n- b\n", "is a list, not a mapping"),
+        ("just text\n", "is a single value, not a mapping"),
+    ],
 )
 def test_mapping_required(source: str, message: str) -> None:
     with pytest.raises(yamlsafe.YamlProblem) as caught:
@@ -193,11 +229,22 @@ def test_mapping_required(source: str, message: str) -> None:
 
 
 def test_typing_helpers_follow_yaml_1_2() -> None:
-    assert yamlsafe.as_bool("true") is True and yamlsafe.as_bool("yes") is None and yamlsafe.as_bool("False") is False
-    assert yamlsafe.as_int("012") == 12 and yamlsafe.as_int("0x1F") is None and yamlsafe.as_int("9" * 5000) is None
+    assert (
+        yamlsafe.as_bool("true") is True
+        and yamlsafe.as_bool("yes") is None
+        and yamlsafe.as_bool("False") is False
+    )
+    assert (
+        yamlsafe.as_int("012") == 12
+        and yamlsafe.as_int("0x1F") is None
+        and yamlsafe.as_int("9" * 5000) is None
+    )
     assert yamlsafe.as_int("10.0") == 10 and yamlsafe.as_int("true") is None
     assert yamlsafe.as_float("0.25") == 0.25 and yamlsafe.as_float("nan") is None
-    assert yamlsafe.as_str_list("one") == ["one"] and yamlsafe.as_str_list(["a", ["b"], "c"]) == ["a", "c"]
+    assert yamlsafe.as_str_list("one") == ["one"] and yamlsafe.as_str_list(["a", ["b"], "c"]) == [
+        "a",
+        "c",
+    ]
 
 
 # -- file system ----------------------------------------------------------------------------------
@@ -261,14 +308,30 @@ def test_read_file_size_cap(tmp_path: Path) -> None:
 def test_odd_names_are_shown_escaped(tmp_path: Path) -> None:
     root = tmp_path / "r"
     root.mkdir()
-    names = (b"bad\xff.md", b"new\nline.md", b"-dash.md", "file\u202egpj.md".encode(), "\u0430dmin.md".encode(), b"c1\xc2\x85.md", b"back\\x.md")
+    names = (
+        b"bad\xff.md",
+        b"new\nline.md",
+        b"-dash.md",
+        "file\u202egpj.md".encode(),
+        "\u0430dmin.md".encode(),
+        b"c1\xc2\x85.md",
+        b"back\\x.md",
+    )
     for name in names:
         with open(os.path.join(os.fsencode(root), name), "wb") as handle:
             handle.write(b"x")
     files, problems = _walk(root)
     assert problems == []
     shown = sorted(files)
-    expected = ["bad\\xff.md", "new\\x0aline.md", "-dash.md", "file\\u202egpj.md", "\u0430dmin.md", "c1\\u0085.md", "back\\\\x.md"]
+    expected = [
+        "bad\\xff.md",
+        "new\\x0aline.md",
+        "-dash.md",
+        "file\\u202egpj.md",
+        "\u0430dmin.md",
+        "c1\\u0085.md",
+        "back\\\\x.md",
+    ]
     assert shown == sorted(expected)
     assert sorted(os.fsencode(safefs.real_name(s)) for s in shown) == sorted(names)
 
@@ -292,7 +355,10 @@ def test_nfc_and_nfd_names_are_two_files(tmp_path: Path) -> None:
         ("ad\u200bmin", "ad\u27e6U+200B\u27e7min"),
         ("\u202egnp.exe", "\u27e6U+202E\u27e7gnp.exe"),
         ("\U000e0041\U000e0042", "\u27e6U+E0041\u27e7\u27e6U+E0042\u27e7"),
-        ("\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f", "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"),
+        (
+            "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+            "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+        ),
         ("\u05e9\u05dc\u05d5\u05dd", "\u05e9\u05dc\u05d5\u05dd"),
         ("[@click=app.quit]x[/]", "[@click=app.quit]x[/]"),
     ],
@@ -321,8 +387,21 @@ def test_one_line_flattens_and_shortens() -> None:
     assert one_line("a\n b\tc", 80) == "a b c"
     assert one_line("x" * 100, 10) == "x" * 9 + "\u2026"
     # the quick path for a line already flat and printable agrees with the long way round
-    for raw in ("plain name", " lead", "trail ", "two  spaces", "x" * 10, "x" * 11, "", "tab\there", "caf\u00e9", "a\x1bb"):
-        assert one_line(raw, 10) == (lambda flat: flat if len(flat) <= 10 else flat[:9] + "\u2026")(inert(" ".join(raw.split()), keep_newlines=False))
+    for raw in (
+        "plain name",
+        " lead",
+        "trail ",
+        "two  spaces",
+        "x" * 10,
+        "x" * 11,
+        "",
+        "tab\there",
+        "caf\u00e9",
+        "a\x1bb",
+    ):
+        assert one_line(raw, 10) == (lambda flat: flat if len(flat) <= 10 else flat[:9] + "\u2026")(
+            inert(" ".join(raw.split()), keep_newlines=False)
+        )
 
 
 def test_walk_order_is_by_shown_path_and_prefix_is_added(tmp_path: Path) -> None:
@@ -332,10 +411,23 @@ def test_walk_order_is_by_shown_path_and_prefix_is_added(tmp_path: Path) -> None
     for rel in ("z.md", "a/2.md", "a/1.md", "b/x.md", "m.md", "b/\x7fdel.md", "b/a.md"):
         (root / rel).write_text("x")
     problems: list[Problem] = []
-    files = [f.rel for f in safefs.walk_files(root, lambda rel: rel.endswith(".md"), problems, prefix="memories/")]
+    files = [
+        f.rel
+        for f in safefs.walk_files(
+            root, lambda rel: rel.endswith(".md"), problems, prefix="memories/"
+        )
+    ]
     # Each folder's files in the order of their shown paths, before its subfolders': DEL (0x7f)
     # sorts after the letters, its escape `\x7f` before them.
-    assert files == ["memories/m.md", "memories/z.md", "memories/a/1.md", "memories/a/2.md", "memories/b/\\x7fdel.md", "memories/b/a.md", "memories/b/x.md"]
+    assert files == [
+        "memories/m.md",
+        "memories/z.md",
+        "memories/a/1.md",
+        "memories/a/2.md",
+        "memories/b/\\x7fdel.md",
+        "memories/b/a.md",
+        "memories/b/x.md",
+    ]
     assert problems == []
 
 
@@ -344,7 +436,15 @@ def test_one_file_is_what_the_walk_lists_or_none(tmp_path: Path) -> None:
     (root / "a" / "b").mkdir(parents=True)
     (root / ".git").mkdir()
     (root / "deep" / "x" / "y").mkdir(parents=True)
-    for rel in ("top.md", "a/one.md", "a/b/two.md", ".git/hidden.md", "deep/x/y/far.md", "a/skip.txt", "a/.wb-0123456789abcdef.tmp"):
+    for rel in (
+        "top.md",
+        "a/one.md",
+        "a/b/two.md",
+        ".git/hidden.md",
+        "deep/x/y/far.md",
+        "a/skip.txt",
+        "a/.wb-0123456789abcdef.tmp",
+    ):
         (root / rel).write_text("text", encoding="utf-8")
     (root / "a" / "b" / "link.md").symlink_to(root / "top.md")
     (root / "linked").symlink_to(root / "a", target_is_directory=True)
@@ -355,16 +455,32 @@ def test_one_file_is_what_the_walk_lists_or_none(tmp_path: Path) -> None:
     def prune(rel: str) -> bool:
         return rel.rsplit("/", 1)[-1].startswith(".")
 
-    walked = {ref.rel: ref for ref in safefs.walk_files(root, accept, [], prune=prune, max_depth=2, prefix="m/")}
+    walked = {
+        ref.rel: ref
+        for ref in safefs.walk_files(root, accept, [], prune=prune, max_depth=2, prefix="m/")
+    }
     assert {"m/top.md", "m/a/one.md", "m/a/b/two.md"} <= set(walked)
     for rel in ("m/top.md", "m/a/one.md", "m/a/b/two.md"):
-        assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") == walked[rel]
+        assert (
+            safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") == walked[rel]
+        )
     # The walk follows a symlink, prunes, stops at a depth, passes litter over: only it can tell those.
-    for rel in ("m/a/b/link.md", "m/.git/hidden.md", "m/deep/x/y/far.md", "m/a/skip.txt", "m/a/.wb-0123456789abcdef.tmp", "m/linked/one.md"):
+    for rel in (
+        "m/a/b/link.md",
+        "m/.git/hidden.md",
+        "m/deep/x/y/far.md",
+        "m/a/skip.txt",
+        "m/a/.wb-0123456789abcdef.tmp",
+        "m/linked/one.md",
+    ):
         assert rel not in walked or rel == "m/a/b/link.md"
-        assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") is None, rel
+        assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") is None, (
+            rel
+        )
     for rel in ("top.md", "m/missing.md", "m/../top.md", "m//top.md", "m/a/b"):
-        assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") is None, rel
+        assert safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") is None, (
+            rel
+        )
 
 
 def test_a_walk_for_one_name_lists_what_the_whole_walk_lists_of_that_name(tmp_path: Path) -> None:
@@ -372,7 +488,9 @@ def test_a_walk_for_one_name_lists_what_the_whole_walk_lists_of_that_name(tmp_pa
     for rel in ("a/x.md", "a/y.md", "b/c/x.md", "b/x.md.bak", "x.md", "d/x.md/inner.md", "e/y.md"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("text", encoding="utf-8")
-    (root / "e" / "x.md").symlink_to(root / "a" / "y.md")  # named so: followed, as the whole walk does
+    (root / "e" / "x.md").symlink_to(
+        root / "a" / "y.md"
+    )  # named so: followed, as the whole walk does
     (root / "e" / "link.md").symlink_to(root / "a" / "x.md")  # another name to the same file
     (root / "f").symlink_to(root / "b", target_is_directory=True)
     os.mkfifo(root / "b" / "x.md.fifo")
@@ -385,7 +503,10 @@ def test_a_walk_for_one_name_lists_what_the_whole_walk_lists_of_that_name(tmp_pa
         whole = list(safefs.walk_files(root, accept, []))
         assert list(safefs.walk_files(root, accept, [], named=name)) == whole, name
         assert whole or name == "none.md"
-    assert [ref.rel for ref in safefs.walk_files(root, lambda rel: rel.endswith(".md"), [], named="x.md")] == [
+    assert [
+        ref.rel
+        for ref in safefs.walk_files(root, lambda rel: rel.endswith(".md"), [], named="x.md")
+    ] == [
         "x.md",
         "a/x.md",
         "b/c/x.md",

@@ -36,20 +36,35 @@ def test_phases_run_in_order_with_events(portfolio: Path, isolated_locations: Lo
     result = Workbench(isolated_locations).open([portfolio], emit=events.append)
     names = [r.name for r in result.timeline.phases]
     assert names == ["discover", "read", "parse", "validate", "index", "plan"]
-    assert [r.path for r in result.timeline.phases] == ["critical", "critical", "deferred", "deferred", "deferred", "deferred"]
-    assert [(e.phase, e.status) for e in events if e.status != "progress"] == [(n, s) for n in names for s in ("start", "end")]
+    assert [r.path for r in result.timeline.phases] == [
+        "critical",
+        "critical",
+        "deferred",
+        "deferred",
+        "deferred",
+        "deferred",
+    ]
+    assert [(e.phase, e.status) for e in events if e.status != "progress"] == [
+        (n, s) for n in names for s in ("start", "end")
+    ]
     by_name = {r.name: r for r in result.timeline.phases}
     assert by_name["discover"].items == 30
     assert by_name["parse"].items == 30
     assert by_name["validate"].items == 30
-    assert result.timeline.critical_path_ms == pytest.approx(by_name["read"].start_ms + by_name["read"].duration_ms)
+    assert result.timeline.critical_path_ms == pytest.approx(
+        by_name["read"].start_ms + by_name["read"].duration_ms
+    )
     assert len(result.memories) == 30
 
 
 def test_fixed_clock_gives_a_deterministic_timeline(portfolio: Path, tmp_path: Path) -> None:
     def run(cache: str) -> object:
         clock = FixedClock(datetime(2026, 11, 29), step=0.001)
-        return Workbench(Locations(tmp_path / cache, tmp_path / "d", tmp_path / "k"), clock=clock).open([portfolio]).timeline
+        return (
+            Workbench(Locations(tmp_path / cache, tmp_path / "d", tmp_path / "k"), clock=clock)
+            .open([portfolio])
+            .timeline
+        )
 
     first, second = run("c1"), run("c2")
     assert first == second
@@ -83,8 +98,12 @@ def test_changed_added_and_removed_files(portfolio: Path, isolated_locations: Lo
 
 
 def test_worker_processes_give_the_same_result(portfolio: Path, tmp_path: Path) -> None:
-    serial = Pipeline(Locations(tmp_path / "c1", tmp_path / "d", tmp_path / "k"), workers=1).run([portfolio])
-    parallel = Pipeline(Locations(tmp_path / "c2", tmp_path / "d", tmp_path / "k"), workers=2, parallel_threshold=1).run([portfolio])
+    serial = Pipeline(Locations(tmp_path / "c1", tmp_path / "d", tmp_path / "k"), workers=1).run(
+        [portfolio]
+    )
+    parallel = Pipeline(
+        Locations(tmp_path / "c2", tmp_path / "d", tmp_path / "k"), workers=2, parallel_threshold=1
+    ).run([portfolio])
     assert parallel.memories == serial.memories
     assert parallel.reparsed == 30
 
@@ -109,7 +128,11 @@ def test_cache_lives_outside_the_portfolio(portfolio: Path, isolated_locations: 
     before = sorted(p.relative_to(portfolio) for p in portfolio.rglob("*"))
     Workbench(isolated_locations).open([portfolio])
     assert sorted(p.relative_to(portfolio) for p in portfolio.rglob("*")) == before
-    folders = [p for p in isolated_locations.cache.iterdir() if p.is_dir() and p.name not in ("search", "snapshots")]
+    folders = [
+        p
+        for p in isolated_locations.cache.iterdir()
+        if p.is_dir() and p.name not in ("search", "snapshots")
+    ]
     assert len(folders) == 1
     assert oct(folders[0].stat().st_mode & 0o777) == "0o700"
     [index] = (isolated_locations.cache / "search").iterdir()

@@ -50,9 +50,13 @@ def workspace(tmp_path: Path) -> Path:
     return target
 
 
-def test_a_renamed_workspace_keeps_its_quarantine_and_approvals(workspace: Path, isolated_locations: Locations) -> None:
+def test_a_renamed_workspace_keeps_its_quarantine_and_approvals(
+    workspace: Path, isolated_locations: Locations
+) -> None:
     original = tree(workspace)
-    assert cli("quarantine", f"openclaw:workspace:{SECTION}", str(workspace), "--reason", "r")[0] == 0
+    assert (
+        cli("quarantine", f"openclaw:workspace:{SECTION}", str(workspace), "--reason", "r")[0] == 0
+    )
     assert cli("approve", f"openclaw:workspace:{APPROVED}", str(workspace), "--reason", "r")[0] == 0
     renamed = workspace.with_name("kite-agent")
     workspace.rename(renamed)
@@ -63,7 +67,9 @@ def test_a_renamed_workspace_keeps_its_quarantine_and_approvals(workspace: Path,
     assert tree(renamed) == original
 
 
-def test_a_change_is_never_undone_in_a_copy_left_at_the_old_path(tmp_path: Path, isolated_locations: Locations) -> None:
+def test_a_change_is_never_undone_in_a_copy_left_at_the_old_path(
+    tmp_path: Path, isolated_locations: Locations
+) -> None:
     old = tmp_path / "a" / "dollhouse"
     shutil.copytree(SAMPLE / "dollhouse", old)
     original = (old / FLAGS_FILE).read_bytes()
@@ -74,13 +80,25 @@ def test_a_change_is_never_undone_in_a_copy_left_at_the_old_path(tmp_path: Path,
     old.rename(new)
     shutil.copytree(new, old)  # a copy left behind at the old path
     code, message = cli("undo")
-    assert code == 1 and "the portfolio it was made in is no longer at" in message + cli("undo", "--json")[1]["error"]
-    assert (old / FLAGS_FILE).read_bytes() == promoted and (new / FLAGS_FILE).read_bytes() == promoted
-    assert cli("undo", "--path", str(new))[0] == 0  # opened where it is now: the ledger follows the folder
-    assert (new / FLAGS_FILE).read_bytes() == original and (old / FLAGS_FILE).read_bytes() == promoted
+    assert (
+        code == 1
+        and "the portfolio it was made in is no longer at"
+        in message + cli("undo", "--json")[1]["error"]
+    )
+    assert (old / FLAGS_FILE).read_bytes() == promoted and (
+        new / FLAGS_FILE
+    ).read_bytes() == promoted
+    assert (
+        cli("undo", "--path", str(new))[0] == 0
+    )  # opened where it is now: the ledger follows the folder
+    assert (new / FLAGS_FILE).read_bytes() == original and (
+        old / FLAGS_FILE
+    ).read_bytes() == promoted
 
 
-def test_a_move_that_copied_the_folder_is_said_with_relink(tmp_path: Path, isolated_locations: Locations) -> None:
+def test_a_move_that_copied_the_folder_is_said_with_relink(
+    tmp_path: Path, isolated_locations: Locations
+) -> None:
     old = tmp_path / "a" / "dollhouse"
     shutil.copytree(SAMPLE / "dollhouse", old)
     original = (old / FLAGS_FILE).read_bytes()
@@ -94,7 +112,9 @@ def test_a_move_that_copied_the_folder_is_said_with_relink(tmp_path: Path, isola
     assert (new / FLAGS_FILE).read_bytes() == original
 
 
-def test_twin_workspaces_never_take_each_others_quarantine(tmp_path: Path, isolated_locations: Locations) -> None:
+def test_twin_workspaces_never_take_each_others_quarantine(
+    tmp_path: Path, isolated_locations: Locations
+) -> None:
     alice, bob = tmp_path / "alice" / "workspace", tmp_path / "bob" / "workspace"
     for root in (alice, bob):
         shutil.copytree(SAMPLE / "openclaw" / "workspace", root)
@@ -103,6 +123,10 @@ def test_twin_workspaces_never_take_each_others_quarantine(tmp_path: Path, isola
     (bob / "memory" / "2026-11-28.md").unlink()  # bob's own log of that day is gone too
     bob_before = tree(bob)
     code, _ = cli("restore", log, str(bob), "--reason", "r")
-    assert code != 0 and tree(bob) == bob_before  # alice's log is never written into bob's workspace
+    assert (
+        code != 0 and tree(bob) == bob_before
+    )  # alice's log is never written into bob's workspace
     assert cli("restore", log, str(alice), "--reason", "r")[0] == 0
-    assert (alice / "memory" / "2026-11-28.md").read_bytes() == (SAMPLE / "openclaw" / "workspace" / "memory" / "2026-11-28.md").read_bytes()
+    assert (alice / "memory" / "2026-11-28.md").read_bytes() == (
+        SAMPLE / "openclaw" / "workspace" / "memory" / "2026-11-28.md"
+    ).read_bytes()

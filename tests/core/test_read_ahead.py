@@ -24,7 +24,9 @@ CLOCK = FixedClock(datetime(2026, 11, 29, 17, 0, tzinfo=UTC))
 def bench(tmp_path: Path) -> Workbench:
     copy = tmp_path / "sample"
     shutil.copytree(SAMPLE / "openclaw", copy / "openclaw", symlinks=True)
-    wb = Workbench(Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config"), clock=CLOCK)
+    wb = Workbench(
+        Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config"), clock=CLOCK
+    )
     wb.open([copy], index=False)
     return wb
 
@@ -42,7 +44,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     return counted
 
 
-def test_a_pass_reads_each_file_of_many_sections_once(bench: Workbench, reads: Counter[str]) -> None:
+def test_a_pass_reads_each_file_of_many_sections_once(
+    bench: Workbench, reads: Counter[str]
+) -> None:
     sections = Counter(m.source.path for m in bench.memories)
     shared = [path for path, count in sections.items() if count > 2]
     assert shared  # the sample's MEMORY.md and domain files hold several sections each
@@ -59,7 +63,9 @@ def test_a_pass_reads_each_file_of_many_sections_once(bench: Workbench, reads: C
     assert max(reads.values()) == 1
 
 
-def test_one_memory_asked_for_reads_its_own_file_alone(bench: Workbench, reads: Counter[str]) -> None:
+def test_one_memory_asked_for_reads_its_own_file_alone(
+    bench: Workbench, reads: Counter[str]
+) -> None:
     memory = next(m for m in bench.memories if m.source.path == "MEMORY.md")
     bench.salience_scores()  # the mentions a salience counts, from a pass of its own
     reads.clear()

@@ -25,7 +25,9 @@ def _parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = pipeline.parse_one
 
-    def counting(adapter: type, ctx: object, rel: str, path: str, previous: object = None) -> object:
+    def counting(
+        adapter: type, ctx: object, rel: str, path: str, previous: object = None
+    ) -> object:
         seen.append(rel)
         return real(adapter, ctx, rel, path, previous)  # type: ignore[arg-type]
 
@@ -37,7 +39,12 @@ def _view(wb: Workbench) -> list[tuple[str, str, str, int | None]]:
     return sorted((m.id, m.tier.value, m.sha256, m.priority) for m in wb.memories)
 
 
-def test_a_promote_re_reads_only_its_own_file(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_promote_re_reads_only_its_own_file(
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     wb = _loaded(sample_copy, isolated_locations, clock)
     memory = wb.memory(PROMOTED)
     assert memory.tier.value == "cold"
@@ -51,7 +58,12 @@ def test_a_promote_re_reads_only_its_own_file(sample_copy: Path, isolated_locati
     assert _view(wb) == _view(fresh)
 
 
-def test_a_ledger_only_decision_re_reads_nothing(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_ledger_only_decision_re_reads_nothing(
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     wb = _loaded(sample_copy, isolated_locations, clock)
     memory_id = next(m.id for m in wb.memories if m.system == "massgen")
     parsed = _parses(monkeypatch)
@@ -61,7 +73,10 @@ def test_a_ledger_only_decision_re_reads_nothing(sample_copy: Path, isolated_loc
 
 
 def test_a_quarantine_that_moves_a_file_walks_the_portfolio_again(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     wb = _loaded(sample_copy, isolated_locations, clock)
     memory = next(m for m in wb.memories if m.system == "massgen" and m.tier.value == "cold")
@@ -72,7 +87,9 @@ def test_a_quarantine_that_moves_a_file_walks_the_portfolio_again(
     assert memory.id in wb.changed
 
 
-def test_budgets_and_search_catch_up_after_a_write(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_budgets_and_search_catch_up_after_a_write(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = _loaded(sample_copy, isolated_locations, clock)
     before = {p.scope: p.limit for p in wb.budgets() if p.system == "dollhouse"}
     wb.set_budget("dollhouse", 1800, reason="test")
@@ -83,10 +100,16 @@ def test_budgets_and_search_catch_up_after_a_write(sample_copy: Path, isolated_l
     assert PROMOTED in [hit.id for hit in hits.hits]
 
 
-def test_changed_names_every_memory_that_differs_and_nothing_else(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_changed_names_every_memory_that_differs_and_nothing_else(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = Workbench(isolated_locations, clock=clock, workers=1)
     wb.open([sample_copy])
-    section = next(m for m in wb.memories if m.system == "openclaw" and m.kind == "note" and m.tier.value == "cold")
+    section = next(
+        m
+        for m in wb.memories
+        if m.system == "openclaw" and m.kind == "note" and m.tier.value == "cold"
+    )
     row = next(m for m in wb.memories if m.system == "engram")
     other = next(m for m in wb.memories if m.system == "massgen")
     steps = [
@@ -101,5 +124,7 @@ def test_changed_names_every_memory_that_differs_and_nothing_else(sample_copy: P
         before = {m.id: m for m in wb.memories}
         step()
         after = {m.id: m for m in wb.memories}
-        assert wb.changed == sorted(i for i in before.keys() | after.keys() if before.get(i) != after.get(i))
+        assert wb.changed == sorted(
+            i for i in before.keys() | after.keys() if before.get(i) != after.get(i)
+        )
     assert wb.changed  # the undo of the promote

@@ -88,7 +88,14 @@ def env(tmp_path: Path) -> Env:
     shutil.copytree(SAMPLE, sample, symlinks=True)
     locs = Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config")
     clock = FixedClock(AT)
-    return Env(tmp_path, sample, locs, clock, Applier(locs, clock=clock, user="tester"), open_workbench(locs, clock, sample))
+    return Env(
+        tmp_path,
+        sample,
+        locs,
+        clock,
+        Applier(locs, clock=clock, user="tester"),
+        open_workbench(locs, clock, sample),
+    )
 
 
 def open_workbench(locs: Locations, clock: FixedClock, sample: Path) -> Workbench:
@@ -118,7 +125,10 @@ def tree(folder: Path, skip: tuple[Path, ...] = ()) -> dict[str, tuple[int, byte
         if any(path == s or s in path.parents for s in skip):
             continue
         st = path.lstat()
-        out[str(path.relative_to(folder))] = (st.st_mode, path.read_bytes() if stat.S_ISREG(st.st_mode) else None)
+        out[str(path.relative_to(folder))] = (
+            st.st_mode,
+            path.read_bytes() if stat.S_ISREG(st.st_mode) else None,
+        )
     return out
 
 
@@ -145,7 +155,12 @@ def history(db: Path, ident: int) -> list[dict[str, Any]]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
-        return [dict(r) for r in conn.execute("SELECT * FROM trust_history WHERE memory_id = ? ORDER BY id", (ident,))]
+        return [
+            dict(r)
+            for r in conn.execute(
+                "SELECT * FROM trust_history WHERE memory_id = ? ORDER BY id", (ident,)
+            )
+        ]
     finally:
         conn.close()
 
@@ -153,7 +168,13 @@ def history(db: Path, ident: int) -> list[dict[str, Any]]:
 def fts(db: Path, term: str) -> list[int]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return [r[0] for r in conn.execute("SELECT rowid FROM observations_fts WHERE observations_fts MATCH ? ORDER BY rowid", (term,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT rowid FROM observations_fts WHERE observations_fts MATCH ? ORDER BY rowid",
+                (term,),
+            )
+        ]
     finally:
         conn.close()
 
@@ -168,9 +189,19 @@ def entry_trust(wb: Workbench, memory_id: str) -> dict[str, TrustLevel | None]:
     return {e.id: e.trust for e in wb.memory(memory_id).entries}
 
 
-def check_decision(d: Decision | Plan, action: str, memory: Memory, reason: str, entry: str | None = None) -> Decision:
+def check_decision(
+    d: Decision | Plan, action: str, memory: Memory, reason: str, entry: str | None = None
+) -> Decision:
     assert isinstance(d, Decision)
-    assert (d.action, d.memory_id, d.entry, d.user, d.time, d.sha256, d.reason) == (action, memory.id, entry, "tester", AT_ISO, memory.sha256, reason)
+    assert (d.action, d.memory_id, d.entry, d.user, d.time, d.sha256, d.reason) == (
+        action,
+        memory.id,
+        entry,
+        "tester",
+        AT_ISO,
+        memory.sha256,
+        reason,
+    )
     assert len(d.id) == 32
     return d
 
@@ -178,13 +209,23 @@ def check_decision(d: Decision | Plan, action: str, memory: Memory, reason: str,
 # -- DollhouseMCP ---------------------------------------------------------------------------------------
 
 
-def test_dollhouse_quarantine_writes_one_trust_line_and_restore_gives_the_bytes_back(env: Env) -> None:
+def test_dollhouse_quarantine_writes_one_trust_line_and_restore_gives_the_bytes_back(
+    env: Env,
+) -> None:
     path = env.file(FLAGS_FILE)
     original = path.read_bytes()
     memory = env.wb.memory(FLAGS)
-    d = check_decision(env.reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="looks injected"), "quarantine", memory, "looks injected", FLAGS_E2)
+    d = check_decision(
+        env.reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="looks injected"),
+        "quarantine",
+        memory,
+        "looks injected",
+        FLAGS_E2,
+    )
     after = path.read_bytes()
-    assert differing_lines(original, after) == [(b"  trustLevel: validated\n", b"  trustLevel: quarantined\n")]
+    assert differing_lines(original, after) == [
+        (b"  trustLevel: validated\n", b"  trustLevel: quarantined\n")
+    ]
     offset = original.index(b"  trustLevel: validated\n", original.index(FLAGS_E2.encode()))
     assert d.effect == {
         "kind": "trust-lines",
@@ -210,24 +251,44 @@ def test_dollhouse_quarantine_writes_one_trust_line_and_restore_gives_the_bytes_
     # The whole file as it was is in the vault, and the ledger names the entry's text and place.
     assert env.reviewer.vault.content(env.reviewer.vault.get(d.effect["vault"])) == original
     start = original.index(b"- content: 'A flag is removed")
-    assert {k: d.effect["entries"][0][k] for k in ("offset", "line")} == {"offset": start, "line": original.count(b"\n", 0, start) + 1}
-    assert d.effect["entries"][0]["text"].startswith("- content: 'A flag is removed") and "trustLevel: validated" in d.effect["entries"][0]["text"]
+    assert {k: d.effect["entries"][0][k] for k in ("offset", "line")} == {
+        "offset": start,
+        "line": original.count(b"\n", 0, start) + 1,
+    }
+    assert (
+        d.effect["entries"][0]["text"].startswith("- content: 'A flag is removed")
+        and "trustLevel: validated" in d.effect["entries"][0]["text"]
+    )
     assert env.quarantined() == {}  # the file is still in memories/: not listed from the vault
     wb = env.reopen()
     # DollhouseMCP's loader skips a quarantined entry: the reader says so, entry by entry.
-    assert entry_trust(wb, FLAGS) == {FLAGS_E1: TrustLevel.VALIDATED, FLAGS_E2: TrustLevel.QUARANTINED}
+    assert entry_trust(wb, FLAGS) == {
+        FLAGS_E1: TrustLevel.VALIDATED,
+        FLAGS_E2: TrustLevel.QUARANTINED,
+    }
     assert wb.memory(FLAGS).trust == TrustLevel.QUARANTINED
     assert wb.memory(FLAGS).sha256 == memory.sha256
     assert "[quarantined entry: DollhouseMCP does not load it]" in wb.text(FLAGS)
 
-    r = check_decision(env.reviewer.restore(wb, FLAGS, reason="false alarm"), "restore", memory, "false alarm", FLAGS_E2)
+    r = check_decision(
+        env.reviewer.restore(wb, FLAGS, reason="false alarm"),
+        "restore",
+        memory,
+        "false alarm",
+        FLAGS_E2,
+    )
     assert r.effect["restores"] == d.id
     assert path.read_bytes() == original
-    assert entry_trust(env.reopen(), FLAGS) == {FLAGS_E1: TrustLevel.VALIDATED, FLAGS_E2: TrustLevel.VALIDATED}
+    assert entry_trust(env.reopen(), FLAGS) == {
+        FLAGS_E1: TrustLevel.VALIDATED,
+        FLAGS_E2: TrustLevel.VALIDATED,
+    }
     assert [x.action for x in Ledger(env.locs).history(FLAGS)] == ["quarantine", "restore"]
 
 
-def test_dollhouse_restore_after_the_server_resaved_without_the_entry_gives_the_original_bytes_back(env: Env) -> None:
+def test_dollhouse_restore_after_the_server_resaved_without_the_entry_gives_the_original_bytes_back(
+    env: Env,
+) -> None:
     path = env.file(FLAGS_FILE)
     original = path.read_bytes()
     memory = env.wb.memory(FLAGS)
@@ -238,16 +299,29 @@ def test_dollhouse_restore_after_the_server_resaved_without_the_entry_gives_the_
     assert FLAGS_E2.encode() not in resaved and b"quarantined" not in resaved
     path.write_bytes(resaved)
     wb = env.reopen()
-    assert list(entry_trust(wb, FLAGS)) == [FLAGS_E1]  # the entry and its text are gone from the file
+    assert list(entry_trust(wb, FLAGS)) == [
+        FLAGS_E1
+    ]  # the entry and its text are gone from the file
 
-    r = check_decision(env.reviewer.restore(wb, FLAGS, entry=FLAGS_E2, reason="false alarm"), "restore", wb.memory(FLAGS), "false alarm", FLAGS_E2)
+    r = check_decision(
+        env.reviewer.restore(wb, FLAGS, entry=FLAGS_E2, reason="false alarm"),
+        "restore",
+        wb.memory(FLAGS),
+        "false alarm",
+        FLAGS_E2,
+    )
     assert r.effect["kind"] == "trust-original" and r.effect["restores"] == d.id
     assert path.read_bytes() == original
-    assert entry_trust(env.reopen(), FLAGS) == {FLAGS_E1: TrustLevel.VALIDATED, FLAGS_E2: TrustLevel.VALIDATED}
+    assert entry_trust(env.reopen(), FLAGS) == {
+        FLAGS_E1: TrustLevel.VALIDATED,
+        FLAGS_E2: TrustLevel.VALIDATED,
+    }
     assert env.reopen().memory(FLAGS).sha256 == memory.sha256
 
 
-def test_dollhouse_restore_after_a_resave_refuses_when_more_than_the_entry_changed(env: Env) -> None:
+def test_dollhouse_restore_after_a_resave_refuses_when_more_than_the_entry_changed(
+    env: Env,
+) -> None:
     path = env.file(FLAGS_FILE)
     d = env.reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="x")
     assert isinstance(d, Decision)
@@ -255,7 +329,8 @@ def test_dollhouse_restore_after_a_resave_refuses_when_more_than_the_entry_chang
     edited = resaved.replace(b"Flags for 3.4:", b"Flags for 3.5:")
     path.write_bytes(edited)
     with pytest.raises(
-        Conflict, match=r"the quarantined entry's line is gone and the other entries changed since .*nothing was written, the original stays in the vault"
+        Conflict,
+        match=r"the quarantined entry's line is gone and the other entries changed since .*nothing was written, the original stays in the vault",
     ):
         env.reviewer.restore(env.reopen(), FLAGS, entry=FLAGS_E2, reason="back")
     assert path.read_bytes() == edited
@@ -267,7 +342,9 @@ def test_dollhouse_restore_of_a_whole_memory_after_the_server_saved_it_empty(env
     path = env.file(FLAGS_FILE)
     original = path.read_bytes()
     d = env.reviewer.quarantine(env.wb, FLAGS, reason="poisoned")
-    assert isinstance(d, Decision) and sorted(e["id"] for e in d.effect["entries"]) == sorted([FLAGS_E1, FLAGS_E2])
+    assert isinstance(d, Decision) and sorted(e["id"] for e in d.effect["entries"]) == sorted(
+        [FLAGS_E1, FLAGS_E2]
+    )
     quarantined = path.read_bytes()
     resaved = (
         b"entries: []\n"
@@ -285,7 +362,10 @@ def test_dollhouse_quarantine_of_the_whole_memory_puts_it_in_the_quarantine_tier
     original = path.read_bytes()
     d = env.reviewer.quarantine(env.wb, FLAGS, reason="poisoned")
     assert isinstance(d, Decision) and d.entry is None and len(d.effect["edits"]) == 2
-    assert differing_lines(original, path.read_bytes()) == [(b"  trustLevel: validated\n", b"  trustLevel: quarantined\n")] * 2
+    assert (
+        differing_lines(original, path.read_bytes())
+        == [(b"  trustLevel: validated\n", b"  trustLevel: quarantined\n")] * 2
+    )
     wb = env.reopen()
     assert wb.memory(FLAGS).tier == Tier.QUARANTINE
     assert set(entry_trust(wb, FLAGS).values()) == {TrustLevel.QUARANTINED}
@@ -300,7 +380,9 @@ def test_dollhouse_quarantine_of_the_whole_memory_puts_it_in_the_quarantine_tier
     assert path.read_bytes() == original
 
 
-def test_dollhouse_inserts_trust_level_when_the_entry_has_none_and_restore_removes_it(env: Env) -> None:
+def test_dollhouse_inserts_trust_level_when_the_entry_has_none_and_restore_removes_it(
+    env: Env,
+) -> None:
     path = env.file(FLAGS_FILE)
     data = path.read_bytes()
     second = data.index(FLAGS_E2.encode())
@@ -311,7 +393,9 @@ def test_dollhouse_inserts_trust_level_when_the_entry_has_none_and_restore_remov
     assert entry_trust(wb, FLAGS)[FLAGS_E2] == TrustLevel.UNTRUSTED
     d = env.reviewer.quarantine(wb, FLAGS, entry=FLAGS_E2, reason="unvetted")
     assert isinstance(d, Decision)
-    assert [(e["old"], e["new"]) for e in d.effect["edits"]] == [("", "  trustLevel: quarantined\n")]
+    assert [(e["old"], e["new"]) for e in d.effect["edits"]] == [
+        ("", "  trustLevel: quarantined\n")
+    ]
     now = path.read_bytes()
     at = d.effect["edits"][0]["offset"]
     assert now == without[:at] + b"  trustLevel: quarantined\n" + without[at:]
@@ -331,7 +415,14 @@ def test_dollhouse_front_matter_file_is_moved_into_the_vault(env: Env) -> None:
     item = env.reviewer.vault.get(d.effect["vault"])
     assert item.folder.parent.parent.parent == env.tmp / "data" / "vault"
     assert env.reviewer.vault.content(item) == original
-    assert (item.manifest.path, item.manifest.offset, item.manifest.sha256, item.manifest.memory_id, item.manifest.time, item.manifest.mode) == (
+    assert (
+        item.manifest.path,
+        item.manifest.offset,
+        item.manifest.sha256,
+        item.manifest.memory_id,
+        item.manifest.time,
+        item.manifest.mode,
+    ) == (
         "memories/2026-11-14/standup-preferences.yaml",
         0,
         sha256_bytes(original),
@@ -341,8 +432,15 @@ def test_dollhouse_front_matter_file_is_moved_into_the_vault(env: Env) -> None:
     )
     assert not has(env.reopen(), STANDUP)
     listed = env.quarantined()[STANDUP]
-    assert (listed.tier, listed.trust, listed.sha256, listed.name) == (Tier.QUARANTINE, TrustLevel.QUARANTINED, memory.sha256, memory.name)
-    assert quarantined_text(env.reviewer.ledger, env.reviewer.vault, listed).startswith("# Async stand-up summary")
+    assert (listed.tier, listed.trust, listed.sha256, listed.name) == (
+        Tier.QUARANTINE,
+        TrustLevel.QUARANTINED,
+        memory.sha256,
+        memory.name,
+    )
+    assert quarantined_text(env.reviewer.ledger, env.reviewer.vault, listed).startswith(
+        "# Async stand-up summary"
+    )
     # Restored through the workbench, which no longer lists it: the ledger and the vault know it.
     env.reviewer.restore(env.wb, STANDUP, reason="back")
     assert path.read_bytes() == original and stat.S_IMODE(path.stat().st_mode) == mode
@@ -356,18 +454,29 @@ def test_dollhouse_approve_and_flag_write_the_entry_trust_level(env: Env) -> Non
     original = path.read_bytes()
     a = env.reviewer.approve(env.wb, memory_id, entry=untrusted, reason="checked")
     assert isinstance(a, Decision) and a.effect["level"] == "validated"
-    assert differing_lines(original, path.read_bytes()) == [(b"  trustLevel: untrusted\n", b"  trustLevel: validated\n")]
+    assert differing_lines(original, path.read_bytes()) == [
+        (b"  trustLevel: untrusted\n", b"  trustLevel: validated\n")
+    ]
     assert entry_trust(env.reopen(), memory_id)[untrusted] == TrustLevel.VALIDATED
     f = env.reviewer.flag(env.wb, memory_id, entry=untrusted, reason="second look")
     assert isinstance(f, Decision) and f.effect["level"] == "flagged"
-    assert differing_lines(original, path.read_bytes()) == [(b"  trustLevel: untrusted\n", b"  trustLevel: flagged\n")]
+    assert differing_lines(original, path.read_bytes()) == [
+        (b"  trustLevel: untrusted\n", b"  trustLevel: flagged\n")
+    ]
     wb = env.reopen()
     assert entry_trust(wb, memory_id)[untrusted] == TrustLevel.FLAGGED
-    assert effective_trust(wb.memory(memory_id), env.reviewer.ledger, entry=untrusted).level == TrustLevel.FLAGGED
+    assert (
+        effective_trust(wb.memory(memory_id), env.reviewer.ledger, entry=untrusted).level
+        == TrustLevel.FLAGGED
+    )
     # A front-matter file has no entry to mark: ledger only, the file untouched.
     standup = env.file(STANDUP_FILE).read_bytes()
     g = env.reviewer.approve(wb, STANDUP, reason="fine")
-    assert isinstance(g, Decision) and g.effect["kind"] == "ledger-only" and "front-matter" in g.effect["note"]
+    assert (
+        isinstance(g, Decision)
+        and g.effect["kind"] == "ledger-only"
+        and "front-matter" in g.effect["note"]
+    )
     assert env.file(STANDUP_FILE).read_bytes() == standup
 
 
@@ -379,7 +488,12 @@ def test_dollhouse_entry_with_two_trust_levels_cannot_be_marked_in_place(env: En
         match=r"cannot write `trustLevel: quarantined` on entry mem_1794480765981_zi475ya0o of memories/2026-11-12/release-train-notes\.yaml: "
         r"cannot edit: duplicate key `trustLevel` on lines 17 and 23 \(line 23\); nothing was changed",
     ):
-        env.reviewer.quarantine(env.wb, "dollhouse:dollhouse:release-train-notes", entry="mem_1794480765981_zi475ya0o", reason="q")
+        env.reviewer.quarantine(
+            env.wb,
+            "dollhouse:dollhouse:release-train-notes",
+            entry="mem_1794480765981_zi475ya0o",
+            reason="q",
+        )
     assert env.file(rel).read_bytes() == original
     assert not (env.tmp / "data").exists()
 
@@ -397,18 +511,30 @@ def test_line_edit_is_whole_lines() -> None:
     inserted = b"  tags: x\n"
     old, new = b"- id: e\n" + inserted, b"- id: e\n  trustLevel: q\n" + inserted
     edit = line_edit(old, new)
-    assert old[: edit["offset"]] + edit["new"].encode() + old[edit["offset"] + len(edit["old"].encode()) :] == new
+    assert (
+        old[: edit["offset"]]
+        + edit["new"].encode()
+        + old[edit["offset"] + len(edit["old"].encode()) :]
+        == new
+    )
 
 
 # -- MassGen ------------------------------------------------------------------------------------------
 
 
-def test_massgen_quarantine_moves_the_file_into_the_vault_and_restore_moves_it_back(env: Env) -> None:
+def test_massgen_quarantine_moves_the_file_into_the_vault_and_restore_moves_it_back(
+    env: Env,
+) -> None:
     path = env.file(MASSGEN_FILE)
     original = path.read_bytes()
     memory = env.wb.memory(MASSGEN)
     body = env.wb.text(MASSGEN)
-    d = check_decision(env.reviewer.quarantine(env.wb, MASSGEN, reason="stale policy"), "quarantine", memory, "stale policy")
+    d = check_decision(
+        env.reviewer.quarantine(env.wb, MASSGEN, reason="stale policy"),
+        "quarantine",
+        memory,
+        "stale policy",
+    )
     assert not path.exists()
     assert d.effect == {
         "kind": "vault-file",
@@ -424,7 +550,11 @@ def test_massgen_quarantine_moves_the_file_into_the_vault_and_restore_moves_it_b
     assert not has(wb, MASSGEN)  # MassGen's own folder reading no longer finds it
     listed = env.quarantined()
     assert list(listed) == [MASSGEN]
-    assert (listed[MASSGEN].tier, listed[MASSGEN].trust, listed[MASSGEN].trust_claimed) == (Tier.QUARANTINE, TrustLevel.QUARANTINED, False)
+    assert (listed[MASSGEN].tier, listed[MASSGEN].trust, listed[MASSGEN].trust_claimed) == (
+        Tier.QUARANTINE,
+        TrustLevel.QUARANTINED,
+        False,
+    )
     assert listed[MASSGEN].model_copy(update={"tier": memory.tier, "trust": memory.trust}) == memory
     assert env.reviewer.quarantined_text(listed[MASSGEN]) == body
     assert effective_trust(listed[MASSGEN], env.reviewer.ledger).model_dump() == {
@@ -448,7 +578,10 @@ def test_massgen_approve_and_flag_live_in_the_ledger_only(env: Env) -> None:
     a = check_decision(env.reviewer.approve(env.wb, MASSGEN, reason="ok"), "approve", memory, "ok")
     f = check_decision(env.reviewer.flag(env.wb, MASSGEN, reason="hm"), "flag", memory, "hm")
     for d in (a, f):
-        assert d.effect == {"kind": "ledger-only", "note": "MassGen keeps no trust of its own; the decision lives in the workbench ledger only"}
+        assert d.effect == {
+            "kind": "ledger-only",
+            "note": "MassGen keeps no trust of its own; the decision lives in the workbench ledger only",
+        }
     assert tree(env.sample) == before
     assert effective_trust(memory, env.reviewer.ledger).level == TrustLevel.FLAGGED
 
@@ -485,14 +618,23 @@ def test_an_edit_after_approval_makes_the_decision_stale(env: Env) -> None:
 # -- OpenClaw ----------------------------------------------------------------------------------------
 
 
-def test_openclaw_quarantine_cuts_the_block_into_the_vault_and_restore_reinserts_it(env: Env) -> None:
+def test_openclaw_quarantine_cuts_the_block_into_the_vault_and_restore_reinserts_it(
+    env: Env,
+) -> None:
     path = env.file(MEMORY_MD)
     original = path.read_bytes()
     memory = env.wb.memory(PROJECTS)
     assert memory.span is not None
     start, end = memory.span.start, memory.span.end
-    others = {m.id: m.sha256 for m in env.wb.memories if m.source.path == "MEMORY.md" and m.id != PROJECTS}
-    d = check_decision(env.reviewer.quarantine(env.wb, PROJECTS, reason="too long"), "quarantine", memory, "too long")
+    others = {
+        m.id: m.sha256 for m in env.wb.memories if m.source.path == "MEMORY.md" and m.id != PROJECTS
+    }
+    d = check_decision(
+        env.reviewer.quarantine(env.wb, PROJECTS, reason="too long"),
+        "quarantine",
+        memory,
+        "too long",
+    )
     assert path.read_bytes() == original[:start] + original[end:]
     assert (d.effect["kind"], d.effect["offset"], d.effect["length"], d.effect["sha256"]) == (
         "vault-block",
@@ -502,10 +644,18 @@ def test_openclaw_quarantine_cuts_the_block_into_the_vault_and_restore_reinserts
     )
     item = env.reviewer.vault.get(d.effect["vault"])
     assert env.reviewer.vault.content(item) == original[start:end]
-    assert (item.manifest.kind, item.manifest.path, item.manifest.offset) == ("block", "MEMORY.md", start)
+    assert (item.manifest.kind, item.manifest.path, item.manifest.offset) == (
+        "block",
+        "MEMORY.md",
+        start,
+    )
     wb = env.reopen()
     assert not has(wb, PROJECTS)
-    assert {m.id: m.sha256 for m in wb.memories if m.source.path == "MEMORY.md" and m.id not in wb._vaulted} == others
+    assert {
+        m.id: m.sha256
+        for m in wb.memories
+        if m.source.path == "MEMORY.md" and m.id not in wb._vaulted
+    } == others
     listed = env.quarantined()[PROJECTS]
     assert (listed.tier, listed.trust) == (Tier.QUARANTINE, TrustLevel.QUARANTINED)
     assert env.reviewer.quarantined_text(listed) == original[start:end].decode()
@@ -564,7 +714,9 @@ def test_engram_quarantine_soft_deletes_and_restore_gives_the_row_back(env: Env)
     memory = env.wb.memory(OBS)
     text = env.wb.text(OBS)
     found = fts(db, "family")
-    d = check_decision(env.reviewer.quarantine(env.wb, OBS, reason="wrong"), "quarantine", memory, "wrong")
+    d = check_decision(
+        env.reviewer.quarantine(env.wb, OBS, reason="wrong"), "quarantine", memory, "wrong"
+    )
     assert row(db, "observations", 1) == before | {"deleted_at": AT_SQL, "updated_at": AT_SQL}
     assert {k: d.effect[k] for k in ("kind", "database", "table", "row", "before", "after")} == {
         "kind": "soft-delete",
@@ -577,7 +729,11 @@ def test_engram_quarantine_soft_deletes_and_restore_gives_the_row_back(env: Env)
     wb = env.reopen()
     assert not has(wb, OBS)  # every Engram read path filters deleted_at IS NULL
     listed = env.quarantined()[OBS]
-    assert (listed.tier, listed.trust, listed.sha256) == (Tier.QUARANTINE, TrustLevel.QUARANTINED, memory.sha256)
+    assert (listed.tier, listed.trust, listed.sha256) == (
+        Tier.QUARANTINE,
+        TrustLevel.QUARANTINED,
+        memory.sha256,
+    )
     root = next(p.root for p in wb.portfolios if p.system == "engram")
     assert env.reviewer.quarantined_text(listed, root) == text
 
@@ -593,10 +749,15 @@ def test_engram_refuses_triggers_that_are_not_its_own(env: Env) -> None:
     db = env.file(ENGRAM_DB)
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("CREATE TABLE spy (x TEXT)")
-    conn.execute("CREATE TRIGGER spy_on_update AFTER UPDATE ON observations BEGIN INSERT INTO spy VALUES (upper(new.content)); END")
+    conn.execute(
+        "CREATE TRIGGER spy_on_update AFTER UPDATE ON observations BEGIN INSERT INTO spy VALUES (upper(new.content)); END"
+    )
     conn.close()
     before = row(db, "observations", 1)
-    with pytest.raises(ChangeError, match="trigger 'spy_on_update' on observations is not one of Engram's own schema objects"):
+    with pytest.raises(
+        ChangeError,
+        match="trigger 'spy_on_update' on observations is not one of Engram's own schema objects",
+    ):
         env.reviewer.quarantine(env.wb, OBS, reason="x")
     assert row(db, "observations", 1) == before
     assert env.reviewer.ledger.decisions() == []
@@ -625,15 +786,23 @@ def _enrol_for_sync(db: Path) -> None:
             "entity TEXT NOT NULL, entity_key TEXT NOT NULL, op TEXT NOT NULL, payload TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'local', "
             "project TEXT NOT NULL DEFAULT '', occurred_at TEXT NOT NULL DEFAULT (datetime('now')), acked_at TEXT)"
         )
-        conn.execute("CREATE INDEX idx_sync_mutations_target_seq ON sync_mutations(target_key, seq)")
-        conn.execute("CREATE INDEX idx_sync_mutations_pending ON sync_mutations(target_key, acked_at, seq)")
+        conn.execute(
+            "CREATE INDEX idx_sync_mutations_target_seq ON sync_mutations(target_key, seq)"
+        )
+        conn.execute(
+            "CREATE INDEX idx_sync_mutations_pending ON sync_mutations(target_key, acked_at, seq)"
+        )
         conn.execute("CREATE INDEX idx_sync_mutations_project ON sync_mutations(project)")
-        conn.execute("CREATE TABLE sync_enrolled_projects (project TEXT PRIMARY KEY, enrolled_at TEXT NOT NULL DEFAULT (datetime('now')))")
+        conn.execute(
+            "CREATE TABLE sync_enrolled_projects (project TEXT PRIMARY KEY, enrolled_at TEXT NOT NULL DEFAULT (datetime('now')))"
+        )
     finally:
         conn.close()
 
 
-def test_engram_with_sync_journals_the_delete_in_the_same_transaction_as_engram_does(env: Env) -> None:
+def test_engram_with_sync_journals_the_delete_in_the_same_transaction_as_engram_does(
+    env: Env,
+) -> None:
     """Newer Engram journals every delete in `sync_mutations` (enqueueSyncMutationTx); the
     quarantine writes that row with the soft delete, so a pull elsewhere does not undo it."""
     db = env.file(ENGRAM_DB)
@@ -646,12 +815,20 @@ def test_engram_with_sync_journals_the_delete_in_the_same_transaction_as_engram_
     after = row(db, "observations", 1)
     assert after is not None and after["deleted_at"] is not None
     mutations = rows_of(db, "sync_mutations")
-    assert [(m["target_key"], m["entity"], m["entity_key"], m["op"], m["source"]) for m in mutations] == [("cloud", "observation", "obs-1", "delete", "local")]
+    assert [
+        (m["target_key"], m["entity"], m["entity_key"], m["op"], m["source"]) for m in mutations
+    ] == [("cloud", "observation", "obs-1", "delete", "local")]
     payload = json.loads(mutations[0]["payload"])
-    assert payload["sync_id"] == "obs-1" and payload["deleted"] is True and payload["deleted_at"] == after["deleted_at"]
+    assert (
+        payload["sync_id"] == "obs-1"
+        and payload["deleted"] is True
+        and payload["deleted_at"] == after["deleted_at"]
+    )
     assert payload.get("hard_delete") is None  # Go's omitempty drops false
     state = rows_of(db, "sync_state")
-    assert [(s["target_key"], s["lifecycle"], s["last_enqueued_seq"]) for s in state] == [("cloud", "pending", mutations[0]["seq"])]
+    assert [(s["target_key"], s["lifecycle"], s["last_enqueued_seq"]) for s in state] == [
+        ("cloud", "pending", mutations[0]["seq"])
+    ]
 
 
 def test_engram_with_sync_dry_run_writes_no_journal_row(env: Env) -> None:
@@ -669,7 +846,9 @@ def test_engram_restore_of_a_quarantine_made_before_sync_still_works(env: Env) -
     assert isinstance(env.reviewer.quarantine(env.wb, OBS, reason="wrong"), Decision)
     _enrol_for_sync(db)
     memory = env.wb.memory(OBS)
-    check_decision(env.reviewer.restore(env.reopen(), OBS, reason="back"), "restore", memory, "back")
+    check_decision(
+        env.reviewer.restore(env.reopen(), OBS, reason="back"), "restore", memory, "back"
+    )
     after = row(db, "observations", 1)
     assert after is not None and {k: after[k] for k in before} == before
 
@@ -686,19 +865,42 @@ def test_engram_approve_and_flag_live_in_the_ledger_only(env: Env) -> None:
 # -- memory-mcp -----------------------------------------------------------------------------------------
 
 
-def test_memory_mcp_quarantine_takes_the_text_out_into_the_vault_and_restore_gives_the_row_back(env: Env) -> None:
+def test_memory_mcp_quarantine_takes_the_text_out_into_the_vault_and_restore_gives_the_row_back(
+    env: Env,
+) -> None:
     db = env.file(MCP_DB)
     before = row(db, "memories", 1)
     tags = [t for t in rows_of(db, "memory_tags") if t["memory_id"] == 1]
-    assert before is not None and (before["trust_score"], before["is_hot"], before["is_pinned"]) == (1.0, 1, 1)
+    assert before is not None and (
+        before["trust_score"],
+        before["is_hot"],
+        before["is_pinned"],
+    ) == (1.0, 1, 1)
     memory = env.wb.memory(MEM1)
-    d = check_decision(env.reviewer.quarantine(env.wb, MEM1, reason="leaks a host"), "quarantine", memory, "leaks a host")
+    d = check_decision(
+        env.reviewer.quarantine(env.wb, MEM1, reason="leaks a host"),
+        "quarantine",
+        memory,
+        "leaks a host",
+    )
     text = "[memory 1 is quarantined by the memory workbench; its text is held in the workbench's vault]"
-    held = {"content": text, "content_hash": hashlib.sha256(text.encode()).hexdigest(), "trust_score": 0.0, "is_hot": 0, "is_pinned": 0}
-    assert row(db, "memories", 1) == before | held | {"promotion_source": None, "category": "command"}
+    held = {
+        "content": text,
+        "content_hash": hashlib.sha256(text.encode()).hexdigest(),
+        "trust_score": 0.0,
+        "is_hot": 0,
+        "is_pinned": 0,
+    }
+    assert row(db, "memories", 1) == before | held | {
+        "promotion_source": None,
+        "category": "command",
+    }
     assert not [t for t in rows_of(db, "memory_tags") if t["memory_id"] == 1]
     [h] = history(db, 1)
-    assert {k: h[k] for k in ("reason", "old_trust", "new_trust", "delta", "similarity", "note", "created_at")} == {
+    assert {
+        k: h[k]
+        for k in ("reason", "old_trust", "new_trust", "delta", "similarity", "note", "created_at")
+    } == {
         "reason": "factually_wrong",  # one of memory-mcp's own reasons
         "old_trust": 1.0,
         "new_trust": 0.0,
@@ -712,28 +914,45 @@ def test_memory_mcp_quarantine_takes_the_text_out_into_the_vault_and_restore_giv
     assert vaulted["row"] == before and vaulted["tags"] == tags and vaulted["trust_history"] == []
     wb = env.reopen()
     seen = wb.memory(MEM1)
-    assert (seen.tier, seen.trust, seen.pinned, seen.trust_score) == (Tier.QUARANTINE, TrustLevel.QUARANTINED, False, 0.0)
+    assert (seen.tier, seen.trust, seen.pinned, seen.trust_score) == (
+        Tier.QUARANTINE,
+        TrustLevel.QUARANTINED,
+        False,
+        0.0,
+    )
     assert MEM1 not in env.quarantined()  # the reader still lists its row, in its quarantine tier
 
     env.reviewer.restore(wb, MEM1, reason="back")
     assert row(db, "memories", 1) == before
     assert [t for t in rows_of(db, "memory_tags") if t["memory_id"] == 1] == tags
-    assert [(x["reason"], x["old_trust"], x["new_trust"], x["delta"], x["note"]) for x in history(db, 1)] == [
+    assert [
+        (x["reason"], x["old_trust"], x["new_trust"], x["delta"], x["note"]) for x in history(db, 1)
+    ] == [
         ("factually_wrong", 1.0, 0.0, -1.0, "quarantined by memwb: leaks a host"),
         ("explicitly_confirmed", 0.0, 1.0, 1.0, "restored by memwb: back"),
     ]
     again = env.reopen().memory(MEM1)
-    assert (again.tier, again.pinned, again.trust_score, again.sha256) == (Tier.HOT, True, 1.0, memory.sha256)
+    assert (again.tier, again.pinned, again.trust_score, again.sha256) == (
+        Tier.HOT,
+        True,
+        1.0,
+        memory.sha256,
+    )
 
 
 def test_memory_mcp_quarantine_refuses_under_a_trigger_not_its_own(env: Env) -> None:
     db = env.file(MCP_DB)
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("CREATE TABLE copies (content TEXT)")
-    conn.execute("CREATE TRIGGER keep_a_copy AFTER UPDATE OF content ON memories BEGIN INSERT INTO copies VALUES (old.content); END")
+    conn.execute(
+        "CREATE TRIGGER keep_a_copy AFTER UPDATE OF content ON memories BEGIN INSERT INTO copies VALUES (old.content); END"
+    )
     conn.close()
     before = row(db, "memories", 1)
-    with pytest.raises(ChangeError, match="trigger 'keep_a_copy' on memories is not one of memory-mcp's own schema objects"):
+    with pytest.raises(
+        ChangeError,
+        match="trigger 'keep_a_copy' on memories is not one of memory-mcp's own schema objects",
+    ):
         env.reviewer.quarantine(env.wb, MEM1, reason="q")
     assert row(db, "memories", 1) == before and history(db, 1) == [] and rows_of(db, "copies") == []
     vault = env.locs.data / "vault"
@@ -741,12 +960,16 @@ def test_memory_mcp_quarantine_refuses_under_a_trigger_not_its_own(env: Env) -> 
     assert Ledger(env.locs).decisions() == []
 
 
-def test_memory_mcp_restore_refuses_a_row_rewritten_since_and_keeps_the_vault_item(env: Env) -> None:
+def test_memory_mcp_restore_refuses_a_row_rewritten_since_and_keeps_the_vault_item(
+    env: Env,
+) -> None:
     db = env.file(MCP_DB)
     d = env.reviewer.quarantine(env.wb, MEM1, reason="q")
     assert isinstance(d, Decision)
     conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("UPDATE memories SET content = 'rewritten by the agent', content_hash = 'x' WHERE id = 1")
+    conn.execute(
+        "UPDATE memories SET content = 'rewritten by the agent', content_hash = 'x' WHERE id = 1"
+    )
     conn.close()
     kept = row(db, "memories", 1)
     with pytest.raises(Conflict, match="no longer holds the quarantine's placeholder"):
@@ -755,7 +978,9 @@ def test_memory_mcp_restore_refuses_a_row_rewritten_since_and_keeps_the_vault_it
     assert (env.locs.data / "vault" / d.effect["vault"] / "content").is_file()
 
 
-def test_memory_mcp_approve_is_explicitly_confirmed_capped_at_one_and_flag_is_ledger_only(env: Env) -> None:
+def test_memory_mcp_approve_is_explicitly_confirmed_capped_at_one_and_flag_is_ledger_only(
+    env: Env,
+) -> None:
     db = env.file(MCP_DB)
     old = len(history(db, 8))
     d = env.reviewer.approve(env.wb, MEM8, reason="verified")
@@ -793,7 +1018,15 @@ def test_dry_run_writes_nothing(env: Env, action: str) -> None:
         assert isinstance(plan, Plan)
         assert (plan.action, plan.memory_id) == (action, memory_id)
         assert plan.description.startswith(f"{action} {memory_id} (")
-        assert plan.effect["kind"] in ("trust-lines", "vault-file", "vault-block", "soft-delete", "trust-score", "mcp-held", "ledger-only")
+        assert plan.effect["kind"] in (
+            "trust-lines",
+            "vault-file",
+            "vault-block",
+            "soft-delete",
+            "trust-score",
+            "mcp-held",
+            "ledger-only",
+        )
     assert tree(env.tmp, (cache,)) == before
     assert not (env.tmp / "data").exists()
 
@@ -804,12 +1037,18 @@ def test_dry_run_of_a_restore_writes_nothing(env: Env) -> None:
     cache = env.tmp / "cache"
     before = tree(env.tmp, (cache,))
     plans = [env.reviewer.restore(env.wb, memory_id, reason="r", dry_run=True) for memory_id in ALL]
-    assert all(isinstance(p, Plan) and p.action == "restore" and p.effect["restores"] for p in plans)
-    assert str(plans[2]).startswith(f"restore {MASSGEN} ('api_versioning_policy'): move the vault item massgen/massgen/")
+    assert all(
+        isinstance(p, Plan) and p.action == "restore" and p.effect["restores"] for p in plans
+    )
+    assert str(plans[2]).startswith(
+        f"restore {MASSGEN} ('api_versioning_policy'): move the vault item massgen/massgen/"
+    )
     assert tree(env.tmp, (cache,)) == before
 
 
-def test_every_decision_is_in_the_ledger_and_nothing_is_written_outside_the_portfolio_and_data(env: Env) -> None:
+def test_every_decision_is_in_the_ledger_and_nothing_is_written_outside_the_portfolio_and_data(
+    env: Env,
+) -> None:
     cache = env.tmp / "cache"
     before = tree(env.tmp, (cache,))
     memories = {m: env.wb.memory(m) for m in ALL}
@@ -837,7 +1076,9 @@ def test_every_decision_is_in_the_ledger_and_nothing_is_written_outside_the_port
 
 
 def test_restore_without_a_standing_quarantine_is_refused(env: Env) -> None:
-    with pytest.raises(NothingToRestore, match=f"the ledger holds no standing quarantine of {MASSGEN}"):
+    with pytest.raises(
+        NothingToRestore, match=f"the ledger holds no standing quarantine of {MASSGEN}"
+    ):
         env.reviewer.restore(env.wb, MASSGEN, reason="r")
     env.reviewer.quarantine(env.wb, MASSGEN, reason="q")
     env.reviewer.restore(env.wb, MASSGEN, reason="r")
@@ -849,16 +1090,24 @@ def test_a_change_since_the_read_is_a_conflict_and_loses_nothing(env: Env) -> No
     path = env.file(MASSGEN_FILE)
     agent = path.read_bytes().replace(b"---\n", b"---\n", 1) + b"\nagent added this\n"
     path.write_bytes(agent)
-    with pytest.raises(Conflict, match=r"workspace_coder/memory/long_term/api_versioning_policy\.md changed since it was read: .* nothing was written"):
+    with pytest.raises(
+        Conflict,
+        match=r"workspace_coder/memory/long_term/api_versioning_policy\.md changed since it was read: .* nothing was written",
+    ):
         env.reviewer.quarantine(env.wb, MASSGEN, reason="q")
     assert path.read_bytes() == agent
     assert not (env.tmp / "data").exists()
     db = env.file(ENGRAM_DB)
     conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("UPDATE observations SET content = content || ' (edited by the agent)' WHERE id = 1")
+    conn.execute(
+        "UPDATE observations SET content = content || ' (edited by the agent)' WHERE id = 1"
+    )
     conn.close()
     edited = row(db, "observations", 1)
-    with pytest.raises(Conflict, match=r"engram\.db#observations=1: the content changed since it was read; nothing was written"):
+    with pytest.raises(
+        Conflict,
+        match=r"engram\.db#observations=1: the content changed since it was read; nothing was written",
+    ):
         env.reviewer.quarantine(env.wb, OBS, reason="q")
     assert row(db, "observations", 1) == edited
     assert Ledger(env.locs).decisions() == []
@@ -877,50 +1126,76 @@ def _agent_writes_after_capture(monkeypatch: pytest.MonkeyPatch, path: Path, age
     monkeypatch.setattr(Base, "capture", classmethod(capture))
 
 
-@pytest.mark.parametrize(("memory_id", "rel"), [(FLAGS, FLAGS_FILE), (MASSGEN, MASSGEN_FILE), (PROJECTS, MEMORY_MD), (LOG, LOG_MD)])
-def test_a_write_racing_the_decision_is_a_conflict_and_loses_nothing(env: Env, monkeypatch: pytest.MonkeyPatch, memory_id: str, rel: str) -> None:
+@pytest.mark.parametrize(
+    ("memory_id", "rel"),
+    [(FLAGS, FLAGS_FILE), (MASSGEN, MASSGEN_FILE), (PROJECTS, MEMORY_MD), (LOG, LOG_MD)],
+)
+def test_a_write_racing_the_decision_is_a_conflict_and_loses_nothing(
+    env: Env, monkeypatch: pytest.MonkeyPatch, memory_id: str, rel: str
+) -> None:
     path = env.file(rel)
     agent = path.read_bytes() + b"\nwritten by the agent meanwhile\n"
     _agent_writes_after_capture(monkeypatch, path, agent)
-    with pytest.raises(Conflict, match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten") as caught:
+    with pytest.raises(
+        Conflict,
+        match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten",
+    ) as caught:
         env.reviewer.quarantine(env.wb, memory_id, reason="q")
     assert caught.value.path is not None and caught.value.path.endswith(rel.split("/", 1)[1])
     assert path.read_bytes() == agent
     assert list(env.reviewer.vault.items()) == []
     assert Ledger(env.locs).decisions() == []
-    assert [p.name for p in path.parent.iterdir() if p.name.startswith((".memwb", ".wb-"))] == []  # no temp or set-aside file left
+    assert [
+        p.name for p in path.parent.iterdir() if p.name.startswith((".memwb", ".wb-"))
+    ] == []  # no temp or set-aside file left
 
 
-def test_a_database_write_racing_the_decision_is_a_conflict(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_database_write_racing_the_decision_is_a_conflict(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = env.file(MCP_DB)
     real = effects_memory_mcp.write_transaction
 
     def racing(roots: Any, path: Any, work: Callable[[sqlite3.Connection], Any]) -> Any:
         conn = sqlite3.connect(db, isolation_level=None)
-        conn.execute("UPDATE memories SET trust_score = 0.5 WHERE id = 8")  # memory-mcp adjusted it meanwhile
+        conn.execute(
+            "UPDATE memories SET trust_score = 0.5 WHERE id = 8"
+        )  # memory-mcp adjusted it meanwhile
         conn.close()
         return real(roots, path, work)
 
     monkeypatch.setattr(effects_memory_mcp, "write_transaction", racing)
-    with pytest.raises(Conflict, match=r"memory\.db#memories=8: trust_score/is_hot/is_pinned changed since they were read; nothing was written"):
+    with pytest.raises(
+        Conflict,
+        match=r"memory\.db#memories=8: trust_score/is_hot/is_pinned changed since they were read; nothing was written",
+    ):
         env.reviewer.approve(env.wb, MEM8, reason="a")
     assert row(db, "memories", 8)["trust_score"] == 0.5  # type: ignore[index]
     assert Ledger(env.locs).decisions() == []
 
 
-def test_a_quarantine_racing_a_content_change_is_a_conflict_and_vaults_nothing(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_quarantine_racing_a_content_change_is_a_conflict_and_vaults_nothing(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = env.file(MCP_DB)
     real = effects_memory_mcp.write_transaction
 
     def racing(roots: Any, path: Any, work: Callable[[sqlite3.Connection], Any]) -> Any:
         conn = sqlite3.connect(db, isolation_level=None)
-        conn.execute("UPDATE memories SET is_hot = 0 WHERE id = 1")  # a flag change alone would be vaulted as it is then
-        conn.execute("UPDATE memories SET content = content || ' (edited)' WHERE id = 1")  # memory-mcp's update_memory
+        conn.execute(
+            "UPDATE memories SET is_hot = 0 WHERE id = 1"
+        )  # a flag change alone would be vaulted as it is then
+        conn.execute(
+            "UPDATE memories SET content = content || ' (edited)' WHERE id = 1"
+        )  # memory-mcp's update_memory
         conn.close()
         return real(roots, path, work)
 
     monkeypatch.setattr(effects_memory_mcp, "write_transaction", racing)
-    with pytest.raises(Conflict, match=r"memory\.db#memories=1: the content changed since it was read; nothing was written"):
+    with pytest.raises(
+        Conflict,
+        match=r"memory\.db#memories=1: the content changed since it was read; nothing was written",
+    ):
         env.reviewer.quarantine(env.wb, MEM1, reason="q")
     assert row(db, "memories", 1)["content"].endswith(" (edited)")  # type: ignore[index]
     assert history(db, 1) == []
@@ -943,14 +1218,19 @@ def test_decisions_take_a_portfolio_and_memory_directly(env: Env) -> None:
 def test_a_memory_in_the_vault_must_be_restored_before_another_decision(env: Env) -> None:
     env.reviewer.quarantine(env.wb, MASSGEN, reason="q")
     for act in (env.reviewer.approve, env.reviewer.flag, env.reviewer.quarantine):
-        with pytest.raises(ChangeError, match=f"{MASSGEN} is in the workbench's quarantine \\(vault-file\\); restore it first; nothing was changed"):
+        with pytest.raises(
+            ChangeError,
+            match=f"{MASSGEN} is in the workbench's quarantine \\(vault-file\\); restore it first; nothing was changed",
+        ):
             act(env.wb, MASSGEN, reason="x")
     assert [d.action for d in env.reviewer.ledger.history(MASSGEN)] == ["quarantine"]
 
 
 def test_openclaw_block_spans_are_bytes_after_a_bom_and_non_ascii_text(env: Env) -> None:
     path = env.file("openclaw/workspace/memory/domains/unicode.md")
-    original = "\ufeff# Título\n\n## Café ☕\ntext é\n\n## Zweite Überschrift\nmore ü — ✓\n".encode()
+    original = (
+        "\ufeff# Título\n\n## Café ☕\ntext é\n\n## Zweite Überschrift\nmore ü — ✓\n".encode()
+    )
     path.write_bytes(original)
     wb = env.reopen()
     memory = next(m for m in wb.memories if m.name == "Zweite Überschrift")
@@ -968,7 +1248,13 @@ def test_an_agent_writing_its_stale_copy_back_is_reported(env: Env) -> None:
     path = env.file(FLAGS_FILE)
     original = path.read_bytes()
     reverted: list[tuple[Path, bytes | None]] = []
-    reviewer = Applier(env.locs, clock=env.clock, user="tester", on_revert=lambda p, disk: reverted.append((p, disk)), watch_seconds=5.0)
+    reviewer = Applier(
+        env.locs,
+        clock=env.clock,
+        user="tester",
+        on_revert=lambda p, disk: reverted.append((p, disk)),
+        watch_seconds=5.0,
+    )
     reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="q")
     [watch] = reviewer.watches
     path.write_bytes(original)  # the agent saves what it read before the quarantine

@@ -25,7 +25,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio"
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> Workbench:
     base = tmp_path_factory.mktemp("salience")
-    workbench = Workbench(Locations(base / "cache", base / "data", base / "config"), clock=FixedClock(NOW))
+    workbench = Workbench(
+        Locations(base / "cache", base / "data", base / "config"), clock=FixedClock(NOW)
+    )
     workbench.open([SAMPLE], use_cache=False)
     return workbench
 
@@ -35,7 +37,9 @@ def memory_mcp_columns() -> list[dict[str, object]]:
     db = sqlite3.connect(f"file:{SAMPLE / 'memory-mcp' / 'memory.db'}?mode=ro", uri=True)
     try:
         db.row_factory = sqlite3.Row
-        rows = db.execute("SELECT id, importance_score, trust_score, access_count, last_accessed_at FROM memories ORDER BY id")
+        rows = db.execute(
+            "SELECT id, importance_score, trust_score, access_count, last_accessed_at FROM memories ORDER BY id"
+        )
         return [dict(row) for row in rows]
     finally:
         db.close()
@@ -49,7 +53,12 @@ def reference_salience(row: dict[str, object], now: datetime) -> float:
     if last:
         then = datetime.strptime(str(last), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
         recency = 2 ** (-((now - then).total_seconds() / 86400) / 14)
-    total = float(row["importance_score"]) * 0.15 + float(row["trust_score"]) * 0.15 + access * 0.40 + recency * 0.30  # type: ignore[arg-type]
+    total = (
+        float(row["importance_score"]) * 0.15
+        + float(row["trust_score"]) * 0.15
+        + access * 0.40
+        + recency * 0.30
+    )  # type: ignore[arg-type]
     return round(min(1.0, max(0.0, total)), 3)
 
 
@@ -120,7 +129,9 @@ def test_formula_clamps_and_rounds() -> None:
     assert salience_formula(0.0, 0.0, 0, None, NOW) == 0.0
     # A last access in the future is not clamped per term (as in memory-mcp), only the total is.
     assert salience_formula(0.0, 0.0, 0, NOW + timedelta(days=14), NOW) == 0.6
-    assert salience_formula(0.5, 0.5, 5, NOW - timedelta(days=14), NOW) == round(0.075 + 0.075 + 0.2 + 0.15, 3)
+    assert salience_formula(0.5, 0.5, 5, NOW - timedelta(days=14), NOW) == round(
+        0.075 + 0.075 + 0.2 + 0.15, 3
+    )
 
 
 # ---- Engram, DollhouseMCP, MassGen ----------------------------------------------------------------
@@ -155,7 +166,9 @@ def test_dollhouse_priority_is_importance(bench: Workbench) -> None:
 def test_dollhouse_trust_claim_is_native(bench: Workbench) -> None:
     validated = salience(bench.memory("dollhouse:dollhouse:team-roster"), NOW).component("trust")
     assert (validated.value, validated.origin, validated.raw) == (0.9, "native", "validated")
-    flagged = salience(bench.memory("dollhouse:dollhouse:web-research-rate-limits"), NOW).component("trust")
+    flagged = salience(bench.memory("dollhouse:dollhouse:web-research-rate-limits"), NOW).component(
+        "trust"
+    )
     assert (flagged.value, flagged.origin) == (0.2, "native")
     # Front matter files carry no trust claim: the body is untrusted by rule, not by a claim.
     glossary = salience(bench.memory("dollhouse:dollhouse:kite-glossary"), NOW).component("trust")
@@ -182,7 +195,11 @@ def test_access_log_feeds_systems_without_access_data(bench: Workbench) -> None:
 def test_openclaw_mentions_in_daily_logs(bench: Workbench) -> None:
     mentions = log_mentions(bench.memories, bench.text)
     # "staging database" in the archived 2026-10-19 log and in the 2026-11-24 and 2026-11-27 logs
-    assert mentions["openclaw:workspace:note/staging"] == [date(2026, 10, 19), date(2026, 11, 24), date(2026, 11, 27)]
+    assert mentions["openclaw:workspace:note/staging"] == [
+        date(2026, 10, 19),
+        date(2026, 11, 24),
+        date(2026, 11, 27),
+    ]
     # `Boot: ACTIVE=... | DECISIONS=1` status lines are counts, not references
     assert "openclaw:workspace:state/active" not in mentions
     s = salience_all(bench.memories, NOW, text_of=bench.text)["openclaw:workspace:note/staging"]
@@ -214,7 +231,11 @@ def test_mentions_need_word_boundaries() -> None:
     pgx = make("openclaw", "note/pgx-pool", name="pgx pool", kind="note")
     ticket = make("openclaw", "state/decisions/x", name="Ship it (KITE-9)", kind="decision")
     learning = make(
-        "openclaw", "learning/LRN-1", name="LRN-20261101-001", kind="learning", fields={"id": "LRN-20261101-001", "Pattern-Key": "auth.parallel_refresh"}
+        "openclaw",
+        "learning/LRN-1",
+        name="LRN-20261101-001",
+        kind="learning",
+        fields={"id": "LRN-20261101-001", "Pattern-Key": "auth.parallel_refresh"},
     )
     texts = {
         log.id: "- 09:00 Boot: ACTIVE=pgx pool | HOLD=0\n- 10:00 the pgx pools were fine; see KITE-9.\n",
@@ -224,7 +245,9 @@ def test_mentions_need_word_boundaries() -> None:
     assert handles(log) == ["2026-11-20"]
     found = log_mentions([log, other, pgx, ticket, learning], lambda memory_id: texts[memory_id])
     assert found == {
-        pgx.id: [date(2026, 11, 21)],  # "pgx pools" on the 20th is another word; the boot line is ignored
+        pgx.id: [
+            date(2026, 11, 21)
+        ],  # "pgx pools" on the 20th is another word; the boot line is ignored
         ticket.id: [date(2026, 11, 20)],
         learning.id: [date(2026, 11, 21)],
         log.id: [date(2026, 11, 21)],
@@ -239,7 +262,12 @@ def test_overlapping_handles_and_a_glued_first_occurrence() -> None:
     alone = make("openclaw", "note/alone", name="size", kind="note")
     text = "xpgx pool sizes first, then: PGX POOL SIZE!"
     found = log_mentions([log, pgx, pool, both, alone], lambda memory_id: text)
-    assert found == {pgx.id: [date(2026, 11, 22)], pool.id: [date(2026, 11, 22)], both.id: [date(2026, 11, 22)], alone.id: [date(2026, 11, 22)]}
+    assert found == {
+        pgx.id: [date(2026, 11, 22)],
+        pool.id: [date(2026, 11, 22)],
+        both.id: [date(2026, 11, 22)],
+        alone.id: [date(2026, 11, 22)],
+    }
     assert log_mentions([log, pgx], lambda memory_id: "xpgx pool and pgx pools") == {}
 
 
@@ -262,7 +290,14 @@ def test_hand_built_memory_mcp_row_without_scores() -> None:
 
 
 def test_quarantined_claim_counts_as_zero_trust() -> None:
-    memory = make("dollhouse", "x", trust=TrustLevel.QUARANTINED, trust_claimed=True, priority=1, span=Span(start=0, end=1))
+    memory = make(
+        "dollhouse",
+        "x",
+        trust=TrustLevel.QUARANTINED,
+        trust_claimed=True,
+        priority=1,
+        span=Span(start=0, end=1),
+    )
     assert salience(memory, NOW).component("trust").value == 0.0
 
 
@@ -284,7 +319,9 @@ def test_parse_time(value: object, expected: datetime | None) -> None:
     assert parse_time(value) == expected
 
 
-def test_systems_keeping_no_records_are_not_asked_what_mentions_depend_on(bench: Workbench, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_systems_keeping_no_records_are_not_asked_what_mentions_depend_on(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Only a system whose records mention its memories (OpenClaw's daily logs) has mentions to
     look for: the others' memories cost nothing, not even a digest of what mentions depend on."""
     asked: list[str] = []

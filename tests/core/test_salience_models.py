@@ -27,18 +27,27 @@ def same(fast: Salience, slow: Salience) -> None:
     assert fast == slow and fast.model_dump_json() == slow.model_dump_json()
     assert fast.model_fields_set == slow.model_fields_set
     for a, b in zip(fast.components, slow.components, strict=True):
-        assert a.model_fields_set == b.model_fields_set and [type(v) for v in a.__dict__.values()] == [type(v) for v in b.__dict__.values()]
-    assert [type(v) for k, v in fast.__dict__.items() if k != "components"] == [type(v) for k, v in slow.__dict__.items() if k != "components"]
+        assert a.model_fields_set == b.model_fields_set and [
+            type(v) for v in a.__dict__.values()
+        ] == [type(v) for v in b.__dict__.values()]
+    assert [type(v) for k, v in fast.__dict__.items() if k != "components"] == [
+        type(v) for k, v in slow.__dict__.items() if k != "components"
+    ]
 
 
 def test_every_sample_salience_equals_a_validated_one(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     wb = Workbench(isolated_locations, clock=clock)
     wb.open([sample_copy], index=False)
     slow: list[object] = []
     real = Salience.model_validate
-    monkeypatch.setattr(Salience, "model_validate", lambda fields: slow.append(fields) or real(fields))
+    monkeypatch.setattr(
+        Salience, "model_validate", lambda fields: slow.append(fields) or real(fields)
+    )
     saliences = wb.saliences()
     monkeypatch.undo()
     assert len(saliences) > 50 and slow == []  # every system's inputs take the fast path
@@ -49,7 +58,15 @@ def test_every_sample_salience_equals_a_validated_one(
 
 
 def memory() -> Memory:
-    return Memory(id="x:p:m", system="x", portfolio="p", locator="m", name="m", tier=Tier.COLD, source=Source(path="m.md"))
+    return Memory(
+        id="x:p:m",
+        system="x",
+        portfolio="p",
+        locator="m",
+        name="m",
+        tier=Tier.COLD,
+        source=Source(path="m.md"),
+    )
 
 
 @pytest.mark.parametrize(
@@ -63,7 +80,9 @@ def memory() -> Memory:
         (3, "P7", "native"),
     ],
 )
-def test_inputs_of_other_types_are_validated_as_before(count: object, raw: object, origin: str) -> None:
+def test_inputs_of_other_types_are_validated_as_before(
+    count: object, raw: object, origin: str
+) -> None:
     inputs = SalienceInputs(
         importance=Part(0.7, origin, raw, "a note"),  # type: ignore[arg-type]
         trust=Part(1, "derived", None, ""),
@@ -75,6 +94,10 @@ def test_inputs_of_other_types_are_validated_as_before(count: object, raw: objec
 
 
 def test_an_unknown_origin_is_refused_as_before() -> None:
-    inputs = SalienceInputs(importance=Part(0.7, "guessed", None, ""), trust=Part(1.0, "derived", None, ""), usage=Usage(0, None, "native", ""))  # type: ignore[arg-type]
+    inputs = SalienceInputs(
+        importance=Part(0.7, "guessed", None, ""),
+        trust=Part(1.0, "derived", None, ""),
+        usage=Usage(0, None, "native", ""),
+    )  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         salience_module._build(memory(), inputs, NOW)

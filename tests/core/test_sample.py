@@ -20,7 +20,10 @@ EXPECTED_COUNTS = {"dollhouse": 27, "massgen": 18, "openclaw": 60, "engram": 21,
 
 # The malformed files planted in the sample (sample-portfolio/README.md) and the line of each problem.
 PLANTED_PROBLEMS = {
-    "memories/2026-11-12/release-train-notes.yaml": (23, "duplicate key `trustLevel` on lines 17 and 23"),
+    "memories/2026-11-12/release-train-notes.yaml": (
+        23,
+        "duplicate key `trustLevel` on lines 17 and 23",
+    ),
     "memories/2026-11-16/db-migration-log.yaml": (13, "YAML syntax error"),
     "memories/2026-11-24/retro-action-items.yaml": (1, "never closed"),
     "workspace_coder/memory/long_term/pairing_notes.md": (1, "does not start with `---`"),
@@ -35,7 +38,9 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Workbench:
     from tests.conftest import SAMPLE, SAMPLE_DAY
 
     base = tmp_path_factory.mktemp("sample-scan")
-    workbench = Workbench(Locations(base / "cache", base / "data", base / "config"), clock=FixedClock(SAMPLE_DAY))
+    workbench = Workbench(
+        Locations(base / "cache", base / "data", base / "config"), clock=FixedClock(SAMPLE_DAY)
+    )
     workbench.open([SAMPLE])
     return workbench
 
@@ -65,7 +70,9 @@ def test_scan_json_on_the_sample(capsys: pytest.CaptureFixture[str]) -> None:
     document = json.loads(capsys.readouterr().out)
     assert {p["system"] for p in document["portfolios"]} == set(EXPECTED_COUNTS)
     assert len(document["memories"]) == sum(EXPECTED_COUNTS.values())
-    reported = {(prob["path"], prob["line"]) for p in document["portfolios"] for prob in p["problems"]}
+    reported = {
+        (prob["path"], prob["line"]) for p in document["portfolios"] for prob in p["problems"]
+    }
     for path, (line, _) in PLANTED_PROBLEMS.items():
         assert any(p.endswith(path) and ln == line for p, ln in reported), path
 
@@ -96,7 +103,9 @@ def test_spans_tile_every_file_byte_for_byte(loaded: Workbench) -> None:
         for memory in memories:
             for entry in memory.entries:
                 if entry.span is not None:
-                    assert memory.span.start <= entry.span.start <= entry.span.end <= memory.span.end, (rel, entry)
+                    assert (
+                        memory.span.start <= entry.span.start <= entry.span.end <= memory.span.end
+                    ), (rel, entry)
 
 
 def test_spans_hold_what_they_name(loaded: Workbench) -> None:
@@ -109,8 +118,14 @@ def test_spans_hold_what_they_name(loaded: Workbench) -> None:
         if memory.system == "openclaw" and memory.locator.startswith("note/") and "## " in chunk:
             assert chunk.startswith("## "), memory.id
         if memory.system == "openclaw" and memory.locator.startswith("learning/"):
-            assert chunk.startswith("## [" if "[" in memory.name or memory.name[:3] in ("LRN", "ERR", "FEA") else "## "), memory.id
-        if memory.system == "openclaw" and memory.locator.startswith("state/") and memory.locator.count("/") == 2:
+            assert chunk.startswith(
+                "## [" if "[" in memory.name or memory.name[:3] in ("LRN", "ERR", "FEA") else "## "
+            ), memory.id
+        if (
+            memory.system == "openclaw"
+            and memory.locator.startswith("state/")
+            and memory.locator.count("/") == 2
+        ):
             assert chunk.startswith("["), memory.id
         if memory.system == "dollhouse":
             for entry in memory.entries:
@@ -126,13 +141,18 @@ def test_text_of_every_memory(loaded: Workbench) -> None:
             assert text.strip(), memory.id
 
 
-def test_a_scan_writes_nothing_into_the_portfolio(sample_copy: Path, isolated_locations: Locations) -> None:
+def test_a_scan_writes_nothing_into_the_portfolio(
+    sample_copy: Path, isolated_locations: Locations
+) -> None:
     def snapshot() -> dict[str, tuple[int, int]]:
         out = {}
         for folder, _, names in os.walk(sample_copy):
             for name in names:
                 st = os.lstat(os.path.join(folder, name))
-                out[os.path.relpath(os.path.join(folder, name), sample_copy)] = (st.st_size, st.st_mtime_ns)
+                out[os.path.relpath(os.path.join(folder, name), sample_copy)] = (
+                    st.st_size,
+                    st.st_mtime_ns,
+                )
         return out
 
     before = snapshot()
@@ -141,7 +161,9 @@ def test_a_scan_writes_nothing_into_the_portfolio(sample_copy: Path, isolated_lo
     assert snapshot() == before
 
 
-def test_warm_start_on_the_sample_reparses_nothing(sample_copy: Path, isolated_locations: Locations) -> None:
+def test_warm_start_on_the_sample_reparses_nothing(
+    sample_copy: Path, isolated_locations: Locations
+) -> None:
     first = Workbench(isolated_locations).open([sample_copy])
     second = Workbench(isolated_locations).open([sample_copy])
     assert first.reparsed > 0 and second.reparsed == 0

@@ -14,7 +14,9 @@ STATE = "openclaw-2026.9/.openclaw/state/openclaw.sqlite"
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_the_default_is_a_copy_in_the_data_folder_made_once(isolated_locations: Locations) -> None:
@@ -24,7 +26,9 @@ def test_the_default_is_a_copy_in_the_data_folder_made_once(isolated_locations: 
     copied, original = files(path), files(bundled)
     assert copied.pop(STATE) != original.pop(STATE)  # re-keyed: see the test below
     assert copied == original
-    (path / "dollhouse" / "config.yml").write_bytes(b"curated\n")  # the copy is the person's to curate
+    (path / "dollhouse" / "config.yml").write_bytes(
+        b"curated\n"
+    )  # the copy is the person's to curate
     again, made = sample_copy(isolated_locations)
     assert again == path and not made
     assert (path / "dollhouse" / "config.yml").read_bytes() == b"curated\n"

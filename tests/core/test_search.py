@@ -76,7 +76,8 @@ CORPUS: list[tuple[str, dict[str, object], str]] = [
             domain="infra",
             priority=60,
         ),
-        "The worker queue retries three times with exponential backoff. Timeouts above thirty seconds page the on-call. " + "Latency budget discussion. " * 60,
+        "The worker queue retries three times with exponential backoff. Timeouts above thirty seconds page the on-call. "
+        + "Latency budget discussion. " * 60,
     ),
     (
         "secret-rotation",
@@ -216,7 +217,9 @@ def test_or_not_and_grouping(index: SearchIndex) -> None:
 
 
 def test_phrases(index: SearchIndex) -> None:
-    assert ids(index, '"staging database"') == [RUNBOOK]  # staging's body has "database for staging"
+    assert ids(index, '"staging database"') == [
+        RUNBOOK
+    ]  # staging's body has "database for staging"
     # a stop word inside a phrase is skipped, as it was when indexing
     assert ids(index, '"database for staging"') == [STAGING]
     assert ids(index, '"database staging"') == [STAGING]
@@ -315,7 +318,9 @@ BAD_QUERIES = [
 
 
 @pytest.mark.parametrize(("query", "position", "message"), BAD_QUERIES)
-def test_syntax_errors_say_where(index: SearchIndex, query: str, position: int, message: str) -> None:
+def test_syntax_errors_say_where(
+    index: SearchIndex, query: str, position: int, message: str
+) -> None:
     with pytest.raises(QuerySyntaxError) as caught:
         index.search(query)
     assert caught.value.position == position
@@ -378,7 +383,9 @@ def test_did_you_mean(index: SearchIndex) -> None:
 
 def test_more_like_this_finds_the_near_duplicate(tmp_path: Path, store: Store) -> None:
     _locator, fields, text = CORPUS[0]
-    store.put("deploy-runbook-copy", dict(fields, name="Deploy runbook (copy)"), text + " One more line.")
+    store.put(
+        "deploy-runbook-copy", dict(fields, name="Deploy runbook (copy)"), text + " One more line."
+    )
     index = SearchIndex(tmp_path / "index", workers=1)
     index.update(store.all(), store.text_of)
     similar = index.more_like_this(RUNBOOK, limit=3)
@@ -396,7 +403,12 @@ def test_warm_update_touches_nothing(tmp_path: Path, index: SearchIndex, store: 
     before = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
     again = SearchIndex(folder, workers=1)  # a new process opening the same folder
     report = again.update(store.all(), store.text_of)
-    assert (report.added, report.changed, report.removed, report.unchanged) == (0, 0, 0, len(CORPUS))
+    assert (report.added, report.changed, report.removed, report.unchanged) == (
+        0,
+        0,
+        0,
+        len(CORPUS),
+    )
     assert report.rebuilt is None and report.commits == 0
     assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == before
     assert ids(again, "vault") == [SECRET]
@@ -412,9 +424,16 @@ def test_warm_update_reads_no_text(tmp_path: Path, index: SearchIndex, store: St
 
 def test_changed_memory_is_found_by_its_new_words_only(index: SearchIndex, store: Store) -> None:
     _locator, fields, _text = CORPUS[4]
-    store.put("secret-rotation", fields, "Rotate the signing keys with the hardware token ceremony.")
+    store.put(
+        "secret-rotation", fields, "Rotate the signing keys with the hardware token ceremony."
+    )
     report = index.update(store.all(), store.text_of)
-    assert (report.changed, report.added, report.removed, report.unchanged) == (1, 0, 0, len(CORPUS) - 1)
+    assert (report.changed, report.added, report.removed, report.unchanged) == (
+        1,
+        0,
+        0,
+        len(CORPUS) - 1,
+    )
     assert ids(index, "ceremony") == [SECRET]
     assert ids(index, "oauth") == []
     assert ids(index, "vault") == [SECRET]  # still in its description
@@ -461,7 +480,9 @@ def test_many_small_updates_are_merged(tmp_path: Path, store: Store) -> None:
 def test_progress_is_reported(tmp_path: Path, store: Store) -> None:
     calls: list[tuple[int, int]] = []
     index = SearchIndex(tmp_path / "index", workers=1)
-    index.update(store.all(), store.text_of, progress=lambda done, total: calls.append((done, total)))
+    index.update(
+        store.all(), store.text_of, progress=lambda done, total: calls.append((done, total))
+    )
     assert calls[0] == (0, len(CORPUS)) and calls[-1] == (len(CORPUS), len(CORPUS))
     index.close()
 
@@ -495,7 +516,9 @@ def test_text_of_failures_are_reported_and_retried(tmp_path: Path, store: Store)
     index = SearchIndex(tmp_path / "index", workers=1)
     report = index.update(store.all(), text_of)
     assert report.added == len(CORPUS)
-    assert report.problems == (f"{KITE}: text unavailable (FileNotFoundError: gone); indexed without it",)
+    assert report.problems == (
+        f"{KITE}: text unavailable (FileNotFoundError: gone); indexed without it",
+    )
     assert ids(index, "mobile") == [KITE]  # name, description and tags still indexed
     assert ids(index, "offline") == []
     broken.clear()
@@ -566,7 +589,9 @@ def test_garbage_toc_is_rebuilt(tmp_path: Path, index: SearchIndex, store: Store
     fresh.close()
 
 
-def test_toc_with_a_foreign_pickle_is_rebuilt_without_loading_it(tmp_path: Path, index: SearchIndex, store: Store) -> None:
+def test_toc_with_a_foreign_pickle_is_rebuilt_without_loading_it(
+    tmp_path: Path, index: SearchIndex, store: Store
+) -> None:
     import pickle
 
     from whoosh.filedb.filestore import FileStorage
@@ -610,20 +635,26 @@ def test_missing_index_files_are_rebuilt(tmp_path: Path, index: SearchIndex, sto
     assert report.rebuilt == "the index files are missing" and report.added == len(CORPUS)
 
 
-def test_lost_manifest_is_recovered_from_the_index(tmp_path: Path, index: SearchIndex, store: Store) -> None:
+def test_lost_manifest_is_recovered_from_the_index(
+    tmp_path: Path, index: SearchIndex, store: Store
+) -> None:
     folder = tmp_path / "index"
     (folder / "manifest.json").unlink()
     report = SearchIndex(folder, workers=1).update(store.all(), store.text_of)
     assert report.rebuilt is None and report.touched == 0
 
 
-def test_manifest_journal_survives_a_restart_and_a_torn_line(tmp_path: Path, index: SearchIndex, store: Store) -> None:
+def test_manifest_journal_survives_a_restart_and_a_torn_line(
+    tmp_path: Path, index: SearchIndex, store: Store
+) -> None:
     folder = tmp_path / "index"
     for n in range(3):
         store.put(f"journal-{n}", dict(name=f"Journal {n}"), f"Entry number{n}.")
         index.update(store.all(), store.text_of)
     journal = folder / "manifest.log"
-    assert len(journal.read_text(encoding="utf-8").splitlines()) == 3  # three small commits: three lines
+    assert (
+        len(journal.read_text(encoding="utf-8").splitlines()) == 3
+    )  # three small commits: three lines
     reopened = SearchIndex(folder, workers=1)
     assert reopened.update(store.all(), store.text_of).touched == 0
     with open(journal, "a", encoding="utf-8") as handle:
@@ -715,7 +746,11 @@ def test_fast_writer_writes_what_whoosh_writes(tmp_path: Path) -> None:
 
     store = Store()
     for n in range(150):  # enough for terms with several posting blocks (128 postings each)
-        store.put(f"w-{n:03d}", dict(name=f"Writer {n}", tags=("common", f"t{n % 5}"), priority=n), f"Shared body text {n % 7} with words. " * (1 + n % 3))
+        store.put(
+            f"w-{n:03d}",
+            dict(name=f"Writer {n}", tags=("common", f"t{n % 5}"), priority=n),
+            f"Shared body text {n % 7} with words. " * (1 + n % 3),
+        )
     docs = [document(m, store.texts[m.id], 0.5, "d") for m in store.all()]
 
     def dump(name: str, writer_of: object) -> tuple[object, ...]:
@@ -736,11 +771,20 @@ def test_fast_writer_writes_what_whoosh_writes(tmp_path: Path) -> None:
                 rows.append((matcher.id(), round(matcher.weight(), 5), matcher.value() or b""))
                 matcher.next()
             info = reader.term_info(fieldname, text)
-            postings[(fieldname, text)] = (rows, info.min_length(), info.max_length(), info.max_weight(), info.doc_frequency())
+            postings[(fieldname, text)] = (
+                rows,
+                info.min_length(),
+                info.max_length(),
+                info.max_weight(),
+                info.doc_frequency(),
+            )
         count = reader.doc_count_all()
         stored = [reader.stored_fields(d) for d in range(count)]
         lengths = [reader.doc_field_length(d, "text") for d in range(count)]
-        columns = {name: [reader.column_reader(name)[d] for d in range(count)] for name in ("body", "priority", "salience")}
+        columns = {
+            name: [reader.column_reader(name)[d] for d in range(count)]
+            for name in ("body", "priority", "salience")
+        }
         reader.close()
         return postings, stored, lengths, columns
 
@@ -836,7 +880,9 @@ def test_pool_takes_a_merge_s_postings_for_positional_terms() -> None:
         pool = TermPool()
         for step in order:
             if step == "doc":
-                pool.add_positions("text", 0, {b"alpha": 3, b"beta": [1, 5]}, {b"alpha": 1.0, b"beta": 2.0})
+                pool.add_positions(
+                    "text", 0, {b"alpha": 3, b"beta": [1, 5]}, {b"alpha": 1.0, b"beta": 2.0}
+                )
             else:
                 pool.add(("text", b"alpha", 1, 1.0, array("I", [7, 9]).tobytes()))
                 pool.add(("text", b"gamma", 1, 1.0, array("I", [2]).tobytes()))
@@ -849,27 +895,43 @@ def test_pool_takes_a_merge_s_postings_for_positional_terms() -> None:
         ("text", b"gamma", 1, 1.0, array("I", [2]).tobytes()),
     ]
     merged_first = fed(["merge", "doc"])  # docnum 0 after 1: only the values matter here
-    assert sorted((t, d, v) for _f, t, d, _w, v in merged_first) == sorted((t, d, v) for _f, t, d, _w, v in fed(["doc", "merge"]))
+    assert sorted((t, d, v) for _f, t, d, _w, v in merged_first) == sorted(
+        (t, d, v) for _f, t, d, _w, v in fed(["doc", "merge"])
+    )
 
 
 # -- the parallel build ----------------------------------------------------------------------------
 
 
-def test_parallel_build_matches_the_in_process_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parallel_build_matches_the_in_process_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tempfile
 
     # multiprocessing keeps its forkserver socket in a temporary folder: make it this test's
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     store = Store()
     for n in range(40):
-        store.put(f"bulk-{n:02d}", dict(name=f"Bulk {n}", tags=("bulk",)), f"Shared words here. Marker{n} stuff.")
+        store.put(
+            f"bulk-{n:02d}",
+            dict(name=f"Bulk {n}", tags=("bulk",)),
+            f"Shared words here. Marker{n} stuff.",
+        )
     plan = BuildPlan(first=2, largest=10, chunk=3)
     parallel = SearchIndex(tmp_path / "parallel", workers=2, parallel_min=1, plan=plan)
     serial = SearchIndex(tmp_path / "serial", workers=1)
     report = parallel.update(store.all(), store.text_of)
     serial.update(store.all(), store.text_of)
     assert report.added == 46 and report.commits >= 4 and not report.problems
-    for query in ("shared", "marker17", "tag:bulk", "release", "stag*", '"staging database"', "bulk -marker3"):
+    for query in (
+        "shared",
+        "marker17",
+        "tag:bulk",
+        "release",
+        "stag*",
+        '"staging database"',
+        "bulk -marker3",
+    ):
         assert sorted(ids(parallel, query, 100)) == sorted(ids(serial, query, 100)), query
     # and it is incremental afterwards like any other index
     del store.memories[mid("bulk-05")]

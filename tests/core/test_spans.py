@@ -3,11 +3,32 @@
 from __future__ import annotations
 
 from app.core.review.finding import Category, Finding, Severity
-from app.core.review.spans import finding_excerpt, finding_name, finding_span, line_column, span_label
+from app.core.review.spans import (
+    finding_excerpt,
+    finding_name,
+    finding_span,
+    line_column,
+    span_label,
+)
 
 
-def finding(start: int, end: int, entry: str | None = "e1", category: Category = Category.SECRET, excerpt: str = "ghp_****") -> Finding:
-    return Finding(category=category, severity=Severity.HIGH, rule="bidi-override", message="m", entry=entry, start=start, end=end, excerpt=excerpt)
+def finding(
+    start: int,
+    end: int,
+    entry: str | None = "e1",
+    category: Category = Category.SECRET,
+    excerpt: str = "ghp_****",
+) -> Finding:
+    return Finding(
+        category=category,
+        severity=Severity.HIGH,
+        rule="bidi-override",
+        message="m",
+        entry=entry,
+        start=start,
+        end=end,
+        excerpt=excerpt,
+    )
 
 
 TEXT = "first line\nsecond ghp_abcdef line\nthird"
@@ -30,7 +51,9 @@ def test_the_finding_is_placed_in_its_own_entry() -> None:
     entries = [("e0", "x" * 50), ("e1", TEXT)]
     start = TEXT.index("ghp")
     assert finding_span(finding(start, start + 10), entries) == "line 2, col 8-17"
-    assert finding_span(finding(start, start + 10, entry=None), [(None, TEXT)]) == "line 2, col 8-17"
+    assert (
+        finding_span(finding(start, start + 10, entry=None), [(None, TEXT)]) == "line 2, col 8-17"
+    )
     assert finding_span(finding(3, 5, entry="gone"), entries) == "characters 3-5"
 
 

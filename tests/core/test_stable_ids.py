@@ -56,8 +56,12 @@ def clear_cache() -> None:
     shutil.rmtree(Locations.from_env().cache, ignore_errors=True)
 
 
-@pytest.mark.parametrize("cache", ["cold", "warm from one alone", "warm from both", "warm from both, other order"])
-def test_ids_are_the_same_in_either_order_and_any_cache_state(capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path], cache: str) -> None:
+@pytest.mark.parametrize(
+    "cache", ["cold", "warm from one alone", "warm from both", "warm from both, other order"]
+)
+def test_ids_are_the_same_in_either_order_and_any_cache_state(
+    capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path], cache: str
+) -> None:
     a, b = twins
     clear_cache()
     if cache == "warm from one alone":
@@ -71,17 +75,24 @@ def test_ids_are_the_same_in_either_order_and_any_cache_state(capsys: pytest.Cap
     assert first == second
     assert len(first) == 54  # 27 memories each, none merged into another
     runbooks = sorted(i for i in first if i.endswith(":deploy-runbook"))
-    assert len(runbooks) == 2 and {first[i][0] for i in runbooks} == {str(a / "portfolio"), str(b / "portfolio")}
+    assert len(runbooks) == 2 and {first[i][0] for i in runbooks} == {
+        str(a / "portfolio"),
+        str(b / "portfolio"),
+    }
     # Each name is the folder's plus a short hash of the root, the same in every run.
     assert all(i.split(":")[1].startswith("dollhouse-") for i in first)
 
 
-def test_a_portfolio_alone_keeps_its_plain_name(capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]) -> None:
+def test_a_portfolio_alone_keeps_its_plain_name(
+    capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]
+) -> None:
     a, b = twins
     ids(capsys, a, b)  # the cache warmed with both open
     alone = ids(capsys, a)
     assert "dollhouse:dollhouse:deploy-runbook" in alone
-    assert ids(capsys, SAMPLE / "dollhouse").keys() == alone.keys()  # the sample's ids did not change
+    assert (
+        ids(capsys, SAMPLE / "dollhouse").keys() == alone.keys()
+    )  # the sample's ids did not change
 
 
 def history(capsys: pytest.CaptureFixture[str], memory_id: str, *paths: Path) -> list[str]:
@@ -89,10 +100,16 @@ def history(capsys: pytest.CaptureFixture[str], memory_id: str, *paths: Path) ->
     return [d["reason"] for d in run(capsys, "history", memory_id, *map(str, paths))["decisions"]]
 
 
-def test_same_named_portfolios_never_share_a_ledger_record(capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]) -> None:
+def test_same_named_portfolios_never_share_a_ledger_record(
+    capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]
+) -> None:
     a, b = twins
     both = ids(capsys, a, b)
-    in_a = next(i for i, (root, _) in both.items() if i.endswith(":deploy-runbook") and root == str(a / "portfolio"))
+    in_a = next(
+        i
+        for i, (root, _) in both.items()
+        if i.endswith(":deploy-runbook") and root == str(a / "portfolio")
+    )
     in_b = next(i for i in both if i.endswith(":deploy-runbook") and i != in_a)
     decision = run(capsys, "approve", in_a, str(a), str(b), "--reason", "read it")
     assert decision["memory_id"] == in_a and decision["portfolio_root"] == str(a / "portfolio")
@@ -104,11 +121,15 @@ def test_same_named_portfolios_never_share_a_ledger_record(capsys: pytest.Captur
     assert history(capsys, plain, b) == []
     # A decision on b's twin, made while b is open alone, stays b's.
     run(capsys, "flag", plain, str(b), "--reason", "looked odd")
-    assert history(capsys, in_b, a, b) == ["looked odd"] and history(capsys, in_a, a, b) == ["read it"]
+    assert history(capsys, in_b, a, b) == ["looked odd"] and history(capsys, in_a, a, b) == [
+        "read it"
+    ]
     assert history(capsys, plain, a) == ["read it"]
 
 
-def test_decisions_on_both_twins_succeed_with_a_warm_cache(capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]) -> None:
+def test_decisions_on_both_twins_succeed_with_a_warm_cache(
+    capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]
+) -> None:
     """The old failure: a cache warmed by one alone made both share an id and one decision hit the
     other's file ('changed since it was read')."""
     a, b = twins
@@ -121,7 +142,9 @@ def test_decisions_on_both_twins_succeed_with_a_warm_cache(capsys: pytest.Captur
             assert decision["portfolio_root"] == root
 
 
-def test_databases_in_same_named_folders_have_their_own_ids_and_history(capsys: pytest.CaptureFixture[str], db_twins: tuple[Path, Path]) -> None:
+def test_databases_in_same_named_folders_have_their_own_ids_and_history(
+    capsys: pytest.CaptureFixture[str], db_twins: tuple[Path, Path]
+) -> None:
     x, y = db_twins
     alone = ids(capsys, x)
     both = ids(capsys, x, y)
@@ -140,15 +163,28 @@ def test_databases_in_same_named_folders_have_their_own_ids_and_history(capsys: 
 
 def legacy_record(memory_id: str, sha256: str, reason: str) -> None:
     """A record as workbenches wrote them before records kept their portfolio's root."""
-    line = {"id": reason.replace(" ", "-"), "time": "2026-11-01T00:00:00.000000Z", "user": "old", "action": "approve"}
-    line |= {"memory_id": memory_id, "entry": None, "sha256": sha256, "reason": reason, "effect": {}}
+    line = {
+        "id": reason.replace(" ", "-"),
+        "time": "2026-11-01T00:00:00.000000Z",
+        "user": "old",
+        "action": "approve",
+    }
+    line |= {
+        "memory_id": memory_id,
+        "entry": None,
+        "sha256": sha256,
+        "reason": reason,
+        "effect": {},
+    }
     data = Path(Locations.from_env().data)
     data.mkdir(parents=True, exist_ok=True)
     with open(data / "ledger.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(line) + "\n")
 
 
-def test_records_from_before_roots_were_kept_are_matched_without_losing_any(capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]) -> None:
+def test_records_from_before_roots_were_kept_are_matched_without_losing_any(
+    capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]
+) -> None:
     a, b = twins
     plain = "dollhouse:dollhouse:deploy-runbook"
     sha = next(m["sha256"] for m in run(capsys, "scan", str(a))["memories"] if m["id"] == plain)
@@ -162,17 +198,26 @@ def test_records_from_before_roots_were_kept_are_matched_without_losing_any(caps
     both = ids(capsys, a, b)
     twins_ids = [i for i in both if i.endswith(":deploy-runbook")]
     assert all(history(capsys, i, a, b) == [] for i in twins_ids)
-    assert history(capsys, plain, b) == ["old review"]  # no root to tell: a lone portfolio of that name
+    assert history(capsys, plain, b) == [
+        "old review"
+    ]  # no root to tell: a lone portfolio of that name
     # Once b's copy differs, the content the record covered says it was a's.
     runbook = b / "portfolio" / both[twins_ids[0]][1]
-    runbook.write_text(runbook.read_text(encoding="utf-8").replace("Staging deploys", "Staging deploys (edited)", 1), encoding="utf-8")
+    runbook.write_text(
+        runbook.read_text(encoding="utf-8").replace(
+            "Staging deploys", "Staging deploys (edited)", 1
+        ),
+        encoding="utf-8",
+    )
     in_a = next(i for i in twins_ids if both[i][0] == str(a / "portfolio"))
     in_b = next(i for i in twins_ids if i != in_a)
     assert history(capsys, in_a, a, b) == ["old review"] and history(capsys, in_b, a, b) == []
     assert history(capsys, in_a, b, a) == ["old review"]
 
 
-def test_search_finds_the_memory_in_both_same_named_portfolios(capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]) -> None:
+def test_search_finds_the_memory_in_both_same_named_portfolios(
+    capsys: pytest.CaptureFixture[str], twins: tuple[Path, Path]
+) -> None:
     a, b = twins
     ids(capsys, a)  # a cache (and index) warmed by one alone
     hits = run(capsys, "search", "Staging deploys", str(a), str(b))["hits"]

@@ -59,8 +59,14 @@ def _no_fault(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- helpers ------------------------------------------------------------------------------------------
 
-OLD = b"---\nname: deploy-runbook\ntrustLevel: untrusted\n---\n" + b"Staging deploys only from release branches.\n" * 400
-NEW = b"---\nname: deploy-runbook\ntrustLevel: validated\n---\n" + b"Prod needs two approvals.\n" * 300
+OLD = (
+    b"---\nname: deploy-runbook\ntrustLevel: untrusted\n---\n"
+    + b"Staging deploys only from release branches.\n" * 400
+)
+NEW = (
+    b"---\nname: deploy-runbook\ntrustLevel: validated\n---\n"
+    + b"Prod needs two approvals.\n" * 300
+)
 
 
 def portfolio(tmp_path: Path, data: bytes = OLD, name: str = "memory.md") -> tuple[Roots, Path]:
@@ -93,7 +99,9 @@ def backdate(paths: list[Path], seconds: float = 120.0) -> None:
 
 
 @pytest.mark.timeout(30)
-def test_write_guard_flags_writes_outside_the_allowed_folders(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, write_guard: WriteGuard) -> None:
+def test_write_guard_flags_writes_outside_the_allowed_folders(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, write_guard: WriteGuard
+) -> None:
     with write_guard.suspended():  # set-up outside tmp_path, which the test's own guard would flag
         outside = tmp_path_factory.mktemp("outside")
         (outside / "victim.md").write_bytes(b"x")
@@ -112,7 +120,17 @@ def test_write_guard_flags_writes_outside_the_allowed_folders(tmp_path: Path, tm
         os.remove(outside / "hard.md")
         shutil.rmtree(outside / "tree")
     flagged = {event for event, _ in guard.violations}
-    assert flagged == {"open", "os.chmod", "os.rename", "os.link", "os.symlink", "os.mkdir", "os.remove", "os.rmdir", "shutil.rmtree"}
+    assert flagged == {
+        "open",
+        "os.chmod",
+        "os.rename",
+        "os.link",
+        "os.symlink",
+        "os.mkdir",
+        "os.remove",
+        "os.rmdir",
+        "shutil.rmtree",
+    }
     assert all(path.startswith(str(outside)) for _, path in guard.violations)
     assert ("open", str(inside)) in guard.events
 
@@ -121,7 +139,9 @@ def test_write_guard_flags_writes_outside_the_allowed_folders(tmp_path: Path, tm
 
 
 @pytest.mark.timeout(10)
-@pytest.mark.parametrize("name", ["memory.md", "MEMORY.md", "2026-11-27.md", "deploy_runbook.v2.yaml", "a", "x" * 128])
+@pytest.mark.parametrize(
+    "name", ["memory.md", "MEMORY.md", "2026-11-27.md", "deploy_runbook.v2.yaml", "a", "x" * 128]
+)
 def test_allow_listed_names(name: str) -> None:
     assert check_name(name) == name
 
@@ -129,7 +149,22 @@ def test_allow_listed_names(name: str) -> None:
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize(
     "name",
-    ["", "..", "../etc/passwd", ".hidden", "-rf", "a/b", "a\\b", "a..b", "x" * 129, "café.md", "a b", "a\x00b", "/abs", "evil\u202egpj.md"],
+    [
+        "",
+        "..",
+        "../etc/passwd",
+        ".hidden",
+        "-rf",
+        "a/b",
+        "a\\b",
+        "a..b",
+        "x" * 129,
+        "café.md",
+        "a b",
+        "a\x00b",
+        "/abs",
+        "evil\u202egpj.md",
+    ],
 )
 def test_names_outside_the_allow_list_are_refused(name: str) -> None:
     with pytest.raises(ContainmentError, match="refused name"):
@@ -151,7 +186,9 @@ def test_paths_with_dotdot_are_refused_even_when_they_stay_inside(tmp_path: Path
     with pytest.raises(ContainmentError, match=r"contains a `\.\.` component"):
         roots.resolve("sub/../memory.md")
     with pytest.raises(ContainmentError, match=r"`\.\.`"):
-        atomic_write(roots, str(roots.primary / "sub" / ".." / "memory.md"), NEW, base=Base.capture(target))
+        atomic_write(
+            roots, str(roots.primary / "sub" / ".." / "memory.md"), NEW, base=Base.capture(target)
+        )
     assert target.read_bytes() == OLD
 
 
@@ -249,13 +286,17 @@ def test_device_node_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(10)
-def test_the_workbench_folders_are_allowed_and_nothing_beside_them(tmp_path: Path, isolated_locations: Locations) -> None:
+def test_the_workbench_folders_are_allowed_and_nothing_beside_them(
+    tmp_path: Path, isolated_locations: Locations
+) -> None:
     roots = Roots.for_portfolio(portfolio(tmp_path)[0].primary, isolated_locations)
     isolated_locations.data.mkdir(parents=True)
     vault = roots.ensure_folder(isolated_locations.data, "vault", "dollhouse")
     assert vault == Path(os.path.realpath(isolated_locations.data / "vault" / "dollhouse"))
     assert stat.S_IMODE(os.stat(vault).st_mode) == 0o700
-    saved = atomic_write(roots, roots.child(vault, "kept.md"), b"moved here", base=None, new_mode=0o600)
+    saved = atomic_write(
+        roots, roots.child(vault, "kept.md"), b"moved here", base=None, new_mode=0o600
+    )
     assert saved.path.read_bytes() == b"moved here"
     assert stat.S_IMODE(os.stat(saved.path).st_mode) == 0o600
     beside = isolated_locations.data.parent / "beside.md"
@@ -312,7 +353,10 @@ def test_same_size_change_with_the_old_mtime_is_a_conflict(tmp_path: Path) -> No
         handle.write(agent)
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert base.looks_unchanged()  # the stat cannot tell ...
-    with pytest.raises(ConflictError, match="changed on disk since it was read without changing its size or timestamp") as caught:
+    with pytest.raises(
+        ConflictError,
+        match="changed on disk since it was read without changing its size or timestamp",
+    ) as caught:
         atomic_write(roots, target, NEW, base=base)  # ... the sha256 can
     assert (caught.value.base, caught.value.disk, caught.value.mine) == (OLD, agent, NEW)
     assert target.read_bytes() == agent
@@ -343,7 +387,9 @@ def test_another_process_writing_between_capture_and_save_is_a_conflict(tmp_path
 
 
 @pytest.mark.timeout(10)
-def test_a_write_during_the_save_window_is_caught_before_the_replace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_during_the_save_window_is_caught_before_the_replace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     roots, target = portfolio(tmp_path)
     base = Base.capture(target, roots)
     real_fsync = os.fsync
@@ -351,7 +397,10 @@ def test_a_write_during_the_save_window_is_caught_before_the_replace(tmp_path: P
 
     def fsync_then_agent(fd: int) -> None:
         real_fsync(fd)
-        if TEMP_PATTERN.fullmatch(os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))) and target.read_bytes() == OLD:
+        if (
+            TEMP_PATTERN.fullmatch(os.path.basename(os.readlink(f"/proc/self/fd/{fd}")))
+            and target.read_bytes() == OLD
+        ):
             target.write_bytes(agent)  # the agent writes after our first check, before our replace
 
     monkeypatch.setattr(os, "fsync", fsync_then_agent)
@@ -394,7 +443,9 @@ def test_creating_a_file_that_appeared_meanwhile_is_a_conflict(tmp_path: Path) -
 
 
 @pytest.mark.timeout(10)
-def test_save_replaces_bytes_keeps_mode_and_returns_the_next_base(tmp_path: Path, write_guard: WriteGuard) -> None:
+def test_save_replaces_bytes_keeps_mode_and_returns_the_next_base(
+    tmp_path: Path, write_guard: WriteGuard
+) -> None:
     roots, target = portfolio(tmp_path)
     os.chmod(target, 0o640)
     saved = atomic_write(roots, target, NEW, base=Base.capture(target, roots))
@@ -402,10 +453,16 @@ def test_save_replaces_bytes_keeps_mode_and_returns_the_next_base(tmp_path: Path
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
     assert saved.sha256 == saved.base.sha256 and saved.size == len(NEW) and saved.warnings == ()
     assert saved.base.stat_key == Base.capture(target).stat_key
-    again = atomic_write(roots, target, OLD, base=saved.base)  # the returned base is the next edit's base
+    again = atomic_write(
+        roots, target, OLD, base=saved.base
+    )  # the returned base is the next edit's base
     assert target.read_bytes() == OLD and again.path == target
     # EXDEV guard (a rename across file systems is not atomic): every temp file was created in the target's own folder.
-    created = [Path(p) for event, p in write_guard.events if event == "open" and TEMP_PATTERN.fullmatch(Path(p).name)]
+    created = [
+        Path(p)
+        for event, p in write_guard.events
+        if event == "open" and TEMP_PATTERN.fullmatch(Path(p).name)
+    ]
     assert len(created) == 2 and {p.parent for p in created} == {target.parent}
     assert temps(tmp_path) == []
 
@@ -413,7 +470,9 @@ def test_save_replaces_bytes_keeps_mode_and_returns_the_next_base(tmp_path: Path
 @pytest.mark.timeout(10)
 def test_create_a_new_file(tmp_path: Path) -> None:
     roots, _ = portfolio(tmp_path)
-    saved = atomic_write(roots, roots.child(roots.primary, "new-memory.md"), NEW, base=None, new_mode=0o640)
+    saved = atomic_write(
+        roots, roots.child(roots.primary, "new-memory.md"), NEW, base=None, new_mode=0o640
+    )
     assert saved.path.read_bytes() == NEW
     assert stat.S_IMODE(os.stat(saved.path).st_mode) == 0o640
     assert os.stat(saved.path).st_nlink == 1
@@ -440,7 +499,9 @@ def test_hard_linked_file_is_refused_unless_asked(tmp_path: Path) -> None:
         atomic_write(roots, target, NEW, base=Base.capture(target, roots))
     assert "nothing was written" in str(caught.value)
     assert target.read_bytes() == OLD and os.stat(target).st_nlink == 2
-    saved = atomic_write(roots, target, NEW, base=Base.capture(target, roots), split_hard_links=True)
+    saved = atomic_write(
+        roots, target, NEW, base=Base.capture(target, roots), split_hard_links=True
+    )
     assert len(saved.warnings) == 1 and "the other 1 name(s) keep the old ones" in saved.warnings[0]
     assert target.read_bytes() == NEW and twin.read_bytes() == OLD
     assert temps(tmp_path) == []
@@ -473,7 +534,9 @@ def test_read_only_folder_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(10)
-@pytest.mark.skipif(os.geteuid() != 0, reason="files owned by another user can only be made as root")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="files owned by another user can only be made as root"
+)
 def test_root_keeps_the_owner_and_does_not_bypass_mode_bits(tmp_path: Path) -> None:
     roots, target = portfolio(tmp_path)
     os.chown(target, 65534, 65534)
@@ -523,9 +586,17 @@ def _is_temp_fd(fd: int) -> bool:
 @pytest.mark.timeout(20)
 @pytest.mark.parametrize(
     ("call", "code"),
-    [("write", errno.ENOSPC), ("write", errno.EIO), ("fsync", errno.EIO), ("fsync", errno.ENOSPC), ("replace", errno.EIO)],
+    [
+        ("write", errno.ENOSPC),
+        ("write", errno.EIO),
+        ("fsync", errno.EIO),
+        ("fsync", errno.ENOSPC),
+        ("replace", errno.EIO),
+    ],
 )
-def test_disk_full_and_io_errors_keep_the_original(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, code: int) -> None:
+def test_disk_full_and_io_errors_keep_the_original(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, code: int
+) -> None:
     roots, target = portfolio(tmp_path)
     os.chmod(target, 0o640)
     base = Base.capture(target, roots)
@@ -551,10 +622,17 @@ def test_disk_full_and_io_errors_keep_the_original(tmp_path: Path, monkeypatch: 
     monkeypatch.undo()
     err = caught.value
     assert isinstance(err.__cause__, OSError) and err.__cause__.errno == code
-    assert str(err) == f"could not save {target}: {os.strerror(code)} ({errno.errorcode[code]}); the original file is intact"
+    assert (
+        str(err)
+        == f"could not save {target}: {os.strerror(code)} ({errno.errorcode[code]}); the original file is intact"
+    )
     assert target.read_bytes() == OLD
     after = os.stat(target)
-    assert (after.st_ino, after.st_mode, after.st_mtime_ns) == (before.st_ino, before.st_mode, before.st_mtime_ns)
+    assert (after.st_ino, after.st_mode, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_mode,
+        before.st_mtime_ns,
+    )
     assert temps(tmp_path) == []
 
 
@@ -564,7 +642,11 @@ def test_real_disk_full_on_a_small_tmpfs(tmp_path: Path) -> None:
     mount.mkdir()
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, timeout=10)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+        capture_output=True,
+        timeout=10,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
     try:
@@ -572,7 +654,9 @@ def test_real_disk_full_on_a_small_tmpfs(tmp_path: Path) -> None:
         old = b"x" * 40_000
         target.write_bytes(old)
         roots = Roots(mount)
-        with pytest.raises(WriteError, match=r"No space left on device \(ENOSPC\); the original file is intact"):
+        with pytest.raises(
+            WriteError, match=r"No space left on device \(ENOSPC\); the original file is intact"
+        ):
             atomic_write(roots, target, b"y" * 60_000, base=Base.capture(target, roots))
         assert target.read_bytes() == old
         assert temps(mount) == []
@@ -616,7 +700,10 @@ def test_file_size_limit_gives_efbig_and_keeps_the_original(tmp_path: Path) -> N
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["errno"] == errno.EFBIG
-    assert result["message"] == f"could not save {target}: File too large (EFBIG); the original file is intact"
+    assert (
+        result["message"]
+        == f"could not save {target}: File too large (EFBIG); the original file is intact"
+    )
     assert target.read_bytes() == b"small original\n"
     assert temps(tmp_path) == []
 
@@ -641,7 +728,9 @@ SAVE_CHILD = textwrap.dedent(
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("point", FAULT_POINTS)
-def test_crash_at_each_fault_point_leaves_old_or_new_and_the_sweep_cleans_up(tmp_path: Path, point: str) -> None:
+def test_crash_at_each_fault_point_leaves_old_or_new_and_the_sweep_cleans_up(
+    tmp_path: Path, point: str
+) -> None:
     roots, target = portfolio(tmp_path)
     os.chmod(target, 0o640)
     new_file = tmp_path / "new.bin"
@@ -703,7 +792,16 @@ def test_random_kill_9_during_saves_always_leaves_a_whole_file(tmp_path: Path) -
     seen = {a: 0, b: 0}
     for _ in range(60):
         proc = subprocess.Popen(
-            [sys.executable, "-B", "-c", LOOP_CHILD, str(roots.primary), "memory.md", str(tmp_path / "a.bin"), str(tmp_path / "b.bin")],
+            [
+                sys.executable,
+                "-B",
+                "-c",
+                LOOP_CHILD,
+                str(roots.primary),
+                "memory.md",
+                str(tmp_path / "a.bin"),
+                str(tmp_path / "b.bin"),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=tmp_path,
@@ -722,7 +820,9 @@ def test_random_kill_9_during_saves_always_leaves_a_whole_file(tmp_path: Path) -
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
-        assert proc.returncode == -9, stderr.decode(errors="replace")  # killed while saving, not failed
+        assert proc.returncode == -9, stderr.decode(
+            errors="replace"
+        )  # killed while saving, not failed
         data = target.read_bytes()
         assert data in seen, f"torn file: {len(data)} bytes"
         seen[data] += 1
@@ -744,7 +844,13 @@ def test_sweep_removes_only_our_stale_temp_files(tmp_path: Path) -> None:
     ours_old = root / ".wb-0123456789abcdef.tmp"
     ours_new = root / ".wb-fedcba9876543210.tmp"
     deep = root / "sub" / ".wb-00000000000000aa.tmp"
-    keep = [root / ".wb-notours.tmp", root / "x.tmp", root / ".wb-0123456789ABCDEF.tmp", root / "memory.md", root / ".tmp"]
+    keep = [
+        root / ".wb-notours.tmp",
+        root / "x.tmp",
+        root / ".wb-0123456789ABCDEF.tmp",
+        root / "memory.md",
+        root / ".tmp",
+    ]
     for p in [ours_old, ours_new, deep, *keep]:
         p.write_bytes(b"x")
     (root / ".wb-1111111111111111.tmp").mkdir()  # a folder wearing our name
@@ -754,7 +860,9 @@ def test_sweep_removes_only_our_stale_temp_files(tmp_path: Path) -> None:
     assert sweep(root) == [ours_old]
     assert sweep(root, recursive=True) == [deep]
     assert ours_new.exists() and all(p.exists() for p in keep)
-    assert (root / ".wb-1111111111111111.tmp").is_dir() and (root / ".wb-2222222222222222.tmp").is_symlink()
+    assert (root / ".wb-1111111111111111.tmp").is_dir() and (
+        root / ".wb-2222222222222222.tmp"
+    ).is_symlink()
     assert sweep(root, older_than=0.0, now=time.time() + 1) == [ours_new]
     assert sweep(tmp_path / "missing") == []
 
@@ -803,9 +911,16 @@ def _unprivileged_command() -> list[str] | None:
         return None
     candidates: list[list[str]] = []
     if shutil.which("setpriv"):
-        candidates.append(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", SYSTEM_PYTHON])
+        candidates.append(
+            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", SYSTEM_PYTHON]
+        )
     for prefix in candidates:
-        probe = subprocess.run([*prefix, "-I", "-c", "import os; print(os.geteuid())"], capture_output=True, text=True, timeout=20)
+        probe = subprocess.run(
+            [*prefix, "-I", "-c", "import os; print(os.geteuid())"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         if probe.returncode == 0 and probe.stdout.strip() == str(NOBODY):
             return prefix
     return None
@@ -841,18 +956,35 @@ def test_permission_cases_as_an_unprivileged_user(shared_dir: Path) -> None:
             pytest.skip("cannot run the system python as nobody here (setpriv, /usr/bin/python3)")
         owner: int | None = NOBODY
     else:
-        command, owner = [sys.executable], None  # already unprivileged: the checks mean what they say
+        command, owner = (
+            [sys.executable],
+            None,
+        )  # already unprivileged: the checks mean what they say
     pkg = shared_dir / "pkg" / "wbstorage"
     pkg.mkdir(parents=True)
-    for name in ("__init__.py", "errors.py", "containment.py", "base.py", "atomic.py", "touched.py"):
-        shutil.copyfile(STORAGE_PKG / name, pkg / name)  # the write path needs only the standard library
+    for name in (
+        "__init__.py",
+        "errors.py",
+        "containment.py",
+        "base.py",
+        "atomic.py",
+        "touched.py",
+    ):
+        shutil.copyfile(
+            STORAGE_PKG / name, pkg / name
+        )  # the write path needs only the standard library
     for folder in (shared_dir / "pkg", pkg):
         os.chmod(folder, 0o755)
     script = shared_dir / "child.py"
     script.write_text(PERMISSION_CHILD)
     root = shared_dir / "root"
     expected: dict[str, tuple[str, str]] = {}
-    for folder, mode, folder_owner in (("own", 0o755, owner), ("rodir", 0o555, owner), ("shared", 0o777, None), ("sticky", 0o1777, None)):
+    for folder, mode, folder_owner in (
+        ("own", 0o755, owner),
+        ("rodir", 0o555, owner),
+        ("shared", 0o777, None),
+        ("sticky", 0o1777, None),
+    ):
         (root / folder).mkdir(parents=True)
         if folder_owner is not None:
             os.chown(root / folder, folder_owner, folder_owner)
@@ -866,14 +998,31 @@ def test_permission_cases_as_an_unprivileged_user(shared_dir: Path) -> None:
     expected["rodir/f.md"] = ("NotWritableError", "its folder does not let this user create files")
     if as_root:
         _make(root / "shared" / "root.md", original, 0o644, 0)
-        expected["shared/root.md"] = ("NotWritableError", "this user may not write it (mode -rw-r--r--, owner uid 0)")
+        expected["shared/root.md"] = (
+            "NotWritableError",
+            "this user may not write it (mode -rw-r--r--, owner uid 0)",
+        )
         _make(root / "shared" / "rootw.md", original, 0o666, 0)
-        expected["shared/rootw.md"] = ("NotWritableError", f"it is owned by uid 0, not by this user (uid {NOBODY})")
+        expected["shared/rootw.md"] = (
+            "NotWritableError",
+            f"it is owned by uid 0, not by this user (uid {NOBODY})",
+        )
         _make(root / "sticky" / "root.md", original, 0o666, 0)
-        expected["sticky/root.md"] = ("NotWritableError", f"it is owned by uid 0, not by this user (uid {NOBODY})")
+        expected["sticky/root.md"] = (
+            "NotWritableError",
+            f"it is owned by uid 0, not by this user (uid {NOBODY})",
+        )
         _make(root / "shared" / "raw.md", original, 0o444, 0)
     out = subprocess.run(
-        [*command, "-I", "-B", str(script), str(shared_dir / "pkg"), str(root), json.dumps(sorted(expected))],
+        [
+            *command,
+            "-I",
+            "-B",
+            str(script),
+            str(shared_dir / "pkg"),
+            str(root),
+            json.dumps(sorted(expected)),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -910,7 +1059,9 @@ def test_messages_show_hostile_names_escaped(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(10)
-def test_sqlite_connect_outside_is_seen_by_the_guard(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, write_guard: WriteGuard) -> None:
+def test_sqlite_connect_outside_is_seen_by_the_guard(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, write_guard: WriteGuard
+) -> None:
     with write_guard.suspended():
         outside = tmp_path_factory.mktemp("outside-db")
     with guarding([tmp_path]) as guard:

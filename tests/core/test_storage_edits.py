@@ -206,7 +206,9 @@ def test_any_text_value_stays_on_one_line_and_reads_back_exactly(value: str) -> 
     source = b"---\nname: a\ndescription: old\nversion: 1\n---\nbody\n"
     new = set_key(source, "description", value)
     assert new.count(b"\n") == source.count(b"\n")  # one line, whatever the value holds
-    assert new.startswith(b"---\nname: a\ndescription: ") and new.endswith(b"\nversion: 1\n---\nbody\n")
+    assert new.startswith(b"---\nname: a\ndescription: ") and new.endswith(
+        b"\nversion: 1\n---\nbody\n"
+    )
     assert meta(new) == {"name": "a", "description": value, "version": "1"}
 
 
@@ -232,13 +234,24 @@ def test_entry_trust_in_a_v2_document() -> None:
     only(V2, new, b"  trustLevel: untrusted\n", b"  trustLevel: validated\n")
     doc = document(new)
     assert doc["entries"][0]["trustLevel"] == "validated"
-    assert doc == {**document(V2), "entries": [{**document(V2)["entries"][0], "trustLevel": "validated"}, document(V2)["entries"][1]]}
+    assert doc == {
+        **document(V2),
+        "entries": [
+            {**document(V2)["entries"][0], "trustLevel": "validated"},
+            document(V2)["entries"][1],
+        ],
+    }
 
 
 @pytest.mark.timeout(10)
 def test_insert_into_an_entry_after_a_block_scalar_and_a_comment() -> None:
     new = set_key(V2, "trustLevel", "quarantined", path=("entries", 1))
-    only(V2, new, b"  id: mem_2  # no trust yet\n", b"  id: mem_2  # no trust yet\n  trustLevel: quarantined\n")
+    only(
+        V2,
+        new,
+        b"  id: mem_2  # no trust yet\n",
+        b"  id: mem_2  # no trust yet\n  trustLevel: quarantined\n",
+    )
     entry = document(new)["entries"][1]
     assert list(entry) == ["content", "id", "trustLevel"]
     assert entry["content"] == "Prod needs two approvals.\n"
@@ -270,13 +283,31 @@ def test_replace_a_one_line_flow_value_and_inside_a_flow_mapping() -> None:
     ("source", "key", "value", "options", "message"),
     [
         (b"---\ntags:\n  - a\n  - b\n---\n", "tags", ["c"], {}, r"spans lines 2-4"),
-        (b"---\ndescription: |\n  two\n  lines\nname: a\n---\n", "description", "x", {}, r"spans lines 2-4"),
+        (
+            b"---\ndescription: |\n  two\n  lines\nname: a\n---\n",
+            "description",
+            "x",
+            {},
+            r"spans lines 2-4",
+        ),
         (b"---\na: &x one\nb: *x\n---\n", "b", "two", {}, r"alias"),
         (V2, "encrypted", True, {"path": ("extensions",)}, r"flow style"),
-        (b"---\nname: a\nname: b\n---\n", "name", "c", {}, r"duplicate key `name` on lines 2 and 3"),
+        (
+            b"---\nname: a\nname: b\n---\n",
+            "name",
+            "c",
+            {},
+            r"duplicate key `name` on lines 2 and 3",
+        ),
         (b"---\nname: a\n", "name", "c", {}, r"never closed"),
         (b"---\nname: \xff\n---\n", "name", "c", {}, r"invalid UTF-8 at byte 10"),
-        ("---\nname: a\x85trustLevel: trusted\n---\n".encode(), "name", "c", {}, r"U\+0085 \(NEL\)"),
+        (
+            "---\nname: a\x85trustLevel: trusted\n---\n".encode(),
+            "name",
+            "c",
+            {},
+            r"U\+0085 \(NEL\)",
+        ),
         (b"- a\n- b\n", "name", "c", {}, r"not a mapping"),
         (V2, "trustLevel", "x", {"path": ("entries", 5)}, r"item 5 does not exist"),
         (V2, "trustLevel", "x", {"path": ("nothing",)}, r"no key `nothing`"),
@@ -285,10 +316,18 @@ def test_replace_a_one_line_flow_value_and_inside_a_flow_mapping() -> None:
         (b"---\nname: a\n---\n", "yes", "x", {}, r"must be a plain name"),
         (b"---\nname: a\n---\n", "name", "\udcff", {}, r"lone surrogate"),
         (b"---\nname: a\n---\n", "name", 1.5, {}, r"type float"),
-        (b"# no front matter\n", "name", "x", {"where": "front_matter"}, r"does not start with a `---` line"),
+        (
+            b"# no front matter\n",
+            "name",
+            "x",
+            {"where": "front_matter"},
+            r"does not start with a `---` line",
+        ),
     ],
 )
-def test_edits_that_cannot_be_exact_are_refused(source: bytes, key: str, value: Any, options: dict[str, Any], message: str) -> None:
+def test_edits_that_cannot_be_exact_are_refused(
+    source: bytes, key: str, value: Any, options: dict[str, Any], message: str
+) -> None:
     with pytest.raises(EditError, match=message) as caught:
         set_key(source, key, value, **options)
     assert str(caught.value).endswith("nothing was changed")
@@ -310,7 +349,9 @@ def test_span_edits_change_exactly_the_span() -> None:
 
 
 @pytest.mark.timeout(10)
-@pytest.mark.parametrize(("span", "message"), [((5, 3), "not inside"), ((0, 999), "not inside"), ((-1, 2), "not inside")])
+@pytest.mark.parametrize(
+    ("span", "message"), [((5, 3), "not inside"), ((0, 999), "not inside"), ((-1, 2), "not inside")]
+)
 def test_span_out_of_range_is_refused(span: tuple[int, int], message: str) -> None:
     with pytest.raises(EditError, match=message):
         cut_span(b"0123456789", span)

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core.storage import ConflictError, ContainmentError, Roots, move_file, remove_empty_folder, remove_file
+from app.core.storage import (
+    ConflictError,
+    ContainmentError,
+    Roots,
+    move_file,
+    remove_empty_folder,
+    remove_file,
+)
 from app.core.storage.atomic import TEMP_PATTERN
 from app.core.storage.base import Base
 from app.core.storage.moves import ASIDE_PREFIX
@@ -33,7 +40,11 @@ def portfolio(tmp_path: Path) -> tuple[Roots, Path]:
 
 def leftovers(folder: Path) -> list[str]:
     """Our temp files and set-aside files, which a finished operation never leaves behind."""
-    return sorted(p.name for p in folder.rglob("*") if TEMP_PATTERN.fullmatch(p.name) or p.name.startswith(ASIDE_PREFIX))
+    return sorted(
+        p.name
+        for p in folder.rglob("*")
+        if TEMP_PATTERN.fullmatch(p.name) or p.name.startswith(ASIDE_PREFIX)
+    )
 
 
 def test_move_keeps_the_bytes_and_the_mode(tmp_path: Path) -> None:
@@ -65,13 +76,17 @@ def test_move_never_overwrites_an_existing_file(tmp_path: Path) -> None:
     assert leftovers(roots.primary) == []
 
 
-def test_a_source_changed_since_it_was_read_stays_and_the_copy_is_taken_back(tmp_path: Path) -> None:
+def test_a_source_changed_since_it_was_read_stays_and_the_copy_is_taken_back(
+    tmp_path: Path,
+) -> None:
     roots, source = portfolio(tmp_path)
     base = Base.capture(source, roots)
     agent = DATA + b"appended by the agent\n"
     source.write_bytes(agent)
     dest = roots.primary / "long_term" / "note.md"
-    with pytest.raises(ConflictError, match=r"changed on disk since it was read \(another process wrote it\)") as caught:
+    with pytest.raises(
+        ConflictError, match=r"changed on disk since it was read \(another process wrote it\)"
+    ) as caught:
         move_file(roots, base, dest)
     assert caught.value.disk == agent
     assert source.read_bytes() == agent and not dest.exists()

@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from app.core.storage import ContainmentError, NotWritableError, ReadBackError, Roots, StorageError, WriteError, expect_row, write_transaction
+from app.core.storage import (
+    ContainmentError,
+    NotWritableError,
+    ReadBackError,
+    Roots,
+    StorageError,
+    WriteError,
+    expect_row,
+    write_transaction,
+)
 from app.core.storage.sqlite_write import read_back_state
 from app.core.storage.touched import journaling
 from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, used by pytestmark)
@@ -24,7 +33,9 @@ def store(tmp_path: Path, wal: bool = True) -> tuple[Roots, Path]:
     conn = sqlite3.connect(db, isolation_level=None)
     if wal:
         conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("CREATE TABLE observations (id INTEGER PRIMARY KEY, title TEXT NOT NULL, content TEXT)")
+    conn.execute(
+        "CREATE TABLE observations (id INTEGER PRIMARY KEY, title TEXT NOT NULL, content TEXT)"
+    )
     conn.execute("INSERT INTO observations (title, content) VALUES ('first', 'kept')")
     conn.close()
     return Roots(root), db
@@ -45,7 +56,9 @@ def test_one_transaction_commits_and_returns_plain_values(tmp_path: Path) -> Non
 
     def work(conn: sqlite3.Connection) -> int:
         seen.append(conn.in_transaction)  # the write lock is taken before the first statement
-        cur = conn.execute("INSERT INTO observations (title, content) VALUES (?, ?)", ("second", "[REDACTED]"))
+        cur = conn.execute(
+            "INSERT INTO observations (title, content) VALUES (?, ?)", ("second", "[REDACTED]")
+        )
         conn.execute("UPDATE observations SET content = ? WHERE id = 1", ("edited",))
         return int(cur.lastrowid or 0)
 
@@ -92,8 +105,16 @@ def test_a_busy_database_waits_busy_timeout_then_fails_clearly(tmp_path: Path, w
     agent.execute("BEGIN IMMEDIATE")  # an agent in the middle of its own write
     agent.execute("INSERT INTO observations (title) VALUES ('agent')")
     try:
-        with pytest.raises(WriteError, match=r"cannot start a write transaction: database is locked \(SQLITE_BUSY\)"):
-            write_transaction(roots, db, lambda conn: conn.execute("DELETE FROM observations"), busy_timeout_ms=100)
+        with pytest.raises(
+            WriteError,
+            match=r"cannot start a write transaction: database is locked \(SQLITE_BUSY\)",
+        ):
+            write_transaction(
+                roots,
+                db,
+                lambda conn: conn.execute("DELETE FROM observations"),
+                busy_timeout_ms=100,
+            )
     finally:
         agent.execute("COMMIT")
         agent.close()
@@ -161,12 +182,16 @@ def test_a_read_only_database_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(20)
-def test_a_row_that_does_not_read_back_as_expected_rolls_the_transaction_back(tmp_path: Path) -> None:
+def test_a_row_that_does_not_read_back_as_expected_rolls_the_transaction_back(
+    tmp_path: Path,
+) -> None:
     """expect_row names what the row must hold once the work is done; a trigger that rewrites it
     in the same statement is caught before the COMMIT, and nothing is written."""
     roots, db = store(tmp_path)
     conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("CREATE TRIGGER put_back AFTER UPDATE OF content ON observations BEGIN UPDATE observations SET content = 'kept' WHERE id = new.id; END")
+    conn.execute(
+        "CREATE TRIGGER put_back AFTER UPDATE OF content ON observations BEGIN UPDATE observations SET content = 'kept' WHERE id = new.id; END"
+    )
     conn.close()
 
     def work(conn: sqlite3.Connection) -> None:
@@ -174,7 +199,8 @@ def test_a_row_that_does_not_read_back_as_expected_rolls_the_transaction_back(tm
         conn.execute("UPDATE observations SET content = 'hidden' WHERE id = 1")
 
     with pytest.raises(
-        ReadBackError, match=r"observations row id = 1: content is 'kept', not 'hidden'.*the transaction was rolled back; nothing was written"
+        ReadBackError,
+        match=r"observations row id = 1: content is 'kept', not 'hidden'.*the transaction was rolled back; nothing was written",
     ) as caught:
         write_transaction(roots, "engram.db", work)
     assert not caught.value.committed
@@ -197,7 +223,14 @@ def test_the_rows_a_commit_leaves_are_told_first_and_can_be_read_back_later(tmp_
         assert write_transaction(roots, "engram.db", work) == {"done": "yes"}
     [record] = told
     assert record == {
-        "expects": [{"table": "observations", "key": {"id": 1}, "before": {"content": "kept"}, "after": {"content": "edited"}}],
+        "expects": [
+            {
+                "table": "observations",
+                "key": {"id": 1},
+                "before": {"content": "kept"},
+                "after": {"content": "edited"},
+            }
+        ],
         "result": {"done": "yes"},
     }
     assert read_back_state(roots, db, record) == ("after", "")
@@ -206,4 +239,7 @@ def test_the_rows_a_commit_leaves_are_told_first_and_can_be_read_back_later(tmp_
     assert read_back_state(roots, db, record)[0] == "before"
     conn.execute("UPDATE observations SET content = 'someone else' WHERE id = 1")
     conn.close()
-    assert read_back_state(roots, db, record) == ("other", "observations row id = 1: content is 'someone else', not 'edited'")
+    assert read_back_state(roots, db, record) == (
+        "other",
+        "observations row id = 1: content is 'someone else', not 'edited'",
+    )

@@ -29,7 +29,9 @@ OC = "openclaw:workspace:"
 
 
 def open_bench(base: Path, *paths: Path) -> Workbench:
-    workbench = Workbench(Locations(base / "cache", base / "data", base / "config"), clock=FixedClock(NOW))
+    workbench = Workbench(
+        Locations(base / "cache", base / "data", base / "config"), clock=FixedClock(NOW)
+    )
     workbench.open(list(paths), use_cache=False)
     return workbench
 
@@ -41,7 +43,13 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Workbench:
 
 @pytest.fixture(scope="module")
 def found(bench: Workbench) -> list[Suggestion]:
-    return suggest(bench.memories, bench.portfolios, NOW, text_of=bench.text, file_bytes=file_reader(bench.portfolios))
+    return suggest(
+        bench.memories,
+        bench.portfolios,
+        NOW,
+        text_of=bench.text,
+        file_bytes=file_reader(bench.portfolios),
+    )
 
 
 def one(found: list[Suggestion], kind: str, *ids: str) -> Suggestion:
@@ -65,28 +73,46 @@ def test_planted_stale_cases(found: list[Suggestion]) -> None:
     assert "the reason is logged in memory/2026-11-27.md" in stale_item.reason
     # memory-mcp rows 15 and 16: hot, last accessed 2026-09-14 and 2026-09-22; 16 is pinned
     demote = one(found, "demote", MCP + "15")
-    assert "last accessed 2026-09-14, 76 days ago (bug is transient: int(14 x 0.5) = 7 days)" in demote.reason
+    assert (
+        "last accessed 2026-09-14, 76 days ago (bug is transient: int(14 x 0.5) = 7 days)"
+        in demote.reason
+    )
     pinned = one(found, "stale", MCP + "16")
-    assert "hot and pinned, so it is never demoted, but it was last accessed 2026-09-22, 68 days ago" in pinned.reason
+    assert (
+        "hot and pinned, so it is never demoted, but it was last accessed 2026-09-22, 68 days ago"
+        in pinned.reason
+    )
     assert "demote" not in kinds_of(found, MCP + "16")
     # daily logs older than 14 days still outside memory/archive/
     assert one(found, "archive", OC + "log/2026-10-29").reason == (
         "Daily log memory/2026-10-29.md is 31 days old, past Memory Fortress's 14 days, and still outside the archive: move it to memory/archive/2026-10/."
     )
     one(found, "archive", OC + "log/2026-10-30")
-    assert [s.ids for s in found if s.kind == "archive"] == [(OC + "log/2026-10-29",), (OC + "log/2026-10-30",)]
+    assert [s.ids for s in found if s.kind == "archive"] == [
+        (OC + "log/2026-10-29",),
+        (OC + "log/2026-10-30",),
+    ]
     # retentionDays 30: the entries expire on 2026-12-06
     expiring = one(found, "stale", "dollhouse:dollhouse:web-research-rate-limits")
     assert "retentionDays 30: 3 of 3 entries expire from 2026-12-06, in 6.8 days" in expiring.reason
 
 
 def test_planted_duplicates(found: list[Suggestion]) -> None:
-    exact = one(found, "merge", "massgen:massgen:workspace_coder/api_versioning_policy", "massgen:massgen:workspace_planner/api_versioning")
-    assert exact.reason.startswith("Exact duplicates: 2 memories have the same text once lowercased and whitespace-collapsed")
+    exact = one(
+        found,
+        "merge",
+        "massgen:massgen:workspace_coder/api_versioning_policy",
+        "massgen:massgen:workspace_planner/api_versioning",
+    )
+    assert exact.reason.startswith(
+        "Exact duplicates: 2 memories have the same text once lowercased and whitespace-collapsed"
+    )
     assert "109 words each" in exact.reason
     near = one(found, "merge", "dollhouse:dollhouse:deploy-runbook", MCP + "2")
     assert near.reason.startswith("Near duplicates (word-pair Jaccard 0.467 >= 0.3)")
-    assert '"Staging deploys only from release/* branches; prod needs two approvals."' in near.reason
+    assert (
+        '"Staging deploys only from release/* branches; prod needs two approvals."' in near.reason
+    )
     # Engram deduplicated observation 9 itself (duplicate_count 2): one row, nothing to merge
     assert kinds_of(found, "engram:engram:obs/9") == []
 
@@ -95,14 +121,19 @@ def test_planted_superseded_decisions(found: list[Suggestion]) -> None:
     mcp = one(found, "stale", MCP + "3", MCP + "4")
     assert "(its trust_history records `superseded`: 1.0 -> 0.95)" in mcp.reason
     engram = one(found, "stale", "engram:engram:obs/2")
-    assert "(topic_key architecture/auth-session-model) was saved 3 times (revision_count 3, created 2026-11-03 08:40:19" in engram.reason
+    assert (
+        "(topic_key architecture/auth-session-model) was saved 3 times (revision_count 3, created 2026-11-03 08:40:19"
+        in engram.reason
+    )
     closed = one(
         found,
         "stale",
         OC + "state/decisions/failed-login-limits-kite-871-redis-token-bucket-per-account",
         OC + "state/closed/login-rate-limiting",
     )
-    assert closed.reason.startswith("state/CLOSED.md (2026-11-28, Maya) reverses the 2026-11-27 15:20 decision in state/DECISIONS.md")
+    assert closed.reason.startswith(
+        "state/CLOSED.md (2026-11-28, Maya) reverses the 2026-11-27 15:20 decision in state/DECISIONS.md"
+    )
     # superseded memories are never promoted (memory 3 has access_count 3, which would qualify)
     assert "promote" not in kinds_of(found, MCP + "3")
 
@@ -122,10 +153,15 @@ def test_planted_over_budget(found: list[Suggestion]) -> None:
     )
     split = [s for s in found if s.kind == "split" and s.ids[0] == OC + "note/projects"]
     assert len(split) == 1 and len(split[0].ids) == 8
-    assert split[0].reason.startswith("MEMORY.md is 10,782 bytes, over Memory Fortress's 10,240-byte (10 KB) limit")
+    assert split[0].reason.startswith(
+        "MEMORY.md is 10,782 bytes, over Memory Fortress's 10,240-byte (10 KB) limit"
+    )
     assert split[0].reason.endswith('sections past byte 10,240: "Skills & Tools".')
     plan = one(found, "split", "massgen:massgen:workspace_planner/release_plan_3_4")
-    assert "is 1,295 tokens (971 words, ceil(words/0.75)), over MassGen's 1,000-token guidance" in plan.reason
+    assert (
+        "is 1,295 tokens (971 words, ceil(words/0.75)), over MassGen's 1,000-token guidance"
+        in plan.reason
+    )
 
 
 def test_promotions_follow_memory_mcp_rules(found: list[Suggestion]) -> None:
@@ -133,9 +169,14 @@ def test_promotions_follow_memory_mcp_rules(found: list[Suggestion]) -> None:
     assert {MCP + n for n in ("6", "9", "18", "21", "22")} <= promoted
     assert MCP + "7" not in promoted  # category command: never
     assert MCP + "8" not in promoted  # category snippet: never
-    assert not {m for m in promoted if m.startswith(MCP) and m.endswith(("/1", "/2", "/4", "/5"))}  # already hot
+    assert not {
+        m for m in promoted if m.startswith(MCP) and m.endswith(("/1", "/2", "/4", "/5"))
+    }  # already hot
     antipattern = one(found, "promote", MCP + "18")
-    assert "salience 0.559 >= 0.3 (importance 0.30, trust 1.00, access 2, last access 1.1 days ago, category antipattern)" in antipattern.reason
+    assert (
+        "salience 0.559 >= 0.3 (importance 0.30, trust 1.00, access 2, last access 1.1 days ago, category antipattern)"
+        in antipattern.reason
+    )
     lesson = one(found, "promote", MCP + "9")
     assert "salience 0.506 >= 0.5" in lesson.reason
     # flagged content is never suggested for auto-load
@@ -146,7 +187,13 @@ def test_order_and_determinism(bench: Workbench, found: list[Suggestion]) -> Non
     order = ["stale", "merge", "split", "archive", "demote", "promote"]
     ranks = [order.index(s.kind) for s in found]
     assert ranks == sorted(ranks)
-    again = suggest(bench.memories, bench.portfolios, NOW, text_of=bench.text, file_bytes=file_reader(bench.portfolios))
+    again = suggest(
+        bench.memories,
+        bench.portfolios,
+        NOW,
+        text_of=bench.text,
+        file_bytes=file_reader(bench.portfolios),
+    )
     assert again == found
     assert len({(s.kind, s.ids) for s in found}) == len(found)
 
@@ -154,8 +201,15 @@ def test_order_and_determinism(bench: Workbench, found: list[Suggestion]) -> Non
 def test_without_texts_only_exact_duplicates_by_hash(bench: Workbench) -> None:
     plain = suggest(bench.memories, bench.portfolios, NOW)
     merges = [s.ids for s in plain if s.kind == "merge"]
-    assert merges == [("massgen:massgen:workspace_coder/api_versioning_policy", "massgen:massgen:workspace_planner/api_versioning")]
-    assert [s for s in plain if s.kind == "merge"][0].reason.startswith("Exact duplicates: 2 memories have the same sha256 of their content")
+    assert merges == [
+        (
+            "massgen:massgen:workspace_coder/api_versioning_policy",
+            "massgen:massgen:workspace_planner/api_versioning",
+        )
+    ]
+    assert [s for s in plain if s.kind == "merge"][0].reason.startswith(
+        "Exact duplicates: 2 memories have the same sha256 of their content"
+    )
     # MEMORY.md's [STALE] item needs the text; the relations and the budgets do not
     assert ("stale", (OC + "note/infrastructure",)) not in [(s.kind, s.ids) for s in plain]
     assert ("stale", (MCP + "3", MCP + "4")) in [(s.kind, s.ids) for s in plain]
@@ -185,16 +239,31 @@ def test_openclaw_workspace_rules(tmp_path: Path) -> None:
         "- [STALE] [FACT P5] Cache lives on cache-v1.internal until the move.\n"
         "→ Details: memory/domains/infrastructure.md\n",
     )
-    write(ws / "memory" / "domains" / "infrastructure.md", "# Infrastructure\n\n## Runners\nBuild runners: runner-a only.\n")
+    write(
+        ws / "memory" / "domains" / "infrastructure.md",
+        "# Infrastructure\n\n## Runners\nBuild runners: runner-a only.\n",
+    )
     write(ws / "memory" / "2026-10-01.md", "# 2026-10-01\n\n- 10:00 Runners checked.\n")
-    write(ws / "memory" / "2026-11-28.md", "# 2026-11-28\n\n- 09:00 Marked the cache-v1.internal item stale: moved.\n")
+    write(
+        ws / "memory" / "2026-11-28.md",
+        "# 2026-11-28\n\n- 09:00 Marked the cache-v1.internal item stale: moved.\n",
+    )
     write(
         ws / "state" / "DECISIONS.md",
         "[2026-11-26 09:00 | main] Use runner-b for nightly builds — cheaper\n[2026-11-29 08:00 | main] Keep runner-a for releases — stable\n",
     )
-    write(ws / "state" / "CLOSED.md", "[2026-11-27 | Ana] runners — runner-a only (reverses the 2026-11-26 09:00 decision)\n")
+    write(
+        ws / "state" / "CLOSED.md",
+        "[2026-11-27 | Ana] runners — runner-a only (reverses the 2026-11-26 09:00 decision)\n",
+    )
     bench = open_bench(tmp_path / "state", ws)
-    found = suggest(bench.memories, bench.portfolios, NOW, text_of=bench.text, file_bytes=file_reader(bench.portfolios))
+    found = suggest(
+        bench.memories,
+        bench.portfolios,
+        NOW,
+        text_of=bench.text,
+        file_bytes=file_reader(bench.portfolios),
+    )
     got = {(s.kind, s.ids) for s in found}
     stale = one(found, "stale", OC + "note/infra")
     assert stale.reason == (
@@ -211,7 +280,9 @@ def test_openclaw_workspace_rules(tmp_path: Path) -> None:
     assert "last mentioned in a daily log on 2026-10-01, 59 days ago" in unreferenced.reason
     decision = OC + "state/decisions/use-runner-b-for-nightly-builds"
     old = one(found, "demote", decision)
-    assert old.reason.endswith("is from 2026-11-26 09:00, 80.0 hours ago: move it to the daily log or MEMORY.md.")
+    assert old.reason.endswith(
+        "is from 2026-11-26 09:00, 80.0 hours ago: move it to the daily log or MEMORY.md."
+    )
     assert ("stale", (decision, OC + "state/closed/runners")) in got
     assert ("demote", (OC + "state/decisions/keep-runner-a-for-releases",)) not in got
     # The MEMORY.md summary and the domain detail it points to are kept apart on purpose: no merge.
@@ -235,7 +306,13 @@ def mcp(n: int, **fields: object) -> Memory:
         trust_score=float(fields.get("trust_score", 1.0)),  # type: ignore[arg-type]
         trust_claimed=True,
         source=Source(path="memory.db", table="memories", row=n),
-        fields={"importance_score": 0.3, "trust_score": 1.0, "access_count": 0, "last_accessed_at": None, **fields},
+        fields={
+            "importance_score": 0.3,
+            "trust_score": 1.0,
+            "access_count": 0,
+            "last_accessed_at": None,
+            **fields,
+        },
     )
 
 
@@ -246,32 +323,64 @@ def test_memory_mcp_gates() -> None:
     recent = "2026-11-29 12:00:00"
     rows = [
         mcp(1, category="command", access_count=9, last_accessed_at=recent),  # category gate
-        mcp(2, category="decision", access_count=3, retrieved_count=5, used_count=0),  # helpfulness 1/9 < 0.2
-        mcp(3, category="decision", access_count=3, retrieved_count=5, used_count=1),  # 2/9 = 0.22: passes
-        mcp(4, category="landmine", access_count=0, importance_score=0.9, trust_score=1.0, last_accessed_at="2026-11-20 12:00:00"),
-        mcp(5, category="todo", is_hot=1, created_at="2026-11-20 10:00:00"),  # never accessed: created 9 days ago >= 7
-        mcp(6, category="convention", is_hot=1, last_accessed_at="2026-11-05 10:00:00"),  # 24 days < 28
-        mcp(7, category="convention", is_hot=1, last_accessed_at="2026-11-01 17:00:00"),  # exactly 28 days
+        mcp(
+            2, category="decision", access_count=3, retrieved_count=5, used_count=0
+        ),  # helpfulness 1/9 < 0.2
+        mcp(
+            3, category="decision", access_count=3, retrieved_count=5, used_count=1
+        ),  # 2/9 = 0.22: passes
+        mcp(
+            4,
+            category="landmine",
+            access_count=0,
+            importance_score=0.9,
+            trust_score=1.0,
+            last_accessed_at="2026-11-20 12:00:00",
+        ),
+        mcp(
+            5, category="todo", is_hot=1, created_at="2026-11-20 10:00:00"
+        ),  # never accessed: created 9 days ago >= 7
+        mcp(
+            6, category="convention", is_hot=1, last_accessed_at="2026-11-05 10:00:00"
+        ),  # 24 days < 28
+        mcp(
+            7, category="convention", is_hot=1, last_accessed_at="2026-11-01 17:00:00"
+        ),  # exactly 28 days
     ]
     found = suggest(rows, [MCP_PORTFOLIO], NOW)
     got = {(s.kind, s.ids[0].rsplit("/", 1)[1]) for s in found}
     assert got == {("promote", "3"), ("promote", "4"), ("demote", "5"), ("demote", "7")}
     landmine = one(found, "promote", "memory-mcp:m:mem/4")
     # 0.9 * 0.15 + 1.0 * 0.15 + 0 + 0.30 * 2^(-9.208 / 14) = 0.475, over the landmine threshold 0.3
-    assert "salience 0.475 >= 0.3 (importance 0.90, trust 1.00, access 0, last access 9.2 days ago, category landmine)" in landmine.reason
+    assert (
+        "salience 0.475 >= 0.3 (importance 0.90, trust 1.00, access 0, last access 9.2 days ago, category landmine)"
+        in landmine.reason
+    )
     todo = one(found, "demote", "memory-mcp:m:mem/5")
-    assert "was never accessed, created 2026-11-20, 9 days ago (todo is transient: int(14 x 0.5) = 7 days)" in todo.reason
+    assert (
+        "was never accessed, created 2026-11-20, 9 days ago (todo is transient: int(14 x 0.5) = 7 days)"
+        in todo.reason
+    )
 
 
 def test_contradictions_are_reported_once() -> None:
-    a = mcp(1).model_copy(update={"relations": (Relation(type="contradicts", target="memory-mcp:m:mem/2"),)})
-    b = mcp(2).model_copy(update={"relations": (Relation(type="contradicts", target="memory-mcp:m:mem/1"),)})
+    a = mcp(1).model_copy(
+        update={"relations": (Relation(type="contradicts", target="memory-mcp:m:mem/2"),)}
+    )
+    b = mcp(2).model_copy(
+        update={"relations": (Relation(type="contradicts", target="memory-mcp:m:mem/1"),)}
+    )
     found = [s for s in suggest([a, b], [MCP_PORTFOLIO], NOW) if s.kind == "stale"]
     assert [s.ids for s in found] == [("memory-mcp:m:mem/1", "memory-mcp:m:mem/2")]
-    assert found[0].reason == '"row 1" contradicts "row 2" (memory-mcp relationship): one of them is stale; decide which holds.'
+    assert (
+        found[0].reason
+        == '"row 1" contradicts "row 2" (memory-mcp relationship): one of them is stale; decide which holds.'
+    )
 
 
-def dollhouse(name: str, *, tier: Tier = Tier.HOT, priority: int | None = 5, words: int = 30) -> Memory:
+def dollhouse(
+    name: str, *, tier: Tier = Tier.HOT, priority: int | None = 5, words: int = 30
+) -> Memory:
     return Memory(
         id=f"dollhouse:d:{name}",
         system="dollhouse",
@@ -283,22 +392,34 @@ def dollhouse(name: str, *, tier: Tier = Tier.HOT, priority: int | None = 5, wor
         words=words,
         trust=TrustLevel.VALIDATED,
         trust_claimed=True,
-        entries=(Entry(id="e1", trust=TrustLevel.VALIDATED, timestamp="2026-11-01T10:00:00Z", words=words),),
+        entries=(
+            Entry(
+                id="e1", trust=TrustLevel.VALIDATED, timestamp="2026-11-01T10:00:00Z", words=words
+            ),
+        ),
         source=Source(path=f"memories/{name}.yaml"),
     )
 
 
-DOLLHOUSE_PORTFOLIO = Portfolio(system="dollhouse", name="d", root="/nowhere", settings={"autoLoad": {"maxTokenBudget": 5000}})
+DOLLHOUSE_PORTFOLIO = Portfolio(
+    system="dollhouse", name="d", root="/nowhere", settings={"autoLoad": {"maxTokenBudget": 5000}}
+)
 
 
 def test_access_log_and_ledger_pins() -> None:
-    runbook, notes, cold = dollhouse("runbook"), dollhouse("notes"), dollhouse("cold", tier=Tier.COLD, priority=None)
+    runbook, notes, cold = (
+        dollhouse("runbook"),
+        dollhouse("notes"),
+        dollhouse("cold", tier=Tier.COLD, priority=None),
+    )
     log = {
         runbook.id: [NOW - timedelta(days=20)],
         notes.id: [NOW - timedelta(days=30)],
         cold.id: [NOW - timedelta(hours=h) for h in (1, 2, 3)],
     }
-    found = suggest([runbook, notes, cold], [DOLLHOUSE_PORTFOLIO], NOW, access_log=log, pinned={notes.id})
+    found = suggest(
+        [runbook, notes, cold], [DOLLHOUSE_PORTFOLIO], NOW, access_log=log, pinned={notes.id}
+    )
     got = [(s.kind, s.ids) for s in found]
     assert got == [("demote", (runbook.id,)), ("promote", (cold.id,))]
     assert found[0].reason == (
@@ -374,7 +495,13 @@ def test_fortress_score_refuses_out_of_range(bad: object) -> None:
 
 
 def test_memory_mcp_thresholds() -> None:
-    assert [demotion_days(c) for c in ("landmine", "decision", "bug", None, "unknown")] == [28, 14, 7, 14, 14]
+    assert [demotion_days(c) for c in ("landmine", "decision", "bug", None, "unknown")] == [
+        28,
+        14,
+        7,
+        14,
+        14,
+    ]
     assert category_scope(None) == "stable"
     assert promotion_threshold("constraint") == pytest.approx(0.3)
     assert promotion_threshold("lesson") == 0.5
@@ -383,8 +510,15 @@ def test_memory_mcp_thresholds() -> None:
 def test_duplicate_helpers() -> None:
     assert normalize("  Staging  DEPLOYS\n only ") == "staging deploys only"
     assert exact_key("A  b") == exact_key("a b\n")
-    assert words("[STALE] [FACT P6] Deploys need approvals, class") == ["deploy", "need", "approval", "class"]
-    assert passages("# Title\n\nIntro line\ncontinues\n- item one\n  wraps\n- item two\n**Status**: open\n") == [
+    assert words("[STALE] [FACT P6] Deploys need approvals, class") == [
+        "deploy",
+        "need",
+        "approval",
+        "class",
+    ]
+    assert passages(
+        "# Title\n\nIntro line\ncontinues\n- item one\n  wraps\n- item two\n**Status**: open\n"
+    ) == [
         "# Title",
         "Intro line\ncontinues",
         "- item one\n  wraps",
@@ -393,11 +527,20 @@ def test_duplicate_helpers() -> None:
     ]
 
 
-def test_suggestions_arrive_in_batches_quick_rules_first(bench: Workbench, found: list[Suggestion]) -> None:
+def test_suggestions_arrive_in_batches_quick_rules_first(
+    bench: Workbench, found: list[Suggestion]
+) -> None:
     """Each rule's suggestions are passed on as they are found, each once; the near duplicates,
     the slow part, come last; the list returned is the same as without batches."""
     batches: list[list[Suggestion]] = []
-    whole = suggest(bench.memories, bench.portfolios, NOW, text_of=bench.text, file_bytes=file_reader(bench.portfolios), on_batch=batches.append)
+    whole = suggest(
+        bench.memories,
+        bench.portfolios,
+        NOW,
+        text_of=bench.text,
+        file_bytes=file_reader(bench.portfolios),
+        on_batch=batches.append,
+    )
     assert whole == found
     keys = [(s.kind, s.ids) for batch in batches for s in batch]
     assert len(keys) == len(set(keys)) and set(keys) == {(s.kind, s.ids) for s in found}

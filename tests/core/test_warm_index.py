@@ -35,7 +35,9 @@ def _open(locations: Locations, clock: FixedClock, root: Path) -> Workbench:
     return wb
 
 
-def test_an_unchanged_warm_start_hashes_nothing_for_the_index(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str]) -> None:
+def test_an_unchanged_warm_start_hashes_nothing_for_the_index(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str]
+) -> None:
     cold = _open(isolated_locations, clock, sample_copy)
     total = len(hashed)
     assert total == len({m.id for m in cold.memories if m.id not in cold._vaulted})
@@ -44,7 +46,9 @@ def test_an_unchanged_warm_start_hashes_nothing_for_the_index(sample_copy: Path,
 
     hashed.clear()
     warm = _open(isolated_locations, clock, sample_copy)
-    assert hashed == [] and warm.timeline.phases[-2].message.startswith("0 added, 0 changed, 0 removed")
+    assert hashed == [] and warm.timeline.phases[-2].message.startswith(
+        "0 added, 0 changed, 0 removed"
+    )
     assert [h.id for h in warm.search("deploy").hits] == expected and expected
 
     # A promote after such a start hashes the memories of the file it wrote, not all of them.
@@ -75,7 +79,11 @@ def test_a_changed_file_or_another_day_compares_every_memory_again(
 
 @pytest.mark.parametrize("later", [False, True])
 def test_a_file_changed_outside_hashes_its_own_memories_alone(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str], later: bool
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    hashed: list[str],
+    later: bool,
 ) -> None:
     """The start after an agent rewrote one memory file takes everything else from the snapshot,
     whose load fed the index: only that file's memory is hashed, and searches find its new text."""
@@ -83,7 +91,12 @@ def test_a_file_changed_outside_hashes_its_own_memories_alone(
     expected = [h.id for h in first.search("deploy").hits]
     first.close()
     path = sorted(sample_copy.glob("dollhouse/portfolio/memories/2026-*/*.yaml"))[0]
-    path.write_text(path.read_text(encoding="utf-8").replace("two approvals.", "two approvals and a quokka.", 1), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            "two approvals.", "two approvals and a quokka.", 1
+        ),
+        encoding="utf-8",
+    )
     hashed.clear()
     wb = Workbench(isolated_locations, clock=clock, workers=1)
     wb.open([sample_copy], index_later=later)
@@ -113,7 +126,9 @@ def test_the_first_start_of_a_day_hashes_only_the_memories_placing_moved(
     wb.close()
 
 
-def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     events: list[tuple[str, str]] = []
     wb = Workbench(isolated_locations, clock=clock, workers=1)
     wb.open([sample_copy], emit=lambda e: events.append((e.phase, e.status)), index_later=True)
@@ -122,9 +137,15 @@ def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(sam
     assert early.fallback and early.notice
 
     timeline = wb.build_index()
-    assert [p.name for p in timeline.phases] == ["discover", "read", "parse", "validate", "index", "plan"] == [p.name for p in wb.timeline.phases]
+    assert (
+        [p.name for p in timeline.phases]
+        == ["discover", "read", "parse", "validate", "index", "plan"]
+        == [p.name for p in wb.timeline.phases]
+    )
     index, plan = timeline.phases[4], timeline.phases[5]
-    assert index.start_ms >= plan.start_ms + plan.duration_ms and index.items == len(wb.memories) - len(wb._vaulted)
+    assert index.start_ms >= plan.start_ms + plan.duration_ms and index.items == len(
+        wb.memories
+    ) - len(wb._vaulted)
     assert [phase for phase, status in events if status == "end"][-2:] == ["plan", "index"]
     late = wb.search("deploy")
     assert wb.index_ready and not late.fallback and late.hits
@@ -135,7 +156,10 @@ def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(sam
 
 
 def test_an_unchanged_warm_start_leaves_the_index_closed_until_it_is_used(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     cold = _open(isolated_locations, clock, sample_copy)
     expected = [h.id for h in cold.search("deploy").hits]
@@ -164,7 +188,9 @@ def test_an_unchanged_warm_start_leaves_the_index_closed_until_it_is_used(
     assert len(updates) == 2
 
 
-def test_the_fed_look_reads_the_generation_as_the_engine_does(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_the_fed_look_reads_the_generation_as_the_engine_does(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """The look at what the index was fed names its generation from the folder's listing, without
     Whoosh: the same number Whoosh reads, before and after a commit."""
     from whoosh.index import TOC
@@ -180,6 +206,10 @@ def test_the_fed_look_reads_the_generation_as_the_engine_does(sample_copy: Path,
     memory = next(m for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold")
     wb.promote(memory.id, reason="test")
     wb.search("deploy")  # the index catches up: a commit
-    assert fed.latest_generation(folder) == TOC._latest_generation(IndexStorage(str(folder)), fed.INDEX_NAME) > before
+    assert (
+        fed.latest_generation(folder)
+        == TOC._latest_generation(IndexStorage(str(folder)), fed.INDEX_NAME)
+        > before
+    )
     assert not fed.fed_with(folder, wb._pipeline.inputs if wb._pipeline else None)
     wb.close()

@@ -32,7 +32,13 @@ class Calls:
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     seen = Calls()
-    decode, parse_chunk, parse_one, scan, key = codec.decode, pipeline.parse_chunk, pipeline.parse_one, pipeline.scan_memories, findings.content_key
+    decode, parse_chunk, parse_one, scan, key = (
+        codec.decode,
+        pipeline.parse_chunk,
+        pipeline.parse_one,
+        pipeline.scan_memories,
+        findings.content_key,
+    )
 
     def counting_decode(payload: bytes):  # type: ignore[no-untyped-def]
         seen.decoded += 1
@@ -98,26 +104,41 @@ def test_a_warm_start_from_the_snapshot_parses_decodes_scans_and_hashes_nothing(
     assert sum(work._parses_later is None for work in warm.result.works) == 1
 
 
-def test_the_snapshot_gives_what_the_per_file_caches_give(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_the_snapshot_gives_what_the_per_file_caches_give(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     _open(isolated_locations, clock, sample_copy)  # fills the per-file caches and the snapshot
     _without_snapshot(isolated_locations)
-    from_caches = _open(isolated_locations, clock, sample_copy)  # the per-file caches; writes the snapshot again
+    from_caches = _open(
+        isolated_locations, clock, sample_copy
+    )  # the per-file caches; writes the snapshot again
     assert not from_caches._pipeline.restored  # type: ignore[union-attr]
     restored = _open(isolated_locations, clock, sample_copy)
     assert restored._pipeline.restored  # type: ignore[union-attr]
 
     assert restored.memories == from_caches.memories and restored.memories
-    assert [m.model_dump_json() for m in restored.memories] == [m.model_dump_json() for m in from_caches.memories]
+    assert [m.model_dump_json() for m in restored.memories] == [
+        m.model_dump_json() for m in from_caches.memories
+    ]
     assert restored.problems() == from_caches.problems()
     assert restored.result.findings == from_caches.result.findings
     for a, b in zip(from_caches.result.works, restored.result.works, strict=True):
         assert list(a.parsed) == list(b.parsed) and a.parsed == b.parsed
-        assert (a.ids, a.shared, a.troubled, a.problems) == (b.ids, b.shared, b.troubled, b.problems)
-    assert [i.memory.id for i in restored.review_queue()] == [i.memory.id for i in from_caches.review_queue()]
+        assert (a.ids, a.shared, a.troubled, a.problems) == (
+            b.ids,
+            b.shared,
+            b.troubled,
+            b.problems,
+        )
+    assert [i.memory.id for i in restored.review_queue()] == [
+        i.memory.id for i in from_caches.review_queue()
+    ]
     assert restored.budgets() == from_caches.budgets()
 
 
-def test_models_from_the_snapshot_behave_as_validated_ones(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_models_from_the_snapshot_behave_as_validated_ones(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     _open(isolated_locations, clock, sample_copy)
     restored = _open(isolated_locations, clock, sample_copy)
     memory = next(m for m in restored.memories if m.entries and m.span is not None)
@@ -140,26 +161,47 @@ def _memory_files(root: Path) -> list[Path]:
     return sorted(root.glob("dollhouse/portfolio/memories/2026-*/*.yaml"))
 
 
-def _as_without_snapshot(wb: Workbench, locations: Locations, clock: FixedClock, root: Path, tmp_path: Path) -> None:
+def _as_without_snapshot(
+    wb: Workbench, locations: Locations, clock: FixedClock, root: Path, tmp_path: Path
+) -> None:
     """What `wb` loaded is what a load with no cache at all gives."""
-    fresh = _open(Locations(cache=tmp_path / "fresh-cache", data=locations.data, config=locations.config), clock, root)
-    assert [m.model_dump_json() for m in wb.memories] == [m.model_dump_json() for m in fresh.memories]
+    fresh = _open(
+        Locations(cache=tmp_path / "fresh-cache", data=locations.data, config=locations.config),
+        clock,
+        root,
+    )
+    assert [m.model_dump_json() for m in wb.memories] == [
+        m.model_dump_json() for m in fresh.memories
+    ]
     assert wb.problems() == fresh.problems() and wb.result.findings == fresh.result.findings
     assert [i.memory.id for i in wb.review_queue()] == [i.memory.id for i in fresh.review_queue()]
     assert wb.budgets() == fresh.budgets()
 
 
 def test_a_file_changed_outside_is_read_again_and_everything_else_taken_from_the_snapshot(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    calls: Calls,
+    tmp_path: Path,
 ) -> None:
     """An agent writes one memory file between two starts: the start parses that file alone, decodes
     no per-file cache, scans its new content alone and gives what a start with no cache gives."""
     _open(isolated_locations, clock, sample_copy)
     path = _memory_files(sample_copy)[0]
-    _touched(path, path.read_text(encoding="utf-8").replace("two approvals.", "two approvals. Written since, by the agent.", 1))
+    _touched(
+        path,
+        path.read_text(encoding="utf-8").replace(
+            "two approvals.", "two approvals. Written since, by the agent.", 1
+        ),
+    )
     calls.__init__()  # type: ignore[misc]
     changed = _open(isolated_locations, clock, sample_copy)
-    assert not changed._pipeline.restored and (calls.parsed, calls.decoded, calls.scanned) == (1, 0, 1)  # type: ignore[union-attr]
+    assert not changed._pipeline.restored and (calls.parsed, calls.decoded, calls.scanned) == (
+        1,
+        0,
+        1,
+    )  # type: ignore[union-attr]
     assert changed.result.reparsed == 1 and changed.result.scanned == 1
     read = next(p for p in changed.timeline.phases if p.name == "read")
     assert read.message == "from the warm-start snapshot but 1 changed file"
@@ -169,16 +211,27 @@ def test_a_file_changed_outside_is_read_again_and_everything_else_taken_from_the
     calls.__init__()  # type: ignore[misc]
     again = _open(isolated_locations, clock, sample_copy)
     assert again._pipeline.restored and (calls.parsed, calls.decoded, calls.scanned) == (0, 0, 0)  # type: ignore[union-attr]
-    assert [m.model_dump_json() for m in again.memories] == [m.model_dump_json() for m in changed.memories]
+    assert [m.model_dump_json() for m in again.memories] == [
+        m.model_dump_json() for m in changed.memories
+    ]
 
 
 def test_the_next_snapshot_encodes_again_only_the_runs_holding_a_changed_memory(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setattr(snapshot, "ROWS_PER_BLOB", 3)
     _open(isolated_locations, clock, sample_copy)
     path = _memory_files(sample_copy)[0]
-    _touched(path, path.read_text(encoding="utf-8").replace("two approvals.", "two approvals, and a third.", 1))
+    _touched(
+        path,
+        path.read_text(encoding="utf-8").replace(
+            "two approvals.", "two approvals, and a third.", 1
+        ),
+    )
     encoded: list[int] = []
     real = snapshot.encode_memories
 
@@ -188,20 +241,30 @@ def test_the_next_snapshot_encodes_again_only_the_runs_holding_a_changed_memory(
 
     monkeypatch.setattr(snapshot, "encode_memories", counting)
     changed = _open(isolated_locations, clock, sample_copy)
-    assert encoded == [3]  # the run holding the rewritten file's memory; the others as they were read
+    assert encoded == [
+        3
+    ]  # the run holding the rewritten file's memory; the others as they were read
     restored = _open(isolated_locations, clock, sample_copy)
     assert restored._pipeline.restored  # type: ignore[union-attr]
-    assert [m.model_dump_json() for m in restored.memories] == [m.model_dump_json() for m in changed.memories]
+    assert [m.model_dump_json() for m in restored.memories] == [
+        m.model_dump_json() for m in changed.memories
+    ]
     _as_without_snapshot(restored, isolated_locations, clock, sample_copy, tmp_path)
 
 
 def test_files_come_and_gone_outside_are_spliced_in_and_out(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    calls: Calls,
+    tmp_path: Path,
 ) -> None:
     _open(isolated_locations, clock, sample_copy)
     first, second = _memory_files(sample_copy)[:2]
     copy = first.with_name("written-since.yaml")
-    copy.write_text(first.read_text(encoding="utf-8").replace(first.stem, "written-since"), encoding="utf-8")
+    copy.write_text(
+        first.read_text(encoding="utf-8").replace(first.stem, "written-since"), encoding="utf-8"
+    )
     second.unlink()
     calls.__init__()  # type: ignore[misc]
     wb = _open(isolated_locations, clock, sample_copy)
@@ -212,12 +275,18 @@ def test_files_come_and_gone_outside_are_spliced_in_and_out(
 
 
 def test_a_changed_database_is_read_whole_and_the_rest_taken_from_the_snapshot(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    calls: Calls,
+    tmp_path: Path,
 ) -> None:
     _open(isolated_locations, clock, sample_copy)
     database = sample_copy / "engram" / "engram.db"
     with sqlite3.connect(database) as connection:
-        connection.execute("UPDATE observations SET content = content || ' Written since.' WHERE id = (SELECT MIN(id) FROM observations)")
+        connection.execute(
+            "UPDATE observations SET content = content || ' Written since.' WHERE id = (SELECT MIN(id) FROM observations)"
+        )
     connection.close()
     calls.__init__()  # type: ignore[misc]
     wb = _open(isolated_locations, clock, sample_copy)
@@ -229,7 +298,12 @@ def test_a_changed_database_is_read_whole_and_the_rest_taken_from_the_snapshot(
 
 
 def test_many_changed_files_read_their_portfolio_from_the_per_file_caches(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    calls: Calls,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     """From SPLICED_FILES_MAX changed files on, the portfolio goes the whole way (its changed files
     parsed by worker processes where there are many): parsing them one by one here would cost more."""
@@ -244,7 +318,11 @@ def test_many_changed_files_read_their_portfolio_from_the_per_file_caches(
 
 
 def test_another_day_after_a_change_reads_the_per_file_caches_no_more_than_needed(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    calls: Calls,
+    tmp_path: Path,
 ) -> None:
     _open(isolated_locations, clock, sample_copy)
     _touched(_memory_files(sample_copy)[0])
@@ -256,7 +334,11 @@ def test_another_day_after_a_change_reads_the_per_file_caches_no_more_than_neede
 
 
 def test_another_day_takes_the_snapshot_and_places_its_memories_for_that_day(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, calls: Calls, tmp_path: Path
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    calls: Calls,
+    tmp_path: Path,
 ) -> None:
     """What a memory is made of does not change with the day; only `placed` reads it (today's and
     yesterday's OpenClaw logs are hot). A start on another day decodes and parses nothing, and
@@ -266,12 +348,28 @@ def test_another_day_takes_the_snapshot_and_places_its_memories_for_that_day(
         later = FixedClock(clock.now() + timedelta(days=days))
         calls.__init__()  # type: ignore[misc]
         restored = _open(isolated_locations, later, sample_copy)
-        assert restored._pipeline.restored and (calls.decoded, calls.parsed, calls.scanned, calls.keyed) == (0, 0, 0, 0)  # type: ignore[union-attr]
-        elsewhere = Locations(cache=tmp_path / f"cache-{days}", data=isolated_locations.data, config=isolated_locations.config)
+        assert restored._pipeline.restored and (
+            calls.decoded,
+            calls.parsed,
+            calls.scanned,
+            calls.keyed,
+        ) == (0, 0, 0, 0)  # type: ignore[union-attr]
+        elsewhere = Locations(
+            cache=tmp_path / f"cache-{days}",
+            data=isolated_locations.data,
+            config=isolated_locations.config,
+        )
         fresh = _open(elsewhere, later, sample_copy)
-        assert [m.model_dump_json() for m in restored.memories] == [m.model_dump_json() for m in fresh.memories]
-        assert restored.result.findings == fresh.result.findings and restored.budgets() == fresh.budgets()
-        assert [i.memory.id for i in restored.review_queue()] == [i.memory.id for i in fresh.review_queue()]
+        assert [m.model_dump_json() for m in restored.memories] == [
+            m.model_dump_json() for m in fresh.memories
+        ]
+        assert (
+            restored.result.findings == fresh.result.findings
+            and restored.budgets() == fresh.budgets()
+        )
+        assert [i.memory.id for i in restored.review_queue()] == [
+            i.memory.id for i in fresh.review_queue()
+        ]
     # the day matters to the sample: a log hot on the first day is cold a day later
     tiers = {m.id: m.tier for m in today.memories}
     next_day = _open(isolated_locations, FixedClock(clock.now() + timedelta(days=1)), sample_copy)
@@ -287,18 +385,28 @@ def _index_message(locations: Locations, clock: FixedClock, root: Path) -> str:
     return next(p.message for p in result.timeline.phases if p.name == "index")
 
 
-def test_another_day_where_nothing_moves_leaves_the_index_as_it_was_fed(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_another_day_where_nothing_moves_leaves_the_index_as_it_was_fed(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """The index is fed what the memories are made from. On another day where placing moves no
     memory, they are the very memories of the day the snapshot was made: the index is not hashed
     again. Where a log moves (the day after the sample's day), it is, and the moved log updated."""
-    quiet = FixedClock(clock.now() + timedelta(days=30))  # no log is hot any more, nor the day after
+    quiet = FixedClock(
+        clock.now() + timedelta(days=30)
+    )  # no log is hot any more, nor the day after
     _open(isolated_locations, quiet, sample_copy)
     wb = Workbench(isolated_locations, clock=quiet, workers=1)
     wb.open([sample_copy])  # builds the index, fed on the snapshot's day
     wb.close()
-    assert "opened at the first search" in _index_message(isolated_locations, FixedClock(quiet.now() + timedelta(days=1)), sample_copy)
+    assert "opened at the first search" in _index_message(
+        isolated_locations, FixedClock(quiet.now() + timedelta(days=1)), sample_copy
+    )
 
-    moving = Locations(cache=isolated_locations.cache / "moving", data=isolated_locations.data, config=isolated_locations.config)
+    moving = Locations(
+        cache=isolated_locations.cache / "moving",
+        data=isolated_locations.data,
+        config=isolated_locations.config,
+    )
     wb = Workbench(moving, clock=clock, workers=1)
     wb.open([sample_copy])
     wb.close()
@@ -307,21 +415,28 @@ def test_another_day_where_nothing_moves_leaves_the_index_as_it_was_fed(sample_c
 
 
 def test_a_system_whose_finalize_is_its_own_takes_no_snapshot_from_another_day(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from app.core.systems.openclaw.reader import OpenClawAdapter
 
     _open(isolated_locations, clock, sample_copy)
     assert _open(isolated_locations, clock, sample_copy)._pipeline.restored  # type: ignore[union-attr]
     own = OpenClawAdapter.finalize.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(OpenClawAdapter, "finalize", classmethod(lambda cls, ctx, memories: own(cls, ctx, memories)))
+    monkeypatch.setattr(
+        OpenClawAdapter, "finalize", classmethod(lambda cls, ctx, memories: own(cls, ctx, memories))
+    )
     assert _open(isolated_locations, clock, sample_copy)._pipeline.restored  # type: ignore[union-attr]
     tomorrow = FixedClock(clock.now() + timedelta(days=1))
     assert not _open(isolated_locations, tomorrow, sample_copy)._pipeline.restored  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "another version"])
-def test_a_damaged_or_foreign_snapshot_is_no_snapshot(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, damage: str) -> None:
+def test_a_damaged_or_foreign_snapshot_is_no_snapshot(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, damage: str
+) -> None:
     expected = _open(isolated_locations, clock, sample_copy).memories
     [path] = (isolated_locations.cache / "snapshots").glob("*.snapshot")
     data = path.read_bytes()
@@ -335,7 +450,9 @@ def test_a_damaged_or_foreign_snapshot_is_no_snapshot(sample_copy: Path, isolate
     assert not wb._pipeline.restored and wb.memories == expected  # type: ignore[union-attr]
 
 
-def test_a_write_then_a_new_start_uses_what_the_write_made(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_a_write_then_a_new_start_uses_what_the_write_made(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     _open(isolated_locations, clock, sample_copy)
     wb = _open(isolated_locations, clock, sample_copy)
     target = next(m for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold")
@@ -350,7 +467,11 @@ def test_a_write_then_a_new_start_uses_what_the_write_made(sample_copy: Path, is
 
 @pytest.mark.parametrize("system", ["dollhouse", "massgen", "openclaw"])
 def test_a_write_after_a_warm_start_makes_the_parses_of_its_own_files_alone(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, system: str
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+    system: str,
 ) -> None:
     _open(isolated_locations, clock, sample_copy)
     wb = _open(isolated_locations, clock, sample_copy)
@@ -366,7 +487,9 @@ def test_a_write_after_a_warm_start_makes_the_parses_of_its_own_files_alone(
     target = next(
         m
         for m in sorted(wb.memories, key=lambda m: m.id)
-        if m.system == system and m.tier.value == "cold" and (system != "openclaw" or m.source.path.startswith("memory/domains/"))
+        if m.system == system
+        and m.tier.value == "cold"
+        and (system != "openclaw" or m.source.path.startswith("memory/domains/"))
     )
     work = next(w for w in wb.result.works if w.ref.system == system)
     wb.approve(target.id, "test")  # a decision the ledger keeps: no file parsed
@@ -390,7 +513,9 @@ def _snapshots(locations: Locations) -> list[Path]:
     return sorted((locations.cache / "snapshots").glob("*.snapshot"))
 
 
-def test_an_open_that_indexes_later_writes_its_snapshot_with_the_index(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_an_open_that_indexes_later_writes_its_snapshot_with_the_index(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = Workbench(isolated_locations, clock=clock, workers=1)
     wb.open([sample_copy], index_later=True)
     assert _snapshots(isolated_locations) == []  # the memories are shown before it is written
@@ -403,7 +528,9 @@ def test_an_open_that_indexes_later_writes_its_snapshot_with_the_index(sample_co
     again.close()
 
 
-def test_a_write_before_the_deferred_snapshot_leaves_none(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_a_write_before_the_deferred_snapshot_leaves_none(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = Workbench(isolated_locations, clock=clock, workers=1)
     wb.open([sample_copy], index_later=True)
     target = next(m for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold")
@@ -423,7 +550,10 @@ def test_a_value_marshal_cannot_keep_leaves_no_snapshot(tmp_path: Path) -> None:
 
 
 def test_memories_are_kept_in_small_blobs_and_read_back_across_them(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """marshal holds the interpreter lock through one call: the memories go in blobs of a few
     thousand, so a face's event loop beside the load is never held for the read of the whole."""
@@ -456,12 +586,19 @@ def test_memories_are_kept_in_small_blobs_and_read_back_across_them(
 
 
 def test_a_warm_starts_first_review_queue_looks_at_the_memories_the_snapshot_kept(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     first = _open(isolated_locations, clock, sample_copy)
     taken = next(m for m in first.memories if m.system == "massgen")
-    first.quarantine(taken.id, "test")  # the file into the vault: a memory of the vault's, beside the store's
-    _open(isolated_locations, clock, sample_copy)  # after the write: reads the caches, writes the snapshot
+    first.quarantine(
+        taken.id, "test"
+    )  # the file into the vault: a memory of the vault's, beside the store's
+    _open(
+        isolated_locations, clock, sample_copy
+    )  # after the write: reads the caches, writes the snapshot
     warm = _open(isolated_locations, clock, sample_copy)
     assert warm._pipeline.restored  # type: ignore[union-attr]
     kept = warm.result.attention
@@ -504,32 +641,53 @@ def _fresh(text: str) -> str:
     return (text + ".")[:-1]
 
 
-def test_strings_that_recur_between_memories_come_back_as_one_object(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_strings_that_recur_between_memories_come_back_as_one_object(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """marshal writes an object it has already written as a reference, and reads it back as that one
     object: a system's name, a native field's name and its short values, a tag, kept once per blob,
     make no new string per memory on a warm start. Long values (a description) stay each their own."""
-    memory = next(m for m in _open(isolated_locations, clock, sample_copy).memories if m.system == "dollhouse" and m.fields and m.tags)
+    memory = next(
+        m
+        for m in _open(isolated_locations, clock, sample_copy).memories
+        if m.system == "dollhouse" and m.fields and m.tags
+    )
     copies = [
         replaced(
             memory,
             id=f"{memory.id}-{n}",
             system=_fresh(memory.system),
             tags=tuple(map(_fresh, memory.tags)),
-            fields={_fresh(k): _fresh(v) if isinstance(v, str) else v for k, v in memory.fields.items()} | {"note": _fresh("x" * 100)},
+            fields={
+                _fresh(k): _fresh(v) if isinstance(v, str) else v for k, v in memory.fields.items()
+            }
+            | {"note": _fresh("x" * 100)},
         )
         for n in range(2)
     ]
-    one, other = snapshot.decode_memories(marshal.loads(marshal.dumps(snapshot.encode_memories(copies))))
+    one, other = snapshot.decode_memories(
+        marshal.loads(marshal.dumps(snapshot.encode_memories(copies)))
+    )
     assert [one, other] == copies
-    assert one.system is other.system and all(a is b for a, b in zip(one.tags, other.tags, strict=True))
+    assert one.system is other.system and all(
+        a is b for a, b in zip(one.tags, other.tags, strict=True)
+    )
     assert all(a is b for a, b in zip(one.fields, other.fields, strict=True))
-    short = [key for key, value in one.fields.items() if isinstance(value, str) and len(value) <= 64]
+    short = [
+        key for key, value in one.fields.items() if isinstance(value, str) and len(value) <= 64
+    ]
     assert short and all(one.fields[key] is other.fields[key] for key in short)
-    assert one.fields["note"] == other.fields["note"] and one.fields["note"] is not other.fields["note"]
+    assert (
+        one.fields["note"] == other.fields["note"]
+        and one.fields["note"] is not other.fields["note"]
+    )
 
 
 def test_a_file_system_that_cannot_map_the_snapshot_has_it_read(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     expected = _open(isolated_locations, clock, sample_copy).memories
 

@@ -12,8 +12,12 @@ from app.core.locations import Locations
 from app.core.workbench import Workbench
 
 
-def test_a_dropped_workbench_is_freed_without_the_collector(tmp_path: Path, sample_copy: Path) -> None:
-    wb = Workbench(Locations(cache=tmp_path / "cache", data=tmp_path / "data", config=tmp_path / "config"))
+def test_a_dropped_workbench_is_freed_without_the_collector(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    wb = Workbench(
+        Locations(cache=tmp_path / "cache", data=tmp_path / "data", config=tmp_path / "config")
+    )
     wb.open([sample_copy])
     assert wb.memories
     gone = weakref.ref(wb)
@@ -30,7 +34,9 @@ def test_a_dropped_workbench_is_freed_without_the_collector(tmp_path: Path, samp
 
 
 def test_opening_again_frees_the_last_load(tmp_path: Path, sample_copy: Path) -> None:
-    wb = Workbench(Locations(cache=tmp_path / "cache", data=tmp_path / "data", config=tmp_path / "config"))
+    wb = Workbench(
+        Locations(cache=tmp_path / "cache", data=tmp_path / "data", config=tmp_path / "config")
+    )
     wb.open([sample_copy])
     first = weakref.ref(wb._pipeline)  # type: ignore[arg-type]
     was_enabled = gc.isenabled()
@@ -43,11 +49,15 @@ def test_opening_again_frees_the_last_load(tmp_path: Path, sample_copy: Path) ->
             gc.enable()
 
 
-def test_what_saliences_and_suggestions_make_is_out_of_the_collectors_sight(tmp_path: Path, sample_copy: Path) -> None:
+def test_what_saliences_and_suggestions_make_is_out_of_the_collectors_sight(
+    tmp_path: Path, sample_copy: Path
+) -> None:
     """Both passes make hundreds of thousands of objects that stay alive at 100,000 memories; left
     young, the next write's first collection walked them all (a promote after the suggestions took
     a quarter of a second instead of 30 ms)."""
-    wb = Workbench(Locations(cache=tmp_path / "cache", data=tmp_path / "data", config=tmp_path / "config"))
+    wb = Workbench(
+        Locations(cache=tmp_path / "cache", data=tmp_path / "data", config=tmp_path / "config")
+    )
     wb.open([sample_copy])
     before = gc.get_freeze_count()
     assert wb.saliences()

@@ -35,13 +35,21 @@ def missing() -> None:
     """massgen is not importable: a skip on a developer's machine, a failure where
     `MEMWB_REQUIRE_INTEROP` names massgen (.ci/run sets it)."""
     if "massgen" in os.environ.get("MEMWB_REQUIRE_INTEROP", "").split(","):
-        raise RuntimeError(f"massgen {VERSION} is not importable, and CI must run the MassGen interop tests (.ci/run installs it)")
-    pytest.skip(f"massgen {VERSION} is not installed (pip install --no-deps massgen=={VERSION}; loguru is in the test extra)")
+        raise RuntimeError(
+            f"massgen {VERSION} is not importable, and CI must run the MassGen interop tests (.ci/run installs it)"
+        )
+    pytest.skip(
+        f"massgen {VERSION} is not installed (pip install --no-deps massgen=={VERSION}; loguru is in the test extra)"
+    )
 
 
 def load() -> types.SimpleNamespace:
     """The real modules; skipped when massgen is not installed, unless it is required (.ci/run)."""
-    spec = importlib.util.find_spec("massgen") if "massgen" not in sys.modules else sys.modules["massgen"].__spec__
+    spec = (
+        importlib.util.find_spec("massgen")
+        if "massgen" not in sys.modules
+        else sys.modules["massgen"].__spec__
+    )
     locations = list(spec.submodule_search_locations or ()) if spec is not None else []
     if not locations:
         missing()
@@ -51,10 +59,14 @@ def load() -> types.SimpleNamespace:
     _bare_package("massgen.utils", root / "utils")
     from importlib.metadata import version
 
-    assert version("massgen") == VERSION, f"the interop tests are written against massgen {VERSION}, found {version('massgen')}"
+    assert version("massgen") == VERSION, (
+        f"the interop tests are written against massgen {VERSION}, found {version('massgen')}"
+    )
     smb = importlib.import_module("massgen.system_message_builder")
     sections = importlib.import_module("massgen.system_prompt_sections")
-    lifecycle = importlib.import_module("massgen.orchestrator_collaborators.workspace_lifecycle_manager")
+    lifecycle = importlib.import_module(
+        "massgen.orchestrator_collaborators.workspace_lifecycle_manager"
+    )
     return types.SimpleNamespace(
         SystemMessageBuilder=smb.SystemMessageBuilder,
         MemorySection=sections.MemorySection,
@@ -63,5 +75,7 @@ def load() -> types.SimpleNamespace:
 
 
 def _agent(cwd: Path) -> Any:
-    fs = types.SimpleNamespace(cwd=str(cwd), workspace_token=None, get_current_workspace=lambda: str(cwd))
+    fs = types.SimpleNamespace(
+        cwd=str(cwd), workspace_token=None, get_current_workspace=lambda: str(cwd)
+    )
     return types.SimpleNamespace(backend=types.SimpleNamespace(filesystem_manager=fs))

@@ -34,7 +34,9 @@ def _driver() -> ModuleType:
     try:
         import sqlean
     except ImportError:
-        _unavailable("this interpreter's sqlite3 cannot load extensions (memory-mcp's Storage needs sqlite-vec) and sqlean.py is not installed")
+        _unavailable(
+            "this interpreter's sqlite3 cannot load extensions (memory-mcp's Storage needs sqlite-vec) and sqlean.py is not installed"
+        )
     return sqlean
 
 
@@ -50,23 +52,39 @@ for _name, _module in list(sys.modules.items()):
     if _name.split(".")[0] == "memory_mcp" and getattr(_module, "sqlite3", None) is sqlite3:
         _module.sqlite3 = DRIVER  # type: ignore[attr-defined]
 
-__all__ = ["MemoryType", "PromotionSource", "RelationType", "TrustReason", "Storage", "open_storage", "table", "everything"]
+__all__ = [
+    "MemoryType",
+    "PromotionSource",
+    "RelationType",
+    "TrustReason",
+    "Storage",
+    "open_storage",
+    "table",
+    "everything",
+]
 
 
 def open_storage(db: Path) -> Storage:
     """memory-mcp's own Storage on `db`; opening it runs its schema check and migrations."""
-    mcp_embeddings.create_provider = lambda settings: mcp_embeddings.MockEmbeddingProvider(settings.embedding_dim)
+    mcp_embeddings.create_provider = lambda settings: mcp_embeddings.MockEmbeddingProvider(
+        settings.embedding_dim
+    )
     storage = Storage(Settings(db_path=db, embedding_dim=384))
     storage.get_schema_version()  # connects: schema check, SCHEMA, migrations, vector table
     return storage
 
 
-def table(db: Path, name: str, where: str = "1", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+def table(
+    db: Path, name: str, where: str = "1", params: tuple[Any, ...] = ()
+) -> list[dict[str, Any]]:
     """Rows of an ordinary table, read without memory-mcp's code (no extension needed)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
-        return [dict(r) for r in conn.execute(f"SELECT * FROM {name} WHERE {where} ORDER BY rowid", params)]
+        return [
+            dict(r)
+            for r in conn.execute(f"SELECT * FROM {name} WHERE {where} ORDER BY rowid", params)
+        ]
     finally:
         conn.close()
 
@@ -76,6 +94,8 @@ def everything(db: Path, ident: int) -> dict[str, Any]:
     return {
         "row": table(db, "memories", "id = ?", (ident,)),
         "tags": table(db, "memory_tags", "memory_id = ?", (ident,)),
-        "relationships": table(db, "memory_relationships", "from_memory_id = ? OR to_memory_id = ?", (ident, ident)),
+        "relationships": table(
+            db, "memory_relationships", "from_memory_id = ? OR to_memory_id = ?", (ident, ident)
+        ),
         "trust_history": table(db, "trust_history", "memory_id = ?", (ident,)),
     }

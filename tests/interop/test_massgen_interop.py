@@ -76,7 +76,13 @@ class Run:
     def builder(self) -> Any:
         # The temp-workspace loader reads `<base>/<agent label>/memory/`: pointed at the workspaces
         # folder, it reads the very files MassGen copies into the temp workspaces.
-        return self.mg.SystemMessageBuilder(None, None, self.agents(), session_id=SESSION, agent_temporary_workspace=str(self.root / "workspaces"))
+        return self.mg.SystemMessageBuilder(
+            None,
+            None,
+            self.agents(),
+            session_id=SESSION,
+            agent_temporary_workspace=str(self.root / "workspaces"),
+        )
 
     def read(self) -> dict[str, Any]:
         """Everything MassGen's read paths return, and the memory section of the prompt they build."""
@@ -87,7 +93,11 @@ class Run:
         # As build_coordination_message assembles it.
         config = {
             "short_term": {"content": "\n".join(f"- {m}" for m in short) if short else ""},
-            "long_term": [{"id": f"mem_{i}", "summary": m, "created_at": "N/A"} for i, m in enumerate(long)] if long else [],
+            "long_term": [
+                {"id": f"mem_{i}", "summary": m, "created_at": "N/A"} for i, m in enumerate(long)
+            ]
+            if long
+            else [],
             "temp_workspace_memories": temp,
             "archived_memories": archived,
         }
@@ -113,7 +123,9 @@ class Run:
         self.answers[agent] += 1
 
     def merge_to_winner(self, winner: str) -> None:
-        self.mg.WorkspaceLifecycleManager(self.orchestrator()).merge_agent_memories_to_winner(winner)
+        self.mg.WorkspaceLifecycleManager(self.orchestrator()).merge_agent_memories_to_winner(
+            winner
+        )
 
     def by_rel(self) -> dict[str, Memory]:
         return {m.source.path: m for m in self.wb.memories if m.tier is not Tier.QUARANTINE}
@@ -122,11 +134,20 @@ class Run:
         return self.by_rel()[rel].id
 
     def tree(self) -> dict[str, str]:
-        return {p.relative_to(self.root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(self.root.rglob("*")) if p.is_file()}
+        return {
+            p.relative_to(self.root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(self.root.rglob("*"))
+            if p.is_file()
+        }
 
 
 @pytest.fixture
-def run(tmp_path: Path, mg: types.SimpleNamespace, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch) -> Run:
+def run(
+    tmp_path: Path,
+    mg: types.SimpleNamespace,
+    isolated_locations: Locations,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Run:
     root = tmp_path / "project"
     for rel, text in FILES.items():
         path = root / rel
@@ -139,7 +160,13 @@ def run(tmp_path: Path, mg: types.SimpleNamespace, isolated_locations: Locations
 
 def workbench_view(run: Run) -> dict[str, set[tuple[str, str]]]:
     """What the workbench claims each MassGen read path returns, as (name, text) pairs."""
-    out: dict[str, set[tuple[str, str]]] = {"short": set(), "long": set(), "temp_raw": set(), "archived_short": set(), "archived_long": set()}
+    out: dict[str, set[tuple[str, str]]] = {
+        "short": set(),
+        "long": set(),
+        "temp_raw": set(),
+        "archived_short": set(),
+        "archived_long": set(),
+    }
     for memory in run.wb.memories:
         if memory.tier is Tier.QUARANTINE:
             continue
@@ -168,7 +195,11 @@ def massgen_view(seen: dict[str, Any]) -> dict[str, set[tuple[str, str]]]:
         "archived_short": {(k, v["content"]) for k, v in seen["archived"]["short_term"].items()},
         # Long-term copies are shown by name and `description:` line: one without front matter
         # carries no text of its own into the prompt, and the workbench does not list it.
-        "archived_long": {(k, v["content"]) for k, v in seen["archived"]["long_term"].items() if v["content"].startswith("---")},
+        "archived_long": {
+            (k, v["content"])
+            for k, v in seen["archived"]["long_term"].items()
+            if v["content"].startswith("---")
+        },
     }
 
 
@@ -220,7 +251,9 @@ def test_massgen_scan_agrees_with_massgen_listing_and_tier(run: Run) -> None:
     scratch = by_rel["workspaces/workspace_a/memory/short_term/scratch.md"]
     assert "raw" in scratch.fields
     assert reaches(seen, "RAW-SCRATCH-91c2") == ["temp workspaces", "session archive", "prompt"]
-    assert reaches(seen, "RAW-LONG-77aa") == ["temp workspaces"]  # the loader's dict, never rendered
+    assert reaches(seen, "RAW-LONG-77aa") == [
+        "temp workspaces"
+    ]  # the loader's dict, never rendered
     assert "RAW-LONG-77aa" not in seen["prompt"] and "`hand_note.md`" in seen["prompt"]
     assert not any(m.source.path.endswith("hand_note.md") for m in by_rel.values())
     archived = f".massgen/sessions/{SESSION}/archived_memories/agent_a_answer_0"
@@ -243,7 +276,9 @@ def test_massgen_sees_each_write_as_the_workbench_claims(run: Run) -> None:
     deploy = run.id_of("workspaces/workspace_a/memory/long_term/deploy.md")
     run.wb.promote(deploy, reason="used every turn")
     seen = assert_agree(run)
-    assert "deploy" in {m["name"] for m in seen["short"]} and "deploy" not in {m["name"] for m in seen["long"]}
+    assert "deploy" in {m["name"] for m in seen["short"]} and "deploy" not in {
+        m["name"] for m in seen["long"]
+    }
     assert run.wb.memory(deploy).tier is Tier.HOT
 
     run.wb.demote(deploy, reason="not every turn")
@@ -283,14 +318,25 @@ def test_massgen_sees_each_write_as_the_workbench_claims(run: Run) -> None:
 # -- quarantine against MassGen's own archive and merge ------------------------------------------------
 
 
-def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for_byte(run: Run) -> None:
+def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for_byte(
+    run: Run,
+) -> None:
     # MassGen's run so far: agent_a's answer 0 archived, its memories merged into the winner agent_b.
     run.archive("agent_a")
     run.merge_to_winner("agent_b")
     run.wb = run.open()
     seen = assert_agree(run)
-    assert set(reaches(seen, "SECRET-STYLE-7f3a")) == {"workspace short_term", "temp workspaces", "session archive", "prompt"}
-    assert set(reaches(seen, "RAW-SCRATCH-91c2")) == {"temp workspaces", "session archive", "prompt"}
+    assert set(reaches(seen, "SECRET-STYLE-7f3a")) == {
+        "workspace short_term",
+        "temp workspaces",
+        "session archive",
+        "prompt",
+    }
+    assert set(reaches(seen, "RAW-SCRATCH-91c2")) == {
+        "temp workspaces",
+        "session archive",
+        "prompt",
+    }
     before = {rel: (run.root / rel).read_bytes() for rel in run.tree()}
 
     style = run.id_of("workspaces/workspace_a/memory/short_term/user_style.md")
@@ -299,7 +345,9 @@ def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for
     q2 = run.wb.quarantine(scratch, "unreviewed raw text")
     assert isinstance(q1, Decision) and isinstance(q2, Decision)
     assert {m.id for m in run.wb.memories if m.tier is Tier.QUARANTINE} == {style, scratch}
-    taken = [q.effect["file"] for q in (q1, q2)] + [c["file"] for q in (q1, q2) for c in q.effect.get("copies", ())]
+    taken = [q.effect["file"] for q in (q1, q2)] + [
+        c["file"] for q in (q1, q2) for c in q.effect.get("copies", ())
+    ]
     archived = f".massgen/sessions/{SESSION}/archived_memories/agent_a_answer_0"
     # The file, MassGen's archived copy and the copy its merge made in the winner's workspace.
     assert sorted(taken) == sorted(
@@ -315,7 +363,12 @@ def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for
     assert not any((run.root / rel).exists() for rel in taken)
 
     # MassGen carries on: reads, archives both workspaces again, merges into the winner, reads again.
-    for step in (lambda: None, lambda: run.archive("agent_a"), lambda: run.archive("agent_b"), lambda: run.merge_to_winner("agent_b")):
+    for step in (
+        lambda: None,
+        lambda: run.archive("agent_a"),
+        lambda: run.archive("agent_b"),
+        lambda: run.merge_to_winner("agent_b"),
+    ):
         step()
         seen = run.read()
         assert reaches(seen, "SECRET-STYLE-7f3a") == []
@@ -327,11 +380,15 @@ def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for
     run.wb.restore(style, "reviewed")
     after = {rel: (run.root / rel).read_bytes() for rel in run.tree()}
     for rel in taken:
-        assert after[rel] == before[rel], rel  # every quarantined file and copy is back, byte for byte
+        assert after[rel] == before[rel], (
+            rel
+        )  # every quarantined file and copy is back, byte for byte
     # What MassGen wrote meanwhile (answer 1 of each agent) is untouched, and holds no quarantined text.
     new = set(after) - set(before)
     assert new and all(f"{SESSION}/archived_memories/" in rel for rel in new)
-    assert not any(b"SECRET-STYLE-7f3a" in after[rel] or b"RAW-SCRATCH-91c2" in after[rel] for rel in new)
+    assert not any(
+        b"SECRET-STYLE-7f3a" in after[rel] or b"RAW-SCRATCH-91c2" in after[rel] for rel in new
+    )
     seen = assert_agree(run)
     assert "SECRET-STYLE-7f3a" in seen["prompt"]
 

@@ -17,17 +17,47 @@ from app.core.locations import Locations
 from app.core.model import Tier
 from app.core.workbench import Workbench
 from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, used by pytestmark)
-from tests.interop.mcp import MemoryType, RelationType, Storage, TrustReason, everything, open_storage, table
+from tests.interop.mcp import (
+    MemoryType,
+    RelationType,
+    Storage,
+    TrustReason,
+    everything,
+    open_storage,
+    table,
+)
 
 pytestmark = pytest.mark.usefixtures("write_guard")
 
-SECRET = "Never call the export endpoint without a limit: it scans the whole tenant and leaks hostnames"
+SECRET = (
+    "Never call the export endpoint without a limit: it scans the whole tenant and leaks hostnames"
+)
 TEXTS = {
     "landmine": (SECRET, MemoryType.PROJECT, ["api", "danger"], "landmine"),
-    "ruff": ("Use ruff for linting and formatting the python code", MemoryType.PATTERN, ["python"], "convention"),
-    "deploy": ("Deploys go out on Tuesdays after the release train is cut", MemoryType.PROJECT, [], "decision"),
-    "staging": ("The staging database is reset every night at two", MemoryType.REFERENCE, ["staging"], None),
-    "queue": ("Background jobs run on the default queue unless marked urgent", MemoryType.PROJECT, [], "convention"),
+    "ruff": (
+        "Use ruff for linting and formatting the python code",
+        MemoryType.PATTERN,
+        ["python"],
+        "convention",
+    ),
+    "deploy": (
+        "Deploys go out on Tuesdays after the release train is cut",
+        MemoryType.PROJECT,
+        [],
+        "decision",
+    ),
+    "staging": (
+        "The staging database is reset every night at two",
+        MemoryType.REFERENCE,
+        ["staging"],
+        None,
+    ),
+    "queue": (
+        "Background jobs run on the default queue unless marked urgent",
+        MemoryType.PROJECT,
+        [],
+        "convention",
+    ),
 }
 
 
@@ -43,7 +73,11 @@ def store(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     ids: dict[str, int] = {}
     for key, (content, kind, tags, category) in TEXTS.items():
         ids[key], _ = s.store_memory(content, kind, tags=tags or None, category=category)
-    assert s.promote_to_hot(ids["landmine"], pin=True) and s.promote_to_hot(ids["ruff"]) and s.promote_to_hot(ids["queue"])
+    assert (
+        s.promote_to_hot(ids["landmine"], pin=True)
+        and s.promote_to_hot(ids["ruff"])
+        and s.promote_to_hot(ids["queue"])
+    )
     s.link_memories(ids["landmine"], ids["deploy"], RelationType.RELATES_TO)
     s.link_memories(ids["staging"], ids["landmine"], RelationType.ELABORATES)
     s.adjust_trust(ids["landmine"], TrustReason.HIGH_SIMILARITY_HIT, similarity=0.91)
@@ -85,15 +119,21 @@ def agree(db: Path, bench: Workbench) -> Storage:
         assert mine.tier == (Tier.QUARANTINE if held else tier_of(m)), row
         assert mine.pinned == m.is_pinned and mine.trust_score == pytest.approx(m.trust_score), row
         assert sorted(mine.tags) == sorted(m.tags) and mine.kind == m.memory_type.value, row
-        theirs_salience = s._compute_salience_score(m.importance_score, m.trust_score, m.access_count, m.last_accessed_at)
+        theirs_salience = s._compute_salience_score(
+            m.importance_score, m.trust_score, m.access_count, m.last_accessed_at
+        )
         assert saliences[mine.id].score == pytest.approx(theirs_salience, abs=0.002), row
-        assert all(isinstance(e.reason, TrustReason) for e in s.get_trust_history(row))  # it raises on any other reason
+        assert all(
+            isinstance(e.reason, TrustReason) for e in s.get_trust_history(row)
+        )  # it raises on any other reason
     s.get_trust_history()  # the unfiltered history too
     # The hot-cache plan: what memory-mcp's own get_hot_cache returns, in its order, its cap of 10.
     [plan] = [p for p in bench.budgets() if p.system == "memory-mcp"]
     served = [memory_id(m.id) for m in s.get_hot_cache()]
     detail = served, [(i.id, i.note) for i in plan.items]
-    assert [item.id for item in plan.fitting] == served and plan.limit == s.settings.hot_cache_max_items == 10, detail
+    assert [
+        item.id for item in plan.fitting
+    ] == served and plan.limit == s.settings.hot_cache_max_items == 10, detail
     return s
 
 
@@ -105,7 +145,9 @@ def test_the_scan_agrees_with_memory_mcp(store: tuple[Path, dict[str, int]], wb:
     s.close()
 
 
-def test_every_write_is_what_memory_mcp_sees(store: tuple[Path, dict[str, int]], wb: Workbench) -> None:
+def test_every_write_is_what_memory_mcp_sees(
+    store: tuple[Path, dict[str, int]], wb: Workbench
+) -> None:
     db, ids = store
     original = {key: everything(db, ident)["row"] for key, ident in ids.items()}
 
@@ -125,7 +167,11 @@ def test_every_write_is_what_memory_mcp_sees(store: tuple[Path, dict[str, int]],
     assert not seen("staging").is_pinned
     wb.demote(memory_id(ids["landmine"]), reason="t")
     m = seen("landmine")
-    assert (m.is_hot, m.is_pinned, m.promotion_source) == (False, False, None)  # as its demote_from_hot
+    assert (m.is_hot, m.is_pinned, m.promotion_source) == (
+        False,
+        False,
+        None,
+    )  # as its demote_from_hot
     before = seen("deploy").trust_score
     wb.approve(memory_id(ids["deploy"]), reason="checked")
     s = open_storage(db)
@@ -136,7 +182,9 @@ def test_every_write_is_what_memory_mcp_sees(store: tuple[Path, dict[str, int]],
     seen("deploy")
     wb.quarantine(memory_id(ids["queue"]), reason="suspicious")
     m = seen("queue")
-    assert (m.is_hot, m.is_pinned, m.trust_score) == (False, False, 0.0) and TEXTS["queue"][0] not in m.content
+    assert (m.is_hot, m.is_pinned, m.trust_score) == (False, False, 0.0) and TEXTS["queue"][
+        0
+    ] not in m.content
     wb.restore(memory_id(ids["queue"]), reason="fine after all")
     assert seen("queue").content == TEXTS["queue"][0]
     wb.merge(memory_id(ids["deploy"]), [memory_id(ids["staging"])], reason="same", force=True)
@@ -168,7 +216,9 @@ def test_every_write_is_what_memory_mcp_sees(store: tuple[Path, dict[str, int]],
     # the merged row: every column back but the access counters memory-mcp itself moved meanwhile
     counters = ("access_count", "last_accessed_at")
     [staging] = everything(db, ids["staging"])["row"]
-    assert {k: v for k, v in staging.items() if k not in counters} == {k: v for k, v in original["staging"][0].items() if k not in counters}
+    assert {k: v for k, v in staging.items() if k not in counters} == {
+        k: v for k, v in original["staging"][0].items() if k not in counters
+    }
     s = open_storage(db)
     assert s.get_related(ids["deploy"], RelationType.SUPERSEDES, direction="outgoing") == []
     reasons = [e.reason for e in s.get_trust_history(ids["staging"])]
@@ -176,21 +226,36 @@ def test_every_write_is_what_memory_mcp_sees(store: tuple[Path, dict[str, int]],
     s.close()
 
 
-def test_a_quarantine_holds_against_memory_mcp_and_restores_column_for_column(store: tuple[Path, dict[str, int]], wb: Workbench) -> None:
+def test_a_quarantine_holds_against_memory_mcp_and_restores_column_for_column(
+    store: tuple[Path, dict[str, int]], wb: Workbench
+) -> None:
     db, ids = store
     target = ids["landmine"]
     s = open_storage(db)  # the read paths are live: before the quarantine, recall serves the text
-    assert SECRET in [m.content for m in s.recall("export endpoint without a limit scans the whole tenant", threshold=0.0, limit=20).memories]
+    assert SECRET in [
+        m.content
+        for m in s.recall(
+            "export endpoint without a limit scans the whole tenant", threshold=0.0, limit=20
+        ).memories
+    ]
     s.close()
     original = everything(db, target)
-    assert original["row"][0]["is_hot"] == 1 and original["row"][0]["is_pinned"] == 1 and original["tags"]
+    assert (
+        original["row"][0]["is_hot"] == 1
+        and original["row"][0]["is_pinned"] == 1
+        and original["tags"]
+    )
     wb.quarantine(memory_id(target), reason="leaks hostnames")
 
     s = open_storage(db)
     served: list[Any] = []
 
     def read_everything() -> None:
-        served.extend(s.recall("export endpoint without a limit scans the whole tenant", threshold=0.0, limit=20).memories)
+        served.extend(
+            s.recall(
+                "export endpoint without a limit scans the whole tenant", threshold=0.0, limit=20
+            ).memories
+        )
         served.extend(s.recall_by_tag("danger"))
         served.extend(s.get_hot_cache())
         served.extend(s.get_promoted_memories())
@@ -211,7 +276,9 @@ def test_a_quarantine_holds_against_memory_mcp_and_restores_column_for_column(st
     row = s.get_memory(target)
     assert (row.is_hot, row.is_pinned) == (False, False)
     with s._connection() as conn:
-        fts = conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH 'tenant'").fetchall()
+        fts = conn.execute(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH 'tenant'"
+        ).fetchall()
     assert target not in {r[0] for r in fts}
     s.get_trust_history(target)
     s.get_trust_history()
@@ -221,7 +288,9 @@ def test_a_quarantine_holds_against_memory_mcp_and_restores_column_for_column(st
         assert "export endpoint" not in text and "hostnames" not in text
         if getattr(memory, "id", None) == target:
             assert memory.tags == []
-    assert any(getattr(m, "id", None) == target for m in served)  # it was there to be read, as a placeholder
+    assert any(
+        getattr(m, "id", None) == target for m in served
+    )  # it was there to be read, as a placeholder
 
     wb.restore(memory_id(target), reason="cleared")
     after = everything(db, target)
@@ -229,7 +298,9 @@ def test_a_quarantine_holds_against_memory_mcp_and_restores_column_for_column(st
     assert after["tags"] == original["tags"] and after["relationships"] == original["relationships"]
     assert after["trust_history"][: len(original["trust_history"])] == original["trust_history"]
     added = after["trust_history"][len(original["trust_history"]) :]
-    assert [h["reason"] for h in added][0] == "factually_wrong" and added[-1]["reason"] == "explicitly_confirmed"
+    assert [h["reason"] for h in added][0] == "factually_wrong" and added[-1][
+        "reason"
+    ] == "explicitly_confirmed"
     s = agree(db, wb)
     assert s.get_memory(target).content == SECRET
     assert [e.reason for e in s.get_trust_history(target)][0] is TrustReason.EXPLICITLY_CONFIRMED
@@ -244,12 +315,23 @@ def test_trust_zero_alone_does_not_hold(store: tuple[Path, dict[str, int]]) -> N
     db, ids = store
     target = ids["landmine"]
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE memories SET trust_score = 0.0, is_hot = 0, is_pinned = 0 WHERE id = ?", (target,))
+    conn.execute(
+        "UPDATE memories SET trust_score = 0.0, is_hot = 0, is_pinned = 0 WHERE id = ?", (target,)
+    )
     conn.commit()
     conn.close()
     s = open_storage(db)
-    assert SECRET in [m.content for m in s.recall("export endpoint without a limit scans the whole tenant", threshold=0.0, limit=20).memories]
+    assert SECRET in [
+        m.content
+        for m in s.recall(
+            "export endpoint without a limit scans the whole tenant", threshold=0.0, limit=20
+        ).memories
+    ]
     row = s.get_memory(target)
-    assert (row.is_hot, row.is_pinned, row.trust_score) == (True, True, 0.0)  # one recall: hot and pinned again
+    assert (row.is_hot, row.is_pinned, row.trust_score) == (
+        True,
+        True,
+        0.0,
+    )  # one recall: hot and pinned again
     assert SECRET in [m.content for m in s.get_hot_cache()]
     s.close()

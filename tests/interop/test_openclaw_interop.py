@@ -228,7 +228,9 @@ def test_a_naive_outside_edit_trips_the_ratchet(home: Path) -> None:
 def test_the_workbench_writes_do_not_trip_the_ratchet(wb: Workbench, home: Path) -> None:
     wb.quarantine(ID + "note/people", "review")
     wb.demote(ID + "note/lessons", domain="lessons")
-    wb.merge(ID + "note/decisions", [ID + "note/policies"], reason="one place", force=True)  # the records, not likeness, are tested
+    wb.merge(
+        ID + "note/decisions", [ID + "note/policies"], reason="one place", force=True
+    )  # the records, not likeness, are tested
     wb.promote(ID + "note/lessons")
     wb.undo()  # the promote, then the merge and the demote
     wb.undo()

@@ -39,7 +39,9 @@ def make_app(tmp_path: Path) -> Callable[..., MemoryWorkbenchApp]:
             system, _, folder = name.partition(":")
             shutil.copytree(SAMPLE / system, sample.parent / folder)
             paths.append(sample.parent / folder)
-        return MemoryWorkbenchApp(Workbench(locations, clock=FixedClock(SAMPLE_DAY)), paths, **kwargs)  # type: ignore[arg-type]
+        return MemoryWorkbenchApp(
+            Workbench(locations, clock=FixedClock(SAMPLE_DAY)), paths, **kwargs
+        )  # type: ignore[arg-type]
 
     return build
 
@@ -67,7 +69,9 @@ def test_browse(snap_compare, make_app, size) -> None:  # type: ignore[no-untype
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 def test_browse_two_portfolios(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
     """A second DollhouseMCP portfolio: the Portfolio column (where there is room) and both in the tree."""
-    assert snap_compare(make_app("dollhouse:team-dollhouse"), terminal_size=size, run_before=settled("t"))
+    assert snap_compare(
+        make_app("dollhouse:team-dollhouse"), terminal_size=size, run_before=settled("t")
+    )
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
@@ -81,13 +85,21 @@ def test_budget(snap_compare, make_app, size) -> None:  # type: ignore[no-untype
 
 
 # The sample's budget plans after DollhouseMCP's (test_budget), each system's own: `j` presses to it.
-OTHER_PLANS = {"engram": 2, "massgen": 4, "memory-mcp": 5, "openclaw-bootstrap": 6, "openclaw-memory-md": 7}
+OTHER_PLANS = {
+    "engram": 2,
+    "massgen": 4,
+    "memory-mcp": 5,
+    "openclaw-bootstrap": 6,
+    "openclaw-memory-md": 7,
+}
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 @pytest.mark.parametrize("plan", list(OTHER_PLANS))
 def test_budget_of_each_system(snap_compare, make_app, plan, size) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_app(), terminal_size=size, run_before=settled("f4", *["j"] * OTHER_PLANS[plan]))
+    assert snap_compare(
+        make_app(), terminal_size=size, run_before=settled("f4", *["j"] * OTHER_PLANS[plan])
+    )
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
@@ -129,7 +141,14 @@ def test_search_results(snap_compare, make_app, size) -> None:  # type: ignore[n
 
 MID_STARTUP = [
     PhaseEvent(phase="discover", path="critical", status="start", at_ms=0.0),
-    PhaseEvent(phase="discover", path="critical", status="end", at_ms=42.0, done=149, message="5 portfolios"),
+    PhaseEvent(
+        phase="discover",
+        path="critical",
+        status="end",
+        at_ms=42.0,
+        done=149,
+        message="5 portfolios",
+    ),
     PhaseEvent(phase="read", path="critical", status="start", at_ms=42.5),
     PhaseEvent(phase="read", path="critical", status="end", at_ms=118.0, done=44),
     PhaseEvent(phase="parse", path="deferred", status="start", at_ms=118.5, total=78),

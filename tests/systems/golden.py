@@ -66,20 +66,40 @@ class Rows:
         with _read_only(root / self.database) as conn:
             out: dict[str, Any] = {"database": self.database, "ids": list(self.ids)}
             for table, columns in self.tables.items():
-                out[table] = [dict(r) for r in conn.execute(f"SELECT * FROM {table} WHERE {self._where(columns)} ORDER BY rowid", self._params(columns))]
+                out[table] = [
+                    dict(r)
+                    for r in conn.execute(
+                        f"SELECT * FROM {table} WHERE {self._where(columns)} ORDER BY rowid",
+                        self._params(columns),
+                    )
+                ]
         return (json.dumps(out, indent=2, ensure_ascii=False) + "\n").encode()
 
     def rest(self, root: Path) -> dict[str, list[dict[str, Any]]]:
         """Every other row of every ordinary table: these must not change."""
         with _read_only(root / self.database) as conn:
-            names = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")]
+            names = [
+                n
+                for (n,) in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
+                )
+            ]
             # FTS shadow tables follow the rows through the system's own triggers; not ours to pin down.
             names = [n for n in names if "_fts" not in n]
             out: dict[str, list[dict[str, Any]]] = {}
             for name in names:
                 columns = self.tables.get(name)
-                where, params = (f"NOT ({self._where(columns)})", self._params(columns)) if columns else ("1", ())
-                out[name] = [dict(r) for r in conn.execute(f"SELECT * FROM {name} WHERE {where} ORDER BY rowid", params)]
+                where, params = (
+                    (f"NOT ({self._where(columns)})", self._params(columns))
+                    if columns
+                    else ("1", ())
+                )
+                out[name] = [
+                    dict(r)
+                    for r in conn.execute(
+                        f"SELECT * FROM {name} WHERE {where} ORDER BY rowid", params
+                    )
+                ]
             return out
 
     def _where(self, columns: tuple[str, ...]) -> str:
@@ -109,7 +129,9 @@ class Case:
     reverse: Edit | None = None  # None: a trust decision, which neither undo nor restore takes back
     reversed_golden: bool = False  # the reversal leaves an audit row: compared with <case>.reversed
     bundle: bool = False  # force the bundle format (a file the edit removes or creates)
-    prepare: Callable[[Path], None] | None = None  # what the sample lacks for this edit, added to the copy first
+    prepare: Callable[[Path], None] | None = (
+        None  # what the sample lacks for this edit, added to the copy first
+    )
 
     def capture(self, root: Path) -> bytes:
         if self.rows is not None:
@@ -131,7 +153,12 @@ class Case:
         skip = {root / f for f in self.files}
         if self.rows is not None:
             db = root / self.rows.database
-            skip |= {db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"), db.with_name(db.name + "-journal")}
+            skip |= {
+                db,
+                db.with_name(db.name + "-wal"),
+                db.with_name(db.name + "-shm"),
+                db.with_name(db.name + "-journal"),
+            }
         # Folders above a captured file are left out: an edit may create one (OpenClaw's archive
         # month), and the bundle already says where the file went.
         out: dict[str, Any] = {}
@@ -141,7 +168,10 @@ class Case:
             st = path.lstat()
             if stat.S_ISDIR(st.st_mode) and any(s.is_relative_to(path) for s in skip):
                 continue
-            out[str(path.relative_to(root))] = (st.st_mode, path.read_bytes() if stat.S_ISREG(st.st_mode) else None)
+            out[str(path.relative_to(root))] = (
+                st.st_mode,
+                path.read_bytes() if stat.S_ISREG(st.st_mode) else None,
+            )
         if self.rows is not None:
             out["<rows>"] = self.rows.rest(root)
         return out
@@ -174,13 +204,25 @@ def check(folder: Path, name: str, actual: bytes, stage: str) -> None:
             path.write_bytes(actual)
         return
     if not path.exists():
-        pytest.fail(f"{stage}: no golden file {path.name}; run with MEMWB_REGENERATE_GOLDEN=1 to write it")
+        pytest.fail(
+            f"{stage}: no golden file {path.name}; run with MEMWB_REGENERATE_GOLDEN=1 to write it"
+        )
     expected = path.read_bytes()
     if actual != expected:
-        pytest.fail(f"{stage}: the bytes differ from golden/{name}:\n{diff(expected, actual, name)}", pytrace=False)
+        pytest.fail(
+            f"{stage}: the bytes differ from golden/{name}:\n{diff(expected, actual, name)}",
+            pytrace=False,
+        )
 
 
-def run(case: Case, folder: Path, sample: Path, system_folder: str, locations: Locations, clock: FixedClock) -> None:
+def run(
+    case: Case,
+    folder: Path,
+    sample: Path,
+    system_folder: str,
+    locations: Locations,
+    clock: FixedClock,
+) -> None:
     """Open the copy's `system_folder`, compare, apply the case's edit, compare, reverse, compare."""
     if case.prepare is not None:
         case.prepare(sample)
@@ -191,10 +233,14 @@ def run(case: Case, folder: Path, sample: Path, system_folder: str, locations: L
 
     outcome = case.edit(wb)
     assert isinstance(outcome, Decision), f"{case.name}: the edit was not applied: {outcome}"
-    assert outcome.time == clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ") and outcome.reason == REASON
+    assert (
+        outcome.time == clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ") and outcome.reason == REASON
+    )
     assert outcome.action == case.action
     check(folder, f"{case.name}.after", case.capture(sample), "after the edit")
-    assert case.outside(sample) == untouched, "the edit changed something outside what the golden files hold"
+    assert case.outside(sample) == untouched, (
+        "the edit changed something outside what the golden files hold"
+    )
 
     if case.reverse is None:
         return
@@ -206,8 +252,13 @@ def run(case: Case, folder: Path, sample: Path, system_folder: str, locations: L
         # `before` already equals the golden .before (or has just been written as it)
         reversed_bytes = case.capture(sample)
         if reversed_bytes != before:
-            pytest.fail(f"after the reversal: not the bytes before the edit:\n{diff(before, reversed_bytes, case.name + '.before')}", pytrace=False)
-    assert case.outside(sample) == untouched, "the reversal changed something outside what the golden files hold"
+            pytest.fail(
+                f"after the reversal: not the bytes before the edit:\n{diff(before, reversed_bytes, case.name + '.before')}",
+                pytrace=False,
+            )
+    assert case.outside(sample) == untouched, (
+        "the reversal changed something outside what the golden files hold"
+    )
 
 
 def undo(wb: Workbench) -> Decision | Plan:
@@ -225,13 +276,17 @@ def unchanged_tree(root: Path) -> dict[str, Any]:
 # -- edits that write nothing, and edits a system cannot make ------------------------------------------
 
 
-def open_copy(sample: Path, system_folder: str, locations: Locations, clock: FixedClock) -> Workbench:
+def open_copy(
+    sample: Path, system_folder: str, locations: Locations, clock: FixedClock
+) -> Workbench:
     wb = Workbench(locations, clock=clock, workers=1)
     wb.open([sample / system_folder], index=False)
     return wb
 
 
-def ledger_only(edits: list[Edit], sample: Path, system_folder: str, locations: Locations, clock: FixedClock) -> None:
+def ledger_only(
+    edits: list[Edit], sample: Path, system_folder: str, locations: Locations, clock: FixedClock
+) -> None:
     """The decisions a system keeps no trace of live in the workbench ledger only: not a byte of
     the portfolio changes, so there is no golden file to hold."""
     wb = open_copy(sample, system_folder, locations, clock)
@@ -242,7 +297,15 @@ def ledger_only(edits: list[Edit], sample: Path, system_folder: str, locations: 
     assert unchanged_tree(sample) == before
 
 
-def refused(edit: Edit, error: type[Exception], message: str, sample: Path, system_folder: str, locations: Locations, clock: FixedClock) -> None:
+def refused(
+    edit: Edit,
+    error: type[Exception],
+    message: str,
+    sample: Path,
+    system_folder: str,
+    locations: Locations,
+    clock: FixedClock,
+) -> None:
     wb = open_copy(sample, system_folder, locations, clock)
     before = unchanged_tree(sample)
     with pytest.raises(error) as caught:

@@ -18,7 +18,9 @@ from tests.systems.fake_notes.system import NOTES_BUDGET, SYSTEM
 NOTES = {
     "alpha.txt": "Alpha launch\nThe alpha launch is on Monday; the kettle team ships it.\n",
     "beta.txt": "Beta feedback\nTesters asked for a darker theme and faster sync.\n",
-    "gamma.txt": "Gamma backlog\n" + "Every open item of the gamma backlog, one per line, waiting for triage. " * 4 + "\n",
+    "gamma.txt": "Gamma backlog\n"
+    + "Every open item of the gamma backlog, one per line, waiting for triage. " * 4
+    + "\n",
 }
 
 
@@ -28,8 +30,12 @@ def notes_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     site = tmp_path / "site"
     dist = site / "memwb_fake_notes-0.1.dist-info"
     dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: memwb-fake-notes\nVersion: 0.1\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text("[memwb.systems]\nnotes = tests.systems.fake_notes.system:SYSTEM\n", encoding="utf-8")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: memwb-fake-notes\nVersion: 0.1\n", encoding="utf-8"
+    )
+    (dist / "entry_points.txt").write_text(
+        "[memwb.systems]\nnotes = tests.systems.fake_notes.system:SYSTEM\n", encoding="utf-8"
+    )
     monkeypatch.syspath_prepend(str(site))
     registry.forget()
     yield
@@ -47,7 +53,9 @@ def folder(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def bench(notes_plugin: None, folder: Path, isolated_locations: Locations, clock: FixedClock) -> Iterator[Workbench]:
+def bench(
+    notes_plugin: None, folder: Path, isolated_locations: Locations, clock: FixedClock
+) -> Iterator[Workbench]:
     workbench = Workbench(isolated_locations, clock=clock)
     workbench.open([folder], use_cache=False)
     yield workbench
@@ -68,8 +76,14 @@ def test_without_the_distribution_it_is_unknown() -> None:
 
 
 def test_read_and_listed(bench: Workbench, folder: Path) -> None:
-    assert [(p.system, p.name, Path(p.root)) for p in bench.portfolios] == [("notes", "my-notes", folder)]
-    assert sorted(m.id for m in bench.memories) == ["notes:my-notes:alpha", "notes:my-notes:beta", "notes:my-notes:gamma"]
+    assert [(p.system, p.name, Path(p.root)) for p in bench.portfolios] == [
+        ("notes", "my-notes", folder)
+    ]
+    assert sorted(m.id for m in bench.memories) == [
+        "notes:my-notes:alpha",
+        "notes:my-notes:beta",
+        "notes:my-notes:gamma",
+    ]
     alpha = bench.memory("notes:my-notes:alpha")
     assert (alpha.system, alpha.name, alpha.tier.value) == ("notes", "Alpha launch", "hot")
     assert bench.text(alpha.id) == NOTES["alpha.txt"]
@@ -87,9 +101,23 @@ def test_searched(bench: Workbench) -> None:
 
 def test_budgeted_by_its_own_planner(bench: Workbench) -> None:
     (plan,) = bench.budgets()
-    assert (plan.system, plan.portfolio, plan.scope, plan.unit, plan.limit) == ("notes", "my-notes", "all notes", "tokens", NOTES_BUDGET)
-    assert [item.id for item in plan.items] == ["notes:my-notes:alpha", "notes:my-notes:beta", "notes:my-notes:gamma"]
-    assert [item.fits for item in plan.items] == [True, True, False]  # gamma's 60-odd words overflow 40 tokens
+    assert (plan.system, plan.portfolio, plan.scope, plan.unit, plan.limit) == (
+        "notes",
+        "my-notes",
+        "all notes",
+        "tokens",
+        NOTES_BUDGET,
+    )
+    assert [item.id for item in plan.items] == [
+        "notes:my-notes:alpha",
+        "notes:my-notes:beta",
+        "notes:my-notes:gamma",
+    ]
+    assert [item.fits for item in plan.items] == [
+        True,
+        True,
+        False,
+    ]  # gamma's 60-odd words overflow 40 tokens
     assert plan.used == sum(item.cost for item in plan.items) and plan.over
     assert plan.loaded == plan.items[0].cost + plan.items[1].cost
     # The plan is the same with or without the one the pipeline kept, and a what-if changes nothing.
@@ -100,7 +128,9 @@ def test_budgeted_by_its_own_planner(bench: Workbench) -> None:
 def test_other_planning_falls_back_to_the_defaults(bench: Workbench) -> None:
     saliences = bench.saliences()
     alpha = saliences["notes:my-notes:alpha"]
-    assert alpha.component("importance").note == "Notes keeps no importance: memory-mcp's default 0.5"
+    assert (
+        alpha.component("importance").note == "Notes keeps no importance: memory-mcp's default 0.5"
+    )
     assert alpha.access == 0  # the generic path: the workbench's access log, empty here
     # No other system's rules: nothing to promote (no promotion hook), no budget advice (none given).
     assert [s for s in bench.suggestions() if s.kind != "merge"] == []

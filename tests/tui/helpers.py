@@ -16,7 +16,9 @@ from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
 
 
-def make_app(locations: Locations, clock: FixedClock, *paths: Path, **kwargs: Any) -> MemoryWorkbenchApp:
+def make_app(
+    locations: Locations, clock: FixedClock, *paths: Path, **kwargs: Any
+) -> MemoryWorkbenchApp:
     return MemoryWorkbenchApp(Workbench(locations, clock=clock), list(paths), **kwargs)
 
 

@@ -39,14 +39,21 @@ def make_app(locations: Locations, clock: FixedClock, sample: Path) -> MemoryWor
 def parts(app: MemoryWorkbenchApp) -> tuple[BrowseScreen, PortfolioTree, MemoryTable, MemoryDetail]:
     screen = app.screen
     assert isinstance(screen, BrowseScreen)
-    return screen, screen.query_one(PortfolioTree), screen.query_one(MemoryTable), screen.query_one(MemoryDetail)
+    return (
+        screen,
+        screen.query_one(PortfolioTree),
+        screen.query_one(MemoryTable),
+        screen.query_one(MemoryDetail),
+    )
 
 
 def static_text(screen: BrowseScreen, selector: str) -> str:
     return str(screen.query_one(selector, Static).render())
 
 
-async def test_tree_counts_equal_the_facade(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_tree_counts_equal_the_facade(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -55,14 +62,18 @@ async def test_tree_counts_equal_the_facade(sample_copy: Path, isolated_location
         assert tree.count_of(NodeRef()) == len(memories) == 149
         for system, count in Counter(m.system for m in memories).items():
             assert tree.count_of(NodeRef(system)) == count
-        for (system, portfolio, tier), count in Counter((m.system, m.portfolio, m.tier.value) for m in memories).items():
+        for (system, portfolio, tier), count in Counter(
+            (m.system, m.portfolio, m.tier.value) for m in memories
+        ).items():
             assert tree.count_of(NodeRef(system, portfolio, tier)) == count
         assert tree.count_of(NodeRef("massgen", "massgen", "cold")) == 10
         # The table shows every memory, once.
         assert sorted(r.id for r in table.rows) == sorted(m.id for m in memories)
 
 
-async def test_choosing_a_node_filters_the_table(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_choosing_a_node_filters_the_table(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -78,7 +89,9 @@ async def test_choosing_a_node_filters_the_table(sample_copy: Path, isolated_loc
         assert len(table.rows) == 149
 
 
-async def test_sort_keys_and_cursor(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_sort_keys_and_cursor(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -93,7 +106,9 @@ async def test_sort_keys_and_cursor(sample_copy: Path, isolated_locations: Locat
         systems = [r.system for r in table.rows]
         assert systems == sorted(systems)
         await pilot.press("S")
-        assert table.sort_reverse and [r.system for r in table.rows] == sorted(systems, reverse=True)
+        assert table.sort_reverse and [r.system for r in table.rows] == sorted(
+            systems, reverse=True
+        )
         table.sort_by("tokens")
         tokens = [r.tokens for r in table.rows]
         assert tokens == sorted(tokens, reverse=True)  # most tokens first
@@ -108,7 +123,9 @@ async def test_sort_keys_and_cursor(sample_copy: Path, isolated_locations: Locat
         assert detail.data is not None and detail.data.memory.id == table.selected_id
 
 
-async def test_show_memory_and_detail_tabs(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_show_memory_and_detail_tabs(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -121,7 +138,10 @@ async def test_show_memory_and_detail_tabs(sample_copy: Path, isolated_locations
         metadata = static_text(screen, "#detail-metadata")
         for key in ("name", "description", "tier", "agent_id", "created", "updated"):
             assert f"  {key}: " in metadata
-        assert "long_term" in metadata and "workspace_coder/memory/long_term/flaky_tests.md" in metadata
+        assert (
+            "long_term" in metadata
+            and "workspace_coder/memory/long_term/flaky_tests.md" in metadata
+        )
         scores = static_text(screen, "#detail-scores")
         salience = app.workbench.saliences()[FLAKY]
         assert f"Salience {salience.score:.3f}" in scores
@@ -140,7 +160,9 @@ async def test_show_memory_and_detail_tabs(sample_copy: Path, isolated_locations
         assert table.selected_id == FLAKY and screen.scope == NodeRef()
 
 
-async def test_findings_are_highlighted(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_findings_are_highlighted(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -156,7 +178,9 @@ async def test_findings_are_highlighted(sample_copy: Path, isolated_locations: L
         assert excerpt in static_text(parts(app)[0], "#detail-content")
 
 
-async def test_promote_then_undo_moves_the_file_back(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_promote_then_undo_moves_the_file_back(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     long_term = sample_copy / CODER / "long_term/flaky_tests.md"
     short_term = sample_copy / CODER / "short_term/flaky_tests.md"
     before = long_term.read_bytes()
@@ -182,10 +206,14 @@ def full_read(app: MemoryWorkbenchApp, order: str) -> tuple[list[MemoryRow], dic
     wb = app.workbench
     scores, trusts, over = wb.salience_scores(), wb.trusts(), over_budget(wb)
     rows = [MemoryRow.of(m, scores.get(m.id), trusts.get(m.id), m.id in over) for m in wb.memories]
-    return MemoryTable.ordered(rows, order), tally(wb.memories, {i: t.level for i, t in trusts.items()})
+    return MemoryTable.ordered(rows, order), tally(
+        wb.memories, {i: t.level for i, t in trusts.items()}
+    )
 
 
-async def test_a_write_patches_the_rows_and_the_tree_as_a_full_read_makes_them(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a_write_patches_the_rows_and_the_tree_as_a_full_read_makes_them(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """After a write only what it changed is built again, and what the screen holds is what a read
     of every memory gives: the same rows in the table's order, the same tree counts and labels. Two
     writes told of before the first's rows arrive are both shown."""
@@ -212,14 +240,20 @@ async def test_a_write_patches_the_rows_and_the_tree_as_a_full_read_makes_them(s
             MemoryRow.of = real_of  # type: ignore[method-assign]
         assert len(built) == 1  # the promoted memory's row alone
         rows, counts = full_read(app, table.order)
-        assert sorted(table.rows) == sorted(rows) and MemoryTable.ordered(table.rows, table.order) == list(table.rows)
+        assert sorted(table.rows) == sorted(rows) and MemoryTable.ordered(
+            table.rows, table.order
+        ) == list(table.rows)
         assert tree.counts == counts
-        hot = next(n for n in tree._labelled.values() if n.data == NodeRef("massgen", "massgen", "hot"))
+        hot = next(
+            n for n in tree._labelled.values() if n.data == NodeRef("massgen", "massgen", "hot")
+        )
         assert str(counts[NodeRef("massgen", "massgen", "hot")].total) in str(hot.label).split()
 
         # Two writes in a row, the screen told of both before the first's rows are built.
         wb = app.workbench
-        others = [m.id for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold"][:2]
+        others = [m.id for m in wb.memories if m.system == "dollhouse" and m.tier.value == "cold"][
+            :2
+        ]
         for memory_id in others:
             wb.promote(memory_id, reason="test")
             screen.post_message(MemoriesChanged(tuple(wb.changed)))
@@ -230,7 +264,10 @@ async def test_a_write_patches_the_rows_and_the_tree_as_a_full_read_makes_them(s
 
 
 async def test_a_hidden_screen_reads_a_write_when_it_is_shown_again(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The review queue is not read again for a write made while browse is shown (that read would
     slow down browse's own), but as soon as the review screen is shown."""
@@ -259,7 +296,9 @@ async def test_a_hidden_screen_reads_a_write_when_it_is_shown_again(
         assert reads == [1]
 
 
-async def test_merge_needs_marks_and_errors_are_notified(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_merge_needs_marks_and_errors_are_notified(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(app, pilot)
@@ -272,7 +311,9 @@ async def test_merge_needs_marks_and_errors_are_notified(sample_copy: Path, isol
         assert type(app.screen) is BrowseScreen
 
 
-async def test_suggestions_pane(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_suggestions_pane(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -287,7 +328,10 @@ async def test_suggestions_pane(sample_copy: Path, isolated_locations: Locations
 
 
 async def test_suggestions_are_shown_as_they_arrive(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The pane lists the first batch while the core is still at work (here held until the test
     lets it go), says how far the duplicate search is, then shows the whole list, with the
@@ -299,7 +343,10 @@ async def test_suggestions_are_shown_as_they_arrive(
         first, rest = whole[-2:], whole[:-2]  # what a quick rule finds, then the others
         go = threading.Event()
 
-        def held(on_batch: Callable[[list[Suggestion]], None] | None = None, on_progress: Callable[[str, int, int], None] | None = None) -> list[Suggestion]:
+        def held(
+            on_batch: Callable[[list[Suggestion]], None] | None = None,
+            on_progress: Callable[[str, int, int], None] | None = None,
+        ) -> list[Suggestion]:
             assert on_batch is not None and on_progress is not None
             on_batch(first)
             on_progress("comparing passages", 1200, 2400)
@@ -321,16 +368,22 @@ async def test_suggestions_are_shown_as_they_arrive(
                 break
             await pilot.pause(0.02)
         summary = static_text(screen, "#suggestions-summary")
-        assert summary.startswith("Looking for duplicates (comparing passages 50%, 1,200 of 2,400)… so far: ")
+        assert summary.startswith(
+            "Looking for duplicates (comparing passages 50%, 1,200 of 2,400)… so far: "
+        )
         options.highlighted = 1
         go.set()
         await settle(app, pilot)
         assert options.option_count == len(whole) and screen.suggestions == whole
-        assert "so far" not in static_text(screen, "#suggestions-summary") and "comparing" not in static_text(screen, "#suggestions-summary")
+        assert "so far" not in static_text(
+            screen, "#suggestions-summary"
+        ) and "comparing" not in static_text(screen, "#suggestions-summary")
         assert options.highlighted == len(whole) - 1  # still on first[1], now last of the whole
 
 
-async def test_a_looping_agents_copies_are_one_line_of_the_suggestions_pane(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a_looping_agents_copies_are_one_line_of_the_suggestions_pane(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     workspace = looped_workspace(tmp_path / "workspace", COPIES)
     app = make_app(isolated_locations, clock, workspace)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -343,7 +396,11 @@ async def test_a_looping_agents_copies_are_one_line_of_the_suggestions_pane(tmp_
         assert "1 duplicates" in static_text(screen, "#suggestions-summary")
         options = screen.query_one("#suggestions-list", OptionList)
         assert options.option_count == len(screen.suggestions)
-        prompt = next(str(options.get_option_at_index(i).prompt) for i in range(options.option_count) if screen.suggestions[i].kind == "merge")
+        prompt = next(
+            str(options.get_option_at_index(i).prompt)
+            for i in range(options.option_count)
+            if screen.suggestions[i].kind == "merge"
+        )
         assert prompt.startswith("merge") and len(prompt) < 200
 
 
@@ -363,10 +420,17 @@ PAYLOADS = [
 
 
 def _yaml_escaped(text: str) -> str:
-    return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else ("\\\\" if c == "\\" else c) for c in text)
+    return "".join(
+        f"\\x{ord(c):02x}"
+        if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0
+        else ("\\\\" if c == "\\" else c)
+        for c in text
+    )
 
 
-async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a10_payloads_render_inert(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     body = "\n".join(PAYLOADS)
     quoted = _yaml_escaped(" ".join(PAYLOADS)).replace('"', '\\"')
     note = sample_copy / CODER / "long_term/payloads.md"
@@ -393,7 +457,9 @@ async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: 
         seen.extend(table.render_line(y).text for y in range(table.size.height))
         seen.extend(tree.render_line(y).text for y in range(tree.size.height))
         joined = "\n".join(seen)
-        assert "[bold red]FAKE[/]" in joined and "[@click=app.quit]x[/]" in joined  # shown literally
+        assert (
+            "[bold red]FAKE[/]" in joined and "[@click=app.quit]x[/]" in joined
+        )  # shown literally
         assert "␛" in joined  # ESC made visible
         for bad in ("\x1b", "\x07", "\x9b"):
             assert bad not in joined
@@ -417,7 +483,9 @@ def test_rows_are_inert() -> None:
     assert "\x1b" not in row.name and "\x07" not in row.name and row.name.startswith("␛")
 
 
-async def test_cursor_row_repaints(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_cursor_row_repaints(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -426,7 +494,11 @@ async def test_cursor_row_repaints(sample_copy: Path, isolated_locations: Locati
         assert cursor.bgcolor is not None
 
         def cursor_line() -> int:
-            lines = [y for y in range(1, table.size.height) if any(s.style and s.style.bgcolor == cursor.bgcolor for s in table.render_line(y))]
+            lines = [
+                y
+                for y in range(1, table.size.height)
+                if any(s.style and s.style.bgcolor == cursor.bgcolor for s in table.render_line(y))
+            ]
             assert len(lines) == 1
             return lines[0]
 
@@ -434,10 +506,15 @@ async def test_cursor_row_repaints(sample_copy: Path, isolated_locations: Locati
         await pilot.press("down", "down")
         assert cursor_line() == 3
         await pilot.press("pagedown", "pagedown")
-        assert table.scroll_y > 0 and table.rows[int(table.scroll_y) + cursor_line() - 1].id == table.selected_id
+        assert (
+            table.scroll_y > 0
+            and table.rows[int(table.scroll_y) + cursor_line() - 1].id == table.selected_id
+        )
 
 
-def test_a_row_is_made_field_by_field_as_its_names_say(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_a_row_is_made_field_by_field_as_its_names_say(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """A row is made in field order without keywords: each field holds what its name says."""
     wb = Workbench(isolated_locations, clock=clock)
     wb.open([sample_copy], index=False)
@@ -462,7 +539,9 @@ def test_a_row_is_made_field_by_field_as_its_names_say(sample_copy: Path, isolat
         }
 
 
-async def test_every_node_scopes_the_rows_to_its_memories(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_every_node_scopes_the_rows_to_its_memories(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """What a node of the tree shows, by the rows' own columns where they say it, is every memory
     the node holds, in the table's order."""
     app = make_app(isolated_locations, clock, sample_copy)
@@ -473,10 +552,14 @@ async def test_every_node_scopes_the_rows_to_its_memories(sample_copy: Path, iso
         assert screen._by_id == by_id
         for ref in tree.counts:
             expected = [r for r in screen.rows if ref.matches(by_id[r.id])]
-            assert list(scoped(screen.rows, ref, by_id)) == expected and len(expected) == tree.count_of(ref)
+            assert list(scoped(screen.rows, ref, by_id)) == expected and len(
+                expected
+            ) == tree.count_of(ref)
 
 
-async def test_the_filter_shows_the_rows_every_word_is_in_one_field_of(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_the_filter_shows_the_rows_every_word_is_in_one_field_of(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """The filter looks in each row's folded fields kept from key to key: what it shows is what
     `matches` gives over the row's fields, within a tree node too, and after a write changed a row."""
     app = make_app(isolated_locations, clock, sample_copy)
@@ -487,24 +570,41 @@ async def test_the_filter_shows_the_rows_every_word_is_in_one_field_of(sample_co
 
         def expected(words: list[str]) -> list[MemoryRow]:
             rows = scoped(screen.rows, screen.scope, screen._by_id)
-            return [r for r in rows if matches(words, (r.name, r.system, r.tier, r.trust.value, r.trust_source, r.id))]
+            return [
+                r
+                for r in rows
+                if matches(words, (r.name, r.system, r.tier, r.trust.value, r.trust_source, r.id))
+            ]
 
         bar.open()
-        for text in ("runbook", "COLD api", "dollhouse untrusted", "hot\nstaging", "nothing-has-this"):
+        for text in (
+            "runbook",
+            "COLD api",
+            "dollhouse untrusted",
+            "hot\nstaging",
+            "nothing-has-this",
+        ):
             bar.value = text
             await settle(app, pilot)
             assert list(table.rows) == expected(text.casefold().split()), text
         screen.scope = NodeRef("massgen")
         bar.value = "test"
         await settle(app, pilot)
-        assert list(table.rows) == expected(["test"]) and {r.system for r in table.rows} == {"massgen"}
+        assert list(table.rows) == expected(["test"]) and {r.system for r in table.rows} == {
+            "massgen"
+        }
         app.workbench.promote(FLAKY, reason="test")
         screen.post_message(MemoriesChanged(tuple(app.workbench.changed)))
         await settle(app, pilot)
-        assert list(table.rows) == expected(["test"]) and next(r for r in table.rows if r.id == FLAKY).tier == "hot"
+        assert (
+            list(table.rows) == expected(["test"])
+            and next(r for r in table.rows if r.id == FLAKY).tier == "hot"
+        )
 
 
-async def test_an_undo_of_our_own_promote_is_no_revert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_an_undo_of_our_own_promote_is_no_revert(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """`p` then `u` on a MassGen memory: the undo moves the file back, which is the workbench's own
     write, so no "Change reverted" toast is raised for the file the promote had saved."""
     memory_id = "massgen:massgen:workspace_planner/api_versioning"

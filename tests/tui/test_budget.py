@@ -51,7 +51,9 @@ async def select(screen: BudgetScreen, pilot: Pilot[None], key: tuple[str, str, 
     await until(pilot, lambda: screen.query_one(BudgetBar).plan is screen.plan)
 
 
-async def test_bar_cut_equals_the_facade_plan(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_bar_cut_equals_the_facade_plan(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_budget(app, pilot)
@@ -65,13 +67,17 @@ async def test_bar_cut_equals_the_facade_plan(sample_copy: Path, isolated_locati
             bar.render()
             assert [s.id for s in bar.segments] == [item.id for item in plan.items]
             # Past-the-cut items are drawn as such, and nothing else is.
-            assert [s.kind == "past" for s in bar.segments if s.kind != "truncated"] == [not i.fits for i in plan.items if not i.truncated]
+            assert [s.kind == "past" for s in bar.segments if s.kind != "truncated"] == [
+                not i.fits for i in plan.items if not i.truncated
+            ]
             assert all(s.end > s.start for s in bar.segments)
         dollhouse = next(p for p in facade if plan_key(p) == DOLLHOUSE)
         assert first_past_cut(dollhouse) is not None  # the sample is over its 1,500-token budget
 
 
-def test_layout_is_proportional_and_marks_the_line(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_layout_is_proportional_and_marks_the_line(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     workbench = Workbench(isolated_locations, clock=clock)
     workbench.open([sample_copy], index=False)
     plan = next(p for p in workbench.budgets() if plan_key(p) == DOLLHOUSE)
@@ -81,7 +87,9 @@ def test_layout_is_proportional_and_marks_the_line(sample_copy: Path, isolated_l
     assert [s.start for s in segments[1:]] == [s.end for s in segments[:-1]]
 
 
-async def test_plus_minus_change_the_what_if_without_writing(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_plus_minus_change_the_what_if_without_writing(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     config = sample_copy / "dollhouse/config.yml"
     before = config.read_bytes()
     app = make_app(isolated_locations, clock, sample_copy)
@@ -92,8 +100,12 @@ async def test_plus_minus_change_the_what_if_without_writing(sample_copy: Path, 
         await pilot.press("plus", "plus", "right_square_bracket")
         await settle(app, pilot)
         assert screen.max_tokens == 2200 and screen.plan.limit == 2200
-        expected = next(p for p in app.workbench.budgets(WhatIf(max_tokens=2200)) if plan_key(p) == DOLLHOUSE)
-        assert screen.plan == expected and screen.query_one(BudgetBar).cut == first_past_cut(expected)
+        expected = next(
+            p for p in app.workbench.budgets(WhatIf(max_tokens=2200)) if plan_key(p) == DOLLHOUSE
+        )
+        assert screen.plan == expected and screen.query_one(BudgetBar).cut == first_past_cut(
+            expected
+        )
         await pilot.press("minus")
         await settle(app, pilot)
         assert screen.plan.limit == 2100
@@ -103,7 +115,9 @@ async def test_plus_minus_change_the_what_if_without_writing(sample_copy: Path, 
         assert screen.what_if() is None and screen.plan.limit == 1500
 
 
-async def test_other_systems_refuse_a_what_if(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_other_systems_refuse_a_what_if(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_budget(app, pilot)
@@ -113,7 +127,9 @@ async def test_other_systems_refuse_a_what_if(sample_copy: Path, isolated_locati
         assert screen.what_if() is None
 
 
-async def test_apply_writes_config_yml(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_apply_writes_config_yml(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     config = sample_copy / "dollhouse/config.yml"
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -131,7 +147,9 @@ async def test_apply_writes_config_yml(sample_copy: Path, isolated_locations: Lo
         assert screen.plan is not None and screen.plan.limit == 2000
 
 
-async def test_priority_move_and_apply(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_priority_move_and_apply(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_budget(app, pilot)
@@ -156,10 +174,17 @@ async def test_priority_move_and_apply(sample_copy: Path, isolated_locations: Lo
         assert [i.id for i in screen.plan.items][:2] == [second, first]
 
 
-async def test_a10_payloads_in_the_plan_render_inert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a10_payloads_in_the_plan_render_inert(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     target = sample_copy / "massgen/workspace_coder/memory/short_term/a10_payloads.md"
     body = "\x1b[2K \x1b[41m \x1b]0;t\x07 \x1b]8;;https://x\x1b\\y\x1b]8;;\x1b\\ \x1b]52;c;eA==\x07 \x07 \x9b1m [@click=app.quit]x[/] [link=https://x]y[/link] [bold red]FAKE[/] [/bold]\n"
-    target.write_bytes(('---\nname: "[bold red]FAKE[/] \\e[41m"\ntier: short_term\nagent_id: coder\n---\n' + body).encode("utf-8"))
+    target.write_bytes(
+        (
+            '---\nname: "[bold red]FAKE[/] \\e[41m"\ntier: short_term\nagent_id: coder\n---\n'
+            + body
+        ).encode("utf-8")
+    )
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 40)) as pilot:
         screen = await open_budget(app, pilot)
@@ -175,7 +200,10 @@ async def test_a10_payloads_in_the_plan_render_inert(sample_copy: Path, isolated
 
 
 async def test_a_long_plan_lists_what_loads_and_the_first_items_past_the_cut(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(budget_screen, "PAST_CUT_SHOWN", 1)
     app = make_app(isolated_locations, clock, sample_copy)
@@ -195,7 +223,9 @@ async def test_a_long_plan_lists_what_loads_and_the_first_items_past_the_cut(
         assert screen.priorities == {}
 
 
-async def test_the_budget_line_stays_on_its_row_wherever_it_falls(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_the_budget_line_stays_on_its_row_wherever_it_falls(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """The marker row fits the bar's width for a budget far past what is used (MassGen's 10,000
     against 1,933: the marker in the last cell) as for one inside it, so the legend keeps its row."""
     app = make_app(isolated_locations, clock, sample_copy)
@@ -212,21 +242,36 @@ async def test_the_budget_line_stays_on_its_row_wherever_it_falls(sample_copy: P
 
 
 def _big_plan(name: str, count: int) -> BudgetPlan:
-    items = tuple(BudgetItem(id=f"dollhouse:{name}:m{i}", cost=10, order=i + 1, fits=i < count - 5) for i in range(count))
+    items = tuple(
+        BudgetItem(id=f"dollhouse:{name}:m{i}", cost=10, order=i + 1, fits=i < count - 5)
+        for i in range(count)
+    )
     return BudgetPlan(
-        portfolio=name, system="dollhouse", scope="auto-load", unit="tokens", limit=10 * (count - 5), used=10 * count, loaded=10 * (count - 5), items=items
+        portfolio=name,
+        system="dollhouse",
+        scope="auto-load",
+        unit="tokens",
+        limit=10 * (count - 5),
+        used=10 * count,
+        loaded=10 * (count - 5),
+        items=items,
     )
 
 
 async def test_moving_through_large_plans_builds_only_a_screenful_of_rows_per_key(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A key that moves to another plan adds the rows a screen shows, whatever the plan holds, and
     lays the bar out once per plan; the rest of the rows follow once the keys pause."""
     plans = [_big_plan("one", 2000), _big_plan("two", 3000)]
     monkeypatch.setattr(Workbench, "budgets", lambda self, what_if=None: plans)
     monkeypatch.setattr(budget_screen, "FILL_DELAY", 30.0)  # keys come faster than that
-    monkeypatch.setattr(budget_screen, "monotonic", itertools.count(10, 10).__next__)  # each key on its own
+    monkeypatch.setattr(
+        budget_screen, "monotonic", itertools.count(10, 10).__next__
+    )  # each key on its own
     laid: list[int] = []
     real_layout = budget_bar_module.layout
 
@@ -273,7 +318,10 @@ async def test_moving_through_large_plans_builds_only_a_screenful_of_rows_per_ke
 
 
 async def test_a_held_key_is_answered_by_the_cursor_and_fills_the_plan_it_stops_on(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Plans' cursor moves closer together than HELD_KEY (here: all of them, the clock stands
     still) build no rows until they pause; then the plan the cursor stopped on is shown, once."""
@@ -297,7 +345,9 @@ async def test_a_held_key_is_answered_by_the_cursor_and_fills_the_plan_it_stops_
         assert shown == [plan_key(screen.plans[1])]
         await pilot.press("j", "j")
         assert plans.cursor_row == 3 and screen.selected == plan_key(screen.plans[3])
-        assert screen.query_one(BudgetBar).plan is screen.plans[1] and len(shown) == 1  # the cursor moved, nothing else
+        assert (
+            screen.query_one(BudgetBar).plan is screen.plans[1] and len(shown) == 1
+        )  # the cursor moved, nothing else
         await until(pilot, lambda: screen.query_one(BudgetBar).plan is screen.plan)
         assert shown == [plan_key(screen.plans[1]), plan_key(screen.plans[3])]
 
@@ -319,20 +369,33 @@ async def test_every_plan_is_in_view_and_says_why_it_is_over(
         screen = await open_budget(app, pilot)
         table = screen.query_one("#budget-plans", NavTable)
         assert table.row_count == len(screen.plans) == 8
-        assert table.scrollable_content_region.height >= table.row_count + 1  # the titles, then every row
+        assert (
+            table.scrollable_content_region.height >= table.row_count + 1
+        )  # the titles, then every row
         rows = dict(zip([plan_key(p) for p in screen.plans], plan_rows(screen), strict=True))
         dollhouse = next(p for p in screen.plans if plan_key(p) == DOLLHOUSE)
         assert dollhouse.limit is not None
         assert f"over by {dollhouse.used - dollhouse.limit:,} tokens" in rows[DOLLHOUSE]
         assert "1 over per-memory limit" in rows[MASSGEN]
-        assert all("over" not in row for key, row in rows.items() if not next(p for p in screen.plans if plan_key(p) == key).over)
+        assert all(
+            "over" not in row
+            for key, row in rows.items()
+            if not next(p for p in screen.plans if plan_key(p) == key).over
+        )
         footer = " ".join(str(w.render()) for w in screen.query("FooterKey"))
         assert "w Apply" in footer or "w  Apply" in footer
-        assert "w applies" in str(screen.query_one("#budget-status").render()) or screen.shown_what_if is None
+        assert (
+            "w applies" in str(screen.query_one("#budget-status").render())
+            or screen.shown_what_if is None
+        )
         items = screen.query_one("#budget-items", NavTable)
         if any(key == "note" for key in items.columns):
             for row in range(items.row_count):
                 note = str(items.get_row_at(row)[-1])
-                item = screen.plan.items[row] if screen.plan is not None and row < len(screen.plan.items) else None
+                item = (
+                    screen.plan.items[row]
+                    if screen.plan is not None and row < len(screen.plan.items)
+                    else None
+                )
                 if item is not None and note != item.note:
                     assert note.endswith("\u2026") and item.note.startswith(note[:-1].rstrip())

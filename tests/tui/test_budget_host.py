@@ -21,7 +21,9 @@ async def test_the_notes_say_what_the_model_sees_of_a_hook_plan(
 ) -> None:
     conn = sqlite3.connect(sample_copy / "memory-mcp" / "memory.db")
     with conn:
-        conn.execute("INSERT INTO injection_log (memory_id, resource, session_id) VALUES (1, 'hook', 's1')")
+        conn.execute(
+            "INSERT INTO injection_log (memory_id, resource, session_id) VALUES (1, 'hook', 's1')"
+        )
     conn.close()
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -22,7 +22,11 @@ INFRA = Path("openclaw/workspace/memory/domains/infrastructure.md")
 
 
 def files(root: Path) -> dict[Path, bytes]:
-    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file() and p.suffix != ".db" and not p.name.endswith(("-wal", "-shm"))}
+    return {
+        p.relative_to(root): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix != ".db" and not p.name.endswith(("-wal", "-shm"))
+    }
 
 
 async def test_browse_marks_the_filtered_rows_and_forgets_them_as_one_change(
@@ -49,9 +53,14 @@ async def test_browse_marks_the_filtered_rows_and_forgets_them_as_one_change(
         assert f"{len(shown)} marked" in str(screen.query_one("#browse-status", Static).render())
         await press(app, pilot, "F")
         modal = app.screen
-        assert isinstance(modal, ConfirmModal) and modal.prompt_title == f"Forget {len(shown)} memories?"
+        assert (
+            isinstance(modal, ConfirmModal)
+            and modal.prompt_title == f"Forget {len(shown)} memories?"
+        )
         plan = str(modal.query_one("#confirm-plan", Static).render())
-        assert f"forget {len(shown)} memories" in plan and "memory/domains/infrastructure.md" in plan
+        assert (
+            f"forget {len(shown)} memories" in plan and "memory/domains/infrastructure.md" in plan
+        )
         await press(app, pilot, "escape")
         assert files(sample_copy) == before and app.workbench.changes() == []
         await press(app, pilot, "F", "enter")
@@ -92,5 +101,7 @@ async def test_review_forgets_the_marked_items(
         await press(app, pilot, "enter")
         assert isinstance(app.screen, ReviewScreen)
         changes = app.workbench.changes()
-        assert [c.action for c in changes] == ["forget"] and changes[0].effect["parts"][0]["memory_id"] == first
+        assert [c.action for c in changes] == ["forget"] and changes[0].effect["parts"][0][
+            "memory_id"
+        ] == first
         assert app.activity[-1].title.startswith("Forgot 1 memory as one change")

@@ -37,7 +37,9 @@ def status(app: MemoryWorkbenchApp) -> str:
     return str(app.screen.query_one("#browse-status", Static).render())
 
 
-async def test_last_times_rows_show_while_the_load_runs(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_last_times_rows_show_while_the_load_runs(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     first = make_app(isolated_locations, clock, sample_copy)
     async with first.run_test(size=(160, 48)) as pilot:
         await settle(first, pilot)
@@ -69,7 +71,9 @@ def test_the_table_row_has_the_kept_columns_in_their_order() -> None:
 
 
 def _row(memory_id: str, name: str, tokens: int) -> MemoryRow:
-    return MemoryRow(memory_id, name, "dollhouse", "d", "hot", TrustLevel.UNTRUSTED, None, None, tokens, "")
+    return MemoryRow(
+        memory_id, name, "dollhouse", "d", "hot", TrustLevel.UNTRUSTED, None, None, tokens, ""
+    )
 
 
 def test_listed_rows_are_made_as_they_are_read_and_equal_the_kept_ones() -> None:
@@ -83,7 +87,9 @@ def test_listed_rows_are_made_as_they_are_read_and_equal_the_kept_ones() -> None
     assert len(MemoryRow.of_listed(kept)) == 0
 
 
-async def test_rows_kept_in_the_tables_order_are_shown_without_sorting(isolated_locations: Locations) -> None:
+async def test_rows_kept_in_the_tables_order_are_shown_without_sorting(
+    isolated_locations: Locations,
+) -> None:
     rows = [_row("d:1", "b", 3), _row("d:2", "a", 1), _row("d:3", "c", 2)]
 
     class One(App[None]):
@@ -97,10 +103,16 @@ async def test_rows_kept_in_the_tables_order_are_shown_without_sorting(isolated_
         assert [r.name for r in table.rows] == ["a", "b", "c"]
         table.show(rows, order="name:ascending")  # said to be in the table's order: taken as it is
         assert table.rows is rows
-        assert [r.name for r in MemoryTable.ordered(rows, "tokens:ascending")] == ["b", "c", "a"]  # most first
+        assert [r.name for r in MemoryTable.ordered(rows, "tokens:ascending")] == [
+            "b",
+            "c",
+            "a",
+        ]  # most first
 
 
-async def test_with_nothing_kept_the_first_screen_says_loading(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_with_nothing_kept_the_first_screen_says_loading(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = HeldWorkbench(isolated_locations, clock=clock)
     app = MemoryWorkbenchApp(wb, [sample_copy])
     async with app.run_test(size=(80, 24)) as pilot:
@@ -147,7 +159,9 @@ class SlowSaliences(Workbench):
         return super().salience_scores()
 
 
-async def test_once_read_the_first_screen_says_it_works_out_saliences(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_once_read_the_first_screen_says_it_works_out_saliences(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """Between the end of the load and the load's own rows, the status says what is left to do,
     not the load's last phase."""
     first = make_app(isolated_locations, clock, sample_copy)
@@ -163,7 +177,10 @@ async def test_once_read_the_first_screen_says_it_works_out_saliences(sample_cop
                 break
             await pilot.pause()
         await pilot.pause()
-        assert status(app) == f"Loading… working out saliences · showing the {count} memories listed last time"
+        assert (
+            status(app)
+            == f"Loading… working out saliences · showing the {count} memories listed last time"
+        )
         wb.go.set()
         await settle(app, pilot)
         assert status(app).startswith(f"{count} of {count} memories")
@@ -208,7 +225,9 @@ asyncio.run(main(Path(sys.argv[1]), Path(sys.argv[2])))
 """
 
 
-def test_the_first_screen_shows_before_the_core_is_imported(sample_copy: Path, tmp_path: Path) -> None:
+def test_the_first_screen_shows_before_the_core_is_imported(
+    sample_copy: Path, tmp_path: Path
+) -> None:
     """Opened as the command line opens it (with the workbench's folders, not a facade), the app
     paints the first screen, last time's rows included, before the facade and its load are
     imported; the load imports them."""
@@ -218,18 +237,30 @@ def test_the_first_screen_shows_before_the_core_is_imported(sample_copy: Path, t
     root = Path(__file__).resolve().parents[2]
 
     def run() -> list[str]:
-        out = subprocess.run([sys.executable, "-c", FIRST_FRAME_SCRIPT, str(tmp_path), str(sample_copy)], capture_output=True, text=True, cwd=root, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-c", FIRST_FRAME_SCRIPT, str(tmp_path), str(sample_copy)],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
         return [line for line in out.stdout.splitlines() if line.startswith(("FIRST:", "LOADED:"))]
 
     first, loaded = run()  # nothing kept yet: an empty table
     assert first == "FIRST::0"
-    assert loaded.startswith("LOADED:") and "app.core.workbench" in loaded and "app.core.load.pipeline" in loaded
+    assert (
+        loaded.startswith("LOADED:")
+        and "app.core.workbench" in loaded
+        and "app.core.load.pipeline" in loaded
+    )
     again, _ = run()  # the rows the first run listed, still without the core
     assert again.startswith("FIRST::") and int(again.rsplit(":", 1)[1]) > 0
 
 
-async def test_the_first_screen_opens_on_what_needs_attention(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_the_first_screen_opens_on_what_needs_attention(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """The browse table's first rows are the flagged memories (as the header counts them), then the
     quarantined, then the newest; the status line counts the review queue and `r` opens it."""
     app = make_app(isolated_locations, clock, sample_copy)
@@ -242,10 +273,20 @@ async def test_the_first_screen_opens_on_what_needs_attention(sample_copy: Path,
         assert [row.trust for row in rows[:flagged]] == [TrustLevel.FLAGGED] * flagged
         assert table.cursor == 0 and table.selected_id == rows[0].id
         # then what the budgets that are over leave out, as the budget screen's plans say
-        over = {item.id for plan in app.workbench.budgets() if plan.over for item in plan.items if not item.fits}
+        over = {
+            item.id
+            for plan in app.workbench.budgets()
+            if plan.over
+            for item in plan.items
+            if not item.fits
+        }
         over -= {row.id for row in rows[:flagged]}
         assert over and {row.id for row in rows[flagged : flagged + len(over)]} == over
-        rest = [row for row in rows if row.trust not in (TrustLevel.FLAGGED, TrustLevel.QUARANTINED) and row.id not in over]
+        rest = [
+            row
+            for row in rows
+            if row.trust not in (TrustLevel.FLAGGED, TrustLevel.QUARANTINED) and row.id not in over
+        ]
         dates = [row.updated for row in rest if row.updated]
         assert dates == sorted(dates, reverse=True)  # then the newest first
         queue = len(app.workbench.review_queue())
@@ -256,7 +297,9 @@ async def test_the_first_screen_opens_on_what_needs_attention(sample_copy: Path,
         assert type(app.screen).__name__ == "ReviewScreen"
 
 
-async def test_before_the_load_the_header_claims_no_count(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_before_the_load_the_header_claims_no_count(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """A warm start lists last time's rows while the load runs: the header says "…" for the counts
     it does not know yet (never "0 problems"), then the counts the load found."""
     first = make_app(isolated_locations, clock, sample_copy)
@@ -266,7 +309,9 @@ async def test_before_the_load_the_header_claims_no_count(sample_copy: Path, iso
     app = MemoryWorkbenchApp(wb, [sample_copy])
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
-        assert app.loading and "0 problems" not in app.sub_title and "problem" not in app.counts_line()
+        assert (
+            app.loading and "0 problems" not in app.sub_title and "problem" not in app.counts_line()
+        )
         assert app.counts_line() == "…"
         wb.go.set()
         await settle(app, pilot)

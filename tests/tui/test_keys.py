@@ -25,7 +25,9 @@ from app.tui.widgets.review_queue import ReviewQueue
 from tests.tui.helpers import make_app, press, settle, switch
 
 
-async def test_jkgG_in_the_memory_table_and_the_tree(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_jkgG_in_the_memory_table_and_the_tree(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -52,7 +54,9 @@ async def test_jkgG_in_the_memory_table_and_the_tree(sample_copy: Path, isolated
         assert tree.cursor_line == 0
 
 
-async def test_jkgG_in_review_budget_and_suggestions(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_jkgG_in_review_budget_and_suggestions(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -83,7 +87,9 @@ async def test_jkgG_in_review_budget_and_suggestions(sample_copy: Path, isolated
         assert plans.cursor_row == 0
 
 
-async def test_question_mark_and_f1_list_every_key_of_the_focused_pane(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_question_mark_and_f1_list_every_key_of_the_focused_pane(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -91,7 +97,9 @@ async def test_question_mark_and_f1_list_every_key_of_the_focused_pane(sample_co
             await switch(app, pilot, key)
             assert isinstance(app.screen, HelpScreen)
             keys = str(app.screen.query_one("#help-keys").render())
-            assert keys.index("Memory table") < keys.index("Browse screen") < keys.index("Everywhere")
+            assert (
+                keys.index("Memory table") < keys.index("Browse screen") < keys.index("Everywhere")
+            )
             for shown, what in (
                 ("s", "Sort by the next column"),
                 ("S", "Reverse the sort"),
@@ -101,16 +109,24 @@ async def test_question_mark_and_f1_list_every_key_of_the_focused_pane(sample_co
                 assert f"{shown}  {what}" in keys, (shown, keys)
             for shown in ("home, g", "end, G", "pgup", "pgdn", "↑, k", "↓, j"):
                 assert shown in keys, (shown, keys)
-            assert "[table-sort-reverse]" in keys and "[list-page-down]" in keys and "[mode-review]" in keys
+            assert (
+                "[table-sort-reverse]" in keys
+                and "[list-page-down]" in keys
+                and "[mode-review]" in keys
+            )
             await switch(app, pilot, "escape")
             assert isinstance(app.screen, BrowseScreen)
         # With the tree focused, the tree's keys come first and the table's are not listed.
         await press(app, pilot, "t", "question_mark")
         keys = str(app.screen.query_one("#help-keys").render())
-        assert keys.startswith("Portfolio tree") and "Show this node" in keys and "Promote" not in keys
+        assert (
+            keys.startswith("Portfolio tree") and "Show this node" in keys and "Promote" not in keys
+        )
 
 
-async def test_q_quits_from_browse_and_backs_out_elsewhere(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_q_quits_from_browse_and_backs_out_elsewhere(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -130,7 +146,9 @@ async def test_q_quits_from_browse_and_backs_out_elsewhere(sample_copy: Path, is
         assert app._exit
 
 
-async def test_escape_lets_go_of_marks_and_what_ifs_before_backing_out(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_escape_lets_go_of_marks_and_what_ifs_before_backing_out(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -152,7 +170,9 @@ def x_of(table: MemoryTable, column: str) -> int:
     return next(x for x in range(table.size.width) if table.column_at(x) == column)
 
 
-async def test_clicks_select_a_row_and_sort_by_a_column(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_clicks_select_a_row_and_sort_by_a_column(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -170,7 +190,9 @@ async def test_clicks_select_a_row_and_sort_by_a_column(sample_copy: Path, isola
         tokens = [r.tokens for r in table.rows]
         assert tokens == sorted(tokens, reverse=True)
         assert table.selected_id == third  # the same memory stays highlighted
-        assert await pilot.click(MemoryTable, offset=(x_of(table, "tokens"), 0))  # again: the other way
+        assert await pilot.click(
+            MemoryTable, offset=(x_of(table, "tokens"), 0)
+        )  # again: the other way
         await settle(app, pilot)
         assert table.sort_column == "tokens" and table.sort_reverse
         assert await pilot.click(MemoryTable, offset=(x_of(table, "tier"), 0))
@@ -179,7 +201,9 @@ async def test_clicks_select_a_row_and_sort_by_a_column(sample_copy: Path, isola
         assert "sorted by tier" in str(app.screen.query_one("#browse-status").render())
 
 
-async def test_slash_filters_the_table_in_place(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_slash_filters_the_table_in_place(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -190,7 +214,9 @@ async def test_slash_filters_the_table_in_place(sample_copy: Path, isolated_loca
         assert bar.display and bar.has_focus and isinstance(app.screen, BrowseScreen)
         await pilot.press(*"runbook")
         await settle(app, pilot)
-        assert 0 < len(table.rows) < 149 and all("runbook" in r.name.casefold() or "runbook" in r.id for r in table.rows)
+        assert 0 < len(table.rows) < 149 and all(
+            "runbook" in r.name.casefold() or "runbook" in r.id for r in table.rows
+        )
         assert "filter “runbook”" in str(screen.query_one("#browse-status").render())
         await press(app, pilot, "enter")
         assert table.has_focus and bar.display and len(table.rows) < 149
@@ -214,7 +240,9 @@ async def test_slash_filters_the_table_in_place(sample_copy: Path, isolated_loca
         assert queue.row_count == total and isinstance(app.screen, ReviewScreen)
 
 
-async def test_curation_keys_act_on_what_has_the_focus(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_curation_keys_act_on_what_has_the_focus(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     before = {p: p.read_bytes() for p in sample_copy.rglob("*") if p.is_file()}
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -231,7 +259,9 @@ async def test_curation_keys_act_on_what_has_the_focus(sample_copy: Path, isolat
         assert [c.action for c in app.workbench.changes()] == ["pin"]
 
 
-async def test_enter_on_a_tree_node_filters_without_closing_it(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_enter_on_a_tree_node_filters_without_closing_it(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -239,10 +269,17 @@ async def test_enter_on_a_tree_node_filters_without_closing_it(sample_copy: Path
         table = app.screen.query_one(MemoryTable)
         await press(app, pilot, "t", "j")  # the first system
         node = tree.cursor_node
-        assert node is not None and node.data is not None and node.data.system is not None and node.is_expanded
+        assert (
+            node is not None
+            and node.data is not None
+            and node.data.system is not None
+            and node.is_expanded
+        )
         await press(app, pilot, "enter")
         assert node.is_expanded and tree.has_focus
-        assert {r.system for r in table.rows} == {node.data.system} and isinstance(app.screen, BrowseScreen)
+        assert {r.system for r in table.rows} == {node.data.system} and isinstance(
+            app.screen, BrowseScreen
+        )
         assert app.screen.scope == NodeRef(node.data.system)
         await press(app, pilot, "left")
         assert not node.is_expanded and tree.cursor_node is node

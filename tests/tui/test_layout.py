@@ -29,14 +29,19 @@ def test_clip_cuts_at_a_word_with_an_ellipsis() -> None:
     assert clip(LONG_NAME, 30) == "3.4 go/no-go stays Monday 30…"
     assert clip("web-research-rate-limits", 20) == "web-research-rate…"
     assert clip("abcdefghijklmnopqrstuvwxyz", 10) == "abcdefghi…"  # no word to cut at
-    assert clip_path("memories/2026-11-12/release-train-notes.yaml:23", 30) == "…/release-train-notes.yaml:23"
+    assert (
+        clip_path("memories/2026-11-12/release-train-notes.yaml:23", 30)
+        == "…/release-train-notes.yaml:23"
+    )
 
 
 def node_refs(tree: PortfolioTree) -> list[NodeRef]:
     return [node.data for node in PortfolioTree._walk_nodes(tree.root) if node.data is not None]
 
 
-async def test_80x24_hides_the_tree_and_keeps_the_main_columns(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_80x24_hides_the_tree_and_keeps_the_main_columns(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
@@ -49,7 +54,11 @@ async def test_80x24_hides_the_tree_and_keeps_the_main_columns(sample_copy: Path
         await press(app, pilot, "escape")
         assert table.has_focus and tree.region.width == 0
         # The header keeps every count, the problems last, in 80 columns.
-        assert app.title == "memwb" and app.sub_title.endswith("· 7 problems") and len(f"{app.title} — {app.sub_title}") <= 70
+        assert (
+            app.title == "memwb"
+            and app.sub_title.endswith("· 7 problems")
+            and len(f"{app.title} — {app.sub_title}") <= 70
+        )
         # Names are cut at a word, with an ellipsis.
         table.sort_by("name")
         index = next(i for i, row in enumerate(table.rows) if row.name == LONG_NAME)
@@ -59,16 +68,29 @@ async def test_80x24_hides_the_tree_and_keeps_the_main_columns(sample_copy: Path
         assert line.startswith("3.4 go/no-go stays Monday 30… ")
 
 
-async def test_wide_shows_the_tree_and_every_column(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_wide_shows_the_tree_and_every_column(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         tree, table = app.screen.query_one(PortfolioTree), app.screen.query_one(MemoryTable)
         assert tree.region.width > 0 and app.title == "Memory Workbench"
-        assert table.shown_columns == ["name", "system", "tier", "trust", "priority", "salience", "tokens", "updated"]  # one portfolio per system
+        assert table.shown_columns == [
+            "name",
+            "system",
+            "tier",
+            "trust",
+            "priority",
+            "salience",
+            "tokens",
+            "updated",
+        ]  # one portfolio per system
         refs = node_refs(tree)
         # `engram 21` holds `engram 21`: that level is left out, its tiers hang from the system.
-        assert NodeRef("engram", "engram") not in refs and NodeRef("engram", "engram", "hot") in refs
+        assert (
+            NodeRef("engram", "engram") not in refs and NodeRef("engram", "engram", "hot") in refs
+        )
         engram = next(node for node in tree.root.children if node.data == NodeRef("engram"))
         assert [child.data for child in engram.children] == [NodeRef("engram", "engram", "hot")]
         assert NodeRef("openclaw", "workspace") in refs  # a portfolio of another name is kept
@@ -85,12 +107,17 @@ async def test_two_portfolios_of_one_system_add_the_portfolio_column(
         tree, table = app.screen.query_one(PortfolioTree), app.screen.query_one(MemoryTable)
         assert "portfolio" in table.shown_columns and table.portfolio_column
         dollhouse = next(node for node in tree.root.children if node.data == NodeRef("dollhouse"))
-        assert [child.data for child in dollhouse.children] == [NodeRef("dollhouse", "dollhouse"), NodeRef("dollhouse", "team-dollhouse")]
+        assert [child.data for child in dollhouse.children] == [
+            NodeRef("dollhouse", "dollhouse"),
+            NodeRef("dollhouse", "team-dollhouse"),
+        ]
         detail = str(app.screen.query_one("#detail-title").render())
         assert " · " in detail
 
 
-async def test_review_puts_the_name_first(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_review_puts_the_name_first(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
@@ -101,7 +128,9 @@ async def test_review_puts_the_name_first(sample_copy: Path, isolated_locations:
         assert str(queue.get_row_at(0)[1]) == first
 
 
-async def test_the_fortress_form_only_for_openclaw(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_the_fortress_form_only_for_openclaw(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -116,13 +145,22 @@ async def test_the_fortress_form_only_for_openclaw(sample_copy: Path, isolated_l
 
 async def footer_fits(app: MemoryWorkbenchApp) -> None:
     footer = app.screen.query_one(Footer)
-    keys = [key for key in footer.query("FooterKey") if key.display and not key.has_class("-command-palette")]
+    keys = [
+        key
+        for key in footer.query("FooterKey")
+        if key.display and not key.has_class("-command-palette")
+    ]
     assert keys, type(app.screen).__name__
     right = max(key.region.right for key in keys)
-    assert right <= footer.region.right - len("^p palette"), (type(app.screen).__name__, [str(k.render()) for k in keys])
+    assert right <= footer.region.right - len("^p palette"), (
+        type(app.screen).__name__,
+        [str(k.render()) for k in keys],
+    )
 
 
-async def test_every_footer_fits_in_80_columns(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_every_footer_fits_in_80_columns(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)

@@ -31,7 +31,10 @@ def parse_message(app: MemoryWorkbenchApp) -> str:
 
 
 async def test_a_cold_load_of_2000_files_from_the_app_reaches_the_loaded_state(
-    tmp_path: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The fork server keeps its socket in multiprocessing's temporary folder: inside the test's.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -55,7 +58,10 @@ class Refused:
 
 
 async def test_a_pool_that_cannot_start_falls_back_to_a_serial_parse_and_says_so(
-    tmp_path: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(pipeline_module, "ProcessPoolExecutor", Refused)
     root = generate(tmp_path / "big", 450)
@@ -63,7 +69,9 @@ async def test_a_pool_that_cannot_start_falls_back_to_a_serial_parse_and_says_so
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         assert not app.loading and app.load_error == "" and len(app.workbench.memories) == 450
-        assert "fds_to_keep" in parse_message(app) and "parsed in this process" in parse_message(app)
+        assert "fds_to_keep" in parse_message(app) and "parsed in this process" in parse_message(
+            app
+        )
 
 
 def break_the_parse(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,7 +85,10 @@ def break_the_parse(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_a_failed_load_shows_the_error_and_a_retry_in_the_empty_state(
-    tmp_path: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     break_the_parse(monkeypatch)
     root = generate(tmp_path / "big", 450)
@@ -99,7 +110,9 @@ async def test_a_failed_load_shows_the_error_and_a_retry_in_the_empty_state(
         assert app.exit_status == 0
 
 
-def test_memwb_exits_non_zero_after_a_failed_load(tmp_path: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memwb_exits_non_zero_after_a_failed_load(
+    tmp_path: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch
+) -> None:
     break_the_parse(monkeypatch)
     root = generate(tmp_path / "big", 450)
     seen: list[str] = []
@@ -119,7 +132,9 @@ def test_memwb_exits_non_zero_after_a_failed_load(tmp_path: Path, isolated_locat
     assert seen and "no more processes" in seen[0]
 
 
-def test_memwb_exits_non_zero_after_the_app_crashes(tmp_path: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memwb_exits_non_zero_after_the_app_crashes(
+    tmp_path: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def bug() -> None:
         raise RuntimeError("a bug in a screen")
 
@@ -140,11 +155,15 @@ def test_unique_keys_make_repeated_row_keys_distinct() -> None:
     assert len(set(keys)) == 4 and [key_of(k) for k in keys] == ["a", "b", "a", "a"]
 
 
-async def test_budget_screen_with_two_same_named_portfolios_after_one_alone(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_budget_screen_with_two_same_named_portfolios_after_one_alone(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     for side in ("a", "b"):
         shutil.copytree(SAMPLE / "dollhouse", tmp_path / side / "dollhouse")
     a, b = tmp_path / "a" / "dollhouse", tmp_path / "b" / "dollhouse"
-    Workbench(isolated_locations, clock=clock).open([a], index=False)  # the cache warmed by one alone
+    Workbench(isolated_locations, clock=clock).open(
+        [a], index=False
+    )  # the cache warmed by one alone
     app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [a, b])
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
@@ -157,17 +176,25 @@ async def test_budget_screen_with_two_same_named_portfolios_after_one_alone(tmp_
         assert screen.query_one("#budget-plans").row_count == len(screen.plans)  # type: ignore[attr-defined]
 
 
-async def test_the_tree_shows_two_same_named_portfolios_as_two_nodes(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_the_tree_shows_two_same_named_portfolios_as_two_nodes(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     from app.tui.widgets.portfolio_tree import NodeRef, tally
 
     for side in ("a", "b"):
         shutil.copytree(SAMPLE / "dollhouse", tmp_path / side / "dollhouse")
     a, b = tmp_path / "a" / "dollhouse", tmp_path / "b" / "dollhouse"
-    Workbench(isolated_locations, clock=clock).open([b], index=False)  # the cache warmed by one alone
+    Workbench(isolated_locations, clock=clock).open(
+        [b], index=False
+    )  # the cache warmed by one alone
     app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [a, b])
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         counts = tally(app.workbench.memories)
-        nodes = [ref for ref in counts if ref.system == "dollhouse" and ref.portfolio and ref.tier is None]
+        nodes = [
+            ref
+            for ref in counts
+            if ref.system == "dollhouse" and ref.portfolio and ref.tier is None
+        ]
         assert len(nodes) == 2 and all(counts[ref].total == 27 for ref in nodes)
         assert counts[NodeRef("dollhouse")].total == 54

@@ -16,7 +16,9 @@ from tests.tui.helpers import make_app, press, settle
 from tests.tui.test_merge_preview import files, mark_other_and_keep
 
 
-async def test_a_merge_the_rule_refuses_is_shown_with_why(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a_merge_the_rule_refuses_is_shown_with_why(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     before = files(sample_copy)
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -29,9 +31,13 @@ async def test_a_merge_the_rule_refuses_is_shown_with_why(sample_copy: Path, iso
         assert "Refused unless you insist" in summary and "no near duplicate" in summary
         assert "Merge anyway" in str(modal.query_one("#confirm-ok", Button).label)
         plan = str(modal.query_one("#confirm-plan", Static).render())
-        assert "merge 1 memory into" in plan and "refused unless insisted on" not in plan  # said once, above
+        assert (
+            "merge 1 memory into" in plan and "refused unless insisted on" not in plan
+        )  # said once, above
         await press(app, pilot, "escape")
         assert isinstance(app.screen, BrowseScreen) and files(sample_copy) == before
         await press(app, pilot, "m")
         await press(app, pilot, "enter")
-        assert [c.action for c in app.workbench.changes()] == ["merge"] and files(sample_copy) != before
+        assert [c.action for c in app.workbench.changes()] == ["merge"] and files(
+            sample_copy
+        ) != before

@@ -34,7 +34,9 @@ async def mark_other_and_keep(app: MemoryWorkbenchApp, pilot: object) -> MemoryT
     return table
 
 
-async def test_m_previews_the_merge_and_asks(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_m_previews_the_merge_and_asks(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     before = files(sample_copy)
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -44,13 +46,23 @@ async def test_m_previews_the_merge_and_asks(sample_copy: Path, isolated_locatio
         modal = app.screen
         assert isinstance(modal, ConfirmModal)
         summary = str(modal.query_one("#confirm-summary", Static).render())
-        assert "Kept: flaky_tests · massgen · massgen · workspace_coder/memory/long_term/flaky_tests.md" in summary
-        assert "Removed: ci_log_excerpt · massgen · massgen · workspace_coder/memory/short_term/ci_log_excerpt.md" in summary
+        assert (
+            "Kept: flaky_tests · massgen · massgen · workspace_coder/memory/long_term/flaky_tests.md"
+            in summary
+        )
+        assert (
+            "Removed: ci_log_excerpt · massgen · massgen · workspace_coder/memory/short_term/ci_log_excerpt.md"
+            in summary
+        )
         plan = str(modal.query_one("#confirm-plan", Static).render())
         assert "merge 1 memory into" in plan and "into the workbench vault" in plan
         assert files(sample_copy) == before  # a preview writes nothing
         await press(app, pilot, "escape")
-        assert isinstance(app.screen, BrowseScreen) and files(sample_copy) == before and table.marked == {OTHER}
+        assert (
+            isinstance(app.screen, BrowseScreen)
+            and files(sample_copy) == before
+            and table.marked == {OTHER}
+        )
         assert app.workbench.changes() == []
         await press(app, pilot, "m")
         assert isinstance(app.screen, ConfirmModal)
@@ -62,7 +74,9 @@ async def test_m_previews_the_merge_and_asks(sample_copy: Path, isolated_locatio
         assert app.activity[-1].title == "Merged 1 memory into flaky_tests"
 
 
-async def test_enter_on_a_suggestion_previews_it(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_enter_on_a_suggestion_previews_it(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     before = files(sample_copy)
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -78,7 +92,13 @@ async def test_enter_on_a_suggestion_previews_it(sample_copy: Path, isolated_loc
         assert isinstance(modal, ConfirmModal) and modal.prompt_title.startswith("Promote ")
         assert files(sample_copy) == before
         await press(app, pilot, "n")  # no
-        assert isinstance(app.screen, BrowseScreen) and app.workbench.changes() == [] and files(sample_copy) == before
+        assert (
+            isinstance(app.screen, BrowseScreen)
+            and app.workbench.changes() == []
+            and files(sample_copy) == before
+        )
         await press(app, pilot, "enter")
         await press(app, pilot, "y")  # yes
-        assert [c.action for c in app.workbench.changes()] == ["promote"] and files(sample_copy) != before
+        assert [c.action for c in app.workbench.changes()] == ["promote"] and files(
+            sample_copy
+        ) != before

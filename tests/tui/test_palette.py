@@ -74,7 +74,9 @@ async def searched(provider: WorkbenchCommands, query: str) -> list[Hit]:
     return [hit async for hit in provider.search(query)]  # type: ignore[misc]
 
 
-async def test_commands_are_discovered(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_commands_are_discovered(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
@@ -82,7 +84,12 @@ async def test_commands_are_discovered(sample_copy: Path, isolated_locations: Lo
         titles = [hit.display for hit in await discovered(WorkbenchCommands(app.screen))]
         for title in ("Browse memories", "Search", "Review queue", "Budgets", "Startup timeline"):
             assert title in titles
-        for title in ("Rescan portfolios", "Open a portfolio…", "Switch theme…", "Undo the latest change"):
+        for title in (
+            "Rescan portfolios",
+            "Open a portfolio…",
+            "Switch theme…",
+            "Undo the latest change",
+        ):
             assert title in titles
         # the timeline has no current memory: no memory action is offered there
         app.switch_mode("timeline")
@@ -91,7 +98,9 @@ async def test_commands_are_discovered(sample_copy: Path, isolated_locations: Lo
         assert not {"Promote this memory", "Approve this memory", "Pin this memory"} & set(titles)
 
 
-async def test_screen_actions_are_offered_and_run(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_screen_actions_are_offered_and_run(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
@@ -115,7 +124,9 @@ async def test_screen_actions_are_offered_and_run(sample_copy: Path, isolated_lo
         assert screen.ran == ["promote"]
 
 
-async def test_palette_switches_screens(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_palette_switches_screens(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
@@ -129,9 +140,16 @@ async def test_palette_switches_screens(sample_copy: Path, isolated_locations: L
         assert app.current_mode == "timeline"
 
 
-async def test_memory_jump_opens_the_memory(sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_memory_jump_opens_the_memory(
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     shown: list[str] = []
-    monkeypatch.setattr(BrowseScreen, "show_memory", lambda self, memory_id: shown.append(memory_id), raising=False)
+    monkeypatch.setattr(
+        BrowseScreen, "show_memory", lambda self, memory_id: shown.append(memory_id), raising=False
+    )
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
@@ -139,20 +157,33 @@ async def test_memory_jump_opens_the_memory(sample_copy: Path, isolated_location
         app.switch_mode("timeline")
         await pilot.pause()
         expected = app.workbench.search("staging", limit=8)
-        hits = [hit for hit in await searched(WorkbenchCommands(app.screen), "staging") if hit.score <= 0.5]
-        assert [hit.text for hit in hits] == [one_line(app.workbench.memory(h.id).name, 50) for h in expected.hits]
+        hits = [
+            hit
+            for hit in await searched(WorkbenchCommands(app.screen), "staging")
+            if hit.score <= 0.5
+        ]
+        assert [hit.text for hit in hits] == [
+            one_line(app.workbench.memory(h.id).name, 50) for h in expected.hits
+        ]
         await run(hits[0].command)
         await pilot.pause()
         assert app.current_mode == "browse"
         assert shown == [expected.hits[0].id]
 
 
-async def test_themes_can_be_switched(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_themes_can_be_switched(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
         hits = await searched(WorkbenchCommands(app.screen), "Theme: workbench-high-contrast")
-        theme_hits = [hit for hit in hits if hit.text == "Theme: workbench-high-contrast" or str(hit.match_display) == "Theme: workbench-high-contrast"]
+        theme_hits = [
+            hit
+            for hit in hits
+            if hit.text == "Theme: workbench-high-contrast"
+            or str(hit.match_display) == "Theme: workbench-high-contrast"
+        ]
         assert theme_hits
         await run(theme_hits[0].command)
         await pilot.pause()
@@ -161,7 +192,9 @@ async def test_themes_can_be_switched(sample_copy: Path, isolated_locations: Loc
         assert len(app.COMMANDS) >= 2
 
 
-async def test_open_a_portfolio_from_the_prompt(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_open_a_portfolio_from_the_prompt(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
@@ -179,12 +212,18 @@ async def test_open_a_portfolio_from_the_prompt(sample_copy: Path, isolated_loca
         assert app.workbench.memories and {m.system for m in app.workbench.memories} == {"massgen"}
 
 
-async def test_a_typed_path_is_offered_directly(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a_typed_path_is_offered_directly(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
         target = str(sample_copy / "engram")
-        hits = [hit for hit in await searched(WorkbenchCommands(app.screen), target) if hit.text == f"Open portfolio {target}"]
+        hits = [
+            hit
+            for hit in await searched(WorkbenchCommands(app.screen), target)
+            if hit.text == f"Open portfolio {target}"
+        ]
         assert len(hits) == 1
         await run(hits[0].command)
         await settle(app, pilot)
@@ -192,16 +231,24 @@ async def test_a_typed_path_is_offered_directly(sample_copy: Path, isolated_loca
         assert {m.system for m in app.workbench.memories} == {"engram"}
 
 
-async def test_undo_from_the_palette_reverts_the_file(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_undo_from_the_palette_reverts_the_file(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
         await pilot.pause()
         before = {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")}
-        memory = next(m for m in app.workbench.memories if m.system == "massgen" and m.tier is Tier.COLD)
+        memory = next(
+            m for m in app.workbench.memories if m.system == "massgen" and m.tier is Tier.COLD
+        )
         app.workbench.promote(memory.id, reason="test")
         assert {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")} != before
-        undo = next(hit for hit in await discovered(WorkbenchCommands(app.screen)) if hit.display == "Undo the latest change")
+        undo = next(
+            hit
+            for hit in await discovered(WorkbenchCommands(app.screen))
+            if hit.display == "Undo the latest change"
+        )
         await run(undo.command)
         await loaded(app, pilot)
         await pilot.pause()
@@ -211,7 +258,11 @@ async def test_undo_from_the_palette_reverts_the_file(sample_copy: Path, isolate
 async def undo_in_its_worker(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> None:
     """Run the palette's undo and wait for its own worker, then for the refreshes it sets off: the
     app never exits while a worker started here still runs."""
-    undo = next(hit for hit in await discovered(WorkbenchCommands(app.screen)) if hit.display == "Undo the latest change")
+    undo = next(
+        hit
+        for hit in await discovered(WorkbenchCommands(app.screen))
+        if hit.display == "Undo the latest change"
+    )
     worker = undo.command()  # type: ignore[operator]
     assert isinstance(worker, Worker) and worker.name == "undo"
     await worker.wait()
@@ -220,7 +271,9 @@ async def undo_in_its_worker(app: MemoryWorkbenchApp, pilot: Pilot[None]) -> Non
     await pilot.pause()
 
 
-async def test_undo_on_a_screen_without_undo_runs_in_a_worker(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_undo_on_a_screen_without_undo_runs_in_a_worker(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await loaded(app, pilot)
@@ -230,7 +283,9 @@ async def test_undo_on_a_screen_without_undo_runs_in_a_worker(sample_copy: Path,
         app.switch_mode("timeline")
         await pilot.pause()
         before = {p: p.read_bytes() for p in (sample_copy / "massgen").rglob("*.md")}
-        memory = next(m for m in app.workbench.memories if m.system == "massgen" and m.tier is Tier.COLD)
+        memory = next(
+            m for m in app.workbench.memories if m.system == "massgen" and m.tier is Tier.COLD
+        )
         app.workbench.promote(memory.id, reason="test")
         rows = {row.id: row for row in browse.rows}
         generation = app.generation
@@ -246,7 +301,9 @@ async def test_undo_on_a_screen_without_undo_runs_in_a_worker(sample_copy: Path,
         assert any(n.title == "Undo" for n in app._notifications)
 
 
-async def test_undo_with_nothing_to_undo_does_not_crash(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_undo_with_nothing_to_undo_does_not_crash(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await loaded(app, pilot)
@@ -254,25 +311,41 @@ async def test_undo_with_nothing_to_undo_does_not_crash(sample_copy: Path, isola
         await pilot.pause()
         await undo_in_its_worker(app, pilot)
         assert app.is_running
-        assert any(n.title == "Could not undo" and n.severity == "error" for n in app._notifications)
+        assert any(
+            n.title == "Could not undo" and n.severity == "error" for n in app._notifications
+        )
 
 
 def test_help_text_is_never_markup() -> None:
-    for payload in ("[@click=app.quit]x[/]", "[link=https://x]y[/link]", "[bold red]FAKE[/]", "unbalanced [/bold]", "a\\[b] [$x]"):
+    for payload in (
+        "[@click=app.quit]x[/]",
+        "[link=https://x]y[/link]",
+        "[bold red]FAKE[/]",
+        "unbalanced [/bold]",
+        "a\\[b] [$x]",
+    ):
         content = Content.from_markup(help_text(payload))
         assert content.plain == payload and not content.spans
 
 
-async def test_a10_payloads_in_memory_hits(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a10_payloads_in_memory_hits(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     write_payload_memory(sample_copy)
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(app, pilot)
         await pilot.pause()
-        hits = [hit for hit in await searched(WorkbenchCommands(app.screen), MARKER) if hit.help and MARKER in hit.help]
+        hits = [
+            hit
+            for hit in await searched(WorkbenchCommands(app.screen), MARKER)
+            if hit.help and MARKER in hit.help
+        ]
         assert len(hits) == 1
         help_ = Content.from_markup(hits[0].help or "")
-        assert "\u241b[2K" in help_.plain and not help_.spans  # the escapes shown as symbols, no style
+        assert (
+            "\u241b[2K" in help_.plain and not help_.spans
+        )  # the escapes shown as symbols, no style
         label = hits[0].match_display
         assert isinstance(label, Text) and "[@click=app.quit]x[/]" in label.plain
         for raw in RAW_BYTES:

@@ -36,7 +36,9 @@ async def open_memory(app: MemoryWorkbenchApp, pilot: object, memory_id: str) ->
     assert app.screen.query_one(MemoryTable).selected_id == memory_id
 
 
-async def test_plus_loads_earlier_on_browse_and_says_the_number(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_plus_loads_earlier_on_browse_and_says_the_number(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await settle(app, pilot)
@@ -44,7 +46,9 @@ async def test_plus_loads_earlier_on_browse_and_says_the_number(sample_copy: Pat
         assert order.index(RUNBOOK) == order.index(ROSTER) + 1
         await open_memory(app, pilot, RUNBOOK)
         await press(app, pilot, "plus")
-        assert app.workbench.memory(RUNBOOK).priority == 4  # one before team-roster's 5: it loads earlier
+        assert (
+            app.workbench.memory(RUNBOOK).priority == 4
+        )  # one before team-roster's 5: it loads earlier
         assert auto_load_order(app).index(RUNBOOK) == order.index(ROSTER)
         assert "deploy-runbook loads earlier: priority 10 → 4" in toasts(app)
         await press(app, pilot, "ctrl+down")  # later: back after team-roster
@@ -57,11 +61,17 @@ async def test_plus_loads_earlier_on_browse_and_says_the_number(sample_copy: Pat
         assert [c.action for c in app.workbench.changes()] == ["set-priority"] * 4
 
 
-async def test_a_memory_without_a_priority_does_not_jump_to_1(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a_memory_without_a_priority_does_not_jump_to_1(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await settle(app, pilot)
-        loose = next(m for m in app.workbench.memories if m.system == "dollhouse" and m.priority is None and m.id not in auto_load_order(app))
+        loose = next(
+            m
+            for m in app.workbench.memories
+            if m.system == "dollhouse" and m.priority is None and m.id not in auto_load_order(app)
+        )
         await open_memory(app, pilot, loose.id)
         for key in ("plus", "minus", "ctrl+up"):
             await press(app, pilot, key)
@@ -71,15 +81,21 @@ async def test_a_memory_without_a_priority_does_not_jump_to_1(sample_copy: Path,
         first = auto_load_order(app)[0]
         await open_memory(app, pilot, first)
         await press(app, pilot, "plus")
-        assert app.workbench.memory(first).priority == 1 and any("already loads first" in t for t in toasts(app))
+        assert app.workbench.memory(first).priority == 1 and any(
+            "already loads first" in t for t in toasts(app)
+        )
 
 
-async def test_the_budget_screen_means_the_same(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_the_budget_screen_means_the_same(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await settle(app, pilot)
         expected = next_priority(app.workbench, RUNBOOK, EARLIER).after
-        assert expected == 4 and next_priority(app.workbench, RUNBOOK, LATER).after == 13  # one past coding-conventions-go's 12
+        assert (
+            expected == 4 and next_priority(app.workbench, RUNBOOK, LATER).after == 13
+        )  # one past coding-conventions-go's 12
         await switch(app, pilot, "f4")
         screen = app.screen
         assert isinstance(screen, BudgetScreen) and screen.selected == DOLLHOUSE
@@ -89,12 +105,18 @@ async def test_the_budget_screen_means_the_same(sample_copy: Path, isolated_loca
         await settle(app, pilot)
         await press(app, pilot, "ctrl+up")  # earlier, as on the browse screen
         assert screen.priorities == {RUNBOOK: expected}
-        assert screen.plan is not None and [i.id for i in screen.plan.items].index(RUNBOOK) == auto_load_order(app).index(ROSTER)
-        assert any(t.startswith("deploy-runbook would load earlier: priority 10 → 4") for t in toasts(app))
+        assert screen.plan is not None and [i.id for i in screen.plan.items].index(
+            RUNBOOK
+        ) == auto_load_order(app).index(ROSTER)
+        assert any(
+            t.startswith("deploy-runbook would load earlier: priority 10 → 4") for t in toasts(app)
+        )
         # The prio column shows the number the what-if gives.
         row = [i.id for i in screen.plan.items].index(RUNBOOK)
         assert str(items.get_row_at(row)[1]) == "4"
         await press(app, pilot, "escape")
-        assert screen.what_if() is None and app.workbench.memory(RUNBOOK).priority == 10  # a what-if writes nothing
+        assert (
+            screen.what_if() is None and app.workbench.memory(RUNBOOK).priority == 10
+        )  # a what-if writes nothing
         await press(app, pilot, "ctrl+down")
         assert screen.priorities == {RUNBOOK: 13}

@@ -21,7 +21,9 @@ ITEM = re.compile(r"\b[a-z0-9-]+/[a-z0-9-]+/[\w.-]*?-[0-9a-f]{16}\b")
 def vault_named(app: MemoryWorkbenchApp, locations: Locations) -> tuple[list[str], list[str]]:
     """The vault folders the last receipt names as paths, and the items its lines name."""
     lines = app.activity[-1].lines
-    folders = [line.split(": ", 1)[1] for line in lines if line.startswith("kept whole in the vault: ")]
+    folders = [
+        line.split(": ", 1)[1] for line in lines if line.startswith("kept whole in the vault: ")
+    ]
     return folders, [ref for line in lines for ref in ITEM.findall(line)]
 
 
@@ -29,10 +31,14 @@ def assert_real(folders: list[str], items: list[str], locations: Locations) -> N
     vault = Path(locations.data) / "vault"
     assert folders and all(Path(folder).is_dir() for folder in folders)
     assert all((vault / item).is_dir() for item in items), items  # every item named was written
-    assert {str(Path(f).relative_to(vault)) for f in folders} == {str(p.relative_to(vault)) for p in vault.glob("*/*/*")}
+    assert {str(Path(f).relative_to(vault)) for f in folders} == {
+        str(p.relative_to(vault)) for p in vault.glob("*/*/*")
+    }
 
 
-async def test_a_quarantine_receipt_names_the_folder_written(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a_quarantine_receipt_names_the_folder_written(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_review(app, pilot)
@@ -43,14 +49,18 @@ async def test_a_quarantine_receipt_names_the_folder_written(sample_copy: Path, 
         assert_real(folders, items, isolated_locations)
 
 
-async def test_a_merge_receipt_names_the_folder_written(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a_merge_receipt_names_the_folder_written(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         await mark_other_and_keep(app, pilot)
         await press(app, pilot, "m")
         assert isinstance(app.screen, ConfirmModal)
-        assert not ITEM.findall(str(app.screen.query_one("#confirm-plan").render()))  # no id before it has one
+        assert not ITEM.findall(
+            str(app.screen.query_one("#confirm-plan").render())
+        )  # no id before it has one
         await press(app, pilot, "enter")
         folders, items = vault_named(app, isolated_locations)
         assert_real(folders, items, isolated_locations)

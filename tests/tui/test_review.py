@@ -70,7 +70,9 @@ async def decide(app: MemoryWorkbenchApp, pilot: Pilot[None], key: str, reason: 
     await settle(app, pilot, rounds=4)
 
 
-async def test_queue_order_and_contents_equal_the_facade(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_queue_order_and_contents_equal_the_facade(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_review(app, pilot)
@@ -84,17 +86,27 @@ async def test_queue_order_and_contents_equal_the_facade(sample_copy: Path, isol
         assert row["memory"].plain == first.memory.name
         assert all(isinstance(cell, Text) for cell in row.values())
         claimed = first.memory.trust.value if first.memory.trust_claimed else "\u2014"
-        assert row.get("claimed", Text(claimed)).plain == claimed  # a narrow queue leaves it to the detail pane
+        assert (
+            row.get("claimed", Text(claimed)).plain == claimed
+        )  # a narrow queue leaves it to the detail pane
         assert f"claimed: {claimed}" in str(screen.query_one("#review-trust").render())
-        assert row["effective"].plain.startswith(f"{first.effective.level.value} ({first.effective.source})")
+        assert row["effective"].plain.startswith(
+            f"{first.effective.level.value} ({first.effective.source})"
+        )
         assert row["findings"].plain == str(len(first.findings))
 
 
-async def test_findings_are_highlighted_at_their_spans(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_findings_are_highlighted_at_their_spans(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_review(app, pilot)
-        for memory_id in (EXFIL, "engram:engram:obs/8", "dollhouse:dollhouse:push-vendor-evaluation"):
+        for memory_id in (
+            EXFIL,
+            "engram:engram:obs/8",
+            "dollhouse:dollhouse:push-vendor-evaluation",
+        ):
             await go_to(screen, pilot, memory_id)
             view = screen.query_one(FindingsView)
             assert view.item is not None and view.item.memory.id == memory_id
@@ -102,10 +114,20 @@ async def test_findings_are_highlighted_at_their_spans(sample_copy: Path, isolat
             assert len(view.highlights) == len(view.item.findings) > 0
             for mark in view.highlights:
                 finding = mark.finding
-                text = entries[finding.entry] if finding.entry in entries else next(iter(entries.values()))
+                text = (
+                    entries[finding.entry]
+                    if finding.entry in entries
+                    else next(iter(entries.values()))
+                )
                 # The highlighted characters are exactly the finding's span, made inert.
-                assert view.body.plain[mark.start : mark.end] == inert(text[finding.start : finding.end])
-                styled = [span for span in view.body.spans if span.start < mark.end and span.end > mark.start]
+                assert view.body.plain[mark.start : mark.end] == inert(
+                    text[finding.start : finding.end]
+                )
+                styled = [
+                    span
+                    for span in view.body.spans
+                    if span.start < mark.end and span.end > mark.start
+                ]
                 assert styled and all(span.style for span in styled)
                 covered = set().union(*(range(s.start, s.end) for s in styled))
                 assert set(range(mark.start, mark.end)) <= covered
@@ -117,7 +139,9 @@ async def test_findings_are_highlighted_at_their_spans(sample_copy: Path, isolat
                     assert set(range(span.start, span.end)) <= inside
 
 
-async def test_quarantine_moves_the_file_into_the_vault_and_restore_brings_it_back(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_quarantine_moves_the_file_into_the_vault_and_restore_brings_it_back(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     source = sample_copy / EXFIL_FILE
     original = source.read_bytes()
     app = make_app(isolated_locations, clock, sample_copy)
@@ -126,7 +150,11 @@ async def test_quarantine_moves_the_file_into_the_vault_and_restore_brings_it_ba
         await go_to(screen, pilot, EXFIL)
         await decide(app, pilot, "x", "exfiltration to a paste site")
         assert not source.exists()
-        vaulted = [p for p in (isolated_locations.data / "vault").rglob("*") if p.is_file() and p.read_bytes() == original]
+        vaulted = [
+            p
+            for p in (isolated_locations.data / "vault").rglob("*")
+            if p.is_file() and p.read_bytes() == original
+        ]
         assert vaulted, "the file's exact bytes are in the vault"
         memory = app.workbench.memory(EXFIL)
         assert memory.tier is Tier.QUARANTINE
@@ -138,16 +166,25 @@ async def test_quarantine_moves_the_file_into_the_vault_and_restore_brings_it_ba
         assert app.workbench.memory(EXFIL).tier is not Tier.QUARANTINE
         # Each decision reached the screens as MemoriesChanged, not as a reload.
         assert app.generation == 1
-        assert all(item.memory.tier is not Tier.QUARANTINE for item in queue.items if item.memory.id == EXFIL)
+        assert all(
+            item.memory.tier is not Tier.QUARANTINE
+            for item in queue.items
+            if item.memory.id == EXFIL
+        )
         assert app.sub_title == app.counts_line()
 
 
-async def test_approve_writes_trust_level_validated(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_approve_writes_trust_level_validated(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     memory_id = "dollhouse:dollhouse:support-triage-notes"
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_review(app, pilot)
-        path = Path(app.workbench.portfolio_of(app.workbench.memory(memory_id)).root) / app.workbench.memory(memory_id).source.path
+        path = (
+            Path(app.workbench.portfolio_of(app.workbench.memory(memory_id)).root)
+            / app.workbench.memory(memory_id).source.path
+        )
         await go_to(screen, pilot, memory_id)
         await decide(app, pilot, "a", "reviewed: the hidden characters are a pasted table")
         assert "trustLevel: validated" in path.read_text(encoding="utf-8")
@@ -155,7 +192,9 @@ async def test_approve_writes_trust_level_validated(sample_copy: Path, isolated_
         assert app.workbench.history(memory_id)[-1].action == "approve"
 
 
-async def test_cancelled_reason_changes_nothing(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_cancelled_reason_changes_nothing(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     source = sample_copy / EXFIL_FILE
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -173,7 +212,9 @@ async def test_cancelled_reason_changes_nothing(sample_copy: Path, isolated_loca
         assert source.exists() and app.workbench.history(EXFIL) == []
 
 
-async def test_batch_of_two(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_batch_of_two(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     first, second = "engram:engram:obs/6", "openclaw:workspace:log/2026-11-28"
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -187,11 +228,15 @@ async def test_batch_of_two(sample_copy: Path, isolated_locations: Locations, cl
         await decide(app, pilot, "f", "secrets in memory: rotate")
         for memory_id in (first, second):
             history = app.workbench.history(memory_id)
-            assert [d.action for d in history] == ["flag"] and history[0].reason == "secrets in memory: rotate"
+            assert [d.action for d in history] == ["flag"] and history[
+                0
+            ].reason == "secrets in memory: rotate"
         assert queue.marked == set()
 
 
-async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a10_payloads_render_inert(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     target = sample_copy / "massgen/workspace_coder/memory/short_term/a10_payloads.md"
     header = '---\nname: a10_payloads\ndescription: "\\e[41mred [bold red]FAKE[/] \\a"\ntier: short_term\nagent_id: coder\n---\n'
     target.write_bytes((header + A10_BODY).encode("utf-8"))
@@ -202,7 +247,10 @@ async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: 
         view = screen.query_one(FindingsView)
         assert "[bold red]FAKE[/]" in view.body.plain and "[@click=app.quit]x[/]" in view.body.plain
         assert "\u241b" in view.body.plain  # ESC shown as a visible symbol
-        rendered = [view.body.plain, *(str(cell) for cell in screen.query_one(ReviewQueue).get_row(A10_ID))]
+        rendered = [
+            view.body.plain,
+            *(str(cell) for cell in screen.query_one(ReviewQueue).get_row(A10_ID)),
+        ]
         for widget in screen.query("Static"):
             rendered.append(str(widget.render()))
         for text in rendered:
@@ -212,7 +260,9 @@ async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: 
         assert app.is_running
 
 
-async def test_a_reverted_save_is_reported(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a_reverted_save_is_reported(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     memory_id = "dollhouse:dollhouse:support-triage-notes"
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -241,7 +291,9 @@ async def test_a_reverted_save_is_reported(sample_copy: Path, isolated_locations
         assert any(title == "Change reverted" and path.name in message for title, message in seen)
 
 
-async def test_entry_level_quarantine_from_the_review_screen(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_entry_level_quarantine_from_the_review_screen(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """X asks which entry (the most severe finding's is offered first), then why; only that entry is
     quarantined: the other entries stay in the file as they were, and the ledger names the entry."""
     from app.tui.screens.entry_choice import EntryChoiceModal
@@ -260,7 +312,9 @@ async def test_entry_level_quarantine_from_the_review_screen(sample_copy: Path, 
         await pilot.pause()
         chooser = app.screen
         assert isinstance(chooser, EntryChoiceModal)
-        assert [entry for entry, _ in chooser.rows][chooser.first] == bad  # the finding's entry comes first
+        assert [entry for entry, _ in chooser.rows][
+            chooser.first
+        ] == bad  # the finding's entry comes first
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, ReasonModal)
@@ -270,23 +324,36 @@ async def test_entry_level_quarantine_from_the_review_screen(sample_copy: Path, 
         for entry in others:
             assert entry in after
         assert bad in after  # DollhouseMCP keeps the entry, marked quarantined
-        changed = [(a, b) for a, b in zip(original.splitlines(), after.splitlines(), strict=True) if a != b]
+        changed = [
+            (a, b) for a, b in zip(original.splitlines(), after.splitlines(), strict=True) if a != b
+        ]
         assert len(changed) == 1 and changed[0][1].strip() == "trustLevel: quarantined"
         decision = app.workbench.history(memory_id)[-1]
-        assert decision.action == "quarantine" and decision.entry == bad and decision.reason == "injected entry"
+        assert (
+            decision.action == "quarantine"
+            and decision.entry == bad
+            and decision.reason == "injected entry"
+        )
         memory = app.workbench.memory(memory_id)
         assert {e.id: e.trust for e in memory.entries}[bad] is TrustLevel.QUARANTINED
-        assert all({e.id: e.trust for e in memory.entries}[entry] is not TrustLevel.QUARANTINED for entry in others)
+        assert all(
+            {e.id: e.trust for e in memory.entries}[entry] is not TrustLevel.QUARANTINED
+            for entry in others
+        )
 
 
-async def test_two_portfolios_with_the_same_names_say_which_is_which(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_two_portfolios_with_the_same_names_say_which_is_which(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     import shutil
 
     from app.core.locations import sample_portfolio
 
     for team in ("team-a", "team-b"):
         shutil.copytree(sample_portfolio() / "dollhouse", tmp_path / team)
-    app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [tmp_path / "team-a", tmp_path / "team-b"])
+    app = MemoryWorkbenchApp(
+        Workbench(isolated_locations, clock=clock), [tmp_path / "team-a", tmp_path / "team-b"]
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_review(app, pilot)
         queue = screen.query_one(ReviewQueue)
@@ -301,7 +368,10 @@ async def test_two_portfolios_with_the_same_names_say_which_is_which(tmp_path: P
 
 
 async def test_a_key_in_the_queue_reads_only_the_memory_it_lands_on(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Moving through the queue rebuilds no row and asks the facade for no queue: each key reads
     the text of the one memory it lands on, whatever the queue holds."""
@@ -311,7 +381,11 @@ async def test_a_key_in_the_queue_reads_only_the_memory_it_lands_on(
         queue = screen.query_one(ReviewQueue)
         assert len(queue.items) >= 4
         calls: dict[str, list[str]] = {"queue": [], "rows": [], "texts": []}
-        real_queue, real_add, real_texts = Workbench.review_queue, ReviewQueue.add_cells, Workbench.entry_texts
+        real_queue, real_add, real_texts = (
+            Workbench.review_queue,
+            ReviewQueue.add_cells,
+            Workbench.entry_texts,
+        )
 
         def counting_queue(self):  # type: ignore[no-untyped-def]
             calls["queue"].append("queue")
@@ -337,11 +411,17 @@ async def test_a_key_in_the_queue_reads_only_the_memory_it_lands_on(
             await pilot.pause()
             assert calls["texts"] == [queue.current_id]
         assert calls["queue"] == [] and calls["rows"] == []
-        assert screen.query_one(FindingsView).item is not None and screen.query_one(FindingsView).item.memory.id == queue.current_id  # type: ignore[union-attr]
+        assert (
+            screen.query_one(FindingsView).item is not None
+            and screen.query_one(FindingsView).item.memory.id == queue.current_id
+        )  # type: ignore[union-attr]
 
 
 async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The header counts every trust and the over-budget plans after a load and after each write:
     the load's and the write's worker threads work out the trusts, and a worker the plans once the
@@ -366,13 +446,21 @@ async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
         await go_to(screen, pilot, memory_id)
         await decide(app, pilot, "a", "reviewed")
         assert app.workbench.memory(memory_id).trust is TrustLevel.VALIDATED
-        await until(pilot, lambda: any(kind == "plans" for kind, _ in on_main) and app.sub_title == app.counts_line())
+        await until(
+            pilot,
+            lambda: (
+                any(kind == "plans" for kind, _ in on_main) and app.sub_title == app.counts_line()
+            ),
+        )
         assert {kind for kind, _ in on_main} == {"trusts", "plans"}
         assert not any(main for _, main in on_main), on_main
 
 
 async def test_a_span_reads_the_same_in_review_the_chooser_the_detail_and_the_cli(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, capsys: pytest.CaptureFixture[str]
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The hidden Unicode in support-triage-notes: one name (its category) and one place (line and
     column of its entry's text) in the review pane, the entry chooser, browse's detail and `memwb review`."""
@@ -388,7 +476,9 @@ async def test_a_span_reads_the_same_in_review_the_chooser_the_detail_and_the_cl
         screen = await open_review(app, pilot)
         await go_to(screen, pilot, memory_id)
         memory = app.workbench.memory(memory_id)
-        [found] = [f for f in app.workbench.findings(memory_id) if f.category.value == "hidden-unicode"]
+        [found] = [
+            f for f in app.workbench.findings(memory_id) if f.category.value == "hidden-unicode"
+        ]
         text = dict(app.workbench.entry_texts(memory))[found.entry]
         line = text.count("\n", 0, found.start) + 1
         column = found.start - text.rfind("\n", 0, found.start)
@@ -412,10 +502,14 @@ async def test_a_span_reads_the_same_in_review_the_chooser_the_detail_and_the_cl
         assert "bidi-override" not in shown
     assert main(["review", "--path", str(sample_copy)]) == 0
     printed = capsys.readouterr().out
-    assert f"hidden-unicode       entry {found.entry} at line {line}, col {column}-{last}" in printed
+    assert (
+        f"hidden-unicode       entry {found.entry} at line {line}, col {column}-{last}" in printed
+    )
 
 
-async def test_v_unmasks_the_finding_line_too(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_v_unmasks_the_finding_line_too(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """The AWS key in engram obs/6: masked in the findings list above the text until `v`, then
     shown there as in the text; `v` again masks both."""
     memory_id = "engram:engram:obs/6"
@@ -430,7 +524,12 @@ async def test_v_unmasks_the_finding_line_too(sample_copy: Path, isolated_locati
         assert value not in str(findings.render()) and secret.excerpt in str(findings.render())
         await pilot.press("v")
         await pilot.pause()
-        assert value in str(findings.render()) and value in screen.query_one(FindingsView).body.plain
+        assert (
+            value in str(findings.render()) and value in screen.query_one(FindingsView).body.plain
+        )
         await pilot.press("v")
         await pilot.pause()
-        assert value not in str(findings.render()) and value not in screen.query_one(FindingsView).body.plain
+        assert (
+            value not in str(findings.render())
+            and value not in screen.query_one(FindingsView).body.plain
+        )

@@ -82,7 +82,9 @@ def rendered_lines(widget: SearchResults) -> list[str]:
     return [widget.render_line(y).text for y in range(widget.size.height)]
 
 
-async def test_typing_shows_the_facades_hits(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_typing_shows_the_facades_hits(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_search(app, pilot)
@@ -96,13 +98,21 @@ async def test_typing_shows_the_facades_hits(sample_copy: Path, isolated_locatio
         assert status.startswith(f"{expected.total} hits in 0.0 ms")  # the fixed clock's time
         first = results.get_option_at_index(0).prompt
         memory = app.workbench.memory(expected.hits[0].id)
-        assert memory.name in first.plain and f"{memory.system} · {memory.tier.value}" in first.plain
+        assert (
+            memory.name in first.plain and f"{memory.system} · {memory.tier.value}" in first.plain
+        )
         # the «» marks became a style: the characters are gone, the marked word is styled
         assert "\u00ab" not in first.plain and "\u00bb" not in first.plain
-        assert any("deploy" in first.plain[span.start : span.end].lower() for span in first.spans if span.end - span.start < 20)
+        assert any(
+            "deploy" in first.plain[span.start : span.end].lower()
+            for span in first.spans
+            if span.end - span.start < 20
+        )
 
 
-async def test_debounce_runs_one_search_for_a_burst_of_keys(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_debounce_runs_one_search_for_a_burst_of_keys(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_search(app, pilot)
@@ -118,7 +128,9 @@ async def test_debounce_runs_one_search_for_a_burst_of_keys(sample_copy: Path, i
         assert seen == ["staging"]
 
 
-async def test_syntax_error_is_shown_with_a_caret(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_syntax_error_is_shown_with_a_caret(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_search(app, pilot)
@@ -139,7 +151,9 @@ async def test_syntax_error_is_shown_with_a_caret(sample_copy: Path, isolated_lo
         assert screen.query_one(SearchResults).rows
 
 
-async def test_did_you_mean_is_offered_and_applied(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_did_you_mean_is_offered_and_applied(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_search(app, pilot)
@@ -152,11 +166,15 @@ async def test_did_you_mean_is_offered_and_applied(sample_copy: Path, isolated_l
         await loaded(app, pilot)
         await pilot.pause()
         assert screen.query_one("#search-input", Input).value == "deploy"
-        assert [row.id for row in screen.query_one(SearchResults).rows] == [h.id for h in app.workbench.search("deploy", limit=50).hits]
+        assert [row.id for row in screen.query_one(SearchResults).rows] == [
+            h.id for h in app.workbench.search("deploy", limit=50).hits
+        ]
         assert not link.display
 
 
-async def test_clicking_the_suggestion_applies_it(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_clicking_the_suggestion_applies_it(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_search(app, pilot)
@@ -170,10 +188,15 @@ async def test_clicking_the_suggestion_applies_it(sample_copy: Path, isolated_lo
 
 
 async def test_enter_opens_the_highlighted_hit_in_browse(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     shown: list[str] = []
-    monkeypatch.setattr(BrowseScreen, "show_memory", lambda self, memory_id: shown.append(memory_id), raising=False)
+    monkeypatch.setattr(
+        BrowseScreen, "show_memory", lambda self, memory_id: shown.append(memory_id), raising=False
+    )
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_search(app, pilot)
@@ -186,7 +209,9 @@ async def test_enter_opens_the_highlighted_hit_in_browse(
         assert shown == [rows[1].id]
 
 
-async def test_escape_returns_to_browse(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_escape_returns_to_browse(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_search(app, pilot)
@@ -195,7 +220,9 @@ async def test_escape_returns_to_browse(sample_copy: Path, isolated_locations: L
         assert app.current_mode == "browse"
 
 
-async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_a10_payloads_render_inert(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     write_payload_memory(sample_copy)
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -218,7 +245,9 @@ async def test_a10_payloads_render_inert(sample_copy: Path, isolated_locations: 
             assert raw not in shot
 
 
-async def test_syntax_error_with_payload_stays_inert(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_syntax_error_with_payload_stays_inert(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_search(app, pilot)
@@ -233,10 +262,15 @@ async def test_syntax_error_with_payload_stays_inert(sample_copy: Path, isolated
 
 
 async def test_enter_before_the_answer_opens_the_first_hit_of_what_was_typed(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     shown: list[str] = []
-    monkeypatch.setattr(BrowseScreen, "show_memory", lambda self, memory_id: shown.append(memory_id), raising=False)
+    monkeypatch.setattr(
+        BrowseScreen, "show_memory", lambda self, memory_id: shown.append(memory_id), raising=False
+    )
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_search(app, pilot)

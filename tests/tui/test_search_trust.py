@@ -21,7 +21,9 @@ def header_flagged(subtitle: str) -> int:
     return int(found.group(1))
 
 
-async def test_trust_flagged_finds_what_the_header_counts(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_trust_flagged_finds_what_the_header_counts(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(sample_copy, isolated_locations, clock)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_search(app, pilot)
@@ -34,7 +36,9 @@ async def test_trust_flagged_finds_what_the_header_counts(sample_copy: Path, iso
         assert len(rows) == flagged and all(row.trust == "flagged" for row in rows)
         await search_for(app, pilot, "trust:untrusted")
         rows = screen.query_one(SearchResults).rows
-        assert rows and all(row.trust == "untrusted" and "flagged" not in row.trust_label for row in rows)
+        assert rows and all(
+            row.trust == "untrusted" and "flagged" not in row.trust_label for row in rows
+        )
         await search_for(app, pilot, "claimed:flagged")
         claimed = screen.query_one(SearchResults).rows
         assert 0 < len(claimed) < flagged

@@ -18,7 +18,9 @@ def test_short_version_keeps_the_head_before_the_details() -> None:
     assert short_version("x" * 40).endswith("…") and len(short_version("x" * 40)) == 24
 
 
-async def test_the_tree_shows_each_portfolios_store_version(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_the_tree_shows_each_portfolios_store_version(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     engram = portfolio(tmp_path / "newest", NEWEST)
     app = make_app(isolated_locations, clock, engram)
     async with app.run_test(size=(160, 48)) as pilot:

@@ -15,7 +15,11 @@ from tests.tui.helpers import loaded
 def test_bundled_themes_are_valid() -> None:
     bundle = load_theme_dirs(themes_dir())
     assert bundle.errors == []
-    assert {t.name for t in bundle.themes} >= {"workbench-dark", "workbench-light", "workbench-high-contrast"}
+    assert {t.name for t in bundle.themes} >= {
+        "workbench-dark",
+        "workbench-light",
+        "workbench-high-contrast",
+    }
     assert all("tier-hot" in t.variables for t in bundle.themes)
 
 
@@ -32,7 +36,9 @@ def test_user_theme_overrides_and_broken_files_are_reported(tmp_path: Path) -> N
     assert any("colour.yaml" in e and "not a colour" in e for e in bundle.errors)
 
 
-async def test_app_starts_with_the_default_theme_and_reports_broken_ones(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_app_starts_with_the_default_theme_and_reports_broken_ones(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     user_themes = isolated_locations.config / "themes"
     user_themes.mkdir(parents=True)
     (user_themes / "broken.yaml").write_text("name: broken\n")

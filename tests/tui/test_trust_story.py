@@ -61,7 +61,10 @@ async def search_for(app: MemoryWorkbenchApp, pilot: Pilot[None], query: str) ->
 
 
 async def test_a_ledger_only_flag_reads_the_same_on_every_face(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, capsys: pytest.CaptureFixture[str]
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -72,7 +75,9 @@ async def test_a_ledger_only_flag_reads_the_same_on_every_face(
         before = header_flagged(app.sub_title)
         mcp_before = tree.counts[NodeRef("memory-mcp")].flagged
         row = next(r for r in table.rows if r.id == FLAGGED)
-        assert row.trust is TrustLevel.UNTRUSTED and row.native == "1"  # memory-mcp's trust_score as itself
+        assert (
+            row.trust is TrustLevel.UNTRUSTED and row.native == "1"
+        )  # memory-mcp's trust_score as itself
         assert _cell(row, "trust", 16) == "· untrusted 1"
 
         wb = app.workbench
@@ -83,7 +88,11 @@ async def test_a_ledger_only_flag_reads_the_same_on_every_face(
 
         assert wb.trust(FLAGGED).label == "flagged (ledger)"
         # The header counts it...
-        assert header_flagged(app.sub_title) == before + 1 == sum(t.level is TrustLevel.FLAGGED for t in wb.trusts().values())
+        assert (
+            header_flagged(app.sub_title)
+            == before + 1
+            == sum(t.level is TrustLevel.FLAGGED for t in wb.trusts().values())
+        )
         # ...the tree's badges do...
         assert tree.counts[NodeRef("memory-mcp")].flagged == mcp_before + 1
         assert tree.counts[NodeRef()].flagged == before + 1
@@ -96,7 +105,9 @@ async def test_a_ledger_only_flag_reads_the_same_on_every_face(
         search = await search_for(app, pilot, "admin export")
         hit = next(r for r in search.query_one(SearchResults).rows if r.id == FLAGGED)
         assert hit.trust == "flagged" and hit.trust_label == "flagged (ledger)"
-        assert "flagged (ledger)" in search.query_one(SearchResults).get_option(FLAGGED).prompt.plain  # type: ignore[union-attr]
+        assert (
+            "flagged (ledger)" in search.query_one(SearchResults).get_option(FLAGGED).prompt.plain
+        )  # type: ignore[union-attr]
 
         # And so does the review queue.
         await pilot.press("f3")
@@ -108,8 +119,13 @@ async def test_a_ledger_only_flag_reads_the_same_on_every_face(
 
     # `memwb scan --json` on the same data and ledger.
     scanned = scan_json(sample_copy, capsys)
-    assert scanned[FLAGGED]["effective_trust"] == "flagged" and scanned[FLAGGED]["effective_label"] == "flagged (ledger)"
-    assert scanned[FLAGGED]["trust_score"] == 1.0 and scanned[FLAGGED]["trust"] == "untrusted"  # the system's own claim, unchanged
+    assert (
+        scanned[FLAGGED]["effective_trust"] == "flagged"
+        and scanned[FLAGGED]["effective_label"] == "flagged (ledger)"
+    )
+    assert (
+        scanned[FLAGGED]["trust_score"] == 1.0 and scanned[FLAGGED]["trust"] == "untrusted"
+    )  # the system's own claim, unchanged
     assert sum(m["effective_trust"] == "flagged" for m in scanned.values()) == before + 1
     capsys.readouterr()
     assert main(["scan", str(sample_copy)]) == 0
@@ -117,7 +133,9 @@ async def test_a_ledger_only_flag_reads_the_same_on_every_face(
     assert "1  flagged (ledger)" in text
 
 
-async def test_secrets_are_masked_in_every_pane_until_revealed(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_secrets_are_masked_in_every_pane_until_revealed(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
@@ -170,7 +188,9 @@ async def test_secrets_are_masked_in_every_pane_until_revealed(sample_copy: Path
         assert not any(s in r.highlight for r in rows for s in SECRET_IDS)
 
 
-def test_cli_search_masks_secrets_unless_revealed(sample_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_search_masks_secrets_unless_revealed(
+    sample_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     capsys.readouterr()
     assert main(["search", "AKIAIOSFODNN7EXAMPLE", "--path", str(sample_copy)]) == 0
     out = capsys.readouterr().out
@@ -179,7 +199,9 @@ def test_cli_search_masks_secrets_unless_revealed(sample_copy: Path, capsys: pyt
     assert "AKIAIOSFODNN7EXAMPLE" in capsys.readouterr().out
 
 
-async def test_entry_level_quarantine_from_browse_leaves_the_other_entries(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_entry_level_quarantine_from_browse_leaves_the_other_entries(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     """In browse, X on a multi-entry memory asks which entry (the worst finding's offered first),
     then why: only that entry's trust line changes, and the ledger names the entry."""
     from app.tui.screens.entry_choice import EntryChoiceModal
@@ -211,13 +233,24 @@ async def test_entry_level_quarantine_from_browse_leaves_the_other_entries(sampl
         await settle(app, pilot, rounds=4)
         after = path.read_text()
         assert all(e.id in after for e in app.workbench.memory(memory_id).entries)
-        changed = [(a, b) for a, b in zip(original.splitlines(), after.splitlines(), strict=True) if a != b]
-        assert len(changed) == 1 and changed[0] == ("  trustLevel: validated", "  trustLevel: quarantined")
+        changed = [
+            (a, b) for a, b in zip(original.splitlines(), after.splitlines(), strict=True) if a != b
+        ]
+        assert len(changed) == 1 and changed[0] == (
+            "  trustLevel: validated",
+            "  trustLevel: quarantined",
+        )
         decision = app.workbench.history(memory_id)[-1]
-        assert decision.action == "quarantine" and decision.entry == chosen and decision.reason == "second look"
+        assert (
+            decision.action == "quarantine"
+            and decision.entry == chosen
+            and decision.reason == "second look"
+        )
 
 
-async def test_help_lists_the_reveal_key_with_its_id(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+async def test_help_lists_the_reveal_key_with_its_id(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     from app.tui.screens.help import HelpScreen
 
     app = make_app(isolated_locations, clock, sample_copy)
@@ -231,6 +264,18 @@ async def test_help_lists_the_reveal_key_with_its_id(sample_copy: Path, isolated
 
 
 def test_a_native_score_is_shown_whole_or_not_at_all() -> None:
-    row = MemoryRow("memory-mcp:m:1", "n", "memory-mcp", "m", "cold", TrustLevel.FLAGGED, None, None, 1, "", native="0.09")
+    row = MemoryRow(
+        "memory-mcp:m:1",
+        "n",
+        "memory-mcp",
+        "m",
+        "cold",
+        TrustLevel.FLAGGED,
+        None,
+        None,
+        1,
+        "",
+        native="0.09",
+    )
     assert _cell(row, "trust", 16) == "⚑ flagged 0.09"
     assert _cell(row, "trust", 13) == "⚑ flagged"  # not "⚑ flagged 0.0"

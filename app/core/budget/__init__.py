@@ -13,7 +13,14 @@ from app.core.budget.estimators import (
     estimator_error,
 )
 from app.core.budget.planner import plan_budgets
-from app.core.budget.plans import BudgetContext, BudgetItem, BudgetPlan, BudgetWhatIf, WhatIf, item_cost
+from app.core.budget.plans import (
+    BudgetContext,
+    BudgetItem,
+    BudgetPlan,
+    BudgetWhatIf,
+    WhatIf,
+    item_cost,
+)
 
 __all__ = [
     "DEFAULT_ESTIMATOR",

@@ -113,7 +113,9 @@ class EstimatorError:
         )
 
 
-def estimator_error(estimator: TokenEstimator, reference: TokenEstimator, texts: Iterable[str]) -> EstimatorError:
+def estimator_error(
+    estimator: TokenEstimator, reference: TokenEstimator, texts: Iterable[str]
+) -> EstimatorError:
     """Per-text absolute errors of `estimator` relative to `reference` (texts the reference counts
     as zero tokens are skipped)."""
     errors: list[float] = []
@@ -129,4 +131,12 @@ def estimator_error(estimator: TokenEstimator, reference: TokenEstimator, texts:
         actual += truth
         errors.append(100.0 * abs(guess - truth) / truth)
     mean = sum(errors) / len(errors) if errors else 0.0
-    return EstimatorError(estimator.name, reference.name, count, estimated, actual, round(mean, 2), round(max(errors, default=0.0), 2))
+    return EstimatorError(
+        estimator.name,
+        reference.name,
+        count,
+        estimated,
+        actual,
+        round(mean, 2),
+        round(max(errors, default=0.0), 2),
+    )

@@ -31,7 +31,9 @@ def plan_budgets(
     # By runs: a load lists each portfolio's memories together, so this is a pass in C.
     for place, run in groupby(memories, key=_PLACE):
         grouped[place].extend(run)
-    context = BudgetContext(now=now, estimator=estimator, what_if=what_if, text_of=text_of, file_bytes=file_bytes)
+    context = BudgetContext(
+        now=now, estimator=estimator, what_if=what_if, text_of=text_of, file_bytes=file_bytes
+    )
     plans: list[BudgetPlan] = []
     for portfolio in portfolios:
         members = grouped.get((portfolio.system, portfolio.name), [])

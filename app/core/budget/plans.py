@@ -53,7 +53,19 @@ def budget_item(id: str, cost: int, order: int, fits: bool, note: str = "") -> B
     """`BudgetItem(...)` for values a planner computed itself (the ints and the note it made),
     without validation: a planner makes one per memory of a portfolio, tens of thousands at a
     warm start, where validating each cost an Engram plan of 15,000 observations 50 ms."""
-    return built(BudgetItem, {"id": id, "cost": cost, "order": order, "fits": fits, "truncated": False, "cut": 0, "note": note}, _ITEM_GIVEN)
+    return built(
+        BudgetItem,
+        {
+            "id": id,
+            "cost": cost,
+            "order": order,
+            "fits": fits,
+            "truncated": False,
+            "cut": 0,
+            "note": note,
+        },
+        _ITEM_GIVEN,
+    )
 
 
 class BudgetPlan(_Frozen):
@@ -77,7 +89,9 @@ class BudgetPlan(_Frozen):
     def over(self) -> bool:
         if self.host is not None and self.host.over:
             return True
-        return self.limit is not None and (self.used > self.limit or any(not item.fits for item in self.items))
+        return self.limit is not None and (
+            self.used > self.limit or any(not item.fits for item in self.items)
+        )
 
     @property
     def past_cut(self) -> list[BudgetItem]:

@@ -25,20 +25,51 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from app.core.change import batch
 from app.core.change.edits import leaves, undo_file_edit, undo_file_move, undo_ledger_only
-from app.core.change.errors import ChangeError, Conflict, NothingToChange, NothingToRestore, NothingToUndo, Unsupported, translated
+from app.core.change.errors import (
+    ChangeError,
+    Conflict,
+    NothingToChange,
+    NothingToRestore,
+    NothingToUndo,
+    Unsupported,
+    translated,
+)
 from app.core.change.journal import RESULT, Intent, Journal
 from app.core.change.own_writes import OwnWrite, OwnWrites
 from app.core.change.plan import Plan, Prepared
-from app.core.change.quarantine import HIDDEN_KINDS, active_quarantine, quarantined_memories, quarantined_text
+from app.core.change.quarantine import (
+    HIDDEN_KINDS,
+    active_quarantine,
+    quarantined_memories,
+    quarantined_text,
+)
 from app.core.change.target import Reverse, Target
 from app.core.clock import Clock
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio, Problem
 from app.core.reading.sqlite_ro import DbReadError
-from app.core.review.ledger import Action, Decision, Ledger, iso_utc, new_id, os_user, rerooted, root_identity
+from app.core.review.ledger import (
+    Action,
+    Decision,
+    Ledger,
+    iso_utc,
+    new_id,
+    os_user,
+    rerooted,
+    root_identity,
+)
 from app.core.review.relinks import read_relinks, relinked, under
 from app.core.review.vault import Vault
-from app.core.storage import ConflictError, ContainmentError, ReadBackError, RevertWatch, Roots, Saved, StorageError, watch_for_revert
+from app.core.storage import (
+    ConflictError,
+    ContainmentError,
+    ReadBackError,
+    RevertWatch,
+    Roots,
+    Saved,
+    StorageError,
+    watch_for_revert,
+)
 from app.core.storage.atomic import fault
 from app.core.storage.errors import shown
 from app.core.storage.touched import Row, journaling, recording, recording_rows
@@ -97,7 +128,9 @@ def standing_change(ledger: Ledger, change_id: str) -> Decision:
     if len(found) != 1:
         raise NothingToUndo(f"{change_id!r} names {len(found)} changes; give more of the id")
     if found[0].id in _undone(changes):
-        raise NothingToUndo(f"the {found[0].action} of {found[0].memory_id} ({found[0].id}) is undone already")
+        raise NothingToUndo(
+            f"the {found[0].action} of {found[0].memory_id} ({found[0].id}) is undone already"
+        )
     return found[0]
 
 
@@ -110,9 +143,7 @@ def _not_a_change(ledger: Ledger, change_id: str) -> str:
     if record.action == "undo":
         undone = record.effect.get("undone_action", "change")
         return f"this is the undo of a {undone} of {record.memory_id}: to take it back, make that {undone} again"
-    return (
-        f"the {record.action} of {record.memory_id} is a trust decision, not a curation change: approve, flag, quarantine or restore the memory again instead"
-    )
+    return f"the {record.action} of {record.memory_id} is a trust decision, not a curation change: approve, flag, quarantine or restore the memory again instead"
 
 
 def pinned_ids(ledger: Ledger) -> set[str]:
@@ -132,7 +163,9 @@ def refuse_nested(root: Path, data: Path) -> None:
     real_root = os.path.realpath(root if root.is_dir() else root.parent)
     real_data = os.path.realpath(data)
     if real_data == real_root or real_data.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise ContainmentError(f"refused: the workbench's data folder {shown(real_data)} is inside the portfolio {shown(real_root)}; nothing was changed")
+        raise ContainmentError(
+            f"refused: the workbench's data folder {shown(real_data)} is inside the portfolio {shown(real_root)}; nothing was changed"
+        )
 
 
 def _refuse_over_a_quarantine(
@@ -183,7 +216,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _one_change(method: Callable[Concatenate[Applier, P], R]) -> Callable[Concatenate[Applier, P], R]:
+def _one_change(
+    method: Callable[Concatenate[Applier, P], R],
+) -> Callable[Concatenate[Applier, P], R]:
     """A public change: whatever way it ends, no intent of it stays open in this process (a
     recorded change closed its own; one that failed left its files as the change layer put them)."""
 
@@ -252,7 +287,11 @@ class Applier:
             if watch.path == saved.path:
                 watch.cancel()
         self.watches = [w for w in self.watches if not w.done]
-        self.watches.append(watch_for_revert(saved.path, saved.sha256, self.watch_seconds, self._reported(saved.path)))
+        self.watches.append(
+            watch_for_revert(
+                saved.path, saved.sha256, self.watch_seconds, self._reported(saved.path)
+            )
+        )
 
     def own_write(self, path: str) -> OwnWrite | None:
         """What the workbench's latest write of `path` left there and when, once no change is
@@ -275,16 +314,50 @@ class Applier:
 
     # -- trust decisions -----------------------------------------------------------------------------
 
-    def quarantine(self, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
-        return self.decide("quarantine", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
+    def quarantine(
+        self,
+        where: Where,
+        memory_id: str | None = None,
+        *,
+        entry: str | None = None,
+        reason: str,
+        dry_run: bool = False,
+    ) -> Decision | Plan:
+        return self.decide(
+            "quarantine", where, memory_id, entry=entry, reason=reason, dry_run=dry_run
+        )
 
-    def restore(self, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+    def restore(
+        self,
+        where: Where,
+        memory_id: str | None = None,
+        *,
+        entry: str | None = None,
+        reason: str,
+        dry_run: bool = False,
+    ) -> Decision | Plan:
         return self.decide("restore", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
 
-    def approve(self, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+    def approve(
+        self,
+        where: Where,
+        memory_id: str | None = None,
+        *,
+        entry: str | None = None,
+        reason: str,
+        dry_run: bool = False,
+    ) -> Decision | Plan:
         return self.decide("approve", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
 
-    def flag(self, where: Where, memory_id: str | None = None, *, entry: str | None = None, reason: str, dry_run: bool = False) -> Decision | Plan:
+    def flag(
+        self,
+        where: Where,
+        memory_id: str | None = None,
+        *,
+        entry: str | None = None,
+        reason: str,
+        dry_run: bool = False,
+    ) -> Decision | Plan:
         return self.decide("flag", where, memory_id, entry=entry, reason=reason, dry_run=dry_run)
 
     @_one_change
@@ -357,13 +430,23 @@ class Applier:
         self.written_rows = []
         portfolio, memory = self._resolve_any(where, memory_id)
         # A restore may name an entry the system's own re-save dropped from the file (DollhouseMCP).
-        gone_but_quarantined = action == "restore" and entry is not None and active_quarantine(self.ledger, memory.id, entry) is not None
-        if entry is not None and all(e.id != entry for e in memory.entries) and not gone_but_quarantined:
+        gone_but_quarantined = (
+            action == "restore"
+            and entry is not None
+            and active_quarantine(self.ledger, memory.id, entry) is not None
+        )
+        if (
+            entry is not None
+            and all(e.id != entry for e in memory.entries)
+            and not gone_but_quarantined
+        ):
             raise ChangeError(f"{memory.id} has no entry {entry!r}; nothing was changed")
         if action != "restore":
             hidden = active_quarantine(self.ledger, memory.id)
             if hidden is not None and hidden.effect.get("kind") in HIDDEN_KINDS:
-                raise ChangeError(f"{memory.id} is in the workbench's quarantine ({hidden.effect['kind']}); restore it first; nothing was changed")
+                raise ChangeError(
+                    f"{memory.id} is in the workbench's quarantine ({hidden.effect['kind']}); restore it first; nothing was changed"
+                )
         if action != "restore":
             _refuse_over_a_quarantine(self.ledger, action, memory.id, entry)
         try:
@@ -400,28 +483,89 @@ class Applier:
     # -- curation ------------------------------------------------------------------------------------
 
     def promote(
-        self, where: Where, memory_id: str | None = None, *, domain: str | None = None, priority: int | None = None, reason: str = "", dry_run: bool = False
+        self,
+        where: Where,
+        memory_id: str | None = None,
+        *,
+        domain: str | None = None,
+        priority: int | None = None,
+        reason: str = "",
+        dry_run: bool = False,
     ) -> Decision | Plan:
         """Into the hot tier. DollhouseMCP: `priority` (1-99) to set with it, else its own or 50."""
-        return self._one("promote", where, memory_id, lambda s, t: s.promote(t), reason=reason, dry_run=dry_run, domain=domain, priority=priority)
+        return self._one(
+            "promote",
+            where,
+            memory_id,
+            lambda s, t: s.promote(t),
+            reason=reason,
+            dry_run=dry_run,
+            domain=domain,
+            priority=priority,
+        )
 
-    def demote(self, where: Where, memory_id: str | None = None, *, domain: str | None = None, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+    def demote(
+        self,
+        where: Where,
+        memory_id: str | None = None,
+        *,
+        domain: str | None = None,
+        reason: str = "",
+        dry_run: bool = False,
+    ) -> Decision | Plan:
         """Out of the hot tier. OpenClaw: `domain` names the domain file when the section has no
         `→ Details:` pointer; a daily log is archived."""
-        return self._one("demote", where, memory_id, lambda s, t: s.demote(t), reason=reason, dry_run=dry_run, domain=domain)
+        return self._one(
+            "demote",
+            where,
+            memory_id,
+            lambda s, t: s.demote(t),
+            reason=reason,
+            dry_run=dry_run,
+            domain=domain,
+        )
 
-    def pin(self, where: Where, memory_id: str | None = None, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
-        return self._one("pin", where, memory_id, lambda s, t: s.pin(t, True), reason=reason, dry_run=dry_run)
+    def pin(
+        self, where: Where, memory_id: str | None = None, *, reason: str = "", dry_run: bool = False
+    ) -> Decision | Plan:
+        return self._one(
+            "pin", where, memory_id, lambda s, t: s.pin(t, True), reason=reason, dry_run=dry_run
+        )
 
-    def unpin(self, where: Where, memory_id: str | None = None, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
-        return self._one("unpin", where, memory_id, lambda s, t: s.pin(t, False), reason=reason, dry_run=dry_run)
+    def unpin(
+        self, where: Where, memory_id: str | None = None, *, reason: str = "", dry_run: bool = False
+    ) -> Decision | Plan:
+        return self._one(
+            "unpin", where, memory_id, lambda s, t: s.pin(t, False), reason=reason, dry_run=dry_run
+        )
 
-    def set_priority(self, where: Where, memory_id: str | None, priority: int, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
-        return self._one("set-priority", where, memory_id, lambda s, t: s.set_priority(t, priority), reason=reason, dry_run=dry_run, priority=priority)
+    def set_priority(
+        self,
+        where: Where,
+        memory_id: str | None,
+        priority: int,
+        *,
+        reason: str = "",
+        dry_run: bool = False,
+    ) -> Decision | Plan:
+        return self._one(
+            "set-priority",
+            where,
+            memory_id,
+            lambda s, t: s.set_priority(t, priority),
+            reason=reason,
+            dry_run=dry_run,
+            priority=priority,
+        )
 
     @_one_change
     def merge(
-        self, where: Resolver | Sequence[tuple[Portfolio, Memory]], memory_ids: Sequence[str] = (), *, reason: str = "", dry_run: bool = False
+        self,
+        where: Resolver | Sequence[tuple[Portfolio, Memory]],
+        memory_ids: Sequence[str] = (),
+        *,
+        reason: str = "",
+        dry_run: bool = False,
     ) -> Decision | Plan:
         """Keep the first memory; take each of the others out of its system as a quarantine would."""
         if isinstance(where, Sequence):
@@ -431,7 +575,9 @@ class Applier:
             resolved = [self._resolve_loaded(where, memory_id) for memory_id in ids]
         resolved = list({m.id: (p, m) for p, m in reversed(resolved)}.values())[::-1]
         if len(resolved) < 2:
-            raise ChangeError("a merge needs at least two different memories: the one to keep, then the ones merged into it; nothing was changed")
+            raise ChangeError(
+                "a merge needs at least two different memories: the one to keep, then the ones merged into it; nothing was changed"
+            )
         self.written = []
         self.written_rows = []
         kept = resolved[0][1]
@@ -441,22 +587,47 @@ class Applier:
             return self._merge_plan(kept, resolved[1:], decision_id, reason).pending(decision_id)
         parts: list[dict[str, Any]] = []
         merged = [m.id for _, m in resolved[1:]]
-        decision = self._decision("merge", kept.id, kept.sha256, reason, {"kind": "merge", "kept": kept.id, "merged": merged, "parts": parts}, decision_id, now)
+        decision = self._decision(
+            "merge",
+            kept.id,
+            kept.sha256,
+            reason,
+            {"kind": "merge", "kept": kept.id, "merged": merged, "parts": parts},
+            decision_id,
+            now,
+        )
         self.touched = [kept.id]
         for i, (portfolio, memory) in enumerate(resolved[1:], start=2):
             target = self._target("merge", portfolio, memory, reason, decision_id)
 
-            def part(effect: dict[str, Any], portfolio: Portfolio = portfolio, memory: Memory = memory) -> dict[str, Any]:
-                return {"memory_id": memory.id, "system": memory.system, "root": portfolio.root, "memory": memory.model_dump(mode="json"), "effect": effect}
+            def part(
+                effect: dict[str, Any], portfolio: Portfolio = portfolio, memory: Memory = memory
+            ) -> dict[str, Any]:
+                return {
+                    "memory_id": memory.id,
+                    "system": memory.system,
+                    "root": portfolio.root,
+                    "memory": memory.model_dump(mode="json"),
+                    "effect": effect,
+                }
 
-            def merged_with(effect: dict[str, Any], part: Callable[[dict[str, Any]], dict[str, Any]] = part) -> Decision:
-                return decision.model_copy(update={"effect": decision.effect | {"parts": [*parts, part(effect)]}})
+            def merged_with(
+                effect: dict[str, Any], part: Callable[[dict[str, Any]], dict[str, Any]] = part
+            ) -> Decision:
+                return decision.model_copy(
+                    update={"effect": decision.effect | {"parts": [*parts, part(effect)]}}
+                )
 
             try:
                 with translated(f"merge {memory.id} into {kept.id}"):
                     change = _system(memory.system).merge_out(target, kept)
                 # Only the last part completes the merge: a crash after an earlier one is not finished from the journal.
-                effect = self._apply(change, f"the merge of {memory.id} into {kept.id}", target, merged_with if i == len(resolved) else None)
+                effect = self._apply(
+                    change,
+                    f"the merge of {memory.id} into {kept.id}",
+                    target,
+                    merged_with if i == len(resolved) else None,
+                )
             except ChangeError as exc:
                 raise self._rolled_back(exc, decision, parts) from exc
             self.touched.append(memory.id)
@@ -465,12 +636,21 @@ class Applier:
 
     @_one_change
     def forget(
-        self, where: Resolver | Sequence[tuple[Portfolio, Memory]], memory_ids: Sequence[str] = (), *, reason: str = "", dry_run: bool = False
+        self,
+        where: Resolver | Sequence[tuple[Portfolio, Memory]],
+        memory_ids: Sequence[str] = (),
+        *,
+        reason: str = "",
+        dry_run: bool = False,
     ) -> Decision | Plan:
         """Quarantine every memory selected as one change, restorable as one (change/batch.py)."""
         self.written = []
         self.written_rows = []
-        resolved = list(where) if isinstance(where, Sequence) else [self._resolve_loaded(where, m) for m in memory_ids]
+        resolved = (
+            list(where)
+            if isinstance(where, Sequence)
+            else [self._resolve_loaded(where, m) for m in memory_ids]
+        )
         for portfolio, _ in resolved:
             self._refuse_nested(Path(portfolio.root))
         change_id = new_id()
@@ -480,13 +660,17 @@ class Applier:
             return batch.apply(self, batch.sorted_selection(self, resolved), change_id, reason)
 
     @_one_change
-    def budget_set(self, portfolio: Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+    def budget_set(
+        self, portfolio: Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False
+    ) -> Decision | Plan:
         """Write the portfolio's own startup budget setting (DollhouseMCP's autoLoad.maxTokenBudget)."""
         self.written = []
         self.written_rows = []
         system = _system(portfolio.system)
         if not system.keeps_budget:
-            raise Unsupported(f"budget set {portfolio.name}: {system.no_budget}; nothing was changed")
+            raise Unsupported(
+                f"budget set {portfolio.name}: {system.no_budget}; nothing was changed"
+            )
         self._refuse_nested(Path(portfolio.root))
         with translated(f"budget set {portfolio.name}"):
             change = system.set_budget(self._watch, self.locations, portfolio, max_tokens)
@@ -497,35 +681,57 @@ class Applier:
         effect = self._apply(change, f"the budget of {subject}", (decision_id, "budget", subject))
         self.touched = [subject]
         before = change.effect.get("file_sha256_before") or ""
-        return self._record(self._decision("budget", subject, str(before), reason, effect, decision_id, self.clock.now()))
+        return self._record(
+            self._decision(
+                "budget", subject, str(before), reason, effect, decision_id, self.clock.now()
+            )
+        )
 
     @_one_change
-    def undo(self, change_id: str | None = None, *, reason: str = "", dry_run: bool = False) -> Decision | Plan:
+    def undo(
+        self, change_id: str | None = None, *, reason: str = "", dry_run: bool = False
+    ) -> Decision | Plan:
         """Reverse a curation change, byte for byte: the one named, or else the most recent one not
         undone yet. Any change still standing can be undone whatever came after it, as long as
         what it wrote has not moved on; one that cannot says why and blocks no other."""
         self.written = []
         self.written_rows = []
-        change = last_standing_change(self.ledger) if change_id is None else standing_change(self.ledger, change_id)
+        change = (
+            last_standing_change(self.ledger)
+            if change_id is None
+            else standing_change(self.ledger, change_id)
+        )
         if change is None:
-            raise NothingToUndo("nothing to undo: the ledger holds no curation change that is not undone already")
+            raise NothingToUndo(
+                "nothing to undo: the ledger holds no curation change that is not undone already"
+            )
         change = self._located(change)
-        rv = Reverse(change, self.locations, self.vault, new_id(), self.clock.now(), self.user, self._watch)
+        rv = Reverse(
+            change, self.locations, self.vault, new_id(), self.clock.now(), self.user, self._watch
+        )
         kind = str(change.effect.get("kind"))
         if kind == "merge":
             return self._undo_merge(rv, reason, dry_run)
         if kind == "forget":
-            return batch.undo(self, rv, reason, dry_run, lambda e: self._undo_decision(rv, reason, e))
+            return batch.undo(
+                self, rv, reason, dry_run, lambda e: self._undo_decision(rv, reason, e)
+            )
         step = _undo_step(kind)
         if step is None:
-            raise ChangeError(f"cannot undo {rv.label}: its effect {kind!r} is not one the workbench knows how to reverse; nothing was written")
+            raise ChangeError(
+                f"cannot undo {rv.label}: its effect {kind!r} is not one the workbench knows how to reverse; nothing was written"
+            )
         try:
             with translated(f"cannot undo {rv.label}"):
                 prepared = step(rv, change.effect)
         except (KeyError, TypeError, ValueError) as exc:
-            raise ChangeError(f"cannot undo {rv.label}: its recorded effect is incomplete ({exc!r}); nothing was written") from exc
+            raise ChangeError(
+                f"cannot undo {rv.label}: its recorded effect is incomplete ({exc!r}); nothing was written"
+            ) from exc
         if dry_run:
-            return Plan.of("undo", change.memory_id, (change.memory_id,), _system_of(change), prepared)
+            return Plan.of(
+                "undo", change.memory_id, (change.memory_id,), _system_of(change), prepared
+            )
         of = (rv.decision_id, "undo", change.memory_id)
         effect = self._apply(
             prepared,
@@ -583,7 +789,9 @@ class Applier:
         if isinstance(where, tuple):
             portfolio, memory = where
             if memory_id is not None and memory_id != memory.id:
-                raise ChangeError(f"memory id {memory_id!r} does not match the memory given ({memory.id}); nothing was changed")
+                raise ChangeError(
+                    f"memory id {memory_id!r} does not match the memory given ({memory.id}); nothing was changed"
+                )
             return portfolio, memory
         if memory_id is None:
             raise ChangeError("which memory? give its id; nothing was changed")
@@ -597,8 +805,12 @@ class Applier:
                 for portfolio in where.portfolios:
                     if portfolio.system == memory.system and portfolio.name == memory.portfolio:
                         return portfolio, memory
-                raise ChangeError(f"{memory_id} is quarantined, but its portfolio is not open in the workbench; nothing was changed")
-        raise ChangeError(f"no memory {memory_id!r} in the workbench or the quarantine; nothing was changed")
+                raise ChangeError(
+                    f"{memory_id} is quarantined, but its portfolio is not open in the workbench; nothing was changed"
+                )
+        raise ChangeError(
+            f"no memory {memory_id!r} in the workbench or the quarantine; nothing was changed"
+        )
 
     def _resolve_loaded(self, where: Where, memory_id: str | None) -> tuple[Portfolio, Memory]:
         """A memory loaded now (a memory in the quarantine or merged away cannot be curated)."""
@@ -618,14 +830,18 @@ class Applier:
         except ContainmentError as exc:
             raise ChangeError(str(exc)) from None
 
-    def _decision_target(self, action: Action, portfolio: Portfolio, memory: Memory, entry: str | None, reason: str) -> Target:
+    def _decision_target(
+        self, action: Action, portfolio: Portfolio, memory: Memory, entry: str | None, reason: str
+    ) -> Target:
         refuse_nested(Path(portfolio.root), Path(self.locations.data))
         undo = None
         if action == "restore":
             undo = active_quarantine(self.ledger, memory.id, entry)
             if undo is None:
                 what = f"entry {entry!r} of {memory.id}" if entry else memory.id
-                raise NothingToRestore(f"nothing to restore: the ledger holds no standing quarantine of {what}; nothing was changed")
+                raise NothingToRestore(
+                    f"nothing to restore: the ledger holds no standing quarantine of {what}; nothing was changed"
+                )
             entry = undo.entry
         target = self._target(action, portfolio, memory, reason, new_id())
         target.entry = entry
@@ -633,7 +849,15 @@ class Applier:
         return target
 
     def _target(
-        self, action: Action, portfolio: Portfolio, memory: Memory, reason: str, decision_id: str, *, domain: str | None = None, priority: int | None = None
+        self,
+        action: Action,
+        portfolio: Portfolio,
+        memory: Memory,
+        reason: str,
+        decision_id: str,
+        *,
+        domain: str | None = None,
+        priority: int | None = None,
     ) -> Target:
         return Target(
             action=action,
@@ -667,12 +891,16 @@ class Applier:
         self.written_rows = []
         portfolio, memory = self._resolve_loaded(where, memory_id)
         self._refuse_nested(Path(portfolio.root))
-        target = self._target(action, portfolio, memory, reason, new_id(), domain=domain, priority=priority)
+        target = self._target(
+            action, portfolio, memory, reason, new_id(), domain=domain, priority=priority
+        )
         system = _system(memory.system)
         if action in ("pin", "unpin") and not system.pins_natively:
             pinned = memory.id in pinned_ids(self.ledger)
             if pinned == (action == "pin"):
-                raise NothingToChange(f"{target.label} is {'already' if pinned else 'not'} pinned in the workbench; nothing was changed")
+                raise NothingToChange(
+                    f"{target.label} is {'already' if pinned else 'not'} pinned in the workbench; nothing was changed"
+                )
         with translated(f"{action} {memory.id}"):
             change = make(system, target)
         if dry_run:
@@ -680,7 +908,9 @@ class Applier:
             return plan.pending(target.decision_id)
 
         def decided(effect: dict[str, Any]) -> Decision:
-            return self._decision(action, memory.id, memory.sha256, reason, effect, target.decision_id, target.now)
+            return self._decision(
+                action, memory.id, memory.sha256, reason, effect, target.decision_id, target.now
+            )
 
         effect = self._apply(change, f"the {action} of {target.label}", target, decided)
         self.touched = [memory.id]
@@ -705,7 +935,9 @@ class Applier:
         batch as it stood (journal.py)."""
         if change.apply is None:
             return change.effect
-        decision_id, action, subject = (of.decision_id, of.action, of.memory.id) if isinstance(of, Target) else of
+        decision_id, action, subject = (
+            (of.decision_id, of.action, of.memory.id) if isinstance(of, Target) else of
+        )
         intent = self._intent_for(decision_id, action, subject, what)
         notes = {"notes": change.effect["notes"]} if "notes" in change.effect else {}
         try:
@@ -715,10 +947,17 @@ class Applier:
             if decision is not None or leaves or intent.header.get("finish", False) is not None:
                 intent.will_record(decision, leaves, keep=keep)
         except OSError as exc:
-            raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
+            raise ChangeError(
+                f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed"
+            ) from exc
         try:
             started = time.monotonic()
-            with self._applying, recording() as paths, recording_rows() as rows, journaling(intent.step, intent.committing):
+            with (
+                self._applying,
+                recording() as paths,
+                recording_rows() as rows,
+                journaling(intent.step, intent.committing),
+            ):
                 self._applied += 1
                 try:
                     return change.apply() | notes
@@ -728,19 +967,43 @@ class Applier:
                     self._own_writes.update(dict.fromkeys(paths, self._applied))
                     self.own.changed(paths, started)
         except Conflict as exc:
-            raise Conflict(f"{exc}; {what} was not applied and not recorded", path=exc.path, storage=exc.storage) from exc
+            raise Conflict(
+                f"{exc}; {what} was not applied and not recorded",
+                path=exc.path,
+                storage=exc.storage,
+            ) from exc
         except ChangeError:
             raise
         except ConflictError as exc:
-            raise Conflict(f"{exc}; {what} was not applied and not recorded", path=str(exc.path), storage=exc) from exc
+            raise Conflict(
+                f"{exc}; {what} was not applied and not recorded", path=str(exc.path), storage=exc
+            ) from exc
         except ReadBackError as exc:
             kept = " (what it put in the workbench's vault is kept)" if exc.committed else ""
             raise ChangeError(f"{exc}; {what} is not recorded as done{kept}") from exc
         except (StorageError, DbReadError, OSError) as exc:
             raise ChangeError(f"{exc}; {what} was not completed and not recorded") from exc
 
-    def _decision(self, action: Action, subject: str, sha256: str, reason: str, effect: dict[str, Any], decision_id: str, now: Any) -> Decision:
-        return Decision(id=decision_id, time=iso_utc(now), user=self.user, action=action, memory_id=subject, sha256=sha256, reason=reason, effect=effect)
+    def _decision(
+        self,
+        action: Action,
+        subject: str,
+        sha256: str,
+        reason: str,
+        effect: dict[str, Any],
+        decision_id: str,
+        now: Any,
+    ) -> Decision:
+        return Decision(
+            id=decision_id,
+            time=iso_utc(now),
+            user=self.user,
+            action=action,
+            memory_id=subject,
+            sha256=sha256,
+            reason=reason,
+            effect=effect,
+        )
 
     def _intent_for(self, decision_id: str, action: str, subject: str, what: str) -> Intent:
         if self._intent is None or self._intent.header.get("id") != decision_id:
@@ -748,7 +1011,9 @@ class Applier:
             try:
                 self._intent = self.journal.begin(decision_id, action, subject, what)
             except OSError as exc:
-                raise ChangeError(f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed") from exc
+                raise ChangeError(
+                    f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed"
+                ) from exc
         return self._intent
 
     def _close_intent(self) -> None:
@@ -765,12 +1030,19 @@ class Applier:
         if self._intent is None:
             # A decision kept in the ledger only wrote nothing yet: its intent, journaled as applied,
             # still lets a crash before the ledger line be completed at the next start.
-            self._intent_for(decision.id, decision.action, decision.memory_id, f"the {decision.action} of {decision.memory_id}")
+            self._intent_for(
+                decision.id,
+                decision.action,
+                decision.memory_id,
+                f"the {decision.action} of {decision.memory_id}",
+            )
         intent, self._intent = self._intent, None
         try:
             if intent is not None:
                 intent.applied(decision)
-            fault("after_applied")  # crash tests: the effect is made and journaled, the ledger line not yet written
+            fault(
+                "after_applied"
+            )  # crash tests: the effect is made and journaled, the ledger line not yet written
             recorded = self.ledger.record(decision)
             if intent is not None:
                 intent.close()
@@ -786,11 +1058,16 @@ class Applier:
     @staticmethod
     def _subjects_of(change: Decision) -> list[str]:
         """What an undo of `change` writes: its subject and, for a merge, every merged memory."""
-        return [change.memory_id, *(str(p["memory_id"]) for p in change.effect.get("parts", []) if "memory_id" in p)]
+        return [
+            change.memory_id,
+            *(str(p["memory_id"]) for p in change.effect.get("parts", []) if "memory_id" in p),
+        ]
 
     # -- merge ---------------------------------------------------------------------------------------
 
-    def _merge_plan(self, kept: Memory, others: list[tuple[Portfolio, Memory]], decision_id: str, reason: str) -> Plan:
+    def _merge_plan(
+        self, kept: Memory, others: list[tuple[Portfolio, Memory]], decision_id: str, reason: str
+    ) -> Plan:
         changes: list[str] = []
         notes: list[str] = []
         parts = []
@@ -820,14 +1097,28 @@ class Applier:
             effect=effect,
         )
 
-    def _rolled_back(self, exc: ChangeError, decision: Decision, parts: list[dict[str, Any]]) -> ChangeError:
+    def _rolled_back(
+        self, exc: ChangeError, decision: Decision, parts: list[dict[str, Any]]
+    ) -> ChangeError:
         """After a failed part: put back the parts already merged, last first, and say so."""
-        rv = Reverse(decision, self.locations, self.vault, decision.id, self.clock.now(), self.user, self._watch)
+        rv = Reverse(
+            decision,
+            self.locations,
+            self.vault,
+            decision.id,
+            self.clock.now(),
+            self.user,
+            self._watch,
+        )
         left: list[str] = []
         for part in reversed(parts):
             try:
                 change = _system(str(part["system"])).restore_part(rv, part)
-                self._apply(change, f"putting back {part['memory_id']}", (decision.id, "merge", decision.memory_id))
+                self._apply(
+                    change,
+                    f"putting back {part['memory_id']}",
+                    (decision.id, "merge", decision.memory_id),
+                )
             except ChangeError as again:
                 left.append(f"{part['memory_id']} ({again})")
         if not parts:
@@ -853,31 +1144,58 @@ class Applier:
                 except ChangeError:
                     if i == 0:
                         raise
-                    changes.append(f"put {part['memory_id']} back (checked once the parts after it are back)")
+                    changes.append(
+                        f"put {part['memory_id']} back (checked once the parts after it are back)"
+                    )
                     continue
                 changes.append(change.description)
                 changes += [f"  {c}" for c in change.changes]
             effect = {"kind": "merge", "kept": kept, "parts": [p["memory_id"] for p in parts]}
-            description = f"undo merge into {kept}: put back {len(parts)} merged {_plural(len(parts))}"
+            description = (
+                f"undo merge into {kept}: put back {len(parts)} merged {_plural(len(parts))}"
+            )
             ids = (kept, *(p["memory_id"] for p in parts))
             return Plan(
-                action="undo", subject=kept, memory_ids=ids, system=_system_of(rv.change), description=description, changes=tuple(changes), effect=effect
+                action="undo",
+                subject=kept,
+                memory_ids=ids,
+                system=_system_of(rv.change),
+                description=description,
+                changes=tuple(changes),
+                effect=effect,
             )
         done: list[dict[str, Any]] = []
         for i, part in enumerate(reversed(parts), start=1):
 
             def undone(effect: dict[str, Any], memory_id: str = str(part["memory_id"])) -> Decision:
-                return self._undo_decision(rv, reason, {"kind": "merge", "kept": kept, "parts": [*done, {"memory_id": memory_id, "effect": effect}]})
+                return self._undo_decision(
+                    rv,
+                    reason,
+                    {
+                        "kind": "merge",
+                        "kept": kept,
+                        "parts": [*done, {"memory_id": memory_id, "effect": effect}],
+                    },
+                )
 
             try:
                 with translated(f"cannot undo {rv.label}"):
                     change = _system(str(part["system"])).restore_part(rv, part)
-                effect = self._apply(change, f"putting back {part['memory_id']}", (rv.decision_id, "undo", kept), undone if i == len(parts) else None)
+                effect = self._apply(
+                    change,
+                    f"putting back {part['memory_id']}",
+                    (rv.decision_id, "undo", kept),
+                    undone if i == len(parts) else None,
+                )
             except ChangeError as exc:
                 if not done:
                     raise
                 # All or nothing: the parts already put back are taken out again from the journal.
-                left = self.journal.roll_back(self._intent) if self._intent is not None else [("?", "no journal")]
+                left = (
+                    self.journal.roll_back(self._intent)
+                    if self._intent is not None
+                    else [("?", "no journal")]
+                )
                 back = ", ".join(d["memory_id"] for d in done)
                 if left:
                     tail = f"the undo stopped after putting back {back} and could not merge them again ({'; '.join(f'{p}: {w}' for p, w in left)}); nothing was recorded"
@@ -889,8 +1207,17 @@ class Applier:
                 raise ChangeError(message) from exc
             done.append({"memory_id": part["memory_id"], "effect": effect})
         self.touched = self._subjects_of(rv.change)
-        return self._record(self._undo_decision(rv, reason, {"kind": "merge", "kept": kept, "parts": done}))
+        return self._record(
+            self._undo_decision(rv, reason, {"kind": "merge", "kept": kept, "parts": done})
+        )
 
     def _undo_decision(self, rv: Reverse, reason: str, effect: dict[str, Any]) -> Decision:
-        body = {"kind": "undo", "undoes": rv.change.id, "undone_action": rv.change.action, "reverse": effect}
-        return self._decision("undo", rv.change.memory_id, rv.change.sha256, reason, body, rv.decision_id, rv.now)
+        body = {
+            "kind": "undo",
+            "undoes": rv.change.id,
+            "undone_action": rv.change.action,
+            "reverse": effect,
+        }
+        return self._decision(
+            "undo", rv.change.memory_id, rv.change.sha256, reason, body, rv.decision_id, rv.now
+        )

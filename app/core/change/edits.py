@@ -14,7 +14,17 @@ from app.core.change.links import refuse_through_link
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
 from app.core.parsing.safefs import under
-from app.core.storage import Roots, Saved, StorageError, atomic_write, check_name, move_file, remove_empty_folder, remove_file, replace_span
+from app.core.storage import (
+    Roots,
+    Saved,
+    StorageError,
+    atomic_write,
+    check_name,
+    move_file,
+    remove_empty_folder,
+    remove_file,
+    replace_span,
+)
 from app.core.storage.base import Base, sha256_bytes
 
 
@@ -44,7 +54,15 @@ def line_edit(old: bytes, new: bytes) -> dict[str, Any]:
     }
 
 
-def save_file(after_save: Callable[[Saved], None] | None, roots: Roots, path: Path, data: bytes, base: Base | None, *, new_mode: int = 0o644) -> Saved:
+def save_file(
+    after_save: Callable[[Saved], None] | None,
+    roots: Roots,
+    path: Path,
+    data: bytes,
+    base: Base | None,
+    *,
+    new_mode: int = 0o644,
+) -> Saved:
     refuse_through_link(base, os.fspath(path), roots.primary, "write")
     saved = atomic_write(roots, path, data, base=base, new_mode=new_mode)
     if after_save is not None:
@@ -119,17 +137,41 @@ def reverse_edits(data: bytes, edits: Sequence[dict[str, Any]]) -> bytes | None:
     """`data` with each edit's `new` bytes put back to its `old` ones, last edit first; None when
     an edit's bytes are no longer where it wrote them."""
     for edit in reversed(list(edits)):
-        offset, wrote, old = int(edit["offset"]), edit["new"].encode("utf-8"), edit["old"].encode("utf-8")
+        offset, wrote, old = (
+            int(edit["offset"]),
+            edit["new"].encode("utf-8"),
+            edit["old"].encode("utf-8"),
+        )
         if data[offset : offset + len(wrote)] != wrote:
             return None
         data = replace_span(data, (offset, offset + len(wrote)), old)
     return data
 
 
-def file_edit(job: Target, base: Base, new: bytes, steps: Sequence[bytes], description: str, *, values: dict[str, Any], notes: Sequence[str] = ()) -> Prepared:
+def file_edit(
+    job: Target,
+    base: Base,
+    new: bytes,
+    steps: Sequence[bytes],
+    description: str,
+    *,
+    values: dict[str, Any],
+    notes: Sequence[str] = (),
+) -> Prepared:
     """Write `new` over the memory's file (base checked); the effect is the line edits between the
     steps, enough to give back the original bytes."""
-    return edit_file(job.after_save, job.roots, job.root, job.rel, base, new, steps, description, values=values, notes=notes)
+    return edit_file(
+        job.after_save,
+        job.roots,
+        job.root,
+        job.rel,
+        base,
+        new,
+        steps,
+        description,
+        values=values,
+        notes=notes,
+    )
 
 
 def edit_file(
@@ -158,9 +200,15 @@ def edit_file(
         "values": values,
         "file_sha256_before": base.sha256 if base is not None else None,
         "file_sha256_after": sha256_bytes(new),
-        "undo": "remove the file again" if base is None else "write each edit's `old` text back over its `new` text at its offset, last edit first",
+        "undo": "remove the file again"
+        if base is None
+        else "write each edit's `old` text back over its `new` text at its offset, last edit first",
     }
-    changes = [f"{rel}: created ({len(new):,} bytes)"] if base is None else [describe_edit(rel, e) for e in edits]
+    changes = (
+        [f"{rel}: created ({len(new):,} bytes)"]
+        if base is None
+        else [describe_edit(rel, e) for e in edits]
+    )
     target = Path(under(root, rel))
 
     def apply() -> dict[str, Any]:
@@ -179,35 +227,67 @@ def undo_file_edit(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         raise rv.changed(rel, f"it no longer holds the bytes {rv.change.action} left")
     description = f"undo {rv.change.action} of {rv.change.memory_id}: "
     if effect.get("created"):
-        out = {"kind": "file-edit", "root": root, "file": rel, "removed": True, "file_sha256_before": base.sha256}
+        out = {
+            "kind": "file-edit",
+            "root": root,
+            "file": rel,
+            "removed": True,
+            "file_sha256_before": base.sha256,
+        }
 
         def remove() -> dict[str, Any]:
             remove_file(roots, base)
             return out
 
-        return prepared(description + f"remove {rel}, which the {rv.change.action} created", out, [f"{rel}: removed ({len(base.data):,} bytes)"], remove)
+        return prepared(
+            description + f"remove {rel}, which the {rv.change.action} created",
+            out,
+            [f"{rel}: removed ({len(base.data):,} bytes)"],
+            remove,
+        )
     edits = list(effect.get("edits", []))
     original = reverse_edits(base.data, edits)
     if original is None or sha256_bytes(original) != effect.get("file_sha256_before"):
-        raise ChangeError(f"cannot undo {rv.label}: reversing the recorded edits of {rel} does not give back the original bytes; nothing was written")
-    undone = [{"offset": e["offset"], "line": e["line"], "old": e["new"], "new": e["old"]} for e in reversed(edits)]
-    out = {"kind": "file-edit", "root": root, "file": rel, "edits": undone, "file_sha256_before": base.sha256, "file_sha256_after": sha256_bytes(original)}
+        raise ChangeError(
+            f"cannot undo {rv.label}: reversing the recorded edits of {rel} does not give back the original bytes; nothing was written"
+        )
+    undone = [
+        {"offset": e["offset"], "line": e["line"], "old": e["new"], "new": e["old"]}
+        for e in reversed(edits)
+    ]
+    out = {
+        "kind": "file-edit",
+        "root": root,
+        "file": rel,
+        "edits": undone,
+        "file_sha256_before": base.sha256,
+        "file_sha256_after": sha256_bytes(original),
+    }
 
     def write() -> dict[str, Any]:
         save_file(rv.after_save, roots, path, original, base)
         return out
 
-    return prepared(description + f"write back the original bytes of {rel}", out, [describe_edit(rel, e) for e in undone], write)
+    return prepared(
+        description + f"write back the original bytes of {rel}",
+        out,
+        [describe_edit(rel, e) for e in undone],
+        write,
+    )
 
 
-def file_move(job: Target, base: Base, to: str, new: bytes, description: str, *, notes: Sequence[str] = ()) -> Prepared:
+def file_move(
+    job: Target, base: Base, to: str, new: bytes, description: str, *, notes: Sequence[str] = ()
+) -> Prepared:
     """Move the memory's whole file to `to` (relative to the root), writing `new` there (its bytes,
     or its bytes with one line changed). Refused when `to` exists, and for a file reached through a
     symbolic link (links.py)."""
     refuse_through_link(base, job.rel, job.root, f"{job.action} {job.label}")
     dest = job.file(to)
     if os.path.lexists(dest):
-        raise ChangeError(f"refused: {to} already exists, and a move never overwrites a file; nothing was changed")
+        raise ChangeError(
+            f"refused: {to} already exists, and a move never overwrites a file; nothing was changed"
+        )
     parts = PurePosixPath(to).parts[:-1]
     mode = os.stat(base.path).st_mode & 0o777
     edits = edits_between([base.data, new])
@@ -249,12 +329,20 @@ def undo_file_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         raise rv.changed(dest, f"it no longer holds the bytes {rv.change.action} moved there")
     back = Path(under(root, src))
     if os.path.lexists(back):
-        raise Conflict(f"cannot undo {rv.label}: a file named {src} exists again; nothing was written, both files are kept as they are", path=src)
+        raise Conflict(
+            f"cannot undo {rv.label}: a file named {src} exists again; nothing was written, both files are kept as they are",
+            path=src,
+        )
     if not back.parent.is_dir():
-        raise Conflict(f"cannot undo {rv.label}: the folder of {src} no longer exists; nothing was written, {dest} is kept as it is", path=src)
+        raise Conflict(
+            f"cannot undo {rv.label}: the folder of {src} no longer exists; nothing was written, {dest} is kept as it is",
+            path=src,
+        )
     original = reverse_edits(base.data, effect.get("edits", []))
     if original is None or sha256_bytes(original) != effect.get("sha256_before"):
-        raise ChangeError(f"cannot undo {rv.label}: reversing the recorded edits of {dest} does not give back the original bytes; nothing was written")
+        raise ChangeError(
+            f"cannot undo {rv.label}: reversing the recorded edits of {dest} does not give back the original bytes; nothing was written"
+        )
     mode = int(effect.get("mode") or 0o644)
     created = list(effect.get("created_folders", []))
     out = {
@@ -266,7 +354,9 @@ def undo_file_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         "sha256_after": sha256_bytes(original),
         "removed_folders": created,
     }
-    changes = [f"{dest}: moved back to {src} ({len(original):,} bytes)"] + [f"{f}/: removed if empty" for f in reversed(created)]
+    changes = [f"{dest}: moved back to {src} ({len(original):,} bytes)"] + [
+        f"{f}/: removed if empty" for f in reversed(created)
+    ]
 
     def apply() -> dict[str, Any]:
         saved = move_file(roots, base, back, original, new_mode=mode)
@@ -275,7 +365,12 @@ def undo_file_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         remove_folders(roots, Path(root), created)
         return out
 
-    return prepared(f"undo {rv.change.action} of {rv.change.memory_id}: move {dest} back to {src}", out, changes, apply)
+    return prepared(
+        f"undo {rv.change.action} of {rv.change.memory_id}: move {dest} back to {src}",
+        out,
+        changes,
+        apply,
+    )
 
 
 def leaves(effect: dict[str, Any]) -> dict[str, str | None] | None:
@@ -298,12 +393,18 @@ def leaves(effect: dict[str, Any]) -> dict[str, str | None] | None:
 def ledger_only(job: Target, note: str) -> Prepared:
     effect = {"kind": "ledger-only", "note": note}
     return prepared(
-        f"{job.action} {job.label}: recorded in the workbench ledger only ({note})", effect, [f"{job.memory.id}: {job.action} kept in the ledger"], None
+        f"{job.action} {job.label}: recorded in the workbench ledger only ({note})",
+        effect,
+        [f"{job.memory.id}: {job.action} kept in the ledger"],
+        None,
     )
 
 
 def undo_ledger_only(rv: Reverse, effect: dict[str, Any]) -> Prepared:
-    out = {"kind": "ledger-only", "note": f"the {rv.change.action} lived in the ledger only; the undo is recorded there"}
+    out = {
+        "kind": "ledger-only",
+        "note": f"the {rv.change.action} lived in the ledger only; the undo is recorded there",
+    }
     return prepared(
         f"undo {rv.change.action} of {rv.change.memory_id}: recorded in the workbench ledger only",
         out,

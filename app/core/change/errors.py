@@ -18,7 +18,9 @@ class Conflict(ChangeError):
     """The file or row changed since it was read (or since the change being undone); nothing was
     written. `storage` carries the storage layer's ConflictError (base, disk, mine) when there is one."""
 
-    def __init__(self, message: str, *, path: str | None = None, storage: ConflictError | None = None) -> None:
+    def __init__(
+        self, message: str, *, path: str | None = None, storage: ConflictError | None = None
+    ) -> None:
         super().__init__(message)
         self.path = path
         self.storage = storage

@@ -25,7 +25,10 @@ def read_base(t: Target) -> Base:
         return linked(t.path, Base.capture(t.path, t.roots))
     except ContainmentError as exc:
         if not os.path.lexists(t.path):
-            raise Conflict(f"{t.rel} no longer exists (it was moved or deleted since it was read); nothing was written", path=t.rel) from None
+            raise Conflict(
+                f"{t.rel} no longer exists (it was moved or deleted since it was read); nothing was written",
+                path=t.rel,
+            ) from None
         raise ChangeError(f"{exc}; nothing was written") from None
     except StorageError as exc:
         raise ChangeError(f"{exc}; nothing was written") from None
@@ -38,16 +41,33 @@ def fresh_memory(t: Target, data: bytes) -> Memory:
     """The memory as the file holds it now, parsed by its system's own reader. Raises
     Conflict when it is no longer there with the content the user reviewed."""
     adapter = adapter_for(t.memory.system)
-    ctx = ParseContext(system=t.memory.system, portfolio=t.memory.portfolio, root=t.portfolio.root, today=t.now.date(), settings=dict(t.portfolio.settings))
+    ctx = ParseContext(
+        system=t.memory.system,
+        portfolio=t.memory.portfolio,
+        root=t.portfolio.root,
+        today=t.now.date(),
+        settings=dict(t.portfolio.settings),
+    )
     # Ids made unique across files (`~2`) are not known from one file: match the plain locator.
     locator = _DEDUPED.sub("", t.memory.locator)
     # What the parse would return, when the reader can tell it from the memory's own span: a
     # memory there with its locator and content is the one the whole parse picks below.
-    quick = adapter.memory_at(ctx, t.rel, data, t.memory) if issubclass(adapter, FileAdapter) else None
-    if quick is not None and _DEDUPED.sub("", quick.locator) == locator and quick.sha256 == t.memory.sha256 and quick.span == t.memory.span:
+    quick = (
+        adapter.memory_at(ctx, t.rel, data, t.memory) if issubclass(adapter, FileAdapter) else None
+    )
+    if (
+        quick is not None
+        and _DEDUPED.sub("", quick.locator) == locator
+        and quick.sha256 == t.memory.sha256
+        and quick.span == t.memory.span
+    ):
         return quick
     parsed = adapter.parse(ctx, t.rel, data)  # type: ignore[attr-defined]
-    same = [m for m in parsed.memories if _DEDUPED.sub("", m.locator) == locator and m.sha256 == t.memory.sha256]
+    same = [
+        m
+        for m in parsed.memories
+        if _DEDUPED.sub("", m.locator) == locator and m.sha256 == t.memory.sha256
+    ]
     if not same:
         raise Conflict(
             f"{t.rel} changed since it was read: {t.label} is no longer there as it was reviewed; nothing was written (read it again and review the new content)",
@@ -60,9 +80,14 @@ def fresh_memory(t: Target, data: bytes) -> Memory:
 def check_fresh_text(t: Target, current: str | None) -> None:
     """For a database row: the content must still be what the user reviewed."""
     if current is None:
-        raise Conflict(f"{t.memory.source}: the row is gone since it was read; nothing was written", path=t.rel)
+        raise Conflict(
+            f"{t.memory.source}: the row is gone since it was read; nothing was written", path=t.rel
+        )
     if sha256_text(current) != t.memory.sha256:
-        raise Conflict(f"{t.memory.source}: the content changed since it was read; nothing was written (read it again and review the new content)", path=t.rel)
+        raise Conflict(
+            f"{t.memory.source}: the content changed since it was read; nothing was written (read it again and review the new content)",
+            path=t.rel,
+        )
 
 
 def decode_text(t: Target, data: bytes) -> tuple[str, int]:
@@ -70,7 +95,10 @@ def decode_text(t: Target, data: bytes) -> tuple[str, int]:
     try:
         decoded = decode(data, nul_ok=True)  # a file read with NUL characters stays editable
     except TextProblem as exc:
-        raise Conflict(f"{t.rel} can no longer be read as text ({exc.message}); nothing was written", path=t.rel) from None
+        raise Conflict(
+            f"{t.rel} can no longer be read as text ({exc.message}); nothing was written",
+            path=t.rel,
+        ) from None
     return decoded.text, decoded.bom_len
 
 
@@ -89,5 +117,8 @@ def capture(roots: Roots, path: Path, rel: str, what: str) -> Base:
         return linked(path, Base.capture(path, roots))
     except ContainmentError as exc:
         if not os.path.lexists(path):
-            raise Conflict(f"{what}: {rel} no longer exists (it was moved or deleted); nothing was written", path=rel) from None
+            raise Conflict(
+                f"{what}: {rel} no longer exists (it was moved or deleted); nothing was written",
+                path=rel,
+            ) from None
         raise ChangeError(f"{what}: {exc}; nothing was written") from None

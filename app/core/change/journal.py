@@ -160,7 +160,13 @@ class Intent:
         self.steps += 1
         if old is not None:
             _write_durably(self.folder / f"{n}.before", old)
-        record = {"path": path, "root": root, "existed": old is not None, "before_sha256": _sha(old), "after_sha256": new_sha256}
+        record = {
+            "path": path,
+            "root": root,
+            "existed": old is not None,
+            "before_sha256": _sha(old),
+            "after_sha256": new_sha256,
+        }
         if new_sha256 == DATABASE:
             record["commit_journaled"] = True  # its COMMIT is told first (`committing`)
         _write_durably(self.folder / f"{n}.json", json.dumps(record, sort_keys=True).encode())
@@ -173,7 +179,11 @@ class Intent:
         try:
             data = json.dumps(record, sort_keys=True)
         except (TypeError, ValueError):
-            data = json.dumps({"expects": record.get("expects", []), "result": None, "result_kept": False}, sort_keys=True, default=str)
+            data = json.dumps(
+                {"expects": record.get("expects", []), "result": None, "result_kept": False},
+                sort_keys=True,
+                default=str,
+            )
         _write_durably(self.folder / f"{n}.commit.json", data.encode())
 
     def will_record(
@@ -194,7 +204,9 @@ class Intent:
         # before it stay, so a crash before this one commits completes the batch as it stood.
         # Only the one before: it is committed once this part starts.
         previous = self.header.get("finish")
-        earlier = [previous] if keep and isinstance(previous, dict) and "leaves" not in previous else []
+        earlier = (
+            [previous] if keep and isinstance(previous, dict) and "leaves" not in previous else []
+        )
         self.header = self.header | {"finish": finish, "earlier": earlier}
         self._write_header()
 
@@ -227,8 +239,17 @@ class Journal:
     def begin(self, decision_id: str, action: str, subject: str, what: str) -> Intent:
         self.locations.ensure_private(self.root)
         folder = self.root / decision_id
-        own = tuple(os.path.realpath(p) for p in (self.locations.data, self.locations.cache, self.locations.config))
-        header = {"state": APPLYING, "id": decision_id, "action": action, "subject": subject, "what": what}
+        own = tuple(
+            os.path.realpath(p)
+            for p in (self.locations.data, self.locations.cache, self.locations.config)
+        )
+        header = {
+            "state": APPLYING,
+            "id": decision_id,
+            "action": action,
+            "subject": subject,
+            "what": what,
+        }
         intent = Intent(folder, header, own)
         intent.lock = _locked_new_folder(folder)
         try:
@@ -282,7 +303,13 @@ class Journal:
                 if all(d.id != decision.id for d in ledger.decisions()):
                     ledger.record(decision)
                 shutil.rmtree(folder, ignore_errors=True)
-                return [Problem(path=str(ledger.path), message=f"{what} was interrupted after its effect was made; it is now recorded", kept="completed")]
+                return [
+                    Problem(
+                        path=str(ledger.path),
+                        message=f"{what} was interrupted after its effect was made; it is now recorded",
+                        kept="completed",
+                    )
+                ]
             states = self._database_states(folder)
             finished = self._finished(folder, header, states)
             if finished is not None:
@@ -308,17 +335,31 @@ class Journal:
             kept.parent.mkdir(mode=0o700, exist_ok=True)
             os.replace(folder, kept)
             return [
-                Problem(path=path, message=f"{what} was interrupted before it was recorded: {why}", kept=f"left as it is; the journal is in {kept}")
+                Problem(
+                    path=path,
+                    message=f"{what} was interrupted before it was recorded: {why}",
+                    kept=f"left as it is; the journal is in {kept}",
+                )
                 for path, why in left
             ]
         except (OSError, ValueError, KeyError) as exc:
-            return [Problem(path=str(folder), message=f"an interrupted change's journal cannot be read: {exc}", kept="journal kept")]
+            return [
+                Problem(
+                    path=str(folder),
+                    message=f"an interrupted change's journal cannot be read: {exc}",
+                    kept="journal kept",
+                )
+            ]
         finally:
             os.close(lock)
 
     @staticmethod
     def _steps(folder: Path) -> list[tuple[int, dict[str, Any]]]:
-        return sorted((int(p.stem), json.loads(p.read_bytes())) for p in folder.glob("*.json") if p.stem.isdigit())
+        return sorted(
+            (int(p.stem), json.loads(p.read_bytes()))
+            for p in folder.glob("*.json")
+            if p.stem.isdigit()
+        )
 
     def _database_states(self, folder: Path) -> dict[int, tuple[str, str]]:
         """For each journaled database write: "after" (its COMMIT happened: the rows read back as
@@ -328,7 +369,10 @@ class Journal:
             if step["after_sha256"] != DATABASE:
                 continue
             if not step.get("commit_journaled"):
-                states[n] = ("unknown", "a database transaction may have been committed; check the memory it names")
+                states[n] = (
+                    "unknown",
+                    "a database transaction may have been committed; check the memory it names",
+                )
                 continue
             commit = folder / f"{n}.commit.json"
             if not commit.is_file():
@@ -336,19 +380,34 @@ class Journal:
                 continue
             try:
                 record = json.loads(commit.read_bytes())
-                state, differs = read_back_state(Roots.for_portfolio(str(step["root"]), self.locations), str(step["path"]), record)
+                state, differs = read_back_state(
+                    Roots.for_portfolio(str(step["root"]), self.locations),
+                    str(step["path"]),
+                    record,
+                )
             except (StorageError, OSError, ValueError) as exc:
-                states[n] = ("unknown", f"its database transaction may have been committed and cannot be read back ({exc}); check the memory it names")
+                states[n] = (
+                    "unknown",
+                    f"its database transaction may have been committed and cannot be read back ({exc}); check the memory it names",
+                )
                 continue
             if state == "after":
-                states[n] = ("after", "its database transaction was committed, but the change cannot be completed from its journal; check the memory it names")
+                states[n] = (
+                    "after",
+                    "its database transaction was committed, but the change cannot be completed from its journal; check the memory it names",
+                )
             elif state == "before":
                 states[n] = ("before", "")
             else:
-                states[n] = ("other", f"its rows are neither as before nor as the change left them ({differs}), so it was not completed")
+                states[n] = (
+                    "other",
+                    f"its rows are neither as before nor as the change left them ({differs}), so it was not completed",
+                )
         return states
 
-    def _finished(self, folder: Path, header: dict[str, Any], states: dict[int, tuple[str, str]]) -> Decision | None:
+    def _finished(
+        self, folder: Path, header: dict[str, Any], states: dict[int, tuple[str, str]]
+    ) -> Decision | None:
         """The decision of a change whose last step, a database write, committed: as the change
         layer wrote it down, with what that write returned in its place. None when it cannot be
         completed so (then it is rolled back or kept as unresolved)."""
@@ -403,7 +462,13 @@ class Journal:
             if any(states.get(n, ("", ""))[0] != "before" for n, _ in steps if n > end):
                 return None
             upto = [(n, step) for n, step in steps if n <= end]
-            done = self._committed(folder, earlier, upto, {n: s for n, s in states.items() if n <= end}) if upto else None
+            done = (
+                self._committed(
+                    folder, earlier, upto, {n: s for n, s in states.items() if n <= end}
+                )
+                if upto
+                else None
+            )
             if done is not None:
                 return done
             later = earlier
@@ -436,7 +501,9 @@ class Journal:
         except ValueError:
             return None
 
-    def _roll_back(self, folder: Path, states: dict[int, tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    def _roll_back(
+        self, folder: Path, states: dict[int, tuple[str, str]] | None = None
+    ) -> list[tuple[str, str]]:
         """Undo the journaled writes, last first, where the file still holds what was written.
         Returns (path, why) for each write that could not be undone."""
         left: list[tuple[str, str]] = []
@@ -444,7 +511,13 @@ class Journal:
         for n, step in reversed(self._steps(folder)):
             path, after = str(step["path"]), step["after_sha256"]
             if after == DATABASE:
-                state, why = states.get(n, ("unknown", "a database transaction may have been committed; check the memory it names"))
+                state, why = states.get(
+                    n,
+                    (
+                        "unknown",
+                        "a database transaction may have been committed; check the memory it names",
+                    ),
+                )
                 if state != "before":
                     left.append((path, why))
                 continue
@@ -456,10 +529,14 @@ class Journal:
             if _sha(current) == step["before_sha256"]:
                 continue  # the write never happened
             if _sha(current) != after:
-                left.append((path, "it changed since the workbench wrote it, so it was not rolled back"))
+                left.append(
+                    (path, "it changed since the workbench wrote it, so it was not rolled back")
+                )
                 continue
             try:
-                self._put_back(Roots.for_portfolio(str(step["root"]), self.locations), path, current, before)
+                self._put_back(
+                    Roots.for_portfolio(str(step["root"]), self.locations), path, current, before
+                )
             except (StorageError, ConflictError, OSError) as exc:
                 left.append((path, f"it could not be rolled back ({exc})"))
         return left
@@ -487,7 +564,11 @@ class Journal:
             except OSError:
                 continue
             if names:
-                keep = Path(self.locations.data) / "recovered" / hashlib.sha256(place.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+                keep = (
+                    Path(self.locations.data)
+                    / "recovered"
+                    / hashlib.sha256(place.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+                )
                 clear_litter(place, names, keep, busy=live.__contains__, put_back=not done)
 
     @staticmethod
@@ -496,7 +577,9 @@ class Journal:
             if current is not None:
                 remove_file(roots, Base.capture(path, roots))  # a file the change created
             return
-        atomic_write(roots, path, before, base=None if current is None else Base.capture(path, roots))
+        atomic_write(
+            roots, path, before, base=None if current is None else Base.capture(path, roots)
+        )
 
 
 def _fill(template: Any, result: dict[str, Any]) -> tuple[Any, bool]:

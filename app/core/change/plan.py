@@ -29,7 +29,13 @@ class Prepared:
         return tuple(str(n) for n in self.effect.get("notes", ()))
 
 
-def prepared(description: str, effect: dict[str, Any], changes: list[str], apply: Callable[[], dict[str, Any]] | None, notes: Sequence[str] = ()) -> Prepared:
+def prepared(
+    description: str,
+    effect: dict[str, Any],
+    changes: list[str],
+    apply: Callable[[], dict[str, Any]] | None,
+    notes: Sequence[str] = (),
+) -> Prepared:
     """A Prepared whose effect carries its notes (shown in plans, kept in the ledger)."""
     return Prepared(description, effect | ({"notes": list(notes)} if notes else {}), changes, apply)
 
@@ -80,7 +86,11 @@ class Plan(BaseModel):
         return self.subject
 
     def __str__(self) -> str:
-        lines = [self.description, *(f"  - {c}" for c in self.changes), *(f"  note: {n}" for n in self.notes)]
+        lines = [
+            self.description,
+            *(f"  - {c}" for c in self.changes),
+            *(f"  note: {n}" for n in self.notes),
+        ]
         return "\n".join(lines)
 
     def pending(self, decision_id: str) -> Plan:
@@ -110,7 +120,16 @@ class Plan(BaseModel):
         )
 
     @classmethod
-    def of(cls, action: Action, subject: str, memory_ids: Sequence[str], system: str | None, change: Prepared, *, entry: str | None = None) -> Plan:
+    def of(
+        cls,
+        action: Action,
+        subject: str,
+        memory_ids: Sequence[str],
+        system: str | None,
+        change: Prepared,
+        *,
+        entry: str | None = None,
+    ) -> Plan:
         return cls(
             action=action,
             subject=subject,

@@ -30,7 +30,9 @@ def active_quarantine(ledger: Ledger, memory_id: str, entry: str | None = None) 
     return None
 
 
-def quarantined_memories(ledger: Ledger, vault: Vault, problems: list[Problem] | None = None) -> list[Memory]:
+def quarantined_memories(
+    ledger: Ledger, vault: Vault, problems: list[Problem] | None = None
+) -> list[Memory]:
     """The memories a standing quarantine took out of their system's sight (a file moved into the
     vault, a cut block, a soft-deleted Engram row), as they were read, in tier QUARANTINE and trust
     QUARANTINED, so the facade can add them to its list. Ids are the memories' own."""
@@ -43,12 +45,24 @@ def quarantined_memories(ledger: Ledger, vault: Vault, problems: list[Problem] |
             snapshot = _snapshot(decision, vault)
         except (StorageError, ValueError, KeyError) as exc:
             if problems is not None:
-                problems.append(Problem(path=str(vault.root), message=f"{memory_id} is quarantined but {exc}", kept="memory not listed"))
+                problems.append(
+                    Problem(
+                        path=str(vault.root),
+                        message=f"{memory_id} is quarantined but {exc}",
+                        kept="memory not listed",
+                    )
+                )
             continue
         # Under the id the ledger matched the record to (by its portfolio's root): the snapshot
         # keeps the name its portfolio was open under when it was quarantined.
         portfolio = memory_id.split(":", 2)[1] if memory_id.count(":") >= 2 else snapshot.portfolio
-        update = {"id": memory_id, "portfolio": portfolio, "tier": Tier.QUARANTINE, "trust": TrustLevel.QUARANTINED, "trust_claimed": False}
+        update = {
+            "id": memory_id,
+            "portfolio": portfolio,
+            "tier": Tier.QUARANTINE,
+            "trust": TrustLevel.QUARANTINED,
+            "trust_claimed": False,
+        }
         out.append(snapshot.model_copy(update=update))
     return out
 
@@ -60,7 +74,9 @@ def _snapshot(decision: Decision, vault: Vault) -> Memory:
     return Memory.model_validate(decision.effect["memory"])
 
 
-def quarantined_text(ledger: Ledger, vault: Vault, memory: Memory, portfolio_root: str | Path | None = None) -> str:
+def quarantined_text(
+    ledger: Ledger, vault: Vault, memory: Memory, portfolio_root: str | Path | None = None
+) -> str:
     """The content of a memory listed by `quarantined_memories`, read from where it is kept now."""
     decision = active_quarantine(ledger, memory.id)
     if decision is None or decision.effect.get("kind") not in HIDDEN_KINDS:
@@ -74,8 +90,14 @@ def quarantined_text(ledger: Ledger, vault: Vault, memory: Memory, portfolio_roo
         if item.manifest.kind == "row":
             return str(rows.decode(data, "a database row")["row"].get("content") or "")
         # A whole file: the system's own reader, pointed at the vault's copy.
-        moved = memory.model_copy(update={"source": memory.source.model_copy(update={"path": "content"})})
+        moved = memory.model_copy(
+            update={"source": memory.source.model_copy(update={"path": "content"})}
+        )
         return adapter_for(memory.system).text(item.folder, moved)
     if portfolio_root is None:
-        raise ChangeError(f"{memory.id}: its row is read from the database; give the portfolio root")
-    return adapter_for(memory.system).text(Path(portfolio_root), memory)  # a soft-deleted row is still there
+        raise ChangeError(
+            f"{memory.id}: its row is read from the database; give the portfolio root"
+        )
+    return adapter_for(memory.system).text(
+        Path(portfolio_root), memory
+    )  # a soft-deleted row is still there

@@ -33,23 +33,35 @@ def quoted(name: str) -> str:
 
 
 def has_table(conn: sqlite3.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        is not None
+    )
 
 
 def columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [str(r[1]) for r in conn.execute(f"PRAGMA table_info({quoted(table)})")]
 
 
-def select(conn: sqlite3.Connection, table: str, where: str, params: tuple[Any, ...], order: str) -> list[dict[str, Any]]:
+def select(
+    conn: sqlite3.Connection, table: str, where: str, params: tuple[Any, ...], order: str
+) -> list[dict[str, Any]]:
     """Every column of the matching rows, in `order`; nothing when the table does not exist."""
     if not has_table(conn, table):
         return []
     names = columns(conn, table)
-    cursor = conn.execute(f"SELECT {', '.join(quoted(c) for c in names)} FROM {quoted(table)} WHERE {where} ORDER BY {order}", params)
+    cursor = conn.execute(
+        f"SELECT {', '.join(quoted(c) for c in names)} FROM {quoted(table)} WHERE {where} ORDER BY {order}",
+        params,
+    )
     return [{n: plain(v) for n, v in zip(names, r, strict=True)} for r in cursor.fetchall()]
 
 
-def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any], *, ignore: bool = False) -> int | None:
+def insert(
+    conn: sqlite3.Connection, table: str, values: dict[str, Any], *, ignore: bool = False
+) -> int | None:
     """One INSERT of the values whose columns the table has; the new rowid, or None when ignored."""
     present = set(columns(conn, table))
     names = [c for c in values if c in present]

@@ -24,7 +24,10 @@ from collections.abc import Callable, Collection, Mapping
 
 from app.core.change.errors import ChangeError
 
-_VIRTUAL = re.compile(r"\s*CREATE\s+VIRTUAL\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`\[]?(\w+)[\"`\]]?\s+USING\s+(\w+)", re.IGNORECASE)
+_VIRTUAL = re.compile(
+    r"\s*CREATE\s+VIRTUAL\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`\[]?(\w+)[\"`\]]?\s+USING\s+(\w+)",
+    re.IGNORECASE,
+)
 _PARTIAL = re.compile(r"\bWHERE\b", re.IGNORECASE)
 
 
@@ -40,7 +43,9 @@ def check_schema(
     """Raise ChangeError naming the first view, trigger, virtual table or index on a `written` table
     that is not `system`'s own. `own_trigger(name, table, sql)`; `own_virtual`: name -> module."""
     written_lower = {t.lower() for t in written}
-    objects = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid").fetchall()
+    objects = conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid"
+    ).fetchall()
     for kind, name, table, sql in objects:
         name, table, sql = str(name), str(table), str(sql or "")
         if kind == "view":
@@ -51,10 +56,19 @@ def check_schema(
             if own_virtual.get(name.lower(), "").lower() != virtual[2].lower():
                 _refuse(label, f"virtual table {name!r} (module {virtual[2]})", system)
         elif kind == "index" and table.lower() in written_lower and sql:
-            expression = conn.execute("SELECT 1 FROM pragma_index_xinfo(?) WHERE cid = -2 AND key", (name,)).fetchone() is not None
+            expression = (
+                conn.execute(
+                    "SELECT 1 FROM pragma_index_xinfo(?) WHERE cid = -2 AND key", (name,)
+                ).fetchone()
+                is not None
+            )
             if expression or _PARTIAL.search(sql):
-                _refuse(label, f"index {name!r} on {table} (an expression or a WHERE clause)", system)
+                _refuse(
+                    label, f"index {name!r} on {table} (an expression or a WHERE clause)", system
+                )
 
 
 def _refuse(label: str, what: str, system: str) -> None:
-    raise ChangeError(f"{label}: {what} is not one of {system}'s own schema objects, so the workbench will not write through it; nothing was written")
+    raise ChangeError(
+        f"{label}: {what} is not one of {system}'s own schema objects, so the workbench will not write through it; nothing was written"
+    )

@@ -56,7 +56,9 @@ class Target:
     @property
     def undo_effect(self) -> dict[str, Any]:
         if self.undo is None:
-            raise ChangeError(f"internal: restore of {self.memory.id} without the quarantine it undoes")
+            raise ChangeError(
+                f"internal: restore of {self.memory.id} without the quarantine it undoes"
+            )
         return self.undo.effect
 
     def file(self, rel: str) -> Path:
@@ -68,7 +70,12 @@ class Target:
 
     def at(self, rel: str) -> Target:
         """The same memory, read from another file of its portfolio."""
-        return replace(self, memory=self.memory.model_copy(update={"source": self.memory.source.model_copy(update={"path": rel})}))
+        return replace(
+            self,
+            memory=self.memory.model_copy(
+                update={"source": self.memory.source.model_copy(update={"path": rel})}
+            ),
+        )
 
 
 @dataclass
@@ -92,4 +99,7 @@ class Reverse:
 
     def changed(self, rel: str, why: str = "") -> Conflict:
         because = f" ({why})" if why else ""
-        return Conflict(f"cannot undo {self.label}: {rel} changed since{because}; nothing was written, the file is kept as it is now", path=rel)
+        return Conflict(
+            f"cannot undo {self.label}: {rel} changed since{because}; nothing was written, the file is kept as it is now",
+            path=rel,
+        )

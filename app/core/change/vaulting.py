@@ -17,7 +17,17 @@ from app.core.parsing.safefs import display_name, real_name
 from app.core.reading.base import slug
 from app.core.review.ledger import Decision, iso_utc
 from app.core.review.vault import Context, Item, Manifest, VaultError
-from app.core.storage import ConflictError, ContainmentError, NotWritableError, ReadBackError, Saved, atomic_write, cut_span, insert_span, remove_file
+from app.core.storage import (
+    ConflictError,
+    ContainmentError,
+    NotWritableError,
+    ReadBackError,
+    Saved,
+    atomic_write,
+    cut_span,
+    insert_span,
+    remove_file,
+)
 from app.core.storage.base import Base, sha256_bytes
 from app.core.storage.links import make_link, remove_link
 
@@ -85,7 +95,12 @@ def vault_file(t: Target, base: Base, why: str, *, name: str | None = None) -> P
             raise
         return effect | {"vault": item.ref}
 
-    return Prepared(description, effect, [f"{t.rel}: removed after its bytes are stored in the vault as {ref}"], apply)
+    return Prepared(
+        description,
+        effect,
+        [f"{t.rel}: removed after its bytes are stored in the vault as {ref}"],
+        apply,
+    )
 
 
 def _vault_link(t: Target, base: Linked, name: str | None) -> Prepared:
@@ -132,8 +147,20 @@ def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
     new = cut_span(data, (start, end))
     before = data[max(0, start - CONTEXT_BYTES) : start]
     after = data[end : end + CONTEXT_BYTES]
-    context = Context(before_len=len(before), before_sha256=sha256_bytes(before), after_len=len(after), after_sha256=sha256_bytes(after))
-    manifest = vault_manifest(t, kind="block", offset=start, content=block, context=context, file_sha256_after=sha256_bytes(new))
+    context = Context(
+        before_len=len(before),
+        before_sha256=sha256_bytes(before),
+        after_len=len(after),
+        after_sha256=sha256_bytes(after),
+    )
+    manifest = vault_manifest(
+        t,
+        kind="block",
+        offset=start,
+        content=block,
+        context=context,
+        file_sha256_after=sha256_bytes(new),
+    )
     name = t.vault.item_name(t.memory, t.decision_id)
     ref = f"{t.memory.system}/{_portfolio_part(t)}/{name}"
     line = data.count(b"\n", 0, start) + 1
@@ -159,7 +186,12 @@ def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
             raise
         return effect | {"vault": item.ref}
 
-    return Prepared(description, effect, [f"{t.rel}: {len(block):,} bytes removed at byte {start}; the rest of the file unchanged"], apply)
+    return Prepared(
+        description,
+        effect,
+        [f"{t.rel}: {len(block):,} bytes removed at byte {start}; the rest of the file unchanged"],
+        apply,
+    )
 
 
 def discard_unless_written(t: Target, ref: str, exc: BaseException) -> None:
@@ -195,7 +227,9 @@ def restore_file_item(t: Target, ref: str) -> Prepared:
     except VaultError as exc:
         raise ChangeError(f"cannot restore {t.memory.id}: {exc}; nothing was written") from None
     if item.manifest.kind != "file":
-        raise ChangeError(f"cannot restore {t.memory.id}: vault item {ref} is not a whole file; nothing was written")
+        raise ChangeError(
+            f"cannot restore {t.memory.id}: vault item {ref} is not a whole file; nothing was written"
+        )
     return _restore_file(t, item, content)
 
 
@@ -204,22 +238,39 @@ def _restore_file(t: Target, item: Item, content: bytes) -> Prepared:
     target = t.file(rel)
     kept = f"the memory stays in the vault as {item.ref}"
     if not target.parent.is_dir():
-        raise Conflict(f"cannot restore {rel}: its folder no longer exists; nothing was written, {kept}", path=rel)
+        raise Conflict(
+            f"cannot restore {rel}: its folder no longer exists; nothing was written, {kept}",
+            path=rel,
+        )
     if os.path.lexists(target):
         raise Conflict(
-            f"cannot restore {rel}: a file of that name exists again (an agent wrote it since the quarantine); nothing was written, {kept}", path=rel
+            f"cannot restore {rel}: a file of that name exists again (an agent wrote it since the quarantine); nothing was written, {kept}",
+            path=rel,
         )
     if item.manifest.link is not None:
         return _restore_link(t, item, target)
-    effect = {"kind": "vault-file", "file": rel, "vault": item.ref, "bytes": len(content), "sha256": item.manifest.sha256}
-    description = f"restore {t.label}: move the vault item {item.ref} ({len(content):,} bytes) back to {rel}"
+    effect = {
+        "kind": "vault-file",
+        "file": rel,
+        "vault": item.ref,
+        "bytes": len(content),
+        "sha256": item.manifest.sha256,
+    }
+    description = (
+        f"restore {t.label}: move the vault item {item.ref} ({len(content):,} bytes) back to {rel}"
+    )
     mode = item.manifest.mode if item.manifest.mode is not None else 0o644
 
     def apply() -> dict[str, Any]:
         save(t, target, content, None, new_mode=mode)
         return effect
 
-    return Prepared(description, effect, [f"{rel}: created again with its original bytes (mode {mode:o})"], apply)
+    return Prepared(
+        description,
+        effect,
+        [f"{rel}: created again with its original bytes (mode {mode:o})"],
+        apply,
+    )
 
 
 def _restore_link(t: Target, item: Item, target: Path) -> Prepared:
@@ -254,14 +305,20 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
     offset, ctx = manifest.offset, manifest.context
     if ctx is None or offset > len(data) or offset < ctx.before_len:
         raise Conflict(
-            f"cannot restore into {rel}: the file is shorter than the place the block was cut from (byte {offset}); nothing was written, {kept}", path=rel
+            f"cannot restore into {rel}: the file is shorter than the place the block was cut from (byte {offset}); nothing was written, {kept}",
+            path=rel,
         )
     before = data[offset - ctx.before_len : offset]
     after = data[offset : offset + ctx.after_len]
-    if len(after) != ctx.after_len or sha256_bytes(before) != ctx.before_sha256 or sha256_bytes(after) != ctx.after_sha256:
+    if (
+        len(after) != ctx.after_len
+        or sha256_bytes(before) != ctx.before_sha256
+        or sha256_bytes(after) != ctx.after_sha256
+    ):
         line = data.count(b"\n", 0, offset) + 1
         raise Conflict(
-            f"cannot restore into {rel}: the bytes around byte {offset} (line {line}) changed since the block was cut; nothing was written, {kept}", path=rel
+            f"cannot restore into {rel}: the bytes around byte {offset} (line {line}) changed since the block was cut; nothing was written, {kept}",
+            path=rel,
         )
     new = insert_span(data, offset, content)
     effect = {
@@ -281,7 +338,14 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
         save(t, base.path, new, base)
         return effect
 
-    return Prepared(description, effect, [f"{rel}: {len(content):,} bytes inserted at byte {offset}; the rest of the file unchanged"], apply)
+    return Prepared(
+        description,
+        effect,
+        [
+            f"{rel}: {len(content):,} bytes inserted at byte {offset}; the rest of the file unchanged"
+        ],
+        apply,
+    )
 
 
 def part_target(rv: Reverse, part: dict[str, Any], action: str) -> Target:

@@ -166,10 +166,18 @@ class NearMemo:
         except KeyError as exc:
             raise NearMemoLost("a passage set the memo named is not kept") from exc
 
-    def joined_now(self, threshold: float, pairs: dict[SetPair, float], keys: list[bytes], sets: Mapping[bytes, Collection[int]]) -> None:
+    def joined_now(
+        self,
+        threshold: float,
+        pairs: dict[SetPair, float],
+        keys: list[bytes],
+        sets: Mapping[bytes, Collection[int]],
+    ) -> None:
         """A run's join: its pairs over the sets `keys`; `sets` holds at least those new to the memo
         (every one when all were joined again), which a memo kept in memory keeps too."""
-        self.learned_sets = {key: sets[key] for key in keys if key not in self.joined or self.rejoined}
+        self.learned_sets = {
+            key: sets[key] for key in keys if key not in self.joined or self.rejoined
+        }
         if self.sets_of is None:
             self.sets = {key: sets[key] if key in sets else self.sets[key] for key in keys}
         self.threshold, self.joined, self.pairs = threshold, set(keys), pairs
@@ -179,7 +187,9 @@ class NearMemo:
 _Holder = tuple[str, int, str]
 
 
-def exact_duplicates(memories: Sequence[Memory], digests: Mapping[str, TextDigest]) -> list[ExactGroup]:
+def exact_duplicates(
+    memories: Sequence[Memory], digests: Mapping[str, TextDigest]
+) -> list[ExactGroup]:
     """Groups of two or more memories with the same normalized text; without a text, the adapter's
     sha256 of the raw content stands in (identical raw text is identical normalized text). A
     blank text is nobody's duplicate."""
@@ -195,7 +205,10 @@ def exact_duplicates(memories: Sequence[Memory], digests: Mapping[str, TextDiges
         else:
             continue
         groups[key].append(memory.id)
-    return sorted((ExactGroup(key, tuple(ids)) for key, ids in groups.items() if len(ids) > 1), key=lambda group: group.ids)
+    return sorted(
+        (ExactGroup(key, tuple(ids)) for key, ids in groups.items() if len(ids) > 1),
+        key=lambda group: group.ids,
+    )
 
 
 class _Digests:
@@ -212,7 +225,9 @@ class _Digests:
         digest, found = digest_text(text, self.numbers)
         return self._learn(owner, None, digest, found)
 
-    def _learn(self, owner: str, content: str | None, digest: TextDigest, found: dict[bytes, array[int]]) -> TextDigest:
+    def _learn(
+        self, owner: str, content: str | None, digest: TextDigest, found: dict[bytes, array[int]]
+    ) -> TextDigest:
         self.sets.update(found)
         self.by_id[owner] = digest
         # A text read after its source changed is learned under the key of the content the load
@@ -224,7 +239,9 @@ class _Digests:
             memo.used_texts.add(content)
         return digest
 
-    def of_memories(self, memories: Sequence[Memory], text_of: TextOf | None, progress: Progress | None = None) -> None:
+    def of_memories(
+        self, memories: Sequence[Memory], text_of: TextOf | None, progress: Progress | None = None
+    ) -> None:
         memo = self.memo
         tell = progress or _untold
         todo: list[_Job] = []
@@ -300,7 +317,9 @@ def _read(batch: list[_Job], text_of: TextOf) -> tuple[list[_Job], list[str]]:
     return read, texts
 
 
-def _digested(batches: list[list[_Job]], text_of: TextOf, numbers: WordNumbers, *, parallel: bool) -> Iterator[tuple[list[_Job], list[_Job], list[Digested]]]:
+def _digested(
+    batches: list[list[_Job]], text_of: TextOf, numbers: WordNumbers, *, parallel: bool
+) -> Iterator[tuple[list[_Job], list[_Job], list[Digested]]]:
     """(batch, its memories read, their digests) batch by batch, in order. Texts are read here; with
     `parallel` they are split by worker processes while the next batches are read (splitting is
     two thirds of a first run's reading stage), else here. A pool that cannot start or breaks
@@ -318,7 +337,9 @@ def _digested(batches: list[list[_Job]], text_of: TextOf, numbers: WordNumbers, 
                     future = _done([digest_text(text, numbers) for text in texts])
                 pending.append((batch, read, texts, future))
             # the oldest batch as soon as it is split, and always once enough wait or all are read
-            while pending and (batch is None or len(pending) > 2 * DIGEST_WORKERS or pending[0][3].done()):
+            while pending and (
+                batch is None or len(pending) > 2 * DIGEST_WORKERS or pending[0][3].done()
+            ):
                 done_batch, read, texts, future = pending.popleft()
                 try:
                     digested = future.result()
@@ -355,7 +376,9 @@ def _digest_pool() -> ProcessPoolExecutor | None:
         with real_stderr():
             # A forked worker shares the parent's objects: frozen at its start, its own collections
             # never walk them (and never copy their pages).
-            return ProcessPoolExecutor(max_workers=workers, mp_context=process_context(), initializer=gc.freeze)
+            return ProcessPoolExecutor(
+                max_workers=workers, mp_context=process_context(), initializer=gc.freeze
+            )
     except Exception:  # noqa: BLE001 - no pool: this process splits
         return None
 
@@ -366,7 +389,9 @@ def _stopped(pool: ProcessPoolExecutor | None) -> None:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _holders(owners: Iterable[str], digests: Mapping[str, TextDigest]) -> dict[bytes, list[_Holder]]:
+def _holders(
+    owners: Iterable[str], digests: Mapping[str, TextDigest]
+) -> dict[bytes, list[_Holder]]:
     """The memories holding each passage set, in first-seen order (each memory once: a set it
     repeats is held at its first place)."""
     holders: dict[bytes, list[_Holder]] = {}
@@ -379,7 +404,12 @@ def _holders(owners: Iterable[str], digests: Mapping[str, TextDigest]) -> dict[b
     return holders
 
 
-def _join_all(keys: list[bytes], sets: Mapping[bytes, Collection[int]], threshold: float, progress: Progress | None) -> dict[SetPair, float]:
+def _join_all(
+    keys: list[bytes],
+    sets: Mapping[bytes, Collection[int]],
+    threshold: float,
+    progress: Progress | None,
+) -> dict[SetPair, float]:
     """Every pair of sets at or above `threshold`."""
     if progress is not None:
         progress(COMPARING, 0, len(keys))
@@ -396,14 +426,22 @@ def _pair(one: bytes, other: bytes) -> SetPair:
 
 
 def _set_pairs(
-    keys: list[bytes], split: dict[bytes, Collection[int]], threshold: float, memo: NearMemo | None, progress: Progress | None = None
+    keys: list[bytes],
+    split: dict[bytes, Collection[int]],
+    threshold: float,
+    memo: NearMemo | None,
+    progress: Progress | None = None,
 ) -> dict[SetPair, float]:
     """The pairs of the sets `keys` at or above `threshold`: joined in full without a memo that
     covers most of them, else the memo's pairs among them with those of the new sets probed."""
     if memo is None:
         return _join_all(keys, split, threshold, progress)
     present = set(keys)
-    fresh = [number for number, key in enumerate(keys) if key not in memo.joined] if memo.threshold == threshold else list(range(len(keys)))
+    fresh = (
+        [number for number, key in enumerate(keys) if key not in memo.joined]
+        if memo.threshold == threshold
+        else list(range(len(keys)))
+    )
     sets = {key: split[key] for key in keys if key in split}
     missing = [key for key in keys if key not in sets] if fresh else []
     if missing:
@@ -413,10 +451,19 @@ def _set_pairs(
         pairs = _join_all(keys, sets, threshold, progress)
         memo.rejoined = True
     else:
-        pairs = {pair: score for pair, score in memo.pairs.items() if pair[0] in present and pair[1] in present}
+        pairs = {
+            pair: score
+            for pair, score in memo.pairs.items()
+            if pair[0] in present and pair[1] in present
+        }
         if fresh:
             ordered = [sets[key] for key in keys]
-            pairs.update((_pair(keys[one], keys[other]), score) for one, other, score in probe_fresh(ordered, fresh, threshold, _comparing(progress)))
+            pairs.update(
+                (_pair(keys[one], keys[other]), score)
+                for one, other, score in probe_fresh(
+                    ordered, fresh, threshold, _comparing(progress)
+                )
+            )
     memo.joined_now(threshold, pairs, keys, sets)
     return pairs
 
@@ -450,11 +497,16 @@ def _near(
                 offer(one, two, 1.0)
             for extra in held[MAX_HOLDERS:]:
                 offer(held[0], extra, 1.0)
-    for (key_a, key_b), score in _set_pairs(list(holders), split, threshold, memo, progress).items():
+    for (key_a, key_b), score in _set_pairs(
+        list(holders), split, threshold, memo, progress
+    ).items():
         for one in holders[key_a][:MAX_HOLDERS]:
             for two in holders[key_b][:MAX_HOLDERS]:
                 offer(one, two, score)
-    pairs = [NearPair(a, b, round(score, 3), one[2], two[2]) for (a, b), (score, one, two) in best.items()]
+    pairs = [
+        NearPair(a, b, round(score, 3), one[2], two[2])
+        for (a, b), (score, one, two) in best.items()
+    ]
     return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
 
 

@@ -56,7 +56,9 @@ _LETTERS = re.compile(r"[^\W\d_]")
 _PLURAL_S = re.compile(r"s\b(?<=\w\w[^\Ws]s)")
 # ASCII text is split into words by bytes.translate and split (what _WORD finds there, in C at
 # twice its speed): every ASCII character that is not a word character becomes a space.
-_ASCII_GAPS = bytes(c if c >= 128 or chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(256))
+_ASCII_GAPS = bytes(
+    c if c >= 128 or chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(256)
+)
 # An odd multiplier is a bijection on 64-bit numbers: a word pair's number is the first word's
 # times it plus the second's, modulo 2**64.
 _SPREAD = 0x9E3779B97F4A7C15
@@ -147,13 +149,17 @@ class WordNumbers(dict[str, int]):
     """Each word's stable number, worked out once per word seen."""
 
     def __missing__(self, word: str) -> int:
-        number = self[word] = int.from_bytes(hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+        number = self[word] = int.from_bytes(
+            hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
+        )
         return number
 
 
 def word_pairs(numbers: Sequence[int]) -> set[int]:
     """The numbers of the word pairs of a passage's word numbers (in C, pair by pair)."""
-    return set(map(and_, map(add, map(mul, numbers, repeat(_SPREAD)), numbers[1:]), repeat(_BITS64)))
+    return set(
+        map(and_, map(add, map(mul, numbers, repeat(_SPREAD)), numbers[1:]), repeat(_BITS64))
+    )
 
 
 # A comparable passage, as a plain tuple (a warm start holds hundreds of thousands, read back from

@@ -9,7 +9,14 @@ from datetime import datetime
 from app.core.budget.estimators import DEFAULT_ESTIMATOR, TokenEstimator
 from app.core.budget.planner import plan_budgets
 from app.core.budget.plans import FileBytes
-from app.core.curate.duplicates import NEAR_THRESHOLD, ExactGroup, NearMemo, NearPair, Progress, find_duplicates
+from app.core.curate.duplicates import (
+    NEAR_THRESHOLD,
+    ExactGroup,
+    NearMemo,
+    NearPair,
+    Progress,
+    find_duplicates,
+)
 from app.core.curate.salience import (
     AccessLog,
     Mentions,
@@ -45,7 +52,13 @@ def _relations(ctx: SuggestionContext) -> list[Suggestion]:
                 why = registry.system(memory.system).supersedes_reason(memory, rel, target)
                 if target is not None and target.tier == Tier.HOT:
                     why += " and still hot"
-                out.append(Suggestion(kind="stale", ids=(rel.target, memory.id), reason=why + ": demote or archive it."))
+                out.append(
+                    Suggestion(
+                        kind="stale",
+                        ids=(rel.target, memory.id),
+                        reason=why + ": demote or archive it.",
+                    )
+                )
             elif rel.type in CONTRADICTION_TYPES:
                 pair = frozenset((memory.id, rel.target))
                 if pair in seen:
@@ -70,7 +83,11 @@ NAMED_COPIES = 5  # members an exact-duplicate reason names; the suggestion's id
 
 
 def _duplicates(
-    ctx: SuggestionContext, threshold: float, report: Callable[[list[Suggestion]], object], memo: NearMemo | None, progress: Progress | None
+    ctx: SuggestionContext,
+    threshold: float,
+    report: Callable[[list[Suggestion]], object],
+    memo: NearMemo | None,
+    progress: Progress | None,
 ) -> list[Suggestion]:
     """Exact groups, reported before the near stage runs (it is the slow part), then near pairs."""
     out: list[Suggestion] = []
@@ -82,7 +99,15 @@ def _duplicates(
     def is_record(memory: Memory) -> bool:
         return registry.system(memory.system).is_record(memory)
 
-    near = find_duplicates(ctx.memories, ctx.text_of, threshold=threshold, is_record=is_record, on_exact=exact_found, memo=memo, progress=progress)[1]
+    near = find_duplicates(
+        ctx.memories,
+        ctx.text_of,
+        threshold=threshold,
+        is_record=is_record,
+        on_exact=exact_found,
+        memo=memo,
+        progress=progress,
+    )[1]
     pairs = _near_suggestions(ctx, near, threshold)
     report(pairs)
     return out + pairs
@@ -95,11 +120,15 @@ def _exact_suggestions(ctx: SuggestionContext, exact: list[ExactGroup]) -> list[
         how = (
             "the same sha256 of their content"
             if group.key.startswith("raw:")
-            else (f"the same text once lowercased and whitespace-collapsed (sha256 {group.key[:12]}…)")
+            else (
+                f"the same text once lowercased and whitespace-collapsed (sha256 {group.key[:12]}…)"
+            )
         )
         # One suggestion per group, however many copies (an agent looping on one section makes
         # thousands): the ids carry them all, the reason names the first few.
-        names = ", ".join(f"{m.system} {quoted(m)}" for m in (ctx.by_id[i] for i in group.ids[:NAMED_COPIES]))
+        names = ", ".join(
+            f"{m.system} {quoted(m)}" for m in (ctx.by_id[i] for i in group.ids[:NAMED_COPIES])
+        )
         if len(group.ids) > NAMED_COPIES:
             names += f" and {len(group.ids) - NAMED_COPIES:,} more"
         reason = f"Exact duplicates: {len(group.ids):,} memories have {how}, {first.words} words each: {names}. Keep the first, merge the rest."
@@ -107,7 +136,9 @@ def _exact_suggestions(ctx: SuggestionContext, exact: list[ExactGroup]) -> list[
     return out
 
 
-def _near_suggestions(ctx: SuggestionContext, near: list[NearPair], threshold: float) -> list[Suggestion]:
+def _near_suggestions(
+    ctx: SuggestionContext, near: list[NearPair], threshold: float
+) -> list[Suggestion]:
     out = []
     for pair in near:
         a, b = ctx.by_id[pair.a], ctx.by_id[pair.b]
@@ -159,7 +190,9 @@ def _breakdown(s: Salience) -> str:
         f"importance {s.component('importance').value:.2f}",
         f"trust {s.component('trust').value:.2f}",
         f"access {s.access}",
-        "never accessed" if s.days_since_access is None else f"last access {s.days_since_access:.1f} days ago",
+        "never accessed"
+        if s.days_since_access is None
+        else f"last access {s.days_since_access:.1f} days ago",
     ]
     return ", ".join(parts)
 
@@ -184,7 +217,11 @@ def _promotions(ctx: SuggestionContext) -> list[Suggestion]:
         by_score = s.score >= threshold
         if not by_score and s.access < PROMOTE_ACCESS:
             continue
-        why = f"salience {s.score:.3f} >= {threshold:g}" if by_score else f"accessed {s.access} times (>= {PROMOTE_ACCESS})"
+        why = (
+            f"salience {s.score:.3f} >= {threshold:g}"
+            if by_score
+            else f"accessed {s.access} times (>= {PROMOTE_ACCESS})"
+        )
         gate = f", category {category}" if category else ""
         reason = f"{memory.system} memory {quoted(memory)} is cold but {why} ({_breakdown(s)}{gate}): {promotion.action}."
         if promotion.note:
@@ -286,8 +323,12 @@ def suggest(
     if mentions is None:
         mentions = log_mentions(memories, text_of) if text_of is not None else {}
     if saliences is None:
-        saliences = salience_all(memories, now, access_log=access_log, text_of=text_of, mentions=mentions)
-    plans = plan_budgets(memories, portfolios, now, estimator=estimator, text_of=text_of, file_bytes=file_bytes)
+        saliences = salience_all(
+            memories, now, access_log=access_log, text_of=text_of, mentions=mentions
+        )
+    plans = plan_budgets(
+        memories, portfolios, now, estimator=estimator, text_of=text_of, file_bytes=file_bytes
+    )
     ctx = SuggestionContext(
         memories=memories,
         by_id={m.id: m for m in memories},

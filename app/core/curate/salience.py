@@ -138,7 +138,12 @@ def salience_formula(
     so the float result is the same."""
     access = min(1.0, access_count / max_access)
     recency = 0.0 if last_access is None else 2 ** (-days_since(last_access, now) / half_life)
-    total = importance * WEIGHTS["importance"] + trust * WEIGHTS["trust"] + access * WEIGHTS["access"] + recency * WEIGHTS["recency"]
+    total = (
+        importance * WEIGHTS["importance"]
+        + trust * WEIGHTS["trust"]
+        + access * WEIGHTS["access"]
+        + recency * WEIGHTS["recency"]
+    )
     return round(min(1.0, max(0.0, total)), 3)
 
 
@@ -185,7 +190,9 @@ class Observed:
     facts: Mapping[str, Any] | None = None
 
 
-def _component(name: ComponentName, value: float, origin: Origin, raw: float | int | str | None, note: str) -> dict[str, Any]:
+def _component(
+    name: ComponentName, value: float, origin: Origin, raw: float | int | str | None, note: str
+) -> dict[str, Any]:
     """One component's fields, as validation leaves them (see _build)."""
     weight = WEIGHTS[name]
     return {
@@ -221,7 +228,9 @@ def _build(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:
         "last_access": last.isoformat() if last else None,
         "days_since_access": round(days, 3) if days is not None else None,
         "components": (
-            _component("importance", importance.value, importance.origin, importance.raw, importance.note),
+            _component(
+                "importance", importance.value, importance.origin, importance.raw, importance.note
+            ),
             _component("trust", trust.value, trust.origin, trust.raw, trust.note),
             _component("access", min(1.0, count / MAX_ACCESS), origin, count, note),
             _component("recency", recency, origin, recency_raw, recency_note),
@@ -229,7 +238,14 @@ def _build(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:
     }
     # The access and recency parts are plain when the count is an int and the usage's origin and
     # note are (their values are floats, their raw values an int, a float or None).
-    if type(count) is int and type(score) is float and origin in _ORIGINS and type(note) is str and _as_validated(importance) and _as_validated(trust):
+    if (
+        type(count) is int
+        and type(score) is float
+        and origin in _ORIGINS
+        and type(note) is str
+        and _as_validated(importance)
+        and _as_validated(trust)
+    ):
         return _unvalidated(fields)
     # Anything else (a plugin's bool or float count, an unknown origin) as validation has it: one
     # validation per salience, its components inside it (in pydantic's core).
@@ -245,14 +261,21 @@ _SALIENCE_FIELDS = set(Salience.model_fields)
 
 
 def _as_validated(part: Part) -> bool:
-    return type(part.raw) in _PLAIN_RAW and type(part.note) is str and part.origin in _ORIGINS and type(part.value) in (int, float)
+    return (
+        type(part.raw) in _PLAIN_RAW
+        and type(part.note) is str
+        and part.origin in _ORIGINS
+        and type(part.value) in (int, float)
+    )
 
 
 def _unvalidated(fields: dict[str, Any]) -> Salience:
     """`Salience.model_validate(fields)` for fields of the plain types validation keeps as they are
     (`_build` checks): a salience pass makes 100,000 of these at 100,000 memories, and validating
     them was a third of a pass kept by content."""
-    fields["components"] = tuple(built(SalienceComponent, component, _COMPONENT_FIELDS) for component in fields["components"])
+    fields["components"] = tuple(
+        built(SalienceComponent, component, _COMPONENT_FIELDS) for component in fields["components"]
+    )
     return built(Salience, fields, _SALIENCE_FIELDS)
 
 
@@ -276,7 +299,9 @@ def as_count(value: Any) -> int | None:
 
 
 def logged(memory: Memory, access_log: AccessLog | None) -> list[datetime]:
-    times = [t for t in (parse_time(t) for t in (access_log or {}).get(memory.id, ())) if t is not None]
+    times = [
+        t for t in (parse_time(t) for t in (access_log or {}).get(memory.id, ())) if t is not None
+    ]
     return sorted(times)
 
 
@@ -285,19 +310,31 @@ def log_usage(memory: Memory, access_log: AccessLog | None) -> Usage:
     times = logged(memory, access_log)
     if not times:
         return Usage(0, None, "derived", "no access in the workbench's access log")
-    return Usage(len(times), times[-1], "derived", f"{len(times)} opening(s) in the workbench's access log")
+    return Usage(
+        len(times), times[-1], "derived", f"{len(times)} opening(s) in the workbench's access log"
+    )
 
 
 def claimed_trust(memory: Memory) -> Part:
     """The trust the source claims on memory-mcp's scale, else halfway."""
     if memory.trust_claimed:
-        return Part(TRUST_VALUES[memory.trust], "native", memory.trust.value, f"the source claims {memory.trust.value}")
+        return Part(
+            TRUST_VALUES[memory.trust],
+            "native",
+            memory.trust.value,
+            f"the source claims {memory.trust.value}",
+        )
     return Part(UNCLAIMED_TRUST, "derived", None, "the source keeps no trust")
 
 
 def default_inputs(memory: Memory, observed: Observed, label: str) -> SalienceInputs:
     """The inputs of a system that keeps no importance and no access record of its own."""
-    importance = Part(DEFAULT_IMPORTANCE, "derived", None, f"{label} keeps no importance: memory-mcp's default 0.5")
+    importance = Part(
+        DEFAULT_IMPORTANCE,
+        "derived",
+        None,
+        f"{label} keeps no importance: memory-mcp's default 0.5",
+    )
     return SalienceInputs(importance, claimed_trust(memory), log_usage(memory, observed.access_log))
 
 
@@ -312,4 +349,6 @@ def from_inputs(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salien
 def score_of(inputs: SalienceInputs, now: datetime) -> float:
     """The score `from_inputs` gives, without the breakdown."""
     usage = inputs.usage
-    return salience_formula(inputs.importance.value, inputs.trust.value, usage.count, usage.last, aware(now))
+    return salience_formula(
+        inputs.importance.value, inputs.trust.value, usage.count, usage.last, aware(now)
+    )

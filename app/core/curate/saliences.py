@@ -75,7 +75,9 @@ def salience(
     (dates of the records that mention it) and `text` (for what only the text says, such as
     priorities written inside a section) are optional."""
     observed = Observed(access_log=access_log, mentions=mentions, text=text)
-    return from_inputs(memory, registry.system(memory.system).salience_inputs(memory, observed), now)
+    return from_inputs(
+        memory, registry.system(memory.system).salience_inputs(memory, observed), now
+    )
 
 
 def _by_system(memories: Sequence[Memory]) -> dict[str, list[Memory]]:
@@ -85,7 +87,9 @@ def _by_system(memories: Sequence[Memory]) -> dict[str, list[Memory]]:
     return groups
 
 
-def log_mentions(memories: Sequence[Memory], text_of: TextOf, kept: Kept | None = None) -> dict[str, list[date]]:
+def log_mentions(
+    memories: Sequence[Memory], text_of: TextOf, kept: Kept | None = None
+) -> dict[str, list[date]]:
     """Per memory, the dates of the records of its own system that mention it (OpenClaw: its daily
     logs); a system that keeps no such record mentions nothing. With `kept`, a system whose
     memories are all as they were gets the mentions found then, and reads no text; one that changed
@@ -99,13 +103,25 @@ def log_mentions(memories: Sequence[Memory], text_of: TextOf, kept: Kept | None 
         found = kept.get(key) if kept is not None and key is not None else None
         if isinstance(found, dict) and isinstance(found.get("mentions"), dict):
             kept.used.update(k for k in found.get("from", ()) if isinstance(k, str))  # type: ignore[union-attr]
-            out.update((memory_id, [date.fromisoformat(d) for d in days]) for memory_id, days in found["mentions"].items())
+            out.update(
+                (memory_id, [date.fromisoformat(d) for d in days])
+                for memory_id, days in found["mentions"].items()
+            )
             continue
         before = set(kept.used) if kept is not None else set()
         mentioned = registry.system(name).mentions(members, text_of, kept)
         if kept is not None and key is not None:
             made_from = sorted(kept.used - before)
-            kept.put(key, {"mentions": {memory_id: [d.isoformat() for d in days] for memory_id, days in mentioned.items()}, "from": made_from})
+            kept.put(
+                key,
+                {
+                    "mentions": {
+                        memory_id: [d.isoformat() for d in days]
+                        for memory_id, days in mentioned.items()
+                    },
+                    "from": made_from,
+                },
+            )
         out.update(mentioned)
     return out
 
@@ -125,7 +141,9 @@ def _mentions_key(system: str, members: Sequence[Memory], key_of: KeyOf) -> str 
     return f"mentions:{system}:{digest.hexdigest()}"
 
 
-def _facts(memory: Memory, text_of: TextOf, kept: Kept | None) -> tuple[str | None, dict[str, Any] | None]:
+def _facts(
+    memory: Memory, text_of: TextOf, kept: Kept | None
+) -> tuple[str | None, dict[str, Any] | None]:
     """The memory's text, or what its system takes from it when that is kept by its content."""
     content = kept.key_of(memory) if kept is not None else None
     key = f"text:{memory.system}:{content}" if content is not None else None
@@ -158,7 +176,10 @@ def salience_all(
     """Every memory's salience. With `text_of`, memories also count the records that mention them
     (or pass `mentions` from log_mentions), and a system that asks for a memory's text gets it (or,
     with `kept`, what it took from that content before)."""
-    return {memory.id: from_inputs(memory, inputs, now) for memory, inputs in _inputs(memories, access_log, text_of, mentions, kept)}
+    return {
+        memory.id: from_inputs(memory, inputs, now)
+        for memory, inputs in _inputs(memories, access_log, text_of, mentions, kept)
+    }
 
 
 def salience_scores(
@@ -172,11 +193,18 @@ def salience_scores(
 ) -> dict[str, float]:
     """Every memory's salience score, as `salience_all` gives it, without the breakdowns: what a
     list of rows shows, in about half the time at 100,000 memories."""
-    return {memory.id: score_of(inputs, now) for memory, inputs in _inputs(memories, access_log, text_of, mentions, kept)}
+    return {
+        memory.id: score_of(inputs, now)
+        for memory, inputs in _inputs(memories, access_log, text_of, mentions, kept)
+    }
 
 
 def _inputs(
-    memories: Sequence[Memory], access_log: AccessLog | None, text_of: TextOf | None, mentions: Mentions | None, kept: Kept | None
+    memories: Sequence[Memory],
+    access_log: AccessLog | None,
+    text_of: TextOf | None,
+    mentions: Mentions | None,
+    kept: Kept | None,
 ) -> Iterator[tuple[Memory, SalienceInputs]]:
     """Each memory with what its system feeds the formula."""
     if mentions is None:
@@ -189,5 +217,9 @@ def _inputs(
         if text_of is not None and system.wants_text(memory):
             text, facts = _facts(memory, text_of, kept)
         mentioned = mentions.get(memory.id, ())
-        observed = plain if not mentioned and text is None and facts is None else Observed(access_log=access_log, mentions=mentioned, text=text, facts=facts)
+        observed = (
+            plain
+            if not mentioned and text is None and facts is None
+            else Observed(access_log=access_log, mentions=mentioned, text=text, facts=facts)
+        )
         yield memory, system.salience_inputs(memory, observed)

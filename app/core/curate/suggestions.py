@@ -86,8 +86,14 @@ class FortressScore(_Frozen):
 def fortress_score(durability: int, reuse: int, impact: int, uniqueness: int) -> FortressScore:
     axes = {"durability": durability, "reuse": reuse, "impact": impact, "uniqueness": uniqueness}
     for name, value in axes.items():
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= FORTRESS_AXIS_MAX:
-            raise ValueError(f"{name} must be an integer from 0 to {FORTRESS_AXIS_MAX}, not {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value <= FORTRESS_AXIS_MAX
+        ):
+            raise ValueError(
+                f"{name} must be an integer from 0 to {FORTRESS_AXIS_MAX}, not {value!r}"
+            )
     total = sum(axes.values())
     strong = [name for name, value in axes.items() if value == FORTRESS_AXIS_MAX]
     if total >= FORTRESS_CANDIDATE_SUM:
@@ -96,7 +102,9 @@ def fortress_score(durability: int, reuse: int, impact: int, uniqueness: int) ->
         reason = f"{strong[0]} is {FORTRESS_AXIS_MAX} and the sum {total} >= {FORTRESS_STRONG_SUM}"
     else:
         reason = f"sum {total} < {FORTRESS_CANDIDATE_SUM}" + (
-            f" and {strong[0]} at {FORTRESS_AXIS_MAX} needs a sum of {FORTRESS_STRONG_SUM}" if strong else ", no axis at 3"
+            f" and {strong[0]} at {FORTRESS_AXIS_MAX} needs a sum of {FORTRESS_STRONG_SUM}"
+            if strong
+            else ", no axis at 3"
         )
     candidate = total >= FORTRESS_CANDIDATE_SUM or (bool(strong) and total >= FORTRESS_STRONG_SUM)
     return FortressScore(**axes, total=total, candidate=candidate, reason=reason)
@@ -199,14 +207,20 @@ def day(value: datetime) -> str:
     return value.date().isoformat()
 
 
-def logged_demotions(ctx: SuggestionContext, memories: Iterable[Memory], action: str) -> list[Suggestion]:
+def logged_demotions(
+    ctx: SuggestionContext, memories: Iterable[Memory], action: str
+) -> list[Suggestion]:
     """For a system that keeps no access record: only the workbench's access log can show a hot
     memory unused, so a memory the log never saw is left alone. `action` says how to demote it."""
     out = []
     for memory in memories:
         if memory.tier != Tier.HOT or ctx.is_pinned(memory):
             continue
-        times = [t for t in (parse_time(t) for t in (ctx.access_log or {}).get(memory.id, ())) if t is not None]
+        times = [
+            t
+            for t in (parse_time(t) for t in (ctx.access_log or {}).get(memory.id, ()))
+            if t is not None
+        ]
         if not times:
             continue
         last = max(times)

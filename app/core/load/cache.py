@@ -73,7 +73,9 @@ class ParseCache(VersionedStore):
     def stamped(self, rel: str, stamp: str) -> bytes | None:
         """The payload kept for `rel` under exactly this stamp, else None."""
         try:
-            row = self._db.execute("SELECT payload FROM stamped WHERE rel = ? AND stamp = ?", (rel, stamp)).fetchone()
+            row = self._db.execute(
+                "SELECT payload FROM stamped WHERE rel = ? AND stamp = ?", (rel, stamp)
+            ).fetchone()
         except sqlite3.Error as exc:
             self.rebuilt = f"parse cache unreadable ({exc}); rebuilt"
             self.clear()
@@ -83,7 +85,9 @@ class ParseCache(VersionedStore):
     def store_stamped(self, rel: str, stamp: str, payload: bytes) -> None:
         try:
             with self._db:
-                self._db.execute("DELETE FROM stamped")  # one database per portfolio: only its latest read
+                self._db.execute(
+                    "DELETE FROM stamped"
+                )  # one database per portfolio: only its latest read
                 self._db.execute("INSERT INTO stamped VALUES (?, ?, ?)", (rel, stamp, payload))
         except sqlite3.Error:
             pass

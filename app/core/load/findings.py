@@ -84,10 +84,14 @@ class ContentKeys:
         """The keys of `memories` as a load that hashed them kept them (the warm-start snapshot)."""
         if len(memories) != len(keys):
             raise ValueError(f"{len(memories)} memories and {len(keys)} keys")
-        self._seen.update(zip(map(_ID, memories), zip(memories, keys)))  # in C: a warm start's 100,000
+        self._seen.update(
+            zip(map(_ID, memories), zip(memories, keys))
+        )  # in C: a warm start's 100,000
 
 
-def quiet(ids: Iterable[str], keys: Iterable[str | None], payloads: Mapping[str, bytes]) -> set[str]:
+def quiet(
+    ids: Iterable[str], keys: Iterable[str | None], payloads: Mapping[str, bytes]
+) -> set[str]:
     """The ids whose content (their content keys `keys`, in the same order; None: not known) has
     findings in `payloads` known to be none."""
     # A key of None is none of the payloads': `get` gives None for it, never NONE.
@@ -102,7 +106,9 @@ _UNSEEN = (None, None)
 def matches(memory: Memory, entries: EntryTexts) -> bool:
     """True when `entries` (as `entry_texts` read them) are the content of `memory.sha256`: every
     reader hashes its memory's entry texts joined by a newline (one entry: the text itself)."""
-    return bool(memory.sha256) and sha256_text("\n".join(text for _, text in entries)) == memory.sha256
+    return (
+        bool(memory.sha256) and sha256_text("\n".join(text for _, text in entries)) == memory.sha256
+    )
 
 
 def encode(findings: Sequence[Finding]) -> bytes:

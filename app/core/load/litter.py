@@ -87,6 +87,9 @@ def cleared(
     if put_back:
         handled = {p.root: [x for x in p.problems if x.kept in HANDLED] for p in portfolios}
         result = reload()
-        portfolios = [p.model_copy(update={"problems": (*p.problems, *handled.get(p.root, ()))}) for p in result.portfolios]
+        portfolios = [
+            p.model_copy(update={"problems": (*p.problems, *handled.get(p.root, ()))})
+            for p in result.portfolios
+        ]
     result.portfolios[:] = portfolios
     return result

@@ -60,28 +60,40 @@ class NearCache(VersionedStore):
         """What was kept, for one run naming texts by `key_of`; an unreadable file gives an empty
         memo (and is cleared)."""
         try:
-            texts = {key: decode(value) for key, value in self._db.execute("SELECT key, value FROM texts")}
+            texts = {
+                key: decode(value)
+                for key, value in self._db.execute("SELECT key, value FROM texts")
+            }
             joined = {key for (key,) in self._db.execute("SELECT key FROM sets")}
-            pairs = {(a, b): score for a, b, score in self._db.execute("SELECT a, b, score FROM pairs")}
+            pairs = {
+                (a, b): score for a, b, score in self._db.execute("SELECT a, b, score FROM pairs")
+            }
         except (sqlite3.Error, ValueError, TypeError, EOFError) as exc:
             self.rebuilt = f"{self.label} unreadable ({exc}); rebuilt"
             self.clear()
             texts, joined, pairs = {}, set(), {}
         self._joined, self._pairs = set(joined), set(pairs)
-        return NearMemo(texts=texts, joined=joined, pairs=pairs, sets_of=self.sets_of, key_of=key_of)
+        return NearMemo(
+            texts=texts, joined=joined, pairs=pairs, sets_of=self.sets_of, key_of=key_of
+        )
 
     def sets_of(self, keys: Collection[bytes]) -> dict[bytes, array[int]]:
         """The kept word-pair sets of `keys`, every one (NearMemoLost when one is not kept)."""
         wanted = set(keys)
         try:
             if len(wanted) > _ALL_AT_ONCE:
-                rows: Iterable[tuple[bytes, bytes]] = self._db.execute("SELECT key, value FROM sets").fetchall()
+                rows: Iterable[tuple[bytes, bytes]] = self._db.execute(
+                    "SELECT key, value FROM sets"
+                ).fetchall()
             else:
                 listed = list(wanted)
                 rows = []
                 for at in range(0, len(listed), _CHUNK):
                     chunk = listed[at : at + _CHUNK]
-                    rows += self._db.execute(f"SELECT key, value FROM sets WHERE key IN ({','.join('?' * len(chunk))})", chunk).fetchall()
+                    rows += self._db.execute(
+                        f"SELECT key, value FROM sets WHERE key IN ({','.join('?' * len(chunk))})",
+                        chunk,
+                    ).fetchall()
         except sqlite3.Error as exc:
             raise NearMemoLost(f"{self.label} unreadable ({exc})") from exc
         found = {}
@@ -107,9 +119,15 @@ class NearCache(VersionedStore):
 
     def _save(self, memo: NearMemo) -> None:
         db = self._db
-        db.executemany("INSERT OR REPLACE INTO texts VALUES (?, ?)", ((key, encode(digest)) for key, digest in memo.learned_texts.items()))
+        db.executemany(
+            "INSERT OR REPLACE INTO texts VALUES (?, ?)",
+            ((key, encode(digest)) for key, digest in memo.learned_texts.items()),
+        )
         known = [key for (key,) in db.execute("SELECT key FROM texts")]
-        db.executemany("DELETE FROM texts WHERE key = ?", ((key,) for key in known if key not in memo.used_texts))
+        db.executemany(
+            "DELETE FROM texts WHERE key = ?",
+            ((key,) for key in known if key not in memo.used_texts),
+        )
         if memo.rejoined:
             db.execute("DELETE FROM sets")
             db.execute("DELETE FROM pairs")
@@ -120,8 +138,14 @@ class NearCache(VersionedStore):
             db.executemany("DELETE FROM pairs WHERE a = ?", gone)
             db.executemany("DELETE FROM pairs WHERE b = ?", gone)
             old_pairs = self._pairs
-        db.executemany("INSERT OR REPLACE INTO sets VALUES (?, ?)", ((key, _blob(grams)) for key, grams in memo.learned_sets.items()))
-        db.executemany("INSERT OR REPLACE INTO pairs VALUES (?, ?, ?)", ((a, b, score) for (a, b), score in memo.pairs.items() if (a, b) not in old_pairs))
+        db.executemany(
+            "INSERT OR REPLACE INTO sets VALUES (?, ?)",
+            ((key, _blob(grams)) for key, grams in memo.learned_sets.items()),
+        )
+        db.executemany(
+            "INSERT OR REPLACE INTO pairs VALUES (?, ?, ?)",
+            ((a, b, score) for (a, b), score in memo.pairs.items() if (a, b) not in old_pairs),
+        )
         self._joined, self._pairs = set(memo.joined), set(memo.pairs)
 
     def clear(self) -> None:

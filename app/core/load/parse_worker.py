@@ -14,7 +14,13 @@ from app.core.reading.base import FileAdapter, ParseContext, ParsedFile
 from app.core.systems.registry import adapter as adapter_for
 
 
-def parse_one(adapter: type[FileAdapter], ctx: ParseContext, rel: str, path: str, previous: ParsedFile | None = None) -> ParsedFile:
+def parse_one(
+    adapter: type[FileAdapter],
+    ctx: ParseContext,
+    rel: str,
+    path: str,
+    previous: ParsedFile | None = None,
+) -> ParsedFile:
     """One file's memories and problems; whatever goes wrong becomes a Problem naming the file.
     With `previous` (the file's last parse), the reader may keep what did not change."""
     try:

@@ -35,10 +35,28 @@ from app.core.load.parse_worker import frozen_after, gc_paused, parse_chunk, par
 from app.core.load.scan_worker import Scanned, pack, scan_chunk, scan_memories
 from app.core.load.snapshot import Parses, Part, Snapshot
 from app.core.locations import Locations
-from app.core.model import Memory, PhaseEvent, PhasePath, PhaseRecord, PhaseStatus, Portfolio, PortfolioRef, Problem, Timeline
+from app.core.model import (
+    Memory,
+    PhaseEvent,
+    PhasePath,
+    PhaseRecord,
+    PhaseStatus,
+    Portfolio,
+    PortfolioRef,
+    Problem,
+    Timeline,
+)
 from app.core.parsing.safefs import FileRef, under
 from app.core.processes import process_context, real_stderr
-from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile, dedupe_ids, renamed
+from app.core.reading.base import (
+    Adapter,
+    DatabaseAdapter,
+    FileAdapter,
+    ParseContext,
+    ParsedFile,
+    dedupe_ids,
+    renamed,
+)
 from app.core.reading.discovery import discover
 from app.core.reading.sqlite_ro import stamp as database_stamp
 from app.core.storage.touched import Row
@@ -109,7 +127,9 @@ class _Work:
     removed: list[str] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
     walked: list[Problem] = field(default_factory=list)  # the walk's problems (not the settings')
-    findings: dict[str, bytes] = field(default_factory=dict)  # content key -> encoded findings, of its memories
+    findings: dict[str, bytes] = field(
+        default_factory=dict
+    )  # content key -> encoded findings, of its memories
     stamp: str | None = None  # a database's stamp, as read (see _read_database)
     unkept: bool = False  # a database read that found nothing and said why: tried again next time
     # The ids of `memories` when they are each file's memories in file order (the portfolio's
@@ -216,7 +236,14 @@ def inputs_digest(works: list[_Work]) -> str | None:
 def _head(work: _Work) -> bytes:
     """What a portfolio is read as besides its files' stat: its reference, settings and (a
     database) its stamp."""
-    head = (work.ref.system, work.ref.root, work.ref.name, work.ctx.portfolio, work.ctx.settings, work.stamp)
+    head = (
+        work.ref.system,
+        work.ref.root,
+        work.ref.name,
+        work.ctx.portfolio,
+        work.ctx.settings,
+        work.stamp,
+    )
     return repr(head).encode("utf-8", "surrogatepass")
 
 
@@ -267,7 +294,9 @@ class Pipeline:
         # again on another day: the inputs that snapshot's load fed the index, and the ids of the
         # memories made anew (the others are those that load made).
         self.since: tuple[str, frozenset[str]] | None = None
-        self._unsaved: tuple[Snapshot, str, list[Part], date] | None = None  # what `save_snapshot` writes
+        self._unsaved: tuple[Snapshot, str, list[Part], date] | None = (
+            None  # what `save_snapshot` writes
+        )
         # What `store_parses` writes: by portfolio root, its system and the files re-read after writes
         # (a removed file: None).
         self._unstored: dict[str, tuple[str, dict[str, tuple[FileRef, ParsedFile] | None]]] = {}
@@ -277,8 +306,25 @@ class Pipeline:
     def _ms(self) -> float:
         return round((self.clock.monotonic() - self._t0) * 1000, 3)
 
-    def _event(self, phase: str, status: PhaseStatus, done: int = 0, total: int | None = None, message: str = "") -> None:
-        self.emit(PhaseEvent(phase=phase, path=PHASE_PATH[phase], status=status, at_ms=self._ms(), done=done, total=total, message=message))
+    def _event(
+        self,
+        phase: str,
+        status: PhaseStatus,
+        done: int = 0,
+        total: int | None = None,
+        message: str = "",
+    ) -> None:
+        self.emit(
+            PhaseEvent(
+                phase=phase,
+                path=PHASE_PATH[phase],
+                status=status,
+                at_ms=self._ms(),
+                done=done,
+                total=total,
+                message=message,
+            )
+        )
 
     @contextmanager
     def _phase(self, name: str, total: int | None = None) -> Iterator[_PhaseInfo]:
@@ -290,7 +336,16 @@ class Pipeline:
         items = int(info["items"])
         message = str(info["message"])
         self._event(name, "end", done=items, total=total, message=message)
-        self._records.append(PhaseRecord(name=name, path=PHASE_PATH[name], start_ms=start, duration_ms=round(end - start, 3), items=items, message=message))
+        self._records.append(
+            PhaseRecord(
+                name=name,
+                path=PHASE_PATH[name],
+                start_ms=start,
+                duration_ms=round(end - start, 3),
+                items=items,
+                message=message,
+            )
+        )
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -320,14 +375,21 @@ class Pipeline:
         with self._phase("read") as info:
             # The portfolios the snapshot does not serve (every one without a snapshot) are read
             # whole; the others are in place, a few changed files read again.
-            restoring = _Restoring(works) if snapshot is None else self._restore(snapshot, works, today)
+            restoring = (
+                _Restoring(works) if snapshot is None else self._restore(snapshot, works, today)
+            )
             pending = restoring.pending
             self.restored = not pending and not restoring.spliced
             served = [w for w in works if not any(w is p for p in pending)]
-            info["items"] = sum(len(w.memories) if issubclass(w.adapter, DatabaseAdapter) else len(w.files) for w in served)
+            info["items"] = sum(
+                len(w.memories) if issubclass(w.adapter, DatabaseAdapter) else len(w.files)
+                for w in served
+            )
             info["items"] += sum(self._read(w) for w in pending)
             rebuilt = [w.cache.rebuilt for w in pending if w.cache and w.cache.rebuilt]
-            info["message"] = "; ".join([*(restoring.said() if served else []), *dict.fromkeys(rebuilt)])
+            info["message"] = "; ".join(
+                [*(restoring.said() if served else []), *dict.fromkeys(rebuilt)]
+            )
 
         stale_total = sum(len(w.stale) for w in pending)
         self.pool_problem = ""
@@ -339,17 +401,26 @@ class Pipeline:
         self.scan_problem = ""
         with self._phase("validate") as info:
             # Served by the snapshot: every memory is in place, with its content key and findings.
-            info["items"] = sum(len(w.memories) for w in served) + sum(self._validate(w) for w in pending)
+            info["items"] = sum(len(w.memories) for w in served) + sum(
+                self._validate(w) for w in pending
+            )
             if self.scan:
                 scanned += self._scan(pending) if pending else 0
-                info["message"] = f"{scanned} {'content' if scanned == 1 else 'contents'} scanned" + (f"; {self.scan_problem}" if self.scan_problem else "")
+                info["message"] = (
+                    f"{scanned} {'content' if scanned == 1 else 'contents'} scanned"
+                    + (f"; {self.scan_problem}" if self.scan_problem else "")
+                )
 
         portfolios = [self._portfolio(w) for w in works]
         memories = [m for w in works for m in w.memories]
         self.since = None
         if restoring.made_from is not None and (not self.restored or restoring.moved):
             again = [m for w in pending for m in w.memories] + restoring.moved
-            again += [m for w in restoring.spliced for m in (w.replaced[1] if w.replaced is not None else w.memories)]
+            again += [
+                m
+                for w in restoring.spliced
+                for m in (w.replaced[1] if w.replaced is not None else w.memories)
+            ]
             self.since = (restoring.made_from, frozenset(map(_ID, again)))
         if not self.restored:
             inputs = inputs_digest(works) if self.use_cache else None
@@ -357,7 +428,12 @@ class Pipeline:
             # Not kept when a read is to be tried again (a locked database): the snapshot would
             # serve its empty result under the same stamp.
             self._unsaved = None
-            if snapshot is not None and inputs is not None and self.scan and not any(w.unkept for w in works):
+            if (
+                snapshot is not None
+                and inputs is not None
+                and self.scan
+                and not any(w.unkept for w in works)
+            ):
                 self._unsaved = (snapshot, inputs, [self._part(w) for w in works], today)
                 if not self.index_later:
                     self.save_snapshot()
@@ -366,7 +442,9 @@ class Pipeline:
                 if self.index_step is None:
                     info["message"] = "skipped"
                 else:
-                    info["items"], info["message"] = self.index_step(portfolios, memories, self._progress("index"))
+                    info["items"], info["message"] = self.index_step(
+                        portfolios, memories, self._progress("index")
+                    )
         with self._phase("plan") as info:
             if self.plan_step is None:
                 info["message"] = "skipped"
@@ -377,9 +455,19 @@ class Pipeline:
             if w.cache:
                 w.cache.close()
         timeline = self._timeline()
-        return LoadResult(portfolios, memories, problems, timeline, reparsed=stale_total + restoring.reparsed, works=works, scanned=scanned)
+        return LoadResult(
+            portfolios,
+            memories,
+            problems,
+            timeline,
+            reparsed=stale_total + restoring.reparsed,
+            works=works,
+            scanned=scanned,
+        )
 
-    def reread(self, work: _Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None) -> tuple[_Work, Portfolio]:
+    def reread(
+        self, work: _Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None
+    ) -> tuple[_Work, Portfolio]:
         """One portfolio read again after a change the workbench made to it. The files in `forced`
         (the change's own, whatever their stat says) are parsed again; with `walk` (the change may
         have created a file) the portfolio is walked and new or changed files are parsed too;
@@ -392,24 +480,41 @@ class Pipeline:
         with gc_paused():
             return self._reread(work, forced, walk=walk, rows=rows)
 
-    def _reread(self, work: _Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None) -> tuple[_Work, Portfolio]:
+    def _reread(
+        self, work: _Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None
+    ) -> tuple[_Work, Portfolio]:
         today = self.clock.today() if hasattr(self.clock, "today") else self.clock.now().date()
         adapter = work.adapter
         created: list[FileRef] | None = []
         if walk and issubclass(adapter, FileAdapter):
             # Files the change created, listed without walking when the reader can tell them alone.
-            created = _created(adapter, Path(work.ref.root), [rel for rel in forced if not work.lists(rel)])
+            created = _created(
+                adapter, Path(work.ref.root), [rel for rel in forced if not work.lists(rel)]
+            )
             walk = created is None
         if issubclass(adapter, DatabaseAdapter) or walk:
             fresh = self._prepare(work.ref, today)
         else:
             problems: list[Problem] = []
             settings = adapter.settings(Path(work.ref.root), problems)
-            ctx = ParseContext(system=work.ref.system, portfolio=_parse_name(work.ref), root=work.ref.root, today=today, settings=settings)
+            ctx = ParseContext(
+                system=work.ref.system,
+                portfolio=_parse_name(work.ref),
+                root=work.ref.root,
+                today=today,
+                settings=settings,
+            )
             files, positions = _restat(work.files, work.positions(), forced, work.ref.root)
             if created:
                 files, positions = files + created, None
-            fresh = _Work(ref=work.ref, ctx=ctx, problems=problems + work.walked, files=files, walked=work.walked, _positions=positions)
+            fresh = _Work(
+                ref=work.ref,
+                ctx=ctx,
+                problems=problems + work.walked,
+                files=files,
+                walked=work.walked,
+                _positions=positions,
+            )
         if issubclass(adapter, DatabaseAdapter):
             parsed = self._reread_rows(work, fresh, adapter, rows or ())
             if parsed is None:
@@ -465,13 +570,21 @@ class Pipeline:
         if not (known and self._splice(work, fresh, rels)):
             self._validate(fresh, ordered=known)
 
-    def _reread_rows(self, work: _Work, fresh: _Work, adapter: type[DatabaseAdapter], rows: Sequence[Row]) -> ParsedFile | None:
+    def _reread_rows(
+        self, work: _Work, fresh: _Work, adapter: type[DatabaseAdapter], rows: Sequence[Row]
+    ) -> ParsedFile | None:
         """The database's memories from the last read's and the rows written, when its reader can."""
         path = Path(work.ref.root)
         target = os.path.abspath(path)
         mine = [(table, dict(key)) for where, table, key in rows if where == target]
         last = work.parsed.get(path.name)
-        if not mine or last is None or len(work.parsed) != 1 or work.ctx.today != fresh.ctx.today or work.ctx.settings != fresh.ctx.settings:
+        if (
+            not mine
+            or last is None
+            or len(work.parsed) != 1
+            or work.ctx.today != fresh.ctx.today
+            or work.ctx.settings != fresh.ctx.settings
+        ):
             return None
         return adapter.reread_rows(fresh.ctx, path, last, mine)
 
@@ -479,7 +592,9 @@ class Pipeline:
         """Parse a few changed files in this process (from their `previous` parse where the reader
         can); the parse cache gets them from `store_parses`."""
         for ref in work.stale:
-            work.parsed[ref.rel] = parse_one(work.file_adapter, work.ctx, ref.rel, ref.path, previous.get(ref.rel))
+            work.parsed[ref.rel] = parse_one(
+                work.file_adapter, work.ctx, ref.rel, ref.path, previous.get(ref.rel)
+            )
         if self.use_cache and (work.stale or work.removed):
             _, unstored = self._unstored.setdefault(work.ref.root, (work.ref.system, {}))
             unstored.update((ref.rel, (ref, work.parsed[ref.rel])) for ref in work.stale)
@@ -495,7 +610,10 @@ class Pipeline:
             folder = self.locations.ensure_private(self.locations.portfolio_cache(root))
             cache = ParseCache(folder, f"{__version__}:{system}")
             try:
-                cache.store([(ref, encode(parsed)) for ref, parsed in filter(None, files.values())], [rel for rel, kept in files.items() if kept is None])
+                cache.store(
+                    [(ref, encode(parsed)) for ref, parsed in filter(None, files.values())],
+                    [rel for rel, kept in files.items() if kept is None],
+                )
             finally:
                 cache.close()
 
@@ -516,7 +634,9 @@ class Pipeline:
         later start would not take it, its inputs having changed), so it is not written."""
         self._unsaved = None
 
-    def late_phase(self, name: str, step: Callable[[Progress], tuple[int, str]], total: int | None = None) -> Timeline:
+    def late_phase(
+        self, name: str, step: Callable[[Progress], tuple[int, str]], total: int | None = None
+    ) -> Timeline:
         """A phase of the last run done after it (the index, built behind a screen that already
         shows the memories): its events go out as the run's did, timed from the run's start, and
         it takes its place in the run's timeline, which is returned."""
@@ -531,7 +651,11 @@ class Pipeline:
         critical = [r for r in self._records if r.path == "critical"]
         critical_ms = max((r.start_ms + r.duration_ms for r in critical), default=0.0)
         total = max((r.start_ms + r.duration_ms for r in self._records), default=0.0)
-        return Timeline(phases=tuple(self._records), critical_path_ms=round(critical_ms, 3), total_ms=round(total, 3))
+        return Timeline(
+            phases=tuple(self._records),
+            critical_path_ms=round(critical_ms, 3),
+            total_ms=round(total, 3),
+        )
 
     # -- steps ----------------------------------------------------------------------------------
 
@@ -557,13 +681,19 @@ class Pipeline:
         if (
             inputs is None
             or kept is None
-            or [(p.system, p.root, p.name) for p in parts] != [(w.ref.system, w.ref.root, w.ref.name) for w in works]
+            or [(p.system, p.root, p.name) for p in parts]
+            != [(w.ref.system, w.ref.root, w.ref.name) for w in works]
             or (another_day and not all(_common_finalize(w.adapter) for w in works))
         ):
             for work in works:
                 work.stamp = None
             return _Restoring(works)
-        restoring = _Restoring([], made_from=None if kept_inputs is None or made_on is None else on_day(kept_inputs, made_on))
+        restoring = _Restoring(
+            [],
+            made_from=None
+            if kept_inputs is None or made_on is None
+            else on_day(kept_inputs, made_on),
+        )
         for work, part in zip(works, parts, strict=True):
             changed = None if kept_inputs == inputs else _changed(work, part, SPLICED_FILES_MAX)
             if changed is None:
@@ -584,7 +714,9 @@ class Pipeline:
                 restoring.scanned += self._scan([work], carried=last.findings, only=only)
                 # the findings of contents no longer there are not kept on into the next snapshot
                 present = set(map(self.keys, work.memories))
-                work.findings = {key: found for key, found in work.findings.items() if key in present}
+                work.findings = {
+                    key: found for key, found in work.findings.items() if key in present
+                }
             restoring.reparsed += len(work.stale)
             restoring.changed += len(changed.forced)
             restoring.spliced.append(work)
@@ -597,7 +729,9 @@ class Pipeline:
     def _take(self, work: _Work, part: Part, another_day: bool) -> list[Memory]:
         """The portfolio as the snapshot's part holds it, placed for today on another day; the
         memories placing moved (made anew)."""
-        work.memories = work.adapter.placed(work.ctx, part.memories) if another_day else part.memories
+        work.memories = (
+            work.adapter.placed(work.ctx, part.memories) if another_day else part.memories
+        )
         work.findings = part.findings
         if part.parses is not None:
             work._parses_later = part.parses
@@ -606,9 +740,19 @@ class Pipeline:
         work.ids = set(map(_ID, part.memories)) if part.by_file else None
         work.shared, work.troubled, work.attention = part.shared, part.troubled, part.attention
         for rel in part.troubled:
-            work.problems.extend(part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems)
+            work.problems.extend(
+                part.problems.get(rel, []) if part.parses is not None else part.parsed[rel].problems
+            )
         self.keys.remember(work.memories, part.keys)  # placing again changes no content
-        return [memory for memory, was in zip(work.memories, part.memories, strict=True) if memory is not was] if another_day else []
+        return (
+            [
+                memory
+                for memory, was in zip(work.memories, part.memories, strict=True)
+                if memory is not was
+            ]
+            if another_day
+            else []
+        )
 
     def _part(self, work: _Work) -> Part:
         # the snapshot's mapping lives on until the next one is written
@@ -625,7 +769,9 @@ class Pipeline:
             shared=work.shared,
             troubled=work.troubled,
             head=_head_digest(work),
-            stats=[(ref.rel, ref.size, ref.mtime_ns) for ref in work.files] if issubclass(work.adapter, FileAdapter) else None,
+            stats=[(ref.rel, ref.size, ref.mtime_ns) for ref in work.files]
+            if issubclass(work.adapter, FileAdapter)
+            else None,
             raw=raw,
             kept=kept,
         )
@@ -635,7 +781,13 @@ class Pipeline:
         problems: list[Problem] = []
         root = Path(ref.root)
         settings = adapter.settings(root, problems)
-        ctx = ParseContext(system=ref.system, portfolio=_parse_name(ref), root=ref.root, today=today, settings=settings)
+        ctx = ParseContext(
+            system=ref.system,
+            portfolio=_parse_name(ref),
+            root=ref.root,
+            today=today,
+            settings=settings,
+        )
         work = _Work(ref=ref, ctx=ctx, problems=problems)
         if issubclass(adapter, FileAdapter):
             walked: list[Problem] = []
@@ -712,7 +864,9 @@ class Pipeline:
                 work.cache.store([], work.removed)
         return done
 
-    def _parsed_chunks(self, works: list[_Work], total: int) -> Iterator[tuple[_Work, list[FileRef], list[tuple[str, bytes]]]]:
+    def _parsed_chunks(
+        self, works: list[_Work], total: int
+    ) -> Iterator[tuple[_Work, list[FileRef], list[tuple[str, bytes]]]]:
         chunks = [(w, w.stale[i : i + CHUNK]) for w in works for i in range(0, len(w.stale), CHUNK)]
         if total < self.parallel_threshold or self.workers < 2:
             for work, chunk in chunks:
@@ -732,16 +886,24 @@ class Pipeline:
                 if index not in done:
                     yield work, chunk, parse_chunk(work.ctx, [(ref.rel, ref.path) for ref in chunk])
 
-    def _pooled(self, chunks: list[tuple[_Work, list[FileRef]]]) -> Iterator[tuple[int, list[tuple[str, bytes]]]]:
+    def _pooled(
+        self, chunks: list[tuple[_Work, list[FileRef]]]
+    ) -> Iterator[tuple[int, list[tuple[str, bytes]]]]:
         """(chunk index, answer) as the worker processes finish; _PoolFailed if the pool cannot do it."""
-        return self._pool_map(parse_chunk, [(w.ctx, [(ref.rel, ref.path) for ref in chunk]) for w, chunk in chunks])
+        return self._pool_map(
+            parse_chunk, [(w.ctx, [(ref.rel, ref.path) for ref in chunk]) for w, chunk in chunks]
+        )
 
-    def _pool_map(self, fn: Callable[..., _T], calls: list[tuple[object, ...]]) -> Iterator[tuple[int, _T]]:
+    def _pool_map(
+        self, fn: Callable[..., _T], calls: list[tuple[object, ...]]
+    ) -> Iterator[tuple[int, _T]]:
         """(call index, fn(*call)) as the worker processes finish; _PoolFailed if the pool cannot do it."""
         try:
             with real_stderr():
                 pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=process_context())
-                futures: dict[Future[_T], int] = {pool.submit(fn, *call): i for i, call in enumerate(calls)}
+                futures: dict[Future[_T], int] = {
+                    pool.submit(fn, *call): i for i, call in enumerate(calls)
+                }
         except Exception as exc:  # noqa: BLE001 - whatever stops the pool, the serial parse still works
             raise _PoolFailed(f"{type(exc).__name__}: {exc}") from exc
         with pool:
@@ -769,7 +931,9 @@ class Pipeline:
                 work.troubled.append(rel)
         # One generator over every memory, not one per file: this runs on every start. Only a
         # file portfolio's re-read splices (a database is one source, re-read as a whole list).
-        by_file = issubclass(work.adapter, FileAdapter) and all(m.source.path == rel for rel, parsed in work.parsed.items() for m in parsed.memories)
+        by_file = issubclass(work.adapter, FileAdapter) and all(
+            m.source.path == rel for rel, parsed in work.parsed.items() for m in parsed.memories
+        )
         # Parsed (and cached) under the folder's name; open under the name discovery gave it, which
         # has a hash of the root only when another open portfolio shares the folder's name.
         memories = renamed(memories, work.ref.system, work.ctx.portfolio, work.ref.name)
@@ -799,7 +963,12 @@ class Pipeline:
         time proportional to those files. False, with nothing kept, when the last list cannot be
         kept so (ids made unique across files, another day or settings, another finalize): then
         `_validate` makes the list anew."""
-        if work.ids is None or work.ctx.today != fresh.ctx.today or work.ctx.settings != fresh.ctx.settings or not _common_finalize(work.adapter):
+        if (
+            work.ids is None
+            or work.ctx.today != fresh.ctx.today
+            or work.ctx.settings != fresh.ctx.settings
+            or not _common_finalize(work.adapter)
+        ):
             return False
         ctx = replace(fresh.ctx, portfolio=fresh.ref.name)
         memories = work.memories
@@ -819,7 +988,9 @@ class Pipeline:
             last = work.parsed.get(rel)
             if len(old) != (len(last.memories) if last is not None else 0):
                 return False
-            new = work.adapter.placed(ctx, renamed(new, fresh.ref.system, fresh.ctx.portfolio, fresh.ref.name))
+            new = work.adapter.placed(
+                ctx, renamed(new, fresh.ref.system, fresh.ctx.portfolio, fresh.ref.name)
+            )
             ids.difference_update(m.id for m in old)
             fresh_ids = {m.id for m in new}
             if len(fresh_ids) != len(new) or not ids.isdisjoint(fresh_ids):
@@ -828,7 +999,11 @@ class Pipeline:
             if shared:
                 # `dedupe_ids` settled some ids: those of these files must not be among them (their
                 # suffixes could move), and the list is in its order (by source, row, span).
-                if any(m.id in shared for m in old) or not shared.isdisjoint(fresh_ids) or not _in_source_order(new):
+                if (
+                    any(m.id in shared for m in old)
+                    or not shared.isdisjoint(fresh_ids)
+                    or not _in_source_order(new)
+                ):
                     return False
             ids |= fresh_ids
             memories = [*memories[:start], *new, *memories[end:]]
@@ -840,10 +1015,21 @@ class Pipeline:
         fresh.troubled = sorted(troubled)  # `parsed` is in file order
         for rel in fresh.troubled:
             fresh.problems.extend(fresh.parsed[rel].problems)
-        fresh.memories, fresh.ids, fresh.shared, fresh.replaced = memories, ids, work.shared, (taken, added)
+        fresh.memories, fresh.ids, fresh.shared, fresh.replaced = (
+            memories,
+            ids,
+            work.shared,
+            (taken, added),
+        )
         return True
 
-    def _scan(self, works: list[_Work], *, carried: dict[str, bytes] | None = None, only: list[Memory] | None = None) -> int:
+    def _scan(
+        self,
+        works: list[_Work],
+        *,
+        carried: dict[str, bytes] | None = None,
+        only: list[Memory] | None = None,
+    ) -> int:
         """Findings of every memory of `works` into `work.findings`, by content key: from the findings
         cache, or (a content not scanned before) from the detector, in batches of one portfolio's
         memories whose texts are read together, in worker processes when there are many. A full load
@@ -876,7 +1062,9 @@ class Pipeline:
                 gone = [key for key in known if key not in found and key not in waiting]
                 if gone:
                     store.store([], gone)
-            jobs += [(work, missing[i : i + SCAN_CHUNK]) for i in range(0, len(missing), SCAN_CHUNK)]
+            jobs += [
+                (work, missing[i : i + SCAN_CHUNK]) for i in range(0, len(missing), SCAN_CHUNK)
+            ]
         total = sum(len(batch) for _, batch in jobs)
         done = 0
         by_work = {id(work): number for number, work in enumerate(works)}
@@ -901,21 +1089,29 @@ class Pipeline:
     def _findings_cache(self, work: _Work) -> FindingsCache | None:
         if not self.use_cache:
             return None
-        return FindingsCache(self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root)))
+        return FindingsCache(
+            self.locations.ensure_private(self.locations.portfolio_cache(work.ref.root))
+        )
 
-    def _scanned(self, jobs: list[tuple[_Work, list[Memory]]], total: int) -> Iterator[tuple[_Work, Scanned]]:
+    def _scanned(
+        self, jobs: list[tuple[_Work, list[Memory]]], total: int
+    ) -> Iterator[tuple[_Work, Scanned]]:
         if total < self.scan_parallel_threshold or self.workers < 2:
             for work, batch in jobs:
                 yield work, scan_memories(work.ref.system, work.ref.root, batch)
             return
         done: set[int] = set()
         try:
-            calls: list[tuple[object, ...]] = [(work.ref.system, work.ref.root, pack(batch)) for work, batch in jobs]
+            calls: list[tuple[object, ...]] = [
+                (work.ref.system, work.ref.root, pack(batch)) for work, batch in jobs
+            ]
             for index, answer in self._pool_map(scan_chunk, calls):
                 done.add(index)
                 yield jobs[index][0], answer
         except _PoolFailed as failed:
-            self.scan_problem = f"worker processes failed ({failed.reason}); scanned in this process"
+            self.scan_problem = (
+                f"worker processes failed ({failed.reason}); scanned in this process"
+            )
             for index, (work, batch) in enumerate(jobs):
                 if index not in done:
                     yield work, scan_memories(work.ref.system, work.ref.root, batch)
@@ -951,8 +1147,12 @@ class _Restoring:
         if self.spliced:
             besides.append(f"{self.changed} changed file{'s' * (self.changed != 1)}")
         if self.pending:
-            besides.append(f"{len(self.pending)} portfolio{'s' * (len(self.pending) != 1)} read whole")
-        return ["from the warm-start snapshot" + (f" but {' and '.join(besides)}" if besides else "")]
+            besides.append(
+                f"{len(self.pending)} portfolio{'s' * (len(self.pending) != 1)} read whole"
+            )
+        return [
+            "from the warm-start snapshot" + (f" but {' and '.join(besides)}" if besides else "")
+        ]
 
 
 @dataclass
@@ -989,7 +1189,9 @@ def _changed(work: _Work, part: Part, most: int) -> _Changed | None:
     return _Changed(forced, created, known=len(forced) < most)
 
 
-def _copied(parsed: Mapping[str, ParsedFile], *, by_path: bool = False) -> MutableMapping[str, ParsedFile]:
+def _copied(
+    parsed: Mapping[str, ParsedFile], *, by_path: bool = False
+) -> MutableMapping[str, ParsedFile]:
     """Another mapping of the same parses, in their order or sorted by path; a snapshot's parses
     are copied without making the ones not made yet."""
     if isinstance(parsed, Parses):

@@ -43,7 +43,9 @@ COLUMNS: dict[str, tuple[type, ...]] = {
     "pinned": (bool,),
     "trust_source": (str,),  # where the trust shown comes from ("ledger", "detector: high")
     "native": (str,),  # the system's own score as shown
-    "over": (bool,),  # left out by a startup plan that is over its budget (the first screen's order)
+    "over": (
+        bool,
+    ),  # left out by a startup plan that is over its budget (the first screen's order)
 }
 
 Columns = dict[str, list[Any]]  # column name -> one value per row, every column as long
@@ -87,7 +89,12 @@ class RowStore:
             data = marshal.loads(self._path(paths).read_bytes())
         except (OSError, ValueError, EOFError, TypeError):  # what marshal raises on a damaged file
             return ListedRows()
-        if not isinstance(data, dict) or data.get("format") != FORMAT or not _valid(data.get("columns")) or type(data.get("order")) is not str:
+        if (
+            not isinstance(data, dict)
+            or data.get("format") != FORMAT
+            or not _valid(data.get("columns"))
+            or type(data.get("order")) is not str
+        ):
             return ListedRows()  # not a file this version wrote: no rows rather than wrong ones
         return ListedRows(data["columns"], data["order"])
 
@@ -98,7 +105,10 @@ class RowStore:
             raise ValueError("listed rows need every column, as long as each other, of its type")
         common: dict[str, str] = {}
         one = common.setdefault
-        columns = {name: [one(v, v) if type(v) is str and len(v) <= _SHARED_CHARS else v for v in values] for name, values in rows.columns.items()}
+        columns = {
+            name: [one(v, v) if type(v) is str and len(v) <= _SHARED_CHARS else v for v in values]
+            for name, values in rows.columns.items()
+        }
         body = marshal.dumps({"format": FORMAT, "order": rows.order, "columns": columns})
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -110,7 +120,9 @@ class RowStore:
             except BaseException:
                 os.unlink(temp)
                 raise
-            self._path(paths).with_suffix(".json").unlink(missing_ok=True)  # what versions before R4 kept
+            self._path(paths).with_suffix(".json").unlink(
+                missing_ok=True
+            )  # what versions before R4 kept
         except OSError:
             pass
 

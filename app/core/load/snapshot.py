@@ -34,13 +34,29 @@ from pydantic import BaseModel
 
 from app.core.load.findings import quiet
 from app.core.load.rows import rows_key
-from app.core.model import SET_DICT, SET_EXTRA, SET_FIELDS, SET_PRIVATE, Entry, Memory, Problem, Relation, Source, Span, Tier, TrustLevel, built
+from app.core.model import (
+    SET_DICT,
+    SET_EXTRA,
+    SET_FIELDS,
+    SET_PRIVATE,
+    Entry,
+    Memory,
+    Problem,
+    Relation,
+    Source,
+    Span,
+    Tier,
+    TrustLevel,
+    built,
+)
 from app.core.reading.base import ParsedFile
 from app.core.review.queue import may_need_review
 
 _MODELS: tuple[type[BaseModel], ...] = (Memory, Entry, Source, Span, Relation, Problem, ParsedFile)
 # The models' shapes are part of the format: a field added, removed or moved finds no snapshot.
-SHAPE = hashlib.sha256(repr([(cls.__name__, tuple(cls.model_fields)) for cls in _MODELS]).encode()).hexdigest()[:16]
+SHAPE = hashlib.sha256(
+    repr([(cls.__name__, tuple(cls.model_fields)) for cls in _MODELS]).encode()
+).hexdigest()[:16]
 MAGIC = b"MWS5"
 
 _TIERS = {tier.value: tier for tier in Tier}
@@ -61,7 +77,9 @@ _ID = attrgetter("id")
 _new = object.__new__
 # The memory's and the entry's string fields whose values recur between memories, and how long a
 # native field's string may be to be looked for among those seen.
-_T_SHARED = tuple(_AT[name] for name in ("system", "portfolio", "domain", "kind", "created", "updated"))
+_T_SHARED = tuple(
+    _AT[name] for name in ("system", "portfolio", "domain", "kind", "created", "updated")
+)
 _E_SHARED = tuple(_ENTRY_AT[name] for name in ("id", "timestamp", "source"))
 _SHARED_CHARS = 64
 
@@ -77,7 +95,15 @@ def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
     marshal. One loop with what it touches bound locally: a load that did not come from a
     snapshot ends by writing one, a hundred thousand memories at the largest."""
     memory_values, entry_values, relation_values = _MEMORY_VALUES, _ENTRY_VALUES, _RELATION_VALUES
-    at_tier, at_trust, at_entries, at_source, at_span, at_relations, at_fields = _T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS, _AT["fields"]
+    at_tier, at_trust, at_entries, at_source, at_span, at_relations, at_fields = (
+        _T_TIER,
+        _T_TRUST,
+        _T_ENTRIES,
+        _T_SOURCE,
+        _T_SPAN,
+        _T_RELATIONS,
+        _AT["fields"],
+    )
     entry_trust, entry_span = _E_TRUST, _E_SPAN
     at_shared, at_tags, entry_shared = _T_SHARED, _AT["tags"], _E_SHARED
     # Strings that recur from memory to memory (a system's name, a field's name, `body`, a tag) as
@@ -114,7 +140,11 @@ def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
             entries.append(tuple(row))
         values[at_entries] = tuple(entries)
         source, span = data["source"].__dict__, data["span"]
-        values[at_source] = (one(source["path"], source["path"]), source["row"], source["table"] and one(source["table"], source["table"]))
+        values[at_source] = (
+            one(source["path"], source["path"]),
+            source["row"],
+            source["table"] and one(source["table"], source["table"]),
+        )
         if span is not None:
             values[at_span] = (span.__dict__["start"], span.__dict__["end"])
         if data["relations"]:
@@ -130,7 +160,11 @@ def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
                 if value:
                     same[value] = value
             values[at_fields] = {
-                one(key, key): (same.get(value) or (one(value, value) if len(value) <= _SHARED_CHARS else value)) if type(value) is str else value
+                one(key, key): (
+                    same.get(value) or (one(value, value) if len(value) <= _SHARED_CHARS else value)
+                )
+                if type(value) is str
+                else value
                 for key, value in native.items()
             }
         append(tuple(values))
@@ -144,8 +178,15 @@ def _problem(problem: Problem) -> tuple[Any, ...]:
 
 # -- decoding ---------------------------------------------------------------------------------------
 
-_SPAN_SET, _SOURCE_SET, _ENTRY_SET, _MEMORY_SET = _ALL[Span], _ALL[Source], _ALL[Entry], _ALL[Memory]
-_T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS = (_AT[n] for n in ("tier", "trust", "entries", "source", "span", "relations"))
+_SPAN_SET, _SOURCE_SET, _ENTRY_SET, _MEMORY_SET = (
+    _ALL[Span],
+    _ALL[Source],
+    _ALL[Entry],
+    _ALL[Memory],
+)
+_T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS = (
+    _AT[n] for n in ("tier", "trust", "entries", "source", "span", "relations")
+)
 _E_TRUST, _E_SPAN = _ENTRY_AT["trust"], _ENTRY_AT["span"]
 
 
@@ -153,10 +194,23 @@ def decode_memories(rows: list[tuple[Any, ...]]) -> list[Memory]:
     """`encode_memories`'s rows as models. One loop with everything it touches bound locally and
     `built` written out, for spans too: this is a warm start's one long loop (five models a
     memory), and a call per span made it a fifth slower at 100k memories."""
-    new, put_dict, put_fields, put_extra, put_private = _new, SET_DICT, SET_FIELDS, SET_EXTRA, SET_PRIVATE
+    new, put_dict, put_fields, put_extra, put_private = (
+        _new,
+        SET_DICT,
+        SET_FIELDS,
+        SET_EXTRA,
+        SET_PRIVATE,
+    )
     memory_fields, entry_fields, tiers, trusts = _MEMORY_FIELDS, _ENTRY_FIELDS, _TIERS, _TRUSTS
     memory_set, entry_set, source_set, span_set = _MEMORY_SET, _ENTRY_SET, _SOURCE_SET, _SPAN_SET
-    at_tier, at_trust, at_entries, at_source, at_span, at_relations = _T_TIER, _T_TRUST, _T_ENTRIES, _T_SOURCE, _T_SPAN, _T_RELATIONS
+    at_tier, at_trust, at_entries, at_source, at_span, at_relations = (
+        _T_TIER,
+        _T_TRUST,
+        _T_ENTRIES,
+        _T_SOURCE,
+        _T_SPAN,
+        _T_RELATIONS,
+    )
     entry_trust, entry_span = _E_TRUST, _E_SPAN
     cls_memory, cls_entry, cls_source, cls_span = Memory, Entry, Source, Span
     out: list[Memory] = []
@@ -202,7 +256,10 @@ def decode_memories(rows: list[tuple[Any, ...]]) -> list[Memory]:
             data["span"] = model
         relations = values[at_relations]
         if relations:
-            data["relations"] = tuple(built(Relation, dict(zip(_RELATION_FIELDS, r, strict=True)), _ALL[Relation]) for r in relations)
+            data["relations"] = tuple(
+                built(Relation, dict(zip(_RELATION_FIELDS, r, strict=True)), _ALL[Relation])
+                for r in relations
+            )
         memory = new(cls_memory)
         put_dict(memory, data)
         put_fields(memory, memory_set)
@@ -278,9 +335,29 @@ def _encode_part(part: Part) -> Iterator[bytes | memoryview]:
         return index
 
     listed = [at(memory) for memory in part.memories]
-    parsed = [(rel, p.rel, [at(m) for m in p.memories], [_problem(x) for x in p.problems]) for rel, p in part.parsed.items()]
-    attention = part.attention if part.attention is not None else may_need_review(part.memories, quiet(map(_ID, part.memories), part.keys, part.findings))
-    head = (part.system, part.root, part.name, len(objects), listed, parsed, part.by_file, sorted(part.shared), part.troubled, sorted(attention))
+    parsed = [
+        (rel, p.rel, [at(m) for m in p.memories], [_problem(x) for x in p.problems])
+        for rel, p in part.parsed.items()
+    ]
+    attention = (
+        part.attention
+        if part.attention is not None
+        else may_need_review(
+            part.memories, quiet(map(_ID, part.memories), part.keys, part.findings)
+        )
+    )
+    head = (
+        part.system,
+        part.root,
+        part.name,
+        len(objects),
+        listed,
+        parsed,
+        part.by_file,
+        sorted(part.shared),
+        part.troubled,
+        sorted(attention),
+    )
     for values in ((*head, part.head, part.stats), part.keys, part.findings):
         yield from _framed(marshal.dumps(values))
     before, runs = part.kept or ([], [])
@@ -294,7 +371,9 @@ def _encode_part(part: Part) -> Iterator[bytes | memoryview]:
 
 def _decode_part(blobs: _Blobs) -> Part:
     start = blobs.at
-    system, root, name, count, listed, parsed, by_file, shared, troubled, attention, head, stats = next(blobs)
+    system, root, name, count, listed, parsed, by_file, shared, troubled, attention, head, stats = (
+        next(blobs)
+    )
     keys, findings = next(blobs), next(blobs)
     objects: list[Memory] = []
     runs: list[memoryview] = []
@@ -308,8 +387,27 @@ def _decode_part(blobs: _Blobs) -> Part:
         return Parses({row[0]: row for row in parsed}, objects, problems)
 
     memories = [objects[i] for i in listed]
-    part = Part(system, root, name, {}, memories, keys, findings, by_file, frozenset(shared), troubled, parses, problems, set(attention))
-    part.head, part.stats, part.raw, part.kept = head, stats, blobs.view[start : blobs.at], (objects, runs)
+    part = Part(
+        system,
+        root,
+        name,
+        {},
+        memories,
+        keys,
+        findings,
+        by_file,
+        frozenset(shared),
+        troubled,
+        parses,
+        problems,
+        set(attention),
+    )
+    part.head, part.stats, part.raw, part.kept = (
+        head,
+        stats,
+        blobs.view[start : blobs.at],
+        (objects, runs),
+    )
     return part
 
 
@@ -321,7 +419,12 @@ class Parses(MutableMapping[str, ParsedFile]):
     ParsedFile is made from the snapshot's memories when first asked for. A write's re-read asks for
     its own files' alone, so the first write after a start does not make one for every file."""
 
-    def __init__(self, items: dict[str, ParsedFile | _Row], objects: list[Memory], problems: dict[str, list[Problem]]) -> None:
+    def __init__(
+        self,
+        items: dict[str, ParsedFile | _Row],
+        objects: list[Memory],
+        problems: dict[str, list[Problem]],
+    ) -> None:
         self._items = items
         self._objects = objects
         self._problems = problems
@@ -331,7 +434,11 @@ class Parses(MutableMapping[str, ParsedFile]):
         if isinstance(value, tuple):
             _, own_rel, indexes, _ = value
             objects = self._objects
-            data = {"rel": own_rel, "memories": [objects[i] for i in indexes], "problems": list(self._problems.get(rel, ()))}
+            data = {
+                "rel": own_rel,
+                "memories": [objects[i] for i in indexes],
+                "problems": list(self._problems.get(rel, ())),
+            }
             value = self._items[rel] = built(ParsedFile, data, _ALL[ParsedFile])
         return value
 
@@ -352,7 +459,11 @@ class Parses(MutableMapping[str, ParsedFile]):
 
     def copy(self, *, by_path: bool = False) -> Parses:
         """Another mapping of the same parses (made or not), in file order or, `by_path`, sorted."""
-        items = {rel: self._items[rel] for rel in sorted(self._items)} if by_path else self._items.copy()
+        items = (
+            {rel: self._items[rel] for rel in sorted(self._items)}
+            if by_path
+            else self._items.copy()
+        )
         return Parses(items, self._objects, self._problems)
 
 
@@ -400,7 +511,9 @@ class Snapshot:
         self.folder = folder
         self.path = folder / f"{rows_key(paths)}.snapshot"
         # What else the values depend on besides the inputs (the detector's version, say).
-        self.header = MAGIC + hashlib.sha256(f"{SHAPE}\0{version}".encode()).hexdigest()[:16].encode()
+        self.header = (
+            MAGIC + hashlib.sha256(f"{SHAPE}\0{version}".encode()).hexdigest()[:16].encode()
+        )
 
     def load(self) -> tuple[list[Part], date, str] | None:
         """The parts kept, the day they were made on and the inputs they were made from (see
@@ -412,7 +525,16 @@ class Snapshot:
                 blobs = _Blobs(_body(handle, len(self.header)))
             count, made_on, inputs = next(blobs)
             return [_decode_part(blobs) for _ in range(count)], date.fromisoformat(made_on), inputs
-        except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, StopIteration, struct.error):
+        except (
+            OSError,
+            EOFError,
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            StopIteration,
+            struct.error,
+        ):
             return None
 
     def save(self, inputs: str, parts: Sequence[Part], made_on: date) -> bool:
@@ -421,7 +543,9 @@ class Snapshot:
         (nothing kept) when a value is not one marshal keeps, or the folder cannot be written:
         that only costs a slower next start."""
         try:
-            chunks: list[bytes | memoryview] = [*_framed(marshal.dumps((len(parts), made_on.isoformat(), inputs)))]
+            chunks: list[bytes | memoryview] = [
+                *_framed(marshal.dumps((len(parts), made_on.isoformat(), inputs)))
+            ]
             for part in parts:
                 if part.raw is not None:
                     chunks.append(part.raw)

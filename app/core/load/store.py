@@ -74,7 +74,9 @@ class KeyedStore(VersionedStore, Generic[V]):
         """Every key kept, with its value."""
         table = self.tables[0]
         try:
-            return dict(self._db.execute(f"SELECT key, {self.value_column} FROM {table}").fetchall())
+            return dict(
+                self._db.execute(f"SELECT key, {self.value_column} FROM {table}").fetchall()
+            )
         except sqlite3.Error as exc:
             self.rebuilt = f"{self.label} unreadable ({exc}); rebuilt"
             self._write(f"DELETE FROM {table}", [()])

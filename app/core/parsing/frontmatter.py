@@ -45,5 +45,7 @@ def split(text: str) -> FrontMatter:
     fence = _CLOSING.search(text, start)
     if fence is not None:
         end = fence.end()
-        return FrontMatter(text[start : fence.start()], start, end + 1 if end < len(text) else end, newline)
+        return FrontMatter(
+            text[start : fence.start()], start, end + 1 if end < len(text) else end, newline
+        )
     raise TextProblem("front matter opened on line 1 is never closed by a `---` line", 1)

@@ -125,7 +125,13 @@ def walk_files(
             with os.scandir(folder) as it:
                 entries = sorted(it, key=_NAME)
         except OSError as exc:
-            problems.append(Problem(path=display_name(rel_folder or "."), message=f"cannot list folder: {exc.strerror}", kept="folder skipped"))
+            problems.append(
+                Problem(
+                    path=display_name(rel_folder or "."),
+                    message=f"cannot list folder: {exc.strerror}",
+                    kept="folder skipped",
+                )
+            )
             continue
         files: list[FileRef] = []
         folders: list[tuple[str, str, int]] = []
@@ -134,7 +140,12 @@ def walk_files(
         for entry in entries:
             rel = lead + entry.name
             try:
-                if named is not None and entry.name != named and not entry.is_symlink() and not entry.is_dir(follow_symlinks=False):
+                if (
+                    named is not None
+                    and entry.name != named
+                    and not entry.is_symlink()
+                    and not entry.is_dir(follow_symlinks=False)
+                ):
                     continue
                 if entry.is_symlink():
                     ref = _follow_symlink(entry.path, rel, root_real, accept, problems)
@@ -144,27 +155,55 @@ def walk_files(
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if depth + 1 > max_depth:
-                        problems.append(Problem(path=display_name(rel), message=f"folder nested deeper than {max_depth} levels", kept="folder skipped"))
+                        problems.append(
+                            Problem(
+                                path=display_name(rel),
+                                message=f"folder nested deeper than {max_depth} levels",
+                                kept="folder skipped",
+                            )
+                        )
                     elif not prune(rel):
                         folders.append((entry.path, rel, depth + 1))
                     continue
-                if entry.name[:1] == "." and LITTER_PATTERN.fullmatch(entry.name):  # never read as a memory, whatever the system accepts
-                    problems.append(Problem(path=display_name(rel), message="left by an interrupted workbench write", kept=LITTER))
+                if entry.name[:1] == "." and LITTER_PATTERN.fullmatch(
+                    entry.name
+                ):  # never read as a memory, whatever the system accepts
+                    problems.append(
+                        Problem(
+                            path=display_name(rel),
+                            message="left by an interrupted workbench write",
+                            kept=LITTER,
+                        )
+                    )
                     continue
                 if not accept(rel):
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                problems.append(Problem(path=display_name(rel), message=f"cannot stat: {exc.strerror}", kept="file skipped"))
+                problems.append(
+                    Problem(
+                        path=display_name(rel),
+                        message=f"cannot stat: {exc.strerror}",
+                        kept="file skipped",
+                    )
+                )
                 continue
             if not S_ISREG(st.st_mode):
-                problems.append(Problem(path=display_name(rel), message=f"not a regular file ({_kind(st.st_mode)})", kept="skipped without opening"))
+                problems.append(
+                    Problem(
+                        path=display_name(rel),
+                        message=f"not a regular file ({_kind(st.st_mode)})",
+                        kept="skipped without opening",
+                    )
+                )
                 continue
             # The usual name needs no escaping: tested here, not in a call per file (100,000 at the largest).
             plain = rel.isascii() and rel.isprintable() and "\\" not in rel
             shown = rel if plain else display_name(rel)
             escaped = escaped or shown is not rel
-            files.append(_new_ref(FileRef, (prefix + shown, entry.path, st.st_size, st.st_mtime_ns)))
+            files.append(
+                _new_ref(FileRef, (prefix + shown, entry.path, st.st_size, st.st_mtime_ns))
+            )
         # Folders go on the stack last first, so the first is walked next. Files come out sorted
         # by their shown path: the order of their names unless a name had to be escaped.
         stack.extend(reversed(folders))
@@ -188,7 +227,11 @@ def one_file(
         return None
     inner = rel[len(prefix) :]
     parts = inner.split("/")
-    if any(part in ("", ".", "..") for part in parts) or len(parts) - 1 > max_depth or display_name(inner) != inner:
+    if (
+        any(part in ("", ".", "..") for part in parts)
+        or len(parts) - 1 > max_depth
+        or display_name(inner) != inner
+    ):
         return None
     folder = os.path.realpath(root)
     for depth, part in enumerate(parts[:-1], start=1):
@@ -211,23 +254,39 @@ def one_file(
     return FileRef(rel, path, st.st_size, st.st_mtime_ns) if S_ISREG(st.st_mode) else None
 
 
-def _follow_symlink(path: str, rel: str, root_real: str, accept: Callable[[str], bool], problems: list[Problem]) -> FileRef | None:
+def _follow_symlink(
+    path: str, rel: str, root_real: str, accept: Callable[[str], bool], problems: list[Problem]
+) -> FileRef | None:
     target = os.path.realpath(path)
     if not _inside(target, root_real):
         if accept(rel) or os.path.isdir(path):
-            problems.append(Problem(path=display_name(rel), message="symlink leads outside the portfolio root", kept="skipped, target not read"))
+            problems.append(
+                Problem(
+                    path=display_name(rel),
+                    message="symlink leads outside the portfolio root",
+                    kept="skipped, target not read",
+                )
+            )
         return None
     if not accept(rel):
         return None
     try:
         st = os.stat(target)
     except OSError:
-        problems.append(Problem(path=display_name(rel), message="dangling or looping symlink", kept="skipped"))
+        problems.append(
+            Problem(path=display_name(rel), message="dangling or looping symlink", kept="skipped")
+        )
         return None
     if stat.S_ISDIR(st.st_mode):
         return None
     if not stat.S_ISREG(st.st_mode):
-        problems.append(Problem(path=display_name(rel), message=f"symlink to a {_kind(st.st_mode)}", kept="skipped without opening"))
+        problems.append(
+            Problem(
+                path=display_name(rel),
+                message=f"symlink to a {_kind(st.st_mode)}",
+                kept="skipped without opening",
+            )
+        )
         return None
     return FileRef(display_name(rel), target, st.st_size, st.st_mtime_ns)
 
@@ -253,7 +312,12 @@ def under(root: Path | str, rel: str) -> str:
 
 def read_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """Read a regular file without following a final symlink and without blocking on a FIFO."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
     try:
         fd = os.open(path, flags)
     except OSError as exc:

@@ -49,7 +49,10 @@ def decode(data: bytes, *, nul_ok: bool = False) -> DecodedText:
     if nul < 0:
         return DecodedText(text, bom)
     if not nul_ok:
-        raise TextProblem(f"NUL character at character {nul}: binary or corrupt file", text.count("\n", 0, nul) + 1)
+        raise TextProblem(
+            f"NUL character at character {nul}: binary or corrupt file",
+            text.count("\n", 0, nul) + 1,
+        )
     return DecodedText(text, bom, text.count("\x00"))
 
 
@@ -108,4 +111,6 @@ class LineIndex:
             self._line_bytes = starts
         line = bisect.bisect_right(self._starts, offset) - 1
         start = self._starts[line]
-        return self.byte_base + self._line_bytes[line] + len(self.text[start:offset].encode("utf-8"))
+        return (
+            self.byte_base + self._line_bytes[line] + len(self.text[start:offset].encode("utf-8"))
+        )

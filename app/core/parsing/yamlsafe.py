@@ -38,7 +38,10 @@ _Loader: type = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 def compose(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS) -> Node | None:
     """Compose one YAML document into nodes with libyaml. `line_offset` is added to reported lines."""
     if len(text) > max_chars:
-        raise YamlProblem(f"YAML is {len(text):,} characters, over the {max_chars:,}-character limit", line_offset + 1)
+        raise YamlProblem(
+            f"YAML is {len(text):,} characters, over the {max_chars:,}-character limit",
+            line_offset + 1,
+        )
     _refuse_hidden_breaks(text, line_offset)
     try:
         loader = _Loader(text)
@@ -59,7 +62,11 @@ def compose(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS)
         loader.dispose()
 
 
-_HIDDEN_BREAKS = {"\x85": "U+0085 (NEL)", "\u2028": "U+2028 (line separator)", "\u2029": "U+2029 (paragraph separator)"}
+_HIDDEN_BREAKS = {
+    "\x85": "U+0085 (NEL)",
+    "\u2028": "U+2028 (line separator)",
+    "\u2029": "U+2029 (paragraph separator)",
+}
 
 
 def _refuse_hidden_breaks(text: str, line_offset: int) -> None:
@@ -69,7 +76,9 @@ def _refuse_hidden_breaks(text: str, line_offset: int) -> None:
         pos = text.find(char)
         if pos >= 0:
             line = line_offset + text.count("\n", 0, pos) + 1
-            raise YamlProblem(f"YAML contains the invisible line break {label}, which would start a new key", line)
+            raise YamlProblem(
+                f"YAML contains the invisible line break {label}, which would start a new key", line
+            )
 
 
 class _Builder:
@@ -89,25 +98,37 @@ class _Builder:
     def build(self, node: Node, depth: int) -> YamlValue:
         self.nodes += 1
         if self.nodes > self.max_nodes:
-            raise YamlProblem(f"YAML has more than {self.max_nodes:,} nodes once aliases are expanded (a YAML bomb?)", self.line(node))
+            raise YamlProblem(
+                f"YAML has more than {self.max_nodes:,} nodes once aliases are expanded (a YAML bomb?)",
+                self.line(node),
+            )
         if depth > self.max_depth:
             raise YamlProblem(f"YAML nested deeper than {self.max_depth} levels", self.line(node))
         key = id(node)
         if key in self.active:
-            raise YamlProblem("recursive YAML alias (an anchor that contains itself)", self.line(node))
+            raise YamlProblem(
+                "recursive YAML alias (an anchor that contains itself)", self.line(node)
+            )
         if key in self.seen and not isinstance(node, ScalarNode):
             self.aliases += 1
             if self.aliases > self.max_aliases:
-                raise YamlProblem(f"YAML uses more than {self.max_aliases} aliases (a YAML bomb?)", self.line(node))
+                raise YamlProblem(
+                    f"YAML uses more than {self.max_aliases} aliases (a YAML bomb?)",
+                    self.line(node),
+                )
         self.seen.add(key)
         tag = node.tag
         if isinstance(node, ScalarNode):
             if tag not in _TEXT_TAGS:
-                raise YamlProblem(f"unsupported YAML tag `{tag.replace(_CORE, '!!')}`", self.line(node))
+                raise YamlProblem(
+                    f"unsupported YAML tag `{tag.replace(_CORE, '!!')}`", self.line(node)
+                )
             return node.value
         if isinstance(node, SequenceNode):
             if tag != _CORE + "seq":
-                raise YamlProblem(f"unsupported YAML tag `{tag.replace(_CORE, '!!')}`", self.line(node))
+                raise YamlProblem(
+                    f"unsupported YAML tag `{tag.replace(_CORE, '!!')}`", self.line(node)
+                )
             self.active.add(key)
             try:
                 return [self.build(item, depth + 1) for item in node.value]
@@ -115,7 +136,9 @@ class _Builder:
                 self.active.discard(key)
         if isinstance(node, MappingNode):
             if tag != _CORE + "map":
-                raise YamlProblem(f"unsupported YAML tag `{tag.replace(_CORE, '!!')}`", self.line(node))
+                raise YamlProblem(
+                    f"unsupported YAML tag `{tag.replace(_CORE, '!!')}`", self.line(node)
+                )
             self.active.add(key)
             try:
                 return self._mapping(node, depth)
@@ -130,10 +153,16 @@ class _Builder:
             if not isinstance(key_node, ScalarNode):
                 raise YamlProblem("YAML mapping key is not a plain scalar", self.line(key_node))
             if key_node.tag not in _TEXT_TAGS:
-                raise YamlProblem(f"unsupported YAML tag `{key_node.tag.replace(_CORE, '!!')}` on a key", self.line(key_node))
+                raise YamlProblem(
+                    f"unsupported YAML tag `{key_node.tag.replace(_CORE, '!!')}` on a key",
+                    self.line(key_node),
+                )
             name = key_node.value
             if name in out:
-                raise YamlProblem(f"duplicate key `{name}` on lines {first_line[name]} and {self.line(key_node)}", self.line(key_node))
+                raise YamlProblem(
+                    f"duplicate key `{name}` on lines {first_line[name]} and {self.line(key_node)}",
+                    self.line(key_node),
+                )
             first_line[name] = self.line(key_node)
             out[name] = self.build(value_node, depth + 1)
         return out
@@ -158,10 +187,14 @@ def construct(
 
 def load(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS) -> YamlValue | None:
     """Compose and construct in one step."""
-    return construct(compose(text, line_offset=line_offset, max_chars=max_chars), line_offset=line_offset)
+    return construct(
+        compose(text, line_offset=line_offset, max_chars=max_chars), line_offset=line_offset
+    )
 
 
-def load_mapping(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS) -> dict[str, Any]:
+def load_mapping(
+    text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS
+) -> dict[str, Any]:
     """A YAML document that must be a mapping (front matter, a v2 memory file, a config)."""
     value = load(text, line_offset=line_offset, max_chars=max_chars)
     if value is None or value == "":

@@ -75,7 +75,10 @@ def renamed(memories: list[Memory], system: str, old: str, new: str) -> list[Mem
         update: dict[str, Any] = {"portfolio": new, "id": memory_id(system, new, memory.locator)}
         if memory.relations:
             update["relations"] = tuple(
-                r.model_copy(update={"target": memory_id(system, new, r.target[len(prefix) :])}) if r.target.startswith(prefix) else r for r in memory.relations
+                r.model_copy(update={"target": memory_id(system, new, r.target[len(prefix) :])})
+                if r.target.startswith(prefix)
+                else r
+                for r in memory.relations
             )
         out.append(memory.model_copy(update=update))
     return out
@@ -116,12 +119,19 @@ def dedupe_ids(memories: list[Memory]) -> list[Memory]:
         return memories  # the common case, and no sort of every memory on each refresh
     seen: dict[str, int] = {}
     out: list[Memory] = []
-    for memory in sorted(memories, key=lambda m: (m.source.path, m.source.row or 0, m.span.start if m.span else 0)):
+    for memory in sorted(
+        memories, key=lambda m: (m.source.path, m.source.row or 0, m.span.start if m.span else 0)
+    ):
         count = seen.get(memory.id, 0) + 1
         seen[memory.id] = count
         if count > 1:
             locator = f"{memory.locator}~{count}"
-            memory = memory.model_copy(update={"locator": locator, "id": memory_id(memory.system, memory.portfolio, locator)})
+            memory = memory.model_copy(
+                update={
+                    "locator": locator,
+                    "id": memory_id(memory.system, memory.portfolio, locator),
+                }
+            )
         out.append(memory)
     return out
 
@@ -183,7 +193,9 @@ class Adapter(ABC):
         return _each(memories, lambda memory: cls.text(root, memory))
 
     @classmethod
-    def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:
+    def entry_texts_many(
+        cls, root: Path, memories: Sequence[Memory]
+    ) -> list[list[tuple[str | None, str]] | Exception]:
         """`entry_texts` of each memory, in order; a memory that cannot be read gives its error
         instead. (A database reader answers a batch with one query.)"""
         return _each(memories, lambda memory: cls.entry_texts(root, memory))
@@ -220,7 +232,9 @@ class FileAdapter(Adapter):
         """Memories and problems of one file. Pure: never touches the disk, never raises."""
 
     @classmethod
-    def reparse(cls, ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile) -> ParsedFile | None:
+    def reparse(
+        cls, ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile
+    ) -> ParsedFile | None:
         """What `parse(ctx, rel, data)` returns, made from `previous` (the last parse of the same
         file) where the reader can keep parts of it; None when it cannot, and the caller parses the
         whole file. Pure, never raises."""
@@ -250,19 +264,31 @@ class DatabaseAdapter(Adapter):
         """Every memory of the database, opened read-only. Never raises; problems are returned."""
 
     @classmethod
-    def reread_rows(cls, ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
+    def reread_rows(
+        cls,
+        ctx: ParseContext,
+        path: Path,
+        previous: ParsedFile,
+        rows: Sequence[tuple[str, dict[str, Any]]],
+    ) -> ParsedFile | None:
         """What `read` would return now, when the database differs from the one `previous` was read
         from only in `rows` (table, key): those written since. None when this reader cannot tell it
         without reading the database whole (the caller then does). Never raises."""
         return None
 
     @classmethod
-    def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:
+    def entry_texts_many(
+        cls, root: Path, memories: Sequence[Memory]
+    ) -> list[list[tuple[str | None, str]] | Exception]:
         """A reader that keeps one entry per row (its `entry_texts` is the base one) answers from
         `texts`, so a batch of rows is one query."""
         if cls.entry_texts.__func__ is not Adapter.entry_texts.__func__:  # type: ignore[attr-defined]
             return super().entry_texts_many(root, memories)
         out: list[list[tuple[str | None, str]] | Exception] = []
         for memory, text in zip(memories, cls.texts(root, memories), strict=True):
-            out.append(text if isinstance(text, Exception) else [(memory.entries[0].id if len(memory.entries) == 1 else None, text)])
+            out.append(
+                text
+                if isinstance(text, Exception)
+                else [(memory.entries[0].id if len(memory.entries) == 1 else None, text)]
+            )
         return out

@@ -11,10 +11,24 @@ from app.core.model import PortfolioRef, Problem
 from app.core.systems.registry import adapters
 
 SEARCH_DEPTH = 2
-_NEVER_DESCEND = {".git", "node_modules", ".venv", "venv", "__pycache__", ".cache", ".tmp", "backups"}
+_NEVER_DESCEND = {
+    ".git",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".cache",
+    ".tmp",
+    "backups",
+}
 
 # Where each system keeps its memory by default, relative to the home folder.
-STANDARD_LOCATIONS = (".dollhouse", ".openclaw/workspace", ".engram/engram.db", ".memory-mcp/memory.db")
+STANDARD_LOCATIONS = (
+    ".dollhouse",
+    ".openclaw/workspace",
+    ".engram/engram.db",
+    ".memory-mcp/memory.db",
+)
 
 
 def _detect(path: Path) -> list[PortfolioRef]:
@@ -25,7 +39,11 @@ def _detect(path: Path) -> list[PortfolioRef]:
         except OSError:
             root = None
         if root is not None:
-            found.append(PortfolioRef(system=adapter.system, root=os.fspath(root), name=adapter.portfolio_name(root)))
+            found.append(
+                PortfolioRef(
+                    system=adapter.system, root=os.fspath(root), name=adapter.portfolio_name(root)
+                )
+            )
     return found
 
 
@@ -47,10 +65,16 @@ def _children(folder: Path) -> list[Path]:
     return out
 
 
-def find_portfolios(path: Path, problems: list[Problem], depth: int = SEARCH_DEPTH) -> list[PortfolioRef]:
+def find_portfolios(
+    path: Path, problems: list[Problem], depth: int = SEARCH_DEPTH
+) -> list[PortfolioRef]:
     """Portfolios at `path`, or up to `depth` folder levels below it."""
     if not path.exists():
-        problems.append(Problem(path=os.fspath(path), message="no such file or folder", kept="nothing read from it"))
+        problems.append(
+            Problem(
+                path=os.fspath(path), message="no such file or folder", kept="nothing read from it"
+            )
+        )
         return []
     found = _detect(path)
     if found or depth == 0 or not path.is_dir():
@@ -76,7 +100,11 @@ def discover(paths: list[Path], problems: list[Problem]) -> list[PortfolioRef]:
                 refs.append(ref)
         if len(refs) == before and Path(path).exists():
             problems.append(
-                Problem(path=os.fspath(path), message="no memory portfolio found here (looked two folder levels down)", kept="nothing read from it")
+                Problem(
+                    path=os.fspath(path),
+                    message="no memory portfolio found here (looked two folder levels down)",
+                    kept="nothing read from it",
+                )
             )
     return _unique_names(refs)
 

@@ -121,7 +121,9 @@ class ReadOnlyDb:
         self._tables: dict[str, str] = {str(name): str(sql or "") for name, sql in rows}
 
     def has_table(self, table: str) -> bool:
-        return table in self._tables and not self._tables[table].lstrip().upper().startswith("CREATE VIRTUAL")
+        return table in self._tables and not self._tables[table].lstrip().upper().startswith(
+            "CREATE VIRTUAL"
+        )
 
     def columns(self, table: str) -> tuple[str, ...]:
         """The table's column names in declaration order; () when the table does not exist."""
@@ -215,7 +217,9 @@ class ReadOnlyDb:
             yield {c: row.get(c) for c in wanted}
         self._left_out(table, largest, where, params, read)
 
-    def values(self, table: str, columns: Sequence[str], *, where: str = "", order_by: str = "") -> list[tuple[Any, ...]] | None:
+    def values(
+        self, table: str, columns: Sequence[str], *, where: str = "", order_by: str = ""
+    ) -> list[tuple[Any, ...]] | None:
         """Rows of `table` as tuples of `columns` (a column the table lacks reads as NULL), for a
         read of a few columns of many rows: decoded by SQLite itself, not row by row here. None when
         a text value is not valid UTF-8: `select` then reads it, replacing the bad bytes. A row
@@ -236,7 +240,9 @@ class ReadOnlyDb:
         self._left_out(table, largest, where, (), len(rows))
         return rows
 
-    def select_ids(self, table: str, key: str, ids: Sequence[Any], columns: Sequence[str]) -> Iterator[dict[str, Any]]:
+    def select_ids(
+        self, table: str, key: str, ids: Sequence[Any], columns: Sequence[str]
+    ) -> Iterator[dict[str, Any]]:
         """The rows of `table` whose `key` column is one of `ids`, with `key` and `columns`, one
         query per ID_BATCH ids (in no particular order)."""
         if not self.has_column(table, key):
@@ -244,7 +250,12 @@ class ReadOnlyDb:
         wanted = [key, *columns]
         for start in range(0, len(ids), ID_BATCH):
             batch = list(ids[start : start + ID_BATCH])
-            yield from self.select(table, wanted, where=f"{quote_ident(key)} IN ({', '.join('?' * len(batch))})", params=batch)
+            yield from self.select(
+                table,
+                wanted,
+                where=f"{quote_ident(key)} IN ({', '.join('?' * len(batch))})",
+                params=batch,
+            )
 
 
 def stamp(path: Path) -> str | None:
@@ -406,7 +417,11 @@ def read_db(
     try:
         header = read_head(path, len(SQLITE_HEADER))
     except OSError as exc:
-        problems.append(Problem(path=shown, message=f"cannot open: {exc.strerror or exc}", kept="database skipped"))
+        problems.append(
+            Problem(
+                path=shown, message=f"cannot open: {exc.strerror or exc}", kept="database skipped"
+            )
+        )
         return None
     except ValueError as exc:
         problems.append(Problem(path=shown, message=str(exc), kept="skipped without opening"))
@@ -448,13 +463,23 @@ def read_db(
                 )
             )
     except sqlite3.Error as exc:
-        problems.append(Problem(path=shown, message=f"cannot read the SQLite database: {_describe(exc)}", kept="database skipped"))
+        problems.append(
+            Problem(
+                path=shown,
+                message=f"cannot read the SQLite database: {_describe(exc)}",
+                kept="database skipped",
+            )
+        )
         return None
     except UnicodeDecodeError:
         # A damaged page can put invalid UTF-8 in the schema; SQLite's error text then carries it
         # and Python fails to decode the message itself.
         problems.append(
-            Problem(path=shown, message="cannot read the SQLite database: its schema is damaged (names that are not UTF-8)", kept="database skipped")
+            Problem(
+                path=shown,
+                message="cannot read the SQLite database: its schema is damaged (names that are not UTF-8)",
+                kept="database skipped",
+            )
         )
         return None
     limit = f"{MAX_ROW_BYTES:,}-byte limit of a memory"
@@ -483,7 +508,9 @@ def _describe(exc: sqlite3.Error) -> str:
     return f"{text} ({code})" if code else text
 
 
-def read_db_or_raise(path: Path, reader: Callable[[ReadOnlyDb], T], *, name: str | None = None) -> T:
+def read_db_or_raise(
+    path: Path, reader: Callable[[ReadOnlyDb], T], *, name: str | None = None
+) -> T:
     """`read_db` for on-demand reads (a memory's text): the first problem is raised as DbReadError."""
     problems: list[Problem] = []
     result = read_db(path, reader, problems, name=name)
@@ -510,7 +537,12 @@ def source_file(root: Path, memory: Memory) -> Path:
     return root if root.name == rel else root.parent / rel
 
 
-def texts_by_row(root: Path, memories: Sequence[Memory], read: Callable[[Path, list[Any]], dict[Any, Any]], gone: str) -> list[str | Exception]:
+def texts_by_row(
+    root: Path,
+    memories: Sequence[Memory],
+    read: Callable[[Path, list[Any]], dict[Any, Any]],
+    gone: str,
+) -> list[str | Exception]:
     """Each memory's text from its store's row (`Adapter.texts` of a database reader): the memories
     are grouped by the file they came from and `read(path, rows)` gives the contents of those rows
     at once (raising DbReadError, say for a file that cannot be opened). A memory whose row is not

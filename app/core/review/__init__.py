@@ -21,9 +21,21 @@ _DETECTOR = ("scan_memory", "scan_text", "scan_yaml_source")
 
 def __getattr__(name: str) -> Any:
     if name in _DETECTOR:
-        found = globals()[name] = getattr(import_module("app.core.review.detector"), name)  # looked up here once
+        found = globals()[name] = getattr(
+            import_module("app.core.review.detector"), name
+        )  # looked up here once
         return found
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["DETECTOR_VERSION", "Category", "Finding", "Severity", "scan_memory", "scan_text", "scan_yaml_source", "suggested_trust", "worst"]
+__all__ = [
+    "DETECTOR_VERSION",
+    "Category",
+    "Finding",
+    "Severity",
+    "scan_memory",
+    "scan_text",
+    "scan_yaml_source",
+    "suggested_trust",
+    "worst",
+]

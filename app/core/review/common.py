@@ -237,7 +237,32 @@ def _index() -> _Index:
 
 _ASCII_BYTES = bytes(range(128))
 # Bytes that stand for a text's own "?" in `Prepared.char_shape`: control characters few texts hold.
-_SENTINELS = (0, 1, 2, 3, 4, 5, 6, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 28, 29, 30, 31)
+_SENTINELS = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    14,
+    15,
+    16,
+    17,
+    18,
+    19,
+    20,
+    21,
+    22,
+    23,
+    24,
+    25,
+    26,
+    28,
+    29,
+    30,
+    31,
+)
 
 
 def shape_table(classes: dict[str, str], other: str = "x") -> bytes:
@@ -317,7 +342,9 @@ class Prepared:
         characters instead of a regex over the whole text. A UTF-8 sequence is made of bytes outside
         ASCII alone, so deleting the ASCII bytes leaves whole sequences."""
         if self._foreign is None:
-            self._foreign = self.utf8().translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+            self._foreign = (
+                self.utf8().translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+            )
         return self._foreign
 
     def char_shape(self, table: bytes) -> bytes | None:
@@ -332,7 +359,10 @@ class Prepared:
             sentinel = next((b for b in _SENTINELS if chr(b) not in self.text), -1)
             if sentinel < 0:
                 return None
-            self._view = (self.text.replace("?", chr(sentinel)).encode("ascii", "replace"), sentinel)
+            self._view = (
+                self.text.replace("?", chr(sentinel)).encode("ascii", "replace"),
+                sentinel,
+            )
         view, sentinel = self._view
         got = self._char_shapes.get(table)
         if got is None:
@@ -383,7 +413,9 @@ class Prepared:
             if not self._indexed:
                 self._indexed = True
                 index = _index()
-                sets = self._sets = index.find(self.low) if self.n < INDEX_MIN_CHARS else index.find_big(self)
+                sets = self._sets = (
+                    index.find(self.low) if self.n < INDEX_MIN_CHARS else index.find_big(self)
+                )
                 if sets is not None:
                     return sets.get(keys.id, _NONE)
         out: set[int] | None = None
@@ -429,12 +461,16 @@ class Prepared:
         return lo, hi
 
 
-def keyed_matches(p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]) -> list[re.Match[str]]:
+def keyed_matches(
+    p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]
+) -> list[re.Match[str]]:
     """Non-overlapping matches of `pattern` that begin where one of the keywords occurs (a list, so a
     rule whose keywords are absent costs one lookup)."""
     # The index answers most calls (a registered keyword set, the text indexed): without a method call.
     sets = p._sets
-    found = sets.get(keys.id, _NONE) if sets is not None and type(keys) is Keys else p.positions(keys)
+    found = (
+        sets.get(keys.id, _NONE) if sets is not None and type(keys) is Keys else p.positions(keys)
+    )
     if not found:
         return []
     out: list[re.Match[str]] = []
@@ -493,13 +529,17 @@ def masked(text: str, start: int, end: int, masks: list[tuple[int, int, int]]) -
     return piece if chars is None else "".join(chars)
 
 
-def render(text: str, start: int, end: int, masks: list[tuple[int, int, int]], limit: int = EXCERPT_LIMIT) -> str:
+def render(
+    text: str, start: int, end: int, masks: list[tuple[int, int, int]], limit: int = EXCERPT_LIMIT
+) -> str:
     """An inert, masked, single-line excerpt of text[start:end], shortened in the middle if long."""
     if end - start <= limit:
         raw = masked(text, start, end, masks)
     else:
         head = limit - 40
-        raw = masked(text, start, start + head, masks) + "\u2026" + masked(text, end - 39, end, masks)
+        raw = (
+            masked(text, start, start + head, masks) + "\u2026" + masked(text, end - 39, end, masks)
+        )
     return inert(raw, keep_newlines=False)
 
 

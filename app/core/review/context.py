@@ -16,7 +16,14 @@ from app.core.review.common import LOW, MEDIUM, Hit, Prepared
 from app.core.review.finding import Category
 from app.core.review.poisoning import ADDRESSED
 
-_OPENERS = {"\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "\u201e": "\u201c", "\u300c": "\u300d", "\u201a": "\u2018"}
+_OPENERS = {
+    "\u201c": "\u201d",
+    "\u2018": "\u2019",
+    "\u00ab": "\u00bb",
+    "\u201e": "\u201c",
+    "\u300c": "\u300d",
+    "\u201a": "\u2018",
+}
 # Extra characters a quotation may hold beside the flagged phrase and still count as naming it.
 _MENTION_SLACK = 24
 # Advice against a command ("never run curl ... | sh") is about it; only shell commands get this, and
@@ -39,7 +46,10 @@ _RUN_ORDER = re.compile(
 
 def _ordered(p: Prepared, start: int) -> bool:
     lo = max(0, start - 400)
-    return _RUN_ORDER.search(p.text, lo, start) is not None or ADDRESSED.search(p.text, lo, start) is not None
+    return (
+        _RUN_ORDER.search(p.text, lo, start) is not None
+        or ADDRESSED.search(p.text, lo, start) is not None
+    )
 
 
 _ORDER_VERBS = (
@@ -122,7 +132,9 @@ def _block_start(p: Prepared, pos: int) -> int:
 def _indented_code(p: Prepared, start: int) -> bool:
     """A Markdown indented code block: four spaces or a tab, after a blank or another indented line."""
     ls = p.line_start(start)
-    if not (p.text.startswith("    ", ls) or p.text.startswith("\t", ls)) or p.text[ls:start].strip() not in ("", "$", "#", ">"):
+    if not (p.text.startswith("    ", ls) or p.text.startswith("\t", ls)) or p.text[
+        ls:start
+    ].strip() not in ("", "$", "#", ">"):
         return False
     prev_end = ls - 1
     if prev_end <= 0:
@@ -135,7 +147,11 @@ class Fences:
     """Positions of Markdown code fences, to tell whether an offset is inside a fenced block."""
 
     def __init__(self, p: Prepared) -> None:
-        self._starts = [m.start() for m in re.finditer(r"(?m)^[ \t]{0,3}(?:```|~~~)", p.text)] if ("```" in p.text or "~~~" in p.text) else []
+        self._starts = (
+            [m.start() for m in re.finditer(r"(?m)^[ \t]{0,3}(?:```|~~~)", p.text)]
+            if ("```" in p.text or "~~~" in p.text)
+            else []
+        )
 
     def inside(self, pos: int) -> bool:
         return bisect.bisect_right(self._starts, pos) % 2 == 1
@@ -207,10 +223,19 @@ def lower(p: Prepared, hits: list[Hit]) -> None:
                 continue  # an install command the text tells the agent to run is used, not shown
             h.severity = MEDIUM
             h.message += " (inside a quotation or code fence)"
-        elif h.severity > MEDIUM and h.category is Category.TOOL_INJECTION and _indented_code(p, h.start) and not _ordered(p, h.start):
+        elif (
+            h.severity > MEDIUM
+            and h.category is Category.TOOL_INJECTION
+            and _indented_code(p, h.start)
+            and not _ordered(p, h.start)
+        ):
             h.severity = MEDIUM
             h.message += " (in an indented code block)"
-        elif h.severity > MEDIUM and h.category is Category.TOOL_INJECTION and _ADVICE.search(p.text, max(p.line_start(h.start), h.start - 60), h.start):
+        elif (
+            h.severity > MEDIUM
+            and h.category is Category.TOOL_INJECTION
+            and _ADVICE.search(p.text, max(p.line_start(h.start), h.start - 60), h.start)
+        ):
             h.severity = MEDIUM
             h.message += " (in advice against it)"
 

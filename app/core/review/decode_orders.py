@@ -26,7 +26,21 @@ _BAIT = re.compile(
     rf"^{_LABEL}{_ENCODED}{_NOUN}[ \t]*:[ \t]*+(\S[^\n]{{0,4000}})\n(?:[^\n]{{0,400}}\n){{0,2}}?{_LABEL}{_DECODED}{_NOUN}[ \t]*:([^\n]{{0,400}}(?:\n[^\n]{{1,400}})?)",
     _I | re.MULTILINE,
 )
-_BAIT_KEYS = keyset(("encoded", "encrypted", "kodiert", "codiert", "verschl", "codé", "chiffré", "codificad", "cifrad", "codificat", "cifrat"))
+_BAIT_KEYS = keyset(
+    (
+        "encoded",
+        "encrypted",
+        "kodiert",
+        "codiert",
+        "verschl",
+        "codé",
+        "chiffré",
+        "codificad",
+        "cifrad",
+        "codificat",
+        "cifrat",
+    )
+)
 
 _DECODE = (
     r"(?:decode|decrypt|decipher|dekodiere|decodiere|entschl[üu]ssele|d[ée]code[rz]?|d[ée]chiffre[rz]?|decodifica|decodificar|descifra|descifrar"
@@ -44,13 +58,28 @@ _VERB = re.compile(rf"\b{_DECODE}\b", _I)
 _THEN_OBEY = re.compile(rf"(?<!\w)(?:{_OBEY})|,\s*(?:follow|obey)\b", _I)
 REACH = 200
 LONGEST_OBEY = 64
-_ORDER_KEYS = keyset(("decode", "decrypt", "decipher", "dekodier", "decodier", "entschl", "décode", "déchiffr", "decodific", "descifr", "decifr"))
+_ORDER_KEYS = keyset(
+    (
+        "decode",
+        "decrypt",
+        "decipher",
+        "dekodier",
+        "decodier",
+        "entschl",
+        "décode",
+        "déchiffr",
+        "decodific",
+        "descifr",
+        "decifr",
+    )
+)
 
 
 # The decode verb is an order only where a sentence, a line or a request begins ("Decode the following",
 # "please decode"), not where a noun or a description uses it ("the decoder reads ...").
 _LEAD = re.compile(
-    r"(?:^|[.!?:;>\-*]|\b(?:please|now|then|and|first|bitte|jetzt|dann|und|s'il\s+te\s+pla[iî]t|puis|et|por\s+favor|luego|y|per\s+favore|poi|e))\s*\Z", _I
+    r"(?:^|[.!?:;>\-*]|\b(?:please|now|then|and|first|bitte|jetzt|dann|und|s'il\s+te\s+pla[iî]t|puis|et|por\s+favor|luego|y|per\s+favore|poi|e))\s*\Z",
+    _I,
 )
 
 
@@ -83,7 +112,10 @@ def _worked_example(payload: str, slot: str) -> bool:
 
 def _ordered(p: Prepared, pos: int) -> bool:
     start = p.line_start(pos)
-    return _LEAD.search(p.text, max(start, pos - 24), pos) is not None or p.text[start:pos].strip() == ""
+    return (
+        _LEAD.search(p.text, max(start, pos - 24), pos) is not None
+        or p.text[start:pos].strip() == ""
+    )
 
 
 def scan(p: Prepared) -> Iterator[Hit]:
@@ -95,8 +127,18 @@ def scan(p: Prepared) -> Iterator[Hit]:
         tried.add(start)
         m = _BAIT.match(p.text, start)
         if m is not None and not _worked_example(m.group(1), m.group(2)):
-            yield Hit(Category.ENCODED_PAYLOAD, HIGH, "decode-bait", "an encoded text left for the reader to decode and say", m.start(), m.end(), quotable=True)
-    searched = -1  # the end of the last stretch searched without finding an order: not searched again
+            yield Hit(
+                Category.ENCODED_PAYLOAD,
+                HIGH,
+                "decode-bait",
+                "an encoded text left for the reader to decode and say",
+                m.start(),
+                m.end(),
+                quotable=True,
+            )
+    searched = (
+        -1
+    )  # the end of the last stretch searched without finding an order: not searched again
     for pos in p.positions(_ORDER_KEYS):
         verb = _VERB.match(p.text, pos)
         if verb is None or not _ordered(p, pos):
@@ -109,4 +151,12 @@ def scan(p: Prepared) -> Iterator[Hit]:
         if obey is None:
             searched = end
             continue
-        yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "decode-order", "tells the reader to decode a text and obey it", pos, obey.end(), quotable=True)
+        yield Hit(
+            Category.INSTRUCTION_OVERRIDE,
+            HIGH,
+            "decode-order",
+            "tells the reader to decode a text and obey it",
+            pos,
+            obey.end(),
+            quotable=True,
+        )

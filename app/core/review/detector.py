@@ -12,7 +12,20 @@ from dataclasses import dataclass, field
 
 from app.core.inert import one_line
 from app.core.model import TrustLevel
-from app.core.review import context, decode_orders, encodings, links, markup, patterns, poisoning, scorer, secrets, shell, unicode, yamlscan
+from app.core.review import (
+    context,
+    decode_orders,
+    encodings,
+    links,
+    markup,
+    patterns,
+    poisoning,
+    scorer,
+    secrets,
+    shell,
+    unicode,
+    yamlscan,
+)
 from app.core.review.agent_orders import scan as scan_agent_orders
 from app.core.review.common import HIGH, MEDIUM, Hit, Intervals, Prepared, masks_of, render
 from app.core.review.deadline import Deadline
@@ -50,8 +63,15 @@ def _phrase_hits(p: Prepared, budget: _Budget) -> list[Hit]:
     if poisoned:
         # Where a phrase rule already reports the same thing, its span is the one people know; the
         # poisoning rules add what the phrase rules miss.
-        known = {c: Intervals((h.start, h.end) for h in hits if h.category == c) for c in {h.category for h in hits}}
-        hits.extend(h for h in poisoned if h.category not in known or not known[h.category].overlaps(h.start, h.end))
+        known = {
+            c: Intervals((h.start, h.end) for h in hits if h.category == c)
+            for c in {h.category for h in hits}
+        }
+        hits.extend(
+            h
+            for h in poisoned
+            if h.category not in known or not known[h.category].overlaps(h.start, h.end)
+        )
     families = [scan_agent_orders, decode_orders.scan, shell.scan, links.scan, yamlscan.scan_prose]
     if budget.learned:
         families.append(scorer.scan)
@@ -101,11 +121,21 @@ def _explained(hits: list[Hit]) -> list[Hit]:
     if not learned:
         return hits
     rules = [h for h in hits if not h.rule.startswith(scorer.RULE) and h.quotable]
-    by_severity = {s: Intervals((h.start, h.end) for h in rules if h.severity >= s) for s in {h.severity for h in learned}}
-    return [h for h in hits if not h.rule.startswith(scorer.RULE) or not by_severity[h.severity].overlaps(h.start, h.end)]
+    by_severity = {
+        s: Intervals((h.start, h.end) for h in rules if h.severity >= s)
+        for s in {h.severity for h in learned}
+    }
+    return [
+        h
+        for h in hits
+        if not h.rule.startswith(scorer.RULE)
+        or not by_severity[h.severity].overlaps(h.start, h.end)
+    ]
 
 
-def _obfuscated(norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit], budget: _Budget) -> list[Hit]:
+def _obfuscated(
+    norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit], budget: _Budget
+) -> list[Hit]:
     """Phrase and secret rules again on the text a reader sees, around the places normalising
     changed; what only shows up there was hidden."""
     found: list[Hit] = []
@@ -131,7 +161,9 @@ def _obfuscated(norm: unicode.Normalized, originals: list[Hit], hidden: list[Hit
     # learned scorer must not mask a high rule that only matches once look-alikes are undone.
     by_category: dict[tuple[Category, int], Intervals] = {}
     for category, severity in {(h.category, h.severity) for h in found}:
-        by_category[category, severity] = Intervals((o.start, o.end) for o in originals if o.category == category and o.severity >= severity)
+        by_category[category, severity] = Intervals(
+            (o.start, o.end) for o in originals if o.category == category and o.severity >= severity
+        )
     new: list[Hit] = []
     for h in found:
         start, end = norm.original_span(h.start, h.end)
@@ -161,7 +193,13 @@ def _dedupe(hits: list[Hit]) -> list[Hit]:
     out: list[Hit] = []
     cover: Hit | None = None
     for h in hits:
-        if cover is not None and cover.category == h.category and cover.start <= h.start and h.end <= cover.end and h.severity <= cover.severity:
+        if (
+            cover is not None
+            and cover.category == h.category
+            and cover.start <= h.start
+            and h.end <= cover.end
+            and h.severity <= cover.severity
+        ):
             if cover.mask is None and h.mask is not None:
                 cover.mask = h.mask
             continue
@@ -256,4 +294,12 @@ def scan_yaml_source(text: str) -> list[Finding]:
     return findings_of(text, _dedupe(yamlscan.scan_source(text)), None)
 
 
-__all__ = ["Category", "Finding", "scan_memory", "scan_text", "scan_yaml_source", "suggested_trust", "worst"]
+__all__ = [
+    "Category",
+    "Finding",
+    "scan_memory",
+    "scan_text",
+    "scan_yaml_source",
+    "suggested_trust",
+    "worst",
+]

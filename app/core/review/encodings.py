@@ -31,11 +31,15 @@ _A85 = re.compile(r"<~[!-u\s]{10,65536}?~>")
 # RFC 1924 / git base85: the alphabet has punctuation that prose and code rarely pack this densely.
 _B85_RUN = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{25,}")
 # Deletes the letters and digits: what is left of a run is its punctuation, counted in one call.
-_B85_NOT_PUNCT = str.maketrans("", "", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_B85_NOT_PUNCT = str.maketrans(
+    "", "", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+)
 # `(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])` and the Morse run, with their first character taken before the
 # look-behind so the engine skips to candidate characters instead of trying every position.
 _BITS = re.compile(r"[01](?<![01].)[01]{7}[ ,]?(?:[01]{8}[ ,]?){5,}(?![01])")
-_MORSE = re.compile(r"[.-](?<![\w.-].)[.-]{0,6}[ \t]+(?:/[ \t]+)?(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?){6,}[.-]{1,7}(?![\w.-])")
+_MORSE = re.compile(
+    r"[.-](?<![\w.-].)[.-]{0,6}[ \t]+(?:/[ \t]+)?(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?){6,}[.-]{1,7}(?![\w.-])"
+)
 _MORSE_CODE = {
     ".-": "a",
     "-...": "b",
@@ -88,7 +92,9 @@ _MORSE_CODE = {
 }
 # Possessive where letters meet leet characters: the two classes are disjoint, so giving characters
 # back never finds another token; it only cost time on every word.
-_LEET_TOKEN = re.compile(r"(?<![\w@$])(?:[a-z]++[013457@$]|[013457@$]++[a-z])[a-z013457@$]*+(?![\w@$])", re.IGNORECASE)
+_LEET_TOKEN = re.compile(
+    r"(?<![\w@$])(?:[a-z]++[013457@$]|[013457@$]++[a-z])[a-z013457@$]*+(?![\w@$])", re.IGNORECASE
+)
 _LEET_HINT = re.compile(r"[A-Za-z][013457@$]|[013457@$][A-Za-z]")
 # A leet character next to a letter: where `_LEET_HINT` can match, found by skipping to leet characters.
 _LEET_NEAR_LETTER = re.compile(r"[013457@$](?:(?<=[A-Za-z].)|(?=[A-Za-z]))")
@@ -101,7 +107,20 @@ _CASE_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 _LEET = str.maketrans("013457@$", "oieastas")
 # Reversed spellings of the words attacks are built from.
 _REVERSED_KEYS = keyset(
-    ("erongi", "dragersid", "tegrof", "snoitcurtsni", "noitcurtsni", "suoiverp", "tpmorp", "metsys", "drowssap", "terces", "laever", "edirrevo")
+    (
+        "erongi",
+        "dragersid",
+        "tegrof",
+        "snoitcurtsni",
+        "noitcurtsni",
+        "suoiverp",
+        "tpmorp",
+        "metsys",
+        "drowssap",
+        "terces",
+        "laever",
+        "edirrevo",
+    )
 )
 _ATTACK_WORD = re.compile(
     r"ignor|instruc|previous|prior|system|prompt|passw|secret|reveal|admin|rules|forget|disregard|overrid|execut|delete|send|upload|token|jailbr"
@@ -118,11 +137,17 @@ _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
 # instead of a regex tried at every position. Each gate below asks for a run that every match of the
 # pattern it guards must contain, so a shape without it proves the pattern absent.
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_ALPHABET_SHAPE = shape_table({"a": "0123456789" + _LETTERS + "+/_-!#$%&()*;<=>?@^`{|}~"}, " ")  # `_ALPHABET_RUN`'s class
+_ALPHABET_SHAPE = shape_table(
+    {"a": "0123456789" + _LETTERS + "+/_-!#$%&()*;<=>?@^`{|}~"}, " "
+)  # `_ALPHABET_RUN`'s class
 _B64_SHAPE = shape_table({"a": "0123456789" + _LETTERS + "+/_-"}, " ")  # `_B64_RUN`'s class
-_B85_SHAPE = shape_table({"a": "0123456789" + _LETTERS + "!#$%&()*+-;<=>?@^_`{|}~"}, " ")  # `_B85_RUN`'s class
+_B85_SHAPE = shape_table(
+    {"a": "0123456789" + _LETTERS + "!#$%&()*+-;<=>?@^_`{|}~"}, " "
+)  # `_B85_RUN`'s class
 _HEX_SHAPE = shape_table({"h": "0123456789ABCDEFabcdef", "s": " :,"})
-_HEX_SPACED_RUN = b"hhs" * 11 + b"hh"  # `_HEX_SPACED`: eleven hex pairs, each with its separator, and one more
+_HEX_SPACED_RUN = (
+    b"hhs" * 11 + b"hh"
+)  # `_HEX_SPACED`: eleven hex pairs, each with its separator, and one more
 _BITS_SHAPE = shape_table({"b": "01"})
 _BITS_RUN = b"b" * 8  # `_BITS` begins with eight binary digits in a row
 # One shape serves leetspeak and spaced letters: letters, leet characters, line ends and the separators
@@ -138,7 +163,9 @@ _ALPHABET_RUN = re.compile(r"[0-9A-Za-z+/_\-!#$%&()*;<=>?@^`{|}~]{24,}")
 _B64_CHAR = re.compile(r"[A-Za-z0-9+/_=-]")
 _HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
 # Text bytes in hex start with a digit (0x20-0x7e), so a run must too: that lets the engine skip letters.
-_HEX_SPACED = re.compile(r"[0-9][0-9A-Fa-f][ :,](?:[0-9A-Fa-f]{2}[ :,]){10,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])")
+_HEX_SPACED = re.compile(
+    r"[0-9][0-9A-Fa-f][ :,](?:[0-9A-Fa-f]{2}[ :,]){10,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])"
+)
 _HEX_C = re.compile(r"(?:0x[0-9A-Fa-f]{2}\s*,\s*){11,}0x[0-9A-Fa-f]{2}")
 _ESCAPE = re.compile(
     r"%[0-9A-Fa-f]{2}|&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
@@ -198,7 +225,9 @@ def _base64(run: str) -> bytes | None:
         body = body[:MAX_CANDIDATE_CHARS]
     elif len(body) % 4 == 1:
         body = body[:-1]
-    body = body[: len(body) - len(body) % 4] if len(body) % 4 == 1 else body + "=" * (-len(body) % 4)
+    body = (
+        body[: len(body) - len(body) % 4] if len(body) % 4 == 1 else body + "=" * (-len(body) % 4)
+    )
     try:
         return base64.b64decode(body, validate=True)
     except (binascii.Error, ValueError):
@@ -215,7 +244,9 @@ def _base32(run: str) -> bytes | None:
 
 
 def _hex(run: str) -> bytes | None:
-    digits = re.sub(r"[^0-9A-Fa-f]", "", run.replace("0x", "").replace("\\x", ""))[:MAX_CANDIDATE_CHARS]
+    digits = re.sub(r"[^0-9A-Fa-f]", "", run.replace("0x", "").replace("\\x", ""))[
+        :MAX_CANDIDATE_CHARS
+    ]
     if len(digits) % 2:
         digits = digits[:-1]
     try:
@@ -322,7 +353,10 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
             except (binascii.Error, ValueError):
                 continue
             decoded = _text_of(data)
-            if decoded is not None and (hit := _report(m.start(), m.end(), "ascii85", decoded, rescan)) is not None:
+            if (
+                decoded is not None
+                and (hit := _report(m.start(), m.end(), "ascii85", decoded, rescan)) is not None
+            ):
                 yield hit
     count = 0
     for run_start, run_end in _b85_runs(p, runs):
@@ -349,10 +383,18 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
                 break
 
 
-_BASE85_DECODERS: tuple[tuple[str, Callable[[str], bytes]], ...] = (("base85", base64.b85decode), ("ascii85", lambda r: base64.a85decode(r)))
+_BASE85_DECODERS: tuple[tuple[str, Callable[[str], bytes]], ...] = (
+    ("base85", base64.b85decode),
+    ("ascii85", lambda r: base64.a85decode(r)),
+)
 # Each character's digit in either alphabet (base64's own tables, in the order its decoders read them).
 _DIGITS = {
-    "base85": {chr(c): i for i, c in enumerate(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~")},
+    "base85": {
+        chr(c): i
+        for i, c in enumerate(
+            b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+        )
+    },
     "ascii85": {chr(c): c - 33 for c in range(ord("!"), ord("u") + 1)},
 }
 
@@ -404,21 +446,28 @@ def _bits_and_morse(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
             bits = re.sub(r"[^01]", "", m.group(0))[: MAX_CANDIDATE_CHARS * 8]
             data = bytes(int(bits[j : j + 8], 2) for j in range(0, len(bits) - 7, 8))
             decoded = _text_of(data)
-            if decoded is not None and (hit := _report(m.start(), m.end(), "binary", decoded, rescan)) is not None:
+            if (
+                decoded is not None
+                and (hit := _report(m.start(), m.end(), "binary", decoded, rescan)) is not None
+            ):
                 yield hit
     if ".-" in text or "-." in text:
         for i, m in enumerate(_MORSE.finditer(text)):
             if i >= MAX_CANDIDATES:
                 break
             words = re.split(r"[ \t]*/[ \t]*|[ \t]{3,}", m.group(0).strip())
-            decoded = " ".join("".join(_MORSE_CODE.get(code, "?") for code in word.split()) for word in words)
+            decoded = " ".join(
+                "".join(_MORSE_CODE.get(code, "?") for code in word.split()) for word in words
+            )
             if decoded.count("?") * 10 > len(decoded):
                 continue
             if (hit := _report(m.start(), m.end(), "morse", decoded, rescan)) is not None:
                 yield hit
 
 
-def _line_windows(p: Prepared, next_start: Callable[[int], int], accept: Callable[[int, int], bool]) -> list[tuple[int, int]]:
+def _line_windows(
+    p: Prepared, next_start: Callable[[int], int], accept: Callable[[int, int], bool]
+) -> list[tuple[int, int]]:
     """Windows of at most 2,000 characters on the lines where `next_start(pos)` (the first hint at or
     after pos, or -1) finds hints, one per stretch of text however many hints it holds, that `accept`
     keeps; at most MAX_TEXT_WINDOWS, and at most four times as many looked at, so a text made of hints
@@ -490,7 +539,10 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
         if shape is not None and not _may_hold_leet(shape, ls, le):
             return False
         line = text[ls:le]
-        if sum(ch in line for ch in "013457@$") < 2 or len(_LEET_BY_LETTER.findall(text, ls, le)) < 3:
+        if (
+            sum(ch in line for ch in "013457@$") < 2
+            or len(_LEET_BY_LETTER.findall(text, ls, le)) < 3
+        ):
             return False  # the tokens' leet characters are the line's, at least one by a letter in each
         tokens = _LEET_TOKEN.findall(text, ls, le)
         return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
@@ -498,7 +550,15 @@ def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Itera
     lines = {
         "leetspeak": _line_windows(p, _leet_hints(p), leet) if may_be_leet else [],
         "reversed": _line_windows(p, _in_list(reversed_at), lambda ls, le: True),
-        "spaced-letters": (_line_windows(p, _searcher(p, _SPACED_HINT), lambda ls, le: _SPACED.search(text, ls, le) is not None) if may_be_spaced else []),
+        "spaced-letters": (
+            _line_windows(
+                p,
+                _searcher(p, _SPACED_HINT),
+                lambda ls, le: _SPACED.search(text, ls, le) is not None,
+            )
+            if may_be_spaced
+            else []
+        ),
     }
     for kind, spans in lines.items():
         for ls, le in spans:
@@ -602,7 +662,12 @@ def _binary_runs(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> It
 
 def _unescape(raw: str) -> str:
     out = _JS_ESCAPE.sub(
-        lambda m: chr(int(m.group(1) or m.group(2) or m.group(3), 16)) if int(m.group(1) or m.group(2) or m.group(3), 16) < 0x110000 else m.group(0), raw
+        lambda m: (
+            chr(int(m.group(1) or m.group(2) or m.group(3), 16))
+            if int(m.group(1) or m.group(2) or m.group(3), 16) < 0x110000
+            else m.group(0)
+        ),
+        raw,
     )
     if "%" in out:
         out = unquote(out)
@@ -621,7 +686,11 @@ def _escapes(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
         count += 1
         if count > MAX_ESCAPES:
             break
-        if clusters and m.start() - clusters[-1][1] <= 24 and "\n" not in text[clusters[-1][1] : m.start()]:
+        if (
+            clusters
+            and m.start() - clusters[-1][1] <= 24
+            and "\n" not in text[clusters[-1][1] : m.start()]
+        ):
             clusters[-1][1] = m.end()
             clusters[-1][2] += 1
         else:
@@ -639,7 +708,9 @@ def _escapes(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
         decoded = _unescape(raw)
         if decoded == raw:
             continue
-        kind = "url-escapes" if "%" in raw else "html-entities" if "&" in raw else "escape-sequences"
+        kind = (
+            "url-escapes" if "%" in raw else "html-entities" if "&" in raw else "escape-sequences"
+        )
         hit = _report(lo, hi, kind, decoded, rescan)
         if hit is not None:
             yield hit

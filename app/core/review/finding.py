@@ -36,7 +36,12 @@ class Severity(StrEnum):
     CRITICAL = "critical"
 
 
-SEVERITY_RANK: dict[Severity, int] = {Severity.LOW: 1, Severity.MEDIUM: 2, Severity.HIGH: 3, Severity.CRITICAL: 4}
+SEVERITY_RANK: dict[Severity, int] = {
+    Severity.LOW: 1,
+    Severity.MEDIUM: 2,
+    Severity.HIGH: 3,
+    Severity.CRITICAL: 4,
+}
 SEVERITY_OF_RANK: dict[int, Severity] = {rank: severity for severity, rank in SEVERITY_RANK.items()}
 
 

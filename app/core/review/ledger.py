@@ -70,12 +70,24 @@ def root_identity(root: str | os.PathLike[str]) -> str | None:
 
 
 TrustAction = Literal["approve", "flag", "quarantine", "restore"]
-CurationAction = Literal["promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo", "forget"]
+CurationAction = Literal[
+    "promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo", "forget"
+]
 Action = TrustAction | CurationAction
 # The trust decisions (the name predates curation and keeps its meaning).
 ACTIONS: tuple[TrustAction, ...] = ("approve", "flag", "quarantine", "restore")
 TRUST_ACTIONS = ACTIONS
-CURATION_ACTIONS: tuple[CurationAction, ...] = ("promote", "demote", "pin", "unpin", "set-priority", "merge", "budget", "undo", "forget")
+CURATION_ACTIONS: tuple[CurationAction, ...] = (
+    "promote",
+    "demote",
+    "pin",
+    "unpin",
+    "set-priority",
+    "merge",
+    "budget",
+    "undo",
+    "forget",
+)
 
 
 def os_user() -> str:
@@ -153,7 +165,9 @@ def batch_parts(change: Decision) -> list[Decision]:
     for part in effect.get("parts") or ():
         if not isinstance(part, dict) or not isinstance(part.get("decision"), str):
             continue
-        undone = {"restores": part["restores"]} if action == "restore" and "restores" in part else {}
+        undone = (
+            {"restores": part["restores"]} if action == "restore" and "restores" in part else {}
+        )
         out.append(
             Decision(
                 id=part["decision"],
@@ -191,7 +205,9 @@ class Ledger:
         self._line = 0  # lines read so far, for the line numbers of problems
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file read
         self._torn_reported: int | None = None
-        self.unattached = 0  # records written before roots were kept that match no single open portfolio
+        self.unattached = (
+            0  # records written before roots were kept that match no single open portfolio
+        )
         self._open: list[OpenPortfolio] = []
         self._sha_of: Callable[[str], str | None] = lambda memory_id: None
         self._relinks: dict[str, str] = {}
@@ -201,7 +217,12 @@ class Ledger:
 
     # -- the open portfolios ------------------------------------------------------------------
 
-    def attach(self, portfolios: list[OpenPortfolio], sha_of: Callable[[str], str | None] | None = None, relinks: dict[str, str] | None = None) -> None:
+    def attach(
+        self,
+        portfolios: list[OpenPortfolio],
+        sha_of: Callable[[str], str | None] | None = None,
+        relinks: dict[str, str] | None = None,
+    ) -> None:
         """Read the records against the portfolios open now. A record holds its portfolio's root
         and is matched by it, so it follows the portfolio to whatever name it is open under. A
         record from before roots were kept is matched by the name in its id: as is when one open
@@ -217,7 +238,9 @@ class Ledger:
         root -> new root, said by the person) names it."""
         self._open = list(portfolios)
         self._sha_of = sha_of or (lambda memory_id: None)
-        self._relinks = {os.path.realpath(k): os.path.realpath(v) for k, v in (relinks or {}).items()}
+        self._relinks = {
+            os.path.realpath(k): os.path.realpath(v) for k, v in (relinks or {}).items()
+        }
         self._reset()
         self._identity = None
         self._refresh()
@@ -238,7 +261,9 @@ class Ledger:
         if decision.portfolio_root is not None:
             recorded = self._real_roots.get(decision.portfolio_root)
             if recorded is None:
-                recorded = self._real_roots[decision.portfolio_root] = os.path.realpath(decision.portfolio_root)
+                recorded = self._real_roots[decision.portfolio_root] = os.path.realpath(
+                    decision.portfolio_root
+                )
             found = self._open_portfolio(same_system, recorded, decision.portfolio_identity)
             if found is None:
                 return _ELSEWHERE  # a portfolio not open now, whatever its id's name says
@@ -246,21 +271,34 @@ class Ledger:
                 return decision
             update: dict[str, Any] = {"memory_id": f"{system}:{found.name}{sep}{locator}"}
             if found.root != recorded:
-                update |= {"portfolio_root": found.root, "effect": _rerooted(decision.effect, recorded, found.root)}
+                update |= {
+                    "portfolio_root": found.root,
+                    "effect": _rerooted(decision.effect, recorded, found.root),
+                }
             return decision.model_copy(update=update)
-        group = [p for p in same_system if p.folder == name or p.folder == _LEGACY_SUFFIX.sub("", name)]
+        group = [
+            p for p in same_system if p.folder == name or p.folder == _LEGACY_SUFFIX.sub("", name)
+        ]
         if not group:
             return decision  # a portfolio not open: nothing here can take it by mistake
         if len(group) == 1 and group[0].folder == name:
             return decision  # the one portfolio of that name: its id has not changed
         # Several open portfolios share the folder name, or the id holds the `-2` an older
         # workbench gave the second of two: only the content the record covered can tell.
-        holding = [p for p in group if sep and self._sha_of(f"{system}:{p.name}:{locator}") == decision.sha256]
+        holding = [
+            p
+            for p in group
+            if sep and self._sha_of(f"{system}:{p.name}:{locator}") == decision.sha256
+        ]
         if len(holding) == 1:
-            return decision.model_copy(update={"memory_id": f"{system}:{holding[0].name}:{locator}"})
+            return decision.model_copy(
+                update={"memory_id": f"{system}:{holding[0].name}:{locator}"}
+            )
         return None
 
-    def _open_portfolio(self, same_system: list[OpenPortfolio], root: str, identity: str | None) -> OpenPortfolio | None:
+    def _open_portfolio(
+        self, same_system: list[OpenPortfolio], root: str, identity: str | None
+    ) -> OpenPortfolio | None:
         """The open portfolio a record of `root` (with that root's `identity` then) belongs to."""
         went = relinked(root, self._relinks)  # the person said where it went
         by_root = next((p for p in same_system if p.root == (went or root)), None)
@@ -288,7 +326,9 @@ class Ledger:
         if decision.portfolio_root is None:
             found = self._open_of(decision.memory_id)
             if found is not None:
-                decision = decision.model_copy(update={"portfolio_root": found.root, "portfolio_identity": found.identity})
+                decision = decision.model_copy(
+                    update={"portfolio_root": found.root, "portfolio_identity": found.identity}
+                )
         line = (decision.model_dump_json() + "\n").encode("utf-8")
         folder = self.locations.ensure_private(Path(self.locations.data))
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -297,12 +337,18 @@ class Ledger:
             fd = os.open(self.path, flags, 0o600)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise OSError(exc.errno, f"refused {self.path}: it is a symlink; the decision was not recorded") from None
+                raise OSError(
+                    exc.errno,
+                    f"refused {self.path}: it is a symlink; the decision was not recorded",
+                ) from None
             raise
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise OSError(errno.EINVAL, f"refused {self.path}: not a regular file; the decision was not recorded")
+                raise OSError(
+                    errno.EINVAL,
+                    f"refused {self.path}: not a regular file; the decision was not recorded",
+                )
             if stat.S_IMODE(st.st_mode) & 0o077:
                 os.fchmod(fd, 0o600)  # decisions and reasons are the user's own business
             if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
@@ -387,7 +433,9 @@ class Ledger:
             self._identity = None
             return
         except OSError as exc:
-            self._problem(None, f"cannot read the ledger: {exc.strerror or exc}", "no decision read")
+            self._problem(
+                None, f"cannot read the ledger: {exc.strerror or exc}", "no decision read"
+            )
             return
         try:
             st = os.fstat(fd)
@@ -419,7 +467,11 @@ class Ledger:
             # another workbench). Skipped, not consumed: it is re-read once it is complete.
             if self._torn_reported != self._offset:
                 self._torn_reported = self._offset
-                self._problem(self._line + 1, "the last line is incomplete (a record torn by a crash?)", "line skipped, every other decision read")
+                self._problem(
+                    self._line + 1,
+                    "the last line is incomplete (a record torn by a crash?)",
+                    "line skipped, every other decision read",
+                )
 
     def _add(self, raw: bytes, number: int) -> None:
         if not raw.strip():
@@ -427,7 +479,11 @@ class Ledger:
         try:
             decision = Decision.model_validate_json(raw)
         except ValidationError as exc:
-            what = "not valid JSON" if any(e["type"] == "json_invalid" for e in exc.errors()) else "not a valid decision"
+            what = (
+                "not valid JSON"
+                if any(e["type"] == "json_invalid" for e in exc.errors())
+                else "not a valid decision"
+            )
             self._problem(number, f"line is {what}", "line skipped, every other decision read")
             return
         mapped = self._mapped(decision)
@@ -457,7 +513,9 @@ class Ledger:
 def rerooted(decision: Decision, new_root: str) -> Decision:
     """The record as if made in the portfolio at `new_root` (where it went)."""
     old = os.path.realpath(decision.portfolio_root or "")
-    return decision.model_copy(update={"portfolio_root": new_root, "effect": _rerooted(decision.effect, old, new_root)})
+    return decision.model_copy(
+        update={"portfolio_root": new_root, "effect": _rerooted(decision.effect, old, new_root)}
+    )
 
 
 def _rerooted(effect: dict[str, Any], old: str, new: str) -> dict[str, Any]:
@@ -465,7 +523,14 @@ def _rerooted(effect: dict[str, Any], old: str, new: str) -> dict[str, Any]:
 
     def moved(value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: (new if k == "root" and isinstance(v, str) and os.path.realpath(v) == old else moved(v)) for k, v in value.items()}
+            return {
+                k: (
+                    new
+                    if k == "root" and isinstance(v, str) and os.path.realpath(v) == old
+                    else moved(v)
+                )
+                for k, v in value.items()
+            }
         if isinstance(value, list):
             return [moved(v) for v in value]
         return value

@@ -9,24 +9,46 @@ import re
 from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlsplit
 
-from app.core.review.common import HIGH, LOW, MEDIUM, Hit, Intervals, Prepared, keyed_matches, keyset
+from app.core.review.common import (
+    HIGH,
+    LOW,
+    MEDIUM,
+    Hit,
+    Intervals,
+    Prepared,
+    keyed_matches,
+    keyset,
+)
 from app.core.review.finding import Category
 
 _E = Category.EXFILTRATION
 
 _URL = r"<?((?:https?:)?//[^\s)<>\"']{1,2048}|data:[^\s)<>\"']{1,200})"
-_MD_IMAGE = re.compile(r"!\[([^\[\]\n]{0,300})\]\(\s*" + _URL + r"(?:\s+(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'))?\s*>?\)?")
-_MD_LINK = re.compile(r"\[([^\[\]\n]{0,300})\]\(\s*" + _URL + r"(?:\s+(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'))?\s*>?\)?")
+_MD_IMAGE = re.compile(
+    r"!\[([^\[\]\n]{0,300})\]\(\s*"
+    + _URL
+    + r"(?:\s+(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'))?\s*>?\)?"
+)
+_MD_LINK = re.compile(
+    r"\[([^\[\]\n]{0,300})\]\(\s*"
+    + _URL
+    + r"(?:\s+(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'))?\s*>?\)?"
+)
 _MD_REF_DEF = re.compile(r"\[([^\[\]\n]{1,200})\]:[ \t]*<?((?:https?:)?//[^\s<>]{1,2048})>?")
 _HTML_SRC = re.compile(
     r"<(img|image|source|video|audio|iframe|embed|link|script|input)\b[^<>]{0,1000}?\b(?:src|href|srcset|poster|data)\s*=\s*[\"']?((?:https?:)?//[^\s\"'<>]{1,2048})",
     re.IGNORECASE,
 )
 _BARE_URL = re.compile(r"https?://[^\s<>\"'`)\]]{1,2048}", re.IGNORECASE)
-_DATA_URI = re.compile(r"data:([\w.+-]{1,40}/[\w.+-]{1,60})?((?:;[\w.+-]{1,40}(?:=[\w.+-]{1,60})?){0,4}),", re.IGNORECASE)
+_DATA_URI = re.compile(
+    r"data:([\w.+-]{1,40}/[\w.+-]{1,60})?((?:;[\w.+-]{1,40}(?:=[\w.+-]{1,60})?){0,4}),",
+    re.IGNORECASE,
+)
 
 _TEMPLATE = re.compile(r"[{}]|\$[A-Za-z_]{3,}|%7[bBdD]|<[A-Za-z_]{3,}>|\[[A-Z_]{4,}\]")
-_CAPS_NAME = re.compile(r"\[[A-Z_]{4,}\]")  # `_TEMPLATE`'s last branch, which starts with a literal and so searches fast
+_CAPS_NAME = re.compile(
+    r"\[[A-Z_]{4,}\]"
+)  # `_TEMPLATE`'s last branch, which starts with a literal and so searches fast
 # Query parameters that carry data out: a secret-ish word anywhere in the name, or a bare one-letter
 # or generic name (`?d=`, `?data=`) of the kind exfiltration payloads use.
 _SECRETY_PARAM = re.compile(
@@ -36,14 +58,20 @@ _SECRETY_PARAM = re.compile(
 )
 _GENERIC_PARAM = re.compile(r"[a-z]|data|info|log|body|text|cc|v|val|value", re.IGNORECASE)
 _CAPS_PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}")
-_LOCAL_HOSTS = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0|[\w-]+\.(?:local|localhost|internal|lan))$", re.IGNORECASE)
+_LOCAL_HOSTS = re.compile(
+    r"^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0|[\w-]+\.(?:local|localhost|internal|lan))$",
+    re.IGNORECASE,
+)
 _ENCODED_VALUE = re.compile(r"[A-Za-z0-9+/_=%-]{32,}")
 _FETCH_VERB = re.compile(
     r"\b(?:fetch|visit|open|load|call|request|ping|get|curl|wget|send|post|browse|navigate|render|include|append|embed"
     r"|hit|query|poll|GET|POST)\b",
     re.IGNORECASE,
 )
-_RISKY_MIME = re.compile(r"text/html|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml)|text/(?:javascript|ecmascript)|image/svg\+xml", re.IGNORECASE)
+_RISKY_MIME = re.compile(
+    r"text/html|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml)|text/(?:javascript|ecmascript)|image/svg\+xml",
+    re.IGNORECASE,
+)
 
 
 # Status badges: the query holds display options (`?style=flat`, `?url=<public json>`, codecov's public
@@ -55,12 +83,17 @@ _BADGE_HOSTS = re.compile(
     r"|opencollective\.com|gitter\.im|discord(?:app)?\.com|black\.readthedocs\.io|mybinder\.org|colab\.research\.google\.com)$",
     re.IGNORECASE,
 )
-_BADGE_PATH = re.compile(r"/badge(?:s)?[/.]|/badge\.svg|/workflows/[^/]+/badge\.svg|/actions/workflows/[^?]+/badge\.svg", re.IGNORECASE)
+_BADGE_PATH = re.compile(
+    r"/badge(?:s)?[/.]|/badge\.svg|/workflows/[^/]+/badge\.svg|/actions/workflows/[^?]+/badge\.svg",
+    re.IGNORECASE,
+)
 
 
 def _badge(url: str) -> bool:
     host = _host(url) or ""
-    return _BADGE_HOSTS.search(host) is not None or (host.endswith("github.com") and _BADGE_PATH.search(url) is not None)
+    return _BADGE_HOSTS.search(host) is not None or (
+        host.endswith("github.com") and _BADGE_PATH.search(url) is not None
+    )
 
 
 def _host(url: str) -> str | None:
@@ -83,7 +116,12 @@ def _assess(url: str) -> tuple[bool, bool, bool]:
         query = ""
     if query:
         for name, value in parse_qsl(query, keep_blank_values=True):
-            if value and (_SECRETY_PARAM.search(name) or _GENERIC_PARAM.fullmatch(name) or _ENCODED_VALUE.search(value) or _CAPS_PLACEHOLDER.fullmatch(value)):
+            if value and (
+                _SECRETY_PARAM.search(name)
+                or _GENERIC_PARAM.fullmatch(name)
+                or _ENCODED_VALUE.search(value)
+                or _CAPS_PLACEHOLDER.fullmatch(value)
+            ):
                 carries = True
                 break
     return external, templated, carries
@@ -98,9 +136,15 @@ def scan(p: Prepared) -> list[Hit]:
     hits = list(_scan(p))
     if hits and "<!--" in p.text:
         # A renderer fetches no image inside an HTML comment (a README's generator block, say).
-        comments = Intervals(m.span() for m in re.finditer(r"<!--.{0,20000}?-->", p.text, re.DOTALL))
+        comments = Intervals(
+            m.span() for m in re.finditer(r"<!--.{0,20000}?-->", p.text, re.DOTALL)
+        )
         for h in hits:
-            if h.severity > MEDIUM and h.rule in ("html-image", "markdown-image", "reference-image") and comments.covers(h.start):
+            if (
+                h.severity > MEDIUM
+                and h.rule in ("html-image", "markdown-image", "reference-image")
+                and comments.covers(h.start)
+            ):
                 h.severity = MEDIUM
                 h.message += " (inside an HTML comment, so not fetched when rendered)"
     return hits
@@ -109,7 +153,20 @@ def scan(p: Prepared) -> list[Hit]:
 _MD_IMAGE_KEYS = keyset(("![",))
 _MD_LINK_KEYS = keyset(("[",))
 _REF_DEF_KEYS = keyset(("]:",))
-_HTML_SRC_KEYS = keyset(("<img", "<image", "<source", "<video", "<audio", "<iframe", "<embed", "<link", "<script", "<input"))
+_HTML_SRC_KEYS = keyset(
+    (
+        "<img",
+        "<image",
+        "<source",
+        "<video",
+        "<audio",
+        "<iframe",
+        "<embed",
+        "<link",
+        "<script",
+        "<input",
+    )
+)
 _BARE_URL_KEYS = keyset(("http",))
 _DATA_URI_KEYS = keyset(("data:",))
 
@@ -120,7 +177,14 @@ def _scan(p: Prepared) -> Iterator[Hit]:
     # `_TEMPLATE` a URL can match is a brace, "$", "%7" or a bracketed capital name: a text with none of
     # them and no "?" (most notes) has no URL to report.
     text = p.text
-    if "?" in text or "{" in text or "}" in text or "$" in text or "%7" in text or _CAPS_NAME.search(text) is not None:
+    if (
+        "?" in text
+        or "{" in text
+        or "}" in text
+        or "$" in text
+        or "%7" in text
+        or _CAPS_NAME.search(text) is not None
+    ):
         yield from _urls(p)
     yield from _data_uris(p)
 
@@ -138,7 +202,14 @@ def _urls(p: Prepared) -> Iterator[Hit]:
         if m.start() > 0 and p.text[m.start() - 1] == "!":
             continue
         yield from _link(m.group(2), m.start(), m.end(), "markdown-link")
-    ref_images = {label.lower() for label in re.findall(r"!\[[^\[\]\n]{0,300}\]\[([^\[\]\n]{1,200})\]", p.text)} if "![" in p.text else set()
+    ref_images = (
+        {
+            label.lower()
+            for label in re.findall(r"!\[[^\[\]\n]{0,300}\]\[([^\[\]\n]{1,200})\]", p.text)
+        }
+        if "![" in p.text
+        else set()
+    )
     for pos in p.positions(_REF_DEF_KEYS):
         ls = p.line_start(pos)
         # A definition may sit in a block quote: Markdown reads it there too.
@@ -162,7 +233,10 @@ def _urls(p: Prepared) -> Iterator[Hit]:
         url = m.group(0)
         if _TEMPLATE.search(url) is not None and _assess(url)[0]:
             # An order to request it makes it a leak; a templated URL noted in passing (CI config) is not.
-            ordered = _FETCH_VERB.search(p.text, max(p.line_start(m.start()), m.start() - 60), m.start()) is not None
+            ordered = (
+                _FETCH_VERB.search(p.text, max(p.line_start(m.start()), m.start() - 60), m.start())
+                is not None
+            )
             yield Hit(
                 _E,
                 HIGH if ordered else MEDIUM,
@@ -180,13 +254,33 @@ def _data_uris(p: Prepared) -> Iterator[Hit]:
             continue
         mime = (m.group(1) or "").lower()
         end = m.end()
-        while end < p.n and end - m.end() < 200_000 and not p.text[end].isspace() and p.text[end] not in ")\"'<>":
+        while (
+            end < p.n
+            and end - m.end() < 200_000
+            and not p.text[end].isspace()
+            and p.text[end] not in ")\"'<>"
+        ):
             end += 1
         if _RISKY_MIME.fullmatch(mime):
             payload = p.text[m.end() : min(end, m.end() + 4000)].lower()
             svg_only = mime == "image/svg+xml"
-            severity = HIGH if not svg_only or "script" in payload or "onload" in payload or "PHNjcmlwd" in p.text[m.end() : end] else MEDIUM
-            yield Hit(_E, severity, "data-uri", f"a data: URI carrying {mime} (script or markup runs where it is opened)", m.start(), end, quotable=True)
+            severity = (
+                HIGH
+                if not svg_only
+                or "script" in payload
+                or "onload" in payload
+                or "PHNjcmlwd" in p.text[m.end() : end]
+                else MEDIUM
+            )
+            yield Hit(
+                _E,
+                severity,
+                "data-uri",
+                f"a data: URI carrying {mime} (script or markup runs where it is opened)",
+                m.start(),
+                end,
+                quotable=True,
+            )
 
 
 def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
@@ -199,9 +293,25 @@ def _image(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
         return
     if templated or carries:
         why = "a template to fill in" if templated else "data in its query string"
-        yield Hit(_E, HIGH, rule, f"an image fetched from an outside host with {why} (zero-click leak when rendered)", start, end, quotable=True)
+        yield Hit(
+            _E,
+            HIGH,
+            rule,
+            f"an image fetched from an outside host with {why} (zero-click leak when rendered)",
+            start,
+            end,
+            quotable=True,
+        )
     elif _has_query(url):
-        yield Hit(_E, MEDIUM, rule, "an image fetched from an outside host with a query string", start, end, quotable=True)
+        yield Hit(
+            _E,
+            MEDIUM,
+            rule,
+            "an image fetched from an outside host with a query string",
+            start,
+            end,
+            quotable=True,
+        )
 
 
 def _link(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
@@ -211,8 +321,32 @@ def _link(url: str, start: int, end: int, rule: str) -> Iterator[Hit]:
     if not external:
         return
     if templated:
-        yield Hit(_E, HIGH, rule, "a link with a template for the agent to fill in (data leaves when it is followed)", start, end, quotable=True)
+        yield Hit(
+            _E,
+            HIGH,
+            rule,
+            "a link with a template for the agent to fill in (data leaves when it is followed)",
+            start,
+            end,
+            quotable=True,
+        )
     elif carries and _ENCODED_VALUE.search(url.split("?", 1)[-1]):
-        yield Hit(_E, MEDIUM, rule, "a link whose query carries a long encoded value", start, end, quotable=True)
+        yield Hit(
+            _E,
+            MEDIUM,
+            rule,
+            "a link whose query carries a long encoded value",
+            start,
+            end,
+            quotable=True,
+        )
     elif _has_query(url):
-        yield Hit(_E, LOW, rule, "a link to an outside host with a query string", start, end, quotable=True)
+        yield Hit(
+            _E,
+            LOW,
+            rule,
+            "a link to an outside host with a query string",
+            start,
+            end,
+            quotable=True,
+        )

@@ -16,7 +16,9 @@ _MI = Category.MARKUP_INJECTION
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
 _CSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*+[ -/]*+[@-~]?")
 _OSC = re.compile(r"(?:\x1b\]|\x9d)([0-9]{0,4})[^\x07\x1b\x9c\n]{0,4096}+(?:\x07|\x1b\\|\x9c)?")
-_STRING_SEQ = re.compile(r"(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x07\x1b\x9c]{0,4096}+(?:\x07|\x1b\\|\x9c)?")
+_STRING_SEQ = re.compile(
+    r"(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x07\x1b\x9c]{0,4096}+(?:\x07|\x1b\\|\x9c)?"
+)
 _OSC_NAMES = {
     "0": "window title",
     "1": "icon title",
@@ -37,7 +39,9 @@ _STYLE_WORD = (
     r"|#[0-9a-fA-F]{3}|rgb\(\d{1,3},\s?\d{1,3},\s?\d{1,3}\)|color\(\d{1,3}\)|\$[\w-]{1,30}"
 )
 _RICH_OPEN = re.compile(rf"\[(?:{_STYLE_WORD})(?:\s+(?:{_STYLE_WORD})){{0,5}}\]", re.IGNORECASE)
-_RICH_CLOSE = re.compile(rf"\[/(?:{_STYLE_WORD}|link|@\w+)?(?:\s+(?:{_STYLE_WORD})){{0,5}}\]", re.IGNORECASE)
+_RICH_CLOSE = re.compile(
+    rf"\[/(?:{_STYLE_WORD}|link|@\w+)?(?:\s+(?:{_STYLE_WORD})){{0,5}}\]", re.IGNORECASE
+)
 # Styled words that fake a status the reader trusts: trust levels, verdicts, shouted banners.
 _BADGE = re.compile(
     r"(?i:\b(?:validated|trusted|verified|approved|safe|secure|passed|official|quarantined|flagged|clean|ok|system|admin)\b)"
@@ -78,7 +82,9 @@ _HTML_KEYS = keyset(
         "onpointerover",
     )
 )
-_JS_SCHEME = re.compile(r"(?:\]\(\s*|(?:href|src|action)\s*=\s*[\"']?)\s*(javascript|vbscript):", re.IGNORECASE)
+_JS_SCHEME = re.compile(
+    r"(?:\]\(\s*|(?:href|src|action)\s*=\s*[\"']?)\s*(javascript|vbscript):", re.IGNORECASE
+)
 
 
 _RICH_ACTION_KEYS = keyset(("[@",))
@@ -109,12 +115,17 @@ def _terminal(p: Prepared) -> Iterator[Hit]:
     # is left of an ASCII text once its printable characters are deleted says so in one byte pass; a
     # carriage return (fine only before a line feed) is left to the string test.
     if p.ascii and (
-        not p.utf8().translate(None, _PRINTABLE_ASCII).translate(None, b"\n\t") or text.replace("\r\n", "").replace("\n", "").replace("\t", "").isprintable()
+        not p.utf8().translate(None, _PRINTABLE_ASCII).translate(None, b"\n\t")
+        or text.replace("\r\n", "").replace("\n", "").replace("\t", "").isprintable()
     ):
         return
     # Beyond ASCII the same byte pass, with the bytes of its other characters deleted too, and a C1
     # search among those characters: a text with neither holds nothing `_CONTROL` matches.
-    if not p.ascii and not p.utf8().translate(None, _NO_ASCII_CONTROL) and _C1.search(p.foreign()) is None:
+    if (
+        not p.ascii
+        and not p.utf8().translate(None, _NO_ASCII_CONTROL)
+        and _C1.search(p.foreign()) is None
+    ):
         return
     pos = 0
     count = 0
@@ -130,22 +141,55 @@ def _terminal(p: Prepared) -> Iterator[Hit]:
         if ch == "\x1b" or code in (0x9B, 0x9D, 0x90, 0x98, 0x9E, 0x9F):
             hit = _escape(text, start)
         elif ch == "\x07":
-            hit = Hit(_TE, HIGH, "bell", "BEL control character (rings the terminal, ends OSC sequences)", start, start + 1)
+            hit = Hit(
+                _TE,
+                HIGH,
+                "bell",
+                "BEL control character (rings the terminal, ends OSC sequences)",
+                start,
+                start + 1,
+            )
         elif ch == "\x08":
             end = start
             while end < p.n and text[end] == "\x08" and end - start < 4096:
                 end += 1
-            hit = Hit(_TE, HIGH, "backspace", "backspace characters that overwrite what was printed before them", start, end)
+            hit = Hit(
+                _TE,
+                HIGH,
+                "backspace",
+                "backspace characters that overwrite what was printed before them",
+                start,
+                end,
+            )
         elif ch == "\r":
-            hit = Hit(_TE, MEDIUM, "carriage-return", "a bare carriage return: a terminal prints the rest over the line", start, start + 1)
+            hit = Hit(
+                _TE,
+                MEDIUM,
+                "carriage-return",
+                "a bare carriage return: a terminal prints the rest over the line",
+                start,
+                start + 1,
+            )
         elif 0x80 <= code <= 0x9F:
             label = "NEL (a line break to YAML)" if code == 0x85 else f"C1 control U+{code:04X}"
             hit = Hit(_TE, HIGH, "c1-control", f"{label}: 8-bit terminal control", start, start + 1)
         else:
             end = start
-            while end < p.n and _CONTROL.match(text, end) and text[end] not in "\x1b\x07\x08\r" and end - start < 4096:
+            while (
+                end < p.n
+                and _CONTROL.match(text, end)
+                and text[end] not in "\x1b\x07\x08\r"
+                and end - start < 4096
+            ):
                 end += 1
-            hit = Hit(_TE, MEDIUM, "control-character", f"control character U+{code:04X}", start, max(end, start + 1))
+            hit = Hit(
+                _TE,
+                MEDIUM,
+                "control-character",
+                f"control character U+{code:04X}",
+                start,
+                max(end, start + 1),
+            )
         yield hit
         pos = max(hit.end, start + 1)
 
@@ -157,7 +201,14 @@ def _escape(text: str, start: int) -> Hit:
     if (lead == "\x1b" and nxt == "[") or lead == "\x9b":
         m = _CSI.match(text, start)
         if m is not None:
-            return Hit(_TE, HIGH, "csi-sequence", "terminal control sequence (moves the cursor, erases or recolours text)", start, m.end())
+            return Hit(
+                _TE,
+                HIGH,
+                "csi-sequence",
+                "terminal control sequence (moves the cursor, erases or recolours text)",
+                start,
+                m.end(),
+            )
     elif (lead == "\x1b" and nxt == "]") or lead == "\x9d":
         m = _OSC.match(text, start)
         if m is not None:
@@ -168,16 +219,41 @@ def _escape(text: str, start: int) -> Hit:
         if m is not None:
             return Hit(_TE, HIGH, "dcs-sequence", "terminal device-control string", start, m.end())
     if lead != "\x1b":
-        return Hit(_TE, HIGH, "c1-control", f"C1 control U+{ord(lead):04X}: 8-bit terminal control", start, start + 1)
+        return Hit(
+            _TE,
+            HIGH,
+            "c1-control",
+            f"C1 control U+{ord(lead):04X}: 8-bit terminal control",
+            start,
+            start + 1,
+        )
     end = start + (2 if nxt and 0x20 <= ord(nxt) < 0x7F else 1)
-    return Hit(_TE, HIGH, "escape", "ESC control character (starts terminal escape sequences)", start, end)
+    return Hit(
+        _TE, HIGH, "escape", "ESC control character (starts terminal escape sequences)", start, end
+    )
 
 
 def _rich(p: Prepared) -> Iterator[Hit]:
     for m in keyed_matches(p, _RICH_ACTION_KEYS, _RICH_ACTION):
-        yield Hit(_MI, HIGH, "rich-action", "Textual action markup: a clickable link that runs an app action", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _MI,
+            HIGH,
+            "rich-action",
+            "Textual action markup: a clickable link that runs an app action",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in keyed_matches(p, _RICH_LINK_KEYS, _RICH_LINK):
-        yield Hit(_MI, HIGH, "rich-link", "Rich link markup (crashes a markup renderer when unbalanced; hides the target)", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _MI,
+            HIGH,
+            "rich-link",
+            "Rich link markup (crashes a markup renderer when unbalanced; hides the target)",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     # Style markup matters when it is closed: an open [red] alone is ordinary prose far more often.
     for m in keyed_matches(p, _RICH_CLOSE_KEYS, _RICH_CLOSE):
         if m.group(0).lower() in ("[/inst]",):
@@ -193,13 +269,23 @@ def _rich(p: Prepared) -> Iterator[Hit]:
                 _MI,
                 HIGH if badge else MEDIUM,
                 "rich-style",
-                "Rich style markup that draws " + ("a fake status badge" if badge else "styled text") + " in a markup renderer",
+                "Rich style markup that draws "
+                + ("a fake status badge" if badge else "styled text")
+                + " in a markup renderer",
                 opener.start(),
                 m.end(),
                 quotable=True,
             )
         elif len(m.group(0)) > 3 or m.group(0) == "[/]":
-            yield Hit(_MI, MEDIUM, "rich-unbalanced", "an unbalanced Rich closing tag (a markup renderer raises an error)", m.start(), m.end(), quotable=True)
+            yield Hit(
+                _MI,
+                MEDIUM,
+                "rich-unbalanced",
+                "an unbalanced Rich closing tag (a markup renderer raises an error)",
+                m.start(),
+                m.end(),
+                quotable=True,
+            )
 
 
 def _html(p: Prepared) -> Iterator[Hit]:
@@ -224,7 +310,15 @@ def _html(p: Prepared) -> Iterator[Hit]:
         if m is None or not (m.start() <= pos < m.end()):
             continue
         last_end = m.end()
-        yield Hit(_MI, HIGH, "html-script", "HTML that runs script or loads a frame where it is rendered", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _MI,
+            HIGH,
+            "html-script",
+            "HTML that runs script or loads a frame where it is rendered",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
 
 
 def _next_stop(text: str, pos: int) -> int:
@@ -243,8 +337,12 @@ def _handler_opener(p: Prepared, pos: int) -> int:
 
 
 def _javascript_urls(p: Prepared) -> Iterator[Hit]:
-    for m in _JS_SCHEME.finditer(p.text) if ("javascript:" in p.low or "vbscript:" in p.low) else ():
-        yield Hit(_MI, HIGH, "javascript-url", "a javascript: URL", m.start(1), m.end(), quotable=True)
+    for m in (
+        _JS_SCHEME.finditer(p.text) if ("javascript:" in p.low or "vbscript:" in p.low) else ()
+    ):
+        yield Hit(
+            _MI, HIGH, "javascript-url", "a javascript: URL", m.start(1), m.end(), quotable=True
+        )
 
 
 _FAMILY = family(globals())  # defined last: every keyword set above

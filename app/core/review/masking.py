@@ -19,7 +19,9 @@ def mask_value(value: str) -> str:
     return value[:KEEP] + MASK * max(0, len(value) - KEEP)
 
 
-def secret_values(findings: Iterable[Finding], entries: Sequence[tuple[str | None, str]]) -> tuple[str, ...]:
+def secret_values(
+    findings: Iterable[Finding], entries: Sequence[tuple[str | None, str]]
+) -> tuple[str, ...]:
     """The secret values the findings point at, read from the entries' texts at their spans, longest
     first (so a secret that contains another is masked whole)."""
     texts = dict(entries)

@@ -8,7 +8,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.core.review.common import HIGH, Hit, Keys, Prepared, keyed_matches, keyed_rule, keyset, run_keyed
+from app.core.review.common import (
+    HIGH,
+    Hit,
+    Keys,
+    Prepared,
+    keyed_matches,
+    keyed_rule,
+    keyset,
+    run_keyed,
+)
 from app.core.review.finding import Category
 
 _I = re.IGNORECASE
@@ -139,7 +148,10 @@ _NOUN = _words(
     "configuration",
     "conditioning",
 )
-_OVERRIDE_PHRASE = re.compile(rf"\b{_VERB}\s+{_FILL}{_ADJ}(?:\s*(?:,|/|and|or|&)\s*{_ADJ})?(?:\s+[\w'-]+){{0,2}}?\s+{_NOUN}\b", _I)
+_OVERRIDE_PHRASE = re.compile(
+    rf"\b{_VERB}\s+{_FILL}{_ADJ}(?:\s*(?:,|/|and|or|&)\s*{_ADJ})?(?:\s+[\w'-]+){{0,2}}?\s+{_NOUN}\b",
+    _I,
+)
 _OVERRIDE_TRAILING = re.compile(
     rf"\b{_VERB}\s+(?:(?:all|any|and|of|the|your|these|those|every)\s+){{0,3}}{_NOUN}\s+"
     r"(?:above|below\s+this\s+line|before\s+(?:this|now)|(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+given"
@@ -185,7 +197,9 @@ _NEW_INSTRUCTIONS = re.compile(
     r"|\byour\s+(?:real|true|actual|secret|hidden)\s+(?:task|goal|objective|mission|purpose|role)\s+(?::|is\b)",
     _I,
 )
-_NEW_INSTRUCTIONS_LINE = re.compile(r"(?:new|updated|revised|override|real)\s+(?:system\s+)?instructions?\s*:", _I)
+_NEW_INSTRUCTIONS_LINE = re.compile(
+    r"(?:new|updated|revised|override|real)\s+(?:system\s+)?instructions?\s*:", _I
+)
 _VOIDED = re.compile(
     r"\b(?:previous|prior|above|earlier|original|old|preceding|system)\s+(?:instructions|directives|prompts?"
     r"|guidelines|system\s+prompt|orders)\s+(?:are|were|is|have\s+been|has\s+been)\s+(?:now\s+|hereby\s+|officially\s+)?"
@@ -204,8 +218,22 @@ _FOREIGN = re.compile(
 )
 
 _OVERRIDE_RULES = (
-    Rule("override-previous", Category.INSTRUCTION_OVERRIDE, HIGH, _OVR_KEYS, _OVERRIDE_PHRASE, "tells the agent to ignore its earlier instructions"),
-    Rule("override-previous", Category.INSTRUCTION_OVERRIDE, HIGH, _OVR_KEYS, _OVERRIDE_TRAILING, "tells the agent to ignore its earlier instructions"),
+    Rule(
+        "override-previous",
+        Category.INSTRUCTION_OVERRIDE,
+        HIGH,
+        _OVR_KEYS,
+        _OVERRIDE_PHRASE,
+        "tells the agent to ignore its earlier instructions",
+    ),
+    Rule(
+        "override-previous",
+        Category.INSTRUCTION_OVERRIDE,
+        HIGH,
+        _OVR_KEYS,
+        _OVERRIDE_TRAILING,
+        "tells the agent to ignore its earlier instructions",
+    ),
     Rule(
         "override-everything",
         Category.INSTRUCTION_OVERRIDE,
@@ -218,7 +246,20 @@ _OVERRIDE_RULES = (
         "override-training",
         Category.INSTRUCTION_OVERRIDE,
         HIGH,
-        keyset(("forget", "ignor", "override", "bypass", "disregard", "abandon", "discard", "circumvent", "escape", "break free")),
+        keyset(
+            (
+                "forget",
+                "ignor",
+                "override",
+                "bypass",
+                "disregard",
+                "abandon",
+                "discard",
+                "circumvent",
+                "escape",
+                "break free",
+            )
+        ),
         _OVERRIDE_YOURS,
         "tells the agent to drop its training, rules or safety",
     ),
@@ -248,7 +289,14 @@ _OVERRIDE_RULES = (
         _JAILBREAK_MODE,
         "jailbreak: asks the agent to drop its restrictions",
     ),
-    Rule("new-instructions", Category.INSTRUCTION_OVERRIDE, HIGH, keyset(("your ",)), _NEW_INSTRUCTIONS, "announces new or hidden instructions for the agent"),
+    Rule(
+        "new-instructions",
+        Category.INSTRUCTION_OVERRIDE,
+        HIGH,
+        keyset(("your ",)),
+        _NEW_INSTRUCTIONS,
+        "announces new or hidden instructions for the agent",
+    ),
     Rule(
         "override-foreign",
         Category.INSTRUCTION_OVERRIDE,
@@ -262,7 +310,19 @@ _OVERRIDE_RULES = (
 
 _NEW_LINE_KEYS = keyset(("instructions:", "instruction:"))
 _NEW_LINE_HEAD_MAX = 120
-_VOIDED_KEYS = keyset(("void", "revoked", "superseded", "cancelled", "canceled", "overridden", "invalid", "rescinded", "no longer"))
+_VOIDED_KEYS = keyset(
+    (
+        "void",
+        "revoked",
+        "superseded",
+        "cancelled",
+        "canceled",
+        "overridden",
+        "invalid",
+        "rescinded",
+        "no longer",
+    )
+)
 
 
 def _override(p: Prepared) -> Iterator[Hit]:
@@ -270,7 +330,15 @@ def _override(p: Prepared) -> Iterator[Hit]:
     for rule in _OVERRIDE_RULES:
         for m in keyed_matches(p, rule.keys, rule.pattern):
             if _SOFTWARE_SETTINGS.fullmatch(m.group()) is None:
-                yield Hit(rule.category, rule.severity, rule.name, rule.message, m.start(), m.end(), quotable=True)
+                yield Hit(
+                    rule.category,
+                    rule.severity,
+                    rule.name,
+                    rule.message,
+                    m.start(),
+                    m.end(),
+                    quotable=True,
+                )
     for pos in p.positions(_NEW_LINE_KEYS):
         ls = p.line_start(pos)
         if pos - ls > _NEW_LINE_HEAD_MAX:
@@ -281,12 +349,28 @@ def _override(p: Prepared) -> Iterator[Hit]:
             continue
         m2 = _NEW_INSTRUCTIONS_LINE.match(p.text, ls + m.start())
         if m2:
-            yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "new-instructions", "announces new instructions for the agent", m2.start(), m2.end(), quotable=True)
+            yield Hit(
+                Category.INSTRUCTION_OVERRIDE,
+                HIGH,
+                "new-instructions",
+                "announces new instructions for the agent",
+                m2.start(),
+                m2.end(),
+                quotable=True,
+            )
     for pos in p.positions(_VOIDED_KEYS):
         lo = max(p.line_start(pos), pos - 90)
         m = _VOIDED.search(p.text, lo, min(p.n, pos + 40))
         if m is not None and m.start() <= pos < m.end():
-            yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "override-voided", "declares the agent's instructions void", m.start(), m.end(), quotable=True)
+            yield Hit(
+                Category.INSTRUCTION_OVERRIDE,
+                HIGH,
+                "override-voided",
+                "declares the agent's instructions void",
+                m.start(),
+                m.end(),
+                quotable=True,
+            )
 
 
 # -- role hijack, fake system messages, chat-template tokens -------------------------------------
@@ -335,8 +419,22 @@ _BRACKET = re.compile(
     r"\s*(?::|\])",
     _I,
 )
-_BRACKET_KEYS = keyset(("[system", "[sys", "[admin", "[developer", "[root", "[operator", "[moderator", "[assistant", "[security"))
-_LINE_PREFIX = re.compile(r"[ \t>*#_\-]{0,8}(?:\[[^\]\n]{1,40}\][ \t]*|\(?\d{1,2}:\d{2}(?::\d{2})?\)?[ \t]+)?")
+_BRACKET_KEYS = keyset(
+    (
+        "[system",
+        "[sys",
+        "[admin",
+        "[developer",
+        "[root",
+        "[operator",
+        "[moderator",
+        "[assistant",
+        "[security",
+    )
+)
+_LINE_PREFIX = re.compile(
+    r"[ \t>*#_\-]{0,8}(?:\[[^\]\n]{1,40}\][ \t]*|\(?\d{1,2}:\d{2}(?::\d{2})?\)?[ \t]+)?"
+)
 # A role line quoted after a lead-in ("Paste this: `System: ...`") opens its quotation as it would
 # its line (quoting lowers it later unless the lead-in orders the reader to use it).
 _QUOTED_START = re.compile(r"[^\n]{0,50}[:\s][\"'`\u201c\u2018\u00ab][ \t]*")
@@ -378,8 +476,13 @@ _AUTHORITY_LINE = re.compile(
     r"|grant(?:ed)?|elevated|privileged?|suspend(?:ed)?|bypass)\b",
     _I,
 )
-_WEAK_AUTHORITY = re.compile(r"\b(?:required|requires|audit|compliance|verif(?:y|ication)|priority|policy|directive|instructions)\b", _I)
-_FAKE_STAMP = re.compile(r"\s*[\[(]\s*\d{4}-\d{2}-\d{2}|\s*[\[(]\s*\d{1,2}:\d{2}|\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+_WEAK_AUTHORITY = re.compile(
+    r"\b(?:required|requires|audit|compliance|verif(?:y|ication)|priority|policy|directive|instructions)\b",
+    _I,
+)
+_FAKE_STAMP = re.compile(
+    r"\s*[\[(]\s*\d{4}-\d{2}-\d{2}|\s*[\[(]\s*\d{1,2}:\d{2}|\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
+)
 _ROLE_HEADING = re.compile(
     r"#{1,6}[ \t]*(?:system(?:\s+(?:prompt|message|instructions?))?|instructions?|admin(?:istrator)?\s+(?:note|message)"
     r"|developer\s+(?:note|message)|response|input)[ \t]*:?[ \t]*(?=\n|$)",
@@ -411,7 +514,9 @@ def _line_tail(p: Prepared, end: int, limit: int = 300) -> int:
     return min(p.line_end(end), end + limit)
 
 
-_CHAT_TOKEN_KEYS = keyset(("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn", "<end_of_turn"))
+_CHAT_TOKEN_KEYS = keyset(
+    ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn", "<end_of_turn")
+)
 _HEADING_KEYS = keyset(("#",))
 _MESSAGE_FROM_KEYS = keyset(
     (
@@ -427,7 +532,9 @@ _MESSAGE_FROM_KEYS = keyset(
     )
 )
 _ROLE_UPPER_KEYS = keyset(("system", "admin", "developer", "root", "security"))
-_ROLE_OVERRIDE_KEYS = keyset(("system override", "admin override", "root override", "developer override"))
+_ROLE_OVERRIDE_KEYS = keyset(
+    ("system override", "admin override", "root override", "developer override")
+)
 
 
 _LINK_LABEL_END = re.compile(r"[^\[\]\n]{0,80}\]\(https?://")
@@ -443,7 +550,13 @@ def _role(p: Prepared) -> Iterator[Hit]:
     m: re.Match[str] | None  # loops bind matches; later probes may find none
     for m in keyed_matches(p, _CHAT_TOKEN_KEYS, _CHAT_TOKEN):
         yield Hit(
-            Category.ROLE_HIJACK, HIGH, "chat-template-token", "chat-template token that can fake a system or assistant turn", m.start(), m.end(), quotable=True
+            Category.ROLE_HIJACK,
+            HIGH,
+            "chat-template-token",
+            "chat-template token that can fake a system or assistant turn",
+            m.start(),
+            m.end(),
+            quotable=True,
         )
     for m in keyed_matches(p, _ROLE_TAG_KEYS, _ROLE_TAG):
         end = m.end()
@@ -452,7 +565,15 @@ def _role(p: Prepared) -> Iterator[Hit]:
             if closing >= 0:
                 close_end = p.text.find(">", closing, closing + 60)
                 end = close_end + 1 if close_end >= 0 else end
-        yield Hit(Category.ROLE_HIJACK, HIGH, "role-tag", "a role tag that poses as a system or operator message", m.start(), end, quotable=True)
+        yield Hit(
+            Category.ROLE_HIJACK,
+            HIGH,
+            "role-tag",
+            "a role tag that poses as a system or operator message",
+            m.start(),
+            end,
+            quotable=True,
+        )
     for m in keyed_matches(p, _BRACKET_KEYS, _BRACKET):
         tail = _line_tail(p, m.end())
         marker = m.group(0)
@@ -460,7 +581,15 @@ def _role(p: Prepared) -> Iterator[Hit]:
         if not marker[1:-1].rstrip(":").isupper() and _link_text(p, m.start(), tail):
             continue  # "[security: bandit](https://img.shields.io/...)": a badge's or link's label
         if marker.endswith(":") or marker[1:-1].isupper() or _AUTHORITY_LINE.search(rest):
-            yield Hit(Category.ROLE_HIJACK, HIGH, "role-marker", "a bracketed role marker that fakes a system message", m.start(), tail, quotable=True)
+            yield Hit(
+                Category.ROLE_HIJACK,
+                HIGH,
+                "role-marker",
+                "a bracketed role marker that fakes a system message",
+                m.start(),
+                tail,
+                quotable=True,
+            )
     for pos in p.positions(_ROLE_LINE_KEYS):
         ls = p.line_start(pos)
         if pos - ls > 60:
@@ -474,8 +603,13 @@ def _role(p: Prepared) -> Iterator[Hit]:
         tail = _line_tail(p, m.end())
         if SYSTEM_TEMPLATE.match(p.text, m.end(), tail):
             continue  # "System: You are a helpful assistant." is a persona template in docs, not an order
-        stamped = _FAKE_STAMP.match(p.text, m.end()) is not None or p.text[m.start() : m.end() - 1].strip().isupper()
-        if _AUTHORITY_LINE.search(p.text, m.end(), tail) or (stamped and _WEAK_AUTHORITY.search(p.text, m.end(), tail)):
+        stamped = (
+            _FAKE_STAMP.match(p.text, m.end()) is not None
+            or p.text[m.start() : m.end() - 1].strip().isupper()
+        )
+        if _AUTHORITY_LINE.search(p.text, m.end(), tail) or (
+            stamped and _WEAK_AUTHORITY.search(p.text, m.end(), tail)
+        ):
             yield Hit(
                 Category.ROLE_HIJACK,
                 HIGH,
@@ -493,7 +627,9 @@ def _role(p: Prepared) -> Iterator[Hit]:
         if m is None:
             continue
         body_end = min(p.n, m.end() + 300)
-        if _AUTHORITY_LINE.search(p.text, m.end(), body_end) or _EXTRACTION.search(p.text, m.end(), body_end):
+        if _AUTHORITY_LINE.search(p.text, m.end(), body_end) or _EXTRACTION.search(
+            p.text, m.end(), body_end
+        ):
             yield Hit(
                 Category.ROLE_HIJACK,
                 HIGH,
@@ -517,9 +653,25 @@ def _role(p: Prepared) -> Iterator[Hit]:
                 quotable=True,
             )
     for m in keyed_matches(p, _ROLE_UPPER_KEYS, _ROLE_UPPER):
-        yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "an upper-case system or administrator banner", m.start(), _line_tail(p, m.end()), quotable=True)
+        yield Hit(
+            Category.ROLE_HIJACK,
+            HIGH,
+            "role-banner",
+            "an upper-case system or administrator banner",
+            m.start(),
+            _line_tail(p, m.end()),
+            quotable=True,
+        )
     for m in keyed_matches(p, _ROLE_OVERRIDE_KEYS, _ROLE_OVERRIDE):
-        yield Hit(Category.ROLE_HIJACK, HIGH, "role-banner", "claims a system or administrator override", m.start(), m.end(), quotable=True)
+        yield Hit(
+            Category.ROLE_HIJACK,
+            HIGH,
+            "role-banner",
+            "claims a system or administrator override",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
 
 
 # -- persistence and delayed activation -----------------------------------------------------------
@@ -528,11 +680,30 @@ _PERMANENCE = (
     r"(?:permanently|forever|indefinitely|for\s+good|for\s+all\s+(?:future\s+)?(?:sessions|conversations|time)"
     r"|across\s+(?:all\s+)?(?:future\s+)?(?:sessions|conversations|restarts|chats))"
 )
-_SESSIONS = r"(?:sessions?|conversations?|chats?|runs?|tasks?|interactions?|responses?|replies|startups?)"
+_SESSIONS = (
+    r"(?:sessions?|conversations?|chats?|runs?|tasks?|interactions?|responses?|replies|startups?)"
+)
 # Each trigger is matched where its keyword starts, so none of them is searched for across the text.
 _PERSIST_TRIGGERS: tuple[tuple[Keys, re.Pattern[str]], ...] = (
     (
-        keyset(("remember", "memori", "store", "save", "keep", "record", "note", "treat", "retain", "persist", "write", "add", "adopt", "apply")),
+        keyset(
+            (
+                "remember",
+                "memori",
+                "store",
+                "save",
+                "keep",
+                "record",
+                "note",
+                "treat",
+                "retain",
+                "persist",
+                "write",
+                "add",
+                "adopt",
+                "apply",
+            )
+        ),
         re.compile(
             r"(?:remember|memori[sz]e|store|save|keep|record|note|treat|retain|persist|write|add|adopt|apply)\b"
             r"(?:\s+(?:this|that|it|these|the\s+following|(?:this|these|the)\s+(?:rules?|instructions?|facts?|directives?)))?"
@@ -549,16 +720,34 @@ _PERSIST_TRIGGERS: tuple[tuple[Keys, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
-    (keyset(("permanently",)), re.compile(r"permanently\s+(?:remember|store|save|add|record|adopt|apply|follow|obey)", _I)),
     (
-        keyset(("from now on", "henceforth", "going forward", "from this point", "from this moment")),
-        re.compile(r"from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)", _I),
+        keyset(("permanently",)),
+        re.compile(r"permanently\s+(?:remember|store|save|add|record|adopt|apply|follow|obey)", _I),
     ),
     (
-        keyset(("every ", "each ", "all future", "all new", "all subsequent", "any future", "any new")),
-        re.compile(r"(?:every|each|all|any)\s+(?:future\s+|new\s+|subsequent\s+|later\s+)?" + _SESSIONS, _I),
+        keyset(
+            ("from now on", "henceforth", "going forward", "from this point", "from this moment")
+        ),
+        re.compile(
+            r"from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)",
+            _I,
+        ),
     ),
-    (keyset(("your next", "the next")), re.compile(r"(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)", _I)),
+    (
+        keyset(
+            ("every ", "each ", "all future", "all new", "all subsequent", "any future", "any new")
+        ),
+        re.compile(
+            r"(?:every|each|all|any)\s+(?:future\s+|new\s+|subsequent\s+|later\s+)?" + _SESSIONS, _I
+        ),
+    ),
+    (
+        keyset(("your next", "the next")),
+        re.compile(
+            r"(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)",
+            _I,
+        ),
+    ),
     (
         keyset(("next time",)),
         re.compile(
@@ -575,13 +764,23 @@ _PERSIST_TRIGGERS: tuple[tuple[Keys, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
-    (keyset(("every time", "each time")), re.compile(r"(?:every|each)\s+time\s+(?:you|the\s+agent)\s+(?:start|load|boot|wake|run|read)", _I)),
+    (
+        keyset(("every time", "each time")),
+        re.compile(
+            r"(?:every|each)\s+time\s+(?:you|the\s+agent)\s+(?:start|load|boot|wake|run|read)", _I
+        ),
+    ),
     (
         keyset(("after",) + tuple(f"in {digit}" for digit in "123456789")),
-        re.compile(r"(?:after|in)\s+\d{1,4}\s+(?:days|sessions|messages|turns|hours|conversations)", _I),
+        re.compile(
+            r"(?:after|in)\s+\d{1,4}\s+(?:days|sessions|messages|turns|hours|conversations)", _I
+        ),
     ),
 )
-_LEAD_IN = re.compile(r"(?:on|in|at|during|for|when\s+you\s+start|begin|start|open|at\s+the\s+(?:start|beginning)\s+of)\s+$", _I)
+_LEAD_IN = re.compile(
+    r"(?:on|in|at|during|for|when\s+you\s+start|begin|start|open|at\s+the\s+(?:start|beginning)\s+of)\s+$",
+    _I,
+)
 _AUTHORITY = re.compile(
     r"\b(?:(?:system|core|global|permanent|master|admin|root|priority|hidden|secret|overriding|standing|mandatory"
     r"|non-negotiable|supreme|top[- ]level|highest[- ]priority|binding|persistent)\s+"
@@ -720,9 +919,25 @@ def _exfiltration(p: Prepared) -> Iterator[Hit]:
             end += 1
         while end > dest.end() and p.text[end - 1] in ".,;:)!?'\"":
             end -= 1  # sentence punctuation after an address is not part of it
-        yield Hit(Category.EXFILTRATION, HIGH, "exfil-instruction", "asks to send secrets or private data to an outside address", m.start(), end, quotable=True)
+        yield Hit(
+            Category.EXFILTRATION,
+            HIGH,
+            "exfil-instruction",
+            "asks to send secrets or private data to an outside address",
+            m.start(),
+            end,
+            quotable=True,
+        )
     for m in keyed_matches(p, _EXTRACTION_KEYS, _EXTRACTION):
-        yield Hit(Category.EXFILTRATION, HIGH, "prompt-extraction", "asks the agent to reveal its prompt or secrets", m.start(), m.end(), quotable=True)
+        yield Hit(
+            Category.EXFILTRATION,
+            HIGH,
+            "prompt-extraction",
+            "asks the agent to reveal its prompt or secrets",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
 
 
 _EXTRACTION_KEYS = keyset(

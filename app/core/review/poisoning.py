@@ -14,7 +14,17 @@ import bisect
 import re
 from collections.abc import Callable, Iterator
 
-from app.core.review.common import HIGH, MEDIUM, Hit, Keys, Prepared, keyed_matches, keyed_rule, keyset, run_keyed
+from app.core.review.common import (
+    HIGH,
+    MEDIUM,
+    Hit,
+    Keys,
+    Prepared,
+    keyed_matches,
+    keyed_rule,
+    keyset,
+    run_keyed,
+)
 from app.core.review.finding import Category
 from app.core.review.patterns import SYSTEM_TEMPLATE
 
@@ -88,7 +98,9 @@ _OUTPUT = (
     r"(?:your\s+|the\s+|every\s+|each\s+|any\s+|all\s+(?:your\s+)?|this\s+)?(?:final\s+)?"
     r"(?:reply|replies|answer|answers|response|responses|summary|summaries|review|output|message|messages|report)"
 )
-_OUTPUT_KEYS = keyset(("repl", "answer", "response", "summar", "review", "output", "message", "report"))
+_OUTPUT_KEYS = keyset(
+    ("repl", "answer", "response", "summar", "review", "output", "message", "report")
+)
 # What stands right before the output noun of every canary order: "in your", "to every", "into the".
 _OUTPUT_PREPOSITIONS = frozenset(("in", "to", "into", "of", "on", "with", "under", "below"))
 _OUTPUT_FILLERS = frozenset(("your", "the", "every", "each", "any", "all", "this", "final"))
@@ -221,12 +233,29 @@ _ORDER = re.compile(
 
 # -- forged turns and delimiters ---------------------------------------------------------------------------------------
 
-_TURN = re.compile(r"(system|assistant|ai|model|bot|gpt|chatgpt|claude|developer|tool|function)\s*(?:\([^)\n]{0,30}\))?\s*:[ \t]*(?=\S)", _I)
+_TURN = re.compile(
+    r"(system|assistant|ai|model|bot|gpt|chatgpt|claude|developer|tool|function)\s*(?:\([^)\n]{0,30}\))?\s*:[ \t]*(?=\S)",
+    _I,
+)
 # The characters `\s` matches in a str pattern (those `str.isspace` holds).
 SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 # "ai" with each character `_TURN` may take after it: as a bare keyword it is found inside every
 # "again", "main" and "email" (most of the keywords a memory holds), where no turn can begin.
-_TURN_KEYS = keyset(("system", "assistant", "model", "bot", "gpt", "chatgpt", "claude", "developer", "tool", "function", *("ai" + c for c in SPACES + "(:")))
+_TURN_KEYS = keyset(
+    (
+        "system",
+        "assistant",
+        "model",
+        "bot",
+        "gpt",
+        "chatgpt",
+        "claude",
+        "developer",
+        "tool",
+        "function",
+        *("ai" + c for c in SPACES + "(:"),
+    )
+)
 _TURN_PREFIX = re.compile(r"[ \t>*#_\-|]{0,8}")
 # What an assistant turn forged into a memory says: it grants, reveals or agrees to something.
 _TURN_ORDER = re.compile(
@@ -242,7 +271,19 @@ _DELIMITER = re.compile(
     r"[ \t]*(?:\]|>|\)|\})?(?:[ \t]*[-=#*_~]{3,})?",
     _I,
 )
-_DELIMITER_KEYS = keyset(("end of", "end the", "close of", "stop of", "end document", "end input", "end context", "end session", "end user"))
+_DELIMITER_KEYS = keyset(
+    (
+        "end of",
+        "end the",
+        "close of",
+        "stop of",
+        "end document",
+        "end input",
+        "end context",
+        "end session",
+        "end user",
+    )
+)
 _CLOSING_TAG = re.compile(
     r"</(?:document|documents|context|data|user_input|user|input|email|tool_output|tool_result|function_results?|search_results?|untrusted(?:_\w+)?"
     r"|content|text|file|webpage|web_page|page|article|source|quote|excerpt|retrieved|memory|memories|human|instructions?|system|message)>",
@@ -391,7 +432,10 @@ _FOREIGN_OVERRIDE = re.compile(
     r"\b(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*|[üu]bergeh\w*|ignore[zr]?|oublie[zr]?|n[ée]glige[zr]?|ignora[rd]?|ignoren|olvida[rd]?|olvide|descarta|ignori|dimentica(?:te|re)?|tralascia)"
     r"\s+(?:(?:alle|all|die|deine|ihre|s[äa]mtliche|bisherigen|vorherigen|toutes|tous|les|tes|vos|todas|todos|las|los|tus|sus|tutte|tutti|le|gli|tue|sue|ses|sie|du)\s+){0,3}"
     r"(?:(?:vorherigen|vorigen|bisherigen|obigen|fr[üu]heren|pr[ée]c[ée]dentes|ant[ée]rieures|anteriores|previas|precedenti|iniziali|originales|originali|originales)\s+)?"
-    + _RULE_NOUNS.replace("(?:rules?|", "(?:anweisungen|instruktionen|befehle|instructions|instrucciones|indicaciones|istruzioni|direttive|rules?|")
+    + _RULE_NOUNS.replace(
+        "(?:rules?|",
+        "(?:anweisungen|instruktionen|befehle|instructions|instrucciones|indicaciones|istruzioni|direttive|rules?|",
+    )
     + r"\b",
     _I,
 )
@@ -512,10 +556,23 @@ _EXTRACT_MORE = re.compile(
 
 
 _NEW_ORDERS_KEYS = keyset(("neue", "aktualisierte", "echte", "nouvelle", "nueva", "nuove", "nuovi"))
-_SAFETY_OFF_KEYS = keyset(("disabled", "off", "suspended", "lifted", "removed", "deactivated", "bypassed", "overridden"))
+_SAFETY_OFF_KEYS = keyset(
+    ("disabled", "off", "suspended", "lifted", "removed", "deactivated", "bypassed", "overridden")
+)
 _SAFETY_KEYS = keyset(("safety", "security", "content", "ethical", "moral"))
 _EXTRACT_MORE_KEYS = keyset(
-    ("system", "initiali", "initial", "hidden", "instructions you", "above", "you are", "my instructions", "i was instructed", "conversation")
+    (
+        "system",
+        "initiali",
+        "initial",
+        "hidden",
+        "instructions you",
+        "above",
+        "you are",
+        "my instructions",
+        "i was instructed",
+        "conversation",
+    )
 )
 
 
@@ -531,7 +588,15 @@ def _forged(p: Prepared) -> Iterator[Hit]:
             quotable=True,
         )
     for m in _around(p, _SAFETY_OFF_KEYS, _SAFETY_OFF, 80, 16, _near(p, _SAFETY_KEYS, 80, 0)):
-        yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "safety-off", "declares the agent's safety rules switched off", m.start(), m.end(), quotable=True)
+        yield Hit(
+            Category.INSTRUCTION_OVERRIDE,
+            HIGH,
+            "safety-off",
+            "declares the agent's safety rules switched off",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in _around(
         p,
         _EXTRACT_MORE_KEYS,
@@ -540,10 +605,24 @@ def _forged(p: Prepared) -> Iterator[Hit]:
         40,
         _near(p, _EXTRACT_VERBS, 80, 0),
     ):
-        yield Hit(Category.EXFILTRATION, HIGH, "prompt-extraction", "asks the agent to reveal its prompt or instructions", m.start(), m.end(), quotable=True)
+        yield Hit(
+            Category.EXFILTRATION,
+            HIGH,
+            "prompt-extraction",
+            "asks the agent to reveal its prompt or instructions",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in keyed_matches(p, _DECODE_KEYS, _DECODE_AND_OBEY):
         yield Hit(
-            Category.INSTRUCTION_OVERRIDE, HIGH, "decode-and-obey", "tells the agent to decode hidden text and obey it", m.start(), m.end(), quotable=True
+            Category.INSTRUCTION_OVERRIDE,
+            HIGH,
+            "decode-and-obey",
+            "tells the agent to decode hidden text and obey it",
+            m.start(),
+            m.end(),
+            quotable=True,
         )
     for m in _around(p, _RULE_NOUN_KEYS, _FORGED_REASONING, 200, 80, _near(p, _NEGATIONS, 120, 80)):
         yield Hit(
@@ -600,7 +679,14 @@ def _after_preposition(p: Prepared) -> Callable[[int], bool]:
     return check
 
 
-def _around(p: Prepared, keys: Keys, pattern: re.Pattern[str], back: int, fwd: int, near: Callable[[int], bool]) -> Iterator[re.Match[str]]:
+def _around(
+    p: Prepared,
+    keys: Keys,
+    pattern: re.Pattern[str],
+    back: int,
+    fwd: int,
+    near: Callable[[int], bool],
+) -> Iterator[re.Match[str]]:
     """Matches of `pattern` that contain a keyword occurrence, searched for in a window around it: for
     patterns whose first words are common ("the", "this") and whose rare word comes later. `near` is a
     cheap test the occurrence must pass before the full pattern is tried, so a text full of the keyword
@@ -640,7 +726,8 @@ def _tool_calls(p: Prepared) -> Iterator[Hit]:
             Category.TOOL_INJECTION,
             HIGH if ordered else MEDIUM,
             "agent-tool-call",
-            f"tells the agent to call the tool {name}" + (" as part of its task" if ordered else ""),
+            f"tells the agent to call the tool {name}"
+            + (" as part of its task" if ordered else ""),
             m.start(),
             line_end,
             quotable=True,
@@ -648,7 +735,20 @@ def _tool_calls(p: Prepared) -> Iterator[Hit]:
 
 
 _CANARY_FOREIGN_KEYS = keyset(
-    _CANARY_KEYS_FOREIGN + ("in jede", "zu jede", "an jede", "dans chaque", "dans toute", "en cada", "in ogni", "nella tua", "dans ta", "dans votre", "en tu ")
+    _CANARY_KEYS_FOREIGN
+    + (
+        "in jede",
+        "zu jede",
+        "an jede",
+        "dans chaque",
+        "dans toute",
+        "en cada",
+        "in ogni",
+        "nella tua",
+        "dans ta",
+        "dans votre",
+        "en tu ",
+    )
 )
 
 
@@ -662,13 +762,32 @@ def _canaries(p: Prepared) -> Iterator[Hit]:
         start = sentence + 2 if sentence >= 0 else start
         while start < m.start() and p.text[start].isspace():
             start += 1
-        yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "canary-order", "tells the agent to put a given value into its replies", start, m.end(), quotable=True)
+        yield Hit(
+            Category.INSTRUCTION_OVERRIDE,
+            HIGH,
+            "canary-order",
+            "tells the agent to put a given value into its replies",
+            start,
+            m.end(),
+            quotable=True,
+        )
     for m in keyed_matches(p, _CANARY_FOREIGN_KEYS, _CANARY_FOREIGN):
         lo = max(p.line_start(m.start()), m.start() - 200)
         hi = min(p.line_end(m.end()), m.end() + 80)
-        if _CANARY_FOREIGN_ORDER.search(p.text, lo, hi) is None or _VALUE_WORDS.search(p.text, lo, hi) is None:
+        if (
+            _CANARY_FOREIGN_ORDER.search(p.text, lo, hi) is None
+            or _VALUE_WORDS.search(p.text, lo, hi) is None
+        ):
             continue
-        yield Hit(Category.INSTRUCTION_OVERRIDE, HIGH, "canary-order", "tells the agent to put a given value into its replies", lo, hi, quotable=True)
+        yield Hit(
+            Category.INSTRUCTION_OVERRIDE,
+            HIGH,
+            "canary-order",
+            "tells the agent to put a given value into its replies",
+            lo,
+            hi,
+            quotable=True,
+        )
 
 
 _HARM_ORDER = re.compile(
@@ -697,7 +816,8 @@ def _addressed(p: Prepared) -> Iterator[Hit]:
             Category.INSTRUCTION_OVERRIDE,
             severity,
             "agent-addressed",
-            "text addressed to the AI that reads it" + (", with an order" if order is not None else ""),
+            "text addressed to the AI that reads it"
+            + (", with an order" if order is not None else ""),
             m.start(),
             max(end, m.end()),
             quotable=True,
@@ -719,7 +839,15 @@ def _turns(p: Prepared) -> Iterator[Hit]:
             continue  # a persona template ("System: You are a helpful assistant.") gives no order
         if _TURN_ORDER.search(body) is None:
             continue
-        yield Hit(Category.ROLE_HIJACK, HIGH, "fake-turn", f"a forged {role} turn that gives or accepts an order", m.start(), line_end, quotable=True)
+        yield Hit(
+            Category.ROLE_HIJACK,
+            HIGH,
+            "fake-turn",
+            f"a forged {role} turn that gives or accepts an order",
+            m.start(),
+            line_end,
+            quotable=True,
+        )
 
 
 _CLOSING_TAG_KEYS = keyset(("</",))
@@ -731,7 +859,9 @@ def _delimiters(p: Prepared) -> Iterator[Hit]:
         raw = m.group(0)
         # "at the end of the document" in prose is not a delimiter: it must stand alone on its line or be bracketed.
         ls, le = p.line_start(m.start()), p.line_end(m.end())
-        alone = not p.text[ls : m.start()].strip(" \t-=#*_~[<({") and not p.text[m.end() : le].strip(" \t-=#*_~]>)}")
+        alone = not p.text[ls : m.start()].strip(" \t-=#*_~[<({") and not p.text[
+            m.end() : le
+        ].strip(" \t-=#*_~]>)}")
         if alone or raw.lstrip()[:1] in "[<({" or raw.strip()[:3] in ("---", "===", "###", "***"):
             found.append((m.start(), m.end(), "delimiter"))
     for m in keyed_matches(p, _CLOSING_TAG_KEYS, _CLOSING_TAG):
@@ -765,11 +895,21 @@ def _persistence(p: Prepared) -> Iterator[Hit]:
         if other is None:
             continue
         saved = m.group(0).lower()
-        if rep is None and not re.search(r"memor|ged[äa]chtnis|speicher|m[ée]moire|permanent|forever|future", saved):
+        if rep is None and not re.search(
+            r"memor|ged[äa]chtnis|speicher|m[ée]moire|permanent|forever|future", saved
+        ):
             continue  # "write the date from now on" is a habit, not a planted memory
         start, end = min(m.start(), other.start()), max(m.end(), other.end())
         last_end = end
-        yield Hit(Category.PERSISTENCE, HIGH, "memory-persistence", "asks the agent to save something and repeat or apply it later", start, end, quotable=True)
+        yield Hit(
+            Category.PERSISTENCE,
+            HIGH,
+            "memory-persistence",
+            "asks the agent to save something and repeat or apply it later",
+            start,
+            end,
+            quotable=True,
+        )
 
 
 # Each rule with every keyword set it reads: a text holding none of them skips the rule.

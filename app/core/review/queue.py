@@ -40,7 +40,9 @@ class ReviewItem(BaseModel):
         return (SEVERITY_RANK[top.severity] if top else 0, TRUST_SEVERITY[self.effective.level])
 
 
-def review_item(memory: Memory, ledger: Ledger, entry_texts: EntryTexts, known: Sequence[Finding] | None = None) -> ReviewItem:
+def review_item(
+    memory: Memory, ledger: Ledger, entry_texts: EntryTexts, known: Sequence[Finding] | None = None
+) -> ReviewItem:
     """The memory with its findings: `known` ones, else those of its texts, read and scanned now."""
     unreadable = None
     if known is not None:
@@ -51,8 +53,12 @@ def review_item(memory: Memory, ledger: Ledger, entry_texts: EntryTexts, known: 
         except Exception as error:  # noqa: BLE001 - a source that cannot be read is itself worth a look
             findings, unreadable = [], f"{type(error).__name__}: {error}"
     top = worst(findings)
-    effective = effective_trust(memory, ledger, suggested_trust(findings), severity=top.severity.value if top else "")
-    return ReviewItem(memory=memory, effective=effective, findings=tuple(findings), unreadable=unreadable)
+    effective = effective_trust(
+        memory, ledger, suggested_trust(findings), severity=top.severity.value if top else ""
+    )
+    return ReviewItem(
+        memory=memory, effective=effective, findings=tuple(findings), unreadable=unreadable
+    )
 
 
 def may_need_review(memories: Iterable[Memory], found_nothing: Container[str]) -> set[str]:
@@ -63,7 +69,11 @@ def may_need_review(memories: Iterable[Memory], found_nothing: Container[str]) -
     memories = list(memories)
     ids = list(map(_ID, memories))
     unknown = map(not_, map(found_nothing.__contains__, ids))
-    suspect = map(or_, map(_SUSPECT.__contains__, map(_TRUST, memories)), map(is_, map(_DUE, map(_FIELDS, memories)), repeat(True)))
+    suspect = map(
+        or_,
+        map(_SUSPECT.__contains__, map(_TRUST, memories)),
+        map(is_, map(_DUE, map(_FIELDS, memories)), repeat(True)),
+    )
     return set(compress(ids, map(or_, unknown, suspect)))
 
 
@@ -79,7 +89,13 @@ def needs_review(item: ReviewItem) -> bool:
     """Findings, a suspect claim or decision, or an approval the content has outgrown."""
     if item.effective.source == "ledger" and item.effective.level not in _SUSPECT:
         return False  # a person decided about exactly this content
-    return _worth_a_look(item.findings) or item.memory.trust in _SUSPECT or item.effective.level in _SUSPECT or item.effective.stale or item.due
+    return (
+        _worth_a_look(item.findings)
+        or item.memory.trust in _SUSPECT
+        or item.effective.level in _SUSPECT
+        or item.effective.stale
+        or item.due
+    )
 
 
 def _worth_a_look(findings: Iterable[Finding]) -> bool:
@@ -87,7 +103,12 @@ def _worth_a_look(findings: Iterable[Finding]) -> bool:
     return any(SEVERITY_RANK[f.severity] > 1 for f in findings)
 
 
-def review_queue(memories: Iterable[Memory], ledger: Ledger, entry_texts: EntryTexts, findings_of: FindingsOf | None = None) -> list[ReviewItem]:
+def review_queue(
+    memories: Iterable[Memory],
+    ledger: Ledger,
+    entry_texts: EntryTexts,
+    findings_of: FindingsOf | None = None,
+) -> list[ReviewItem]:
     """The memories that need a look, most severe first. With `findings_of`, a memory whose findings
     are known is scanned no more; and one that nobody decided about, that claims no suspect trust
     and whose findings are not worth a look, is left out without building its item (the detector
@@ -97,7 +118,13 @@ def review_queue(memories: Iterable[Memory], ledger: Ledger, entry_texts: EntryT
     with ledger.held():
         for memory in memories:
             known = findings_of(memory) if findings_of is not None else None
-            if known is not None and memory.id not in decided and memory.trust not in _SUSPECT and not _worth_a_look(known) and not item_due(memory):
+            if (
+                known is not None
+                and memory.id not in decided
+                and memory.trust not in _SUSPECT
+                and not _worth_a_look(known)
+                and not item_due(memory)
+            ):
                 continue
             item = review_item(memory, ledger, entry_texts, known)
             if needs_review(item):

@@ -32,7 +32,9 @@ def read_relinks(locations: Locations) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
 
 
-def add_relink(locations: Locations, old: str | os.PathLike[str], new: str | os.PathLike[str]) -> tuple[str, str]:
+def add_relink(
+    locations: Locations, old: str | os.PathLike[str], new: str | os.PathLike[str]
+) -> tuple[str, str]:
     """Say that the portfolio once at `old` is the one at `new` now. Returns both, resolved."""
     old_real, new_real = os.path.realpath(old), os.path.realpath(new)
     links = read_relinks(locations) | {old_real: new_real}

@@ -49,7 +49,9 @@ _FOLD = str.maketrans(
 _TOKEN = re.compile(r"([a-z0-9]{1,6})[a-z0-9]*")
 # Sentence ends, line ends and list bullets separate units; a colon ends one too, since an order often
 # follows a harmless lead-in ("Note for the assistant: ...").
-_UNIT = re.compile(r"[^\n.!?;:]*+(?:[.!?;:]++(?![\s)\]\"']|$)[^\n.!?;:]*+)*+(?:[.!?;:]++[)\]\"']?|\n|$)")
+_UNIT = re.compile(
+    r"[^\n.!?;:]*+(?:[.!?;:]++(?![\s)\]\"']|$)[^\n.!?;:]*+)*+(?:[.!?;:]++[)\]\"']?|\n|$)"
+)
 
 
 def fold(text: str) -> str:
@@ -163,7 +165,9 @@ def parse(raw: str) -> Model:
         if " " not in feat:
             units_bound[feat] = units_bound.get(feat, 0) + v
     stem_units = {k: v for k, v in quantised.items() if v and " " not in k}
-    pair_units = {(k.split(" ", 1)[0], k.split(" ", 1)[1]): v for k, v in quantised.items() if v and " " in k}
+    pair_units = {
+        (k.split(" ", 1)[0], k.split(" ", 1)[1]): v for k, v in quantised.items() if v and " " in k
+    }
     gate, feature_units = _gate(stem_units, pair_units)
     return Model(
         weights=weights,
@@ -181,10 +185,15 @@ def parse(raw: str) -> Model:
     )
 
 
-def _gate(stem_units: dict[str, int], pair_units: dict[tuple[str, str], int]) -> tuple[Any, list[int]]:
+def _gate(
+    stem_units: dict[str, int], pair_units: dict[tuple[str, str], int]
+) -> tuple[Any, list[int]]:
     automaton = Automaton()
     feature_units: list[int] = []
-    for key, v in chain(((f" {stem} ", v) for stem, v in stem_units.items()), ((f" {a} {b} ", v) for (a, b), v in pair_units.items())):
+    for key, v in chain(
+        ((f" {stem} ", v) for stem, v in stem_units.items()),
+        ((f" {a} {b} ", v) for (a, b), v in pair_units.items()),
+    ):
         automaton.add_word(key, len(feature_units))
         feature_units.append(v)
     automaton.make_automaton()
@@ -193,7 +202,9 @@ def _gate(stem_units: dict[str, int], pair_units: dict[tuple[str, str], int]) ->
 
 @cache
 def model() -> Model:
-    return parse(resources.files("app.core.review").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8"))
+    return parse(
+        resources.files("app.core.review").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8")
+    )
 
 
 def probability(score: float) -> float:
@@ -216,7 +227,11 @@ _PERSIST = re.compile(
 def _category(text: str) -> Category:
     if _PERSIST.search(text):
         return Category.PERSISTENCE
-    if _EXFIL.search(text) and re.search(r"https?://|@[\w-]+\.|\b(?:prompt|password|credential|secret|token|key|api)", text, re.IGNORECASE):
+    if _EXFIL.search(text) and re.search(
+        r"https?://|@[\w-]+\.|\b(?:prompt|password|credential|secret|token|key|api)",
+        text,
+        re.IGNORECASE,
+    ):
         return Category.EXFILTRATION
     return Category.INSTRUCTION_OVERRIDE
 
@@ -244,13 +259,21 @@ def _cannot_reach(m: Model, text: str, low: str) -> bool:
     if len(stems) <= MAX_WINDOW_TOKENS:
         return False
     # Each stem's weight plus that of the pair it begins (none for the last stem), summed over runs.
-    weights = list(map(add, map(m.stem_units.get, stems, zeros), chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,))))
+    weights = list(
+        map(
+            add,
+            map(m.stem_units.get, stems, zeros),
+            chain(map(m.pair_units.get, zip(stems, islice(stems, 1, None)), zeros), (0,)),
+        )
+    )
     sums = list(accumulate(weights, initial=0))
     return max(map(sub, islice(sums, MAX_WINDOW_TOKENS, None), sums)) < lowest
 
 
 # Letters and digits stay, every other byte becomes a space: an ASCII text's words, split in C.
-_WORD_BYTES = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256))
+_WORD_BYTES = bytes(
+    c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256)
+)
 
 
 def joined_stems(low: str) -> str:
@@ -262,7 +285,9 @@ def joined_stems(low: str) -> str:
     return " " + b" ".join(map(_CUT, words)).decode("ascii") + " "
 
 
-_CUT = itemgetter(slice(None, STEM))  # a word's stem, cut in C (a comprehension runs bytecode per word)
+_CUT = itemgetter(
+    slice(None, STEM)
+)  # a word's stem, cut in C (a comprehension runs bytecode per word)
 
 
 def _may_cut_inside_a_word(text: str) -> bool:
@@ -287,7 +312,9 @@ def _distinct_units(m: Model, joined: str) -> int:
     if m.gate is None:
         stems = joined.split()
         zeros = repeat(0)
-        return sum(map(m.stem_units.get, set(stems), zeros)) + sum(map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), zeros))
+        return sum(map(m.stem_units.get, set(stems), zeros)) + sum(
+            map(m.pair_units.get, set(zip(stems, islice(stems, 1, None))), zeros)
+        )
     return sum(map(m.feature_units.__getitem__, set(map(itemgetter(1), m.gate.iter(joined)))))
 
 
@@ -312,7 +339,11 @@ def scan(p: Prepared) -> list[Hit]:
     # of `windows`); one within a unit of the line is decided by the float sums, as before.
     lowest = m.need_units - 1
     singles = [i for i, bound in enumerate(unit_bound) if bound >= lowest]
-    pairs = [i for i, bound in enumerate(map(sum, zip(unit_bound, islice(unit_bound, 1, None)))) if bound >= lowest]
+    pairs = [
+        i
+        for i, bound in enumerate(map(sum, zip(unit_bound, islice(unit_bound, 1, None))))
+        if bound >= lowest
+    ]
     if not singles and not pairs:
         return []
     stems = unit_stems.__getitem__
@@ -325,14 +356,20 @@ def scan(p: Prepared) -> list[Hit]:
         got = exact_of.get(i)
         if got is None:
             unit = stems(i)
-            got = exact_of[i] = sum(map(weight_get, unit, zeros)) + sum(map(weight_get, map(" ".join, zip(unit, islice(unit, 1, None))), zeros))
+            got = exact_of[i] = sum(map(weight_get, unit, zeros)) + sum(
+                map(weight_get, map(" ".join, zip(unit, islice(unit, 1, None))), zeros)
+            )
         return got
 
     hits: list[tuple[int, int, float]] = []
     count = 0
     for first, last in [(i, i) for i in singles] + [(i, i + 1) for i in pairs]:
         bound = unit_bound[first] + (unit_bound[last] if last != first else 0)
-        if bound <= m.need_units + 1 and _float_bound(m, stems(first), stems(last) if last != first else None) < m.high - m.bias:
+        if (
+            bound <= m.need_units + 1
+            and _float_bound(m, stems(first), stems(last) if last != first else None)
+            < m.high - m.bias
+        ):
             continue
         count += 1
         if count > MAX_WINDOWS:
@@ -343,7 +380,11 @@ def scan(p: Prepared) -> list[Hit]:
         if last == first:
             score: int | None = exact(first)
         elif len(head) + len(tail) <= MAX_WINDOW_TOKENS:
-            score = exact(first) + exact(last) + (weight_get(f"{head[-1]} {tail[0]}", 0) if head and tail else 0)
+            score = (
+                exact(first)
+                + exact(last)
+                + (weight_get(f"{head[-1]} {tail[0]}", 0) if head and tail else 0)
+            )
         else:
             score = None
         if score is not None and score < lowest:
@@ -358,10 +399,22 @@ def _float_bound(m: Model, first: Sequence[str], last: Sequence[str] | None) -> 
     on the line."""
     get, bound_get, zeros = m.weights.get, m.pair_bound.get, repeat(0.0)
     bound = sum(map(get, first, zeros)) + sum(map(bound_get, first, zeros))
-    return bound if last is None else bound + (sum(map(get, last, zeros)) + sum(map(bound_get, last, zeros)))
+    return (
+        bound
+        if last is None
+        else bound + (sum(map(get, last, zeros)) + sum(map(bound_get, last, zeros)))
+    )
 
 
-def _score_window(m: Model, text: str, low: str, start: int, end: int, stems: Sequence[str], hits: list[tuple[int, int, float]]) -> None:
+def _score_window(
+    m: Model,
+    text: str,
+    low: str,
+    start: int,
+    end: int,
+    stems: Sequence[str],
+    hits: list[tuple[int, int, float]],
+) -> None:
     score = m.score(features(stems))
     if score < m.high:
         return
@@ -393,7 +446,9 @@ _QUOTED = re.compile(
 )
 
 
-_ROLE_PREFIX = re.compile(r"[ \t>*#_\-]{0,8}(?:system|developer|assistant)\s*:[ \t]*", re.IGNORECASE)
+_ROLE_PREFIX = re.compile(
+    r"[ \t>*#_\-]{0,8}(?:system|developer|assistant)\s*:[ \t]*", re.IGNORECASE
+)
 
 
 def _role_prefix(text: str, start: int, end: int) -> int:
@@ -433,7 +488,9 @@ def _merge(found: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
         i = bisect.bisect_left(starts, f[0])
         j = i
         while j < len(starts) and starts[j] < f[1] and ends[j] > f[1]:
-            j += 1  # kept windows starting inside this one run to its end at most a sentence further
+            j += (
+                1  # kept windows starting inside this one run to its end at most a sentence further
+            )
         if j < len(starts) and starts[j] < f[1]:
             continue  # it holds a tighter window already reported
         starts.insert(i, f[0])

@@ -6,7 +6,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.core.review.common import CRITICAL, HIGH, LOW, MEDIUM, Hit, Keys, Prepared, family, keyed_matches, keyset
+from app.core.review.common import (
+    CRITICAL,
+    HIGH,
+    LOW,
+    MEDIUM,
+    Hit,
+    Keys,
+    Prepared,
+    family,
+    keyed_matches,
+    keyset,
+)
 from app.core.review.finding import Category
 
 _I = re.IGNORECASE
@@ -131,20 +142,51 @@ _CODE_EXEC = re.compile(
     r"|child_process\.exec(?:Sync)?|Runtime\.getRuntime\(\)\.exec|shell_exec|passthru|proc_open|popen)\s*\(([^\n]{0,200})",
     _I,
 )
-_SHELL_PROFILE = re.compile(r">>\s*(?:~|\$HOME)?/?(?:[\w.-]+/)*\.(?:bashrc|zshrc|profile|bash_profile)\b|\(crontab\s+-l", _I)
+_SHELL_PROFILE = re.compile(
+    r">>\s*(?:~|\$HOME)?/?(?:[\w.-]+/)*\.(?:bashrc|zshrc|profile|bash_profile)\b|\(crontab\s+-l", _I
+)
 
 
-_PIPE_KEYS = keyset(("curl", "wget", "fetch", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "base64", "xxd", "openssl"))
+_PIPE_KEYS = keyset(
+    (
+        "curl",
+        "wget",
+        "fetch",
+        "iwr",
+        "irm",
+        "invoke-webrequest",
+        "invoke-restmethod",
+        "base64",
+        "xxd",
+        "openssl",
+    )
+)
 _DOWNLOAD_KEYS = keyset(("curl", "wget"))
-_SUBSHELL_KEYS = keyset(("$(curl", "$(wget", "`curl", "`wget", "<(curl", "<(wget", "<( curl", "<( wget"))
+_SUBSHELL_KEYS = keyset(
+    ("$(curl", "$(wget", "`curl", "`wget", "<(curl", "<(wget", "<( curl", "<( wget")
+)
 _SUBST_KEYS = keyset(("$(",))
 _RM_KEYS = keyset(("rm ",))
 _REVERSE_KEYS = keyset(("nc ", "ncat", "netcat", "/dev/tcp/", "bash -i", "mkfifo", "socat"))
-_DESTRUCTIVE_KEYS = keyset((":(){", ":() {", "dd if=", "mkfs", "chmod", "/dev/sd", "--no-preserve-root", "sudo rm"))
+_DESTRUCTIVE_KEYS = keyset(
+    (":(){", ":() {", "dd if=", "mkfs", "chmod", "/dev/sd", "--no-preserve-root", "sudo rm")
+)
 _POWERSHELL_KEYS = keyset(("powershell", "iex", "invoke-expression"))
 _TOOL_JSON_KEYS = keyset(("{",))
 _TOOL_ARGS_KEYS = keyset(('"command"', '"cmd"', '"code"', '"script"', '"shell"', '"input"'))
-_TOOL_XML_KEYS = keyset(("<tool_call", "<tool_use", "<function_call", "<invoke", "<" + "antml:", "<execute", "<run_command", "<bash", "<shell"))
+_TOOL_XML_KEYS = keyset(
+    (
+        "<tool_call",
+        "<tool_use",
+        "<function_call",
+        "<invoke",
+        "<" + "antml:",
+        "<execute",
+        "<run_command",
+        "<bash",
+        "<shell",
+    )
+)
 _CODE_KEYS = keyset(
     (
         "os.system",
@@ -187,38 +229,113 @@ def _call_args(rest: str) -> tuple[str, bool]:
 def _scan(p: Prepared) -> Iterator[Hit]:
     text = p.text
     for m in keyed_matches(p, _PIPE_KEYS, _PIPE_TO_SHELL):
-        yield Hit(_T, CRITICAL, "pipe-to-shell", "downloads or decodes something and runs it in a shell", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            CRITICAL,
+            "pipe-to-shell",
+            "downloads or decodes something and runs it in a shell",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in keyed_matches(p, _DOWNLOAD_KEYS, _DOWNLOAD_RUN):
-        yield Hit(_T, HIGH, "download-and-run", "downloads a file and runs it", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            HIGH,
+            "download-and-run",
+            "downloads a file and runs it",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in _iter_at(p, _SUBSHELL_KEYS, _SUBSHELL_FETCH, back=24):
-        yield Hit(_T, CRITICAL, "pipe-to-shell", "runs a downloaded script in a shell", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            CRITICAL,
+            "pipe-to-shell",
+            "runs a downloaded script in a shell",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in keyed_matches(p, _SUBST_KEYS, _SUBST):
         dangerous = _DANGEROUS_INNER.search(m.group(1)) is not None
         yield Hit(
             _T,
             HIGH if dangerous else LOW,
             "command-substitution",
-            "command substitution" + (" running a network, shell or credential command" if dangerous else ""),
+            "command substitution"
+            + (" running a network, shell or credential command" if dangerous else ""),
             m.start(),
             m.end(),
             quotable=True,
         )
     for m in keyed_matches(p, _RM_KEYS, _RM):
         if _recursive(m.group(1)):
-            yield Hit(_T, CRITICAL, "rm-rf", "recursive delete of a root, home or system folder", m.start(), m.end(), quotable=True)
+            yield Hit(
+                _T,
+                CRITICAL,
+                "rm-rf",
+                "recursive delete of a root, home or system folder",
+                m.start(),
+                m.end(),
+                quotable=True,
+            )
     for m in _iter_at(p, _REVERSE_KEYS, _REVERSE_SHELL, back=0):
-        yield Hit(_T, CRITICAL, "reverse-shell", "opens a reverse shell to another host", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            CRITICAL,
+            "reverse-shell",
+            "opens a reverse shell to another host",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in _iter_at(p, _DESTRUCTIVE_KEYS, _DESTRUCTIVE, back=0):
-        yield Hit(_T, HIGH, "destructive-command", "a destructive system command", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            HIGH,
+            "destructive-command",
+            "a destructive system command",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in _iter_at(p, _POWERSHELL_KEYS, _POWERSHELL, back=0):
-        yield Hit(_T, HIGH, "powershell-download", "PowerShell that runs encoded or downloaded code", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            HIGH,
+            "powershell-download",
+            "PowerShell that runs encoded or downloaded code",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     yield from _sensitive_paths(p)
     for m in keyed_matches(p, _TOOL_JSON_KEYS, _TOOL_JSON):
-        yield Hit(_T, HIGH, "tool-call-json", "a JSON tool call naming a shell or file tool", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            HIGH,
+            "tool-call-json",
+            "a JSON tool call naming a shell or file tool",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in keyed_matches(p, _TOOL_ARGS_KEYS, _TOOL_ARGS):
-        yield Hit(_T, HIGH, "tool-call-args", "tool-call arguments carrying a dangerous command", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T,
+            HIGH,
+            "tool-call-args",
+            "tool-call arguments carrying a dangerous command",
+            m.start(),
+            m.end(),
+            quotable=True,
+        )
     for m in keyed_matches(p, _TOOL_XML_KEYS, _TOOL_XML):
-        yield Hit(_T, HIGH, "tool-call-xml", "an XML tool-call block", m.start(), m.end(), quotable=True)
+        yield Hit(
+            _T, HIGH, "tool-call-xml", "an XML tool-call block", m.start(), m.end(), quotable=True
+        )
     for m in _iter_at(p, _CODE_KEYS, _CODE_EXEC, back=0):
         args, closed = _call_args(m.group(1))
         if closed and not args.strip():
@@ -228,7 +345,8 @@ def _scan(p: Prepared) -> Iterator[Hit]:
             _T,
             HIGH if dangerous else MEDIUM,
             "code-execution",
-            "a code-execution call" + (" running a network, shell or credential command" if dangerous else ""),
+            "a code-execution call"
+            + (" running a network, shell or credential command" if dangerous else ""),
             m.start(),
             m.end(),
             quotable=True,
@@ -257,7 +375,9 @@ def _recursive(flags: str) -> bool:
     return False
 
 
-def _iter_at(p: Prepared, keys: Keys, pattern: re.Pattern[str], *, back: int) -> list[re.Match[str]]:
+def _iter_at(
+    p: Prepared, keys: Keys, pattern: re.Pattern[str], *, back: int
+) -> list[re.Match[str]]:
     """Matches of `pattern` that contain a keyword occurrence, searched from a little before it."""
     found = p.positions(keys)
     if not found:
@@ -305,11 +425,35 @@ def _sensitive_paths(p: Prepared) -> Iterator[Hit]:
             verb = v
         sent = _SEND_VERB.search(p.text, ls, le) is not None
         if verb is not None and (secret or sent):
-            yield Hit(_T, HIGH, "credential-file-read", "reads or sends a credential or system file", verb.start(), m.end(), quotable=True)
+            yield Hit(
+                _T,
+                HIGH,
+                "credential-file-read",
+                "reads or sends a credential or system file",
+                verb.start(),
+                m.end(),
+                quotable=True,
+            )
         elif secret and sent:
-            yield Hit(_T, HIGH, "credential-file-read", "sends a credential file", m.start(), m.end(), quotable=True)
+            yield Hit(
+                _T,
+                HIGH,
+                "credential-file-read",
+                "sends a credential file",
+                m.start(),
+                m.end(),
+                quotable=True,
+            )
         else:
-            yield Hit(_T, MEDIUM, "credential-file-path", "mentions a credential or system file", m.start(), m.end(), quotable=True)
+            yield Hit(
+                _T,
+                MEDIUM,
+                "credential-file-path",
+                "mentions a credential or system file",
+                m.start(),
+                m.end(),
+                quotable=True,
+            )
 
 
 _FAMILY = family(globals())  # defined last: every keyword set above

@@ -26,7 +26,11 @@ def span_label(text: str, start: int, end: int) -> str:
     last_line, last_column = line_column(text, max(start, end - 1))
     if last_line != line:
         return f"line {line}, col {column} to line {last_line}, col {last_column}"
-    return f"line {line}, col {column}" if last_column == column else f"line {line}, col {column}-{last_column}"
+    return (
+        f"line {line}, col {column}"
+        if last_column == column
+        else f"line {line}, col {column}-{last_column}"
+    )
 
 
 def entry_text(finding: Finding, entries: EntryTexts) -> str | None:
@@ -51,7 +55,9 @@ def finding_name(finding: Finding) -> str:
     return finding.category.value
 
 
-def finding_excerpt(finding: Finding, entries: EntryTexts, *, reveal: bool, limit: int = 100) -> str:
+def finding_excerpt(
+    finding: Finding, entries: EntryTexts, *, reveal: bool, limit: int = 100
+) -> str:
     """The finding's excerpt: as the detector kept it (secrets masked), or, with `reveal`, the
     span's own characters read from its entry's text, inert and on one line."""
     text = entry_text(finding, entries) if reveal else None

@@ -30,7 +30,12 @@ LEVEL_OF_ACTION: dict[str, TrustLevel] = {
 
 
 # How each source reads after the level: "flagged (ledger)", "flagged (detector: high)".
-SOURCE_WORD: dict[str, str] = {"ledger": "ledger", "claimed": "claimed", "detector": "detector", "default": "no claim"}
+SOURCE_WORD: dict[str, str] = {
+    "ledger": "ledger",
+    "claimed": "claimed",
+    "detector": "detector",
+    "default": "no claim",
+}
 
 
 class EffectiveTrust(BaseModel):
@@ -76,7 +81,11 @@ def standing_decision(memory: Memory, ledger: Ledger, entry: str | None = None) 
             continue
         if decision.id in undone:
             continue
-        if decision.entry is None or decision.entry == entry or (entry is None and decision.entry == single):
+        if (
+            decision.entry is None
+            or decision.entry == entry
+            or (entry is None and decision.entry == single)
+        ):
             return decision
     return None
 
@@ -99,7 +108,9 @@ def effective_trust(
     severity: str = "",
 ) -> EffectiveTrust:
     """`severity` is the detector's worst finding, named when the detector decides."""
-    return decided_trust(memory, standing_decision(memory, ledger, entry), suggested, entry=entry, severity=severity)
+    return decided_trust(
+        memory, standing_decision(memory, ledger, entry), suggested, entry=entry, severity=severity
+    )
 
 
 def effective_trusts(
@@ -130,7 +141,14 @@ def effective_trusts(
     return out
 
 
-def decided_trust(memory: Memory, decision: Decision | None, suggested: TrustLevel | None, *, entry: str | None = None, severity: str = "") -> EffectiveTrust:
+def decided_trust(
+    memory: Memory,
+    decision: Decision | None,
+    suggested: TrustLevel | None,
+    *,
+    entry: str | None = None,
+    severity: str = "",
+) -> EffectiveTrust:
     """Effective trust once the standing decision (if any) is known."""
     stale = False
     if decision is not None:
@@ -147,7 +165,9 @@ def decided_trust(memory: Memory, decision: Decision | None, suggested: TrustLev
 
 
 @lru_cache(maxsize=4096)
-def _trust(level: TrustLevel, source: TrustSource, stale: bool, decision: str | None, detail: str = "") -> EffectiveTrust:
+def _trust(
+    level: TrustLevel, source: TrustSource, stale: bool, decision: str | None, detail: str = ""
+) -> EffectiveTrust:
     """Equal verdicts are one frozen object: a hundred thousand memories hold a few dozen distinct
     ones, and every face asks for all of them after each read."""
     return EffectiveTrust(level=level, source=source, stale=stale, decision=decision, detail=detail)

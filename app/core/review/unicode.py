@@ -62,7 +62,9 @@ for _code in range(0x1D400, 0x1D800):
     _folded = unicodedata.normalize("NFKC", chr(_code))
     if len(_folded) == 1 and _folded.isascii() and _folded.isalnum():
         CONFUSABLES[_code] = _folded
-_FOREIGN_LOOKALIKES = "".join(chr(c) for c in CONFUSABLES if not (c < 0x250 or 0xFF01 <= c < 0xFF5F or c >= 0x1D400))
+_FOREIGN_LOOKALIKES = "".join(
+    chr(c) for c in CONFUSABLES if not (c < 0x250 or 0xFF01 <= c < 0xFF5F or c >= 0x1D400)
+)
 _WIDE = "\uff01-\uff5e\U0001d400-\U0001d7ff"
 _CONF_CLASS = f"[{re.escape(_FOREIGN_LOOKALIKES)}{_WIDE}]"
 _MIXED_EDGE = re.compile(f"[A-Za-z]{_CONF_CLASS}|{_CONF_CLASS}[A-Za-z]")
@@ -111,18 +113,26 @@ def _is_emoji(ch: str) -> bool:
 
 def _spaced_letter(ch: str) -> bool:
     """A letter or digit of a script written with spaces between words (Latin, Greek, Cyrillic...)."""
-    return bool(ch) and ch.isalnum() and (ord(ch) < 0x0590 or 0xFF10 <= ord(ch) <= 0xFF5A or 0x1D400 <= ord(ch) <= 0x1D7FF)
+    return (
+        bool(ch)
+        and ch.isalnum()
+        and (ord(ch) < 0x0590 or 0xFF10 <= ord(ch) <= 0xFF5A or 0x1D400 <= ord(ch) <= 0x1D7FF)
+    )
 
 
 def _joining_script(ch: str) -> bool:
     """Scripts where ZWJ/ZWNJ shape letters (Arabic, Persian, Indic, Sinhala, Myanmar, Khmer...)."""
-    return bool(ch) and ord(ch) >= 0x0590 and not _is_emoji(ch) and unicodedata.category(ch)[0] in "LM"
+    return (
+        bool(ch) and ord(ch) >= 0x0590 and not _is_emoji(ch) and unicodedata.category(ch)[0] in "LM"
+    )
 
 
 def _word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     """The word around [start, end), hidden characters included, at most 64 characters either side."""
     lo = start
-    while lo > 0 and start - lo < 64 and (text[lo - 1].isalnum() or _ANY_HIDDEN.match(text[lo - 1])):
+    while (
+        lo > 0 and start - lo < 64 and (text[lo - 1].isalnum() or _ANY_HIDDEN.match(text[lo - 1]))
+    ):
         lo -= 1
     hi = end
     while hi < len(text) and hi - end < 64 and (text[hi].isalnum() or _ANY_HIDDEN.match(text[hi])):
@@ -154,7 +164,16 @@ def scan_hidden(p: Prepared, rescan: Rescan) -> list[Hit]:
         for kind, start, end in _groups(p.text, m.start(), m.end()):
             groups += 1
             if groups > MAX_RUNS:
-                hits.append(Hit(_H, HIGH, "invisible-flood", f"more than {MAX_RUNS:,} runs of invisible characters", start, p.n))
+                hits.append(
+                    Hit(
+                        _H,
+                        HIGH,
+                        "invisible-flood",
+                        f"more than {MAX_RUNS:,} runs of invisible characters",
+                        start,
+                        p.n,
+                    )
+                )
                 return hits
             hit = _classify(p, kind, start, end, rescan)
             if hit is not None:
@@ -174,44 +193,97 @@ def _classify(p: Prepared, kind: str, start: int, end: int, rescan: Rescan) -> H
         return _bidi(p, start, end)
     if kind == "mark":
         line = text[p.line_start(start) : p.line_end(end)]
-        return None if _RTL_LETTER.search(line) else Hit(_H, LOW, "direction-mark", "a direction mark in left-to-right text", start, end)
+        return (
+            None
+            if _RTL_LETTER.search(line)
+            else Hit(
+                _H, LOW, "direction-mark", "a direction mark in left-to-right text", start, end
+            )
+        )
     if kind == "sep":
-        return Hit(_H, MEDIUM, "line-separator", "U+2028/U+2029: an invisible line break to YAML and JavaScript", start, end)
+        return Hit(
+            _H,
+            MEDIUM,
+            "line-separator",
+            "U+2028/U+2029: an invisible line break to YAML and JavaScript",
+            start,
+            end,
+        )
     if kind == "hangul":
         line = text[p.line_start(start) : p.line_end(end)]
         if _HANGUL_TEXT.search(re.sub(f"[{_HANGUL}]", "", line)):
             return None
         if _spaced_letter(prev) and _spaced_letter(nxt):
             lo, hi = _word_bounds(text, start, end)
-            return Hit(_H, HIGH, "filler-in-word", "a Hangul filler (renders blank) hidden inside a word", lo, hi)
+            return Hit(
+                _H,
+                HIGH,
+                "filler-in-word",
+                "a Hangul filler (renders blank) hidden inside a word",
+                lo,
+                hi,
+            )
         severity = HIGH if end - start >= 3 else MEDIUM
-        return Hit(_H, severity, "hangul-filler", "Hangul filler characters outside Korean text (invisible padding)", start, end)
+        return Hit(
+            _H,
+            severity,
+            "hangul-filler",
+            "Hangul filler characters outside Korean text (invisible padding)",
+            start,
+            end,
+        )
     if kind == "shy":
         if end - start == 1 and _spaced_letter(prev) and _spaced_letter(nxt):
             # A hyphenation hint is ordinary; it only matters when it splits a phrase rule (raised later).
             lo, hi = _word_bounds(text, start, end)
             return Hit(_H, 0, "soft-hyphen", "a soft hyphen inside a word", lo, hi)
-        return Hit(_H, MEDIUM, "soft-hyphen", "soft hyphens outside a hyphenation point (invisible when rendered)", start, end)
+        return Hit(
+            _H,
+            MEDIUM,
+            "soft-hyphen",
+            "soft hyphens outside a hyphenation point (invisible when rendered)",
+            start,
+            end,
+        )
     return _zero_width(p, start, end, prev, nxt, rescan)
 
 
-def _zero_width(p: Prepared, start: int, end: int, prev: str, nxt: str, rescan: Rescan) -> Hit | None:
+def _zero_width(
+    p: Prepared, start: int, end: int, prev: str, nxt: str, rescan: Rescan
+) -> Hit | None:
     text = p.text
     chars = set(text[start:end])
     if chars <= {"\u200d", "\u200c"} and end - start <= 2:
-        if (_is_emoji(prev) or (prev != "" and prev in "\U0001f3fb\U0001f3fc\U0001f3fd\U0001f3fe\U0001f3ff")) and _is_emoji(nxt):
+        if (
+            _is_emoji(prev)
+            or (prev != "" and prev in "\U0001f3fb\U0001f3fc\U0001f3fd\U0001f3fe\U0001f3ff")
+        ) and _is_emoji(nxt):
             return None
         if _joining_script(prev) or _joining_script(nxt):
             return None
     if start == 0 and text[0] == "\ufeff" and end == 1:
         return None
     if end - start >= 16:
-        hit = Hit(_H, HIGH, "invisible-run", f"{end - start} zero-width characters in a row (hidden data or padding)", start, end)
+        hit = Hit(
+            _H,
+            HIGH,
+            "invisible-run",
+            f"{end - start} zero-width characters in a row (hidden data or padding)",
+            start,
+            end,
+        )
         decoded = _zero_width_bits(text[start : min(end, start + MAX_DECODE * 8)])
         return _decoded_hit(hit, decoded, rescan) if decoded else hit
     if _spaced_letter(prev) and _spaced_letter(nxt):
         lo, hi = _word_bounds(text, start, end)
-        return Hit(_H, HIGH, "zero-width-in-word", "zero-width character hidden inside a word (splits it for filters)", lo, hi)
+        return Hit(
+            _H,
+            HIGH,
+            "zero-width-in-word",
+            "zero-width character hidden inside a word (splits it for filters)",
+            lo,
+            hi,
+        )
     if chars <= {"\u200b"} and (not prev or not nxt or not (prev.isalnum() or nxt.isalnum())):
         return Hit(_H, MEDIUM, "zero-width", "a zero-width space", start, end)
     return Hit(_H, MEDIUM, "zero-width", "zero-width or invisible format characters", start, end)
@@ -249,7 +321,14 @@ def _tags(text: str, start: int, end: int, prev: str, rescan: Rescan) -> Hit | N
     decoded = "".join(chr(ord(ch) - 0xE0000) for ch in run if 0xE0020 <= ord(ch) <= 0xE007E)
     if not decoded.strip():
         return Hit(_H, MEDIUM, "tag-characters", "invisible Unicode tag characters", start, end)
-    hit = Hit(_H, HIGH, "tag-characters", f"{end - start} invisible Unicode tag characters spelling hidden ASCII", start, end)
+    hit = Hit(
+        _H,
+        HIGH,
+        "tag-characters",
+        f"{end - start} invisible Unicode tag characters spelling hidden ASCII",
+        start,
+        end,
+    )
     return _decoded_hit(hit, decoded, rescan)
 
 
@@ -260,12 +339,29 @@ SMUGGLED_BYTES = 8
 def _selectors(text: str, start: int, end: int, prev: str, rescan: Rescan) -> Hit | None:
     if end - start == 1:
         if prev.isascii() and prev.isalpha():
-            return Hit(_H, MEDIUM, "variation-selector", "a variation selector on a plain letter (it has no variants)", start, end)
+            return Hit(
+                _H,
+                MEDIUM,
+                "variation-selector",
+                "a variation selector on a plain letter (it has no variants)",
+                start,
+                end,
+            )
         return None
-    data = bytes((ord(ch) - 0xFE00) if ord(ch) <= 0xFE0F else (ord(ch) - 0xE0100 + 16) for ch in text[start : min(end, start + MAX_DECODE)])
+    data = bytes(
+        (ord(ch) - 0xFE00) if ord(ch) <= 0xFE0F else (ord(ch) - 0xE0100 + 16)
+        for ch in text[start : min(end, start + MAX_DECODE)]
+    )
     decoded = _printable(data)
     if decoded is None and end - start < SMUGGLED_BYTES:
-        return Hit(_H, MEDIUM, "variation-selectors", f"{end - start} variation selectors in a row", start, end)
+        return Hit(
+            _H,
+            MEDIUM,
+            "variation-selectors",
+            f"{end - start} variation selectors in a row",
+            start,
+            end,
+        )
     if decoded is None:
         # No text has a use for a run this long: it carries bytes, shown as hex, and the bytes are
         # scanned as Latin-1 text as well, where an order in another encoding still reads.
@@ -276,11 +372,26 @@ def _selectors(text: str, start: int, end: int, prev: str, rescan: Rescan) -> Hi
         if inner:
             hit.severity = max(hit.severity, max(h.severity for h in inner))
         return hit
-    hit = Hit(_H, HIGH, "variation-selectors", f"{end - start} variation selectors smuggling hidden bytes", start, end)
+    hit = Hit(
+        _H,
+        HIGH,
+        "variation-selectors",
+        f"{end - start} variation selectors smuggling hidden bytes",
+        start,
+        end,
+    )
     return _decoded_hit(hit, decoded, rescan)
 
 
-_BIDI_CLOSE = {"\u202a": "\u202c", "\u202b": "\u202c", "\u202d": "\u202c", "\u202e": "\u202c", "\u2066": "\u2069", "\u2067": "\u2069", "\u2068": "\u2069"}
+_BIDI_CLOSE = {
+    "\u202a": "\u202c",
+    "\u202b": "\u202c",
+    "\u202d": "\u202c",
+    "\u202e": "\u202c",
+    "\u2066": "\u2069",
+    "\u2067": "\u2069",
+    "\u2068": "\u2069",
+}
 
 
 def _bidi(p: Prepared, start: int, end: int) -> Hit | None:
@@ -295,11 +406,32 @@ def _bidi(p: Prepared, start: int, end: int) -> Hit | None:
     line = text[p.line_start(start) : line_end]
     inside = text[end:span_end]
     if ch in "\u202d\u202e":
-        return Hit(_H, HIGH, "bidi-override", "a bidi override: the text is displayed in a different order than it is stored", start, span_end)
+        return Hit(
+            _H,
+            HIGH,
+            "bidi-override",
+            "a bidi override: the text is displayed in a different order than it is stored",
+            start,
+            span_end,
+        )
     if _RTL_LETTER.search(line):
-        return Hit(_H, LOW, "bidi-isolate", "a bidi embedding or isolate in right-to-left text", start, span_end)
+        return Hit(
+            _H,
+            LOW,
+            "bidi-isolate",
+            "a bidi embedding or isolate in right-to-left text",
+            start,
+            span_end,
+        )
     severity = HIGH if re.search(r"[A-Za-z0-9]", inside) else MEDIUM
-    return Hit(_H, severity, "bidi-isolate", "a bidi embedding or isolate in left-to-right text (reorders what is displayed)", start, span_end)
+    return Hit(
+        _H,
+        severity,
+        "bidi-isolate",
+        "a bidi embedding or isolate in left-to-right text (reorders what is displayed)",
+        start,
+        span_end,
+    )
 
 
 # -- homoglyphs ------------------------------------------------------------------------------------
@@ -330,7 +462,14 @@ def scan_homoglyphs(p: Prepared) -> list[Hit]:
         token = p.text[lo:hi]
         skeleton = token.translate(CONFUSABLES)
         hits.append(
-            Hit(Category.HOMOGLYPH, MEDIUM, "mixed-script", f"a word mixing Latin with look-alike letters, reads as `{skeleton}`: {_describe(token)}", lo, hi)
+            Hit(
+                Category.HOMOGLYPH,
+                MEDIUM,
+                "mixed-script",
+                f"a word mixing Latin with look-alike letters, reads as `{skeleton}`: {_describe(token)}",
+                lo,
+                hi,
+            )
         )
         if len(hits) >= MAX_RUNS:
             return hits
@@ -359,7 +498,9 @@ class Normalized:
     """The text as a reader sees it (hidden characters removed, look-alikes folded to Latin), with a
     map from its offsets back to the original's."""
 
-    def __init__(self, text: str, kept: list[tuple[int, int]], changes: list[int] | None = None) -> None:
+    def __init__(
+        self, text: str, kept: list[tuple[int, int]], changes: list[int] | None = None
+    ) -> None:
         self.text = text
         self._clean_starts = [c for c, _ in kept]
         self._orig_starts = [o for _, o in kept]

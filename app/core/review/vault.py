@@ -107,7 +107,9 @@ class Vault:
     def put(self, manifest: Manifest, content: bytes, name: str) -> Item:
         """Store `content` and its manifest as a new item; returns it. Raises StorageError."""
         if sha256_bytes(content) != manifest.sha256 or len(content) != manifest.length:
-            raise VaultError(f"vault item {name}: the content does not match its manifest; nothing was stored")
+            raise VaultError(
+                f"vault item {name}: the content does not match its manifest; nothing was stored"
+            )
         parts = (check_name(manifest.system), slug(manifest.portfolio), check_name(name))
         if os.path.lexists(self.root.joinpath(*parts)):
             # Never write into (or, on failure, discard) an item that is already stored.
@@ -118,7 +120,13 @@ class Vault:
         ref = "/".join(parts)
         try:
             atomic_write(roots, folder / CONTENT, content, base=None, new_mode=0o600)
-            atomic_write(roots, folder / MANIFEST, manifest.model_dump_json(indent=2).encode("utf-8") + b"\n", base=None, new_mode=0o600)
+            atomic_write(
+                roots,
+                folder / MANIFEST,
+                manifest.model_dump_json(indent=2).encode("utf-8") + b"\n",
+                base=None,
+                new_mode=0o600,
+            )
         except BaseException:
             self.discard(ref)
             raise
@@ -127,7 +135,9 @@ class Vault:
     def _folder(self, ref: str) -> Path:
         parts = ref.split("/")
         if len(parts) != 3:
-            raise ContainmentError(f"refused vault reference {shown(ref)!r}: expected <system>/<portfolio>/<item>")
+            raise ContainmentError(
+                f"refused vault reference {shown(ref)!r}: expected <system>/<portfolio>/<item>"
+            )
         for part in parts:
             check_name(part)
         return self.root.joinpath(*parts)
@@ -143,7 +153,9 @@ class Vault:
         try:
             manifest = Manifest.model_validate_json(raw)
         except ValidationError as exc:
-            raise VaultError(f"vault item {ref}: its manifest is not valid ({exc.error_count()} error(s))") from None
+            raise VaultError(
+                f"vault item {ref}: its manifest is not valid ({exc.error_count()} error(s))"
+            ) from None
         return Item(ref, folder, manifest)
 
     def content(self, item: Item) -> bytes:
@@ -152,9 +164,13 @@ class Vault:
             data, _ = read_current(item.folder / CONTENT)
         except (Gone, OSError) as exc:
             reason = exc.reason if isinstance(exc, Gone) else (exc.strerror or str(exc))
-            raise VaultError(f"vault item {item.ref}: its content cannot be read ({reason})") from None
+            raise VaultError(
+                f"vault item {item.ref}: its content cannot be read ({reason})"
+            ) from None
         if sha256_bytes(data) != item.manifest.sha256:
-            raise VaultError(f"vault item {item.ref}: its content no longer matches the sha256 it was stored with")
+            raise VaultError(
+                f"vault item {item.ref}: its content no longer matches the sha256 it was stored with"
+            )
         return data
 
     def items(self) -> Iterator[Item]:
@@ -162,8 +178,14 @@ class Vault:
         if not self.root.is_dir():
             return
         for system in sorted(self.root.iterdir()):
-            for portfolio in sorted(system.iterdir()) if system.is_dir() and not system.is_symlink() else []:
-                for folder in sorted(portfolio.iterdir()) if portfolio.is_dir() and not portfolio.is_symlink() else []:
+            for portfolio in (
+                sorted(system.iterdir()) if system.is_dir() and not system.is_symlink() else []
+            ):
+                for folder in (
+                    sorted(portfolio.iterdir())
+                    if portfolio.is_dir() and not portfolio.is_symlink()
+                    else []
+                ):
                     try:
                         yield self.get(f"{system.name}/{portfolio.name}/{folder.name}")
                     except (StorageError, ValueError):

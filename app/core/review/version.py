@@ -17,13 +17,19 @@ from importlib import resources
 
 # Raised by hand only for a change the files below do not show.
 DETECTOR_SCHEME = "1"
-_NOT_DETECTOR = frozenset({"__init__.py", "ledger.py", "vault.py", "queue.py", "trust.py", "version.py"})
+_NOT_DETECTOR = frozenset(
+    {"__init__.py", "ledger.py", "vault.py", "queue.py", "trust.py", "version.py"}
+)
 
 
 def _fingerprint() -> str:
     digest = hashlib.sha256(f"{sys.version_info[:2]}:{unicodedata.unidata_version}".encode())
     package = resources.files("app.core.review")
-    parts = [item for item in package.iterdir() if item.name.endswith((".py", ".json")) and item.name not in _NOT_DETECTOR]
+    parts = [
+        item
+        for item in package.iterdir()
+        if item.name.endswith((".py", ".json")) and item.name not in _NOT_DETECTOR
+    ]
     parts.append(resources.files("app.core").joinpath("inert.py"))
     for item in sorted(parts, key=lambda p: p.name):
         digest.update(item.name.encode() + b"\0")

@@ -21,8 +21,14 @@ _TAG = re.compile(r"(?m)(?:^|(?<=[\s\[{,]))(!<[^>\n]{1,300}>|!!?[A-Za-z0-9_][\w.
 _TAG_DIRECTIVE = re.compile(r"(?m)^%TAG[ \t]+(\S+)[ \t]+(\S+)")
 _ANCHOR_ALIAS = re.compile(r"(?m)(?:^|(?<=[\s\[{,]))([&*])([^\s\[\]{},]{1,128})")
 _DEEP = re.compile(r"[\[{](?:[ \t]*[\[{]){63,}+")
-_LANGUAGE = re.compile(r"(?:python|ruby|java|javax|com\.sun|perl|php|js|node|clojure|scala|dotnet|net)\b|^!!?(?:java|javax)", re.IGNORECASE)
-_CONSTRUCTOR = re.compile(r"^(?:exec|eval|new|construct|apply|call|invoke|system|import|module|object|name)\b", re.IGNORECASE)
+_LANGUAGE = re.compile(
+    r"(?:python|ruby|java|javax|com\.sun|perl|php|js|node|clojure|scala|dotnet|net)\b|^!!?(?:java|javax)",
+    re.IGNORECASE,
+)
+_CONSTRUCTOR = re.compile(
+    r"^(?:exec|eval|new|construct|apply|call|invoke|system|import|module|object|name)\b",
+    re.IGNORECASE,
+)
 _CORE = frozenset({"str", "int", "float", "bool", "null", "map", "seq", "timestamp"})
 _ODD_CORE = frozenset({"set", "omap", "pairs", "merge", "value", "yaml"})
 MAX_SOURCE = 4 * 1024 * 1024
@@ -56,7 +62,14 @@ def _classify_tag(tag: str, start: int, end: int) -> Hit | None:
     core = tag.startswith("!!") or tag.startswith("!<tag:yaml.org,2002:")
     base = name.split("/", 1)[0].split(":", 1)[0]
     if _LANGUAGE.match(name) or _LANGUAGE.search(base):
-        return Hit(_T, CRITICAL, "language-tag", f"language tag `{tag[:80]}` (an unsafe loader would build and run objects)", start, end)
+        return Hit(
+            _T,
+            CRITICAL,
+            "language-tag",
+            f"language tag `{tag[:80]}` (an unsafe loader would build and run objects)",
+            start,
+            end,
+        )
     if _CONSTRUCTOR.match(name):
         return Hit(_T, CRITICAL, "constructor-tag", f"constructor tag `{tag[:80]}`", start, end)
     if core and name in _CORE:
@@ -65,7 +78,14 @@ def _classify_tag(tag: str, start: int, end: int) -> Hit | None:
         return Hit(_T, MEDIUM, "binary-tag", "`!!binary` value (bytes, not text)", start, end)
     if core and name in _ODD_CORE:
         return Hit(_T, LOW, "collection-tag", f"`{tag}` tag", start, end)
-    return Hit(_T, MEDIUM, "unknown-tag", f"unknown tag `{tag[:80]}` (memory metadata never needs one)", start, end)
+    return Hit(
+        _T,
+        MEDIUM,
+        "unknown-tag",
+        f"unknown tag `{tag[:80]}` (memory metadata never needs one)",
+        start,
+        end,
+    )
 
 
 def _text_tags(text: str) -> Iterator[Hit]:
@@ -101,7 +121,14 @@ def scan_prose(p: Prepared) -> list[Hit]:
 def _directives(text: str) -> Iterator[Hit]:
     for m in _TAG_DIRECTIVE.finditer(text):
         severity = CRITICAL if _LANGUAGE.search(m.group(2)) else MEDIUM
-        yield Hit(_T, severity, "tag-directive", f"%TAG directive mapping `{m.group(1)}` to `{m.group(2)[:80]}`", m.start(), m.end())
+        yield Hit(
+            _T,
+            severity,
+            "tag-directive",
+            f"%TAG directive mapping `{m.group(1)}` to `{m.group(2)[:80]}`",
+            m.start(),
+            m.end(),
+        )
 
 
 _WRITTEN_TAG = re.compile(r"!<[^>\n]{0,300}>|![^\s\[\]{},]{0,300}")
@@ -188,7 +215,16 @@ def scan_source(text: str) -> list[Hit]:
     hits = list(_directives(head))
     deep = _DEEP.search(head)
     if deep:
-        hits.append(Hit(_B, HIGH, "deep-nesting", "64 or more nested brackets (recursion-depth attack on YAML loaders)", deep.start(), deep.end()))
+        hits.append(
+            Hit(
+                _B,
+                HIGH,
+                "deep-nesting",
+                "64 or more nested brackets (recursion-depth attack on YAML loaders)",
+                deep.start(),
+                deep.end(),
+            )
+        )
     # Deep bracket nesting is reported as such and never handed to the composer (its recursion).
     root = None if deep else _compose(text)
     hits.extend(_node_tags(text, root) if root is not None else _text_tags(head))
@@ -216,9 +252,21 @@ def _graph_bomb(root: Node, span: tuple[int, int]) -> Hit | None:
         return Hit(_B, HIGH, "deep-nesting", "YAML nested too deeply to walk", *span)
     if expanded >= 10_000 and expanded >= 10 * distinct:
         severity = CRITICAL if expanded >= 1_000_000 else HIGH
-        return Hit(_B, severity, "alias-bomb", f"aliases expand {distinct:,} written nodes to {expanded:,} (billion-laughs YAML bomb)", *span)
+        return Hit(
+            _B,
+            severity,
+            "alias-bomb",
+            f"aliases expand {distinct:,} written nodes to {expanded:,} (billion-laughs YAML bomb)",
+            *span,
+        )
     if expanded > distinct:
-        return Hit(_B, LOW, "anchors-aliases", "anchors and aliases (memory metadata never needs them)", *span)
+        return Hit(
+            _B,
+            LOW,
+            "anchors-aliases",
+            "anchors and aliases (memory metadata never needs them)",
+            *span,
+        )
     return None
 
 
@@ -228,7 +276,19 @@ def _text_bomb(aliases: int, anchors: int, span: tuple[int, int]) -> Hit | None:
     if not anchors:
         return None
     if aliases >= 10 and aliases > 5 * anchors:
-        return Hit(_B, HIGH, "alias-bomb", f"{aliases} aliases for {anchors} anchors (alias amplification)", *span)
+        return Hit(
+            _B,
+            HIGH,
+            "alias-bomb",
+            f"{aliases} aliases for {anchors} anchors (alias amplification)",
+            *span,
+        )
     if aliases:
-        return Hit(_B, LOW, "anchors-aliases", f"{anchors} anchors and {aliases} aliases (memory metadata never needs them)", *span)
+        return Hit(
+            _B,
+            LOW,
+            "anchors-aliases",
+            f"{anchors} anchors and {aliases} aliases (memory metadata never needs them)",
+            *span,
+        )
     return None

@@ -104,11 +104,20 @@ def fallback_search(
             continue
         if not all(word in haystack for word in needles):
             continue
-        score = sum(3.0 * (word in name) + 2.0 * (word in tags) + 1.0 * (word in description) for word in needles)
+        score = sum(
+            3.0 * (word in name) + 2.0 * (word in tags) + 1.0 * (word in description)
+            for word in needles
+        )
         scored.append((score, order, memory))
     scored.sort(key=lambda item: (-item[0], item[1]))
     hits = [
-        Hit(memory.id, score, _mark(memory.description if _any_in(memory.description, needles) else memory.name, needles))
+        Hit(
+            memory.id,
+            score,
+            _mark(
+                memory.description if _any_in(memory.description, needles) else memory.name, needles
+            ),
+        )
         for score, _order, memory in scored[:limit]
     ]
     return SearchResult(

@@ -49,4 +49,8 @@ def fed_with(folder: Path, inputs: str | None) -> bool:
         generation = latest_generation(folder)
     except (OSError, ValueError):
         return False
-    return bool(fed == {"inputs": inputs, "generation": generation} and generation >= 0 and (folder / MANIFEST).exists())
+    return bool(
+        fed == {"inputs": inputs, "generation": generation}
+        and generation >= 0
+        and (folder / MANIFEST).exists()
+    )

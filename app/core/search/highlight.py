@@ -18,7 +18,9 @@ FRAGMENT_CHARS = 160
 _WORD = re.compile(r"\w+")
 _SPACES = re.compile(r"\s+")
 MAX_SCAN_CHARS = 64_000
-MAX_MATCHES = 64  # enough to choose a good window; a body repeating a word 10,000 times is not read whole
+MAX_MATCHES = (
+    64  # enough to choose a good window; a body repeating a word 10,000 times is not read whole
+)
 
 
 _PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
@@ -101,7 +103,9 @@ def _fragment(text: str, matches: list[tuple[int, int, str]], width: int) -> str
     return _render(text, start, end, matches[i:j])
 
 
-def highlight(name: str, description: str, body: str, wanted: set[str], width: int = FRAGMENT_CHARS) -> str:
+def highlight(
+    name: str, description: str, body: str, wanted: set[str], width: int = FRAGMENT_CHARS
+) -> str:
     """The best fragment of the body that shows the query's terms; else the name or description
     with their matches marked; else the start of the description (or body), unmarked."""
     body_matches = _matches(body, wanted)

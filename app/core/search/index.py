@@ -75,7 +75,13 @@ from app.core.search.schema import (
     words,
 )
 from app.core.search.storage import IndexStorage
-from app.core.search.writer import INDEX_NAME, BuildError, BuildPlan, FastSegmentWriter, build_parallel
+from app.core.search.writer import (
+    INDEX_NAME,
+    BuildError,
+    BuildPlan,
+    FastSegmentWriter,
+    build_parallel,
+)
 
 __all__ = ["IndexFolderError", "SearchIndex", "QuerySyntaxError"]
 
@@ -199,7 +205,9 @@ class SearchIndex:
         self._lexicon = Lexicon()
         self._leaked = False
         self._manifest_file = ManifestFile(self.folder)
-        self._known: Manifest | None = None  # the manifest as of our last update, while it is current
+        self._known: Manifest | None = (
+            None  # the manifest as of our last update, while it is current
+        )
         self._digest_cache: dict[str, tuple[Memory, float, str]] = {}
         self.last_build: dict[str, int] = {}  # diagnostics of the last build (bench/search.py)
 
@@ -233,7 +241,9 @@ class SearchIndex:
         for name in os.listdir(self.folder):
             if name == LOCK_NAME:
                 continue
-            if not (name.startswith(("_" + INDEX_NAME, INDEX_NAME)) or name.startswith("manifest.")):
+            if not (
+                name.startswith(("_" + INDEX_NAME, INDEX_NAME)) or name.startswith("manifest.")
+            ):
                 continue
             path = self.folder / name
             if path.is_dir() and not path.is_symlink():
@@ -375,7 +385,17 @@ class SearchIndex:
                 seconds=time.perf_counter() - started,
             )
         try:
-            return self._update(list(memories), text_of, salience_of, progress, distrust, started, texts_of, inputs, since)
+            return self._update(
+                list(memories),
+                text_of,
+                salience_of,
+                progress,
+                distrust,
+                started,
+                texts_of,
+                inputs,
+                since,
+            )
         finally:
             lock.release()
 
@@ -394,9 +414,17 @@ class SearchIndex:
         with self._guard():
             ix, manifest, rebuilt = self._open_for_update(distrust)
         entries = manifest.entries
-        if rebuilt is None and salience_of is None and self._fed_the_same(inputs, manifest, memories):
+        if (
+            rebuilt is None
+            and salience_of is None
+            and self._fed_the_same(inputs, manifest, memories)
+        ):
             self._known = manifest
-            return IndexReport(unchanged=len(entries), documents=len(entries), seconds=time.perf_counter() - started)
+            return IndexReport(
+                unchanged=len(entries),
+                documents=len(entries),
+                seconds=time.perf_counter() - started,
+            )
         if rebuilt is None and salience_of is None and since is not None:
             self._seed_since(since, manifest, memories)
         problems: list[str] = []
@@ -415,7 +443,9 @@ class SearchIndex:
         if not (added or changed or removed) and rebuilt is None:
             self._known = manifest
             self._remember_inputs(None if problems else inputs, manifest)
-            return IndexReport(unchanged=unchanged, documents=len(entries), seconds=time.perf_counter() - started)
+            return IndexReport(
+                unchanged=unchanged, documents=len(entries), seconds=time.perf_counter() - started
+            )
 
         self._known = None  # until the job has committed everything
         job = _Job(self, ix, manifest, wanted, text_of, problems, progress, texts_of)
@@ -452,7 +482,9 @@ class SearchIndex:
         self._digest_cache = seeded
         return True
 
-    def _seed_since(self, since: tuple[str, Collection[str]], manifest: Manifest, memories: list[Memory]) -> None:
+    def _seed_since(
+        self, since: tuple[str, Collection[str]], manifest: Manifest, memories: list[Memory]
+    ) -> None:
         """When the index's last update was fed `since`'s inputs, at the generation it holds now,
         every memory but those `since` names as read again is one that update indexed: its digest
         is the one the index keeps (salience 0), and only the others are hashed."""
@@ -490,12 +522,21 @@ class SearchIndex:
                 path.unlink(missing_ok=True)
             else:
                 temp = path.with_name(f".{fed.FED}.tmp")
-                temp.write_text(json.dumps({"inputs": inputs, "generation": manifest.generation}), encoding="utf-8")
+                temp.write_text(
+                    json.dumps({"inputs": inputs, "generation": manifest.generation}),
+                    encoding="utf-8",
+                )
                 os.replace(temp, path)
         except OSError:
             pass  # only costs hashing every memory at the next start
 
-    def _digests(self, memories: list[Memory], text_of: TextOf, salience_of: SalienceOf | None, problems: list[str]) -> dict[str, tuple[Memory, float, str]]:
+    def _digests(
+        self,
+        memories: list[Memory],
+        text_of: TextOf,
+        salience_of: SalienceOf | None,
+        problems: list[str],
+    ) -> dict[str, tuple[Memory, float, str]]:
         """id -> (memory, salience, digest). A memory object seen by the previous update (the same
         frozen object, the same salience) keeps its digest: an update after ten edits hashes ten
         memories, not all of them."""
@@ -511,7 +552,9 @@ class SearchIndex:
                 try:
                     salience = float(salience_of(memory))
                 except Exception as error:  # a scoring bug must not stop indexing
-                    problems.append(f"{mid}: salience unavailable ({type(error).__name__}: {error}); indexed as 0")
+                    problems.append(
+                        f"{mid}: salience unavailable ({type(error).__name__}: {error}); indexed as 0"
+                    )
             seen = previous.get(mid)
             if seen is not None and seen[0] is memory and seen[1] == salience:
                 wanted[mid] = seen
@@ -519,7 +562,9 @@ class SearchIndex:
             try:
                 content = text_sha(memory, text_of)
             except Exception as error:
-                problems.append(f"{mid}: text unavailable ({type(error).__name__}: {error}); indexed without it")
+                problems.append(
+                    f"{mid}: text unavailable ({type(error).__name__}: {error}); indexed without it"
+                )
                 content = ""
             wanted[mid] = (memory, salience, digest(memory, content, salience))
         self._digest_cache = wanted
@@ -553,7 +598,9 @@ class SearchIndex:
                 # A commit in another thread or process swept the TOC or segment we were about to
                 # read (it had just been replaced): read the newer generation instead.
                 if attempt == OPEN_ATTEMPTS - 1:
-                    self._mark_damaged(FileNotFoundError("the index kept changing while it was opened"))
+                    self._mark_damaged(
+                        FileNotFoundError("the index kept changing while it was opened")
+                    )
                     return None
                 time.sleep(0.02)
             except Exception as error:
@@ -608,7 +655,9 @@ class SearchIndex:
                     readers.append(kept[0])
                     del old[segment.segment_id()]
                     continue
-                reader = SegmentReader(self._storage, self._schema, segment, generation=toc.generation)
+                reader = SegmentReader(
+                    self._storage, self._schema, segment, generation=toc.generation
+                )
                 fresh.append(reader)
                 readers.append(reader)
         except BaseException:
@@ -707,7 +756,12 @@ class SearchIndex:
     ) -> SearchResult:
         built = build(tree, searcher.reader(), self._lexicon, overrides)
         if built.query is None:
-            return SearchResult(query=query, total=0, took_ms=_ms(started), notice="nothing to search for: only very common words")
+            return SearchResult(
+                query=query,
+                total=0,
+                took_ms=_ms(started),
+                notice="nothing to search for: only very common words",
+            )
         results = _run(searcher, built.query, limit)
         page = list(results.items())
         scored = len(page)
@@ -721,11 +775,23 @@ class SearchIndex:
         suggestion = None
         if built.plain_words:
             suggestion = self._suggest(searcher, query, built)
-        return SearchResult(query=query, total=total, total_exact=exact, took_ms=_ms(started), hits=hits, suggestion=suggestion)
+        return SearchResult(
+            query=query,
+            total=total,
+            total_exact=exact,
+            took_ms=_ms(started),
+            hits=hits,
+            suggestion=suggestion,
+        )
 
     def _hit(self, searcher: Any, docnum: int, score: float, wanted: set[str]) -> Hit:
         stored = searcher.stored_fields(docnum)
-        fragment = highlight(stored.get("name", ""), stored.get("description", ""), self._body_text(searcher, docnum), wanted)
+        fragment = highlight(
+            stored.get("name", ""),
+            stored.get("description", ""),
+            self._body_text(searcher, docnum),
+            wanted,
+        )
         return Hit(id=stored["id"], score=round(float(score), 6), highlight=fragment)
 
     # -- did you mean ------------------------------------------------------------------------------
@@ -754,7 +820,9 @@ class SearchIndex:
         typed (their stems looked up; this is what catches typos in long words, whose stems differ
         a lot), then indexed stems one or two edits from its stem. Shown as a word found in a
         memory, not as a stem."""
-        segments = [self._lexicon.terms(leaf, "text") for leaf, _base in searcher.reader().leaf_readers()]
+        segments = [
+            self._lexicon.terms(leaf, "text") for leaf, _base in searcher.reader().leaf_readers()
+        ]
 
         def frequency_of(stem: str) -> int:
             return sum(s.frequency(stem) for s in segments)
@@ -792,7 +860,11 @@ class SearchIndex:
         docnum = matcher.id()
         stored = searcher.stored_fields(docnum)
         seen: list[str] = []
-        for text in (stored.get("name", ""), stored.get("description", ""), self._body_text(searcher, docnum)):
+        for text in (
+            stored.get("name", ""),
+            stored.get("description", ""),
+            self._body_text(searcher, docnum),
+        ):
             for word in words(text):
                 if term_of(word) == term:
                     if word in preferred:
@@ -821,7 +893,13 @@ class SearchIndex:
         if docnum is None:
             return []
         stored = searcher.stored_fields(docnum)
-        text = "\n".join((stored.get("name", ""), stored.get("description", ""), self._body_text(searcher, docnum)))
+        text = "\n".join(
+            (
+                stored.get("name", ""),
+                stored.get("description", ""),
+                self._body_text(searcher, docnum),
+            )
+        )
         reader = searcher.reader()
         documents = max(1, searcher.doc_count_all())
         weighted: list[tuple[float, str]] = []
@@ -923,7 +1001,9 @@ class _Job:
             for mid, found in zip(batch, texts, strict=True):
                 memory, salience, digest_value = self.wanted[mid]
                 if isinstance(found, Exception):
-                    self.problems.append(f"{mid}: text unavailable ({type(found).__name__}: {found}); indexed without it")
+                    self.problems.append(
+                        f"{mid}: text unavailable ({type(found).__name__}: {found}); indexed without it"
+                    )
                     text = ""
                     digest_value = "retry:" + digest_value  # never equal: re-indexed next time
                 else:

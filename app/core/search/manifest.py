@@ -49,7 +49,11 @@ class ManifestFile:
         entries = data.get("entries")
         generation = data.get("generation")
         schema = data.get("schema")
-        if not isinstance(entries, dict) or not isinstance(generation, int) or not isinstance(schema, int):
+        if (
+            not isinstance(entries, dict)
+            or not isinstance(generation, int)
+            or not isinstance(schema, int)
+        ):
             return None
         if not all(isinstance(v, str) for v in entries.values()):
             return None
@@ -81,7 +85,12 @@ class ManifestFile:
 
     def write(self, manifest: Manifest) -> None:
         """Replace the base with every entry and empty the journal."""
-        data = {"version": VERSION, "schema": manifest.schema, "generation": manifest.generation, "entries": manifest.entries}
+        data = {
+            "version": VERSION,
+            "schema": manifest.schema,
+            "generation": manifest.generation,
+            "entries": manifest.entries,
+        }
         temp = self.base.with_name(self.base.name + ".tmp")
         temp.write_text(_dumps(data), encoding="utf-8")
         os.replace(temp, self.base)
@@ -89,7 +98,9 @@ class ManifestFile:
 
     def record(self, manifest: Manifest, changed: dict[str, str], dropped: list[str]) -> None:
         """After a commit that set `changed` and dropped `dropped` (already applied to `manifest`)."""
-        if not self.base.exists() or len(changed) + len(dropped) > FOLD_AT_SHARE * max(1, len(manifest.entries)):
+        if not self.base.exists() or len(changed) + len(dropped) > FOLD_AT_SHARE * max(
+            1, len(manifest.entries)
+        ):
             self.write(manifest)
             return
         line = _dumps({"generation": manifest.generation, "set": changed, "drop": dropped}) + "\n"

@@ -195,11 +195,23 @@ def _lex(text: str) -> list[Tok]:
             tokens.append(_lex_phrase(text, i))
             i = tokens[-1].end
             continue
-        if ch == "-" and i + 1 < n and not text[i + 1].isspace() and text[i + 1] != ")" and _boundary(text, i):
+        if (
+            ch == "-"
+            and i + 1 < n
+            and not text[i + 1].isspace()
+            and text[i + 1] != ")"
+            and _boundary(text, i)
+        ):
             tokens.append(Tok("NOT", "-", i, i + 1))
             i += 1
             continue
-        if ch == "+" and i + 1 < n and not text[i + 1].isspace() and text[i + 1] != ")" and _boundary(text, i):
+        if (
+            ch == "+"
+            and i + 1 < n
+            and not text[i + 1].isspace()
+            and text[i + 1] != ")"
+            and _boundary(text, i)
+        ):
             i += 1  # "+word" is a required word, which every word already is
             continue
         field_match = _FIELD.match(text, i)
@@ -316,7 +328,9 @@ class _Parser:
             self.take()
             nxt = self.peek()
             if nxt is None or nxt.kind in ("RPAREN", "AND", "OR"):
-                raise QuerySyntaxError(f"{'NOT' if tok.text == 'NOT' else tok.text} needs a term after it", tok.start)
+                raise QuerySyntaxError(
+                    f"{'NOT' if tok.text == 'NOT' else tok.text} needs a term after it", tok.start
+                )
             return NotNode(self.parse_unary(context), tok.start)
         if tok.kind in ("AND", "OR"):
             raise QuerySyntaxError(f"{tok.kind} needs a term before it", tok.start)
@@ -358,7 +372,9 @@ class _Parser:
             raise QuerySyntaxError(f"'{label}:' inside the values of '{context.label}:'", tok.start)
         known = lowered in FILTER_FIELDS or lowered in NUMERIC_FIELDS or lowered in DATE_FIELDS
         if not known:
-            raise QuerySyntaxError(f"unknown field '{label}' (known fields: {', '.join(KNOWN_FIELDS)})", tok.start)
+            raise QuerySyntaxError(
+                f"unknown field '{label}' (known fields: {', '.join(KNOWN_FIELDS)})", tok.start
+            )
         name = FILTER_FIELDS.get(lowered, lowered)
         nxt = self.peek()
         if nxt is None or nxt.start != tok.end or nxt.kind in ("RPAREN", "AND", "OR", "NOT"):
@@ -372,7 +388,10 @@ class _Parser:
         if lowered in NUMERIC_FIELDS or lowered in DATE_FIELDS:
             value_tok = self.take()
             if value_tok.kind not in ("WORD",):
-                raise QuerySyntaxError(f"'{label}:' takes a number, a range [a TO b] or a comparison like >5", value_tok.start)
+                raise QuerySyntaxError(
+                    f"'{label}:' takes a number, a range [a TO b] or a comparison like >5",
+                    value_tok.start,
+                )
             return _exact_number(name, label, value_tok)
         holder = FieldNode(name, label, Word("", tok.end, tok.end), tok.start)
         if nxt.kind == "LPAREN":
@@ -390,7 +409,9 @@ def _word(tok: Tok) -> Word:
     if tilde >= 0:
         suffix = text[tilde + 1 :]
         if suffix not in ("", "1", "2"):
-            raise QuerySyntaxError("fuzzy distance must be 1 or 2 (word~ or word~2)", tok.start + tilde)
+            raise QuerySyntaxError(
+                "fuzzy distance must be 1 or 2 (word~ or word~2)", tok.start + tilde
+            )
         fuzzy = int(suffix or 1)
         text = text[:tilde]
     star = text.find("*")
@@ -398,7 +419,9 @@ def _word(tok: Tok) -> Word:
         if star != len(text) - 1:
             raise QuerySyntaxError("'*' is only allowed at the end of a word", tok.start + star)
         if fuzzy:
-            raise QuerySyntaxError("a word cannot be both a prefix (*) and fuzzy (~)", tok.start + star)
+            raise QuerySyntaxError(
+                "a word cannot be both a prefix (*) and fuzzy (~)", tok.start + star
+            )
         prefix = True
         text = text[:-1]
     if (prefix or fuzzy) and not words(text):
@@ -414,7 +437,9 @@ def _field_value(holder: FieldNode, value: Word | PhraseNode) -> Node:
     allowed = enum_values(holder.name)
     if allowed is not None and not (isinstance(value, Word) and value.prefix):
         if text.lower() not in allowed:
-            raise QuerySyntaxError(f"unknown {holder.label} '{text}' (one of: {', '.join(allowed)})", value.start)
+            raise QuerySyntaxError(
+                f"unknown {holder.label} '{text}' (one of: {', '.join(allowed)})", value.start
+            )
     return FieldNode(holder.name, holder.label, value, holder.start)
 
 
@@ -426,7 +451,9 @@ def _number(name: str, label: str, text: str, position: int) -> tuple[float, flo
     if name in DATE_FIELDS:
         span = date_span(text)
         if span is None:
-            raise QuerySyntaxError(f"'{text}' is not a date (use YYYY, YYYY-MM or YYYY-MM-DD)", position)
+            raise QuerySyntaxError(
+                f"'{text}' is not a date (use YYYY, YYYY-MM or YYYY-MM-DD)", position
+            )
         return float(span[0]), float(span[1])
     try:
         value = float(text) if name == "salience" else int(text)
@@ -438,13 +465,18 @@ def _number(name: str, label: str, text: str, position: int) -> tuple[float, flo
 
 def _range(name: str, label: str, tok: Tok) -> RangeNode:
     if name not in NUMERIC_FIELDS and name not in DATE_FIELDS:
-        raise QuerySyntaxError(f"'{label}:' takes no ranges (only {', '.join(NUMERIC_FIELDS + DATE_FIELDS)} do)", tok.start)
+        raise QuerySyntaxError(
+            f"'{label}:' takes no ranges (only {', '.join(NUMERIC_FIELDS + DATE_FIELDS)} do)",
+            tok.start,
+        )
     body = tok.text[1:-1]
     low_excl = tok.text[0] == "{"
     high_excl = tok.text[-1] == "}"
     parts = re.split(r"(\s+TO\s+)", body)
     if len(parts) != 3 or not parts[0].strip() or not parts[2].strip():
-        raise QuerySyntaxError("a range is written [low TO high] (use * for an open end)", tok.start)
+        raise QuerySyntaxError(
+            "a range is written [low TO high] (use * for an open end)", tok.start
+        )
     low_text, high_text = parts[0].strip(), parts[2].strip()
     low_pos = tok.start + 1 + body.index(low_text)
     high_pos = tok.start + 1 + len(parts[0]) + len(parts[1]) + parts[2].index(high_text)
@@ -460,13 +492,20 @@ def _range(name: str, label: str, tok: Tok) -> RangeNode:
         if low is not None and low_excl:
             low_excl = False
     if low_value is not None and high_value is not None and low_value > high_value:
-        raise QuerySyntaxError(f"the range starts after it ends ({low_text} > {high_text})", low_pos)
-    return RangeNode(name, _typed(name, low_value), _typed(name, high_value), low_excl, high_excl, tok.start)
+        raise QuerySyntaxError(
+            f"the range starts after it ends ({low_text} > {high_text})", low_pos
+        )
+    return RangeNode(
+        name, _typed(name, low_value), _typed(name, high_value), low_excl, high_excl, tok.start
+    )
 
 
 def _comparison(name: str, label: str, tok: Tok) -> RangeNode:
     if name not in NUMERIC_FIELDS and name not in DATE_FIELDS:
-        raise QuerySyntaxError(f"'{label}:' takes no comparisons (only {', '.join(NUMERIC_FIELDS + DATE_FIELDS)} do)", tok.start)
+        raise QuerySyntaxError(
+            f"'{label}:' takes no comparisons (only {', '.join(NUMERIC_FIELDS + DATE_FIELDS)} do)",
+            tok.start,
+        )
     op = tok.extra
     position = tok.start + len(op)
     span = _number(name, label, tok.text, position)
@@ -550,12 +589,16 @@ def build(
 
 def _build(node: Node, reader: Any, built: Built, negated: bool) -> wq.Query | None:
     if isinstance(node, AndNode):
-        subs = [q for q in (_build(c, reader, built, negated) for c in node.children) if q is not None]
+        subs = [
+            q for q in (_build(c, reader, built, negated) for c in node.children) if q is not None
+        ]
         if not subs:
             return None
         return subs[0] if len(subs) == 1 else wq.And(subs)
     if isinstance(node, OrNode):
-        subs = [q for q in (_build(c, reader, built, negated) for c in node.children) if q is not None]
+        subs = [
+            q for q in (_build(c, reader, built, negated) for c in node.children) if q is not None
+        ]
         if not subs:
             return None
         return subs[0] if len(subs) == 1 else wq.Or(subs)
@@ -578,7 +621,9 @@ def _build(node: Node, reader: Any, built: Built, negated: bool) -> wq.Query | N
             return _effective_trust(node, built)
         return _build_field(node, reader)
     if isinstance(node, RangeNode):
-        return ColumnRange(node.name, node.low, node.high, node.low_excl, node.high_excl, built.lexicon)
+        return ColumnRange(
+            node.name, node.low, node.high, node.low_excl, node.high_excl, built.lexicon
+        )
     raise TypeError(f"unknown node {node!r}")
 
 
@@ -741,7 +786,11 @@ class ColumnRange(wq.Query):
         low_excl, high_excl = self.low_excl, self.high_excl
         missing = MISSING
         found = [
-            d for d, v in enumerate(values) if v != missing and (v > low if low_excl else v >= low) and (v < high if high_excl else v <= high)
+            d
+            for d, v in enumerate(values)
+            if v != missing
+            and (v > low if low_excl else v >= low)
+            and (v < high if high_excl else v <= high)
         ]  # NaN (a float column's "missing") fails every comparison
         deleted = getattr(leaf, "deleted_docs_set", None) if leaf.has_deletions() else None
         if deleted:
@@ -785,7 +834,10 @@ class AnyTerm(wq.Query):
             yield self.fieldname, word
 
     def estimate_size(self, ixreader: Any) -> int:
-        return min(ixreader.doc_count_all(), sum(ixreader.doc_frequency(self.fieldname, w) for w in self.words))
+        return min(
+            ixreader.doc_count_all(),
+            sum(ixreader.doc_frequency(self.fieldname, w) for w in self.words),
+        )
 
     def matcher(self, searcher: Any, context: Any = None) -> Any:
         reader = searcher.reader()
@@ -846,12 +898,17 @@ def _prefixed(leaf: Any, fieldname: str, prefix: str) -> Iterator[tuple[str, int
         for scanned, (btext, info) in enumerate(leaf.iter_prefix(fieldname, prefix)):
             if scanned >= MAX_PREFIX_SCAN:
                 return
-            yield (btext.decode("utf-8") if isinstance(btext, bytes) else btext), info.doc_frequency()
+            yield (
+                (btext.decode("utf-8") if isinstance(btext, bytes) else btext),
+                info.doc_frequency(),
+            )
     except KeyError:
         return
 
 
-def expand_fuzzy(reader: Any, fieldname: str, text: str, distance: int, *, lexicon: Lexicon | None = None) -> list[str]:
+def expand_fuzzy(
+    reader: Any, fieldname: str, text: str, distance: int, *, lexicon: Lexicon | None = None
+) -> list[str]:
     """Terms within `distance` edits of the word (or its stem), sharing its first letter; the most
     frequent MAX_FUZZY_EXPANSIONS of them, the word itself included when indexed."""
     parts = words(text)
@@ -867,7 +924,11 @@ def expand_fuzzy(reader: Any, fieldname: str, text: str, distance: int, *, lexic
     # Indexed terms are stems, and a typo can hide a word's suffix from the stemmer ("rotatoin" is
     # not stemmed, "rotation" is "rotat"): the stems of the words one edit away (transpositions
     # included) are candidates too.
-    edited = {stem for stem in (term_of(e) for e in edits(raw)) if stem} if len(raw) <= MAX_EDIT_WORD else set()
+    edited = (
+        {stem for stem in (term_of(e) for e in edits(raw)) if stem}
+        if len(raw) <= MAX_EDIT_WORD
+        else set()
+    )
     counts: dict[str, int] = {}
     for leaf in _leaves(reader):
         segment_terms = lexicon.terms(leaf, fieldname)

@@ -52,7 +52,9 @@ MAX_STORED_BODY_CHARS = 64_000
 
 # Whoosh's English stop words (the StemmingAnalyzer's list), kept out of the postings: they are in
 # almost every memory, so they cost the most postings and rank nothing.
-STOP_WORDS = frozenset("a an and are as at be by can for from have if in is it may not of on or tbd that the this to us we when will with yet you your".split())
+STOP_WORDS = frozenset(
+    "a an and are as at be by can for from have if in is it may not of on or tbd that the this to us we when will with yet you your".split()
+)
 MIN_WORD = 2
 MAX_WORD = 64  # keeps a sha256 in hex; longer runs are blobs nobody types
 
@@ -140,7 +142,9 @@ class LeanAnalyzer(Analyzer):
 _BYTES_CACHE: dict[str, bytes] = {}
 
 
-def analyze_lean(parts: tuple[tuple[str, float], ...]) -> tuple[dict[bytes, int | list[int]], dict[bytes, float], int]:
+def analyze_lean(
+    parts: tuple[tuple[str, float], ...],
+) -> tuple[dict[bytes, int | list[int]], dict[bytes, float], int]:
     """Positions and weight of every term of a memory's weighted parts, and the number of terms.
     A term's positions are its one position (an int, no array made) or, when it occurs again, a
     list of them: most terms occur once in a memory (on the bench corpus 1.26M postings for 1.38M
@@ -179,11 +183,16 @@ def analyze_lean(parts: tuple[tuple[str, float], ...]) -> tuple[dict[bytes, int 
     return poses, weights, length
 
 
-def analyze_parts(parts: tuple[tuple[str, float], ...]) -> tuple[dict[bytes, array[int]], dict[bytes, float], int]:
+def analyze_parts(
+    parts: tuple[tuple[str, float], ...],
+) -> tuple[dict[bytes, array[int]], dict[bytes, float], int]:
     """`analyze_lean` with every term's positions as a uint32 array: what Whoosh's own writing
     path takes (a few memories after a change; the build takes the lean form)."""
     lean, weights, length = analyze_lean(parts)
-    poses = {term: array("I", (seen,)) if type(seen) is int else array("I", seen) for term, seen in lean.items()}  # type: ignore[arg-type]
+    poses = {
+        term: array("I", (seen,)) if type(seen) is int else array("I", seen)  # type: ignore[arg-type]
+        for term, seen in lean.items()
+    }
     return poses, weights, length
 
 
@@ -196,7 +205,9 @@ def part_postings(parts: tuple[tuple[str, float], ...]) -> list[tuple[bytes, int
 class WeightedPositions(Positions):
     """Positions whose value is a tuple of (text, boost) parts, stored as uint32 arrays."""
 
-    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Iterator[tuple[str, int, float, bytes]]:
+    def word_values(
+        self, value: Any, analyzer: Any, **kwargs: Any
+    ) -> Iterator[tuple[str, int, float, bytes]]:
         parts = ((value, 1.0),) if isinstance(value, str) else tuple(value)
         for tbytes, freq, weight, vbytes in part_postings(parts):
             yield tbytes.decode("utf-8"), freq, weight * self.field_boost, vbytes
@@ -225,7 +236,9 @@ class TextField(fields.TEXT):
         parts = ((value, 1.0),) if isinstance(value, str) else tuple(value)
         return iter(part_postings(parts))
 
-    def analyze_lean(self, value: Any) -> tuple[dict[bytes, int | list[int]], dict[bytes, float], int]:
+    def analyze_lean(
+        self, value: Any
+    ) -> tuple[dict[bytes, int | list[int]], dict[bytes, float], int]:
         """What index() yields, as the dicts the build's pool takes directly (no tuple per posting)."""
         parts = ((value, 1.0),) if isinstance(value, str) else tuple(value)
         return analyze_lean(parts)
@@ -356,7 +369,11 @@ def date_span(text: str) -> tuple[int, int] | None:
         if day:
             last = first + timedelta(days=1)
         elif month:
-            last = first.replace(year=first.year + 1, month=1) if first.month == 12 else first.replace(month=first.month + 1)
+            last = (
+                first.replace(year=first.year + 1, month=1)
+                if first.month == 12
+                else first.replace(month=first.month + 1)
+            )
         else:
             last = first.replace(year=first.year + 1)
     except ValueError:
@@ -427,7 +444,12 @@ def document(memory: Memory, text: str, salience: float, digest_value: str) -> d
         "trust": memory.trust.value,
         "kind": keyword(memory.kind),
         "tags": ",".join(tags) or None,
-        "text": ((name, NAME_BOOST), (description, DESCRIPTION_BOOST), (" ".join(tags), TAGS_BOOST), (body, BODY_BOOST)),
+        "text": (
+            (name, NAME_BOOST),
+            (description, DESCRIPTION_BOOST),
+            (" ".join(tags), TAGS_BOOST),
+            (body, BODY_BOOST),
+        ),
         "name": memory.name,
         "description": memory.description or None,
         "digest": digest_value,

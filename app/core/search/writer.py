@@ -61,7 +61,9 @@ class TermPool:
 
     def __init__(self) -> None:
         # values: a bytearray with ends in bytes (add_doc), or positions with ends in positions
-        self.fields: dict[str, dict[bytes, tuple[array[int], array[float], bytearray | array[int], array[int]]]] = {}
+        self.fields: dict[
+            str, dict[bytes, tuple[array[int], array[float], bytearray | array[int], array[int]]]
+        ] = {}
         self.postings = 0
 
     @property
@@ -94,7 +96,13 @@ class TermPool:
             count += 1
         self.postings += count
 
-    def add_positions(self, fieldname: str, docnum: int, poses: dict[bytes, int | list[int]], weights: dict[bytes, float]) -> None:
+    def add_positions(
+        self,
+        fieldname: str,
+        docnum: int,
+        poses: dict[bytes, int | list[int]],
+        weights: dict[bytes, float],
+    ) -> None:
         """A positional field's postings of one document, straight from the analyzer's dicts
         (`analyze_lean`). Positions go to a uint32 array per term and the ends count positions,
         not bytes (`_entry_values` converts at flush)."""
@@ -106,7 +114,12 @@ class TermPool:
             if entry is None:
                 entry = table[term] = (array("I"), array("f"), array("I"), array("I"))
             elif type(entry[2]) is bytearray:  # first fed by add_doc: positions as bytes
-                entry = table[term] = (entry[0], entry[1], array("I", bytes(entry[2])), array("I", (end // 4 for end in entry[3])))
+                entry = table[term] = (
+                    entry[0],
+                    entry[1],
+                    array("I", bytes(entry[2])),
+                    array("I", (end // 4 for end in entry[3])),
+                )
             entry[0].append(docnum)
             entry[1].append(weights[term])
             positions = entry[2]
@@ -173,7 +186,9 @@ class FastSegmentWriter(SegmentWriter):
                 staged.append((fieldname, items))
             stored_value = fields.get("_stored_" + fieldname, value)
             column_value = field.to_column_value(stored_value) if field.column_type else None
-            perdoc.append((fieldname, field, stored_value if field.stored else None, length, column_value))
+            perdoc.append(
+                (fieldname, field, stored_value if field.stored else None, length, column_value)
+            )
 
         writer = self.perdocwriter
         writer.start_doc(docnum)
@@ -212,12 +227,19 @@ def _plain_id_fields(schema: Any) -> dict[str, float]:
     IDTokenizer and Existence format), whose postings the writer can make itself."""
     plain: dict[str, float] = {}
     for name, field in schema.items():
-        if type(field) is fields.ID and type(field.analyzer) is IDTokenizer and type(field.format) is Existence and not field.scorable:
+        if (
+            type(field) is fields.ID
+            and type(field.analyzer) is IDTokenizer
+            and type(field.format) is Existence
+            and not field.scorable
+        ):
             plain[name] = field.format.field_boost
     return plain
 
 
-def _entry_values(entry: tuple[array[int], array[float], bytearray | array[int], array[int]]) -> tuple[array[int], array[float], bytes, array[int]]:
+def _entry_values(
+    entry: tuple[array[int], array[float], bytearray | array[int], array[int]],
+) -> tuple[array[int], array[float], bytes, array[int]]:
     """A pool entry as (docnums, weights, values blob, value ends in bytes)."""
     ids, weights, values, ends = entry
     if isinstance(values, array):  # positions: ends count positions
@@ -305,7 +327,14 @@ def _write_block(postwriter: Any, last: bool = False) -> None:
     if comp:
         databytes = zlib.compress(databytes, comp)
     ids = postwriter._ids
-    info = (len(ids), ids[-1], postwriter._maxweight, comp, length_to_byte(postwriter._minlength), length_to_byte(postwriter._maxlength))
+    info = (
+        len(ids),
+        ids[-1],
+        postwriter._maxweight,
+        comp,
+        length_to_byte(postwriter._minlength),
+        length_to_byte(postwriter._maxlength),
+    )
     infobytes = dumps(info, 2)
     postfile = postwriter._postfile
     blocklength = len(infobytes) + len(databytes)
@@ -435,7 +464,9 @@ class BuildPlan:
                 pieces.append(self.first)
                 share -= self.first
             count = -(-share // self.largest) if share else 0
-            pieces.extend(share // count + (1 if piece < share % count else 0) for piece in range(count))
+            pieces.extend(
+                share // count + (1 if piece < share % count else 0) for piece in range(count)
+            )
             quotas.append([p for p in pieces if p])
         return quotas
 
@@ -485,7 +516,9 @@ class ParallelBuild:
     files. Commits while workers are busy do not sweep unreferenced files (a segment being written
     is in no TOC yet); the last commit, after every worker has finished, does."""
 
-    def __init__(self, ix: FileIndex, workers: int, *, nice: int = 0, timeout: float = 600.0) -> None:
+    def __init__(
+        self, ix: FileIndex, workers: int, *, nice: int = 0, timeout: float = 600.0
+    ) -> None:
         self.ix = ix
         self.workers = workers
         self.timeout = timeout
@@ -493,7 +526,11 @@ class ParallelBuild:
         self.outbox = context.Queue()
         self.inboxes = [context.Queue(maxsize=4) for _ in range(workers)]
         self.processes = [
-            context.Process(target=_worker_main, args=(ix.storage.folder, inbox, self.outbox, nice, number), daemon=True)
+            context.Process(
+                target=_worker_main,
+                args=(ix.storage.folder, inbox, self.outbox, nice, number),
+                daemon=True,
+            )
             for number, inbox in enumerate(self.inboxes)
         ]
         for process in self.processes:
@@ -507,7 +544,9 @@ class ParallelBuild:
         tell their size), so one worker's long flush never stalls the others."""
         choices = list(candidates)
         try:
-            return min(choices, key=lambda w: (self.inboxes[w].qsize(), (w - self.turn) % self.workers))
+            return min(
+                choices, key=lambda w: (self.inboxes[w].qsize(), (w - self.turn) % self.workers)
+            )
         except NotImplementedError:  # macOS has no sem_getvalue
             return choices[self.turn % len(choices)]
         finally:
@@ -533,7 +572,9 @@ class ParallelBuild:
         to `wait` seconds for the first one."""
         while self.outstanding:
             try:
-                kind, number, value = self.outbox.get(timeout=wait) if wait else self.outbox.get_nowait()
+                kind, number, value = (
+                    self.outbox.get(timeout=wait) if wait else self.outbox.get_nowait()
+                )
             except queue.Empty:
                 self._check_alive()
                 return
@@ -612,8 +653,12 @@ def build_parallel(
 
     try:
         build = ParallelBuild(ix, workers, nice=nice)
-    except Exception as error:  # no processes here (a sandbox, a frozen app): the caller builds in-process
-        raise BuildError(f"could not start index workers ({type(error).__name__}: {error})") from error
+    except (
+        Exception
+    ) as error:  # no processes here (a sandbox, a frozen app): the caller builds in-process
+        raise BuildError(
+            f"could not start index workers ({type(error).__name__}: {error})"
+        ) from error
     extra = 0  # documents beyond `total` (the iterable was longer than announced)
 
     def dispatch(items: list[tuple[str, dict[str, Any]]]) -> None:

@@ -76,7 +76,15 @@ if TYPE_CHECKING:
     from .base import Base
     from .containment import Roots, check_name
     from .edits import cut_span, insert_span, replace_span, set_key
-    from .errors import ConflictError, ContainmentError, EditError, NotWritableError, ReadBackError, StorageError, WriteError
+    from .errors import (
+        ConflictError,
+        ContainmentError,
+        EditError,
+        NotWritableError,
+        ReadBackError,
+        StorageError,
+        WriteError,
+    )
     from .leftovers import LITTER_PATTERN, clear_litter, sweep
     from .links import make_link, remove_link
     from .moves import move_file, remove_empty_folder, remove_file

@@ -45,14 +45,28 @@ from pathlib import Path
 
 from .base import Base, Gone, read_current, sha256_bytes, verify_absent
 from .containment import Roots
-from .errors import ConflictError, ContainmentError, NotWritableError, ReadBackError, WriteError, shown
+from .errors import (
+    ConflictError,
+    ContainmentError,
+    NotWritableError,
+    ReadBackError,
+    WriteError,
+    shown,
+)
 from .touched import before, note
 
 FAULT_ENV = "MEMWB_FAULT"
 FAULT_IN_ENV = "MEMWB_FAULT_IN"
 # Race tests: the process waits at each fault point (the descriptors of two pipes, see `fault`).
 HOLD_ENV = "MEMWB_FAULT_HOLD"
-FAULT_POINTS = ("before_write", "half_written", "after_write", "after_fsync", "after_replace", "after_dir_fsync")
+FAULT_POINTS = (
+    "before_write",
+    "half_written",
+    "after_write",
+    "after_fsync",
+    "after_replace",
+    "after_dir_fsync",
+)
 # Elsewhere in the write path: after a file is set aside for removal (moves), right before and right
 # after a database transaction commits (sqlite_write), after a change is journaled as applied (the
 # change layer).
@@ -117,7 +131,9 @@ def atomic_write(
         raise TypeError("atomic_write takes bytes")
     target = roots.resolve(path)
     if TEMP_PATTERN.fullmatch(target.name):
-        raise ContainmentError(f"refused {shown(target)}: that name is one of the workbench's temporary files")
+        raise ContainmentError(
+            f"refused {shown(target)}: that name is one of the workbench's temporary files"
+        )
     created = base is None
     st = _check_base(target, base, data)
     warnings = check_writable(target, st, split_hard_links=split_hard_links)
@@ -127,7 +143,9 @@ def atomic_write(
     dfd = roots.open_folder(folder)
     held = -1
     try:
-        before(target, roots.primary, None if base is None else base.data, sha256_bytes(data))  # before the temp file exists
+        before(
+            target, roots.primary, None if base is None else base.data, sha256_bytes(data)
+        )  # before the temp file exists
         tmp, fd = _create_temp(dfd, target, created)
         held = os.dup(fd)  # its lock, until the save is over (see _create_temp)
         try:
@@ -167,7 +185,9 @@ def atomic_write(
         if held >= 0:
             os.close(held)
         os.close(dfd)
-    return Saved(target, sha256_bytes(data), len(data), Base.of(target, data, final), tuple(warnings))
+    return Saved(
+        target, sha256_bytes(data), len(data), Base.of(target, data, final), tuple(warnings)
+    )
 
 
 def _read_back(dfd: int, target: Path, data: bytes) -> None:
@@ -175,7 +195,9 @@ def _read_back(dfd: int, target: Path, data: bytes) -> None:
     save: anything but what was written (another writer in between, a file system that lies) and
     the save is not reported done."""
     try:
-        fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+        fd = os.open(
+            target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd
+        )
         try:
             chunks = []
             while chunk := os.read(fd, 1 << 20):
@@ -183,10 +205,17 @@ def _read_back(dfd: int, target: Path, data: bytes) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
-        raise ReadBackError(target, "the saved file", f"it cannot be read back: {describe(exc)}", committed=True) from None
+        raise ReadBackError(
+            target, "the saved file", f"it cannot be read back: {describe(exc)}", committed=True
+        ) from None
     disk = b"".join(chunks)
     if disk != data:
-        raise ReadBackError(target, "the saved file", f"{len(disk)} bytes with sha256 {sha256_bytes(disk)[:12]}, not the {len(data)} written", committed=True)
+        raise ReadBackError(
+            target,
+            "the saved file",
+            f"{len(disk)} bytes with sha256 {sha256_bytes(disk)[:12]}, not the {len(data)} written",
+            committed=True,
+        )
 
 
 def describe(exc: OSError) -> str:
@@ -261,7 +290,9 @@ def _mode_text(st: os.stat_result) -> str:
     return f"mode {stat.filemode(st.st_mode)}, owner uid {st.st_uid}"
 
 
-def check_writable(target: Path, st: os.stat_result | None, *, split_hard_links: bool = False) -> list[str]:
+def check_writable(
+    target: Path, st: os.stat_result | None, *, split_hard_links: bool = False
+) -> list[str]:
     """Refuse (NotWritableError) a target we may not replace; return warnings for one we may.
 
     `st` is the target's stat, or None when the file is to be created.
@@ -272,9 +303,13 @@ def check_writable(target: Path, st: os.stat_result | None, *, split_hard_links:
     except OSError as exc:
         raise NotWritableError(folder, f"its folder cannot be examined ({exc.strerror})") from None
     if not _access(folder, os.W_OK | os.X_OK):
-        raise NotWritableError(target, f"its folder does not let this user create files ({_mode_text(fst)})")
+        raise NotWritableError(
+            target, f"its folder does not let this user create files ({_mode_text(fst)})"
+        )
     if not _mode_grants(fst, os.W_OK, os.X_OK):
-        raise NotWritableError(target, f"its folder's permissions do not grant this user write ({_mode_text(fst)})")
+        raise NotWritableError(
+            target, f"its folder's permissions do not grant this user write ({_mode_text(fst)})"
+        )
     if inode_flags(folder) & (_FS_IMMUTABLE_FL | _FS_APPEND_FL):
         raise NotWritableError(target, "its folder is marked immutable or append-only (chattr)")
     if st is None:
@@ -287,10 +322,15 @@ def check_writable(target: Path, st: os.stat_result | None, *, split_hard_links:
     if not _access(target, os.W_OK):
         raise NotWritableError(target, f"this user may not write it ({_mode_text(st)})")
     if not _mode_grants(st, os.W_OK):
-        raise NotWritableError(target, f"its permissions do not grant this user write ({_mode_text(st)})")
+        raise NotWritableError(
+            target, f"its permissions do not grant this user write ({_mode_text(st)})"
+        )
     euid = os.geteuid()
     if st.st_uid != euid and euid != 0:
-        raise NotWritableError(target, f"it is owned by uid {st.st_uid}, not by this user (uid {euid}): a save would hand the file to uid {euid}")
+        raise NotWritableError(
+            target,
+            f"it is owned by uid {st.st_uid}, not by this user (uid {euid}): a save would hand the file to uid {euid}",
+        )
     if st.st_nlink > 1:
         message = f"it has {st.st_nlink} hard links: a save gives this name new bytes and the other {st.st_nlink - 1} name(s) keep the old ones"
         if not split_hard_links:
@@ -318,12 +358,20 @@ def _create_temp(dfd: int, target: Path, created: bool) -> tuple[str, int]:
         except FileExistsError:
             continue
         except OSError as exc:
-            raise WriteError(target, f"cannot create a temporary file in its folder: {describe(exc)}", created=created) from exc
+            raise WriteError(
+                target,
+                f"cannot create a temporary file in its folder: {describe(exc)}",
+                created=created,
+            ) from exc
         fcntl.flock(fd, fcntl.LOCK_SH)
         if os.fstat(fd).st_nlink:
             return tmp, fd
         os.close(fd)  # cleared as litter between its creation and its lock: take another name
-    raise WriteError(target, "cannot create a temporary file in its folder: every name tried exists", created=created)
+    raise WriteError(
+        target,
+        "cannot create a temporary file in its folder: every name tried exists",
+        created=created,
+    )
 
 
 # Linux names an open folder /proc/self/fd/<fd>: a path through it reaches the folder the descriptor
@@ -344,7 +392,11 @@ def same_folder(dfd: int, folder: str, target: Path) -> None:
     except OSError:
         now = None
     opened = os.fstat(dfd)
-    if now is None or not stat.S_ISDIR(now.st_mode) or (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+    if (
+        now is None
+        or not stat.S_ISDIR(now.st_mode)
+        or (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino)
+    ):
         raise ContainmentError(f"refused {shown(target)}: its folder was replaced during the save")
 
 
@@ -370,7 +422,9 @@ def _copy_attributes(fd: int, target: Path, st: os.stat_result | None, new_mode:
             try:
                 os.fchown(fd, -1, st.st_gid)
             except OSError:
-                warnings.append(f"{shown(target)}: its group changes from gid {st.st_gid} to gid {mine.st_gid}")
+                warnings.append(
+                    f"{shown(target)}: its group changes from gid {st.st_gid} to gid {mine.st_gid}"
+                )
     # After fchown, which may clear mode bits.
     os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o777)
     warnings += _copy_xattrs(fd, target)
@@ -402,7 +456,13 @@ def _create_from(dfd: int, tmp: str, target: Path, data: bytes) -> None:
         verify_absent(target, data)
         raise
     except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+        if exc.errno not in (
+            errno.EPERM,
+            errno.ENOTSUP,
+            errno.EOPNOTSUPP,
+            errno.EMLINK,
+            errno.ENOSYS,
+        ):
             raise
         # A file system without hard links: the check above and a replace, with its small window.
         verify_absent(target, data)
@@ -425,5 +485,7 @@ def _sync_folder(dfd: int, folder: str) -> list[str]:
         os.fsync(dfd)
     except OSError as exc:
         # The replace happened: the new bytes are in place, only their durability is in doubt.
-        return [f"saved, but the folder {shown(folder)} could not be synced ({describe(exc)}): the change may not survive a power loss"]
+        return [
+            f"saved, but the folder {shown(folder)} could not be synced ({describe(exc)}): the change may not survive a power loss"
+        ]
     return []

@@ -43,7 +43,9 @@ class Gone(Exception):
         self.reason = reason
 
 
-def read_current(path: str | os.PathLike[str], max_bytes: int = MAX_READ_BYTES) -> tuple[bytes, os.stat_result]:
+def read_current(
+    path: str | os.PathLike[str], max_bytes: int = MAX_READ_BYTES
+) -> tuple[bytes, os.stat_result]:
     """The bytes of a regular file and the fstat they were read under. O_NOFOLLOW | O_NONBLOCK and
     fstat first, so a symlink or FIFO swapped in is reported, never followed or blocked on.
 
@@ -64,7 +66,10 @@ def read_current(path: str | os.PathLike[str], max_bytes: int = MAX_READ_BYTES) 
             if not stat.S_ISREG(before.st_mode):
                 raise Gone(f"it was replaced by {kind_of(before.st_mode)}")
             if before.st_size > max_bytes:
-                raise OSError(errno.EFBIG, f"file is {before.st_size:,} bytes, over the {max_bytes:,}-byte limit")
+                raise OSError(
+                    errno.EFBIG,
+                    f"file is {before.st_size:,} bytes, over the {max_bytes:,}-byte limit",
+                )
             data = _read_all(fd, max_bytes)
             after = os.fstat(fd)
             # Someone writing in place while we read: read again rather than keep a torn copy.
@@ -105,7 +110,11 @@ class Base:
     def capture(cls, path: str | os.PathLike[str], roots: Roots | None = None) -> Base:
         """Read a file as the base of an edit. With `roots`, the path must be one we may write
         (ContainmentError otherwise); without, it is only resolved. Raises StorageError."""
-        real = roots.resolve(path, must_exist=True) if roots is not None else Path(os.path.realpath(path))
+        real = (
+            roots.resolve(path, must_exist=True)
+            if roots is not None
+            else Path(os.path.realpath(path))
+        )
         try:
             data, st = read_current(real)
         except Gone as exc:
@@ -116,7 +125,9 @@ class Base:
 
     @classmethod
     def of(cls, path: str | os.PathLike[str], data: bytes, st: os.stat_result) -> Base:
-        return cls(Path(path), data, sha256_bytes(data), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return cls(
+            Path(path), data, sha256_bytes(data), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+        )
 
     @property
     def stat_key(self) -> StatKey:
@@ -135,14 +146,32 @@ class Base:
         try:
             disk, st = read_current(self.path)
         except Gone as exc:
-            raise ConflictError(self.path, f"changed on disk since it was read: {exc.reason}", base=self.data, disk=None, mine=mine) from None
+            raise ConflictError(
+                self.path,
+                f"changed on disk since it was read: {exc.reason}",
+                base=self.data,
+                disk=None,
+                mine=mine,
+            ) from None
         except OSError as exc:
-            raise ConflictError(self.path, f"cannot be read again to check it ({exc.strerror or exc})", base=self.data, disk=None, mine=mine) from None
+            raise ConflictError(
+                self.path,
+                f"cannot be read again to check it ({exc.strerror or exc})",
+                base=self.data,
+                disk=None,
+                mine=mine,
+            ) from None
         if sha256_bytes(disk) != self.sha256:
             # The stat is only the fast path: a same-size rewrite inside the timestamp granularity
             # keeps it, which is worth saying, since nothing else on screen will show it.
             how = " without changing its size or timestamp" if stat_key(st) == self.stat_key else ""
-            raise ConflictError(self.path, f"changed on disk since it was read{how} (another process wrote it)", base=self.data, disk=disk, mine=mine)
+            raise ConflictError(
+                self.path,
+                f"changed on disk since it was read{how} (another process wrote it)",
+                base=self.data,
+                disk=disk,
+                mine=mine,
+            )
         return st
 
 
@@ -152,8 +181,22 @@ def verify_absent(path: str | os.PathLike[str], mine: bytes) -> None:
         disk, _ = read_current(path)
     except Gone:
         if os.path.lexists(path):
-            raise ConflictError(path, "something that is not a regular file appeared at this name", base=None, disk=None, mine=mine) from None
+            raise ConflictError(
+                path,
+                "something that is not a regular file appeared at this name",
+                base=None,
+                disk=None,
+                mine=mine,
+            ) from None
         return
     except OSError as exc:
-        raise ConflictError(path, f"a file appeared at this name and cannot be read ({exc.strerror or exc})", base=None, disk=None, mine=mine) from None
-    raise ConflictError(path, "a file appeared at this name since the edit started", base=None, disk=disk, mine=mine)
+        raise ConflictError(
+            path,
+            f"a file appeared at this name and cannot be read ({exc.strerror or exc})",
+            base=None,
+            disk=None,
+            mine=mine,
+        ) from None
+    raise ConflictError(
+        path, "a file appeared at this name since the edit started", base=None, disk=disk, mine=mine
+    )

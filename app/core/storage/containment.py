@@ -78,11 +78,15 @@ class Roots:
         for root in (primary, *others):
             real = os.path.realpath(os.fspath(root))
             if real == os.sep:
-                raise ContainmentError("refused root `/`: the whole file system cannot be an allowed folder")
+                raise ContainmentError(
+                    "refused root `/`: the whole file system cannot be an allowed folder"
+                )
             self._roots.append(real)
 
     @classmethod
-    def for_portfolio(cls, root: str | os.PathLike[str], locations: _HasFolders | None = None) -> Roots:
+    def for_portfolio(
+        cls, root: str | os.PathLike[str], locations: _HasFolders | None = None
+    ) -> Roots:
         """The portfolio root plus the workbench's own folders (app.core.locations.Locations)."""
         own = [] if locations is None else [locations.data, locations.cache, locations.config]
         return cls(root, *own)
@@ -117,7 +121,9 @@ class Roots:
         fd = os.open(holder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         for part in Path(os.path.relpath(real, holder)).parts if real != holder else ():
             try:
-                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                inner = os.open(
+                    part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
+                )
             except OSError as exc:
                 os.close(fd)
                 raise ContainmentError(
@@ -149,18 +155,26 @@ class Roots:
         real = os.path.realpath(lexical)
         if self.root_of(real) is None:
             if self.root_of(lexical) is not None:
-                raise ContainmentError(f"refused {shown(lexical)}: it resolves to {shown(real)}, outside the allowed folders (a symlink leaves the root)")
+                raise ContainmentError(
+                    f"refused {shown(lexical)}: it resolves to {shown(real)}, outside the allowed folders (a symlink leaves the root)"
+                )
             raise ContainmentError(f"refused {shown(lexical)}: outside the allowed folders")
         try:
             st = os.lstat(real)
         except FileNotFoundError:
             return self._missing(lexical, real, must_exist)
         except OSError as exc:
-            raise ContainmentError(f"refused {shown(lexical)}: cannot examine it ({exc.strerror})") from None
+            raise ContainmentError(
+                f"refused {shown(lexical)}: cannot examine it ({exc.strerror})"
+            ) from None
         if stat.S_ISLNK(st.st_mode):
-            raise ContainmentError(f"refused {shown(lexical)}: a symlink loop, or a link that cannot be resolved")
+            raise ContainmentError(
+                f"refused {shown(lexical)}: a symlink loop, or a link that cannot be resolved"
+            )
         if not stat.S_ISREG(st.st_mode):
-            raise ContainmentError(f"refused {shown(lexical)}: it is {kind_of(st.st_mode)}, not a regular file")
+            raise ContainmentError(
+                f"refused {shown(lexical)}: it is {kind_of(st.st_mode)}, not a regular file"
+            )
         return Path(real)
 
     def _missing(self, lexical: str, real: str, must_exist: bool) -> Path:
@@ -168,10 +182,14 @@ class Roots:
             raise ContainmentError(f"refused {shown(lexical)}: no such file")
         if os.path.islink(lexical):
             # Creating a file where a dangling link points is a write the user never saw coming.
-            raise ContainmentError(f"refused {shown(lexical)}: a dangling symlink (its target {shown(real)} does not exist)")
+            raise ContainmentError(
+                f"refused {shown(lexical)}: a dangling symlink (its target {shown(real)} does not exist)"
+            )
         folder = os.path.dirname(real)
         if not os.path.isdir(folder) or self.root_of(folder) is None:
-            raise ContainmentError(f"refused {shown(lexical)}: its folder does not exist inside the allowed folders")
+            raise ContainmentError(
+                f"refused {shown(lexical)}: its folder does not exist inside the allowed folders"
+            )
         return Path(real)
 
     def folder(self, path: str | os.PathLike[str]) -> Path:
@@ -179,7 +197,9 @@ class Roots:
         lexical = self._lexical(path)
         real = os.path.realpath(lexical)
         if self.root_of(real) is None:
-            raise ContainmentError(f"refused folder {shown(lexical)}: it resolves outside the allowed folders")
+            raise ContainmentError(
+                f"refused folder {shown(lexical)}: it resolves outside the allowed folders"
+            )
         if not os.path.isdir(real):
             raise ContainmentError(f"refused folder {shown(lexical)}: not an existing folder")
         return Path(real)
@@ -203,9 +223,13 @@ class Roots:
             except FileExistsError:
                 pass
             except OSError as exc:
-                raise ContainmentError(f"cannot create folder {shown(nxt)}: {exc.strerror}") from None
+                raise ContainmentError(
+                    f"cannot create folder {shown(nxt)}: {exc.strerror}"
+                ) from None
             st = os.lstat(nxt)
             if not stat.S_ISDIR(st.st_mode):
-                raise ContainmentError(f"refused {shown(nxt)}: it is {kind_of(st.st_mode)}, not a folder")
+                raise ContainmentError(
+                    f"refused {shown(nxt)}: it is {kind_of(st.st_mode)}, not a folder"
+                )
             current = nxt
         return current

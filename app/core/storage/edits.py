@@ -46,7 +46,9 @@ Where = Literal["auto", "front_matter", "document"]
 def _span(data: bytes, span: SpanArg) -> tuple[int, int]:
     start, end = span if isinstance(span, tuple) else (span.start, span.end)
     if not (isinstance(start, int) and isinstance(end, int)) or not 0 <= start <= end <= len(data):
-        raise EditError(f"span {start}-{end} is not inside the file's {len(data)} bytes; nothing was changed")
+        raise EditError(
+            f"span {start}-{end} is not inside the file's {len(data)} bytes; nothing was changed"
+        )
     _check_boundary(data, start)
     _check_boundary(data, end)
     return start, end
@@ -55,7 +57,9 @@ def _span(data: bytes, span: SpanArg) -> tuple[int, int]:
 def _check_boundary(data: bytes, pos: int) -> None:
     # A UTF-8 continuation byte (10xxxxxx) at the cut would split a character in two.
     if 0 < pos < len(data) and data[pos] & 0xC0 == 0x80:
-        raise EditError(f"byte {pos} is inside a UTF-8 character; an edit may not split it; nothing was changed")
+        raise EditError(
+            f"byte {pos} is inside a UTF-8 character; an edit may not split it; nothing was changed"
+        )
 
 
 def replace_span(data: bytes, span: SpanArg, new: bytes) -> bytes:
@@ -102,11 +106,19 @@ def _quoted(text: str) -> str:
         elif ch == "\r":
             out.append("\\r")
         elif 0xD800 <= code <= 0xDFFF:
-            raise EditError("a value may not contain a lone surrogate (it cannot be written as UTF-8); nothing was changed")
+            raise EditError(
+                "a value may not contain a lone surrogate (it cannot be written as UTF-8); nothing was changed"
+            )
         elif not ch.isprintable():
             # Control, format (bidi, zero-width, tag) and separator characters are written escaped,
             # so the file shows them and no reader takes them for a line break.
-            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+            out.append(
+                f"\\x{code:02x}"
+                if code <= 0xFF
+                else f"\\u{code:04x}"
+                if code <= 0xFFFF
+                else f"\\U{code:08x}"
+            )
         else:
             out.append(ch)
     out.append('"')
@@ -133,7 +145,9 @@ def render(value: Value) -> tuple[str, Any]:
         return scalar(value), value
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return "[" + ", ".join(scalar(v) for v in value) + "]", list(value)
-    raise EditError(f"cannot write a value of type {type(value).__name__}; use text, a boolean, an integer or a list of text; nothing was changed")
+    raise EditError(
+        f"cannot write a value of type {type(value).__name__}; use text, a boolean, an integer or a list of text; nothing was changed"
+    )
 
 
 # -- set_key ----------------------------------------------------------------------------------------
@@ -157,7 +171,9 @@ def _region(text: str, where: Where) -> _Region:
         try:
             fm = frontmatter.split(text)
         except TextProblem as exc:
-            raise EditError(f"cannot edit the front matter: {exc.message}; nothing was changed") from None
+            raise EditError(
+                f"cannot edit the front matter: {exc.message}; nothing was changed"
+            ) from None
         return _Region(text, fm.meta_start, fm.meta, 1, fm.newline, True)
     first = text.find("\n")
     newline = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
@@ -186,23 +202,43 @@ def _load(data: bytes, where: Where) -> tuple[_Region, int, Node | None, dict[st
 def _navigate(node: Node | None, path: Sequence[str | int]) -> Node | None:
     for step in path:
         if isinstance(step, str) and isinstance(node, MappingNode):
-            found = next((v for k, v in node.value if isinstance(k, ScalarNode) and k.value == step), None)
+            found = next(
+                (v for k, v in node.value if isinstance(k, ScalarNode) and k.value == step), None
+            )
             if found is None:
-                raise EditError(f"cannot edit: no key `{step}` on the way to the key; nothing was changed")
+                raise EditError(
+                    f"cannot edit: no key `{step}` on the way to the key; nothing was changed"
+                )
             node = found
-        elif isinstance(step, int) and not isinstance(step, bool) and isinstance(node, SequenceNode):
+        elif (
+            isinstance(step, int) and not isinstance(step, bool) and isinstance(node, SequenceNode)
+        ):
             if not 0 <= step < len(node.value):
-                raise EditError(f"cannot edit: item {step} does not exist (the list has {len(node.value)}); nothing was changed")
+                raise EditError(
+                    f"cannot edit: item {step} does not exist (the list has {len(node.value)}); nothing was changed"
+                )
             node = node.value[step]
         else:
-            kind = "a list" if isinstance(node, SequenceNode) else "a mapping" if isinstance(node, MappingNode) else "a single value"
-            raise EditError(f"cannot edit: path step {step!r} does not fit {kind}; nothing was changed")
+            kind = (
+                "a list"
+                if isinstance(node, SequenceNode)
+                else "a mapping"
+                if isinstance(node, MappingNode)
+                else "a single value"
+            )
+            raise EditError(
+                f"cannot edit: path step {step!r} does not fit {kind}; nothing was changed"
+            )
     if node is not None and not isinstance(node, MappingNode):
-        raise EditError("cannot edit: the path does not lead to a mapping of keys; nothing was changed")
+        raise EditError(
+            "cannot edit: the path does not lead to a mapping of keys; nothing was changed"
+        )
     return node
 
 
-def _expected(old: dict[str, Any], path: Sequence[str | int], key: str, parsed: Any) -> dict[str, Any]:
+def _expected(
+    old: dict[str, Any], path: Sequence[str | int], key: str, parsed: Any
+) -> dict[str, Any]:
     doc = copy.deepcopy(old)
     holder: Any = doc
     for step in path:
@@ -244,7 +280,9 @@ def set_key(
     text_value, parsed = render(value)
     existing = None
     if mapping is not None:
-        existing = next(((k, v) for k, v in mapping.value if isinstance(k, ScalarNode) and k.value == key), None)
+        existing = next(
+            ((k, v) for k, v in mapping.value if isinstance(k, ScalarNode) and k.value == key), None
+        )
     if existing is not None:
         start, end, piece = _replacement(region, existing[0], existing[1], key, text_value)
     else:
@@ -252,15 +290,23 @@ def set_key(
     if region.yaml[start:end] == piece:
         return data
     index = LineIndex(region.text, byte_base=bom_len)
-    new = data[: index.byte_of(region.start + start)] + piece.encode("utf-8") + data[index.byte_of(region.start + end) :]
+    new = (
+        data[: index.byte_of(region.start + start)]
+        + piece.encode("utf-8")
+        + data[index.byte_of(region.start + end) :]
+    )
     _confirm(new, region, old, path, key, parsed)
     return new
 
 
-def _replacement(region: _Region, key_node: Node, value: Node, key: str, text_value: str) -> tuple[int, int, str]:
+def _replacement(
+    region: _Region, key_node: Node, value: Node, key: str, text_value: str
+) -> tuple[int, int, str]:
     line = region.line_offset + key_node.start_mark.line + 1
     if value.start_mark.index < key_node.end_mark.index:
-        raise EditError(f"cannot set `{key}` (line {line}): its value is an alias of another value; nothing was changed")
+        raise EditError(
+            f"cannot set `{key}` (line {line}): its value is an alias of another value; nothing was changed"
+        )
     one_line = value.start_mark.line == value.end_mark.line
     if isinstance(value, ScalarNode):
         ok = one_line and value.style not in ("|", ">")
@@ -296,20 +342,28 @@ def _line_break_before(text: str, pos: int, default: str) -> str:
     return default
 
 
-def _insertion(region: _Region, mapping: MappingNode | None, key: str, text_value: str) -> tuple[int, int, str]:
+def _insertion(
+    region: _Region, mapping: MappingNode | None, key: str, text_value: str
+) -> tuple[int, int, str]:
     if not _KEY.fullmatch(key) or key.lower() in _RESERVED:
-        raise EditError(f"cannot add key {key!r}: a new key must be a plain name (letters, digits, `_`, `.`, `-`); nothing was changed")
+        raise EditError(
+            f"cannot add key {key!r}: a new key must be a plain name (letters, digits, `_`, `.`, `-`); nothing was changed"
+        )
     yaml = region.yaml
     if mapping is None:
         at, indent = len(yaml), ""
     else:
         if mapping.flow_style:
-            raise EditError(f"cannot add `{key}`: the mapping is written in flow style `{{...}}`; nothing was changed")
+            raise EditError(
+                f"cannot add `{key}`: the mapping is written in flow style `{{...}}`; nothing was changed"
+            )
         last_key = mapping.value[-1][0]
         indent = " " * last_key.start_mark.column
         at = _last_end(mapping)
         if at < last_key.start_mark.index:
-            raise EditError(f"cannot add `{key}`: the end of the mapping could not be found (an alias?); nothing was changed")
+            raise EditError(
+                f"cannot add `{key}`: the end of the mapping could not be found (an alias?); nothing was changed"
+            )
     line = f"{indent}{key}: {text_value}"
     if at == 0 or yaml[at - 1] == "\n":
         return at, at, line + _line_break_before(yaml, at, region.newline)
@@ -320,11 +374,20 @@ def _insertion(region: _Region, mapping: MappingNode | None, key: str, text_valu
     return eol + 1, eol + 1, line + _line_break_before(yaml, eol + 1, region.newline)
 
 
-def _confirm(new: bytes, region: _Region, old: dict[str, Any], path: Sequence[str | int], key: str, parsed: Any) -> None:
+def _confirm(
+    new: bytes,
+    region: _Region,
+    old: dict[str, Any],
+    path: Sequence[str | int],
+    key: str,
+    parsed: Any,
+) -> None:
     """Parse the result again: it must be the old document with only `key` changed."""
     try:
         _, _, _, got = _load(new, "front_matter" if region.front_matter else "document")
     except EditError as exc:
-        raise EditError(f"setting `{key}` would break the file ({exc}); nothing was changed") from None
+        raise EditError(
+            f"setting `{key}` would break the file ({exc}); nothing was changed"
+        ) from None
     if _ordered(got) != _ordered(_expected(old, path, key, parsed)):
         raise EditError(f"setting `{key}` would change more than that key; nothing was changed")

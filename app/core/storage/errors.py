@@ -50,13 +50,23 @@ class ConflictError(StorageError):
     (what we meant to write).
     """
 
-    def __init__(self, path: str | os.PathLike[str], reason: str, *, base: bytes | None, disk: bytes | None, mine: bytes) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        reason: str,
+        *,
+        base: bytes | None,
+        disk: bytes | None,
+        mine: bytes,
+    ) -> None:
         self.path = Path(path)
         self.reason = reason
         self.base = base
         self.disk = disk
         self.mine = mine
-        super().__init__(f"{shown(path)}: {reason}; nothing was overwritten, your version is kept for review")
+        super().__init__(
+            f"{shown(path)}: {reason}; nothing was overwritten, your version is kept for review"
+        )
 
 
 class WriteError(StorageError):
@@ -76,7 +86,9 @@ class NotWritableError(WriteError):
     def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
         self.path = Path(path)
         self.reason = reason
-        StorageError.__init__(self, f"{shown(path)} is read-only for the workbench: {reason}; nothing was written")
+        StorageError.__init__(
+            self, f"{shown(path)} is read-only for the workbench: {reason}; nothing was written"
+        )
 
 
 class EditError(StorageError):
@@ -88,7 +100,9 @@ class ReadBackError(StorageError):
     what the workbench meant to leave. `committed` says whether the bytes or rows were already in
     place when it was seen (a database transaction refused before its COMMIT leaves nothing)."""
 
-    def __init__(self, path: str | os.PathLike[str], what: str, differences: str, *, committed: bool) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], what: str, differences: str, *, committed: bool
+    ) -> None:
         self.path = Path(path)
         self.what = what
         self.differences = differences
@@ -98,4 +112,6 @@ class ReadBackError(StorageError):
             if committed
             else "the transaction was rolled back; nothing was written"
         )
-        super().__init__(f"{shown(path)}: {what} does not read back as written ({differences}); {tail}")
+        super().__init__(
+            f"{shown(path)}: {what} does not read back as written ({differences}); {tail}"
+        )

@@ -59,7 +59,9 @@ def remove_file(roots: Roots, base: Base) -> None:
     """
     target = roots.resolve(base.path, must_exist=True)
     if target != Path(base.path):
-        raise ConflictError(base.path, f"the path now leads to {shown(target)}", base=base.data, disk=None, mine=b"")
+        raise ConflictError(
+            base.path, f"the path now leads to {shown(target)}", base=base.data, disk=None, mine=b""
+        )
     check_writable(target, None)  # the folder: a rename and an unlink need it
     aside = target.parent / aside_name(target.name)
     # The rename, the read-back and the unlink are relative to the folder opened once, so a folder
@@ -75,18 +77,34 @@ def remove_file(roots: Roots, base: Base) -> None:
             note(target)
             fault("after_set_aside", target)
         except FileNotFoundError:
-            raise ConflictError(target, "it was deleted or renamed since it was read", base=base.data, disk=None, mine=b"") from None
+            raise ConflictError(
+                target,
+                "it was deleted or renamed since it was read",
+                base=base.data,
+                disk=None,
+                mine=b"",
+            ) from None
         except OSError as exc:
-            raise StorageError(f"cannot remove {shown(target)}: {exc.strerror or exc}; it was left in its place") from None
+            raise StorageError(
+                f"cannot remove {shown(target)}: {exc.strerror or exc}; it was left in its place"
+            ) from None
         disk = _read_at(dfd, aside.name)
         if disk is None or sha256_bytes(disk) != base.sha256:
             _put_back(dfd, aside, target)
-            raise ConflictError(target, "changed on disk since it was read (another process wrote it)", base=base.data, disk=disk, mine=b"")
+            raise ConflictError(
+                target,
+                "changed on disk since it was read (another process wrote it)",
+                base=base.data,
+                disk=disk,
+                mine=b"",
+            )
         try:
             os.unlink(aside.name, dir_fd=dfd)
         except OSError as exc:
             _put_back(dfd, aside, target)
-            raise StorageError(f"cannot remove {shown(target)} ({exc.strerror}); it was left in its place") from None
+            raise StorageError(
+                f"cannot remove {shown(target)} ({exc.strerror}); it was left in its place"
+            ) from None
         with contextlib.suppress(OSError):
             os.fsync(dfd)
     finally:
@@ -158,7 +176,9 @@ def move_file(
         try:
             remove_file(roots, saved.base)
         except (StorageError, OSError) as cleanup:
-            raise StorageError(f"{exc}; and the copy made at {shown(saved.path)} could not be taken back ({cleanup})") from exc
+            raise StorageError(
+                f"{exc}; and the copy made at {shown(saved.path)} could not be taken back ({cleanup})"
+            ) from exc
         raise
     return saved
 
@@ -171,13 +191,17 @@ def remove_empty_folder(roots: Roots, folder: str | os.PathLike[str]) -> bool:
         raise ContainmentError(f"refused folder {shown(lexical)}: it is a symlink")
     real = roots.folder(lexical)
     if any(real == root for root in roots):
-        raise ContainmentError(f"refused folder {shown(real)}: it is one of the allowed roots, never removed")
+        raise ContainmentError(
+            f"refused folder {shown(real)}: it is one of the allowed roots, never removed"
+        )
     try:
         os.rmdir(real)
     except OSError as exc:
         if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
             return False
-        raise StorageError(f"cannot remove the folder {shown(real)}: {exc.strerror or exc}; it was left in its place") from None
+        raise StorageError(
+            f"cannot remove the folder {shown(real)}: {exc.strerror or exc}; it was left in its place"
+        ) from None
     _sync_folder(real.parent)
     return True
 
@@ -189,12 +213,20 @@ def _put_back(dfd: int, aside: Path, target: Path) -> None:
     except OSError as exc:
         if not os.path.lexists(target):
             try:
-                os.rename(aside.name, target.name, src_dir_fd=dfd, dst_dir_fd=dfd)  # a file system without hard links
+                os.rename(
+                    aside.name, target.name, src_dir_fd=dfd, dst_dir_fd=dfd
+                )  # a file system without hard links
                 return
             except OSError:
                 pass
-        what = "a new file took its name" if isinstance(exc, FileExistsError) else f"it could not be put back ({exc.strerror})"
-        raise StorageError(f"{shown(target)} could not be removed safely and {what}; the version that was there is kept as {shown(aside)}") from None
+        what = (
+            "a new file took its name"
+            if isinstance(exc, FileExistsError)
+            else f"it could not be put back ({exc.strerror})"
+        )
+        raise StorageError(
+            f"{shown(target)} could not be removed safely and {what}; the version that was there is kept as {shown(aside)}"
+        ) from None
     os.unlink(aside.name, dir_fd=dfd)
 
 

@@ -65,7 +65,9 @@ def _check_database(roots: Roots, path: str | os.PathLike[str]) -> Path:
     except OSError as exc:
         raise WriteError(target, f"cannot open the database: {describe(exc)}") from None
     if head != SQLITE_HEADER:
-        raise ContainmentError(f"refused {shown(target)}: not a SQLite database (no `SQLite format 3` header)")
+        raise ContainmentError(
+            f"refused {shown(target)}: not a SQLite database (no `SQLite format 3` header)"
+        )
     # The rollback journal or the -wal file is created beside the database: the folder must be ours
     # too, and a database owned by someone else is refused (a -shm file we create would be ours, and
     # the agent could no longer open its own store). SQLite writes in place, so hard links stay whole.
@@ -87,15 +89,22 @@ def _plain(value: Any) -> Any:
     return {"$blob": value.hex()} if isinstance(value, bytes) else value
 
 
-def _read_row(conn: sqlite3.Connection, table: str, key: dict[str, Any], columns: list[str]) -> dict[str, Any] | None:
+def _read_row(
+    conn: sqlite3.Connection, table: str, key: dict[str, Any], columns: list[str]
+) -> dict[str, Any] | None:
     where = " AND ".join(f"{_name(k)} = ?" for k in key)
-    found = conn.execute(f"SELECT {', '.join(_name(c) for c in columns)} FROM {_name(table)} WHERE {where}", tuple(key.values())).fetchall()
+    found = conn.execute(
+        f"SELECT {', '.join(_name(c) for c in columns)} FROM {_name(table)} WHERE {where}",
+        tuple(key.values()),
+    ).fetchall()
     if len(found) != 1:
         return None
     return {c: _plain(v) for c, v in zip(columns, found[0], strict=True)}
 
 
-def expect_row(conn: sqlite3.Connection, table: str, key: dict[str, Any], after: dict[str, Any]) -> None:
+def expect_row(
+    conn: sqlite3.Connection, table: str, key: dict[str, Any], after: dict[str, Any]
+) -> None:
     """Inside `write_transaction`'s work, right before the statement that writes the row `key` of
     `table`: the columns of `after` must hold these values once the work is done (read back before
     and after the COMMIT). Their values now are kept as the row's `before` (None: no such row yet)."""
@@ -120,7 +129,9 @@ def _differences(conn: sqlite3.Connection, expects: list[dict[str, Any]], side: 
         wanted: dict[str, Any] | None = expect[side]
         columns = list(expect["after"])
         now = _read_row(conn, str(expect["table"]), dict(expect["key"]), columns)
-        label = f"{expect['table']} row {', '.join(f'{k} = {v!r}' for k, v in expect['key'].items())}"
+        label = (
+            f"{expect['table']} row {', '.join(f'{k} = {v!r}' for k, v in expect['key'].items())}"
+        )
         if wanted is None or now is None:
             if wanted != now:
                 out.append(f"{label}: {'missing' if now is None else 'present'}")
@@ -143,7 +154,9 @@ def _connect(target: Path, busy_timeout_ms: int) -> sqlite3.Connection:
     return conn
 
 
-def read_back_state(roots: Roots, path: str | os.PathLike[str], record: dict[str, Any]) -> tuple[Literal["after", "before", "other"], str]:
+def read_back_state(
+    roots: Roots, path: str | os.PathLike[str], record: dict[str, Any]
+) -> tuple[Literal["after", "before", "other"], str]:
     """Which side of a journaled COMMIT the database is on now: every expected row as after, every
     one as before, or neither (someone changed it since); with what differs from after."""
     target = _check_database(roots, path)
@@ -154,7 +167,9 @@ def read_back_state(roots: Roots, path: str | os.PathLike[str], record: dict[str
             after = _differences(conn, expects, "after")
             if not after:
                 return "after", ""
-            return ("before" if not _differences(conn, expects, "before") else "other"), "; ".join(after)
+            return ("before" if not _differences(conn, expects, "before") else "other"), "; ".join(
+                after
+            )
         finally:
             conn.close()
     except sqlite3.Error as exc:
@@ -176,7 +191,9 @@ def write_transaction(
     """
     note(path)
     if getattr(_local, "active", False):
-        raise WriteError(path, "a write transaction is already open on this thread; writes may not nest")
+        raise WriteError(
+            path, "a write transaction is already open on this thread; writes may not nest"
+        )
     target = _check_database(roots, path)
     before(target, roots.primary, None, DATABASE)
     _local.active = True
@@ -185,7 +202,9 @@ def write_transaction(
         try:
             conn = _connect(target, busy_timeout_ms)
         except sqlite3.Error as exc:
-            raise WriteError(target, f"cannot open the database for writing: {_sqlite_reason(exc)}") from None
+            raise WriteError(
+                target, f"cannot open the database for writing: {_sqlite_reason(exc)}"
+            ) from None
         try:
             result = _run(conn, target, work)
         finally:
@@ -208,7 +227,12 @@ def _read_back_committed(target: Path, expects: list[dict[str, Any]], busy_timeo
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        raise ReadBackError(target, "the committed rows", f"cannot read them back: {_sqlite_reason(exc)}", committed=True) from None
+        raise ReadBackError(
+            target,
+            "the committed rows",
+            f"cannot read them back: {_sqlite_reason(exc)}",
+            committed=True,
+        ) from None
     if differ:
         raise ReadBackError(target, "the committed write", "; ".join(differ), committed=True)
 
@@ -219,13 +243,17 @@ def _run(conn: sqlite3.Connection, target: Path, work: Callable[[sqlite3.Connect
             raise WriteError(target, "a transaction is already open on this connection")
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.Error as exc:
-        raise WriteError(target, f"cannot start a write transaction: {_sqlite_reason(exc)}") from None
+        raise WriteError(
+            target, f"cannot start a write transaction: {_sqlite_reason(exc)}"
+        ) from None
     try:
         result = work(conn)
         if not conn.in_transaction:
             # A COMMIT or ROLLBACK inside `work`: its changes may be in the database already, so this
             # is not a WriteError (which promises the original is intact).
-            raise StorageError(f"{shown(target)}: the write ended its own transaction (COMMIT or ROLLBACK inside it); its changes may have been committed")
+            raise StorageError(
+                f"{shown(target)}: the write ended its own transaction (COMMIT or ROLLBACK inside it); its changes may have been committed"
+            )
         expects: list[dict[str, Any]] = _local.expects
         differ = _differences(conn, expects, "after")
         if differ:
@@ -245,5 +273,7 @@ def _run(conn: sqlite3.Connection, target: Path, work: Callable[[sqlite3.Connect
             except sqlite3.Error:
                 pass  # closing the connection rolls back too
         if isinstance(exc, sqlite3.Error):
-            raise WriteError(target, f"{_sqlite_reason(exc)}; the transaction was rolled back") from None
+            raise WriteError(
+                target, f"{_sqlite_reason(exc)}; the transaction was rolled back"
+            ) from None
         raise

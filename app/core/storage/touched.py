@@ -37,7 +37,12 @@ CommitGuard = Callable[[str, dict[str, Any]], None]
 _COMMIT_GUARD: ContextVar[CommitGuard | None] = ContextVar("memwb_commit_guard", default=None)
 
 
-def before(path: str | os.PathLike[str], root: str | os.PathLike[str], old: bytes | None, new_sha256: str | None) -> None:
+def before(
+    path: str | os.PathLike[str],
+    root: str | os.PathLike[str],
+    old: bytes | None,
+    new_sha256: str | None,
+) -> None:
     """Called by every write function right before it changes `path` (inside the containment root
     `root`). A guard that raises stops the write: nothing is changed that was not told first."""
     guard = _GUARD.get()

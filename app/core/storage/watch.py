@@ -50,7 +50,9 @@ class RevertWatch:
         self._finished = threading.Event()
         self.reverted = False
         self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=f"memwb-revert-watch:{self.path.name}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name=f"memwb-revert-watch:{self.path.name}", daemon=True
+        )
 
     def start(self) -> RevertWatch:
         self._thread.start()
@@ -88,7 +90,12 @@ class RevertWatch:
                 current = None
             except OSError:
                 current = last  # unreadable for a moment: keep watching
-            if pending is not None or current is None or current != last or now - last_hash >= self.rehash_every:
+            if (
+                pending is not None
+                or current is None
+                or current != last
+                or now - last_hash >= self.rehash_every
+            ):
                 last, last_hash = current, now
                 disk, gone = self._read()
                 if gone or (disk is not None and sha256_bytes(disk) != self.written_sha):
@@ -128,4 +135,12 @@ def watch_for_revert(
 ) -> RevertWatch:
     """Start watching `path` for `seconds`; `on_revert(path, disk)` is called if it stops holding the
     bytes whose sha256 is `written_sha`. Returns the running, cancellable watch."""
-    return RevertWatch(path, written_sha, seconds, on_revert, interval=interval, rehash_every=rehash_every, settle=settle).start()
+    return RevertWatch(
+        path,
+        written_sha,
+        seconds,
+        on_revert,
+        interval=interval,
+        rehash_every=rehash_every,
+        settle=settle,
+    ).start()

@@ -66,7 +66,13 @@ class System(Protocol):
     def set_priority(self, target: Target, priority: int) -> Prepared: ...
     def merge_out(self, target: Target, kept: Memory) -> Prepared: ...
     def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared: ...
-    def set_budget(self, after_save: Callable[[Saved], None] | None, locations: Locations, portfolio: Portfolio, max_tokens: int) -> Prepared: ...
+    def set_budget(
+        self,
+        after_save: Callable[[Saved], None] | None,
+        locations: Locations,
+        portfolio: Portfolio,
+        max_tokens: int,
+    ) -> Prepared: ...
 
     @property
     def undo_steps(self) -> Mapping[str, UndoStep]: ...
@@ -88,7 +94,9 @@ class System(Protocol):
     def budget_what_if(self) -> BudgetWhatIf | None: ...
     @property
     def info(self) -> SystemInfo: ...
-    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]: ...
+    def budget_plans(
+        self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+    ) -> list[BudgetPlan]: ...
     def preview(
         self,
         memories: Sequence[Memory],
@@ -99,12 +107,18 @@ class System(Protocol):
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs: ...
     def wants_text(self, memory: Memory) -> bool: ...
     def salience_text(self, memory: Memory, text: str) -> dict[str, Any]: ...
-    def mentions(self, memories: Sequence[Memory], text_of: TextOf, kept: KeptValues | None = None) -> dict[str, list[date]]: ...
+    def mentions(
+        self, memories: Sequence[Memory], text_of: TextOf, kept: KeptValues | None = None
+    ) -> dict[str, list[date]]: ...
     def mentions_depend_on(self, memory: Memory, content: str) -> Any: ...
-    def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]: ...
+    def suggestions(
+        self, memories: Sequence[Memory], ctx: SuggestionContext
+    ) -> list[Suggestion]: ...
     def budget_suggestions(self, plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggestion]: ...
     def promotion(self, memory: Memory, ctx: SuggestionContext) -> Promotion | None: ...
-    def supersedes_reason(self, memory: Memory, relation: Relation, target: Memory | None) -> str: ...
+    def supersedes_reason(
+        self, memory: Memory, relation: Relation, target: Memory | None
+    ) -> str: ...
     def is_record(self, memory: Memory) -> bool: ...
     def kept_apart(self, a: Memory, b: Memory) -> bool: ...
 
@@ -121,7 +135,9 @@ class BaseSystem:
     reader: ClassVar[type[Adapter]]
     undo_steps: ClassVar[Mapping[str, UndoStep]] = {}
     pins_natively: ClassVar[bool] = False  # False: a pin is kept in the workbench's ledger
-    keeps_budget: ClassVar[bool] = False  # True: `set_budget` writes the system's own budget setting
+    keeps_budget: ClassVar[bool] = (
+        False  # True: `set_budget` writes the system's own budget setting
+    )
     # True: the system keeps records that mention its memories (`mentions`); False: there is
     # nothing to look for, and a salience pass does not even work out what the mentions depend on.
     mentions_memories: ClassVar[bool] = False
@@ -166,7 +182,13 @@ class BaseSystem:
     def restore_part(self, rv: Reverse, part: dict[str, Any]) -> Prepared:
         return self._hook(self.curation_module, "restore_part", "undo a merge")(rv, part)
 
-    def set_budget(self, after_save: Callable[[Saved], None] | None, locations: Locations, portfolio: Portfolio, max_tokens: int) -> Prepared:
+    def set_budget(
+        self,
+        after_save: Callable[[Saved], None] | None,
+        locations: Locations,
+        portfolio: Portfolio,
+        max_tokens: int,
+    ) -> Prepared:
         raise self._unsupported(f"set a budget: {self.no_budget}")
 
     # -- planning: budgets, salience, suggestions --
@@ -180,9 +202,16 @@ class BaseSystem:
     def info(self) -> SystemInfo:
         from app.core.systems.info import SystemInfo
 
-        return SystemInfo(name=self.name, label=self.label, budget_what_if=self.budget_what_if, fortress_scores=self.fortress_scores)
+        return SystemInfo(
+            name=self.name,
+            label=self.label,
+            budget_what_if=self.budget_what_if,
+            fortress_scores=self.fortress_scores,
+        )
 
-    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+    def budget_plans(
+        self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+    ) -> list[BudgetPlan]:
         """What the agent loads at startup, in the system's order, unit and limits."""
         return []
 
@@ -214,7 +243,9 @@ class BaseSystem:
         reaches `salience_inputs` as `observed.facts`."""
         return {}
 
-    def mentions(self, memories: Sequence[Memory], text_of: TextOf, kept: KeptValues | None = None) -> dict[str, list[date]]:
+    def mentions(
+        self, memories: Sequence[Memory], text_of: TextOf, kept: KeptValues | None = None
+    ) -> dict[str, list[date]]:
         """Per memory id, the dates of the system's own records that mention it (a use of it).
         `kept` may keep what was found in each record by its content, so that a record unchanged
         is not read again when only another changed."""
@@ -225,7 +256,12 @@ class BaseSystem:
         value: the mentions found are kept under a digest of it over the system's memories. By
         default everything: its id, content, name, kind, place and fields."""
         span = memory.span
-        where = (memory.portfolio, memory.source.path, span.start if span is not None else None, span.end if span is not None else None)
+        where = (
+            memory.portfolio,
+            memory.source.path,
+            span.start if span is not None else None,
+            span.end if span is not None else None,
+        )
         return [memory.id, content, memory.name, memory.kind, where, memory.fields]
 
     def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]:

@@ -33,7 +33,11 @@ if TYPE_CHECKING:
     from app.core.live import LiveEvent
     from app.core.review.ledger import Decision
 
-SESSION_COLUMNS = (ColumnSpec("time", "UTC", 8), ColumnSpec("what", "what", None), ColumnSpec("files", "files", 5))
+SESSION_COLUMNS = (
+    ColumnSpec("time", "UTC", 8),
+    ColumnSpec("what", "what", None),
+    ColumnSpec("files", "files", 5),
+)
 HISTORY_COLUMNS = (
     ColumnSpec("when", "when (UTC)", 16),
     ColumnSpec("action", "action", 18),
@@ -95,18 +99,46 @@ TABLES: dict[str, type[NavTable]] = {
 
 def action_of(decision: Decision) -> str:
     undone = decision.effect.get("undone_action")
-    return f"undo {undone}" if decision.action == "undo" and isinstance(undone, str) else decision.action
+    return (
+        f"undo {undone}"
+        if decision.action == "undo" and isinstance(undone, str)
+        else decision.action
+    )
 
 
 class ActivityScreen(WorkbenchScreen):
     CSS_PATH = "../styles/panes.tcss"
     BINDINGS = [
         SHOWN_BACK,
-        Binding("slash", "filter", "Filter", tooltip="Filter the table shown in place", id="activity-filter"),
-        Binding("s", "show_tab('tab-session')", "Session", tooltip="This session's receipts", id="activity-session"),
-        Binding("h", "show_tab('tab-history')", "History", tooltip="Everything the ledger holds", id="activity-history"),
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            tooltip="Filter the table shown in place",
+            id="activity-filter",
+        ),
+        Binding(
+            "s",
+            "show_tab('tab-session')",
+            "Session",
+            tooltip="This session's receipts",
+            id="activity-session",
+        ),
+        Binding(
+            "h",
+            "show_tab('tab-history')",
+            "History",
+            tooltip="Everything the ledger holds",
+            id="activity-history",
+        ),
         Binding("a", "show_tab('tab-agents')", "Agents", tooltip=AGENTS_TIP, id="activity-agents"),
-        Binding("u", "undo_chosen", "Undo this", tooltip="Undo the change highlighted in the history, whatever came after it", id="activity-undo"),
+        Binding(
+            "u",
+            "undo_chosen",
+            "Undo this",
+            tooltip="Undo the change highlighted in the history, whatever came after it",
+            id="activity-undo",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -163,14 +195,25 @@ class ActivityScreen(WorkbenchScreen):
         table = self.query_one(SessionTable)
         row = table.cursor_row
         words = self.query_one(FilterBar).words
-        receipts = [r for r in reversed(self.workbench_app.activity) if matches(words, (r.title, *r.lines, *r.files))]
+        receipts = [
+            r
+            for r in reversed(self.workbench_app.activity)
+            if matches(words, (r.title, *r.lines, *r.files))
+        ]
         self.receipts = receipts
         table.clear()
         for index, receipt in enumerate(receipts):
             style = "bold" if not receipt.ok else ""
             title = ("\u2715 " if not receipt.ok else "") + one_line(receipt.title, 300)
             what = Text(clip(title, table.width_of("what")), style=style)
-            table.add_cells({"time": Text(receipt.time), "what": what, "files": Text(str(len(receipt.files)), justify="right")}, key=str(index))
+            table.add_cells(
+                {
+                    "time": Text(receipt.time),
+                    "what": what,
+                    "files": Text(str(len(receipt.files)), justify="right"),
+                },
+                key=str(index),
+            )
         if receipts:
             table.move_cursor(row=min(row, len(receipts) - 1))
         self._session_detail(table.cursor_row)
@@ -179,7 +222,12 @@ class ActivityScreen(WorkbenchScreen):
     def _session_detail(self, row: int) -> None:
         detail = self.query_one("#session-detail", Static)
         if not 0 <= row < len(self.receipts):
-            detail.update(Text("Nothing yet: every change and load of this session gets a receipt here.", style="italic"))
+            detail.update(
+                Text(
+                    "Nothing yet: every change and load of this session gets a receipt here.",
+                    style="italic",
+                )
+            )
             return
         receipt = self.receipts[row]
         text = Text()
@@ -211,7 +259,13 @@ class ActivityScreen(WorkbenchScreen):
 
     # -- history -------------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="activity-history", description="activity-history", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="activity-history",
+        description="activity-history",
+        exit_on_error=False,
+    )
     def read_history(self) -> None:
         if not self.workbench_app.generation:
             return
@@ -219,7 +273,9 @@ class ActivityScreen(WorkbenchScreen):
         try:
             decisions = workbench.decisions()
         except Exception as error:  # noqa: BLE001 - said, never a crash
-            self.post_message(Notice(error_text(error), title="Could not read the history", severity="error"))
+            self.post_message(
+                Notice(error_text(error), title="Could not read the history", severity="error")
+            )
             return
         rows = []
         for decision in reversed(decisions):
@@ -241,7 +297,16 @@ class ActivityScreen(WorkbenchScreen):
         self.history_shown = [
             h
             for h in self.history
-            if matches(words, (action_of(h.decision), h.about, h.decision.memory_id, h.decision.reason, effect_summary(h.decision.effect)))
+            if matches(
+                words,
+                (
+                    action_of(h.decision),
+                    h.about,
+                    h.decision.memory_id,
+                    h.decision.reason,
+                    effect_summary(h.decision.effect),
+                ),
+            )
         ]
         table.clear()
         for index, entry in enumerate(self.history_shown):
@@ -250,7 +315,12 @@ class ActivityScreen(WorkbenchScreen):
                 "when": Text(one_line(decision.time[:16].replace("T", " "), 20)),
                 "action": Text(clip(one_line(action_of(decision), 30), table.width_of("action"))),
                 "about": Text(clip(one_line(entry.about, 200), table.width_of("about"))),
-                "change": Text(clip(effect_summary(decision.effect) or one_line(decision.reason, 200), table.width_of("change"))),
+                "change": Text(
+                    clip(
+                        effect_summary(decision.effect) or one_line(decision.reason, 200),
+                        table.width_of("change"),
+                    )
+                ),
                 "by": Text(one_line(decision.user, 30)),
             }
             table.add_cells(cells, key=str(index))
@@ -262,7 +332,12 @@ class ActivityScreen(WorkbenchScreen):
     def _history_detail(self, row: int) -> None:
         detail = self.query_one("#history-detail", Static)
         if not 0 <= row < len(self.history_shown):
-            detail.update(Text("The ledger holds no decision or change about the portfolios open now.", style="italic"))
+            detail.update(
+                Text(
+                    "The ledger holds no decision or change about the portfolios open now.",
+                    style="italic",
+                )
+            )
             return
         entry = self.history_shown[row]
         decision = entry.decision
@@ -270,7 +345,10 @@ class ActivityScreen(WorkbenchScreen):
         text.append(f"{one_line(decision.time, 40)}  ", style="dim")
         text.append(f"{action_of(decision)} ", style="bold")
         text.append(inert(entry.about, keep_newlines=False) + "\n")
-        text.append(f"id {inert(decision.memory_id, keep_newlines=False)} · by {inert(decision.user, keep_newlines=False)}\n", style="dim")
+        text.append(
+            f"id {inert(decision.memory_id, keep_newlines=False)} · by {inert(decision.user, keep_newlines=False)}\n",
+            style="dim",
+        )
         if decision.reason:
             text.append("reason: ", style="bold")
             text.append(inert(decision.reason, keep_newlines=False) + "\n")
@@ -405,19 +483,33 @@ class ActivityScreen(WorkbenchScreen):
         tabs = self.query_one(TabbedContent)
         table = self.query_one(HistoryTable)
         if tabs.active != "tab-history" or not 0 <= table.cursor_row < len(self.history_shown):
-            self.notify("Choose a change in the History (h) first.", severity="warning", markup=False)
+            self.notify(
+                "Choose a change in the History (h) first.", severity="warning", markup=False
+            )
             return
         self.preview_undo(self.history_shown[table.cursor_row])
 
-    @work(thread=True, exclusive=True, group="activity-undo", description="activity-undo", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="activity-undo",
+        description="activity-undo",
+        exit_on_error=False,
+    )
     def preview_undo(self, entry: HistoryRow) -> None:
         try:
             plan = self.workbench.undo(entry.decision.id, reason=UNDO_REASON, dry_run=True)
         except Exception as error:  # noqa: BLE001 - the core's reason, told to the person
             what = f"{action_of(entry.decision)} of {one_line(entry.about, 60)}"
-            self.post_message(Notice(error_text(error), title=f"Cannot undo {what}", severity="warning", timeout=10))
+            self.post_message(
+                Notice(
+                    error_text(error), title=f"Cannot undo {what}", severity="warning", timeout=10
+                )
+            )
             return
-        self.post_message(UndoPreviewed(entry, plan_lines(plan if isinstance(plan, Plan) else None)))
+        self.post_message(
+            UndoPreviewed(entry, plan_lines(plan if isinstance(plan, Plan) else None))
+        )
 
     def on_undo_previewed(self, message: UndoPreviewed) -> None:
         entry = message.entry
@@ -430,12 +522,20 @@ class ActivityScreen(WorkbenchScreen):
 
         self.app.push_screen(ConfirmModal(title, (), message.plan, verb="Undo"), answered)
 
-    @work(thread=True, exclusive=True, group="activity-undo", description="activity-undo", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="activity-undo",
+        description="activity-undo",
+        exit_on_error=False,
+    )
     def run_undo(self, entry: HistoryRow) -> None:
         what = f"undo {action_of(entry.decision)} of {one_line(entry.about, 60)}"
         receipt = run_write(self.workbench_app, undo_change(UNDO_REASON, entry.decision.id), what)
         if receipt is not None:
-            self.post_message(Notice(receipt.title, title="Undone", severity="information", timeout=8))
+            self.post_message(
+                Notice(receipt.title, title="Undone", severity="information", timeout=8)
+            )
 
 
 def _agent_words(event: LiveEvent) -> tuple[str, ...]:

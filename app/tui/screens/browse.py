@@ -51,7 +51,15 @@ from app.tui.widgets.curation_table import CurationTable
 from app.tui.widgets.filter_bar import FilterBar, folded
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
 from app.tui.widgets.memory_table import ListedView, MemoryRow, MemoryTable, order_label
-from app.tui.widgets.portfolio_tree import NodeRef, Place, PortfolioTree, Tally, place_of, places, tally_places
+from app.tui.widgets.portfolio_tree import (
+    NodeRef,
+    Place,
+    PortfolioTree,
+    Tally,
+    place_of,
+    places,
+    tally_places,
+)
 from app.tui.widgets.suggestions_pane import SuggestionsPane
 
 if TYPE_CHECKING:
@@ -71,7 +79,9 @@ class RowsReady(Message):
     generation: int
     rows: list[MemoryRow]  # in `order`
     order: str
-    changed: frozenset[str] = field(default_factory=frozenset)  # empty after a load: every row is new
+    changed: frozenset[str] = field(
+        default_factory=frozenset
+    )  # empty after a load: every row is new
     counts: dict[NodeRef, Tally] = field(default_factory=dict)  # the tree's, by effective trust
     by_id: dict[str, Memory] = field(default_factory=dict)  # the memories the rows show, by id
     several: bool = False  # whether some system has more than one portfolio open
@@ -146,10 +156,14 @@ class PreviewReady(Message):
 MARK_ALL = "Mark every row shown (the filter's), or unmark them all"
 FORGET = "Forget the marked rows as one change, its dry run shown first"
 NARROW = 110  # columns below which the tree hides until `t` shows it
-PLACED_AT_MOST = 256  # rows a write changed that are put in place one by one; more are sorted with the rest
+PLACED_AT_MOST = (
+    256  # rows a write changed that are put in place one by one; more are sorted with the rest
+)
 
 
-def scoped(rows: Sequence[MemoryRow], scope: NodeRef, by_id: Mapping[str, Memory]) -> Sequence[MemoryRow]:
+def scoped(
+    rows: Sequence[MemoryRow], scope: NodeRef, by_id: Mapping[str, Memory]
+) -> Sequence[MemoryRow]:
     """The rows, in their order, of the memories in `scope` (`by_id`: the memories by id). By the
     rows' own system and tier first, and only what is left by its memory's portfolio and domain
     (a row shows a portfolio's name made printable)."""
@@ -161,7 +175,9 @@ def scoped(rows: Sequence[MemoryRow], scope: NodeRef, by_id: Mapping[str, Memory
     if scope.tier is not None:
         shown = [r for r in shown if r.tier == scope.tier]
     if scope.portfolio is not None or scope.domain is not None:
-        shown = [r for r in shown if (memory := by_id.get(r.id)) is not None and scope.matches(memory)]
+        shown = [
+            r for r in shown if (memory := by_id.get(r.id)) is not None and scope.matches(memory)
+        ]
     return shown
 
 
@@ -176,7 +192,13 @@ def over_budget(workbench: Workbench) -> frozenset[str]:
         plans = workbench.budgets()
     except Exception:  # noqa: BLE001 - the order then goes without it; the budget screen says why
         return frozenset()
-    return frozenset(item.id for plan in plans if plan.over for item in plan.items if not item.fits or item.truncated)
+    return frozenset(
+        item.id
+        for plan in plans
+        if plan.over
+        for item in plan.items
+        if not item.fits or item.truncated
+    )
 
 
 def several_portfolios(counted: Mapping[Place, int]) -> bool:
@@ -194,13 +216,50 @@ class BrowseScreen(WorkbenchScreen):
     # The curation keys are the table's own (CurationTable): they act on what has the focus.
     BINDINGS = [
         Binding("q", "app.quit", "Quit", id="quit-browse"),
-        Binding("escape", "back", "Clear", tooltip="Let go of the filter, the marks, the suggestions pane", show=False, id="browse-clear"),
-        Binding("slash", "filter", "Filter", tooltip="Filter the table in place", id="browse-filter"),
-        Binding("u", "undo", "Undo", tooltip="Undo the latest change, byte for byte", show=False, id="undo"),
-        Binding("r", "app.switch_mode('review')", "Review", tooltip="The review queue (its count is on the status line)", id="browse-review"),
-        Binding("i", "toggle_suggestions", "Suggestions", tooltip="Show or hide the suggestions pane", id="suggestions"),
-        Binding("t", "focus_tree", "Tree", tooltip="To the portfolio tree and back", show=False, id="focus-tree"),
-        Binding("asterisk", "mark_all", "Mark all", tooltip=MARK_ALL, show=False, id="browse-mark-all"),
+        Binding(
+            "escape",
+            "back",
+            "Clear",
+            tooltip="Let go of the filter, the marks, the suggestions pane",
+            show=False,
+            id="browse-clear",
+        ),
+        Binding(
+            "slash", "filter", "Filter", tooltip="Filter the table in place", id="browse-filter"
+        ),
+        Binding(
+            "u",
+            "undo",
+            "Undo",
+            tooltip="Undo the latest change, byte for byte",
+            show=False,
+            id="undo",
+        ),
+        Binding(
+            "r",
+            "app.switch_mode('review')",
+            "Review",
+            tooltip="The review queue (its count is on the status line)",
+            id="browse-review",
+        ),
+        Binding(
+            "i",
+            "toggle_suggestions",
+            "Suggestions",
+            tooltip="Show or hide the suggestions pane",
+            id="suggestions",
+        ),
+        Binding(
+            "t",
+            "focus_tree",
+            "Tree",
+            tooltip="To the portfolio tree and back",
+            show=False,
+            id="focus-tree",
+        ),
+        Binding(
+            "asterisk", "mark_all", "Mark all", tooltip=MARK_ALL, show=False, id="browse-mark-all"
+        ),
         Binding("F", "forget", "Forget", tooltip=FORGET, show=False, id="browse-forget"),
     ]
 
@@ -270,7 +329,11 @@ class BrowseScreen(WorkbenchScreen):
             self._status(Text(f"Loading… {one_line(progress, 80)}{self._listed_note()}"))
 
     def _listed_note(self) -> str:
-        return f" · showing the {len(self.rows):,} memories listed last time" if self.rows and not self._loaded_generation else ""
+        return (
+            f" · showing the {len(self.rows):,} memories listed last time"
+            if self.rows and not self._loaded_generation
+            else ""
+        )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "browse-retry":
@@ -296,16 +359,30 @@ class BrowseScreen(WorkbenchScreen):
             return
         # A read a later write cuts short never shows its rows: the next one builds them too.
         self._unapplied.update(message.ids)
-        self.read_rows(generation, self.query_one(MemoryTable).order, frozenset(self._unapplied), self.rows, self._rows_order)
+        self.read_rows(
+            generation,
+            self.query_one(MemoryTable).order,
+            frozenset(self._unapplied),
+            self.rows,
+            self._rows_order,
+        )
 
-    @work(thread=True, exclusive=True, group="browse-listed", description="browse-listed", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="browse-listed",
+        description="browse-listed",
+        exit_on_error=False,
+    )
     def read_listed_rows(self) -> None:
         rows, order = ListedView([], 0), ""
         try:
             listed = self.workbench_app.listed_rows()
             rows, order = MemoryRow.of_listed(listed), listed.order
         finally:
-            self.post_message(ListedRowsReady(rows, order))  # even after an error: it starts the load
+            self.post_message(
+                ListedRowsReady(rows, order)
+            )  # even after an error: it starts the load
 
     def on_listed_rows_ready(self, message: ListedRowsReady) -> None:
         # Once they are painted, the load starts.
@@ -318,14 +395,33 @@ class BrowseScreen(WorkbenchScreen):
         table.portfolio_column = len(set(zip(systems, portfolios, strict=True))) > len(set(systems))
         self._apply_scope()
 
-    @work(thread=True, exclusive=True, group="browse-keep", description="browse-keep", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="browse-keep",
+        description="browse-keep",
+        exit_on_error=False,
+    )
     def keep_rows(self, rows: list[MemoryRow], order: str) -> None:
         """Kept in the table's order (`rows` are in `order`), so that the next first screen need not
         sort them."""
         self.workbench.keep_listed_rows(MemoryRow.listed(rows, order))
 
-    @work(thread=True, exclusive=True, group="browse-rows", description="browse-rows", exit_on_error=False)
-    def read_rows(self, generation: int, order: str, changed: frozenset[str] = frozenset(), kept: Sequence[MemoryRow] = (), kept_order: str = "") -> None:
+    @work(
+        thread=True,
+        exclusive=True,
+        group="browse-rows",
+        description="browse-rows",
+        exit_on_error=False,
+    )
+    def read_rows(
+        self,
+        generation: int,
+        order: str,
+        changed: frozenset[str] = frozenset(),
+        kept: Sequence[MemoryRow] = (),
+        kept_order: str = "",
+    ) -> None:
         """Every row after a load, in the table's `order`; after a write only the `changed` ids are
         built again and the rest are `kept` as they were (in `kept_order`), the tree's counts
         patched the same way."""
@@ -333,18 +429,34 @@ class BrowseScreen(WorkbenchScreen):
             saliences = self.workbench.salience_scores()
             trusts = self.workbench.trusts()
             if changed and kept:
-                ready = self._patched(generation, saliences, trusts, order, changed, kept, kept_order)
+                ready = self._patched(
+                    generation, saliences, trusts, order, changed, kept, kept_order
+                )
             else:
                 memories = list(self.workbench.memories)
                 over = over_budget(self.workbench)
-                rows = [MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id), m.id in over) for m in memories]
+                rows = [
+                    MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id), m.id in over)
+                    for m in memories
+                ]
                 counted = places(memories, {i: t.level for i, t in trusts.items()})
                 by_id = {m.id: m for m in memories}
                 ready = RowsReady(
-                    generation, MemoryTable.ordered(rows, order), order, changed, tally_places(counted), by_id, several_portfolios(counted), counted
+                    generation,
+                    MemoryTable.ordered(rows, order),
+                    order,
+                    changed,
+                    tally_places(counted),
+                    by_id,
+                    several_portfolios(counted),
+                    counted,
                 )
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
-            self.post_message(Notice(error_text(error, 300), title="Could not read the memories", severity="error"))
+            self.post_message(
+                Notice(
+                    error_text(error, 300), title="Could not read the memories", severity="error"
+                )
+            )
             return
         if not get_current_worker().is_cancelled:
             self.post_message(ready)
@@ -383,8 +495,21 @@ class BrowseScreen(WorkbenchScreen):
         rest = [r for r in kept if r.id not in changed]
         # Each row placed costs a search and a move of the rows after it: past a few hundred, a sort is quicker.
         placing = kept_order == order and len(fresh) <= PLACED_AT_MOST
-        rows = MemoryTable.placed(rest, fresh, order) if placing else MemoryTable.ordered(rest + fresh, order)
-        return RowsReady(generation, rows, order, changed, tally_places(counted), by_id, several_portfolios(counted), counted)
+        rows = (
+            MemoryTable.placed(rest, fresh, order)
+            if placing
+            else MemoryTable.ordered(rest + fresh, order)
+        )
+        return RowsReady(
+            generation,
+            rows,
+            order,
+            changed,
+            tally_places(counted),
+            by_id,
+            several_portfolios(counted),
+            counted,
+        )
 
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
@@ -406,9 +531,14 @@ class BrowseScreen(WorkbenchScreen):
         table.portfolio_column = message.several
         table.prune_marks(message.by_id.keys())
         tree = self.query_one(PortfolioTree)
-        tree.versions = {(p.system, p.name): str(p.settings.get("store_version") or "") for p in self.workbench.portfolios}
+        tree.versions = {
+            (p.system, p.name): str(p.settings.get("store_version") or "")
+            for p in self.workbench.portfolios
+        }
         tree.build(message.counts)
-        if self.scope != NodeRef() and self.scope not in message.counts:  # the tree's nodes: what memories there are
+        if (
+            self.scope != NodeRef() and self.scope not in message.counts
+        ):  # the tree's nodes: what memories there are
             self.scope = NodeRef()
         self._apply_scope(keep=self._pending)
         if self._pending is not None:
@@ -425,7 +555,9 @@ class BrowseScreen(WorkbenchScreen):
         table = self.query_one(MemoryTable)
         words = self.query_one(FilterBar).words
         shown = scoped(self._filtered(words) if words else self.rows, self.scope, self._by_id)
-        table.show(shown, keep=keep, order=self._rows_order)  # a filter keeps the order it was given
+        table.show(
+            shown, keep=keep, order=self._rows_order
+        )  # a filter keeps the order it was given
         self._update_status()
 
     def _filtered(self, words: list[str]) -> list[MemoryRow]:
@@ -436,7 +568,13 @@ class BrowseScreen(WorkbenchScreen):
             kept = [pair for pair in kept if wanted in pair[1]]
         return [row for row, _text in kept]
 
-    @work(thread=True, exclusive=True, group="browse-fold", description="browse-fold", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="browse-fold",
+        description="browse-fold",
+        exit_on_error=False,
+    )
     def fold_rows(self, rows: list[MemoryRow]) -> None:
         """The filter's texts of a load's rows made here rather than at the first key typed in the
         filter (a quarter of a second at 100,000 rows); kept only while they are still the rows."""
@@ -461,7 +599,11 @@ class BrowseScreen(WorkbenchScreen):
 
     def _update_status(self) -> None:
         table = self.query_one(MemoryTable)
-        parts = [p for p in (self.scope.system, self.scope.portfolio, self.scope.tier, self.scope.domain) if p]
+        parts = [
+            p
+            for p in (self.scope.system, self.scope.portfolio, self.scope.tier, self.scope.domain)
+            if p
+        ]
         scope = " / ".join(one_line(p, 30) for p in parts) or "all"
         marked = f" · {len(table.marked)} marked" if table.marked else ""
         bar = self.query_one(FilterBar)
@@ -474,9 +616,19 @@ class BrowseScreen(WorkbenchScreen):
         to_review = self.workbench_app.review_count
         review = "" if to_review < 0 else f" · {to_review:,} to review (r)"
         order = order_label(table.sort_column, table.sort_reverse)
-        self._status(Text(f"{len(table.rows):,} of {len(self.rows):,} memories{review} · {scope} · {order}{marked}"))
+        self._status(
+            Text(
+                f"{len(table.rows):,} of {len(self.rows):,} memories{review} · {scope} · {order}{marked}"
+            )
+        )
 
-    @work(thread=True, exclusive=True, group="browse-review", description="browse-review", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="browse-review",
+        description="browse-review",
+        exit_on_error=False,
+    )
     def count_review(self) -> None:
         """The review queue's count for the status line, worked out behind the rows."""
         try:
@@ -564,7 +716,10 @@ class BrowseScreen(WorkbenchScreen):
             self.want_detail(self._detail_wanted)
             return
         self._detail_wanted = None
-        if message.data is not None and message.memory_id == self.query_one(MemoryTable).selected_id:
+        if (
+            message.data is not None
+            and message.memory_id == self.query_one(MemoryTable).selected_id
+        ):
             self.query_one(MemoryDetail).show(message.data)
 
     def show_memory(self, memory_id: str) -> None:
@@ -579,7 +734,11 @@ class BrowseScreen(WorkbenchScreen):
             self.scope = NodeRef()
             self._apply_scope(keep=memory_id)
             if not table.select(memory_id):
-                self.notify(f"No memory {one_line(memory_id, 80)} in the workbench", severity="warning", markup=False)
+                self.notify(
+                    f"No memory {one_line(memory_id, 80)} in the workbench",
+                    severity="warning",
+                    markup=False,
+                )
                 return
         table.focus()
 
@@ -657,7 +816,11 @@ class BrowseScreen(WorkbenchScreen):
             return self.workbench.memory(memory_id)
         except KeyError:
             if not self._loaded_generation:
-                self.notify("Still reading the portfolios: the rows shown are last time's. Try again once the load is done.", severity="warning", markup=False)
+                self.notify(
+                    "Still reading the portfolios: the rows shown are last time's. Try again once the load is done.",
+                    severity="warning",
+                    markup=False,
+                )
             return None
 
     def action_promote(self) -> None:
@@ -681,14 +844,19 @@ class BrowseScreen(WorkbenchScreen):
     def action_pin(self) -> None:
         memory = self._selected()
         if memory is not None:
-            self.run_change(pin_toggle(memory.id, memory.name), f"pin or unpin {one_line(memory.name, 60)}")
+            self.run_change(
+                pin_toggle(memory.id, memory.name), f"pin or unpin {one_line(memory.name, 60)}"
+            )
 
     def action_priority(self, direction: int) -> None:
         """Load earlier (-1) or later (+1): the same step the budget screen takes (app.tui.priority),
         computed in the worker from what the facade holds then."""
         memory = self._selected()
         if memory is not None:
-            self.run_change(priority_step(memory.id, memory.name, direction), f"load {one_line(memory.name, 60)} {word(direction)}")
+            self.run_change(
+                priority_step(memory.id, memory.name, direction),
+                f"load {one_line(memory.name, 60)} {word(direction)}",
+            )
 
     def action_merge(self) -> None:
         memory = self._selected()
@@ -696,12 +864,21 @@ class BrowseScreen(WorkbenchScreen):
             return
         others = sorted(self.query_one(MemoryTable).marked - {memory.id})
         if not others:
-            self.notify("Mark the memories to merge with space; the highlighted one is kept", severity="warning", markup=False)
+            self.notify(
+                "Mark the memories to merge with space; the highlighted one is kept",
+                severity="warning",
+                markup=False,
+            )
             return
         write = curation("merge", [memory.id, *others], memory.name)
         keep = memory.id
         if write is not None:
-            self.preview(lambda wb: merge_preview(wb, keep, others), write, f"merge {len(others)} into {one_line(memory.name, 60)}", clear_marks=True)
+            self.preview(
+                lambda wb: merge_preview(wb, keep, others),
+                write,
+                f"merge {len(others)} into {one_line(memory.name, 60)}",
+                clear_marks=True,
+            )
 
     def action_undo(self) -> None:
         self.run_change(undo_change(), "undo")
@@ -716,9 +893,15 @@ class BrowseScreen(WorkbenchScreen):
     def action_forget(self) -> None:
         """The marked rows (else the highlighted one), in the table's order, forgotten as one change."""
         table = self.query_one(MemoryTable)
-        ids = [row.id for row in table.rows if row.id in table.marked] or ([table.selected_id] if table.selected_id else [])
+        ids = [row.id for row in table.rows if row.id in table.marked] or (
+            [table.selected_id] if table.selected_id else []
+        )
         if not ids:
-            self.notify("Mark the memories to forget with space (* marks every row shown)", severity="warning", markup=False)
+            self.notify(
+                "Mark the memories to forget with space (* marks every row shown)",
+                severity="warning",
+                markup=False,
+            )
             return
         held: dict[str, Plan] = {}
 
@@ -726,7 +909,12 @@ class BrowseScreen(WorkbenchScreen):
             preview, held["plan"] = forget_preview(wb, ids)
             return preview
 
-        self.preview(show, lambda wb: forget_receipt(wb, ids, held.get("plan")), f"forget {len(ids):,} memories", clear_marks=True)
+        self.preview(
+            show,
+            lambda wb: forget_receipt(wb, ids, held.get("plan")),
+            f"forget {len(ids):,} memories",
+            clear_marks=True,
+        )
 
     def action_quarantine_entry(self) -> None:
         self._decide_entry("quarantine")
@@ -747,21 +935,45 @@ class BrowseScreen(WorkbenchScreen):
 
         def then(entry: str, reason: str) -> None:
             self.run_change(
-                entry_decision(action, memory.id, entry, memory.name, reason), f"{action} entry {one_line(entry, 40)} of {one_line(memory.name, 60)}"
+                entry_decision(action, memory.id, entry, memory.name, reason),
+                f"{action} entry {one_line(entry, 40)} of {one_line(memory.name, 60)}",
             )
 
         detail = self.query_one(MemoryDetail).data
         texts = detail.entries if detail is not None and detail.memory.id == memory.id else []
         if not ask_entry_and_reason(self.app, action, memory, findings, then, texts):
-            self.notify(f"{one_line(memory.name, 80)} has one entry: the palette's {action} takes it whole.", severity="warning", markup=False)
+            self.notify(
+                f"{one_line(memory.name, 80)} has one entry: the palette's {action} takes it whole.",
+                severity="warning",
+                markup=False,
+            )
 
-    @work(thread=True, exclusive=True, group="browse-preview", description="browse-preview", exit_on_error=False)
-    def preview(self, show: Callable[[Workbench], Preview], write: Write, what: str, clear_marks: bool = False) -> None:
+    @work(
+        thread=True,
+        exclusive=True,
+        group="browse-preview",
+        description="browse-preview",
+        exit_on_error=False,
+    )
+    def preview(
+        self,
+        show: Callable[[Workbench], Preview],
+        write: Write,
+        what: str,
+        clear_marks: bool = False,
+    ) -> None:
         """The change shown first (a merge, a suggestion): its dry run, then a prompt."""
         try:
             found = show(self.workbench)
         except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
-            self.post_message(Notice(error_text(error), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
+            self.post_message(
+                Notice(
+                    error_text(error),
+                    title=f"Could not {one_line(what, 80)}",
+                    severity="error",
+                    timeout=8,
+                )
+            )
             return
         self.post_message(PreviewReady(found, write, what, clear_marks))
 
@@ -772,7 +984,9 @@ class BrowseScreen(WorkbenchScreen):
             if yes:
                 self.run_change(message.write, message.what, clear_marks=message.clear_marks)
 
-        self.app.push_screen(ConfirmModal(found.title, found.summary, found.plan, verb=found.verb), answered)
+        self.app.push_screen(
+            ConfirmModal(found.title, found.summary, found.plan, verb=found.verb), answered
+        )
 
     @work(thread=True, exclusive=True, group="curate", description="curate", exit_on_error=False)
     def run_change(self, write: Write, what: str, clear_marks: bool = False) -> None:
@@ -781,7 +995,14 @@ class BrowseScreen(WorkbenchScreen):
         try:
             receipt = run_write(self.workbench_app, write, what)
         except Refused as refused_:
-            self.post_message(Notice(str(refused_), title=f"Could not {one_line(what, 80)}", severity="warning", timeout=8))
+            self.post_message(
+                Notice(
+                    str(refused_),
+                    title=f"Could not {one_line(what, 80)}",
+                    severity="warning",
+                    timeout=8,
+                )
+            )
             return
         if receipt is not None:
             self.post_message(CurationDone(receipt, clear_marks))
@@ -792,7 +1013,11 @@ class BrowseScreen(WorkbenchScreen):
             self.query_one(MemoryTable).clear_marks()
             self._update_status()
         files = len(receipt.files)
-        tail = f"{files} file{'' if files == 1 else 's'} written · F7 shows the receipt" if files else "kept in the ledger · F7 shows the receipt"
+        tail = (
+            f"{files} file{'' if files == 1 else 's'} written · F7 shows the receipt"
+            if files
+            else "kept in the ledger · F7 shows the receipt"
+        )
         self.notify(f"{receipt.title}\n{tail}", title="Done", markup=False)
 
     # -- suggestions -----------------------------------------------------------------------------
@@ -806,7 +1031,14 @@ class BrowseScreen(WorkbenchScreen):
         else:
             self.query_one(MemoryTable).focus()
 
-    @work(thread=True, exclusive=True, group="browse-suggestions", name="suggestions", description="suggestions", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="browse-suggestions",
+        name="suggestions",
+        description="suggestions",
+        exit_on_error=False,
+    )
     def read_suggestions(self) -> None:
         """The suggestions, in the background: each batch is shown as the core finds it (the quick
         rules within a second, near duplicates last), then the whole list in its order; while it
@@ -832,7 +1064,13 @@ class BrowseScreen(WorkbenchScreen):
         except _Stopped:
             return
         except Exception as error:  # noqa: BLE001
-            self.post_message(Notice(error_text(error, 300), title="Could not compute the suggestions", severity="error"))
+            self.post_message(
+                Notice(
+                    error_text(error, 300),
+                    title="Could not compute the suggestions",
+                    severity="error",
+                )
+            )
             return
         if not worker.is_cancelled:
             self.post_message(SuggestionsReady(suggestions, over))
@@ -857,7 +1095,11 @@ class BrowseScreen(WorkbenchScreen):
         write = curation(action, ids, self._name_of(ids[0])) if action is not None else None
         if action is None or write is None:
             # Stale and split need a person's judgement: show the memory instead of guessing.
-            self.notify(f"{suggestion.kind}: decide by hand; showing {one_line(suggestion.ids[0], 80)}", severity="warning", markup=False)
+            self.notify(
+                f"{suggestion.kind}: decide by hand; showing {one_line(suggestion.ids[0], 80)}",
+                severity="warning",
+                markup=False,
+            )
             self.show_memory(suggestion.ids[0])
             return
         what = f"{action} {one_line(self._name_of(ids[0]), 80)}"

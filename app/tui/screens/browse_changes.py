@@ -23,7 +23,12 @@ if TYPE_CHECKING:
 REASON = "from the browse screen"
 REFUSED_NOTE = "note: refused unless insisted on"
 # What enter does with a suggestion: the change it proposes, on which of its ids.
-SUGGESTION_ACTIONS = {"promote": "promote", "demote": "demote", "archive": "demote", "merge": "merge"}
+SUGGESTION_ACTIONS = {
+    "promote": "promote",
+    "demote": "demote",
+    "archive": "demote",
+    "merge": "merge",
+}
 
 Write = Callable[["Workbench"], Receipt]  # one facade change and its receipt
 
@@ -39,7 +44,14 @@ def run_write(app: HostApp, write: Write, what: str) -> Receipt | None:
         raise
     except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
         app.record(refused(workbench, what, error))
-        app.post_message(Notice(error_text(error, 300), title=f"Could not {one_line(what, 80)}", severity="error", timeout=8))
+        app.post_message(
+            Notice(
+                error_text(error, 300),
+                title=f"Could not {one_line(what, 80)}",
+                severity="error",
+                timeout=8,
+            )
+        )
         return None
     app.record(receipt)
     app.written(workbench.changed)
@@ -51,9 +63,13 @@ def curation(action: str, ids: list[str], name: str) -> Write | None:
     first, rest = ids[0], ids[1:]
     shown = one_line(name, 60)
     if action == "promote":
-        return lambda wb: apply_change(wb, f"Promoted {shown}", lambda dry: wb.promote(first, reason=REASON, dry_run=dry))
+        return lambda wb: apply_change(
+            wb, f"Promoted {shown}", lambda dry: wb.promote(first, reason=REASON, dry_run=dry)
+        )
     if action == "demote":
-        return lambda wb: apply_change(wb, f"Demoted {shown}", lambda dry: wb.demote(first, reason=REASON, dry_run=dry))
+        return lambda wb: apply_change(
+            wb, f"Demoted {shown}", lambda dry: wb.demote(first, reason=REASON, dry_run=dry)
+        )
     if action == "merge":
         noun = "memory" if len(rest) == 1 else "memories"
         # Made only after its preview (merge_preview) was confirmed: a merge the core's rule refuses
@@ -74,7 +90,9 @@ def entry_decision(action: str, memory_id: str, entry: str, name: str, reason: s
 
     def decide(wb: Workbench) -> Receipt:
         method = wb.approve if action == "approve" else wb.quarantine
-        return apply_change(wb, title, lambda dry: method(memory_id, reason, entry=entry, dry_run=dry))
+        return apply_change(
+            wb, title, lambda dry: method(memory_id, reason, entry=entry, dry_run=dry)
+        )
 
     return decide
 
@@ -85,8 +103,12 @@ def pin_toggle(memory_id: str, name: str) -> Write:
 
     def toggle(wb: Workbench) -> Receipt:
         if wb.is_pinned(memory_id):
-            return apply_change(wb, f"Unpinned {shown}", lambda dry: wb.unpin(memory_id, reason=REASON, dry_run=dry))
-        return apply_change(wb, f"Pinned {shown}", lambda dry: wb.pin(memory_id, reason=REASON, dry_run=dry))
+            return apply_change(
+                wb, f"Unpinned {shown}", lambda dry: wb.unpin(memory_id, reason=REASON, dry_run=dry)
+            )
+        return apply_change(
+            wb, f"Pinned {shown}", lambda dry: wb.pin(memory_id, reason=REASON, dry_run=dry)
+        )
 
     return toggle
 
@@ -96,7 +118,11 @@ def priority_step(memory_id: str, name: str, direction: int) -> Write:
 
     def step(wb: Workbench) -> Receipt:
         found = next_priority(wb, memory_id, direction)
-        return apply_change(wb, found.sentence(name, direction), lambda dry: wb.set_priority(memory_id, found.after, reason=REASON, dry_run=dry))
+        return apply_change(
+            wb,
+            found.sentence(name, direction),
+            lambda dry: wb.set_priority(memory_id, found.after, reason=REASON, dry_run=dry),
+        )
 
     return step
 
@@ -136,7 +162,10 @@ def merge_preview(wb: Workbench, keep: str, others: list[str]) -> Preview:
     plan = wb.merge(keep, others, reason=REASON, dry_run=True)
     kept = wb.memory(keep)
     summary = [("Kept", _where(kept))]
-    summary += [("Removed", f"{_where(wb.memory(other))} (kept whole in the vault: undo puts it back)") for other in others]
+    summary += [
+        ("Removed", f"{_where(wb.memory(other))} (kept whole in the vault: undo puts it back)")
+        for other in others
+    ]
     check = wb.merge_check(keep, others)
     if not check.allowed:
         summary += [("Refused unless you insist", reason) for reason in check.reasons]
@@ -152,6 +181,15 @@ def merge_preview(wb: Workbench, keep: str, others: list[str]) -> Preview:
 def change_preview(wb: Workbench, action: str, memory_id: str) -> Preview:
     """What a suggestion's promote or demote would do, from the core's dry run."""
     memory = wb.memory(memory_id)
-    plan = wb.promote(memory_id, reason=REASON, dry_run=True) if action == "promote" else wb.demote(memory_id, reason=REASON, dry_run=True)
+    plan = (
+        wb.promote(memory_id, reason=REASON, dry_run=True)
+        if action == "promote"
+        else wb.demote(memory_id, reason=REASON, dry_run=True)
+    )
     verb = action.capitalize()
-    return Preview(f"{verb} {one_line(memory.name, 60)}?", verb, (("Memory", _where(memory)),), plan_lines(plan if isinstance(plan, Plan) else None))
+    return Preview(
+        f"{verb} {one_line(memory.name, 60)}?",
+        verb,
+        (("Memory", _where(memory)),),
+        plan_lines(plan if isinstance(plan, Plan) else None),
+    )

@@ -44,7 +44,11 @@ def plan_key(plan: BudgetPlan) -> PlanKey:
 
 
 NARROW = 110  # columns below which the panes stack
-PLAN_COLUMNS = (ColumnSpec("plan", "plan", None, least=16), ColumnSpec("use", "used / limit", 17), ColumnSpec("over", "", 24))
+PLAN_COLUMNS = (
+    ColumnSpec("plan", "plan", None, least=16),
+    ColumnSpec("use", "used / limit", 17),
+    ColumnSpec("over", "", 24),
+)
 ITEM_COLUMNS = (
     ColumnSpec("order", "#", 3),
     ColumnSpec("priority", "prio", 4),
@@ -55,7 +59,9 @@ ITEM_COLUMNS = (
 )
 _REPEAT = "\u241e"  # between a row's key and the count that makes a repeated key unique
 PAST_CUT_SHOWN = 100  # items past a plan's cut listed in its table; the rest are counted in one row
-ROWS_AT_ONCE = 40  # item rows added before a key is answered (more than a screen shows), then per batch
+ROWS_AT_ONCE = (
+    40  # item rows added before a key is answered (more than a screen shows), then per batch
+)
 # The rest follow once the keys pause this long: moving through the plans with a held key fills
 # only the rows each plan shows.
 FILL_DELAY = 0.3
@@ -114,15 +120,68 @@ class ChangesApplied(Message):
 class BudgetScreen(WorkbenchScreen):
     CSS_PATH = "../styles/budget.tcss"
     BINDINGS = [
-        Binding("plus,equals_sign", "budget_step(100)", "+100", tooltip="What-if: the budget 100 more", id="budget-more"),
-        Binding("minus", "budget_step(-100)", "\u2212100", tooltip="What-if: the budget 100 less", id="budget-less"),
-        Binding("right_square_bracket", "budget_step(500)", "+500", tooltip="What-if: the budget 500 more", show=False, id="budget-more-500"),
-        Binding("left_square_bracket", "budget_step(-500)", "\u2212500", tooltip="What-if: the budget 500 less", show=False, id="budget-less-500"),
-        Binding("ctrl+up", "move(-1)", "Earlier", tooltip="What-if: load the highlighted memory earlier", id="budget-priority-up"),
-        Binding("ctrl+down", "move(1)", "Later", tooltip="What-if: load the highlighted memory later", id="budget-priority-down"),
+        Binding(
+            "plus,equals_sign",
+            "budget_step(100)",
+            "+100",
+            tooltip="What-if: the budget 100 more",
+            id="budget-more",
+        ),
+        Binding(
+            "minus",
+            "budget_step(-100)",
+            "\u2212100",
+            tooltip="What-if: the budget 100 less",
+            id="budget-less",
+        ),
+        Binding(
+            "right_square_bracket",
+            "budget_step(500)",
+            "+500",
+            tooltip="What-if: the budget 500 more",
+            show=False,
+            id="budget-more-500",
+        ),
+        Binding(
+            "left_square_bracket",
+            "budget_step(-500)",
+            "\u2212500",
+            tooltip="What-if: the budget 500 less",
+            show=False,
+            id="budget-less-500",
+        ),
+        Binding(
+            "ctrl+up",
+            "move(-1)",
+            "Earlier",
+            tooltip="What-if: load the highlighted memory earlier",
+            id="budget-priority-up",
+        ),
+        Binding(
+            "ctrl+down",
+            "move(1)",
+            "Later",
+            tooltip="What-if: load the highlighted memory later",
+            id="budget-priority-down",
+        ),
         # `w` is the key the footer and the status line name; enter does the same.
-        Binding("w", "apply", "Apply", tooltip="Write the what-if (asks for a reason)", id="budget-apply", priority=True),
-        Binding("enter", "apply", "Apply", tooltip="Write the what-if, as w does", show=False, id="budget-apply-enter", priority=True),
+        Binding(
+            "w",
+            "apply",
+            "Apply",
+            tooltip="Write the what-if (asks for a reason)",
+            id="budget-apply",
+            priority=True,
+        ),
+        Binding(
+            "enter",
+            "apply",
+            "Apply",
+            tooltip="Write the what-if, as w does",
+            show=False,
+            id="budget-apply-enter",
+            priority=True,
+        ),
         Binding(
             "P",
             "toggle_preview",
@@ -204,7 +263,13 @@ class BudgetScreen(WorkbenchScreen):
     def plan(self) -> BudgetPlan | None:
         return next((p for p in self.plans if plan_key(p) == self.selected), None)
 
-    @work(thread=True, exclusive=True, group="budget-plan", description="budget-plan", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="budget-plan",
+        description="budget-plan",
+        exit_on_error=False,
+    )
     def refresh_plans(self) -> None:
         what_if = self.what_if()
         try:
@@ -229,14 +294,21 @@ class BudgetScreen(WorkbenchScreen):
         keys = unique_keys(["\u241f".join(plan_key(plan)) for plan in self.plans])
         for plan, key in zip(self.plans, keys, strict=True):
             limit = "\u2014" if plan.limit is None else f"{plan.limit:,}"
-            name = clip(one_line(f"{plan.portfolio} \u00b7 {plan.scope}", 200), table.width_of("plan"))
+            name = clip(
+                one_line(f"{plan.portfolio} \u00b7 {plan.scope}", 200), table.width_of("plan")
+            )
             reason = Text(clip(over_reason(plan), table.width_of("over")), style="bold")
-            table.add_cells({"plan": Text(name), "use": Text(f"{plan.used:,} / {limit}"), "over": reason}, key=key)
+            table.add_cells(
+                {"plan": Text(name), "use": Text(f"{plan.used:,} / {limit}"), "over": reason},
+                key=key,
+            )
         index = next((i for i, p in enumerate(self.plans) if plan_key(p) == self.selected), 0)
         table.move_cursor(row=index)
         what = "what-if (escape resets, w applies)" if self.shown_what_if else "as configured"
         over = sum(plan.over for plan in self.plans)
-        self.query_one("#budget-status", Static).update(Text(f"{len(self.plans)} startup plans, {over} over \u00b7 {what}"))
+        self.query_one("#budget-status", Static).update(
+            Text(f"{len(self.plans)} startup plans, {over} over \u00b7 {what}")
+        )
 
     def _show_plan(self) -> None:
         plan = self.plan
@@ -260,7 +332,9 @@ class BudgetScreen(WorkbenchScreen):
         row = next((i for i, item in enumerate(shown) if item.id == keep), 0)
         # The rows a screen shows (and the cursor's) now; the rest once the keys pause, in batches,
         # each dropped when another plan has been chosen meanwhile (a held `j`).
-        first = max(ROWS_AT_ONCE, items.size.height + 5, row + ROWS_AT_ONCE)  # a tall terminal shows more
+        first = max(
+            ROWS_AT_ONCE, items.size.height + 5, row + ROWS_AT_ONCE
+        )  # a tall terminal shows more
         self._add_item_rows(plan, rows[:first])
         if len(rows) > first:
             self.set_timer(FILL_DELAY, partial(self._fill_items, self._filling, plan, rows, first))
@@ -281,10 +355,15 @@ class BudgetScreen(WorkbenchScreen):
         if known is None or known[0] is not plan:
             if len(self._fittings) >= 64:
                 self._fittings.clear()
-            known = self._fittings[id(plan)] = (plan, max((i for i, item in enumerate(plan.items) if item.fits), default=-1))
+            known = self._fittings[id(plan)] = (
+                plan,
+                max((i for i, item in enumerate(plan.items) if item.fits), default=-1),
+            )
         return known[1]
 
-    def _fill_items(self, filling: int, plan: BudgetPlan, rows: list[tuple[BudgetItem, str]], start: int) -> None:
+    def _fill_items(
+        self, filling: int, plan: BudgetPlan, rows: list[tuple[BudgetItem, str]], start: int
+    ) -> None:
         if filling != self._filling:
             return  # another plan (or the same one anew) is shown now
         end = start + ROWS_AT_ONCE
@@ -303,7 +382,11 @@ class BudgetScreen(WorkbenchScreen):
             priority = self.priorities.get(item.id, self._stored_priority(item.id))
             cells = {
                 "order": Text(str(item.order)),
-                "priority": Text("" if priority is None else str(priority), justify="right", style="bold" if item.id in self.priorities else ""),
+                "priority": Text(
+                    "" if priority is None else str(priority),
+                    justify="right",
+                    style="bold" if item.id in self.priorities else "",
+                ),
                 "memory": Text(clip(one_line(name, 200), width)),
                 "cost": Text(f"{item.cost:,}", justify="right"),
                 "state": Text(state, style="bold" if not item.fits or item.truncated else ""),
@@ -317,12 +400,23 @@ class BudgetScreen(WorkbenchScreen):
             more = Text(f"… {hidden:,} more past the cut", style="italic")
             note = Text("browse (F2) lists every memory", style="italic")
             self.query_one("#budget-items", NavTable).add_cells(
-                {"order": Text(""), "priority": Text(""), "memory": more, "cost": Text(""), "state": Text(""), "note": note}, key=MORE
+                {
+                    "order": Text(""),
+                    "priority": Text(""),
+                    "memory": more,
+                    "cost": Text(""),
+                    "state": Text(""),
+                    "note": note,
+                },
+                key=MORE,
             )
 
     def _title(self, plan: BudgetPlan) -> Text:
         text = Text()
-        text.append(one_line(f"{plan.system} \u00b7 {plan.portfolio} \u00b7 {plan.scope}", 100), style="bold")
+        text.append(
+            one_line(f"{plan.system} \u00b7 {plan.portfolio} \u00b7 {plan.scope}", 100),
+            style="bold",
+        )
         limit = "no limit" if plan.limit is None else f"limit {plan.limit:,}"
         text.append(f"   {plan.loaded:,} of {plan.used:,} {plan.unit} load \u00b7 {limit}")
         cut = next((item for item in plan.items if not item.fits), None)
@@ -365,7 +459,9 @@ class BudgetScreen(WorkbenchScreen):
         quick, self._last_move = now - self._last_move < HELD_KEY, now
         if self._plan_timer is not None:
             self._plan_timer.stop()
-        self._plan_timer = self.set_timer(HELD_KEY if quick else AFTER_FRAME, self._show_selected_plan)
+        self._plan_timer = self.set_timer(
+            HELD_KEY if quick else AFTER_FRAME, self._show_selected_plan
+        )
 
     @property
     def settling(self) -> bool:
@@ -498,7 +594,12 @@ class BudgetScreen(WorkbenchScreen):
             return
         self.priorities[memory_id] = wanted
         step = Step(before, wanted)
-        self.notify(step.sentence(self._name_of(memory_id), direction, what_if=True) + " (w applies, escape resets)", title="What-if", markup=False)
+        self.notify(
+            step.sentence(self._name_of(memory_id), direction, what_if=True)
+            + " (w applies, escape resets)",
+            title="What-if",
+            markup=False,
+        )
         self.refresh_plans()
 
     def _stored_priority(self, memory_id: str) -> int | None:
@@ -532,7 +633,10 @@ class BudgetScreen(WorkbenchScreen):
         plan = self.plan
         changes = self._changes()
         if plan is None or not changes:
-            self.notify("Nothing to apply: change the budget (+/-) or a priority (ctrl+up/down) first.", severity="warning")
+            self.notify(
+                "Nothing to apply: change the budget (+/-) or a priority (ctrl+up/down) first.",
+                severity="warning",
+            )
             return
         portfolio = f"{plan.system}:{plan.portfolio}"
         max_tokens = self.max_tokens
@@ -546,19 +650,40 @@ class BudgetScreen(WorkbenchScreen):
 
     def _changes(self) -> list[str]:
         changes = [] if self.max_tokens is None else [f"maxTokenBudget \u2192 {self.max_tokens:,}"]
-        changes.extend(f"priority of {one_line(self._name_of(i), 60)} \u2192 {p}" for i, p in self.priorities.items())
+        changes.extend(
+            f"priority of {one_line(self._name_of(i), 60)} \u2192 {p}"
+            for i, p in self.priorities.items()
+        )
         return changes
 
-    @work(thread=True, exclusive=True, group="budget-apply", description="budget-apply", exit_on_error=False)
-    def apply_changes(self, portfolio: str, max_tokens: int | None, priorities: dict[str, int], reason: str) -> None:
+    @work(
+        thread=True,
+        exclusive=True,
+        group="budget-apply",
+        description="budget-apply",
+        exit_on_error=False,
+    )
+    def apply_changes(
+        self, portfolio: str, max_tokens: int | None, priorities: dict[str, int], reason: str
+    ) -> None:
         workbench = self.workbench
         app = self.workbench_app
         outcome = ChangesApplied()
         steps: list[tuple[str, Run]] = []
         if max_tokens is not None:
-            steps.append((f"{portfolio}: maxTokenBudget {max_tokens:,}", lambda dry: workbench.set_budget(portfolio, max_tokens, reason=reason, dry_run=dry)))
+            steps.append(
+                (
+                    f"{portfolio}: maxTokenBudget {max_tokens:,}",
+                    lambda dry: workbench.set_budget(
+                        portfolio, max_tokens, reason=reason, dry_run=dry
+                    ),
+                )
+            )
         steps.extend(
-            (f"{one_line(self._name_of(memory_id), 60)}: priority {value}", partial(self._set_priority, memory_id, value, reason))
+            (
+                f"{one_line(self._name_of(memory_id), 60)}: priority {value}",
+                partial(self._set_priority, memory_id, value, reason),
+            )
             for memory_id, value in priorities.items()
         )
         changed: set[str] = set()
@@ -581,7 +706,13 @@ class BudgetScreen(WorkbenchScreen):
 
     def on_changes_applied(self, message: ChangesApplied) -> None:
         for failure in message.failed:
-            self.notify(one_line(failure, 400), title="Not applied", severity="error", timeout=10, markup=False)
+            self.notify(
+                one_line(failure, 400),
+                title="Not applied",
+                severity="error",
+                timeout=10,
+                markup=False,
+            )
         if message.done:
             self.max_tokens = None
             self.priorities = {}

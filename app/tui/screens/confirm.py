@@ -23,7 +23,14 @@ class ConfirmModal(ModalScreen[bool]):
         Binding("escape,n", "cancel", "Cancel", id="confirm-no"),
     ]
 
-    def __init__(self, title: str, summary: Sequence[tuple[str, str]], plan: Sequence[str], *, verb: str = "Do it") -> None:
+    def __init__(
+        self,
+        title: str,
+        summary: Sequence[tuple[str, str]],
+        plan: Sequence[str],
+        *,
+        verb: str = "Do it",
+    ) -> None:
         """`summary`: (label, text) lines shown first ("Kept", "Removed"); `plan`: the dry run's lines."""
         super().__init__()
         self.prompt_title = title
@@ -33,7 +40,10 @@ class ConfirmModal(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog"):
-            yield Static(Text(inert(self.prompt_title, keep_newlines=False), style="bold"), id="confirm-title")
+            yield Static(
+                Text(inert(self.prompt_title, keep_newlines=False), style="bold"),
+                id="confirm-title",
+            )
             with VerticalScroll(id="confirm-body"):
                 yield Static(self._summary(), id="confirm-summary")
                 yield Static(self._plan(), id="confirm-plan")

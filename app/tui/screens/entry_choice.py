@@ -24,13 +24,17 @@ if TYPE_CHECKING:
     from app.core.review.finding import Finding
 
 
-def entry_order(entries: Sequence[str], findings: Sequence[Finding], texts: EntryTexts = ()) -> tuple[list[tuple[str, str]], int]:
+def entry_order(
+    entries: Sequence[str], findings: Sequence[Finding], texts: EntryTexts = ()
+) -> tuple[list[tuple[str, str]], int]:
     """Each entry with the worst of what is found in it, named and placed as every pane says it
     ("high secret at line 2, col 8-17"; `texts`: the entries' texts), and the index of the one to
     offer first: the entry of the most severe finding (the first entry when none has one)."""
     worst: dict[str, Finding] = {}
     for finding in findings:
-        if finding.entry is not None and (finding.entry not in worst or finding.rank > worst[finding.entry].rank):
+        if finding.entry is not None and (
+            finding.entry not in worst or finding.rank > worst[finding.entry].rank
+        ):
             worst[finding.entry] = finding
 
     def what(finding: Finding) -> str:
@@ -46,7 +50,12 @@ VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "rest
 
 
 def ask_entry_and_reason(
-    app: Any, action: str, memory: Memory, findings: Sequence[Finding], then: Callable[[str, str], object], texts: EntryTexts = ()
+    app: Any,
+    action: str,
+    memory: Memory,
+    findings: Sequence[Finding],
+    then: Callable[[str, str], object],
+    texts: EntryTexts = (),
 ) -> bool:
     """Ask which entry of `memory` to `action`, then why; `then(entry, reason)` makes the decision
     (`texts`: the entries' texts, to place each finding). False (nothing asked) when the memory has
@@ -67,9 +76,17 @@ def ask_entry_and_reason(
                 then(entry, reason)
 
         title = f"{verb} entry {one_line(entry, 60)} of {name}"
-        app.push_screen(ReasonModal(title, "The other entries stay as they are. The reason is kept in the review ledger."), decided)
+        app.push_screen(
+            ReasonModal(
+                title,
+                "The other entries stay as they are. The reason is kept in the review ledger.",
+            ),
+            decided,
+        )
 
-    app.push_screen(EntryChoiceModal(f"{verb}: which entry of {name}?", entries, findings, texts), chosen)
+    app.push_screen(
+        EntryChoiceModal(f"{verb}: which entry of {name}?", entries, findings, texts), chosen
+    )
     return True
 
 
@@ -79,7 +96,13 @@ class EntryChoiceModal(ModalScreen[str | None]):
     CSS_PATH = "../styles/review.tcss"
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="entry-cancel")]
 
-    def __init__(self, title: str, entries: Sequence[str], findings: Sequence[Finding], texts: EntryTexts = ()) -> None:
+    def __init__(
+        self,
+        title: str,
+        entries: Sequence[str],
+        findings: Sequence[Finding],
+        texts: EntryTexts = (),
+    ) -> None:
         super().__init__()
         self.prompt_title = title
         self.rows, self.first = entry_order(entries, findings, texts)
@@ -87,8 +110,19 @@ class EntryChoiceModal(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="entry-dialog"):
             yield Static(Text(self.prompt_title, style="bold"), id="entry-title")
-            yield Static(Text("Only this entry is decided about; the memory's other entries stay as they are."), id="entry-detail")
-            yield OptionList(*(Option(Text(f"{one_line(entry, 60)}  ·  {what}"), id=entry) for entry, what in self.rows), id="entry-list")
+            yield Static(
+                Text(
+                    "Only this entry is decided about; the memory's other entries stay as they are."
+                ),
+                id="entry-detail",
+            )
+            yield OptionList(
+                *(
+                    Option(Text(f"{one_line(entry, 60)}  ·  {what}"), id=entry)
+                    for entry, what in self.rows
+                ),
+                id="entry-list",
+            )
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)

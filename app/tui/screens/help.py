@@ -58,7 +58,9 @@ def sections_for(screen: Screen[object], app_node: DOMNode, key_display: object)
     return sections
 
 
-def _lines(items: Iterable[tuple[str, list[Binding]]], taken: set[str], display: object) -> list[KeyLine]:
+def _lines(
+    items: Iterable[tuple[str, list[Binding]]], taken: set[str], display: object
+) -> list[KeyLine]:
     grouped: dict[tuple[str, str | None, str], KeyLine] = {}
     for key, bindings in items:
         if key in taken:
@@ -68,7 +70,9 @@ def _lines(items: Iterable[tuple[str, list[Binding]]], taken: set[str], display:
                 continue
             shown = display(binding) if callable(display) else key
             group = (binding.action, binding.id, binding.description)
-            line = grouped.setdefault(group, KeyLine([], binding.tooltip or binding.description, binding.id))
+            line = grouped.setdefault(
+                group, KeyLine([], binding.tooltip or binding.description, binding.id)
+            )
             if shown not in line.keys:
                 line.keys.append(shown)
         taken.add(key)
@@ -87,7 +91,10 @@ def render_sections(sections: list[Section]) -> Text:
             text.append("\n")
         text.append("\n")
     text.append(REMAP + "\n", style="dim")
-    text.append("ctrl+p opens the command palette: every action, and a memory by searching for it.", style="dim")
+    text.append(
+        "ctrl+p opens the command palette: every action, and a memory by searching for it.",
+        style="dim",
+    )
     return text
 
 

@@ -43,7 +43,16 @@ class ProblemsTable(NavTable):
 
 class ProblemsScreen(WorkbenchScreen):
     CSS_PATH = "../styles/panes.tcss"
-    BINDINGS = [SHOWN_BACK, Binding("slash", "filter", "Filter", tooltip="Filter the problems in place", id="problems-filter")]
+    BINDINGS = [
+        SHOWN_BACK,
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            tooltip="Filter the problems in place",
+            id="problems-filter",
+        ),
+    ]
 
     def __init__(self) -> None:
         super().__init__()
@@ -71,7 +80,13 @@ class ProblemsScreen(WorkbenchScreen):
     def on_memories_changed(self, message: MemoriesChanged) -> None:
         self.refresh_rows()  # a change re-reads its portfolio, whose problems may change
 
-    @work(thread=True, exclusive=True, group="problems-read", description="problems-read", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="problems-read",
+        description="problems-read",
+        exit_on_error=False,
+    )
     def refresh_rows(self) -> None:
         app = self.workbench_app
         rows: list[ProblemRow] = []
@@ -79,9 +94,19 @@ class ProblemsScreen(WorkbenchScreen):
             if app.generation:
                 rows = read_problems(self.workbench)
         except Exception as error:  # noqa: BLE001 - said, never a crash
-            self.post_message(Notice(error_text(error), title="Could not read the problems", severity="error"))
+            self.post_message(
+                Notice(error_text(error), title="Could not read the problems", severity="error")
+            )
         if app.load_error:
-            rows.append(ProblemRow("load", ", ".join(str(p) for p in app.paths), None, app.load_error, "the portfolios shown before stay"))
+            rows.append(
+                ProblemRow(
+                    "load",
+                    ", ".join(str(p) for p in app.paths),
+                    None,
+                    app.load_error,
+                    "the portfolios shown before stay",
+                )
+            )
         self.post_message(ProblemsRead([*rows, *app.warnings]))
 
     def on_problems_read(self, message: ProblemsRead) -> None:
@@ -92,7 +117,9 @@ class ProblemsScreen(WorkbenchScreen):
         table = self.query_one(ProblemsTable)
         row = table.cursor_row
         words = self.query_one(FilterBar).words
-        self.shown = [r for r in self.rows if matches(words, (r.where, r.message, r.kept, r.source))]
+        self.shown = [
+            r for r in self.rows if matches(words, (r.where, r.message, r.kept, r.source))
+        ]
         table.clear()
         for index, problem in enumerate(self.shown):
             cells = {
@@ -108,7 +135,9 @@ class ProblemsScreen(WorkbenchScreen):
         self._detail(table.cursor_row)
 
     def _status(self) -> None:
-        read = sum(r.source not in ("settings", "theme", "keymap", "open", "load") for r in self.rows)
+        read = sum(
+            r.source not in ("settings", "theme", "keymap", "open", "load") for r in self.rows
+        )
         own = len(self.rows) - read
         line = f"{plural(len(self.rows), 'problem')} · {read} from reading the portfolios · {own} of the workbench's own (settings, themes, keys, opening)"
         bar = self.query_one(FilterBar)

@@ -39,8 +39,19 @@ if TYPE_CHECKING:
     from app.core.review.ledger import TrustAction
     from app.core.review.queue import ReviewItem
 
-VERBS = {"approve": "Approve", "flag": "Flag", "quarantine": "Quarantine", "restore": "Restore", "forget": "Forget"}
-DONE = {"approve": "Approved", "flag": "Flagged", "quarantine": "Quarantined", "restore": "Restored"}
+VERBS = {
+    "approve": "Approve",
+    "flag": "Flag",
+    "quarantine": "Quarantine",
+    "restore": "Restore",
+    "forget": "Forget",
+}
+DONE = {
+    "approve": "Approved",
+    "flag": "Flagged",
+    "quarantine": "Quarantined",
+    "restore": "Restored",
+}
 
 # The bulk keys (app/tui/bulk.py): hidden from the footer, listed by `?` and the palette.
 MARK_ALL = "Mark every item shown (the filter's), or unmark them all"
@@ -77,7 +88,15 @@ class DecisionsDone(Message):
 def _fields(item: ReviewItem) -> tuple[str, ...]:
     """What the filter looks in: the memory's name, id and system, and the severity and trust shown."""
     memory = item.memory
-    return (memory.name, memory.id, memory.system, memory.portfolio, severity_of(item), memory.trust.value, effective_of(item))
+    return (
+        memory.name,
+        memory.id,
+        memory.system,
+        memory.portfolio,
+        severity_of(item),
+        memory.trust.value,
+        effective_of(item),
+    )
 
 
 class ReviewScreen(WorkbenchScreen):
@@ -103,16 +122,31 @@ class ReviewScreen(WorkbenchScreen):
             show=False,
             id="review-approve-entry",
         ),
-        Binding("space", "mark", "Mark", tooltip="Mark or unmark for a batch decision", id="review-mark"),
-        Binding("o", "open_memory", "Open", tooltip="Open the memory in the browse screen", show=False, id="review-open"),
-        Binding("slash", "filter", "Filter", tooltip="Filter the queue in place", id="review-filter"),
-        Binding("asterisk", "mark_all", "Mark all", tooltip=MARK_ALL, show=False, id="review-mark-all"),
+        Binding(
+            "space", "mark", "Mark", tooltip="Mark or unmark for a batch decision", id="review-mark"
+        ),
+        Binding(
+            "o",
+            "open_memory",
+            "Open",
+            tooltip="Open the memory in the browse screen",
+            show=False,
+            id="review-open",
+        ),
+        Binding(
+            "slash", "filter", "Filter", tooltip="Filter the queue in place", id="review-filter"
+        ),
+        Binding(
+            "asterisk", "mark_all", "Mark all", tooltip=MARK_ALL, show=False, id="review-mark-all"
+        ),
         Binding("F", "forget", "Forget", tooltip=FORGET, show=False, id="review-forget"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
-        self.all_items: list[ReviewItem] = []  # the facade's queue; the table shows the filtered part
+        self.all_items: list[
+            ReviewItem
+        ] = []  # the facade's queue; the table shows the filtered part
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -148,12 +182,25 @@ class ReviewScreen(WorkbenchScreen):
 
     # -- reading -----------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="review-queue", description="review-queue", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="review-queue",
+        description="review-queue",
+        exit_on_error=False,
+    )
     def refresh_queue(self) -> None:
         try:
             items = self.workbench.review_queue()
         except Exception as error:  # noqa: BLE001 - shown, never a crash
-            self.post_message(Notice(error_text(error), title="Could not build the review queue", severity="error", timeout=10))
+            self.post_message(
+                Notice(
+                    error_text(error),
+                    title="Could not build the review queue",
+                    severity="error",
+                    timeout=10,
+                )
+            )
             return
         self.post_message(QueueRead(items))
 
@@ -170,7 +217,9 @@ class ReviewScreen(WorkbenchScreen):
         self._update_status()
 
     def _update_status(self) -> None:
-        self.query_one("#review-status", Static).update(Text(self._status(len(self.all_items), len(self.queue.marked), len(self.queue.items))))
+        self.query_one("#review-status", Static).update(
+            Text(self._status(len(self.all_items), len(self.queue.marked), len(self.queue.items)))
+        )
 
     def _status(self, count: int, marked: int, shown: int | None = None) -> str:
         line = f"{count} to review, most severe first"
@@ -212,7 +261,13 @@ class ReviewScreen(WorkbenchScreen):
             return
         self.read_texts(message.item)
 
-    @work(thread=True, exclusive=True, group="review-text", description="review-text", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="review-text",
+        description="review-text",
+        exit_on_error=False,
+    )
     def read_texts(self, item: ReviewItem) -> None:
         try:
             entries = self.workbench.entry_texts(item.memory)
@@ -257,12 +312,20 @@ class ReviewScreen(WorkbenchScreen):
             return
         self.preview_forget(targets)
 
-    @work(thread=True, exclusive=True, group="review-forget", description="review-forget", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="review-forget",
+        description="review-forget",
+        exit_on_error=False,
+    )
     def preview_forget(self, targets: list[str]) -> None:
         try:
             preview, plan = forget_preview(self.workbench, targets)
         except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
-            self.post_message(Notice(error_text(error), title="Could not forget", severity="error", timeout=8))
+            self.post_message(
+                Notice(error_text(error), title="Could not forget", severity="error", timeout=8)
+            )
             return
         self.post_message(ForgetPreviewed(targets, preview, plan))
 
@@ -273,12 +336,22 @@ class ReviewScreen(WorkbenchScreen):
             if yes:
                 self.run_forget(message.targets, message.plan)
 
-        self.app.push_screen(ConfirmModal(found.title, found.summary, found.plan, verb=found.verb), answered)
+        self.app.push_screen(
+            ConfirmModal(found.title, found.summary, found.plan, verb=found.verb), answered
+        )
 
-    @work(thread=True, exclusive=True, group="review-decide", description="review-forget-run", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="review-decide",
+        description="review-forget-run",
+        exit_on_error=False,
+    )
     def run_forget(self, targets: list[str], plan: Plan) -> None:
         app = self.workbench_app
-        receipt = run_write(app, lambda wb: forget_receipt(wb, targets, plan), f"forget {len(targets):,} memories")
+        receipt = run_write(
+            app, lambda wb: forget_receipt(wb, targets, plan), f"forget {len(targets):,} memories"
+        )
         if receipt is not None:
             self.post_message(DecisionsDone("forget", done=list(targets)))
 
@@ -299,7 +372,10 @@ class ReviewScreen(WorkbenchScreen):
             if reason:
                 self.run_decisions(action, targets, reason)
 
-        self.app.push_screen(ReasonModal(f"{VERBS[action]} {what}", "The reason is kept in the review ledger."), decided)
+        self.app.push_screen(
+            ReasonModal(f"{VERBS[action]} {what}", "The reason is kept in the review ledger."),
+            decided,
+        )
 
     def action_decide_entry(self, action: str) -> None:
         """One entry of the highlighted memory: choose it (the most severe finding's first), give
@@ -316,7 +392,11 @@ class ReviewScreen(WorkbenchScreen):
             self.run_decisions(action, [target], reason, entry)
 
         if not ask_entry_and_reason(self.app, action, item.memory, item.findings, decide, texts):
-            self.notify(f"{one_line(item.memory.name, 80)} has one entry: {VERBS[action].lower()} it whole.", severity="warning", markup=False)
+            self.notify(
+                f"{one_line(item.memory.name, 80)} has one entry: {VERBS[action].lower()} it whole.",
+                severity="warning",
+                markup=False,
+            )
 
     def action_quarantine_entry(self) -> None:
         self.action_decide_entry("quarantine")
@@ -324,8 +404,16 @@ class ReviewScreen(WorkbenchScreen):
     def action_approve_entry(self) -> None:
         self.action_decide_entry("approve")
 
-    @work(thread=True, exclusive=True, group="review-decide", description="review-decide", exit_on_error=False)
-    def run_decisions(self, action: str, targets: list[str], reason: str, entry: str | None = None) -> None:
+    @work(
+        thread=True,
+        exclusive=True,
+        group="review-decide",
+        description="review-decide",
+        exit_on_error=False,
+    )
+    def run_decisions(
+        self, action: str, targets: list[str], reason: str, entry: str | None = None
+    ) -> None:
         """One decision after another in one facade call: a refusal of one (a conflict, an
         unsupported system...) is reported and the rest go on."""
         workbench = self.workbench
@@ -334,33 +422,60 @@ class ReviewScreen(WorkbenchScreen):
         plans = self._dry_runs(action, targets, reason, entry)
         try:
             decision = cast("TrustAction", action)  # one of the screen's own bindings
-            results = workbench.decide_many([DecisionRequest(decision, memory_id, reason, entry) for memory_id in targets])
+            results = workbench.decide_many(
+                [DecisionRequest(decision, memory_id, reason, entry) for memory_id in targets]
+            )
         except Exception as error:  # noqa: BLE001 - not a refusal of one memory: the batch stopped
             outcome.failed.append((targets[0], f"{VERBS[action]} failed", error_text(error)))
-            app.record(refused(workbench, f"{VERBS[action].lower()} {len(targets)} memories", error))
+            app.record(
+                refused(workbench, f"{VERBS[action].lower()} {len(targets)} memories", error)
+            )
             self.post_message(outcome)
             return
         lines: list[str] = []
         for memory_id, result in zip(targets, results, strict=True):
             if isinstance(result, Conflict):
-                outcome.failed.append((memory_id, f"Conflict: {result.path or memory_id}", error_text(result)))
+                outcome.failed.append(
+                    (memory_id, f"Conflict: {result.path or memory_id}", error_text(result))
+                )
             elif isinstance(result, ChangeError):
                 outcome.failed.append((memory_id, f"{VERBS[action]} failed", error_text(result)))
             else:
                 outcome.done.append(memory_id)
                 lines += done_lines(workbench, plans.get(memory_id), result)
         for memory_id, _title, text in outcome.failed:
-            app.record(Receipt(clock_time(workbench), "refused", f"Not done: {VERBS[action].lower()} {one_line(self._memory_name(memory_id), 80)}", (text,)))
+            app.record(
+                Receipt(
+                    clock_time(workbench),
+                    "refused",
+                    f"Not done: {VERBS[action].lower()} {one_line(self._memory_name(memory_id), 80)}",
+                    (text,),
+                )
+            )
         if outcome.done:
-            what = one_line(self._memory_name(outcome.done[0]), 80) if len(outcome.done) == 1 else f"{len(outcome.done)} memories"
+            what = (
+                one_line(self._memory_name(outcome.done[0]), 80)
+                if len(outcome.done) == 1
+                else f"{len(outcome.done)} memories"
+            )
             if entry is not None:
                 what = f"entry {one_line(entry, 60)} of {what}"
-            app.record(Receipt(clock_time(workbench), "change", f"{DONE[action]} {what}: {one_line(reason, 80)}", tuple(lines), tuple(workbench.written)))
+            app.record(
+                Receipt(
+                    clock_time(workbench),
+                    "change",
+                    f"{DONE[action]} {what}: {one_line(reason, 80)}",
+                    tuple(lines),
+                    tuple(workbench.written),
+                )
+            )
         self.post_message(outcome)
         if outcome.done:
             app.written(workbench.changed)
 
-    def _dry_runs(self, action: str, targets: list[str], reason: str, entry: str | None = None) -> dict[str, Plan]:
+    def _dry_runs(
+        self, action: str, targets: list[str], reason: str, entry: str | None = None
+    ) -> dict[str, Plan]:
         """What each decision does, in the core's words (for the receipt); one that refuses is left
         out here and reported by the batch itself."""
         plans: dict[str, Plan] = {}
@@ -385,7 +500,17 @@ class ReviewScreen(WorkbenchScreen):
             self.queue.marked.discard(memory_id)
         for _memory_id, title, text in message.failed:
             # The core's messages name the file and what was kept ("nothing was written").
-            self.notify(one_line(text, 400), title=one_line(title, 120), severity="error", timeout=10, markup=False)
+            self.notify(
+                one_line(text, 400),
+                title=one_line(title, 120),
+                severity="error",
+                timeout=10,
+                markup=False,
+            )
         if message.done:
-            what = one_line(message.done[0], 100) if len(message.done) == 1 else f"{len(message.done)} memories"
+            what = (
+                one_line(message.done[0], 100)
+                if len(message.done) == 1
+                else f"{len(message.done)} memories"
+            )
             self.notify(f"{VERBS[message.action]}: {what}", markup=False)

@@ -55,7 +55,13 @@ class SearchScreen(WorkbenchScreen):
         SHOWN_BACK,
         Binding("down", "next_hit", "Next hit", id="search-next", show=False),
         Binding("up", "previous_hit", "Previous hit", id="search-previous", show=False),
-        Binding("ctrl+g", "apply_suggestion", "Did you mean", tooltip="Search for the suggested spelling", id="search-apply-suggestion"),
+        Binding(
+            "ctrl+g",
+            "apply_suggestion",
+            "Did you mean",
+            tooltip="Search for the suggested spelling",
+            id="search-apply-suggestion",
+        ),
         Binding("ctrl+o", "open_hit", "Open", id="search-open"),
     ]
 
@@ -88,7 +94,10 @@ class SearchScreen(WorkbenchScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="search-bar"):
-            yield Input(placeholder='Search: words, field:value, "phrases", prefix*, fuzzy~', id="search-input")
+            yield Input(
+                placeholder='Search: words, field:value, "phrases", prefix*, fuzzy~',
+                id="search-input",
+            )
             yield Static(id="search-error")
             with Horizontal(id="search-info"):
                 yield Static(id="search-status")
@@ -99,7 +108,11 @@ class SearchScreen(WorkbenchScreen):
     def on_mount(self) -> None:
         self.watch(self.app, "reveal_secrets", self._on_reveal, init=False)
         self.watch(self.app, "generation", self._on_generation, init=False)
-        self._set_status(Text("Type to search every memory.") if self.workbench_app.generation else Text("Reading the portfolios…"))
+        self._set_status(
+            Text("Type to search every memory.")
+            if self.workbench_app.generation
+            else Text("Reading the portfolios…")
+        )
         self._show_suggestion(None)
         self._show_error(None, None, None)
 
@@ -159,7 +172,9 @@ class SearchScreen(WorkbenchScreen):
     def run_search(self, query: str) -> None:
         workbench = self.workbench
         worker = get_current_worker()
-        started = workbench.clock.monotonic()  # the injected clock, so a fixed clock shows a fixed time
+        started = (
+            workbench.clock.monotonic()
+        )  # the injected clock, so a fixed clock shows a fixed time
         try:
             result = workbench.search(query, limit=LIMIT)
             reveal = self.workbench_app.reveal_secrets
@@ -230,7 +245,9 @@ class SearchScreen(WorkbenchScreen):
         if shown < result.total:
             line.append(f" · showing the first {shown}")
         if result.fallback:
-            line.append(" · index not ready: substring match on names and descriptions", style="italic")
+            line.append(
+                " · index not ready: substring match on names and descriptions", style="italic"
+            )
         if result.notice:
             line.append(" · ")
             line.append(one_line(result.notice, 120), style="italic")

@@ -52,5 +52,10 @@ class TimelineScreen(WorkbenchScreen):
         view.events = self.current_events()
         loading = self.workbench_app.loading
         title = Text("Startup timeline", style="bold")
-        title.append("  live, as the phases report" if loading else "  the last load, as `memwb startup` prints it", style="dim")
+        title.append(
+            "  live, as the phases report"
+            if loading
+            else "  the last load, as `memwb startup` prints it",
+            style="dim",
+        )
         self.query_one("#timeline-title", Static).update(title)

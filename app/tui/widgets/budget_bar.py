@@ -18,7 +18,12 @@ if TYPE_CHECKING:
 
 Kind = Literal["fit", "fit-alt", "past", "truncated"]
 LAID_KEPT = 64
-GLYPH: dict[Kind, str] = {"fit": "\u2588", "fit-alt": "\u2588", "past": "\u2591", "truncated": "\u259a"}
+GLYPH: dict[Kind, str] = {
+    "fit": "\u2588",
+    "fit-alt": "\u2588",
+    "past": "\u2591",
+    "truncated": "\u259a",
+}
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,9 @@ def layout(plan: BudgetPlan, width: int) -> tuple[list[Segment], int | None]:
         running += item.cost
         # Cumulative rounding keeps the segments' sum faithful to the total; each gets one cell at least.
         end = max(position + 1, round(running * width / scale_to))
-        segments.append(Segment(item.id, item.order, position, end, kind_of(index, item.fits, item.truncated)))
+        segments.append(
+            Segment(item.id, item.order, position, end, kind_of(index, item.fits, item.truncated))
+        )
         position = end
     line = None if plan.limit is None else min(width, round(plan.limit * width / scale_to))
     return segments, line
@@ -82,7 +89,9 @@ class BudgetBar(Widget):
         # and a key that only moves the highlight must not lay them all out again.
         # Plans seen (by object) -> (plan, width, segments, line, counts): moving back and forth
         # through the plans lays each out once. Kept for the last few dozen plans only.
-        self._laid: dict[int, tuple[BudgetPlan, int, list[Segment], int | None, tuple[int, int]]] = {}
+        self._laid: dict[
+            int, tuple[BudgetPlan, int, list[Segment], int | None, tuple[int, int]]
+        ] = {}
         self._counts = (0, 0)  # the plan's items that fit, and those truncated
 
     @property
@@ -97,7 +106,10 @@ class BudgetBar(Widget):
         laid = self._laid.get(id(plan))
         if laid is None or laid[0] is not plan or laid[1] != width:
             segments, line = layout(plan, width)
-            counts = (sum(item.fits for item in plan.items), sum(item.truncated for item in plan.items))
+            counts = (
+                sum(item.fits for item in plan.items),
+                sum(item.truncated for item in plan.items),
+            )
             if len(self._laid) >= LAID_KEPT:
                 self._laid.clear()
             laid = self._laid[id(plan)] = (plan, width, segments, line, counts)
@@ -140,8 +152,12 @@ class BudgetBar(Widget):
         legend.append(f" {fits} load  ")
         legend.append(GLYPH["past"], style=self.get_component_rich_style("budget-bar--past"))
         legend.append(f" {len(plan.items) - fits} past the cut  ")
-        legend.append(GLYPH["truncated"], style=self.get_component_rich_style("budget-bar--truncated"))
-        legend.append(f" {truncated} truncated  \u00b7  {plan.loaded:,} of {plan.used:,} {plan.unit} load")
+        legend.append(
+            GLYPH["truncated"], style=self.get_component_rich_style("budget-bar--truncated")
+        )
+        legend.append(
+            f" {truncated} truncated  \u00b7  {plan.loaded:,} of {plan.used:,} {plan.unit} load"
+        )
         return legend
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:

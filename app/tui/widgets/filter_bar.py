@@ -35,7 +35,9 @@ class FilterBar(Input):
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's own name
         # select_on_focus off: the focus event comes after the first keys typed behind `/`.
-        super().__init__(placeholder=PLACEHOLDER, id=id, classes="filter-bar", select_on_focus=False)
+        super().__init__(
+            placeholder=PLACEHOLDER, id=id, classes="filter-bar", select_on_focus=False
+        )
         self.display = False
 
     @property

@@ -40,7 +40,9 @@ def _boundaries(text: str, findings: list[Finding]) -> list[int]:
     return sorted(points)
 
 
-def highlighted_entry(text: str, findings: list[Finding], styles: dict[str, Style], body: Text) -> list[Highlight]:
+def highlighted_entry(
+    text: str, findings: list[Finding], styles: dict[str, Style], body: Text
+) -> list[Highlight]:
     """Append `text` to `body`, made inert piece by piece so each finding's span maps exactly onto
     the inert output (inert() can lengthen a piece: an invisible character becomes a visible marker).
     Overlapping findings take the style of the most severe one."""
@@ -94,12 +96,19 @@ class FindingsView(VerticalScroll):
         yield Static(Text(""), id="review-text")
 
     def _styles(self) -> dict[str, Style]:
-        return {level: self.get_component_rich_style(f"findings-view--{level}") for level in ("low", "medium", "high", "critical")}
+        return {
+            level: self.get_component_rich_style(f"findings-view--{level}")
+            for level in ("low", "medium", "high", "critical")
+        }
 
-    def show(self, item: ReviewItem | None, entries: EntryTexts | None, error: str | None = None) -> None:
+    def show(
+        self, item: ReviewItem | None, entries: EntryTexts | None, error: str | None = None
+    ) -> None:
         self.item, self._entries, self._error = item, entries, error
         self.query_one("#review-trust", Static).update(self._trust_line(item))
-        self.query_one("#review-findings", Static).update(self._findings_list(item, entries or [], self.reveal))
+        self.query_one("#review-findings", Static).update(
+            self._findings_list(item, entries or [], self.reveal)
+        )
         self.body, self.highlights = self._body(item, entries or [], error)
         self.query_one("#review-text", Static).update(self.body)
         self.scroll_home(animate=False)
@@ -111,8 +120,14 @@ class FindingsView(VerticalScroll):
         memory = item.memory
         text = Text()
         text.append(one_line(memory.name, 100), style="bold")
-        where = memory.system if memory.portfolio == memory.system else f"{memory.system} \u00b7 portfolio {one_line(memory.portfolio, 60)}"
-        text.append(f"\n{one_line(memory.id, 160)}  \u00b7  {where} \u00b7 tier {memory.tier.value}\n")
+        where = (
+            memory.system
+            if memory.portfolio == memory.system
+            else f"{memory.system} \u00b7 portfolio {one_line(memory.portfolio, 60)}"
+        )
+        text.append(
+            f"\n{one_line(memory.id, 160)}  \u00b7  {where} \u00b7 tier {memory.tier.value}\n"
+        )
         claimed = claimed_of(item)
         if memory.trust_score is not None:
             claimed = f"trust_score {memory.trust_score:g} (the system's own score)"
@@ -125,7 +140,11 @@ class FindingsView(VerticalScroll):
 
     def entries_of(self, memory_id: str) -> EntryTexts:
         """The entries' texts of the item shown, when it is `memory_id` (none otherwise)."""
-        return list(self._entries or []) if self.item is not None and self.item.memory.id == memory_id else []
+        return (
+            list(self._entries or [])
+            if self.item is not None and self.item.memory.id == memory_id
+            else []
+        )
 
     @staticmethod
     def _findings_list(item: ReviewItem | None, entries: EntryTexts, reveal: bool) -> Text:
@@ -137,12 +156,16 @@ class FindingsView(VerticalScroll):
         for finding in item.findings:
             entry = one_line(finding.entry, 60) if finding.entry else "\u2014"
             text.append(f"{finding.severity.value:>8} ", style="bold")
-            text.append(f"{finding_name(finding)}  entry {entry}  at {finding_span(finding, entries)}\n")
+            text.append(
+                f"{finding_name(finding)}  entry {entry}  at {finding_span(finding, entries)}\n"
+            )
             excerpt = finding_excerpt(finding, entries, reveal=reveal)
             text.append(f"         {one_line(finding.message, 140)}: {excerpt}\n")
         return text
 
-    def _body(self, item: ReviewItem | None, entries: EntryTexts, error: str | None) -> tuple[Text, list[Highlight]]:
+    def _body(
+        self, item: ReviewItem | None, entries: EntryTexts, error: str | None
+    ) -> tuple[Text, list[Highlight]]:
         body = Text()
         if item is None:
             return body, []
@@ -156,9 +179,17 @@ class FindingsView(VerticalScroll):
         secrets = secret_values(item.findings, entries)
         for entry_id, text in entries:
             # A finding belongs to its entry; with one entry an unnamed finding belongs to it too.
-            mine = [f for f in item.findings if f.entry == entry_id or (single and f.entry is None) or (single and entry_id is None)]
+            mine = [
+                f
+                for f in item.findings
+                if f.entry == entry_id
+                or (single and f.entry is None)
+                or (single and entry_id is None)
+            ]
             if len(entries) > 1 or entry_id is not None:
-                body.append(f"\u2500\u2500 entry {one_line(entry_id or '', 80)}\n", style=entry_style)
+                body.append(
+                    f"\u2500\u2500 entry {one_line(entry_id or '', 80)}\n", style=entry_style
+                )
             # Masking keeps every character in place, so the findings' spans still fit.
             shown = text if self.reveal else mask_values(mask_spans(text, mine), secrets)
             marks.extend(highlighted_entry(shown, mine, styles, body))

@@ -88,14 +88,19 @@ def content_text(data: DetailData, reveal: bool = False) -> Text:
         out.append("\n")
         budget -= used
     if total > PREVIEW_CHARS:
-        out.append(f"\n… preview capped: showing {PREVIEW_CHARS:,} of {total:,} characters\n", style="italic")
+        out.append(
+            f"\n… preview capped: showing {PREVIEW_CHARS:,} of {total:,} characters\n",
+            style="italic",
+        )
     if data.findings:
         count = len(data.findings)
         out.append(f"\n{count} finding{'' if count == 1 else 's'}:\n", style="bold")
         for f in data.findings:
             where = f" in entry {one_line(f.entry, 40)}" if f.entry else ""
             excerpt = finding_excerpt(f, data.entries, reveal=reveal, limit=80)
-            out.append(f"  {f.severity.value} {finding_name(f)}{where} at {finding_span(f, data.entries)}: {one_line(f.message, 120)}: {excerpt}\n")
+            out.append(
+                f"  {f.severity.value} {finding_name(f)}{where} at {finding_span(f, data.entries)}: {one_line(f.message, 120)}: {excerpt}\n"
+            )
     return out
 
 
@@ -108,7 +113,9 @@ def _value(value: Any) -> str:
         return repr(value)
 
 
-def metadata_text(memory: Memory, trust: EffectiveTrust | None = None, secrets: tuple[str, ...] = ()) -> Text:
+def metadata_text(
+    memory: Memory, trust: EffectiveTrust | None = None, secrets: tuple[str, ...] = ()
+) -> Text:
     """Native fields (secrets masked when `secrets` are given), then what the workbench makes of it."""
     out = Text()
     out.append("Native fields\n", style="bold underline")
@@ -118,7 +125,11 @@ def metadata_text(memory: Memory, trust: EffectiveTrust | None = None, secrets: 
         out.append(f"  {one_line(str(key), 60)}", style="bold")
         out.append(f": {inert(mask_values(_value(value), secrets), keep_newlines=False)}\n")
     out.append("\nWorkbench\n", style="bold underline")
-    span = f"{memory.span.start}-{memory.span.end} (bytes)" if memory.span else "(none: a database row)"
+    span = (
+        f"{memory.span.start}-{memory.span.end} (bytes)"
+        if memory.span
+        else "(none: a database row)"
+    )
     facts = [
         ("id", memory.id),
         ("source", str(memory.source)),
@@ -151,10 +162,14 @@ def scores_text(salience: Salience | None) -> Text:
     if salience is None:
         return Text("No salience computed for this memory.", style="italic")
     out.append(f"Salience {salience.score:.3f}", style="bold")
-    out.append(f"  (access {salience.access}, last {one_line(salience.last_access or 'never', 40)})\n")
+    out.append(
+        f"  (access {salience.access}, last {one_line(salience.last_access or 'never', 40)})\n"
+    )
     for c in salience.components:
         mark = "● native " if c.origin == "native" else "○ derived"
-        out.append(f"  {mark} {c.component:<10} {c.value:5.2f} × {c.weight:4.2f} = {c.contribution:5.3f}")
+        out.append(
+            f"  {mark} {c.component:<10} {c.value:5.2f} × {c.weight:4.2f} = {c.contribution:5.3f}"
+        )
         raw = "" if c.raw is None else f"  raw {one_line(str(c.raw), 30)}"
         out.append(f"{raw}  {one_line(c.note, 100)}\n", style="dim")
     return out
@@ -223,7 +238,14 @@ class MemoryDetail(Vertical):
                     yield Label(Text("Memory Fortress score (0-3 each)"), id="fortress-title")
                     with Horizontal(id="fortress-form"):
                         for axis in AXES:
-                            yield Input("0", placeholder=axis, type="integer", max_length=1, id=f"fortress-{axis}", tooltip=axis)
+                            yield Input(
+                                "0",
+                                placeholder=axis,
+                                type="integer",
+                                max_length=1,
+                                id=f"fortress-{axis}",
+                                tooltip=axis,
+                            )
                     yield Static(Text(""), id="fortress-result")
             with TabPane("Relations", id="tab-relations"):
                 with VerticalScroll():
@@ -241,14 +263,23 @@ class MemoryDetail(Vertical):
         self.data = data
         memory = data.memory
         title = Text(one_line(memory.name, 120), style="bold")
-        where = memory.system if memory.portfolio == memory.system else f"{memory.system} · {one_line(memory.portfolio, 40)}"
+        where = (
+            memory.system
+            if memory.portfolio == memory.system
+            else f"{memory.system} · {one_line(memory.portfolio, 40)}"
+        )
         trust = data.trust.label if data.trust is not None else memory.trust.value
         title.append(f"  {where} · {memory.tier.value} · {trust}", style="dim")
         if data.secrets:
-            title.append(" · secrets shown" if self.reveal else " · secrets masked", style="bold" if self.reveal else "dim")
+            title.append(
+                " · secrets shown" if self.reveal else " · secrets masked",
+                style="bold" if self.reveal else "dim",
+            )
         self.query_one("#detail-title", Static).update(title)
         self.query_one("#detail-content", Static).update(content_text(data, self.reveal))
-        self.query_one("#detail-metadata", Static).update(metadata_text(memory, data.trust, () if self.reveal else data.secrets))
+        self.query_one("#detail-metadata", Static).update(
+            metadata_text(memory, data.trust, () if self.reveal else data.secrets)
+        )
         self.query_one("#detail-scores", Static).update(scores_text(data.salience))
         self.query_one("#detail-relations", Static).update(relations_text(memory, data.related))
         self.query_one("#detail-history", Static).update(history_text(data.history))

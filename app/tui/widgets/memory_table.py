@@ -68,7 +68,13 @@ class MemoryRow(NamedTuple):
     over: bool = False  # past the cut of a startup plan that is over its budget
 
     @classmethod
-    def of(cls, memory: Memory, salience: float | None, trust: EffectiveTrust | None = None, over: bool = False) -> MemoryRow:
+    def of(
+        cls,
+        memory: Memory,
+        salience: float | None,
+        trust: EffectiveTrust | None = None,
+        over: bool = False,
+    ) -> MemoryRow:
         """`trust` is the facade's effective trust (without it, the system's claim is shown);
         `over`: whether a budget that is over leaves it out."""
         # In field order, made in C: a named tuple's keyword __new__ was half of a read of 100,000 rows.
@@ -96,7 +102,10 @@ class MemoryRow(NamedTuple):
     def listed(rows: Sequence[MemoryRow], order: str = "") -> listed_rows.ListedRows:
         """The rows as kept for the next start's first screen, by column, in `order` (the table's
         name for the order they are in)."""
-        columns = {name: [getattr(row, name) if name != "trust" else row.trust.value for row in rows] for name in listed_rows.COLUMNS}
+        columns = {
+            name: [getattr(row, name) if name != "trust" else row.trust.value for row in rows]
+            for name in listed_rows.COLUMNS
+        }
         return listed_rows.ListedRows(columns, order)
 
     @staticmethod
@@ -110,7 +119,10 @@ class MemoryRow(NamedTuple):
             trusts = [levels[value] for value in columns["trust"]]
         except KeyError:
             return ListedView([], 0)
-        return ListedView([columns[name] if name != "trust" else trusts for name in MemoryRow._fields], len(trusts))
+        return ListedView(
+            [columns[name] if name != "trust" else trusts for name in MemoryRow._fields],
+            len(trusts),
+        )
 
 
 _new_row = tuple.__new__
@@ -267,7 +279,11 @@ def _cell(row: MemoryRow, key: str, width: int = 0) -> str:
             return f"{TRUST_BADGE[row.trust]} ({row.trust_source})"
         with_score = TRUST_BADGE[row.trust] + (f" {row.native}" if row.native else "")
         # A score is shown whole or not at all: a cut "0.0" for 0.09 would be a wrong number.
-        return with_score if cell_len(with_score) <= (width or TRUST_NARROW) else TRUST_BADGE[row.trust]
+        return (
+            with_score
+            if cell_len(with_score) <= (width or TRUST_NARROW)
+            else TRUST_BADGE[row.trust]
+        )
     if key == "priority":
         return "" if row.priority is None else str(row.priority)
     if key == "salience":
@@ -286,9 +302,30 @@ class MemoryTable(ScrollView, can_focus=True):
     PANE: ClassVar[str] = "memory table"
     BINDINGS = [
         *list_bindings("cursor(-1)", "cursor(1)", "jump(0)", "jump(-1)", "page(-1)", "page(1)"),
-        Binding("s", "sort_next", "Sort", tooltip="Sort by the next column (or click a column's title)", show=False, id="table-sort"),
-        Binding("S", "sort_reverse", "Reverse", tooltip="Reverse the sort", show=False, id="table-sort-reverse"),
-        Binding("space", "mark", "Mark", tooltip="Mark or unmark the row (for a merge)", show=False, id="table-mark"),
+        Binding(
+            "s",
+            "sort_next",
+            "Sort",
+            tooltip="Sort by the next column (or click a column's title)",
+            show=False,
+            id="table-sort",
+        ),
+        Binding(
+            "S",
+            "sort_reverse",
+            "Reverse",
+            tooltip="Reverse the sort",
+            show=False,
+            id="table-sort-reverse",
+        ),
+        Binding(
+            "space",
+            "mark",
+            "Mark",
+            tooltip="Mark or unmark the row (for a merge)",
+            show=False,
+            id="table-mark",
+        ),
     ]
     COMPONENT_CLASSES = {
         "memory-table--header",
@@ -309,7 +346,9 @@ class MemoryTable(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(0, repaint=False)
     sort_column: reactive[str] = reactive("name", repaint=False)
     sort_reverse: reactive[bool] = reactive(False, repaint=False)
-    portfolio_column: reactive[bool] = reactive(False, repaint=False)  # several portfolios of one system are open
+    portfolio_column: reactive[bool] = reactive(
+        False, repaint=False
+    )  # several portfolios of one system are open
 
     @dataclass
     class MemoryHighlighted(Message):
@@ -318,7 +357,9 @@ class MemoryTable(ScrollView, can_focus=True):
         table: MemoryTable
         memory_id: str | None
 
-    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._source: Sequence[MemoryRow] = ()
         self.rows: Sequence[MemoryRow] = []
@@ -350,7 +391,9 @@ class MemoryTable(ScrollView, can_focus=True):
         return sorted(rows, key=sort_key_of(key), reverse=direction == "descending")
 
     @staticmethod
-    def placed(rows: Sequence[MemoryRow], fresh: Iterable[MemoryRow], order: str) -> list[MemoryRow]:
+    def placed(
+        rows: Sequence[MemoryRow], fresh: Iterable[MemoryRow], order: str
+    ) -> list[MemoryRow]:
         """`rows`, which are in `order`, with each of `fresh` put in its place (after those it ties
         with): what a write changed costs a binary search per row, not a sort of every row (over
         a tenth of a second at 100,000)."""
@@ -399,7 +442,9 @@ class MemoryTable(ScrollView, can_focus=True):
         self._invalidate()
         self.virtual_size = Size(self._total_width(), len(self.rows) + 1)
         index = self.index_of(keep) if keep else None
-        self._move(index if index is not None else min(self.cursor, max(0, len(self.rows) - 1)), force=True)
+        self._move(
+            index if index is not None else min(self.cursor, max(0, len(self.rows) - 1)), force=True
+        )
 
     def _invalidate(self) -> None:
         self._version += 1
@@ -455,7 +500,9 @@ class MemoryTable(ScrollView, can_focus=True):
         if offset.y == 0:
             column = self.column_at(offset.x + int(self.scroll_x))
             if column is not None:
-                self.sort_by(column, reverse=not self.sort_reverse if column == self.sort_column else False)
+                self.sort_by(
+                    column, reverse=not self.sort_reverse if column == self.sort_column else False
+                )
             return
         index = int(self.scroll_y) + offset.y - 1
         if 0 <= index < len(self.rows):
@@ -515,7 +562,10 @@ class MemoryTable(ScrollView, can_focus=True):
     # -- rendering -------------------------------------------------------------------------------
 
     def _total_width(self) -> int:
-        return sum(cell_width + 1 for _column, cell_width in self._layout(self.scrollable_content_region.width))
+        return sum(
+            cell_width + 1
+            for _column, cell_width in self._layout(self.scrollable_content_region.width)
+        )
 
     def _layout(self, width: int) -> list[tuple[Column, int]]:
         return visible_columns(width, self.portfolio_column)
@@ -538,7 +588,13 @@ class MemoryTable(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         scroll_x = int(self.scroll_x)
         if y == 0:
-            key: tuple[Any, ...] = ("header", width, self.sort_column, self.sort_reverse, self._version)
+            key: tuple[Any, ...] = (
+                "header",
+                width,
+                self.sort_column,
+                self.sort_reverse,
+                self._version,
+            )
             strip = self._strips.get(key)
             if strip is None:
                 strip = self._header_strip(width)
@@ -574,7 +630,9 @@ class MemoryTable(ScrollView, can_focus=True):
             if column.key == "name":
                 text = clip(("● " if row.id in self.marked else "") + text, cell_width)
             text = text.rjust(cell_width) if column.right and cell_len(text) < cell_width else text
-            segments.append(Segment(set_cell_size(text, cell_width), base + self._cell_style(row, column.key)))
+            segments.append(
+                Segment(set_cell_size(text, cell_width), base + self._cell_style(row, column.key))
+            )
             segments.append(Segment(" ", base))
         if selected:
             cursor = self.get_component_rich_style("memory-table--cursor")

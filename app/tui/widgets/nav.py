@@ -19,7 +19,9 @@ from textual.message import Message
 from textual.widgets import DataTable, OptionList
 
 
-def list_bindings(up: str, down: str, first: str, last: str, page_up: str, page_down: str) -> list[BindingType]:
+def list_bindings(
+    up: str, down: str, first: str, last: str, page_up: str, page_down: str
+) -> list[BindingType]:
     """The shared keys bound to a widget's own actions (their names differ from widget to widget)."""
     return [
         Binding("up,k", up, "Up", show=False, id="list-up"),
@@ -51,7 +53,9 @@ def fit_columns(specs: Sequence[ColumnSpec], width: int) -> list[tuple[ColumnSpe
     flexible = [spec for spec in shown if spec.width is None]
     left = width - fixed - 2 * len(shown) - 2  # cell padding, and a scrollbar
     share = left // len(flexible) if flexible else 0
-    return [(spec, spec.width if spec.width is not None else max(spec.least, share)) for spec in shown]
+    return [
+        (spec, spec.width if spec.width is not None else max(spec.least, share)) for spec in shown
+    ]
 
 
 class NavTable(DataTable[Text]):
@@ -60,7 +64,9 @@ class NavTable(DataTable[Text]):
     gone then: the screen that owns them adds them again)."""
 
     PANE: ClassVar[str] = "table"
-    BINDINGS = list_bindings("cursor_up", "cursor_down", "scroll_top", "scroll_bottom", "page_up", "page_down")
+    BINDINGS = list_bindings(
+        "cursor_up", "cursor_down", "scroll_top", "scroll_bottom", "page_up", "page_down"
+    )
 
     @dataclass
     class Relaid(Message):

@@ -31,7 +31,9 @@ class PathPrompt(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="path-prompt-cancel")]
 
-    def __init__(self, title: str = "Open a portfolio", placeholder: str = "~/path/to/portfolio") -> None:
+    def __init__(
+        self, title: str = "Open a portfolio", placeholder: str = "~/path/to/portfolio"
+    ) -> None:
         super().__init__()
         self.prompt_title = title
         self.placeholder = placeholder

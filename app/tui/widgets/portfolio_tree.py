@@ -63,7 +63,9 @@ def place_of(memory: Memory, level: TrustLevel) -> Place:
     return (memory.system, memory.portfolio, memory.tier.value, memory.domain or NO_DOMAIN, level)
 
 
-def places(memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None) -> Counter[Place]:
+def places(
+    memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None
+) -> Counter[Place]:
     """How many memories are in each place with each trust, in C (a tree node per memory took a
     second at 100,000 memories, on the event loop). `trusts` is each memory's effective trust level
     (the facade's), so the badges agree with the header and the table; a memory missing from it
@@ -93,7 +95,9 @@ def tally_places(counted: Mapping[Place, int]) -> dict[NodeRef, Tally]:
     return counts
 
 
-def tally(memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None) -> dict[NodeRef, Tally]:
+def tally(
+    memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None
+) -> dict[NodeRef, Tally]:
     """Counts of every node of the tree, the root (NodeRef()) included (see `places`)."""
     return tally_places(places(memories, trusts))
 
@@ -133,7 +137,11 @@ def repeated_levels(counts: dict[NodeRef, Tally]) -> set[NodeRef]:
     for ref in counts:
         if ref.system is not None and ref.portfolio is not None and ref.tier is None:
             portfolios.setdefault(ref.system, []).append(ref)
-    return {refs[0] for system, refs in portfolios.items() if len(refs) == 1 and refs[0].portfolio == system}
+    return {
+        refs[0]
+        for system, refs in portfolios.items()
+        if len(refs) == 1 and refs[0].portfolio == system
+    }
 
 
 class PortfolioTree(Tree[NodeRef]):
@@ -142,11 +150,40 @@ class PortfolioTree(Tree[NodeRef]):
 
     PANE: ClassVar[str] = "portfolio tree"
     BINDINGS = [
-        *list_bindings("cursor_up", "cursor_down", "scroll_home", "scroll_end", "page_up", "page_down"),
-        Binding("enter", "select_cursor", "Show", tooltip="Show this node's memories in the table (the node stays open or closed)", id="tree-filter"),
-        Binding("right,l", "expand", "Open", tooltip="Open the node, then go to its first child", show=False, id="tree-expand"),
-        Binding("left,h", "collapse", "Close", tooltip="Close the node, then go to its parent", show=False, id="tree-collapse"),
-        Binding("space", "toggle_node", "Open/close", tooltip="Open or close the node", show=False, id="tree-toggle"),
+        *list_bindings(
+            "cursor_up", "cursor_down", "scroll_home", "scroll_end", "page_up", "page_down"
+        ),
+        Binding(
+            "enter",
+            "select_cursor",
+            "Show",
+            tooltip="Show this node's memories in the table (the node stays open or closed)",
+            id="tree-filter",
+        ),
+        Binding(
+            "right,l",
+            "expand",
+            "Open",
+            tooltip="Open the node, then go to its first child",
+            show=False,
+            id="tree-expand",
+        ),
+        Binding(
+            "left,h",
+            "collapse",
+            "Close",
+            tooltip="Close the node, then go to its parent",
+            show=False,
+            id="tree-collapse",
+        ),
+        Binding(
+            "space",
+            "toggle_node",
+            "Open/close",
+            tooltip="Open or close the node",
+            show=False,
+            id="tree-toggle",
+        ),
     ]
 
     @dataclass
@@ -156,7 +193,9 @@ class PortfolioTree(Tree[NodeRef]):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(Text("All memories"), data=NodeRef(), id=id, classes=classes)
         self.counts: dict[NodeRef, Tally] = {}
-        self._labelled: dict[NodeRef, TreeNode[NodeRef]] = {}  # the node each counted place is shown by
+        self._labelled: dict[
+            NodeRef, TreeNode[NodeRef]
+        ] = {}  # the node each counted place is shown by
         self.show_root = True
         self.guide_depth = 2
         self.auto_expand = False  # enter filters; opening and closing are their own keys
@@ -186,13 +225,19 @@ class PortfolioTree(Tree[NodeRef]):
         """Rebuild the whole tree from its nodes' counts (`tally`); keeps which nodes were expanded
         and where the cursor was. When the places are the ones shown (a write moved a few
         memories), only the labels whose counts changed are set again."""
-        if self._labelled and counts.keys() == self.counts.keys() and self.versions == self._built_versions:
+        if (
+            self._labelled
+            and counts.keys() == self.counts.keys()
+            and self.versions == self._built_versions
+        ):
             for ref, node in self._labelled.items():
                 if counts[ref] != self.counts[ref]:
                     node.set_label(self._node_label(ref, counts[ref]))
             self.counts = counts
             return
-        expanded = {n.data for n in self._walk_nodes(self.root) if n.is_expanded and n.data is not None}
+        expanded = {
+            n.data for n in self._walk_nodes(self.root) if n.is_expanded and n.data is not None
+        }
         current = self.cursor_node.data if self.cursor_node is not None else None
         self.counts, self._built_versions = counts, dict(self.versions)
         self.clear()
@@ -225,7 +270,9 @@ class PortfolioTree(Tree[NodeRef]):
         if ref.tier is None and portfolio is None and ref.system is not None:
             shown = repeats if repeats is not None else repeated_levels(self.counts)
             portfolio = ref.system if NodeRef(ref.system, ref.system) in shown else None
-        version = self.versions.get((ref.system or "", portfolio or "")) if ref.tier is None else None
+        version = (
+            self.versions.get((ref.system or "", portfolio or "")) if ref.tier is None else None
+        )
         if version:
             label.append(f"  {short_version(version)}", style="dim")
         return label

@@ -58,7 +58,9 @@ def shared_names(items: list[ReviewItem]) -> set[str]:
     """The names (casefolded) that memories of more than one portfolio hold."""
     where: dict[str, set[tuple[str, str]]] = {}
     for item in items:
-        where.setdefault(item.memory.name.casefold(), set()).add((item.memory.system, item.memory.portfolio))
+        where.setdefault(item.memory.name.casefold(), set()).add(
+            (item.memory.system, item.memory.portfolio)
+        )
     return {name for name, places in where.items() if len(places) > 1}
 
 
@@ -99,7 +101,10 @@ class ReviewQueue(NavTable):
         if not self.items:
             self.post_message(self.ItemHighlighted(None))
             return
-        index = next((i for i, item in enumerate(self.items) if item.memory.id == current), min(row, len(self.items) - 1))
+        index = next(
+            (i for i, item in enumerate(self.items) if item.memory.id == current),
+            min(row, len(self.items) - 1),
+        )
         self.move_cursor(row=max(0, index))
         # move_cursor to the same row posts nothing: the detail pane must follow the new content.
         self.post_message(self.ItemHighlighted(self.items[max(0, index)]))

@@ -81,7 +81,9 @@ class SearchResults(NavOptionList):
         options: list[Option | None] = []
         for row in self.rows:
             if options:
-                options.append(None)  # a divider: hits take one to three lines, so mark where each ends
+                options.append(
+                    None
+                )  # a divider: hits take one to three lines, so mark where each ends
             options.append(self._option(row))
         self.set_options(options)
         self.highlighted = 0 if self.rows else None
@@ -95,12 +97,20 @@ class SearchResults(NavOptionList):
         prompt.append(one_line(row.system, 20), style=self._style("search-results--meta"))
         prompt.append(" · ", style=self._style("search-results--meta"))
         tier_class = f"search-results--tier-{row.tier}"
-        tier_style = self._style(tier_class) if tier_class in self.COMPONENT_CLASSES else self._style("search-results--meta")
+        tier_style = (
+            self._style(tier_class)
+            if tier_class in self.COMPONENT_CLASSES
+            else self._style("search-results--meta")
+        )
         prompt.append(one_line(row.tier, 20), style=tier_style)
         if row.trust_label:
             prompt.append(" · ", style=self._style("search-results--meta"))
             trust_class = f"search-results--trust-{row.trust}"
-            trust_style = self._style(trust_class) if trust_class in self.COMPONENT_CLASSES else self._style("search-results--meta")
+            trust_style = (
+                self._style(trust_class)
+                if trust_class in self.COMPONENT_CLASSES
+                else self._style("search-results--meta")
+            )
             prompt.append(one_line(row.trust_label, 60), style=trust_style)
         prompt.append("\n")
         prompt.append_text(marked(row.highlight, self._style("search-results--mark")))

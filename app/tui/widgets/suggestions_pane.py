@@ -21,7 +21,14 @@ from app.tui.widgets.nav import NavOptionList
 if TYPE_CHECKING:
     from app.core.curate import Suggestion
 
-WORDS = {"promote": "to promote", "demote": "to demote", "archive": "to archive", "merge": "duplicates", "split": "to split", "stale": "stale"}
+WORDS = {
+    "promote": "to promote",
+    "demote": "to demote",
+    "archive": "to archive",
+    "merge": "duplicates",
+    "split": "to split",
+    "stale": "stale",
+}
 
 
 def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
@@ -66,12 +73,20 @@ class SuggestionsPane(Vertical):
         held = _key(self.suggestions[was]) if was < len(self.suggestions) else None
         self.suggestions = suggestions
         self._so_far = self._stage = None
-        self.query_one("#suggestions-summary", Static).update(Text("Suggestions: " + suggestion_summary(suggestions, over_budget) + " · enter shows one first"))
+        self.query_one("#suggestions-summary", Static).update(
+            Text(
+                "Suggestions: "
+                + suggestion_summary(suggestions, over_budget)
+                + " · enter shows one first"
+            )
+        )
         options.clear_options()
         options.add_options(Option(prompt(s), id=f"s{i}") for i, s in enumerate(suggestions))
         if suggestions:
             keys = [_key(s) for s in suggestions]
-            options.highlighted = keys.index(held) if held in keys else min(was, len(suggestions) - 1)
+            options.highlighted = (
+                keys.index(held) if held in keys else min(was, len(suggestions) - 1)
+            )
 
     def append(self, batch: list[Suggestion], over_budget: int, *, first: bool) -> None:
         """Add suggestions found so far in a run below those shown; the first batch of a run

@@ -19,7 +19,10 @@ from app.core.inert import one_line
 from app.core.load.pipeline import PHASES
 from app.core.model import PhaseEvent, Timeline
 
-LANES = (("critical", "Critical path", "the first screen waits for these"), ("deferred", "Deferred", "filled in after the first screen"))
+LANES = (
+    ("critical", "Critical path", "the first screen waits for these"),
+    ("deferred", "Deferred", "filled in after the first screen"),
+)
 NAME_WIDTH = 10
 TIME_WIDTH = 11
 INFO_WIDTH = 34
@@ -75,7 +78,9 @@ def events_from_timeline(timeline: Timeline) -> tuple[PhaseEvent, ...]:
     startup`), so one drawing serves the live load and the finished one."""
     events: list[PhaseEvent] = []
     for record in timeline.phases:
-        events.append(PhaseEvent(phase=record.name, path=record.path, status="start", at_ms=record.start_ms))
+        events.append(
+            PhaseEvent(phase=record.name, path=record.path, status="start", at_ms=record.start_ms)
+        )
         events.append(
             PhaseEvent(
                 phase=record.name,
@@ -123,7 +128,11 @@ class TimelineView(Widget):
         return bool(self.events) and all(bar.status in ("done", "error") for bar in self.bars)
 
     def critical_path_ms(self) -> float:
-        ends = [bar.start_ms + bar.duration(self.now_ms) for bar in self.bars if bar.path == "critical" and bar.start_ms is not None]
+        ends = [
+            bar.start_ms + bar.duration(self.now_ms)
+            for bar in self.bars
+            if bar.path == "critical" and bar.start_ms is not None
+        ]
         return max(ends, default=0.0)
 
     # -- drawing -----------------------------------------------------------------------------------
@@ -137,7 +146,10 @@ class TimelineView(Widget):
         infos = {bar.name: self._info(bar) for bar in bars}
         # the notes take what they need, up to two thirds of the room; the bars the rest
         room = self.size.width - 2 - NAME_WIDTH - TIME_WIDTH - 3
-        info_width = max(INFO_WIDTH, min(room * 2 // 3, max((info.cell_len for info in infos.values()), default=0)))
+        info_width = max(
+            INFO_WIDTH,
+            min(room * 2 // 3, max((info.cell_len for info in infos.values()), default=0)),
+        )
         width = max(MIN_BAR_WIDTH, room - info_width)
         lines: list[Text] = [self._axis(span, width)]
         for path, title, note in LANES:
@@ -184,10 +196,14 @@ class TimelineView(Widget):
         if bar.status == "running":
             if bar.total:
                 percent = min(100, int(bar.done * 100 / bar.total))
-                return Text(f"running {bar.done:,}/{bar.total:,} ({percent}%)", style=self._style("running"))
+                return Text(
+                    f"running {bar.done:,}/{bar.total:,} ({percent}%)", style=self._style("running")
+                )
             return Text("running…", style=self._style("running"))
         noun = "item" if bar.done == 1 else "items"
-        info = Text(f"{bar.done:,} {noun}", style=self._style("error") if bar.status == "error" else "")
+        info = Text(
+            f"{bar.done:,} {noun}", style=self._style("error") if bar.status == "error" else ""
+        )
         if bar.status == "error":
             info.append(" failed", style=self._style("error"))
         if bar.message:
@@ -199,7 +215,10 @@ class TimelineView(Widget):
         if not self.events:
             return Text("No load yet.", style=self._style("dim"))
         if self.finished:
-            return Text(f"critical path {self.critical_path_ms():,.1f} ms · total {self.now_ms:,.1f} ms", style=self._style("lane"))
+            return Text(
+                f"critical path {self.critical_path_ms():,.1f} ms · total {self.now_ms:,.1f} ms",
+                style=self._style("lane"),
+            )
         running = [bar.name for bar in self.bars if bar.status == "running"]
         doing = f" · {', '.join(running)} running" if running else ""
         return Text(f"loading… {self.now_ms:,.1f} ms so far{doing}", style=self._style("running"))

@@ -49,7 +49,12 @@ def test_server_estimate_of_a_memory_counted_by_hand() -> None:
     doc = read_document("memories/counted-by-hand.yaml", FILE)
     assert doc is not None
     entries = [(r.content, r.entry.trust, r.entry.tags, r.entry.source) for r in doc.entries]
-    assert [e[1] for e in entries] == [TrustLevel.VALIDATED, TrustLevel.UNTRUSTED, TrustLevel.QUARANTINED, TrustLevel.FLAGGED]
+    assert [e[1] for e in entries] == [
+        TrustLevel.VALIDATED,
+        TrustLevel.UNTRUSTED,
+        TrustLevel.QUARANTINED,
+        TrustLevel.FLAGGED,
+    ]
     # validated: timestamp 1 + "[deploy," "policy]" 2 + "✓:" 1 + text 6                         = 10
     # untrusted: timestamp 1 + "⚠:" 1 + text 7, and the frame: start line 5, "Source: agent" 2 + 1,
     #            status line 4, divider 1, a bar on each of the 2 text lines 2, end line 5          = 29
@@ -65,7 +70,9 @@ def test_server_estimate_of_a_memory_counted_by_hand() -> None:
 def test_a_memory_costs_the_same_from_its_counts_as_from_its_file() -> None:
     """The planner counts from the entries' words and lines without reading the file, and gets the
     very number the file's text gives; a memory cached without line counts reads its file."""
-    ctx = ParseContext(system="dollhouse", portfolio="p", root="/nowhere", today=date(2026, 12, 1), settings={})
+    ctx = ParseContext(
+        system="dollhouse", portfolio="p", root="/nowhere", today=date(2026, 12, 1), settings={}
+    )
     parsed = DollhouseAdapter.parse(ctx, "memories/counted-by-hand.yaml", FILE)
     (memory,) = parsed.memories
     assert [e.lines for e in memory.entries] == [1, 2, 1, 1]
@@ -76,5 +83,7 @@ def test_a_memory_costs_the_same_from_its_counts_as_from_its_file() -> None:
         return FILE
 
     assert memory_tokens(memory, file_bytes) == 60 and read == []
-    uncounted = memory.model_copy(update={"entries": tuple(e.model_copy(update={"lines": 0}) for e in memory.entries)})
+    uncounted = memory.model_copy(
+        update={"entries": tuple(e.model_copy(update={"lines": 0}) for e in memory.entries)}
+    )
     assert memory_tokens(uncounted, file_bytes) == 60 and read == ["memories/counted-by-hand.yaml"]

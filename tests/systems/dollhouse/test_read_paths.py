@@ -24,7 +24,9 @@ from tests.systems.dollhouse.server import load_and_save
 
 def loaded_entries(path: Path) -> list[dict[str, Any]]:
     """What the server loads from a memory file: every entry not marked quarantined."""
-    document = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)  # FAILSAFE: every scalar a string
+    document = yaml.load(
+        path.read_text(encoding="utf-8"), Loader=yaml.BaseLoader
+    )  # FAILSAFE: every scalar a string
     return [e for e in document.get("entries") or [] if e.get("trustLevel") != "quarantined"]
 
 

@@ -13,7 +13,9 @@ from app.core.reading.base import ParseContext, ParsedFile, estimate_tokens, sha
 from app.core.systems.dollhouse import reader as reader_module
 from app.core.systems.dollhouse.reader import DollhouseAdapter
 
-CTX = ParseContext(system="dollhouse", portfolio="dollhouse", root="/unused", today=date(2026, 3, 14))
+CTX = ParseContext(
+    system="dollhouse", portfolio="dollhouse", root="/unused", today=date(2026, 3, 14)
+)
 
 # A whole v2 file as the server writes it (the v2 shape of app/core/systems/dollhouse/FORMAT.md).
 V2_EXAMPLE = """\
@@ -139,7 +141,10 @@ def test_v2_example_reads_exactly(tmp_path: Path) -> None:
     assert memory.span is not None and (memory.span.start, memory.span.end) == (0, len(data))
     assert (memory.words, memory.chars, memory.tokens) == (10, len(content), estimate_tokens(10))
     assert memory.sha256 == sha256_text(content)
-    assert (memory.created, memory.updated) == ("2026-03-14T09:12:33.120Z", "2026-03-14T09:12:33.120Z")
+    assert (memory.created, memory.updated) == (
+        "2026-03-14T09:12:33.120Z",
+        "2026-03-14T09:12:33.120Z",
+    )
     assert memory.source.path == rel and memory.source.row is None
     assert memory.fields["priority"] == "10"
     assert memory.fields["unique_id"] == "memory_deploy-runbook_1773479553101"
@@ -211,11 +216,16 @@ def test_entry_spans_are_line_aligned_and_tile_the_entries_section(tmp_path: Pat
     assert all(s is not None for s in spans)
     assert [s.slice(data)[:2] for s in spans if s] == [b"- ", b"-\n", b"- "]
     assert spans[0] and spans[0].start == data.index(b"- content: first")
-    assert spans[1] and spans[1].slice(data).endswith(b"# a comment between entries belongs to the entry above\n")
+    assert spans[1] and spans[1].slice(data).endswith(
+        b"# a comment between entries belongs to the entry above\n"
+    )
     assert all(a and b and a.end == b.start for a, b in zip(spans, spans[1:]))
     assert spans[2] and spans[2].end == data.index(b"metadata:")
     # Created and updated fall back to the oldest and newest entry timestamps.
-    assert (memory.created, memory.updated) == ("2026-03-10T08:00:00.000Z", "2026-03-12T08:00:00.000Z")
+    assert (memory.created, memory.updated) == (
+        "2026-03-10T08:00:00.000Z",
+        "2026-03-12T08:00:00.000Z",
+    )
 
     write(tmp_path / rel, THREE_ENTRIES)
     assert DollhouseAdapter.text(tmp_path, memory) == (
@@ -244,12 +254,18 @@ def test_locator_does_not_change_with_auto_load() -> None:
 def test_quarantined_entries_are_kept_but_not_counted() -> None:
     memory = only(parse(THREE_ENTRIES))
     assert [e.id for e in memory.entries] == ["e1", "e2", "e3"]
-    assert [e.trust for e in memory.entries] == [TrustLevel.TRUSTED, TrustLevel.UNTRUSTED, TrustLevel.QUARANTINED]
+    assert [e.trust for e in memory.entries] == [
+        TrustLevel.TRUSTED,
+        TrustLevel.UNTRUSTED,
+        TrustLevel.QUARANTINED,
+    ]
     assert (memory.trust, memory.trust_claimed) == (TrustLevel.QUARANTINED, True)
     assert memory.tier == Tier.COLD
     assert memory.words == 3 + 7
     assert memory.chars == len("first entry text") + len("second entry, dash alone on its line")
-    assert memory.sha256 == sha256_text("first entry text\nsecond entry, dash alone on its line\nthird entry quarantined")
+    assert memory.sha256 == sha256_text(
+        "first entry text\nsecond entry, dash alone on its line\nthird entry quarantined"
+    )
 
 
 def test_all_entries_quarantined_means_quarantine_tier() -> None:
@@ -335,7 +351,10 @@ def test_unknown_trust_level_reads_as_untrusted() -> None:
 
 def test_privacy_level_outside_the_code_values_falls_back_to_private() -> None:
     memory = only(parse("metadata:\n  name: t\n  privacyLevel: team\n"))
-    assert (memory.fields["privacyLevel"], memory.fields["privacyLevel_effective"]) == ("team", "private")
+    assert (memory.fields["privacyLevel"], memory.fields["privacyLevel_effective"]) == (
+        "team",
+        "private",
+    )
     memory = only(parse("metadata:\n  name: t\n  privacy_level: sensitive\n"))
     assert memory.fields["privacyLevel_effective"] == "sensitive"
 
@@ -396,13 +415,19 @@ def test_yaml_syntax_error_skips_the_file_with_its_line() -> None:
         ("- a\n- b\n", 1, "YAML document is a list, not a mapping of keys"),
         ("just a sentence\n", 1, "YAML document is a single value, not a mapping of keys"),
         ("", 1, "file is empty: no YAML document"),
-        ("---\nname: x\n\nJust prose.\n", 1, "front matter opened on line 1 is never closed by a `---` line"),
+        (
+            "---\nname: x\n\nJust prose.\n",
+            1,
+            "front matter opened on line 1 is never closed by a `---` line",
+        ),
     ],
 )
 def test_unreadable_documents_yield_one_problem(text: str, line: int, message: str) -> None:
     result = parse(text)
     assert result.memories == []
-    assert [(p.line, p.message, p.kept) for p in result.problems] == [(line, message, "file skipped")]
+    assert [(p.line, p.message, p.kept) for p in result.problems] == [
+        (line, message, "file skipped")
+    ]
 
 
 def test_yaml_document_marker_without_closing_fence_reads_as_v2() -> None:
@@ -450,7 +475,9 @@ def test_entries_that_are_not_a_list() -> None:
     result = parse(text)
     memory = only(result)
     assert memory.entries == ()
-    assert [(p.line, p.message, p.kept) for p in result.problems] == [(3, "`entries` is a mapping, not a list", "no entries read, rest of file read")]
+    assert [(p.line, p.message, p.kept) for p in result.problems] == [
+        (3, "`entries` is a mapping, not a list", "no entries read, rest of file read")
+    ]
 
 
 def test_yaml_bomb_is_refused_before_expansion() -> None:
@@ -602,7 +629,9 @@ def test_settings_read_config_yml_beside_the_portfolio(tmp_path: Path) -> None:
     problems: list[Problem] = []
     settings = DollhouseAdapter.settings(home / "portfolio", problems)
     # The server reads config.yml with the FAILSAFE schema: `false` is a non-empty string, so true.
-    assert [(p.path, p.line, p.kept) for p in problems] == [("../config.yml", 3, "read as enabled, as the server reads it")]
+    assert [(p.path, p.line, p.kept) for p in problems] == [
+        ("../config.yml", 3, "read as enabled, as the server reads it")
+    ]
     assert settings == {
         "autoLoad": {
             "enabled": True,
@@ -641,8 +670,12 @@ def test_settings_broken_config_keeps_defaults(tmp_path: Path) -> None:
     write(tmp_path / "config.yml", "autoLoad:\n  enabled: false\n  maxTokenBudget: [5000\n")
     problems: list[Problem] = []
     settings = DollhouseAdapter.settings(tmp_path, problems)
-    assert settings["autoLoad"]["enabled"] is True and settings["autoLoad"]["maxTokenBudget"] == 5000
-    assert [(p.path, p.line, p.kept) for p in problems] == [("config.yml", 4, "auto-load defaults used")]
+    assert (
+        settings["autoLoad"]["enabled"] is True and settings["autoLoad"]["maxTokenBudget"] == 5000
+    )
+    assert [(p.path, p.line, p.kept) for p in problems] == [
+        ("config.yml", 4, "auto-load defaults used")
+    ]
     assert problems[0].message.startswith("YAML syntax error")
 
 
@@ -681,9 +714,21 @@ metadata: !!python/object:builtins.dict
     assert memory.name == "Unnamed Memory"
     assert [e.id for e in memory.entries] == ["p"]
     assert [(p.line, p.message, p.kept) for p in result.problems] == [
-        (5, "unsupported YAML tag `!!python/object:builtins.dict`", "metadata ignored, rest of file read"),
-        (2, "entry 1: unsupported YAML tag `!!python/object:os.system`", "entry skipped, rest of file read"),
-        (5, 'no `name` in the metadata: DollhouseMCP calls it "Unnamed Memory"', 'memory read as "Unnamed Memory"'),
+        (
+            5,
+            "unsupported YAML tag `!!python/object:builtins.dict`",
+            "metadata ignored, rest of file read",
+        ),
+        (
+            2,
+            "entry 1: unsupported YAML tag `!!python/object:os.system`",
+            "entry skipped, rest of file read",
+        ),
+        (
+            5,
+            'no `name` in the metadata: DollhouseMCP calls it "Unnamed Memory"',
+            'memory read as "Unnamed Memory"',
+        ),
     ]
     result = parse("--- !custom\nname: x\n")
     assert result.memories == []
@@ -704,7 +749,9 @@ def test_symlink_leaving_the_portfolio_is_reported_with_its_portfolio_path(tmp_p
     problems: list[Problem] = []
     refs = list(DollhouseAdapter.files(root, problems))
     assert [ref.rel for ref in refs] == ["memories/2026-03-14/ok.yaml"]
-    assert [(p.path, p.kept) for p in problems] == [("memories/2026-03-14/evil.yaml", "skipped, target not read")]
+    assert [(p.path, p.kept) for p in problems] == [
+        ("memories/2026-03-14/evil.yaml", "skipped, target not read")
+    ]
 
 
 # --- a body read again without its front matter's YAML -----------------------------------------------
@@ -721,24 +768,38 @@ BODY_CASES = {
 
 
 @pytest.mark.parametrize("text", BODY_CASES.values(), ids=BODY_CASES.keys())
-def test_a_body_read_without_its_front_matter_is_what_a_whole_read_gives(tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_body_read_without_its_front_matter_is_what_a_whole_read_gives(
+    tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rel = "memories/case.yaml"
     memory = only(parse(text, rel))
     write(tmp_path / rel, text)
-    quick = (DollhouseAdapter.text(tmp_path, memory), DollhouseAdapter.entry_texts(tmp_path, memory))
+    quick = (
+        DollhouseAdapter.text(tmp_path, memory),
+        DollhouseAdapter.entry_texts(tmp_path, memory),
+    )
     monkeypatch.setattr(reader_module, "_body_alone", lambda memory, data: None)
-    assert quick == (DollhouseAdapter.text(tmp_path, memory), DollhouseAdapter.entry_texts(tmp_path, memory))
+    assert quick == (
+        DollhouseAdapter.text(tmp_path, memory),
+        DollhouseAdapter.entry_texts(tmp_path, memory),
+    )
 
 
-def test_the_body_is_cut_without_composing_yaml_only_while_it_is_the_content_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_body_is_cut_without_composing_yaml_only_while_it_is_the_content_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rel = "memories/team-glossary.yaml"
     memory = only(parse(FRONT_MATTER_EXAMPLE, rel))
     write(tmp_path / rel, FRONT_MATTER_EXAMPLE)
     composed: list[str] = []
     real = yamlsafe.compose
-    monkeypatch.setattr(yamlsafe, "compose", lambda text, **kw: composed.append(text) or real(text, **kw))
+    monkeypatch.setattr(
+        yamlsafe, "compose", lambda text, **kw: composed.append(text) or real(text, **kw)
+    )
     assert DollhouseAdapter.text(tmp_path, memory) == "# Glossary\n- **Kite**: the mobile client"
-    assert DollhouseAdapter.entry_texts(tmp_path, memory) == [("body", "# Glossary\n- **Kite**: the mobile client")]
+    assert DollhouseAdapter.entry_texts(tmp_path, memory) == [
+        ("body", "# Glossary\n- **Kite**: the mobile client")
+    ]
     assert composed == []
     # the body edited since the read: the file is read whole, and says what it holds now
     write(tmp_path / rel, FRONT_MATTER_EXAMPLE.replace("mobile client", "mobile app"))
@@ -746,10 +807,22 @@ def test_the_body_is_cut_without_composing_yaml_only_while_it_is_the_content_rea
     assert len(composed) == 1
 
 
-def test_every_sample_memory_reads_the_same_either_way(sample_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_sample_memory_reads_the_same_either_way(
+    sample_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = sample_copy / "dollhouse" / "portfolio"
-    memories = [m for ref in DollhouseAdapter.files(root, []) for m in DollhouseAdapter.parse(CTX, ref.rel, Path(ref.path).read_bytes()).memories]
-    assert len(memories) > 10 and any(len(m.entries) == 1 and m.entries[0].id == "body" for m in memories)
-    quick = [(DollhouseAdapter.text(root, m), DollhouseAdapter.entry_texts(root, m)) for m in memories]
+    memories = [
+        m
+        for ref in DollhouseAdapter.files(root, [])
+        for m in DollhouseAdapter.parse(CTX, ref.rel, Path(ref.path).read_bytes()).memories
+    ]
+    assert len(memories) > 10 and any(
+        len(m.entries) == 1 and m.entries[0].id == "body" for m in memories
+    )
+    quick = [
+        (DollhouseAdapter.text(root, m), DollhouseAdapter.entry_texts(root, m)) for m in memories
+    ]
     monkeypatch.setattr(reader_module, "_body_alone", lambda memory, data: None)
-    assert quick == [(DollhouseAdapter.text(root, m), DollhouseAdapter.entry_texts(root, m)) for m in memories]
+    assert quick == [
+        (DollhouseAdapter.text(root, m), DollhouseAdapter.entry_texts(root, m)) for m in memories
+    ]

@@ -46,7 +46,11 @@ def search(db: Path, query: str) -> list[dict[str, Any]]:
 
 
 def context(db: Path, project: str) -> list[dict[str, Any]]:
-    return _all(db, "SELECT * FROM observations WHERE deleted_at IS NULL AND project = ? ORDER BY created_at DESC LIMIT ?", (project, CONTEXT_OBSERVATIONS))
+    return _all(
+        db,
+        "SELECT * FROM observations WHERE deleted_at IS NULL AND project = ? ORDER BY created_at DESC LIMIT ?",
+        (project, CONTEXT_OBSERVATIONS),
+    )
 
 
 def get(db: Path, ident: int) -> list[dict[str, Any]]:
@@ -102,6 +106,9 @@ def soft_delete(db: Path, ident: int) -> None:
     """DeleteObservation(id, hardDelete=false) of the February store: one UPDATE, nothing journaled."""
     conn = _connect(db)
     try:
-        conn.execute("UPDATE observations SET deleted_at = datetime('now'), updated_at = datetime('now') WHERE id = ? AND deleted_at IS NULL", (ident,))
+        conn.execute(
+            "UPDATE observations SET deleted_at = datetime('now'), updated_at = datetime('now') WHERE id = ? AND deleted_at IS NULL",
+            (ident,),
+        )
     finally:
         conn.close()

@@ -74,7 +74,9 @@ def search(db: Path, query: str) -> list[dict[str, Any]]:
 
 
 def get(db: Path, ident: int) -> list[dict[str, Any]]:
-    return _all(db, f"SELECT {COLUMNS} FROM observations WHERE id = ? AND deleted_at IS NULL", (ident,))
+    return _all(
+        db, f"SELECT {COLUMNS} FROM observations WHERE id = ? AND deleted_at IS NULL", (ident,)
+    )
 
 
 def timeline(db: Path, ident: int) -> list[dict[str, Any]]:
@@ -111,7 +113,9 @@ def _enqueue(conn: sqlite3.Connection, key: str, op: str, payload: dict[str, Any
     # Go's json.Marshal: compact, HTML characters escaped.
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    conn.execute("INSERT OR IGNORE INTO sync_state (target_key, lifecycle, updated_at) VALUES ('cloud', 'idle', datetime('now'))")
+    conn.execute(
+        "INSERT OR IGNORE INTO sync_state (target_key, lifecycle, updated_at) VALUES ('cloud', 'idle', datetime('now'))"
+    )
     seq = conn.execute(
         "INSERT INTO sync_mutations (target_key, entity, entity_key, op, payload, source, project) VALUES (?, ?, ?, ?, ?, ?, ?)",
         ("cloud", "observation", key, op, text, "local", payload.get("project") or ""),
@@ -130,10 +134,14 @@ def create_session(db: Path, session: str, project: str, directory: str) -> None
             "INSERT INTO sessions (id, project, directory) VALUES (?, ?, ?)",
             (session, project, directory),
         )
-        started = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (session,)).fetchone()[0]
+        started = conn.execute(
+            "SELECT started_at FROM sessions WHERE id = ?", (session,)
+        ).fetchone()[0]
         payload = {"id": session, "project": project, "directory": directory, "started_at": started}
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-        conn.execute("INSERT OR IGNORE INTO sync_state (target_key, lifecycle, updated_at) VALUES ('cloud', 'idle', datetime('now'))")
+        conn.execute(
+            "INSERT OR IGNORE INTO sync_state (target_key, lifecycle, updated_at) VALUES ('cloud', 'idle', datetime('now'))"
+        )
         seq = conn.execute(
             "INSERT INTO sync_mutations (target_key, entity, entity_key, op, payload, source, project) VALUES ('cloud', 'session', ?, 'upsert', ?, 'local', ?)",
             (session, text, project),
@@ -147,7 +155,9 @@ def create_session(db: Path, session: str, project: str, directory: str) -> None
         conn.close()
 
 
-def add_observation(db: Path, session: str, project: str, kind: str, title: str, content: str, *, created_at: str) -> int:
+def add_observation(
+    db: Path, session: str, project: str, kind: str, title: str, content: str, *, created_at: str
+) -> int:
     """AddObservation's new-row path. `created_at` stands in for the datetime('now') of the day the
     fixture says it was saved (the column's default), so the recency order is fixed."""
     conn = _connect(db)
@@ -227,7 +237,9 @@ def delete_observation(db: Path, ident: int) -> None:
             "UPDATE observations SET deleted_at = datetime('now'), updated_at = datetime('now') WHERE id = ? AND deleted_at IS NULL",
             (ident,),
         )
-        deleted_at = conn.execute("SELECT deleted_at FROM observations WHERE id = ?", (ident,)).fetchone()[0]
+        deleted_at = conn.execute(
+            "SELECT deleted_at FROM observations WHERE id = ?", (ident,)
+        ).fetchone()[0]
         # syncObservationPayload's field order; omitempty drops nil pointers and false.
         payload: dict[str, Any] = {
             "sync_id": obs["sync_id"],

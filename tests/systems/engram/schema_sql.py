@@ -61,13 +61,17 @@ def extract(source: str) -> list[str]:
     pending: list[tuple[str, str]] = []
     for _, kind, match in tokens:
         if kind == "literal":
-            items = _COLUMN_ITEM.findall(body[match.end() : _next_literal_or_end(body, match.end())])
+            items = _COLUMN_ITEM.findall(
+                body[match.end() : _next_literal_or_end(body, match.end())]
+            )
             pending = items or pending
             out.extend(_statements(match.group(1)))
         elif kind == "loop":
             out.extend(f"ALTER TABLE {match.group(1)} ADD COLUMN {n} {d};" for n, d in pending)
         else:
-            out.append(f"ALTER TABLE {match.group(1)} ADD COLUMN {match.group(2)} {match.group(3)};")
+            out.append(
+                f"ALTER TABLE {match.group(1)} ADD COLUMN {match.group(2)} {match.group(3)};"
+            )
     return out
 
 
@@ -94,7 +98,9 @@ def build(db: Path, schema: Path = NEWEST) -> None:
         conn.execute("PRAGMA journal_mode = WAL")
         for statement in _split(schema.read_text(encoding="utf-8")):
             alter = re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", statement)
-            if alter and alter.group(2) in {r[1] for r in conn.execute(f"PRAGMA table_info({alter.group(1)})")}:
+            if alter and alter.group(2) in {
+                r[1] for r in conn.execute(f"PRAGMA table_info({alter.group(1)})")
+            }:
                 continue
             try:
                 conn.execute(statement)

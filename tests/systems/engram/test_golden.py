@@ -25,17 +25,33 @@ def observations(*ids: int) -> Rows:
 
 
 CASES = [
-    Case("quarantine", "quarantine", lambda wb: wb.quarantine(OBS1, REASON), rows=observations(1), reverse=restore(OBS1)),
-    Case("merge", "merge", lambda wb: wb.merge(OBS2, [OBS1], reason=REASON, force=True), rows=observations(1, 2), reverse=undo),
+    Case(
+        "quarantine",
+        "quarantine",
+        lambda wb: wb.quarantine(OBS1, REASON),
+        rows=observations(1),
+        reverse=restore(OBS1),
+    ),
+    Case(
+        "merge",
+        "merge",
+        lambda wb: wb.merge(OBS2, [OBS1], reason=REASON, force=True),
+        rows=observations(1, 2),
+        reverse=undo,
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_golden(case: Case, sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_golden(
+    case: Case, sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     run(case, GOLDEN, sample_copy, SYSTEM, isolated_locations, clock)
 
 
-def test_trust_and_pins_live_in_the_ledger_only(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_trust_and_pins_live_in_the_ledger_only(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     edits: list[Edit] = [
         lambda wb: wb.approve(OBS1, REASON),
         lambda wb: wb.flag(OBS1, REASON),
@@ -51,7 +67,11 @@ NO_TIERS = (
 )
 TITLE = "'Parallel refresh revokes the token family'"
 UNSUPPORTED: list[tuple[str, Edit, str]] = [
-    ("promote", lambda wb: wb.promote(OBS1, reason=REASON), f"promote {OBS1} ({TITLE}): {NO_TIERS}"),
+    (
+        "promote",
+        lambda wb: wb.promote(OBS1, reason=REASON),
+        f"promote {OBS1} ({TITLE}): {NO_TIERS}",
+    ),
     ("demote", lambda wb: wb.demote(OBS1, reason=REASON), f"demote {OBS1} ({TITLE}): {NO_TIERS}"),
     (
         "set-priority",
@@ -66,6 +86,10 @@ UNSUPPORTED: list[tuple[str, Edit, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("edit", "message"), [u[1:] for u in UNSUPPORTED], ids=[u[0] for u in UNSUPPORTED])
-def test_unsupported(edit: Edit, message: str, sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+@pytest.mark.parametrize(
+    ("edit", "message"), [u[1:] for u in UNSUPPORTED], ids=[u[0] for u in UNSUPPORTED]
+)
+def test_unsupported(
+    edit: Edit, message: str, sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     refused(edit, Unsupported, message, sample_copy, SYSTEM, isolated_locations, clock)

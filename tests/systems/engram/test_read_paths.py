@@ -32,7 +32,9 @@ def read_paths(db: Path, rows: dict[int, dict[str, Any]]) -> dict[str, list[dict
     """What each of Engram's read paths returns that could carry one of `rows`."""
     paths = {"context": engram.context(db, PROJECT), "export": engram.export(db)}
     for ident, row in rows.items():
-        paths[f"search:{ident}"] = engram.search(db, row["title"].split(" while ")[0].replace("#", ""))
+        paths[f"search:{ident}"] = engram.search(
+            db, row["title"].split(" while ")[0].replace("#", "")
+        )
         paths[f"get:{ident}"] = engram.get(db, ident)
         paths[f"timeline:{ident}"] = engram.timeline(db, NEIGHBOURS[ident])
     return paths
@@ -40,7 +42,11 @@ def read_paths(db: Path, rows: dict[int, dict[str, Any]]) -> dict[str, list[dict
 
 def reaching(paths: dict[str, list[dict[str, Any]]], row: dict[str, Any]) -> list[str]:
     """The read paths that put the row's text in front of the agent."""
-    return [name for name, found in paths.items() if any(r["id"] == row["id"] or row["content"] in r["content"] for r in found)]
+    return [
+        name
+        for name, found in paths.items()
+        if any(r["id"] == row["id"] or row["content"] in r["content"] for r in found)
+    ]
 
 
 def test_quarantine_holds_in_every_read_path_through_engrams_own_writes_and_restore_is_column_for_column(
@@ -52,7 +58,12 @@ def test_quarantine_holds_in_every_read_path_through_engrams_own_writes_and_rest
     assert len(rows) == 2
     before = read_paths(db, rows)
     for row in rows.values():
-        assert {"export", f"get:{row['id']}", f"timeline:{row['id']}", f"search:{row['id']}"} <= set(reaching(before, row))
+        assert {
+            "export",
+            f"get:{row['id']}",
+            f"timeline:{row['id']}",
+            f"search:{row['id']}",
+        } <= set(reaching(before, row))
 
     wb = Workbench(isolated_locations, clock=clock, workers=1)
     wb.open([sample_copy], index=False)
@@ -60,7 +71,13 @@ def test_quarantine_holds_in_every_read_path_through_engrams_own_writes_and_rest
         wb.quarantine(f"engram:engram:obs/{ident}", "poisoned")
 
     # Engram goes on: a new observation in the injected one's session, and a prune hard-deletes it.
-    added = engram.add_observation(db, rows[INJECTED]["session_id"], PROJECT, "pgx pool settings", "max_conns 40 per task after the load test.")
+    added = engram.add_observation(
+        db,
+        rows[INJECTED]["session_id"],
+        PROJECT,
+        "pgx pool settings",
+        "max_conns 40 per task after the load test.",
+    )
     engram.hard_delete(db, INJECTED)
     after = read_paths(db, rows)
     for row in rows.values():

@@ -137,7 +137,9 @@ OBS_COLUMNS = (
 
 
 def ctx(portfolio: str = "engram") -> ParseContext:
-    return ParseContext(system="engram", portfolio=portfolio, root="/unused", today=date(2026, 3, 14))
+    return ParseContext(
+        system="engram", portfolio=portfolio, root="/unused", today=date(2026, 3, 14)
+    )
 
 
 def ts(minute: int) -> str:
@@ -153,13 +155,22 @@ def connect(path: Path) -> sqlite3.Connection:
 def make_db(path: Path, schema: str = SCHEMA) -> sqlite3.Connection:
     conn = connect(path)
     conn.executescript(schema)
-    conn.execute("INSERT INTO sessions (id, project, directory) VALUES ('manual-save-kite', 'kite', '/src/kite')")
-    conn.execute("INSERT INTO sessions (id, project, directory) VALUES ('s-other', 'other', '/src/other')")
+    conn.execute(
+        "INSERT INTO sessions (id, project, directory) VALUES ('manual-save-kite', 'kite', '/src/kite')"
+    )
+    conn.execute(
+        "INSERT INTO sessions (id, project, directory) VALUES ('s-other', 'other', '/src/other')"
+    )
     return conn
 
 
 def add(conn: sqlite3.Connection, **values: Any) -> int:
-    row = {"session_id": "manual-save-kite", "type": "decision", "project": "kite", "scope": "project"}
+    row = {
+        "session_id": "manual-save-kite",
+        "type": "decision",
+        "project": "kite",
+        "scope": "project",
+    }
     row.update(values)
     row.setdefault("content", f"content of {row['title']}")
     row.setdefault("updated_at", row.get("created_at"))
@@ -228,7 +239,11 @@ def test_memories_names_ids_and_counts(store: Path) -> None:
     assert (first.words, first.chars, first.tokens) == (5, len(content), estimate_tokens(5))
     assert first.sha256 == sha256_text(content)
     assert (first.created, first.updated) == (ts(1), ts(1))
-    assert first.trust is TrustLevel.UNTRUSTED and first.trust_claimed is False and first.trust_score is None
+    assert (
+        first.trust is TrustLevel.UNTRUSTED
+        and first.trust_claimed is False
+        and first.trust_score is None
+    )
     assert len(first.entries) == 1 and first.entries[0].trust is None
     assert memories["obs/30"].domain == "(none)"
     assert memories["obs/27"].fields["sessions.project"] == "other"
@@ -257,7 +272,9 @@ def test_memories_names_ids_and_counts(store: Path) -> None:
 
 def test_tiers_follow_mem_context_twenty_per_project(store: Path) -> None:
     memories = by_locator(EngramAdapter.read(ctx(), store).memories)
-    hot = sorted(int(m.locator[4:]) for m in memories.values() if m.tier is Tier.HOT and m.domain == "kite")
+    hot = sorted(
+        int(m.locator[4:]) for m in memories.values() if m.tier is Tier.HOT and m.domain == "kite"
+    )
     # The 20 newest live kite rows (6..25); the deleted newer row takes no slot.
     assert hot == list(range(6, 26))
     assert [memories[f"obs/{i}"].tier for i in range(1, 6)] == [Tier.COLD] * 5
@@ -278,7 +295,13 @@ def test_topic_revisions_and_counters(tmp_path: Path) -> None:
     db = tmp_path / "engram.db"
     conn = make_db(db)
     # Engram's upsert keeps one row per (topic_key, project, scope); an import can leave two.
-    add(conn, title="Auth v1", topic_key="architecture/auth-model", created_at=ts(1), updated_at=ts(2))
+    add(
+        conn,
+        title="Auth v1",
+        topic_key="architecture/auth-model",
+        created_at=ts(1),
+        updated_at=ts(2),
+    )
     add(
         conn,
         title="Auth architecture",
@@ -289,7 +312,13 @@ def test_topic_revisions_and_counters(tmp_path: Path) -> None:
         duplicate_count=3,
         last_seen_at=ts(9),
     )
-    add(conn, title="Same key, other project", topic_key="architecture/auth-model", project="other", created_at=ts(4))
+    add(
+        conn,
+        title="Same key, other project",
+        topic_key="architecture/auth-model",
+        project="other",
+        created_at=ts(4),
+    )
     conn.close()
     memories = by_locator(EngramAdapter.read(ctx("e"), db).memories)
     newest, older, elsewhere = memories["obs/2"], memories["obs/1"], memories["obs/3"]
@@ -297,7 +326,10 @@ def test_topic_revisions_and_counters(tmp_path: Path) -> None:
     assert newest.relations == (Relation(type="supersedes", target="engram:e:obs/1", note=note),)
     assert older.relations == (Relation(type="superseded-by", target="engram:e:obs/2", note=note),)
     assert elsewhere.relations == ()
-    assert {k: newest.fields[k] for k in ("topic_key", "revision_count", "duplicate_count", "last_seen_at")} == {
+    assert {
+        k: newest.fields[k]
+        for k in ("topic_key", "revision_count", "duplicate_count", "last_seen_at")
+    } == {
         "topic_key": "architecture/auth-model",
         "revision_count": 2,
         "duplicate_count": 3,
@@ -318,12 +350,19 @@ def test_memory_relations_table(tmp_path: Path) -> None:
         ("obs-ccc", "obs-aaa", "related", "pending"),
         ("obs-bbb", "obs-zzz", "related", "pending"),
     ]
-    conn.executemany("INSERT INTO memory_relations (source_id, target_id, relation, judgment_status) VALUES (?, ?, ?, ?)", rows)
+    conn.executemany(
+        "INSERT INTO memory_relations (source_id, target_id, relation, judgment_status) VALUES (?, ?, ?, ?)",
+        rows,
+    )
     conn.close()
     parsed = EngramAdapter.read(ctx(), db)
     memories = by_locator(parsed.memories)
-    assert memories["obs/2"].relations == (Relation(type="conflicts_with", target="engram:engram:obs/1", note="judged"),)
-    assert memories["obs/1"].relations == (Relation(type="supersedes", target="engram:engram:obs/3", note="judged; target deleted"),)
+    assert memories["obs/2"].relations == (
+        Relation(type="conflicts_with", target="engram:engram:obs/1", note="judged"),
+    )
+    assert memories["obs/1"].relations == (
+        Relation(type="supersedes", target="engram:engram:obs/3", note="judged; target deleted"),
+    )
     assert "obs/3" not in memories
     assert memories["obs/1"].fields["sync_id"] == "obs-aaa"
     assert parsed.problems == [
@@ -346,7 +385,12 @@ def test_older_schema_without_newer_columns(tmp_path: Path) -> None:
     parsed = EngramAdapter.read(ctx(), db)
     assert parsed.problems == []
     (memory,) = parsed.memories
-    assert (memory.name, memory.kind, memory.tier, memory.domain) == ("Old note", "learning", Tier.HOT, "kite")
+    assert (memory.name, memory.kind, memory.tier, memory.domain) == (
+        "Old note",
+        "learning",
+        Tier.HOT,
+        "kite",
+    )
     assert (memory.created, memory.updated) == (ts(1), ts(1))
     assert memory.fields == {
         "id": 1,
@@ -377,7 +421,9 @@ def test_text_rereads_the_row(store: Path) -> None:
 def test_fixture_schema_is_live(store: Path) -> None:
     """The fixture really is Engram's shape: the external-content FTS index follows the triggers."""
     conn = sqlite3.connect(store)
-    hits = conn.execute("SELECT rowid FROM observations_fts WHERE observations_fts MATCH '\"Loose\"'").fetchall()
+    hits = conn.execute(
+        "SELECT rowid FROM observations_fts WHERE observations_fts MATCH '\"Loose\"'"
+    ).fetchall()
     mode = conn.execute("PRAGMA journal_mode").fetchone()
     conn.close()
     assert hits == [(30,)]
@@ -447,10 +493,16 @@ def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     assert EngramAdapter.detect(tmp_path) is None
     parsed = EngramAdapter.read(ctx(), fifo)
-    assert parsed.problems == [Problem(path="engram.db", message="not a regular file (FIFO)", kept="skipped without opening")]
+    assert parsed.problems == [
+        Problem(
+            path="engram.db", message="not a regular file (FIFO)", kept="skipped without opening"
+        )
+    ]
 
 
-def test_read_only_folder_falls_back_to_immutable(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_read_only_folder_falls_back_to_immutable(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_run = sqlite_ro._run
 
     def no_shm(path: Path, reader: Any, immutable: bool, decoder: Any) -> Any:
@@ -467,14 +519,18 @@ def test_read_only_folder_falls_back_to_immutable(store: Path, monkeypatch: pyte
     assert len(parsed.memories) == 29
     (problem,) = parsed.problems
     assert problem.path == "engram.db"
-    assert problem.message.startswith("read-only open failed (attempt to write a readonly database) and the folder is not writable")
+    assert problem.message.startswith(
+        "read-only open failed (attempt to write a readonly database) and the folder is not writable"
+    )
     assert "immutable=1" in problem.message
     assert problem.kept == "read from the main database file"
     # With a writable folder the failure is reported, not bypassed.
     monkeypatch.setattr(sqlite_ro, "_folder_writable", lambda path: True)
     parsed = EngramAdapter.read(ctx(), store)
     assert parsed.memories == []
-    assert parsed.problems[0].message.startswith("cannot read the SQLite database: attempt to write a readonly database")
+    assert parsed.problems[0].message.startswith(
+        "cannot read the SQLite database: attempt to write a readonly database"
+    )
 
 
 def export_of(db: Path, target: Path) -> None:
@@ -489,9 +545,22 @@ def export_of(db: Path, target: Path) -> None:
     observations = []
     for row in conn.execute(f"SELECT {', '.join(OBS_COLUMNS)} FROM observations ORDER BY id"):
         obs = {k: row[k] for k in OBS_COLUMNS if k != "normalized_hash"}
-        observations.append({k: v for k, v in obs.items() if v is not None or k not in ("tool_name", "project", "topic_key", "last_seen_at", "deleted_at")})
+        observations.append(
+            {
+                k: v
+                for k, v in obs.items()
+                if v is not None
+                or k not in ("tool_name", "project", "topic_key", "last_seen_at", "deleted_at")
+            }
+        )
     conn.close()
-    data = {"version": "0.1.0", "exported_at": "2026-03-14 09:00:00", "sessions": sessions, "observations": observations, "prompts": []}
+    data = {
+        "version": "0.1.0",
+        "exported_at": "2026-03-14 09:00:00",
+        "sessions": sessions,
+        "observations": observations,
+        "prompts": [],
+    }
     target.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
@@ -511,7 +580,9 @@ def test_export_json_reads_the_same_memories(tmp_path: Path, store: Path) -> Non
         return data
 
     assert [comparable(m) for m in from_json.memories] == [comparable(m) for m in from_db.memories]
-    assert from_json.memories[0].source == Source(path="engram-export.json", table="observations", row=1)
+    assert from_json.memories[0].source == Source(
+        path="engram-export.json", table="observations", row=1
+    )
     assert EngramAdapter.text(export, from_json.memories[2]) == "content of Kite note 3"
 
 
@@ -520,7 +591,11 @@ def test_broken_export_json(tmp_path: Path) -> None:
     export.write_text('{"version": "0.1.0", "exported_at": "x",\n "sessions": [,\n}')
     assert EngramAdapter.detect(export) is None
     parsed = EngramAdapter.read(ctx(), export)
-    assert parsed.problems == [Problem(path="export.json", line=2, message="invalid JSON: Expecting value", kept="file skipped")]
+    assert parsed.problems == [
+        Problem(
+            path="export.json", line=2, message="invalid JSON: Expecting value", kept="file skipped"
+        )
+    ]
     export.write_text(
         json.dumps(
             {
@@ -547,7 +622,11 @@ def test_broken_export_json(tmp_path: Path) -> None:
     parsed = EngramAdapter.read(ctx(), export)
     assert [m.name for m in parsed.memories] == ["Good"]
     assert parsed.problems == [
-        Problem(path="export.json", message="observations[0]: `id` is missing or not an integer", kept="observation skipped, rest of file read")
+        Problem(
+            path="export.json",
+            message="observations[0]: `id` is missing or not an integer",
+            kept="observation skipped, rest of file read",
+        )
     ]
 
 
@@ -570,7 +649,9 @@ def test_sqlite_file_without_observations(tmp_path: Path) -> None:
     assert EngramAdapter.detect(db) is None
     parsed = EngramAdapter.read(ctx(), db)
     assert parsed.memories == []
-    assert parsed.problems == [Problem(path="other.db", message="no `observations` table", kept="nothing read")]
+    assert parsed.problems == [
+        Problem(path="other.db", message="no `observations` table", kept="nothing read")
+    ]
 
 
 def test_reading_an_idle_wal_database_leaves_no_side_files(tmp_path: Path) -> None:

@@ -34,18 +34,48 @@ def store(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     for i in range(1, 26):
         add(conn, title=f"Kite note {i}", created_at=ts(i), **sync(f"sync-{i}"))
     for i in range(3):  # rows 26-28: revisions of one topic, the newest updated last
-        add(conn, title=f"Auth model v{i}", project="other", session_id="s-other", topic_key="arch/auth", created_at=ts(i), updated_at=ts(30 + i))
-    add(conn, title="Linked source", project="other", session_id="s-other", created_at=ts(40), **sync("sync-src"))  # row 29
+        add(
+            conn,
+            title=f"Auth model v{i}",
+            project="other",
+            session_id="s-other",
+            topic_key="arch/auth",
+            created_at=ts(i),
+            updated_at=ts(30 + i),
+        )
+    add(
+        conn,
+        title="Linked source",
+        project="other",
+        session_id="s-other",
+        created_at=ts(40),
+        **sync("sync-src"),
+    )  # row 29
     for i in range(2):  # rows 30-31: a topic keyed "0", in a third project
-        add(conn, title=f"Zero v{i}", project="third", topic_key=0, created_at=ts(i), updated_at=ts(50 + i))
+        add(
+            conn,
+            title=f"Zero v{i}",
+            project="third",
+            topic_key=0,
+            created_at=ts(i),
+            updated_at=ts(50 + i),
+        )
     if linked:
-        links = [("sync-src", "sync-24", "related", "judged"), ("sync-3", "sync-src", "conflicts_with", "pending")]
-        conn.executemany("INSERT INTO memory_relations (source_id, target_id, relation, judgment_status) VALUES (?, ?, ?, ?)", links)
+        links = [
+            ("sync-src", "sync-24", "related", "judged"),
+            ("sync-3", "sync-src", "conflicts_with", "pending"),
+        ]
+        conn.executemany(
+            "INSERT INTO memory_relations (source_id, target_id, relation, judgment_status) VALUES (?, ?, ?, ?)",
+            links,
+        )
     conn.close()
     return db
 
 
-def _open(db: Path, locations: Locations, clock: FixedClock, *, use_cache: bool = True) -> Workbench:
+def _open(
+    db: Path, locations: Locations, clock: FixedClock, *, use_cache: bool = True
+) -> Workbench:
     wb = Workbench(locations, clock=clock, workers=1)
     wb.open([db], use_cache=use_cache)
     return wb
@@ -57,7 +87,9 @@ def _targeted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     seen: list[bool] = []
     real = reader.EngramAdapter.reread_rows.__func__  # type: ignore[attr-defined]
 
-    def counting(cls: type, ctx: Any, path: Path, previous: ParsedFile, rows: Any) -> ParsedFile | None:
+    def counting(
+        cls: type, ctx: Any, path: Path, previous: ParsedFile, rows: Any
+    ) -> ParsedFile | None:
         done = real(cls, ctx, path, previous, rows)
         seen.append(done is not None)
         return done
@@ -68,9 +100,13 @@ def _targeted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 def _same_as_a_full_read(wb: Workbench, db: Path, locations: Locations, clock: FixedClock) -> None:
     fresh = _open(db, locations, clock, use_cache=False)
-    assert [m.model_dump() for m in wb.memories] == [m.model_dump() for m in fresh.memories]  # every field, in order
+    assert [m.model_dump() for m in wb.memories] == [
+        m.model_dump() for m in fresh.memories
+    ]  # every field, in order
     assert {m.id: m for m in wb.memories} == {m.id: wb.memory(m.id) for m in fresh.memories}
-    assert [(p.name, p.memories, p.problems) for p in wb.portfolios] == [(p.name, p.memories, p.problems) for p in fresh.portfolios]
+    assert [(p.name, p.memories, p.problems) for p in wb.portfolios] == [
+        (p.name, p.memories, p.problems) for p in fresh.portfolios
+    ]
     assert wb.finding_severities() == fresh.finding_severities()
 
 
@@ -103,7 +139,11 @@ def test_a_quarantine_of_a_hot_row_makes_the_next_newest_hot(
     ],
 )
 def test_quarantine_then_restore_match_a_full_read(
-    store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, row: str
+    store: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+    row: str,
 ) -> None:
     wb = _open(store, isolated_locations, clock)
     targeted = _targeted(monkeypatch)
@@ -123,7 +163,9 @@ def test_a_merge_of_several_rows_and_its_undo_match_a_full_read(
     wb = _open(store, isolated_locations, clock)
     targeted = _targeted(monkeypatch)
     before = list(wb.memories)
-    wb.merge(KITE + "26", [KITE + "28", KITE + "25", KITE + "24"], reason="test", force=True)  # a topic's newest, a hot row, a link's target
+    wb.merge(
+        KITE + "26", [KITE + "28", KITE + "25", KITE + "24"], reason="test", force=True
+    )  # a topic's newest, a hot row, a link's target
     assert targeted == [True]
     _same_as_a_full_read(wb, store, isolated_locations, clock)
     wb.undo(reason="test")
@@ -141,14 +183,22 @@ def _outside(store: Path, sql: str, params: tuple[Any, ...] = ()) -> None:
 @pytest.mark.parametrize(
     "change",
     [
-        lambda db: _outside(db, "UPDATE observations SET created_at = ? WHERE id = 1", (ts(59),)),  # a cold row made the newest
+        lambda db: _outside(
+            db, "UPDATE observations SET created_at = ? WHERE id = 1", (ts(59),)
+        ),  # a cold row made the newest
         lambda db: add(connect(db), title="Added elsewhere", created_at=ts(50)),
         lambda db: _outside(db, "UPDATE observations SET deleted_at = ? WHERE id = 10", (ts(59),)),
-        lambda db: _outside(db, "UPDATE sessions SET directory = '/elsewhere' WHERE id = 'manual-save-kite'"),
+        lambda db: _outside(
+            db, "UPDATE sessions SET directory = '/elsewhere' WHERE id = 'manual-save-kite'"
+        ),
     ],
 )
 def test_a_change_made_elsewhere_to_what_places_the_rows_is_read_whole(
-    store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, change: Callable[[Path], object]
+    store: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+    change: Callable[[Path], object],
 ) -> None:
     wb = _open(store, isolated_locations, clock)
     targeted = _targeted(monkeypatch)
@@ -159,7 +209,9 @@ def test_a_change_made_elsewhere_to_what_places_the_rows_is_read_whole(
     _same_as_a_full_read(wb, store, isolated_locations, clock)
 
 
-def test_the_next_start_reads_the_database_whole(store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_next_start_reads_the_database_whole(
+    store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A targeted refresh is exact as far as this process wrote: it is never kept as the cached read."""
     wb = _open(store, isolated_locations, clock)
     wb.quarantine(KITE + "25", "test")
@@ -210,7 +262,11 @@ def test_a_refresh_right_after_another_skips_comparing_the_rows_not_written(
     _same_as_a_full_read(wb, store, isolated_locations, clock)
     wb.restore(KITE + "24", "test")
     _same_as_a_full_read(wb, store, isolated_locations, clock)
-    assert checks == ["as made", "vouched", "vouched"]  # the first after the read: nothing vouches for it yet
+    assert checks == [
+        "as made",
+        "vouched",
+        "vouched",
+    ]  # the first after the read: nothing vouches for it yet
 
 
 @pytest.mark.parametrize(
@@ -218,11 +274,17 @@ def test_a_refresh_right_after_another_skips_comparing_the_rows_not_written(
     [
         lambda db: _outside(db, "UPDATE observations SET created_at = ? WHERE id = 1", (ts(59),)),
         lambda db: add(connect(db), title="Added elsewhere", created_at=ts(50)),
-        lambda db: _outside(db, "UPDATE sessions SET directory = '/elsewhere' WHERE id = 'manual-save-kite'"),
+        lambda db: _outside(
+            db, "UPDATE sessions SET directory = '/elsewhere' WHERE id = 'manual-save-kite'"
+        ),
     ],
 )
 def test_a_change_made_elsewhere_between_two_refreshes_is_read_whole(
-    store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, change: Callable[[Path], object]
+    store: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+    change: Callable[[Path], object],
 ) -> None:
     wb = _open(store, isolated_locations, clock)
     wb.quarantine(KITE + "24", "test")
@@ -256,8 +318,18 @@ def test_the_rows_chosen_after_a_write_are_those_reached() -> None:
 
     from app.core.systems.engram import refresh
 
-    values = list(product(["kite", "other", 7, None, b"raw"], ["project", "personal", None], [None, "", 0, "arch/auth"], [ts(1), None]))
-    places = [(i, project, scope, topic, created, created) for i, (project, scope, topic, created) in enumerate(values)]
+    values = list(
+        product(
+            ["kite", "other", 7, None, b"raw"],
+            ["project", "personal", None],
+            [None, "", 0, "arch/auth"],
+            [ts(1), None],
+        )
+    )
+    places = [
+        (i, project, scope, topic, created, created)
+        for i, (project, scope, topic, created) in enumerate(values)
+    ]
     written = {3, 50}
     for projects, topics in [
         ({"kite"}, set()),
@@ -265,6 +337,10 @@ def test_the_rows_chosen_after_a_write_are_those_reached() -> None:
         ({"other"}, {("arch/auth", "other", "project")}),
         (set(), {("0", "kite", "personal"), ("arch/auth", None, "project")}),
     ]:
-        expected = [i for i, row in enumerate(places) if row[0] in written or refresh._reached(row, projects, topics)]
+        expected = [
+            i
+            for i, row in enumerate(places)
+            if row[0] in written or refresh._reached(row, projects, topics)
+        ]
         assert refresh._chosen(places, written, projects, topics) == expected
         assert len(expected) > len(written)

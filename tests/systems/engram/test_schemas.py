@@ -129,11 +129,15 @@ def integrity_check(db: Path) -> None:
 def read_paths(db: Path, schema: Path) -> dict[str, list[dict[str, Any]]]:
     """What each of Engram's read paths returns, on the schema's own SQL."""
     newest = schema == NEWEST
-    paths: dict[str, list[dict[str, Any]]] = {"recent": v8.recent(db, PROJECT) if newest else feb.context(db, PROJECT)}
+    paths: dict[str, list[dict[str, Any]]] = {
+        "recent": v8.recent(db, PROJECT) if newest else feb.context(db, PROJECT)
+    }
     if newest:
         paths["pinned"] = v8.pinned(db, PROJECT)
     for ident in (POISON, SECRET):
-        paths[f"search:{ident}"] = v8.search(db, SEARCHED[ident]) if newest else feb.search(db, SEARCHED[ident])
+        paths[f"search:{ident}"] = (
+            v8.search(db, SEARCHED[ident]) if newest else feb.search(db, SEARCHED[ident])
+        )
         paths[f"get:{ident}"] = v8.get(db, ident) if newest else feb.get(db, ident)
         paths[f"timeline:{ident}"] = v8.timeline(db, NEIGHBOUR[ident])
     return paths
@@ -159,7 +163,10 @@ def journal(db: Path) -> list[dict[str, Any]]:
         payload = json.loads(row["payload"])
         if "deleted_at" in payload:
             payload["deleted_at"] = "<deleted_at>"
-        out.append({k: v for k, v in row.items() if k not in ("seq", "occurred_at", "payload")} | {"payload": payload})
+        out.append(
+            {k: v for k, v in row.items() if k not in ("seq", "occurred_at", "payload")}
+            | {"payload": payload}
+        )
     return out
 
 
@@ -209,13 +216,25 @@ def test_quarantine_leaves_every_engram_read_path_journals_engrams_delete_and_re
     for ident in (POISON, SECRET):
         assert reaching(after, ident) == set(), ident
         exported = [r for r in v8.export(db) if r["id"] == ident]
-        assert [r["deleted_at"] is not None for r in exported] == [True]  # carried as deleted, as Engram's delete leaves it
+        assert [r["deleted_at"] is not None for r in exported] == [
+            True
+        ]  # carried as deleted, as Engram's delete leaves it
     assert journal(db) == journal(engram_did)
-    assert [(m["op"], m["entity"]) for m in journal(db)][-2:] == ([("delete", "observation")] * 2 if newest else [])
+    assert [(m["op"], m["entity"]) for m in journal(db)][-2:] == (
+        [("delete", "observation")] * 2 if newest else []
+    )
     if newest:
-        state = [(s["target_key"], s["lifecycle"], s["last_enqueued_seq"]) for s in rows_of(db, "sync_state")]
-        assert state == [(s["target_key"], s["lifecycle"], s["last_enqueued_seq"]) for s in rows_of(engram_did, "sync_state")]
-    assert {r["name"] for r in rows_of(db, "sqlite_master")} == tables  # no table of the workbench's own
+        state = [
+            (s["target_key"], s["lifecycle"], s["last_enqueued_seq"])
+            for s in rows_of(db, "sync_state")
+        ]
+        assert state == [
+            (s["target_key"], s["lifecycle"], s["last_enqueued_seq"])
+            for s in rows_of(engram_did, "sync_state")
+        ]
+    assert {
+        r["name"] for r in rows_of(db, "sqlite_master")
+    } == tables  # no table of the workbench's own
     integrity_check(db)
 
     wb = workbench(folder, isolated_locations, clock)
@@ -227,22 +246,35 @@ def test_quarantine_leaves_every_engram_read_path_journals_engrams_delete_and_re
     assert reaching(restored, POISON) >= {f"search:{POISON}", f"get:{POISON}"}
     if newest:
         upserts = [m for m in journal(db) if m["op"] == "upsert"][-2:]
-        assert [m["entity_key"] for m in upserts] == [originals[i]["sync_id"] for i in (POISON, SECRET)]
-        assert [m["payload"]["content"] for m in upserts] == [originals[i]["content"] for i in (POISON, SECRET)]
+        assert [m["entity_key"] for m in upserts] == [
+            originals[i]["sync_id"] for i in (POISON, SECRET)
+        ]
+        assert [m["payload"]["content"] for m in upserts] == [
+            originals[i]["content"] for i in (POISON, SECRET)
+        ]
         assert all("deleted" not in m["payload"] for m in upserts)
 
 
-def test_memwb_quarantine_command_works_on_a_schema_8_database(tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_locations: Locations) -> None:
+def test_memwb_quarantine_command_works_on_a_schema_8_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_locations: Locations
+) -> None:
     folder = portfolio(tmp_path, NEWEST)
     db = folder / "engram.db"
-    assert main(["quarantine", f"engram:engram:obs/{SECRET}", str(folder), "--reason", "leaked key"]) == 0
+    assert (
+        main(["quarantine", f"engram:engram:obs/{SECRET}", str(folder), "--reason", "leaked key"])
+        == 0
+    )
     capsys.readouterr()
     assert observation(db, SECRET)["deleted_at"] is not None
-    assert [m["op"] for m in journal(db) if m["entity_key"] == observation(db, SECRET)["sync_id"]][-1] == "delete"
+    assert [m["op"] for m in journal(db) if m["entity_key"] == observation(db, SECRET)["sync_id"]][
+        -1
+    ] == "delete"
     integrity_check(db)
 
 
-def test_a_newer_schema_is_read_and_not_written(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_a_newer_schema_is_read_and_not_written(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     folder = portfolio(tmp_path, NEWEST)
     db = folder / "engram.db"
     conn = sqlite3.connect(db, isolation_level=None)
@@ -254,24 +286,34 @@ def test_a_newer_schema_is_read_and_not_written(tmp_path: Path, isolated_locatio
     assert any("Engram schema 9 is newer than schema 8" in p.message for p in wb.problems())
     assert wb.portfolios[0].settings["store_version"] == "schema 9, newer than 8 (read-only)"
     for act in (wb.quarantine, wb.pin):
-        with pytest.raises(ChangeError, match=r"Engram schema 9 \(PRAGMA user_version\), newer than schema 8"):
+        with pytest.raises(
+            ChangeError, match=r"Engram schema 9 \(PRAGMA user_version\), newer than schema 8"
+        ):
             act(f"engram:engram:obs/{SECRET}", reason="x")  # type: ignore[operator]
     assert observation(db, SECRET) == before and len(journal(db)) == 1 + len(ROWS)
 
 
-def test_an_unknown_table_pointing_at_observations_stops_writes(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_an_unknown_table_pointing_at_observations_stops_writes(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     folder = portfolio(tmp_path, NEWEST)
     db = folder / "engram.db"
     conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("CREATE TABLE observation_chunks (id INTEGER PRIMARY KEY, obs_id INTEGER REFERENCES observations(id) ON DELETE CASCADE)")
+    conn.execute(
+        "CREATE TABLE observation_chunks (id INTEGER PRIMARY KEY, obs_id INTEGER REFERENCES observations(id) ON DELETE CASCADE)"
+    )
     conn.close()
     wb = workbench(folder, isolated_locations, clock)
-    with pytest.raises(ChangeError, match="observation_chunks, which no Engram schema up to 8 creates"):
+    with pytest.raises(
+        ChangeError, match="observation_chunks, which no Engram schema up to 8 creates"
+    ):
         wb.quarantine(f"engram:engram:obs/{SECRET}", "x")
     assert observation(db, SECRET)["deleted_at"] is None
 
 
-def test_pins_are_engrams_own_column_and_feed_its_pinned_section(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_pins_are_engrams_own_column_and_feed_its_pinned_section(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     folder = portfolio(tmp_path, NEWEST)
     db = folder / "engram.db"
     wb = workbench(folder, isolated_locations, clock)
@@ -292,40 +334,66 @@ def test_pins_are_engrams_own_column_and_feed_its_pinned_section(tmp_path: Path,
     integrity_check(db)
 
 
-def test_a_row_without_sync_id_is_not_quarantined_on_a_journaled_schema(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_a_row_without_sync_id_is_not_quarantined_on_a_journaled_schema(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     folder = portfolio(tmp_path, NEWEST)
     db = folder / "engram.db"
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("UPDATE observations SET sync_id = NULL WHERE id = ?", (SECRET,))
     conn.close()
     before, mutations = observation(db, SECRET), journal(db)
-    with pytest.raises(ChangeError, match="has no sync_id, so the delete Engram journals for sync could not name it"):
+    with pytest.raises(
+        ChangeError,
+        match="has no sync_id, so the delete Engram journals for sync could not name it",
+    ):
         workbench(folder, isolated_locations, clock).quarantine(f"engram:engram:obs/{SECRET}", "x")
     assert observation(db, SECRET) == before and journal(db) == mutations
 
 
-def test_review_dates_and_store_versions_are_engrams_own(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_review_dates_and_store_versions_are_engrams_own(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     newest = workbench(portfolio(tmp_path / "a", NEWEST), isolated_locations, clock)
     decision = newest.memory("engram:engram:obs/1")
-    assert decision.fields["review_after"] == "2026-11-01 09:00:00" and decision.fields["needs_review"] is True  # clock: 2026-11-29
-    assert not newest.memory("engram:engram:obs/2").fields.get("needs_review")  # no review date: nothing due
+    assert (
+        decision.fields["review_after"] == "2026-11-01 09:00:00"
+        and decision.fields["needs_review"] is True
+    )  # clock: 2026-11-29
+    assert not newest.memory("engram:engram:obs/2").fields.get(
+        "needs_review"
+    )  # no review date: nothing due
     described: Callable[[Workbench], str] = lambda wb: wb.portfolios[0].settings["store_version"]  # noqa: E731
-    assert described(newest) == "schema 8: pins, review dates, trigram search, relations, sync journal"
+    assert (
+        described(newest) == "schema 8: pins, review dates, trigram search, relations, sync journal"
+    )
     february = workbench(portfolio(tmp_path / "b", FEBRUARY), isolated_locations, clock)
-    assert described(february) == "unversioned: before Engram stamped schema versions (the February 2026 schema or a later v1)"
+    assert (
+        described(february)
+        == "unversioned: before Engram stamped schema versions (the February 2026 schema or a later v1)"
+    )
 
 
-def test_the_sample_portfolio_reads_as_the_february_schema(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_the_sample_portfolio_reads_as_the_february_schema(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     wb = workbench(sample_copy, isolated_locations, clock)
     engram = next(p for p in wb.portfolios if p.system == "engram")
-    assert engram.settings["store_version"] == "unversioned: before Engram stamped schema versions (the February 2026 schema or a later v1)"
+    assert (
+        engram.settings["store_version"]
+        == "unversioned: before Engram stamped schema versions (the February 2026 schema or a later v1)"
+    )
 
 
-def test_scan_shows_the_store_version_in_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_locations: Locations) -> None:
+def test_scan_shows_the_store_version_in_text_and_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_locations: Locations
+) -> None:
     folder = portfolio(tmp_path, NEWEST)
     assert main(["scan", str(folder), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)["portfolios"]
-    assert [(p["system"], p["store_version"]) for p in listed] == [("engram", "schema 8: pins, review dates, trigram search, relations, sync journal")]
+    assert [(p["system"], p["store_version"]) for p in listed] == [
+        ("engram", "schema 8: pins, review dates, trigram search, relations, sync journal")
+    ]
     assert main(["scan", str(folder)]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split()[:6] == [
@@ -339,7 +407,9 @@ def test_scan_shows_the_store_version_in_text_and_json(tmp_path: Path, capsys: p
     assert "schema 8: pins, review dates, trigram search, relations, sync journal" in table[2]
 
 
-def test_the_mem_context_plan_is_the_pinned_section_then_the_recent_one_cut_at_16_kib(tmp_path: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_the_mem_context_plan_is_the_pinned_section_then_the_recent_one_cut_at_16_kib(
+    tmp_path: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     folder = tmp_path / "engram"
     folder.mkdir()
     db = folder / "engram.db"
@@ -377,7 +447,9 @@ def test_the_mem_context_plan_is_the_pinned_section_then_the_recent_one_cut_at_1
     shown = [ident for ident, end in ends if end <= 16 * 1024]
     assert len(shown) < len(ends)  # the budget cuts this block
     assert [int(item.id.rsplit("/", 1)[1]) for item in plan.fitting] == shown
-    assert {item.note for item in plan.past_cut} >= {"past mem_context's byte budget: cut from the block"}
+    assert {item.note for item in plan.past_cut} >= {
+        "past mem_context's byte budget: cut from the block"
+    }
 
 
 def test_an_observation_past_its_review_date_is_in_the_review_queue(
@@ -387,18 +459,28 @@ def test_an_observation_past_its_review_date_is_in_the_review_queue(
     clock: FixedClock,
 ) -> None:
     folder = portfolio(tmp_path, NEWEST)
-    queue = {item.memory.id: item for item in workbench(folder, isolated_locations, clock).review_queue()}
-    assert queue["engram:engram:obs/1"].due and queue["engram:engram:obs/1"].findings == ()  # Engram's mem_review lists it
+    queue = {
+        item.memory.id: item for item in workbench(folder, isolated_locations, clock).review_queue()
+    }
+    assert (
+        queue["engram:engram:obs/1"].due and queue["engram:engram:obs/1"].findings == ()
+    )  # Engram's mem_review lists it
     assert "engram:engram:obs/2" not in queue
     assert main(["review", str(folder), "--json"]) == 0
     listed = {item["id"]: item for item in json.loads(capsys.readouterr().out)["queue"]}
-    assert listed["engram:engram:obs/1"]["due"] is True and listed["engram:engram:obs/5"]["due"] is False
+    assert (
+        listed["engram:engram:obs/1"]["due"] is True
+        and listed["engram:engram:obs/5"]["due"] is False
+    )
 
 
 FEBRUARY_COMMIT = "1f46479fa8895806d8e9742d72b7f9734320a3d4"
 
 
-@pytest.mark.skipif(not os.environ.get("ENGRAM_GIT_DIR"), reason="set ENGRAM_GIT_DIR to a clone of Engram's repository")
+@pytest.mark.skipif(
+    not os.environ.get("ENGRAM_GIT_DIR"),
+    reason="set ENGRAM_GIT_DIR to a clone of Engram's repository",
+)
 def test_the_february_fixture_is_what_schema_sql_extracts_from_engrams_checkout() -> None:
     """The committed DDL is Engram's own: extracted again from its store.go at the pinned commit."""
     git_dir = os.environ["ENGRAM_GIT_DIR"]

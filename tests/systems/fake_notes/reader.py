@@ -9,7 +9,16 @@ from typing import ClassVar
 
 from app.core.model import Entry, Memory, Problem, Source, Span, Tier
 from app.core.parsing import safefs
-from app.core.reading.base import Capabilities, FileAdapter, ParseContext, ParsedFile, count_words, estimate_tokens, memory_id, sha256_text
+from app.core.reading.base import (
+    Capabilities,
+    FileAdapter,
+    ParseContext,
+    ParsedFile,
+    count_words,
+    estimate_tokens,
+    memory_id,
+    sha256_text,
+)
 from tests.systems.fake_notes import NAME
 
 MARKER = ".notes"
@@ -31,7 +40,9 @@ class NotesAdapter(FileAdapter):
     @classmethod
     def files(cls, root: Path, problems: list[Problem]) -> Iterator[safefs.FileRef]:
         # Only the folder itself: a subfolder may be another system's portfolio.
-        return safefs.walk_files(root, lambda rel: rel.endswith(".txt") and "/" not in rel, problems)
+        return safefs.walk_files(
+            root, lambda rel: rel.endswith(".txt") and "/" not in rel, problems
+        )
 
     @classmethod
     def parse(cls, ctx: ParseContext, rel: str, data: bytes) -> ParsedFile:
@@ -39,7 +50,9 @@ class NotesAdapter(FileAdapter):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
-            out.problems.append(Problem(path=rel, message=f"not UTF-8: {error}", kept="file skipped"))
+            out.problems.append(
+                Problem(path=rel, message=f"not UTF-8: {error}", kept="file skipped")
+            )
             return out
         stem = PurePosixPath(rel).stem
         words = count_words(text)
@@ -56,7 +69,11 @@ class NotesAdapter(FileAdapter):
                 tokens=estimate_tokens(words),
                 words=words,
                 chars=len(text),
-                entries=(Entry(id=locator, span=Span(start=0, end=len(data)), words=words, chars=len(text)),),
+                entries=(
+                    Entry(
+                        id=locator, span=Span(start=0, end=len(data)), words=words, chars=len(text)
+                    ),
+                ),
                 source=Source(path=rel),
                 span=Span(start=0, end=len(data)),
                 sha256=sha256_text(text),

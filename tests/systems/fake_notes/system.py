@@ -21,14 +21,18 @@ class NotesSystem(BaseSystem):
     reader = NotesAdapter
 
     # -- planning: budgets, salience, suggestions --
-    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+    def budget_plans(
+        self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+    ) -> list[BudgetPlan]:
         """Every note, in file-name order, until NOTES_BUDGET tokens are spent."""
         items = []
         spent = 0
         for order, memory in enumerate(sorted(memories, key=lambda m: m.source.path), start=1):
             cost = context.cost(memory)
             spent += cost
-            items.append(BudgetItem(id=memory.id, cost=cost, order=order, fits=spent <= NOTES_BUDGET))
+            items.append(
+                BudgetItem(id=memory.id, cost=cost, order=order, fits=spent <= NOTES_BUDGET)
+            )
         return [
             BudgetPlan(
                 portfolio=portfolio.name,

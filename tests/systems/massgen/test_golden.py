@@ -29,19 +29,49 @@ def tiers(name: str) -> tuple[str, str]:
 
 
 CASES = [
-    Case("quarantine", "quarantine", lambda wb: wb.quarantine(POLICY, REASON), files=(POLICY_FILE,), bundle=True, reverse=restore(POLICY)),
-    Case("promote", "promote", lambda wb: wb.promote(PGX, reason=REASON), files=tiers("pgx_pool_tuning"), reverse=undo),
-    Case("demote", "demote", lambda wb: wb.demote(LAYOUT, reason=REASON), files=tiers("go_service_layout"), reverse=undo),
-    Case("merge", "merge", lambda wb: wb.merge(VERSIONING, [POLICY], reason=REASON, force=True), files=(POLICY_FILE,), bundle=True, reverse=undo),
+    Case(
+        "quarantine",
+        "quarantine",
+        lambda wb: wb.quarantine(POLICY, REASON),
+        files=(POLICY_FILE,),
+        bundle=True,
+        reverse=restore(POLICY),
+    ),
+    Case(
+        "promote",
+        "promote",
+        lambda wb: wb.promote(PGX, reason=REASON),
+        files=tiers("pgx_pool_tuning"),
+        reverse=undo,
+    ),
+    Case(
+        "demote",
+        "demote",
+        lambda wb: wb.demote(LAYOUT, reason=REASON),
+        files=tiers("go_service_layout"),
+        reverse=undo,
+    ),
+    Case(
+        "merge",
+        "merge",
+        lambda wb: wb.merge(VERSIONING, [POLICY], reason=REASON, force=True),
+        files=(POLICY_FILE,),
+        bundle=True,
+        reverse=undo,
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_golden(case: Case, sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_golden(
+    case: Case, sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     run(case, GOLDEN, sample_copy, SYSTEM, isolated_locations, clock)
 
 
-def test_trust_and_pins_live_in_the_ledger_only(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_trust_and_pins_live_in_the_ledger_only(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     edits: list[Edit] = [
         lambda wb: wb.approve(POLICY, REASON),
         lambda wb: wb.flag(POLICY, REASON),
@@ -67,6 +97,10 @@ UNSUPPORTED: list[tuple[str, Edit, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("edit", "message"), [u[1:] for u in UNSUPPORTED], ids=[u[0] for u in UNSUPPORTED])
-def test_unsupported(edit: Edit, message: str, sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+@pytest.mark.parametrize(
+    ("edit", "message"), [u[1:] for u in UNSUPPORTED], ids=[u[0] for u in UNSUPPORTED]
+)
+def test_unsupported(
+    edit: Edit, message: str, sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     refused(edit, Unsupported, message, sample_copy, SYSTEM, isolated_locations, clock)

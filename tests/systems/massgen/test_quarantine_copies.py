@@ -53,21 +53,28 @@ def id_of(wb: Workbench, rel: str) -> str:
     return next(m.id for m in wb.memories if m.source.path == rel and m.tier is not Tier.QUARANTINE)
 
 
-def test_quarantine_takes_the_copies_holding_the_text_and_restore_puts_them_back(tmp_path: Path, isolated_locations: Locations) -> None:
+def test_quarantine_takes_the_copies_holding_the_text_and_restore_puts_them_back(
+    tmp_path: Path, isolated_locations: Locations
+) -> None:
     before = build(tmp_path)
     wb = open_wb(tmp_path, isolated_locations)
     memory = id_of(wb, LIVE)
     d = wb.quarantine(memory, "leak")
     assert isinstance(d, Decision)
     assert [c["file"] for c in d.effect["copies"]] == [ARCHIVED, MERGED]
-    assert [p for p in (LIVE, ARCHIVED, MERGED, OLDER, OTHER) if (tmp_path / p).exists()] == [OLDER, OTHER]
+    assert [p for p in (LIVE, ARCHIVED, MERGED, OLDER, OTHER) if (tmp_path / p).exists()] == [
+        OLDER,
+        OTHER,
+    ]
     assert [m.id for m in wb.memories if m.tier is Tier.QUARANTINE] == [memory]
     assert wb.text(memory) == "STYLE-BODY keep it short"
     wb.restore(memory, "fine")
     assert {rel: (tmp_path / rel).read_bytes() for rel in before} == before
 
 
-def test_restore_refuses_and_writes_nothing_when_a_copy_is_back(tmp_path: Path, isolated_locations: Locations) -> None:
+def test_restore_refuses_and_writes_nothing_when_a_copy_is_back(
+    tmp_path: Path, isolated_locations: Locations
+) -> None:
     before = build(tmp_path)
     wb = open_wb(tmp_path, isolated_locations)
     memory = id_of(wb, LIVE)
@@ -81,7 +88,9 @@ def test_restore_refuses_and_writes_nothing_when_a_copy_is_back(tmp_path: Path, 
     assert {rel: (tmp_path / rel).read_bytes() for rel in before} == before
 
 
-def test_a_failed_quarantine_puts_the_copies_back(tmp_path: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_quarantine_puts_the_copies_back(
+    tmp_path: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = build(tmp_path)
     wb = open_wb(tmp_path, isolated_locations)
     memory = id_of(wb, LIVE)
@@ -107,9 +116,14 @@ def test_an_archived_copy_cannot_change_tier(tmp_path: Path, isolated_locations:
         wb.demote(id_of(wb, OLDER), reason="x")
 
 
-def test_copies_whose_long_locators_share_their_first_80_characters_are_kept_apart(tmp_path: Path, isolated_locations: Locations) -> None:
+def test_copies_whose_long_locators_share_their_first_80_characters_are_kept_apart(
+    tmp_path: Path, isolated_locations: Locations
+) -> None:
     session = ".massgen/sessions/session_20261201_093000_4f1d2c9a8b7e6d5c4b3a2918"
-    rels = [LIVE] + [f"{session}/archived_memories/agent_with_a_long_name_answer_{n}/short_term/style.md" for n in range(3)]
+    rels = [LIVE] + [
+        f"{session}/archived_memories/agent_with_a_long_name_answer_{n}/short_term/style.md"
+        for n in range(3)
+    ]
     for rel in rels:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(MEMORY)

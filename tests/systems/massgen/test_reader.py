@@ -43,7 +43,10 @@ def ctx_for(root: Path, portfolio: str = "pf") -> ParseContext:
 def scan(root: Path) -> tuple[list[ParsedFile], list[Problem]]:
     problems: list[Problem] = []
     ctx = ctx_for(root)
-    parsed = [MassGenAdapter.parse(ctx, ref.rel, safefs.read_file(ref.path)) for ref in MassGenAdapter.files(root, problems)]
+    parsed = [
+        MassGenAdapter.parse(ctx, ref.rel, safefs.read_file(ref.path))
+        for ref in MassGenAdapter.files(root, problems)
+    ]
     return parsed, problems
 
 
@@ -195,7 +198,9 @@ def test_nested_workspace_domain_is_its_relative_path(tmp_path: Path) -> None:
 
 
 def test_defaults_and_first_colon_values(tmp_path: Path) -> None:
-    text = '---\nurl: https://example.com:8080/x\nquoted: "kept"\nno colon line\n---\nBody text here\n'
+    text = (
+        '---\nurl: https://example.com:8080/x\nquoted: "kept"\nno colon line\n---\nBody text here\n'
+    )
     parsed = parse_one(tmp_path, "ws/memory/short_term/my-note.md", text)
     assert parsed.problems == []
     memory = only(parsed)
@@ -229,7 +234,12 @@ def test_split_quirk_a_dash_run_in_the_description_truncates_it(tmp_path: Path) 
     # MassGen splits on the first two `---`: the description ends at the dashes, and the rest of
     # the front matter (and the real fence) become the body.
     assert memory.description == "before"
-    assert memory.fields == {"name": "plan", "description": "before", "tier": "short_term", "agent_id": "unknown"}
+    assert memory.fields == {
+        "name": "plan",
+        "description": "before",
+        "tier": "short_term",
+        "agent_id": "unknown",
+    }
     body = "after\ntier: short_term\n---\nReal body"
     assert memory.entries[0].span is not None
     assert memory.entries[0].span.slice(text.encode()) == body.encode()
@@ -265,7 +275,10 @@ def test_invalid_tier_value_is_reported(tmp_path: Path) -> None:
     parsed = parse_one(tmp_path, "ws/memory/short_term/n.md", "---\ntier: warm\n---\nx\n")
     assert only(parsed).tier is Tier.HOT
     assert [(p.line, p.message) for p in parsed.problems] == [
-        (2, "tier `warm` is not short_term or long_term (MassGen reads it as short_term); the folder short_term/ wins")
+        (
+            2,
+            "tier `warm` is not short_term or long_term (MassGen reads it as short_term); the folder short_term/ wins",
+        )
     ]
 
 
@@ -292,42 +305,75 @@ def test_missing_front_matter_is_a_raw_memory_with_a_problem_at_line_1(tmp_path:
 
 
 def test_unclosed_front_matter_is_a_raw_memory(tmp_path: Path) -> None:
-    parsed = parse_one(tmp_path, "ws/memory/short_term/open.md", "---\nname: open\nbody without a fence\n")
+    parsed = parse_one(
+        tmp_path, "ws/memory/short_term/open.md", "---\nname: open\nbody without a fence\n"
+    )
     assert only(parsed).name == "open"
-    assert [(p.line, p.message) for p in parsed.problems] == [(1, "front matter opened on line 1 is never closed: no second `---` in the file" + RAW_NOTE)]
+    assert [(p.line, p.message) for p in parsed.problems] == [
+        (1, "front matter opened on line 1 is never closed: no second `---` in the file" + RAW_NOTE)
+    ]
 
 
 def test_a_long_term_file_without_front_matter_is_skipped(tmp_path: Path) -> None:
     # In long_term/ MassGen's loaders show only a file name for it, never its text.
     parsed = parse_one(tmp_path, "ws/memory/long_term/plain.md", "no front matter\n")
     assert parsed.memories == []
-    assert [(p.line, p.kept) for p in parsed.problems] == [(1, "file skipped: MassGen does not load it either")]
+    assert [(p.line, p.kept) for p in parsed.problems] == [
+        (1, "file skipped: MassGen does not load it either")
+    ]
 
 
 def test_archived_copies_are_memories_with_their_own_locators(tmp_path: Path) -> None:
     write(tmp_path, "ws/memory/short_term/user_style.md", USER_STYLE)
-    write(tmp_path, ".massgen/sessions/s1/archived_memories/agent_a_answer_0/short_term/user_style.md", USER_STYLE)
-    write(tmp_path, ".massgen/sessions/s1/archived_memories/agent_a_answer_0/long_term/notes.md", "---\nname: notes\n---\nnotes\n")
-    write(tmp_path, ".massgen/sessions/s1/archived_memories/agent_a_answer_0/short_term/raw.md", "raw notes\n")
-    write(tmp_path, ".massgen/sessions/s1/archived_memories/agent_a_answer_0/long_term/raw_long.md", "raw notes\n")
+    write(
+        tmp_path,
+        ".massgen/sessions/s1/archived_memories/agent_a_answer_0/short_term/user_style.md",
+        USER_STYLE,
+    )
+    write(
+        tmp_path,
+        ".massgen/sessions/s1/archived_memories/agent_a_answer_0/long_term/notes.md",
+        "---\nname: notes\n---\nnotes\n",
+    )
+    write(
+        tmp_path,
+        ".massgen/sessions/s1/archived_memories/agent_a_answer_0/short_term/raw.md",
+        "raw notes\n",
+    )
+    write(
+        tmp_path,
+        ".massgen/sessions/s1/archived_memories/agent_a_answer_0/long_term/raw_long.md",
+        "raw notes\n",
+    )
     write(tmp_path, ".massgen/sessions/s1/other/short_term/ignored.md", USER_STYLE)
     assert MassGenAdapter.detect(tmp_path) == tmp_path
     parsed, problems = scan(tmp_path)
     assert problems == []
     memories = {m.locator: m for p in parsed for m in p.memories}
     archive = ".massgen/sessions/s1/archived_memories/agent_a_answer_0"
-    assert set(memories) == {"ws/user_style", f"{archive}/short_term/user_style", f"{archive}/long_term/notes", f"{archive}/short_term/raw"}
+    assert set(memories) == {
+        "ws/user_style",
+        f"{archive}/short_term/user_style",
+        f"{archive}/long_term/notes",
+        f"{archive}/short_term/raw",
+    }
     assert memories[f"{archive}/short_term/user_style"].tier is Tier.ARCHIVE
     assert memories[f"{archive}/short_term/user_style"].sha256 == memories["ws/user_style"].sha256
     assert memories[f"{archive}/long_term/notes"].fields["archived_tier"] == "long_term"
 
 
 def test_a_folder_holding_only_archives_is_a_portfolio(tmp_path: Path) -> None:
-    write(tmp_path, ".massgen/sessions/s1/archived_memories/a_answer_1/short_term/x.md", "---\nname: x\n---\nx\n")
+    write(
+        tmp_path,
+        ".massgen/sessions/s1/archived_memories/a_answer_1/short_term/x.md",
+        "---\nname: x\n---\nx\n",
+    )
     assert MassGenAdapter.detect(tmp_path) == tmp_path
     assert MassGenAdapter.detect(tmp_path / ".massgen") == tmp_path / ".massgen"
     parsed, _ = scan(tmp_path / ".massgen")
-    assert [m.locator for p in parsed for m in p.memories] == ["sessions/s1/archived_memories/a_answer_1/short_term/x"]
+    assert [m.locator for p in parsed for m in p.memories] == [
+        "sessions/s1/archived_memories/a_answer_1/short_term/x"
+    ]
 
 
 def test_empty_file_is_a_problem(tmp_path: Path) -> None:
@@ -365,15 +411,26 @@ def test_bom_offsets_count_bytes_and_are_reported(tmp_path: Path) -> None:
 
 
 def test_invalid_utf8_is_a_problem_with_its_line(tmp_path: Path) -> None:
-    parsed = parse_one(tmp_path, "ws/memory/short_term/bad.md", b"---\nname: x\n---\nok\nbad \xff byte\n")
+    parsed = parse_one(
+        tmp_path, "ws/memory/short_term/bad.md", b"---\nname: x\n---\nok\nbad \xff byte\n"
+    )
     assert parsed.memories == []
-    assert parsed.problems == [Problem(path="ws/memory/short_term/bad.md", line=5, message="invalid UTF-8 at byte 23 (0xff)", kept="file skipped")]
+    assert parsed.problems == [
+        Problem(
+            path="ws/memory/short_term/bad.md",
+            line=5,
+            message="invalid UTF-8 at byte 23 (0xff)",
+            kept="file skipped",
+        )
+    ]
 
 
 def test_duplicate_keys_last_wins_and_is_reported(tmp_path: Path) -> None:
     parsed = parse_one(tmp_path, "ws/memory/short_term/n.md", "---\nname: a\nname: b\n---\nx\n")
     assert only(parsed).name == "b"
-    assert [(p.line, p.message) for p in parsed.problems] == [(3, "duplicate key `name` on lines 2, 3; MassGen keeps the last")]
+    assert [(p.line, p.message) for p in parsed.problems] == [
+        (3, "duplicate key `name` on lines 2, 3; MassGen keeps the last")
+    ]
 
 
 def test_one_bad_file_does_not_stop_the_rest_and_spans_rebuild_files(tmp_path: Path) -> None:
@@ -415,7 +472,11 @@ def test_files_named_are_the_files_shown_with_that_name(tmp_path: Path) -> None:
     for workspace in ("ws_a", "ws_b"):
         for name in names:
             write(tmp_path, f"{workspace}/memory/short_term/{name}", "---\nname: n\n---\nbody\n")
-    write(tmp_path, ".massgen/sessions/s1/archived_memories/agent_a_answer_0/long_term/style.md", "body\n")
+    write(
+        tmp_path,
+        ".massgen/sessions/s1/archived_memories/agent_a_answer_0/long_term/style.md",
+        "body\n",
+    )
     write(tmp_path, "ws_a/notes/style.md", "not a memory folder\n")
     every = list(MassGenAdapter.files(tmp_path, []))
     for shown in {safefs.display_name(name) for name in names}:

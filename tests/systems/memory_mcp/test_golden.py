@@ -39,23 +39,53 @@ def rows(*ids: int) -> Rows:
 CASES = [
     # memory-mcp's trust_history is an audit trail: the restore adds its own row, so the reversal has
     # its own golden file rather than giving back the rows before the quarantine.
-    Case("quarantine", "quarantine", lambda wb: wb.quarantine(mem(1), REASON), rows=rows(1), reverse=restore(mem(1)), reversed_golden=True),
-    Case("approve", "approve", lambda wb: wb.approve(mem(8), REASON), rows=rows(8)),  # trust 0.7: approve raises it
-    Case("promote", "promote", lambda wb: wb.promote(mem(3), reason=REASON), rows=rows(3), reverse=undo),
-    Case("demote", "demote", lambda wb: wb.demote(mem(2), reason=REASON), rows=rows(2), reverse=undo),
+    Case(
+        "quarantine",
+        "quarantine",
+        lambda wb: wb.quarantine(mem(1), REASON),
+        rows=rows(1),
+        reverse=restore(mem(1)),
+        reversed_golden=True,
+    ),
+    Case(
+        "approve", "approve", lambda wb: wb.approve(mem(8), REASON), rows=rows(8)
+    ),  # trust 0.7: approve raises it
+    Case(
+        "promote",
+        "promote",
+        lambda wb: wb.promote(mem(3), reason=REASON),
+        rows=rows(3),
+        reverse=undo,
+    ),
+    Case(
+        "demote", "demote", lambda wb: wb.demote(mem(2), reason=REASON), rows=rows(2), reverse=undo
+    ),
     Case("pin", "pin", lambda wb: wb.pin(mem(4), reason=REASON), rows=rows(4), reverse=undo),
     Case("unpin", "unpin", lambda wb: wb.unpin(mem(1), reason=REASON), rows=rows(1), reverse=undo),
-    Case("merge", "merge", lambda wb: wb.merge(mem(21), [mem(11)], reason=REASON, force=True), rows=rows(11, 21), reverse=undo, reversed_golden=True),
+    Case(
+        "merge",
+        "merge",
+        lambda wb: wb.merge(mem(21), [mem(11)], reason=REASON, force=True),
+        rows=rows(11, 21),
+        reverse=undo,
+        reversed_golden=True,
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_golden(case: Case, sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_golden(
+    case: Case, sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     run(case, GOLDEN, sample_copy, SYSTEM, isolated_locations, clock)
 
 
-def test_flag_lives_in_the_ledger_only(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
-    ledger_only([lambda wb: wb.flag(mem(8), REASON)], sample_copy, SYSTEM, isolated_locations, clock)
+def test_flag_lives_in_the_ledger_only(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
+    ledger_only(
+        [lambda wb: wb.flag(mem(8), REASON)], sample_copy, SYSTEM, isolated_locations, clock
+    )
 
 
 UNSUPPORTED: list[tuple[str, Edit, str]] = [
@@ -75,6 +105,10 @@ UNSUPPORTED: list[tuple[str, Edit, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("edit", "message"), [u[1:] for u in UNSUPPORTED], ids=[u[0] for u in UNSUPPORTED])
-def test_unsupported(edit: Edit, message: str, sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+@pytest.mark.parametrize(
+    ("edit", "message"), [u[1:] for u in UNSUPPORTED], ids=[u[0] for u in UNSUPPORTED]
+)
+def test_unsupported(
+    edit: Edit, message: str, sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     refused(edit, Unsupported, message, sample_copy, SYSTEM, isolated_locations, clock)

@@ -125,13 +125,22 @@ def test_budget_json_shows_the_host_and_what_it_cuts(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _hook_ran(db, None)
-    _sql(db, "UPDATE memories SET content = ? || id WHERE is_hot = 1", ("the release train notes, " * 80,))
+    _sql(
+        db,
+        "UPDATE memories SET content = ? || id WHERE is_hot = 1",
+        ("the release train notes, " * 80,),
+    )
     monkeypatch.setenv("MEMORY_MCP_HOT_CACHE_DISPLAY_MAX_CHARS", "5000")
     assert main(["budget", "--path", str(db.parent), "--json"]) == 0
-    [plan] = [p for p in json.loads(capsys.readouterr().out)["budgets"] if p["system"] == "memory-mcp"]
+    [plan] = [
+        p for p in json.loads(capsys.readouterr().out)["budgets"] if p["system"] == "memory-mcp"
+    ]
     host = plan["host"]
     assert host["injection"] == "hook" and host["limit"] == 10_000 and host["seen"] == 10_000
     assert host["cut"] == host["offered"] - 10_000 > 0 and plan["over"] is True
     assert any(i["truncated"] and i["cut"] > 0 for i in plan["items"])
     assert main(["budget", "--path", str(db.parent)]) == 0
-    assert f"Claude Code hook: the model sees 10,000 of {host['offered']:,} characters" in capsys.readouterr().out
+    assert (
+        f"Claude Code hook: the model sees 10,000 of {host['offered']:,} characters"
+        in capsys.readouterr().out
+    )

@@ -43,12 +43,20 @@ class Chunk:
 def memory_files(workspace: Path) -> list[Path]:
     """`MEMORY.md` (and `memory.md`) plus every `.md` file under `memory/`, dot folders included;
     symlinks are not followed."""
-    found = [p for p in (workspace / "MEMORY.md", workspace / "memory.md") if p.is_file() and not p.is_symlink()]
+    found = [
+        p
+        for p in (workspace / "MEMORY.md", workspace / "memory.md")
+        if p.is_file() and not p.is_symlink()
+    ]
     folder = workspace / "memory"
     if folder.is_dir() and not folder.is_symlink():
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
-            found += [Path(dirpath) / f for f in sorted(filenames) if f.endswith(".md") and not (Path(dirpath) / f).is_symlink()]
+            found += [
+                Path(dirpath) / f
+                for f in sorted(filenames)
+                if f.endswith(".md") and not (Path(dirpath) / f).is_symlink()
+            ]
     unique: dict[Path, Path] = {}
     for path in found:
         unique.setdefault(path.resolve(), path)
@@ -65,7 +73,9 @@ def chunk_markdown(content: str) -> list[Chunk]:
 
     def flush() -> None:
         if current:
-            chunks.append(Chunk(current[0][1], current[-1][1], "\n".join(line for line, _ in current)))
+            chunks.append(
+                Chunk(current[0][1], current[-1][1], "\n".join(line for line, _ in current))
+            )
 
     def carry() -> None:
         nonlocal current, size
@@ -110,12 +120,16 @@ class MemoryIndex:
             active.add(rel)
             data = path.read_bytes()
             digest = hashlib.sha256(data).hexdigest()
-            row = self.db.execute("SELECT hash FROM files WHERE path = ? AND source = ?", (rel, SOURCE)).fetchone()
+            row = self.db.execute(
+                "SELECT hash FROM files WHERE path = ? AND source = ?", (rel, SOURCE)
+            ).fetchone()
             if row and row[0] == digest:
                 continue
             self._index(rel, data.decode("utf-8", errors="replace"), digest, path.stat())
             indexed += 1
-        for (rel,) in self.db.execute("SELECT path FROM files WHERE source = ?", (SOURCE,)).fetchall():
+        for (rel,) in self.db.execute(
+            "SELECT path FROM files WHERE source = ?", (SOURCE,)
+        ).fetchall():
             if rel not in active:
                 self._drop(rel)
                 deleted += 1
@@ -131,13 +145,31 @@ class MemoryIndex:
         self._drop(rel)
         for chunk in chunk_markdown(content):
             chunk_hash = hashlib.sha256(chunk.text.encode()).hexdigest()
-            ident = hashlib.sha256(f"{SOURCE}:{rel}:{chunk.start_line}:{chunk.end_line}:{chunk_hash}:{MODEL}".encode()).hexdigest()
+            ident = hashlib.sha256(
+                f"{SOURCE}:{rel}:{chunk.start_line}:{chunk.end_line}:{chunk_hash}:{MODEL}".encode()
+            ).hexdigest()
             self.db.execute(
                 "INSERT OR REPLACE INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, '[]', ?)",
-                (ident, rel, SOURCE, chunk.start_line, chunk.end_line, chunk_hash, MODEL, chunk.text, int(st.st_mtime * 1000)),
+                (
+                    ident,
+                    rel,
+                    SOURCE,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk_hash,
+                    MODEL,
+                    chunk.text,
+                    int(st.st_mtime * 1000),
+                ),
             )
-            self.db.execute("INSERT INTO chunks_fts VALUES (?, ?, ?, ?, ?, ?, ?)", (chunk.text, ident, rel, SOURCE, MODEL, chunk.start_line, chunk.end_line))
-        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", (rel, SOURCE, digest, int(st.st_mtime * 1000), st.st_size))
+            self.db.execute(
+                "INSERT INTO chunks_fts VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (chunk.text, ident, rel, SOURCE, MODEL, chunk.start_line, chunk.end_line),
+            )
+        self.db.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+            (rel, SOURCE, digest, int(st.st_mtime * 1000), st.st_size),
+        )
 
     def search(self, query: str, limit: int = 50) -> list[tuple[str, str]]:
         """`memory_search` by keyword: every word token of the query, quoted, joined by AND."""
@@ -145,7 +177,10 @@ class MemoryIndex:
         if not tokens:
             return []
         match = " AND ".join(f'"{t}"' for t in tokens)
-        rows = self.db.execute("SELECT path, text FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit))
+        rows = self.db.execute(
+            "SELECT path, text FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
+            (match, limit),
+        )
         return [(path, text) for path, text in rows]
 
     def texts(self) -> list[str]:

@@ -37,11 +37,42 @@ def add_billing(root: Path) -> None:
 
 
 CASES = [
-    Case("quarantine", "quarantine", lambda wb: wb.quarantine(PROJECTS, REASON), files=(MEMORY_MD,), reverse=restore(PROJECTS)),
-    Case("quarantine-state-line", "quarantine", lambda wb: wb.quarantine(HOLD, REASON), files=(f"{WS}/state/HOLD.md",), reverse=restore(HOLD)),
-    Case("quarantine-log", "quarantine", lambda wb: wb.quarantine(LOG, REASON), files=(f"{WS}/memory/2026-11-27.md",), bundle=True, reverse=restore(LOG)),
-    Case("promote", "promote", lambda wb: wb.promote(KITE34, reason=REASON), files=(MEMORY_MD, PROJECTS_MD), reverse=undo),
-    Case("demote", "demote", lambda wb: wb.demote(PROJECTS, reason=REASON), files=(MEMORY_MD, PROJECTS_MD), reverse=undo),
+    Case(
+        "quarantine",
+        "quarantine",
+        lambda wb: wb.quarantine(PROJECTS, REASON),
+        files=(MEMORY_MD,),
+        reverse=restore(PROJECTS),
+    ),
+    Case(
+        "quarantine-state-line",
+        "quarantine",
+        lambda wb: wb.quarantine(HOLD, REASON),
+        files=(f"{WS}/state/HOLD.md",),
+        reverse=restore(HOLD),
+    ),
+    Case(
+        "quarantine-log",
+        "quarantine",
+        lambda wb: wb.quarantine(LOG, REASON),
+        files=(f"{WS}/memory/2026-11-27.md",),
+        bundle=True,
+        reverse=restore(LOG),
+    ),
+    Case(
+        "promote",
+        "promote",
+        lambda wb: wb.promote(KITE34, reason=REASON),
+        files=(MEMORY_MD, PROJECTS_MD),
+        reverse=undo,
+    ),
+    Case(
+        "demote",
+        "demote",
+        lambda wb: wb.demote(PROJECTS, reason=REASON),
+        files=(MEMORY_MD, PROJECTS_MD),
+        reverse=undo,
+    ),
     Case(
         "demote-log",
         "demote",
@@ -49,17 +80,34 @@ CASES = [
         files=(f"{WS}/memory/2026-11-24.md", f"{WS}/memory/archive/2026-11/2026-11-24.md"),
         reverse=undo,
     ),
-    Case("set-priority", "set-priority", lambda wb: wb.set_priority(BILLING, 3, reason=REASON), files=(MEMORY_MD,), reverse=undo, prepare=add_billing),
-    Case("merge", "merge", lambda wb: wb.merge(PRODUCTION, [STAGING], reason=REASON, force=True), files=(INFRA_MD,), reverse=undo),
+    Case(
+        "set-priority",
+        "set-priority",
+        lambda wb: wb.set_priority(BILLING, 3, reason=REASON),
+        files=(MEMORY_MD,),
+        reverse=undo,
+        prepare=add_billing,
+    ),
+    Case(
+        "merge",
+        "merge",
+        lambda wb: wb.merge(PRODUCTION, [STAGING], reason=REASON, force=True),
+        files=(INFRA_MD,),
+        reverse=undo,
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_golden(case: Case, sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_golden(
+    case: Case, sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     run(case, GOLDEN, sample_copy, SYSTEM, isolated_locations, clock)
 
 
-def test_trust_and_pins_live_in_the_ledger_only(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_trust_and_pins_live_in_the_ledger_only(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     edits: list[Edit] = [
         lambda wb: wb.approve(PROJECTS, REASON),
         lambda wb: wb.flag(PROJECTS, REASON),
@@ -87,6 +135,15 @@ UNSUPPORTED: list[tuple[str, Edit, type[ChangeError], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("edit", "error", "message"), [u[1:] for u in UNSUPPORTED], ids=[u[0] for u in UNSUPPORTED])
-def test_unsupported(edit: Edit, error: type[ChangeError], message: str, sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+@pytest.mark.parametrize(
+    ("edit", "error", "message"), [u[1:] for u in UNSUPPORTED], ids=[u[0] for u in UNSUPPORTED]
+)
+def test_unsupported(
+    edit: Edit,
+    error: type[ChangeError],
+    message: str,
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+) -> None:
     refused(edit, error, message, sample_copy, SYSTEM, isolated_locations, clock)

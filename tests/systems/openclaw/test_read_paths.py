@@ -26,9 +26,24 @@ QUARANTINED = (
     "openclaw:workspace:log/2026-11-28",  # yesterday's log: read at session start
     "openclaw:workspace:state/hold/reply-to-wortwerk-about-the-3-5-string-freeze",  # a boot-sequence line
 )
-BOOTSTRAP = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md")
+BOOTSTRAP = (
+    "AGENTS.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "IDENTITY.md",
+    "USER.md",
+    "HEARTBEAT.md",
+    "BOOTSTRAP.md",
+    "MEMORY.md",
+)
 BOOTSTRAP_MAX_CHARS = 20_000
-FORTRESS_BOOT = ("state/HOLD.md", "state/ACTIVE.md", "state/DECISIONS.md", "state/CLOSED.md", "state/ORIENT.md")
+FORTRESS_BOOT = (
+    "state/HOLD.md",
+    "state/ACTIVE.md",
+    "state/DECISIONS.md",
+    "state/CLOSED.md",
+    "state/ORIENT.md",
+)
 TODAY, YESTERDAY = "2026-11-29", "2026-11-28"
 
 # What the agent writes while the memories are in quarantine, none of it next to a cut block.
@@ -42,7 +57,9 @@ def read_paths(workspace: Path, index: MemoryIndex) -> dict[str, str]:
     paths: dict[str, str] = {}
     for name in BOOTSTRAP:
         if (workspace / name).is_file():
-            paths[f"bootstrap:{name}"] = (workspace / name).read_text(encoding="utf-8")[:BOOTSTRAP_MAX_CHARS]
+            paths[f"bootstrap:{name}"] = (workspace / name).read_text(encoding="utf-8")[
+                :BOOTSTRAP_MAX_CHARS
+            ]
     for day in (TODAY, YESTERDAY):
         log = workspace / "memory" / f"{day}.md"
         if log.is_file():
@@ -53,7 +70,9 @@ def read_paths(workspace: Path, index: MemoryIndex) -> dict[str, str]:
     index.sync()
     paths["memory_search"] = "\n".join(index.texts())
     for file in sorted(p for p in workspace.rglob("*") if p.is_file()):
-        paths[f"memory_get:{file.relative_to(workspace).as_posix()}"] = file.read_text(encoding="utf-8")
+        paths[f"memory_get:{file.relative_to(workspace).as_posix()}"] = file.read_text(
+            encoding="utf-8"
+        )
     return paths
 
 
@@ -84,7 +103,9 @@ def workbench(isolated_locations: Locations, clock: FixedClock) -> Workbench:
     return Workbench(isolated_locations, clock=clock, workers=1)
 
 
-def test_quarantine_holds_in_every_read_path_and_restore_gives_the_original_back(sample_copy: Path, workbench: Workbench, tmp_path: Path) -> None:
+def test_quarantine_holds_in_every_read_path_and_restore_gives_the_original_back(
+    sample_copy: Path, workbench: Workbench, tmp_path: Path
+) -> None:
     workspace = sample_copy / WS
     original = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
     everything = "\n".join(b.decode("utf-8") for b in original.values())

@@ -124,7 +124,10 @@ def parse_one(root: Path, rel: str, data: str | bytes) -> ParsedFile:
 def scan(root: Path, today: date = TODAY) -> tuple[list[ParsedFile], list[Memory], list[Problem]]:
     problems: list[Problem] = []
     ctx = ctx_for(root, today)
-    parsed = [OpenClawAdapter.parse(ctx, ref.rel, safefs.read_file(ref.path)) for ref in OpenClawAdapter.files(root, problems)]
+    parsed = [
+        OpenClawAdapter.parse(ctx, ref.rel, safefs.read_file(ref.path))
+        for ref in OpenClawAdapter.files(root, problems)
+    ]
     memories = OpenClawAdapter.finalize(ctx, [m for p in parsed for m in p.memories])
     return parsed, memories, problems
 
@@ -224,16 +227,31 @@ def test_memory_md_sections(tmp_path: Path) -> None:
     parsed = parse_one(tmp_path, "MEMORY.md", MEMORY_MD)
     assert parsed.problems == []
     projects, database, old = parsed.memories
-    assert [m.name for m in parsed.memories] == ["Projects", "DEC: Database", "FACT: Old deploy host"]
-    assert [m.locator for m in parsed.memories] == ["note/projects", "note/dec-database", "note/fact-old-deploy-host"]
-    assert [m.id for m in parsed.memories] == ["openclaw:ws:note/projects", "openclaw:ws:note/dec-database", "openclaw:ws:note/fact-old-deploy-host"]
+    assert [m.name for m in parsed.memories] == [
+        "Projects",
+        "DEC: Database",
+        "FACT: Old deploy host",
+    ]
+    assert [m.locator for m in parsed.memories] == [
+        "note/projects",
+        "note/dec-database",
+        "note/fact-old-deploy-host",
+    ]
+    assert [m.id for m in parsed.memories] == [
+        "openclaw:ws:note/projects",
+        "openclaw:ws:note/dec-database",
+        "openclaw:ws:note/fact-old-deploy-host",
+    ]
     assert {m.tier for m in parsed.memories} == {Tier.HOT}
     assert {m.domain for m in parsed.memories} == {"memory"}
     assert {m.kind for m in parsed.memories} == {"note"}
     assert all(m.trust is TrustLevel.UNTRUSTED and not m.trust_claimed for m in parsed.memories)
     assert all(m.created is None and m.updated is None for m in parsed.memories)
 
-    assert sliced(MEMORY_MD, projects) == "## Projects\n→ Details: memory/domains/projects.md\n\n- **Project Alpha** — ESP32 firmware\n\n"
+    assert (
+        sliced(MEMORY_MD, projects)
+        == "## Projects\n→ Details: memory/domains/projects.md\n\n- **Project Alpha** — ESP32 firmware\n\n"
+    )
     assert projects.fields == {"details": "memory/domains/projects.md"}
     assert projects.priority is None
     # The `## ` line inside the code fence does not start a section.
@@ -241,7 +259,10 @@ def test_memory_md_sections(tmp_path: Path) -> None:
     assert "## Not a section" in sliced(MEMORY_MD, database)
     assert database.fields == {"type": "DEC", "priority": 7}
     assert database.priority == 7
-    assert sliced(MEMORY_MD, old) == "## [STALE] FACT: Old deploy host\nPriority: 3\ndeploy.example.org\n"
+    assert (
+        sliced(MEMORY_MD, old)
+        == "## [STALE] FACT: Old deploy host\nPriority: 3\ndeploy.example.org\n"
+    )
     assert old.fields == {"stale": True, "type": "FACT", "priority": 3}
     assert old.priority == 3
 
@@ -251,7 +272,10 @@ def test_memory_md_sections(tmp_path: Path) -> None:
     assert old.chars == len(content)
     # The title and intro are glue, not a memory.
     assert projects.span is not None
-    assert MEMORY_MD.encode()[: projects.span.start] == b"# MEMORY\n\nCurated long-term memory. Keep under 10 KB.\n\n"
+    assert (
+        MEMORY_MD.encode()[: projects.span.start]
+        == b"# MEMORY\n\nCurated long-term memory. Keep under 10 KB.\n\n"
+    )
     assert_spans_rebuild(MEMORY_MD.encode(), parsed.memories)
     write(tmp_path, "MEMORY.md", MEMORY_MD)
     assert OpenClawAdapter.text(tmp_path, database) == sliced(MEMORY_MD, database)
@@ -260,7 +284,12 @@ def test_memory_md_sections(tmp_path: Path) -> None:
 def test_domain_file_sections_share_locators_with_memory_md(tmp_path: Path) -> None:
     parsed = parse_one(tmp_path, "memory/domains/projects.md", PROJECTS_MD)
     kite, moved = parsed.memories
-    assert (kite.name, kite.locator, kite.tier, kite.domain) == ("Kite", "note/kite", Tier.COLD, "projects")
+    assert (kite.name, kite.locator, kite.tier, kite.domain) == (
+        "Kite",
+        "note/kite",
+        Tier.COLD,
+        "projects",
+    )
     # A body with several priorities: the section is as important as its most important item.
     assert kite.priority == 6
     assert moved.locator == "note/projects"  # the same locator as MEMORY.md's "## Projects"
@@ -272,10 +301,20 @@ def test_file_without_sections_is_one_memory(tmp_path: Path) -> None:
     text = "# People\n\n- Ana: prefers email\n### Not level two\n"
     parsed = parse_one(tmp_path, "memory/domains/people.md", text)
     (memory,) = parsed.memories
-    assert (memory.name, memory.locator, memory.tier, memory.domain) == ("people", "file/people", Tier.COLD, "people")
+    assert (memory.name, memory.locator, memory.tier, memory.domain) == (
+        "people",
+        "file/people",
+        Tier.COLD,
+        "people",
+    )
     assert memory.span == Span(start=0, end=len(text.encode()))
     curated = only_memory(parse_one(tmp_path, "MEMORY.md", "Just notes.\n"))
-    assert (curated.name, curated.locator, curated.tier, curated.domain) == ("MEMORY", "file/MEMORY", Tier.HOT, "memory")
+    assert (curated.name, curated.locator, curated.tier, curated.domain) == (
+        "MEMORY",
+        "file/MEMORY",
+        Tier.HOT,
+        "memory",
+    )
 
 
 def only_memory(parsed: ParsedFile) -> Memory:
@@ -293,13 +332,23 @@ def test_unclosed_fence_hides_the_rest_and_tilde_fences_count(tmp_path: Path) ->
 def test_crlf_sections_and_lines(tmp_path: Path) -> None:
     text = MEMORY_MD.replace("\n", "\r\n")
     parsed = parse_one(tmp_path, "MEMORY.md", text)
-    assert [m.name for m in parsed.memories] == ["Projects", "DEC: Database", "FACT: Old deploy host"]
-    assert sliced(text, parsed.memories[2]) == "## [STALE] FACT: Old deploy host\r\nPriority: 3\r\ndeploy.example.org\r\n"
+    assert [m.name for m in parsed.memories] == [
+        "Projects",
+        "DEC: Database",
+        "FACT: Old deploy host",
+    ]
+    assert (
+        sliced(text, parsed.memories[2])
+        == "## [STALE] FACT: Old deploy host\r\nPriority: 3\r\ndeploy.example.org\r\n"
+    )
     assert_spans_rebuild(text.encode(), parsed.memories)
 
     hold = HOLD_MD.replace("\n", "\r\n")
     lines = parse_one(tmp_path, "state/HOLD.md", hold)
-    assert sliced(hold, lines.memories[0]) == "[2026-03-14 09:40 | main] Deploy to prod — waiting for security sign-off\r\n"
+    assert (
+        sliced(hold, lines.memories[0])
+        == "[2026-03-14 09:40 | main] Deploy to prod — waiting for security sign-off\r\n"
+    )
     assert lines.memories[0].fields["reason"] == "waiting for security sign-off"
     assert_spans_rebuild(hold.encode(), lines.memories)
 
@@ -309,7 +358,9 @@ def test_bom_and_multibyte_offsets_are_bytes(tmp_path: Path) -> None:
     data = b"\xef\xbb\xbf" + text.encode()
     parsed = parse_one(tmp_path, "MEMORY.md", data)
     cafe, zoe = parsed.memories
-    assert cafe.span == Span(start=3 + len("# Mémoire\n\n".encode()), end=3 + len("# Mémoire\n\n## Café\nété\n".encode()))
+    assert cafe.span == Span(
+        start=3 + len("# Mémoire\n\n".encode()), end=3 + len("# Mémoire\n\n## Café\nété\n".encode())
+    )
     assert cafe.span.slice(data) == "## Café\nété\n".encode()
     assert (cafe.locator, zoe.locator) == ("note/caf", "note/zo")
     assert_spans_rebuild(data, parsed.memories)
@@ -355,7 +406,12 @@ def test_date_shaped_log_name_that_is_no_date(tmp_path: Path) -> None:
     memory = only_memory(parsed)
     assert (memory.locator, memory.created, memory.fields) == ("log/2026-02-30", None, {})
     assert parsed.problems == [
-        Problem(path="memory/2026-02-30.md", line=None, message="file name `2026-02-30` is not a valid date", kept="read as an undated log")
+        Problem(
+            path="memory/2026-02-30.md",
+            line=None,
+            message="file name `2026-02-30` is not a valid date",
+            kept="read as an undated log",
+        )
     ]
 
 
@@ -365,15 +421,36 @@ def test_date_shaped_log_name_that_is_no_date(tmp_path: Path) -> None:
 def test_hold_lines(tmp_path: Path) -> None:
     parsed = parse_one(tmp_path, "state/HOLD.md", HOLD_MD)
     deploy, freeze, broken = parsed.memories
-    assert [m.name for m in parsed.memories] == ["Deploy to prod", "DEC: Freeze merges", "[broken line without a date"]
-    assert [m.locator for m in parsed.memories] == ["state/hold/deploy-to-prod", "state/hold/dec-freeze-merges", "state/hold/broken-line-without-a-date"]
+    assert [m.name for m in parsed.memories] == [
+        "Deploy to prod",
+        "DEC: Freeze merges",
+        "[broken line without a date",
+    ]
+    assert [m.locator for m in parsed.memories] == [
+        "state/hold/deploy-to-prod",
+        "state/hold/dec-freeze-merges",
+        "state/hold/broken-line-without-a-date",
+    ]
     assert {(m.tier, m.domain, m.kind) for m in parsed.memories} == {(Tier.HOT, "state", "hold")}
-    assert sliced(HOLD_MD, deploy) == "[2026-03-14 09:40 | main] Deploy to prod — waiting for security sign-off\n"
-    assert deploy.fields == {"date": "2026-03-14 09:40", "session": "main", "reason": "waiting for security sign-off"}
+    assert (
+        sliced(HOLD_MD, deploy)
+        == "[2026-03-14 09:40 | main] Deploy to prod — waiting for security sign-off\n"
+    )
+    assert deploy.fields == {
+        "date": "2026-03-14 09:40",
+        "session": "main",
+        "reason": "waiting for security sign-off",
+    }
     assert deploy.description == "waiting for security sign-off"
     assert deploy.created == "2026-03-14 09:40"
     assert sliced(HOLD_MD, freeze).startswith("[STALE] [2026-03-10 08:00 | main]")
-    assert freeze.fields == {"date": "2026-03-10 08:00", "session": "main", "reason": "release week", "stale": True, "type": "DEC"}
+    assert freeze.fields == {
+        "date": "2026-03-10 08:00",
+        "session": "main",
+        "reason": "release week",
+        "stale": True,
+        "type": "DEC",
+    }
     assert sliced(HOLD_MD, broken) == "[broken line without a date\n"
     assert broken.fields == {}
     assert parsed.problems == [
@@ -391,15 +468,29 @@ def test_decisions_and_closed_lines(tmp_path: Path) -> None:
     decisions = parse_one(tmp_path, "state/DECISIONS.md", DECISIONS_MD)
     assert decisions.problems == []
     postgres, no_dash = decisions.memories
-    assert (postgres.name, postgres.locator, postgres.kind, postgres.priority) == ("Use PostgreSQL", "state/decisions/use-postgresql", "decision", 8)
-    assert postgres.fields == {"date": "2026-03-14 10:05", "session": "sess-42", "reason": "team knows it", "priority": 8}
+    assert (postgres.name, postgres.locator, postgres.kind, postgres.priority) == (
+        "Use PostgreSQL",
+        "state/decisions/use-postgresql",
+        "decision",
+        8,
+    )
+    assert postgres.fields == {
+        "date": "2026-03-14 10:05",
+        "session": "sess-42",
+        "reason": "team knows it",
+        "priority": 8,
+    }
     assert (no_dash.name, no_dash.description) == ("No em dash here", "")
     assert "reason" not in no_dash.fields
     assert_spans_rebuild(DECISIONS_MD.encode(), decisions.memories)
 
     closed = only_memory(parse_one(tmp_path, "state/CLOSED.md", CLOSED_MD))
     assert (closed.name, closed.locator, closed.kind) == ("auth", "state/closed/auth", "closed")
-    assert closed.fields == {"date": "2026-03-01", "decider": "user", "decision": "refresh-token rotation, settled"}
+    assert closed.fields == {
+        "date": "2026-03-01",
+        "decider": "user",
+        "decision": "refresh-token rotation, settled",
+    }
     assert closed.created == "2026-03-01"
     assert closed.span == Span(start=0, end=len(CLOSED_MD.encode()))
 
@@ -414,7 +505,13 @@ def test_last_state_line_without_newline_and_fenced_template(tmp_path: Path) -> 
 
 def test_active_and_orient(tmp_path: Path) -> None:
     active = only_memory(parse_one(tmp_path, "state/ACTIVE.md", ACTIVE_MD))
-    assert (active.name, active.locator, active.tier, active.domain, active.kind) == ("ACTIVE", "state/active", Tier.HOT, "state", "active")
+    assert (active.name, active.locator, active.tier, active.domain, active.kind) == (
+        "ACTIVE",
+        "state/active",
+        Tier.HOT,
+        "state",
+        "active",
+    )
     assert active.fields == {
         "User said": '"Ship the OIDC fix"',
         "Interpretation": "fix trailing slash handling",
@@ -483,7 +580,13 @@ def test_learnings_entries(tmp_path: Path) -> None:
 def test_bootstrap_files(tmp_path: Path) -> None:
     text = "# Soul\n\n## Tone\nDirect.\n"
     soul = only_memory(parse_one(tmp_path, "SOUL.md", text))
-    assert (soul.name, soul.locator, soul.tier, soul.domain, soul.kind) == ("SOUL", "file/SOUL", Tier.HOT, "bootstrap", "bootstrap")
+    assert (soul.name, soul.locator, soul.tier, soul.domain, soul.kind) == (
+        "SOUL",
+        "file/SOUL",
+        Tier.HOT,
+        "bootstrap",
+        "bootstrap",
+    )
     assert soul.span == Span(start=0, end=len(text.encode()))
     assert soul.sha256 == sha256_text(text)
 
@@ -494,9 +597,15 @@ def test_bootstrap_files(tmp_path: Path) -> None:
 def test_invalid_utf8_and_nul_are_problems_with_their_line(tmp_path: Path) -> None:
     bad = parse_one(tmp_path, "MEMORY.md", b"## A\nok\n\xc3\x28 bad\n")
     assert bad.memories == []
-    assert bad.problems == [Problem(path="MEMORY.md", line=3, message="invalid UTF-8 at byte 8 (0xc3)", kept="file skipped")]
+    assert bad.problems == [
+        Problem(
+            path="MEMORY.md", line=3, message="invalid UTF-8 at byte 8 (0xc3)", kept="file skipped"
+        )
+    ]
     nul = parse_one(tmp_path, "state/HOLD.md", b"[2026-03-14 09:40 | main] a\n\x00\n")
-    assert [m.id for m in nul.memories] == ["openclaw:ws:state/hold/a"]  # OpenClaw reads it, so it is read
+    assert [m.id for m in nul.memories] == [
+        "openclaw:ws:state/hold/a"
+    ]  # OpenClaw reads it, so it is read
     assert nul.problems == [
         Problem(
             path="state/HOLD.md",
@@ -531,12 +640,17 @@ def test_whole_workspace_spans_rebuild_every_file_and_ids_are_unique(tmp_path: P
     for p in parsed:
         assert_spans_rebuild((tmp_path / p.rel).read_bytes(), p.memories)
         for memory in p.memories:
-            assert OpenClawAdapter.text(tmp_path, memory) == sliced((tmp_path / p.rel).read_bytes(), memory)
+            assert OpenClawAdapter.text(tmp_path, memory) == sliced(
+                (tmp_path / p.rel).read_bytes(), memory
+            )
     ids = [m.id for m in memories]
     assert len(ids) == len(set(ids))
     # "## Projects" is in MEMORY.md and in the domain file: the later path gets `~2`.
     projects = {m.source.path: m.locator for m in memories if m.name == "Projects"}
-    assert projects == {"MEMORY.md": "note/projects", "memory/domains/projects.md": "note/projects~2"}
+    assert projects == {
+        "MEMORY.md": "note/projects",
+        "memory/domains/projects.md": "note/projects~2",
+    }
     # Every problem the workspace has: the bad HOLD line and the learnings heading without an ID.
     assert sorted((pr.path, pr.line) for p in parsed for pr in p.problems) == [
         ("memory/.learnings/LEARNINGS.md", 27),
@@ -547,7 +661,11 @@ def test_whole_workspace_spans_rebuild_every_file_and_ids_are_unique(tmp_path: P
 def test_heading_closing_hashes_and_untitled(tmp_path: Path) -> None:
     text = "## Title ##\na\n## C#\nb\n## \nc\n"
     parsed = parse_one(tmp_path, "memory/domains/misc.md", text)
-    assert [(m.name, m.locator) for m in parsed.memories] == [("Title", "note/title"), ("C#", "note/c"), ("(untitled)", "note/untitled")]
+    assert [(m.name, m.locator) for m in parsed.memories] == [
+        ("Title", "note/title"),
+        ("C#", "note/c"),
+        ("(untitled)", "note/untitled"),
+    ]
     assert_spans_rebuild(text.encode(), parsed.memories)
 
 
@@ -561,7 +679,9 @@ def test_hostile_lines_parse_quickly(tmp_path: Path) -> None:
         "state/HOLD.md": f"[2026-03-14 | {pad}x\n[{pad}x — {pad}\n",
         "MEMORY.md": f"## x{pad}y\nPriority:{pad}z\n## {'(P1' * 50_000}\n→{pad}\n",
         "memory/.learnings/L.md": f"## [A]\n### Metadata\n- a{pad}b\n**k{pad}\n",
-        "state/DECISIONS.md": "".join(f"[2026-03-14 09:40 | main] Déploiement {i} — sécurité\n" for i in range(20_000)),
+        "state/DECISIONS.md": "".join(
+            f"[2026-03-14 09:40 | main] Déploiement {i} — sécurité\n" for i in range(20_000)
+        ),
     }
     for rel, text in hostile.items():
         started = time.perf_counter()

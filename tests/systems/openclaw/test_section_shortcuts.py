@@ -17,7 +17,12 @@ from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.reading.base import ParseContext
 from app.core.systems.openclaw import reader
-from app.core.systems.openclaw.reader import OpenClawAdapter, note_sections, split_lines, split_sections
+from app.core.systems.openclaw.reader import (
+    OpenClawAdapter,
+    note_sections,
+    split_lines,
+    split_sections,
+)
 from app.core.workbench import Workbench
 
 FRAGMENTS = [
@@ -70,14 +75,18 @@ def _plain_priorities(text: str) -> list[int]:
     """The priorities as two full scans find them, one case-blind."""
     long_form = re.compile(r"\bpriority\**\s*:\s*(?:\*\*\s*)?(\d{1,2})\b", re.IGNORECASE)
     short_form = re.compile(r"\(P(\d{1,2})\)")
-    found = [(m.start(), int(m[1])) for m in long_form.finditer(text)] + [(m.start(), int(m[1])) for m in short_form.finditer(text)]
+    found = [(m.start(), int(m[1])) for m in long_form.finditer(text)] + [
+        (m.start(), int(m[1])) for m in short_form.finditer(text)
+    ]
     return [p for _, p in sorted(found) if 1 <= p <= 10]
 
 
 @pytest.mark.parametrize("text", TEXTS[:300])
 def test_sections_are_those_of_the_line_by_line_reading(text: str) -> None:
     body = text.removeprefix("\ufeff")
-    assert note_sections(body) == [(s.heading, s.start, s.end) for s in split_sections(body, split_lines(body))]
+    assert note_sections(body) == [
+        (s.heading, s.start, s.end) for s in split_sections(body, split_lines(body))
+    ]
 
 
 def test_priorities_are_those_of_two_full_scans() -> None:
@@ -107,17 +116,27 @@ def test_a_memory_at_its_span_is_the_one_the_whole_parse_makes() -> None:
 @pytest.mark.parametrize(
     ("before", "after"),
     [
-        ("# T\n\n## A\na\n## B\nb\n", "```\n\n## A\na\n## B\nb\n"),  # a fence opened before it, its bytes in place: its heading is code now
-        ("# T\n\n## A\na\n## B\nb\n", "# T\n\n## A\na\n### B\nb\n"),  # the next heading demoted: the section runs on
+        (
+            "# T\n\n## A\na\n## B\nb\n",
+            "```\n\n## A\na\n## B\nb\n",
+        ),  # a fence opened before it, its bytes in place: its heading is code now
+        (
+            "# T\n\n## A\na\n## B\nb\n",
+            "# T\n\n## A\na\n### B\nb\n",
+        ),  # the next heading demoted: the section runs on
         ("## A\na\n", "## A\na\nmore\n"),  # text added at its end
         ("## A\na\n## B\n", "x## A\na\n## B\n"),  # no longer at a line start
     ],
 )
 def test_no_answer_where_the_section_is_no_longer_what_was_read(before: str, after: str) -> None:
     rel = RELS[0]
-    memory = next(m for m in OpenClawAdapter.parse(CTX, rel, before.encode()).memories if m.name == "A")
+    memory = next(
+        m for m in OpenClawAdapter.parse(CTX, rel, before.encode()).memories if m.name == "A"
+    )
     assert OpenClawAdapter.memory_at(CTX, rel, after.encode(), memory) is None
-    fresh = [m for m in OpenClawAdapter.parse(CTX, rel, after.encode()).memories if m.span == memory.span]
+    fresh = [
+        m for m in OpenClawAdapter.parse(CTX, rel, after.encode()).memories if m.span == memory.span
+    ]
     assert all(m.sha256 != memory.sha256 for m in fresh)
 
 
@@ -126,7 +145,9 @@ def test_no_answer_where_the_section_is_no_longer_what_was_read(before: str, aft
     [
         # The file's first line made a fence of the same length: the section's bytes stay in place, its heading is code now.
         lambda text, start, end: "```".ljust(text.index("\n"), " ") + text[text.index("\n") :],
-        lambda text, start, end: text[:end] + "#" + text[end:],  # the heading after it demoted: the section runs on
+        lambda text, start, end: (
+            text[:end] + "#" + text[end:]
+        ),  # the heading after it demoted: the section runs on
     ],
 )
 def test_a_section_changed_since_the_read_is_a_conflict_and_nothing_is_written(
@@ -139,7 +160,10 @@ def test_a_section_changed_since_the_read_is_a_conflict_and_nothing_is_written(
     section = next(
         m
         for m in sorted(wb.memories, key=lambda m: m.id)
-        if m.kind == "note" and m.source.path.startswith("memory/domains/") and m.span and m.span.end < (Path(portfolio.root) / m.source.path).stat().st_size
+        if m.kind == "note"
+        and m.source.path.startswith("memory/domains/")
+        and m.span
+        and m.span.end < (Path(portfolio.root) / m.source.path).stat().st_size
     )
     assert section.span is not None
     path = Path(portfolio.root) / section.source.path
@@ -200,7 +224,10 @@ def test_sections_not_edited_keep_their_memories_and_those_after_an_edit_move() 
     moved = again.memories[2]
     assert moved.sha256 == gamma.sha256 and moved.span is not None and gamma.span is not None
     assert (moved.span.start - gamma.span.start, moved.span.end - gamma.span.end) == (5, 5)
-    assert moved.entries[0].span == moved.span and after[moved.span.start : moved.span.end] == b"## Gamma\nthird\n"
+    assert (
+        moved.entries[0].span == moved.span
+        and after[moved.span.start : moved.span.end] == b"## Gamma\nthird\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -214,12 +241,17 @@ def test_sections_not_edited_keep_their_memories_and_those_after_an_edit_move() 
 def test_a_notes_file_parsed_again_says_what_the_whole_parse_says(data: bytes) -> None:
     rel = "memory/domains/topic.md"
     previous = OpenClawAdapter.parse(CTX, rel, b"## A\na\n")
-    assert OpenClawAdapter.reparse(CTX, rel, data, previous) == OpenClawAdapter.parse(CTX, rel, data)
+    assert OpenClawAdapter.reparse(CTX, rel, data, previous) == OpenClawAdapter.parse(
+        CTX, rel, data
+    )
 
 
 def test_no_reparse_of_other_files_or_after_a_problem() -> None:
     log = "memory/2026-03-01.md"
-    assert OpenClawAdapter.reparse(CTX, log, b"## A\na\n", OpenClawAdapter.parse(CTX, log, b"## A\n")) is None
+    assert (
+        OpenClawAdapter.reparse(CTX, log, b"## A\na\n", OpenClawAdapter.parse(CTX, log, b"## A\n"))
+        is None
+    )
     rel = "memory/domains/topic.md"
     troubled = OpenClawAdapter.parse(CTX, rel, b"## A\na\x00\n")
     assert troubled.problems and OpenClawAdapter.reparse(CTX, rel, b"## A\na\n", troubled) is None

@@ -19,7 +19,9 @@ from app.core.systems.openclaw.suggestions import _SectionTexts
 from app.core.workbench import Workbench
 
 
-def test_sections_are_read_one_file_at_a_time_as_the_workbench_reads_them(sample_copy: Path, isolated_locations: Locations, clock: FixedClock) -> None:
+def test_sections_are_read_one_file_at_a_time_as_the_workbench_reads_them(
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
+) -> None:
     workbench = Workbench(isolated_locations, clock=clock)
     workbench.open([sample_copy / "openclaw"], index=False)
     sections = [m for m in workbench.memories if m.kind == "note"]
@@ -43,7 +45,10 @@ def test_sections_are_read_one_file_at_a_time_as_the_workbench_reads_them(sample
 
 
 def test_a_batch_of_texts_reads_each_file_once_and_gives_what_each_read_gives(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    sample_copy: Path,
+    isolated_locations: Locations,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     workbench = Workbench(isolated_locations, clock=clock)
     workbench.open([sample_copy / "openclaw"], index=False)
@@ -61,14 +66,20 @@ def test_a_batch_of_texts_reads_each_file_once_and_gives_what_each_read_gives(
 
     monkeypatch.setattr(safefs, "read_file", counted)
     assert OpenClawAdapter.texts(root, memories) == one_by_one
-    assert set(reads.values()) == {1} and len(reads) == len({m.source.path for m in memories}) < len(memories)
+    assert set(reads.values()) == {1} and len(reads) == len(
+        {m.source.path for m in memories}
+    ) < len(memories)
     assert OpenClawAdapter.entry_texts_many(root, memories) == entries_one_by_one
     # a file that changed under a section: that section says so, the others of the batch are read
     domain = next(m for m in memories if m.kind == "note")
     (root / domain.source.path).write_bytes(b"cut short")
     batch = OpenClawAdapter.texts(root, memories)
     for memory, text, expected in zip(memories, batch, one_by_one, strict=True):
-        if memory.source.path == domain.source.path and memory.span is not None and memory.span.end > len(b"cut short"):
+        if (
+            memory.source.path == domain.source.path
+            and memory.span is not None
+            and memory.span.end > len(b"cut short")
+        ):
             assert isinstance(text, TextProblem) and "changed since it was read" in str(text)
         elif memory.source.path != domain.source.path:
             assert text == expected

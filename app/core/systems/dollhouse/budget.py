@@ -38,17 +38,23 @@ DOLLHOUSE_NO_PRIORITY = 999
 
 # The words the server's rendering adds around an entry's text (see the module docstring).
 ENTRY_WORDS = 2  # the `[timestamp]` and the `<mark>:` words
-FRAME_WORDS = 5 + 2 + 4 + 1 + 5  # the untrusted frame's fixed lines; its source and bars come on top
+FRAME_WORDS = (
+    5 + 2 + 4 + 1 + 5
+)  # the untrusted frame's fixed lines; its source and bars come on top
 EMPTY_WORDS = 3  # the placeholder of a memory with no loaded entry
 SERVER_ESTIMATOR = "DollhouseMCP estimateTokens: ceil(words / 0.75) of the rendered memory"
 
 
-def entry_words(text: str, trust: TrustLevel | None, tags: Sequence[str], source: str | None) -> int:
+def entry_words(
+    text: str, trust: TrustLevel | None, tags: Sequence[str], source: str | None
+) -> int:
     """The words one loaded entry adds to the server's rendering of its memory."""
     return counted_words(len(text.split()), len(text.strip().split("\n")), trust, tags, source)
 
 
-def counted_words(words: int, lines: int, trust: TrustLevel | None, tags: Sequence[str], source: str | None) -> int:
+def counted_words(
+    words: int, lines: int, trust: TrustLevel | None, tags: Sequence[str], source: str | None
+) -> int:
     """`entry_words` from the counts of the text: its words and the lines of the stripped text."""
     words += ENTRY_WORDS
     if tags:
@@ -59,7 +65,9 @@ def counted_words(words: int, lines: int, trust: TrustLevel | None, tags: Sequen
     return words
 
 
-def server_tokens(entries: Sequence[tuple[str, TrustLevel | None, Sequence[str], str | None]]) -> int:
+def server_tokens(
+    entries: Sequence[tuple[str, TrustLevel | None, Sequence[str], str | None]],
+) -> int:
     """`estimateTokens(memory.content)` for the given (text, trust, tags, source) entries; the
     quarantined ones are left out, as the server never loads them."""
     loaded = [e for e in entries if e[1] != TrustLevel.QUARANTINED]
@@ -73,7 +81,11 @@ def memory_tokens(memory: Memory, file_bytes: FileBytes | None) -> int:
     model keeps (each entry's text taken as one line: a lower bound)."""
     loaded = [e for e in memory.entries if e.trust != TrustLevel.QUARANTINED]
     if all(e.lines for e in loaded):
-        words = sum(counted_words(e.words, e.lines, e.trust, e.tags, e.source) for e in loaded) if loaded else EMPTY_WORDS
+        words = (
+            sum(counted_words(e.words, e.lines, e.trust, e.tags, e.source) for e in loaded)
+            if loaded
+            else EMPTY_WORDS
+        )
         return math.ceil(words / 0.75)
     if file_bytes is not None:
         try:
@@ -81,8 +93,12 @@ def memory_tokens(memory: Memory, file_bytes: FileBytes | None) -> int:
         except Exception:  # noqa: BLE001 - an unreadable file falls back to the model's counts
             doc = None
         if doc is not None:
-            return server_tokens([(r.content, r.entry.trust, r.entry.tags, r.entry.source) for r in doc.entries])
-    return server_tokens([(" ".join(["w"] * e.words), e.trust, e.tags, e.source) for e in memory.entries])
+            return server_tokens(
+                [(r.content, r.entry.trust, r.entry.tags, r.entry.source) for r in doc.entries]
+            )
+    return server_tokens(
+        [(" ".join(["w"] * e.words), e.trust, e.tags, e.source) for e in memory.entries]
+    )
 
 
 def clamp_budget(value: int) -> int:
@@ -96,7 +112,9 @@ def _auto_loaded(memory: Memory) -> bool:
     if memory.tier == Tier.HOT:
         return True
     # Every entry quarantined: the tier says so, but the server still lists it (and loads nothing).
-    return memory.tier == Tier.QUARANTINE and yamlsafe.as_bool(memory.fields.get("autoLoad")) is True
+    return (
+        memory.tier == Tier.QUARANTINE and yamlsafe.as_bool(memory.fields.get("autoLoad")) is True
+    )
 
 
 def dollhouse_plan(
@@ -120,14 +138,18 @@ def dollhouse_plan(
     raw = raw if isinstance(raw, int) and not isinstance(raw, bool) else DOLLHOUSE_DEFAULT_BUDGET
     budget = clamp_budget(raw)
     single = auto.get("maxSingleMemoryTokens")
-    single = single if isinstance(single, int) and not isinstance(single, bool) and single > 0 else None
+    single = (
+        single if isinstance(single, int) and not isinstance(single, bool) and single > 0 else None
+    )
     enabled = auto.get("enabled", True) is not False
 
     def priority(m: Memory) -> int:
         value = what_if.priorities.get(m.id, m.priority)
         return DOLLHOUSE_NO_PRIORITY if value is None else value
 
-    listed = [m for m in memories if m.tier in _LISTED_TIERS]  # a cold memory never is: no call for each
+    listed = [
+        m for m in memories if m.tier in _LISTED_TIERS
+    ]  # a cold memory never is: no call for each
     candidates = sorted(filter(_auto_loaded, listed), key=lambda m: (priority(m), m.name, m.id))
     items: list[BudgetItem] = []
     total = loaded = 0
@@ -137,19 +159,43 @@ def dollhouse_plan(
         total += cost
         where = f"priority {priority(memory)}"
         if not enabled:
-            items.append(BudgetItem(id=memory.id, cost=cost, order=order, fits=False, note=f"{where}; auto-load is disabled"))
+            items.append(
+                BudgetItem(
+                    id=memory.id,
+                    cost=cost,
+                    order=order,
+                    fits=False,
+                    note=f"{where}; auto-load is disabled",
+                )
+            )
         elif single is not None and cost > single:
             note = f"{where}; over maxSingleMemoryTokens {single:,}: skipped"
             items.append(BudgetItem(id=memory.id, cost=cost, order=order, fits=False, note=note))
         elif stopped is not None:
-            items.append(BudgetItem(id=memory.id, cost=cost, order=order, fits=False, note=f"{where}; after the cut at {stopped}"))
+            items.append(
+                BudgetItem(
+                    id=memory.id,
+                    cost=cost,
+                    order=order,
+                    fits=False,
+                    note=f"{where}; after the cut at {stopped}",
+                )
+            )
         elif loaded + cost > budget:
             stopped = memory.name
             note = f"{where}; {loaded:,} + {cost:,} = {loaded + cost:,} > {budget:,}: the enforcing loop stops here"
             items.append(BudgetItem(id=memory.id, cost=cost, order=order, fits=False, note=note))
         else:
             loaded += cost
-            items.append(BudgetItem(id=memory.id, cost=cost, order=order, fits=True, note=f"{where}; {loaded:,} so far"))
+            items.append(
+                BudgetItem(
+                    id=memory.id,
+                    cost=cost,
+                    order=order,
+                    fits=True,
+                    note=f"{where}; {loaded:,} so far",
+                )
+            )
     notes = [
         f"{len(candidates)} auto-load memories cost {total:,} tokens as DollhouseMCP counts them (estimateTokens of the rendered "
         f"memory: timestamps, tags, trust marks and the untrusted frame included, quarantined entries excluded) against "
@@ -158,11 +204,15 @@ def dollhouse_plan(
         "up the tokens; the cut shown is where ServerStartup's enforcing path stops.",
     ]
     if what_if.max_tokens is not None:
-        notes.append(f"What-if: maxTokenBudget {what_if.max_tokens:,} instead of {configured!r} from config.yml.")
+        notes.append(
+            f"What-if: maxTokenBudget {what_if.max_tokens:,} instead of {configured!r} from config.yml."
+        )
     if what_if.priorities:
         notes.append(f"What-if: new priorities for {len(what_if.priorities)} memories.")
     if raw != budget:
-        notes.append(f"maxTokenBudget {raw:,} is clamped to {budget:,} (DollhouseMCP accepts 100..50,000).")
+        notes.append(
+            f"maxTokenBudget {raw:,} is clamped to {budget:,} (DollhouseMCP accepts 100..50,000)."
+        )
     written = auto.get("enabled_written")
     if not enabled:
         notes.append("autoLoad.enabled is false: nothing is auto-loaded.")
@@ -186,5 +236,16 @@ def dollhouse_plan(
     )
 
 
-def plans(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
-    return [dollhouse_plan(memories, portfolio, estimator=context.estimator, what_if=context.what_if, text_of=context.text_of, file_bytes=context.file_bytes)]
+def plans(
+    memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+) -> list[BudgetPlan]:
+    return [
+        dollhouse_plan(
+            memories,
+            portfolio,
+            estimator=context.estimator,
+            what_if=context.what_if,
+            text_of=context.text_of,
+            file_bytes=context.file_bytes,
+        )
+    ]

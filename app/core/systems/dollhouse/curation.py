@@ -38,7 +38,11 @@ from app.core.parsing.text import TextProblem, decode
 from app.core.storage import EditError, Roots, Saved, set_key
 from app.core.storage.base import Base
 from app.core.storage.edits import Where
-from app.core.systems.dollhouse.budget import DOLLHOUSE_MAX_BUDGET, DOLLHOUSE_MIN_BUDGET, clamp_budget
+from app.core.systems.dollhouse.budget import (
+    DOLLHOUSE_MAX_BUDGET,
+    DOLLHOUSE_MIN_BUDGET,
+    clamp_budget,
+)
 from app.core.systems.dollhouse.trust import is_front_matter
 
 DEFAULT_PRIORITY = 50
@@ -61,11 +65,15 @@ def _place(job: Target, text: str) -> tuple[Where, tuple[str, ...]]:
         yaml_text = frontmatter.split(text).meta if front else text
         root = yamlsafe.compose(yaml_text, line_offset=1 if front else 0)
     except TextProblem as exc:
-        raise Conflict(f"{job.rel} no longer parses ({exc.message}); nothing was written", path=job.rel) from None
+        raise Conflict(
+            f"{job.rel} no longer parses ({exc.message}); nothing was written", path=job.rel
+        ) from None
     where: Where = "front_matter" if front else "document"
     if not isinstance(root, MappingNode):
         return where, ()
-    meta = next((v for k, v in root.value if isinstance(k, ScalarNode) and k.value == "metadata"), None)
+    meta = next(
+        (v for k, v in root.value if isinstance(k, ScalarNode) and k.value == "metadata"), None
+    )
     if meta is None:
         return where, ()
     if not isinstance(meta, MappingNode):
@@ -75,7 +83,9 @@ def _place(job: Target, text: str) -> tuple[Where, tuple[str, ...]]:
     return where, ("metadata",)
 
 
-def _set(job: Target, data: bytes, key: str, value: bool | int, where: Where, path: tuple[str, ...]) -> bytes:
+def _set(
+    job: Target, data: bytes, key: str, value: bool | int, where: Where, path: tuple[str, ...]
+) -> bytes:
     try:
         return set_key(data, key, value, path=path, where=where)
     except EditError as exc:
@@ -93,10 +103,14 @@ def _start(job: Target) -> tuple[Base, Memory, Where, tuple[str, ...]]:
 def _config_notes(job: Target) -> list[str]:
     auto = job.portfolio.settings.get("autoLoad") or {}
     if auto.get("enabled") is False:
-        return ["config.yml has an empty autoLoad.enabled, so DollhouseMCP auto-loads nothing until it is set"]
+        return [
+            "config.yml has an empty autoLoad.enabled, so DollhouseMCP auto-loads nothing until it is set"
+        ]
     written = auto.get("enabled_written")
     if isinstance(written, str) and yamlsafe.as_bool(written) is False:
-        return [f"config.yml writes autoLoad.enabled: {written}, which DollhouseMCP reads as the non-empty string {written!r}: it auto-loads anyway"]
+        return [
+            f"config.yml writes autoLoad.enabled: {written}, which DollhouseMCP reads as the non-empty string {written!r}: it auto-loads anyway"
+        ]
     return []
 
 
@@ -117,35 +131,60 @@ def promote(job: Target) -> Prepared:
     auto_on = _set(job, data, "autoLoad", True, where, path)
     final = _set(job, auto_on, "priority", priority, where, path)
     if final == data:
-        raise NothingToChange(f"{job.label} is already auto-loaded (autoLoad: true, priority {priority}); nothing was changed")
+        raise NothingToChange(
+            f"{job.label} is already auto-loaded (autoLoad: true, priority {priority}); nothing was changed"
+        )
     notes = _config_notes(job)
     if current is None:
         notes.append(f"it had no priority: it gets {DEFAULT_PRIORITY}, since {VALIDATOR}")
     if priority > WARN_ABOVE:
         notes.append(f"DollhouseMCP's validator prints a warning for priorities above {WARN_ABOVE}")
-    values: dict[str, Any] = {"autoLoad": [_auto_load(fresh), True], "priority": [current, priority]}
+    values: dict[str, Any] = {
+        "autoLoad": [_auto_load(fresh), True],
+        "priority": [current, priority],
+    }
     description = f"promote {job.label}: `autoLoad: true` with priority {priority} in the metadata of {job.rel}"
-    return file_edit(job, base, final, [data, auto_on, final], description, values=values, notes=notes)
+    return file_edit(
+        job, base, final, [data, auto_on, final], description, values=values, notes=notes
+    )
 
 
 def demote(job: Target) -> Prepared:
     base, fresh, where, path = _start(job)
     if not _auto_load(fresh):
-        raise NothingToChange(f"{job.label} is not auto-loaded (no `autoLoad: true`); nothing was changed")
+        raise NothingToChange(
+            f"{job.label} is not auto-loaded (no `autoLoad: true`); nothing was changed"
+        )
     data = base.data
     final = _set(job, data, "autoLoad", False, where, path)
     if final == data:
         raise NothingToChange(f"{job.label} is not auto-loaded; nothing was changed")
-    notes = [f"its priority ({fresh.priority}) is kept; it orders nothing while autoLoad is false"] if fresh.priority is not None else []
+    notes = (
+        [f"its priority ({fresh.priority}) is kept; it orders nothing while autoLoad is false"]
+        if fresh.priority is not None
+        else []
+    )
     description = f"demote {job.label}: `autoLoad: false` in the metadata of {job.rel}"
-    return file_edit(job, base, final, [data, final], description, values={"autoLoad": [True, False]}, notes=notes)
+    return file_edit(
+        job,
+        base,
+        final,
+        [data, final],
+        description,
+        values={"autoLoad": [True, False]},
+        notes=notes,
+    )
 
 
 def _checked(priority: int, *, auto_load: bool) -> int:
     if isinstance(priority, bool) or not isinstance(priority, int) or priority < MIN_PRIORITY:
-        raise ChangeError(f"refused priority {priority!r}: a DollhouseMCP priority is a whole number, 1 loading first; nothing was changed")
+        raise ChangeError(
+            f"refused priority {priority!r}: a DollhouseMCP priority is a whole number, 1 loading first; nothing was changed"
+        )
     if auto_load and priority > MAX_AUTOLOAD_PRIORITY:
-        raise ChangeError(f"refused priority {priority} on an auto-loaded memory: {VALIDATOR}; nothing was changed")
+        raise ChangeError(
+            f"refused priority {priority} on an auto-loaded memory: {VALIDATOR}; nothing was changed"
+        )
     return priority
 
 
@@ -159,11 +198,21 @@ def set_priority(job: Target, priority: int) -> Prepared:
         raise NothingToChange(f"{job.label} already has priority {value}; nothing was changed")
     notes = []
     if not auto:
-        notes.append("the memory is not auto-loaded: its priority orders nothing until it is promoted")
+        notes.append(
+            "the memory is not auto-loaded: its priority orders nothing until it is promoted"
+        )
     elif value > WARN_ABOVE:
         notes.append(f"DollhouseMCP's validator prints a warning for priorities above {WARN_ABOVE}")
     description = f"set-priority {job.label}: `priority: {value}` in the metadata of {job.rel}"
-    return file_edit(job, base, final, [data, final], description, values={"priority": [fresh.priority, value]}, notes=notes)
+    return file_edit(
+        job,
+        base,
+        final,
+        [data, final],
+        description,
+        values={"priority": [fresh.priority, value]},
+        notes=notes,
+    )
 
 
 def pin(job: Target, on: bool) -> Prepared:
@@ -216,11 +265,16 @@ def budget_set(
     there, the key (or an `autoLoad:` section) added at the end of its mapping when it is not, the
     file created when there is none. Clamped to what DollhouseMCP accepts, with a note."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-        raise ChangeError(f"refused budget {max_tokens!r}: a token budget is a whole number; nothing was changed")
+        raise ChangeError(
+            f"refused budget {max_tokens!r}: a token budget is a whole number; nothing was changed"
+        )
     budget = clamp_budget(max_tokens)
     notes = [NOT_ENFORCED]
     if budget != max_tokens:
-        notes.insert(0, f"{max_tokens:,} is clamped to {budget:,}: DollhouseMCP accepts a budget from {DOLLHOUSE_MIN_BUDGET:,} to {DOLLHOUSE_MAX_BUDGET:,}")
+        notes.insert(
+            0,
+            f"{max_tokens:,} is clamped to {budget:,}: DollhouseMCP accepts a budget from {DOLLHOUSE_MIN_BUDGET:,} to {DOLLHOUSE_MAX_BUDGET:,}",
+        )
     path = config_path(portfolio)
     folder = path.parent
     roots = Roots.for_portfolio(folder, locations)
@@ -230,13 +284,40 @@ def budget_set(
     description = f"budget set {portfolio.name}: autoLoad.{BUDGET_KEY} = {budget:,} in {shown_name}"
     if not os.path.lexists(path):
         new = f"autoLoad:\n  {BUDGET_KEY}: {budget}\n".encode()
-        notes.append(f"there was no {CONFIG}: it is created with this one setting (DollhouseMCP fills in its defaults for the rest)")
-        return edit_file(after_save, roots, folder, CONFIG, None, new, [b"", new], description, values=values, notes=notes, new_mode=0o644)
+        notes.append(
+            f"there was no {CONFIG}: it is created with this one setting (DollhouseMCP fills in its defaults for the rest)"
+        )
+        return edit_file(
+            after_save,
+            roots,
+            folder,
+            CONFIG,
+            None,
+            new,
+            [b"", new],
+            description,
+            values=values,
+            notes=notes,
+            new_mode=0o644,
+        )
     base = capture(roots, path, shown_name, f"budget set {portfolio.name}")
     new = _with_budget(base.data, budget, shown_name)
     if new == base.data:
-        raise NothingToChange(f"{shown_name} already has autoLoad.{BUDGET_KEY}: {budget}; nothing was changed")
-    return edit_file(after_save, roots, folder, CONFIG, base, new, [base.data, new], description, values=values, notes=notes)
+        raise NothingToChange(
+            f"{shown_name} already has autoLoad.{BUDGET_KEY}: {budget}; nothing was changed"
+        )
+    return edit_file(
+        after_save,
+        roots,
+        folder,
+        CONFIG,
+        base,
+        new,
+        [base.data, new],
+        description,
+        values=values,
+        notes=notes,
+    )
 
 
 def _with_budget(data: bytes, budget: int, name: str) -> bytes:
@@ -246,16 +327,22 @@ def _with_budget(data: bytes, budget: int, name: str) -> bytes:
         old = yamlsafe.load_mapping(text)
     except TextProblem as exc:
         where = f" (line {exc.line})" if exc.line else ""
-        raise ChangeError(f"cannot edit {name}: {exc.message}{where}; nothing was changed") from None
+        raise ChangeError(
+            f"cannot edit {name}: {exc.message}{where}; nothing was changed"
+        ) from None
     if root is not None and not isinstance(root, MappingNode):
         raise ChangeError(f"cannot edit {name}: it is not a mapping of keys; nothing was changed")
     section = None
     if isinstance(root, MappingNode):
-        section = next((v for k, v in root.value if isinstance(k, ScalarNode) and k.value == "autoLoad"), None)
+        section = next(
+            (v for k, v in root.value if isinstance(k, ScalarNode) and k.value == "autoLoad"), None
+        )
     if section is not None:
         if not isinstance(section, MappingNode):
             line = section.start_mark.line + 1
-            raise ChangeError(f"cannot edit {name}: `autoLoad` (line {line}) is not a mapping, and the workbench will not replace it; nothing was changed")
+            raise ChangeError(
+                f"cannot edit {name}: `autoLoad` (line {line}) is not a mapping, and the workbench will not replace it; nothing was changed"
+            )
         try:
             return set_key(data, BUDGET_KEY, budget, path=("autoLoad",), where="document")
         except EditError as exc:
@@ -269,6 +356,10 @@ def _with_budget(data: bytes, budget: int, name: str) -> bytes:
         got = yamlsafe.load_mapping(decode(new).text)
     except TextProblem:
         got = None
-    if got != {**old, "autoLoad": {BUDGET_KEY: str(budget)}} or (got is not None and list(got) != [*old, "autoLoad"]):
-        raise ChangeError(f"cannot add an autoLoad section at the end of {name} without changing more than that (a document end marker?); nothing was changed")
+    if got != {**old, "autoLoad": {BUDGET_KEY: str(budget)}} or (
+        got is not None and list(got) != [*old, "autoLoad"]
+    ):
+        raise ChangeError(
+            f"cannot add an autoLoad section at the end of {name} without changing more than that (a document end marker?); nothing was changed"
+        )
     return new

@@ -41,7 +41,9 @@ from app.core.systems.dollhouse import NAME, versions
 
 # `<name>.backup-2026-03-14T09-12-33-120Z.yaml`, optionally `-v2`: the server's own copies, pruned by
 # it. The ISO stamp is required, so a memory merely named `backup-strategy.yaml` is never skipped.
-_BACKUP_COPY = re.compile(r"\.backup-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d{1,9})?Z?(?:-v\d+)?\.yaml\Z")
+_BACKUP_COPY = re.compile(
+    r"\.backup-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d{1,9})?Z?(?:-v\d+)?\.yaml\Z"
+)
 _PRUNED_FOLDERS = {"backups"}
 _TRUST_BY_NAME = {level.value: level for level in TrustLevel}
 _PRIVACY_LEVELS = {"public", "private", "sensitive"}
@@ -120,7 +122,11 @@ def _expanded_size(root: Node, limit: int) -> int:
     while stack:
         node, done = stack.pop()
         key = id(node)
-        children = [v for _, v in node.value] if isinstance(node, MappingNode) else (node.value if isinstance(node, SequenceNode) else [])
+        children = (
+            [v for _, v in node.value]
+            if isinstance(node, MappingNode)
+            else (node.value if isinstance(node, SequenceNode) else [])
+        )
         if done:
             active.discard(key)
             # A child still on the active path is a recursive alias; construct reports it later.
@@ -279,13 +285,17 @@ class _Reader:
     def line(node: Node, line_offset: int) -> int:
         return line_offset + node.start_mark.line + 1
 
-    def mapping(self, node: MappingNode, line_offset: int, dup_kept: Callable[[str], str]) -> _Mapping:
+    def mapping(
+        self, node: MappingNode, line_offset: int, dup_kept: Callable[[str], str]
+    ) -> _Mapping:
         """Keys to every occurrence; a duplicate key (which js-yaml refuses) is reported, not fatal."""
         out: _Mapping = {}
         for key_node, value_node in node.value:
             line = self.line(key_node, line_offset)
             if not isinstance(key_node, ScalarNode):
-                self.problem(line, "YAML mapping key is not a plain scalar", "key ignored, rest of file read")
+                self.problem(
+                    line, "YAML mapping key is not a plain scalar", "key ignored, rest of file read"
+                )
                 continue
             try:
                 name = self.construct(_Slot(line, key_node), line_offset, depth=0)
@@ -307,8 +317,12 @@ class _Reader:
         """A value as plain text/lists/mappings; raises TextProblem (with its line) when refused."""
         node = slot.node
         if isinstance(node, ScalarNode) and node.tag == _CORE + "str":
-            return node.value  # the common case, without a builder per scalar (budget checked upfront)
-        depth_left = max(1, yamlsafe.MAX_DEPTH - depth)  # the value sits `depth` levels down the document
+            return (
+                node.value
+            )  # the common case, without a builder per scalar (budget checked upfront)
+        depth_left = max(
+            1, yamlsafe.MAX_DEPTH - depth
+        )  # the value sits `depth` levels down the document
         return yamlsafe.construct(node, line_offset=line_offset, max_depth=depth_left)
 
     # --- document -----------------------------------------------------------------------------
@@ -325,11 +339,17 @@ class _Reader:
             if bad is not None:
                 self.problem(slot.line, bad, "metadata ignored, rest of file read")
             elif isinstance(slot.node, MappingNode):
-                doc.meta_slots = self.mapping(slot.node, line_offset, lambda name: "first value kept")
+                doc.meta_slots = self.mapping(
+                    slot.node, line_offset, lambda name: "first value kept"
+                )
             elif not (isinstance(slot.node, ScalarNode) and slot.node.value in _NULLS):
                 what = f"`metadata` is {_kind_of(slot.node)}, not a mapping"
                 self.problem(slot.line, what, "metadata ignored, rest of file read")
-            doc.extra = self._values({k: v for k, v in top.items() if k not in ("metadata", "entries")}, line_offset, depth=1)
+            doc.extra = self._values(
+                {k: v for k, v in top.items() if k not in ("metadata", "entries")},
+                line_offset,
+                depth=1,
+            )
         else:
             doc.meta_slots = {k: v for k, v in top.items() if k != "entries"}
         doc.meta = self._values(doc.meta_slots, line_offset, depth=meta_depth)
@@ -386,7 +406,9 @@ class _Reader:
                 out.append(read)
         return out
 
-    def _entry_spans(self, seq: SequenceNode, line_offset: int, char_base: int) -> dict[int, tuple[int, int]]:
+    def _entry_spans(
+        self, seq: SequenceNode, line_offset: int, char_base: int
+    ) -> dict[int, tuple[int, int]]:
         """Character spans of the items, by 1-based item number. Block items are line-aligned: from
         the line of the item's `- ` to the line of the next item's, the last one to the end of the
         sequence; so comments and blank lines between items belong to the item above them."""
@@ -400,7 +422,9 @@ class _Reader:
             if seq.flow_style:
                 starts.append((number, begin, char_base + item.end_mark.index))
             else:
-                starts.append((number, self.index.line_start(self.index.line_of(self._dash_of(begin))), begin))
+                starts.append(
+                    (number, self.index.line_start(self.index.line_of(self._dash_of(begin))), begin)
+                )
         if seq.flow_style:
             return {number: (begin, end) for number, begin, end in starts}
         end = char_base + seq.end_mark.index
@@ -420,7 +444,9 @@ class _Reader:
             pos -= 1
         return pos if pos >= 0 and self.text[pos] == "-" else begin
 
-    def _entry(self, item: Node, number: int, line: int, line_offset: int, span: tuple[int, int]) -> _EntryRead | None:
+    def _entry(
+        self, item: Node, number: int, line: int, line_offset: int, span: tuple[int, int]
+    ) -> _EntryRead | None:
         skipped = "entry skipped, rest of file read"
         if isinstance(item, ScalarNode) and item.value in _NULLS and _is_plain(item):
             self.problem(line, f"entry {number} is empty", skipped)
@@ -564,7 +590,9 @@ class DollhouseAdapter(FileAdapter):
     def files(cls, root: Path, problems: list[Problem]) -> Iterator[FileRef]:
         memories = root / "memories"
         if not memories.is_dir():
-            missing = Problem(path="memories", message="no memories/ folder in the portfolio", kept="no file read")
+            missing = Problem(
+                path="memories", message="no memories/ folder in the portfolio", kept="no file read"
+            )
             problems.append(missing)
             return
         found: list[Problem] = []
@@ -586,7 +614,9 @@ class DollhouseAdapter(FileAdapter):
             doc = reader.read()
             memory = cls._memory(ctx, rel, data, doc, reader) if doc is not None else None
         except Exception as exc:  # noqa: BLE001 - parse() must never raise; report and skip the file
-            reader.problem(None, f"unexpected error while reading: {type(exc).__name__}: {exc}", "file skipped")
+            reader.problem(
+                None, f"unexpected error while reading: {type(exc).__name__}: {exc}", "file skipped"
+            )
             memory = None
         return ParsedFile(rel=rel, memories=[memory] if memory else [], problems=reader.problems)
 
@@ -620,7 +650,9 @@ class DollhouseAdapter(FileAdapter):
         return [] if doc is None else [(read.entry.id, read.content) for read in doc.entries]
 
     @classmethod
-    def _memory(cls, ctx: ParseContext, rel: str, data: bytes, doc: _Document, reader: _Reader) -> Memory:
+    def _memory(
+        cls, ctx: ParseContext, rel: str, data: bytes, doc: _Document, reader: _Reader
+    ) -> Memory:
         meta, slots = doc.meta, doc.meta_slots
         entries = [read.entry for read in doc.entries]
         name = yamlsafe.as_str(meta.get("name")).strip()
@@ -689,7 +721,12 @@ def _body_alone(memory: Memory, data: bytes) -> str | None:
     is of their contents joined. A blank body leaves the one entry to the front matter, whose
     content then hashes as the blank body does only when it is blank too."""
     entries = memory.entries
-    if len(entries) != 1 or entries[0].id != "body" or entries[0].trust is not TrustLevel.UNTRUSTED or not memory.sha256:
+    if (
+        len(entries) != 1
+        or entries[0].id != "body"
+        or entries[0].trust is not TrustLevel.UNTRUSTED
+        or not memory.sha256
+    ):
         return None
     try:
         text = decode(data).text
@@ -705,7 +742,9 @@ def _accept(rel: str) -> bool:
     if not rel.endswith(".yaml"):
         return False
     name = rel[rel.rfind("/") + 1 :]
-    return not name.startswith(".wb-") and ("backup-" not in name or _BACKUP_COPY.search(name) is None)
+    return not name.startswith(".wb-") and (
+        "backup-" not in name or _BACKUP_COPY.search(name) is None
+    )
 
 
 def _prune(rel_dir: str) -> bool:
@@ -734,7 +773,9 @@ def _auto_load(slots: _Mapping, meta: dict[str, Any], reader: _Reader) -> bool:
     return value
 
 
-def _priority(slots: _Mapping, meta: dict[str, Any], auto_load: bool, reader: _Reader) -> int | None:
+def _priority(
+    slots: _Mapping, meta: dict[str, Any], auto_load: bool, reader: _Reader
+) -> int | None:
     raw = meta.get("priority")
     if "priority" not in slots:
         return None
@@ -744,7 +785,11 @@ def _priority(slots: _Mapping, meta: dict[str, Any], auto_load: bool, reader: _R
     priority = yamlsafe.as_int(raw)
     if auto_load and not (_is_plain(slot.node) and priority is not None and 1 <= priority <= 99):
         shown = raw if isinstance(raw, str) else _kind_of(slot.node)
-        quoted = " (quoted, so a string)" if isinstance(slot.node, ScalarNode) and not _is_plain(slot.node) else ""
+        quoted = (
+            " (quoted, so a string)"
+            if isinstance(slot.node, ScalarNode) and not _is_plain(slot.node)
+            else ""
+        )
         message = f"priority `{shown}`{quoted} is not an integer from 1 to 99: DollhouseMCP's validator rejects it when autoLoad is true"
         reader.problem(slot.line, message, "memory read")
     return priority

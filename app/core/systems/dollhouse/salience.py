@@ -19,4 +19,8 @@ def dollhouse_importance(priority: int | None) -> Part:
 
 
 def inputs(memory: Memory, observed: Observed) -> SalienceInputs:
-    return SalienceInputs(dollhouse_importance(memory.priority), claimed_trust(memory), log_usage(memory, observed.access_log))
+    return SalienceInputs(
+        dollhouse_importance(memory.priority),
+        claimed_trust(memory),
+        log_usage(memory, observed.access_log),
+    )

@@ -11,7 +11,14 @@ from typing import Any
 
 from app.core.budget.plans import BudgetPlan
 from app.core.curate.salience import parse_time
-from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext, day, logged_demotions, quoted
+from app.core.curate.suggestions import (
+    Promotion,
+    Suggestion,
+    SuggestionContext,
+    day,
+    logged_demotions,
+    quoted,
+)
 from app.core.model import Memory
 
 # Warn this many days before entries expire.
@@ -60,7 +67,11 @@ def _expiring(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Sugges
         expired = [t for t in soon if t <= ctx.now]
         first = soon[0]
         left = (first - ctx.now).total_seconds() / 86400
-        when = f"expired on {day(first)}" if expired else f"expire from {day(first)}, in {left:.1f} days"
+        when = (
+            f"expired on {day(first)}"
+            if expired
+            else f"expire from {day(first)}, in {left:.1f} days"
+        )
         reason = (
             f"DollhouseMCP memory {quoted(memory)} keeps entries for retentionDays {days}: {len(soon)} of "
             f"{len(memory.entries)} entries {when} (timestamp + {days} days): renew what still holds or let it go."

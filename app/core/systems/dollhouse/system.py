@@ -35,15 +35,25 @@ class DollhouseSystem(BaseSystem):
     keeps_budget: ClassVar[bool] = True
     no_budget: ClassVar[str] = "DollhouseMCP keeps its budget in config.yml"
 
-    def set_budget(self, after_save: Callable[[Saved], None] | None, locations: Locations, portfolio: Portfolio, max_tokens: int) -> Prepared:
+    def set_budget(
+        self,
+        after_save: Callable[[Saved], None] | None,
+        locations: Locations,
+        portfolio: Portfolio,
+        max_tokens: int,
+    ) -> Prepared:
         return curation.budget_set(after_save, locations, portfolio, max_tokens)
 
     # -- planning: budgets, salience, suggestions --
     budget_what_if: ClassVar[BudgetWhatIf | None] = BudgetWhatIf(
-        min_budget=budget.DOLLHOUSE_MIN_BUDGET, max_budget=budget.DOLLHOUSE_MAX_BUDGET, default_priority=budget.DOLLHOUSE_NO_PRIORITY
+        min_budget=budget.DOLLHOUSE_MIN_BUDGET,
+        max_budget=budget.DOLLHOUSE_MAX_BUDGET,
+        default_priority=budget.DOLLHOUSE_NO_PRIORITY,
     )
 
-    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+    def budget_plans(
+        self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+    ) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
 
     def preview(

@@ -30,7 +30,13 @@ from app.core.change.freshness import decode_text, fresh_memory, read_base
 from app.core.change.links import Linked, refuse_through_link
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
-from app.core.change.vaulting import discard_unless_written, restore_from_vault, save, vault_file, vault_manifest
+from app.core.change.vaulting import (
+    discard_unless_written,
+    restore_from_vault,
+    save,
+    vault_file,
+    vault_manifest,
+)
 from app.core.model import Entry, Memory, TrustLevel
 from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import LineIndex, TextProblem
@@ -55,14 +61,23 @@ def prepare(t: Target) -> Prepared:
             return restore_from_vault(t)
         if kind == "trust-lines":
             return _restore_lines(t)
-        raise ChangeError(f"cannot restore {t.memory.id}: unknown quarantine effect {kind!r}; nothing was written")
+        raise ChangeError(
+            f"cannot restore {t.memory.id}: unknown quarantine effect {kind!r}; nothing was written"
+        )
     base = read_base(t)
     fresh = fresh_memory(t, base.data)
     text, bom_len = decode_text(t, base.data)
     if is_front_matter(text):
         if t.action == "quarantine":
-            return vault_file(t, base, "a front-matter file has no entry to mark, so the file leaves memories/ and DollhouseMCP no longer loads it")
-        return ledger_only(t, "a front-matter file has no entry to mark: DollhouseMCP reads its body as one untrusted entry whatever the file says")
+            return vault_file(
+                t,
+                base,
+                "a front-matter file has no entry to mark, so the file leaves memories/ and DollhouseMCP no longer loads it",
+            )
+        return ledger_only(
+            t,
+            "a front-matter file has no entry to mark: DollhouseMCP reads its body as one untrusted entry whatever the file says",
+        )
     if isinstance(base, Linked) and t.action == "quarantine" and t.entry is None:
         # A trust line written through a link would change the file it leads to (change/links.py).
         why = "a memory read through a symbolic link is the link: it leaves memories/"
@@ -85,10 +100,14 @@ def is_front_matter(text: str) -> bool:
 # -- writing trustLevel -------------------------------------------------------------------------------
 
 
-def _set_trust(t: Target, base: Base, fresh: Memory, text: str, bom_len: int, level: TrustLevel) -> Prepared:
+def _set_trust(
+    t: Target, base: Base, fresh: Memory, text: str, bom_len: int, level: TrustLevel
+) -> Prepared:
     entries = [e for e in fresh.entries if t.entry is None or e.id == t.entry]
     if not entries:
-        raise Conflict(f"{t.rel}: entry {t.entry!r} is no longer in the file; nothing was written", path=t.rel)
+        raise Conflict(
+            f"{t.rel}: entry {t.entry!r} is no longer in the file; nothing was written", path=t.rel
+        )
     positions = _item_positions(t, text, bom_len)
     data = base.data
     edits: list[dict[str, Any]] = []
@@ -97,7 +116,9 @@ def _set_trust(t: Target, base: Base, fresh: Memory, text: str, bom_len: int, le
         try:
             new = set_key(data, KEY, level.value, path=("entries", index), where="document")
         except EditError as exc:
-            raise ChangeError(f"cannot write `{KEY}: {level.value}` on entry {entry.id} of {t.rel}: {exc}") from None
+            raise ChangeError(
+                f"cannot write `{KEY}: {level.value}` on entry {entry.id} of {t.rel}: {exc}"
+            ) from None
         if new != data:
             edits.append({"entry": entry.id} | line_edit(data, new))
             data = new
@@ -116,20 +137,34 @@ def _set_trust(t: Target, base: Base, fresh: Memory, text: str, bom_len: int, le
         name = t.vault.item_name(t.memory, t.decision_id)
         effect["vault"] = f"{t.memory.system}/{slug(t.memory.portfolio)}/{name}"
         effect["entries"] = [_entry_record(e, base.data) for e in entries]
-        effect["undo"] += "; if the server re-saved the memory without the entry, write the vault's copy of the file back whole"
-    which = f"entry {t.entry}" if t.entry else f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+        effect["undo"] += (
+            "; if the server re-saved the memory without the entry, write the vault's copy of the file back whole"
+        )
+    which = (
+        f"entry {t.entry}"
+        if t.entry
+        else f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+    )
     description = f"{t.action} {t.label}: write `{KEY}: {level.value}` on {which} of {t.rel}"
-    changes = [_describe(t.rel, e) for e in edits] or [f"{t.rel}: unchanged, every entry concerned is already {level.value}"]
+    changes = [_describe(t.rel, e) for e in edits] or [
+        f"{t.rel}: unchanged, every entry concerned is already {level.value}"
+    ]
     if not edits:
         return Prepared(description, effect, changes)
     final = data
     if keep:
-        changes.append(f"{t.rel}: the whole file ({len(base.data):,} bytes) is first kept in the workbench vault as {effect['vault']}")
+        changes.append(
+            f"{t.rel}: the whole file ({len(base.data):,} bytes) is first kept in the workbench vault as {effect['vault']}"
+        )
 
     def apply() -> dict[str, Any]:
         item = None
         if keep:
-            item = t.vault.put(vault_manifest(t, kind="file", offset=0, content=base.data), base.data, t.vault.item_name(t.memory, t.decision_id))
+            item = t.vault.put(
+                vault_manifest(t, kind="file", offset=0, content=base.data),
+                base.data,
+                t.vault.item_name(t.memory, t.decision_id),
+            )
         try:
             save(t, base.path, final, base)
         except BaseException as exc:
@@ -160,12 +195,17 @@ def _item_positions(t: Target, text: str, bom_len: int) -> list[int | None]:
     try:
         root = yamlsafe.compose(text)
     except TextProblem as exc:
-        raise Conflict(f"{t.rel} no longer parses ({exc.message}); nothing was written", path=t.rel) from None
+        raise Conflict(
+            f"{t.rel} no longer parses ({exc.message}); nothing was written", path=t.rel
+        ) from None
     seq = _value_of(root, "entries")
     if not isinstance(seq, SequenceNode):
         raise ChangeError(f"{t.rel}: `entries` is not a list; nothing was written")
     index = LineIndex(text, byte_base=bom_len)
-    return [index.byte_of(item.start_mark.index) if isinstance(item, MappingNode) else None for item in seq.value]
+    return [
+        index.byte_of(item.start_mark.index) if isinstance(item, MappingNode) else None
+        for item in seq.value
+    ]
 
 
 def _value_of(node: Node | None, key: str) -> Node | None:
@@ -180,7 +220,9 @@ def _index_of(t: Target, entry: Entry, positions: list[int | None]) -> int:
     for i, start in enumerate(positions):
         if span is not None and start is not None and span.start <= start < span.end:
             return i
-    raise ChangeError(f"{t.rel}: entry {entry.id} cannot be located in the file's `entries` list; nothing was written")
+    raise ChangeError(
+        f"{t.rel}: entry {entry.id} cannot be located in the file's `entries` list; nothing was written"
+    )
 
 
 def _describe(rel: str, edit: dict[str, Any]) -> str:
@@ -198,13 +240,24 @@ def _restore_lines(t: Target) -> Prepared:
     edits: list[dict[str, Any]] = list(recorded.get("edits", []))
     rel = str(recorded.get("file", t.rel))
     if not edits:
-        effect: dict[str, Any] = {"kind": "trust-lines", "file": rel, "edits": [], "note": "the quarantine changed nothing, so nothing is written back"}
-        return Prepared(f"restore {t.label}: nothing to write back in {rel}", effect, [f"{rel}: unchanged"])
+        effect: dict[str, Any] = {
+            "kind": "trust-lines",
+            "file": rel,
+            "edits": [],
+            "note": "the quarantine changed nothing, so nothing is written back",
+        }
+        return Prepared(
+            f"restore {t.label}: nothing to write back in {rel}", effect, [f"{rel}: unchanged"]
+        )
     base = read_base(t)
     data = base.data
     undone: list[dict[str, Any]] = []
     for edit in reversed(edits):
-        offset, wrote, old = int(edit["offset"]), edit["new"].encode("utf-8"), edit["old"].encode("utf-8")
+        offset, wrote, old = (
+            int(edit["offset"]),
+            edit["new"].encode("utf-8"),
+            edit["old"].encode("utf-8"),
+        )
         if data[offset : offset + len(wrote)] != wrote:
             if isinstance(recorded.get("vault"), str):
                 return _restore_original(t, base, rel, recorded)
@@ -215,10 +268,21 @@ def _restore_lines(t: Target) -> Prepared:
             )
         data = replace_span(data, (offset, offset + len(wrote)), old)
         undone.append(
-            {"entry": edit.get("entry"), "offset": offset, "line": edit["line"], "old": edit["new"], "new": edit["old"], "old_sha256": sha256_bytes(wrote)}
+            {
+                "entry": edit.get("entry"),
+                "offset": offset,
+                "line": edit["line"],
+                "old": edit["new"],
+                "new": edit["old"],
+                "old_sha256": sha256_bytes(wrote),
+            }
         )
-    if base.sha256 == recorded.get("file_sha256_after") and sha256_bytes(data) != recorded.get("file_sha256_before"):
-        raise ChangeError(f"cannot restore {rel}: undoing the recorded edits does not give back the original file; nothing was written")
+    if base.sha256 == recorded.get("file_sha256_after") and sha256_bytes(data) != recorded.get(
+        "file_sha256_before"
+    ):
+        raise ChangeError(
+            f"cannot restore {rel}: undoing the recorded edits does not give back the original file; nothing was written"
+        )
     effect = {
         "kind": "trust-lines",
         "file": rel,
@@ -233,7 +297,12 @@ def _restore_lines(t: Target) -> Prepared:
         save(t, base.path, final, base)
         return effect
 
-    return Prepared(f"restore {t.label}: write back the trustLevel line(s) of {rel} as they were before the quarantine", effect, changes, apply)
+    return Prepared(
+        f"restore {t.label}: write back the trustLevel line(s) of {rel} as they were before the quarantine",
+        effect,
+        changes,
+        apply,
+    )
 
 
 def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any]) -> Prepared:
@@ -248,7 +317,10 @@ def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any])
     dropped = {str(e["id"]) for e in recorded.get("entries", [])}
     why = _differs_from_resave(rel, original, base.data, dropped)
     if why is not None:
-        raise Conflict(f"cannot restore {rel}: the quarantined entry's line is gone and {why}; nothing was written, {kept}", path=rel)
+        raise Conflict(
+            f"cannot restore {rel}: the quarantined entry's line is gone and {why}; nothing was written, {kept}",
+            path=rel,
+        )
     effect: dict[str, Any] = {
         "kind": "trust-original",
         "file": rel,
@@ -262,7 +334,9 @@ def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any])
         f"restore {t.label}: DollhouseMCP re-saved {rel} without the quarantined entr{'y' if len(dropped) == 1 else 'ies'}; "
         f"write the vault's copy of the file back whole ({len(original):,} bytes)"
     )
-    changes = [f"{rel}: replaced by its bytes from before the quarantine (vault item {item.ref}); the re-save changed nothing else"]
+    changes = [
+        f"{rel}: replaced by its bytes from before the quarantine (vault item {item.ref}); the re-save changed nothing else"
+    ]
 
     def apply() -> dict[str, Any]:
         save(t, base.path, original, base)
@@ -321,7 +395,9 @@ def _metadata_differs(was: dict[str, Any], now: dict[str, Any]) -> bool:
     return any(key not in before and key not in _SAVE_DEFAULTS for key in after)
 
 
-def _differs_from_resave(rel: str, original: bytes, current: bytes, dropped: set[str]) -> str | None:
+def _differs_from_resave(
+    rel: str, original: bytes, current: bytes, dropped: set[str]
+) -> str | None:
     """None when `current` holds what the server's save of the quarantined `original` keeps: every
     entry but the dropped ones, with the same text and trust (in any order: its save writes them
     most recently loaded first), and the same metadata once the save's own keys (a new

@@ -37,14 +37,18 @@ _PAST_BYTES = "past mem_context's byte budget: cut from the block"
 def engram_line_chars(memory: Memory) -> int:
     """Characters of the observation's line in mem_context: `- [type] **title**: content` with the
     content cut to 300 characters and `...` appended when cut."""
-    content = min(memory.chars, ENGRAM_CONTENT_CHARS) + (3 if memory.chars > ENGRAM_CONTENT_CHARS else 0)
+    content = min(memory.chars, ENGRAM_CONTENT_CHARS) + (
+        3 if memory.chars > ENGRAM_CONTENT_CHARS else 0
+    )
     return _LINE_MARKS + len(memory.kind or "") + len(memory.name) + content + 1
 
 
 def _line_bytes(memory: Memory) -> int:
     """Bytes of the line: its title and type as UTF-8; the content's preview counted one byte a
     character (its text is not read for a plan), exact for ASCII."""
-    content = min(memory.chars, ENGRAM_CONTENT_CHARS) + (3 if memory.chars > ENGRAM_CONTENT_CHARS else 0)
+    content = min(memory.chars, ENGRAM_CONTENT_CHARS) + (
+        3 if memory.chars > ENGRAM_CONTENT_CHARS else 0
+    )
     return _LINE_MARKS + len((memory.kind or "").encode()) + len(memory.name.encode()) + content + 1
 
 
@@ -65,10 +69,14 @@ def engram_plans(memories: Sequence[Memory], portfolio: Portfolio) -> list[Budge
     for m in memories:
         by_project[m.domain or ""].append(m)
     max_bytes = _max_bytes(portfolio)
-    return [_plan(project, by_project[project], portfolio, max_bytes) for project in sorted(by_project)]
+    return [
+        _plan(project, by_project[project], portfolio, max_bytes) for project in sorted(by_project)
+    ]
 
 
-def _plan(project: str, memories: list[Memory], portfolio: Portfolio, max_bytes: int | None) -> BudgetPlan:
+def _plan(
+    project: str, memories: list[Memory], portfolio: Portfolio, max_bytes: int | None
+) -> BudgetPlan:
     ordered = sorted(memories, key=_created_key, reverse=True)
     pinned = [m for m in ordered if m.pinned] if max_bytes is not None else []
     recent = [m for m in ordered if not m.pinned] if max_bytes is not None else ordered
@@ -162,9 +170,12 @@ def _notes(project: str, block: int, max_bytes: int | None) -> tuple[str, ...]:
         f"{ENGRAM_CONTEXT_RESULTS} newest others, each cut to {ENGRAM_CONTENT_CHARS} characters, the block cut at "
         f"{max_bytes:,} bytes (Engram's default; a call's max_bytes may raise it to {ENGRAM_MAX_BYTES_CEILING:,}): "
         f"about {block:,} bytes (~{tokens:,} tokens at chars/4).",
-        unread + " They come first, so the byte budget may cut observations the plan shows as fitting.",
+        unread
+        + " They come first, so the byte budget may cut observations the plan shows as fitting.",
     )
 
 
-def plans(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+def plans(
+    memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+) -> list[BudgetPlan]:
     return engram_plans(memories, portfolio)

@@ -44,7 +44,9 @@ OWN_TABLES = frozenset(
         "sqlite_sequence",
     }
 )
-_REFERENCES = re.compile(r"REFERENCES\s+[\"`\[]?(?:observations|sync_state|sync_mutations)\b", re.IGNORECASE)
+_REFERENCES = re.compile(
+    r"REFERENCES\s+[\"`\[]?(?:observations|sync_state|sync_mutations)\b", re.IGNORECASE
+)
 _FTS_SHADOW = ("_data", "_idx", "_docsize", "_config", "_content")
 
 
@@ -89,7 +91,10 @@ def describe_version(user_version: int) -> str:
 
 
 def _shadow(table: str) -> bool:
-    return any(table.startswith(base) and table[len(base) :] in _FTS_SHADOW for base in ("observations_fts", "prompts_fts"))
+    return any(
+        table.startswith(base) and table[len(base) :] in _FTS_SHADOW
+        for base in ("observations_fts", "prompts_fts")
+    )
 
 
 def read_schema(conn: sqlite3.Connection | ReadOnlyDb) -> Schema:
@@ -97,7 +102,10 @@ def read_schema(conn: sqlite3.Connection | ReadOnlyDb) -> Schema:
     if isinstance(conn, sqlite3.Connection):
         rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        columns = {t: tuple(str(r[1]) for r in conn.execute("SELECT * FROM pragma_table_info(?)", (t,))) for t in (TABLE, MUTATIONS)}
+        columns = {
+            t: tuple(str(r[1]) for r in conn.execute("SELECT * FROM pragma_table_info(?)", (t,)))
+            for t in (TABLE, MUTATIONS)
+        }
     else:
         rows = list(conn.tables().items())
         version = conn.user_version()
@@ -167,7 +175,9 @@ def delete_payload(row: dict[str, Any], deleted_at: str, schema: Schema) -> dict
 
 def upsert_payload(row: dict[str, Any], schema: Schema) -> dict[str, Any]:
     """observationPayloadFromObservation: the live row, as an update or a pulled upsert sends it."""
-    payload: dict[str, Any] = {k: row[k] for k in ("sync_id", "session_id", "type", "title", "content")}
+    payload: dict[str, Any] = {
+        k: row[k] for k in ("sync_id", "session_id", "type", "title", "content")
+    }
     _put(payload, "tool_name", row.get("tool_name"))
     _put(payload, "project", row.get("project"))
     payload["scope"] = row.get("scope") or "project"
@@ -182,7 +192,9 @@ def upsert_payload(row: dict[str, Any], schema: Schema) -> dict[str, Any]:
     return payload
 
 
-def enqueue(conn: sqlite3.Connection, schema: Schema, key: str, op: str, payload: dict[str, Any]) -> int:
+def enqueue(
+    conn: sqlite3.Connection, schema: Schema, key: str, op: str, payload: dict[str, Any]
+) -> int:
     """enqueueSyncMutationTx: ensure the `cloud` target, append the mutation, advance the target
     (the times are SQLite's datetime('now'), as Engram's statements have them)."""
     conn.execute(
@@ -201,7 +213,12 @@ def enqueue(conn: sqlite3.Connection, schema: Schema, key: str, op: str, payload
         values["project"] = payload.get("project") or ""
     names = ", ".join(values)
     marks = ", ".join("?" for _ in values)
-    seq = int(conn.execute(f"INSERT INTO {MUTATIONS} ({names}) VALUES ({marks})", tuple(values.values())).lastrowid or 0)
+    seq = int(
+        conn.execute(
+            f"INSERT INTO {MUTATIONS} ({names}) VALUES ({marks})", tuple(values.values())
+        ).lastrowid
+        or 0
+    )
     sql = f"UPDATE {STATE} SET lifecycle = 'pending', last_enqueued_seq = ?, updated_at = datetime('now') WHERE target_key = ?"
     conn.execute(sql, (seq, TARGET))
     return seq

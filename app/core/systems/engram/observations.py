@@ -123,16 +123,37 @@ class Place:
         return cls.of_values(*(row.get(c) for c in PLACING))
 
     @classmethod
-    def of_values(cls, ident: Any, project: Any, scope: Any, topic_key: Any, created_at: Any, updated_at: Any, pinned: Any = None) -> Place:
+    def of_values(
+        cls,
+        ident: Any,
+        project: Any,
+        scope: Any,
+        topic_key: Any,
+        created_at: Any,
+        updated_at: Any,
+        pinned: Any = None,
+    ) -> Place:
         """From the PLACING columns' values, in that order."""
         created = _text(created_at) or None
         scope_text = _text(scope) or "project"
-        return cls(ident, _text(project), scope_text, _text(topic_key) or None, created, _text(updated_at) or created, is_pinned(pinned))
+        return cls(
+            ident,
+            _text(project),
+            scope_text,
+            _text(topic_key) or None,
+            created,
+            _text(updated_at) or created,
+            is_pinned(pinned),
+        )
 
 
 def is_pinned(value: Any) -> bool:
     """Engram's `pinned BOOLEAN`: SQLite stores 1 (or a text a hand edit left); Go scans 1 as true."""
-    return value is not None and not isinstance(value, bytes) and str(value).strip().lower() in ("1", "true")
+    return (
+        value is not None
+        and not isinstance(value, bytes)
+        and str(value).strip().lower() in ("1", "true")
+    )
 
 
 def _make_obs(row: dict[str, Any], content: str) -> _Obs:
@@ -165,8 +186,19 @@ def _read_links(db: ReadOnlyDb, snap: _Snapshot) -> None:
         if row.get("sync_id"):
             snap.sync_ids[str(row["sync_id"])] = row["id"]
     order = "id" if db.has_column("memory_relations", "id") else ""
-    for row in db.select("memory_relations", ["source_id", "target_id", "relation", "judgment_status"], order_by=order):
-        snap.links.append((row["source_id"], row["target_id"], str(row["relation"] or "related"), str(row["judgment_status"] or "")))
+    for row in db.select(
+        "memory_relations",
+        ["source_id", "target_id", "relation", "judgment_status"],
+        order_by=order,
+    ):
+        snap.links.append(
+            (
+                row["source_id"],
+                row["target_id"],
+                str(row["relation"] or "related"),
+                str(row["judgment_status"] or ""),
+            )
+        )
 
 
 # ---- memories ---------------------------------------------------------------------------------
@@ -185,7 +217,9 @@ def _hot_ids(observations: Iterable[Placed]) -> set[int]:
     return hot
 
 
-def _topic_relations(observations: Iterable[Placed], mid: dict[int, str]) -> dict[int, list[Relation]]:
+def _topic_relations(
+    observations: Iterable[Placed], mid: dict[int, str]
+) -> dict[int, list[Relation]]:
     """Rows sharing (topic_key, project, scope) are revisions of one topic: Engram's upsert only ever
     updates the newest (by updated_at, then created_at), so it supersedes the others."""
     groups: dict[tuple[str, str | None, str], list[Placed]] = defaultdict(list)
@@ -214,7 +248,9 @@ def _resolve(value: Any, snap: _Snapshot) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _link_relations(snap: _Snapshot, ctx: ParseContext, live: set[int], problems: list[Problem], rel: str) -> dict[int, list[Relation]]:
+def _link_relations(
+    snap: _Snapshot, ctx: ParseContext, live: set[int], problems: list[Problem], rel: str
+) -> dict[int, list[Relation]]:
     out: dict[int, list[Relation]] = defaultdict(list)
     unresolved = 0
     for source, target, kind, status in snap.links:
@@ -227,16 +263,26 @@ def _link_relations(snap: _Snapshot, ctx: ParseContext, live: set[int], problems
         note = status
         if dst not in live:
             note = f"{status}; target deleted" if status else "target deleted"
-        out[src].append(Relation(type=kind, target=memory_id(NAME, ctx.portfolio, f"obs/{dst}"), note=note))
+        out[src].append(
+            Relation(type=kind, target=memory_id(NAME, ctx.portfolio, f"obs/{dst}"), note=note)
+        )
     if unresolved:
         problems.append(
-            Problem(path=display_name(rel), message=f"{unresolved} memory_relations row(s) name an observation that does not exist", kept="those links skipped")
+            Problem(
+                path=display_name(rel),
+                message=f"{unresolved} memory_relations row(s) name an observation that does not exist",
+                kept="those links skipped",
+            )
         )
     return out
 
 
 def placing(
-    ctx: ParseContext, rel: str, observations: Sequence[Placed], snap: _Snapshot, problems: list[Problem]
+    ctx: ParseContext,
+    rel: str,
+    observations: Sequence[Placed],
+    snap: _Snapshot,
+    problems: list[Problem],
 ) -> tuple[dict[int, str], set[int], dict[int, list[Relation]]]:
     """What each memory takes from the others: (memory id by row, the hot rows, each row's relations)."""
     mid = {o.id: memory_id(NAME, ctx.portfolio, f"obs/{o.id}") for o in observations}
@@ -255,7 +301,13 @@ def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]
         try:
             memories.append(_memory(ctx, rel, obs, snap, hot, mid, relations.get(obs.id, [])))
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            problems.append(Problem(path=display_name(rel), message=f"observation {obs.id}: {exc}", kept="row skipped, rest read"))
+            problems.append(
+                Problem(
+                    path=display_name(rel),
+                    message=f"observation {obs.id}: {exc}",
+                    kept="row skipped, rest read",
+                )
+            )
     return memories
 
 

@@ -24,8 +24,12 @@ from app.core.systems.engram.journal import TABLE, Schema, read_schema, writable
 from app.core.systems.engram.trust import allow_engram_triggers
 
 KIND = "engram-pin"
-NO_PIN = "pinned in the workbench: this Engram schema has no pinned column (pins came with schema 8)"
-NO_UNPIN = "unpinned in the workbench: this Engram schema has no pinned column (pins came with schema 8)"
+NO_PIN = (
+    "pinned in the workbench: this Engram schema has no pinned column (pins came with schema 8)"
+)
+NO_UNPIN = (
+    "unpinned in the workbench: this Engram schema has no pinned column (pins came with schema 8)"
+)
 
 
 def _read(path: Path, row: int) -> tuple[dict[str, Any] | None, Schema]:
@@ -56,7 +60,9 @@ def pin(job: Target, on: bool) -> Prepared:
         )
     value = int(on)
     if int(found["pinned"] or 0) == value:
-        raise NothingToChange(f"{job.label} is {'already' if on else 'not'} pinned; nothing was changed")
+        raise NothingToChange(
+            f"{job.label} is {'already' if on else 'not'} pinned; nothing was changed"
+        )
     effect = _effect(str(job.root), job.rel, int(row or 0), int(found["pinned"] or 0), value)
     what = "pin" if on else "unpin"
     description = f"{what} {job.label}: pinned = {value} in {job.rel}, as Engram's mem_{what} does"
@@ -65,7 +71,9 @@ def pin(job: Target, on: bool) -> Prepared:
     def apply() -> dict[str, Any]:
         return write_transaction(roots, path, lambda conn: _write(conn, job.rel, effect))
 
-    return prepared(description, effect, [f"{job.memory.source}: pinned {found['pinned']!r} -> {value}"], apply)
+    return prepared(
+        description, effect, [f"{job.memory.source}: pinned {found['pinned']!r} -> {value}"], apply
+    )
 
 
 def _effect(root: str, rel: str, row: int, before: int, after: int) -> dict[str, Any]:
@@ -99,7 +107,13 @@ def _write(conn: sqlite3.Connection, name: str, effect: dict[str, Any]) -> dict[
 def undo_pin(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     root, rel, row = str(effect["root"]), str(effect["database"]), int(effect["row"])
     stub = Memory(
-        id=rv.change.memory_id, system=NAME, portfolio="", locator=f"obs/{row}", name="", tier=Tier.COLD, source=Source(path=rel, table=TABLE, row=row)
+        id=rv.change.memory_id,
+        system=NAME,
+        portfolio="",
+        locator=f"obs/{row}",
+        name="",
+        tier=Tier.COLD,
+        source=Source(path=rel, table=TABLE, row=row),
     )
     try:
         path = source_file(Path(root), stub)
@@ -111,7 +125,9 @@ def undo_pin(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     def apply() -> dict[str, Any]:
         return write_transaction(roots, path, lambda conn: _write(conn, rel, back))
 
-    change = f"{rel}#observations={row}: pinned {back['before']['pinned']} -> {back['after']['pinned']}"
+    change = (
+        f"{rel}#observations={row}: pinned {back['before']['pinned']} -> {back['after']['pinned']}"
+    )
     return prepared(
         f"undo {rv.change.action} of {rv.change.memory_id}: pinned back in {rel}",
         back,

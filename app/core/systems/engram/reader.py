@@ -126,7 +126,10 @@ class EngramAdapter(DatabaseAdapter):
         """Engram's review state (schema 8): `needs_review` once `review_after` has passed, as its
         mem_review lists them; `expired` once `expires_at` has. Both move with the clock."""
         return [
-            _dated(memory, ctx.today.isoformat()) if memory.fields.get("review_after") or memory.fields.get("expires_at") else memory for memory in memories
+            _dated(memory, ctx.today.isoformat())
+            if memory.fields.get("review_after") or memory.fields.get("expires_at")
+            else memory
+            for memory in memories
         ]
 
     # ---- reading ---------------------------------------------------------------------------
@@ -144,17 +147,33 @@ class EngramAdapter(DatabaseAdapter):
             if snap is None:
                 return ParsedFile(rel=rel, problems=problems)
             if snap.missing_table:
-                problems.append(Problem(path=display_name(rel), message=f"no `{TABLE}` table", kept="nothing read"))
+                problems.append(
+                    Problem(
+                        path=display_name(rel), message=f"no `{TABLE}` table", kept="nothing read"
+                    )
+                )
                 return ParsedFile(rel=rel, problems=problems)
             problems.extend(snap.problems)
             memories = _build(ctx, rel, snap, problems)
         except Exception as exc:  # noqa: BLE001 - read() never raises; one bad store never stops the rest
-            problems.append(Problem(path=display_name(rel), message=f"unexpected error: {type(exc).__name__}: {exc}", kept="database skipped"))
+            problems.append(
+                Problem(
+                    path=display_name(rel),
+                    message=f"unexpected error: {type(exc).__name__}: {exc}",
+                    kept="database skipped",
+                )
+            )
             return ParsedFile(rel=rel, problems=problems)
         return ParsedFile(rel=rel, memories=memories, problems=problems)
 
     @classmethod
-    def reread_rows(cls, ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
+    def reread_rows(
+        cls,
+        ctx: ParseContext,
+        path: Path,
+        previous: ParsedFile,
+        rows: Sequence[tuple[str, dict[str, Any]]],
+    ) -> ParsedFile | None:
         try:
             return reread_rows(ctx, Path(path), previous, rows)
         except Exception:  # noqa: BLE001 - never raises: a full read is always the way out
@@ -168,14 +187,21 @@ class EngramAdapter(DatabaseAdapter):
         if is_sqlite(path):
             found = read_db_or_raise(
                 path,
-                lambda db: [r["content"] for r in db.select(TABLE, ["content"], where="id = ?", params=(row,))],
+                lambda db: [
+                    r["content"]
+                    for r in db.select(TABLE, ["content"], where="id = ?", params=(row,))
+                ],
                 name=path.name,
             )
         else:
             data, problem = _load_export(path, path.name)
             if data is None:
                 raise DbReadError(str(problem))
-            found = [o.get("content") for o in data["observations"] if isinstance(o, dict) and o.get("id") == row]
+            found = [
+                o.get("content")
+                for o in data["observations"]
+                if isinstance(o, dict) and o.get("id") == row
+            ]
         if not found:
             raise DbReadError(f"{memory.source}: the observation is no longer there")
         return found[0] if isinstance(found[0], str) else ""
@@ -189,7 +215,13 @@ class EngramAdapter(DatabaseAdapter):
 
 def _contents(path: Path, rows: list[Any]) -> dict[Any, Any]:
     if is_sqlite(path):
-        return read_db_or_raise(path, lambda db: {r["id"]: r["content"] for r in db.select_ids(TABLE, "id", rows, ["content"])}, name=path.name)
+        return read_db_or_raise(
+            path,
+            lambda db: {
+                r["id"]: r["content"] for r in db.select_ids(TABLE, "id", rows, ["content"])
+            },
+            name=path.name,
+        )
     data, problem = _load_export(path, path.name)
     if data is None:
         raise DbReadError(str(problem))
@@ -286,13 +318,24 @@ def _load_export(path: Path, rel: str) -> tuple[dict[str, Any] | None, Problem |
     try:
         data = json.loads(decoded.text)
     except json.JSONDecodeError as exc:
-        return None, Problem(path=shown, line=exc.lineno, message=f"invalid JSON: {exc.msg}", kept="file skipped")
+        return None, Problem(
+            path=shown, line=exc.lineno, message=f"invalid JSON: {exc.msg}", kept="file skipped"
+        )
     except (RecursionError, ValueError) as exc:
-        return None, Problem(path=shown, message=f"invalid JSON: {type(exc).__name__}", kept="file skipped")
+        return None, Problem(
+            path=shown, message=f"invalid JSON: {type(exc).__name__}", kept="file skipped"
+        )
     if not isinstance(data, dict) or any(k not in data for k in EXPORT_KEYS):
-        return None, Problem(path=shown, line=1, message="not an engram export: expected an object with " + ", ".join(EXPORT_KEYS), kept="file skipped")
+        return None, Problem(
+            path=shown,
+            line=1,
+            message="not an engram export: expected an object with " + ", ".join(EXPORT_KEYS),
+            kept="file skipped",
+        )
     if not isinstance(data["observations"], list):
-        return None, Problem(path=shown, message="`observations` is not a list", kept="file skipped")
+        return None, Problem(
+            path=shown, message="`observations` is not a list", kept="file skipped"
+        )
     return data, None
 
 
@@ -318,11 +361,23 @@ def _read_export(path: Path) -> _Snapshot:
 def _export_obs(obj: Any, index: int, rel: str, problems: list[Problem]) -> _Obs | None:
     where = f"observations[{index}]"
     if not isinstance(obj, dict):
-        problems.append(Problem(path=display_name(rel), message=f"{where} is not an object", kept="observation skipped, rest of file read"))
+        problems.append(
+            Problem(
+                path=display_name(rel),
+                message=f"{where} is not an object",
+                kept="observation skipped, rest of file read",
+            )
+        )
         return None
     ident = obj.get("id")
     if not isinstance(ident, int) or isinstance(ident, bool):
-        problems.append(Problem(path=display_name(rel), message=f"{where}: `id` is missing or not an integer", kept="observation skipped, rest of file read"))
+        problems.append(
+            Problem(
+                path=display_name(rel),
+                message=f"{where}: `id` is missing or not an integer",
+                kept="observation skipped, rest of file read",
+            )
+        )
         return None
     if obj.get("deleted_at"):
         return None

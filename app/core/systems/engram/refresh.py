@@ -99,18 +99,34 @@ _seen: dict[str, _Seen] = {}  # by database path: the last re-read's
 _seen_lock = threading.Lock()
 
 
-def _vouched(seen: _Seen | None, ctx: ParseContext, previous: ParsedFile, got: _Targeted, written: set[int]) -> bool:
+def _vouched(
+    seen: _Seen | None, ctx: ParseContext, previous: ParsedFile, got: _Targeted, written: set[int]
+) -> bool:
     """Whether `previous` is the last re-read's result and every row not written since reads as then."""
-    if seen is None or seen.parsed() is not previous or seen.portfolio != ctx.portfolio or seen.sessions != got.snap.sessions:
+    if (
+        seen is None
+        or seen.parsed() is not previous
+        or seen.portfolio != ctx.portfolio
+        or seen.sessions != got.snap.sessions
+    ):
         return False
-    return seen.places == got.places or [v for v in seen.places if v[0] not in written] == [v for v in got.places if v[0] not in written]
+    return seen.places == got.places or [v for v in seen.places if v[0] not in written] == [
+        v for v in got.places if v[0] not in written
+    ]
 
 
-def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]) -> ParsedFile | None:
+def reread_rows(
+    ctx: ParseContext, path: Path, previous: ParsedFile, rows: Sequence[tuple[str, dict[str, Any]]]
+) -> ParsedFile | None:
     ids: list[int] = []
     for table, key in rows:
         row = key.get("id")
-        if table != TABLE or list(key) != ["id"] or not isinstance(row, int) or isinstance(row, bool):
+        if (
+            table != TABLE
+            or list(key) != ["id"]
+            or not isinstance(row, int)
+            or isinstance(row, bool)
+        ):
             return None  # a write this does not know the effect of
         ids.append(row)
     if not ids or previous.problems or not is_sqlite(path):
@@ -145,11 +161,21 @@ def reread_rows(ctx: ParseContext, path: Path, previous: ParsedFile, rows: Seque
         else:
             # The memories are in the order of the live rows, as `got.places` lists them.
             by_row = dict(zip(map(itemgetter(0), got.places), parsed.memories, strict=True))
-            _seen[where] = _Seen(weakref.ref(parsed), got.places, got.snap.sessions, by_row, ctx.portfolio)
+            _seen[where] = _Seen(
+                weakref.ref(parsed), got.places, got.snap.sessions, by_row, ctx.portfolio
+            )
     return parsed
 
 
-def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int], *, checked: bool = False) -> ParsedFile | None:
+def _rebuild(
+    ctx: ParseContext,
+    rel: str,
+    got: _Targeted,
+    before: dict[Any, Memory],
+    written: set[int],
+    *,
+    checked: bool = False,
+) -> ParsedFile | None:
     """The memories `read` would make now. With `checked`, the rows not written are known to read as
     when their memories were made (see `_vouched`); otherwise each one is compared with its memory."""
     snap = got.snap
@@ -182,7 +208,9 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
             continue
         old = before.get(ident)
         if old is None or old.portfolio != ctx.portfolio:
-            return None  # a row added by someone else since the last read, or read under another name
+            return (
+                None  # a row added by someone else since the last read, or read under another name
+            )
         if not checked:
             mine = values if whole else tuple(values[i] for i in columns)
             now = fields_now(old.fields)
@@ -210,14 +238,22 @@ def _rebuild(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memo
     memories: list[Memory] = []
     for ident, place in order:
         if ident in fresh:
-            memories.append(_memory(ctx, rel, fresh[ident], snap, hot, mid, relations.get(ident, [])))
+            memories.append(
+                _memory(ctx, rel, fresh[ident], snap, hot, mid, relations.get(ident, []))
+            )
             continue
         old = before[ident]
-        memories.append(old if place is None else _placed_again(old, place, hot, relations, projects, topics, every=every))
+        memories.append(
+            old
+            if place is None
+            else _placed_again(old, place, hot, relations, projects, topics, every=every)
+        )
     return ParsedFile(rel=rel, memories=memories)
 
 
-def _as_made(ctx: ParseContext, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> bool:
+def _as_made(
+    ctx: ParseContext, got: _Targeted, before: dict[Any, Memory], written: set[int]
+) -> bool:
     """Whether every row not written is live and reads exactly as its memory was made from (its
     placing columns and its session, as `_rebuild` compares them), told by passes in C: the first
     re-read after a load, which no earlier re-read vouches for. False also where only `_rebuild`'s
@@ -240,14 +276,25 @@ def _as_made(ctx: ParseContext, got: _Targeted, before: dict[Any, Memory], writt
         now = list(map(itemgetter(*SESSION_FIELDS), fields))
     except KeyError:
         return False
-    return list(map(sessions.get, map(str, map(methodcaller("get", "session_id"), fields)), repeat((None, None)))) == now
+    return (
+        list(
+            map(
+                sessions.get,
+                map(str, map(methodcaller("get", "session_id"), fields)),
+                repeat((None, None)),
+            )
+        )
+        == now
+    )
 
 
 _ROW = itemgetter(0)
 _PORTFOLIO, _FIELDS = attrgetter("portfolio"), attrgetter("fields")
 
 
-def _patched(ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int]) -> ParsedFile | None:
+def _patched(
+    ctx: ParseContext, rel: str, got: _Targeted, before: dict[Any, Memory], written: set[int]
+) -> ParsedFile | None:
     """What `_rebuild` makes, for a re-read `_vouched` for and a database without links: every row
     not written reads as when its memory (`before`, by row) was made, so only the written rows and
     the rows of their projects and topics are looked at; every other memory is taken as it is."""
@@ -300,24 +347,39 @@ def _written_obs(got: _Targeted, ident: int) -> _Obs | None:
     return _make_obs(row, content if isinstance(content, str) else "")
 
 
-def _chosen(places: list[tuple[Any, ...]], written: set[int], projects: set[str | None], topics: set[tuple[str | None, str | None, str]]) -> list[int]:
+def _chosen(
+    places: list[tuple[Any, ...]],
+    written: set[int],
+    projects: set[str | None],
+    topics: set[tuple[str | None, str | None, str]],
+) -> list[int]:
     """The indexes of the rows (their PLACING values) written or `_reached`, in order. Each distinct
     project value is looked at once (a store of 15,000 rows holds a few dozen), and topics only when
     the written rows have some: this runs over every live row after each write."""
     in_projects = {raw: _text(raw) in projects for raw in {values[1] for values in places}}
     if not topics:
-        return [i for i, values in enumerate(places) if values[0] in written or in_projects[values[1]]]
+        return [
+            i for i, values in enumerate(places) if values[0] in written or in_projects[values[1]]
+        ]
     return [
         i
         for i, values in enumerate(places)
-        if values[0] in written or in_projects[values[1]] or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics)
+        if values[0] in written
+        or in_projects[values[1]]
+        or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics)
     ]
 
 
-def _reached(values: tuple[Any, ...], projects: set[str | None], topics: set[tuple[str | None, str | None, str]]) -> bool:
+def _reached(
+    values: tuple[Any, ...],
+    projects: set[str | None],
+    topics: set[tuple[str | None, str | None, str]],
+) -> bool:
     """Whether a row (its PLACING values) is in one of `projects` or of `topics`. A topic key of 0 is
     the topic "0": only NULL and '' are none."""
-    return _text(values[1]) in projects or (values[3] not in (None, "") and _group(Place.of_values(*values)) in topics)
+    return _text(values[1]) in projects or (
+        values[3] not in (None, "") and _group(Place.of_values(*values)) in topics
+    )
 
 
 def _placed_again(
@@ -333,8 +395,16 @@ def _placed_again(
     """A kept row's memory with the tier and topic relations worked out again where its project or
     topic (or, with `every`, any row) was placed again; the very memory when neither changed."""
     ident = place.id
-    tier = (Tier.HOT if ident in hot else Tier.COLD) if every or place.project in projects else old.tier
-    kept = tuple(relations.get(ident, ())) if every or (place.topic_key and _group(place) in topics) else old.relations
+    tier = (
+        (Tier.HOT if ident in hot else Tier.COLD)
+        if every or place.project in projects
+        else old.tier
+    )
+    kept = (
+        tuple(relations.get(ident, ()))
+        if every or (place.topic_key and _group(place) in topics)
+        else old.relations
+    )
     if old.tier == tier and old.relations == kept:
         return old
     return old.model_copy(update={"tier": tier, "relations": kept})
@@ -342,7 +412,10 @@ def _placed_again(
 
 def _session_values(snap: _Snapshot) -> dict[str, tuple[Any, Any]]:
     """Each session's project and directory as a memory's fields keep them."""
-    return {key: (json_value(project), json_value(directory)) for key, (project, directory) in snap.sessions.items()}
+    return {
+        key: (json_value(project), json_value(directory))
+        for key, (project, directory) in snap.sessions.items()
+    }
 
 
 def _group(place: Placed) -> tuple[str | None, str | None, str]:
@@ -350,7 +423,9 @@ def _group(place: Placed) -> tuple[str | None, str | None, str]:
     return (place.topic_key, place.project, place.scope)
 
 
-def _reach(got: _Targeted, before: dict[Any, Memory], written: set[int]) -> tuple[set[str | None], set[tuple[str | None, str | None, str]]] | None:
+def _reach(
+    got: _Targeted, before: dict[Any, Memory], written: set[int]
+) -> tuple[set[str | None], set[tuple[str | None, str | None, str]]] | None:
     """The projects and topics of the written rows, as they were and as they are. None when a
     memory's fields do not tell how its row was placed (a blob, shown as a size note)."""
     versions: list[Placed] = []

@@ -3,7 +3,15 @@ observation (a revision or a duplicate) is a use, and last_seen_at says when."""
 
 from __future__ import annotations
 
-from app.core.curate.salience import DEFAULT_IMPORTANCE, UNCLAIMED_TRUST, Part, SalienceInputs, Usage, as_count, parse_time
+from app.core.curate.salience import (
+    DEFAULT_IMPORTANCE,
+    UNCLAIMED_TRUST,
+    Part,
+    SalienceInputs,
+    Usage,
+    as_count,
+    parse_time,
+)
 from app.core.model import Memory
 
 
@@ -16,6 +24,8 @@ def inputs(memory: Memory) -> SalienceInputs:
     last = parse_time(f.get("last_seen_at")) or parse_time(f.get("updated_at"))
     note = f"re-saves: revision_count {revisions} - 1 + duplicate_count {duplicates} - 1; last_seen_at, else updated_at"
     usage = Usage(resaves, last, "native", note)
-    importance = Part(DEFAULT_IMPORTANCE, "derived", None, "Engram keeps no importance: memory-mcp's default 0.5")
+    importance = Part(
+        DEFAULT_IMPORTANCE, "derived", None, "Engram keeps no importance: memory-mcp's default 0.5"
+    )
     trust = Part(UNCLAIMED_TRUST, "derived", None, "Engram keeps no trust")
     return SalienceInputs(importance, trust, usage)

@@ -27,10 +27,14 @@ class EngramSystem(BaseSystem):
     curation_module: ClassVar[ModuleType | None] = curation
     reader = EngramAdapter
     undo_steps: ClassVar[dict[str, UndoStep]] = {pins.KIND: pins.undo_pin}
-    no_budget: ClassVar[str] = "Engram's mem_context limits (20 observations, 300 characters each) are constants compiled into Engram"
+    no_budget: ClassVar[str] = (
+        "Engram's mem_context limits (20 observations, 300 characters each) are constants compiled into Engram"
+    )
 
     # -- planning: budgets, salience, suggestions --
-    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+    def budget_plans(
+        self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+    ) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
 
     def preview(

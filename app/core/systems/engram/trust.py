@@ -52,7 +52,18 @@ NO_TRUST = "Engram keeps no trust of its own; the decision lives in the workbenc
 OWN_FTS = {TABLE: FTS, "user_prompts": "prompts_fts"}
 OWN_VIRTUAL = {FTS: "fts5", "prompts_fts": "fts5"}
 # What Engram's reads show of an observation, read back after a row is inserted back.
-READ_COLUMNS = ("content", "title", "type", "project", "scope", "topic_key", "session_id", "deleted_at", "updated_at", "created_at")
+READ_COLUMNS = (
+    "content",
+    "title",
+    "type",
+    "project",
+    "scope",
+    "topic_key",
+    "session_id",
+    "deleted_at",
+    "updated_at",
+    "created_at",
+)
 
 
 # Schema 8's FTS triggers index live rows only: `WHEN new.deleted_at IS NULL`, `WHERE old.deleted_at IS NULL`.
@@ -70,7 +81,9 @@ def _trigger(table: str) -> re.Pattern[str]:
 def _statement(fts: str) -> re.Pattern[str]:
     """`INSERT INTO fts(cols) VALUES (vals);`, or (schema 8) `... SELECT vals WHERE old.deleted_at IS NULL;`."""
     values = rf"(?:VALUES\s*\((?P<vals>[^()]*)\)|SELECT\s+(?P<picked>[^()]*?)\s+WHERE\s+{_LIVE})"
-    return re.compile(rf"\s*INSERT\s+INTO\s+{re.escape(fts)}\s*\((?P<cols>[^()]*)\)\s*{values}\s*;", re.IGNORECASE)
+    return re.compile(
+        rf"\s*INSERT\s+INTO\s+{re.escape(fts)}\s*\((?P<cols>[^()]*)\)\s*{values}\s*;", re.IGNORECASE
+    )
 
 
 _COLUMN = re.compile(r"\s*\w+\s*")
@@ -95,10 +108,19 @@ def _db(t: Target) -> Path:
 def _row(t: Target, path: Path) -> tuple[dict[str, Any] | None, Schema]:
     def select(db: Any) -> tuple[list[dict[str, Any]], Schema]:
         if not db.has_column(TABLE, "deleted_at"):
-            raise ChangeError(f"{path.name}: `{TABLE}` has no deleted_at column, so Engram cannot soft-delete; nothing was written")
+            raise ChangeError(
+                f"{path.name}: `{TABLE}` has no deleted_at column, so Engram cannot soft-delete; nothing was written"
+            )
         schema = read_schema(db)
         writable(schema, path.name)
-        return list(db.select(TABLE, ["content", "deleted_at", "updated_at"], where="id = ?", params=(t.memory.source.row,))), schema
+        return list(
+            db.select(
+                TABLE,
+                ["content", "deleted_at", "updated_at"],
+                where="id = ?",
+                params=(t.memory.source.row,),
+            )
+        ), schema
 
     try:
         found, schema = read_db_or_raise(path, select, name=path.name)
@@ -110,17 +132,25 @@ def _row(t: Target, path: Path) -> tuple[dict[str, Any] | None, Schema]:
 def _journal_note(schema: Schema, op: str) -> list[str]:
     if not schema.journaled:
         return []
-    return [f"a `{op}` mutation of the observation appended to {journal.MUTATIONS} (target {journal.TARGET}), as Engram's own write journals it"]
+    return [
+        f"a `{op}` mutation of the observation appended to {journal.MUTATIONS} (target {journal.TARGET}), as Engram's own write journals it"
+    ]
 
 
-def _journal(conn: sqlite3.Connection, t: Target, schema: Schema, op: str, deleted_at: str = "") -> dict[str, Any]:
+def _journal(
+    conn: sqlite3.Connection, t: Target, schema: Schema, op: str, deleted_at: str = ""
+) -> dict[str, Any]:
     """On a schema that journals for sync, the mutation Engram's own write enqueues: a `delete`
     (DeleteObservation) or an `upsert` of the live row (UpdateObservation's payload)."""
     if not schema.journaled:
         return {}
     row = rows.select(conn, TABLE, "id = ?", (t.memory.source.row,), "id")[0]
     key = journal.sync_key(row, t.rel)
-    payload = journal.delete_payload(row, deleted_at, schema) if op == "delete" else journal.upsert_payload(row, schema)
+    payload = (
+        journal.delete_payload(row, deleted_at, schema)
+        if op == "delete"
+        else journal.upsert_payload(row, schema)
+    )
     seq = journal.enqueue(conn, schema, key, op, payload)
     return {"journal": {"table": journal.MUTATIONS, "seq": seq, "op": op, "entity_key": key}}
 
@@ -142,7 +172,10 @@ def _soft_delete(t: Target) -> Prepared:
     check_fresh_text(t, None if row is None else row["content"])
     assert row is not None
     if row["deleted_at"] is not None:
-        raise Conflict(f"{t.memory.source}: the observation was deleted since it was read (deleted_at {row['deleted_at']}); nothing was written", path=t.rel)
+        raise Conflict(
+            f"{t.memory.source}: the observation was deleted since it was read (deleted_at {row['deleted_at']}); nothing was written",
+            path=t.rel,
+        )
     now = engram_time(t)
     before = {"deleted_at": None, "updated_at": row["updated_at"]}
     after = {"deleted_at": now, "updated_at": now}
@@ -157,16 +190,26 @@ def _soft_delete(t: Target) -> Prepared:
         "undo": "set deleted_at and updated_at back to `before`",
     }
     description = f"quarantine {t.label}: soft-delete observation {t.memory.source.row} of {t.rel} as Engram's mem_delete does"
-    changes = [f"{t.memory.source}: deleted_at NULL -> {now!r}, updated_at {row['updated_at']!r} -> {now!r}"]
+    changes = [
+        f"{t.memory.source}: deleted_at NULL -> {now!r}, updated_at {row['updated_at']!r} -> {now!r}"
+    ]
 
-    changes.insert(0, f"{t.memory.source}: every column of the row copied into the workbench vault first")
+    changes.insert(
+        0, f"{t.memory.source}: every column of the row copied into the workbench vault first"
+    )
     changes += _journal_note(schema, "delete")
 
     def work(conn: sqlite3.Connection) -> dict[str, Any]:
         schema = _schema(conn, t)
         _check(conn, t, expect=before, content=t.memory.sha256)
-        data = rows.encode({"row": rows.select(conn, TABLE, "id = ?", (t.memory.source.row,), "id")[0]})
-        item = t.vault.put(vault_manifest(t, kind="row", offset=0, content=data), data, t.vault.item_name(t.memory, t.decision_id))
+        data = rows.encode(
+            {"row": rows.select(conn, TABLE, "id = ?", (t.memory.source.row,), "id")[0]}
+        )
+        item = t.vault.put(
+            vault_manifest(t, kind="row", offset=0, content=data),
+            data,
+            t.vault.item_name(t.memory, t.decision_id),
+        )
         try:
             _set(conn, t, after)
             journaled = _journal(conn, t, schema, "delete", now)
@@ -196,7 +239,14 @@ def _undelete(t: Target) -> Prepared:
             f"{t.memory.source}: deleted_at/updated_at are {now} now, not the {after} the quarantine wrote (Engram changed the row since); nothing was written",
             path=t.rel,
         )
-    effect = {"kind": "soft-delete", "database": t.rel, "table": TABLE, "row": t.memory.source.row, "before": after, "after": before}
+    effect = {
+        "kind": "soft-delete",
+        "database": t.rel,
+        "table": TABLE,
+        "row": t.memory.source.row,
+        "before": after,
+        "after": before,
+    }
     description = f"restore {t.label}: set deleted_at and updated_at of observation {t.memory.source.row} back to their values before the quarantine"
     changes = [
         f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, updated_at {after['updated_at']!r} -> {before['updated_at']!r}",
@@ -221,23 +271,41 @@ def _reinsert(t: Target, path: Path, schema: Schema) -> Prepared:
     ref = t.undo_effect.get("vault")
     if not isinstance(ref, str):
         raise Conflict(
-            f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine) and no copy of it was vaulted; nothing was written", path=t.rel
+            f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine) and no copy of it was vaulted; nothing was written",
+            path=t.rel,
         )
     try:
         original = rows.decode(t.vault.content(t.vault.get(ref)), "an Engram observation")["row"]
     except (VaultError, ValueError) as exc:
         raise ChangeError(f"cannot restore {t.memory.id}: {exc}; nothing was written") from None
-    effect = {"kind": "row-insert", "database": t.rel, "table": TABLE, "row": t.memory.source.row, "vault": ref}
+    effect = {
+        "kind": "row-insert",
+        "database": t.rel,
+        "table": TABLE,
+        "row": t.memory.source.row,
+        "vault": ref,
+    }
     description = f"restore {t.label}: Engram deleted observation {t.memory.source.row} since the quarantine; insert it back from the workbench vault"
-    changes = [f"{t.memory.source}: the row inserted back, every column as the vault item {ref} holds it", *_journal_note(schema, "upsert")]
+    changes = [
+        f"{t.memory.source}: the row inserted back, every column as the vault item {ref} holds it",
+        *_journal_note(schema, "upsert"),
+    ]
 
     def work(conn: sqlite3.Connection) -> dict[str, Any]:
         schema = _schema(conn, t)
         allow_engram_triggers(conn, t.rel)
         if conn.execute(f"SELECT 1 FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone():
-            raise Conflict(f"{t.memory.source}: a row with that id exists again; nothing was written", path=t.rel)
+            raise Conflict(
+                f"{t.memory.source}: a row with that id exists again; nothing was written",
+                path=t.rel,
+            )
         present = set(rows.columns(conn, TABLE))
-        expect_row(conn, TABLE, {"id": t.memory.source.row}, {c: rows.unplain(v) for c, v in original.items() if c in present and c in READ_COLUMNS})
+        expect_row(
+            conn,
+            TABLE,
+            {"id": t.memory.source.row},
+            {c: rows.unplain(v) for c, v in original.items() if c in present and c in READ_COLUMNS},
+        )
         rows.insert(conn, TABLE, original)
         return effect | _journal(conn, t, schema, "upsert")
 
@@ -247,31 +315,53 @@ def _reinsert(t: Target, path: Path, schema: Schema) -> Prepared:
     return Prepared(description, effect, changes, apply)
 
 
-def _check(conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], content: str | None) -> None:
+def _check(
+    conn: sqlite3.Connection, t: Target, *, expect: dict[str, Any], content: str | None
+) -> None:
     """Inside the write transaction: the row must still be as read."""
     allow_engram_triggers(conn, t.rel)
-    found = conn.execute(f"SELECT content, deleted_at, updated_at FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone()
+    found = conn.execute(
+        f"SELECT content, deleted_at, updated_at FROM {TABLE} WHERE id = ?", (t.memory.source.row,)
+    ).fetchone()
     if found is None:
-        raise Conflict(f"{t.memory.source}: the observation is gone; nothing was written", path=t.rel)
+        raise Conflict(
+            f"{t.memory.source}: the observation is gone; nothing was written", path=t.rel
+        )
     current_content, deleted_at, updated_at = found
-    if content is not None and sha256_text(current_content if isinstance(current_content, str) else "") != content:
-        raise Conflict(f"{t.memory.source}: the content changed since it was read; nothing was written", path=t.rel)
+    if (
+        content is not None
+        and sha256_text(current_content if isinstance(current_content, str) else "") != content
+    ):
+        raise Conflict(
+            f"{t.memory.source}: the content changed since it was read; nothing was written",
+            path=t.rel,
+        )
     if {"deleted_at": deleted_at, "updated_at": updated_at} != expect:
         raise Conflict(
-            f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, updated_at {updated_at!r}); nothing was written", path=t.rel
+            f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, updated_at {updated_at!r}); nothing was written",
+            path=t.rel,
         )
 
 
 def _set(conn: sqlite3.Connection, t: Target, values: dict[str, Any]) -> None:
     # Read back afterwards what Engram's reads filter and show: deleted_at, and the text unchanged.
-    content = conn.execute(f"SELECT content FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone()
+    content = conn.execute(
+        f"SELECT content FROM {TABLE} WHERE id = ?", (t.memory.source.row,)
+    ).fetchone()
     expect_row(
         conn,
         TABLE,
         {"id": t.memory.source.row},
-        {"deleted_at": values["deleted_at"], "updated_at": values["updated_at"], "content": content[0] if content else None},
+        {
+            "deleted_at": values["deleted_at"],
+            "updated_at": values["updated_at"],
+            "content": content[0] if content else None,
+        },
     )
-    conn.execute(f"UPDATE {TABLE} SET deleted_at = ?, updated_at = ? WHERE id = ?", (values["deleted_at"], values["updated_at"], t.memory.source.row))
+    conn.execute(
+        f"UPDATE {TABLE} SET deleted_at = ?, updated_at = ? WHERE id = ?",
+        (values["deleted_at"], values["updated_at"], t.memory.source.row),
+    )
 
 
 def allow_engram_triggers(conn: sqlite3.Connection, name: str) -> None:
@@ -279,7 +369,14 @@ def allow_engram_triggers(conn: sqlite3.Connection, name: str) -> None:
     virtual table and index on `observations` is Engram's own (change/schema.py): the only triggers
     there are Engram's FTS triggers. Raises ChangeError otherwise."""
     written = (TABLE, journal.STATE, journal.MUTATIONS)
-    check_schema(conn, name, system="Engram", written=written, own_trigger=_own_trigger, own_virtual=OWN_VIRTUAL)
+    check_schema(
+        conn,
+        name,
+        system="Engram",
+        written=written,
+        own_trigger=_own_trigger,
+        own_virtual=OWN_VIRTUAL,
+    )
     conn.execute("PRAGMA trusted_schema = 1")
 
 
@@ -299,8 +396,14 @@ def _is_fts_trigger(sql: str, table: str = TABLE, fts: str = FTS) -> bool:
     pattern = _statement(fts)
     while (statement := pattern.match(body, pos)) is not None:
         columns = statement["cols"].split(",")
-        values = (statement["vals"] if statement["vals"] is not None else statement["picked"]).split(",")
-        if len(columns) != len(values) or not all(_COLUMN.fullmatch(c) for c in columns) or not all(_VALUE.fullmatch(v) for v in values):
+        values = (
+            statement["vals"] if statement["vals"] is not None else statement["picked"]
+        ).split(",")
+        if (
+            len(columns) != len(values)
+            or not all(_COLUMN.fullmatch(c) for c in columns)
+            or not all(_VALUE.fullmatch(v) for v in values)
+        ):
             return False
         pos = statement.end()
         found = True

@@ -38,7 +38,11 @@ def massgen_plan(
             reasons.append(f"item {order}, past the {MASSGEN_MAX_ITEMS} recommended")
         if total > MASSGEN_TOTAL_TOKENS:
             reasons.append(f"{total:,} tokens so far, past {MASSGEN_TOTAL_TOKENS:,}")
-        items.append(BudgetItem(id=memory.id, cost=cost, order=order, fits=not reasons, note="; ".join(reasons)))
+        items.append(
+            BudgetItem(
+                id=memory.id, cost=cost, order=order, fits=not reasons, note="; ".join(reasons)
+            )
+        )
     loaded = sum(item.cost for item in items if item.fits)
     notes = (
         f"{len(short)} short-term memories, {total:,} tokens ({estimator.name}), injected in full into every agent's system prompt on every turn.",
@@ -59,5 +63,7 @@ def massgen_plan(
     )
 
 
-def plans(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+def plans(
+    memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+) -> list[BudgetPlan]:
     return [massgen_plan(memories, portfolio, estimator=context.estimator, text_of=context.text_of)]

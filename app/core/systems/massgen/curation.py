@@ -40,7 +40,9 @@ NO_UNPIN = "unpinned in the workbench; MassGen has no pin"
 def _tier_of(rel: str) -> tuple[list[str], str]:
     parts = rel.split("/")
     if len(parts) < 3 or parts[-2] not in (SHORT, LONG) or parts[-3] != "memory":
-        raise ChangeError(f"{rel} is not in a MassGen memory/short_term/ or memory/long_term/ folder; nothing was changed")
+        raise ChangeError(
+            f"{rel} is not in a MassGen memory/short_term/ or memory/long_term/ folder; nothing was changed"
+        )
     return parts, parts[-2]
 
 
@@ -50,7 +52,9 @@ def retier(rel: str, data: bytes, tier: str) -> tuple[bytes, str]:
     try:
         decoded = decode(data, nul_ok=True)
     except TextProblem as exc:
-        raise ChangeError(f"{rel} can no longer be read as a MassGen memory ({exc}); nothing was changed") from None
+        raise ChangeError(
+            f"{rel} can no longer be read as a MassGen memory ({exc}); nothing was changed"
+        ) from None
     try:
         parsed = split_massgen(decoded.text)
     except MassGenFormatError:
@@ -72,19 +76,28 @@ def retier(rel: str, data: bytes, tier: str) -> tuple[bytes, str]:
         lead = len(raw) - len(raw.lstrip())
         begin = start + colon + 1 + lead
         piece = tier if (value or lead) else " " + tier
-        new = data[: index.byte_of(begin)] + piece.encode() + data[index.byte_of(begin + len(value)) :]
+        new = (
+            data[: index.byte_of(begin)]
+            + piece.encode()
+            + data[index.byte_of(begin + len(value)) :]
+        )
         how = f"its `tier:` line (line {number}) set to {tier}"
     else:
         fence = parsed.close_fence
         if fence == 0 or text[fence - 1] != "\n":
-            return data, "no `tier:` line, and the closing `---` is not on its own line: left as it is (the folder decides)"
+            return (
+                data,
+                "no `tier:` line, and the closing `---` is not on its own line: left as it is (the folder decides)",
+            )
         newline = "\r\n" if fence > 1 and text[fence - 2] == "\r" else "\n"
         at = index.byte_of(fence)
         new = data[:at] + f"tier: {tier}{newline}".encode() + data[at:]
         how = f"a `tier: {tier}` line added before the closing `---` (line {index.line_of(fence)})"
     after = split_massgen(decode(new, nul_ok=True).text)
     if after.meta.get("tier") != tier or after.body != parsed.body:
-        raise ChangeError(f"setting the tier line of {rel} would change more than that line; nothing was changed")
+        raise ChangeError(
+            f"setting the tier line of {rel} would change more than that line; nothing was changed"
+        )
     return new, how
 
 
@@ -110,11 +123,17 @@ def _move(job: Target, to_tier: str) -> Prepared:
     new, how = retier(job.rel, base.data, to_tier)
     notes = [] if how.startswith("its `tier:` line") else [f"{to}: {how}"]
     if to_tier == SHORT:
-        notes.append("short-term memories are injected in full into every agent's system prompt, every turn")
+        notes.append(
+            "short-term memories are injected in full into every agent's system prompt, every turn"
+        )
         if fresh.tokens > ITEM_TOKENS:
-            notes.append(f"about {fresh.tokens:,} tokens: over the {ITEM_TOKENS:,} tokens MassGen recommends for one short-term memory")
+            notes.append(
+                f"about {fresh.tokens:,} tokens: over the {ITEM_TOKENS:,} tokens MassGen recommends for one short-term memory"
+            )
     else:
-        notes.append("long-term memories are listed by name and description; an agent loads the body with load_memory")
+        notes.append(
+            "long-term memories are listed by name and description; an agent loads the body with load_memory"
+        )
     description = f"{job.action} {job.label}: move {job.rel} to {to}"
     return file_move(job, base, to, new, description, notes=notes)
 

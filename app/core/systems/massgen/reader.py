@@ -78,7 +78,9 @@ def split_massgen(text: str) -> MassGenFile:
         raise MassGenFormatError("no front matter: the file does not start with `---`", 1)
     parts = text.split("---", 2)
     if len(parts) < 3:
-        raise MassGenFormatError("front matter opened on line 1 is never closed: no second `---` in the file", 1)
+        raise MassGenFormatError(
+            "front matter opened on line 1 is never closed: no second `---` in the file", 1
+        )
     # parts[0] is "" because the text starts with the fence.
     meta_start = 3
     close_fence = meta_start + len(parts[1])
@@ -126,7 +128,11 @@ def is_workspace(path: Path) -> bool:
 def _subdirs(path: Path) -> list[Path]:
     try:
         with os.scandir(path) as it:
-            names = sorted(e.name for e in it if e.name not in NEVER_WORKSPACE and e.is_dir(follow_symlinks=False))
+            names = sorted(
+                e.name
+                for e in it
+                if e.name not in NEVER_WORKSPACE and e.is_dir(follow_symlinks=False)
+            )
     except OSError:
         return []
     return [path / name for name in names]
@@ -241,7 +247,9 @@ class MassGenAdapter(FileAdapter):
         return safefs.one_file(root, rel, _holds_memories, prune=_cannot_hold_memories)
 
     @classmethod
-    def files_named(cls, root: Path, name: str, problems: list[Problem]) -> Iterator[safefs.FileRef]:
+    def files_named(
+        cls, root: Path, name: str, problems: list[Problem]
+    ) -> Iterator[safefs.FileRef]:
         """`files` whose file name is `name`: the others are passed over before they are looked at."""
 
         def named(rel: str) -> bool:
@@ -258,7 +266,13 @@ class MassGenAdapter(FileAdapter):
         try:
             cls._parse_into(ctx, rel, data, out)
         except Exception as exc:  # a parse never raises: the last line of defence for one bad file
-            out.problems.append(Problem(path=rel, message=f"unexpected error: {type(exc).__name__}: {exc}", kept="file skipped"))
+            out.problems.append(
+                Problem(
+                    path=rel,
+                    message=f"unexpected error: {type(exc).__name__}: {exc}",
+                    kept="file skipped",
+                )
+            )
         return out
 
     @classmethod
@@ -267,16 +281,24 @@ class MassGenAdapter(FileAdapter):
         archive = archive_rel(rel) if place is None else None
         if place is None and archive is None:
             out.problems.append(
-                Problem(path=rel, message="not a MassGen memory file (expected <workspace>/memory/short_term|long_term/<name>.md)", kept="file skipped")
+                Problem(
+                    path=rel,
+                    message="not a MassGen memory file (expected <workspace>/memory/short_term|long_term/<name>.md)",
+                    kept="file skipped",
+                )
             )
             return
         where = place if place is not None else archive
         assert where is not None
         workspace, tier_dir, filename = where
         try:
-            decoded = decode(data, nul_ok=True)  # MassGen reads with Python's open(): a NUL is just a character
+            decoded = decode(
+                data, nul_ok=True
+            )  # MassGen reads with Python's open(): a NUL is just a character
         except TextProblem as exc:
-            out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped"))
+            out.problems.append(
+                Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped")
+            )
             return
         if (nul := nul_problem(rel, decoded, "MassGen")) is not None:
             out.problems.append(nul)
@@ -290,10 +312,24 @@ class MassGenAdapter(FileAdapter):
             # the raw text. In long_term/ both show only the file name and a description line, which
             # such a file does not have: no text of it reaches the agent.
             if tier_dir != SHORT_TERM:
-                out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped: MassGen does not load it either"))
+                out.problems.append(
+                    Problem(
+                        path=rel,
+                        line=exc.line,
+                        message=exc.message,
+                        kept="file skipped: MassGen does not load it either",
+                    )
+                )
                 return
             if not text.strip():
-                out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped: it holds no text"))
+                out.problems.append(
+                    Problem(
+                        path=rel,
+                        line=exc.line,
+                        message=exc.message,
+                        kept="file skipped: it holds no text",
+                    )
+                )
                 return
             out.problems.append(
                 Problem(
@@ -334,7 +370,9 @@ class MassGenAdapter(FileAdapter):
 
         fields: dict[str, str] = dict(meta)
         if raw:
-            fields[RAW] = "no front matter: injected as raw text by the temp-workspace and archive loaders"
+            fields[RAW] = (
+                "no front matter: injected as raw text by the temp-workspace and archive loaders"
+            )
         if archive is not None:
             fields["archived_tier"] = tier_dir
         fields.setdefault("name", stem)
@@ -381,7 +419,9 @@ class MassGenAdapter(FileAdapter):
         )
 
     @staticmethod
-    def _fence_problems(rel: str, text: str, parsed: MassGenFile, index: LineIndex, problems: list[Problem]) -> None:
+    def _fence_problems(
+        rel: str, text: str, parsed: MassGenFile, index: LineIndex, problems: list[Problem]
+    ) -> None:
         """MassGen accepts a `---` anywhere; say so when a fence is not alone on its line, since the
         front matter or body then differs from what the author meant."""
         after_open = text[3:5]
@@ -409,7 +449,13 @@ class MassGenAdapter(FileAdapter):
             )
 
     @staticmethod
-    def _field_problems(rel: str, tier_dir: str, tier_field: str | None, parsed: MassGenFile, problems: list[Problem]) -> None:
+    def _field_problems(
+        rel: str,
+        tier_dir: str,
+        tier_field: str | None,
+        parsed: MassGenFile,
+        problems: list[Problem],
+    ) -> None:
         # A missing tier field is MassGen's default, not a disagreement: only a written one is checked.
         if tier_field is not None:
             tier_line = parsed.meta_lines["tier"][-1]
@@ -435,7 +481,12 @@ class MassGenAdapter(FileAdapter):
             if len(lines) > 1:
                 where = ", ".join(str(n) for n in lines)
                 problems.append(
-                    Problem(path=rel, line=lines[-1], message=f"duplicate key `{key}` on lines {where}; MassGen keeps the last", kept="last value kept")
+                    Problem(
+                        path=rel,
+                        line=lines[-1],
+                        message=f"duplicate key `{key}` on lines {where}; MassGen keeps the last",
+                        kept="last value kept",
+                    )
                 )
 
     @classmethod

@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.core.budget.plans import BudgetPlan
-from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext, logged_demotions, quoted
+from app.core.curate.suggestions import (
+    Promotion,
+    Suggestion,
+    SuggestionContext,
+    logged_demotions,
+    quoted,
+)
 from app.core.model import Memory, Tier
 from app.core.systems.massgen.budget import MASSGEN_ITEM_TOKENS
 

@@ -26,11 +26,15 @@ class MassGenSystem(BaseSystem):
     curation_module: ClassVar[ModuleType | None] = curation
     reader = MassGenAdapter
     undo_steps: ClassVar[dict[str, UndoStep]] = {}
-    no_budget: ClassVar[str] = "MassGen's short-term limits (10 memories, 1,000 tokens each, 10,000 in total) are documentation guidance, not a setting"
+    no_budget: ClassVar[str] = (
+        "MassGen's short-term limits (10 memories, 1,000 tokens each, 10,000 in total) are documentation guidance, not a setting"
+    )
 
     # -- planning: budgets, salience, suggestions --
     # Salience: the defaults (MassGen keeps no importance and no access record).
-    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+    def budget_plans(
+        self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+    ) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
 
     def preview(

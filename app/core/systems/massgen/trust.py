@@ -51,7 +51,10 @@ def prepare(t: Target) -> Prepared:
     main = vault_file(t, base, WHY)
     # Numbered: archive locators can be longer than the part of a locator an item name keeps.
     copies = [
-        vault_file(ct, cbase, COPY_WHY, name=f"copy-{n}-{t.vault.item_name(ct.memory, t.decision_id)}") for n, (ct, cbase) in enumerate(_copies(t, base), 1)
+        vault_file(
+            ct, cbase, COPY_WHY, name=f"copy-{n}-{t.vault.item_name(ct.memory, t.decision_id)}"
+        )
+        for n, (ct, cbase) in enumerate(_copies(t, base), 1)
     ]
     if not copies:
         return main
@@ -65,7 +68,13 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
         body = body_of(decode(base.data, nul_ok=True).text)
     except TextProblem:
         body = ""
-    ctx = ParseContext(system=t.memory.system, portfolio=t.memory.portfolio, root=t.portfolio.root, today=t.now.date(), settings=dict(t.portfolio.settings))
+    ctx = ParseContext(
+        system=t.memory.system,
+        portfolio=t.memory.portfolio,
+        root=t.portfolio.root,
+        today=t.now.date(),
+        settings=dict(t.portfolio.settings),
+    )
     problems: list[Problem] = []
     out: list[tuple[Target, Base]] = []
     for ref in MassGenAdapter.files_named(Path(t.root), name, problems):
@@ -130,7 +139,9 @@ def restore(t: Target) -> Prepared:
         return main
     for part in copies:
         if part.apply is None:
-            raise ChangeError(f"cannot restore {t.memory.id}: internal: a copy has nothing to restore; nothing was written")
+            raise ChangeError(
+                f"cannot restore {t.memory.id}: internal: a copy has nothing to restore; nothing was written"
+            )
     effect = main.effect | {"copies": [c.effect for c in copies]}
 
     def apply() -> dict[str, Any]:
@@ -138,4 +149,9 @@ def restore(t: Target) -> Prepared:
         result = main.apply()
         return result | {"copies": [c.apply() for c in copies if c.apply is not None]}
 
-    return Prepared(f"{main.description}, and {len(copies)} copies", effect, main.changes + [x for c in copies for x in c.changes], apply)
+    return Prepared(
+        f"{main.description}, and {len(copies)} copies",
+        effect,
+        main.changes + [x for c in copies for x in c.changes],
+        apply,
+    )

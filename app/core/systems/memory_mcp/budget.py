@@ -39,11 +39,18 @@ def salience(memory: Memory, now: datetime, max_access: int = HOT_CACHE_MAX) -> 
     path)."""
     f = memory.fields
     importance = _float(f.get("importance_score"), 0.5)
-    trust = memory.trust_score if memory.trust_score is not None else _float(f.get("trust_score"), 1.0)
+    trust = (
+        memory.trust_score if memory.trust_score is not None else _float(f.get("trust_score"), 1.0)
+    )
     access = min(1.0, _float(f.get("access_count")) / max_access)
     last = parse_time(f.get("last_accessed_at"))
     recency = 2 ** (-days_since(last, now) / RECENCY_HALF_LIFE_DAYS) if last else 0.0
-    score = importance * WEIGHTS["importance"] + trust * WEIGHTS["trust"] + access * WEIGHTS["access"] + recency * WEIGHTS["recency"]
+    score = (
+        importance * WEIGHTS["importance"]
+        + trust * WEIGHTS["trust"]
+        + access * WEIGHTS["access"]
+        + recency * WEIGHTS["recency"]
+    )
     # Rounded to 3 places as memory-mcp rounds it: equal rounded scores then keep their order.
     return round(min(1.0, max(0.0, score)), 3)
 
@@ -179,5 +186,7 @@ def memory_mcp_plans(
     ]
 
 
-def plans(memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+def plans(
+    memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+) -> list[BudgetPlan]:
     return memory_mcp_plans(memories, portfolio, context.now, context)

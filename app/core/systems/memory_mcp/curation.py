@@ -55,15 +55,23 @@ def _db(job_root: Path, memory: Memory) -> Path:
         return source_file(job_root, memory)
 
 
-def _read(path: Path, row: int | None, columns: tuple[str, ...]) -> tuple[dict[str, Any] | None, int]:
+def _read(
+    path: Path, row: int | None, columns: tuple[str, ...]
+) -> tuple[dict[str, Any] | None, int]:
     """The row's columns (None when it is gone) and how many rows are hot, in one read."""
 
     def select(db: Any) -> tuple[dict[str, Any] | None, int]:
         missing = [c for c in ("content", *columns) if not db.has_column(TABLE, c)]
         if missing:
-            raise ChangeError(f"{path.name}: `{TABLE}` has no {', '.join(missing)} column(s); nothing was written")
+            raise ChangeError(
+                f"{path.name}: `{TABLE}` has no {', '.join(missing)} column(s); nothing was written"
+            )
         rows = list(db.select(TABLE, ["content", *columns], where="id = ?", params=(row,)))
-        hot = sum(1 for _ in db.select(TABLE, ["id"], where="is_hot = 1")) if db.has_column(TABLE, "is_hot") else 0
+        hot = (
+            sum(1 for _ in db.select(TABLE, ["id"], where="is_hot = 1"))
+            if db.has_column(TABLE, "is_hot")
+            else 0
+        )
         return (rows[0] if rows else None), hot
 
     with translated(f"{path.name}#{TABLE}={row}"):
@@ -73,15 +81,23 @@ def _read(path: Path, row: int | None, columns: tuple[str, ...]) -> tuple[dict[s
 def _present(path: Path, columns: tuple[str, ...]) -> tuple[str, ...]:
     """Which of `columns` the table has (an older memory-mcp schema may lack some)."""
     with translated(path.name):
-        return read_db_or_raise(path, lambda db: tuple(c for c in columns if db.has_column(TABLE, c)), name=path.name)
+        return read_db_or_raise(
+            path, lambda db: tuple(c for c in columns if db.has_column(TABLE, c)), name=path.name
+        )
 
 
 def _fresh(memory: Memory, found: dict[str, Any] | None) -> dict[str, Any]:
     if found is None:
-        raise Conflict(f"{memory.source}: the row is gone since it was read; nothing was written", path=memory.source.path)
+        raise Conflict(
+            f"{memory.source}: the row is gone since it was read; nothing was written",
+            path=memory.source.path,
+        )
     content = found.get("content")
     if sha256_text(content if isinstance(content, str) else "") != memory.sha256:
-        raise Conflict(f"{memory.source}: the content changed since it was read; nothing was written (read it again)", path=memory.source.path)
+        raise Conflict(
+            f"{memory.source}: the content changed since it was read; nothing was written (read it again)",
+            path=memory.source.path,
+        )
     return found
 
 
@@ -90,27 +106,55 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return all(a.get(c) == b.get(c) for c in b)
 
 
-def _update(conn: sqlite3.Connection, memory: Memory, expect: dict[str, Any], values: dict[str, Any], content: str | None) -> None:
+def _update(
+    conn: sqlite3.Connection,
+    memory: Memory,
+    expect: dict[str, Any],
+    values: dict[str, Any],
+    content: str | None,
+) -> None:
     """Inside the write transaction: the row still as read, then one UPDATE of `values`' columns
     (names from this module, never from the data)."""
     columns = list(values)
-    found = conn.execute(f"SELECT content, {', '.join(columns)} FROM {TABLE} WHERE id = ?", (memory.source.row,)).fetchone()
+    found = conn.execute(
+        f"SELECT content, {', '.join(columns)} FROM {TABLE} WHERE id = ?", (memory.source.row,)
+    ).fetchone()
     if found is None:
-        raise Conflict(f"{memory.source}: the row is gone; nothing was written", path=memory.source.path)
+        raise Conflict(
+            f"{memory.source}: the row is gone; nothing was written", path=memory.source.path
+        )
     current_content, *current = found
-    if content is not None and sha256_text(current_content if isinstance(current_content, str) else "") != content:
-        raise Conflict(f"{memory.source}: the content changed since it was read; nothing was written", path=memory.source.path)
+    if (
+        content is not None
+        and sha256_text(current_content if isinstance(current_content, str) else "") != content
+    ):
+        raise Conflict(
+            f"{memory.source}: the content changed since it was read; nothing was written",
+            path=memory.source.path,
+        )
     now = dict(zip(columns, current, strict=True))
     if not _same(now, expect):
-        raise Conflict(f"{memory.source}: {', '.join(columns)} changed since they were read (now {now}); nothing was written", path=memory.source.path)
+        raise Conflict(
+            f"{memory.source}: {', '.join(columns)} changed since they were read (now {now}); nothing was written",
+            path=memory.source.path,
+        )
     holding.check_own_schema(conn, str(memory.source))
     holding.expect_values(conn, int(memory.source.row or 0), values)
     assignments = ", ".join(f"{c} = ?" for c in columns)
-    conn.execute(f"UPDATE {TABLE} SET {assignments} WHERE id = ?", (*(values[c] for c in columns), memory.source.row))
+    conn.execute(
+        f"UPDATE {TABLE} SET {assignments} WHERE id = ?",
+        (*(values[c] for c in columns), memory.source.row),
+    )
 
 
 def _row_values(
-    job: Target, values: dict[str, Any], already: str, description: str, notes: list[str], *, done: Callable[[dict[str, Any]], bool] | None = None
+    job: Target,
+    values: dict[str, Any],
+    already: str,
+    description: str,
+    notes: list[str],
+    *,
+    done: Callable[[dict[str, Any]], bool] | None = None,
 ) -> Prepared:
     """Set `values` on the memory's row. Nothing to change when the row already holds them (or,
     with `done`, when `done(row)` says so)."""
@@ -122,7 +166,11 @@ def _row_values(
         raise NothingToChange(f"{job.label} {already}; nothing was changed")
     if values.get("is_hot") == 1:
         cap = budget.promote_cap(job.portfolio)
-        which = "promoted_max_items, the hook path" if budget.hook_path(job.portfolio) else "hot_cache_max_items, 0.8.0"
+        which = (
+            "promoted_max_items, the hook path"
+            if budget.hook_path(job.portfolio)
+            else "hot_cache_max_items, 0.8.0"
+        )
         notes.append(f"{hot} memories are hot now; memory-mcp keeps at most {cap} ({which})")
         if hot >= cap:
             notes.append(
@@ -140,28 +188,42 @@ def _row_values(
         "after": dict(values),
         "undo": "set the columns back to `before` while they still hold `after`",
     }
-    moved = ", ".join(f"{c} {before[c]!r} -> {values[c]!r}" for c in values if before[c] != values[c])
+    moved = ", ".join(
+        f"{c} {before[c]!r} -> {values[c]!r}" for c in values if before[c] != values[c]
+    )
     roots, memory, sha = job.roots, job.memory, job.memory.sha256
 
     def apply() -> dict[str, Any]:
-        return write_transaction(roots, path, lambda conn: _done(conn, memory, before, values, sha, effect))
+        return write_transaction(
+            roots, path, lambda conn: _done(conn, memory, before, values, sha, effect)
+        )
 
     return prepared(description, effect, [f"{job.memory.source}: {moved}"], apply, notes)
 
 
 def promote(job: Target) -> Prepared:
     description = f"promote {job.label}: is_hot = 1, is_pinned = 0, promotion_source = 'manual' in {job.rel}, as memory-mcp's promote_to_hot does"
-    notes = ["its pin is cleared, as memory-mcp's own promotion clears it"] if job.memory.pinned else []
+    notes = (
+        ["its pin is cleared, as memory-mcp's own promotion clears it"] if job.memory.pinned else []
+    )
     # Already hot is nothing to do, whatever promotion_source says (memory-mcp leaves a hot row alone too).
     values = {"is_hot": 1, "is_pinned": 0, "promotion_source": "manual"}
-    return _row_values(job, values, "is already hot", description, notes, done=lambda row: bool(row["is_hot"]))
+    return _row_values(
+        job, values, "is already hot", description, notes, done=lambda row: bool(row["is_hot"])
+    )
 
 
 def demote(job: Target) -> Prepared:
-    notes = ["its pin is cleared too, as memory-mcp's demote_from_hot clears it"] if job.memory.pinned else []
+    notes = (
+        ["its pin is cleared too, as memory-mcp's demote_from_hot clears it"]
+        if job.memory.pinned
+        else []
+    )
     description = f"demote {job.label}: is_hot = 0, is_pinned = 0, promotion_source = NULL in {job.rel}, as memory-mcp's demote_from_hot does"
     values = {"is_hot": 0, "is_pinned": 0, "promotion_source": None}
-    return _row_values(job, values, "is not hot", description, notes, done=lambda row: not row["is_hot"])
+    return _row_values(
+        job, values, "is not hot", description, notes, done=lambda row: not row["is_hot"]
+    )
 
 
 def set_priority(job: Target, priority: int) -> Prepared:
@@ -170,7 +232,9 @@ def set_priority(job: Target, priority: int) -> Prepared:
 
 def pin(job: Target, on: bool) -> Prepared:
     # The row's own flag, not the tier as last read: the workbench or memory-mcp may have promoted it since.
-    found, _ = _read(_db(job.root, job.memory), job.memory.source.row, ("is_hot",)) if on else (None, 0)
+    found, _ = (
+        _read(_db(job.root, job.memory), job.memory.source.row, ("is_hot",)) if on else (None, 0)
+    )
     if on and not (found is not None and found["is_hot"]):
         raise Unsupported(
             f"pin {job.label}: memory-mcp pins only hot memories (its pin keeps a hot one from eviction, and promoting a cold one clears "
@@ -189,7 +253,9 @@ def undo_row_values(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     path = _db(Path(root), memory)
     found, _ = _read(path, row, tuple(after))
     if found is None:
-        raise Conflict(f"cannot undo {rv.label}: {memory.source} is gone; nothing was written", path=rel)
+        raise Conflict(
+            f"cannot undo {rv.label}: {memory.source} is gone; nothing was written", path=rel
+        )
     now = {c: found[c] for c in after}
     if not _same(now, after):
         raise Conflict(
@@ -197,17 +263,37 @@ def undo_row_values(rv: Reverse, effect: dict[str, Any]) -> Prepared:
             path=rel,
         )
     roots = rv.roots(root)
-    out = {"kind": "row-values", "root": root, "database": rel, "table": TABLE, "row": row, "before": after, "after": before}
+    out = {
+        "kind": "row-values",
+        "root": root,
+        "database": rel,
+        "table": TABLE,
+        "row": row,
+        "before": after,
+        "after": before,
+    }
 
     def apply() -> dict[str, Any]:
-        return write_transaction(roots, path, lambda conn: _done(conn, memory, after, before, None, out))
+        return write_transaction(
+            roots, path, lambda conn: _done(conn, memory, after, before, None, out)
+        )
 
     moved = ", ".join(f"{c} {after[c]!r} -> {before[c]!r}" for c in after if after[c] != before[c])
-    return prepared(f"undo {rv.change.action} of {rv.change.memory_id}: {', '.join(after)} back in {rel}", out, [f"{memory.source}: {moved}"], apply)
+    return prepared(
+        f"undo {rv.change.action} of {rv.change.memory_id}: {', '.join(after)} back in {rel}",
+        out,
+        [f"{memory.source}: {moved}"],
+        apply,
+    )
 
 
 def _done(
-    conn: sqlite3.Connection, memory: Memory, expect: dict[str, Any], values: dict[str, Any], content: str | None, effect: dict[str, Any]
+    conn: sqlite3.Connection,
+    memory: Memory,
+    expect: dict[str, Any],
+    values: dict[str, Any],
+    content: str | None,
+    effect: dict[str, Any],
 ) -> dict[str, Any]:
     """The update, returning the effect as recorded (the journal keeps it before the COMMIT, so a
     crash right after it can still be recorded)."""
@@ -217,7 +303,15 @@ def _done(
 
 def _stub(memory_id: str, rel: str, row: int) -> Memory:
     """Enough of a memory to name its row (an undo may run after the workbench forgot it)."""
-    return Memory(id=memory_id, system=NAME, portfolio="", locator=f"mem/{row}", name="", tier=Tier.COLD, source=Source(path=rel, table=TABLE, row=row))
+    return Memory(
+        id=memory_id,
+        system=NAME,
+        portfolio="",
+        locator=f"mem/{row}",
+        name="",
+        tier=Tier.COLD,
+        source=Source(path=rel, table=TABLE, row=row),
+    )
 
 
 # -- merge ----------------------------------------------------------------------------------------------
@@ -229,7 +323,9 @@ def _sql_time(now: datetime) -> str:
 
 def _score(memory: Memory, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ChangeError(f"{memory.source}: trust_score {value!r} is not a number; nothing was written")
+        raise ChangeError(
+            f"{memory.source}: trust_score {value!r} is not a number; nothing was written"
+        )
     return float(value)
 
 
@@ -244,9 +340,30 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
     old = _score(job.memory, before["trust_score"])
     created = _sql_time(job.now)
     note = f"merged into {kept.id} by memwb" + (f": {job.reason}" if job.reason else "")
-    history = {"reason": MERGE_REASON, "old_trust": old, "new_trust": 0.0, "delta": round(-old, 10), "similarity": None, "note": note, "created_at": created}
-    same_db = kept.system == NAME and kept.portfolio == job.memory.portfolio and kept.source.path == job.memory.source.path
-    link = {"from": kept.source.row, "to": job.memory.source.row, "type": "supersedes", "created_at": created} if same_db else None
+    history = {
+        "reason": MERGE_REASON,
+        "old_trust": old,
+        "new_trust": 0.0,
+        "delta": round(-old, 10),
+        "similarity": None,
+        "note": note,
+        "created_at": created,
+    }
+    same_db = (
+        kept.system == NAME
+        and kept.portfolio == job.memory.portfolio
+        and kept.source.path == job.memory.source.path
+    )
+    link = (
+        {
+            "from": kept.source.row,
+            "to": job.memory.source.row,
+            "type": "supersedes",
+            "created_at": created,
+        }
+        if same_db
+        else None
+    )
     effect: dict[str, Any] = {
         "kind": "mcp-merge",
         "root": str(job.root),
@@ -259,16 +376,30 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
         "relationship": link,
         "undo": "set trust_score, is_hot and is_pinned back to `before`, remove the relationship if the merge added it",
     }
-    moved = ", ".join(f"{c} {before[c]!r} -> {after[c]!r}" for c in columns if before[c] != after[c])
-    changes = [f"{job.memory.source}: {moved or 'values unchanged'}", f"{HISTORY}: new row (reason {MERGE_REASON!r}, old {old}, new 0.0)"]
+    moved = ", ".join(
+        f"{c} {before[c]!r} -> {after[c]!r}" for c in columns if before[c] != after[c]
+    )
+    changes = [
+        f"{job.memory.source}: {moved or 'values unchanged'}",
+        f"{HISTORY}: new row (reason {MERGE_REASON!r}, old {old}, new 0.0)",
+    ]
     if link is not None:
         changes.append(f"{LINKS}: memory {link['from']} supersedes memory {link['to']}")
-    notes = [] if link is not None else [f"the kept memory {kept.id} is not in {job.rel}, so no supersedes relationship can name it"]
+    notes = (
+        []
+        if link is not None
+        else [
+            f"the kept memory {kept.id} is not in {job.rel}, so no supersedes relationship can name it"
+        ]
+    )
     roots, memory, sha = job.roots, job.memory, job.memory.sha256
 
     def work(conn: sqlite3.Connection) -> dict[str, Any]:
         ids = _merge(conn, memory, before, after, sha, history, link)
-        return effect | {"trust_history": history | {"id": ids[0]}, "relationship": None if link is None else link | {"id": ids[1]}}
+        return effect | {
+            "trust_history": history | {"id": ids[0]},
+            "relationship": None if link is None else link | {"id": ids[1]},
+        }
 
     def apply() -> dict[str, Any]:
         return write_transaction(roots, path, work)
@@ -278,7 +409,13 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
 
 
 def _merge(
-    conn: sqlite3.Connection, memory: Memory, before: dict[str, Any], after: dict[str, Any], sha: str, history: dict[str, Any], link: dict[str, Any] | None
+    conn: sqlite3.Connection,
+    memory: Memory,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    sha: str,
+    history: dict[str, Any],
+    link: dict[str, Any] | None,
 ) -> tuple[int | None, int | None]:
     _update(conn, memory, before, after, sha)
     history_id = _history(conn, memory, history)
@@ -288,23 +425,46 @@ def _merge(
             f"INSERT OR IGNORE INTO {LINKS} (from_memory_id, to_memory_id, relation_type, created_at) VALUES (?, ?, ?, ?)",
             (link["from"], link["to"], link["type"], link["created_at"]),
         )
-        link_id = cursor.lastrowid if cursor.rowcount == 1 else None  # None: it was there already, and stays
+        link_id = (
+            cursor.lastrowid if cursor.rowcount == 1 else None
+        )  # None: it was there already, and stays
     return history_id, link_id
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        is not None
+    )
 
 
 def _history(conn: sqlite3.Connection, memory: Memory, history: dict[str, Any]) -> int | None:
     present = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({HISTORY})")}
-    wanted = [c for c in ("memory_id", "reason", "old_trust", "new_trust", "delta", "similarity", "note", "created_at") if c in present]
+    wanted = [
+        c
+        for c in (
+            "memory_id",
+            "reason",
+            "old_trust",
+            "new_trust",
+            "delta",
+            "similarity",
+            "note",
+            "created_at",
+        )
+        if c in present
+    ]
     if not {"memory_id", "reason", "old_trust", "new_trust", "delta"} <= set(wanted):
         raise ChangeError(
             f"{memory.source.path}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be recorded there; nothing was written"
         )
     values = history | {"memory_id": memory.source.row}
-    cursor = conn.execute(f"INSERT INTO {HISTORY} ({', '.join(wanted)}) VALUES ({', '.join('?' for _ in wanted)})", tuple(values.get(c) for c in wanted))
+    cursor = conn.execute(
+        f"INSERT INTO {HISTORY} ({', '.join(wanted)}) VALUES ({', '.join('?' for _ in wanted)})",
+        tuple(values.get(c) for c in wanted),
+    )
     return cursor.lastrowid
 
 
@@ -317,7 +477,10 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     columns = tuple(after)  # the three of an older merge, or with the held columns
     found, _ = _read(path, memory.source.row, columns)
     if found is None:
-        raise Conflict(f"cannot undo {rv.label}: {memory.source} is gone; nothing was written", path=memory.source.path)
+        raise Conflict(
+            f"cannot undo {rv.label}: {memory.source} is gone; nothing was written",
+            path=memory.source.path,
+        )
     now = {c: found[c] for c in columns}
     # memory-mcp's own recall nudges the trust of what it returns (high_similarity_hit), so a merged
     # row's trust may have moved off 0; the undo puts the trust from before the merge back all the
@@ -352,7 +515,12 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
         "trust_history": history,
         "relationship_removed": link_id,
     }
-    changes = [f"{memory.source}: " + ", ".join(f"{c} {expect[c]!r} -> {before[c]!r}" for c in columns if expect[c] != before[c])]
+    changes = [
+        f"{memory.source}: "
+        + ", ".join(
+            f"{c} {expect[c]!r} -> {before[c]!r}" for c in columns if expect[c] != before[c]
+        )
+    ]
     changes.append(f"{HISTORY}: new row (reason {RESTORE_REASON!r})")
     if link_id is not None:
         changes.append(f"{LINKS}: the supersedes link from memory {link.get('from')} removed")
@@ -370,4 +538,9 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     def apply() -> dict[str, Any]:
         return write_transaction(roots, path, work)
 
-    return prepared(f"put {memory.id} back: trust_score, is_hot and is_pinned as they were before the merge", out, changes, apply)
+    return prepared(
+        f"put {memory.id} back: trust_score, is_hot and is_pinned as they were before the merge",
+        out,
+        changes,
+        apply,
+    )

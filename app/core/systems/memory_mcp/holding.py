@@ -91,7 +91,9 @@ def snapshot(conn: sqlite3.Connection, row: int) -> dict[str, Any] | None:
     return {
         "row": found[0],
         "tags": rows.select(conn, TAGS, "memory_id = ?", (row,), "rowid"),
-        "relationships": rows.select(conn, LINKS, "from_memory_id = ? OR to_memory_id = ?", (row, row), "rowid"),
+        "relationships": rows.select(
+            conn, LINKS, "from_memory_id = ? OR to_memory_id = ?", (row, row), "rowid"
+        ),
         "trust_history": rows.select(conn, HISTORY, "memory_id = ?", (row,), "rowid"),
     }
 
@@ -112,9 +114,22 @@ def check_own_schema(conn: sqlite3.Connection, label: str) -> bool:
     """Refuse unless every view, trigger, virtual table and index on a written table is one of
     memory-mcp's own (change/schema.py). Returns whether its full-text triggers are there (so a
     content update needs trusted_schema)."""
-    check_schema(conn, label, system="memory-mcp", written=WRITTEN_TABLES, own_trigger=_own_trigger, own_virtual=OWN_VIRTUAL)
+    check_schema(
+        conn,
+        label,
+        system="memory-mcp",
+        written=WRITTEN_TABLES,
+        own_trigger=_own_trigger,
+        own_virtual=OWN_VIRTUAL,
+    )
     placeholders = ", ".join("?" for _ in WRITTEN_TABLES)
-    return conn.execute(f"SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({placeholders})", WRITTEN_TABLES).fetchone() is not None
+    return (
+        conn.execute(
+            f"SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({placeholders})",
+            WRITTEN_TABLES,
+        ).fetchone()
+        is not None
+    )
 
 
 def expect_values(conn: sqlite3.Connection, row: int, values: dict[str, Any]) -> None:
@@ -123,9 +138,17 @@ def expect_values(conn: sqlite3.Connection, row: int, values: dict[str, Any]) ->
     is never reported done."""
     present = set(rows.columns(conn, TABLE))
     read = [c for c in READ_COLUMNS if c in present and c not in values]
-    now = conn.execute(f"SELECT {', '.join(rows.quoted(c) for c in read)} FROM {TABLE} WHERE id = ?", (row,)).fetchone() if read else ()
+    now = (
+        conn.execute(
+            f"SELECT {', '.join(rows.quoted(c) for c in read)} FROM {TABLE} WHERE id = ?", (row,)
+        ).fetchone()
+        if read
+        else ()
+    )
     unchanged = dict(zip(read, now or (), strict=False))
-    expect_row(conn, TABLE, {"id": row}, {c: rows.unplain(v) for c, v in values.items()} | unchanged)
+    expect_row(
+        conn, TABLE, {"id": row}, {c: rows.unplain(v) for c, v in values.items()} | unchanged
+    )
 
 
 def update_row(conn: sqlite3.Connection, row: int, values: dict[str, Any], label: str) -> None:
@@ -137,19 +160,28 @@ def update_row(conn: sqlite3.Connection, row: int, values: dict[str, Any], label
     if trusted:
         conn.execute("PRAGMA trusted_schema = 1")
     try:
-        conn.execute(f'UPDATE "{TABLE}" SET {assignments} WHERE id = ?', (*(rows.unplain(v) for v in values.values()), row))
+        conn.execute(
+            f'UPDATE "{TABLE}" SET {assignments} WHERE id = ?',
+            (*(rows.unplain(v) for v in values.values()), row),
+        )
     finally:
         if trusted:
             conn.execute("PRAGMA trusted_schema = 0")
 
 
-def history_row(conn: sqlite3.Connection, row: int, history: dict[str, Any], label: str) -> int | None:
+def history_row(
+    conn: sqlite3.Connection, row: int, history: dict[str, Any], label: str
+) -> int | None:
     """Append one trust_history row, with a reason memory-mcp accepts."""
     if history["reason"] not in TRUST_REASONS:
-        raise ChangeError(f"{label}: {history['reason']!r} is not a trust reason memory-mcp accepts; nothing was written")
+        raise ChangeError(
+            f"{label}: {history['reason']!r} is not a trust reason memory-mcp accepts; nothing was written"
+        )
     present = set(rows.columns(conn, HISTORY)) if rows.has_table(conn, HISTORY) else set()
     if not {"memory_id", "reason", "old_trust", "new_trust", "delta"} <= present:
-        raise ChangeError(f"{label}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be recorded there; nothing was written")
+        raise ChangeError(
+            f"{label}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be recorded there; nothing was written"
+        )
     return rows.insert(conn, HISTORY, history | {"memory_id": row})
 
 
@@ -158,7 +190,13 @@ def history_row(conn: sqlite3.Connection, row: int, history: dict[str, Any], lab
 
 def held_values(row: int, present: list[str]) -> dict[str, Any]:
     text = placeholder(row)
-    values: dict[str, Any] = {"content": text, "content_hash": content_hash(text), "trust_score": 0.0, "is_hot": 0, "is_pinned": 0}
+    values: dict[str, Any] = {
+        "content": text,
+        "content_hash": content_hash(text),
+        "trust_score": 0.0,
+        "is_hot": 0,
+        "is_pinned": 0,
+    }
     if "promotion_source" in present:
         values["promotion_source"] = None
     if "category" in present:
@@ -166,13 +204,22 @@ def held_values(row: int, present: list[str]) -> dict[str, Any]:
     return {c: v for c, v in values.items() if c in present}
 
 
-def hold(conn: sqlite3.Connection, row: int, expected: dict[str, Any], history: dict[str, Any], label: str) -> int | None:
+def hold(
+    conn: sqlite3.Connection,
+    row: int,
+    expected: dict[str, Any],
+    history: dict[str, Any],
+    label: str,
+) -> int | None:
     """Inside the write transaction: the memory still exactly as vaulted, then its text and tags out."""
     now = snapshot(conn, row)
     if now is None:
         raise Conflict(f"{label}: the memory is gone; nothing was written", path=label)
     if now != expected:
-        raise Conflict(f"{label}: the row, its tags, links or history changed since it was read; nothing was written", path=label)
+        raise Conflict(
+            f"{label}: the row, its tags, links or history changed since it was read; nothing was written",
+            path=label,
+        )
     update_row(conn, row, held_values(row, list(now["row"])), label)
     if rows.has_table(conn, TAGS):
         conn.execute(f'DELETE FROM "{TAGS}" WHERE memory_id = ?', (row,))
@@ -183,21 +230,33 @@ def is_held(current: dict[str, Any] | None, row: int) -> bool:
     return current is not None and current.get("content") == placeholder(row)
 
 
-def put_back(conn: sqlite3.Connection, row: int, original: dict[str, Any], history: dict[str, Any], label: str) -> int | None:
+def put_back(
+    conn: sqlite3.Connection,
+    row: int,
+    original: dict[str, Any],
+    history: dict[str, Any],
+    label: str,
+) -> int | None:
     """Inside the write transaction: every column of the row as vaulted, its tags as vaulted, any
     vaulted relationship or history row that is missing again, then one history row for the restore."""
     now = snapshot(conn, row)
     if now is None:
-        raise Conflict(f"{label}: the memory is gone (deleted since the quarantine); nothing was written, it stays in the vault", path=label)
+        raise Conflict(
+            f"{label}: the memory is gone (deleted since the quarantine); nothing was written, it stays in the vault",
+            path=label,
+        )
     if not is_held(now["row"], row):
         raise Conflict(
-            f"{label}: the row no longer holds the quarantine's placeholder (it was rewritten since); nothing was written, it stays in the vault", path=label
+            f"{label}: the row no longer holds the quarantine's placeholder (it was rewritten since); nothing was written, it stays in the vault",
+            path=label,
         )
     values = {c: v for c, v in original["row"].items() if c != "id"}
     present = set(now["row"])
     missing = [c for c in values if c not in present]
     if missing:
-        raise ChangeError(f"{label}: the table no longer has column(s) {', '.join(missing)}; nothing was written, it stays in the vault")
+        raise ChangeError(
+            f"{label}: the table no longer has column(s) {', '.join(missing)}; nothing was written, it stays in the vault"
+        )
     update_row(conn, row, values, label)
     if rows.has_table(conn, TAGS):
         conn.execute(f'DELETE FROM "{TAGS}" WHERE memory_id = ?', (row,))

@@ -26,7 +26,16 @@ from app.core.reading.base import (
     memory_id,
     sha256_text,
 )
-from app.core.reading.sqlite_ro import DbReadError, ReadOnlyDb, is_sqlite, json_value, read_db, read_db_or_raise, source_file, texts_by_row
+from app.core.reading.sqlite_ro import (
+    DbReadError,
+    ReadOnlyDb,
+    is_sqlite,
+    json_value,
+    read_db,
+    read_db_or_raise,
+    source_file,
+    texts_by_row,
+)
 from app.core.systems.memory_mcp import NAME, hot_cache
 from app.core.systems.memory_mcp.holding import placeholder
 
@@ -47,7 +56,9 @@ class _Row:
     words: int
     chars: int
     sha256: str
-    held: bool = False  # the row holds the workbench quarantine's placeholder, its text in the vault
+    held: bool = (
+        False  # the row holds the workbench quarantine's placeholder, its text in the vault
+    )
 
 
 @dataclass
@@ -107,7 +118,9 @@ def _read_snapshot(db: ReadOnlyDb) -> _Snapshot:
         fields = {k: json_value(v) for k, v in row.items() if k != "content"}
         ident = _as_int(row.get("id"))
         held = ident is not None and text == placeholder(ident)
-        snap.rows.append(_Row(fields, _name(text), count_words(text), len(text), sha256_text(text), held))
+        snap.rows.append(
+            _Row(fields, _name(text), count_words(text), len(text), sha256_text(text), held)
+        )
     if db.has_column("memory_tags", "tag"):
         for row in db.select("memory_tags", ["memory_id", "tag"], order_by="memory_id, tag"):
             key = _as_int(row["memory_id"])
@@ -163,7 +176,10 @@ class MemoryMcpAdapter(DatabaseAdapter):
         path = path / DB_NAME if path.is_dir() else path
         config = hot_cache.settings_from()
         ignored: list[Problem] = []  # read() reports an unreadable database
-        inputs = read_db(path, lambda db: hot_cache.read_inputs(db, config), ignored, name=path.name) or {}
+        inputs = (
+            read_db(path, lambda db: hot_cache.read_inputs(db, config), ignored, name=path.name)
+            or {}
+        )
         # The hook keeps the hash of what it printed per session in `injected/` beside the database.
         inputs["hook_marker"] = (path.parent / "injected").is_dir()
         return {
@@ -184,11 +200,23 @@ class MemoryMcpAdapter(DatabaseAdapter):
             if snap is None:
                 return ParsedFile(rel=rel, problems=problems)
             if snap.missing_table:
-                problems.append(Problem(path=display_name(rel), message=f"no `{TABLE}` table with a `content` column", kept="nothing read"))
+                problems.append(
+                    Problem(
+                        path=display_name(rel),
+                        message=f"no `{TABLE}` table with a `content` column",
+                        kept="nothing read",
+                    )
+                )
                 return ParsedFile(rel=rel, problems=problems)
             memories = _build(ctx, rel, snap, problems)
         except Exception as exc:  # noqa: BLE001 - read() never raises; one bad store never stops the rest
-            problems.append(Problem(path=display_name(rel), message=f"unexpected error: {type(exc).__name__}: {exc}", kept="database skipped"))
+            problems.append(
+                Problem(
+                    path=display_name(rel),
+                    message=f"unexpected error: {type(exc).__name__}: {exc}",
+                    kept="database skipped",
+                )
+            )
             return ParsedFile(rel=rel, problems=problems)
         return ParsedFile(rel=rel, memories=memories, problems=problems)
 
@@ -198,7 +226,10 @@ class MemoryMcpAdapter(DatabaseAdapter):
         path = source_file(root, memory)
         found = read_db_or_raise(
             path,
-            lambda db: [r["content"] for r in db.select(TABLE, ["content"], where="id = ?", params=(memory.source.row,))],
+            lambda db: [
+                r["content"]
+                for r in db.select(TABLE, ["content"], where="id = ?", params=(memory.source.row,))
+            ],
             name=path.name,
         )
         if not found:
@@ -212,7 +243,11 @@ class MemoryMcpAdapter(DatabaseAdapter):
 
 
 def _contents(path: Path, rows: list[Any]) -> dict[Any, Any]:
-    return read_db_or_raise(path, lambda db: {r["id"]: r["content"] for r in db.select_ids(TABLE, "id", rows, ["content"])}, name=path.name)
+    return read_db_or_raise(
+        path,
+        lambda db: {r["id"]: r["content"] for r in db.select_ids(TABLE, "id", rows, ["content"])},
+        name=path.name,
+    )
 
 
 def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]) -> list[Memory]:
@@ -222,31 +257,57 @@ def _build(ctx: ParseContext, rel: str, snap: _Snapshot, problems: list[Problem]
         ident = _as_int(row.fields.get("id"))
         if ident is None:
             problems.append(
-                Problem(path=display_name(rel), message=f"memories row with id {row.fields.get('id')!r}: not an integer id", kept="row skipped, rest read")
+                Problem(
+                    path=display_name(rel),
+                    message=f"memories row with id {row.fields.get('id')!r}: not an integer id",
+                    kept="row skipped, rest read",
+                )
             )
             continue
         try:
             memories.append(_memory(ctx, rel, ident, row, snap, ids, problems))
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            problems.append(Problem(path=display_name(rel), message=f"memories row {ident}: {exc}", kept="row skipped, rest read"))
+            problems.append(
+                Problem(
+                    path=display_name(rel),
+                    message=f"memories row {ident}: {exc}",
+                    kept="row skipped, rest read",
+                )
+            )
     return memories
 
 
-def _relations(ctx: ParseContext, ident: int, snap: _Snapshot, ids: set[int | None]) -> tuple[Relation, ...]:
+def _relations(
+    ctx: ParseContext, ident: int, snap: _Snapshot, ids: set[int | None]
+) -> tuple[Relation, ...]:
     out = []
     for target, kind in snap.links.get(ident, []):
         note = "" if target in ids else "target missing"
-        out.append(Relation(type=kind, target=memory_id(NAME, ctx.portfolio, f"mem/{target}"), note=note))
+        out.append(
+            Relation(type=kind, target=memory_id(NAME, ctx.portfolio, f"mem/{target}"), note=note)
+        )
     return tuple(out)
 
 
-def _memory(ctx: ParseContext, rel: str, ident: int, row: _Row, snap: _Snapshot, ids: set[int | None], problems: list[Problem]) -> Memory:
+def _memory(
+    ctx: ParseContext,
+    rel: str,
+    ident: int,
+    row: _Row,
+    snap: _Snapshot,
+    ids: set[int | None],
+    problems: list[Problem],
+) -> Memory:
     f = row.fields
     raw_score = f.get("trust_score")
     score = _as_float(raw_score)
     if raw_score is not None and score is None:
         problems.append(
-            Problem(path=display_name(rel), message=f"memories row {ident}: trust_score {raw_score!r} is not a number", kept="row read, trust left unclaimed")
+            Problem(
+                path=display_name(rel),
+                message=f"memories row {ident}: trust_score {raw_score!r} is not a number",
+                kept="row read, trust left unclaimed",
+            )
         )
     hot = bool(_as_int(f.get("is_hot")))
     if row.held:
@@ -258,7 +319,13 @@ def _memory(ctx: ParseContext, rel: str, ident: int, row: _Row, snap: _Snapshot,
         tier = Tier.QUARANTINE
     else:
         tier = Tier.COLD
-    trust = TrustLevel.QUARANTINED if row.held else trust_level(score) if score is not None else TrustLevel.UNTRUSTED
+    trust = (
+        TrustLevel.QUARANTINED
+        if row.held
+        else trust_level(score)
+        if score is not None
+        else TrustLevel.UNTRUSTED
+    )
     tags = tuple(dict.fromkeys(snap.tags.get(ident, [])))
     fields = dict(f)
     fields["trust_history"] = snap.history.get(ident, [])

@@ -3,7 +3,15 @@ last_accessed_at), since the formula is memory-mcp's own."""
 
 from __future__ import annotations
 
-from app.core.curate.salience import DEFAULT_IMPORTANCE, Part, SalienceInputs, Usage, as_count, as_number, parse_time
+from app.core.curate.salience import (
+    DEFAULT_IMPORTANCE,
+    Part,
+    SalienceInputs,
+    Usage,
+    as_count,
+    as_number,
+    parse_time,
+)
 from app.core.model import Memory
 
 # memory-mcp's column default for a trust nobody set.
@@ -16,9 +24,13 @@ def inputs(memory: Memory) -> SalienceInputs:
     importance = (
         Part(imp, "native", imp, "importance_score")
         if imp is not None
-        else Part(DEFAULT_IMPORTANCE, "derived", None, "no importance_score: memory-mcp's default 0.5")
+        else Part(
+            DEFAULT_IMPORTANCE, "derived", None, "no importance_score: memory-mcp's default 0.5"
+        )
     )
-    score = memory.trust_score if memory.trust_score is not None else as_number(f.get("trust_score"))
+    score = (
+        memory.trust_score if memory.trust_score is not None else as_number(f.get("trust_score"))
+    )
     trust = (
         Part(score, "native", score, "trust_score")
         if score is not None

@@ -46,7 +46,9 @@ def promotion(memory: Memory, ctx: SuggestionContext) -> Promotion | None:
     found = category(memory)
     if found in NEVER_PROMOTE or _helpfulness_blocked(memory) is not None:
         return None
-    return Promotion(action="put it in the hot cache (is_hot = 1, promotion_source 'manual')", category=found)
+    return Promotion(
+        action="put it in the hot cache (is_hot = 1, promotion_source 'manual')", category=found
+    )
 
 
 def _trust_note(memory: Memory | None) -> str:

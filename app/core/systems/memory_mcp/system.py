@@ -33,7 +33,9 @@ class MemoryMcpSystem(BaseSystem):
     )
 
     # -- planning: budgets, salience, suggestions --
-    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+    def budget_plans(
+        self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+    ) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
 
     def preview(

@@ -58,7 +58,9 @@ def prepare(t: Target) -> Prepared:
     reason, note = CONFIRMED, f"approved in memwb: {t.reason}" if t.reason else "approved in memwb"
     description = f"approve {t.label}: trust_score +{CONFIRMED_DELTA} ({CONFIRMED}, capped at 1.0) in {t.rel}, with a trust_history row"
     history = _history(t, reason, old, _score(t, after["trust_score"]), note)
-    return _change(t, path, description, expect=before, content=t.memory.sha256, values=after, history=history)
+    return _change(
+        t, path, description, expect=before, content=t.memory.sha256, values=after, history=history
+    )
 
 
 def _note(what: str, reason: str) -> str:
@@ -97,7 +99,9 @@ def _quarantine(t: Target, path: Path, old: float) -> Prepared:
             raise Conflict(f"{label}: the memory is gone; nothing was written", path=t.rel)
         content = snap["row"].get("content")
         if sha256_text(content if isinstance(content, str) else "") != t.memory.sha256:
-            raise Conflict(f"{label}: the content changed since it was read; nothing was written", path=t.rel)
+            raise Conflict(
+                f"{label}: the content changed since it was read; nothing was written", path=t.rel
+            )
         data = rows.encode(snap)
         manifest = vault_manifest(t, kind="row", offset=0, content=data)
         item = t.vault.put(manifest, data, name)
@@ -131,12 +135,29 @@ def _restore_held(t: Target, path: Path) -> Prepared:
         f"{t.memory.source}: every column back as the vault item {item.ref} holds it, its tags too",
         f"{HISTORY}: new row (reason {RESTORE_REASON!r}, old 0.0, new {new})",
     ]
-    effect = {"kind": "mcp-held", "database": t.rel, "table": TABLE, "row": row, "vault": item.ref, "trust_history": history}
-    description = f"restore {t.label}: put its row back in {t.rel} column for column from the workbench vault"
+    effect = {
+        "kind": "mcp-held",
+        "database": t.rel,
+        "table": TABLE,
+        "row": row,
+        "vault": item.ref,
+        "trust_history": history,
+    }
+    description = (
+        f"restore {t.label}: put its row back in {t.rel} column for column from the workbench vault"
+    )
 
     def apply() -> dict[str, Any]:
         return write_transaction(
-            t.roots, path, lambda conn: effect | {"trust_history": history | {"id": holding.put_back(conn, row, original, history, label)}}
+            t.roots,
+            path,
+            lambda conn: (
+                effect
+                | {
+                    "trust_history": history
+                    | {"id": holding.put_back(conn, row, original, history, label)}
+                }
+            ),
         )
 
     return Prepared(description, effect, changes, apply)
@@ -147,7 +168,10 @@ def _restore(t: Target, path: Path, row: dict[str, Any] | None) -> Prepared:
     if recorded.get("kind") == "mcp-held":
         return _restore_held(t, path)
     if row is None:
-        raise Conflict(f"{t.memory.source}: the memory is gone (deleted since the quarantine); nothing was written", path=t.rel)
+        raise Conflict(
+            f"{t.memory.source}: the memory is gone (deleted since the quarantine); nothing was written",
+            path=t.rel,
+        )
     now = {c: row[c] for c in COLUMNS}
     wrote, before = recorded["after"], recorded["before"]
     if not _same(now, wrote):
@@ -155,13 +179,22 @@ def _restore(t: Target, path: Path, row: dict[str, Any] | None) -> Prepared:
             f"{t.memory.source}: trust_score/is_hot/is_pinned are {now} now, not the {wrote} the quarantine wrote (memory-mcp changed the row since); nothing was written",
             path=t.rel,
         )
-    history = _history(t, RESTORE_REASON, _score(t, now["trust_score"]), _score(t, before["trust_score"]), t.reason)
+    history = _history(
+        t, RESTORE_REASON, _score(t, now["trust_score"]), _score(t, before["trust_score"]), t.reason
+    )
     description = f"restore {t.label}: trust_score, is_hot and is_pinned back to their values before the quarantine in {t.rel}, with a trust_history row"
     return _change(t, path, description, expect=now, content=None, values=before, history=history)
 
 
 def _change(
-    t: Target, path: Path, description: str, *, expect: dict[str, Any], content: str | None, values: dict[str, Any], history: dict[str, Any]
+    t: Target,
+    path: Path,
+    description: str,
+    *,
+    expect: dict[str, Any],
+    content: str | None,
+    values: dict[str, Any],
+    history: dict[str, Any],
 ) -> Prepared:
     effect: dict[str, Any] = {
         "kind": "trust-score",
@@ -173,35 +206,88 @@ def _change(
         "trust_history": history,
         "undo": "set trust_score, is_hot and is_pinned back to `before`",
     }
-    moved = ", ".join(f"{c} {expect[c]!r} -> {values[c]!r}" for c in COLUMNS if expect[c] != values[c])
+    moved = ", ".join(
+        f"{c} {expect[c]!r} -> {values[c]!r}" for c in COLUMNS if expect[c] != values[c]
+    )
     changes = [f"{t.memory.source}: {moved or 'values unchanged'}"]
-    changes.append(f"{HISTORY}: new row (reason {history['reason']!r}, old {history['old_trust']}, new {history['new_trust']}, delta {history['delta']})")
+    changes.append(
+        f"{HISTORY}: new row (reason {history['reason']!r}, old {history['old_trust']}, new {history['new_trust']}, delta {history['delta']})"
+    )
 
     def apply() -> dict[str, Any]:
-        return write_transaction(t.roots, path, lambda conn: effect | {"trust_history": history | {"id": _write(conn, t, expect, content, values, history)}})
+        return write_transaction(
+            t.roots,
+            path,
+            lambda conn: (
+                effect
+                | {
+                    "trust_history": history
+                    | {"id": _write(conn, t, expect, content, values, history)}
+                }
+            ),
+        )
 
     return Prepared(description, effect, changes, apply)
 
 
-def _write(conn: sqlite3.Connection, t: Target, expect: dict[str, Any], content: str | None, values: dict[str, Any], history: dict[str, Any]) -> int | None:
+def _write(
+    conn: sqlite3.Connection,
+    t: Target,
+    expect: dict[str, Any],
+    content: str | None,
+    values: dict[str, Any],
+    history: dict[str, Any],
+) -> int | None:
     """Inside the write transaction: the row must still be as read; then the UPDATE and the history row."""
-    found = conn.execute(f"SELECT content, {', '.join(COLUMNS)} FROM {TABLE} WHERE id = ?", (t.memory.source.row,)).fetchone()
+    found = conn.execute(
+        f"SELECT content, {', '.join(COLUMNS)} FROM {TABLE} WHERE id = ?", (t.memory.source.row,)
+    ).fetchone()
     if found is None:
         raise Conflict(f"{t.memory.source}: the memory is gone; nothing was written", path=t.rel)
     current_content, *current = found
-    if content is not None and sha256_text(current_content if isinstance(current_content, str) else "") != content:
-        raise Conflict(f"{t.memory.source}: the content changed since it was read; nothing was written", path=t.rel)
+    if (
+        content is not None
+        and sha256_text(current_content if isinstance(current_content, str) else "") != content
+    ):
+        raise Conflict(
+            f"{t.memory.source}: the content changed since it was read; nothing was written",
+            path=t.rel,
+        )
     if not _same(dict(zip(COLUMNS, current, strict=True)), expect):
-        raise Conflict(f"{t.memory.source}: trust_score/is_hot/is_pinned changed since they were read; nothing was written", path=t.rel)
+        raise Conflict(
+            f"{t.memory.source}: trust_score/is_hot/is_pinned changed since they were read; nothing was written",
+            path=t.rel,
+        )
     holding.check_own_schema(conn, t.rel)
     holding.expect_values(conn, int(t.memory.source.row or 0), {c: values[c] for c in COLUMNS})
-    conn.execute(f"UPDATE {TABLE} SET trust_score = ?, is_hot = ?, is_pinned = ? WHERE id = ?", (*(values[c] for c in COLUMNS), t.memory.source.row))
+    conn.execute(
+        f"UPDATE {TABLE} SET trust_score = ?, is_hot = ?, is_pinned = ? WHERE id = ?",
+        (*(values[c] for c in COLUMNS), t.memory.source.row),
+    )
     present = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({HISTORY})")}
-    wanted = [c for c in ("memory_id", "reason", "old_trust", "new_trust", "delta", "similarity", "note", "created_at") if c in present]
+    wanted = [
+        c
+        for c in (
+            "memory_id",
+            "reason",
+            "old_trust",
+            "new_trust",
+            "delta",
+            "similarity",
+            "note",
+            "created_at",
+        )
+        if c in present
+    ]
     if not {"memory_id", "reason", "old_trust", "new_trust", "delta"} <= set(wanted):
-        raise ChangeError(f"{t.rel}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be recorded there; nothing was written")
+        raise ChangeError(
+            f"{t.rel}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be recorded there; nothing was written"
+        )
     row = history | {"memory_id": t.memory.source.row}
-    cursor = conn.execute(f"INSERT INTO {HISTORY} ({', '.join(wanted)}) VALUES ({', '.join('?' for _ in wanted)})", tuple(row[c] for c in wanted))
+    cursor = conn.execute(
+        f"INSERT INTO {HISTORY} ({', '.join(wanted)}) VALUES ({', '.join('?' for _ in wanted)})",
+        tuple(row[c] for c in wanted),
+    )
     return cursor.lastrowid
 
 
@@ -213,7 +299,9 @@ def _history(t: Target, reason: str, old: float, new: float, note: str) -> dict[
         "delta": round(new - old, 10),
         "similarity": None,
         "note": note or None,
-        "created_at": t.now.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),  # CURRENT_TIMESTAMP's format
+        "created_at": t.now.astimezone(UTC).strftime(
+            "%Y-%m-%d %H:%M:%S"
+        ),  # CURRENT_TIMESTAMP's format
     }
 
 
@@ -224,7 +312,9 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def _score(t: Target, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ChangeError(f"{t.memory.source}: trust_score {value!r} is not a number; nothing was written")
+        raise ChangeError(
+            f"{t.memory.source}: trust_score {value!r} is not a number; nothing was written"
+        )
     return float(value)
 
 
@@ -239,8 +329,12 @@ def _row(t: Target, path: Path) -> dict[str, Any] | None:
     def select(db: Any) -> list[dict[str, Any]]:
         missing = [c for c in ("content", *COLUMNS) if not db.has_column(TABLE, c)]
         if missing:
-            raise ChangeError(f"{path.name}: `{TABLE}` has no {', '.join(missing)} column(s); nothing was written")
-        return list(db.select(TABLE, ["content", *COLUMNS], where="id = ?", params=(t.memory.source.row,)))
+            raise ChangeError(
+                f"{path.name}: `{TABLE}` has no {', '.join(missing)} column(s); nothing was written"
+            )
+        return list(
+            db.select(TABLE, ["content", *COLUMNS], where="id = ?", params=(t.memory.source.row,))
+        )
 
     try:
         rows = read_db_or_raise(path, select, name=path.name)

@@ -66,7 +66,9 @@ def _file_layout(
         for m in members:
             span = m.span
             start = len(data[: span.start].decode("utf-8", "replace")) if span else 0
-            end = start + (len(data[span.start : span.end].decode("utf-8", "replace")) if span else m.chars)
+            end = start + (
+                len(data[span.start : span.end].decode("utf-8", "replace")) if span else m.chars
+            )
             placed.append(_Placed(m, start, end))
         return len(data), len(data.decode("utf-8", "replace")), placed, True
     # Without the file: memory characters are known, the glue between them is counted in bytes
@@ -118,8 +120,14 @@ def openclaw_plans(
         demanded += chars
         injected_total += allowed
         if allowed < chars:
-            cap = "the 20,000-character file cap" if allowed == min(chars, OPENCLAW_FILE_CHARS) else "the 150,000-character total cap"
-            truncations.append(f"{name}: {chars:,} characters, {chars - allowed:,} cut silently at {cap}")
+            cap = (
+                "the 20,000-character file cap"
+                if allowed == min(chars, OPENCLAW_FILE_CHARS)
+                else "the 150,000-character total cap"
+            )
+            truncations.append(
+                f"{name}: {chars:,} characters, {chars - allowed:,} cut silently at {cap}"
+            )
         for p in placed:
             order += 1
             cost = p.end - p.start
@@ -127,7 +135,9 @@ def openclaw_plans(
             cut = cost - kept
             note = f"{name}, characters {p.start:,}-{p.end:,}"
             if cut:
-                note += f"; {cut:,} characters past character {allowed:,} of the file are cut silently"
+                note += (
+                    f"; {cut:,} characters past character {allowed:,} of the file are cut silently"
+                )
             items.append(
                 BudgetItem(
                     id=p.memory.id,
@@ -149,7 +159,9 @@ def openclaw_plans(
         *truncations,
     ]
     if not exact_all:
-        notes.append("Text between sections (headings, blank lines) is counted in bytes: the file was not re-read.")
+        notes.append(
+            "Text between sections (headings, blank lines) is counted in bytes: the file was not re-read."
+        )
     plans = [
         BudgetPlan(
             portfolio=portfolio.name,
@@ -175,9 +187,17 @@ def _memory_md_plan(portfolio: Portfolio, size: int, placed: list[_Placed]) -> B
         start, end = (span.start, span.end) if span else (0, 0)
         fits = end <= MEMORY_MD_BYTES
         note = f"bytes {start:,}-{end:,}" + ("" if fits else f"; past byte {MEMORY_MD_BYTES:,}")
-        items.append(BudgetItem(id=p.memory.id, cost=end - start, order=order, fits=fits, note=note))
-    verdict = "over the limit: split it into memory/domains/ files" if size > MEMORY_MD_BYTES else "within the limit"
-    notes = (f"MEMORY.md is {size:,} bytes against Memory Fortress's {MEMORY_MD_BYTES:,} (10 KB): {verdict}.",)
+        items.append(
+            BudgetItem(id=p.memory.id, cost=end - start, order=order, fits=fits, note=note)
+        )
+    verdict = (
+        "over the limit: split it into memory/domains/ files"
+        if size > MEMORY_MD_BYTES
+        else "within the limit"
+    )
+    notes = (
+        f"MEMORY.md is {size:,} bytes against Memory Fortress's {MEMORY_MD_BYTES:,} (10 KB): {verdict}.",
+    )
     return BudgetPlan(
         portfolio=portfolio.name,
         system=NAME,

@@ -45,7 +45,16 @@ from app.core.change.vaulting import restore_vault_part
 from app.core.model import Memory
 from app.core.parsing import safefs
 from app.core.reading.base import ParseContext
-from app.core.storage import ContainmentError, Roots, Saved, StorageError, atomic_write, check_name, insert_span, remove_file
+from app.core.storage import (
+    ContainmentError,
+    Roots,
+    Saved,
+    StorageError,
+    atomic_write,
+    check_name,
+    insert_span,
+    remove_file,
+)
 from app.core.storage.base import sha256_bytes
 from app.core.systems.openclaw import ratchet
 from app.core.systems.openclaw import trust as effects_openclaw
@@ -96,13 +105,17 @@ def _whole_file(job: Target) -> bool:
 def promote(job: Target) -> Prepared:
     kind = _kind(job)
     if kind is FileKind.MEMORY:
-        raise NothingToChange(f"{job.label} is already in MEMORY.md, which OpenClaw reads in every main session; nothing was changed")
+        raise NothingToChange(
+            f"{job.label} is already in MEMORY.md, which OpenClaw reads in every main session; nothing was changed"
+        )
     if kind in (FileKind.LOG, FileKind.ARCHIVE):
         raise Unsupported(f"promote {job.label}: it is {LOG_PROMOTE}; nothing was changed")
     if kind is not FileKind.DOMAIN:
         raise _unsupported(job, kind, "promote")
     if _whole_file(job):
-        raise Unsupported(f"promote {job.label}: {job.rel} has no `## ` sections, and only a section moves into MEMORY.md; nothing was changed")
+        raise Unsupported(
+            f"promote {job.label}: {job.rel} has no `## ` sections, and only a section moves into MEMORY.md; nothing was changed"
+        )
     notes = ["MEMORY.md is read in every main session"]
     return _move_section(job, MEMORY_MD, notes)
 
@@ -110,7 +123,9 @@ def promote(job: Target) -> Prepared:
 def demote(job: Target) -> Prepared:
     kind = _kind(job)
     if kind is FileKind.DOMAIN:
-        raise NothingToChange(f"{job.label} is already in {job.rel}, read only when the agent looks it up; nothing was changed")
+        raise NothingToChange(
+            f"{job.label} is already in {job.rel}, read only when the agent looks it up; nothing was changed"
+        )
     if kind is FileKind.ARCHIVE:
         raise NothingToChange(f"{job.label} is already archived in {job.rel}; nothing was changed")
     if kind is FileKind.LOG:
@@ -118,7 +133,9 @@ def demote(job: Target) -> Prepared:
     if kind is not FileKind.MEMORY:
         raise _unsupported(job, kind, "demote")
     if _whole_file(job):
-        raise Unsupported(f"demote {job.label}: MEMORY.md has no `## ` sections, and only a section moves into a domain file; nothing was changed")
+        raise Unsupported(
+            f"demote {job.label}: MEMORY.md has no `## ` sections, and only a section moves into a domain file; nothing was changed"
+        )
     domain, notes = _domain(job)
     notes.append(f"memory/domains/{domain}.md is read only when the agent looks something up")
     return _move_section(job, f"memory/domains/{domain}.md", notes)
@@ -132,13 +149,19 @@ def _domain(job: Target) -> tuple[str, list[str]]:
         domain = match[1]
         notes.append(f"domain {domain!r} from the section's `→ Details: {pointer}` pointer")
         if job.domain is not None and job.domain != domain:
-            notes.append(f"the domain given ({job.domain!r}) is not used: the section's own pointer decides")
+            notes.append(
+                f"the domain given ({job.domain!r}) is not used: the section's own pointer decides"
+            )
     elif job.domain is not None:
         domain = job.domain
-        notes.append(f"domain {domain!r} as given (the section has no `→ Details: memory/domains/<x>.md` pointer)")
+        notes.append(
+            f"domain {domain!r} as given (the section has no `→ Details: memory/domains/<x>.md` pointer)"
+        )
     else:
         domain = DEFAULT_DOMAIN
-        notes.append(f"domain {domain!r}, the default (no pointer in the section and no domain given)")
+        notes.append(
+            f"domain {domain!r}, the default (no pointer in the section and no domain given)"
+        )
     try:
         check_name(f"{domain}.md")
     except ContainmentError as exc:
@@ -156,7 +179,11 @@ def _newlines(block: bytes, newline: bytes) -> bytes:
 
 def _parse(job: Target, rel: str, data: bytes) -> list[Memory]:
     ctx = ParseContext(
-        system=job.memory.system, portfolio=job.memory.portfolio, root=str(job.root), today=job.now.date(), settings=dict(job.portfolio.settings)
+        system=job.memory.system,
+        portfolio=job.memory.portfolio,
+        root=str(job.root),
+        today=job.now.date(),
+        settings=dict(job.portfolio.settings),
     )
     return OpenClawAdapter.parse(ctx, rel, data).memories
 
@@ -199,7 +226,9 @@ def _move_section(job: Target, to: str, notes: list[str]) -> Prepared:
     source = base.data
     block = source[start:end]
     dest = job.file(to)
-    target = capture(job.roots, dest, to, f"{job.action} {job.label}") if os.path.lexists(dest) else None
+    target = (
+        capture(job.roots, dest, to, f"{job.action} {job.label}") if os.path.lexists(dest) else None
+    )
     for read, rel in ((base, job.rel), (target, to)):
         refuse_through_link(read, rel, job.root, f"{job.action} {job.label}")
     old = target.data if target is not None else b""
@@ -239,11 +268,16 @@ def _move_section(job: Target, to: str, notes: list[str]) -> Prepared:
     ]
     if piece != block + (b"" if block.endswith(b"\n") else newline):
         notes.append(f"its line endings were made those of {to}")
-    for rel, size_before, size_after in ((job.rel, len(source), len(new_source)), (to, len(old), len(new_target))):
+    for rel, size_before, size_after in (
+        (job.rel, len(source), len(new_source)),
+        (to, len(old), len(new_target)),
+    ):
         if rel == MEMORY_MD:
             over = " (over Memory Fortress's 10 KB limit)" if size_after > MEMORY_MD_BYTES else ""
             notes.append(f"MEMORY.md goes from {size_before:,} to {size_after:,} bytes{over}")
-    description = f"{job.action} {job.label}: move its `## ` section from {job.rel} to the end of {to}"
+    description = (
+        f"{job.action} {job.label}: move its `## ` section from {job.rel} to the end of {to}"
+    )
 
     def apply() -> dict[str, Any]:
         created = ensure_folders(job.roots, job.root, parts)
@@ -272,7 +306,9 @@ def _take_back(roots: Roots, path: Path, saved: Saved, old: bytes | None) -> Non
         else:
             atomic_write(roots, path, old, base=saved.base)
     except (StorageError, OSError) as exc:
-        raise StorageError(f"the first file written, {path}, could not be put back as it was ({exc})") from exc
+        raise StorageError(
+            f"the first file written, {path}, could not be put back as it was ({exc})"
+        ) from exc
 
 
 def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
@@ -289,12 +325,19 @@ def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     block, inserted = str(effect["block"]).encode("utf-8"), str(effect["inserted"]).encode("utf-8")
     offset, at = int(effect["offset"]), int(effect["to_offset"])
     source_back = insert_span(source.data, offset, block)
-    if sha256_bytes(source_back) != effect.get("from_sha256_before") or target.data[at : at + len(inserted)] != inserted:
-        raise ChangeError(f"{doing}: the recorded move does not give back the original bytes of {src}; nothing was written")
+    if (
+        sha256_bytes(source_back) != effect.get("from_sha256_before")
+        or target.data[at : at + len(inserted)] != inserted
+    ):
+        raise ChangeError(
+            f"{doing}: the recorded move does not give back the original bytes of {src}; nothing was written"
+        )
     created = bool(effect.get("to_created"))
     target_back = target.data[:at] + target.data[at + len(inserted) :]
     if not created and sha256_bytes(target_back) != effect.get("to_sha256_before"):
-        raise ChangeError(f"{doing}: the recorded move does not give back the original bytes of {dest}; nothing was written")
+        raise ChangeError(
+            f"{doing}: the recorded move does not give back the original bytes of {dest}; nothing was written"
+        )
     folders = list(effect.get("created_folders", []))
     out = {
         "kind": "section-move",
@@ -308,7 +351,11 @@ def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         "removed": created,
     }
     changes = [f"{src}: {len(block):,} bytes inserted back at byte {offset}"]
-    changes.append(f"{dest}: removed (the {rv.change.action} created it)" if created else f"{dest}: {len(inserted):,} bytes at byte {at} taken out")
+    changes.append(
+        f"{dest}: removed (the {rv.change.action} created it)"
+        if created
+        else f"{dest}: {len(inserted):,} bytes at byte {at} taken out"
+    )
     mode = int(effect.get("mode") or 0o644)
 
     def apply() -> dict[str, Any]:
@@ -338,15 +385,23 @@ def _archive(job: Target) -> Prepared:
     try:
         day = date.fromisoformat(stem)
     except ValueError:
-        raise Unsupported(f"demote {job.label}: {job.rel} is not named by a real date, so it has no archive month; nothing was changed") from None
+        raise Unsupported(
+            f"demote {job.label}: {job.rel} is not named by a real date, so it has no archive month; nothing was changed"
+        ) from None
     with translated(f"demote {job.label}"):
         base, fresh = read_fresh(job)
     to = f"memory/archive/{day:%Y-%m}/{stem}.md"
     age = (job.now.date() - day).days
-    notes = [f"Memory Fortress archives daily logs older than {ARCHIVE_AFTER_DAYS} days; this one is {age} day(s) old"]
+    notes = [
+        f"Memory Fortress archives daily logs older than {ARCHIVE_AFTER_DAYS} days; this one is {age} day(s) old"
+    ]
     if fresh.tier.value == "hot":
-        notes.append("it is today's or yesterday's log, which OpenClaw reads at session start; archived, it no longer is")
-    description = f"demote {job.label}: archive the daily log {job.rel} into memory/archive/{day:%Y-%m}/"
+        notes.append(
+            "it is today's or yesterday's log, which OpenClaw reads at session start; archived, it no longer is"
+        )
+    description = (
+        f"demote {job.label}: archive the daily log {job.rel} into memory/archive/{day:%Y-%m}/"
+    )
     moved = file_move(job, base, to, base.data, description, notes=notes)
     return ratchet.guard(moved, job.root, [job.rel, to], f"demote {job.label}")
 
@@ -360,8 +415,14 @@ def set_priority(job: Target, priority: int) -> Prepared:
         raise Unsupported(
             f"set-priority {job.label}: only a `## ` section of MEMORY.md or a domain file carries a `(Pn)` priority marker in its heading; nothing was changed"
         )
-    if isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= MAX_PRIORITY:
-        raise ChangeError(f"refused priority {priority!r}: Memory Fortress priorities run from 1 to {MAX_PRIORITY}; nothing was changed")
+    if (
+        isinstance(priority, bool)
+        or not isinstance(priority, int)
+        or not 1 <= priority <= MAX_PRIORITY
+    ):
+        raise ChangeError(
+            f"refused priority {priority!r}: Memory Fortress priorities run from 1 to {MAX_PRIORITY}; nothing was changed"
+        )
     with translated(f"set-priority {job.label}"):
         base, fresh = read_fresh(job)
     if fresh.span is None:
@@ -414,7 +475,9 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
     with translated(f"merge {job.label} into {kept.id}"):
         moved = effects_openclaw.prepare(job.as_action("quarantine"))
     what = moved.description.split(": ", 1)[-1]
-    return prepared(f"merge {job.label} into {kept.id}: {what}", moved.effect, moved.changes, moved.apply)
+    return prepared(
+        f"merge {job.label} into {kept.id}: {what}", moved.effect, moved.changes, moved.apply
+    )
 
 
 def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:

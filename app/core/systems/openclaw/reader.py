@@ -40,12 +40,18 @@ from app.core.reading.base import (
 )
 from app.core.systems.openclaw import NAME, config, provenance
 
-BOOTSTRAP_FILES = frozenset({"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"})
+BOOTSTRAP_FILES = frozenset(
+    {"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"}
+)
 _INJECTED = "AGENTS, SOUL, IDENTITY, USER, BOOTSTRAP and MEMORY.md"
 # Files older OpenClaw injected at bootstrap and 2026.9 no longer does.
 NOT_INJECTED = frozenset({"TOOLS.md", "HEARTBEAT.md"})
 NOT_INJECTED_WHY = f"OpenClaw 2026.9 no longer injects it at bootstrap (only {_INJECTED})"
-STATE_LINE_FILES: dict[str, str] = {"HOLD.md": "hold", "DECISIONS.md": "decisions", "CLOSED.md": "closed"}
+STATE_LINE_FILES: dict[str, str] = {
+    "HOLD.md": "hold",
+    "DECISIONS.md": "decisions",
+    "CLOSED.md": "closed",
+}
 STATE_WHOLE_FILES: dict[str, str] = {"ACTIVE.md": "active", "ORIENT.md": "orient"}
 # The kind of a state line's memory, per file: one item is a hold, a decision or a closed topic.
 STATE_LINE_KINDS: dict[str, str] = {"hold": "hold", "decisions": "decision", "closed": "closed"}
@@ -88,7 +94,9 @@ _PRIORITY_MARK = re.compile(r"\(P\d{1,2}\)")
 _DETAILS = re.compile(r"(?:→|->)\s*Details\s*:\s*(\S+)")
 # `[YYYY-MM-DD HH:MM | session] text — reason`; CLOSED has no time. Read leniently: either form in
 # any state file, `T` or space before the time.
-_STATE_LINE = re.compile(r"^\[\s*(\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?)\s*\|([^\]]*)\](.*)$")
+_STATE_LINE = re.compile(
+    r"^\[\s*(\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?)\s*\|([^\]]*)\](.*)$"
+)
 _EM_DASH = " — "
 _LEARNING_HEAD = re.compile(r"^\[([^\]]*)\]\s*(.*)$")
 
@@ -180,7 +188,12 @@ def split_lines(text: str) -> list[Line]:
             if fence is None and (marks[0] == "~" or "`" not in rest):
                 fence = (marks[0], len(marks))
                 in_code = True
-            elif fence is not None and marks[0] == fence[0] and len(marks) >= fence[1] and not rest.strip():
+            elif (
+                fence is not None
+                and marks[0] == fence[0]
+                and len(marks) >= fence[1]
+                and not rest.strip()
+            ):
                 fence = None
         lines.append(Line(number, pos, end, body, in_code))
         pos = end
@@ -239,7 +252,10 @@ def note_sections(text: str) -> list[tuple[str, int, int]]:
         stop = text.find("\n", start)
         line = text[start : len(text) if stop < 0 else stop]
         heads.append((_heading_value(line[3:-1] if line.endswith("\r") else line[3:]), start))
-    return [(heading, start, heads[k + 1][1] if k + 1 < len(heads) else len(text)) for k, (heading, start) in enumerate(heads)]
+    return [
+        (heading, start, heads[k + 1][1] if k + 1 < len(heads) else len(text))
+        for k, (heading, start) in enumerate(heads)
+    ]
 
 
 @dataclass
@@ -306,7 +322,9 @@ def conventions(title: str, body: str = "") -> Conventions:
         out.fields["priority"] = out.priority
     if "<!--" in body:
         _annotations(out, body)
-    details = ("Details" in title and _DETAILS.search(title)) or ("Details" in body and _DETAILS.search(body))
+    details = ("Details" in title and _DETAILS.search(title)) or (
+        "Details" in body and _DETAILS.search(body)
+    )
     if details:
         out.fields["details"] = details[1]
     # The `(P7)` marker is data, not name: a re-prioritised item keeps its name and its locator.
@@ -425,7 +443,9 @@ def _parse_notes(b: _Builder, kind: FileKind, kept: _Kept | None = None) -> None
     domain = "memory" if kind is FileKind.MEMORY else stem
     sections = note_sections(b.text)
     if not sections:
-        b.add(0, len(b.text), name=stem, locator=f"file/{stem}", tier=tier, domain=domain, kind="note")
+        b.add(
+            0, len(b.text), name=stem, locator=f"file/{stem}", tier=tier, domain=domain, kind="note"
+        )
         return
     for heading, start, end in sections:
         old = kept.take(b.text[start:end]) if kept is not None else None
@@ -484,12 +504,19 @@ def note_at(ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory 
         return None
     text = decoded.text
     end = start + len(piece)
-    if text[start:end] != piece or not piece or (start and text[start - 1] != "\n") or (end < len(text) and text[end - 1] != "\n"):
+    if (
+        text[start:end] != piece
+        or not piece
+        or (start and text[start - 1] != "\n")
+        or (end < len(text) and text[end - 1] != "\n")
+    ):
         return None
     if _fenced(text, start):
         return None
     stop = text.find("\n", end)
-    lines = split_lines(text[start : len(text) if stop < 0 else stop + 1])  # the section and the line after it
+    lines = split_lines(
+        text[start : len(text) if stop < 0 else stop + 1]
+    )  # the section and the line after it
     heads = [ln.start for ln in lines if heading_text(ln) is not None]
     if heads != ([0] if end == len(text) else [0, len(piece)]):
         return None
@@ -497,7 +524,14 @@ def note_at(ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory 
     assert heading is not None
     b = _Builder(ctx, rel, text, LineIndex(text, byte_base=decoded.bom_len))
     memory_file = kind is FileKind.MEMORY
-    _add_note(b, heading, start, end, Tier.HOT if memory_file else Tier.COLD, "memory" if memory_file else _stem(rel))
+    _add_note(
+        b,
+        heading,
+        start,
+        end,
+        Tier.HOT if memory_file else Tier.COLD,
+        "memory" if memory_file else _stem(rel),
+    )
     return b.memories[0]
 
 
@@ -524,7 +558,17 @@ def _parse_log(b: _Builder, kind: FileKind) -> None:
     tier = Tier.ARCHIVE if kind is FileKind.ARCHIVE else Tier.COLD
     if kind is FileKind.LOG and _SLUGGED_STEM.fullmatch(stem):
         fields["slug"] = stem[11:]
-    b.add(0, len(b.text), name=stem, locator=f"log/{stem}", tier=tier, domain="daily", kind="log", fields=fields, created=day)
+    b.add(
+        0,
+        len(b.text),
+        name=stem,
+        locator=f"log/{stem}",
+        tier=tier,
+        domain="daily",
+        kind="log",
+        fields=fields,
+        created=day,
+    )
 
 
 def _parse_whole(b: _Builder, kind: FileKind) -> None:
@@ -572,8 +616,16 @@ def _parse_state_lines(b: _Builder, lines: list[Line]) -> None:
             fields[who] = match[2].strip()
             rest = match[3].strip()
         else:
-            grammar = "[YYYY-MM-DD | decider] topic — decision" if which == "closed" else "[YYYY-MM-DD HH:MM | session] text — reason"
-            b.problem(line.number, f"state line does not follow `{grammar}`", "read as an item named by its text")
+            grammar = (
+                "[YYYY-MM-DD | decider] topic — decision"
+                if which == "closed"
+                else "[YYYY-MM-DD HH:MM | session] text — reason"
+            )
+            b.problem(
+                line.number,
+                f"state line does not follow `{grammar}`",
+                "read as an item named by its text",
+            )
             rest = raw
         title, dash, reason = rest.partition(_EM_DASH)
         if dash:
@@ -644,7 +696,17 @@ def _parse_state_whole(b: _Builder, lines: list[Line]) -> None:
     which = STATE_WHOLE_FILES[PurePosixPath(b.rel).name]
     fields = _bold_fields(lines)
     updated = _timestamp(fields.get("Updated") or fields.get("Last updated"))
-    b.add(0, len(b.text), name=which.upper(), locator=f"state/{which}", tier=Tier.HOT, domain="state", kind=which, fields=fields, updated=updated)
+    b.add(
+        0,
+        len(b.text),
+        name=which.upper(),
+        locator=f"state/{which}",
+        tier=Tier.HOT,
+        domain="state",
+        kind=which,
+        fields=fields,
+        updated=updated,
+    )
 
 
 def _learning_fields(body: list[Line]) -> dict[str, Any]:
@@ -667,7 +729,11 @@ def _learning_fields(body: list[Line]) -> dict[str, Any]:
             pair = None if line.fenced else bullet_key(line.text)
             if pair:
                 key, value = pair
-                fields[key] = int(value) if key == "Recurrence-Count" and value.isdigit() and value.isascii() else value
+                fields[key] = (
+                    int(value)
+                    if key == "Recurrence-Count" and value.isdigit() and value.isascii()
+                    else value
+                )
         else:
             sections[current].append(line.text)
     for name, text in sections.items():
@@ -688,7 +754,11 @@ def _parse_learnings(b: _Builder, lines: list[Line]) -> None:
             if category:
                 fields["category"] = category
         else:
-            b.problem(section.line, f"learnings heading `## {section.heading}` has no `[ID]`", "read as an entry named by its heading")
+            b.problem(
+                section.line,
+                f"learnings heading `## {section.heading}` has no `[ID]`",
+                "read as an entry named by its heading",
+            )
             name = section.heading or "(untitled)"
             locator = f"learning/{slug(name)}"
         summary = str(fields.get("Summary", "")).strip().split("\n", 1)[0]
@@ -708,7 +778,15 @@ def _parse_learnings(b: _Builder, lines: list[Line]) -> None:
 
 def _parse_bootstrap(b: _Builder) -> None:
     stem = _stem(b.rel)
-    b.add(0, len(b.text), name=stem, locator=f"file/{stem}", tier=Tier.HOT, domain="bootstrap", kind="bootstrap")
+    b.add(
+        0,
+        len(b.text),
+        name=stem,
+        locator=f"file/{stem}",
+        tier=Tier.HOT,
+        domain="bootstrap",
+        kind="bootstrap",
+    )
 
 
 TRUST_SOURCE = (
@@ -764,7 +842,9 @@ class OpenClawAdapter(FileAdapter):
         return cls._parse(ctx, rel, data, None)
 
     @classmethod
-    def reparse(cls, ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile) -> ParsedFile | None:
+    def reparse(
+        cls, ctx: ParseContext, rel: str, data: bytes, previous: ParsedFile
+    ) -> ParsedFile | None:
         """MEMORY.md or a domain file parsed with its last parse's sections at hand (`_Kept`); None
         for any other file, or when the last parse reported a problem."""
         if classify(rel) not in (FileKind.MEMORY, FileKind.DOMAIN) or previous.problems:
@@ -776,12 +856,18 @@ class OpenClawAdapter(FileAdapter):
         out = ParsedFile(rel=rel)
         kind = classify(rel)
         if kind is None:
-            out.problems.append(Problem(path=rel, message="not an OpenClaw memory file", kept="file skipped"))
+            out.problems.append(
+                Problem(path=rel, message="not an OpenClaw memory file", kept="file skipped")
+            )
             return out
         try:
-            decoded = decode(data, nul_ok=True)  # OpenClaw reads files as UTF-8 strings: a NUL is just a character
+            decoded = decode(
+                data, nul_ok=True
+            )  # OpenClaw reads files as UTF-8 strings: a NUL is just a character
         except TextProblem as exc:
-            out.problems.append(Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped"))
+            out.problems.append(
+                Problem(path=rel, line=exc.line, message=exc.message, kept="file skipped")
+            )
             return out
         if (nul := nul_problem(rel, decoded, "OpenClaw")) is not None:
             out.problems.append(nul)
@@ -789,7 +875,13 @@ class OpenClawAdapter(FileAdapter):
         try:
             cls._dispatch(b, kind, kept)
         except Exception as exc:  # a parse never raises: the last line of defence for one bad file
-            out.problems.append(Problem(path=rel, message=f"unexpected error: {type(exc).__name__}: {exc}", kept="file skipped"))
+            out.problems.append(
+                Problem(
+                    path=rel,
+                    message=f"unexpected error: {type(exc).__name__}: {exc}",
+                    kept="file skipped",
+                )
+            )
             return out
         out.memories.extend(b.memories)
         out.problems.extend(b.problems)
@@ -899,10 +991,14 @@ class OpenClawAdapter(FileAdapter):
         return out
 
     @classmethod
-    def entry_texts_many(cls, root: Path, memories: Sequence[Memory]) -> list[list[tuple[str | None, str]] | Exception]:
+    def entry_texts_many(
+        cls, root: Path, memories: Sequence[Memory]
+    ) -> list[list[tuple[str | None, str]] | Exception]:
         """`entry_texts` of each memory (one entry: its text) from `texts`, each file read once."""
         return [
-            text if isinstance(text, Exception) else [(m.entries[0].id if len(m.entries) == 1 else None, text)]
+            text
+            if isinstance(text, Exception)
+            else [(m.entries[0].id if len(m.entries) == 1 else None, text)]
             for m, text in zip(memories, cls.texts(root, memories), strict=True)
         ]
 
@@ -959,11 +1055,15 @@ def _cut(memory: Memory, data: bytes) -> str:
     if span is None:
         raise TextProblem(f"{memory.id} has no span to read")
     if span.end > len(data):
-        raise TextProblem(f"{memory.source.path} changed since it was read (now {len(data)} bytes); re-scan it")
+        raise TextProblem(
+            f"{memory.source.path} changed since it was read (now {len(data)} bytes); re-scan it"
+        )
     try:
         return span.slice(data).decode("utf-8")
     except UnicodeDecodeError:
-        raise TextProblem(f"{memory.source.path} changed since it was read: the span no longer holds UTF-8 text; re-scan it") from None
+        raise TextProblem(
+            f"{memory.source.path} changed since it was read: the span no longer holds UTF-8 text; re-scan it"
+        ) from None
 
 
 def _classified(rel: str) -> bool:

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from app.core.systems.openclaw.provenance import NAMESPACE, OWNER_ID, STATE_DB, sha, workspace_key
 
-_ROWS = "SELECT entry_key, value_json FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ?"
+_ROWS = (
+    "SELECT entry_key, value_json FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ?"
+)
 _MOVE = "UPDATE plugin_state_entries SET entry_key = ?, value_json = ? WHERE plugin_id = ? AND namespace = ? AND entry_key = ?"
 
 

@@ -13,7 +13,18 @@ from typing import Any
 
 from ahocorasick import Automaton
 
-from app.core.curate.salience import DEFAULT_IMPORTANCE, UNCLAIMED_TRUST, KeptValues, Observed, Part, SalienceInputs, TextOf, Usage, logged, parse_time
+from app.core.curate.salience import (
+    DEFAULT_IMPORTANCE,
+    UNCLAIMED_TRUST,
+    KeptValues,
+    Observed,
+    Part,
+    SalienceInputs,
+    TextOf,
+    Usage,
+    logged,
+    parse_time,
+)
 from app.core.model import Memory
 from app.core.reading.base import sha256_text
 from app.core.systems.openclaw import NAME
@@ -23,7 +34,9 @@ FORTRESS_MAX_PRIORITY = 10
 MIN_HANDLE_CHARS = 4
 
 # `[FACT P7]`, `[DEC P9]` (the item prefix with its priority) and the adapter's `(P7)`.
-_FORTRESS_PRIORITY = re.compile(r"\[(?:DEC|PREF|FACT|POLICY|LESSON|ERR)\s+P(\d{1,2})\]|\(P(\d{1,2})\)")
+_FORTRESS_PRIORITY = re.compile(
+    r"\[(?:DEC|PREF|FACT|POLICY|LESSON|ERR)\s+P(\d{1,2})\]|\(P(\d{1,2})\)"
+)
 _TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
 _WORD = re.compile(r"\w+")
 # Memory Fortress's boot status line (`Boot: ACTIVE=... | HOLD=0 | DECISIONS=1`) is a count, not a
@@ -55,15 +68,25 @@ def inputs(memory: Memory, observed: Observed) -> SalienceInputs:
     if priority is None and (observed.facts is not None or text is not None):
         facts = observed.facts if observed.facts is not None else text_facts(text or "")
         written = facts.get("priority")
-        priority, where = (written if isinstance(written, int) else None), "the highest item priority in its text"
+        priority, where = (
+            (written if isinstance(written, int) else None),
+            "the highest item priority in its text",
+        )
     annotated = memory.fields.get("importance")
     if priority is not None and priority == annotated and "priority" not in memory.fields:
         said = f"OpenClaw importance annotation {priority}/10"
         importance = Part(min(1.0, priority / FORTRESS_MAX_PRIORITY), "native", priority, said)
     elif priority is not None:
-        importance = Part(min(1.0, priority / FORTRESS_MAX_PRIORITY), "native", priority, f"Fortress priority {priority}/10 ({where})")
+        importance = Part(
+            min(1.0, priority / FORTRESS_MAX_PRIORITY),
+            "native",
+            priority,
+            f"Fortress priority {priority}/10 ({where})",
+        )
     else:
-        importance = Part(DEFAULT_IMPORTANCE, "derived", None, "no Fortress priority: memory-mcp's default 0.5")
+        importance = Part(
+            DEFAULT_IMPORTANCE, "derived", None, "no Fortress priority: memory-mcp's default 0.5"
+        )
     trust = Part(UNCLAIMED_TRUST, "derived", None, "OpenClaw keeps no trust")
     origin = memory.fields.get("originClass")
     if memory.trust_claimed and origin:
@@ -101,7 +124,11 @@ def handles(memory: Memory) -> list[str]:
     name = memory.name.strip()
     if len(name) >= MIN_HANDLE_CHARS:
         out.append(name)
-    if memory.span is not None and memory.span.start == 0 and memory.kind in ("bootstrap", "active", "orient"):
+    if (
+        memory.span is not None
+        and memory.span.start == 0
+        and memory.kind in ("bootstrap", "active", "orient")
+    ):
         out.append(memory.source.path)
     for key in ("id", "Pattern-Key"):
         value = memory.fields.get(key)
@@ -111,7 +138,9 @@ def handles(memory: Memory) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def log_mentions(memories: Iterable[Memory], text_of: TextOf, kept: KeptValues | None = None) -> dict[str, list[date]]:
+def log_mentions(
+    memories: Iterable[Memory], text_of: TextOf, kept: KeptValues | None = None
+) -> dict[str, list[date]]:
     """Per OpenClaw memory, the dates of the daily logs (archived ones too) that mention it.
 
     A handle is looked up only in logs holding its first word, so the cost stays near the size of
@@ -130,7 +159,13 @@ def log_mentions(memories: Iterable[Memory], text_of: TextOf, kept: KeptValues |
                 words = _WORD.findall(handle.lower())
                 if words:
                     index[words[0]].append((handle.lower(), memory.id))
-        looked_for = hashlib.sha256(json.dumps(sorted(index.items())).encode("utf-8", "surrogatepass")).hexdigest() if kept is not None else ""
+        looked_for = (
+            hashlib.sha256(
+                json.dumps(sorted(index.items())).encode("utf-8", "surrogatepass")
+            ).hexdigest()
+            if kept is not None
+            else ""
+        )
         finder = _finder(index)
         for log in group:
             day = parse_time(log.fields.get("date")) if log.kind == "log" else None

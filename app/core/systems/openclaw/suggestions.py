@@ -11,7 +11,14 @@ from collections.abc import Sequence
 
 from app.core.budget.plans import BudgetPlan
 from app.core.curate.salience import parse_time
-from app.core.curate.suggestions import Promotion, Suggestion, SuggestionContext, as_int, quoted, short
+from app.core.curate.suggestions import (
+    Promotion,
+    Suggestion,
+    SuggestionContext,
+    as_int,
+    quoted,
+    short,
+)
 from app.core.model import Memory, Tier, TrustLevel
 from app.core.systems.openclaw import NAME
 from app.core.systems.openclaw.budget import MEMORY_MD, MEMORY_MD_BYTES, OPENCLAW_FILE_CHARS
@@ -44,7 +51,10 @@ def promotion(memory: Memory, ctx: SuggestionContext) -> Promotion | None:
     if memory.kind != "note" or memory.source.path == MEMORY_MD:
         return None
     over = any(p.scope == MEMORY_MD and p.used > MEMORY_MD_BYTES for p in ctx.plans)
-    return Promotion(action="move its summary into MEMORY.md", note="MEMORY.md is already over 10 KB: make room there first." if over else "")
+    return Promotion(
+        action="move its summary into MEMORY.md",
+        note="MEMORY.md is already over 10 KB: make room there first." if over else "",
+    )
 
 
 def kept_apart(a: Memory, b: Memory) -> bool:
@@ -61,7 +71,9 @@ def _closed_reversals(memories: Sequence[Memory], ctx: SuggestionContext) -> lis
     """A CLOSED.md line that names a DECISIONS.md line's timestamp settles (reverses) it."""
     out = []
     openclaw = list(memories)
-    decisions = [m for m in openclaw if m.kind == "decision" and isinstance(m.fields.get("date"), str)]
+    decisions = [
+        m for m in openclaw if m.kind == "decision" and isinstance(m.fields.get("date"), str)
+    ]
     for closed in (m for m in openclaw if m.kind == "closed"):
         text = f"{closed.name} {closed.fields.get('decision', '')}"
         for decision in decisions:
@@ -80,10 +92,16 @@ def _closed_reversals(memories: Sequence[Memory], ctx: SuggestionContext) -> lis
     return out
 
 
-def _stale_reason_log(memories: Sequence[Memory], ctx: SuggestionContext, memory: Memory, item: str) -> str:
+def _stale_reason_log(
+    memories: Sequence[Memory], ctx: SuggestionContext, memory: Memory, item: str
+) -> str:
     """The daily log that gives the reason: it says "stale" and names a distinctive token of the
     item (one with a digit or a dot, like `db.t3.medium`)."""
-    tokens = {t.lower() for t in _DISTINCT_TOKEN.findall(item) if len(t) >= 6 and any(c.isdigit() or c == "." for c in t)}
+    tokens = {
+        t.lower()
+        for t in _DISTINCT_TOKEN.findall(item)
+        if len(t) >= 6 and any(c.isdigit() or c == "." for c in t)
+    }
     if not tokens:
         return ""
     logs = sorted(
@@ -146,7 +164,9 @@ def _stale_markers(memories: Sequence[Memory], ctx: SuggestionContext) -> list[S
             if match:
                 item = match[1].strip()
                 where = f"line {first + offset}" if first else f"line {offset + 1} of the section"
-                found.append(f'{where}, "{short(item, 80)}"{_stale_reason_log(memories, ctx, memory, item)}')
+                found.append(
+                    f'{where}, "{short(item, 80)}"{_stale_reason_log(memories, ctx, memory, item)}'
+                )
         if not found:
             continue
         hot = " It is still loaded on every turn." if memory.tier == Tier.HOT else ""
@@ -273,7 +293,11 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
         if plan.used <= MEMORY_MD_BYTES:
             return []
         past = [ctx.by_id[item.id] for item in plan.past_cut]
-        tail = f"; sections past byte {MEMORY_MD_BYTES:,}: {', '.join(quoted(m) for m in past)}" if past else ""
+        tail = (
+            f"; sections past byte {MEMORY_MD_BYTES:,}: {', '.join(quoted(m) for m in past)}"
+            if past
+            else ""
+        )
         reason = (
             f"MEMORY.md is {plan.used:,} bytes, over Memory Fortress's {MEMORY_MD_BYTES:,}-byte (10 KB) limit: split it "
             f"into memory/domains/ files, keeping one-line summaries and `→ Details:` pointers in MEMORY.md{tail}."

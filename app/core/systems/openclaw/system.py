@@ -47,7 +47,9 @@ class OpenClawSystem(BaseSystem):
     )
 
     # -- planning: budgets, salience, suggestions --
-    def budget_plans(self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext) -> list[BudgetPlan]:
+    def budget_plans(
+        self, memories: Sequence[Memory], portfolio: Portfolio, context: BudgetContext
+    ) -> list[BudgetPlan]:
         return budget.plans(memories, portfolio, context)
 
     def preview(
@@ -68,7 +70,9 @@ class OpenClawSystem(BaseSystem):
     def salience_text(self, memory: Memory, text: str) -> dict[str, Any]:
         return salience.text_facts(text)
 
-    def mentions(self, memories: Sequence[Memory], text_of: TextOf, kept: KeptValues | None = None) -> dict[str, list[date]]:
+    def mentions(
+        self, memories: Sequence[Memory], text_of: TextOf, kept: KeptValues | None = None
+    ) -> dict[str, list[date]]:
         return salience.log_mentions(memories, text_of, kept)
 
     def mentions_depend_on(self, memory: Memory, content: str) -> Any:
