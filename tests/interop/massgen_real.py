@@ -45,12 +45,12 @@ def missing() -> None:
 
 def load() -> types.SimpleNamespace:
     """The real modules; skipped when massgen is not installed, unless it is required (.ci/run)."""
-    spec = (
-        importlib.util.find_spec("massgen")
-        if "massgen" not in sys.modules
-        else sys.modules["massgen"].__spec__
-    )
-    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    # A second call finds the bare package the first one made, which has a path and no spec.
+    if "massgen" in sys.modules:
+        locations = list(getattr(sys.modules["massgen"], "__path__", []))
+    else:
+        spec = importlib.util.find_spec("massgen")
+        locations = list(spec.submodule_search_locations or ()) if spec is not None else []
     if not locations:
         missing()
     root = Path(locations[0])
