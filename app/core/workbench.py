@@ -1268,9 +1268,8 @@ class Workbench:
         before = self._by_id
         # The id map is patched, not made again: the vault's memories and those the re-reads
         # took out leave it, what they put in joins it. Ids never repeat across portfolios.
-        by_id = (
-            before.copy()
-        )  # not `dict(before)`: after pops that inserts every entry again, 30-50 ms at 100k
+        # `copy`, not `dict(before)`: after pops, `dict` inserts every entry again.
+        by_id = before.copy()
         candidates = set(
             self._vaulted
         )  # the ids that may differ: those of what is re-read, and the vault's
