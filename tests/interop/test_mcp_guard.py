@@ -1,8 +1,8 @@
 """`memwb mcp` through the official MCP SDK's own client, over stdio, in one session: the tools are
-listed; every attack of the detector corpus is quarantined or blocked (a credential alone is
-redacted) and every benign note allowed; and nothing search, list_review, explain_memory or
-context_preview serve carries a withheld memory's text or an unmasked secret, on a copy of the
-sample with corpus attacks planted in it."""
+listed; every attack of the detector corpus (a live credential too) and every order to leak a
+credential is quarantined or blocked, and every benign note and placeholder allowed; and nothing
+search, list_review, explain_memory or context_preview serve carries a withheld memory's text or an
+unmasked secret, on a copy of the sample with corpus attacks planted in it."""
 
 from __future__ import annotations
 
@@ -19,9 +19,11 @@ from mcp.client.stdio import StdioServerParameters
 
 from app.core.guard import GuardDecision
 from app.core.locations import Locations
+from app.core.review.finding import Category
 from app.core.workbench import Workbench
 from tests.conftest import ROOT, SAMPLE
 from tests.core.detector_corpus import ATTACKS, BENIGN, SECRETS, Case
+from tests.core.test_guard_leaks import ALLOWED, LEAKS
 
 TOOLS = {"check_memory", "search", "list_review", "explain_memory", "context_preview"}
 WITHHELD = {GuardDecision.QUARANTINE.value, GuardDecision.BLOCK.value}
@@ -40,9 +42,7 @@ QUERIES = ["deploy", "instructions", "credentials", "admin", "curl", "token", "s
 
 
 def expected(case: Case) -> set[str]:
-    if not case.attack:
-        return {GuardDecision.ALLOW.value}
-    return {GuardDecision.REDACT.value} if case.cls == "secret" else WITHHELD
+    return WITHHELD if case.attack else {GuardDecision.ALLOW.value}
 
 
 def _plant(root: Path) -> None:
@@ -72,6 +72,9 @@ async def _session(portfolio: Path, state: Path) -> dict[str, Any]:
             result = await client.call_tool("check_memory", {"text": case.text})
             assert not result.is_error, (case.id, result.content)
             answers["check"][case.id] = result.structured_content
+        for text in LEAKS + ALLOWED:
+            result = await client.call_tool("check_memory", {"text": text})
+            answers["check"][text] = result.structured_content
         review = await client.call_tool("list_review", {})
         answers["review"] = review.structured_content
         answers["served"].append(review)
@@ -113,6 +116,19 @@ def test_every_corpus_case_gets_its_decision(session: dict[str, Any], case: Case
         assert case.cover not in served
 
 
+@pytest.mark.parametrize("text", LEAKS)
+def test_an_order_to_leak_a_credential_is_withheld(session: dict[str, Any], text: str) -> None:
+    answer = session["check"][text]
+    assert answer["decision"] in WITHHELD
+    assert "credential-leak" in [f["rule"] for f in answer["findings"]]
+    assert not [secret for secret in SECRETS if secret in json.dumps(answer)]
+
+
+@pytest.mark.parametrize("text", ALLOWED)
+def test_placeholders_and_advice_are_allowed(session: dict[str, Any], text: str) -> None:
+    assert session["check"][text]["decision"] == GuardDecision.ALLOW.value
+
+
 def _withheld_texts(portfolio: Path, state: Path, review: dict[str, Any]) -> tuple[set[str], ...]:
     """Read in this process: the spans of the withheld memories' findings (the attack text
     itself) and every secret value in the portfolio."""
@@ -133,7 +149,9 @@ def _withheld_texts(portfolio: Path, state: Path, review: dict[str, Any]) -> tup
                     span = text[finding.start : finding.end].strip()
                     if len(span) >= 8:
                         spans.add(span)
-                    if len(finding.excerpt) >= 8:
+                    # A secret's excerpt is its masked form, which any same-shaped secret shares:
+                    # the secret itself is what must not be served.
+                    if len(finding.excerpt) >= 8 and finding.category is not Category.SECRET:
                         spans.add(finding.excerpt)
         return spans, secrets
     finally:

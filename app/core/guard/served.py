@@ -15,11 +15,12 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from app.core.budget import BudgetItem, BudgetPlan
+from app.core.guard import leaks
 from app.core.guard.policy import WITHHELD, GuardDecision, GuardFinding, decide, served_findings
 from app.core.guard.policy import scan as check_scan
 from app.core.inert import inert, one_line
 from app.core.model import Memory, Portfolio, Tier, TrustLevel
-from app.core.review.finding import Finding
+from app.core.review.finding import Category, Finding
 from app.core.review.ledger import Decision
 from app.core.review.queue import ReviewItem
 from app.core.review.trust import EffectiveTrust
@@ -35,6 +36,7 @@ class Source(Protocol):
 
     def search(self, query: str, *, limit: int = 20) -> SearchResult: ...
     def memory(self, memory_id: str) -> Memory: ...
+    def entry_texts(self, memory: Memory) -> list[tuple[str | None, str]]: ...
     def trust(self, memory_id: str) -> EffectiveTrust: ...
     def findings(self, memory_id: str) -> list[Finding]: ...
     def masked(self, memory_id: str, text: str) -> str: ...
@@ -170,6 +172,7 @@ def memory_decision(memory: Memory, findings: Sequence[Finding], trust: Effectiv
 
 def _ref(source: Source, memory: Memory, findings: Sequence[Finding] | None = None) -> _Ref:
     found = list(source.findings(memory.id) if findings is None else findings)
+    found += _credential_findings(source, memory, found)
     trust = source.trust(memory.id)
     decision, withheld = memory_decision(memory, found, trust)
     name = None if withheld else one_line(source.masked(memory.id, memory.name), NAME_LIMIT)
@@ -184,6 +187,14 @@ def _ref(source: Source, memory: Memory, findings: Sequence[Finding] | None = No
         withheld=withheld,
     )
     return ref, found
+
+
+def _credential_findings(source: Source, memory: Memory, found: list[Finding]) -> list[Finding]:
+    """The guard's own credential findings (leaks.py), read from the memory's texts only when the
+    detector found a live credential in it."""
+    if not any(f.category is Category.SECRET and f.flagged for f in found):
+        return []
+    return leaks.per_entry(source.entry_texts(memory), found)
 
 
 def _findings(ref: MemoryRef, findings: Sequence[Finding]) -> list[GuardFinding]:
