@@ -120,3 +120,33 @@ def test_a_stored_credential_leak_is_withheld_everywhere(
         assert value not in served and "Bob when he asks" not in served
     finally:
         wb.close()
+
+
+def test_the_preview_serves_the_rendered_text_withheld_parts_marked(workbench: Workbench) -> None:
+    # What the agent sees, as the facade renders it: the same text, block for block, but for the
+    # memories the guard withholds, which are marked by id in their place.
+    facade = [p for p in workbench.preview() if p.system == "engram"]
+    view = workbench.context_preview("engram")
+    assert [(p.scope, len(p.blocks)) for p in view.previews] == [
+        (p.scope, len(p.blocks)) for p in facade
+    ]
+    poisoned = workbench.text(POISONED)
+    pairs = [
+        (mine, theirs)
+        for served, rendered in zip(view.previews, facade, strict=True)
+        for mine, theirs in zip(served.blocks, rendered.blocks, strict=True)
+    ]
+    assert [m for m, _ in pairs if m.withheld] and [m for m, _ in pairs if not m.withheld]
+    assert POISONED in [held for m, _ in pairs for held in m.withheld]
+    for mine, theirs in pairs:
+        if not mine.withheld:
+            assert mine.text == theirs.text
+            assert [p.text for p in mine.pieces] == [p.text for p in theirs.pieces]
+            continue
+        assert mine.text is not None
+        assert all(f"\u27e6withheld: {held}\u27e7" in mine.text for held in mine.withheld)
+        assert all(p.text for p in mine.pieces if p.memory_id not in mine.withheld)
+        held = [p for p in mine.pieces if p.memory_id in mine.withheld]
+        assert held and all(p.text is None and p.withheld for p in held)
+    served = view.model_dump_json()
+    assert "<|im_start|>" not in served and poisoned[:60] not in served
