@@ -1393,10 +1393,10 @@ class Workbench:
         return served.context_preview(self, portfolio)
 
     # -- what the agent will see (app/core/preview) --------------------------------------------
-    def preview(self, path: Path | str | None = None) -> list[Preview]:
+    def preview(self, path: Path | str | None = None, *, reveal: bool = False) -> list[Preview]:
         """The exact text each system injects at its agent's next start or turn, per plan, with
-        what its caps cut or drop marked in place, inert and with secrets masked; with `path`,
-        only the portfolios at or under it."""
+        what its caps cut or drop marked in place, inert and with secrets masked (unless `reveal`,
+        a person's explicit ask); with `path`, only the portfolios at or under it."""
         context = BudgetContext(
             now=self.clock.now(),
             text_of=self._read_ahead(),
@@ -1404,7 +1404,8 @@ class Workbench:
         )
         portfolios = preview_build.under(self.portfolios, path)
         plans = self.budgets()
-        return preview_build.build_previews(self.memories, portfolios, plans, context, self.secrets)
+        secrets = preview_build.no_secrets if reveal else self.secrets
+        return preview_build.build_previews(self.memories, portfolios, plans, context, secrets)
 
     # -- live: what other processes write (app.core.live) ---------------------------------------
 
