@@ -74,6 +74,7 @@ def test_a_credential_in_an_edit_is_refused_and_never_echoed() -> None:
     call = {"tool_name": "Edit", "tool_input": given}
     done = hook(call)
     assert done.returncode == 2 and json.loads(done.stdout)["decision"] == "quarantine"
+    assert "rotate it" in done.stderr
     assert not [s for s in SECRETS if s in done.stdout + done.stderr]
 
 
