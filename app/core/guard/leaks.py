@@ -39,8 +39,8 @@ _ACTED_ON = frozenset({Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL})
 
 _VERB = re.compile(
     r"\b(?:send|e-?mail|post|share|forward|upload|give|hand(?:\s+over)?|paste|publish|leak"
-    r"|tell|reveal|disclose|expose|print|echo|output|return|reply\s+with|include|attach|append"
-    r"|save|store|remember|memori[sz]e|write\s+down|keep|put|commit|push|sync)\b",
+    r"|tell|reveal|disclose|expose|print|echo|output|reply\s+with|include|attach|append"
+    r"|save|store|remember|memori[sz]e|write\s+down|commit|push)\b",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(
@@ -54,7 +54,7 @@ _SAFE_PLACE = re.compile(
     r"|bitwarden|kms|secret\s+store|sops)\b",
     re.IGNORECASE,
 )
-_STORING = ("save", "store", "keep", "put")
+_STORING = ("save", "store")
 _SENTENCE_END = re.compile(r"[.!?;](?=\s)|\n")
 _KEY_SEP = re.compile(r"[=:](?!//)")
 GENERATED_LENGTH = 20
