@@ -432,7 +432,9 @@ class BudgetScreen(WorkbenchScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Off the preview tab, v is the app's: the secrets of every other pane.
-        return self.preview_shown if action == "toggle_preview_secrets" else True
+        if action == "toggle_preview_secrets":
+            return self.preview_shown
+        return super().check_action(action, parameters)
 
     def action_toggle_preview_secrets(self) -> None:
         self.query_one(BudgetPreview).toggle_reveal()
