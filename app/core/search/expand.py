@@ -10,7 +10,8 @@ from app.core.search.lexicon import Lexicon, fuzzy_automaton
 from app.core.search.schema import term_of, words
 
 # Bounds on multi-term expansion: a short prefix can match thousands of terms, and every expanded
-# term is a posting list to merge (unbounded, `abcd*` reached 464 ms p95 at 10k memories in bench/search.py).
+# term is a posting list to merge (unbounded, prefix queries were the slowest kind in
+# bench/search.py).
 MAX_EXPANSIONS = 24
 MAX_PREFIX_SCAN = 4000  # candidate terms looked at per segment before choosing the most frequent
 MAX_FUZZY_EXPANSIONS = 16

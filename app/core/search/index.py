@@ -6,15 +6,15 @@
   so no memory text is read unless it changed.
 - The index is a disposable cache (docs/security.md section 4): any error opening or reading it
   (LockError, EmptyIndexError, IndexVersionError, EOFError, unpickling or struct errors, a truncated
-  segment, a garbage TOC) wipes and rebuilds it from the sources, and the report says why. Before Whoosh
-  unpickles a TOC, its segment list is loaded by a restricted unpickler that accepts only the few
-  classes a segment list holds, and the folder must be ours and private (0700).
+  segment, a garbage TOC) wipes and rebuilds it from the sources, and the report says why.
+  Before Whoosh unpickles a TOC, its segment list is loaded by a restricted unpickler that accepts
+  only the few classes a segment list holds, and the folder must be ours and private (0700).
 - One writer at a time: Whoosh's own lock file (flock). A second writer waits `lock_wait` seconds,
   then gets a report with `busy=True` instead of an exception.
 - Searches use ONE searcher, refreshed after our commits (and when another process has committed,
-  checked every REFRESH_CHECK_SECONDS). During a first build, commits come in growing batches, so searches
-  see what is indexed so far. Only the page asked for is scored (Whoosh's top-N collector with
-  block-max skipping); multi-term expansion is bounded (query.py).
+  checked every REFRESH_CHECK_SECONDS). During a first build, commits come in growing batches,
+  so searches see what is indexed so far. Only the page asked for is scored (Whoosh's top-N
+  collector with block-max skipping); multi-term expansion is bounded (expand.py).
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ class SearchIndex:
         known = self._known
         if known is not None and known.generation == generation:
             # Nothing was committed since our own last update checked the index: skip re-reading
-            # it and its manifest (100k entries) again.
+            # it and its manifest (an entry a memory) again.
             return self._open_index(), known, None
         manifest = self._manifest_file.load()
         if manifest is not None and manifest.schema != SCHEMA_VERSION:
@@ -426,7 +426,8 @@ class SearchIndex:
                     salience = float(salience_of(memory))
                 except Exception as error:  # a scoring bug must not stop indexing
                     problems.append(
-                        f"{mid}: salience unavailable ({type(error).__name__}: {error}); indexed as 0"
+                        f"{mid}: salience unavailable ({type(error).__name__}: {error});"
+                        " indexed as 0"
                     )
             seen = previous.get(mid)
             if seen is not None and seen[0] is memory and seen[1] == salience:
@@ -535,7 +536,10 @@ class SearchIndex:
 
     def _unavailable(self, query: str, started: float) -> SearchResult:
         if self._damaged is not None:
-            notice = f"the search index is unusable and will be rebuilt on the next update: {self._damaged}"
+            notice = (
+                "the search index is unusable and will be rebuilt on the next update: "
+                f"{self._damaged}"
+            )
         else:
             notice = "the search index is not built yet"
         return SearchResult(query=query, total=0, took_ms=_ms(started), notice=notice)

@@ -82,7 +82,8 @@ class Job:
                 memory, salience, digest_value = self.wanted[mid]
                 if isinstance(found, Exception):
                     self.problems.append(
-                        f"{mid}: text unavailable ({type(found).__name__}: {found}); indexed without it"
+                        f"{mid}: text unavailable ({type(found).__name__}: {found});"
+                        " indexed without it"
                     )
                     text = ""
                     digest_value = "retry:" + digest_value  # never equal: re-indexed next time

@@ -20,7 +20,6 @@ from array import array
 from collections.abc import Iterator
 from itertools import chain, repeat
 from operator import mul as _mul
-from operator import sub as _sub
 from pickle import dumps
 from types import MethodType
 from typing import Any
@@ -31,7 +30,8 @@ from whoosh.util.numeric import byte_to_length, length_to_byte
 
 
 class TermPool:
-    """The postings of one new segment, per field and term: docnums, weights and concatenated values.
+    """The postings of one new segment, per field and term: docnums, weights and concatenated
+    values.
 
     Stands in for Whoosh's PostingPool: `add()` serves Whoosh's own merge path (add_reader), which
     feeds postings in docnum order per term, as document adds do."""
@@ -134,7 +134,8 @@ def _entry_values(
 
 
 def _length_tables(writer: Any, pdr: Any) -> dict[str, list[int]]:
-    """Each scorable field's document lengths, as Whoosh's commit would see them (byte-quantized)."""
+    """Each scorable field's document lengths, as Whoosh's commit would see them
+    (byte-quantized)."""
     tables: dict[str, list[int]] = {}
     doccount = pdr.doc_count_all()
     for fieldname in writer.pool.fieldnames:
@@ -169,7 +170,7 @@ def write_postings(writer: Any, pdr: Any) -> None:
             continue
         table = pool.fields[fieldname]
         fieldwriter.start_field(fieldname, schema[fieldname])
-        _speed_up(fieldwriter._postwriter)
+        _pickle_blocks(fieldwriter._postwriter)
         lengths_of = lengths.get(fieldname)
         for tbytes in sorted(table):
             # free as we go: the pool is most of the memory
@@ -184,13 +185,9 @@ def write_postings(writer: Any, pdr: Any) -> None:
     pool.fields.clear()
 
 
-def _speed_up(postwriter: Any) -> None:
-    """Give a W3PostingsWriter block encoders that loop in C (Whoosh's run a Python generator per
-    posting to delta-encode ids and check weights: same results) and a block writer that pickles
-    with PICKLE_PROTOCOL."""
-    if not postwriter._byteids:
-        postwriter._mini_ids = MethodType(_mini_ids, postwriter)
-    postwriter._mini_weights = MethodType(_mini_weights, postwriter)
+def _pickle_blocks(postwriter: Any) -> None:
+    """Give a W3PostingsWriter a block writer that pickles with PICKLE_PROTOCOL (Whoosh's own
+    finish_postings calls it for the last block, hence a method of the writer)."""
     postwriter._write_block = MethodType(_write_block, postwriter)
 
 
@@ -229,24 +226,6 @@ def _write_block(postwriter: Any, last: bool = False) -> None:
     postfile.write(databytes)
     postwriter._blockcount += 1
     postwriter._new_block()
-
-
-def _mini_ids(postwriter: Any) -> tuple[int, ...]:
-    """tuple(delta_encode(ids)): each docnum minus the one before it (the first minus 0)."""
-    ids = postwriter._ids
-    return tuple(map(_sub, ids, chain((0,), ids)))
-
-
-def _mini_weights(postwriter: Any) -> float | tuple[float, ...] | None:
-    """None when every weight is 1.0, the weight when all are equal, else all of them (as Whoosh)."""
-    weights = postwriter._weights
-    count = len(weights)
-    if weights.count(1.0) == count:
-        return None
-    first = weights[0]
-    if weights.count(first) == count:
-        return float(first)
-    return tuple(weights)
 
 
 # Posting lists this short are kept inside their term's entry in the term index (Whoosh's reader

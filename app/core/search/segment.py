@@ -5,18 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from whoosh import fields
-from whoosh.analysis import IDTokenizer
 from whoosh.codec.whoosh3 import W3Codec
-from whoosh.formats import Existence
 from whoosh.index import TOC, FileIndex, clean_files
 from whoosh.writing import SegmentWriter
 
 from app.core.search.postings import TermPool, write_postings
 from app.core.search.schema import TextField
 
-# zlib level of posting blocks. On the bench corpus level 1 is 0.8% larger than Whoosh's default 3
-# and no slower (zlib's per-call setup dominates blocks this small); 0 made the index 44% larger.
+# zlib level of posting blocks: on the bench corpus level 1 is barely larger than Whoosh's default
+# and no slower (zlib's per-call setup dominates blocks this small); no compression made the index
+# much larger.
 COMPRESSION = 1
 
 
@@ -27,14 +25,12 @@ class FastSegmentWriter(SegmentWriter):
         kwargs.setdefault("codec", W3Codec(compression=COMPRESSION))
         super().__init__(ix, **kwargs)
         self.pool = TermPool()
-        self._plain_ids = _plain_id_fields(self.schema)
 
     def add_document(self, **fields: Any) -> None:
         """Whoosh's add_document without boosts, spelling or vectors (our schema has none), and
         with postings added only once the whole document analysed without error."""
         self._check_state()
         schema = self.schema
-        plain_ids = self._plain_ids
         docnum = self.docnum
         staged: list[tuple[str, list[tuple[bytes, int, float, bytes]]]] = []
         positional: list[tuple[str, dict[bytes, int | list[int]], dict[bytes, float]]] = []
@@ -48,11 +44,6 @@ class FastSegmentWriter(SegmentWriter):
             if isinstance(field, TextField):
                 poses, weights, length = field.analyze_lean(value)
                 positional.append((fieldname, poses, weights))
-            elif fieldname in plain_ids and type(value) is str:
-                # an ID field's one term, as field.index() makes it, without Whoosh's token chain
-                # (a Token object, a generator and a set for one value: a tenth of a build)
-                items = [(value.encode("utf-8"), 1, plain_ids[fieldname], b"")]
-                staged.append((fieldname, items))
             elif field.indexed:
                 items = list(field.index(value))
                 if field.scorable:
@@ -94,21 +85,6 @@ class FastSegmentWriter(SegmentWriter):
         segment = self._finalize_segment()
         self.is_closed = True
         return segment
-
-
-def _plain_id_fields(schema: Any) -> dict[str, float]:
-    """Field name -> boost of the fields indexed as one untouched term (Whoosh's ID with its
-    IDTokenizer and Existence format), whose postings the writer can make itself."""
-    plain: dict[str, float] = {}
-    for name, field in schema.items():
-        if (
-            type(field) is fields.ID
-            and type(field.analyzer) is IDTokenizer
-            and type(field.format) is Existence
-            and not field.scorable
-        ):
-            plain[name] = field.format.field_boost
-    return plain
 
 
 def commit_segments(ix: FileIndex, schema: Any, segments: list[Any], *, sweep: bool = True) -> int:

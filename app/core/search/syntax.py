@@ -56,7 +56,7 @@ def enum_values(field: str) -> tuple[str, ...] | None:
 KNOWN_FIELDS = tuple(sorted({*FILTER_FIELDS, *NUMERIC_FIELDS, *DATE_FIELDS}))
 
 
-# -- the tree ---------------------------------------------------------------------------------------
+# -- the tree --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class OrNode:
 Node = Word | PhraseNode | FieldNode | RangeNode | NotNode | AndNode | OrNode
 
 
-# -- the lexer --------------------------------------------------------------------------------------
+# -- the lexer -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -225,7 +225,7 @@ def _find_range_close(text: str, start: int) -> int:
     raise QuerySyntaxError(f"unclosed range: '{text[start]}' needs a closing ']' or '}}'", start)
 
 
-# -- the parser -------------------------------------------------------------------------------------
+# -- the parser ------------------------------------------------------------------------------------
 
 
 class _Parser:

@@ -25,8 +25,6 @@ from app.core.search.postings import (
     INLINE_LIMIT,
     PICKLE_PROTOCOL,
     TermPool,
-    _mini_ids,
-    _mini_weights,
 )
 from app.core.search.schema import build_schema
 from app.core.search.segment import COMPRESSION, FastSegmentWriter, commit_segments
@@ -42,8 +40,6 @@ __all__ = [
     "FastSegmentWriter",
     "ParallelBuild",
     "TermPool",
-    "_mini_ids",
-    "_mini_weights",
     "build_parallel",
     "commit_segments",
 ]
@@ -54,7 +50,7 @@ class BuildPlan:
     """How a parallel build cuts its segments. One worker's first segment is small (`first`
     documents), so something is searchable within seconds; then each worker builds segments of up to
     `largest` documents (a worker holds one segment's postings in memory, about 5 KB a memory), and
-    each is committed as soon as it is written. 100k memories on 2 workers: 3 segments."""
+    each is committed as soon as it is written."""
 
     first: int = 1000
     largest: int = 50000
