@@ -24,9 +24,9 @@ from pickle import dumps
 from types import MethodType
 from typing import Any
 
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, WHOOSH3_HEADER_MAGIC, _lenfield
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC
 from whoosh.system import pack_ushort
-from whoosh.util.numeric import byte_to_length, length_to_byte
+from whoosh.util.numeric import length_to_byte
 
 
 class TermPool:
@@ -134,29 +134,15 @@ def _entry_values(
 
 
 def _length_tables(writer: Any, pdr: Any) -> dict[str, list[int]]:
-    """Each scorable field's document lengths, as Whoosh's commit would see them
-    (byte-quantized)."""
-    tables: dict[str, list[int]] = {}
+    """Each scorable field's document lengths, as Whoosh's commit would see them (byte-quantized),
+    read once per flush rather than once per posting."""
     doccount = pdr.doc_count_all()
+    length = pdr.doc_field_length
+    tables: dict[str, list[int]] = {}
     for fieldname in writer.pool.fieldnames:
-        field = writer.schema[fieldname]
-        if not field.scorable:
-            continue
-        reader = pdr._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-        if reader is None:
-            tables[fieldname] = [0] * doccount
-            continue
-        try:
-            raw = reader._dbfile.get(reader._basepos, reader._count)
-        except AttributeError:
-            raw = bytes(reader[docnum] for docnum in range(doccount))
-        table = [_BYTE_TO_LENGTH[b] for b in raw]
-        table.extend([0] * (doccount - len(table)))
-        tables[fieldname] = table
+        if writer.schema[fieldname].scorable:
+            tables[fieldname] = [length(docnum, fieldname) or 0 for docnum in range(doccount)]
     return tables
-
-
-_BYTE_TO_LENGTH = [byte_to_length(b) for b in range(256)]
 
 
 def write_postings(writer: Any, pdr: Any) -> None:
