@@ -551,7 +551,7 @@ class SearchIndex:
         limit: int = 20,
         trust_overrides: Callable[[], TrustOverrides] | None = None,
     ) -> SearchResult:
-        """The best `limit` hits for `query` (see query.py for the language). Raises
+        """The best `limit` hits for `query` (see syntax.py for the language). Raises
         QuerySyntaxError with the position of the first mistake; an index that is not ready or
         damaged gives an empty result with a notice."""
         started = time.perf_counter()

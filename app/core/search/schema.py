@@ -251,7 +251,7 @@ FILTER_FIELDS: dict[str, str] = {
     "portfolio": "portfolio",
     "tier": "tier",
     # trust: is the effective trust, answered from the claim the index holds and what the
-    # workbench knows better (query.EFFECTIVE_TRUST); claimed: is the system's own claim.
+    # workbench knows better (syntax.EFFECTIVE_TRUST); claimed: is the system's own claim.
     "trust": "effective_trust",
     "claimed": "trust",
     "domain": "domain",
