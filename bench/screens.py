@@ -16,12 +16,13 @@ A key is sent the way the terminal driver sends one it has read, once the app ha
 QUIET seconds (workers done, nothing left to paint), and is answered by the first frame after it,
 composed and rendered to terminal output: what a person sees change. Its "shown" time is its last
 frame before the app is quiet again: what the key started (the detail pane's read, a plan's rows)
-is on screen. Pilot's own `press` and `pause` are not used for the timing: each waits in steps of
-20 ms until the process looks idle, which alone makes a key look 60 ms long. Cursor keys (j, k)
-and page keys are reported apart, each beside the same kind of key in a bare Textual app holding
-one focused table, measured in the same run; a page key repaints a whole table, in Textual's own
-rendering, which the bare app's figure shows. Beside them, the event loop thread's CPU time from
-a key to its first frame: the app's own work, without the machine's other load.
+is on screen. Pilot's own `press` and `pause` are not used for the timing: each waits in steps
+until the process looks idle, which alone makes a key look several times as long as it is.
+Cursor keys (j, k) and page keys are reported apart, each beside the same kind of key in a bare
+Textual app holding one focused table, measured in the same run; a page key repaints a whole
+table, in Textual's own rendering, which the bare app's figure shows. Beside them, the event loop
+thread's CPU time from a key to its first frame: the app's own work, without the machine's other
+load.
 
 Then writes, end to end as a person sees them: a promote of a DollhouseMCP memory in browse and
 its undo, each from the key to the first frame whose table shows the row changed (median and

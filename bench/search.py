@@ -18,9 +18,10 @@ word with one random edit, then ~). Each search returns 20 hits with highlights;
 rows ordered by bm25 rank with a snippet(). FTS5 has no fuzzy operator (shown as -).
 
 Build throughput: Whoosh's default writer (ix.writer(): limitmb=128, one process, one commit) is
-timed on the first --baseline-docs documents (a full 100k default build takes ~13 minutes), with our
-schema and with a naive one (separate stemmed TEXT fields, body stored); ours is timed building the
-whole corpus through SearchIndex.update (two worker processes, commits in growing batches).
+timed on the first --baseline-docs documents (a full default build of a large corpus would take
+most of the run), with our schema and with a naive one (separate stemmed TEXT fields, body
+stored); ours is timed building the whole corpus through SearchIndex.update (two worker
+processes, commits in growing batches).
 """
 
 from __future__ import annotations

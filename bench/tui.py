@@ -7,8 +7,8 @@
 - MemoryTable: a headless app with the virtual table over N synthetic rows; the time to show them,
   then the latency of `down` and `pagedown` (press plus the repaint that follows), p50 and p95.
 - Baseline: a plain DataTable with the same rows and fixed column widths in the same run, capped at
-  --baseline-rows (DataTable measures every row it is given, about 0.35 s per 10k rows here, so 100k
-  would take minutes to become usable); the ratios printed compare like with like per keypress.
+  --baseline-rows (DataTable measures every row it is given, so a large table would take minutes
+  to become usable); the ratios printed compare like with like per keypress.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ __all__ = [
 class BuildPlan:
     """How a parallel build cuts its segments. One worker's first segment is small (`first`
     documents), so something is searchable within seconds; then each worker builds segments of up to
-    `largest` documents (a worker holds one segment's postings in memory, about 5 KB a memory), and
+    `largest` documents (a worker holds one segment's postings in memory, hence the bound), and
     each is committed as soon as it is written."""
 
     first: int = 1000

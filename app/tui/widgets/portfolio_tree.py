@@ -67,9 +67,9 @@ def places(
     memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None
 ) -> Counter[Place]:
     """How many memories are in each place with each trust, in C (a tree node per memory was a
-    long pause on the event loop for a large portfolio). `trusts` is each memory's effective trust level
-    (the facade's), so the badges agree with the header and the table; a memory missing from it
-    counts with its system's claim."""
+    long pause on the event loop for a large portfolio). `trusts` is each memory's effective trust
+    level (the facade's), so the badges agree with the header and the table; a memory missing from
+    it counts with its system's claim."""
     levels = trusts or {}
     return Counter(place_of(m, levels.get(m.id, m.trust)) for m in memories)
 
