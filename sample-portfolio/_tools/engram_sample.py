@@ -169,8 +169,8 @@ def build_engram() -> None:
         "2026-11-05 13:03:44",
         s_dev,
         "my local DATABASE_URL is "
-        "postgres://kite:<private>kite-dev-Pa55</private>@localhost:5432/kite, why does make test "
-        "hang?",
+        "postgres://kite:<private>kite-dev-Pa55</private>@localhost:5432/kite, "
+        "why does make test hang?",
     )
     e.add(
         "2026-11-05 13:20:31",
@@ -268,8 +268,9 @@ def build_engram() -> None:
         s_console,
         "file_change",
         "Edited console/src/refunds/RefundDialog.tsx",
-        "Amounts are formatted with Intl.Number\u200bFormat(locale, { style: 'currency', currency "
-        "}) using the household's locale instead of the browser default.",
+        "Amounts are formatted with "
+        "Intl.Number\u200bFormat(locale, { style: 'currency', currency }) using the household's "
+        "locale instead of the browser default.",
         project="kite-console",
         tool_name="Edit",
     )

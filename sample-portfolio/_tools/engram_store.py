@@ -204,7 +204,8 @@ class Engram:
                 now,
             ),
         )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # set by every INSERT
+        return cur.lastrowid
 
     def _revise_topic(
         self,

@@ -220,9 +220,10 @@ MEMORIES: list[dict] = [
         last_access="2026-10-20 11:02:10",
     ),
     dict(
-        content="Release 2026.11.4 artifact checksums: kite-api_linux_arm64.tar.gz sha256 "
-        f"{CHECKSUM}. Verify before "
-        "promoting the image to production.",
+        content=(
+            f"Release 2026.11.4 artifact checksums: kite-api_linux_arm64.tar.gz sha256 {CHECKSUM}. "
+            "Verify before promoting the image to production."
+        ),
         memory_type="reference",
         category="reference",
         tags=["release", "checksums"],
