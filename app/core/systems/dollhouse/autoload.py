@@ -35,7 +35,10 @@ def auto_load_of(slots: Slots, meta: dict[str, Any], reader: DocumentReader) -> 
         shown = raw if isinstance(raw, str) else kind_of(slot.node)
         reader.problem(
             slot.line,
-            f"autoLoad `{shown}` is not a YAML boolean: DollhouseMCP does not auto-load this memory",
+            (
+                f"autoLoad `{shown}` is not a YAML boolean: "
+                "DollhouseMCP does not auto-load this memory"
+            ),
             "memory read as not auto-loaded",
         )
         return False
@@ -59,7 +62,10 @@ def priority_of(
             if isinstance(slot.node, ScalarNode) and not is_plain(slot.node)
             else ""
         )
-        message = f"priority `{shown}`{quoted} is not an integer from 1 to 99: DollhouseMCP's validator rejects it when autoLoad is true"
+        message = (
+            f"priority `{shown}`{quoted} is not an integer from 1 to 99: "
+            "DollhouseMCP's validator rejects it when autoLoad is true"
+        )
         reader.problem(slot.line, message, "memory read")
     return priority
 
@@ -79,8 +85,10 @@ def _read_enabled(reader: DocumentReader, slot: Slot, auto: dict[str, Any]) -> N
     if auto["enabled"] and yamlsafe.as_bool(node.value) is False:
         reader.problem(
             slot.line,
-            f"autoLoad.enabled `{node.value}` looks like false, but DollhouseMCP reads config.yml with the FAILSAFE schema: the value is the "
-            f"string {node.value!r}, which its `if (config.autoLoad.enabled)` treats as true, so it auto-loads anyway",
+            f"autoLoad.enabled `{node.value}` looks like false, but DollhouseMCP "
+            "reads config.yml with the FAILSAFE schema: the value is the "
+            f"string {node.value!r}, which its `if (config.autoLoad.enabled)` "
+            "treats as true, so it auto-loads anyway",
             "read as enabled, as the server reads it",
         )
 

@@ -115,7 +115,8 @@ class DocumentReader:
             # A pure-YAML file may open with a `---` document marker and no closing fence.
             whole = self._quiet_compose(self.text)
             if isinstance(whole, MappingNode):
-                # A v2 dump may open with a `---` document marker; flat keys mean a fence went missing.
+                # A v2 dump may open with a `---` document marker; flat keys mean a fence went
+                # missing.
                 keys = {k.value for k, _ in whole.value if isinstance(k, ScalarNode)}
                 if not keys & {"entries", "metadata"}:
                     self.problem(exc.line, exc.message, "read as a pure YAML (v2) document instead")
@@ -174,7 +175,10 @@ class DocumentReader:
         if may_alias and expanded_size(node, yamlsafe.MAX_NODES) > yamlsafe.MAX_NODES:
             self.problem(
                 line_offset + 1,
-                f"YAML has more than {yamlsafe.MAX_NODES:,} nodes once aliases are expanded (a YAML bomb?)",
+                (
+                    f"YAML has more than {yamlsafe.MAX_NODES:,} "
+                    "nodes once aliases are expanded (a YAML bomb?)"
+                ),
                 "file skipped",
             )
             return None
@@ -192,7 +196,8 @@ class DocumentReader:
         return line_offset + node.start_mark.line + 1
 
     def mapping(self, node: MappingNode, line_offset: int, dup_kept: Callable[[str], str]) -> Slots:
-        """Keys to every occurrence; a duplicate key (which js-yaml refuses) is reported, not fatal."""
+        """Keys to every occurrence; a duplicate key (which js-yaml refuses) is reported, not
+        fatal."""
         out: Slots = {}
         for key_node, value_node in node.value:
             line = self.line(key_node, line_offset)
@@ -211,7 +216,10 @@ class DocumentReader:
                 listed = ", ".join(str(n) for n in lines[:-1]) + f" and {lines[-1]}"
                 self.problem(
                     line,
-                    f"duplicate key `{name}` on lines {listed} (DollhouseMCP's YAML parser refuses the whole file)",
+                    (
+                        f"duplicate key `{name}` on lines {listed} "
+                        "(DollhouseMCP's YAML parser refuses the whole file)"
+                    ),
                     dup_kept(name),
                 )
             out.setdefault(name, []).append(Slot(line, value_node))
@@ -300,7 +308,10 @@ class DocumentReader:
             if span is None:
                 self.problem(
                     None,
-                    f"entry {number} is a YAML alias of an earlier node (`*name`), not an entry of its own",
+                    (
+                        f"entry {number} is a YAML alias of an earlier "
+                        "node (`*name`), not an entry of its own"
+                    ),
                     "entry skipped, rest of file read",
                 )
                 continue
@@ -342,7 +353,8 @@ class DocumentReader:
 
     def _dash_of(self, begin: int) -> int:
         """Offset of the `-` that introduces an item starting at `begin` (it may sit on an earlier
-        line: `-` alone, then the mapping). Falls back to the item itself when a comment intervenes."""
+        line: `-` alone, then the mapping). Falls back to the item itself when a comment
+        intervenes."""
         pos = begin - 1
         while pos >= 0 and self.text[pos] in " \t\r\n":
             pos -= 1
@@ -402,7 +414,10 @@ class DocumentReader:
                 shown = claim if isinstance(claim, str) else kind_of(slot.node)
                 self.problem(
                     slot.line,
-                    f"entry {number}: unknown trustLevel `{shown}` (expected one of {', '.join(_TRUST_BY_NAME)})",
+                    (
+                        f"entry {number}: unknown trustLevel `{shown}` "
+                        f"(expected one of {', '.join(_TRUST_BY_NAME)})"
+                    ),
                     "entry read as untrusted",
                 )
                 level = TrustLevel.UNTRUSTED

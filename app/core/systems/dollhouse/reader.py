@@ -1,8 +1,9 @@
-"""DollhouseMCP memories: one `.yaml` file per memory under `<portfolio>/memories/` (FORMAT.md beside this file).
+"""DollhouseMCP memories: one `.yaml` file per memory under `<portfolio>/memories/` (FORMAT.md
+beside this file).
 
 A file comes in one of two shapes, both `.yaml`: the server's own "v2" dump (pure YAML: `entries`,
-`metadata`, `extensions`, `stats`) or hand-written front matter followed by a Markdown body, which the
-server turns into one entry. Entries carry the trust claims; the workbench keeps every entry,
+`metadata`, `extensions`, `stats`) or hand-written front matter followed by a Markdown body, which
+the server turns into one entry. Entries carry the trust claims; the workbench keeps every entry,
 quarantined ones included, and remembers the exact byte span each came from.
 
 The YAML is composed once with libyaml (yamlsafe.compose) and then constructed piece by piece: each
@@ -50,8 +51,9 @@ from app.core.systems.dollhouse.document import Document, DocumentReader, read_d
 __all__ = ["DEFAULT_AUTOLOAD", "DollhouseAdapter", "read_document"]
 
 
-# `<name>.backup-2026-03-14T09-12-33-120Z.yaml`, optionally `-v2`: the server's own copies, pruned by
-# it. The ISO stamp is required, so a memory merely named `backup-strategy.yaml` is never skipped.
+# `<name>.backup-2026-03-14T09-12-33-120Z.yaml`, optionally `-v2`: the server's own copies, pruned
+# by it. The ISO stamp is required, so a memory merely named `backup-strategy.yaml` is never
+# skipped.
 _BACKUP_COPY = re.compile(
     r"\.backup-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d{1,9})?Z?(?:-v\d+)?\.yaml\Z"
 )
@@ -153,7 +155,8 @@ class DollhouseAdapter(FileAdapter):
         try:
             doc = reader.read()
             memory = cls._memory(ctx, rel, data, doc, reader) if doc is not None else None
-        except Exception as exc:  # noqa: BLE001 - parse() must never raise; report and skip the file
+        # parse() must never raise; report and skip the file
+        except Exception as exc:  # noqa: BLE001
             reader.problem(
                 None, f"unexpected error while reading: {type(exc).__name__}: {exc}", "file skipped"
             )

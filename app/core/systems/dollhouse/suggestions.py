@@ -37,7 +37,8 @@ def promotion(memory: Memory, ctx: SuggestionContext) -> Promotion | None:
 
 
 def retention_days(fields: Mapping[str, Any]) -> int | None:
-    """Days an entry is kept (`retentionDays`, else `retention_policy.default`); None = permanent."""
+    """Days an entry is kept (`retentionDays`, else `retention_policy.default`); None =
+    permanent."""
     value = fields.get("retentionDays")
     if value is None and isinstance(fields.get("retention_policy"), dict):
         value = fields["retention_policy"].get("default")
@@ -73,8 +74,10 @@ def _expiring(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Sugges
             else f"expire from {day(first)}, in {left:.1f} days"
         )
         reason = (
-            f"DollhouseMCP memory {quoted(memory)} keeps entries for retentionDays {days}: {len(soon)} of "
-            f"{len(memory.entries)} entries {when} (timestamp + {days} days): renew what still holds or let it go."
+            f"DollhouseMCP memory {quoted(memory)} keeps "
+            f"entries for retentionDays {days}: {len(soon)} of "
+            f"{len(memory.entries)} entries {when} (timestamp + "
+            f"{days} days): renew what still holds or let it go."
         )
         out.append(Suggestion(kind="stale", ids=(memory.id,), reason=reason))
     return out
@@ -88,9 +91,11 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
     memory = ctx.by_id.get(first.id)
     loaded = sum(item.cost for item in plan.fitting)
     reason = (
-        f"DollhouseMCP auto-load: {len(plan.items)} memories cost {plan.used:,} tokens ({plan.estimator}) against "
+        f"DollhouseMCP auto-load: {len(plan.items)} memories "
+        f"cost {plan.used:,} tokens ({plan.estimator}) against "
         f"maxTokenBudget {plan.limit:,}. The enforcing path stops at {quoted(memory, first.id)} "
-        f"({first.cost:,} tokens on top of {loaded:,}), so these {len(past)} would not load: turn their autoLoad off, "
+        f"({first.cost:,} tokens on top of {loaded:,}), so these "
+        f"{len(past)} would not load: turn their autoLoad off, "
         f"lower their priority, or raise the budget to {plan.used:,}."
     )
     return [Suggestion(kind="demote", ids=tuple(item.id for item in past), reason=reason)]

@@ -10,7 +10,8 @@ from typing import Any
 # CommonMark fences: 3+ backticks or tildes, indented at most 3 spaces; a backtick fence's info
 # string cannot hold a backtick.
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-# Any line that could open or close a fence, and any `## ` line (`^` follows `\n` only, as lines do).
+# Any line that could open or close a fence, and any `## ` line (`^` follows `\n` only, as lines
+# do).
 _ANY_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})", re.MULTILINE)
 _SECTION_HEAD = re.compile(r"^## ", re.MULTILINE)
 
@@ -100,7 +101,8 @@ def fence_before(text: str, end: int) -> bool:
 
 def note_sections(text: str) -> list[tuple[str, int, int]]:
     """(heading, start, end) of each `## ` section, as `split_sections` finds them. A text without
-    a fence line has no fenced heading, so its `## ` lines are found without splitting it in lines."""
+    a fence line has no fenced heading, so its `## ` lines are found without splitting it in
+    lines."""
     if fence_before(text, len(text)):
         return [(s.heading, s.start, s.end) for s in split_sections(text, split_lines(text))]
     heads = []

@@ -1,12 +1,14 @@
 """OpenClaw core memory with the Memory Fortress conventions (FORMAT.md beside this file).
 
 A portfolio is one workspace folder. The unit of memory depends on the file:
-- MEMORY.md and memory/domains/*.md: one memory per `## ` section (a file without one is one memory);
+- MEMORY.md and memory/domains/*.md: one memory per `## ` section (a file without one is one
+  memory);
 - memory/YYYY-MM-DD.md, memory/YYYY-MM-DD-<slug>.md and memory/archive/YYYY-MM/*.md: one memory per
   daily log;
 - DREAMS.md, memory/dreaming/<phase>/*.md and memory/imports/**.md (OpenClaw 2026.9): one memory
   each;
-- state/HOLD.md, DECISIONS.md, CLOSED.md: one memory per `[`-line; state/ACTIVE.md, ORIENT.md: one each;
+- state/HOLD.md, DECISIONS.md, CLOSED.md: one memory per `[`-line; state/ACTIVE.md, ORIENT.md: one
+  each;
 - memory/.learnings/*.md: one memory per `## [ID] category` entry;
 - the bootstrap files at the root (AGENTS.md, SOUL.md...): one memory each.
 Text between memories (a `# Title`, blank lines, prose in the state files) is glue: it belongs to no
@@ -101,7 +103,10 @@ class OpenClawAdapter(FileAdapter):
     capabilities: ClassVar[Capabilities] = Capabilities(
         trust_source=TRUST_SOURCE,
         quarantine="the section, line or file is cut into the workbench vault",
-        promote="move a section between MEMORY.md and memory/domains/<domain>.md; archive old daily logs",
+        promote=(
+            "move a section between MEMORY.md and "
+            "memory/domains/<domain>.md; archive old daily logs"
+        ),
         budget=BUDGET,
     )
     reads_in_batches: ClassVar[bool] = True  # a domain file holds hundreds of sections
@@ -188,7 +193,8 @@ class OpenClawAdapter(FileAdapter):
     def memory_at(cls, ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory | None:
         try:
             return note_at(ctx, rel, data, memory)
-        except Exception:  # noqa: BLE001 - never raises: parsing the whole file is always the way out
+        # never raises: parsing the whole file is always the way out
+        except Exception:  # noqa: BLE001
             return None
 
     @classmethod
@@ -337,5 +343,6 @@ def _cut(memory: Memory, data: bytes) -> str:
         return span.slice(data).decode("utf-8")
     except UnicodeDecodeError:
         raise TextProblem(
-            f"{memory.source.path} changed since it was read: the span no longer holds UTF-8 text; re-scan it"
+            f"{memory.source.path} changed since it was read: "
+            "the span no longer holds UTF-8 text; re-scan it"
         ) from None

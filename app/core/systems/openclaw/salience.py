@@ -111,7 +111,7 @@ def wants_text(memory: Memory) -> bool:
     return memory.priority is None and memory.kind == "note"
 
 
-# ---- which daily logs mention which memory --------------------------------------------------------
+# ---- which daily logs mention which memory -----------------------------------------------------
 
 
 def handles(memory: Memory) -> list[str]:
