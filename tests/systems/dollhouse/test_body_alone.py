@@ -15,10 +15,18 @@ from tests.systems.dollhouse.examples import CTX, FRONT_MATTER_EXAMPLE, only, pa
 BODY_CASES = {
     "body under front matter": FRONT_MATTER_EXAMPLE,
     "BOM and CRLF": "\ufeff" + FRONT_MATTER_EXAMPLE.replace("\n", "\r\n"),
-    "entries in the front matter beside a body": "---\nname: two\nentries:\n  - id: e1\n    content: first fact\n---\nthe body\n",
-    "one front-matter entry named body, blank body": "---\nname: lone\nentries:\n  - id: body\n    content: ''\n---\n\n",
-    "quarantined front-matter entry named body": "---\nname: q\nentries:\n  - id: body\n    trustLevel: quarantined\n    content: ''\n---\n",
-    "v2 document with an entry named body": "name: v2\nentries:\n  - id: body\n    content: a v2 entry\n",
+    "entries in the front matter beside a body": (
+        "---\nname: two\nentries:\n  - id: e1\n    content: first fact\n---\nthe body\n"
+    ),
+    "one front-matter entry named body, blank body": (
+        "---\nname: lone\nentries:\n  - id: body\n    content: ''\n---\n\n"
+    ),
+    "quarantined front-matter entry named body": (
+        "---\nname: q\nentries:\n  - id: body\n    trustLevel: quarantined\n    content: ''\n---\n"
+    ),
+    "v2 document with an entry named body": (
+        "name: v2\nentries:\n  - id: body\n    content: a v2 entry\n"
+    ),
     "blank body": "---\nname: empty\n---\n\n   \n",
 }
 

@@ -143,7 +143,8 @@ def test_entry_spans_are_line_aligned_and_tile_the_entries_section(tmp_path: Pat
 
     write(tmp_path / rel, THREE_ENTRIES)
     assert DollhouseAdapter.text(tmp_path, memory) == (
-        "first entry text\n\nsecond entry, dash alone on its line\n\n[quarantined entry: DollhouseMCP does not load it]\nthird entry quarantined"
+        "first entry text\n\nsecond entry, dash alone on its line\n\n[quarantined "
+        "entry: DollhouseMCP does not load it]\nthird entry quarantined"
     )
 
 
@@ -244,7 +245,10 @@ metadata:
         Problem(
             path="memories/2026-03-14/note.yaml",
             line=second,
-            message=f"duplicate key `trustLevel` on lines {first} and {second} (DollhouseMCP's YAML parser refuses the whole file)",
+            message=(
+                f"duplicate key `trustLevel` on lines {first} and {second} "
+                "(DollhouseMCP's YAML parser refuses the whole file)"
+            ),
             kept="entry kept with the most severe of its trust levels",
         )
     ]

@@ -73,8 +73,12 @@ CREATE TABLE user_prompts (
     project TEXT,
     created_at TEXT NOT NULL DEFAULT (datetime('now'))
 );
-CREATE VIRTUAL TABLE prompts_fts USING fts5(content, project, content='user_prompts', content_rowid='id');
-CREATE TABLE sync_chunks (chunk_id TEXT PRIMARY KEY, imported_at TEXT NOT NULL DEFAULT (datetime('now')));
+CREATE VIRTUAL TABLE prompts_fts USING fts5(
+    content, project, content='user_prompts', content_rowid='id'
+);
+CREATE TABLE sync_chunks (
+    chunk_id TEXT PRIMARY KEY, imported_at TEXT NOT NULL DEFAULT (datetime('now'))
+);
 """
 
 # The first release: no scope, topic_key, hash, counters, last_seen_at, updated_at or deleted_at.
@@ -156,7 +160,8 @@ def make_db(path: Path, schema: str = SCHEMA) -> sqlite3.Connection:
     conn = connect(path)
     conn.executescript(schema)
     conn.execute(
-        "INSERT INTO sessions (id, project, directory) VALUES ('manual-save-kite', 'kite', '/src/kite')"
+        "INSERT INTO sessions (id, project, directory) "
+        "VALUES ('manual-save-kite', 'kite', '/src/kite')"
     )
     conn.execute(
         "INSERT INTO sessions (id, project, directory) VALUES ('s-other', 'other', '/src/other')"
@@ -351,7 +356,10 @@ def test_memory_relations_table(tmp_path: Path) -> None:
         ("obs-bbb", "obs-zzz", "related", "pending"),
     ]
     conn.executemany(
-        "INSERT INTO memory_relations (source_id, target_id, relation, judgment_status) VALUES (?, ?, ?, ?)",
+        (
+            "INSERT INTO memory_relations (source_id, target_id, "
+            "relation, judgment_status) VALUES (?, ?, ?, ?)"
+        ),
         rows,
     )
     conn.close()
@@ -378,7 +386,10 @@ def test_older_schema_without_newer_columns(tmp_path: Path) -> None:
     db = tmp_path / "engram.db"
     conn = make_db(db, OLD_SCHEMA)
     conn.execute(
-        "INSERT INTO observations (session_id, type, title, content, project, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            "INSERT INTO observations (session_id, type, title, "
+            "content, project, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+        ),
         ("manual-save-kite", "learning", "Old note", "from the first release", "kite", ts(1)),
     )
     conn.close()
@@ -435,7 +446,8 @@ def test_read_beside_an_open_write_transaction(store: Path) -> None:
     writer = sqlite3.connect(store, isolation_level=None, timeout=0)
     writer.execute("BEGIN IMMEDIATE")
     writer.execute(
-        "INSERT INTO observations (session_id, type, title, content, project, created_at, updated_at) "
+        "INSERT INTO observations (session_id, type, "
+        "title, content, project, created_at, updated_at) "
         "VALUES ('manual-save-kite', 'bugfix', 'Uncommitted', 'not yet', 'kite', ?, ?)",
         (ts(58), ts(58)),
     )
@@ -482,7 +494,10 @@ def test_non_sqlite_file_is_a_problem(tmp_path: Path) -> None:
     assert parsed.problems == [
         Problem(
             path="engram.db",
-            message='not a SQLite database: the file does not start with the 16-byte "SQLite format 3\\0" header',
+            message=(
+                "not a SQLite database: the file does not start "
+                'with the 16-byte "SQLite format 3\\0" header'
+            ),
             kept="file skipped",
         )
     ]
@@ -520,7 +535,8 @@ def test_read_only_folder_falls_back_to_immutable(
     (problem,) = parsed.problems
     assert problem.path == "engram.db"
     assert problem.message.startswith(
-        "read-only open failed (attempt to write a readonly database) and the folder is not writable"
+        "read-only open failed (attempt to write a "
+        "readonly database) and the folder is not writable"
     )
     assert "immutable=1" in problem.message
     assert problem.kept == "read from the main database file"

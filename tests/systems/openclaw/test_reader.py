@@ -1,4 +1,5 @@
-"""OpenClaw / Memory Fortress reader (app/core/systems/openclaw/FORMAT.md): units of memory, tiers, locators, exact spans."""
+"""OpenClaw / Memory Fortress reader (app/core/systems/openclaw/FORMAT.md): units of memory, tiers,
+locators, exact spans."""
 
 from __future__ import annotations
 
@@ -50,7 +51,10 @@ not an item, just prose
 [broken line without a date
 """
 
-DECISIONS_MD = "[2026-03-14 10:05 | sess-42] Use PostgreSQL (P8) — team knows it\n[2026-03-14 11:00 | main] No em dash here\n"
+DECISIONS_MD = (
+    "[2026-03-14 10:05 | sess-42] Use PostgreSQL (P8) — team "
+    "knows it\n[2026-03-14 11:00 | main] No em dash here\n"
+)
 
 CLOSED_MD = "[2026-03-01 | user] auth — refresh-token rotation, settled\n"
 
@@ -133,7 +137,8 @@ def scan(root: Path, today: date = TODAY) -> tuple[list[ParsedFile], list[Memory
 
 
 def assert_spans_rebuild(data: bytes, memories: list[Memory]) -> None:
-    """A file's memories' spans do not overlap, and with the gaps between them give the file back."""
+    """A file's memories' spans do not overlap, and with the gaps between them give the file
+    back."""
     pos = 0
     rebuilt = b""
     for memory in sorted(memories, key=lambda m: m.span.start if m.span else -1):
@@ -248,9 +253,9 @@ def test_memory_md_sections(tmp_path: Path) -> None:
     assert all(m.trust is TrustLevel.UNTRUSTED and not m.trust_claimed for m in parsed.memories)
     assert all(m.created is None and m.updated is None for m in parsed.memories)
 
-    assert (
-        sliced(MEMORY_MD, projects)
-        == "## Projects\n→ Details: memory/domains/projects.md\n\n- **Project Alpha** — ESP32 firmware\n\n"
+    assert sliced(MEMORY_MD, projects) == (
+        "## Projects\n→ Details: memory/domains/projects.md\n\n- "
+        "**Project Alpha** — ESP32 firmware\n\n"
     )
     assert projects.fields == {"details": "memory/domains/projects.md"}
     assert projects.priority is None
@@ -610,7 +615,10 @@ def test_invalid_utf8_and_nul_are_problems_with_their_line(tmp_path: Path) -> No
         Problem(
             path="state/HOLD.md",
             line=2,
-            message="1 NUL character(s), the first at character 28: OpenClaw still reads the file, so it is listed and reviewed as text",
+            message=(
+                "1 NUL character(s), the first at character 28: OpenClaw "
+                "still reads the file, so it is listed and reviewed as text"
+            ),
             kept="read as text, NUL shown as \u2400",
         )
     ]
