@@ -39,6 +39,7 @@ from app.core.reading.base import (
     memory_id,
     sha256_text,
 )
+from app.core.systems.common import unexpected
 from app.core.systems.dollhouse import NAME, versions
 from app.core.systems.dollhouse.autoload import (
     DEFAULT_AUTOLOAD,
@@ -157,9 +158,7 @@ class DollhouseAdapter(FileAdapter):
             memory = cls._memory(ctx, rel, data, doc, reader) if doc is not None else None
         # parse() must never raise; report and skip the file
         except Exception as exc:  # noqa: BLE001
-            reader.problem(
-                None, f"unexpected error while reading: {type(exc).__name__}: {exc}", "file skipped"
-            )
+            reader.problems.append(unexpected(rel, exc, "file skipped"))
             memory = None
         return ParsedFile(rel=rel, memories=[memory] if memory else [], problems=reader.problems)
 
@@ -257,7 +256,7 @@ def _body_alone(memory: Memory, data: bytes) -> str | None:
     `body` the server makes of it), cut from `data` without composing the front matter's YAML,
     when it is still the content the memory was read with (its sha256); None otherwise, and the
     file is read whole. A pass over every memory (the index, the scan, the duplicates) reads each
-    file again, and composing the front matter was three quarters of that.
+    file again, and composing the front matter is most of the work of that.
 
     The same text as a whole read: such a file's entries are its front matter's (none here: one
     entry in all, and a non-blank body is always one) and then its stripped body, and the sha256

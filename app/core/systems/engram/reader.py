@@ -37,6 +37,7 @@ from app.core.reading.sqlite_ro import (
     source_file,
     texts_by_row,
 )
+from app.core.systems.common import unexpected
 from app.core.systems.engram import NAME
 from app.core.systems.engram.budget import ENGRAM_MAX_BYTES, MAX_BYTES_SETTING
 from app.core.systems.engram.journal import NEWEST_SCHEMA, describe_version, read_schema
@@ -161,13 +162,7 @@ class EngramAdapter(DatabaseAdapter):
             memories = _build(ctx, rel, snap, problems)
         # read() never raises; one bad store never stops the rest
         except Exception as exc:  # noqa: BLE001
-            problems.append(
-                Problem(
-                    path=display_name(rel),
-                    message=f"unexpected error: {type(exc).__name__}: {exc}",
-                    kept="database skipped",
-                )
-            )
+            problems.append(unexpected(display_name(rel), exc, "database skipped"))
             return ParsedFile(rel=rel, problems=problems)
         return ParsedFile(rel=rel, memories=memories, problems=problems)
 
@@ -213,8 +208,8 @@ class EngramAdapter(DatabaseAdapter):
 
     @classmethod
     def texts(cls, root: Path, memories: Sequence[Memory]) -> list[str | Exception]:
-        """`text` of many observations: one read of each database (a query per batch of rows), or
-        of each export."""
+        """`text` of many observations: one read of each database (a query per batch
+        of rows), or of each export."""
         return texts_by_row(root, memories, _contents, "the observation is no longer there")
 
 
@@ -268,8 +263,8 @@ def _export_version(path: Path) -> str:
 
 
 def _schema_problems(db: ReadOnlyDb, rel: str) -> list[Problem]:
-    """A schema newer than the ones the workbench knows is read; what it did not understand is
-    said."""
+    """A schema newer than the ones the workbench knows is read; what
+    it did not understand is said."""
     schema = read_schema(db)
     out = []
     if schema.user_version > NEWEST_SCHEMA:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
@@ -30,6 +29,7 @@ from app.core.reading.base import (
     memory_id,
     sha256_text,
 )
+from app.core.systems.common import iso_or_none, unexpected
 from app.core.systems.massgen import NAME, versions
 
 MEMORY_DIR = "memory"
@@ -104,17 +104,6 @@ def split_massgen(text: str) -> MassGenFile:
     return MassGenFile(meta, meta_lines, body, body_offset + lead, close_fence)
 
 
-def _iso_or_none(value: str | None) -> str | None:
-    """The string itself when it is an ISO timestamp Python reads; never a substitute like now()."""
-    if not value:
-        return None
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return value
-
-
 def _is_real_dir(path: Path) -> bool:
     # A symlinked folder is skipped by safefs.walk_files, so it must not make a portfolio either.
     try:
@@ -142,8 +131,8 @@ def _subdirs(path: Path) -> list[Path]:
 
 
 def archive_rel(rel: str) -> tuple[str, str, str] | None:
-    """(archive answer folder, tier folder, file name) when `rel` is an archived copy's place, else
-    None."""
+    """(archive answer folder, tier folder, file name) when `rel` is an
+    archived copy's place, else None."""
     parts = rel.split("/")
     if parts and parts[0] == MASSGEN_DIR:
         parts = parts[1:]
@@ -178,8 +167,8 @@ def _archive_path_prefix(rel_dir: str) -> bool:
 
 
 def has_archive(path: Path) -> bool:
-    """Whether `path` holds MassGen session archives of memory (as the folder MassGen ran in, or as
-    `.massgen`)."""
+    """Whether `path` holds MassGen session archives of memory (as the folder
+    MassGen ran in, or as `.massgen`)."""
     bases = [path / MASSGEN_DIR / SESSIONS_DIR]
     if path.name == MASSGEN_DIR:
         bases.append(path / SESSIONS_DIR)
@@ -193,8 +182,8 @@ def has_archive(path: Path) -> bool:
 
 
 def _split_rel(rel: str) -> tuple[str, str, str] | None:
-    """(workspace path or "", tier folder, file name) when `rel` is a memory file's place, else
-    None."""
+    """(workspace path or "", tier folder, file name) when `rel` is a
+    memory file's place, else None."""
     parts = rel.split("/")
     if len(parts) < 3 or len(parts) - 3 > MAX_WORKSPACE_DEPTH:
         return None
@@ -262,8 +251,8 @@ class MassGenAdapter(FileAdapter):
     def files_named(
         cls, root: Path, name: str, problems: list[Problem]
     ) -> Iterator[safefs.FileRef]:
-        """`files` whose file name is `name`: the others are passed over before they are looked
-        at."""
+        """`files` whose file name is `name`: the others are passed
+        over before they are looked at."""
 
         def named(rel: str) -> bool:
             return safefs.display_name(rel.rpartition("/")[2]) == name and _holds_memories(rel)
@@ -279,13 +268,7 @@ class MassGenAdapter(FileAdapter):
         try:
             cls._parse_into(ctx, rel, data, out)
         except Exception as exc:  # a parse never raises: the last line of defence for one bad file
-            out.problems.append(
-                Problem(
-                    path=rel,
-                    message=f"unexpected error: {type(exc).__name__}: {exc}",
-                    kept="file skipped",
-                )
-            )
+            out.problems.append(unexpected(rel, exc, "file skipped"))
         return out
 
     @classmethod
@@ -434,8 +417,8 @@ class MassGenAdapter(FileAdapter):
                 source=Source(path=rel),
                 span=Span(start=0, end=len(data)),
                 sha256=sha256_text(parsed.body),
-                created=_iso_or_none(created_raw),
-                updated=_iso_or_none(meta.get("updated")),
+                created=iso_or_none(created_raw),
+                updated=iso_or_none(meta.get("updated")),
                 fields=fields,
             )
         )
@@ -534,8 +517,8 @@ class MassGenAdapter(FileAdapter):
 
 
 def body_of(text: str) -> str:
-    """The text MassGen's loaders inject: the body when the file has front matter, else the raw
-    text."""
+    """The text MassGen's loaders inject: the body when the file has
+    front matter, else the raw text."""
     try:
         return split_massgen(text).body
     except MassGenFormatError:

@@ -38,6 +38,7 @@ from app.core.reading.sqlite_ro import (
     source_file,
     texts_by_row,
 )
+from app.core.systems.common import unexpected
 from app.core.systems.memory_mcp import NAME, hot_cache
 from app.core.systems.memory_mcp.holding import placeholder
 
@@ -222,13 +223,7 @@ class MemoryMcpAdapter(DatabaseAdapter):
             memories = _build(ctx, rel, snap, problems)
         # read() never raises; one bad store never stops the rest
         except Exception as exc:  # noqa: BLE001
-            problems.append(
-                Problem(
-                    path=display_name(rel),
-                    message=f"unexpected error: {type(exc).__name__}: {exc}",
-                    kept="database skipped",
-                )
-            )
+            problems.append(unexpected(display_name(rel), exc, "database skipped"))
             return ParsedFile(rel=rel, problems=problems)
         return ParsedFile(rel=rel, memories=memories, problems=problems)
 

@@ -7,7 +7,7 @@ none, so the spans and the gaps between them rebuild every file byte for byte.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -21,6 +21,7 @@ from app.core.reading.base import (
     sha256_text,
     slug,
 )
+from app.core.systems.common import iso_or_none
 from app.core.systems.openclaw import NAME
 from app.core.systems.openclaw.conventions import STALE, conventions
 from app.core.systems.openclaw.layout import (
@@ -55,17 +56,6 @@ COLD = Tier.COLD
 DREAMS, IMPORTS, IMPORT = "dreams", "imports", "import"
 
 
-def _timestamp(value: str | None) -> str | None:
-    """The string itself when Python reads it as an ISO date or time, else None (never a guess)."""
-    if not value:
-        return None
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return value
-
-
 class Builder:
     """Turns character ranges of one decoded file into Memories with byte spans."""
 
@@ -81,8 +71,8 @@ class Builder:
 
     def byte_of(self, offset: int) -> int:
         """LineIndex.byte_of, made linear over a file: spans are asked for in increasing order, so
-        only the text since the previous offset is encoded (re-encoding every prefix made a 2 MB
-        non-ASCII state file take minutes)."""
+        only the text since the previous offset is encoded (re-encoding every prefix made a large
+        non-ASCII state file quadratic to read)."""
         if self._ascii:
             return self.index.byte_of(offset)
         char, byte = self._cursor
@@ -364,14 +354,14 @@ def _parse_state_lines(b: Builder, lines: list[Line]) -> None:
             description=fields.get(what, ""),
             fields=fields,
             priority=conv.priority,
-            created=_timestamp(fields.get("date")),
+            created=iso_or_none(fields.get("date")),
         )
 
 
 def _parse_state_whole(b: Builder, lines: list[Line]) -> None:
     which = STATE_WHOLE_FILES[PurePosixPath(b.rel).name]
     fields = bold_fields(lines)
-    updated = _timestamp(fields.get("Updated") or fields.get("Last updated"))
+    updated = iso_or_none(fields.get("Updated") or fields.get("Last updated"))
     b.add(
         0,
         len(b.text),
@@ -448,7 +438,7 @@ def _parse_learnings(b: Builder, lines: list[Line]) -> None:
             kind="learning",
             description=summary,
             fields=fields,
-            created=_timestamp(fields.get("Logged")),
+            created=iso_or_none(fields.get("Logged")),
         )
 
 
@@ -466,8 +456,8 @@ def _parse_bootstrap(b: Builder) -> None:
 
 
 def parse_into(b: Builder, kind: FileKind, kept: Kept | None = None) -> None:
-    """Parse `b`'s file as a file of this kind; with `kept`, a notes file keeps its unchanged
-    sections' memories."""
+    """Parse `b`'s file as a file of this kind; with `kept`, a notes file keeps its
+    unchanged sections' memories."""
     if kind in (FileKind.LOG, FileKind.ARCHIVE):
         _parse_log(b, kind)
     elif kind in (FileKind.DREAMS, FileKind.DREAMING, FileKind.IMPORT):

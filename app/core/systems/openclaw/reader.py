@@ -31,6 +31,7 @@ from app.core.model import Memory, Problem, Tier
 from app.core.parsing import safefs
 from app.core.parsing.text import LineIndex, TextProblem, decode, nul_problem
 from app.core.reading.base import Capabilities, FileAdapter, ParseContext, ParsedFile
+from app.core.systems.common import unexpected
 from app.core.systems.openclaw import NAME, config, provenance
 from app.core.systems.openclaw.conventions import Conventions, _priority_in, conventions
 from app.core.systems.openclaw.layout import (
@@ -177,13 +178,7 @@ class OpenClawAdapter(FileAdapter):
         try:
             parse_into(b, kind, kept)
         except Exception as exc:  # a parse never raises: the last line of defence for one bad file
-            out.problems.append(
-                Problem(
-                    path=rel,
-                    message=f"unexpected error: {type(exc).__name__}: {exc}",
-                    kept="file skipped",
-                )
-            )
+            out.problems.append(unexpected(rel, exc, "file skipped"))
             return out
         out.memories.extend(b.memories)
         out.problems.extend(b.problems)

@@ -1,0 +1,26 @@
+"""Small helpers the systems' readers share, each written once here so every system
+reads and reports the same way."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from app.core.model import Problem
+
+
+def iso_or_none(value: str | None) -> str | None:
+    """The string itself when Python reads it as an ISO date or time, else None: never a guess and
+    never a substitute such as now()."""
+    if not value:
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return value
+
+
+def unexpected(path: str, exc: BaseException, kept: str) -> Problem:
+    """The problem a reader reports when reading one file or store raised where it should not: a
+    read never raises, so this is its last line of defence, and the error is named as it is."""
+    return Problem(path=path, message=f"unexpected error: {type(exc).__name__}: {exc}", kept=kept)
