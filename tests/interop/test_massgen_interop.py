@@ -91,8 +91,8 @@ class Run:
         )
 
     def read(self) -> dict[str, Any]:
-        """Everything MassGen's read paths return, and the memory section of the prompt they
-        build."""
+        """Everything MassGen's read paths return, and the memory
+        section of the prompt they build."""
         b = self.builder()
         short, long = b._get_all_memories()
         temp = b._load_temp_workspace_memories()
@@ -124,8 +124,8 @@ class Run:
         )
 
     def archive(self, agent: str) -> None:
-        """MassGen's own archive of one agent's workspace memory (as before it clears the
-        workspace)."""
+        """MassGen's own archive of one agent's workspace memory (as
+        before it clears the workspace)."""
         manager = self.mg.WorkspaceLifecycleManager(self.orchestrator())
         manager.archive_agent_memories(agent, self.root / AGENTS[agent])
         self.answers[agent] += 1

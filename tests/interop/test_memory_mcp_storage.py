@@ -67,8 +67,8 @@ def memory_id(row: int) -> str:
 
 @pytest.fixture
 def store(tmp_path: Path) -> tuple[Path, dict[str, int]]:
-    """A memory-mcp database made by memory-mcp itself: hot, pinned, cold rows, tags, links,
-    history."""
+    """A memory-mcp database made by memory-mcp itself: hot, pinned,
+    cold rows, tags, links, history."""
     db = tmp_path / "mcp" / "memory.db"
     s = open_storage(db)
     ids: dict[str, int] = {}

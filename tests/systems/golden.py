@@ -225,8 +225,8 @@ def run(
     locations: Locations,
     clock: FixedClock,
 ) -> None:
-    """Open the copy's `system_folder`, compare, apply the case's edit, compare, reverse,
-    compare."""
+    """Open the copy's `system_folder`, compare, apply the case's
+    edit, compare, reverse, compare."""
     if case.prepare is not None:
         case.prepare(sample)
     wb = open_copy(sample, system_folder, locations, clock)

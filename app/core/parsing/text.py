@@ -57,8 +57,8 @@ def decode(data: bytes, *, nul_ok: bool = False) -> DecodedText:
 
 
 def nul_problem(path: str, decoded: DecodedText, system: str) -> Problem | None:
-    """The problem that says a file with NUL characters is read anyway, because its system reads
-    it."""
+    """The problem that says a file with NUL characters is read anyway,
+    because its system reads it."""
     if not decoded.nuls:
         return None
     first = decoded.text.find("\x00")

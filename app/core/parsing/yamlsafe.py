@@ -36,8 +36,8 @@ _Loader: type = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
 def compose(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS) -> Node | None:
-    """Compose one YAML document into nodes with libyaml. `line_offset` is added to reported
-    lines."""
+    """Compose one YAML document into nodes with libyaml.
+    `line_offset` is added to reported lines."""
     if len(text) > max_chars:
         raise YamlProblem(
             f"YAML is {len(text):,} characters, over the {max_chars:,}-character limit",

@@ -523,8 +523,8 @@ def _describe(exc: sqlite3.Error) -> str:
 def read_db_or_raise(
     path: Path, reader: Callable[[ReadOnlyDb], T], *, name: str | None = None
 ) -> T:
-    """`read_db` for on-demand reads (a memory's text): the first problem is raised as
-    DbReadError."""
+    """`read_db` for on-demand reads (a memory's text): the first
+    problem is raised as DbReadError."""
     problems: list[Problem] = []
     result = read_db(path, reader, problems, name=name)
     if result is None:

@@ -266,8 +266,8 @@ class BaseSystem:
         return [memory.id, content, memory.name, memory.kind, where, memory.fields]
 
     def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]:
-        """The system's own rules over its memories (in load order); they may add to
-        `ctx.superseded`."""
+        """The system's own rules over its memories (in load order); they
+        may add to `ctx.superseded`."""
         return []
 
     def budget_suggestions(self, plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggestion]:
@@ -293,8 +293,8 @@ class BaseSystem:
         return False
 
     def kept_apart(self, a: Memory, b: Memory) -> bool:
-        """Two of its memories that say the same on purpose (a summary and its detail): never a
-        merge."""
+        """Two of its memories that say the same on purpose (a summary
+        and its detail): never a merge."""
         return False
 
     def follow_copy(self, staged: Path, final: Path) -> None:

@@ -114,8 +114,8 @@ def hard_delete(db: Path, ident: int) -> None:
 
 
 def soft_delete(db: Path, ident: int) -> None:
-    """DeleteObservation(id, hardDelete=false) of the February store: one UPDATE, nothing
-    journaled."""
+    """DeleteObservation(id, hardDelete=false) of the February store:
+    one UPDATE, nothing journaled."""
     conn = _connect(db)
     try:
         conn.execute(

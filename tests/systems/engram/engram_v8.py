@@ -252,8 +252,8 @@ def pin(db: Path, ident: int, on: bool = True) -> None:
 
 
 def delete_observation(db: Path, ident: int) -> None:
-    """DeleteObservation(id, hardDelete=false): the soft delete and its journal row, one
-    transaction."""
+    """DeleteObservation(id, hardDelete=false): the soft delete and its
+    journal row, one transaction."""
     conn = _connect(db)
     try:
         conn.execute("BEGIN")

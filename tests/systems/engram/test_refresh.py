@@ -215,8 +215,8 @@ def test_a_change_made_elsewhere_to_what_places_the_rows_is_read_whole(
 def test_the_next_start_reads_the_database_whole(
     store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A targeted refresh is exact as far as this process wrote: it is never kept as the cached
-    read."""
+    """A targeted refresh is exact as far as this process wrote: it is
+    never kept as the cached read."""
     wb = _open(store, isolated_locations, clock)
     wb.quarantine(KITE + "25", "test")
     reads: list[Path] = []

@@ -101,8 +101,8 @@ def chunk_markdown(content: str) -> list[Chunk]:
 
 
 class MemoryIndex:
-    """One agent's index database, outside the workspace (OpenClaw keeps it under
-    `~/.openclaw/memory/`)."""
+    """One agent's index database, outside the workspace (OpenClaw keeps it
+    under `~/.openclaw/memory/`)."""
 
     def __init__(self, db: Path, workspace: Path) -> None:
         self.workspace = workspace

@@ -1,5 +1,5 @@
-"""OpenClaw / Memory Fortress reader (app/core/systems/openclaw/FORMAT.md): units of memory, tiers,
-locators, exact spans."""
+"""OpenClaw / Memory Fortress reader (app/core/systems/openclaw/FORMAT.md): units of memory,
+tiers, locators, exact spans."""
 
 from __future__ import annotations
 
@@ -137,8 +137,8 @@ def scan(root: Path, today: date = TODAY) -> tuple[list[ParsedFile], list[Memory
 
 
 def assert_spans_rebuild(data: bytes, memories: list[Memory]) -> None:
-    """A file's memories' spans do not overlap, and with the gaps between them give the file
-    back."""
+    """A file's memories' spans do not overlap, and with the gaps
+    between them give the file back."""
     pos = 0
     rebuilt = b""
     for memory in sorted(memories, key=lambda m: m.span.start if m.span else -1):

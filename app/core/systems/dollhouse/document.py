@@ -196,8 +196,8 @@ class DocumentReader:
         return line_offset + node.start_mark.line + 1
 
     def mapping(self, node: MappingNode, line_offset: int, dup_kept: Callable[[str], str]) -> Slots:
-        """Keys to every occurrence; a duplicate key (which js-yaml refuses) is reported, not
-        fatal."""
+        """Keys to every occurrence; a duplicate key (which js-yaml
+        refuses) is reported, not fatal."""
         out: Slots = {}
         for key_node, value_node in node.value:
             line = self.line(key_node, line_offset)

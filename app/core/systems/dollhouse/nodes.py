@@ -15,8 +15,8 @@ _CONTAINER_TAGS = {MappingNode: CORE + "map", SequenceNode: CORE + "seq"}
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """One key of a YAML mapping: the 1-based line of its key and its (not yet constructed)
-    value."""
+    """One key of a YAML mapping: the 1-based line of its key and its
+    (not yet constructed) value."""
 
     line: int
     node: Node
@@ -34,8 +34,8 @@ def kind_of(node: Node) -> str:
 
 
 def is_plain(node: Node) -> bool:
-    """js-yaml types only plain scalars: a quoted `'true'` or `'10'` stays a string for the
-    server."""
+    """js-yaml types only plain scalars: a quoted `'true'` or `'10'`
+    stays a string for the server."""
     # libyaml's composer marks a plain scalar with style "", the pure-Python one with None.
     return isinstance(node, ScalarNode) and not node.style
 

@@ -37,8 +37,8 @@ def promotion(memory: Memory, ctx: SuggestionContext) -> Promotion | None:
 
 
 def retention_days(fields: Mapping[str, Any]) -> int | None:
-    """Days an entry is kept (`retentionDays`, else `retention_policy.default`); None =
-    permanent."""
+    """Days an entry is kept (`retentionDays`, else
+    `retention_policy.default`); None = permanent."""
     value = fields.get("retentionDays")
     if value is None and isinstance(fields.get("retention_policy"), dict):
         value = fields["retention_policy"].get("default")

@@ -127,8 +127,8 @@ def _plan(
 
 
 def _host_cut(start: int, line: int) -> int:
-    """Characters of a line starting at `start` of the hook's output that Claude Code does not
-    keep (its hook cap)."""
+    """Characters of a line starting at `start` of the hook's output that Claude Code
+    does not keep (its hook cap)."""
     limit = CLAUDE_CODE_HOOK_CHARS
     return 0 if start + line <= limit else min(line, start + line - limit)
 

@@ -88,8 +88,8 @@ PLACING = ("id", "project", "scope", "topic_key", "created_at", "updated_at", "p
 
 
 class Placed(Protocol):
-    """What decides an observation's tier and topic revisions: an `_Obs`, or a `Place` read
-    alone."""
+    """What decides an observation's tier and topic revisions: an
+    `_Obs`, or a `Place` read alone."""
 
     @property
     def id(self) -> int: ...
@@ -149,8 +149,8 @@ class Place:
 
 
 def is_pinned(value: Any) -> bool:
-    """Engram's `pinned BOOLEAN`: SQLite stores 1 (or a text a hand edit left); Go scans 1 as
-    true."""
+    """Engram's `pinned BOOLEAN`: SQLite stores 1 (or a text a hand
+    edit left); Go scans 1 as true."""
     return (
         value is not None
         and not isinstance(value, bytes)
@@ -288,8 +288,8 @@ def placing(
     snap: _Snapshot,
     problems: list[Problem],
 ) -> tuple[dict[int, str], set[int], dict[int, list[Relation]]]:
-    """What each memory takes from the others: (memory id by row, the hot rows, each row's
-    relations)."""
+    """What each memory takes from the others: (memory id by row, the hot
+    rows, each row's relations)."""
     mid = {o.id: memory_id(NAME, ctx.portfolio, f"obs/{o.id}") for o in observations}
     hot = _hot_ids(observations)
     relations = _topic_relations(observations, mid)

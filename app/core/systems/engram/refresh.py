@@ -102,8 +102,8 @@ _seen_lock = threading.Lock()
 def _vouched(
     seen: _Seen | None, ctx: ParseContext, previous: ParsedFile, got: _Targeted, written: set[int]
 ) -> bool:
-    """Whether `previous` is the last re-read's result and every row not written since reads as
-    then."""
+    """Whether `previous` is the last re-read's result and every row not
+    written since reads as then."""
     if (
         seen is None
         or seen.parsed() is not previous

@@ -22,8 +22,8 @@ def supersedes_reason(memory: Memory, relation: Relation, target: Memory | None)
 
 
 def _revisions(memories: Sequence[Memory]) -> list[Suggestion]:
-    """Each save of a topic_key overwrites the one before: copies of an earlier version are
-    stale."""
+    """Each save of a topic_key overwrites the one before: copies of
+    an earlier version are stale."""
     out = []
     for memory in memories:
         revisions = as_int(memory.fields.get("revision_count")) or 1

@@ -56,8 +56,8 @@ def salience(memory: Memory, now: datetime, max_access: int = HOT_CACHE_MAX) -> 
 
 
 def _keep_score(memory: Memory, now: datetime) -> float:
-    """memory-mcp's eviction score: access_count * 1.0 + 2^(-days/7) * 0.5 (the lowest goes
-    first)."""
+    """memory-mcp's eviction score: access_count * 1.0 + 2^(-days/7) *
+    0.5 (the lowest goes first)."""
     last = parse_time(memory.fields.get("last_accessed_at"))
     recency = 2 ** (-days_since(last, now) / EVICTION_HALF_LIFE_DAYS) if last else 0.0
     return _float(memory.fields.get("access_count")) * 1.0 + recency * 0.5

@@ -194,8 +194,8 @@ def _finder(index: dict[str, list[tuple[str, str]]]) -> Any:
 
 
 def _found_by(finder: Any, text: str) -> set[str]:
-    """The targets of the handles occurring in `text` with no word character glued to either
-    side."""
+    """The targets of the handles occurring in `text` with no word
+    character glued to either side."""
     seen: set[str] = set()
     last = len(text) - 1
     for end, (size, ids) in finder.iter(text):
