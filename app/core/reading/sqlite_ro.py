@@ -459,11 +459,10 @@ def read_db(
                 Problem(
                     path=shown,
                     message=(
-                        f"read-only open failed ({first}) and the "
-                        "folder is not writable, so the database "
-                        "was opened with immutable=1: changes "
-                        "still only in its -wal file are not seen, "
-                        "and a write made during the read may be seen half-done"
+                        f"read-only open failed ({first}) and the folder is not "
+                        "writable, so the database was opened with immutable=1: "
+                        "changes still only in its -wal file are not seen, and "
+                        "a write made during the read may be seen half-done"
                     ),
                     kept="read from the main database file",
                 )

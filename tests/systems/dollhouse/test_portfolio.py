@@ -78,13 +78,9 @@ def test_settings_read_config_yml_beside_the_portfolio(tmp_path: Path) -> None:
     (home / "portfolio" / "memories").mkdir(parents=True)
     write(
         home / "config.yml",
-        "version: 1.0.0\n"
-        "autoLoad:\n"
-        "  enabled: false\n"
-        "  maxTokenBudget: 12000\n"
-        "  maxSingleMemoryTokens: 3000\n"
-        "  suppressLargeMemoryWarnings: true\n"
-        "  memories: [dollhousemcp-baseline-knowledge]\n",
+        "version: 1.0.0\nautoLoad:\n  enabled: false\n  maxTokenBudget: "
+        "12000\n  maxSingleMemoryTokens: 3000\n  suppressLargeMemoryWarnings: "
+        "true\n  memories: [dollhousemcp-baseline-knowledge]\n",
     )
     problems: list[Problem] = []
     settings = DollhouseAdapter.settings(home / "portfolio", problems)

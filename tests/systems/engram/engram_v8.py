@@ -50,9 +50,8 @@ def _all(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any
 def recent(db: Path, project: str) -> list[dict[str, Any]]:
     return _all(
         db,
-        f"SELECT {COLUMNS} FROM observations o WHERE o.deleted_at "
-        "IS NULL AND o.pinned = 0 AND LOWER(o.project) = ? "
-        "ORDER BY datetime(o.created_at) DESC, o.id DESC LIMIT ?",
+        f"SELECT {COLUMNS} FROM observations o WHERE o.deleted_at IS NULL AND o.pinned = 0 "
+        "AND LOWER(o.project) = ? ORDER BY datetime(o.created_at) DESC, o.id DESC LIMIT ?",
         (project, MAX_CONTEXT_RESULTS),
     )
 
@@ -60,9 +59,8 @@ def recent(db: Path, project: str) -> list[dict[str, Any]]:
 def pinned(db: Path, project: str) -> list[dict[str, Any]]:
     return _all(
         db,
-        f"SELECT {COLUMNS} FROM observations o WHERE o.deleted_at "
-        "IS NULL AND o.pinned = 1 AND LOWER(o.project) = ? "
-        "ORDER BY datetime(o.created_at) DESC, o.id DESC LIMIT ?",
+        f"SELECT {COLUMNS} FROM observations o WHERE o.deleted_at IS NULL AND o.pinned = 1 "
+        "AND LOWER(o.project) = ? ORDER BY datetime(o.created_at) DESC, o.id DESC LIMIT ?",
         (project, PINNED_LIMIT),
     )
 
@@ -71,10 +69,9 @@ def search(db: Path, query: str) -> list[dict[str, Any]]:
     match = " ".join('"' + word.strip('"') + '"' for word in query.split())
     return _all(
         db,
-        "SELECT o.*, bm25(observations_fts, 5.0, 1.0, 0.0, "
-        "0.0, 0.0, 3.0) as rank FROM observations_fts fts "
-        "JOIN observations o ON o.id = fts.rowid WHERE observations_fts "
-        "MATCH ? AND o.deleted_at IS NULL ORDER BY rank LIMIT ?",
+        "SELECT o.*, bm25(observations_fts, 5.0, 1.0, 0.0, 0.0, 0.0, 3.0) as rank "
+        "FROM observations_fts fts JOIN observations o ON o.id = fts.rowid WHERE "
+        "observations_fts MATCH ? AND o.deleted_at IS NULL ORDER BY rank LIMIT ?",
         (match, MAX_SEARCH_RESULTS),
     )
 

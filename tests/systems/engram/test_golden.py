@@ -62,10 +62,9 @@ def test_trust_and_pins_live_in_the_ledger_only(
 
 
 NO_TIERS = (
-    "Engram has no tiers: mem_context injects the most recent observations "
-    "of the project (20, each cut to 300 characters) with the 5"
-    " latest session summaries and 10 prompts, chosen by recency alone, "
-    "so there is nothing to promote or demote; nothing was changed"
+    "Engram has no tiers: mem_context injects the most recent observations of the project "
+    "(20, each cut to 300 characters) with the 5 latest session summaries and 10 prompts, "
+    "chosen by recency alone, so there is nothing to promote or demote; nothing was changed"
 )
 TITLE = "'Parallel refresh revokes the token family'"
 UNSUPPORTED: list[tuple[str, Edit, str]] = [

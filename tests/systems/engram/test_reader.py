@@ -446,9 +446,8 @@ def test_read_beside_an_open_write_transaction(store: Path) -> None:
     writer = sqlite3.connect(store, isolation_level=None, timeout=0)
     writer.execute("BEGIN IMMEDIATE")
     writer.execute(
-        "INSERT INTO observations (session_id, type, "
-        "title, content, project, created_at, updated_at) "
-        "VALUES ('manual-save-kite', 'bugfix', 'Uncommitted', 'not yet', 'kite', ?, ?)",
+        "INSERT INTO observations (session_id, type, title, content, project, created_at, "
+        "updated_at) VALUES ('manual-save-kite', 'bugfix', 'Uncommitted', 'not yet', 'kite', ?, ?)",
         (ts(58), ts(58)),
     )
     started = time.monotonic()

@@ -80,10 +80,9 @@ def _feb_rows(db: Path) -> None:
         )
         for kind, title, content, at in ROWS:
             conn.execute(
-                "INSERT INTO observations (session_id, type, title, "
-                "content, project, scope, normalized_hash, revision_count, "
-                "duplicate_count, last_seen_at, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, 'project', 'h', 1, 1, ?, ?, ?)",
+                "INSERT INTO observations (session_id, type, title, content, project, scope, "
+                "normalized_hash, revision_count, duplicate_count, last_seen_at, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, 'project', 'h', 1, 1, ?, ?, ?)",
                 (SESSION, kind, title, content, PROJECT, at, at, at),
             )
     finally:

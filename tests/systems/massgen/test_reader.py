@@ -14,18 +14,9 @@ from app.core.systems.massgen.reader import MassGenAdapter
 TODAY = date(2026, 3, 14)
 
 USER_STYLE = (
-    "---\n"
-    "name: user_style\n"
-    "description: Coding-style preferences stated by the user\n"
-    "tier: short_term\n"
-    "agent_id: agent_a\n"
-    "created: 2026-03-14T10:30:00.123456\n"
-    "updated: 2026-03-14T10:35:02.004211\n"
-    "---\n"
-    "\n"
-    "- Tabs over spaces\n"
-    "- Prefer pure functions\n"
-    "\n"
+    "---\nname: user_style\ndescription: Coding-style preferences stated by the user\ntier: "
+    "short_term\nagent_id: agent_a\ncreated: 2026-03-14T10:30:00.123456\nupdated: "
+    "2026-03-14T10:35:02.004211\n---\n\n- Tabs over spaces\n- Prefer pure functions\n\n"
 )
 USER_STYLE_BODY = "- Tabs over spaces\n- Prefer pure functions"
 

@@ -92,11 +92,10 @@ UNSUPPORTED: list[tuple[str, Edit, str]] = [
     (
         "set-priority",
         lambda wb: wb.set_priority(mem(2), 1, reason=REASON),
-        f"set-priority {mem(2)} ('Staging deploys only from release/* "
-        "branches; production dep'): memory-mcp keeps no priority: its hot"
-        " cache orders promoted memories by last use, then trust, then "
-        "usage, and importance_score is computed once when a memory is"
-        " stored; nothing was changed",
+        f"set-priority {mem(2)} ('Staging deploys only from release/* branches; "
+        "production dep'): memory-mcp keeps no priority: its hot cache orders "
+        "promoted memories by last use, then trust, then usage, and importance_score "
+        "is computed once when a memory is stored; nothing was changed",
     ),
     (
         "set-budget",

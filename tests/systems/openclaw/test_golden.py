@@ -122,9 +122,8 @@ UNSUPPORTED: list[tuple[str, Edit, type[ChangeError], str]] = [
         "set-priority-without-marker",
         lambda wb: wb.set_priority(PROJECTS, 3, reason=REASON),
         Unsupported,
-        f"set-priority {PROJECTS} ('Projects'): its heading `## Projects` "
-        "has no `(Pn)` priority marker, and the workbench does not add one;"
-        " nothing was changed",
+        f"set-priority {PROJECTS} ('Projects'): its heading `## Projects` has no `(Pn)` "
+        "priority marker, and the workbench does not add one; nothing was changed",
     ),
     (
         "set-budget",

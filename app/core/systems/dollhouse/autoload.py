@@ -85,10 +85,9 @@ def _read_enabled(reader: DocumentReader, slot: Slot, auto: dict[str, Any]) -> N
     if auto["enabled"] and yamlsafe.as_bool(node.value) is False:
         reader.problem(
             slot.line,
-            f"autoLoad.enabled `{node.value}` looks like false, but DollhouseMCP "
-            "reads config.yml with the FAILSAFE schema: the value is the "
-            f"string {node.value!r}, which its `if (config.autoLoad.enabled)` "
-            "treats as true, so it auto-loads anyway",
+            f"autoLoad.enabled `{node.value}` looks like false, but DollhouseMCP reads "
+            f"config.yml with the FAILSAFE schema: the value is the string {node.value!r}, "
+            "which its `if (config.autoLoad.enabled)` treats as true, so it auto-loads anyway",
             "read as enabled, as the server reads it",
         )
 

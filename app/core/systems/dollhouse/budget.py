@@ -201,11 +201,9 @@ def dollhouse_plan(
                 )
             )
     notes = [
-        f"{len(candidates)} auto-load memories cost {total:,} tokens "
-        "as DollhouseMCP counts them (estimateTokens of the rendered "
-        "memory: timestamps, tags, trust marks and the untrusted "
-        "frame included, quarantined entries excluded) against "
-        f"maxTokenBudget {budget:,}.",
+        f"{len(candidates)} auto-load memories cost {total:,} tokens as DollhouseMCP counts them "
+        "(estimateTokens of the rendered memory: timestamps, tags, trust marks and the untrusted "
+        f"frame included, quarantined entries excluded) against maxTokenBudget {budget:,}.",
         "DollhouseMCP's production path "
         "(MemoryManager.loadAndActivateAutoLoadMemories) loads them all and only adds "
         "up the tokens; the cut shown is where ServerStartup's enforcing path stops.",
@@ -226,10 +224,9 @@ def dollhouse_plan(
         notes.append("autoLoad.enabled is false: nothing is auto-loaded.")
     elif isinstance(written, str) and yamlsafe.as_bool(written) is False:
         notes.append(
-            f"config.yml writes `autoLoad.enabled: {written}`, but "
-            "DollhouseMCP reads config.yml with the FAILSAFE schema: "
-            f"the value is the string {written!r}, which its `if "
-            "(config.autoLoad.enabled)` treats as true, so the server "
+            f"config.yml writes `autoLoad.enabled: {written}`, but DollhouseMCP reads "
+            f"config.yml with the FAILSAFE schema: the value is the string {written!r}, "
+            "which its `if (config.autoLoad.enabled)` treats as true, so the server "
             "auto-loads these memories anyway. Only an empty value turns auto-load off."
         )
     return BudgetPlan(

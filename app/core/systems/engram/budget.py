@@ -164,21 +164,17 @@ def _notes(project: str, block: int, max_bytes: int | None) -> tuple[str, ...]:
     )
     if max_bytes is None:
         return (
-            f"mem_context for project {project}: the "
-            f"{ENGRAM_CONTEXT_RESULTS} newest observations, each cut to "
-            f"{ENGRAM_CONTENT_CHARS} characters, under `## Memory "
-            f"from Previous Sessions`: about {block:,} characters "
-            f"(~{tokens:,} tokens at chars/4).",
+            f"mem_context for project {project}: the {ENGRAM_CONTEXT_RESULTS} newest "
+            f"observations, each cut to {ENGRAM_CONTENT_CHARS} characters, under `## Memory from "
+            f"Previous Sessions`: about {block:,} characters (~{tokens:,} tokens at chars/4).",
             unread + " This Engram schema sets no byte budget.",
         )
     return (
-        f"mem_context for project {project}: up to "
-        f"{ENGRAM_PINNED_RESULTS} pinned observations, then the "
-        f"{ENGRAM_CONTEXT_RESULTS} newest others, each cut to "
-        f"{ENGRAM_CONTENT_CHARS} characters, the block cut at "
-        f"{max_bytes:,} bytes (Engram's default; a call's "
-        f"max_bytes may raise it to {ENGRAM_MAX_BYTES_CEILING:,}): "
-        f"about {block:,} bytes (~{tokens:,} tokens at chars/4).",
+        f"mem_context for project {project}: up to {ENGRAM_PINNED_RESULTS} pinned "
+        f"observations, then the {ENGRAM_CONTEXT_RESULTS} newest others, each cut to "
+        f"{ENGRAM_CONTENT_CHARS} characters, the block cut at {max_bytes:,} bytes (Engram's "
+        f"default; a call's max_bytes may raise it to {ENGRAM_MAX_BYTES_CEILING:,}): about "
+        f"{block:,} bytes (~{tokens:,} tokens at chars/4).",
         unread
         + " They come first, so the byte budget may cut observations the plan shows as fitting.",
     )

@@ -32,13 +32,10 @@ def _revisions(memories: Sequence[Memory]) -> list[Suggestion]:
         topic = memory.fields.get("topic_key")
         where = f"topic_key {topic}" if topic else "mem_update"
         reason = (
-            f"Engram observation {memory.source.row} "
-            f"{quoted(memory)} ({where}) was saved {revisions} times "
-            f"(revision_count {revisions}, created {memory.created}, "
-            f"last updated {memory.updated}): each save "
-            "overwrote the one before, so every earlier version "
-            "is superseded; copies of an earlier version "
-            "kept elsewhere may be stale."
+            f"Engram observation {memory.source.row} {quoted(memory)} ({where}) was saved "
+            f"{revisions} times (revision_count {revisions}, created {memory.created}, last "
+            f"updated {memory.updated}): each save overwrote the one before, so every earlier "
+            "version is superseded; copies of an earlier version kept elsewhere may be stale."
         )
         out.append(Suggestion(kind="stale", ids=(memory.id,), reason=reason))
     return out

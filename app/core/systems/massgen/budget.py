@@ -50,10 +50,9 @@ def massgen_plan(
             f"{len(short)} short-term memories, {total:,} tokens ({estimator.name}), "
             "injected in full into every agent's system prompt on every turn."
         ),
-        "MassGen enforces no limit: the cut marks its "
-        f"guidance (at most {MASSGEN_MAX_ITEMS} items, "
-        f"{MASSGEN_ITEM_TOKENS:,} tokens each, {MASSGEN_TOTAL_TOKENS:,} "
-        "in total); everything is still injected.",
+        "MassGen enforces no limit: the cut marks its guidance (at most "
+        f"{MASSGEN_MAX_ITEMS} items, {MASSGEN_ITEM_TOKENS:,} tokens each, "
+        f"{MASSGEN_TOTAL_TOKENS:,} in total); everything is still injected.",
     )
     return BudgetPlan(
         portfolio=portfolio.name,

@@ -46,10 +46,9 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
     rest = [item for item in plan.past_cut if item not in big]
     if rest:
         reason = (
-            f"MassGen short-term memory holds {len(plan.items)} "
-            f"items and {plan.used:,} tokens, past its guidance "
-            f"(10 items, 10,000 tokens): move these {len(rest)} to "
-            "long_term/, where only a summary row is injected."
+            f"MassGen short-term memory holds {len(plan.items)} items and "
+            f"{plan.used:,} tokens, past its guidance (10 items, 10,000 tokens): move "
+            f"these {len(rest)} to long_term/, where only a summary row is injected."
         )
         out.append(Suggestion(kind="demote", ids=tuple(item.id for item in rest), reason=reason))
     return out

@@ -99,17 +99,15 @@ def _demotions(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Sugge
         )
         if ctx.is_pinned(memory):
             reason = (
-                f"memory-mcp memory {memory.source.row} {quoted(memory)} "
-                "is hot and pinned, so it is never demoted, but it "
-                f"was {source} {day(last)}, {days} days ago ({rule}): "
-                "check it still holds, then unpin or demote it."
+                f"memory-mcp memory {memory.source.row} {quoted(memory)} is hot and "
+                f"pinned, so it is never demoted, but it was {source} {day(last)}, {days} "
+                f"days ago ({rule}): check it still holds, then unpin or demote it."
             )
             out.append(Suggestion(kind="stale", ids=(memory.id,), reason=reason))
         else:
             reason = (
-                f"memory-mcp memory {memory.source.row} {quoted(memory)} "
-                f"is hot but was {source} {day(last)}, {days} days "
-                f"ago ({rule}): memory-mcp's maintenance demotes it."
+                f"memory-mcp memory {memory.source.row} {quoted(memory)} is hot but was {source} "
+                f"{day(last)}, {days} days ago ({rule}): memory-mcp's maintenance demotes it."
             )
             out.append(Suggestion(kind="demote", ids=(memory.id,), reason=reason))
     return out
@@ -120,9 +118,8 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
     if not past:
         return []
     reason = (
-        f"memory-mcp {plan.scope}: {plan.used} hot memories for a "
-        f"hot cache of {plan.limit}; these {len(past)} fall past it "
-        "(they are not injected, and memory-mcp's next promotion evicts "
-        "the lowest unpinned one): demote the ones no longer needed."
+        f"memory-mcp {plan.scope}: {plan.used} hot memories for a hot cache of {plan.limit}; "
+        f"these {len(past)} fall past it (they are not injected, and memory-mcp's next "
+        "promotion evicts the lowest unpinned one): demote the ones no longer needed."
     )
     return [Suggestion(kind="demote", ids=tuple(item.id for item in past), reason=reason)]

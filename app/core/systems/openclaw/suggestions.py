@@ -85,11 +85,10 @@ def _closed_reversals(memories: Sequence[Memory], ctx: SuggestionContext) -> lis
                 verb = "reverses" if "revers" in text.lower() else "settles"
                 reason = (
                     f"state/CLOSED.md ({closed.fields.get('date')}, "
-                    f"{closed.fields.get('decider', '?')}) {verb} the "
-                    f"{stamp} decision in state/DECISIONS.md, "
-                    f"{quoted(decision)}: that line is superseded; mark it "
-                    "[STALE] and log why in the daily log "
-                    "(Memory Fortress keeps it for the record)."
+                    f"{closed.fields.get('decider', '?')}) {verb} the {stamp} "
+                    f"decision in state/DECISIONS.md, {quoted(decision)}: that "
+                    "line is superseded; mark it [STALE] and log why in the "
+                    "daily log (Memory Fortress keeps it for the record)."
                 )
                 out.append(Suggestion(kind="stale", ids=(decision.id, closed.id), reason=reason))
     return out
@@ -175,10 +174,9 @@ def _stale_markers(memories: Sequence[Memory], ctx: SuggestionContext) -> list[S
             continue
         hot = " It is still loaded on every turn." if memory.tier == Tier.HOT else ""
         reason = (
-            f"{memory.source.path}, section {quoted(memory)}: "
-            f"{len(found)} item(s) marked [STALE] ({'; '.join(found)}). "
-            "Superseded items stay for the record; move them out of "
-            f"the section to memory/domains/ or the archive.{hot}"
+            f"{memory.source.path}, section {quoted(memory)}: {len(found)} item(s) "
+            f"marked [STALE] ({'; '.join(found)}). Superseded items stay for the record; "
+            f"move them out of the section to memory/domains/ or the archive.{hot}"
         )
         out.append(Suggestion(kind="stale", ids=(memory.id,), reason=reason))
     return out
@@ -229,10 +227,9 @@ def _unreferenced(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Su
         if age > UNREFERENCED_DAYS:
             reason = (
                 f"{memory.source.path}, section {quoted(memory)}: last "
-                f"mentioned in a daily log on {max(days).isoformat()}, "
-                f"{age} days ago; Memory Fortress demotes items "
-                f"unreferenced for more than {UNREFERENCED_DAYS} days "
-                "(domain file to the archive)."
+                f"mentioned in a daily log on {max(days).isoformat()}, {age} "
+                "days ago; Memory Fortress demotes items unreferenced for more "
+                f"than {UNREFERENCED_DAYS} days (domain file to the archive)."
             )
             out.append(Suggestion(kind="demote", ids=(memory.id,), reason=reason))
     return out
@@ -270,11 +267,10 @@ def _pattern_keys(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Su
         done = any(str(m.fields.get("Status", "")).startswith("promoted") for m in members)
         if count >= PATTERN_PROMOTE_COUNT and len(members) >= PATTERN_PROMOTE_ENTRIES and not done:
             reason = (
-                f"Pattern-Key {key} recurs {count} times across "
-                f"{len(members)} learnings entries (Memory Fortress "
-                f"promotes at {PATTERN_PROMOTE_COUNT}+ in "
-                f"{PATTERN_PROMOTE_ENTRIES}+ contexts) and none is promoted yet: "
-                "write it into MEMORY.md or a skill."
+                f"Pattern-Key {key} recurs {count} times across {len(members)} "
+                "learnings entries (Memory Fortress promotes at "
+                f"{PATTERN_PROMOTE_COUNT}+ in {PATTERN_PROMOTE_ENTRIES}+ contexts) "
+                "and none is promoted yet: write it into MEMORY.md or a skill."
             )
             out.append(Suggestion(kind="promote", ids=tuple(m.id for m in members), reason=reason))
     return out
@@ -321,9 +317,8 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
         )
         reason = (
             f"MEMORY.md is {plan.used:,} bytes, over Memory Fortress's "
-            f"{MEMORY_MD_BYTES:,}-byte (10 KB) limit: split it "
-            "into memory/domains/ files, keeping one-line summaries "
-            f"and `→ Details:` pointers in MEMORY.md{tail}."
+            f"{MEMORY_MD_BYTES:,}-byte (10 KB) limit: split it into memory/domains/ files, "
+            f"keeping one-line summaries and `→ Details:` pointers in MEMORY.md{tail}."
         )
         return [Suggestion(kind="split", ids=tuple(item.id for item in plan.items), reason=reason)]
     if plan.scope != "bootstrap":
