@@ -8,8 +8,8 @@ from datetime import date
 import pytest
 
 from app.core.model import Problem
-from app.core.reading.base import ParseContext
-from app.core.systems.common import iso_or_none, unexpected
+from app.core.reading.base import ParseContext, sha256_text
+from app.core.systems.common import iso_or_none, unchanged, unexpected
 from app.core.systems.dollhouse import document
 from app.core.systems.dollhouse.reader import DollhouseAdapter
 from app.core.systems.massgen.reader import MassGenAdapter
@@ -34,6 +34,15 @@ def test_unexpected_names_the_error_and_what_was_kept() -> None:
     assert problem == Problem(
         path="memory/a.md", message="unexpected error: ValueError: bad byte", kept="file skipped"
     )
+
+
+def test_unchanged_is_true_only_for_the_content_read() -> None:
+    ctx = ParseContext(system="x", portfolio="p", root="/unused", today=date(2026, 3, 14))
+    memory = OpenClawAdapter.parse(ctx, "MEMORY.md", b"## A\ntext\n").memories[0]
+    assert memory.sha256 == sha256_text("## A\ntext\n")
+    assert unchanged(memory, "## A\ntext\n")
+    assert not unchanged(memory, "## A\ntext changed\n")
+    assert not unchanged(memory.model_copy(update={"sha256": ""}), "## A\ntext\n")
 
 
 def _boom(*args: object, **kwargs: object) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from app.core.model import Problem
+from app.core.model import Memory, Problem
+from app.core.reading.base import sha256_text
 
 
 def iso_or_none(value: str | None) -> str | None:
@@ -24,3 +25,9 @@ def unexpected(path: str, exc: BaseException, kept: str) -> Problem:
     """The problem a reader reports when reading one file or store raised where it should not: a
     read never raises, so this is its last line of defence, and the error is named as it is."""
     return Problem(path=path, message=f"unexpected error: {type(exc).__name__}: {exc}", kept=kept)
+
+
+def unchanged(memory: Memory, text: str) -> bool:
+    """Whether `text` is still the content `memory` was read with (by its sha256); False for a
+    memory read without one, whose content nothing can vouch for."""
+    return bool(memory.sha256) and sha256_text(text) == memory.sha256

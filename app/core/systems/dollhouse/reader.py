@@ -39,7 +39,7 @@ from app.core.reading.base import (
     memory_id,
     sha256_text,
 )
-from app.core.systems.common import unexpected
+from app.core.systems.common import unchanged, unexpected
 from app.core.systems.dollhouse import NAME, versions
 from app.core.systems.dollhouse.autoload import (
     DEFAULT_AUTOLOAD,
@@ -263,12 +263,7 @@ def _body_alone(memory: Memory, data: bytes) -> str | None:
     is of their contents joined. A blank body leaves the one entry to the front matter, whose
     content then hashes as the blank body does only when it is blank too."""
     entries = memory.entries
-    if (
-        len(entries) != 1
-        or entries[0].id != "body"
-        or entries[0].trust is not TrustLevel.UNTRUSTED
-        or not memory.sha256
-    ):
+    if len(entries) != 1 or entries[0].id != "body" or entries[0].trust is not TrustLevel.UNTRUSTED:
         return None
     try:
         text = decode(data).text
@@ -277,7 +272,7 @@ def _body_alone(memory: Memory, data: bytes) -> str | None:
         body = text[frontmatter.split(text).body_start :].strip()
     except TextProblem:
         return None
-    return body if sha256_text(body) == memory.sha256 else None
+    return body if unchanged(memory, body) else None
 
 
 def _accept(rel: str) -> bool:

@@ -26,7 +26,7 @@ from app.core.curate.salience import (
     parse_time,
 )
 from app.core.model import Memory
-from app.core.reading.base import sha256_text
+from app.core.systems.common import unchanged
 from app.core.systems.openclaw import NAME
 
 # Memory Fortress priorities run 1..10.
@@ -231,6 +231,6 @@ def _mentioned_by(
     seen = _found_by(finder, text) if finder is not None else set()
     seen.discard(log.id)
     # kept only when the text read is the content the key names (not changed under the load)
-    if kept is not None and key is not None and log.sha256 and sha256_text(raw) == log.sha256:
+    if kept is not None and key is not None and unchanged(log, raw):
         kept.put(key, sorted(seen))
     return seen
