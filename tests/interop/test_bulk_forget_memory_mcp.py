@@ -11,7 +11,7 @@ from app.core.review.ledger import Decision
 from app.core.workbench import Workbench
 from tests.interop.mcp import everything, open_storage
 
-# the fixtures
+# Fixtures the tests below take by name, so pytest must find them here.
 from tests.interop.test_memory_mcp_storage import agree, memory_id, store, wb  # noqa: F401
 
 HELD = ("export endpoint", "staging database", "ruff")

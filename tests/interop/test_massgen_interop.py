@@ -329,8 +329,8 @@ def test_massgen_sees_each_write_as_the_workbench_claims(run: Run) -> None:
 def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for_byte(
     run: Run,
 ) -> None:
-    # MassGen's run so far: agent_a's answer 0 archived, its memories merged into the winner
-    # agent_b.
+    # MassGen's run so far: agent_a's answer 0 archived, its memories
+    # merged into the winner agent_b.
     run.archive("agent_a")
     run.merge_to_winner("agent_b")
     run.wb = run.open()
@@ -371,8 +371,8 @@ def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for
     )
     assert not any((run.root / rel).exists() for rel in taken)
 
-    # MassGen carries on: reads, archives both workspaces again, merges into the winner, reads
-    # again.
+    # MassGen carries on: reads, archives both workspaces again, merges
+    # into the winner, reads again.
     for step in (
         lambda: None,
         lambda: run.archive("agent_a"),
@@ -393,8 +393,8 @@ def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for
         assert after[rel] == before[rel], (
             rel
         )  # every quarantined file and copy is back, byte for byte
-    # What MassGen wrote meanwhile (answer 1 of each agent) is untouched, and holds no quarantined
-    # text.
+    # What MassGen wrote meanwhile (answer 1 of each agent) is untouched,
+    # and holds no quarantined text.
     new = set(after) - set(before)
     assert new and all(f"{SESSION}/archived_memories/" in rel for rel in new)
     assert not any(

@@ -85,8 +85,8 @@ class Rows:
                     "AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
                 )
             ]
-            # FTS shadow tables follow the rows through the system's own triggers; not ours to pin
-            # down.
+            # FTS shadow tables follow the rows through the system's own
+            # triggers; not ours to pin down.
             names = [n for n in names if "_fts" not in n]
             out: dict[str, list[dict[str, Any]]] = {}
             for name in names:

@@ -198,8 +198,8 @@ def walk_files(
                     )
                 )
                 continue
-            # The usual name needs no escaping: tested here, not in a call per file (100,000 at the
-            # largest).
+            # The usual name needs no escaping: tested here, not in a call per
+            # file (100,000 at the largest).
             plain = rel.isascii() and rel.isprintable() and "\\" not in rel
             shown = rel if plain else display_name(rel)
             escaped = escaped or shown is not rel

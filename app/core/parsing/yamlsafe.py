@@ -209,8 +209,8 @@ def load_mapping(
     return value
 
 
-# Typing helpers: YAML 1.2 core-schema meanings (what js-yaml gives DollhouseMCP), applied per
-# field.
+# Typing helpers: YAML 1.2 core-schema meanings (what js-yaml gives
+# DollhouseMCP), applied per field.
 _TRUE = {"true", "True", "TRUE"}
 _FALSE = {"false", "False", "FALSE"}
 

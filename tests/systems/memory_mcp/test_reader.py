@@ -502,8 +502,8 @@ def test_database_without_memories_table(tmp_path: Path) -> None:
 
 
 def test_locked_database_is_a_problem_not_a_hang(tmp_path: Path) -> None:
-    # A rollback-journal writer holding an exclusive lock blocks readers; we wait busy_timeout, then
-    # report.
+    # A rollback-journal writer holding an exclusive lock blocks readers; we
+    # wait busy_timeout, then report.
     db = tmp_path / "memory.db"
     conn = sqlite3.connect(db, isolation_level=None)
     conn.executescript(OLD_SCHEMA)

@@ -115,8 +115,8 @@ class DocumentReader:
             # A pure-YAML file may open with a `---` document marker and no closing fence.
             whole = self._quiet_compose(self.text)
             if isinstance(whole, MappingNode):
-                # A v2 dump may open with a `---` document marker; flat keys mean a fence went
-                # missing.
+                # A v2 dump may open with a `---` document marker; flat
+                # keys mean a fence went missing.
                 keys = {k.value for k, _ in whole.value if isinstance(k, ScalarNode)}
                 if not keys & {"entries", "metadata"}:
                     self.problem(exc.line, exc.message, "read as a pure YAML (v2) document instead")

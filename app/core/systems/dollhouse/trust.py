@@ -142,8 +142,8 @@ def _set_trust(
     }
     keep = t.action == "quarantine" and bool(edits)
     if keep:
-        # The server's next save drops a quarantined entry: keep the whole file before anything
-        # changes.
+        # The server's next save drops a quarantined entry: keep the whole
+        # file before anything changes.
         name = t.vault.item_name(t.memory, t.decision_id)
         effect["vault"] = f"{t.memory.system}/{slug(t.memory.portfolio)}/{name}"
         effect["entries"] = [_entry_record(e, base.data) for e in entries]

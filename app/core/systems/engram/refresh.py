@@ -260,8 +260,8 @@ def _as_made(
     placing columns and its session, as `_rebuild` compares them), told by passes in C: the first
     re-read after a load, which no earlier re-read vouches for. False also where only `_rebuild`'s
     comparison row by row can tell (a value it normalises, a column missing)."""
-    # A schema without `pinned` (the last placing column) reads it as NULL, and keeps no field of
-    # it.
+    # A schema without `pinned` (the last placing column) reads it as
+    # NULL, and keeps no field of it.
     present = PLACING if PLACING[-1] in got.columns else PLACING[:-1]
     if not set(present) <= set(got.columns):
         return False

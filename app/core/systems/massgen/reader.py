@@ -467,8 +467,8 @@ class MassGenAdapter(FileAdapter):
         parsed: MassGenFile,
         problems: list[Problem],
     ) -> None:
-        # A missing tier field is MassGen's default, not a disagreement: only a written one is
-        # checked.
+        # A missing tier field is MassGen's default, not a disagreement:
+        # only a written one is checked.
         if tier_field is not None:
             tier_line = parsed.meta_lines["tier"][-1]
             if tier_field not in TIER_DIRS:

@@ -218,8 +218,8 @@ def promote(job: Target) -> Prepared:
     notes = (
         ["its pin is cleared, as memory-mcp's own promotion clears it"] if job.memory.pinned else []
     )
-    # Already hot is nothing to do, whatever promotion_source says (memory-mcp leaves a hot row
-    # alone too).
+    # Already hot is nothing to do, whatever promotion_source says (memory-mcp
+    # leaves a hot row alone too).
     values = {"is_hot": 1, "is_pinned": 0, "promotion_source": "manual"}
     return _row_values(
         job, values, "is already hot", description, notes, done=lambda row: bool(row["is_hot"])
@@ -247,8 +247,8 @@ def set_priority(job: Target, priority: int) -> Prepared:
 
 
 def pin(job: Target, on: bool) -> Prepared:
-    # The row's own flag, not the tier as last read: the workbench or memory-mcp may have promoted
-    # it since.
+    # The row's own flag, not the tier as last read: the workbench or
+    # memory-mcp may have promoted it since.
     found, _ = (
         _read(_db(job.root, job.memory), job.memory.source.row, ("is_hot",)) if on else (None, 0)
     )

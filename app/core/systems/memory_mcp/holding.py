@@ -69,8 +69,8 @@ KNOWN_TRIGGERS = {
     ),
 }
 WRITTEN_TABLES = (TABLE, TAGS, LINKS, HISTORY)
-# Its full-text index and, with sqlite-vec installed, its embeddings (both written only by
-# memory-mcp).
+# Its full-text index and, with sqlite-vec installed, its embeddings (both
+# written only by memory-mcp).
 OWN_VIRTUAL = {"memory_fts": "fts5", "memory_vectors": "vec0"}
 # What memory-mcp's recall, hot cache and auto-promotion read of a row: read back after each write.
 READ_COLUMNS = ("content", "trust_score", "is_hot", "is_pinned", "category", "promotion_source")

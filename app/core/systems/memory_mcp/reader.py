@@ -46,8 +46,8 @@ DB_NAME = "memory.db"
 TABLE = "memories"
 NAME_CHARS = 60
 GLOBAL = "global"
-# Below this the memory is suspect (a factually_wrong hit, -0.30, takes a fresh manual memory
-# there).
+# Below this the memory is suspect (a factually_wrong hit, -0.30, takes
+# a fresh manual memory there).
 FLAG_BELOW = 0.3
 
 

@@ -223,8 +223,8 @@ def _check_landing(job: Target, to: str, old: bytes, new: bytes) -> None:
             f"refused: {to} has text but no `## ` section, so it is read as one "
             "memory, which an appended section would dissolve; nothing was changed"
         )
-    # A file without sections (an empty one) reads as one whole-file memory, which the section
-    # replaces.
+    # A file without sections (an empty one) reads as one whole-file
+    # memory, which the section replaces.
     before = [m for m in before if not m.locator.startswith("file/")]
     after = _parse(job, to, new)
     landed = [m for m in after if _bare(m.locator) == locator]

@@ -10,8 +10,8 @@ from typing import Any
 # CommonMark fences: 3+ backticks or tildes, indented at most 3 spaces; a backtick fence's info
 # string cannot hold a backtick.
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-# Any line that could open or close a fence, and any `## ` line (`^` follows `\n` only, as lines
-# do).
+# Any line that could open or close a fence, and any `## ` line (`^`
+# follows `\n` only, as lines do).
 _ANY_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})", re.MULTILINE)
 _SECTION_HEAD = re.compile(r"^## ", re.MULTILINE)
 
