@@ -312,8 +312,8 @@ def test_a_quarantine_holds_against_memory_mcp_and_restores_column_for_column(
 def test_trust_zero_alone_does_not_hold(store: tuple[Path, dict[str, int]]) -> None:
     """Why the quarantine takes the text out: the old soft quarantine (trust 0, not hot, not pinned)
     measured against memory-mcp's own code. Its recall still returns the text, its hot cache injects
-    it, and the recall itself re-promotes and re-pins it (its auto-promotion reads trust 0 as
-    1.0)."""
+    it, and the recall itself re-promotes and re-pins it (its
+    auto-promotion reads trust 0 as 1.0)."""
     db, ids = store
     target = ids["landmine"]
     conn = sqlite3.connect(db)

@@ -58,8 +58,8 @@ def display_name(rel: str) -> str:
     """A relative path made printable, one to one: an undecodable byte is shown `\\xNN`, a control
     character `\\xNN` (C0, DEL) or `\\u00NN` (C1), a bidi control `\\uNNNN`, and a backslash is
     doubled, so no two file names share a shown path (a file literally named with the escaped
-    spelling of another is shown with its backslashes doubled) and `real_name` gives the file's
-    name back."""
+    spelling of another is shown with its backslashes doubled) and `real_name`
+    gives the file's name back."""
     if rel.isascii() and rel.isprintable() and "\\" not in rel:
         return rel
     out = []
@@ -224,8 +224,8 @@ def one_file(
     """The FileRef `walk_files` (with the same arguments) yields for the file `rel`, found by
     looking at that path alone: a write that created one file need not walk the whole tree. None
     when the walk would not yield it as a plain file under a plain folder (a symlink on the way, a
-    name it escapes, a pruned or too deep folder, a file it would report): then only a walk can
-    tell."""
+    name it escapes, a pruned or too deep folder, a file it would report):
+    then only a walk can tell."""
     if not rel.startswith(prefix):
         return None
     inner = rel[len(prefix) :]

@@ -105,8 +105,8 @@ def sha256_text(text: str) -> str:
 
 def slug(text: str, limit: int = 60) -> str:
     """A readable locator part: lowercase, ASCII alphanumerics kept, every other run becomes `-`.
-    (One regular expression: a re-read of a file of a thousand sections makes a thousand of
-    them.)"""
+    (One regular expression: a re-read of a file of a thousand sections
+    makes a thousand of them.)"""
     value = _NOT_SLUG.sub("-", text.lower()).strip("-")[:limit].strip("-")
     return value or "untitled"
 

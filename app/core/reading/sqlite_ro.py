@@ -360,8 +360,8 @@ def _wal_mode(path: Path) -> bool:
 def _idle_wal(path: Path) -> bool:
     """A WAL database with no -wal file has no open connection and nothing outside the main file.
     Opening it mode=ro would leave fresh -wal and -shm files beside it (a scan must write nothing),
-    so it is read with immutable=1 instead; any live writer would have created the -wal file
-    first."""
+    so it is read with immutable=1 instead; any live writer would have
+    created the -wal file first."""
     return _wal_mode(path) and not os.path.exists(f"{path}-wal")
 
 

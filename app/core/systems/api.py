@@ -228,8 +228,8 @@ class BaseSystem:
 
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs:
         """Importance, trust and use for the shared formula; by default what a system that keeps
-        none of them has: importance 0.5, the trust its source claims, the workbench's access
-        log."""
+        none of them has: importance 0.5, the trust its source claims,
+        the workbench's access log."""
         from app.core.curate.salience import default_inputs
 
         return default_inputs(memory, observed, self.label)

@@ -353,8 +353,8 @@ class DocumentReader:
 
     def _dash_of(self, begin: int) -> int:
         """Offset of the `-` that introduces an item starting at `begin` (it may sit on an earlier
-        line: `-` alone, then the mapping). Falls back to the item itself when a comment
-        intervenes."""
+        line: `-` alone, then the mapping). Falls back to the item itself
+        when a comment intervenes."""
         pos = begin - 1
         while pos >= 0 and self.text[pos] in " \t\r\n":
             pos -= 1

@@ -50,8 +50,8 @@ def bad_tag(node: Node) -> str | None:
 
 def expanded_size(root: Node, limit: int) -> int:
     """Node count of the document once aliases are expanded, counted like yamlsafe's builder
-    (values, not keys) but memoised per node, so a bomb is measured without being expanded. Stops
-    past limit."""
+    (values, not keys) but memoised per node, so a bomb is measured without being
+    expanded. Stops past limit."""
     sizes: dict[int, int] = {}
     active: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]

@@ -328,8 +328,8 @@ def _restore_lines(t: Target) -> Prepared:
 
 def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any]) -> Prepared:
     """The quarantined line is gone: write the vault's copy back whole, if the file is exactly what
-    the server's re-save of the quarantined memory leaves (the entry dropped, nothing else
-    changed)."""
+    the server's re-save of the quarantined memory leaves (the entry
+    dropped, nothing else changed)."""
     kept = f"the original stays in the vault as {recorded['vault']}"
     try:
         item = t.vault.get(str(recorded["vault"]))
@@ -430,8 +430,8 @@ def _differs_from_resave(
     """None when `current` holds what the server's save of the quarantined `original` keeps: every
     entry but the dropped ones, with the same text and trust (in any order: its save writes them
     most recently loaded first), and the same metadata once the save's own keys (a new
-    `unique_id`, `modified`, `memoryType` and the other defaults, `stats`) are set aside; else
-    what differs."""
+    `unique_id`, `modified`, `memoryType` and the other defaults, `stats`) are set
+    aside; else what differs."""
     was, now = read_document(rel, original), read_document(rel, current)
     if was is None or now is None:
         return "the file no longer parses" if now is None else "the vault's copy does not parse"

@@ -178,8 +178,8 @@ def _rebuild(
     checked: bool = False,
 ) -> ParsedFile | None:
     """The memories `read` would make now. With `checked`, the rows not written are known to read as
-    when their memories were made (see `_vouched`); otherwise each one is compared with its
-    memory."""
+    when their memories were made (see `_vouched`); otherwise each one is
+    compared with its memory."""
     snap = got.snap
     reach = _reach(got, before, written)
     if reach is None:

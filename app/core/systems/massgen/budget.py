@@ -24,8 +24,8 @@ def massgen_plan(
     text_of: TextOf | None = None,
 ) -> BudgetPlan:
     """Every short-term memory of every workspace goes into every agent's prompt; MassGen enforces
-    nothing, so `fits` is its documentation's guidance: 10 items, 1,000 tokens each, 10,000
-    total."""
+    nothing, so `fits` is its documentation's guidance: 10 items, 1,000
+    tokens each, 10,000 total."""
     short = sorted((m for m in memories if m.tier == Tier.HOT), key=lambda m: m.source.path)
     items: list[BudgetItem] = []
     total = 0

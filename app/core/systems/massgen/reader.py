@@ -510,8 +510,8 @@ class MassGenAdapter(FileAdapter):
     @classmethod
     def text(cls, root: Path, memory: Memory) -> str:
         """The memory's stripped body (the stripped raw text of a file without front matter),
-        re-read from disk. Raises safefs.UnsafeFile or TextProblem when the file can no longer be
-        read."""
+        re-read from disk. Raises safefs.UnsafeFile or TextProblem when the
+        file can no longer be read."""
         data = safefs.read_at(root, memory.source.path)
         return body_of(decode(data, nul_ok=True).text)
 

@@ -35,8 +35,8 @@ def _float(value: object, default: float = 0.0) -> float:
 
 def salience(memory: Memory, now: datetime, max_access: int = HOT_CACHE_MAX) -> float:
     """memory-mcp's compute_salience_score, with the inputs its _get_promoted_by_salience passes
-    (access normalised against hot_cache_max_items in 0.8.0, promoted_max_items on the hook
-    path)."""
+    (access normalised against hot_cache_max_items in 0.8.0,
+    promoted_max_items on the hook path)."""
     f = memory.fields
     importance = _float(f.get("importance_score"), 0.5)
     trust = (

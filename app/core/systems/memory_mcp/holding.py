@@ -255,8 +255,8 @@ def put_back(
     label: str,
 ) -> int | None:
     """Inside the write transaction: every column of the row as vaulted, its tags as vaulted, any
-    vaulted relationship or history row that is missing again, then one history row for the
-    restore."""
+    vaulted relationship or history row that is missing again, then one
+    history row for the restore."""
     now = snapshot(conn, row)
     if now is None:
         raise Conflict(

@@ -101,8 +101,8 @@ def fence_before(text: str, end: int) -> bool:
 
 def note_sections(text: str) -> list[tuple[str, int, int]]:
     """(heading, start, end) of each `## ` section, as `split_sections` finds them. A text without
-    a fence line has no fenced heading, so its `## ` lines are found without splitting it in
-    lines."""
+    a fence line has no fenced heading, so its `## ` lines are found
+    without splitting it in lines."""
     if fence_before(text, len(text)):
         return [(s.heading, s.start, s.end) for s in split_sections(text, split_lines(text))]
     heads = []

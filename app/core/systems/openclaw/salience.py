@@ -215,8 +215,8 @@ def _mentioned_by(
     finder: Any,
 ) -> Iterable[str]:
     """The ids of the memories `log` mentions, found by `finder` (`_finder`, None when there is
-    no handle) and kept by its content and `looked_for` (a digest of the handles) when `kept` is
-    given."""
+    no handle) and kept by its content and `looked_for` (a digest of the
+    handles) when `kept` is given."""
     content = kept.key_of(log) if kept is not None else None
     key = f"log-mentions:{NAME}:{looked_for}:{content}" if content is not None else None
     if kept is not None and key is not None:
