@@ -102,7 +102,8 @@ _seen_lock = threading.Lock()
 def _vouched(
     seen: _Seen | None, ctx: ParseContext, previous: ParsedFile, got: _Targeted, written: set[int]
 ) -> bool:
-    """Whether `previous` is the last re-read's result and every row not written since reads as then."""
+    """Whether `previous` is the last re-read's result and every row not
+    written since reads as then."""
     if (
         seen is None
         or seen.parsed() is not previous
@@ -177,7 +178,8 @@ def _rebuild(
     checked: bool = False,
 ) -> ParsedFile | None:
     """The memories `read` would make now. With `checked`, the rows not written are known to read as
-    when their memories were made (see `_vouched`); otherwise each one is compared with its memory."""
+    when their memories were made (see `_vouched`); otherwise each one is
+    compared with its memory."""
     snap = got.snap
     reach = _reach(got, before, written)
     if reach is None:
@@ -258,7 +260,8 @@ def _as_made(
     placing columns and its session, as `_rebuild` compares them), told by passes in C: the first
     re-read after a load, which no earlier re-read vouches for. False also where only `_rebuild`'s
     comparison row by row can tell (a value it normalises, a column missing)."""
-    # A schema without `pinned` (the last placing column) reads it as NULL, and keeps no field of it.
+    # A schema without `pinned` (the last placing column) reads it as
+    # NULL, and keeps no field of it.
     present = PLACING if PLACING[-1] in got.columns else PLACING[:-1]
     if not set(present) <= set(got.columns):
         return False
@@ -375,8 +378,8 @@ def _reached(
     projects: set[str | None],
     topics: set[tuple[str | None, str | None, str]],
 ) -> bool:
-    """Whether a row (its PLACING values) is in one of `projects` or of `topics`. A topic key of 0 is
-    the topic "0": only NULL and '' are none."""
+    """Whether a row (its PLACING values) is in one of `projects` or of `topics`. A topic key of 0
+    is the topic "0": only NULL and '' are none."""
     return _text(values[1]) in projects or (
         values[3] not in (None, "") and _group(Place.of_values(*values)) in topics
     )
