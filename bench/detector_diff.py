@@ -95,11 +95,10 @@ def _variants(name: str, text: str, rng: random.Random) -> list[tuple[str, str]]
 def _test_strings() -> list[tuple[str, str]]:
     """String constants of the detector's test modules (the texts the tests scan)."""
     out: list[tuple[str, str]] = []
-    for rel in (
-        "tests/core/test_detector.py",
-        "tests/core/test_detector_layers.py",
-        "tests/core/detector_corpus.py",
-    ):
+    corpus = sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "tests/core/detector_corpus").glob("*.py")
+    )
+    for rel in ("tests/core/test_detector.py", "tests/core/test_detector_layers.py", *corpus):
         tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if (

@@ -12,9 +12,9 @@ from __future__ import annotations
 import bisect
 import re
 
+from app.core.review.addressed import ADDRESSED
 from app.core.review.common import LOW, MEDIUM, Hit, Prepared
 from app.core.review.finding import Category
-from app.core.review.poisoning import ADDRESSED
 
 _OPENERS = {
     "\u201c": "\u201d",

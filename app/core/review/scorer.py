@@ -27,7 +27,7 @@ from typing import Any
 
 from app.core.review.common import HIGH, Automaton, Hit, Prepared
 from app.core.review.finding import Category
-from app.core.review.patterns import SYSTEM_TEMPLATE
+from app.core.review.roles import SYSTEM_TEMPLATE
 
 WEIGHTS_FILE = "scorer_weights.json"
 RULE = "learned-instruction"
