@@ -63,7 +63,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.review import Finding, scan_text, scan_yaml_source  # noqa: E402
+from app.core.review import Finding  # noqa: E402
+from app.core.review.detector import scan_text, scan_yaml_source  # noqa: E402
 from bench.corpus import WORDS  # noqa: E402
 from tests.core.detector_corpus import ATTACKS, BENIGN, CLASSES, Case  # noqa: E402
 from tools import garak_probes  # noqa: E402

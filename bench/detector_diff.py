@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 _WORKER = r"""
 import json, pickle, sys, time
 sys.path.insert(0, sys.argv[1])
-from app.core.review import scan_text, scan_yaml_source
+from app.core.review.detector import scan_text, scan_yaml_source
 texts = pickle.load(open(sys.argv[2], "rb"))
 out = []
 begin = time.perf_counter()

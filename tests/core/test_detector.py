@@ -14,7 +14,8 @@ import pydantic
 import pytest
 
 from app.core.model import TrustLevel
-from app.core.review import Category, Finding, Severity, scan_memory, scan_text, scan_yaml_source
+from app.core.review import Category, Finding, Severity
+from app.core.review.detector import scan_memory, scan_text, scan_yaml_source
 from tests.core.detector_corpus import ATTACKS, BENIGN, CLASSES, SECRETS, Case, b64, tags
 
 RANK = {"low": 1, "medium": 2, "high": 3, "critical": 4}

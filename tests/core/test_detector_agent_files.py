@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.review import scan_text
+from app.core.review.detector import scan_text
 from app.core.review.finding import Category, Finding
 
 

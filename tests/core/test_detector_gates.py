@@ -16,15 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.core.review import (
-    common,
-    encodings,
-    links,
-    respelled,
-    scan_text,
-    scorer,
-)
+from app.core.review import common, encodings, links, respelled, scorer
 from app.core.review.common import Hit, Prepared
+from app.core.review.detector import scan_text
 from tests.core.detector_gate_texts import (
     CHAR_EDGES,
     ENCODED,

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.review import Category, Finding, Severity, scan_text, scan_yaml_source, scorer
+from app.core.review import Category, Finding, Severity, scorer
+from app.core.review.detector import scan_text, scan_yaml_source
 from tests.core.detector_corpus import ATTACKS, Case
 from tools import garak_probes
 from tools import train_detector as td

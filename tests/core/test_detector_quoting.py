@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.review import Finding, scan_text
+from app.core.review import Finding
+from app.core.review.detector import scan_text
 from tests.core.detector_corpus import ATTACKS, Case
 
 RANK = {"low": 1, "medium": 2, "high": 3, "critical": 4}

@@ -10,17 +10,9 @@ import types
 
 import pytest
 
-from app.core.review import (
-    forged,
-    markup,
-    patterns,
-    poisoning,
-    scan_text,
-    scorer,
-    secrets,
-    shell,
-)
+from app.core.review import forged, markup, patterns, poisoning, scorer, secrets, shell
 from app.core.review.common import Keys, Prepared
+from app.core.review.detector import scan_text
 from tests.core.detector_gate_texts import (
     CHAR_EDGES,
     ENCODED,

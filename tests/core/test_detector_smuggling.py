@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.review import Category, Severity, scan_text
+from app.core.review import Category, Severity
+from app.core.review.detector import scan_text
 
 
 def test_a_python_constructor_tag_in_memory_text_is_high_at_its_span() -> None:

@@ -8,7 +8,6 @@ from operator import attrgetter, is_, methodcaller, not_, or_
 
 from pydantic import BaseModel, ConfigDict
 
-from app.core import review
 from app.core.model import TRUST_SEVERITY, Memory, TrustLevel
 from app.core.review.finding import SEVERITY_RANK, Finding, suggested_trust, worst
 from app.core.review.ledger import Ledger
@@ -49,7 +48,10 @@ def review_item(
         findings = list(known)
     else:
         try:
-            findings = review.scan_memory(entry_texts(memory))
+            # The detector compiles its rules on import: loaded only where a scan is made.
+            from app.core.review.detector import scan_memory
+
+            findings = scan_memory(entry_texts(memory))
         except Exception as error:  # noqa: BLE001 - a source that cannot be read is itself worth a look
             findings, unreadable = [], f"{type(error).__name__}: {error}"
     top = worst(findings)
