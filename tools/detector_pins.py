@@ -51,10 +51,10 @@ DOC_PACKAGES = {
     "virtualenv": "20.31.2",
     "whoosh-reloaded": "2.7.5",
 }
-# The docs of LLM SDKs and agent frameworks: prompts, chat turns, tool calls and "the model responds"
-# written as documentation, the benign text nearest to an attack, trained on as benign. (Guardrail
-# packages are left out: their docs quote jailbreaks as examples.) Some of it is written to agents on
-# purpose (skill files, agent guides), so the rules rightly flag a part of it.
+# The docs of LLM SDKs and agent frameworks: prompts, chat turns, tool calls and "the model
+# responds" written as documentation, the benign text nearest to an attack, trained on as benign.
+# (Guardrail packages are left out: their docs quote jailbreaks as examples.) Some of it is written
+# to agents on purpose (skill files, agent guides), so the rules rightly flag a part of it.
 AGENT_DOC_PACKAGES = {
     "aider-chat": "0.86.2",
     "autogen-agentchat": "0.7.5",
@@ -90,8 +90,8 @@ AGENT_DOC_PACKAGES = {
     "together": "3.1.1",
     "weaviate-client": "4.24.1",
 }
-# Packages whose Markdown is only ever scanned, never trained on: the false-positive figure on docs the
-# scorer has not seen, including the docs of LLM SDKs (system prompts, chat turns, tool calls).
+# Packages whose Markdown is only ever scanned, never trained on: the false-positive figure on docs
+# the scorer has not seen, including the docs of LLM SDKs (system prompts, chat turns, tool calls).
 EVAL_DOC_PACKAGES = {
     "aiofiles": "25.1.0",
     "alembic": "1.20.1",

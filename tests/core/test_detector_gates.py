@@ -1,9 +1,9 @@
-"""The detector's whole-text shortcuts decide nothing: the learned scorer's gate (one tokenizing pass that
-proves no window can reach `high`) and the link rules' gates (no "](", no "?" and no template character) give the
-same findings as the full search, on the project's corpus, on the outside corpora when cached, and on
-texts built to sit on each gate's edge (a unit cut inside a word, accents, attacks spliced into long
-notes, links and templated URLs); and the base85 decoders' first-group check refuses only runs that
-decode to no text."""
+"""The detector's whole-text shortcuts decide nothing: the learned scorer's gate (one tokenizing
+pass that proves no window can reach `high`) and the link rules' gates (no "](", no "?" and no
+template character) give the same findings as the full search, on the project's corpus, on the
+outside corpora when cached, and on texts built to sit on each gate's edge (a unit cut inside a
+word, accents, attacks spliced into long notes, links and templated URLs); and the base85 decoders'
+first-group check refuses only runs that decode to no text."""
 
 from __future__ import annotations
 
@@ -74,8 +74,9 @@ def test_the_scorer_gate_sums_the_same_features_with_or_without_the_automaton() 
 
 
 def test_joined_stems_are_the_tokens_joined() -> None:
-    # Runs of every length about STEM, digits, every ASCII separator; beyond ASCII, characters that fold
-    # to no ASCII letter (each one a "?" in the byte path), letters that lowercase to ASCII, lone surrogates.
+    # Runs of every length about STEM, digits, every ASCII separator; beyond ASCII, characters that
+    # fold to no ASCII letter (each one a "?" in the byte path), letters that lowercase to ASCII,
+    # lone surrogates.
     edges = [
         "",
         " ",
@@ -111,7 +112,8 @@ def test_the_link_gates_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> No
 
     def ungated(p: Prepared) -> Iterator[Hit]:
         # The gates test the text for "](" and template characters; a text that holds them all runs
-        # every rule, so scanning text + marker and dropping findings beyond the text is the full search.
+        # every rule, so scanning text + marker and dropping findings beyond the text is the full
+        # search.
         marker = "\n](x{$%7"
         q = Prepared(p.text + marker)
         return (h for h in real_scan(q) if h.end <= p.n)
@@ -178,10 +180,13 @@ def _real_first_group(kind: str, head: str) -> bytes | None:
 @pytest.mark.parametrize("kind", ["base85", "ascii85"])
 def test_the_first_group_read_off_the_tables_is_what_the_decoder_gives(kind: str) -> None:
     # Random groups of either alphabet and of the characters around them, the largest group each
-    # decoder takes and the one past it (its overflow), 'z' and blanks (left to the decoder), letters
-    # beyond ASCII, and heads shorter than a group.
+    # decoder takes and the one past it (its overflow), 'z' and blanks (left to the decoder),
+    # letters beyond ASCII, and heads shorter than a group.
     rng = random.Random(13)
-    chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~\"'.,:[]/ \t\u00e9"
+    chars = (
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~\"'.,"
+        ":[]/ \t\u00e9"
+    )
     heads = ["".join(rng.choice(chars) for _ in range(5)) for _ in range(20_000)]
     heads += ["".join(rng.choice("!#$%uvwxyz{|}~") for _ in range(5)) for _ in range(2_000)]
     heads += [
@@ -277,8 +282,8 @@ def test_base64_and_base85_runs_read_off_the_shape_are_the_regex_runs() -> None:
 def test_the_encoding_shape_gates_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = TEXTS + ENCODED
     gated = [scan_text(t) for t in texts]
-    # An empty run is in every shape: each gate then says maybe (so the re-spelling readers never stop
-    # early) and the decoders search everything.
+    # An empty run is in every shape: each gate then says maybe (so the re-spelling readers never
+    # stop early) and the decoders search everything.
     monkeypatch.setattr(respelled, "_SPACED_RUN", b"")
     for name in ("_HEX_SPACED_RUN", "_BITS_RUN"):
         monkeypatch.setattr(encodings, name, b"")

@@ -1,5 +1,6 @@
-"""Payloads that hide in plain sight: a YAML constructor tag in memory text, a path that climbs out of
-the workspace to a secret file with an order to send it, and bytes carried by variation selectors."""
+"""Payloads that hide in plain sight: a YAML constructor tag in memory text, a path that climbs out
+of the workspace to a secret file with an order to send it, and bytes carried by variation
+selectors."""
 
 from __future__ import annotations
 

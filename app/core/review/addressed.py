@@ -20,9 +20,12 @@ from app.core.review.finding import Category
 _I = re.IGNORECASE
 
 
-_AGENT_NOUNS = r"(?:ai|a\.i\.|llm|llms|bot|chatbot|assistant|agent|model|copilot|gpt|claude|gemini|language\s+model)s?"
+_AGENT_NOUNS = (
+    r"(?:ai|a\.i\.|llm|llms|bot|chatbot|assistant|agent|model|copilot|gpt|claude|gemini"
+    r"|language\s+model)s?"
+)
 
-# -- text addressed to the model ---------------------------------------------------------------------------------
+# -- text addressed to the model -------------------------------------------------------------------
 
 # "to the Claude backend", "to the model provider": a part of a system, not a reader addressed.
 _NOT_A_PART = (
@@ -34,15 +37,19 @@ _NOT_A_PART = (
 _HAIL = rf"(?:dear|attention|hey|hello|hi|to\s+(?:any|all|the))\s+(?:automated\s+)?{_AGENT_NOUNS}\b"
 
 ADDRESSED = re.compile(
-    rf"\b(?:(?:note|message|instructions?|notice|reminder|hint|directive)s?\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|an?\s+)?(?:automated\s+|ai\s+|coding\s+)?{_AGENT_NOUNS}"
+    rf"\b(?:(?:note|message|instructions?|notice|reminder|hint|directive)s?\s+(?:to"
+    rf"|for)\s+(?:the\s+|any\s+|all\s+|an?\s+)?(?:automated\s+|ai\s+|coding\s+)?{_AGENT_NOUNS}"
     rf"|{_HAIL}{_NOT_A_PART}"
-    rf"|{_AGENT_NOUNS}\s+(?:reading|processing|summari[sz]ing|reviewing|parsing|seeing|scanning)\s+(?:this|these|the\s+following)"
-    rf"|if\s+you\s+are\s+(?:an?\s+)?(?:automated\s+|ai\s+|large\s+)?(?:{_AGENT_NOUNS}|language\s+model)"
+    rf"|{_AGENT_NOUNS}\s+(?:reading|processing|summari[sz]ing|reviewing|parsing|seeing"
+    rf"|scanning)\s+(?:this|these|the\s+following)"
+    rf"|if\s+you\s+are\s+(?:an?\s+)?(?:automated\s+|ai\s+|large\s+)?(?:{_AGENT_NOUNS}"
+    rf"|language\s+model)"
     rf"|(?:for|to)\s+(?:ai|llm|coding)\s+(?:agents?|assistants?|models?)\b{_NOT_A_PART}"
-    r"|hinweis\s+(?:an|f[üu]r)\s+(?:die\s+|den\s+)?(?:ki|bot|assistenten|agenten|modell)|an\s+die\s+ki\b|wenn\s+du\s+eine\s+ki\s+bist"
-    r"|note\s+(?:pour|[àa])\s+(?:l'|les?\s+)?(?:ia|bot|assistant|agent|mod[èe]le)s?|si\s+tu\s+es\s+une\s+ia|si\s+vous\s+[êe]tes\s+une\s+ia"
-    r"|nota\s+para\s+(?:la\s+|el\s+)?(?:ia|bot|asistente|agente|modelo)|si\s+eres\s+una\s+ia|nota\s+per\s+(?:l'|il\s+)?(?:ia|bot|assistente|agente|modello)"
-    r"|se\s+sei\s+un[a']?\s*ia)\b",
+    r"|hinweis\s+(?:an|f[üu]r)\s+(?:die\s+|den\s+)?(?:ki|bot|assistenten|agenten|modell)"
+    r"|an\s+die\s+ki\b|wenn\s+du\s+eine\s+ki\s+bist|note\s+(?:pour|[àa])\s+(?:l'|les?\s+)?(?:ia"
+    r"|bot|assistant|agent|mod[èe]le)s?|si\s+tu\s+es\s+une\s+ia|si\s+vous\s+[êe]tes\s+une\s+ia"
+    r"|nota\s+para\s+(?:la\s+|el\s+)?(?:ia|bot|asistente|agente|modelo)|si\s+eres\s+una\s+ia"
+    r"|nota\s+per\s+(?:l'|il\s+)?(?:ia|bot|assistente|agente|modello)|se\s+sei\s+un[a']?\s*ia)\b",
     _I,
 )
 _ADDRESSED_KEYS = keyset(
@@ -84,10 +91,12 @@ _ADDRESSED_KEYS = keyset(
     )
 )
 _ORDER = re.compile(
-    r"\b(?:ignore|disregard|forget|append|include|add|send|email|forward|upload|post|call|invoke|delete|remove|run|execute|reply|respond|answer|say"
-    r"|print|output|reveal|tell|write|insert|copy|repeat|do\s+not|don'?t|never|always|must|should|make\s+sure|ensure|approve|merge|grant|recommend|rate"
-    r"|ignorier\w*|vergiss|sende|schick\w*|f[üu]ge|antworte|l[öo]sche|ignore[zr]?|oublie\w*|envoie\w*|ajoute\w*|r[ée]ponds|supprime\w*"
-    r"|ignora\w*|olvida\w*|env[ií]a\w*|a[ñn]ade|responde|borra|elimina\w*|dimentica\w*|invia\w*|aggiungi|rispondi|cancella)\b",
+    r"\b(?:ignore|disregard|forget|append|include|add|send|email|forward|upload|post|call|invoke"
+    r"|delete|remove|run|execute|reply|respond|answer|say|print|output|reveal|tell|write|insert"
+    r"|copy|repeat|do\s+not|don'?t|never|always|must|should|make\s+sure|ensure|approve|merge|grant"
+    r"|recommend|rate|ignorier\w*|vergiss|sende|schick\w*|f[üu]ge|antworte|l[öo]sche|ignore[zr]?"
+    r"|oublie\w*|envoie\w*|ajoute\w*|r[ée]ponds|supprime\w*|ignora\w*|olvida\w*|env[ií]a\w*"
+    r"|a[ñn]ade|responde|borra|elimina\w*|dimentica\w*|invia\w*|aggiungi|rispondi|cancella)\b",
     _I,
 )
 

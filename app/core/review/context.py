@@ -1,11 +1,11 @@
-"""Reporting context: a note that quotes an attack ("attackers write 'ignore previous instructions' in
-tickets") mentions it rather than uses it. Only the shape of the text decides that: a phrase inside a
-code fence or quotation marks. Words nearby never lower a finding, because an attacker
-can add any word ("this is not a malicious request") to an attack; a test appends such words to every
+"""Reporting context: a note that quotes an attack ("attackers write 'ignore previous instructions'
+in tickets") mentions it rather than uses it. Only the shape of the text decides that: a phrase
+inside a code fence or quotation marks. Words nearby never lower a finding, because an attacker can
+add any word ("this is not a malicious request") to an attack; a test appends such words to every
 attack of the corpora. A quotation that holds little more than the flagged phrase is a mention and
-drops to low; a longer quoted or fenced passage is capped at medium (a `>` block quote is not enough: fake
-system banners are written that way). Secrets, hidden
-characters and terminal escapes are never lowered: quoting does not make them harmless."""
+drops to low; a longer quoted or fenced passage is capped at medium (a `>` block quote is not
+enough: fake system banners are written that way). Secrets, hidden characters and terminal escapes
+are never lowered: quoting does not make them harmless."""
 
 from __future__ import annotations
 
@@ -26,19 +26,21 @@ _OPENERS = {
 }
 # Extra characters a quotation may hold beside the flagged phrase and still count as naming it.
 _MENTION_SLACK = 24
-# Advice against a command ("never run curl ... | sh") is about it; only shell commands get this, and
-# only when the negation governs the command directly.
+# Advice against a command ("never run curl ... | sh") is about it; only shell commands get this,
+# and only when the negation governs the command directly.
 _ADVICE = re.compile(
-    r"(?:\bnever|\bdon'?t|\bdo\s+not|\bavoid|\binstead\s+of|\brather\s+than)\s+(?:run(?:ning)?|pip(?:e|ing)|execut(?:e|ing)|us(?:e|ing)|paste|type)?"
-    r"\s*(?:this|that|it|something\s+like|commands?\s+like)?\s*[:`\"']?\s*$",
+    r"(?:\bnever|\bdon'?t|\bdo\s+not|\bavoid|\binstead\s+of|\brather\s+than)\s+(?:run(?:ning)?"
+    r"|pip(?:e|ing)|execut(?:e|ing)|us(?:e|ing)|paste|type)?\s*(?:this|that|it|something\s+like"
+    r"|commands?\s+like)?\s*[:`\"']?\s*$",
     re.IGNORECASE,
 )
 
 
 # An order to the agent before a shown command makes it one to run ("AI agents: run this first").
 _RUN_ORDER = re.compile(
-    r"\b(?:you|agents?|assistants?|ai|llms?|bots?|models?)\b[^\n]{0,60}\b(?:must|should|need\s+to|have\s+to|will|now)\s+(?:\w+\s+)?(?:run|execute|paste|install)"
-    r"|\b(?:run|execute)\s+(?:this|the\s+following|it)\s+(?:now|first|immediately|before|without|silently)"
+    r"\b(?:you|agents?|assistants?|ai|llms?|bots?|models?)\b[^\n]{0,60}\b(?:must|should|need\s+to"
+    r"|have\s+to|will|now)\s+(?:\w+\s+)?(?:run|execute|paste|install)|\b(?:run|execute)\s+(?:this"
+    r"|the\s+following|it)\s+(?:now|first|immediately|before|without|silently)"
     r"|\bbefore\s+(?:you\s+)?(?:respond|reply|answer|continu)\w*",
     re.IGNORECASE,
 )
@@ -130,7 +132,8 @@ def _block_start(p: Prepared, pos: int) -> int:
 
 
 def _indented_code(p: Prepared, start: int) -> bool:
-    """A Markdown indented code block: four spaces or a tab, after a blank or another indented line."""
+    """A Markdown indented code block: four spaces or a tab, after a blank or another indented
+    line."""
     ls = p.line_start(start)
     if not (p.text.startswith("    ", ls) or p.text.startswith("\t", ls)) or p.text[
         ls:start

@@ -34,11 +34,12 @@ _B85_RUN = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{25,}")
 _B85_NOT_PUNCT = str.maketrans(
     "", "", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 )
-# `(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])` and the Morse run, with their first character taken before the
-# look-behind so the engine skips to candidate characters instead of trying every position.
+# `(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])` and the Morse run, with their first character taken before
+# the look-behind so the engine skips to candidate characters instead of trying every position.
 _BITS = re.compile(r"[01](?<![01].)[01]{7}[ ,]?(?:[01]{8}[ ,]?){5,}(?![01])")
 _MORSE = re.compile(
-    r"[.-](?<![\w.-].)[.-]{0,6}[ \t]+(?:/[ \t]+)?(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?){6,}[.-]{1,7}(?![\w.-])"
+    r"[.-](?<![\w.-].)[.-]{0,6}[ \t]+(?:/[ \t]+)?(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?)"
+    r"{6,}[.-]{1,7}(?![\w.-])"
 )
 _MORSE_CODE = {
     ".-": "a",
@@ -92,9 +93,9 @@ _MORSE_CODE = {
 }
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
 
-# Shapes (`Prepared.shape`): which runs of character classes a text holds, found by one byte translation
-# instead of a regex tried at every position. Each gate below asks for a run that every match of the
-# pattern it guards must contain, so a shape without it proves the pattern absent.
+# Shapes (`Prepared.shape`): which runs of character classes a text holds, found by one byte
+# translation instead of a regex tried at every position. Each gate below asks for a run that every
+# match of the pattern it guards must contain, so a shape without it proves the pattern absent.
 _ALPHABET_SHAPE = shape_table(
     {"a": "0123456789" + LETTERS + "+/_-!#$%&()*;<=>?@^`{|}~"}, " "
 )  # `_ALPHABET_RUN`'s class
@@ -113,14 +114,15 @@ _BITS_RUN = b"b" * 8  # `_BITS` begins with eight binary digits in a row
 _ALPHABET_RUN = re.compile(r"[0-9A-Za-z+/_\-!#$%&()*;<=>?@^`{|}~]{24,}")
 _B64_CHAR = re.compile(r"[A-Za-z0-9+/_=-]")
 _HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
-# Text bytes in hex start with a digit (0x20-0x7e), so a run must too: that lets the engine skip letters.
+# Text bytes in hex start with a digit (0x20-0x7e), so a run must too: that lets the engine skip
+# letters.
 _HEX_SPACED = re.compile(
     r"[0-9][0-9A-Fa-f][ :,](?:[0-9A-Fa-f]{2}[ :,]){10,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])"
 )
 _HEX_C = re.compile(r"(?:0x[0-9A-Fa-f]{2}\s*,\s*){11,}0x[0-9A-Fa-f]{2}")
 _ESCAPE = re.compile(
-    r"%[0-9A-Fa-f]{2}|&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
-    r"|\\x[0-9A-Fa-f]{2}"
+    r"%[0-9A-Fa-f]{2}|&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+    r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}"
 )
 _JS_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\x([0-9A-Fa-f]{2})")
 _ROT13_KEYS = keyset(
@@ -217,10 +219,10 @@ def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
 
 
 def _alphabet_runs(p: Prepared) -> list[tuple[int, int]]:
-    """The spans of `_ALPHABET_RUN` (maximal runs of at least 24 characters of its class), read off the
-    text's shape of one byte per character with `bytes.find`: the regex would try every position of
-    every word, only to fail at the word's end. Its class is ASCII, so a character beyond ASCII (the
-    shape's "other") ends a run."""
+    """The spans of `_ALPHABET_RUN` (maximal runs of at least 24 characters of its class), read off
+    the text's shape of one byte per character with `bytes.find`: the regex would try every position
+    of every word, only to fail at the word's end. Its class is ASCII, so a character beyond ASCII
+    (the shape's "other") ends a run."""
     shape = p.char_shape(_ALPHABET_SHAPE)
     if shape is None:
         return [m.span() for m in _ALPHABET_RUN.finditer(p.text)]
@@ -228,7 +230,8 @@ def _alphabet_runs(p: Prepared) -> list[tuple[int, int]]:
 
 
 def _shape_runs(shape: bytes, width: int) -> list[tuple[int, int]]:
-    """Maximal runs of at least `width` bytes other than a space in a shape whose other bytes are spaces."""
+    """Maximal runs of at least `width` bytes other than a space in a shape whose other bytes are
+    spaces."""
     out: list[tuple[int, int]] = []
     least = b"a" * width
     start = shape.find(least)
@@ -242,7 +245,8 @@ def _shape_runs(shape: bytes, width: int) -> list[tuple[int, int]]:
 
 
 def _within(rx: re.Pattern[str], text: str, runs: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
-    """`rx.finditer(text)` for a pattern whose matches lie inside `runs` (and need nothing outside)."""
+    """`rx.finditer(text)` for a pattern whose matches lie inside `runs` (and need nothing
+    outside)."""
     for start, end in runs:
         yield from rx.finditer(text, start, end)
 
@@ -264,8 +268,9 @@ def _b64_runs(p: Prepared, runs: list[tuple[int, int]]) -> list[tuple[int, int]]
 
 
 def _b85_runs(p: Prepared, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The spans of `_B85_RUN` inside `runs`: the maximal runs of its class, read off a shape of one byte
-    per character (every such run of 25 lies inside an alphabet run, whose class holds the base85 one)."""
+    """The spans of `_B85_RUN` inside `runs`: the maximal runs of its class, read off a shape of one
+    byte per character (every such run of 25 lies inside an alphabet run, whose class holds the
+    base85 one)."""
     shape = p.char_shape(_B85_SHAPE) if runs else None
     if shape is None:
         return [m.span() for m in _within(_B85_RUN, p.text, runs)]
@@ -298,8 +303,9 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
         if count > MAX_CANDIDATES:
             break
         for kind, decode in _BASE85_DECODERS:
-            # Both decoders are Python loops; the first group alone (its own four bytes, the run being
-            # longer) shows most runs are no UTF-8 text, and `_text_of` would refuse them anyway.
+            # Both decoders are Python loops; the first group alone (its own four bytes, the run
+            # being longer) shows most runs are no UTF-8 text, and `_text_of` would refuse them
+            # anyway.
             if not _may_be_text(kind, run):
                 continue
             try:
@@ -317,7 +323,8 @@ _BASE85_DECODERS: tuple[tuple[str, Callable[[str], bytes]], ...] = (
     ("base85", base64.b85decode),
     ("ascii85", lambda r: base64.a85decode(r)),
 )
-# Each character's digit in either alphabet (base64's own tables, in the order its decoders read them).
+# Each character's digit in either alphabet (base64's own tables, in the order its decoders read
+# them).
 _DIGITS = {
     "base85": {
         chr(c): i
@@ -330,9 +337,9 @@ _DIGITS = {
 
 
 def _first_group(kind: str, head: str) -> bytes | None:
-    """What the decoder of `kind` makes of the five characters `head`: its four bytes, or None where it
-    raises. Read off the digit tables with a few integer steps, where the decoders themselves pay a
-    Python call, a padding and a struct per group; a character outside the table ('z', a blank, a
+    """What the decoder of `kind` makes of the five characters `head`: its four bytes, or None where
+    it raises. Read off the digit tables with a few integer steps, where the decoders themselves pay
+    a Python call, a padding and a struct per group; a character outside the table ('z', a blank, a
     letter beyond ASCII), or a head of another length, is left to the decoder itself."""
     digits = _DIGITS[kind]
     acc = 0
@@ -350,10 +357,10 @@ def _first_group(kind: str, head: str) -> bytes | None:
 
 
 def _may_be_text(kind: str, run: str) -> bool:
-    """False when the first five characters of `run` (at least ten long) already fail as the start of
-    UTF-8 text or of the decoding: decoding the whole run then fails or gives bytes `_text_of` refuses
-    (an error before its last three bytes). A first group holding 'z' (four zero bytes in ascii85) is
-    not a group of five, so it proves nothing."""
+    """False when the first five characters of `run` (at least ten long) already fail as the start
+    of UTF-8 text or of the decoding: decoding the whole run then fails or gives bytes `_text_of`
+    refuses (an error before its last three bytes). A first group holding 'z' (four zero bytes in
+    ascii85) is not a group of five, so it proves nothing."""
     head = run[:5]
     if "z" in head:
         return True

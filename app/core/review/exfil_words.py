@@ -21,10 +21,11 @@ _I = re.IGNORECASE
 # -- exfiltration in words -------------------------------------------------------------------------
 
 _SECRET_NOUN = (
-    r"(?:credentials?|secrets?|api[\s_-]?keys?|access\s+keys?|tokens?|passwords?|passphrases?|ssh\s+keys?"
-    r"|private\s+keys?|key\s+files?|id_rsa|id_ed25519|\.env(?:\s+files?)?|env(?:ironment)?\s+(?:variables|vars)"
-    r"|cookies?|session\s+(?:tokens?|cookies?|ids?)|(?:conversation|chat)\s+(?:history|logs?|transcripts?)"
-    r"|memory\s+files?|memories|system\s+prompt|wallet\s+(?:seed|keys?)|seed\s+phrases?|keychain|\.aws|\.ssh)\b"
+    r"(?:credentials?|secrets?|api[\s_-]?keys?|access\s+keys?|tokens?|passwords?|passphrases?"
+    r"|ssh\s+keys?|private\s+keys?|key\s+files?|id_rsa|id_ed25519|\.env(?:\s+files?)?"
+    r"|env(?:ironment)?\s+(?:variables|vars)|cookies?|session\s+(?:tokens?|cookies?|ids?)"
+    r"|(?:conversation|chat)\s+(?:history|logs?|transcripts?)|memory\s+files?|memories"
+    r"|system\s+prompt|wallet\s+(?:seed|keys?)|seed\s+phrases?|keychain|\.aws|\.ssh)\b"
 )
 _EXFIL_VERBS = keyset(
     (
@@ -51,24 +52,28 @@ _EXFIL_VERBS = keyset(
     )
 )
 _EXFIL_PHRASE = re.compile(
-    r"\b(?:send|upload|forward|e-?mail|exfiltrate|transmit|leak|export|post|submit|beacon|copy|share|paste|dump"
+    r"\b(?:send|upload|forward|e-?mail|exfiltrate|transmit|leak|export|post|submit|beacon|copy"
+    r"|share|paste|dump"
     r"|sync|mirror|pipe|attach)\s+(?:[\w'.~/$-]+\s+){0,5}?" + _SECRET_NOUN,
     _I,
 )
 _DESTINATION = re.compile(
-    r"https?://|ftp://|\bwww\.|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|xyz|ru|cn|tk|site"
-    r"|online|top|dev|app|me|co|info|biz|cc|sh|link|zip)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|webhook|pastebin|\bgist\b"
-    r"|ngrok|requestbin|pipedream|interact\.sh|\battacker|external\s+(?:server|endpoint|host|address|url)"
-    r"|(?:this|that|the\s+following|my|our|an?)\s+(?:endpoint|url|server|address|webhook|bucket|inbox|channel|form)",
+    r"https?://|ftp://|\bwww\.|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io"
+    r"|xyz|ru|cn|tk|site|online|top|dev|app|me|co|info|biz|cc|sh|link|zip)\b"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}\b|webhook|pastebin|\bgist\b|ngrok|requestbin|pipedream"
+    r"|interact\.sh|\battacker|external\s+(?:server|endpoint|host|address|url)|(?:this|that"
+    r"|the\s+following|my|our|an?)\s+(?:endpoint|url|server|address|webhook|bucket|inbox|channel"
+    r"|form)",
     _I,
 )
 _EXTRACTION = re.compile(
-    r"\b(?:reveal|print|output|dump|display|repeat|leak|show|disclose|write\s+out|recite|paste|echo|tell\s+me)\s+"
-    r"(?:me\s+|us\s+)?(?:back\s+)?(?:your|the)\s+"
-    r"(?:full\s+|entire\s+|complete\s+|hidden\s+|original\s+|initial\s+|exact\s+|verbatim\s+|secret\s+){0,3}"
-    r"(?:system\s+prompt|initial\s+prompt|hidden\s+(?:instructions|prompt)|instructions\s+above|developer\s+(?:message|instructions))"
-    r"|\b(?:reveal|leak|disclose|exfiltrate)\s+(?:me\s+)?(?:all\s+)?(?:your|the|any)\s+(?:\w+\s+)?"
-    r"(?:api\s+keys?|credentials|secrets|passwords|tokens|environment\s+variables|env\s+vars)",
+    r"\b(?:reveal|print|output|dump|display|repeat|leak|show|disclose|write\s+out|recite|paste"
+    r"|echo|tell\s+me)\s+(?:me\s+|us\s+)?(?:back\s+)?(?:your|the)\s+(?:full\s+|entire\s+"
+    r"|complete\s+|hidden\s+|original\s+|initial\s+|exact\s+|verbatim\s+"
+    r"|secret\s+){0,3}(?:system\s+prompt|initial\s+prompt|hidden\s+(?:instructions|prompt)"
+    r"|instructions\s+above|developer\s+(?:message|instructions))|\b(?:reveal|leak|disclose"
+    r"|exfiltrate)\s+(?:me\s+)?(?:all\s+)?(?:your|the|any)\s+(?:\w+\s+)?(?:api\s+keys?|credentials"
+    r"|secrets|passwords|tokens|environment\s+variables|env\s+vars)",
     _I,
 )
 

@@ -23,14 +23,18 @@ from app.core.review.roles import SYSTEM_TEMPLATE
 _I = re.IGNORECASE
 
 
-# -- forged turns and delimiters ---------------------------------------------------------------------------------------
+# -- forged turns and delimiters -------------------------------------------------------------------
 
 _TURN = re.compile(
-    r"(system|assistant|ai|model|bot|gpt|chatgpt|claude|developer|tool|function)\s*(?:\([^)\n]{0,30}\))?\s*:[ \t]*(?=\S)",
+    r"(system|assistant|ai|model|bot|gpt|chatgpt|claude|developer|tool"
+    r"|function)\s*(?:\([^)\n]{0,30}\))?\s*:[ \t]*(?=\S)",
     _I,
 )
 # The characters `\s` matches in a str pattern (those `str.isspace` holds).
-SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+SPACES = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 # "ai" with each character `_TURN` may take after it: as a bare keyword it is found inside every
 # "again", "main" and "email" (most of the keywords a memory holds), where no turn can begin.
 _TURN_KEYS = keyset(
@@ -51,16 +55,19 @@ _TURN_KEYS = keyset(
 _TURN_PREFIX = re.compile(r"[ \t>*#_\-|]{0,8}")
 # What an assistant turn forged into a memory says: it grants, reveals or agrees to something.
 _TURN_ORDER = re.compile(
-    r"\b(?:sure|certainly|of\s+course|okay|ok|here\s+is|here\s+are|i\s+will|i'?ll|i\s+have|i'?ve|as\s+requested|understood|granted|approved"
-    r"|the\s+(?:admin\s+)?password|the\s+system\s+prompt|my\s+instructions|you\s+(?:may|can|must|are|will|should)|the\s+user\s+(?:is|has)"
-    r"|grant|reveal|ignore|disregard|new\s+(?:rule|instruction)|from\s+now\s+on|no\s+(?:restrictions|rules|limits)|unrestricted|confidential"
-    r"|print|output|repeat|list\s+all|dump|send|delete|override|always|never|do\s+not)\b",
+    r"\b(?:sure|certainly|of\s+course|okay|ok|here\s+is|here\s+are|i\s+will|i'?ll|i\s+have|i'?ve"
+    r"|as\s+requested|understood|granted|approved|the\s+(?:admin\s+)?password"
+    r"|the\s+system\s+prompt|my\s+instructions|you\s+(?:may|can|must|are|will|should)"
+    r"|the\s+user\s+(?:is|has)|grant|reveal|ignore|disregard|new\s+(?:rule|instruction)"
+    r"|from\s+now\s+on|no\s+(?:restrictions|rules|limits)|unrestricted|confidential|print|output"
+    r"|repeat|list\s+all|dump|send|delete|override|always|never|do\s+not)\b",
     _I,
 )
 _DELIMITER = re.compile(
-    r"(?:[-=#*_~]{3,}[ \t]*)?(?:\[|<|\(|\{)?[ \t]*(?:end|close|stop)\s+(?:of\s+)?(?:the\s+)?"
-    r"(?:user\s+)?(?:document|input|context|data|session|conversation|chat|email|message|text|file|content|search\s+results?|tool\s+output|transcript|prompt|instructions)"
-    r"[ \t]*(?:\]|>|\)|\})?(?:[ \t]*[-=#*_~]{3,})?",
+    r"(?:[-=#*_~]{3,}[ \t]*)?(?:\[|<|\(|\{)?[ \t]*(?:end|close"
+    r"|stop)\s+(?:of\s+)?(?:the\s+)?(?:user\s+)?(?:document|input|context|data|session"
+    r"|conversation|chat|email|message|text|file|content|search\s+results?|tool\s+output"
+    r"|transcript|prompt|instructions)[ \t]*(?:\]|>|\)|\})?(?:[ \t]*[-=#*_~]{3,})?",
     _I,
 )
 _DELIMITER_KEYS = keyset(
@@ -77,44 +84,57 @@ _DELIMITER_KEYS = keyset(
     )
 )
 _CLOSING_TAG = re.compile(
-    r"</(?:document|documents|context|data|user_input|user|input|email|tool_output|tool_result|function_results?|search_results?|untrusted(?:_\w+)?"
-    r"|content|text|file|webpage|web_page|page|article|source|quote|excerpt|retrieved|memory|memories|human|instructions?|system|message)>",
+    r"</(?:document|documents|context|data|user_input|user|input|email|tool_output|tool_result"
+    r"|function_results?|search_results?|untrusted(?:_\w+)?|content|text|file|webpage|web_page"
+    r"|page|article|source|quote|excerpt|retrieved|memory|memories|human|instructions?|system"
+    r"|message)>",
     _I,
 )
 _AFTER_DELIMITER = re.compile(
-    r"\b(?:system|admin|developer|assistant|new\s+instructions?|instructions?|ignore|disregard|you\s+(?:are|must|will|should|may)|now|from\s+now\s+on"
-    r"|reveal|print|list|send|grant|override)\b|<\|",
+    r"\b(?:system|admin|developer|assistant|new\s+instructions?|instructions?|ignore|disregard"
+    r"|you\s+(?:are|must|will|should|may)|now|from\s+now\s+on|reveal|print|list|send|grant"
+    r"|override)\b|<\|",
     _I,
 )
 
 
-# -- forged reasoning and foreign-language overrides -----------------------------------------------------
+# -- forged reasoning and foreign-language overrides -----------------------------------------------
 
 _RULE_NOUNS = (
-    r"(?:rules?|guidelines?|restrictions?|polic(?:y|ies)|filters?|limits?|safeguards?|guardrails?|safety\s+checks?|regeln|richtlinien|sicherheitsrichtlinien"
-    r"|sicherheitsregeln|vorgaben|einschr[äa]nkungen|r[èe]gles|consignes|directives|restrictions|reglas|normas|directrices|restricciones|pol[ií]ticas"
-    r"|regole|linee\s+guida|restrizioni|politiche|norme)"
+    r"(?:rules?|guidelines?|restrictions?|polic(?:y|ies)|filters?|limits?|safeguards?|guardrails?"
+    r"|safety\s+checks?|regeln|richtlinien|sicherheitsrichtlinien|sicherheitsregeln|vorgaben"
+    r"|einschr[äa]nkungen|r[èe]gles|consignes|directives|restrictions|reglas|normas|directrices"
+    r"|restricciones|pol[ií]ticas|regole|linee\s+guida|restrizioni|politiche|norme)"
 )
 _FORGED_REASONING = re.compile(
-    r"\b(?:i'?ve|i\s+have|we'?ve|we\s+have|i|we|as\s+the\s+assistant,?\s+i(?:'ve|\s+have)?)\s+(?:already\s+)?(?:checked|verified|confirmed|determined|concluded|established|reasoned|decided|noted|made\s+sure)"
-    r"\s+(?:\w+\s+){0,3}?that\s+(?:\w+\s+){0,4}?"
+    r"\b(?:i'?ve|i\s+have|we'?ve|we\s+have|i|we|as\s+the\s+assistant,?\s+i(?:'ve"
+    r"|\s+have)?)\s+(?:already\s+)?(?:checked|verified|confirmed|determined|concluded|established"
+    r"|reasoned|decided|noted|made\s+sure)\s+(?:\w+\s+){0,3}?that\s+(?:\w+\s+){0,4}?"
     + _RULE_NOUNS
-    + r"\s+(?:\w+\s+){0,3}?(?:don'?t|do\s+not|does\s+not|doesn'?t|no\s+longer|won'?t|were\s+not|are\s+not|aren'?t|weren'?t)"
-    r"|\b(?:this|the|your|that)\s+(?:request|task|question|conversation|case|user)\s+(?:is|are)\s+(?:\w+\s+)?exempt\s+from\s+(?:the\s+|all\s+|any\s+|your\s+)?(?:usual\s+|normal\s+)?(?:\w+\s+)?"
+    + r"\s+(?:\w+\s+){0,3}?(?:don'?t|do\s+not|does\s+not|doesn'?t|no\s+longer|won'?t|were\s+not"
+    r"|are\s+not|aren'?t|weren'?t)"
+    r"|\b(?:this|the|your|that)\s+(?:request|task|question|conversation|case|user)\s+(?:is"
+    r"|are)\s+(?:\w+\s+)?exempt\s+from\s+(?:the\s+|all\s+|any\s+|your\s+)?(?:usual\s+"
+    r"|normal\s+)?(?:\w+\s+)?"
     + _RULE_NOUNS
     + r"|\b(?:safety|security|content|usual|normal|these|your|the|all|any)\s+"
     + _RULE_NOUNS
-    + r"\s+(?:\w+\s+){0,2}?(?:don'?t|do\s+not|does\s+not|doesn'?t|no\s+longer|won'?t|were\s+not\s+meant\s+to|are\s+not\s+meant\s+to)\s+(?:apply|matter|count|bind|hold)"
-    r"|\b(?:habe|haben|hab)\s+(?:ich\s+|wir\s+)?(?:bereits\s+|schon\s+)?(?:festgestellt|gepr[üu]ft|best[äa]tigt|entschieden|ermittelt),?\s+dass\s+(?:\w+\s+){0,3}?"
+    + r"\s+(?:\w+\s+){0,2}?(?:don'?t|do\s+not|does\s+not|doesn'?t|no\s+longer|won'?t"
+    r"|were\s+not\s+meant\s+to|are\s+not\s+meant\s+to)\s+(?:apply|matter|count|bind|hold)"
+    r"|\b(?:habe|haben|hab)\s+(?:ich\s+|wir\s+)?(?:bereits\s+|schon\s+)?(?:festgestellt|gepr[üu]ft"
+    r"|best[äa]tigt|entschieden|ermittelt),?\s+dass\s+(?:\w+\s+){0,3}?"
     + _RULE_NOUNS
     + r"\s+(?:\w+\s+){0,2}?nicht\s+(?:gelten|greifen|zutreffen)"
-    r"|\b(?:j'ai|nous\s+avons)\s+(?:d[ée]j[àa]\s+)?(?:[ée]tabli|v[ée]rifi[ée]|d[ée]termin[ée]|confirm[ée]|conclu|d[ée]cid[ée])\s+que\s+(?:\w+\s+){0,3}?"
+    r"|\b(?:j'ai|nous\s+avons)\s+(?:d[ée]j[àa]\s+)?(?:[ée]tabli|v[ée]rifi[ée]|d[ée]termin[ée]"
+    r"|confirm[ée]|conclu|d[ée]cid[ée])\s+que\s+(?:\w+\s+){0,3}?"
     + _RULE_NOUNS
     + r"\s+(?:\w+\s+){0,3}?ne\s+s'appliqu\w*\s+pas"
-    r"|\b(?:ya\s+)?(?:he|hemos)\s+(?:ya\s+)?(?:determinado|verificado|comprobado|confirmado|establecido|concluido|decidido)\s+que\s+(?:\w+\s+){0,3}?"
+    r"|\b(?:ya\s+)?(?:he|hemos)\s+(?:ya\s+)?(?:determinado|verificado|comprobado|confirmado"
+    r"|establecido|concluido|decidido)\s+que\s+(?:\w+\s+){0,3}?"
     + _RULE_NOUNS
     + r"\s+(?:\w+\s+){0,3}?no\s+(?:se\s+)?(?:aplican?|valen|cuentan)"
-    r"|\b(?:ho|abbiamo)\s+(?:gi[àa]\s+)?(?:stabilito|verificato|determinato|confermato|concluso|deciso|accertato)\s+che\s+(?:\w+\s+){0,3}?"
+    r"|\b(?:ho|abbiamo)\s+(?:gi[àa]\s+)?(?:stabilito|verificato|determinato|confermato|concluso"
+    r"|deciso|accertato)\s+che\s+(?:\w+\s+){0,3}?"
     + _RULE_NOUNS
     + r"\s+(?:\w+\s+){0,3}?non\s+(?:valgono|si\s+applicano|contano)",
     _I,
@@ -157,12 +177,16 @@ _RULE_NOUN_KEYS = keyset(
     )
 )
 _FOREIGN_OVERRIDE = re.compile(
-    r"\b(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*|[üu]bergeh\w*|ignore[zr]?|oublie[zr]?|n[ée]glige[zr]?|ignora[rd]?|ignoren|olvida[rd]?|olvide|descarta|ignori|dimentica(?:te|re)?|tralascia)"
-    r"\s+(?:(?:alle|all|die|deine|ihre|s[äa]mtliche|bisherigen|vorherigen|toutes|tous|les|tes|vos|todas|todos|las|los|tus|sus|tutte|tutti|le|gli|tue|sue|ses|sie|du)\s+){0,3}"
-    r"(?:(?:vorherigen|vorigen|bisherigen|obigen|fr[üu]heren|pr[ée]c[ée]dentes|ant[ée]rieures|anteriores|previas|precedenti|iniziali|originales|originali|originales)\s+)?"
+    r"\b(?:ignorier\w*|vergiss|vergessen\s+sie|missachte\w*|[üu]bergeh\w*|ignore[zr]?|oublie[zr]?"
+    r"|n[ée]glige[zr]?|ignora[rd]?|ignoren|olvida[rd]?|olvide|descarta|ignori|dimentica(?:te|re)?"
+    r"|tralascia)\s+(?:(?:alle|all|die|deine|ihre|s[äa]mtliche|bisherigen|vorherigen|toutes|tous"
+    r"|les|tes|vos|todas|todos|las|los|tus|sus|tutte|tutti|le|gli|tue|sue|ses|sie"
+    r"|du)\s+){0,3}(?:(?:vorherigen|vorigen|bisherigen|obigen|fr[üu]heren|pr[ée]c[ée]dentes"
+    r"|ant[ée]rieures|anteriores|previas|precedenti|iniziali|originales|originali|originales)\s+)?"
     + _RULE_NOUNS.replace(
         "(?:rules?|",
-        "(?:anweisungen|instruktionen|befehle|instructions|instrucciones|indicaciones|istruzioni|direttive|rules?|",
+        "(?:anweisungen|instruktionen|befehle|instructions|instrucciones|indicaciones|istruzioni|d"
+        "irettive|rules?|",
     )
     + r"\b",
     _I,
@@ -185,10 +209,16 @@ _FOREIGN_OVERRIDE_KEYS = keyset(
     )
 )
 _FOREIGN_PERSONA = re.compile(
-    r"\b(?:du\s+bist|sie\s+sind|tu\s+es|vous\s+[êe]tes|eres|est[áa]s|sei|ora\s+sei|sie\s+haben|du\s+hast|tu\s+n'as|vous\s+n'avez|no\s+tienes|non\s+hai)"
-    r"\s+(?:(?:jetzt|nun|ab\s+sofort|d[ée]sormais|maintenant|ahora|ya|ora|adesso|da\s+ora|un|une|ein|eine|einen|uno|una|ahora\s+un|en|in|im|dans|le|el|il|la|mode|modo|modalit[àa])\s+){0,4}"
-    r"(?:(?:\w+\s+){0,2}?(?:sans|ohne|sin|senza|keine|aucune|ninguna|alcuna|plus\s+de|mehr)\s+(?:\w+\s+)?(?:restrictions?|einschr[äa]nkungen|beschr[äa]nkungen|regeln|filtres?|filter|limites?|grenzen|restricciones|filtros?|l[ií]mites|reglas|restrizioni|filtri|limiti|regole|r[èe]gles|censure|zensur|censura)"
-    r"|uneingeschr[äa]nkt\w*|unzensiert\w*|non\s+censur[ée]\w*|sin\s+censura|senza\s+censura|entwicklermodus|mode\s+d[ée]veloppeur|modo\s+desarrollador|modalit[àa]\s+sviluppatore)",
+    r"\b(?:du\s+bist|sie\s+sind|tu\s+es|vous\s+[êe]tes|eres|est[áa]s|sei|ora\s+sei|sie\s+haben"
+    r"|du\s+hast|tu\s+n'as|vous\s+n'avez|no\s+tienes|non\s+hai)\s+(?:(?:jetzt|nun|ab\s+sofort"
+    r"|d[ée]sormais|maintenant|ahora|ya|ora|adesso|da\s+ora|un|une|ein|eine|einen|uno|una"
+    r"|ahora\s+un|en|in|im|dans|le|el|il|la|mode|modo"
+    r"|modalit[àa])\s+){0,4}(?:(?:\w+\s+){0,2}?(?:sans|ohne|sin|senza|keine|aucune|ninguna|alcuna"
+    r"|plus\s+de|mehr)\s+(?:\w+\s+)?(?:restrictions?|einschr[äa]nkungen|beschr[äa]nkungen|regeln"
+    r"|filtres?|filter|limites?|grenzen|restricciones|filtros?|l[ií]mites|reglas|restrizioni"
+    r"|filtri|limiti|regole|r[èe]gles|censure|zensur|censura)|uneingeschr[äa]nkt\w*|unzensiert\w*"
+    r"|non\s+censur[ée]\w*|sin\s+censura|senza\s+censura|entwicklermodus|mode\s+d[ée]veloppeur"
+    r"|modo\s+desarrollador|modalit[àa]\s+sviluppatore)",
     _I,
 )
 _FOREIGN_PERSONA_KEYS = keyset(
@@ -214,10 +244,12 @@ _FOREIGN_PERSONA_KEYS = keyset(
 
 
 _DECODE_AND_OBEY = re.compile(
-    r"\b(?:decode|decrypt|translate|convert|read|unscramble|reverse|d[ée]code[rz]?|dekodier\w*|entschl[üu]ssel\w*|decodifica\w*|traduci\w*|traduce\w*|traduis\w*)\s+"
-    r"(?:(?:this|that|it|the|following|next|field|string|text|message|payload|base64|hex|binary|rot13|morse|from|and|then|[\w-]+\s+encoded)\s+){0,6}?"
-    r"(?:\w+\s+){0,3}?(?:and|then|,)\s+(?:then\s+)?(?:(?:do|follow|execute|run|obey|carry\s+out|perform|apply)\w*\s+(?:exactly\s+)?(?:what|the\s+instructions?|it|its|as|whatever)"
-    r"|execute\s+it|follow\s+it|do\s+it)",
+    r"\b(?:decode|decrypt|translate|convert|read|unscramble|reverse|d[ée]code[rz]?|dekodier\w*"
+    r"|entschl[üu]ssel\w*|decodifica\w*|traduci\w*|traduce\w*|traduis\w*)\s+(?:(?:this|that|it|the"
+    r"|following|next|field|string|text|message|payload|base64|hex|binary|rot13|morse|from|and"
+    r"|then|[\w-]+\s+encoded)\s+){0,6}?(?:\w+\s+){0,3}?(?:and|then|,)\s+(?:then\s+)?(?:(?:do"
+    r"|follow|execute|run|obey|carry\s+out|perform|apply)\w*\s+(?:exactly\s+)?(?:what"
+    r"|the\s+instructions?|it|its|as|whatever)|execute\s+it|follow\s+it|do\s+it)",
     _I,
 )
 _DECODE_KEYS = keyset(
@@ -241,13 +273,16 @@ _DECODE_KEYS = keyset(
 
 
 _NEW_ORDERS_FOREIGN = re.compile(
-    r"(?:neue|aktualisierte|echte)\s+(?:anweisungen|instruktionen|regeln|befehle)\s*:|nouvelles?\s+(?:instructions|consignes|r[èe]gles)\s*:"
-    r"|nuevas?\s+(?:instrucciones|reglas|indicaciones)\s*:|nuov[ei]\s+(?:istruzioni|regole|direttive)\s*:",
+    r"(?:neue|aktualisierte|echte)\s+(?:anweisungen|instruktionen|regeln|befehle)\s*:"
+    r"|nouvelles?\s+(?:instructions|consignes|r[èe]gles)\s*:|nuevas?\s+(?:instrucciones|reglas"
+    r"|indicaciones)\s*:|nuov[ei]\s+(?:istruzioni|regole|direttive)\s*:",
     _I,
 )
 _SAFETY_OFF = re.compile(
-    r"\b(?:safety|security|content|ethical|moral)\s+(?:protocols?|filters?|guardrails?|restrictions?|checks?|rules?|guidelines?|settings?|measures?)\s+"
-    r"(?:are\s+|is\s+|have\s+been\s+|has\s+been\s+)?(?:now\s+|hereby\s+|temporarily\s+)?(?:disabled|off|suspended|lifted|removed|deactivated|turned\s+off|bypassed|overridden)\b",
+    r"\b(?:safety|security|content|ethical|moral)\s+(?:protocols?|filters?|guardrails?"
+    r"|restrictions?|checks?|rules?|guidelines?|settings?|measures?)\s+(?:are\s+|is\s+"
+    r"|have\s+been\s+|has\s+been\s+)?(?:now\s+|hereby\s+|temporarily\s+)?(?:disabled|off|suspended"
+    r"|lifted|removed|deactivated|turned\s+off|bypassed|overridden)\b",
     _I,
 )
 _EXTRACT_VERBS = keyset(
@@ -272,12 +307,15 @@ _EXTRACT_VERBS = keyset(
     )
 )
 _EXTRACT_MORE = re.compile(
-    r"\b(?:print|output|show|repeat|reveal|display|dump|write\s+out|give\s+me|list|echo|log|return|spell\s+out)\s+(?:me\s+)?(?:your|the)\s+(?:\w+\s+){0,2}?"
-    r"(?:system\s+(?:message|prompt|instructions?)|initiali[sz]ation\s+(?:prompt|string|text)|initial\s+(?:prompt|instructions)|hidden\s+(?:prompt|instructions)"
-    r"|instructions\s+you\s+(?:were|have\s+been)\s+given|(?:words|text|everything)\s+above)"
-    r"|\b(?:output|print|show)\s+(?:the\s+)?initiali[sz]ation\s+(?:string|prompt|text)"
+    r"\b(?:print|output|show|repeat|reveal|display|dump|write\s+out|give\s+me|list|echo|log|return"
+    r"|spell\s+out)\s+(?:me\s+)?(?:your|the)\s+(?:\w+\s+){0,2}?(?:system\s+(?:message|prompt"
+    r"|instructions?)|initiali[sz]ation\s+(?:prompt|string|text)|initial\s+(?:prompt|instructions)"
+    r"|hidden\s+(?:prompt|instructions)|instructions\s+you\s+(?:were|have\s+been)\s+given|(?:words"
+    r"|text|everything)\s+above)|\b(?:output|print"
+    r"|show)\s+(?:the\s+)?initiali[sz]ation\s+(?:string|prompt|text)"
     r"|\brepeat\s+(?:the\s+)?(?:words|text|everything|all)\s+(?:above|before\s+this)"
-    r"|\b(?:beginning|starting|start(?:ing)?\s+your\s+(?:answer|reply|response))\s+with\s+[\"'\u201c](?:you\s+are|my\s+instructions|i\s+was\s+instructed)"
+    r"|\b(?:beginning|starting|start(?:ing)?\s+your\s+(?:answer|reply"
+    r"|response))\s+with\s+[\"'\u201c](?:you\s+are|my\s+instructions|i\s+was\s+instructed)"
     r"|\brepeat\s+(?:this|the)\s+(?:entire|whole|full)\s+conversation\b",
     _I,
 )
@@ -417,7 +455,8 @@ def _delimiters(p: Prepared) -> Iterator[Hit]:
     found: list[tuple[int, int, str]] = []
     for m in keyed_matches(p, _DELIMITER_KEYS, _DELIMITER):
         raw = m.group(0)
-        # "at the end of the document" in prose is not a delimiter: it must stand alone on its line or be bracketed.
+        # "at the end of the document" in prose is not a delimiter: it must stand alone on its line
+        # or be bracketed.
         ls, le = p.line_start(m.start()), p.line_end(m.end())
         alone = not p.text[ls : m.start()].strip(" \t-=#*_~[<({") and not p.text[
             m.end() : le

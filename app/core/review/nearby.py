@@ -14,7 +14,8 @@ from app.core.review.common import (
 
 
 def near(p: Prepared, keys: Keys, back: int, fwd: int) -> Callable[[int], bool]:
-    """Whether one of the keywords occurs within [pos - back, pos + fwd]: a bisection per question."""
+    """Whether one of the keywords occurs within [pos - back, pos + fwd]: a bisection per
+    question."""
     found = p.positions(keys)
 
     def check(pos: int) -> bool:
@@ -32,10 +33,10 @@ def around(
     fwd: int,
     near: Callable[[int], bool],
 ) -> Iterator[re.Match[str]]:
-    """Matches of `pattern` that contain a keyword occurrence, searched for in a window around it: for
-    patterns whose first words are common ("the", "this") and whose rare word comes later. `near` is a
-    cheap test the occurrence must pass before the full pattern is tried, so a text full of the keyword
-    ("review", "policy") costs little per occurrence."""
+    """Matches of `pattern` that contain a keyword occurrence, searched for in a window around it:
+    for patterns whose first words are common ("the", "this") and whose rare word comes later.
+    `near` is a cheap test the occurrence must pass before the full pattern is tried, so a text full
+    of the keyword ("review", "policy") costs little per occurrence."""
     last_end = -1
     count = 0
     for pos in p.positions(keys):

@@ -27,11 +27,13 @@ from app.core.review.roles import ROLE_RULE
 _I = re.IGNORECASE
 
 
-# "Override the existing settings", "overwrite the default configuration": what configuration docs say of
-# software settings. Settings of the agent's own rules (safety, system, developer) stay an order.
+# "Override the existing settings", "overwrite the default configuration": what configuration docs
+# say of software settings. Settings of the agent's own rules (safety, system, developer) stay an
+# order.
 _SOFTWARE_SETTINGS = re.compile(
-    r"(?:override|overrule|overwrite|replace|skip|bypass)\s+(?:(?:the|any|all|your|its|their|these|those)\s+)*"
-    r"(?:existing|default|current|original|initial|old(?:er)?|base|previous|built-in|pre-?set)\s+(?:settings|configuration)",
+    r"(?:override|overrule|overwrite|replace|skip|bypass)\s+(?:(?:the|any|all|your|its|their|these"
+    r"|those)\s+)*(?:existing|default|current|original|initial|old(?:er)?|base|previous|built-in"
+    r"|pre-?set)\s+(?:settings|configuration)",
     re.IGNORECASE,
 )
 
@@ -101,7 +103,10 @@ _OVR_KEYS = keyset(
     )
 )
 _VERB = _words(*_OVR_VERBS)
-_FILL = r"(?:(?:all|any|and|or|of|the|your|my|these|those|every|each|such|its|their|this|that|entire|whole|other|given|earlier)\s+){0,4}"
+_FILL = (
+    r"(?:(?:all|any|and|or|of|the|your|my|these|those|every|each|such|its|their|this|that|entire"
+    r"|whole|other|given|earlier)\s+){0,4}"
+)
 _ADJ = _words(
     r"previous(?:ly)?",
     "prior",
@@ -153,71 +158,79 @@ _NOUN = _words(
     "conditioning",
 )
 _OVERRIDE_PHRASE = re.compile(
-    rf"\b{_VERB}\s+{_FILL}{_ADJ}(?:\s*(?:,|/|and|or|&)\s*{_ADJ})?(?:\s+[\w'-]+){{0,2}}?\s+{_NOUN}\b",
+    rf"\b{_VERB}\s+{_FILL}{_ADJ}(?:\s*(?:,|/|and|or"
+    rf"|&)\s*{_ADJ})?(?:\s+[\w'-]+){{0,2}}?\s+{_NOUN}\b",
     _I,
 )
 _OVERRIDE_TRAILING = re.compile(
     rf"\b{_VERB}\s+(?:(?:all|any|and|of|the|your|these|those|every)\s+){{0,3}}{_NOUN}\s+"
-    r"(?:above|below\s+this\s+line|before\s+(?:this|now)|(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+given"
-    r"|(?:that\s+)?you\s+(?:got|received|were\s+told)|in\s+(?:your|the)\s+system\s+prompt"
-    r"|(?:given|provided|stated|written|set)\s+(?:above|before|earlier|previously|by\s+(?:the\s+|your\s+)?(?:developers?|system|operator|admin)))",
+    r"(?:above|below\s+this\s+line|before\s+(?:this|now)|(?:that\s+)?you\s+(?:were|have\s+been"
+    r"|'ve\s+been)\s+given|(?:that\s+)?you\s+(?:got|received|were\s+told)|in\s+(?:your"
+    r"|the)\s+system\s+prompt|(?:given|provided|stated|written|set)\s+(?:above|before|earlier"
+    r"|previously|by\s+(?:the\s+|your\s+)?(?:developers?|system|operator|admin)))",
     _I,
 )
 _OVERRIDE_EVERYTHING = re.compile(
-    r"\b(?:ignore|disregard|forget|discard)\s+(?:about\s+)?"
-    r"(?:everything|anything|all(?:\s+(?:of\s+)?(?:the\s+)?(?:text|content|context|that))?|whatever(?:\s+(?:was|is))?)\s+"
-    r"(?:(?:that\s+)?(?:was\s+|is\s+|has\s+been\s+)?(?:written|said|stated|given|provided|mentioned|listed)\s+)?"
-    r"(?:above|before\s+(?:this|now)|earlier|previously|prior\s+to\s+this|so\s+far|up\s+to\s+(?:now|here|this\s+point)"
-    r"|(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|taught|instructed|given|trained\s+on))",
+    r"\b(?:ignore|disregard|forget|discard)\s+(?:about\s+)?(?:everything|anything"
+    r"|all(?:\s+(?:of\s+)?(?:the\s+)?(?:text|content|context|that))?|whatever(?:\s+(?:was"
+    r"|is))?)\s+(?:(?:that\s+)?(?:was\s+|is\s+|has\s+been\s+)?(?:written|said|stated|given"
+    r"|provided|mentioned|listed)\s+)?(?:above|before\s+(?:this|now)|earlier|previously"
+    r"|prior\s+to\s+this|so\s+far|up\s+to\s+(?:now|here|this\s+point)|(?:that\s+)?you\s+(?:were"
+    r"|have\s+been|'ve\s+been)\s+(?:told|taught|instructed|given|trained\s+on))",
     _I,
 )
 _OVERRIDE_YOURS = re.compile(
-    r"\b(?:forget|ignore|override|bypass|disregard|abandon|discard|circumvent|escape|break\s+free\s+(?:of|from))\s+"
-    r"(?:all\s+(?:of\s+)?)?your\s+(?:\w+\s+){0,2}?"
-    r"(?:training|programming|guidelines|instructions|directives|rules|restrictions|filters|alignment|principles"
-    r"|safety\s+(?:rules|guidelines|training|filters|measures)|content\s+polic(?:y|ies)|system\s+prompt|conditioning"
-    r"|limitations|guardrails|constraints|ethics)\b"
-    r"(?![ \t]+(?:session|course|class|schedule|day|budget|material|plan|slot|module|certificate|week|program"
-    r"|exercise|log|note|data|dataset|run|job|pipeline|script|skill|language|file|folder|repo|doc))",
+    r"\b(?:forget|ignore|override|bypass|disregard|abandon|discard|circumvent|escape"
+    r"|break\s+free\s+(?:of|from))\s+(?:all\s+(?:of\s+)?)?your\s+(?:\w+\s+){0,2}?(?:training"
+    r"|programming|guidelines|instructions|directives|rules|restrictions|filters|alignment"
+    r"|principles|safety\s+(?:rules|guidelines|training|filters|measures)|content\s+polic(?:y|ies)"
+    r"|system\s+prompt|conditioning|limitations|guardrails|constraints"
+    r"|ethics)\b(?![ \t]+(?:session|course|class|schedule|day|budget|material|plan|slot|module"
+    r"|certificate|week|program|exercise|log|note|data|dataset|run|job|pipeline|script|skill"
+    r"|language|file|folder|repo|doc))",
     _I,
 )
 _JAILBREAK_MODE = re.compile(
-    r"\byou\s+are\s+(?:now\s+)?(?:in\s+|running\s+in\s+|operating\s+in\s+)?(?:an?\s+|the\s+)?"
-    r"(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|DAN|god|developer|dev|admin|root|sudo|superuser"
-    r"|debug|maintenance|evil|unlocked|no[- ]limits?)\s+mode\b"
-    r"|\b(?:enable|enter|activate|switch\s+(?:in)?to|turn\s+on|engage)\s+(?:the\s+)?"
-    r"(?:DAN|jailbreak|jailbroken|god|unrestricted|unfiltered|uncensored|evil|no[- ]limits?)\s+mode\b"
-    r"|\bDAN\s+mode\b|\bdo\s+anything\s+now\b"
-    r"|\b(?:pretend|imagine)\s+(?:that\s+)?(?:you\s+)?(?:have|had|are\s+under|were\s+under)\s+no\s+(?:\w+\s+)?"
-    r"(?:guidelines|restrictions|rules|limits|limitations|filters|policies|boundaries|guardrails|ethics|morals|safety)"
-    r"|\b(?:act|behave|respond|answer)\s+as\s+(?:if|though)\s+(?:you\s+)?(?:have|had|were\s+under|are\s+under)\s+no\s+"
-    r"(?:\w+\s+)?(?:guidelines|restrictions|rules|limits|limitations|filters|policies|boundaries|guardrails|ethics)"
-    r"|\bact\s+as\s+(?:an?\s+|the\s+)?(?:unrestricted|unfiltered|jailbroken|uncensored|DAN\b|evil\s+(?:AI|assistant|twin))",
+    r"\byou\s+are\s+(?:now\s+)?(?:in\s+|running\s+in\s+|operating\s+in\s+)?(?:an?\s+"
+    r"|the\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|DAN|god|developer|dev"
+    r"|admin|root|sudo|superuser|debug|maintenance|evil|unlocked|no[- ]limits?)\s+mode\b"
+    r"|\b(?:enable|enter|activate|switch\s+(?:in)?to|turn\s+on|engage)\s+(?:the\s+)?(?:DAN"
+    r"|jailbreak|jailbroken|god|unrestricted|unfiltered|uncensored|evil|no[- ]limits?)\s+mode\b"
+    r"|\bDAN\s+mode\b|\bdo\s+anything\s+now\b|\b(?:pretend"
+    r"|imagine)\s+(?:that\s+)?(?:you\s+)?(?:have|had|are\s+under"
+    r"|were\s+under)\s+no\s+(?:\w+\s+)?(?:guidelines|restrictions|rules|limits|limitations|filters"
+    r"|policies|boundaries|guardrails|ethics|morals|safety)|\b(?:act|behave|respond"
+    r"|answer)\s+as\s+(?:if|though)\s+(?:you\s+)?(?:have|had|were\s+under"
+    r"|are\s+under)\s+no\s+(?:\w+\s+)?(?:guidelines|restrictions|rules|limits|limitations|filters"
+    r"|policies|boundaries|guardrails|ethics)|\bact\s+as\s+(?:an?\s+|the\s+)?(?:unrestricted"
+    r"|unfiltered|jailbroken|uncensored|DAN\b|evil\s+(?:AI|assistant|twin))",
     _I,
 )
 _NEW_INSTRUCTIONS = re.compile(
-    r"\byour\s+(?:new|updated|revised|real|true|actual|secret|hidden)\s+"
-    r"(?:instructions?|directives?|orders?|system\s+prompt|rules|prime\s+directive)\b\s*(?::|is\b|are\b|follow)"
-    r"|\byour\s+(?:real|true|actual|secret|hidden)\s+(?:task|goal|objective|mission|purpose|role)\s+(?::|is\b)",
+    r"\byour\s+(?:new|updated|revised|real|true|actual|secret|hidden)\s+(?:instructions?"
+    r"|directives?|orders?|system\s+prompt|rules|prime\s+directive)\b\s*(?::|is\b|are\b|follow)"
+    r"|\byour\s+(?:real|true|actual|secret|hidden)\s+(?:task|goal|objective|mission|purpose"
+    r"|role)\s+(?::|is\b)",
     _I,
 )
 _NEW_INSTRUCTIONS_LINE = re.compile(
     r"(?:new|updated|revised|override|real)\s+(?:system\s+)?instructions?\s*:", _I
 )
 _VOIDED = re.compile(
-    r"\b(?:previous|prior|above|earlier|original|old|preceding|system)\s+(?:instructions|directives|prompts?"
-    r"|guidelines|system\s+prompt|orders)\s+(?:are|were|is|have\s+been|has\s+been)\s+(?:now\s+|hereby\s+|officially\s+)?"
-    r"(?:void|null(?:\s+and\s+void)?|revoked|superseded|cancell?ed|overridden|invalid(?:ated)?|rescinded"
-    r"|no\s+longer\s+(?:valid|in\s+effect|apply|applicable|binding))",
+    r"\b(?:previous|prior|above|earlier|original|old|preceding|system)\s+(?:instructions"
+    r"|directives|prompts?|guidelines|system\s+prompt|orders)\s+(?:are|were|is|have\s+been"
+    r"|has\s+been)\s+(?:now\s+|hereby\s+|officially\s+)?(?:void|null(?:\s+and\s+void)?|revoked"
+    r"|superseded|cancell?ed|overridden|invalid(?:ated)?|rescinded|no\s+longer\s+(?:valid"
+    r"|in\s+effect|apply|applicable|binding))",
     _I,
 )
 _FOREIGN = re.compile(
-    r"\bignorier(?:e|en|t)?\s+(?:sie\s+)?(?:alle\s+)?(?:vorherigen|bisherigen|obigen|vorigen|früheren)\s+"
-    r"(?:anweisungen|instruktionen|regeln|befehle)"
-    r"|\bignor(?:e|ez|er)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes|règles)\s+"
-    r"(?:précédentes|precedentes|antérieures|anterieures|ci-dessus)"
-    r"|\bignor(?:a|e|ar)\s+(?:todas\s+)?(?:las\s+)?(?:instrucciones|reglas|indicaciones)\s+(?:anteriores|previas)"
-    r"|\bignora\s+(?:tutte\s+)?(?:le\s+)?(?:istruzioni|regole)\s+precedenti",
+    r"\bignorier(?:e|en|t)?\s+(?:sie\s+)?(?:alle\s+)?(?:vorherigen|bisherigen|obigen|vorigen"
+    r"|früheren)\s+(?:anweisungen|instruktionen|regeln|befehle)|\bignor(?:e|ez"
+    r"|er)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes|règles)\s+(?:précédentes"
+    r"|precedentes|antérieures|anterieures|ci-dessus)|\bignor(?:a|e"
+    r"|ar)\s+(?:todas\s+)?(?:las\s+)?(?:instrucciones|reglas|indicaciones)\s+(?:anteriores"
+    r"|previas)|\bignora\s+(?:tutte\s+)?(?:le\s+)?(?:istruzioni|regole)\s+precedenti",
     _I,
 )
 

@@ -23,8 +23,9 @@ _I = re.IGNORECASE
 # -- persistence and delayed activation -----------------------------------------------------------
 
 _PERMANENCE = (
-    r"(?:permanently|forever|indefinitely|for\s+good|for\s+all\s+(?:future\s+)?(?:sessions|conversations|time)"
-    r"|across\s+(?:all\s+)?(?:future\s+)?(?:sessions|conversations|restarts|chats))"
+    r"(?:permanently|forever|indefinitely|for\s+good|for\s+all\s+(?:future\s+)?(?:sessions"
+    r"|conversations|time)|across\s+(?:all\s+)?(?:future\s+)?(?:sessions|conversations|restarts"
+    r"|chats))"
 )
 _SESSIONS = (
     r"(?:sessions?|conversations?|chats?|runs?|tasks?|interactions?|responses?|replies|startups?)"
@@ -51,8 +52,10 @@ _PERSIST_TRIGGERS: tuple[tuple[Keys, re.Pattern[str]], ...] = (
             )
         ),
         re.compile(
-            r"(?:remember|memori[sz]e|store|save|keep|record|note|treat|retain|persist|write|add|adopt|apply)\b"
-            r"(?:\s+(?:this|that|it|these|the\s+following|(?:this|these|the)\s+(?:rules?|instructions?|facts?|directives?)))?"
+            r"(?:remember|memori[sz]e|store|save|keep|record|note|treat|retain|persist|write|add"
+            r"|adopt|apply)\b"
+            r"(?:\s+(?:this|that|it|these|the\s+following|(?:this|these|the)\s+(?:rules?"
+            r"|instructions?|facts?|directives?)))?"
             r"(?:\s+(?:as\s+\w+\s+)?(?:\w+\s+){0,2}?)?\s*" + _PERMANENCE,
             _I,
         ),
@@ -60,9 +63,9 @@ _PERSIST_TRIGGERS: tuple[tuple[Keys, re.Pattern[str]], ...] = (
     (
         keyset(("add", "append", "write", "save", "insert", "copy")),
         re.compile(
-            r"(?:add|append|write|save|insert|copy)\s+(?:this|the\s+following|these\s+\w+)\s+(?:to|into)\s+(?:your\s+|the\s+)?"
-            r"(?:memory|memories|MEMORY\.md|AGENTS\.md|CLAUDE\.md|SOUL\.md|system\s+prompt|core\s+memory|long[- ]term\s+memory"
-            r"|instructions|config)",
+            r"(?:add|append|write|save|insert|copy)\s+(?:this|the\s+following|these\s+\w+)\s+(?:to"
+            r"|into)\s+(?:your\s+|the\s+)?(?:memory|memories|MEMORY\.md|AGENTS\.md|CLAUDE\.md"
+            r"|SOUL\.md|system\s+prompt|core\s+memory|long[- ]term\s+memory|instructions|config)",
             _I,
         ),
     ),
@@ -75,7 +78,8 @@ _PERSIST_TRIGGERS: tuple[tuple[Keys, re.Pattern[str]], ...] = (
             ("from now on", "henceforth", "going forward", "from this point", "from this moment")
         ),
         re.compile(
-            r"from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on|forward|onwards?)",
+            r"from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+(?:point|moment)\s+(?:on"
+            r"|forward|onwards?)",
             _I,
         ),
     ),
@@ -90,15 +94,16 @@ _PERSIST_TRIGGERS: tuple[tuple[Keys, re.Pattern[str]], ...] = (
     (
         keyset(("your next", "the next")),
         re.compile(
-            r"(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login|invocation|turn)",
+            r"(?:your|the)\s+next\s+(?:session|run|startup|boot|conversation|chat|restart|login"
+            r"|invocation|turn)",
             _I,
         ),
     ),
     (
         keyset(("next time",)),
         re.compile(
-            r"next\s+time\s+(?:you|the\s+agent|the\s+assistant)\s+(?:start|run|load|wake|boot|see|read"
-            r"|are\s+(?:started|loaded|asked|run))",
+            r"next\s+time\s+(?:you|the\s+agent|the\s+assistant)\s+(?:start|run|load|wake|boot|see"
+            r"|read|are\s+(?:started|loaded|asked|run))",
             _I,
         ),
     ),
@@ -124,41 +129,40 @@ _PERSIST_TRIGGERS: tuple[tuple[Keys, re.Pattern[str]], ...] = (
     ),
 )
 _LEAD_IN = re.compile(
-    r"(?:on|in|at|during|for|when\s+you\s+start|begin|start|open|at\s+the\s+(?:start|beginning)\s+of)\s+$",
+    r"(?:on|in|at|during|for|when\s+you\s+start|begin|start|open|at\s+the\s+(?:start"
+    r"|beginning)\s+of)\s+$",
     _I,
 )
 _AUTHORITY = re.compile(
-    r"\b(?:(?:system|core|global|permanent|master|admin|root|priority|hidden|secret|overriding|standing|mandatory"
-    r"|non-negotiable|supreme|top[- ]level|highest[- ]priority|binding|persistent)\s+"
-    r"(?:rules?|instructions?|directives?|polic(?:y|ies)|prompts?|mandates?|commands?|laws?|orders?|overrides?)"
+    r"\b(?:(?:system|core|global|permanent|master|admin|root|priority|hidden|secret|overriding"
+    r"|standing|mandatory|non-negotiable|supreme|top[- ]level|highest[- ]priority|binding"
+    r"|persistent)\s+(?:rules?|instructions?|directives?|polic(?:y|ies)|prompts?|mandates?"
+    r"|commands?|laws?|orders?|overrides?)"
     # "They skip rules" describes agents; an order has no subject before its verb.
-    r"|(?<!they )(?<!agents )(?<!models )(?<!we )"
-    r"(?:ignore|disregard|override|bypass|disable|skip|circumvent|suppress|turn\s+off|deactivate)"
-    r"\s+(?:\w+\s+){0,3}?"
-    r"(?:instructions|rules|safety|security|checks?|reviews?|approvals?|confirmation|warnings?|guardrails|filters"
-    r"|policies|restrictions|validation|verification|2fa|mfa|sandbox)"
-    r"|(?:send|forward|upload|post|e-?mail|exfiltrate|leak|transmit|shar|include|append|attach|cop(?:y|ie))"
-    r"(?:e|s|es|ed|ing)?\s+(?:[\w.~/-]+\s+){0,3}?[\w.~/-]*?"
-    r"(?:credentials?|secrets?|keys?|tokens?|passwords?|env(?:ironment)?\b|\.env|ssh|history|cookies?|conversations?"
-    r"|memory|memories|files?|data)"
+    r"|(?<!they )(?<!agents )(?<!models )(?<!we )(?:ignore|disregard|override|bypass|disable|skip"
+    r"|circumvent|suppress|turn\s+off|deactivate)\s+(?:\w+\s+){0,3}?(?:instructions|rules|safety"
+    r"|security|checks?|reviews?|approvals?|confirmation|warnings?|guardrails|filters|policies"
+    r"|restrictions|validation|verification|2fa|mfa|sandbox)|(?:send|forward|upload|post|e-?mail"
+    r"|exfiltrate|leak|transmit|shar|include|append|attach|cop(?:y|ie))(?:e|s|es|ed"
+    r"|ing)?\s+(?:[\w.~/-]+\s+){0,3}?[\w.~/-]*?(?:credentials?|secrets?|keys?|tokens?|passwords?"
+    r"|env(?:ironment)?\b|\.env|ssh|history|cookies?|conversations?|memory|memories|files?|data)"
     r"|(?:run|execute|invoke|eval)\s+`?\s*(?:this|the\s+following|curl|wget|bash|sh\b|rm\b"
-    r"|powershell|python\s+-c"
-    r"|the\s+(?:command|script|payload))"
-    r"|without\s+(?:asking|telling|confirmation|confirming|approval|review|informing|notifying"
-    r"|the\s+user(?:'s)?\s+(?:knowing|knowledge|consent|approval))"
-    r"|(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this|it)\s+to|reveal\s+(?:this|it)\s+to|alert|warn|notify|ask)"
-    r"\s+(?:the\s+user|the\s+owner|the\s+human|anyone|anybody|the\s+team|the\s+operator|your\s+(?:user|owner|operator))"
-    r"|secretly|covertly"
-    r"|(?:silently|quietly)\s+(?:send|run|execute|add|forward|upload|change|disable)"
-    r"|above\s+all\s+(?:other\s+)?(?:instructions|rules)|(?:highest|top|absolute)\s+priority"
-    r"|always\s+(?:trust|obey|comply|approve|grant|allow|accept|follow\s+(?:instructions|commands|requests)\s+from)"
-    r"|(?:trust|obey|follow|approve|accept)\s+(?:all|any|every)\s+(?:\w+\s+){0,2}?"
-    r"(?:content|instructions|messages|requests|commands|emails|links|urls)\s+from"
-    r"|(?:treat|regard|consider)\s+(?:this|these|it|them|the\s+following)\s+as\s+(?:an?\s+|the\s+|your\s+)?(?:\w+\s+)?"
-    r"(?:system|core|admin|root|permanent|trusted|authoritative|verified|official)"
-    r"|(?:is|are)\s+(?:now\s+)?(?:pre-?)?(?:authori[sz]ed|approved|whitelisted|allow-?listed)\s+(?:to|for)"
-    r"|auto[- ]?approve|automatically\s+approve|grant\s+(?:full|admin|root)\s+access|pre-?approved"
-    r"|never\s+ask\s+(?:for\s+)?(?:confirmation|approval|permission))",
+    r"|powershell|python\s+-c|the\s+(?:command|script|payload))|without\s+(?:asking|telling"
+    r"|confirmation|confirming|approval|review|informing|notifying|the\s+user(?:'s)?\s+(?:knowing"
+    r"|knowledge|consent|approval))|(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this"
+    r"|it)\s+to|reveal\s+(?:this|it)\s+to|alert|warn|notify|ask)\s+(?:the\s+user|the\s+owner"
+    r"|the\s+human|anyone|anybody|the\s+team|the\s+operator|your\s+(?:user|owner|operator))"
+    r"|secretly|covertly|(?:silently|quietly)\s+(?:send|run|execute|add|forward|upload|change"
+    r"|disable)|above\s+all\s+(?:other\s+)?(?:instructions|rules)|(?:highest|top"
+    r"|absolute)\s+priority|always\s+(?:trust|obey|comply|approve|grant|allow|accept"
+    r"|follow\s+(?:instructions|commands|requests)\s+from)|(?:trust|obey|follow|approve"
+    r"|accept)\s+(?:all|any|every)\s+(?:\w+\s+){0,2}?(?:content|instructions|messages|requests"
+    r"|commands|emails|links|urls)\s+from|(?:treat|regard|consider)\s+(?:this|these|it|them"
+    r"|the\s+following)\s+as\s+(?:an?\s+|the\s+|your\s+)?(?:\w+\s+)?(?:system|core|admin|root"
+    r"|permanent|trusted|authoritative|verified|official)|(?:is"
+    r"|are)\s+(?:now\s+)?(?:pre-?)?(?:authori[sz]ed|approved|whitelisted|allow-?listed)\s+(?:to"
+    r"|for)|auto[- ]?approve|automatically\s+approve|grant\s+(?:full|admin|root)\s+access"
+    r"|pre-?approved|never\s+ask\s+(?:for\s+)?(?:confirmation|approval|permission))",
     _I,
 )
 
@@ -192,7 +196,8 @@ def _persistence(p: Prepared) -> Iterator[Hit]:
             Category.PERSISTENCE,
             HIGH,
             "persistence",
-            "asks the agent to keep a rule across sessions or act later, with authority or a harmful action",
+            "asks the agent to keep a rule across sessions or act later, with authority or a "
+            "harmful action",
             start,
             end,
             quotable=True,

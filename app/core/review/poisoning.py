@@ -29,21 +29,24 @@ from app.core.review.nearby import around, window
 
 _I = re.IGNORECASE
 
-# -- tool calls the agent is told to make ------------------------------------------------------------------
+# -- tool calls the agent is told to make ----------------------------------------------------------
 
 _DANGEROUS_TOOL = (
-    r"(?:send|mail|email|post|http|delete|remove|rm|unlink|upload|transfer|exec|execute|shell|bash|command|cmd|write|fetch"
-    r"|request|webhook|drop|wipe|purge|pay|payment|forward|share|publish|curl|wget|download|push|commit|merge|deploy|grant"
-    r"|invite|message|notify|sms|slack|tweet|run|eval|kill|truncate|overwrite|rename|move|chmod|sudo|browse|navigate|open_url)"
+    r"(?:send|mail|email|post|http|delete|remove|rm|unlink|upload|transfer|exec|execute|shell|bash"
+    r"|command|cmd|write|fetch|request|webhook|drop|wipe|purge|pay|payment|forward|share|publish"
+    r"|curl|wget|download|push|commit|merge|deploy|grant|invite|message|notify|sms|slack|tweet|run"
+    r"|eval|kill|truncate|overwrite|rename|move|chmod|sudo|browse|navigate|open_url)"
 )
 _TOOL_NAME = rf"`?(?:[a-z0-9]+[_.])*{_DANGEROUS_TOOL}(?:[_.][a-z0-9]+)*`?(?:\(\))?"
 _TOOL_VERBS_EN = r"(?:call|invoke|use|run|execute|trigger|fire|issue|make\s+a)"
 _TOOL_VERBS_FOREIGN = (
-    r"(?:rufe|ruf|verwende|nutze|benutze|f[üu]hre|appelle[rz]?|utilise[rz]?|ex[ée]cute[rz]?|invoque[rz]?|llama|llamar|usa|usar|utiliza"
-    r"|utilizar|ejecuta|ejecutar|invoca|invocar|chiama|chiamare|utilizza|utilizzare|esegui|eseguire)"
+    r"(?:rufe|ruf|verwende|nutze|benutze|f[üu]hre|appelle[rz]?|utilise[rz]?|ex[ée]cute[rz]?"
+    r"|invoque[rz]?|llama|llamar|usa|usar|utiliza|utilizar|ejecuta|ejecutar|invoca|invocar|chiama"
+    r"|chiamare|utilizza|utilizzare|esegui|eseguire)"
 )
 _TOOL_CALL = re.compile(
-    rf"\b(?:{_TOOL_VERBS_EN}|{_TOOL_VERBS_FOREIGN})\s+(?:(?:the|das|die|den|le|la|l'|el|il|lo|tool|function|outil|herramienta|strumento|werkzeug)\s+){{0,2}}"
+    rf"\b(?:{_TOOL_VERBS_EN}|{_TOOL_VERBS_FOREIGN})\s+(?:(?:the|das|die|den|le|la|l'|el|il|lo|tool"
+    rf"|function|outil|herramienta|strumento|werkzeug)\s+){{0,2}}"
     rf"({_TOOL_NAME})(?=[\s,.;:!)]|$)",
     _I,
 )
@@ -83,19 +86,22 @@ _TOOL_KEYS = keyset(
 )
 # What makes a tool call an order to the reading agent rather than API documentation.
 _AGENT_CONTEXT = re.compile(
-    r"\b(?:before\s+(?:you\s+)?(?:respond|reply|answer|continu|proceed|return|summari[sz])\w*|(?:to|in\s+order\s+to)\s+(?:complete|close|finish|reset|file|archive)"
-    r"|required|mandatory|must|you\s+(?:should|need\s+to|have\s+to)|for\s+(?:ai|llm|coding)\s+agents?|as\s+(?:a|the)\s+(?:required\s+)?(?:first|next|final)\s+step"
-    r"|with\s+the\s+(?:summary|result|conversation|text|contents?)|(?:this|the|your)\s+(?:summary|reply|result|answer|conversation)"
-    r"|bevor\s+du|avant\s+de|antes\s+de|prima\s+di|muss|doit|debe|deve)\b"
-    r"|https?://|[\w.+-]+@[\w-]+\.[\w.]+|(?:^|\s)(?:/|\./|~/)[\w.-]",
+    r"\b(?:before\s+(?:you\s+)?(?:respond|reply|answer|continu|proceed|return|summari[sz])\w*"
+    r"|(?:to|in\s+order\s+to)\s+(?:complete|close|finish|reset|file|archive)|required|mandatory"
+    r"|must|you\s+(?:should|need\s+to|have\s+to)|for\s+(?:ai|llm|coding)\s+agents?|as\s+(?:a"
+    r"|the)\s+(?:required\s+)?(?:first|next|final)\s+step|with\s+the\s+(?:summary|result"
+    r"|conversation|text|contents?)|(?:this|the|your)\s+(?:summary|reply|result|answer"
+    r"|conversation)|bevor\s+du|avant\s+de|antes\s+de|prima\s+di|muss|doit|debe|deve)\b|https?://"
+    r"|[\w.+-]+@[\w-]+\.[\w.]+|(?:^|\s)(?:/|\./|~/)[\w.-]",
     _I,
 )
 
-# -- canaries: a value the agent is told to put into its output -------------------------------------------
+# -- canaries: a value the agent is told to put into its output ------------------------------------
 
 _OUTPUT = (
-    r"(?:your\s+|the\s+|every\s+|each\s+|any\s+|all\s+(?:your\s+)?|this\s+)?(?:final\s+)?"
-    r"(?:reply|replies|answer|answers|response|responses|summary|summaries|review|output|message|messages|report)"
+    r"(?:your\s+|the\s+|every\s+|each\s+|any\s+|all\s+(?:your\s+)?|this\s+)?(?:final\s+)?(?:reply"
+    r"|replies|answer|answers|response|responses|summary|summaries|review|output|message|messages"
+    r"|report)"
 )
 _OUTPUT_KEYS = keyset(
     ("repl", "answer", "response", "summar", "review", "output", "message", "report")
@@ -104,24 +110,33 @@ _OUTPUT_KEYS = keyset(
 _OUTPUT_PREPOSITIONS = frozenset(("in", "to", "into", "of", "on", "with", "under", "below"))
 _OUTPUT_FILLERS = frozenset(("your", "the", "every", "each", "any", "all", "this", "final"))
 _CANARY_EN = re.compile(
-    r"\b(?:include|append|add|insert|put|echo|copy|repeat|mention|print|output|prefix|start|end|begin|sign|tag|attach)\w{0,3}\s+"
-    r"(?:(?:the|this|that|a|an|exact|following|same|short|special|unique|our|my)\s+){0,3}(?:[\w{}<>|-]+\s+){0,4}?"
-    rf"(?:(?:in|to|into|at\s+the\s+(?:end|start|beginning|top|bottom)\s+of|on|with|under|below)\s+){_OUTPUT}\b"
-    r"|\b(?:is|are|must\s+be|should\s+be|gets?)\s+(?:shown|included|appended|added|echoed|repeated|copied|mentioned)\s+"
+    r"\b(?:include|append|add|insert|put|echo|copy|repeat|mention|print|output|prefix|start|end"
+    r"|begin|sign|tag|attach)\w{0,3}\s+"
+    r"(?:(?:the|this|that|a|an|exact|following|same|short|special|unique|our|my)\s+){0,3}(?:[\w{}<>"
+    r"|-]+\s+){0,4}?"
+    rf"(?:(?:in|to|into|at\s+the\s+(?:end|start|beginning|top|bottom)\s+of|on|with|under"
+    rf"|below)\s+){_OUTPUT}\b"
+    r"|\b(?:is|are|must\s+be|should\s+be|gets?)\s+(?:shown|included|appended|added|echoed|repeated"
+    r"|copied|mentioned)\s+"
     rf"(?:(?:to\s+the\s+user\s+)?(?:in|to|at\s+the\s+end\s+of|into)\s+){_OUTPUT}\b",
     _I,
 )
 _CANARY_FOREIGN = re.compile(
-    r"\b(?:am\s+ende|in|zu|an)\s+(?:jede[rnms]?|allen?|deine[rnm]?|ihre[rnm]?|der|die)\s+(?:\w+\s+)?(?:antwort(?:en)?|zusammenfassung(?:en)?|ausgabe|nachricht(?:en)?)"
-    r"|\b(?:[àa]\s+la\s+fin\s+de|dans|en)\s+(?:toute|chaque|tous?\s+les|toutes\s+les|votre|ta|tes|vos)\s+(?:\w+\s+)?(?:r[ée]ponses?|r[ée]sum[ée]s?|sorties?|messages?)"
-    r"|\b(?:al\s+final\s+de|en)\s+(?:cualquier|cada|todas?\s+las?|tu|su|sus|tus)\s+(?:\w+\s+)?(?:respuestas?|res[uú]menes|resumen|salidas?|mensajes?)"
-    r"|\b(?:alla\s+fine\s+di|in|nella|nelle)\s+(?:ogni|ciascuna|tutte\s+le|tua|tue|sua)\s+(?:\w+\s+)?(?:risposta|risposte|riassunt[oi]|sintesi|messaggi?o?)",
+    r"\b(?:am\s+ende|in|zu|an)\s+(?:jede[rnms]?|allen?|deine[rnm]?|ihre[rnm]?|der"
+    r"|die)\s+(?:\w+\s+)?(?:antwort(?:en)?|zusammenfassung(?:en)?|ausgabe|nachricht(?:en)?)"
+    r"|\b(?:[àa]\s+la\s+fin\s+de|dans|en)\s+(?:toute|chaque|tous?\s+les|toutes\s+les|votre|ta|tes"
+    r"|vos)\s+(?:\w+\s+)?(?:r[ée]ponses?|r[ée]sum[ée]s?|sorties?|messages?)|\b(?:al\s+final\s+de"
+    r"|en)\s+(?:cualquier|cada|todas?\s+las?|tu|su|sus|tus)\s+(?:\w+\s+)?(?:respuestas?"
+    r"|res[uú]menes|resumen|salidas?|mensajes?)|\b(?:alla\s+fine\s+di|in|nella|nelle)\s+(?:ogni"
+    r"|ciascuna|tutte\s+le|tua|tue|sua)\s+(?:\w+\s+)?(?:risposta|risposte|riassunt[oi]|sintesi"
+    r"|messaggi?o?)",
     _I,
 )
 _CANARY_FOREIGN_ORDER = re.compile(
-    r"\b(?:f[üu]ge|h[äa]nge|schreibe|gib|nenne|wiederhole|f[üu]gen|angeh[äa]ngt|hinzugef[üu]gt|enthalten|einf[üu]gen|muss|m[üu]ssen"
-    r"|ajoute[rz]?|ajout[ée]e?s?|inclu(?:re|s|ez|ses?)|r[ée]p[èe]te[rz]?|[ée]cri[st]|doit|doivent|a[ñn]ad[eai]\w*|incluy\w*|incluir|repite|escribe|debe[n]?"
-    r"|aggiung\w*|includ\w*|ripet\w*|scriv\w*|deve|devono)\b",
+    r"\b(?:f[üu]ge|h[äa]nge|schreibe|gib|nenne|wiederhole|f[üu]gen|angeh[äa]ngt|hinzugef[üu]gt"
+    r"|enthalten|einf[üu]gen|muss|m[üu]ssen|ajoute[rz]?|ajout[ée]e?s?|inclu(?:re|s|ez|ses?)"
+    r"|r[ée]p[èe]te[rz]?|[ée]cri[st]|doit|doivent|a[ñn]ad[eai]\w*|incluy\w*|incluir|repite|escribe"
+    r"|debe[n]?|aggiung\w*|includ\w*|ripet\w*|scriv\w*|deve|devono)\b",
     _I,
 )
 _CANARY_KEYS_FOREIGN = (
@@ -153,22 +168,28 @@ _CANARY_KEYS_FOREIGN = (
 )
 _VALUE_WORDS = re.compile(
     # "for code or document tasks" names the work, not a code to repeat.
-    r"\b(?:token|code(?!\s+(?:or|and|review|changes?|tasks?|quality|style|blocks?|snippets?)\b)"
-    r"|id|ids|reference|ref|trace[_ ]?id|doc[_ ]?id|string|value|phrase|marker|tag|canary|signature"
-    r"|number|key|word|jeton|codice|c[óo]digo"
-    r"|referenz|kennung|valeur|valor|valore|riferimento|referencia|r[ée]f[ée]rence)\b|\{\w+\}|[A-Z0-9]{2,}[-_][A-Z0-9-]{3,}|\b[a-z]+_id\b",
+    r"\b(?:token|code(?!\s+(?:or|and|review|changes?|tasks?|quality|style|blocks?|snippets?)\b)|id"
+    r"|ids|reference|ref|trace[_ ]?id|doc[_ ]?id|string|value|phrase|marker|tag|canary|signature"
+    r"|number|key|word|jeton|codice|c[óo]digo|referenz|kennung|valeur|valor|valore|riferimento"
+    r"|referencia|r[ée]f[ée]rence)\b|\{\w+\}|[A-Z0-9]{2,}[-_][A-Z0-9-]{3,}|\b[a-z]+_id\b",
     _I,
 )
-# -- persistence in five languages --------------------------------------------------------------------------------------
+# -- persistence in five languages -----------------------------------------------------------------
 
 _SAVE = re.compile(
-    r"\b(?:save|store|remember|write|add|keep|record|memori[sz]e|commit|persist|pin)\s+(?:(?:this|that|it|these|the\s+following|the\s+(?:rule|instruction|note|fact|token|code|value|line))\s+)?"
-    r"(?:(?:permanently\s+)?(?:to|in|into|as)\s+(?:your\s+|the\s+|a\s+)?(?:long[- ]term\s+|permanent\s+|core\s+|persistent\s+)?(?:memory|memories|notes|profile|knowledge\s+base|context|memory\s+file|user\s+profile)"
-    r"|permanently|forever|for\s+(?:all\s+)?future\s+(?:sessions|conversations|chats|replies))"
-    r"|\b(?:speichere|speichert|merke?\s+dir|notiere|schreibe)\s+(?:dir\s+)?(?:dies|das|diese\w*|folgendes)?\s*(?:dauerhaft\s+)?(?:in\s+(?:deinem|dein|im|deinen)\s+(?:ged[äa]chtnis|speicher|notizen|erinnerung))?"
-    r"|\b(?:enregistre|m[ée]morise|retiens|garde|sauvegarde|note)[rz]?\s+(?:ceci|cela|[çc]a|ce\s+qui\s+suit)?\s*(?:dans\s+(?:ta|votre|la)\s+m[ée]moire)?"
-    r"|\b(?:guarda|recuerda|memoriza|almacena|apunta)\s+(?:esto|eso|lo\s+siguiente)?\s*(?:en\s+(?:tu|la|su)\s+memoria)?"
-    r"|\b(?:salva|ricorda|memorizza|conserva|annota)\s+(?:questo|ci[òo]|quanto\s+segue)?\s*(?:nella\s+(?:tua|sua)\s+memoria)?",
+    r"\b(?:save|store|remember|write|add|keep|record|memori[sz]e|commit|persist|pin)\s+(?:(?:this"
+    r"|that|it|these|the\s+following|the\s+(?:rule|instruction|note|fact|token|code|value"
+    r"|line))\s+)?(?:(?:permanently\s+)?(?:to|in|into|as)\s+(?:your\s+|the\s+"
+    r"|a\s+)?(?:long[- ]term\s+|permanent\s+|core\s+|persistent\s+)?(?:memory|memories|notes"
+    r"|profile|knowledge\s+base|context|memory\s+file|user\s+profile)|permanently|forever"
+    r"|for\s+(?:all\s+)?future\s+(?:sessions|conversations|chats|replies))|\b(?:speichere"
+    r"|speichert|merke?\s+dir|notiere|schreibe)\s+(?:dir\s+)?(?:dies|das|diese\w*"
+    r"|folgendes)?\s*(?:dauerhaft\s+)?(?:in\s+(?:deinem|dein|im|deinen)\s+(?:ged[äa]chtnis"
+    r"|speicher|notizen|erinnerung))?|\b(?:enregistre|m[ée]morise|retiens|garde|sauvegarde"
+    r"|note)[rz]?\s+(?:ceci|cela|[çc]a|ce\s+qui\s+suit)?\s*(?:dans\s+(?:ta|votre"
+    r"|la)\s+m[ée]moire)?|\b(?:guarda|recuerda|memoriza|almacena|apunta)\s+(?:esto|eso"
+    r"|lo\s+siguiente)?\s*(?:en\s+(?:tu|la|su)\s+memoria)?|\b(?:salva|ricorda|memorizza|conserva"
+    r"|annota)\s+(?:questo|ci[òo]|quanto\s+segue)?\s*(?:nella\s+(?:tua|sua)\s+memoria)?",
     _I,
 )
 _SAVE_KEYS = keyset(
@@ -208,24 +229,30 @@ _SAVE_KEYS = keyset(
     )
 )
 _REPEAT_EVERY = re.compile(
-    r"\b(?:repeat|include|mention|say|append|add|insert|use|apply|follow|obey|bring\s+up|recommend|promote)\w{0,3}\s+(?:it|this|that|them|the\s+\w+)?\s*(?:\w+\s+){0,3}?"
-    r"(?:in|to|at\s+the\s+end\s+of|on|for|with)\s+(?:every|each|all|any)\s+(?:future\s+|later\s+|new\s+|subsequent\s+)?(?:reply|replies|answer|answers|response|responses|summary|summaries|message|messages|session|sessions|conversation|conversations|chat|chats|turn|turns)"
-    r"|\b(?:in|bei|nach)\s+jede[rnm]?\s+(?:antwort|sitzung|unterhaltung|nachricht)|\bwiederhole\w*|\bimmer\s+wieder"
-    r"|\b(?:dans|[àa])\s+chaque\s+(?:r[ée]ponse|session|conversation|message)|\br[ée]p[èe]te\w*"
-    r"|\ben\s+cada\s+(?:respuesta|sesi[óo]n|conversaci[óo]n|mensaje)|\brep[ií]te\w*"
-    r"|\bin\s+ogni\s+(?:risposta|sessione|conversazione|messaggio)|\bripeti\w*",
+    r"\b(?:repeat|include|mention|say|append|add|insert|use|apply|follow|obey|bring\s+up|recommend"
+    r"|promote)\w{0,3}\s+(?:it|this|that|them|the\s+\w+)?\s*(?:\w+\s+){0,3}?(?:in|to"
+    r"|at\s+the\s+end\s+of|on|for|with)\s+(?:every|each|all|any)\s+(?:future\s+|later\s+|new\s+"
+    r"|subsequent\s+)?(?:reply|replies|answer|answers|response|responses|summary|summaries|message"
+    r"|messages|session|sessions|conversation|conversations|chat|chats|turn|turns)|\b(?:in|bei"
+    r"|nach)\s+jede[rnm]?\s+(?:antwort|sitzung|unterhaltung|nachricht)|\bwiederhole\w*"
+    r"|\bimmer\s+wieder|\b(?:dans|[àa])\s+chaque\s+(?:r[ée]ponse|session|conversation|message)"
+    r"|\br[ée]p[èe]te\w*|\ben\s+cada\s+(?:respuesta|sesi[óo]n|conversaci[óo]n|mensaje)"
+    r"|\brep[ií]te\w*|\bin\s+ogni\s+(?:risposta|sessione|conversazione|messaggio)|\bripeti\w*",
     _I,
 )
 _FUTURE = re.compile(
-    r"\b(?:from\s+now\s+on|going\s+forward|in\s+(?:all\s+)?future\s+(?:sessions|conversations|chats|replies|answers)|next\s+time|every\s+time|whenever"
-    r"|ab\s+(?:jetzt|sofort)|k[üu]nftig|in\s+zukunft|d[ée]sormais|[àa]\s+l'avenir|dor[ée]navant|a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante|en\s+el\s+futuro"
-    r"|d'ora\s+in\s+poi|da\s+ora\s+in\s+poi|in\s+futuro|d'ora\s+in\s+avanti)\b",
+    r"\b(?:from\s+now\s+on|going\s+forward|in\s+(?:all\s+)?future\s+(?:sessions|conversations"
+    r"|chats|replies|answers)|next\s+time|every\s+time|whenever|ab\s+(?:jetzt|sofort)|k[üu]nftig"
+    r"|in\s+zukunft|d[ée]sormais|[àa]\s+l'avenir|dor[ée]navant|a\s+partir\s+de\s+ahora"
+    r"|de\s+ahora\s+en\s+adelante|en\s+el\s+futuro|d'ora\s+in\s+poi|da\s+ora\s+in\s+poi"
+    r"|in\s+futuro|d'ora\s+in\s+avanti)\b",
     _I,
 )
 
 
 def _after_preposition(p: Prepared) -> Callable[[int], bool]:
-    """Whether the word before pos (past "your", "every", "the") is "in", "to", "into" and the like."""
+    """Whether the word before pos (past "your", "every", "the") is "in", "to", "into" and the
+    like."""
 
     def check(pos: int) -> bool:
         words = p.low[max(0, pos - 40) : pos].split()[-3:]

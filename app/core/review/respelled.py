@@ -20,7 +20,8 @@ _LEET_TOKEN = re.compile(
     r"(?<![\w@$])(?:[a-z]++[013457@$]|[013457@$]++[a-z])[a-z013457@$]*+(?![\w@$])", re.IGNORECASE
 )
 _LEET_HINT = re.compile(r"[A-Za-z][013457@$]|[013457@$][A-Za-z]")
-# A leet character next to a letter: where `_LEET_HINT` can match, found by skipping to leet characters.
+# A leet character next to a letter: where `_LEET_HINT` can match, found by skipping to leet
+# characters.
 _LEET_NEAR_LETTER = re.compile(r"[013457@$](?:(?<=[A-Za-z].)|(?=[A-Za-z]))")
 # A leet character next to a letter as `_LEET_TOKEN` reads letters: every leet token holds one, so a
 # line with fewer than three cannot hold three tokens.
@@ -47,8 +48,10 @@ _REVERSED_KEYS = keyset(
     )
 )
 _ATTACK_WORD = re.compile(
-    r"ignor|instruc|previous|prior|system|prompt|passw|secret|reveal|admin|rules|forget|disregard|overrid|execut|delete|send|upload|token|jailbr"
-    r"|restrict|credential|exfil|bypass|unfilter|uncensor|anweisung|vorherig|instruction|pr[ée]c[ée]dent|instrucci|anterior|istruzion|precedent",
+    r"ignor|instruc|previous|prior|system|prompt|passw|secret|reveal|admin|rules|forget|disregard"
+    r"|overrid|execut|delete|send|upload|token|jailbr|restrict|credential|exfil|bypass|unfilter"
+    r"|uncensor|anweisung|vorherig|instruction|pr[ée]c[ée]dent|instrucci|anterior|istruzion"
+    r"|precedent",
     re.IGNORECASE,
 )
 # Two single letters between separators: the cheap scan that finds where spaced-out words may be.
@@ -59,22 +62,22 @@ _SPACED = re.compile(r"(?<![\w])(?:[A-Za-z][ .\-_]){3,40}[A-Za-z](?![\w])")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
-# One shape serves leetspeak and spaced letters: letters, leet characters, line ends and the separators
-# of spaced-out words each have their own class, so neither reading sees the other's.
+# One shape serves leetspeak and spaced letters: letters, leet characters, line ends and the
+# separators of spaced-out words each have their own class, so neither reading sees the other's.
 _LEET_SHAPE = shape_table({"a": LETTERS, "l": "013457@$", "n": "\n", "s": " .-_"})
 _SPACED_RUN = b"asasasa"  # `_SPACED`: four single letters between separators
-# Three leet characters next to a letter on one line of the leet shape: a line without them fails the
-# leetspeak test, which counts those in a window of one line.
+# Three leet characters next to a letter on one line of the leet shape: a line without them fails
+# the leetspeak test, which counts those in a window of one line.
 _LEET_LINE = re.compile(rb"l(?:(?<=al)|(?=a))(?:[^n]*?l(?:(?<=al)|(?=a))){2}")
 
 
 def _line_windows(
     p: Prepared, next_start: Callable[[int], int], accept: Callable[[int, int], bool]
 ) -> list[tuple[int, int]]:
-    """Windows of at most 2,000 characters on the lines where `next_start(pos)` (the first hint at or
-    after pos, or -1) finds hints, one per stretch of text however many hints it holds, that `accept`
-    keeps; at most MAX_TEXT_WINDOWS, and at most four times as many looked at, so a text made of hints
-    costs no more than one with a few."""
+    """Windows of at most 2,000 characters on the lines where `next_start(pos)` (the first hint at
+    or after pos, or -1) finds hints, one per stretch of text however many hints it holds, that
+    `accept` keeps; at most MAX_TEXT_WINDOWS, and at most four times as many looked at, so a text
+    made of hints costs no more than one with a few."""
     out: list[tuple[int, int]] = []
     covered = 0
     for _ in range(4 * MAX_TEXT_WINDOWS):
@@ -98,8 +101,9 @@ def _searcher(p: Prepared, rx: re.Pattern[str]) -> Callable[[int], int]:
 
 
 def _leet_hints(p: Prepared) -> Callable[[int], int]:
-    """`_searcher(p, _LEET_HINT)`: the first hint at or after pos (a letter before a leet character or a
-    leet character before a letter), found from the leet characters, which are rarer than letters."""
+    """`_searcher(p, _LEET_HINT)`: the first hint at or after pos (a letter before a leet character
+    or a leet character before a letter), found from the leet characters, which are rarer than
+    letters."""
     text = p.text
 
     def next_start(pos: int) -> int:
@@ -133,9 +137,10 @@ def scan(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Iterator[Hi
     may_be_spaced = _SPACED_RUN in p.shape(_LEET_SHAPE)
     if not may_be_leet and not reversed_at and not may_be_spaced:
         return  # no line can look like any of the three (most notes): no window is cut
-    # In an ASCII text the leet shape's offsets are the text's, and each leet character next to a letter
-    # in a window is the end of an "al" (its letter may sit just before the window) or the start of an
-    # "la" inside it: fewer than three of those, two byte counts, and no window search is needed.
+    # In an ASCII text the leet shape's offsets are the text's, and each leet character next to a
+    # letter in a window is the end of an "al" (its letter may sit just before the window) or the
+    # start of an "la" inside it: fewer than three of those, two byte counts, and no window search
+    # is needed.
     shape = p.shape(_LEET_SHAPE) if p.ascii else None
 
     def leet(ls: int, le: int) -> bool:
@@ -146,7 +151,8 @@ def scan(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Iterator[Hi
             sum(ch in line for ch in "013457@$") < 2
             or len(_LEET_BY_LETTER.findall(text, ls, le)) < 3
         ):
-            return False  # the tokens' leet characters are the line's, at least one by a letter in each
+            # the tokens' leet characters are the line's, at least one by a letter in each
+            return False
         tokens = _LEET_TOKEN.findall(text, ls, le)
         return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
 
@@ -174,8 +180,8 @@ def scan(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Iterator[Hi
                 decoded = line[::-1]
             else:
                 decoded = _SPACED.sub(lambda t: re.sub(r"[ .\-_]", "", t.group(0)), line)
-            # Version strings and build tags read as leetspeak too; a re-spelling is scanned again only
-            # when it spells a word attacks are made of.
+            # Version strings and build tags read as leetspeak too; a re-spelling is scanned again
+            # only when it spells a word attacks are made of.
             if decoded == line or _ATTACK_WORD.search(decoded) is None:
                 continue
             hit = report(ls, le, kind, decoded, rescan)
@@ -189,17 +195,17 @@ def _may_hold_leet(shape: bytes, ls: int, le: int) -> bool:
 
 def _may_be_leet(p: Prepared) -> bool:
     """False when no line of the text can pass the leetspeak test: that needs two different leet
-    characters and three leet characters next to a letter on one line (a window never spans two), and
-    the "l"s of the shape beside an "a" are those. Beyond ASCII the shape maps every byte of a
+    characters and three leet characters next to a letter on one line (a window never spans two),
+    and the "l"s of the shape beside an "a" are those. Beyond ASCII the shape maps every byte of a
     character to a third letter, so that holds as well, unless the text has one of the four letters
     case-insensitive matching reads as ASCII ones (the dotted and dotless i, the long s, the Kelvin
     sign): then it says maybe."""
     if not p.ascii and any(ch in p.foreign() for ch in _CASE_FOLDS_TO_ASCII):
         return True
     shape = p.shape(_LEET_SHAPE)
-    # The cheap counts first (a byte count is one pass). Three "l"s beside an "a" on a line are three
-    # "al"s or "la"s, so no count of those pairs need come first: in a shape of four letters `count`
-    # finds a pair slower than the search finds the line.
+    # The cheap counts first (a byte count is one pass). Three "l"s beside an "a" on a line are
+    # three "al"s or "la"s, so no count of those pairs need come first: in a shape of four letters
+    # `count` finds a pair slower than the search finds the line.
     if shape.count(b"l") < 3 or sum(ch in p.text for ch in "013457@$") < 2:
         return False
     return _LEET_LINE.search(shape) is not None

@@ -23,16 +23,18 @@ _I = re.IGNORECASE
 # -- role hijack, fake system messages, chat-template tokens -------------------------------------
 
 _CHAT_TOKEN = re.compile(
-    r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|developer|endoftext|eot_id|eom_id|start_header_id"
-    r"|end_header_id|begin_of_text|end_of_text|python_tag|channel|message|start|end|return|call|constrain"
-    r"|tool_call|tool_response|[a-z_]{2,24})\s*\|>(?:[ \t]*(?:system|developer|assistant|user|tool)\b)?"
-    r"|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>(?:[ \t]*(?:system|user|model)\b)?",
+    r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|developer|endoftext|eot_id|eom_id"
+    r"|start_header_id|end_header_id|begin_of_text|end_of_text|python_tag|channel|message|start"
+    r"|end|return|call|constrain|tool_call|tool_response|[a-z_]{2,24})\s*\|>(?:[ \t]*(?:system"
+    r"|developer|assistant|user|tool)\b)?|\[/?INST\]|<</?SYS>>|<(?:start"
+    r"|end)_of_turn>(?:[ \t]*(?:system|user|model)\b)?",
     _I,
 )
 _ROLE_NAMES = (
-    r"system|system[-_ ]?(?:prompt|message|reminder|instructions?|note|notice|override)|sys|admin(?:istrator)?"
-    r"|admin[-_]?(?:message|note|notice|override)|developer(?:[-_]?(?:message|instructions?|note|mode))?|root"
-    r"|operator|instructions?|important[-_]?instructions?|override|assistant[-_]?instructions?"
+    r"system|system[-_ ]?(?:prompt|message|reminder|instructions?|note|notice|override)|sys"
+    r"|admin(?:istrator)?|admin[-_]?(?:message|note|notice|override)|developer(?:[-_]?(?:message"
+    r"|instructions?|note|mode))?|root|operator|instructions?|important[-_]?instructions?|override"
+    r"|assistant[-_]?instructions?"
 )
 _ROLE_TAG = re.compile(rf"<(/?)({_ROLE_NAMES})(?:\s[^<>\n]{{0,200}})?>", _I)
 _ROLE_TAG_KEYS = keyset(
@@ -61,9 +63,9 @@ _ROLE_TAG_KEYS = keyset(
     )
 )
 _BRACKET = re.compile(
-    r"\[(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|assistant|security(?:\s+team)?)"
-    r"(?:\s+(?:note|notice|message|override|instructions?|prompt|update|alert|command|directive|mode|request))?"
-    r"\s*(?::|\])",
+    r"\[(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|assistant"
+    r"|security(?:\s+team)?)(?:\s+(?:note|notice|message|override|instructions?|prompt|update"
+    r"|alert|command|directive|mode|request))?\s*(?::|\])",
     _I,
 )
 _BRACKET_KEYS = keyset(
@@ -88,9 +90,9 @@ _QUOTED_START = re.compile(r"[^\n]{0,50}[:\s][\"'`\u201c\u2018\u00ab][ \t]*")
 _QUOTE_MARKERS = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
 _ROLE_LINE = re.compile(
     r"(?:system|sys|admin(?:istrator)?|developer|root|operator|moderator|security\s+team"
-    r"|it\s+(?:department|admin|support|security)|anthropic|openai|claude|platform)"
-    r"(?:\s+(?:message|notice|note|alert|update|prompt|override|directive|instruction|announcement|team))?"
-    r"\s*(?:\([^)\n]{0,40}\)|\[[^\]\n]{0,40}\])?\s*:",
+    r"|it\s+(?:department|admin|support|security)|anthropic|openai|claude"
+    r"|platform)(?:\s+(?:message|notice|note|alert|update|prompt|override|directive|instruction"
+    r"|announcement|team))?\s*(?:\([^)\n]{0,40}\)|\[[^\]\n]{0,40}\])?\s*:",
     _I,
 )
 _ROLE_LINE_KEYS = keyset(
@@ -117,29 +119,33 @@ _ROLE_LINE_KEYS = keyset(
 # notes ("System: backup required before migrations") and count only with a fake timestamp or an
 # upper-case role, the shape of `SYSTEM: [2026-04-01 09:14] audit required`.
 _AUTHORITY_LINE = re.compile(
-    r"\b(?:override[sn]?|mandatory|immediately|urgent(?:ly)?|authori[sz](?:ed|ation)|all\s+(?:agents|assistants|models)"
-    r"|you\s+(?:are|will|must|should|shall)|from\s+now\s+on|ignore|disregard|new\s+instructions|obey|comply"
-    r"|do\s+not\s+(?:tell|inform|question)|effective\s+immediately|security\s+update|upload|forward|disable"
-    r"|grant(?:ed)?|elevated|privileged?|suspend(?:ed)?|bypass)\b",
+    r"\b(?:override[sn]?|mandatory|immediately|urgent(?:ly)?|authori[sz](?:ed|ation)"
+    r"|all\s+(?:agents|assistants|models)|you\s+(?:are|will|must|should|shall)|from\s+now\s+on"
+    r"|ignore|disregard|new\s+instructions|obey|comply|do\s+not\s+(?:tell|inform|question)"
+    r"|effective\s+immediately|security\s+update|upload|forward|disable|grant(?:ed)?|elevated"
+    r"|privileged?|suspend(?:ed)?|bypass)\b",
     _I,
 )
 _WEAK_AUTHORITY = re.compile(
-    r"\b(?:required|requires|audit|compliance|verif(?:y|ication)|priority|policy|directive|instructions)\b",
+    r"\b(?:required|requires|audit|compliance|verif(?:y|ication)|priority|policy|directive"
+    r"|instructions)\b",
     _I,
 )
 _FAKE_STAMP = re.compile(
     r"\s*[\[(]\s*\d{4}-\d{2}-\d{2}|\s*[\[(]\s*\d{1,2}:\d{2}|\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
 )
 _ROLE_HEADING = re.compile(
-    r"#{1,6}[ \t]*(?:system(?:\s+(?:prompt|message|instructions?))?|instructions?|admin(?:istrator)?\s+(?:note|message)"
-    r"|developer\s+(?:note|message)|response|input)[ \t]*:?[ \t]*(?=\n|$)",
+    r"#{1,6}[ \t]*(?:system(?:\s+(?:prompt|message|instructions?))?|instructions?"
+    r"|admin(?:istrator)?\s+(?:note|message)|developer\s+(?:note|message)|response"
+    r"|input)[ \t]*:?[ \t]*(?=\n|$)",
     _I,
 )
 _MESSAGE_FROM = re.compile(
-    r"\b(?:this\s+is\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?|(?:urgent|official|important|priority|authori[sz]ed|mandatory)\s+)"
-    r"(?:message|notice|instructions?|directive|note|update|order|announcement)\s+from\s+(?:the\s+|your\s+)?"
-    r"(?:system|administrator|admin|developers?|anthropic|openai|security\s+team|it\s+(?:department|team|security)"
-    r"|operator|platform|creators?|owner)\b",
+    r"\b(?:this\s+is\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?|(?:urgent|official|important|priority"
+    r"|authori[sz]ed|mandatory)\s+)(?:message|notice|instructions?|directive|note|update|order"
+    r"|announcement)\s+from\s+(?:the\s+|your\s+)?(?:system|administrator|admin|developers?"
+    r"|anthropic|openai|security\s+team|it\s+(?:department|team|security)|operator|platform"
+    r"|creators?|owner)\b",
     _I,
 )
 _ROLE_UPPER = re.compile(
@@ -150,9 +156,11 @@ _ROLE_OVERRIDE = re.compile(r"\b(?:system|admin|root|developer)\s+override\b", _
 
 
 SYSTEM_TEMPLATE = re.compile(
-    r"[ \t]*you\s+are\s+(?:a|an)\s+(?:(?:helpful|friendly|polite|concise|expert|knowledgeable|useful|honest|harmless|careful|precise)(?:,|\s+and)?\s+){1,3}"
-    r"(?:ai\s+)?(?:assistant|bot|chatbot|tutor|agent|model|reviewer|translator|writer|coder|programmer)"
-    r"(?:\s+(?:for|named|called|at|from|that\s+helps\s+with|who\s+helps\s+with)\s+[\w .'-]{1,40}?)?[ \t]*[.!]?[ \t]*$",
+    r"[ \t]*you\s+are\s+(?:a|an)\s+(?:(?:helpful|friendly|polite|concise|expert|knowledgeable"
+    r"|useful|honest|harmless|careful|precise)(?:,|\s+and)?\s+){1,3}(?:ai\s+)?(?:assistant|bot"
+    r"|chatbot|tutor|agent|model|reviewer|translator|writer|coder|programmer)(?:\s+(?:for|named"
+    r"|called|at|from|that\s+helps\s+with"
+    r"|who\s+helps\s+with)\s+[\w .'-]{1,40}?)?[ \t]*[.!]?[ \t]*$",
     _I,
 )
 
@@ -189,7 +197,8 @@ _LINK_LABEL_END = re.compile(r"[^\[\]\n]{0,80}\]\(https?://")
 
 def _link_text(p: Prepared, start: int, end: int) -> bool:
     """The bracket opened at `start` is the label of a Markdown link or image to a web address (a
-    `(#fragment)` target is how forged "[system](#context)" turns are written, and stays a marker)."""
+    `(#fragment)` target is how forged "[system](#context)" turns are written, and stays a
+    marker)."""
     return _LINK_LABEL_END.match(p.text, start + 1, end + 2) is not None
 
 
@@ -249,7 +258,8 @@ def _role(p: Prepared) -> Iterator[Hit]:
             continue
         tail = _line_tail(p, m.end())
         if SYSTEM_TEMPLATE.match(p.text, m.end(), tail):
-            continue  # "System: You are a helpful assistant." is a persona template in docs, not an order
+            # "System: You are a helpful assistant." is a persona template in docs, not an order
+            continue
         stamped = (
             _FAKE_STAMP.match(p.text, m.end()) is not None
             or p.text[m.start() : m.end() - 1].strip().isupper()
