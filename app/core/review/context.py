@@ -146,15 +146,33 @@ def _indented_code(p: Prepared, start: int) -> bool:
     return not prev.strip() or prev.startswith(("    ", "\t"))
 
 
+# A fence line: up to three spaces, a run of three or more backticks or tildes, its info string.
+_FENCE = re.compile(r"(?m)^[ \t]{0,3}(`{3,}|~{3,})([^\n]*)")
+
+
 class Fences:
-    """Positions of Markdown code fences, to tell whether an offset is inside a fenced block."""
+    """Positions of Markdown code fences, to tell whether an offset is inside a fenced block.
+
+    A block closes only at a fence of its own character at least as long as the one that opened it,
+    with nothing after it, as in CommonMark: a README shown inside a four-backtick block keeps its
+    own three-backtick blocks inside, where a plain count of fence lines would read them as the
+    end of the outer block and put the lines between outside any fence."""
 
     def __init__(self, p: Prepared) -> None:
-        self._starts = (
-            [m.start() for m in re.finditer(r"(?m)^[ \t]{0,3}(?:```|~~~)", p.text)]
-            if ("```" in p.text or "~~~" in p.text)
-            else []
-        )
+        self._starts: list[int] = []  # opening and closing fence lines, alternately
+        if "```" not in p.text and "~~~" not in p.text:
+            return
+        opened = ""
+        for m in _FENCE.finditer(p.text):
+            run, info = m.group(1), m.group(2)
+            if not opened:
+                if run[0] == "`" and "`" in info:
+                    continue  # inline code at the start of a line, not a fence
+                opened = run
+                self._starts.append(m.start())
+            elif run[0] == opened[0] and len(run) >= len(opened) and not info.strip():
+                opened = ""
+                self._starts.append(m.start())
 
     def inside(self, pos: int) -> bool:
         return bisect.bisect_right(self._starts, pos) % 2 == 1
