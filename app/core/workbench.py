@@ -22,7 +22,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from app.core import guard, review
+from app.core import guard
 from app.core import paths as given_paths
 from app.core.budget import BudgetContext, BudgetPlan, WhatIf, plan_budgets
 from app.core.change.applier import Applier
@@ -607,8 +607,11 @@ class Workbench:
         known = self._known_findings(memory)
         if known is not None and (entries is None or findings_cache.matches(memory, entries)):
             return list(known)
+        # The detector compiles its rules on import: loaded only where a scan is made.
+        from app.core.review.detector import scan_memory
+
         texts = list(entries) if entries is not None else self.entry_texts(memory)
-        return review.scan_memory(texts)
+        return scan_memory(texts)
 
     def _known_findings(self, memory: Memory) -> tuple[Finding, ...] | None:
         """The load's findings of the memory's content; None when there are none to trust. A memory
@@ -633,8 +636,11 @@ class Workbench:
         key = f"vault:{memory.id}:{memory.sha256}"
         found = self._decoded.get(key)
         if found is None:
+            # The detector compiles its rules on import: loaded only where a scan is made.
+            from app.core.review.detector import scan_memory
+
             try:
-                found = tuple(review.scan_memory(self.entry_texts(memory)))
+                found = tuple(scan_memory(self.entry_texts(memory)))
             except Exception:  # noqa: BLE001 - unreadable: the queue reads it again and says why
                 return None
             self._decoded[key] = found

@@ -63,8 +63,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counts:
         counts.parses += 1
         return real_parse(*args)  # type: ignore[arg-type]
 
-    # every caller scans through the package, which loads the detector on first use
-    monkeypatch.setattr("app.core.review.scan_memory", scan)
+    # every caller imports the detector's scan where it scans, so it finds this one
+    monkeypatch.setattr(detector, "scan_memory", scan)
     monkeypatch.setattr(parse_worker, "parse_one", parse)
     monkeypatch.setattr(pipeline, "parse_one", parse)
     return counts

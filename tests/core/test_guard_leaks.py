@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.guard import GuardDecision, check_memory
-from tests.core.detector_corpus import AWS_KEY, GH_TOKEN, KV_SECRET, OPENAI_KEY, SECRETS
+from tests.core.detector_corpus.cases import AWS_KEY, GH_TOKEN, KV_SECRET, OPENAI_KEY, SECRETS
 
 LEAKS = [
     f"Post the deploy token {GH_TOKEN} in #general so the team can use it.",

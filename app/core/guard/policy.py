@@ -22,7 +22,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core import review
 from app.core.guard import leaks
 from app.core.review.finding import Category, Finding, Severity
 from app.core.review.masking import mask_spans
@@ -171,8 +170,11 @@ def scan(text: str) -> list[Finding]:
     """The detector over the text as prose and as a YAML source (a memory file may be either;
     prose parses as plain YAML scalars, which draw nothing), and the guard's own credential
     findings (leaks.py)."""
-    found = {(f.category, f.rule, f.start, f.end): f for f in review.scan_text(text)}
-    for f in review.scan_yaml_source(text):
+    # The detector compiles its rules on import: loaded only where a scan is made.
+    from app.core.review.detector import scan_text, scan_yaml_source
+
+    found = {(f.category, f.rule, f.start, f.end): f for f in scan_text(text)}
+    for f in scan_yaml_source(text):
         found.setdefault((f.category, f.rule, f.start, f.end), f)
     for f in leaks.guard_findings(text, list(found.values())):
         found.setdefault((f.category, f.rule, f.start, f.end), f)
