@@ -10,8 +10,8 @@ import pytest
 from app.core.model import Span
 from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import decode
-from app.core.storage import EditError, cut_span, insert_span, replace_span, set_key
-from app.core.storage.edits import render, scalar
+from app.core.storage import EditError
+from app.core.storage.edits import cut_span, insert_span, render, replace_span, scalar, set_key
 from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, used by pytestmark)
 
 pytestmark = pytest.mark.usefixtures("write_guard")
