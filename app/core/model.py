@@ -74,9 +74,9 @@ def built(cls: type[B], values: dict[str, Any], fields_set: set[str]) -> B:
 
 
 def replaced(model: M, **changes: Any) -> M:
-    """`model.model_copy(update=changes)` for these frozen models, in a quarter of its time: a frozen
-    model's fields-set, extra and private values never change, so the copy shares or skips them
-    where `model_copy` copies each (a write that moves a thousand sections of a file makes a
+    """`model.model_copy(update=changes)` for these frozen models, in a quarter of its time: a
+    frozen model's fields-set, extra and private values never change, so the copy shares or skips
+    them where `model_copy` copies each (a write that moves a thousand sections of a file makes a
     thousand copies). Like `model_copy`, nothing is validated."""
     copy = object.__new__(type(model))
     object.__setattr__(copy, "__dict__", model.__dict__ | changes)
@@ -102,7 +102,8 @@ class Span(_Frozen):
 
 
 class Problem(_Frozen):
-    """Something wrong with an input, reported and never raised: one bad file never stops the rest."""
+    """Something wrong with an input, reported and never raised: one bad file never stops the
+    rest."""
 
     path: str
     line: int | None = None

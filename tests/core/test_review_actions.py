@@ -58,7 +58,7 @@ def test_the_workbench_lists_vaulted_memories_in_tier_quarantine(env: Env) -> No
     assert listed.tier is Tier.QUARANTINE and listed.trust is TrustLevel.QUARANTINED
 
 
-# -- every system: dry run, ledger, conflicts, containment ------------------------------------------------
+# -- every system: dry run, ledger, conflicts, containment -----------------------------------------
 
 ALL = [FLAGS, STANDUP, MASSGEN, PROJECTS, LOG, OBS, MEM1]
 
@@ -146,7 +146,8 @@ def test_a_change_since_the_read_is_a_conflict_and_loses_nothing(env: Env) -> No
     path.write_bytes(agent)
     with pytest.raises(
         Conflict,
-        match=r"workspace_coder/memory/long_term/api_versioning_policy\.md changed since it was read: .* nothing was written",
+        match=r"workspace_coder/memory/long_term/api_versioning_policy\.md changed since it was "
+        r"read: .* nothing was written",
     ):
         env.reviewer.quarantine(env.wb, MASSGEN, reason="q")
     assert path.read_bytes() == agent
@@ -160,7 +161,8 @@ def test_a_change_since_the_read_is_a_conflict_and_loses_nothing(env: Env) -> No
     edited = row(db, "observations", 1)
     with pytest.raises(
         Conflict,
-        match=r"engram\.db#observations=1: the content changed since it was read; nothing was written",
+        match=r"engram\.db#observations=1: the content changed since it was read; nothing was "
+        r"written",
     ):
         env.reviewer.quarantine(env.wb, OBS, reason="q")
     assert row(db, "observations", 1) == edited
@@ -192,7 +194,8 @@ def test_a_write_racing_the_decision_is_a_conflict_and_loses_nothing(
     _agent_writes_after_capture(monkeypatch, path, agent)
     with pytest.raises(
         Conflict,
-        match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten",
+        match=r"changed on disk since it was read \(another process wrote it\); nothing was "
+        r"overwritten",
     ) as caught:
         env.reviewer.quarantine(env.wb, memory_id, reason="q")
     assert caught.value.path is not None and caught.value.path.endswith(rel.split("/", 1)[1])
@@ -221,7 +224,8 @@ def test_a_database_write_racing_the_decision_is_a_conflict(
     monkeypatch.setattr(effects_memory_mcp, "write_transaction", racing)
     with pytest.raises(
         Conflict,
-        match=r"memory\.db#memories=8: trust_score/is_hot/is_pinned changed since they were read; nothing was written",
+        match=r"memory\.db#memories=8: trust_score/is_hot/is_pinned changed since they were "
+        r"read; nothing was written",
     ):
         env.reviewer.approve(env.wb, MEM8, reason="a")
     assert row(db, "memories", 8)["trust_score"] == 0.5  # type: ignore[index]
@@ -274,7 +278,8 @@ def test_a_memory_in_the_vault_must_be_restored_before_another_decision(env: Env
     for act in (env.reviewer.approve, env.reviewer.flag, env.reviewer.quarantine):
         with pytest.raises(
             ChangeError,
-            match=f"{MASSGEN} is in the workbench's quarantine \\(vault-file\\); restore it first; nothing was changed",
+            match=f"{MASSGEN} is in the workbench's quarantine \\(vault-file\\); restore it "
+            "first; nothing was changed",
         ):
             act(env.wb, MASSGEN, reason="x")
     assert [d.action for d in env.reviewer.ledger.history(MASSGEN)] == ["quarantine"]

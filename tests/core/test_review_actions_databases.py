@@ -34,7 +34,7 @@ from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, use
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- Engram ------------------------------------------------------------------------------------------------
+# -- Engram ----------------------------------------------------------------------------------------
 
 
 def test_engram_quarantine_soft_deletes_and_restore_gives_the_row_back(env: Env) -> None:
@@ -80,7 +80,8 @@ def test_engram_refuses_triggers_that_are_not_its_own(env: Env) -> None:
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("CREATE TABLE spy (x TEXT)")
     conn.execute(
-        "CREATE TRIGGER spy_on_update AFTER UPDATE ON observations BEGIN INSERT INTO spy VALUES (upper(new.content)); END"
+        "CREATE TRIGGER spy_on_update AFTER UPDATE ON observations BEGIN INSERT INTO spy "
+        "VALUES (upper(new.content)); END"
     )
     conn.close()
     before = row(db, "observations", 1)
@@ -106,15 +107,21 @@ def _enrol_for_sync(db: Path) -> None:
         conn.execute("ALTER TABLE user_prompts ADD COLUMN sync_id TEXT")
         conn.execute("UPDATE observations SET sync_id = 'obs-' || id")
         conn.execute(
-            "CREATE TABLE sync_state (target_key TEXT PRIMARY KEY, lifecycle TEXT NOT NULL DEFAULT 'idle', "
-            "last_enqueued_seq INTEGER NOT NULL DEFAULT 0, last_acked_seq INTEGER NOT NULL DEFAULT 0, last_pulled_seq INTEGER NOT NULL DEFAULT 0, "
-            "consecutive_failures INTEGER NOT NULL DEFAULT 0, backoff_until TEXT, lease_owner TEXT, lease_until TEXT, last_error TEXT, "
+            "CREATE TABLE sync_state (target_key TEXT PRIMARY KEY, lifecycle TEXT NOT NULL "
+            "DEFAULT 'idle', "
+            "last_enqueued_seq INTEGER NOT NULL DEFAULT 0, last_acked_seq INTEGER NOT NULL "
+            "DEFAULT 0, last_pulled_seq INTEGER NOT NULL DEFAULT 0, "
+            "consecutive_failures INTEGER NOT NULL DEFAULT 0, backoff_until TEXT, "
+            "lease_owner TEXT, lease_until TEXT, last_error TEXT, "
             "updated_at TEXT NOT NULL DEFAULT (datetime('now')))"
         )
         conn.execute(
-            "CREATE TABLE sync_mutations (seq INTEGER PRIMARY KEY AUTOINCREMENT, target_key TEXT NOT NULL REFERENCES sync_state(target_key), "
-            "entity TEXT NOT NULL, entity_key TEXT NOT NULL, op TEXT NOT NULL, payload TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'local', "
-            "project TEXT NOT NULL DEFAULT '', occurred_at TEXT NOT NULL DEFAULT (datetime('now')), acked_at TEXT)"
+            "CREATE TABLE sync_mutations (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+            "target_key TEXT NOT NULL REFERENCES sync_state(target_key), "
+            "entity TEXT NOT NULL, entity_key TEXT NOT NULL, op TEXT NOT NULL, payload "
+            "TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'local', "
+            "project TEXT NOT NULL DEFAULT '', occurred_at TEXT NOT NULL DEFAULT "
+            "(datetime('now')), acked_at TEXT)"
         )
         conn.execute(
             "CREATE INDEX idx_sync_mutations_target_seq ON sync_mutations(target_key, seq)"
@@ -124,7 +131,8 @@ def _enrol_for_sync(db: Path) -> None:
         )
         conn.execute("CREATE INDEX idx_sync_mutations_project ON sync_mutations(project)")
         conn.execute(
-            "CREATE TABLE sync_enrolled_projects (project TEXT PRIMARY KEY, enrolled_at TEXT NOT NULL DEFAULT (datetime('now')))"
+            "CREATE TABLE sync_enrolled_projects (project TEXT PRIMARY KEY, enrolled_at "
+            "TEXT NOT NULL DEFAULT (datetime('now')))"
         )
     finally:
         conn.close()
@@ -192,7 +200,7 @@ def test_engram_approve_and_flag_live_in_the_ledger_only(env: Env) -> None:
     assert row(db, "observations", 1) == before
 
 
-# -- memory-mcp -----------------------------------------------------------------------------------------
+# -- memory-mcp ------------------------------------------------------------------------------------
 
 
 def test_memory_mcp_quarantine_takes_the_text_out_into_the_vault_and_restore_gives_the_row_back(
@@ -213,7 +221,10 @@ def test_memory_mcp_quarantine_takes_the_text_out_into_the_vault_and_restore_giv
         memory,
         "leaks a host",
     )
-    text = "[memory 1 is quarantined by the memory workbench; its text is held in the workbench's vault]"
+    text = (
+        "[memory 1 is quarantined by the memory workbench; its text is held in the workbench's "
+        "vault]"
+    )
     held = {
         "content": text,
         "content_hash": hashlib.sha256(text.encode()).hexdigest(),
@@ -275,7 +286,8 @@ def test_memory_mcp_quarantine_refuses_under_a_trigger_not_its_own(env: Env) -> 
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("CREATE TABLE copies (content TEXT)")
     conn.execute(
-        "CREATE TRIGGER keep_a_copy AFTER UPDATE OF content ON memories BEGIN INSERT INTO copies VALUES (old.content); END"
+        "CREATE TRIGGER keep_a_copy AFTER UPDATE OF content ON memories BEGIN INSERT INTO "
+        "copies VALUES (old.content); END"
     )
     conn.close()
     before = row(db, "memories", 1)

@@ -35,7 +35,7 @@ from tests.systems.dollhouse.server import resave_without
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- DollhouseMCP ---------------------------------------------------------------------------------------
+# -- DollhouseMCP ----------------------------------------------------------------------------------
 
 
 def test_dollhouse_quarantine_writes_one_trust_line_and_restore_gives_the_bytes_back(
@@ -72,8 +72,10 @@ def test_dollhouse_quarantine_writes_one_trust_line_and_restore_gives_the_bytes_
         ],
         "file_sha256_before": sha256_bytes(original),
         "file_sha256_after": sha256_bytes(after),
-        "undo": "write each edit's `old` bytes back over its `new` bytes at its offset, last edit first; "
-        "if the server re-saved the memory without the entry, write the vault's copy of the file back whole",
+        "undo": "write each edit's `old` bytes back over its `new` bytes at its offset, last edit "
+        "first; "
+        "if the server re-saved the memory without the entry, write the vault's copy of "
+        "the file back whole",
         "vault": d.effect["vault"],
         "entries": [d.effect["entries"][0] | {"id": FLAGS_E2}],
     }
@@ -123,7 +125,11 @@ def test_dollhouse_restore_after_the_server_resaved_without_the_entry_gives_the_
     memory = env.wb.memory(FLAGS)
     d = env.reviewer.quarantine(env.wb, FLAGS, entry=FLAGS_E2, reason="looks injected")
     assert isinstance(d, Decision)
-    stats = b"stats:\n  newestEntry: '2026-11-21T10:10:10.617Z'\n  oldestEntry: '2026-11-21T10:10:10.617Z'\n  topTags:\n  - {count: 1, tag: flags}\n  totalEntries: 1\n  totalSize: 293\n"
+    stats = (
+        b"stats:\n  newestEntry: '2026-11-21T10:10:10.617Z'\n  oldestEntry: "
+        b"'2026-11-21T10:10:10.617Z'\n  topTags:\n  - {count: 1, tag: flags}\n  totalEntries: "
+        b"1\n  totalSize: 293\n"
+    )
     resaved = resave_without(path.read_bytes(), FLAGS_E2, stats)
     assert FLAGS_E2.encode() not in resaved and b"quarantined" not in resaved
     path.write_bytes(resaved)
@@ -159,7 +165,8 @@ def test_dollhouse_restore_after_a_resave_refuses_when_more_than_the_entry_chang
     path.write_bytes(edited)
     with pytest.raises(
         Conflict,
-        match=r"the quarantined entry's line is gone and the other entries changed since .*nothing was written, the original stays in the vault",
+        match=r"the quarantined entry's line is gone and the other entries changed since "
+        r".*nothing was written, the original stays in the vault",
     ):
         env.reviewer.restore(env.reopen(), FLAGS, entry=FLAGS_E2, reason="back")
     assert path.read_bytes() == edited
@@ -314,8 +321,10 @@ def test_dollhouse_entry_with_two_trust_levels_cannot_be_marked_in_place(env: En
     original = env.file(rel).read_bytes()
     with pytest.raises(
         ChangeError,
-        match=r"cannot write `trustLevel: quarantined` on entry mem_1794480765981_zi475ya0o of memories/2026-11-12/release-train-notes\.yaml: "
-        r"cannot edit: duplicate key `trustLevel` on lines 17 and 23 \(line 23\); nothing was changed",
+        match=r"cannot write `trustLevel: quarantined` on entry mem_1794480765981_zi475ya0o of "
+        r"memories/2026-11-12/release-train-notes\.yaml: "
+        r"cannot edit: duplicate key `trustLevel` on lines 17 and 23 \(line 23\); nothing "
+        r"was changed",
     ):
         env.reviewer.quarantine(
             env.wb,

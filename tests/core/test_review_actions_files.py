@@ -1,5 +1,6 @@
 """Trust decisions on file-based memories: a MassGen file moved into the vault and back, OpenClaw
-blocks and lines cut into the vault and reinserted only where the bytes around them are unchanged."""
+blocks and lines cut into the vault and reinserted only where the bytes around them are
+unchanged."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, use
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- MassGen ------------------------------------------------------------------------------------------
+# -- MassGen ---------------------------------------------------------------------------------------
 
 
 def test_massgen_quarantine_moves_the_file_into_the_vault_and_restore_moves_it_back(
@@ -53,7 +54,8 @@ def test_massgen_quarantine_moves_the_file_into_the_vault_and_restore_moves_it_b
         "vault": d.effect["vault"],
         "bytes": len(original),
         "sha256": sha256_bytes(original),
-        "undo": "move the vault item's content back to workspace_coder/memory/long_term/api_versioning_policy.md",
+        "undo": "move the vault item's content back to "
+        "workspace_coder/memory/long_term/api_versioning_policy.md",
     }
     assert d.effect["vault"].startswith("massgen/massgen/workspace-coder-api-versioning-policy-")
     assert env.reviewer.vault.content(env.reviewer.vault.get(d.effect["vault"])) == original
@@ -91,7 +93,8 @@ def test_massgen_approve_and_flag_live_in_the_ledger_only(env: Env) -> None:
     for d in (a, f):
         assert d.effect == {
             "kind": "ledger-only",
-            "note": "MassGen keeps no trust of its own; the decision lives in the workbench ledger only",
+            "note": "MassGen keeps no trust of its own; the decision lives in the workbench ledger "
+            "only",
         }
     assert tree(env.sample) == before
     assert effective_trust(memory, env.reviewer.ledger).level == TrustLevel.FLAGGED
@@ -126,7 +129,7 @@ def test_an_edit_after_approval_makes_the_decision_stale(env: Env) -> None:
     }
 
 
-# -- OpenClaw ----------------------------------------------------------------------------------------
+# -- OpenClaw --------------------------------------------------------------------------------------
 
 
 def test_openclaw_quarantine_cuts_the_block_into_the_vault_and_restore_reinserts_it(
@@ -206,7 +209,9 @@ def test_openclaw_restore_refuses_when_the_surrounding_bytes_changed(env: Env) -
     path.write_bytes(edited)
     with pytest.raises(
         Conflict,
-        match=r"cannot restore into MEMORY\.md: the bytes around byte 268 \(line 6\) changed since the block was cut; nothing was written, the block stays in the vault as openclaw/workspace/note-projects-",
+        match=r"cannot restore into MEMORY\.md: the bytes around byte 268 \(line 6\) changed "
+        r"since the block was cut; nothing was written, the block stays in the vault as "
+        r"openclaw/workspace/note-projects-",
     ):
         env.reviewer.restore(env.wb, PROJECTS, reason="back")
     assert path.read_bytes() == edited

@@ -40,7 +40,7 @@ from tests.write_guard import WriteGuard, guarding, write_guard  # noqa: F401  (
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- the guard itself ---------------------------------------------------------------------------------
+# -- the guard itself ------------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(30)
@@ -80,7 +80,7 @@ def test_write_guard_flags_writes_outside_the_allowed_folders(
     assert ("open", str(inside)) in guard.events
 
 
-# -- names and containment ---------------------------------------------------------------------------
+# -- names and containment -------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(10)
@@ -262,7 +262,7 @@ def test_ensure_folder_refuses_a_planted_symlink(tmp_path: Path) -> None:
         roots.ensure_folder(roots.primary, ".git")
 
 
-# -- messages -----------------------------------------------------------------------------------------
+# -- messages --------------------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(10)

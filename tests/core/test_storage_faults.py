@@ -40,7 +40,7 @@ from tests.write_guard import WriteGuard, guarding, write_guard  # noqa: F401  (
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- I/O faults: disk full, EIO, file-size limits -----------------------------------------------------
+# -- I/O faults: disk full, EIO, file-size limits --------------------------------------------------
 
 
 def _is_temp_fd(fd: int) -> bool:
@@ -90,8 +90,8 @@ def test_disk_full_and_io_errors_keep_the_original(
     err = caught.value
     assert isinstance(err.__cause__, OSError) and err.__cause__.errno == code
     assert (
-        str(err)
-        == f"could not save {target}: {os.strerror(code)} ({errno.errorcode[code]}); the original file is intact"
+        str(err) == f"could not save {target}: {os.strerror(code)} ({errno.errorcode[code]}); the "
+        "original file is intact"
     )
     assert target.read_bytes() == OLD
     after = os.stat(target)
@@ -175,7 +175,7 @@ def test_file_size_limit_gives_efbig_and_keeps_the_original(tmp_path: Path) -> N
     assert temps(tmp_path) == []
 
 
-# -- crashes: the MEMWB_FAULT points and kill -9 (docs/security.md section 5, step 8) -------------------
+# -- crashes: the MEMWB_FAULT points and kill -9 (docs/security.md section 5, step 8) --------------
 
 SAVE_CHILD = textwrap.dedent(
     """
@@ -301,7 +301,7 @@ def test_random_kill_9_during_saves_always_leaves_a_whole_file(tmp_path: Path) -
     assert target.read_bytes() in (a, b)
 
 
-# -- sweep ----------------------------------------------------------------------------------------------
+# -- sweep -----------------------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(10)

@@ -25,7 +25,7 @@ from tests.write_guard import WriteGuard, guarding, write_guard  # noqa: F401  (
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- permissions, as an unprivileged user (docs/security.md section 5, step 5) -----------------------------
+# -- permissions, as an unprivileged user (docs/security.md section 5, step 5) ---------------------
 
 PERMISSION_CHILD = textwrap.dedent(
     """
@@ -44,7 +44,8 @@ PERMISSION_CHILD = textwrap.dedent(
             out[rel] = ["saved", ""]
         except StorageError as exc:
             out[rel] = [type(exc).__name__, str(exc)]
-    # The hazard the checks exist for: a plain replace of a file we may not write, in a folder we may.
+    # The hazard the checks exist for: a plain replace of a file we may not write, in a folder
+    # we may.
     raw = os.path.join(root, "shared", "raw.md")
     if os.path.exists(raw):
         tmp = os.path.join(root, "shared", "raw.tmp")

@@ -33,7 +33,7 @@ from tests.write_guard import WriteGuard, guarding, write_guard  # noqa: F401  (
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- base, conflicts ----------------------------------------------------------------------------------
+# -- base, conflicts -------------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(10)
@@ -82,7 +82,8 @@ def test_same_size_change_with_the_old_mtime_is_a_conflict(tmp_path: Path) -> No
 AGENT_WRITE = textwrap.dedent(
     """
     import sys
-    with open(sys.argv[1], "ab") as handle:  # an agent appending in place, as DollhouseMCP's tools do
+    # an agent appending in place, as DollhouseMCP's tools do
+    with open(sys.argv[1], "ab") as handle:
         handle.write(b"agent line\\n")
     """
 )
@@ -155,7 +156,7 @@ def test_creating_a_file_that_appeared_meanwhile_is_a_conflict(tmp_path: Path) -
     assert target.read_bytes() == OLD
 
 
-# -- atomic saves --------------------------------------------------------------------------------------
+# -- atomic saves ----------------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(10)
@@ -173,7 +174,8 @@ def test_save_replaces_bytes_keeps_mode_and_returns_the_next_base(
         roots, target, OLD, base=saved.base
     )  # the returned base is the next edit's base
     assert target.read_bytes() == OLD and again.path == target
-    # EXDEV guard (a rename across file systems is not atomic): every temp file was created in the target's own folder.
+    # EXDEV guard (a rename across file systems is not atomic): every temp file was created in the
+    # target's own folder.
     created = [
         Path(p)
         for event, p in write_guard.events

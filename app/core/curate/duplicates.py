@@ -270,7 +270,8 @@ class _Digests:
                 before, done = done, done + batch
                 if done // step != before // step and done < total:
                     tell(READING, done, total)
-            # a copy takes its first memory's digest; one whose first could not be read is read itself
+            # a copy takes its first memory's digest; one whose first could not be read is read
+            # itself
             unread = [job for job in copies if not self._known(*job)]
             for _ in self._split(unread, text_of, parallel=False):
                 pass

@@ -75,7 +75,8 @@ def exact_key(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Comparable words: lowercased, Fortress prefixes removed, a plural or 3rd-person `s` dropped."""
+    """Comparable words: lowercased, Fortress prefixes removed, a plural or 3rd-person `s`
+    dropped."""
     lowered = _PLURAL_S.sub("", _FORTRESS_PREFIX.sub(" ", text).lower())
     if lowered.isascii():
         return lowered.encode("ascii").translate(_ASCII_GAPS).decode("ascii").split()
@@ -107,7 +108,8 @@ def shingles(tokens: Sequence[str], size: int = SHINGLE) -> frozenset[tuple[str,
 
 
 def jaccard(a: frozenset[H], b: Collection[H]) -> float:
-    """|a & b| / |a | b|; `b` is any collection of distinct items (a set, or a set's items in a tuple)."""
+    """|a & b| / |a | b|; `b` is any collection of distinct items (a set, or a set's items in a
+    tuple)."""
     if not a or not b:
         return 0.0
     inter = len(a.intersection(b))

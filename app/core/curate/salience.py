@@ -91,14 +91,15 @@ class Salience(_Frozen):
         return next(c for c in self.components if c.component == name)
 
 
-# ---- time -----------------------------------------------------------------------------------------
+# ---- time ----------------------------------------------------------------------------------------
 
 
 def parse_time(value: Any) -> datetime | None:
     """An aware UTC datetime from a stored timestamp or date, or None when it is not one.
 
     A value without a zone is taken as UTC: SQLite's `datetime('now')` (memory-mcp, Engram) is UTC,
-    and for MassGen's naive local times the error is the user's UTC offset, hours on a scale of days.
+    and for MassGen's naive local times the error is the user's UTC offset, hours on a scale of
+    days.
     """
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
@@ -121,7 +122,7 @@ def days_since(then: datetime, now: datetime) -> float:
     return (aware(now) - then).total_seconds() / SECONDS_PER_DAY
 
 
-# ---- the formula ----------------------------------------------------------------------------------
+# ---- the formula ---------------------------------------------------------------------------------
 
 
 def salience_formula(
@@ -179,7 +180,7 @@ class SalienceInputs:
 @dataclass(frozen=True)
 class Observed:
     """What the workbench saw of a memory besides the model: openings in its access log, the dates
-        of the records that mention it (`System.mentions`) and, when the system asked, its text or what
+    of the records that mention it (`System.mentions`) and, when the system asked, its text or what
     was taken from it (`facts`)."""
 
     access_log: AccessLog | None = None
@@ -279,7 +280,7 @@ def _unvalidated(fields: dict[str, Any]) -> Salience:
     return built(Salience, fields, _SALIENCE_FIELDS)
 
 
-# ---- the inputs every system may use --------------------------------------------------------------
+# ---- the inputs every system may use -------------------------------------------------------------
 
 
 def as_number(value: Any) -> float | None:
@@ -338,7 +339,7 @@ def default_inputs(memory: Memory, observed: Observed, label: str) -> SalienceIn
     return SalienceInputs(importance, claimed_trust(memory), log_usage(memory, observed.access_log))
 
 
-# ---- entry points ---------------------------------------------------------------------------------
+# ---- entry points --------------------------------------------------------------------------------
 
 
 def from_inputs(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:

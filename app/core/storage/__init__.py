@@ -4,8 +4,9 @@
   every target is resolved inside them, symlinks leaving them, FIFOs, devices and folders refused.
 - base: `Base.capture` keeps what an edit started from; a save re-checks it (stat, then sha256) and
   raises `ConflictError` (base, disk, mine) instead of overwriting another writer.
-- atomic: `atomic_write`, temp file + fsync + replace + folder fsync, with explicit permission checks
-  and the MEMWB_FAULT crash points; leftovers: `sweep` and `clear_litter` of what a crashed write left.
+- atomic: `atomic_write`, temp file + fsync + replace + folder fsync, with explicit permission
+  checks and the MEMWB_FAULT crash points; leftovers: `sweep` and `clear_litter` of what a crashed
+  write left.
 - edits: byte-preserving `set_key`, `replace_span`, `cut_span`, `insert_span`.
 - watch: `watch_for_revert`, which notices another process undoing a save.
 - sqlite_write: `write_transaction`, one short BEGIN IMMEDIATE transaction with busy_timeout, whose

@@ -26,7 +26,8 @@ OnRevert = Callable[[Path, bytes | None], None]
 
 
 class RevertWatch:
-    """One watch over one saved file, in a daemon thread. `cancel()` stops it within one interval."""
+    """One watch over one saved file, in a daemon thread. `cancel()` stops it within one
+    interval."""
 
     def __init__(
         self,
@@ -113,8 +114,8 @@ class RevertWatch:
             self._cancelled.wait(min(self.interval, max(0.0, deadline - now)))
 
     def _read(self) -> tuple[bytes | None, bool]:
-        """(bytes, gone): the bytes on disk; gone when the file is missing or no longer a regular file.
-        A transient read error reads as (None, False): not proof of a revert."""
+        """(bytes, gone): the bytes on disk; gone when the file is missing or no longer a regular
+        file. A transient read error reads as (None, False): not proof of a revert."""
         try:
             return read_current(self.path)[0], False
         except Gone:
@@ -133,8 +134,8 @@ def watch_for_revert(
     rehash_every: float = 0.5,
     settle: float = 0.15,
 ) -> RevertWatch:
-    """Start watching `path` for `seconds`; `on_revert(path, disk)` is called if it stops holding the
-    bytes whose sha256 is `written_sha`. Returns the running, cancellable watch."""
+    """Start watching `path` for `seconds`; `on_revert(path, disk)` is called if it stops holding
+    the bytes whose sha256 is `written_sha`. Returns the running, cancellable watch."""
     return RevertWatch(
         path,
         written_sha,
