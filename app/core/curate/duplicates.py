@@ -104,8 +104,8 @@ TextOf = Callable[[str], str]
 SetsOf = Callable[[Collection[bytes]], Mapping[bytes, Collection[int]]]
 SetPair = tuple[bytes, bytes]  # two passage sets' digests, the smaller first
 # What a search tells a face as it goes, about a hundred times a stage: (stage, done, total). The
-# first run over a large portfolio reads every text, then joins every passage set: minutes at
-# 100,000 memories, and a person should see it move.
+# first run over a large portfolio reads every text, then joins every passage set, and a person
+# should see it move.
 Progress = Callable[[str, int, int], None]
 READING = "reading texts"
 COMPARING = "comparing passages"

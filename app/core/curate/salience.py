@@ -212,7 +212,7 @@ def _build(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:
     count, last, origin, note = usage.count, usage.last, usage.origin, usage.note
     score = salience_formula(importance.value, trust.value, count, last, now)
     # Access and recency come from the usage: their components are made from its values here,
-    # without a Part each (a salience pass makes 100,000 of them).
+    # without a Part each (a salience pass makes one per memory).
     if last is None:
         recency, recency_raw, recency_note, days = 0.0, None, "never accessed: recency 0", None
     else:
@@ -272,8 +272,8 @@ def _as_validated(part: Part) -> bool:
 
 def _unvalidated(fields: dict[str, Any]) -> Salience:
     """`Salience.model_validate(fields)` for fields of the plain types validation keeps as they are
-    (`_build` checks): a salience pass makes 100,000 of these at 100,000 memories, and validating
-    them was a third of a pass kept by content."""
+    (`_build` checks): a salience pass makes one per memory, and validating values already
+    checked would repeat that work for each."""
     fields["components"] = tuple(
         built(SalienceComponent, component, _COMPONENT_FIELDS) for component in fields["components"]
     )

@@ -1,10 +1,10 @@
 """Noticing that another process undid a save (docs/security.md section 5, step 7).
 
 An agent that read a file, thought, then wrote it back from its stale read silently reverts our save
-(185 of 190 saves measured with 10 ms think time); no check on our side can prevent it. So after a
-save the file is watched for a few seconds. Polling, not inotify: the stat is checked every
-`interval` seconds (a replace changes the inode, an in-place write the size or mtime) and the file
-is re-hashed whenever the stat moves, and at least every `rehash_every` seconds for a same-size
+(most saves, when it thinks at all between its read and its write); no check on our side can prevent
+it. So after a save the file is watched for a few seconds. Polling, not inotify: the stat is checked
+every `interval` seconds (a replace changes the inode, an in-place write the size or mtime) and the
+file is re-hashed whenever the stat moves, and at least every `rehash_every` seconds for a same-size
 rewrite inside the timestamp granularity. When the file no longer holds our bytes (other bytes, or
 no file at all) for `settle` seconds (an in-place writer passes through a truncated file on its way
 to the same bytes; the mismatch seen when time is up is reported at once),
