@@ -298,6 +298,9 @@ _Job = tuple[str, str | None]
 PARALLEL_TEXTS = 4_000
 TEXTS_PER_BATCH = 500
 DIGEST_WORKERS = 4
+# What a forked worker runs first. It shares the parent's objects: frozen, its own collections never
+# walk them (and never copy their pages). bench/duplicates.py --freeze-sizes weighs it.
+WORKER_START: Callable[[], None] = gc.freeze
 
 
 def _untold(stage: str, done: int, total: int) -> None:
@@ -375,10 +378,8 @@ def _digest_pool() -> ProcessPoolExecutor | None:
         return None
     try:
         with real_stderr():
-            # A forked worker shares the parent's objects: frozen at its start, its own collections
-            # never walk them (and never copy their pages).
             return ProcessPoolExecutor(
-                max_workers=workers, mp_context=process_context(), initializer=gc.freeze
+                max_workers=workers, mp_context=process_context(), initializer=WORKER_START
             )
     except Exception:  # noqa: BLE001 - no pool: this process splits
         return None
