@@ -414,35 +414,6 @@ def pipeline(counts: Sequence[int], old_max: int) -> None:
             row(f"{count:,} copies, suggest()", new, old, lambda sizes: f"merges of {sizes[:3]}")
 
 
-def _nothing() -> None:
-    pass
-
-
-def frozen_workers(sizes: Sequence[int], rounds: int) -> None:
-    """find_duplicates on realistic memories with the split workers started by gc.freeze and by
-    nothing, in turns, so a busy moment of the machine falls on both."""
-    print("== split workers: gc.freeze at their start or not (realistic memories, first run)")
-    started_by = duplicates.WORKER_START
-    try:
-        for size in sizes:
-            texts = MemoryTexts(size).texts
-            memories = memories_of(texts)
-            for turn in range(rounds):
-                for label, start in (("gc.freeze", started_by), ("nothing", _nothing)):
-                    duplicates.WORKER_START = start
-                    gc.collect()
-                    wall, cpu = time.perf_counter(), time.process_time()
-                    find_duplicates(memories, texts.__getitem__)
-                    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-                    print(
-                        f"{size:,} memories, turn {turn + 1}, started by {label:<10} "
-                        f"{_time(wall, cpu)}"
-                    )
-                    sys.stdout.flush()
-    finally:
-        duplicates.WORKER_START = started_by
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -470,17 +441,7 @@ def main() -> int:
     parser.add_argument(
         "--lsh-max", type=int, default=10_000, help="run the MinHash LSH comparison up to this size"
     )
-    parser.add_argument(
-        "--freeze-sizes",
-        type=int,
-        nargs="+",
-        help="only weigh the split workers' gc.freeze at these sizes (see --freeze-rounds)",
-    )
-    parser.add_argument("--freeze-rounds", type=int, default=3)
     args = parser.parse_args()
-    if args.freeze_sizes:
-        frozen_workers(args.freeze_sizes, args.freeze_rounds)
-        return 0
     print(
         f"python {sys.version.split()[0]}; threshold {NEAR_THRESHOLD}; bounds: "
         f"{passages_module.MAX_PASSAGE_WORDS} words a passage, "

@@ -24,7 +24,6 @@ start with nothing changed reads no text and joins nothing.
 
 from __future__ import annotations
 
-import gc
 import os
 from array import array
 from collections import defaultdict, deque
@@ -298,9 +297,6 @@ _Job = tuple[str, str | None]
 PARALLEL_TEXTS = 4_000
 TEXTS_PER_BATCH = 500
 DIGEST_WORKERS = 4
-# What a forked worker runs first. It shares the parent's objects: frozen, its own collections never
-# walk them (and never copy their pages). bench/duplicates.py --freeze-sizes weighs it.
-WORKER_START: Callable[[], None] = gc.freeze
 
 
 def _untold(stage: str, done: int, total: int) -> None:
@@ -378,9 +374,7 @@ def _digest_pool() -> ProcessPoolExecutor | None:
         return None
     try:
         with real_stderr():
-            return ProcessPoolExecutor(
-                max_workers=workers, mp_context=process_context(), initializer=WORKER_START
-            )
+            return ProcessPoolExecutor(max_workers=workers, mp_context=process_context())
     except Exception:  # noqa: BLE001 - no pool: this process splits
         return None
 
