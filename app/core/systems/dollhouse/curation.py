@@ -36,9 +36,9 @@ from app.core.locations import Locations
 from app.core.model import Memory, Portfolio
 from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import TextProblem, decode
-from app.core.storage import EditError, Roots, Saved, set_key
+from app.core.storage import EditError, Roots, Saved
 from app.core.storage.base import Base
-from app.core.storage.edits import Where
+from app.core.storage.edits import Where, set_key
 from app.core.systems.dollhouse.budget import (
     DOLLHOUSE_MAX_BUDGET,
     DOLLHOUSE_MIN_BUDGET,

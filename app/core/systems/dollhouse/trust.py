@@ -43,8 +43,9 @@ from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import LineIndex, TextProblem
 from app.core.reading.base import slug
 from app.core.review.vault import VaultError
-from app.core.storage import EditError, replace_span, set_key
+from app.core.storage import EditError
 from app.core.storage.base import Base, sha256_bytes
+from app.core.storage.edits import replace_span, set_key
 from app.core.systems.dollhouse.reader import read_document
 
 LEVEL_OF: dict[str, TrustLevel] = {

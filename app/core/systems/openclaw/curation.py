@@ -52,10 +52,10 @@ from app.core.storage import (
     StorageError,
     atomic_write,
     check_name,
-    insert_span,
     remove_file,
 )
 from app.core.storage.base import sha256_bytes
+from app.core.storage.edits import insert_span
 from app.core.systems.openclaw import ratchet
 from app.core.systems.openclaw import trust as effects_openclaw
 from app.core.systems.openclaw.reader import FileKind, OpenClawAdapter, classify
