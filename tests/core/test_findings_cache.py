@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.core.clock import FixedClock
-from app.core.load import findings, parse_worker, pipeline
+from app.core.load import cold, findings, parse_worker, pipeline, splice
 from app.core.load.findings import content_key, matches
 from app.core.locations import Locations
 from app.core.model import Memory
@@ -66,7 +66,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counts:
     # every caller scans through the package, which loads the detector on first use
     monkeypatch.setattr("app.core.review.scan_memory", scan)
     monkeypatch.setattr(parse_worker, "parse_one", parse)
-    monkeypatch.setattr(pipeline, "parse_one", parse)
+    monkeypatch.setattr(cold, "parse_one", parse)
+    monkeypatch.setattr(splice, "parse_one", parse)
     return counts
 
 
@@ -213,7 +214,7 @@ def test_every_reader_hashes_what_its_entry_texts_give(
         "engram",
         "memory-mcp",
     }
-    vaulted = wb._vaulted
+    vaulted = wb._loaded.vaulted
     for memory in wb.memories:
         if memory.id not in vaulted:
             assert content_key(memory) is not None

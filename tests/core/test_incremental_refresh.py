@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from app.core.clock import FixedClock
-from app.core.load import pipeline
+from app.core.facade import rereading
+from app.core.load import reread, splice
 from app.core.locations import Locations
-from app.core.model import Memory
+from app.core.model import Memory, PortfolioRef
 from app.core.reading.base import slug
 from app.core.workbench import Workbench
 
@@ -40,14 +41,14 @@ def _same_as_a_full_load(
 def _spliced(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether each re-read kept the last read's list (True) or made it anew (False)."""
     seen: list[bool] = []
-    real = pipeline.Pipeline._splice
+    real = splice.splice
 
-    def counting(self: pipeline.Pipeline, work: object, fresh: object, rels: list[str]) -> bool:
-        done = real(self, work, fresh, rels)  # type: ignore[arg-type]
+    def counting(work: object, fresh: object, rels: list[str]) -> bool:
+        done = real(work, fresh, rels)  # type: ignore[arg-type]
         seen.append(done)
         return done
 
-    monkeypatch.setattr(pipeline.Pipeline, "_splice", counting)
+    monkeypatch.setattr(splice, "splice", counting)
     return seen
 
 
@@ -132,7 +133,7 @@ def test_an_id_made_shared_by_a_write_is_settled_over_the_whole_portfolio(
         target.read_bytes() + b"\n" + heading + b"\n\nthe same heading in another file\n"
     )
     spliced = _spliced(monkeypatch)
-    wb._refresh([other.id], [str(target)])
+    rereading.refresh(wb, [other.id], [str(target)])
     fresh = _open(sample_copy, isolated_locations, clock, use_cache=False)
     assert any(m.locator.endswith("~2") for m in fresh.memories if m.system == "openclaw")
     assert spliced == [False]
@@ -215,12 +216,12 @@ def test_a_file_that_breaks_and_mends_lists_its_problems_as_a_full_load_does(
     good = path.read_bytes()
     spliced = _spliced(monkeypatch)
     path.write_bytes(b"---\nname: [unclosed\n---\nbody\n")
-    wb._refresh([memory.id], [str(path)])
+    rereading.refresh(wb, [memory.id], [str(path)])
     broken = next(p for p in wb.portfolios if p.system == "dollhouse").problems
     assert any(problem.path == memory.source.path for problem in broken)
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
     path.write_bytes(good)
-    wb._refresh([memory.id], [str(path)])
+    rereading.refresh(wb, [memory.id], [str(path)])
     assert not any(
         problem.path == memory.source.path
         for problem in next(p for p in wb.portfolios if p.system == "dollhouse").problems
@@ -255,13 +256,13 @@ def test_a_restored_file_is_listed_without_walking_the_portfolio(
     assert wb.memory(memory.id).tier.value == "quarantine"
     assert not (root[memory.portfolio] / memory.source.path).exists()
     walks: list[str] = []
-    real = pipeline.Pipeline._prepare
+    real = reread.prepare
 
-    def counting(self: pipeline.Pipeline, ref: pipeline.PortfolioRef, today: object) -> object:
+    def counting(ref: PortfolioRef, today: object) -> object:
         walks.append(ref.root)
-        return real(self, ref, today)  # type: ignore[arg-type]
+        return real(ref, today)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline.Pipeline, "_prepare", counting)
+    monkeypatch.setattr(reread, "prepare", counting)
     spliced = _spliced(monkeypatch)
     wb.restore(memory.id, "test")
     assert walks == []  # the file it put back is looked at alone

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.clock import FixedClock
-from app.core.load import pipeline
+from app.core.load import splice
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 
@@ -23,7 +23,7 @@ def _loaded(sample_copy: Path, isolated_locations: Locations, clock: FixedClock)
 
 def _parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
-    real = pipeline.parse_one
+    real = splice.parse_one
 
     def counting(
         adapter: type, ctx: object, rel: str, path: str, previous: object = None
@@ -31,7 +31,7 @@ def _parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(rel)
         return real(adapter, ctx, rel, path, previous)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "parse_one", counting)
+    monkeypatch.setattr(splice, "parse_one", counting)
     return seen
 
 

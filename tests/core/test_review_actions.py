@@ -109,7 +109,7 @@ def open_workbench(locs: Locations, clock: FixedClock, sample: Path) -> Workbenc
 def has(wb: Workbench, memory_id: str) -> bool:
     """Whether the system's own reader still sees the memory (the workbench also lists what our
     quarantine keeps in the vault, in tier quarantine: that does not count)."""
-    return any(m.id == memory_id and m.id not in wb._vaulted for m in wb.memories)
+    return any(m.id == memory_id and m.id not in wb._loaded.vaulted for m in wb.memories)
 
 
 def test_the_workbench_lists_vaulted_memories_in_tier_quarantine(env: Env) -> None:
@@ -654,7 +654,7 @@ def test_openclaw_quarantine_cuts_the_block_into_the_vault_and_restore_reinserts
     assert {
         m.id: m.sha256
         for m in wb.memories
-        if m.source.path == "MEMORY.md" and m.id not in wb._vaulted
+        if m.source.path == "MEMORY.md" and m.id not in wb._loaded.vaulted
     } == others
     listed = env.quarantined()[PROJECTS]
     assert (listed.tier, listed.trust) == (Tier.QUARANTINE, TrustLevel.QUARANTINED)

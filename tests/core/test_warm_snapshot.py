@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from app.core.clock import FixedClock
-from app.core.load import codec, findings, pipeline, snapshot
+from app.core.facade import reviewing
+from app.core.load import codec, cold, findings, scanning, snapshot, splice, warm
 from app.core.locations import Locations
 from app.core.model import replaced
 from app.core.reading.base import ParsedFile
@@ -34,9 +35,9 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     seen = Calls()
     decode, parse_chunk, parse_one, scan, key = (
         codec.decode,
-        pipeline.parse_chunk,
-        pipeline.parse_one,
-        pipeline.scan_memories,
+        cold.parse_chunk,
+        cold.parse_one,
+        scanning.scan_memories,
         findings.content_key,
     )
 
@@ -60,10 +61,11 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
         seen.keyed += 1
         return key(memory)
 
-    monkeypatch.setattr(pipeline, "decode_payload", counting_decode)
-    monkeypatch.setattr(pipeline, "parse_chunk", counting_chunk)
-    monkeypatch.setattr(pipeline, "parse_one", counting_one)
-    monkeypatch.setattr(pipeline, "scan_memories", counting_scan)
+    monkeypatch.setattr(cold, "decode_payload", counting_decode)
+    monkeypatch.setattr(cold, "parse_chunk", counting_chunk)
+    monkeypatch.setattr(cold, "parse_one", counting_one)
+    monkeypatch.setattr(splice, "parse_one", counting_one)
+    monkeypatch.setattr(scanning, "scan_memories", counting_scan)
     monkeypatch.setattr(findings, "content_key", counting_key)
     return seen
 
@@ -307,7 +309,7 @@ def test_many_changed_files_read_their_portfolio_from_the_per_file_caches(
 ) -> None:
     """From SPLICED_FILES_MAX changed files on, the portfolio goes the whole way (its changed files
     parsed by worker processes where there are many): parsing them one by one here would cost more."""
-    monkeypatch.setattr(pipeline, "SPLICED_FILES_MAX", 2)
+    monkeypatch.setattr(warm, "SPLICED_FILES_MAX", 2)
     _open(isolated_locations, clock, sample_copy)
     for path in _memory_files(sample_copy)[:2]:
         _touched(path)
@@ -604,7 +606,9 @@ def test_a_warm_starts_first_review_queue_looks_at_the_memories_the_snapshot_kep
     kept = warm.result.attention
     assert kept is not None and taken.id not in kept and 0 < len(kept) < len(warm.memories)
     # What the snapshot kept is what working it out from every memory gives, the vault's included.
-    assert warm._attention is not None and warm._attention[1] == warm._attention_of(warm.memories)
+    assert warm._attention is not None and warm._attention[1] == reviewing.attention_of(
+        warm, warm.memories
+    )
     assert taken.id in warm._attention[1]
 
     def every_memory(*args: object) -> set[str]:
