@@ -34,19 +34,11 @@ from app.core.facade import (
     ranking,
     rereading,
     reviewing,
+    state,
     texts,
     trusting,
 )
-from app.core.facade.state import (
-    DecisionRequest,
-    Indexed,
-    Loaded,
-    Outcome,
-    Planned,
-    Ranked,
-    Trusted,
-    UnknownMemory,
-)
+from app.core.facade.state import DecisionRequest, Loaded, Outcome, UnknownMemory
 from app.core.facade.texts import READ_AHEAD
 from app.core.guard import served
 from app.core.load.pipeline import EventSink, LoadResult, Pipeline
@@ -96,10 +88,10 @@ class Workbench:
         # caught up with what writes re-read since.
         self._decoded: dict[str, tuple[Finding, ...]] = {}  # findings decoded, by content key
         self._attention: tuple[int, set[str]] | None = None  # ids the review queue may hold
-        self._trusted = Trusted()
-        self._ranked = Ranked()
-        self._indexed = Indexed()
-        self._planned = Planned()
+        self._trusted = state.Trusted()
+        self._ranked = state.Ranked()
+        self._indexed = state.Indexed()
+        self._planned = state.Planned()
 
     # -- loading --------------------------------------------------------------------------------
 

@@ -10,14 +10,8 @@ from app.core.change.errors import ChangeError
 from app.core.change.plan import Plan
 from app.core.curate.merge_guard import MergeCheck, MergeRefused, check_merge
 from app.core.curate.selection import matching
-from app.core.facade import (
-    rereading,
-)
-from app.core.facade.state import (
-    Bench,
-    DecisionRequest,
-    Outcome,
-)
+from app.core.facade import rereading
+from app.core.facade.state import Bench, DecisionRequest, Outcome
 from app.core.model import Memory, Portfolio
 from app.core.review.ledger import Decision, TrustAction
 from app.core.review.relinks import add_relink

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from app.core.facade import (
-    texts,
-)
+from app.core.facade import texts
 from app.core.facade.state import Bench
 from app.core.load.pipeline import Progress
 from app.core.model import Memory, Portfolio, Timeline

@@ -10,10 +10,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
-from app.core.facade import (
-    indexing,
-    planning,
-)
+from app.core.facade import indexing, planning
 from app.core.facade.state import Bench, Loaded
 from app.core.load import litter
 from app.core.load.parse_worker import frozen_after

@@ -10,9 +10,7 @@ from app.core.curate import Salience, Suggestion, file_reader, salience_all, sug
 from app.core.curate import saliences as salience_passes
 from app.core.curate.duplicates import NearMemo
 from app.core.curate.saliences import Kept, log_mentions
-from app.core.facade import (
-    texts,
-)
+from app.core.facade import texts
 from app.core.facade.state import Bench
 from app.core.load.derived import DerivedCache
 from app.core.load.near import kept_run

@@ -7,10 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from app.core.facade import (
-    opening,
-    reviewing,
-)
+from app.core.facade import opening, reviewing
 from app.core.facade.state import Bench
 from app.core.load.parse_worker import frozen_after
 from app.core.load.pipeline import LoadResult

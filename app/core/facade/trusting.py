@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from app.core.facade import (
-    reviewing,
-)
+from app.core.facade import reviewing
 from app.core.facade.state import Bench, Trusts
 from app.core.load.parse_worker import frozen_after
 from app.core.model import TrustLevel

@@ -16,21 +16,10 @@ from app.core.load.codec import decode as decode_payload
 from app.core.load.codec import encode
 from app.core.load.loader import Loader
 from app.core.load.parse_worker import parse_chunk, parse_one
-from app.core.load.work import (
-    Work,
-    common_finalize,
-)
-from app.core.model import (
-    Memory,
-)
+from app.core.load.work import Work, common_finalize
+from app.core.model import Memory
 from app.core.parsing.safefs import FileRef
-from app.core.reading.base import (
-    DatabaseAdapter,
-    FileAdapter,
-    ParsedFile,
-    dedupe_ids,
-    renamed,
-)
+from app.core.reading.base import DatabaseAdapter, FileAdapter, ParsedFile, dedupe_ids, renamed
 from app.core.reading.sqlite_ro import stamp as database_stamp
 
 CHUNK = 256

@@ -40,25 +40,10 @@ from app.core.load.parse_worker import frozen_after, gc_paused
 from app.core.load.scanning import SCAN_CHUNK, STORE_EVERY
 from app.core.load.snapshot import Part, Snapshot
 from app.core.load.warm import SPLICED_FILES_MAX
-from app.core.load.work import (
-    LoadResult,
-    Work,
-    inputs_digest,
-    on_day,
-    portfolio_of,
-    prepare,
-)
+from app.core.load.work import LoadResult, Work, inputs_digest, on_day, portfolio_of, prepare
 from app.core.locations import Locations
-from app.core.model import (
-    Memory,
-    PhaseRecord,
-    Portfolio,
-    Problem,
-    Timeline,
-)
-from app.core.reading.base import (
-    DatabaseAdapter,
-)
+from app.core.model import Memory, PhaseRecord, Portfolio, Problem, Timeline
+from app.core.reading.base import DatabaseAdapter
 from app.core.reading.discovery import discover
 from app.core.storage.touched import Row
 

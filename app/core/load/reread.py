@@ -12,23 +12,10 @@ from typing import cast
 
 from app.core.load import cold, scanning, splice
 from app.core.load.loader import Loader
-from app.core.load.work import (
-    Work,
-    parse_name,
-    portfolio_of,
-    prepare,
-)
-from app.core.model import (
-    Portfolio,
-    Problem,
-)
+from app.core.load.work import Work, parse_name, portfolio_of, prepare
+from app.core.model import Portfolio, Problem
 from app.core.parsing.safefs import FileRef, under
-from app.core.reading.base import (
-    DatabaseAdapter,
-    FileAdapter,
-    ParseContext,
-    ParsedFile,
-)
+from app.core.reading.base import DatabaseAdapter, FileAdapter, ParseContext, ParsedFile
 from app.core.storage.touched import Row
 
 

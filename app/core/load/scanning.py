@@ -11,12 +11,8 @@ from app.core.load import pool
 from app.core.load.findings import FindingsCache
 from app.core.load.loader import Loader
 from app.core.load.scan_worker import Scanned, pack, scan_chunk, scan_memories
-from app.core.load.work import (
-    Work,
-)
-from app.core.model import (
-    Memory,
-)
+from app.core.load.work import Work
+from app.core.model import Memory
 
 # A scan costs about ten parses, so it is sent in smaller batches.
 SCAN_CHUNK = 64

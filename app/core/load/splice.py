@@ -13,18 +13,10 @@ from app.core.load import cold
 from app.core.load.loader import Loader
 from app.core.load.parse_worker import parse_one
 from app.core.load.snapshot import Parses
-from app.core.load.work import (
-    Work,
-    common_finalize,
-)
-from app.core.model import (
-    Memory,
-)
+from app.core.load.work import Work, common_finalize
+from app.core.model import Memory
 from app.core.parsing.safefs import FileRef
-from app.core.reading.base import (
-    ParsedFile,
-    renamed,
-)
+from app.core.reading.base import ParsedFile, renamed
 
 
 def reparse(pl: Loader, work: Work, fresh: Work, forced: set[str], created: list[FileRef]) -> None:

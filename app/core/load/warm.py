@@ -13,21 +13,10 @@ from pathlib import Path
 from app.core.load import scanning, splice
 from app.core.load.loader import PARALLEL_THRESHOLD, Loader
 from app.core.load.snapshot import Part, Snapshot
-from app.core.load.work import (
-    Work,
-    common_finalize,
-    head_digest,
-    inputs_digest,
-    on_day,
-)
-from app.core.model import (
-    Memory,
-)
+from app.core.load.work import Work, common_finalize, head_digest, inputs_digest, on_day
+from app.core.model import Memory
 from app.core.parsing.safefs import FileRef
-from app.core.reading.base import (
-    DatabaseAdapter,
-    FileAdapter,
-)
+from app.core.reading.base import DatabaseAdapter, FileAdapter
 from app.core.reading.sqlite_ro import stamp as database_stamp
 
 # A start finding this many files of a portfolio changed since its warm-start snapshot reads the

@@ -14,21 +14,9 @@ from typing import TYPE_CHECKING
 
 from app import __version__
 from app.core.load.cache import CACHE_VERSION, ParseCache
-from app.core.model import (
-    Memory,
-    Portfolio,
-    PortfolioRef,
-    Problem,
-    Timeline,
-)
+from app.core.model import Memory, Portfolio, PortfolioRef, Problem, Timeline
 from app.core.parsing.safefs import FileRef
-from app.core.reading.base import (
-    Adapter,
-    DatabaseAdapter,
-    FileAdapter,
-    ParseContext,
-    ParsedFile,
-)
+from app.core.reading.base import Adapter, DatabaseAdapter, FileAdapter, ParseContext, ParsedFile
 from app.core.systems.registry import adapter as adapter_for
 
 if TYPE_CHECKING:
