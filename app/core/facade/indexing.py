@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from app.core.facade import texts
+from app.core.facade import texts, trusting
 from app.core.facade.state import Bench
 from app.core.load.pipeline import Progress
 from app.core.model import Memory, Portfolio, Timeline
@@ -143,11 +143,13 @@ def search(wb: Bench, query: str, *, limit: int = 20) -> SearchResult:
 def trust_overrides(wb: Bench) -> dict[str, str]:
     """The memories whose effective trust is not the claim the search index holds, with their
     level: what `trust:` in a query takes from the workbench (app.core.search.query). Worked
-    out once per set of trusts, so a search typed key by key costs it once."""
-    trusts = wb.trusts()
+    out once per set of trusts (a `Loaded.version` and ledger length), so a search typed key by
+    key costs it once."""
+    made = trusting.current(wb)
+    trusts, stamp = made.trusts, (made.version, made.decisions)
     with wb._lock:
         kept = wb._trusted.overrides
-        if kept is not None and kept[0] is trusts:
+        if kept is not None and kept[0] == stamp:
             return kept[1]
         by_id = wb._loaded.by_id
     found = {}
@@ -156,7 +158,7 @@ def trust_overrides(wb: Bench) -> dict[str, str]:
         if memory is not None and trust.level is not memory.trust:
             found[memory_id] = trust.level.value
     with wb._lock:
-        wb._trusted.overrides = (trusts, found)
+        wb._trusted.overrides = (stamp, found)
     return found
 
 

@@ -75,11 +75,11 @@ class Trusts:
 @dataclass(eq=False)
 class Trusted:
     """The effective trusts kept, the ids writes re-read since, and the search's overrides (the
-    trusts they were worked out from, and what they found)."""
+    version and ledger length of the trusts they were worked out from, and what they found)."""
 
     kept: Trusts | None = None
     changed: set[str] = field(default_factory=set)
-    overrides: tuple[dict[str, EffectiveTrust], dict[str, str]] | None = None
+    overrides: tuple[tuple[int, int], dict[str, str]] | None = None
 
 
 @dataclass(eq=False)

@@ -14,7 +14,13 @@ from app.core.review.trust import EffectiveTrust, effective_trusts
 
 
 def trusts(wb: Bench) -> dict[str, EffectiveTrust]:
-    """Every memory's effective trust by id: the ledger's standing decision, else its system's
+    """`current(wb).trusts`."""
+    return current(wb).trusts
+
+
+def current(wb: Bench) -> Trusts:
+    """Every memory's effective trust by id, with the `Loaded.version` and ledger length it was
+    worked out for: the ledger's standing decision, else its system's
     claim, else the detector on the load's findings, else untrusted. Every face shows and counts
     this one answer (header, tree, table, search hits, review, scan), so they never disagree.
     Nothing is read or scanned for it. After a write or a decision only the memories that are
@@ -26,7 +32,7 @@ def trusts(wb: Bench) -> dict[str, EffectiveTrust]:
         by_id = loaded.by_id
         kept = wb._trusted.kept
         if kept is not None and kept.version == loaded.version and kept.decisions == len(decisions):
-            return kept.trusts
+            return kept
         with frozen_after():  # kept until the next write or decision
             if kept is None or len(decisions) < kept.decisions:
                 # The first time, or another ledger than the one counted: every memory.
@@ -52,11 +58,9 @@ def trusts(wb: Bench) -> dict[str, EffectiveTrust]:
                 fresh.update(again)
                 if levels is not None:
                     levels.update(trust.level for trust in again.values())
-            wb._trusted.kept, wb._trusted.changed = (
-                Trusts(loaded.version, len(decisions), fresh, levels),
-                set(),
-            )
-        return fresh
+            made = Trusts(loaded.version, len(decisions), fresh, levels)
+            wb._trusted.kept, wb._trusted.changed = made, set()
+        return made
 
 
 def trust_levels(wb: Bench) -> Counter[TrustLevel]:
