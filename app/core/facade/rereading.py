@@ -130,7 +130,8 @@ def patch(
         attention = wb._attention[1] - set(wb.changed)
         found = reviewing.attention_of(wb, again)
         wb._attention = (loaded.version, attention | found | loaded.vaulted)
-    # The saliences of what was re-read are worked out again when next asked for (`ranking.caught_up`).
+    # The saliences of what was re-read are worked out again when next asked for
+    # (`ranking.caught_up`).
     for kept, behind in (
         (wb._ranked.full, wb._ranked.behind["saliences"]),
         (wb._ranked.scores, wb._ranked.behind["scores"]),

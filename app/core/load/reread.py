@@ -22,6 +22,8 @@ from app.core.storage.touched import Row
 def reread(
     pl: Loader, work: Work, forced: set[str], *, walk: bool, rows: Sequence[Row] | None = None
 ) -> tuple[Work, Portfolio]:
+    """`Pipeline.reread`: `work` read again, the files `forced` parsed again (and, with `walk`,
+    what a walk finds new or changed), a database from the rows written where its reader can."""
     today = pl.clock.today() if hasattr(pl.clock, "today") else pl.clock.now().date()
     adapter = work.adapter
     created: list[FileRef] | None = []
