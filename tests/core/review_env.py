@@ -95,7 +95,7 @@ def open_workbench(locs: Locations, clock: FixedClock, sample: Path) -> Workbenc
 def has(wb: Workbench, memory_id: str) -> bool:
     """Whether the system's own reader still sees the memory (the workbench also lists what our
     quarantine keeps in the vault, in tier quarantine: that does not count)."""
-    return any(m.id == memory_id and m.id not in wb._vaulted for m in wb.memories)
+    return any(m.id == memory_id and m.id not in wb._loaded.vaulted for m in wb.memories)
 
 
 def tree(folder: Path, skip: tuple[Path, ...] = ()) -> dict[str, tuple[int, bytes | None]]:

@@ -168,7 +168,7 @@ def test_openclaw_quarantine_cuts_the_block_into_the_vault_and_restore_reinserts
     assert {
         m.id: m.sha256
         for m in wb.memories
-        if m.source.path == "MEMORY.md" and m.id not in wb._vaulted
+        if m.source.path == "MEMORY.md" and m.id not in wb._loaded.vaulted
     } == others
     listed = env.quarantined()[PROJECTS]
     assert (listed.tier, listed.trust) == (Tier.QUARANTINE, TrustLevel.QUARANTINED)

@@ -13,8 +13,8 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
-from app.core import workbench as workbench_module
 from app.core.clock import FixedClock
+from app.core.facade import planning, trusting
 from app.core.inert import inert
 from app.core.locations import Locations
 from app.core.model import Tier, TrustLevel
@@ -432,7 +432,7 @@ async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
     the load's and the write's worker threads work out the trusts, and a worker the plans once the
     screens have read the write's rows, so the event loop only reads them."""
     on_main: list[tuple[str, bool]] = []
-    real_trusts, real_replan = workbench_module.effective_trusts, Workbench._replan
+    real_trusts, real_replan = trusting.effective_trusts, planning.replan
 
     def trusts(*args: Any, **kwargs: Any) -> Any:
         on_main.append(("trusts", threading.current_thread() is threading.main_thread()))
@@ -442,8 +442,8 @@ async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
         on_main.append(("plans", threading.current_thread() is threading.main_thread()))
         real_replan(self, portfolios, members)
 
-    monkeypatch.setattr(workbench_module, "effective_trusts", trusts)
-    monkeypatch.setattr(Workbench, "_replan", replan)
+    monkeypatch.setattr(trusting, "effective_trusts", trusts)
+    monkeypatch.setattr(planning, "replan", replan)
     memory_id = "dollhouse:dollhouse:support-triage-notes"
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:

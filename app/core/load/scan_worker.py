@@ -36,7 +36,8 @@ def scan_memories(system: str, root: str, memories: Sequence[Memory]) -> Scanned
             continue
         try:
             out.append((key, encode(scan_memory(list(entries)))))
-        except Exception:  # noqa: BLE001 - a detector bug must not stop the load; asked for, it is shown
+        # A detector bug must not stop the load; asked for, the memory's findings show it.
+        except Exception:  # noqa: BLE001
             out.append((key, None))
     return out
 
