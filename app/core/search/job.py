@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from whoosh.index import FileIndex
 from whoosh.reading import SegmentReader
 
 from app.core.model import Memory
-from app.core.search.manifest import Manifest
+from app.core.search.manifest import Manifest, ManifestFile
 from app.core.search.schema import document, safe_text
-from app.core.search.writer import BuildError, FastSegmentWriter, build_parallel
-
-if TYPE_CHECKING:
-    from app.core.search.index import SearchIndex
+from app.core.search.writer import BuildError, BuildPlan, FastSegmentWriter, build_parallel
 
 SMALL_SEGMENT = 1000  # segments under this many documents (updates') are merged together...
 MERGE_AT = 6  # ...once there are this many of them
@@ -46,13 +44,31 @@ def merge_small(writer: Any, segments: list[Any]) -> list[Any]:
     return [s for s in segments if id(s) not in chosen]
 
 
+class Owner(Protocol):
+    """What a job needs of the index it writes for (a SearchIndex): the index imports this module,
+    so the job sees it through this protocol rather than by importing it back."""
+
+    workers: int
+    parallel_min: int
+    plan: BuildPlan
+    nice: int
+    last_build: dict[str, int]
+    _manifest_file: ManifestFile
+
+    def _committed(self) -> None: ...
+
+    def _current_searcher(self) -> Any: ...
+
+    def _guard(self) -> AbstractContextManager[None]: ...
+
+
 class Job:
     """One update's writing: deletions, then additions in batches, a commit (and a manifest) after
     each batch, in this process or in build workers."""
 
     def __init__(
         self,
-        owner: SearchIndex,
+        owner: Owner,
         ix: FileIndex,
         manifest: Manifest,
         wanted: dict[str, tuple[Memory, float, str]],
