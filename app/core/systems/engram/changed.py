@@ -18,12 +18,13 @@ as Engram's own sync would not see it either.
 
 from __future__ import annotations
 
+from operator import attrgetter, itemgetter, methodcaller
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from app.core.model import Memory, Problem
 from app.core.reading.base import ParseContext, ParsedFile
-from app.core.reading.sqlite_ro import ReadOnlyDb, is_sqlite, json_value, read_db
+from app.core.reading.sqlite_ro import ReadOnlyDb, is_sqlite, read_db
 from app.core.systems.engram.journal import NEWEST_SCHEMA, read_schema
 from app.core.systems.engram.observations import PLACING, TABLE
 from app.core.systems.engram.refresh import (
@@ -88,29 +89,28 @@ def _same_columns(columns: tuple[str, ...], before: dict[Any, Memory]) -> bool:
 
 
 def _changed_places(got: _Targeted, before: dict[Any, Memory]) -> set[int] | None:
-    """The rows new, gone, or placed otherwise than their memories say."""
-    present = [i for i, column in enumerate(PLACING) if column in got.columns]
-    names = [PLACING[i] for i in present]
-    changed: set[int] = set()
-    live: set[Any] = set()
-    for values in got.places:
-        ident = values[0]
-        if not isinstance(ident, int) or isinstance(ident, bool):
-            return None  # a rowid alias holds only integers: not Engram's table
-        live.add(ident)
-        old = before.get(ident)
-        if old is None:
-            changed.add(ident)
-            continue
-        mine = tuple(values[i] for i in present)
-        then = tuple(old.fields.get(name) for name in names)
-        if mine != then and tuple(map(json_value, mine)) != then:
-            changed.add(ident)
-    gone = before.keys() - live
-    if any(not isinstance(row, int) or isinstance(row, bool) for row in gone):
+    """The rows new, gone, or placed otherwise than their memories say: the rows of the placing
+    values that are not in both reads (as sets, so every row is looked at in C)."""
+    present = PLACING if PLACING[-1] in got.columns else PLACING[:-1]
+    if not set(present) <= set(got.columns):
         return None
-    changed.update(gone)
-    return changed
+    count = len(present)
+    places = got.places if count == len(PLACING) else [v[:count] for v in got.places]
+    try:
+        then = list(map(itemgetter(*present), map(attrgetter("fields"), before.values())))
+    except KeyError:
+        return None
+    try:
+        now_set, then_set = set(places), set(then)
+    except TypeError:  # a value kept as a list or mapping
+        return None
+    # A value the memory keeps normalised (json_value) reads as changed: the row is read again.
+    differ = {v[0] for v in now_set - then_set} | {v[0] for v in then_set - now_set}
+    if any(not isinstance(row, int) or isinstance(row, bool) for row in differ):
+        return None  # a rowid alias holds only integers: not Engram's table
+    if len(now_set) != len(places) or len(then_set) != len(then):
+        return None  # two rows with one id: not a table this reads
+    return cast(set[int], differ)
 
 
 def _stamped_since(
@@ -120,8 +120,9 @@ def _stamped_since(
     stamps = [c for c in STAMPS if c in columns]
     if "updated_at" not in stamps:
         return None  # nothing tells a changed row from another
+    fields = list(map(attrgetter("fields"), before.values()))
     newest = max(
-        (v for m in before.values() for c in stamps if isinstance(v := m.fields.get(c), str)),
+        (v for c in stamps for v in map(methodcaller("get", c), fields) if isinstance(v, str)),
         default=None,
     )
     if newest is None:
