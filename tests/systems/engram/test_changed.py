@@ -114,6 +114,20 @@ def test_a_content_edit_in_the_second_of_the_last_read_is_seen(
     _same_as_a_full_read(wb, store, isolated_locations, clock)
 
 
+def test_a_duplicate_save_elsewhere_is_seen(
+    store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save Engram takes for a duplicate moves only the count and `last_seen_at`."""
+    wb = _open(store, isolated_locations, clock)
+    targeted = _targeted(monkeypatch)
+    sql = "UPDATE observations SET duplicate_count = duplicate_count + 1, last_seen_at = ?"
+    _outside(store, sql + " WHERE id = 3", (NOW,))
+    _read_in(wb, store)
+    assert targeted == [True]
+    assert wb.memory(KITE + "3").fields["last_seen_at"] == NOW
+    _same_as_a_full_read(wb, store, isolated_locations, clock)
+
+
 def test_a_pin_made_elsewhere_is_seen(
     store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -157,8 +171,18 @@ def test_writes_in_a_row_are_each_read_in(
             db, "UPDATE observations SET title = 'Back', updated_at = '2020-01-01' WHERE id = 4"
         ),
         lambda db: _outside(db, "UPDATE observations SET created_at = '2026-03-01 09:00:00'"),
+        lambda db: _outside(db, "UPDATE observations SET updated_at = 5 WHERE id = 4"),
     ],
-    ids=["column", "hard delete", "ids rewritten", "session", "version", "stamp moved back", "all"],
+    ids=[
+        "column",
+        "hard delete",
+        "ids rewritten",
+        "session",
+        "version",
+        "stamp moved back",
+        "all",
+        "a number",
+    ],
 )
 def test_a_change_it_cannot_account_for_gives_the_whole_read(
     store: Path,

@@ -18,7 +18,9 @@ as Engram's own sync would not see it either.
 
 from __future__ import annotations
 
-from operator import attrgetter, itemgetter, methodcaller
+from functools import partial
+from itertools import compress, repeat
+from operator import attrgetter, ge, is_not, itemgetter, methodcaller, ne
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,18 +32,21 @@ from app.core.systems.engram.observations import PLACING, TABLE
 from app.core.systems.engram.refresh import (
     SESSION_FIELDS,
     _Targeted,
-    placed_rows,
     read_written,
     reread_targeted,
 )
 
-# The columns Engram stamps with the time of a change, in the order they are compared.
-STAMPS = ("updated_at", "last_seen_at")
+# Besides `updated_at`, what Engram stamps with the time of a change: a duplicate save moves it
+# alone.
+LAST_SEEN = "last_seen_at"
 # Fields a memory holds beside its row's columns (the session's, and the review state `placed`
 # works out from the clock).
 ADDED_FIELDS = frozenset((*SESSION_FIELDS, "needs_review", "expired"))
 # Past this share of the rows changed, reading them whole costs about what a whole read does.
 MOST_CHANGED = 0.25
+# Rows placed otherwise at the same position in both reads, past which rows came or went among the
+# others (everything after shifts) and the reads are compared as sets.
+MOST_SHIFTED = 256
 
 
 def reread_changed(ctx: ParseContext, path: Path, previous: ParsedFile) -> ParsedFile | None:
@@ -66,14 +71,18 @@ def _look(db: ReadOnlyDb, before: dict[Any, Memory]) -> tuple[_Targeted, set[int
     schema = read_schema(db)
     if schema.user_version > NEWEST_SCHEMA or schema.touched():
         return None  # the whole read says so as a problem
-    got = placed_rows(db)
-    if got is None or not _same_columns(got.columns, before):
+    placed = _placed(db)
+    if placed is None:
         return None
-    written = _changed_places(got, before)
-    if written is None:
+    got, seen = placed
+    if not _same_columns(got.columns, before):
         return None
-    stamped = _stamped_since(db, got.columns, before)
-    if stamped is None:
+    then = _then(got.columns, before)
+    if then is None:
+        return None
+    written = _changed_places(got.places, then)
+    stamped = _stamped_since(got, seen, then, before)
+    if written is None or stamped is None:
         return None
     written |= stamped
     if len(written) > MOST_CHANGED * max(len(before), len(got.places)):
@@ -82,52 +91,99 @@ def _look(db: ReadOnlyDb, before: dict[Any, Memory]) -> tuple[_Targeted, set[int
     return got, written
 
 
+def _placed(db: ReadOnlyDb) -> tuple[_Targeted, list[Any]] | None:
+    """`placed_rows`, with each live row's `last_seen_at` (None where the table has none) read in
+    the same pass."""
+    if not db.has_table(TABLE):
+        return None
+    got = _Targeted()
+    got.columns = db.columns(TABLE)
+    live = "deleted_at IS NULL" if "deleted_at" in got.columns else ""
+    rows = db.values(TABLE, (*PLACING, LAST_SEEN), where=live, order_by="id")
+    if rows is None:
+        return None
+    width = len(PLACING)
+    got.places = [row[:width] for row in rows]
+    return got, list(map(itemgetter(width), rows))
+
+
 def _same_columns(columns: tuple[str, ...], before: dict[Any, Memory]) -> bool:
     """Whether the table has the columns the last read's memories were made from."""
     first = next(iter(before.values()))
     return set(first.fields) - ADDED_FIELDS == set(columns) - {"content"}
 
 
-def _changed_places(got: _Targeted, before: dict[Any, Memory]) -> set[int] | None:
-    """The rows new, gone, or placed otherwise than their memories say: the rows of the placing
-    values that are not in both reads (as sets, so every row is looked at in C)."""
-    present = PLACING if PLACING[-1] in got.columns else PLACING[:-1]
-    if not set(present) <= set(got.columns):
+def _then(columns: tuple[str, ...], before: dict[Any, Memory]) -> list[tuple[Any, ...]] | None:
+    """The placing values each memory of `before` was made from (as `got.places` holds them)."""
+    present = PLACING if PLACING[-1] in columns else PLACING[:-1]
+    if not set(present) <= set(columns):
         return None
-    count = len(present)
-    places = got.places if count == len(PLACING) else [v[:count] for v in got.places]
     try:
         then = list(map(itemgetter(*present), map(attrgetter("fields"), before.values())))
     except KeyError:
         return None
-    try:
-        now_set, then_set = set(places), set(then)
-    except TypeError:  # a value kept as a list or mapping
-        return None
-    # A value the memory keeps normalised (json_value) reads as changed: the row is read again.
-    differ = {v[0] for v in now_set - then_set} | {v[0] for v in then_set - now_set}
+    # A schema without `pinned` reads it as NULL, and keeps no field of it.
+    return then if len(present) == len(PLACING) else [(*t, None) for t in then]
+
+
+def _changed_places(places: list[tuple[Any, ...]], then: list[tuple[Any, ...]]) -> set[int] | None:
+    """The rows new, gone, or placed otherwise than their memories say: each read's rows in id
+    order, compared place by place; where rows came or went among the others, as sets. A value a
+    memory keeps normalised (json_value) reads as changed: the row is read again."""
+    shifted = [i for i, differs in enumerate(map(ne, places, then)) if differs]
+    if len(shifted) <= MOST_SHIFTED:
+        common = min(len(places), len(then))
+        differ = {places[i][0] for i in shifted} | {then[i][0] for i in shifted}
+        differ.update(v[0] for v in places[common:])
+        differ.update(v[0] for v in then[common:])
+    else:
+        try:
+            now_set, then_set = set(places), set(then)
+        except TypeError:  # a value kept as a list or mapping
+            return None
+        if len(now_set) != len(places) or len(then_set) != len(then):
+            return None  # two rows with one id: not a table this reads
+        differ = {v[0] for v in now_set - then_set} | {v[0] for v in then_set - now_set}
     if any(not isinstance(row, int) or isinstance(row, bool) for row in differ):
         return None  # a rowid alias holds only integers: not Engram's table
-    if len(now_set) != len(places) or len(then_set) != len(then):
-        return None  # two rows with one id: not a table this reads
     return cast(set[int], differ)
 
 
 def _stamped_since(
-    db: ReadOnlyDb, columns: tuple[str, ...], before: dict[Any, Memory]
+    got: _Targeted, seen: list[Any], then: list[tuple[Any, ...]], before: dict[Any, Memory]
 ) -> set[int] | None:
-    """The rows, live or deleted, stamped at or after the newest stamp among `before`."""
-    stamps = [c for c in STAMPS if c in columns]
-    if "updated_at" not in stamps:
+    """The live rows stamped (`updated_at`, or `last_seen_at` when the table has it) at or after
+    the newest stamp among `before`. A row deleted since is gone from the live rows already."""
+    if "updated_at" not in got.columns:
         return None  # nothing tells a changed row from another
-    fields = list(map(attrgetter("fields"), before.values()))
-    newest = max(
-        (v for c in stamps for v in map(methodcaller("get", c), fields) if isinstance(v, str)),
-        default=None,
-    )
+    updated = PLACING.index("updated_at")
+    stamps = list(map(itemgetter(updated), then))
+    if LAST_SEEN in got.columns:
+        stamps += map(methodcaller("get", LAST_SEEN), map(attrgetter("fields"), before.values()))
+    newest = _newest(stamps)
     if newest is None:
         return None
-    where = " OR ".join(f"{c} >= ?" for c in stamps)
-    return {
-        row["id"] for row in db.select(TABLE, ["id"], where=where, params=[newest] * len(stamps))
-    }
+    rows = _at_or_after(list(map(itemgetter(updated), got.places)), newest)
+    if LAST_SEEN in got.columns:
+        rows += _at_or_after(seen, newest)
+    return {got.places[i][0] for i in rows}
+
+
+def _newest(stamps: list[Any]) -> str | None:
+    """The greatest text among `stamps` (the rest are not stamps)."""
+    try:
+        newest = max(filter(partial(is_not, None), stamps), default=None)
+        if newest is None or isinstance(newest, str):
+            return newest
+    except TypeError:
+        pass
+    # values of another kind among them: looked at one by one
+    return max((v for v in stamps if isinstance(v, str)), default=None)
+
+
+def _at_or_after(stamps: list[Any], newest: str) -> list[int]:
+    """The indexes of the texts in `stamps` at or after `newest`."""
+    try:
+        return list(compress(range(len(stamps)), map(ge, stamps, repeat(newest))))
+    except TypeError:  # a NULL or a number among them: looked at one by one
+        return [i for i, v in enumerate(stamps) if isinstance(v, str) and v >= newest]
