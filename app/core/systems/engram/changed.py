@@ -18,6 +18,7 @@ as Engram's own sync would not see it either.
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from itertools import compress, repeat
 from operator import attrgetter, ge, is_not, itemgetter, methodcaller, ne
@@ -31,6 +32,8 @@ from app.core.systems.engram.journal import NEWEST_SCHEMA, read_schema
 from app.core.systems.engram.observations import PLACING, TABLE
 from app.core.systems.engram.refresh import (
     SESSION_FIELDS,
+    _seen,
+    _seen_lock,
     _Targeted,
     read_written,
     reread_targeted,
@@ -57,17 +60,28 @@ def reread_changed(ctx: ParseContext, path: Path, previous: ParsedFile) -> Parse
     before = {m.source.row: m for m in previous.memories}
     if len(before) != len(previous.memories):
         return None
+    with _seen_lock:
+        seen = _seen.get(os.path.abspath(path))
+    # The last re-read's own placing values, when `previous` is its result: no memory to take apart.
+    known = (
+        seen.places
+        if seen is not None and seen.parsed() is previous and seen.portfolio == ctx.portfolio
+        else None
+    )
     problems: list[Problem] = []
-    found = read_db(path, lambda db: _look(db, before), problems, name=path.name)
+    found = read_db(path, lambda db: _look(db, before, known), problems, name=path.name)
     if found is None or problems:
         return None
     got, written = found
     return reread_targeted(ctx, path, previous, got, written)
 
 
-def _look(db: ReadOnlyDb, before: dict[Any, Memory]) -> tuple[_Targeted, set[int]] | None:
+def _look(
+    db: ReadOnlyDb, before: dict[Any, Memory], known: list[tuple[Any, ...]] | None
+) -> tuple[_Targeted, set[int]] | None:
     """In one read transaction: every live row placed, the changed rows whole, the sessions and
-    links; None when the schema is not the one `before` was read under."""
+    links; None when the schema is not the one `before` was read under. `known`: the placing values
+    `before` was made from, when known."""
     schema = read_schema(db)
     if schema.user_version > NEWEST_SCHEMA or schema.touched():
         return None  # the whole read says so as a problem
@@ -77,7 +91,7 @@ def _look(db: ReadOnlyDb, before: dict[Any, Memory]) -> tuple[_Targeted, set[int
     got, seen = placed
     if not _same_columns(got.columns, before):
         return None
-    then = _then(got.columns, before)
+    then = known if known is not None else _then(got.columns, before)
     if then is None:
         return None
     written = _changed_places(got.places, then)
@@ -183,7 +197,8 @@ def _newest(stamps: list[Any]) -> str | None:
 
 def _at_or_after(stamps: list[Any], newest: str) -> list[int]:
     """The indexes of the texts in `stamps` at or after `newest`."""
+    there = list(compress(range(len(stamps)), map(is_not, stamps, repeat(None))))
     try:
-        return list(compress(range(len(stamps)), map(ge, stamps, repeat(newest))))
-    except TypeError:  # a NULL or a number among them: looked at one by one
-        return [i for i, v in enumerate(stamps) if isinstance(v, str) and v >= newest]
+        return list(compress(there, map(ge, map(stamps.__getitem__, there), repeat(newest))))
+    except TypeError:  # a number among them: looked at one by one
+        return [i for i in there if isinstance(stamps[i], str) and stamps[i] >= newest]
