@@ -101,7 +101,7 @@ def reread_rows(
     mine = [(table, dict(key)) for where, table, key in rows if where == target]
     last = work.parsed.get(path.name)
     if (
-        not mine
+        (rows and not mine)
         or last is None
         or len(work.parsed) != 1
         or work.ctx.today != fresh.ctx.today

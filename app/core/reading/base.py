@@ -273,8 +273,9 @@ class DatabaseAdapter(Adapter):
         rows: Sequence[tuple[str, dict[str, Any]]],
     ) -> ParsedFile | None:
         """What `read` would return now, when the database differs from the one `previous` was read
-        from only in `rows` (table, key): those written since. None when this reader cannot tell it
-        without reading the database whole (the caller then does). Never raises."""
+        from only in `rows` (table, key): those written since; with no `rows` (another process
+        wrote), in rows the reader finds itself. None when this reader cannot tell it without
+        reading the database whole (the caller then does). Never raises."""
         return None
 
     @classmethod

@@ -40,6 +40,7 @@ from app.core.reading.sqlite_ro import (
 from app.core.systems.common import unexpected
 from app.core.systems.engram import NAME
 from app.core.systems.engram.budget import ENGRAM_MAX_BYTES, MAX_BYTES_SETTING
+from app.core.systems.engram.changed import reread_changed
 from app.core.systems.engram.journal import NEWEST_SCHEMA, describe_version, read_schema
 from app.core.systems.engram.observations import (
     CONTEXT_RESULTS,
@@ -175,6 +176,8 @@ class EngramAdapter(DatabaseAdapter):
         rows: Sequence[tuple[str, dict[str, Any]]],
     ) -> ParsedFile | None:
         try:
+            if not rows:  # another process wrote: the rows it changed are found
+                return reread_changed(ctx, Path(path), previous)
             return reread_rows(ctx, Path(path), previous, rows)
         except Exception:  # noqa: BLE001 - never raises: a full read is always the way out
             return None

@@ -63,6 +63,14 @@ class _Targeted:
 
 
 def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
+    out = placed_rows(db)
+    if out is not None:
+        read_written(db, out, ids)
+    return out
+
+
+def placed_rows(db: ReadOnlyDb) -> _Targeted | None:
+    """The first half of `_targeted`: the columns, and every live row's placing columns."""
     if not db.has_table(TABLE):
         return None
     out = _Targeted()
@@ -72,6 +80,11 @@ def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
     if places is None:
         return None
     out.places = places
+    return out
+
+
+def read_written(db: ReadOnlyDb, out: _Targeted, ids: list[int]) -> None:
+    """The second half of `_targeted`: the rows `ids` whole, the sessions and the links."""
     for row in db.select_ids(TABLE, "id", ids, [c for c in out.columns if c != "id"]):
         out.written[row["id"]] = row
     snap = out.snap
@@ -80,7 +93,6 @@ def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
             snap.sessions[str(row["id"])] = (row["project"], row["directory"])
     if db.has_table("memory_relations"):
         _read_links(db, snap)
-    return out
 
 
 @dataclass(frozen=True)
@@ -136,8 +148,15 @@ def reread_rows(
     got = read_db(path, lambda db: _targeted(db, ids), problems, name=path.name)
     if got is None or problems:
         return None
+    return reread_targeted(ctx, path, previous, got, set(ids))
+
+
+def reread_targeted(
+    ctx: ParseContext, path: Path, previous: ParsedFile, got: _Targeted, written: set[int]
+) -> ParsedFile | None:
+    """What `read` would return now, from `previous` and `got`: a read of the database where every
+    row that can differ from `previous` is among `written`."""
     where = os.path.abspath(path)
-    written = set(ids)
     with _seen_lock:
         seen = _seen.get(where)
     vouched = _vouched(seen, ctx, previous, got, written)
