@@ -1,8 +1,10 @@
-"""Worker processes, started safely from any thread: the load's parse and scan pools and the
-duplicate search's digest pool start theirs here."""
+"""Worker processes, started safely from any thread (the load's parse and scan pools and the
+duplicate search's digest pool start theirs here), and the one place that tells the cyclic garbage
+collector when to stay away."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
@@ -51,3 +53,43 @@ def real_stderr() -> Iterator[None]:
             yield
         finally:
             sys.stderr = saved
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Loading and indexing allocate many objects that all stay alive and form no garbage cycles;
+    the cyclic collector would only walk them again and again while they are made."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@contextmanager
+def frozen_after() -> Iterator[None]:
+    """For work whose product lives until the next load or write (the memories, the id map, the
+    trusts): the collector is paused while it is made and the product is frozen after, so that no
+    collection walks it again. A young list or dict of many references costs each collection that
+    walks it, and the collector would walk it at every generation it passes through. What was
+    young before is collected first, so only what is made here is frozen and no cycle left over from
+    elsewhere is kept for good."""
+    gc.collect(1)
+    with collector_paused():
+        yield
+        gc.freeze()
+
+
+def settle_heap() -> None:
+    """Collect what is garbage now and move everything left out of the collector's sight, for data
+    that lives until the next load: its full collections then do not walk it on a keypress."""
+    gc.collect()
+    gc.freeze()
+
+
+def collect_cycles() -> None:
+    """Collect unreachable cycles now, so that what they hold (open files) is released here rather
+    than at some later, arbitrary allocation."""
+    gc.collect()

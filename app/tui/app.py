@@ -11,7 +11,6 @@ refreshes just those.
 
 from __future__ import annotations
 
-import gc
 import threading
 import weakref
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from app.core.inert import inert, one_line
 from app.core.load.rows import ListedRows, listed_rows
 from app.core.locations import Locations, themes_dir
 from app.core.model import PhaseEvent, Problem, TrustLevel
+from app.core.processes import settle_heap
 from app.tui.activity import Receipt, load_receipt
 from app.tui.commands import WorkbenchCommands
 from app.tui.errors import error_text
@@ -314,7 +314,7 @@ class MemoryWorkbenchApp(App[None]):
         key = (what, self.generation)
         if key not in self._kept:
             self._kept.add(key)
-            self.call_after_refresh(_collect_and_freeze)
+            self.call_after_refresh(settle_heap)
 
     def start_first_load(self) -> None:
         if self.autoload and not self._first_load_started:
@@ -651,11 +651,6 @@ class MemoryWorkbenchApp(App[None]):
 
 NARROW = 110  # columns below which the header is shortened
 SHORT_TITLE = "memwb"
-
-
-def _collect_and_freeze() -> None:
-    gc.collect()
-    gc.freeze()
 
 
 __all__ = [

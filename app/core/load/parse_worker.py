@@ -3,13 +3,10 @@ and picklable: plain functions over plain arguments)."""
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from app.core.load.codec import encode
 from app.core.model import Problem
 from app.core.parsing.safefs import UnsafeFile, read_file
+from app.core.processes import collector_paused, frozen_after
 from app.core.reading.base import FileAdapter, ParseContext, ParsedFile
 from app.core.systems.registry import adapter as adapter_for
 
@@ -37,36 +34,16 @@ def parse_one(
         return ParsedFile(rel=rel, problems=[failed])
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Loading allocates millions of objects that all stay alive; the cyclic collector would walk
-    them again and again (it made parsing 3x slower). Nothing made here forms garbage cycles."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-@contextmanager
-def frozen_after() -> Iterator[None]:
-    """For work whose product lives until the next load or write (the memories, the id map, the
-    trusts): the collector is paused while it is made and the product is frozen after, so that no
-    collection walks it again. A young list or dict of many references costs each collection that
-    walks it, and the collector would walk it at every generation it passes through. What was
-    young before is collected first, so only what is made here is frozen and no cycle left over from
-    elsewhere is kept for good."""
-    gc.collect(1)
-    with gc_paused():
-        yield
-        gc.freeze()
+# The old names, kept for callers elsewhere.
+gc_paused = collector_paused
 
 
 def parse_chunk(ctx: ParseContext, files: list[tuple[str, str]]) -> list[tuple[str, bytes]]:
     """Worker entry point: (rel, path) pairs in, (rel, encoded ParsedFile) pairs out."""
     adapter = adapter_for(ctx.system)
     assert issubclass(adapter, FileAdapter)
-    with gc_paused():
+    with collector_paused():
         return [(rel, encode(parse_one(adapter, ctx, rel, path))) for rel, path in files]
+
+
+__all__ = ["collector_paused", "frozen_after", "gc_paused", "parse_chunk", "parse_one"]

@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import threading
@@ -35,6 +34,7 @@ from whoosh.index import TOC, EmptyIndexError, FileIndex
 from whoosh.util.filelock import try_for
 
 from app.core.model import Memory
+from app.core.processes import collect_cycles
 from app.core.search import fed
 from app.core.search.highlight import highlight
 from app.core.search.job import (
@@ -521,7 +521,7 @@ class SearchIndex:
             finally:
                 if self._leaked:
                     self._leaked = False
-                    gc.collect()
+                    collect_cycles()
 
     def _mark_damaged(self, error: BaseException) -> None:
         self._leaked = True

@@ -8,7 +8,6 @@ parent, which holds the index lock, commits each segment as it arrives.
 
 from __future__ import annotations
 
-import gc
 import os
 import queue
 import resource
@@ -20,6 +19,7 @@ from typing import Any
 
 from whoosh.index import FileIndex, clean_files
 
+from app.core.processes import collector_paused
 from app.core.search.fed import INDEX_NAME
 from app.core.search.postings import (
     INLINE_LIMIT,
@@ -88,7 +88,11 @@ def _worker_main(folder: str, inbox: Any, outbox: Any, nice: int, number: int) -
             pass
     # This process only builds segments: its objects are the pool's arrays and the documents in
     # flight, none in cycles, so the cyclic collector would only walk the pool again and again.
-    gc.disable()
+    with collector_paused():
+        _serve(folder, inbox, outbox, number)
+
+
+def _serve(folder: str, inbox: Any, outbox: Any, number: int) -> None:
     try:
         # the schema is ours: the TOC's pickled copy is never loaded
         ix = FileIndex(IndexStorage(folder), schema=build_schema(), indexname=INDEX_NAME)
