@@ -205,7 +205,7 @@ def test_a_file_changed_outside_is_read_again_and_everything_else_taken_from_the
     ]
 
 
-def test_the_next_snapshot_encodes_again_only_the_runs_holding_a_changed_memory(
+def test_a_changed_memory_is_in_the_next_snapshot_and_read_back_from_it(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
@@ -221,18 +221,17 @@ def test_the_next_snapshot_encodes_again_only_the_runs_holding_a_changed_memory(
             "two approvals.", "two approvals, and a third.", 1
         ),
     )
-    encoded: list[int] = []
-    real = snapshot.encode_memories
-
-    def counting(memories):
-        encoded.append(len(memories))
-        return real(memories)
-
-    monkeypatch.setattr(snapshot, "encode_memories", counting)
+    [kept] = (isolated_locations.cache / "snapshots").glob("*.snapshot")
+    before = kept.read_bytes()
     changed = _open(isolated_locations, clock, sample_copy)
-    assert encoded == [
-        3
-    ]  # the run holding the rewritten file's memory; the others as they were read
+    # Saved again, with the change: the rewritten memory's new content hash is in the file.
+    after = kept.read_bytes()
+    [digest] = {
+        m.sha256.encode()
+        for m in changed.memories
+        if os.path.realpath(_source(changed, m)) == os.path.realpath(path)
+    }
+    assert digest in after and digest not in before
     restored = _open(isolated_locations, clock, sample_copy)
     assert _restored(restored)
     assert [m.model_dump_json() for m in restored.memories] == [
@@ -565,26 +564,22 @@ def test_memories_are_kept_in_small_blobs_and_read_back_across_them(
     monkeypatch.setattr(snapshot, "ROWS_PER_BLOB", 3)
     expected = _open(isolated_locations, clock, sample_copy).memories
     [path] = (isolated_locations.cache / "snapshots").glob("*.snapshot")
-    loads: list[int] = []
-    real = snapshot.marshal.loads
-
-    def counting(data):
-        loads.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(snapshot.marshal, "loads", counting)
     wb = _open(isolated_locations, clock, sample_copy)
     assert _restored(wb) and wb.memories == expected
-    assert len(loads) > len(expected) // 3 and max(loads) < path.stat().st_size // 2
 
-    # Cut at a blob's end: the parts it promised are missing, and it is no snapshot.
+    # The file's blobs, by their length prefixes: many, none near the size of the whole.
     data = path.read_bytes()
     head = len(snapshot.MAGIC) + 16
-    ends, at = [], head
+    ends, lengths, at = [], [], head
     while at < len(data):
         (length,) = snapshot._LENGTH.unpack_from(data, at)
         at += snapshot._LENGTH.size + length
         ends.append(at)
+        lengths.append(length)
+    assert at == len(data)
+    assert len(lengths) > len(expected) // 3 and max(lengths) < len(data) // 2
+
+    # Cut at a blob's end: the parts it promised are missing, and it is no snapshot.
     path.write_bytes(data[: ends[len(ends) // 2]])
     again = _open(isolated_locations, clock, sample_copy)
     assert not _restored(again) and again.memories == expected
