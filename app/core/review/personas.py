@@ -1,0 +1,104 @@
+"""Persona jailbreaks: the reader is handed a new persona ("you are now X", "from now on you will
+answer as X", "act as X") and, close by, told that persona is free of what binds the model
+("unfiltered", "no ethical guidelines", "goes against your content policy", "never refuses").
+Either half alone is ordinary (a code reviewer persona, a story about an amoral villain); the two
+together are the shape every persona template shares, whatever the persona is called."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from app.core.review.common import HIGH, Hit, Prepared, keyed_matches, keyed_rule, keyset, run_keyed
+from app.core.review.finding import Category
+
+_I = re.IGNORECASE
+
+_PERSONA_KEYS = keyset(
+    (
+        "you are",
+        "you're",
+        "you will",
+        "you shall",
+        "from now on",
+        "act as",
+        "respond as",
+        "answer as",
+        "behave as",
+        "pretend",
+        "stay in character",
+    )
+)
+# The persona handed to the reader, in the second person or as an order to it.
+_PERSONA = re.compile(
+    r"(?<!\w)(?:(?:from\s+now\s+on,?\s+)?you(?:\s+are|'re|\s+will|\s+shall)\s+(?:now\s+"
+    r"|going\s+to\s+|about\s+to\s+|to\s+)?(?:fully\s+)?(?:act|be|play|pretend|become|role-?play"
+    r"|simulate|immerse|(?:respond|answer|behave)(?:\s+\w+){0,3}?\s+as)\b"
+    r"|you\s+are\s+now\s+(?:(?:a|an|the|in|called|named|known\s+as)\b|(?-i:[A-Z]))"
+    r"|(?:act|respond|answer|behave)\s+as\b"
+    r"|pretend\s+(?:that\s+)?you(?:'re|\s+are)\b|stay\s+in\s+character\b)",
+    _I,
+)
+_BANNED = r"(?:laws?|ethics|morals|morality|legality)"
+# What sets the persona free of the model's limits. Words that a benign persona also uses ("break
+# character", "no style guidelines", "content policy" alone) are left out.
+_FREED = re.compile(
+    r"\b(?:unfiltered|uncensored|amoral|unrestricted|jailbroken)\s+(?:\w+\s+){0,2}?(?:ai|chatbot"
+    r"|bot|assistant|model|version|responses?|answers?|mode|content)\b"
+    r"|\bno\s+(?:(?:ethical|moral|content|safety)\s+(?:or\s+(?:ethical|moral)\s+)?(?:guidelines"
+    r"|rules|principles|restrictions|limitations|filters|boundaries)|restrictions|limitations"
+    r"|filters|censorship|boundaries|ethics|morals)\b"
+    r"|\bwithout\s+(?:any\s+)?(?:\w+\s+){0,2}?(?:restrictions|limitations|filters|censorship)\b"
+    r"|\bwithout\s+(?:any\s+)?regards?\s+(?:for|to)\s+(?:\w+\s+){0,2}?"
+    rf"(?:{_BANNED}|ethicality|danger|safety)\b"
+    r"|\b(?:against|violat\w*|ignor\w*|bypass\w*|break\w*|regardless\s+of|outside)\s+(?:of\s+)?"
+    r"(?:the\s+|your\s+|its\s+|any\s+|openai'?s?\s+)?(?:content|usage|openai)\s+polic(?:y|ies)\b"
+    r"|\bnever\s+(?:refuse|decline|deny)s?\b"
+    r"|\b(?:doesn't|does\s+not|don't|do\s+not|will\s+not|won't)\s+(?:care\s+about|follow|abide\s+by"
+    rf"|adhere\s+to|have)\s+(?:any\s+|the\s+)?(?:{_BANNED}\b|(?:openai|chatgpt)\S*\s+(?:(?:content"
+    r"|usage|safety)\s+)?(?:guidelines|rules|polic(?:y|ies))|(?:ethical|moral|safety|content)\s+"
+    r"(?:guidelines|rules|polic(?:y|ies)|principles))"
+    r"|\bno\s+matter\s+how\s+(?:immoral|unethical|illegal|dangerous|harmful|offensive)\b",
+    _I,
+)
+# How far from the persona the freeing claim may stand: the same paragraph of a template.
+_BEFORE, _AFTER = 300, 400
+_RULE = "persona-jailbreak"
+_MESSAGE = "jailbreak: gives the agent a persona free of its rules"
+
+
+def _personas(p: Prepared) -> Iterator[Hit]:
+    text = p.text
+    for m in keyed_matches(p, _PERSONA_KEYS, _PERSONA):
+        lo = max(0, m.start() - _BEFORE)
+        after = _FREED.search(text, m.end(), min(p.n, m.end() + _AFTER))
+        if after is not None:
+            yield Hit(
+                Category.INSTRUCTION_OVERRIDE,
+                HIGH,
+                _RULE,
+                _MESSAGE,
+                m.start(),
+                after.end(),
+                quotable=True,
+            )
+            continue
+        claims = list(_FREED.finditer(text, lo, m.start()))
+        if claims:
+            before = claims[-1]  # the nearest claim before the persona
+            yield Hit(
+                Category.INSTRUCTION_OVERRIDE,
+                HIGH,
+                _RULE,
+                _MESSAGE,
+                before.start(),
+                m.end(),
+                quotable=True,
+            )
+
+
+_RULES = (keyed_rule(_personas, _PERSONA_KEYS),)
+
+
+def scan(p: Prepared) -> list[Hit]:
+    return run_keyed(p, _RULES)
