@@ -97,7 +97,41 @@ def _personas(p: Prepared) -> Iterator[Hit]:
             )
 
 
-_RULES = (keyed_rule(_personas, _PERSONA_KEYS),)
+_UNBOUND_KEYS = keyset(
+    ("you have no", "you now have no", "you are no longer", "you're no longer", "hast du keine")
+)
+# The reader told its limits are gone from this point on. Without "from now on" a sentence like
+# "you have no rules file yet" is ordinary, so the time marker is required there.
+_UNBOUND = re.compile(
+    r"(?:you\s+(?:now\s+)?have\s+no\s+(?:more\s+)?(?:\w+\s+)?|hast\s+du\s+keine\s+)"
+    r"(?:restrictions|limitations|limits|filters|guidelines|boundaries|rules|regeln"
+    r"|einschränkungen|grenzen|filter|richtlinien)\b"
+    r"|you(?:\s+are|'re)\s+no\s+longer\s+(?:bound|restricted|limited|constrained|governed)\s+by\b",
+    _I,
+)
+_FROM_NOW = re.compile(r"(?:from\s+now\s+on|henceforth|ab\s+(?:jetzt|sofort))[,\s]*$", _I)
+
+
+def _unbound(p: Prepared) -> Iterator[Hit]:
+    for m in keyed_matches(p, _UNBOUND_KEYS, _UNBOUND):
+        start = m.start()
+        if not m.group().lower().startswith(("you are", "you're")):
+            marker = _FROM_NOW.search(p.text, max(0, start - 24), start)
+            if marker is None:
+                continue
+            start = marker.start()
+        yield Hit(
+            Category.INSTRUCTION_OVERRIDE,
+            HIGH,
+            "unbound",
+            "jailbreak: tells the agent it has no rules from now on",
+            start,
+            m.end(),
+            quotable=True,
+        )
+
+
+_RULES = (keyed_rule(_personas, _PERSONA_KEYS), keyed_rule(_unbound, _UNBOUND_KEYS))
 
 
 def scan(p: Prepared) -> list[Hit]:
