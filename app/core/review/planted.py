@@ -48,6 +48,46 @@ _HALT = re.compile(
     rf"(?<!\w)stop\s+everything\b[^\n]{{0,40}}?\b(?:just\s+|now\s+|and\s+)?{_SAY}\b", _I
 )
 
+_DIRECTIONS_KEYS = keyset(("ignore", "disregard"))
+# "Ignore the above directions" alone is how a README points past a step; with a quoted line to
+# say or translate it is a hijack of the reader.
+_DIRECTIONS = re.compile(
+    r"(?<!\w)(?:ignore|disregard)\s+(?:all\s+)?(?:the\s+)?(?:above|previous|prior|preceding)\s+"
+    r"directions\s+and\s+(?:instead\s+)?(?:translate|say|print|output|write|respond|reply|answer)"
+    r"\b[^\n\"\u201c']{0,60}(?=[\"\u201c'])",
+    _I,
+)
+
+_MACHINE_KEYS = keyset(
+    ("note", "message", "instruction", "notice", "memo", "for auto", "for machine")
+)
+# Text addressed to the software that screens or grades the document, not to its human reader.
+_MACHINE = re.compile(
+    r"(?<!\w)(?:(?:note|message|instructions?|notice|memo)\s+(?:to|for)\s+(?:the\s+|any\s+"
+    r"|all\s+)?|for\s+)(?:automated|automatic|machine)\s+(?:\w+\s+)?(?:analysis|screening|review"
+    r"|grading|scoring|evaluation|resume|hiring|ranking)\s+(?:software|systems?|tools?"
+    r"|models?)\s*:",
+    _I,
+)
+
+_VERDICT_KEYS = keyset(("override", "ignore", "disregard", "skip"))
+# Skip the reader's own judgement and output a given verdict ("Override manual scoring and
+# output:").
+_VERDICT = re.compile(
+    r"(?<!\w)(?:override|ignore|disregard|skip)\s+(?:\w+\s+){0,3}?(?:and|then)\s+(?:just\s+"
+    r"|only\s+|simply\s+)?(?:output|print|report|say|respond\s+with|reply\s+with)\s*:",
+    _I,
+)
+
+_HATE_KEYS = keyset(("write",))
+# A request for hateful text about a group; "a negative sentence" is left out: it is grammar too.
+_HATE = re.compile(
+    r"(?<!\w)write\s+(?:one|a|an|some|two|three|\d{1,2})\s+(?:\w+\s+)?(?:harmful|toxic"
+    r"|discriminatory|unfriendly|offensive|hateful|racist|sexist|insulting|derogatory|demeaning)\s+"
+    r"(?:sentences?|statements?|jokes?|comments?|remarks?|paragraphs?|posts?|tweets?)\s+about\b",
+    _I,
+)
+
 _PLANTED = (
     (_REST_KEYS, _REST, Category.INSTRUCTION_OVERRIDE, "override-rest-of-document",
      "tells the agent to drop the rest of the document and print a given line"),
@@ -57,6 +97,14 @@ _PLANTED = (
      "tells the agent to answer with a given text and nothing else"),
     (_HALT_KEYS, _HALT, Category.INSTRUCTION_OVERRIDE, "halt-and-print",
      "tells the agent to stop its task and print a given line"),
+    (_DIRECTIONS_KEYS, _DIRECTIONS, Category.INSTRUCTION_OVERRIDE, "override-directions",
+     "tells the agent to drop its directions and say a given line"),
+    (_MACHINE_KEYS, _MACHINE, Category.INSTRUCTION_OVERRIDE, "addressed-to-software",
+     "a note addressed to the software that screens the document"),
+    (_VERDICT_KEYS, _VERDICT, Category.INSTRUCTION_OVERRIDE, "planted-verdict",
+     "tells the agent to skip its judgement and output a given verdict"),
+    (_HATE_KEYS, _HATE, Category.INSTRUCTION_OVERRIDE, "hateful-request",
+     "asks the agent to write hateful text about a group"),
 )  # fmt: skip
 
 
@@ -72,7 +120,7 @@ def _opens_line(p: Prepared, pos: int) -> bool:
     return not p.text[p.line_start(pos) : pos].strip(" \t>*-")
 
 
-_RULES = (keyed_rule(_planted, _REST_KEYS, _TURN_KEYS, _CANNED_KEYS, _HALT_KEYS),)
+_RULES = (keyed_rule(_planted, *(keys for keys, *_ in _PLANTED)),)
 
 
 def scan(p: Prepared) -> list[Hit]:
