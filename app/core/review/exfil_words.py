@@ -97,7 +97,8 @@ _EXTRACTION_FOREIGN_KEYS = keyset(
 _PERSONAL_DATA = re.compile(
     r"\b(?:send|upload|forward|e-?mail|exfiltrate|transmit|leak|export|post|submit|copy|share"
     r"|dump)\s+(?:[\w'.~/$-]+\s+){0,4}?(?:customer|client|user|employee|patient|partner)s?\s+"
-    r"(?:lists?|e-?mails?|e-?mail\s+addresses|records|data(?:base|set)?|details|contacts|pii)\b",
+    r"(?:[\w-]+\s+)?(?:lists?|e-?mails?|e-?mail\s+addresses|records|data(?:base|set)?|details"
+    r"|contacts|pii|notes|files|documents|reports)\b",
     _I,
 )
 _HOSTILE_SINK = re.compile(

@@ -88,6 +88,62 @@ _HATE = re.compile(
     _I,
 )
 
+_UNAPPROVED_KEYS = keyset(("call", "invoke", "use", "run", "execute", "trigger"))
+# An action that moves money or destroys data, ordered without the approval it needs.
+_UNAPPROVED = re.compile(
+    r"(?<!\w)(?:call|invoke|use|run|execute|trigger)\s+(?:the\s+)?[\w.-]{0,40}?(?:transfer|payment"
+    r"|pay|wire|refund|withdraw|purchase|delete|drop|wipe)[\w.-]{0,30}\s+(?:tool|function|action"
+    r"|api|endpoint)\s+without\s+(?:any\s+)?(?:\w+\s+)?(?:approval|confirmation|consent"
+    r"|authori[sz]ation|sign-?off)\b",
+    _I,
+)
+
+_WAIVED_KEYS = keyset(("ignore", "disregard", "bypass", "forget"))
+# The checks a reviewer applies waived so that the reader approves, or its safety waved away.
+_WAIVED = re.compile(
+    r"(?<!\w)(?:ignore|disregard|bypass|forget)\s+(?:about\s+)?(?:all\s+)?"
+    r"(?:the\s+|your\s+|any\s+)?"
+    r"(?:(?:\w+\s+)?(?:guidelines|rules|polic(?:y|ies)|checks)\s+and\s+(?:just\s+)?"
+    r"(?:approve|merge|accept|grant|allow|mark\s+(?:it|this)\s+(?:as\s+)?safe)\b"
+    r"|(?:safety|ethics|ethical)\s+(?:stuff|things|rules|guidelines|checks|filters|polic(?:y|ies)"
+    r"|guardrails|measures|restrictions|training)\b)",
+    _I,
+)
+
+_COMPLY_KEYS = keyset(("translate", "decode", "decipher", "reverse", "unscramble"))
+# Text to transform and then obey: the order hides in what the transform gives back.
+_COMPLY = re.compile(
+    r"(?<!\w)(?:translate|decode|decipher|reverse|unscramble)\b[^\n.]{0,60}?\b(?:and\s+)?"
+    r"(?:then\s+)?"
+    r"(?:comply\s+with|obey|follow|execute|carry\s+out|do(?:\s+exactly)?\s+what)\s+(?:it\b"
+    r"|its\s+instructions?|the\s+instructions?\s+(?:in\s+it|inside)|it\s+says)",
+    _I,
+)
+
+_HIDDEN_KEYS = keyset(("hidden instruction", "hidden directive", "hidden command", "secret instr"))
+_HIDDEN = re.compile(
+    r"(?:hidden|secret)\s+(?:instructions?|directives?|commands?)\s*(?:for\s+(?:the\s+)?"
+    r"(?:agent|assistant|ai|model)\s*)?:",
+    _I,
+)
+
+_SQL_KEYS = keyset(("drop", "delete", "truncate"))
+# A statement appended to a value and the rest commented out: the shape of SQL injection.
+_SQL = re.compile(
+    r"(?:drop\s+(?:table|database)|delete\s+from|truncate\s+table)\s+[\w.\"`]{1,64}\s*;?\s*--"
+    r"(?=['\"]|[ \t]*(?:\n|$))",
+    _I,
+)
+
+_SUMMARY_KEYS = keyset(("when summar", "when you summar", "while summar"))
+# An order to whoever summarises the page, kept in an HTML comment no human reader sees.
+_SUMMARY = re.compile(
+    r"(?:when|while)\s+(?:you\s+)?summari[sz]\w*\s+this\s+(?:page|document|text|email|article"
+    r"|site|post|file)\b[^\n]{0,20}?,?\s+(?:always\s+)?(?:end|begin|start|include|add|append|say"
+    r"|mention|tell|insert|write|recommend|link)\b",
+    _I,
+)
+
 _PLANTED = (
     (_REST_KEYS, _REST, Category.INSTRUCTION_OVERRIDE, "override-rest-of-document",
      "tells the agent to drop the rest of the document and print a given line"),
@@ -105,6 +161,18 @@ _PLANTED = (
      "tells the agent to skip its judgement and output a given verdict"),
     (_HATE_KEYS, _HATE, Category.INSTRUCTION_OVERRIDE, "hateful-request",
      "asks the agent to write hateful text about a group"),
+    (_UNAPPROVED_KEYS, _UNAPPROVED, Category.TOOL_INJECTION, "unapproved-action",
+     "tells the agent to move money or delete data without approval"),
+    (_WAIVED_KEYS, _WAIVED, Category.INSTRUCTION_OVERRIDE, "waived-checks",
+     "tells the agent to drop its checks or its safety"),
+    (_COMPLY_KEYS, _COMPLY, Category.INSTRUCTION_OVERRIDE, "transform-and-obey",
+     "tells the agent to obey what a translated or decoded text says"),
+    (_HIDDEN_KEYS, _HIDDEN, Category.INSTRUCTION_OVERRIDE, "hidden-instruction",
+     "announces a hidden instruction for the agent"),
+    (_SQL_KEYS, _SQL, Category.TOOL_INJECTION, "sql-injection",
+     "a value that ends one SQL statement and runs another"),
+    (_SUMMARY_KEYS, _SUMMARY, Category.INSTRUCTION_OVERRIDE, "hidden-summary-order",
+     "an HTML comment orders whoever summarises the page"),
 )  # fmt: skip
 
 
@@ -113,7 +181,21 @@ def _planted(p: Prepared) -> Iterator[Hit]:
         for m in keyed_matches(p, keys, pattern):
             if pattern is _TURN and not _opens_line(p, m.start()):
                 continue  # "user:" inside a line is a field or a URL, not a turn
+            if pattern is _SQL and not _after_a_value(p, m.start()):
+                continue  # a statement of its own in a script, not one appended to a value
+            if pattern is _SUMMARY and not _in_html_comment(p, m.start()):
+                continue  # said in the open, it is a note to the person who summarises
             yield Hit(category, HIGH, rule, message, m.start(), m.end(), quotable=True)
+
+
+def _after_a_value(p: Prepared, pos: int) -> bool:
+    head = p.text[p.line_start(pos) : pos].rstrip()
+    return head.endswith((";", "'", '"')) and bool(head[:-1].strip())
+
+
+def _in_html_comment(p: Prepared, pos: int) -> bool:
+    opened = p.text.rfind("<!--", max(0, pos - 2000), pos)
+    return opened >= 0 and p.text.find("-->", opened, pos) < 0
 
 
 def _opens_line(p: Prepared, pos: int) -> bool:
