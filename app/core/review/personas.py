@@ -21,10 +21,19 @@ _PERSONA_KEYS = keyset(
         "you will",
         "you shall",
         "from now on",
-        "act as",
-        "respond as",
-        "answer as",
-        "behave as",
+        "act ",
+        "respond",
+        "answer",
+        "reply",
+        "behave",
+        "take up",
+        "take on",
+        "adopt",
+        "assume",
+        "your persona",
+        "your new persona",
+        "simulate",
+        "emulate",
         "pretend",
         "stay in character",
     )
@@ -33,9 +42,13 @@ _PERSONA_KEYS = keyset(
 _PERSONA = re.compile(
     r"(?<!\w)(?:(?:from\s+now\s+on,?\s+)?you(?:\s+are|'re|\s+will|\s+shall)\s+(?:now\s+"
     r"|going\s+to\s+|about\s+to\s+|to\s+)?(?:fully\s+)?(?:act|be|play|pretend|become|role-?play"
-    r"|simulate|immerse|(?:respond|answer|behave)(?:\s+\w+){0,3}?\s+as)\b"
+    r"|simulate|immerse|pose|embody|(?:respond|answer|behave)(?:\s+\w+){0,3}?\s+as)\b"
+    r"|you(?:\s+are|'re)\s+(?:now\s+)?(?:(?-i:[A-Z][\w-]+)|in\s+the\s+role\s+of)"
     r"|you\s+are\s+now\s+(?:(?:a|an|the|in|called|named|known\s+as)\b|(?-i:[A-Z]))"
-    r"|(?:act|respond|answer|behave)\s+as\b"
+    r"|you(?:\s+are|'re)\s+(?:now\s+)?an?\s+(?:\w+\s+){0,2}?(?:ai|chatbot|bot|language\s+model)\b"
+    r"|(?:take\s+(?:up|on)|adopt|assume)\s+(?:the\s+)?(?:persona|role|character|identity)\s+of\b"
+    r"|your\s+(?:new\s+)?persona\b|(?:simulate|emulate)\s+(?:a|an|the)\b"
+    r"|(?:act|respond|answer|reply|behave)(?:\s+(?:to\s+)?\w+){0,4}?\s+as\b"
     r"|pretend\s+(?:that\s+)?you(?:'re|\s+are)\b|stay\s+in\s+character\b)",
     _I,
 )
@@ -54,6 +67,21 @@ _FREED = re.compile(
     r"|\b(?:against|violat\w*|ignor\w*|bypass\w*|break\w*|regardless\s+of|outside)\s+(?:of\s+)?"
     r"(?:the\s+|your\s+|its\s+|any\s+|openai'?s?\s+)?(?:content|usage|openai)\s+polic(?:y|ies)\b"
     r"|\bnever\s+(?:refuse|decline|deny)s?\b"
+    r"|\b(?:not|never)\s+(?:be\s+)?(?:bound|restrained|restricted|limited|constrained|controlled)"
+    r"\s+by\b|\bfreed?\s+(?:of|from)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:\w+\s+){0,2}?(?:limitations"
+    r"|restrictions|rules|filters|censorship|guidelines|constraints|confines)\b"
+    r"|\bwithout\s+(?:any\s+)?(?:ethical|moral)\s+(?:(?:and|or)\s+(?:ethical|moral)\s+)?(?:values"
+    r"|principles|guidelines|standards|limits)\b"
+    r"|\bnot\s+required\s+to\s+(?:follow|obey|abide\s+by)\b"
+    r"|\bfree\s+(?:of|from)\s+(?:all\s+|any\s+)?(?:ethics|morals|morality)\b"
+    r"|\b(?:doesn't|does\s+not|don't|do\s+not|won't|will\s+not)\s+follow\s+any\s+(?:\w+\s+"
+    r"(?:or|and)\s+)?(?:principles|guidelines|rules|polic(?:y|ies))\b"
+    r"|\b(?:openai|chatgpt)(?:'s)?\s+(?:rules|guidelines|polic(?:y|ies))\s+(?:don't|do\s+not"
+    r"|no\s+longer)\s+apply\b"
+    r"|\bwithout\s+(?:any\s+)?(?:\w+\s+(?:or|and)\s+)?(?:ethics|morals|remorse)\b"
+    r"|\bignores?\s+all\s+(?:the\s+)?(?:rules|guidelines|restrictions|polic(?:y|ies))\b"
+    r"|\b(?:doesn't|does\s+not|don't|do\s+not)\s+care\s+(?:about|for)\s+(?:the\s+)?(?:rules|laws"
+    r"|morals|ethics|consequences|legality)\b"
     r"|\b(?:doesn't|does\s+not|don't|do\s+not|will\s+not|won't)\s+(?:care\s+about|follow|abide\s+by"
     rf"|adhere\s+to|have)\s+(?:any\s+|the\s+)?(?:{_BANNED}\b|(?:openai|chatgpt)\S*\s+(?:(?:content"
     r"|usage|safety)\s+)?(?:guidelines|rules|polic(?:y|ies))|(?:ethical|moral|safety|content)\s+"
