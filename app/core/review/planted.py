@@ -144,6 +144,28 @@ _SUMMARY = re.compile(
     _I,
 )
 
+_FILL_KEYS = keyset(("replace [",))
+# A link whose placeholder the reader is told to fill with what the conversation holds: the
+# conversation leaves through the link when it is rendered.
+_FILL = re.compile(
+    r"replace\s+\[[A-Z_]{2,12}\]\s+with\s+(?:the\s+|a\s+|our\s+|my\s+|your\s+)?(?:(?:previous"
+    r"|last|prior)\s+(?:messages?|answers?|responses?)|(?:\w+\s+){0,4}?(?:summary\s+of|conversation"
+    r"|chat\s+history))",
+    _I,
+)
+
+_RELATIVE_KEYS = keyset(("act as my", "act like my"))
+# The late relative who used to read out keys or recipes: a persona that makes a refusal unkind.
+_RELATIVE = re.compile(
+    r"act\s+(?:as|like)\s+my\s+(?:deceased\s+|dead\s+|late\s+)?(?:grandma|grandmother|granny"
+    r"|grandfather|grandpa)\b[^\n.]{0,80}?\bwho\s+(?:would|used\s+to)\s+(?:read|tell|recite|give"
+    r"|say)\b",
+    _I,
+)
+
+_TAUTOLOGY_KEYS = keyset(("or 1=1", "or '1'='1", "or 1 = 1"))
+_TAUTOLOGY = re.compile(r"or\s+'?1'?\s*=\s*'?1'?(?=\s*(?:;|--|#|/\*|$|'|\)))", _I)
+
 _PLANTED = (
     (_REST_KEYS, _REST, Category.INSTRUCTION_OVERRIDE, "override-rest-of-document",
      "tells the agent to drop the rest of the document and print a given line"),
@@ -173,6 +195,12 @@ _PLANTED = (
      "a value that ends one SQL statement and runs another"),
     (_SUMMARY_KEYS, _SUMMARY, Category.INSTRUCTION_OVERRIDE, "hidden-summary-order",
      "an HTML comment orders whoever summarises the page"),
+    (_FILL_KEYS, _FILL, Category.EXFILTRATION, "conversation-in-link",
+     "tells the agent to put the conversation into a link's placeholder"),
+    (_RELATIVE_KEYS, _RELATIVE, Category.INSTRUCTION_OVERRIDE, "late-relative-persona",
+     "jailbreak: a late relative persona who used to read out what is refused"),
+    (_TAUTOLOGY_KEYS, _TAUTOLOGY, Category.TOOL_INJECTION, "sql-injection",
+     "a value that makes a SQL condition always true"),
 )  # fmt: skip
 
 
