@@ -166,6 +166,50 @@ _RELATIVE = re.compile(
 _TAUTOLOGY_KEYS = keyset(("or 1=1", "or '1'='1", "or 1 = 1"))
 _TAUTOLOGY = re.compile(r"or\s+'?1'?\s*=\s*'?1'?(?=\s*(?:;|--|#|/\*|$|'|\)))", _I)
 
+_FLOOD_KEYS = keyset(("[system]", "[admin]", "[developer]", "[assistant]"))
+# One role marker is a log prefix or a section name; a run of them is a flood meant to drown out
+# the real roles.
+_FLOOD = re.compile(r"(?:\[(?:system|admin|developer|assistant)\][ \t]*){3,}", _I)
+
+_UNSEEN_KEYS = keyset(("invisible to", "hidden from"))
+# Text that says it is hidden from people and meant for the model that scans it.
+_UNSEEN = re.compile(
+    r"(?:invisible\s+to|hidden\s+from)\s+(?:the\s+)?(?:humans?|people|readers?|users?)\b"
+    r"[^\n]{0,40}?"
+    r"\b(?:visible|readable|meant)\s+(?:to|for)\s+(?:the\s+)?(?:llms?|ai|models?|scanners?|bots?"
+    r"|agents?|assistants?)\b",
+    _I,
+)
+
+_STEER_KEYS = keyset(("ignore", "disregard", "overlook"))
+# An evaluator told to leave out the evidence against what it evaluates.
+_STEER = re.compile(
+    r"(?<!\w)(?:ignore|disregard|overlook)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:negative|unfavou?rable"
+    r"|adverse)\s+(?:indicators|signals|flags|information|aspects|findings|points|evidence)\b",
+    _I,
+)
+
+_FIXED_KEYS = keyset(("deviate",))
+# A canned answer that may not be changed: "respond with "X". You may not deviate from this."
+_FIXED = re.compile(r"deviate\s+(?:from|form)\s+(?:this|these|it|that)\b", _I)
+_NEGATED = re.compile(r"(?:\bnot|n't|\bnever)\s+$", _I)
+_CANNED_BEFORE = re.compile(
+    r"(?:respond|reply|answer|say|output)\s+(?:only\s+)?(?:with\s+)?[\"\u201c][^\"\u201d\n]{1,160}"
+    r"[\"\u201d]",
+    _I,
+)
+
+_REASONING_KEYS = keyset(
+    ("system chain", "assistant chain", "model chain", "internal chain", "system reasoning",
+     "assistant reasoning", "model reasoning", "internal reasoning")
+)  # fmt: skip
+# A label that passes text off as the model's own finished reasoning.
+_REASONING = re.compile(
+    r"(?:system|assistant|model|internal)\s+(?:chain[- ]of[- ]thought|reasoning)\s+(?:result"
+    r"|output|conclusion|analysis)\b[^:\n]{0,80}:",
+    _I,
+)
+
 _PLANTED = (
     (_REST_KEYS, _REST, Category.INSTRUCTION_OVERRIDE, "override-rest-of-document",
      "tells the agent to drop the rest of the document and print a given line"),
@@ -201,6 +245,16 @@ _PLANTED = (
      "jailbreak: a late relative persona who used to read out what is refused"),
     (_TAUTOLOGY_KEYS, _TAUTOLOGY, Category.TOOL_INJECTION, "sql-injection",
      "a value that makes a SQL condition always true"),
+    (_FLOOD_KEYS, _FLOOD, Category.ROLE_HIJACK, "role-marker-flood",
+     "a run of role markers meant to drown out the real roles"),
+    (_UNSEEN_KEYS, _UNSEEN, Category.INSTRUCTION_OVERRIDE, "hidden-for-models",
+     "text that says it is hidden from people and meant for the model"),
+    (_STEER_KEYS, _STEER, Category.INSTRUCTION_OVERRIDE, "steered-evaluation",
+     "tells an evaluating agent to leave out the evidence against"),
+    (_FIXED_KEYS, _FIXED, Category.INSTRUCTION_OVERRIDE, "canned-reply",
+     "tells the agent to give a fixed answer and never deviate"),
+    (_REASONING_KEYS, _REASONING, Category.ROLE_HIJACK, "forged-reasoning-label",
+     "passes text off as the model's own finished reasoning"),
 )  # fmt: skip
 
 
@@ -209,11 +263,25 @@ def _planted(p: Prepared) -> Iterator[Hit]:
         for m in keyed_matches(p, keys, pattern):
             if pattern is _TURN and not _opens_line(p, m.start()):
                 continue  # "user:" inside a line is a field or a URL, not a turn
+            start = m.start()
+            if pattern is _FIXED:
+                answer = _fixed_answer(p, m.start())
+                if answer < 0:
+                    continue  # "never deviate from this" alone is how a style guide talks
+                start = answer
             if pattern is _SQL and not _after_a_value(p, m.start()):
                 continue  # a statement of its own in a script, not one appended to a value
             if pattern is _SUMMARY and not _in_html_comment(p, m.start()):
                 continue  # said in the open, it is a note to the person who summarises
-            yield Hit(category, HIGH, rule, message, m.start(), m.end(), quotable=True)
+            yield Hit(category, HIGH, rule, message, start, m.end(), quotable=True)
+
+
+def _fixed_answer(p: Prepared, pos: int) -> int:
+    """Where the fixed answer that may not be deviated from begins, or -1."""
+    if _NEGATED.search(p.text, max(0, pos - 12), pos) is None:
+        return -1
+    answer = _CANNED_BEFORE.search(p.text, max(0, pos - 240), pos)
+    return -1 if answer is None else answer.start()
 
 
 def _after_a_value(p: Prepared, pos: int) -> bool:
