@@ -19,6 +19,8 @@ from app.core.review import (
     links,
     markup,
     patterns,
+    personas,
+    planted,
     poisoning,
     scorer,
     secrets,
@@ -72,7 +74,15 @@ def _phrase_hits(p: Prepared, budget: _Budget) -> list[Hit]:
             for h in poisoned
             if h.category not in known or not known[h.category].overlaps(h.start, h.end)
         )
-    families = [scan_agent_orders, decode_orders.scan, shell.scan, links.scan, yamlscan.scan_prose]
+    families = [
+        scan_agent_orders,
+        personas.scan,
+        planted.scan,
+        decode_orders.scan,
+        shell.scan,
+        links.scan,
+        yamlscan.scan_prose,
+    ]
     if budget.learned:
         families.append(scorer.scan)
     for family in families:

@@ -68,12 +68,42 @@ _DESTINATION = re.compile(
 )
 _EXTRACTION = re.compile(
     r"\b(?:reveal|print|output|dump|display|repeat|leak|show|disclose|write\s+out|recite|paste"
-    r"|echo|tell\s+me)\s+(?:me\s+|us\s+)?(?:back\s+)?(?:your|the)\s+(?:full\s+|entire\s+"
-    r"|complete\s+|hidden\s+|original\s+|initial\s+|exact\s+|verbatim\s+"
+    r"|echo|tell\s+me)(?:ing|s)?\s+(?:me\s+|us\s+)?(?:back\s+)?(?:(?:your|the)\s+(?:full\s+"
+    r"|entire\s+|complete\s+|hidden\s+|original\s+|initial\s+|exact\s+|verbatim\s+"
     r"|secret\s+){0,3}(?:system\s+prompt|initial\s+prompt|hidden\s+(?:instructions|prompt)"
-    r"|instructions\s+above|developer\s+(?:message|instructions))|\b(?:reveal|leak|disclose"
+    r"|instructions\s+above|developer\s+(?:message|instructions)|instructions\s+you\s+(?:were"
+    r"|have\s+been)\s+given)|everything\s+in\s+your\s+context(?:\s+window)?)"
+    r"|\b(?:reveal|leak|disclose"
     r"|exfiltrate)\s+(?:me\s+)?(?:all\s+)?(?:your|the|any)\s+(?:\w+\s+)?(?:api\s+keys?|credentials"
     r"|secrets|passwords|tokens|environment\s+variables|env\s+vars)",
+    _I,
+)
+
+
+# The agent's system instructions asked for word for word, in the languages the override
+# rules read.
+_EXTRACTION_FOREIGN = re.compile(
+    r"(?:instrucciones\s+del\s+sistema|istruzioni\s+di\s+sistema|instructions\s+(?:du\s+)?"
+    r"syst[eè]me|systemanweisungen|systemprompts?)[^\n]{0,40}?\b(?:palabra\s+por\s+palabra"
+    r"|parola\s+per\s+parola|mot\s+(?:pour|à)\s+mot|wortw[öo]rtlich|textualmente|verbatim)",
+    _I,
+)
+_EXTRACTION_FOREIGN_KEYS = keyset(
+    ("instrucciones del", "istruzioni di", "instructions du", "instructions sys", "systemanw",
+     "systemprompt")
+)  # fmt: skip
+# Personal data in bulk, sent where the text itself says is outside or hostile: a business note
+# that mails a customer list to a colleague's address stays clean.
+_PERSONAL_DATA = re.compile(
+    r"\b(?:send|upload|forward|e-?mail|exfiltrate|transmit|leak|export|post|submit|copy|share"
+    r"|dump)\s+(?:[\w'.~/$-]+\s+){0,4}?(?:customer|client|user|employee|patient|partner)s?\s+"
+    r"(?:[\w-]+\s+)?(?:lists?|e-?mails?|e-?mail\s+addresses|records|data(?:base|set)?|details"
+    r"|contacts|pii|notes|files|documents|reports)\b",
+    _I,
+)
+_HOSTILE_SINK = re.compile(
+    r"\battacker|\bevil\b|webhook|pastebin|ngrok|requestbin|pipedream|interact\.sh"
+    r"|\bexternal\s+(?:server|endpoint|host|address|url|webhook|inbox)",
     _I,
 )
 
@@ -96,6 +126,29 @@ def _exfiltration(p: Prepared) -> Iterator[Hit]:
             "asks to send secrets or private data to an outside address",
             m.start(),
             end,
+            quotable=True,
+        )
+    for m in keyed_matches(p, _EXFIL_VERBS, _PERSONAL_DATA):
+        hi = min(p.line_end(m.end()), m.end() + 200)
+        sink = _HOSTILE_SINK.search(p.text, m.end(), hi)
+        if sink is not None:
+            yield Hit(
+                Category.EXFILTRATION,
+                HIGH,
+                "exfil-instruction",
+                "asks to send private data to an outside address",
+                m.start(),
+                sink.end(),
+                quotable=True,
+            )
+    for m in keyed_matches(p, _EXTRACTION_FOREIGN_KEYS, _EXTRACTION_FOREIGN):
+        yield Hit(
+            Category.EXFILTRATION,
+            HIGH,
+            "prompt-extraction",
+            "asks the agent to reveal its prompt word for word",
+            m.start(),
+            m.end(),
             quotable=True,
         )
     for m in keyed_matches(p, _EXTRACTION_KEYS, _EXTRACTION):
@@ -132,4 +185,4 @@ _EXTRACTION_KEYS = keyset(
 
 
 # The rule with every keyword set it reads: a text holding none of them skips it.
-EXFIL_RULE = keyed_rule(_exfiltration, _EXFIL_VERBS, _EXTRACTION_KEYS)
+EXFIL_RULE = keyed_rule(_exfiltration, _EXFIL_VERBS, _EXTRACTION_KEYS, _EXTRACTION_FOREIGN_KEYS)
