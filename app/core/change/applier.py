@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core.change import batch
+from app.core.change import batch, memo
 from app.core.change.applying import Applying, _one_change, _system, _system_of
 from app.core.change.deciding import DECISION_WAIT_SECONDS, TRUST_ACTIONS, Deciding
 from app.core.change.edits import leaves, undo_file_edit, undo_file_move, undo_ledger_only
@@ -180,8 +180,9 @@ class Applier(Deciding, Merging):
             self._refuse_nested(Path(portfolio.root))
         change_id = new_id()
         if dry_run:
-            return batch.plan(self, batch.sorted_selection(self, resolved), change_id, reason)
-        with self._one_decision_at_a_time():
+            with memo.batch():
+                return batch.plan(self, batch.sorted_selection(self, resolved), change_id, reason)
+        with self._one_decision_at_a_time(), memo.batch():
             return batch.apply(self, batch.sorted_selection(self, resolved), change_id, reason)
 
     @_one_change

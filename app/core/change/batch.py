@@ -117,9 +117,23 @@ def sorted_selection(applier: Applier, resolved: Sequence[tuple[Portfolio, Memor
                 continue
             take.append((portfolio, memory))
     # Database rows last: the journal rolls back a crash in any file part before them, but not a
-    # COMMIT, and only the change's last part can be completed from it (journal.py).
-    take.sort(key=lambda pair: pair[1].source.row is not None)
+    # COMMIT, and only the change's last part can be completed from it (journal.py). A file's
+    # memories go last first, so a cut leaves the spans of the ones still to take where they were.
+    files: dict[tuple[str, str], int] = {}
+    for _, memory in take:
+        files.setdefault(_file_of(memory), len(files))
+
+    def order(pair: tuple[Portfolio, Memory]) -> tuple[bool, int, int]:
+        memory = pair[1]
+        start = memory.span.start if memory.span is not None else 0
+        return memory.source.row is not None, files[_file_of(memory)], -start
+
+    take.sort(key=order)
     return Selected(take, left)
+
+
+def _file_of(memory: Memory) -> tuple[str, str]:
+    return memory.system + ":" + memory.portfolio, str(memory.source.path)
 
 
 def _subject(take: Sequence[tuple[Portfolio, Memory]]) -> str:

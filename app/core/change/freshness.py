@@ -8,12 +8,13 @@ from pathlib import Path
 
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.links import linked
+from app.core.change.memo import remembered
 from app.core.change.target import Target
 from app.core.model import Memory
 from app.core.parsing.text import TextProblem, decode
 from app.core.reading.base import FileAdapter, ParseContext, sha256_text
 from app.core.storage import ContainmentError, Roots, StorageError
-from app.core.storage.base import Base
+from app.core.storage.base import Base, sha256_bytes
 from app.core.systems.registry import adapter as adapter_for
 
 
@@ -62,7 +63,9 @@ def fresh_memory(t: Target, data: bytes) -> Memory:
         and quick.span == t.memory.span
     ):
         return quick
-    parsed = adapter.parse(ctx, t.rel, data)  # type: ignore[attr-defined]
+    # The parts of a batch that read one unchanged file share its parse.
+    key = ("parse", t.memory.system, t.portfolio.root, t.rel, sha256_bytes(data))
+    parsed = remembered(key, lambda: adapter.parse(ctx, t.rel, data))  # type: ignore[attr-defined]
     same = [
         m
         for m in parsed.memories
