@@ -1,6 +1,6 @@
-"""Curation across systems, on a copy of the sample portfolio: dry runs write nothing; a write racing
-the change or a change since the read is refused and loses nothing; the ledger keeps curation apart
-from trust; any standing change can be undone whatever came after it; a merge's undo is all or
+"""Curation across systems, on a copy of the sample portfolio: dry runs write nothing; a write
+racing the change or a change since the read is refused and loses nothing; the ledger keeps curation
+apart from trust; any standing change can be undone whatever came after it; a merge's undo is all or
 nothing."""
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, use
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- across systems -------------------------------------------------------------------------------------------
+# -- across systems
+# -------------------------------------------------------------------------------------------
 
 
 def test_dry_runs_write_nothing(env: Env) -> None:
@@ -88,10 +89,9 @@ def test_dry_runs_write_nothing(env: Env) -> None:
     assert not (env.tmp / "data").exists()
     env.curator.promote(wb, FLAGS)
     undo_plan = env.curator.undo(dry_run=True)
-    assert (
-        isinstance(undo_plan, Plan)
-        and undo_plan.description
-        == f"undo promote of {FLAGS}: write back the original bytes of memories/2026-11-21/feature-flags.yaml"
+    assert isinstance(undo_plan, Plan) and undo_plan.description == (
+        f"undo promote of {FLAGS}: write back the original bytes of "
+        "memories/2026-11-21/feature-flags.yaml"
     )
     assert last_standing_change(env.ledger()) is not None
 
@@ -119,7 +119,10 @@ def test_a_write_racing_the_change_is_refused_and_loses_nothing(
     agent_writes_after_capture(monkeypatch, path, agent)
     with pytest.raises(
         Conflict,
-        match=r"changed on disk since it was read \(another process wrote it\); nothing was overwritten",
+        match=(
+            r"changed on disk since it was read \(another process wrote it\); nothing was "
+            r"overwritten"
+        ),
     ):
         act(env.curator, wb)
     assert path.read_bytes() == agent
@@ -141,7 +144,11 @@ def test_a_change_since_the_read_is_refused_and_undo_refuses_a_changed_file(env:
     path.write_bytes(promoted)
     with pytest.raises(
         Conflict,
-        match=r"cannot undo the promote of dollhouse:dollhouse:feature-flags: memories/2026-11-21/feature-flags\.yaml changed since .*nothing was written, the file is kept as it is now",
+        match=(
+            r"cannot undo the promote of dollhouse:dollhouse:feature-flags: "
+            r"memories/2026-11-21/feature-flags\.yaml changed since .*nothing was written, the "
+            r"file is kept as it is now"
+        ),
     ):
         env.curator.undo()
     assert path.read_bytes() == promoted
@@ -205,7 +212,8 @@ def test_a_merge_undo_is_all_or_nothing(env: Env) -> None:
     decision = env.curator.merge(wb, ["openclaw:workspace:note/production", STAGING, LESSONS])
     assert isinstance(decision, Decision)
     merged = infra.read_bytes()
-    # An agent edits a byte beside the staging section's cut: that part cannot go back. The undo puts
+    # An agent edits a byte beside the staging section's cut: that part cannot go back. The undo
+    # puts
     # the lessons section back first, then meets it, and takes the lessons section out again.
     cut_first = decision.effect["parts"][0]["effect"]
     at = int(cut_first["offset"])
@@ -213,7 +221,10 @@ def test_a_merge_undo_is_all_or_nothing(env: Env) -> None:
     edited = env.tree()
     with pytest.raises(
         ChangeError,
-        match="the undo was taken back: openclaw:workspace:note/lessons merged again; nothing was changed or recorded",
+        match=(
+            "the undo was taken back: openclaw:workspace:note/lessons merged again; nothing was "
+            "changed or recorded"
+        ),
     ):
         env.curator.undo()
     assert env.tree() == edited

@@ -1,8 +1,8 @@
-"""Curation applied for real, on a copy of the sample portfolio, system by system: each system's files
-or rows after a promote, demote, pin or set-priority; every other byte unchanged; re-opening the
-workbench shows the new tier, priority or pin; undo gives back the original bytes (files) or column
-values (rows); what a system cannot do is refused with its reason; a concurrent change is refused
-and loses nothing."""
+"""Curation applied for real, on a copy of the sample portfolio, system by system: each system's
+files or rows after a promote, demote, pin or set-priority; every other byte unchanged; re-opening
+the workbench shows the new tier, priority or pin; undo gives back the original bytes (files) or
+column values (rows); what a system cannot do is refused with its reason; a concurrent change is
+refused and loses nothing."""
 
 from __future__ import annotations
 
@@ -65,7 +65,8 @@ from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, use
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- DollhouseMCP -----------------------------------------------------------------------------------------
+# -- DollhouseMCP
+# -----------------------------------------------------------------------------------------
 
 
 def test_dollhouse_promote_writes_autoload_and_priority_lines_only_and_undo_restores(
@@ -139,7 +140,10 @@ def test_dollhouse_demote_and_set_priority(env: Env) -> None:
     assert env.tree() == before
     with pytest.raises(
         ChangeError,
-        match=r"refused priority 120 on an auto-loaded memory: DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 when autoLoad is true",
+        match=(
+            r"refused priority 120 on an auto-loaded memory: DollhouseMCP's MemoryElementValidator "
+            r"rejects a priority that is not an integer from 1 to 99 when autoLoad is true"
+        ),
     ):
         env.curator.set_priority(wb, RUNBOOK, 120)
     with pytest.raises(ChangeError, match="refused priority 0"):
@@ -151,7 +155,8 @@ def test_dollhouse_demote_and_set_priority(env: Env) -> None:
         b"  priority: 10\n", b"  priority: 7\n"
     )
     assert env.open(DOLL).memory(RUNBOOK).priority == 7
-    # Not auto-loaded: the 1-99 rule does not apply, and the plan says the priority orders nothing yet.
+    # Not auto-loaded: the 1-99 rule does not apply, and the plan says the priority orders nothing
+    # yet.
     plan = env.curator.set_priority(wb, FLAGS, 120, dry_run=True)
     assert isinstance(plan, Plan) and "not auto-loaded" in " ".join(plan.notes)
     assert plan.changes == (
@@ -172,7 +177,10 @@ def test_dollhouse_promote_refuses_an_existing_priority_the_validator_rejects(en
     before = env.tree()
     with pytest.raises(
         ChangeError,
-        match=r"its priority 500 would be invalid: .*give a priority from 1 to 99; nothing was changed",
+        match=(
+            r"its priority 500 would be invalid: .*give a priority from 1 to 99; nothing was "
+            r"changed"
+        ),
     ):
         env.curator.promote(wb, FLAGS)
     env.curator.promote(wb, FLAGS, priority=12)
@@ -181,7 +189,8 @@ def test_dollhouse_promote_refuses_an_existing_priority_the_validator_rejects(en
     assert env.tree() == before
 
 
-# -- MassGen --------------------------------------------------------------------------------------------------
+# -- MassGen
+# --------------------------------------------------------------------------------------------------
 
 
 def test_massgen_demote_and_promote_move_the_file_and_its_tier_line(env: Env) -> None:
@@ -220,7 +229,10 @@ def test_massgen_refuses_a_name_that_exists_in_the_other_tier(env: Env) -> None:
     before = env.tree()
     with pytest.raises(
         ChangeError,
-        match=r"refused: workspace_coder/memory/long_term/go_service_layout\.md already exists, and a move never overwrites a file; nothing was changed",
+        match=(
+            r"refused: workspace_coder/memory/long_term/go_service_layout\.md already exists, and "
+            r"a move never overwrites a file; nothing was changed"
+        ),
     ):
         env.curator.demote(wb, LAYOUT)
     assert env.tree() == before
@@ -244,7 +256,8 @@ def test_massgen_creates_a_missing_tier_folder_and_tier_line_and_undo_removes_th
     moved = env.file("massgen/workspace_solo/memory/long_term/note.md")
     assert (
         moved.read_bytes()
-        == b"---\r\nname: note\r\ndescription: no tier line\r\ntier: long_term\r\n---\r\nbody text\r\n"
+        == b"---\r\nname: note\r\ndescription: no tier line\r\ntier: long_term\r\n---\r\n"
+        b"body text\r\n"
     )
     assert env.open(MASSGEN).memory("massgen:massgen:workspace_solo/note").tier == Tier.COLD
     env.curator.undo()
@@ -259,7 +272,8 @@ def test_massgen_has_no_priority(env: Env) -> None:
         env.curator.set_priority(wb, LAYOUT, 3)
 
 
-# -- OpenClaw ---------------------------------------------------------------------------------------------------
+# -- OpenClaw --------------------------------------------------------------------------------------
+# -------------
 
 
 def test_openclaw_demote_moves_a_section_to_its_pointed_domain_file(env: Env) -> None:
@@ -449,7 +463,8 @@ def test_openclaw_refuses_what_has_no_tier_and_a_duplicate_section(env: Env) -> 
     assert not (env.tmp / "data").exists()
 
 
-# -- Engram ----------------------------------------------------------------------------------------------------
+# -- Engram ----------------------------------------------------------------------------------------
+# ------------
 
 
 def test_engram_has_no_tiers_and_pins_live_in_the_ledger_before_schema_8(env: Env) -> None:
@@ -480,7 +495,8 @@ def test_engram_has_no_tiers_and_pins_live_in_the_ledger_before_schema_8(env: En
     assert env.tree() == before
 
 
-# -- memory-mcp ------------------------------------------------------------------------------------------------
+# -- memory-mcp
+# ------------------------------------------------------------------------------------------------
 
 
 def test_memory_mcp_promote_demote_pin_set_their_columns_only(env: Env) -> None:
@@ -538,7 +554,10 @@ def test_memory_mcp_concurrent_changes_are_refused(
     monkeypatch.setattr(apply_memory_mcp, "write_transaction", racing)
     with pytest.raises(
         Conflict,
-        match=r"memory\.db#memories=6: is_hot, is_pinned, promotion_source changed since they were read .*; nothing was written; the promote of .* was not applied and not recorded",
+        match=(
+            r"memory\.db#memories=6: is_hot, is_pinned, promotion_source changed since they were "
+            r"read .*; nothing was written; the promote of .* was not applied and not recorded"
+        ),
     ):
         env.curator.promote(wb, mem(6))
     assert rows(db, "memories")[6]["promotion_source"] is None
@@ -549,7 +568,10 @@ def test_memory_mcp_concurrent_changes_are_refused(
     kept = rows(db, "memories")
     with pytest.raises(
         Conflict,
-        match=r"cannot undo the promote of memory-mcp:memory-mcp:mem/8: memory\.db#memories=8 changed since .*the row is kept as it is now",
+        match=(
+            r"cannot undo the promote of memory-mcp:memory-mcp:mem/8: memory\.db#memories=8 "
+            r"changed since .*the row is kept as it is now"
+        ),
     ):
         env.curator.undo()
     assert rows(db, "memories") == kept

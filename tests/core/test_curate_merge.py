@@ -1,5 +1,5 @@
-"""Merge and budget set applied for real, on a copy of the sample portfolio: each merged memory taken
-out the way its system quarantines, a failed part putting back the parts before it, the budget
+"""Merge and budget set applied for real, on a copy of the sample portfolio: each merged memory
+taken out the way its system quarantines, a failed part putting back the parts before it, the budget
 line written and clamped; undo gives every byte back."""
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, use
 pytestmark = pytest.mark.usefixtures("write_guard")
 
 
-# -- merge ---------------------------------------------------------------------------------------------------
+# -- merge -----------------------------------------------------------------------------------------
+# ----------
 
 
 def test_merge_takes_each_memory_out_the_way_its_system_quarantines_and_undo_puts_all_back(
@@ -154,7 +155,8 @@ def test_a_failed_merge_part_puts_back_the_parts_before_it(
     assert env.ledger().changes() == []
 
 
-# -- budget set -----------------------------------------------------------------------------------------------
+# -- budget set
+# -----------------------------------------------------------------------------------------------
 
 
 def test_budget_set_writes_one_line_clamps_and_undoes(env: Env) -> None:

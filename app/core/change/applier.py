@@ -81,7 +81,8 @@ class Applier(Deciding, Merging):
     """Applies and records decisions and changes; nothing is created on disk until one is
     applied."""
 
-    # -- curation ------------------------------------------------------------------------------------
+    # -- curation
+    # ------------------------------------------------------------------------------------
 
     def promote(
         self,
@@ -189,7 +190,8 @@ class Applier(Deciding, Merging):
     def budget_set(
         self, portfolio: Portfolio, max_tokens: int, *, reason: str = "", dry_run: bool = False
     ) -> Decision | Plan:
-        """Write the portfolio's own startup budget setting (DollhouseMCP's autoLoad.maxTokenBudget)."""
+        """Write the portfolio's own startup budget setting (DollhouseMCP's
+        autoLoad.maxTokenBudget)."""
         self.written = []
         self.written_rows = []
         system = _system(portfolio.system)
@@ -245,14 +247,16 @@ class Applier(Deciding, Merging):
         step = _undo_step(kind)
         if step is None:
             raise ChangeError(
-                f"cannot undo {rv.label}: its effect {kind!r} is not one the workbench knows how to reverse; nothing was written"
+                f"cannot undo {rv.label}: its effect {kind!r} is not one the workbench knows how "
+                "to reverse; nothing was written"
             )
         try:
             with translated(f"cannot undo {rv.label}"):
                 prepared = step(rv, change.effect)
         except (KeyError, TypeError, ValueError) as exc:
             raise ChangeError(
-                f"cannot undo {rv.label}: its recorded effect is incomplete ({exc!r}); nothing was written"
+                f"cannot undo {rv.label}: its recorded effect is incomplete ({exc!r}); nothing was "
+                "written"
             ) from exc
         if dry_run:
             return Plan.of(
@@ -269,7 +273,8 @@ class Applier(Deciding, Merging):
         self.touched = self._subjects_of(change)
         return self._record(self._undo_decision(rv, reason, effect))
 
-    # -- queries ---------------------------------------------------------------------------------------
+    # -- queries
+    # ---------------------------------------------------------------------------------------
 
     def pinned_ids(self) -> set[str]:
         return pinned_ids(self.ledger)
@@ -284,7 +289,8 @@ class Applier(Deciding, Merging):
     def quarantined_text(self, memory: Memory, portfolio_root: str | Path | None = None) -> str:
         return quarantined_text(self.ledger, self.vault, memory, portfolio_root)
 
-    # -- inside ----------------------------------------------------------------------------------------
+    # -- inside
+    # ----------------------------------------------------------------------------------------
     @_one_change
     def _one(
         self,
@@ -310,7 +316,8 @@ class Applier(Deciding, Merging):
             pinned = memory.id in pinned_ids(self.ledger)
             if pinned == (action == "pin"):
                 raise NothingToChange(
-                    f"{target.label} is {'already' if pinned else 'not'} pinned in the workbench; nothing was changed"
+                    f"{target.label} is {'already' if pinned else 'not'} pinned in the workbench; "
+                    "nothing was changed"
                 )
         with translated(f"{action} {memory.id}"):
             change = make(system, target)
@@ -329,7 +336,8 @@ class Applier(Deciding, Merging):
 
     def _record(self, decision: Decision) -> Decision:
         if self._intent is None:
-            # A decision kept in the ledger only wrote nothing yet: its intent, journaled as applied,
+            # A decision kept in the ledger only wrote nothing yet: its intent, journaled as
+            # applied,
             # still lets a crash before the ledger line be completed at the next start.
             self._intent_for(
                 decision.id,
@@ -353,5 +361,6 @@ class Applier(Deciding, Merging):
                 intent.release()  # kept: the next start records it
             # The change is made; say exactly what it was, since the ledger could not keep it.
             raise ChangeError(
-                f"the {decision.action} of {decision.memory_id} was applied but could not be recorded in {self.ledger.path}: {exc}; its effect: {decision.effect}"
+                f"the {decision.action} of {decision.memory_id} was applied but could not be "
+                f"recorded in {self.ledger.path}: {exc}; its effect: {decision.effect}"
             ) from exc

@@ -119,7 +119,8 @@ class Applying:
         self.own.saved(saved)
         if self.on_revert is None:
             return
-        # A later save of the same file by the workbench itself is not a revert: end the older watch.
+        # A later save of the same file by the workbench itself is not a revert: end the older
+        # watch.
         for watch in self.watches:
             if watch.path == saved.path:
                 watch.cancel()
@@ -181,7 +182,8 @@ class Applying:
                 intent.will_record(decision, leaves, keep=keep)
         except OSError as exc:
             raise ChangeError(
-                f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed"
+                f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was "
+                "changed"
             ) from exc
         try:
             started = time.monotonic()
@@ -245,7 +247,8 @@ class Applying:
                 self._intent = self.journal.begin(decision_id, action, subject, what)
             except OSError as exc:
                 raise ChangeError(
-                    f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was changed"
+                    f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was "
+                    "changed"
                 ) from exc
         return self._intent
 

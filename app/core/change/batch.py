@@ -395,7 +395,8 @@ def undo(
         raise ChangeError(
             f"cannot undo {rv.label}: every memory it forgot was restored since; nothing written",
         )
-    # Last forgotten first, database rows last (as in the forget: journal.py keeps no COMMIT undone).
+    # Last forgotten first, database rows last (as in the forget: journal.py keeps no COMMIT
+    # undone).
     backwards = list(reversed(standing))
     order = [p for p in backwards if not _is_row(p)] + [p for p in backwards if _is_row(p)]
     if dry_run:

@@ -180,7 +180,8 @@ class Deciding(Resolving):
             hidden = active_quarantine(self.ledger, memory.id)
             if hidden is not None and hidden.effect.get("kind") in HIDDEN_KINDS:
                 raise ChangeError(
-                    f"{memory.id} is in the workbench's quarantine ({hidden.effect['kind']}); restore it first; nothing was changed"
+                    f"{memory.id} is in the workbench's quarantine ({hidden.effect['kind']}); "
+                    "restore it first; nothing was changed"
                 )
         if action != "restore":
             _refuse_over_a_quarantine(self.ledger, action, memory.id, entry)

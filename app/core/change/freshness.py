@@ -27,7 +27,8 @@ def read_base(t: Target) -> Base:
     except ContainmentError as exc:
         if not os.path.lexists(t.path):
             raise Conflict(
-                f"{t.rel} no longer exists (it was moved or deleted since it was read); nothing was written",
+                f"{t.rel} no longer exists (it was moved or deleted since it was read); nothing "
+                "was written",
                 path=t.rel,
             ) from None
         raise ChangeError(f"{exc}; nothing was written") from None
@@ -73,7 +74,8 @@ def fresh_memory(t: Target, data: bytes) -> Memory:
     ]
     if not same:
         raise Conflict(
-            f"{t.rel} changed since it was read: {t.label} is no longer there as it was reviewed; nothing was written (read it again and review the new content)",
+            f"{t.rel} changed since it was read: {t.label} is no longer there as it was reviewed; "
+            "nothing was written (read it again and review the new content)",
             path=t.rel,
         )
     start = t.memory.span.start if t.memory.span else None
@@ -88,7 +90,8 @@ def check_fresh_text(t: Target, current: str | None) -> None:
         )
     if sha256_text(current) != t.memory.sha256:
         raise Conflict(
-            f"{t.memory.source}: the content changed since it was read; nothing was written (read it again and review the new content)",
+            f"{t.memory.source}: the content changed since it was read; nothing was written (read "
+            "it again and review the new content)",
             path=t.rel,
         )
 

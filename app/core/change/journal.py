@@ -24,8 +24,8 @@ for what the transaction returns) and goes into the ledger, so the memory is as 
 restored or undone; otherwise, or when the rows are neither as before nor as after, it is said and
 its journal is kept in `journal/unresolved/` for the person. A batch (a bulk forget, batch.py)
 writes its database rows last and keeps the record of each one it made: killed before a later row
-committed, it is completed as it stood after the last row that did. A change that is running in another
-workbench process holds a lock on its journal folder (the folder itself, so the intent's own
+committed, it is completed as it stood after the last row that did. A change that is running in
+another workbench process holds a lock on its journal folder (the folder itself, so the intent's own
 replacements never drop it) from before its intent is written until its folder is removed, and is
 left alone: a change is never recovered while its process lives.
 
@@ -236,7 +236,8 @@ class Intent:
         _write_durably(self.folder / INTENT, json.dumps(self.header, sort_keys=True).encode())
 
     def step(self, path: str, root: str, old: bytes | None, new_sha256: str | None) -> None:
-        """Right before the storage layer changes `path`: what it holds now and what it will hold."""
+        """Right before the storage layer changes `path`: what it holds now and what it will
+        hold."""
         if any(path == own or path.startswith(own + os.sep) for own in self.own):
             return
         n = self.steps
@@ -389,7 +390,9 @@ class Journal:
                 return [
                     Problem(
                         path=str(ledger.path),
-                        message=f"{what} was interrupted after its effect was made; it is now recorded",
+                        message=(
+                            f"{what} was interrupted after its effect was made; it is now recorded"
+                        ),
                         kept="completed",
                     )
                 ]
@@ -410,7 +413,10 @@ class Journal:
                 return [
                     Problem(
                         path=str(folder.parent),
-                        message=f"{what} was interrupted before it was recorded; every file it had written is back as it was",
+                        message=(
+                            f"{what} was interrupted before it was recorded; every file it had "
+                            "written is back as it was"
+                        ),
                         kept="rolled back",
                     )
                 ]
@@ -467,20 +473,23 @@ class Journal:
             except (StorageError, OSError, ValueError) as exc:
                 states[n] = (
                     "unknown",
-                    f"its database transaction may have been committed and cannot be read back ({exc}); check the memory it names",
+                    "its database transaction may have been committed and cannot be read back "
+                    f"({exc}); check the memory it names",
                 )
                 continue
             if state == "after":
                 states[n] = (
                     "after",
-                    "its database transaction was committed, but the change cannot be completed from its journal; check the memory it names",
+                    "its database transaction was committed, but the change cannot be completed "
+                    "from its journal; check the memory it names",
                 )
             elif state == "before":
                 states[n] = ("before", "")
             else:
                 states[n] = (
                     "other",
-                    f"its rows are neither as before nor as the change left them ({differs}), so it was not completed",
+                    f"its rows are neither as before nor as the change left them ({differs}), so "
+                    "it was not completed",
                 )
         return states
 
@@ -664,7 +673,8 @@ class Journal:
 
 
 def _fill(template: Any, result: dict[str, Any]) -> tuple[Any, bool]:
-    """`template` with each `{RESULT: ..., **rest}` replaced by `result | rest`; and whether one was."""
+    """`template` with each `{RESULT: ..., **rest}` replaced by `result | rest`; and whether one
+    was."""
     if isinstance(template, dict):
         if RESULT in template:
             return result | {k: v for k, v in template.items() if k != RESULT}, True

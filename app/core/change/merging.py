@@ -27,7 +27,8 @@ class Merging(Resolving):
         reason: str = "",
         dry_run: bool = False,
     ) -> Decision | Plan:
-        """Keep the first memory; take each of the others out of its system as a quarantine would."""
+        """Keep the first memory; take each of the others out of its system as a quarantine
+        would."""
         if isinstance(where, Sequence):
             resolved = list(where)
         else:
@@ -36,7 +37,8 @@ class Merging(Resolving):
         resolved = list({m.id: (p, m) for p, m in reversed(resolved)}.values())[::-1]
         if len(resolved) < 2:
             raise ChangeError(
-                "a merge needs at least two different memories: the one to keep, then the ones merged into it; nothing was changed"
+                "a merge needs at least two different memories: the one to keep, then the ones "
+                "merged into it; nothing was changed"
             )
         self.written = []
         self.written_rows = []
@@ -81,7 +83,8 @@ class Merging(Resolving):
             try:
                 with translated(f"merge {memory.id} into {kept.id}"):
                     change = _system(memory.system).merge_out(target, kept)
-                # Only the last part completes the merge: a crash after an earlier one is not finished from the journal.
+                # Only the last part completes the merge: a crash after an earlier one is not
+                # finished from the journal.
                 effect = self._apply(
                     change,
                     f"the merge of {memory.id} into {kept.id}",
@@ -110,10 +113,14 @@ class Merging(Resolving):
             parts.append({"memory_id": memory.id, "effect": change.effect})
         if len({(p.system, p.name, m.source.path) for p, m in others}) < len(others):
             notes.append(
-                "several memories come from one file: each is taken out after the one before, so the later byte offsets shown are read before the earlier cuts"
+                "several memories come from one file: each is taken out after the one before, so "
+                "the later byte offsets shown are read before the earlier cuts"
             )
         ids = (kept.id, *(m.id for _, m in others))
-        description = f"merge {len(others)} {_plural(len(others))} into {kept.id} ({kept.name!r}), which is kept as it is"
+        description = (
+            f"merge {len(others)} {_plural(len(others))} into {kept.id} ({kept.name!r}), which is "
+            "kept as it is"
+        )
         effect = {"kind": "merge", "kept": kept.id, "merged": list(ids[1:]), "parts": parts}
         return Plan(
             action="merge",
@@ -154,7 +161,10 @@ class Merging(Resolving):
             tail = "nothing was merged and nothing recorded"
         elif not left:
             were = "was" if len(parts) == 1 else "were"
-            tail = f"the {len(parts)} {_plural(len(parts))} merged before it {were} put back; nothing recorded"
+            tail = (
+                f"the {len(parts)} {_plural(len(parts))} merged before it {were} put back; nothing "
+                "recorded"
+            )
         else:
             tail = f"could not put back: {'; '.join(left)}; nothing recorded"
         message = f"{exc}; the merge stopped: {tail}"
@@ -227,9 +237,15 @@ class Merging(Resolving):
                 )
                 back = ", ".join(d["memory_id"] for d in done)
                 if left:
-                    tail = f"the undo stopped after putting back {back} and could not merge them again ({'; '.join(f'{p}: {w}' for p, w in left)}); nothing was recorded"
+                    tail = (
+                        f"the undo stopped after putting back {back} and could not merge them "
+                        f"again ({'; '.join(f'{p}: {w}' for p, w in left)}); nothing was recorded"
+                    )
                 else:
-                    tail = f"the undo was taken back: {back} merged again; nothing was changed or recorded"
+                    tail = (
+                        f"the undo was taken back: {back} merged again; nothing was changed or "
+                        "recorded"
+                    )
                 message = f"{exc}; {tail}"
                 if isinstance(exc, Conflict):
                     raise Conflict(message, path=exc.path, storage=exc.storage) from exc

@@ -33,12 +33,14 @@ Where = Resolver | tuple[Portfolio, Memory]
 
 
 def refuse_nested(root: Path, data: Path) -> None:
-    """The vault and the ledger must never sit inside a portfolio (an agent would read them back)."""
+    """The vault and the ledger must never sit inside a portfolio (an agent would read them
+    back)."""
     real_root = os.path.realpath(root if root.is_dir() else root.parent)
     real_data = os.path.realpath(data)
     if real_data == real_root or real_data.startswith(real_root.rstrip(os.sep) + os.sep):
         raise ContainmentError(
-            f"refused: the workbench's data folder {shown(real_data)} is inside the portfolio {shown(real_root)}; nothing was changed"
+            f"refused: the workbench's data folder {shown(real_data)} is inside the portfolio "
+            f"{shown(real_root)}; nothing was changed"
         )
 
 
@@ -52,7 +54,8 @@ class Resolving(Applying):
             portfolio, memory = where
             if memory_id is not None and memory_id != memory.id:
                 raise ChangeError(
-                    f"memory id {memory_id!r} does not match the memory given ({memory.id}); nothing was changed"
+                    f"memory id {memory_id!r} does not match the memory given ({memory.id}); "
+                    "nothing was changed"
                 )
             return portfolio, memory
         if memory_id is None:
@@ -68,7 +71,8 @@ class Resolving(Applying):
                     if portfolio.system == memory.system and portfolio.name == memory.portfolio:
                         return portfolio, memory
                 raise ChangeError(
-                    f"{memory_id} is quarantined, but its portfolio is not open in the workbench; nothing was changed"
+                    f"{memory_id} is quarantined, but its portfolio is not open in the workbench; "
+                    "nothing was changed"
                 )
         raise ChangeError(
             f"no memory {memory_id!r} in the workbench or the quarantine; nothing was changed"
@@ -82,7 +86,8 @@ class Resolving(Applying):
             memory = where.memory(str(memory_id))
         except KeyError:
             raise ChangeError(
-                f"no memory {memory_id!r} in the workbench (a memory in the quarantine or merged away cannot be curated); nothing was changed"
+                f"no memory {memory_id!r} in the workbench (a memory in the quarantine or merged "
+                "away cannot be curated); nothing was changed"
             ) from None
         return where.portfolio_of(memory), memory
 
@@ -102,7 +107,8 @@ class Resolving(Applying):
             if undo is None:
                 what = f"entry {entry!r} of {memory.id}" if entry else memory.id
                 raise NothingToRestore(
-                    f"nothing to restore: the ledger holds no standing quarantine of {what}; nothing was changed"
+                    f"nothing to restore: the ledger holds no standing quarantine of {what}; "
+                    "nothing was changed"
                 )
             entry = undo.entry
         target = self._target(action, portfolio, memory, reason, new_id())
@@ -153,8 +159,10 @@ class Resolving(Applying):
         if now != change.portfolio_identity:
             there = "a different folder is there now" if now else "nothing is there now"
             raise Conflict(
-                f"cannot undo the {change.action} of {change.memory_id}: the portfolio it was made in is no longer at {root} ({there}); "
-                f"nothing was written. Open the workbench on the portfolio where it is now, or say where it went with `memwb relink {root} NEW`",
+                f"cannot undo the {change.action} of {change.memory_id}: the portfolio it was made "
+                f"in is no longer at {root} ({there}); "
+                "nothing was written. Open the workbench on the portfolio where it is now, or say "
+                f"where it went with `memwb relink {root} NEW`",
                 path=root,
             )
         return change

@@ -45,8 +45,14 @@ def _not_a_change(ledger: Ledger, change_id: str) -> str:
     record = named[0]
     if record.action == "undo":
         undone = record.effect.get("undone_action", "change")
-        return f"this is the undo of a {undone} of {record.memory_id}: to take it back, make that {undone} again"
-    return f"the {record.action} of {record.memory_id} is a trust decision, not a curation change: approve, flag, quarantine or restore the memory again instead"
+        return (
+            f"this is the undo of a {undone} of {record.memory_id}: to take it back, make that "
+            f"{undone} again"
+        )
+    return (
+        f"the {record.action} of {record.memory_id} is a trust decision, not a curation change: "
+        "approve, flag, quarantine or restore the memory again instead"
+    )
 
 
 def pinned_ids(ledger: Ledger) -> set[str]:

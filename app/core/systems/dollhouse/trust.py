@@ -1,4 +1,5 @@
-"""DollhouseMCP: decisions are written as each entry's own `trustLevel` (FORMAT.md beside this file).
+"""DollhouseMCP: decisions are written as each entry's own `trustLevel` (FORMAT.md beside this
+file).
 
 The server skips a `quarantined` entry when it loads the file, so quarantine is one line per entry;
 approve writes `validated` and flag `flagged`, which the server also reads. The edit is the storage
@@ -72,11 +73,13 @@ def prepare(t: Target) -> Prepared:
             return vault_file(
                 t,
                 base,
-                "a front-matter file has no entry to mark, so the file leaves memories/ and DollhouseMCP no longer loads it",
+                "a front-matter file has no entry to mark, so the file leaves memories/ and "
+                "DollhouseMCP no longer loads it",
             )
         return ledger_only(
             t,
-            "a front-matter file has no entry to mark: DollhouseMCP reads its body as one untrusted entry whatever the file says",
+            "a front-matter file has no entry to mark: DollhouseMCP reads its body as one "
+            "untrusted entry whatever the file says",
         )
     if isinstance(base, Linked) and t.action == "quarantine" and t.entry is None:
         # A trust line written through a link would change the file it leads to (change/links.py).
@@ -97,7 +100,8 @@ def is_front_matter(text: str) -> bool:
     return True
 
 
-# -- writing trustLevel -------------------------------------------------------------------------------
+# -- writing trustLevel
+# -------------------------------------------------------------------------------
 
 
 def _set_trust(
@@ -129,16 +133,20 @@ def _set_trust(
         "edits": edits,
         "file_sha256_before": base.sha256,
         "file_sha256_after": sha256_bytes(data),
-        "undo": "write each edit's `old` bytes back over its `new` bytes at its offset, last edit first",
+        "undo": (
+            "write each edit's `old` bytes back over its `new` bytes at its offset, last edit first"
+        ),
     }
     keep = t.action == "quarantine" and bool(edits)
     if keep:
-        # The server's next save drops a quarantined entry: keep the whole file before anything changes.
+        # The server's next save drops a quarantined entry: keep the whole file before anything
+        # changes.
         name = t.vault.item_name(t.memory, t.decision_id)
         effect["vault"] = f"{t.memory.system}/{slug(t.memory.portfolio)}/{name}"
         effect["entries"] = [_entry_record(e, base.data) for e in entries]
         effect["undo"] += (
-            "; if the server re-saved the memory without the entry, write the vault's copy of the file back whole"
+            "; if the server re-saved the memory without the entry, write the vault's copy of the "
+            "file back whole"
         )
     which = (
         f"entry {t.entry}"
@@ -154,7 +162,8 @@ def _set_trust(
     final = data
     if keep:
         changes.append(
-            f"{t.rel}: the whole file ({len(base.data):,} bytes) is first kept in the workbench vault as {effect['vault']}"
+            f"{t.rel}: the whole file ({len(base.data):,} bytes) is first kept in the workbench "
+            f"vault as {effect['vault']}"
         )
 
     def apply() -> dict[str, Any]:
@@ -221,7 +230,8 @@ def _index_of(t: Target, entry: Entry, positions: list[int | None]) -> int:
         if span is not None and start is not None and span.start <= start < span.end:
             return i
     raise ChangeError(
-        f"{t.rel}: entry {entry.id} cannot be located in the file's `entries` list; nothing was written"
+        f"{t.rel}: entry {entry.id} cannot be located in the file's `entries` list; nothing was "
+        "written"
     )
 
 
@@ -229,10 +239,14 @@ def _describe(rel: str, edit: dict[str, Any]) -> str:
     old, new = edit["old"].rstrip("\r\n"), edit["new"].rstrip("\r\n")
     if not old:
         return f"{rel} line {edit['line']}: insert `{new.strip()}` (entry {edit['entry']})"
-    return f"{rel} line {edit['line']}: `{old.strip()}` becomes `{new.strip()}` (entry {edit['entry']})"
+    return (
+        f"{rel} line {edit['line']}: `{old.strip()}` becomes `{new.strip()}` (entry "
+        f"{edit['entry']})"
+    )
 
 
-# -- restore --------------------------------------------------------------------------------------------
+# -- restore
+# --------------------------------------------------------------------------------------------
 
 
 def _restore_lines(t: Target) -> Prepared:
@@ -262,7 +276,8 @@ def _restore_lines(t: Target) -> Prepared:
             if isinstance(recorded.get("vault"), str):
                 return _restore_original(t, base, rel, recorded)
             raise Conflict(
-                f"cannot restore {rel}: the line the quarantine wrote at line {edit['line']} (`{edit['new'].strip()}`) is no longer there, "
+                f"cannot restore {rel}: the line the quarantine wrote at line {edit['line']} "
+                f"(`{edit['new'].strip()}`) is no longer there, "
                 "the file changed since; nothing was written",
                 path=rel,
             )
@@ -281,7 +296,8 @@ def _restore_lines(t: Target) -> Prepared:
         "file_sha256_before"
     ):
         raise ChangeError(
-            f"cannot restore {rel}: undoing the recorded edits does not give back the original file; nothing was written"
+            f"cannot restore {rel}: undoing the recorded edits does not give back the original "
+            "file; nothing was written"
         )
     effect = {
         "kind": "trust-lines",
@@ -298,7 +314,8 @@ def _restore_lines(t: Target) -> Prepared:
         return effect
 
     return Prepared(
-        f"restore {t.label}: write back the trustLevel line(s) of {rel} as they were before the quarantine",
+        f"restore {t.label}: write back the trustLevel line(s) of {rel} as they were before the "
+        "quarantine",
         effect,
         changes,
         apply,
@@ -307,7 +324,8 @@ def _restore_lines(t: Target) -> Prepared:
 
 def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any]) -> Prepared:
     """The quarantined line is gone: write the vault's copy back whole, if the file is exactly what
-    the server's re-save of the quarantined memory leaves (the entry dropped, nothing else changed)."""
+    the server's re-save of the quarantined memory leaves (the entry dropped, nothing else
+    changed)."""
     kept = f"the original stays in the vault as {recorded['vault']}"
     try:
         item = t.vault.get(str(recorded["vault"]))
@@ -318,7 +336,8 @@ def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any])
     why = _differs_from_resave(rel, original, base.data, dropped)
     if why is not None:
         raise Conflict(
-            f"cannot restore {rel}: the quarantined entry's line is gone and {why}; nothing was written, {kept}",
+            f"cannot restore {rel}: the quarantined entry's line is gone and {why}; nothing was "
+            f"written, {kept}",
             path=rel,
         )
     effect: dict[str, Any] = {
@@ -331,11 +350,13 @@ def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any])
         "bytes": len(original),
     }
     description = (
-        f"restore {t.label}: DollhouseMCP re-saved {rel} without the quarantined entr{'y' if len(dropped) == 1 else 'ies'}; "
+        f"restore {t.label}: DollhouseMCP re-saved {rel} without the quarantined "
+        f"entr{'y' if len(dropped) == 1 else 'ies'}; "
         f"write the vault's copy of the file back whole ({len(original):,} bytes)"
     )
     changes = [
-        f"{rel}: replaced by its bytes from before the quarantine (vault item {item.ref}); the re-save changed nothing else"
+        f"{rel}: replaced by its bytes from before the quarantine (vault item {item.ref}); the "
+        "re-save changed nothing else"
     ]
 
     def apply() -> dict[str, Any]:

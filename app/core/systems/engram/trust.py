@@ -66,7 +66,8 @@ READ_COLUMNS = (
 )
 
 
-# Schema 8's FTS triggers index live rows only: `WHEN new.deleted_at IS NULL`, `WHERE old.deleted_at IS NULL`.
+# Schema 8's FTS triggers index live rows only: `WHEN new.deleted_at IS NULL`, `WHERE old.deleted_at
+# IS NULL`.
 _LIVE = r"(?:old|new)\.deleted_at\s+IS\s+NULL"
 
 
@@ -79,7 +80,8 @@ def _trigger(table: str) -> re.Pattern[str]:
 
 
 def _statement(fts: str) -> re.Pattern[str]:
-    """`INSERT INTO fts(cols) VALUES (vals);`, or (schema 8) `... SELECT vals WHERE old.deleted_at IS NULL;`."""
+    """`INSERT INTO fts(cols) VALUES (vals);`, or (schema 8)
+    `... SELECT vals WHERE old.deleted_at IS NULL;`."""
     values = rf"(?:VALUES\s*\((?P<vals>[^()]*)\)|SELECT\s+(?P<picked>[^()]*?)\s+WHERE\s+{_LIVE})"
     return re.compile(
         rf"\s*INSERT\s+INTO\s+{re.escape(fts)}\s*\((?P<cols>[^()]*)\)\s*{values}\s*;", re.IGNORECASE
@@ -109,7 +111,8 @@ def _row(t: Target, path: Path) -> tuple[dict[str, Any] | None, Schema]:
     def select(db: Any) -> tuple[list[dict[str, Any]], Schema]:
         if not db.has_column(TABLE, "deleted_at"):
             raise ChangeError(
-                f"{path.name}: `{TABLE}` has no deleted_at column, so Engram cannot soft-delete; nothing was written"
+                f"{path.name}: `{TABLE}` has no deleted_at column, so Engram cannot soft-delete; "
+                "nothing was written"
             )
         schema = read_schema(db)
         writable(schema, path.name)
@@ -133,7 +136,8 @@ def _journal_note(schema: Schema, op: str) -> list[str]:
     if not schema.journaled:
         return []
     return [
-        f"a `{op}` mutation of the observation appended to {journal.MUTATIONS} (target {journal.TARGET}), as Engram's own write journals it"
+        f"a `{op}` mutation of the observation appended to {journal.MUTATIONS} (target "
+        f"{journal.TARGET}), as Engram's own write journals it"
     ]
 
 
@@ -173,7 +177,8 @@ def _soft_delete(t: Target) -> Prepared:
     assert row is not None
     if row["deleted_at"] is not None:
         raise Conflict(
-            f"{t.memory.source}: the observation was deleted since it was read (deleted_at {row['deleted_at']}); nothing was written",
+            f"{t.memory.source}: the observation was deleted since it was read (deleted_at "
+            f"{row['deleted_at']}); nothing was written",
             path=t.rel,
         )
     now = engram_time(t)
@@ -189,9 +194,13 @@ def _soft_delete(t: Target) -> Prepared:
         "memory": t.memory.model_dump(mode="json"),
         "undo": "set deleted_at and updated_at back to `before`",
     }
-    description = f"quarantine {t.label}: soft-delete observation {t.memory.source.row} of {t.rel} as Engram's mem_delete does"
+    description = (
+        f"quarantine {t.label}: soft-delete observation {t.memory.source.row} of {t.rel} as "
+        "Engram's mem_delete does"
+    )
     changes = [
-        f"{t.memory.source}: deleted_at NULL -> {now!r}, updated_at {row['updated_at']!r} -> {now!r}"
+        f"{t.memory.source}: deleted_at NULL -> {now!r}, updated_at {row['updated_at']!r} -> "
+        f"{now!r}"
     ]
 
     changes.insert(
@@ -236,7 +245,8 @@ def _undelete(t: Target) -> Prepared:
     now = {"deleted_at": row["deleted_at"], "updated_at": row["updated_at"]}
     if now != after:
         raise Conflict(
-            f"{t.memory.source}: deleted_at/updated_at are {now} now, not the {after} the quarantine wrote (Engram changed the row since); nothing was written",
+            f"{t.memory.source}: deleted_at/updated_at are {now} now, not the {after} the "
+            "quarantine wrote (Engram changed the row since); nothing was written",
             path=t.rel,
         )
     effect = {
@@ -247,9 +257,13 @@ def _undelete(t: Target) -> Prepared:
         "before": after,
         "after": before,
     }
-    description = f"restore {t.label}: set deleted_at and updated_at of observation {t.memory.source.row} back to their values before the quarantine"
+    description = (
+        f"restore {t.label}: set deleted_at and updated_at of observation {t.memory.source.row} "
+        "back to their values before the quarantine"
+    )
     changes = [
-        f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, updated_at {after['updated_at']!r} -> {before['updated_at']!r}",
+        f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, "
+        f"updated_at {after['updated_at']!r} -> {before['updated_at']!r}",
         *_journal_note(schema, "upsert"),
     ]
 
@@ -271,7 +285,8 @@ def _reinsert(t: Target, path: Path, schema: Schema) -> Prepared:
     ref = t.undo_effect.get("vault")
     if not isinstance(ref, str):
         raise Conflict(
-            f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine) and no copy of it was vaulted; nothing was written",
+            f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine) and "
+            "no copy of it was vaulted; nothing was written",
             path=t.rel,
         )
     try:
@@ -285,7 +300,10 @@ def _reinsert(t: Target, path: Path, schema: Schema) -> Prepared:
         "row": t.memory.source.row,
         "vault": ref,
     }
-    description = f"restore {t.label}: Engram deleted observation {t.memory.source.row} since the quarantine; insert it back from the workbench vault"
+    description = (
+        f"restore {t.label}: Engram deleted observation {t.memory.source.row} since the "
+        "quarantine; insert it back from the workbench vault"
+    )
     changes = [
         f"{t.memory.source}: the row inserted back, every column as the vault item {ref} holds it",
         *_journal_note(schema, "upsert"),
@@ -338,7 +356,8 @@ def _check(
         )
     if {"deleted_at": deleted_at, "updated_at": updated_at} != expect:
         raise Conflict(
-            f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, updated_at {updated_at!r}); nothing was written",
+            f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, "
+            f"updated_at {updated_at!r}); nothing was written",
             path=t.rel,
         )
 
@@ -386,7 +405,8 @@ def _own_trigger(name: str, table: str, sql: str) -> bool:
 
 
 def _is_fts_trigger(sql: str, table: str = TABLE, fts: str = FTS) -> bool:
-    """An AFTER trigger on `table` whose body only INSERTs old./new. columns (or 'delete') into `fts`."""
+    """An AFTER trigger on `table` whose body only INSERTs old./new. columns (or 'delete') into
+    `fts`."""
     match = _trigger(table).fullmatch(sql.strip())
     if match is None:
         return False
