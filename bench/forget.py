@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import shutil
 import sys
 import tempfile
@@ -84,6 +85,8 @@ def run(size: int, count: int, out: Path) -> None:
         f"  total    {total:6.2f} s  target < {TARGET_S:.0f} s: {verdict}; files byte for byte "
         f"after undo: {same}",
     )
+    # A shared machine's load moves every figure above: say what it was.
+    print("  load     " + " / ".join(f"{n:.1f}" for n in os.getloadavg()) + " (1, 5, 15 min)")
 
 
 def main() -> int:
