@@ -9,11 +9,16 @@ import random
 from pathlib import Path
 
 WORDS = (
-    "deploy release branch staging prod approval token budget cache index search memory agent review "
-    "trust quarantine promote demote salience priority session context decision runbook rollback api "
-    "client server latency error retry timeout queue worker schema migration database replica backup "
-    "restore incident postmortem owner team kite mobile web console login oauth refresh rotation secret "
-    "vault policy audit ledger metric alert dashboard feature flag experiment rollout canary build test "
+    "deploy release branch staging prod approval token budget cache index search memory "
+    "agent review "
+    "trust quarantine promote demote salience priority session context decision runbook "
+    "rollback api "
+    "client server latency error retry timeout queue worker schema migration database "
+    "replica backup "
+    "restore incident postmortem owner team kite mobile web console login oauth refresh "
+    "rotation secret "
+    "vault policy audit ledger metric alert dashboard feature flag experiment rollout "
+    "canary build test "
     "lint format style review merge conflict rebase commit tag version semver changelog docs guide"
 ).split()
 TAGS = ("deploy", "policy", "kite", "infra", "auth", "mobile", "web", "api", "review", "oncall")
@@ -39,7 +44,8 @@ def _body(rng: random.Random) -> str:
 
 
 def memory_file(index: int, rng: random.Random, body: str | None = None) -> str:
-    """One memory file; `body` replaces the generated Markdown (bench/mixed.py brings its own prose)."""
+    """One memory file; `body` replaces the generated Markdown (bench/mixed.py brings its own
+    prose)."""
     name = f"note-{index:06d}-{rng.choice(WORDS)}"
     tags = rng.sample(TAGS, 3)
     auto = rng.random() < 0.05
@@ -50,7 +56,8 @@ def memory_file(index: int, rng: random.Random, body: str | None = None) -> str:
         "type: memory\n"
         "version: 1.0.0\n"
         f"author: {rng.choice(['maya', 'jonas', 'priya', 'theo'])}\n"
-        f"created: '2026-{rng.randint(1, 11):02d}-{rng.randint(1, 28):02d}T09:{rng.randint(10, 59)}:00.000Z'\n"
+        f"created: '2026-{rng.randint(1, 11):02d}-{rng.randint(1, 28):02d}"
+        f"T09:{rng.randint(10, 59)}:00.000Z'\n"
         f"modified: '2026-11-{rng.randint(1, 28):02d}T10:{rng.randint(10, 59)}:00.000Z'\n"
         f"tags: [{', '.join(tags)}]\n"
         f"autoLoad: {'true' if auto else 'false'}\n"
@@ -83,10 +90,11 @@ def generate(root: Path, count: int, seed: int = 7) -> Path:
     return portfolio
 
 
-# -- memory texts for the duplicate benchmark ---------------------------------------------------------
+# -- memory texts for the duplicate benchmark ------------------------------------------------------
 
 FUNCTION_WORDS = (
-    "the of and to a in is that for it as with was on be by this are or from at an not but have we they you all can when will if should after before then so"
+    "the of and to a in is that for it as with was on be by this are or from at an not but "
+    "have we they you all can when will if should after before then so"
 ).split()
 ONSETS = "b c d f g h j k l m n p r s t v w z br cr dr fl gr pl pr st tr sh ch th".split()
 NUCLEI = "a e i o u ai ea ie ou".split()
@@ -120,8 +128,8 @@ class MemoryTexts:
     """`count` memory texts shaped like the systems' own (one-passage facts as memory-mcp and Engram
     keep them, `## ` sections of list items as OpenClaw's, multi-paragraph notes as DollhouseMCP's)
     in sentences of short phrases (an optional function word or two, such as "of the", then one or
-    two content words from a Zipf-Mandelbrot vocabulary of 20,000), so that, as in English, "of the" is common
-    and "the the" never happens; with the duplicates a real portfolio holds planted:
+    two content words from a Zipf-Mandelbrot vocabulary of 20,000), so that, as in English, "of the"
+    is common and "the the" never happens; with the duplicates a real portfolio holds planted:
 
     * `near` of the memories restate a passage of an earlier one, each word then replaced, dropped
       or followed by an inserted word with a probability drawn from 0 to `max_edit` (so the pairs'

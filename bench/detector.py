@@ -1,17 +1,18 @@
-"""Detector benchmark, each figure for the span rules alone beside both layers (rules and the learned
-scorer) in the same run:
+"""Detector benchmark, each figure for the span rules alone beside both layers (rules and the
+learned scorer) in the same run:
 
 * the project's own corpus: recall per attack class, recall at high/critical, false positives on the
   benign hard negatives;
-* the outside corpora (bastioncorpus 0.6.0, garak 0.17.1 probe payloads): recall at high/critical per
-  corpus and per category, on the development split and on the held-out split;
+* the outside corpora (bastioncorpus 0.6.0, garak 0.17.1 probe payloads): recall at high/critical
+  per corpus and per category, on the development split and on the held-out split;
 * recall per probe family on the prompts garak's probe classes build when instantiated (collected by
   tools/garak_probe_prompts.py into the cache; skipped without it);
 * false positives per note and per whole file on the benign docs (Markdown shipped inside the pinned
-  packages of tools/train_detector.py), and on the docs of other pinned packages never trained on, and on bastioncorpus's benign cases;
-* throughput in MB/s on notes (the benign docs, one note at a time), on the corpus texts one by one and
-  on one large generated memory of prose, beside a plain `in` search for one phrase and beside the
-  detector of a git revision (`--ref`, default `main`) run in the same process, as a ratio: the
+  packages of tools/train_detector.py), and on the docs of other pinned packages never trained on,
+  and on bastioncorpus's benign cases;
+* throughput in MB/s on notes (the benign docs, one note at a time), on the corpus texts one by one
+  and on one large generated memory of prose, beside a plain `in` search for one phrase and beside
+  the detector of a git revision (`--ref`, default `main`) run in the same process, as a ratio: the
   machine is shared and noisy, so times are CPU time of this process and only figures taken side by
   side compare. Beside the notes' figure, the passes every scan makes before any rule looks at a
   match (the lowercase twin, the keyword index, the learned scorer's stems and gate): the ceiling of
@@ -22,7 +23,8 @@ scorer) in the same run:
   from 1 KB to 1 MB (8 MB with `--hostile-mb 8`), beside the seconds of prose of the same size; and
   prose at 2 and 8 MB, whose MB/s must not fall as the text grows.
 
-    python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none] [--only-throughput]
+    python -m bench.detector [--prose-mb 2] [--rounds 3] [--cache DIR] [--ref REV|none]
+        [--only-throughput]
     python -m bench.detector --hostile [--hostile-mb 1]
     python -m bench.detector --leave-one-out [--cache DIR]
     python -m bench.detector --review [--review-mb 1] [--rounds 3]
@@ -31,9 +33,9 @@ scorer) in the same run:
 added, then with each hostile shape instead, each in a fresh process with fresh workbench folders.
 
 `--leave-one-out` trains the learned scorer once per attack corpus with that corpus left out whole
-(`tools/train_detector.py`'s CORPORA) and measures it there: recall at high/critical on the corpus it
-never saw, per category, and false positives per note and per whole file on the docs never trained
-on and on real agent instruction files (AGENT_RULE_PACKAGES), beside the same figures of the
+(`tools/train_detector.py`'s CORPORA) and measures it there: recall at high/critical on the corpus
+it never saw, per category, and false positives per note and per whole file on the docs never
+trained on and on real agent instruction files (AGENT_RULE_PACKAGES), beside the same figures of the
 shipped weights (trained on the random development split). The attack sets of other authors
 (EVAL_ATTACK_PACKAGES) are never trained on: the shipped scorer's recall there is left-out already.
 The last line sums up the recall on every corpus left out.
@@ -63,7 +65,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.review import Finding, scan_text, scan_yaml_source  # noqa: E402
+from app.core.review import Finding  # noqa: E402
+from app.core.review.detector import scan_text, scan_yaml_source  # noqa: E402
 from bench.corpus import WORDS  # noqa: E402
 from tests.core.detector_corpus import ATTACKS, BENIGN, CLASSES, Case  # noqa: E402
 from tools import garak_probes  # noqa: E402
@@ -130,11 +133,13 @@ def _rate(hits: list[bool]) -> str:
 
 
 def outside(cache: Path) -> list[str]:
-    """Recall on the outside corpora and false positives on benign docs; returns the notes (for timing)."""
+    """Recall on the outside corpora and false positives on benign docs; returns the notes (for
+    timing)."""
     samples = td.load_bastion(cache) + td.load_garak(cache)
     if not samples:
         print(
-            f"\n== outside corpora: not in {cache}; run `python tools/train_detector.py` to download them"
+            f"\n== outside corpora: not in {cache}; run `python tools/train_detector.py` to "
+            f"download them"
         )
         return []
     attacks = [s for s in samples if s.attack]
@@ -173,7 +178,8 @@ def _doc_false_positives(
     label: str, source: str | None, files: list[tuple[str, str, str]]
 ) -> list[str]:
     """Per note and per whole file, on the training script's development and held-out packages of
-    `source` (or all of them, for packages never trained on); the notes, for the throughput figure."""
+    `source` (or all of them, for packages never trained on); the notes, for the throughput
+    figure."""
     if not files:
         return []
     notes = [(pkg, note) for pkg, _, text in files for note in td.split_notes(text)]
@@ -188,7 +194,8 @@ def _doc_false_positives(
             cells = [_rate([_flagged(t, learned) for t in part]) for _, learned in LAYERS]
             print(f"{f'{label}, per {kind}':44} {split:9} {cells[0]:>16} {cells[1]:>16}")
     print(
-        f"({label}: {len(files)} files from {len({p for p, _, _ in files})} packages, {len(notes)} notes)"
+        f"({label}: {len(files)} files from {len({p for p, _, _ in files})} packages, {len(notes)} "
+        f"notes)"
     )
     return [n for _, n in notes]
 
@@ -196,12 +203,13 @@ def _doc_false_positives(
 def probe_classes(cache: Path) -> None:
     """Recall at high/critical on the prompts garak's probe classes build at run time, per probe
     family: over the prompts that are attacks on a memory store (tools/garak_probes.py says which),
-    on every class and on the classes garak runs by default, on the training script's development and
-    held-out groups; then the rest, by the reason they are not orders to an agent."""
+    on every class and on the classes garak runs by default, on the training script's development
+    and held-out groups; then the rest, by the reason they are not orders to an agent."""
     prompts = garak_probes.load(cache)
     if prompts is None:
         print(
-            f"\n== garak probe classes: {cache / garak_probes.PROBES_FILE} is missing; run `python tools/garak_probe_prompts.py` to collect them"
+            f"\n== garak probe classes: {cache / garak_probes.PROBES_FILE} is missing; run `python "
+            f"tools/garak_probe_prompts.py` to collect them"
         )
         return
     flagged = {
@@ -216,7 +224,8 @@ def probe_classes(cache: Path) -> None:
         ("held-out", lambda p: held[id(p)]),
     )
     print(
-        f"\n== garak 0.17.1 probe classes, prompts as instantiated offline: recall at high/critical on the {len(attacks)} attacks on a memory store"
+        f"\n== garak 0.17.1 probe classes, prompts as instantiated offline: recall at "
+        f"high/critical on the {len(attacks)} attacks on a memory store"
     )
     print(f"{'family':24} {'prompts':9} {'rules':>16} {'both':>16}")
     families = sorted({p.family for p in attacks})
@@ -229,7 +238,8 @@ def probe_classes(cache: Path) -> None:
                 cells = [_rate([flagged[p.text, learned] for p in part]) for _, learned in LAYERS]
                 print(f"{family:24} {label:9} {cells[0]:>16} {cells[1]:>16}")
     print(
-        f"\n== garak 0.17.1 probe prompts that give no order ({len(prompts) - len(attacks)}): flagged high/critical, by reason"
+        f"\n== garak 0.17.1 probe prompts that give no order ({len(prompts) - len(attacks)}): "
+        f"flagged high/critical, by reason"
     )
     reasons: dict[str, list[garak_probes.Prompt]] = {}
     for p in prompts:
@@ -267,8 +277,9 @@ Scan = Callable[..., list[Finding]]
 
 
 def reference(rev: str) -> Scan | None:
-    """`scan_text` of the detector committed at `rev`, imported into this process beside ours (its `app`
-    package is exported to a temporary folder and loaded under the same names, then ours is restored)."""
+    """`scan_text` of the detector committed at `rev`, imported into this process beside ours (its
+    `app` package is exported to a temporary folder and loaded under the same names, then ours is
+    restored)."""
     from bench.detector_diff import _export
 
     try:
@@ -296,8 +307,8 @@ def reference(rev: str) -> Scan | None:
 def throughput(
     texts: list[str], label: str, rounds: int, ref: Scan | None = None
 ) -> tuple[float, float, float | None]:
-    """Prints MB/s of each layer (and of the reference detector, with both layers); returns the size in
-    MB and the seconds of this tree's and the reference's full scan."""
+    """Prints MB/s of each layer (and of the reference detector, with both layers); returns the size
+    in MB and the seconds of this tree's and the reference's full scan."""
     size_mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
     baseline = _best(rounds, lambda: [PHRASE in t for t in texts])
     timed = {
@@ -306,7 +317,8 @@ def throughput(
     }
     ref_s = _best(rounds, lambda: [ref(t) for t in texts]) if ref is not None else None
     print(
-        f"{label:38} {size_mb:6.2f} MB  baseline {size_mb / baseline:8.0f} MB/s  rules {size_mb / timed['rules']:6.2f} MB/s"
+        f"{label:38} {size_mb:6.2f} MB  baseline {size_mb / baseline:8.0f} MB/s  rules "
+        f"{size_mb / timed['rules']:6.2f} MB/s"
         f"  both {size_mb / timed['both']:6.2f} MB/s ({timed['both']:.3f} s)"
         + (
             f"  reference {size_mb / ref_s:6.2f} MB/s ({ref_s:.3f} s, x{ref_s / timed['both']:.2f})"
@@ -318,9 +330,9 @@ def throughput(
 
 
 def shared_passes(texts: list[str], rounds: int) -> None:
-    """Prints the MB/s of the passes every scan of a text makes before any rule looks at a match: its
-    lowercase twin, the keyword index's automaton over it, and the learned scorer's stems and its
-    gate's automaton over them. Their sum bounds what any rule logic on top can reach."""
+    """Prints the MB/s of the passes every scan of a text makes before any rule looks at a match:
+    its lowercase twin, the keyword index's automaton over it, and the learned scorer's stems and
+    its gate's automaton over them. Their sum bounds what any rule logic on top can reach."""
     from app.core.review import common, scorer
 
     index, gate = common._index().automaton, scorer.model().gate
@@ -339,7 +351,8 @@ def shared_passes(texts: list[str], rounds: int) -> None:
 
     seconds = _best(rounds, passes)
     print(
-        f"{'  passes every scan makes first':38} {size_mb:6.2f} MB  {size_mb / seconds:6.2f} MB/s ({seconds * 1e6 / len(texts):.0f} us a text)"
+        f"{'  passes every scan makes first':38} {size_mb:6.2f} MB  {size_mb / seconds:6.2f} MB/s "
+        f"({seconds * 1e6 / len(texts):.0f} us a text)"
     )
 
 
@@ -458,8 +471,8 @@ def _scan_seconds(text: str, rounds: int = 1) -> float:
 
 
 def hostile(top_mb: float) -> None:
-    """Seconds per hostile shape and size, the slowest beside prose of the same size, and prose's MB/s
-    at 2 and 8 MB."""
+    """Seconds per hostile shape and size, the slowest beside prose of the same size, and prose's
+    MB/s at 2 and 8 MB."""
     sizes = [1_000, 64_000, 1_000_000] + ([int(top_mb * 1_000_000)] if top_mb > 1 else [])
     print("\n== hostile text (seconds of one scan, CPU time)")
     print(f"{'shape':32}" + "".join(f"{size / 1000:>12,.0f} KB" for size in sizes))
@@ -477,7 +490,8 @@ def hostile(top_mb: float) -> None:
     )
     rates = {mb: mb / _scan_seconds(_prose(mb * 1_000_000), 2) for mb in (2, 8)}
     print(
-        f"prose: 2 MB at {rates[2]:.2f} MB/s, 8 MB at {rates[8]:.2f} MB/s (x{rates[8] / rates[2]:.2f})"
+        f"prose: 2 MB at {rates[2]:.2f} MB/s, 8 MB at {rates[8]:.2f} MB/s "
+        f"(x{rates[8] / rates[2]:.2f})"
     )
     print(f"slowest 1 MB shape: {worst[1_000_000]:.3f} s (target: under 1 s)")
 

@@ -1,10 +1,11 @@
 """Compare the detector of a git revision with the working tree's, finding by finding.
 
-Every text of the project's corpus and tests, the outside corpora (when cached), the benign docs (note
-by note and whole files), the sample portfolio, large and pathological inputs and a set of variants of
-the attacks (look-alike letters, invisible characters, encodings, splices into benign notes) is scanned
-by both detectors, with and without the learned layer; every field of every finding (rule, category,
-severity, exact span, message, excerpt, decoded text, suggested trust) must be the same.
+Every text of the project's corpus and tests, the outside corpora (when cached), the benign docs
+(note by note and whole files), the sample portfolio, large and pathological inputs and a set of
+variants of the attacks (look-alike letters, invisible characters, encodings, splices into benign
+notes) is scanned by both detectors, with and without the learned layer; every field of every
+finding (rule, category, severity, exact span, message, excerpt, decoded text, suggested trust) must
+be the same.
 
     python -m bench.detector_diff [--ref main] [--quick] [--show 20]
 
@@ -38,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 _WORKER = r"""
 import json, pickle, sys, time
 sys.path.insert(0, sys.argv[1])
-from app.core.review import scan_text, scan_yaml_source
+from app.core.review.detector import scan_text, scan_yaml_source
 texts = pickle.load(open(sys.argv[2], "rb"))
 out = []
 begin = time.perf_counter()
@@ -63,7 +64,8 @@ def _leet(text: str) -> str:
 
 
 def _variants(name: str, text: str, rng: random.Random) -> list[tuple[str, str]]:
-    """Obfuscated and embedded forms of an attack, so the second look and the decoders are compared too."""
+    """Obfuscated and embedded forms of an attack, so the second look and the decoders are compared
+    too."""
     words = text.split(" ")
     out = [
         ("cyrillic", text.translate(_CYRILLIC)),
@@ -95,11 +97,10 @@ def _variants(name: str, text: str, rng: random.Random) -> list[tuple[str, str]]
 def _test_strings() -> list[tuple[str, str]]:
     """String constants of the detector's test modules (the texts the tests scan)."""
     out: list[tuple[str, str]] = []
-    for rel in (
-        "tests/core/test_detector.py",
-        "tests/core/test_detector_layers.py",
-        "tests/core/detector_corpus.py",
-    ):
+    corpus = sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "tests/core/detector_corpus").glob("*.py")
+    )
+    for rel in ("tests/core/test_detector.py", "tests/core/test_detector_layers.py", *corpus):
         tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if (
@@ -230,7 +231,8 @@ def main() -> int:
         new = json.loads(new_out.read_text(encoding="utf-8"))
     size = sum(len(t) for _, t, _ in corpus) / 1e6
     print(
-        f"{len(corpus)} texts, {size:.1f} M characters; reference {ref['seconds']:.1f} s, working tree {new['seconds']:.1f} s"
+        f"{len(corpus)} texts, {size:.1f} M characters; reference {ref['seconds']:.1f} s, working "
+        f"tree {new['seconds']:.1f} s"
     )
     differing = 0
     findings = 0
@@ -246,20 +248,24 @@ def main() -> int:
                 gone = [f for f in old if _key(f) not in {_key(c) for c in cur}]
                 added = [f for f in cur if _key(f) not in {_key(o) for o in old}]
                 print(
-                    f"\n{name} ({'both layers' if layer == 0 else 'rules alone'}): {len(old)} -> {len(cur)} findings"
+                    f"\n{name} ({'both layers' if layer == 0 else 'rules alone'}): {len(old)} -> "
+                    f"{len(cur)} findings"
                 )
                 for f in gone:
                     print(
-                        f"  - {f['rule']} {f['severity']} [{f['start']}:{f['end']}] {f['excerpt'][:100]!r}"
+                        f"  - {f['rule']} {f['severity']} [{f['start']}:{f['end']}] "
+                        f"{f['excerpt'][:100]!r}"
                     )
                 for f in added:
                     print(
-                        f"  + {f['rule']} {f['severity']} [{f['start']}:{f['end']}] {f['excerpt'][:100]!r}"
+                        f"  + {f['rule']} {f['severity']} [{f['start']}:{f['end']}] "
+                        f"{f['excerpt'][:100]!r}"
                     )
                 if not gone and not added:
                     print("  (same findings, different order)")
     print(
-        f"\n{findings} reference findings; {differing} scans differ ({time.perf_counter() - begin:.0f} s)"
+        f"\n{findings} reference findings; {differing} scans differ "
+        f"({time.perf_counter() - begin:.0f} s)"
     )
     return 1 if differing else 0
 

@@ -1,7 +1,7 @@
-"""Duplicate benchmark: find_duplicates (exact groups, then near pairs) on generated memories, beside
-the previous algorithm run in the same process (every pair of an exact group kept as covered, near
-candidates from every pair in each shingle's postings of up to 200 passages), as ratios, with the
-peak memory each allocates (tracemalloc, a second run) and the near pairs' recall.
+"""Duplicate benchmark: find_duplicates (exact groups, then near pairs) on generated memories,
+beside the previous algorithm run in the same process (every pair of an exact group kept as covered,
+near candidates from every pair in each shingle's postings of up to 200 passages), as ratios, with
+the peak memory each allocates (tracemalloc, a second run) and the near pairs' recall.
 
     python -m bench.duplicates [--sizes 10000 100000] [--copies 2000 10000] [--old-max 10000]
                                [--old-max-copies 2000] [--recall-max 10000] [--lsh-max 10000]
@@ -65,9 +65,12 @@ from app.core.model import Memory, Source, Tier  # noqa: E402
 from app.core.workbench import Workbench  # noqa: E402
 from bench.corpus import MemoryTexts  # noqa: E402
 
-LOOPED = "## Retry the flaky deploy\nWhen the staging deploy fails on the health check, wait two minutes and retry once before paging.\n"
+LOOPED = (
+    "## Retry the flaky deploy\nWhen the staging deploy fails on the health check, wait two "
+    "minutes and retry once before paging.\n"
+)
 
-# -- the previous algorithm, as it was ----------------------------------------------------------------
+# -- the previous algorithm, as it was -------------------------------------------------------------
 
 OLD_MAX_SHINGLE_POSTINGS = 200
 
@@ -149,7 +152,7 @@ def old_find_duplicates(
     return exact, near
 
 
-# -- the exact all-pairs reference and the LSH alternative ------------------------------------------
+# -- the exact all-pairs reference and the LSH alternative -----------------------------------------
 
 
 def all_pairs(texts: dict[str, str], threshold: float = NEAR_THRESHOLD) -> set[tuple[str, str]]:
@@ -210,7 +213,7 @@ def lsh_pairs(
     return found, len(candidates)
 
 
-# -- measuring ---------------------------------------------------------------------------------------
+# -- measuring -------------------------------------------------------------------------------------
 
 
 def measure(run: Callable[..., Any], *args: Any) -> tuple[Any, float, float, float]:
@@ -263,7 +266,10 @@ def row(
         line += "  old: not run"
     else:
         _, old_wall, old_cpu, old_peak = old
-        line += f"  old {_time(old_wall, old_cpu)} {old_peak:8.1f} MB  {what(old[0]):<28}  x{old_wall / wall:.1f} time, x{old_peak / peak:.1f} memory"
+        line += (
+            f"  old {_time(old_wall, old_cpu)} {old_peak:8.1f} MB  {what(old[0]):<28}  "
+            f"x{old_wall / wall:.1f} time, x{old_peak / peak:.1f} memory"
+        )
     print(line)
     sys.stdout.flush()
 
@@ -286,12 +292,14 @@ def realistic(sizes: Sequence[int], old_max: int) -> None:
         if old is not None:
             pairs = {(p.a, p.b) for p in new[0][1]}
             old_pairs = {(p.a, p.b) for p in old[0][1]}
-            # the old stage pairs every copy of a group with a third memory; compare on the kept ones
+            # the old stage pairs every copy of a group with a third memory; compare on the kept
+            # ones
             copies = {i for g in new[0][0] for i in g.ids[1:]}
             kept = set(texts) - copies
             old_pairs = {p for p in old_pairs if p[0] in kept and p[1] in kept}
             print(
-                f"{'':<34} near pairs between kept memories: new {len(pairs):,}, old {len(old_pairs):,}, both {len(pairs & old_pairs):,}"
+                f"{'':<34} near pairs between kept memories: new {len(pairs):,}, old "
+                f"{len(old_pairs):,}, both {len(pairs & old_pairs):,}"
             )
 
 
@@ -309,9 +317,12 @@ def recall(sizes: Sequence[int], recall_max: int, lsh_max: int) -> None:
             spent = time.perf_counter() - started
             old = {(p.a, p.b) for p in old_near_duplicates(texts)}
             print(
-                f"{size:,} memories: exact all-pairs {len(reference):,} pairs ({spent:.1f} s); new finds {len(new & reference):,}, "
-                f"recall {len(new & reference) / len(reference):.4f}, {len(new - reference)} not in it; "
-                f"old finds {len(old & reference):,}, recall {len(old & reference) / len(reference):.4f}"
+                f"{size:,} memories: exact all-pairs {len(reference):,} pairs ({spent:.1f} "
+                f"s); new finds {len(new & reference):,}, "
+                f"recall {len(new & reference) / len(reference):.4f}, "
+                f"{len(new - reference)} not in it; "
+                f"old finds {len(old & reference):,}, recall "
+                f"{len(old & reference) / len(reference):.4f}"
             )
         bounds = set_join.MAX_PARTNERS, duplicates.MAX_HOLDERS, set_join.MAX_VERIFIED
         try:
@@ -322,9 +333,12 @@ def recall(sizes: Sequence[int], recall_max: int, lsh_max: int) -> None:
         finally:
             set_join.MAX_PARTNERS, duplicates.MAX_HOLDERS, set_join.MAX_VERIFIED = bounds
         print(
-            f"{size:,} memories: search bounds lifted {len(unbounded):,} pairs, bounded {len(new):,}: recall {len(new & unbounded) / len(unbounded):.4f}; "
-            f"passages held by more than {duplicates.MAX_HOLDERS} memories paired in full: {len(every_holder):,} pairs "
-            f"({len(every_holder - unbounded):,} left out by design, each later holder paired with the first only)"
+            f"{size:,} memories: search bounds lifted {len(unbounded):,} pairs, bounded "
+            f"{len(new):,}: recall {len(new & unbounded) / len(unbounded):.4f}; "
+            f"passages held by more than {duplicates.MAX_HOLDERS} memories paired in full: "
+            f"{len(every_holder):,} pairs "
+            f"({len(every_holder - unbounded):,} left out by design, each later holder "
+            "paired with the first only)"
         )
         if size <= lsh_max:
             started, cpu = time.perf_counter(), time.process_time()
@@ -334,7 +348,8 @@ def recall(sizes: Sequence[int], recall_max: int, lsh_max: int) -> None:
             near_duplicates(texts)
             join, join_cpu = time.perf_counter() - started, time.process_time() - join_cpu
             print(
-                f"{size:,} memories: MinHash LSH 50x2 {_time(spent, cpu)}, {candidates:,} candidates, recall {len(lsh & unbounded) / len(unbounded):.4f} "
+                f"{size:,} memories: MinHash LSH 50x2 {_time(spent, cpu)}, {candidates:,} "
+                f"candidates, recall {len(lsh & unbounded) / len(unbounded):.4f} "
                 f"against the join's {_time(join, join_cpu)}"
             )
         sys.stdout.flush()
@@ -428,7 +443,8 @@ def main() -> int:
     )
     args = parser.parse_args()
     print(
-        f"python {sys.version.split()[0]}; threshold {NEAR_THRESHOLD}; bounds: {passages_module.MAX_PASSAGE_WORDS} words a passage, "
+        f"python {sys.version.split()[0]}; threshold {NEAR_THRESHOLD}; bounds: "
+        f"{passages_module.MAX_PASSAGE_WORDS} words a passage, "
         f"{passages_module.MAX_TEXT_SHINGLES:,} shingles a memory, "
         f"{duplicates.MAX_HOLDERS} holders, "
         f"{set_join.BANDS}x{set_join.ROWS} bands, {set_join.MAX_PARTNERS} partners, "

@@ -1,11 +1,12 @@
 """Live benchmark: how long after another process's write the workbench has read it in.
 
-    python -m bench.live [--size 10000] [--rounds 5] [--out DIR]
+    python -m bench.live [--size 10000] [--engram-rows N] [--rounds 5] [--out DIR]
 
 Over the mixed corpus (bench/mixed.py) of --size memories, each round a second process writes a new
 DollhouseMCP file, appends to a MassGen file and inserts an Engram row; the figure is the time from
 the end of that process's write to the event that reports it (the facade has read it in by then),
-the median and the worst over the rounds, per kind, beside the target of one second.
+the median and the worst over the rounds, per kind, beside the target of one second. With
+--engram-rows the corpus's Engram database holds that many observations instead of its share.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from app.core.live import LiveEvent
 from app.core.locations import Locations
 from app.core.workbench import Workbench
-from bench.mixed import generate
+from bench.mixed import Prose, _engram, generate
 
 TARGET = 1.0  # seconds
 WAIT = 30.0
@@ -57,8 +58,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     out = Path(tempfile.gettempdir()) / "memwb-bench-live"
     parser.add_argument("--out", type=Path, default=out)
+    parser.add_argument("--engram-rows", type=int, default=0, help="observations in Engram's db")
     args = parser.parse_args()
-    corpus = generate(args.out / f"corpus-{args.size}", args.size, log=print)
+    rows = args.engram_rows
+    name = f"corpus-{args.size}" + (f"-engram-{rows}" if rows else "")
+    corpus = generate(args.out / name, args.size, log=print)
+    if rows:
+        _sized_engram(corpus, rows)
     state = args.out / "state"
     workbench = Workbench(Locations(state / "cache", state / "data", state / "config"))
     workbench.open([corpus], index=False)
@@ -87,6 +93,19 @@ def main() -> int:
         median, worst = statistics.median(times), max(times)
         print(f"  {what:10} median {median:.3f}  worst {worst:.3f}  (target {TARGET:.1f})")
     return 0
+
+
+def _sized_engram(corpus: Path, rows: int) -> None:
+    """The corpus's Engram database made again with `rows` observations (once)."""
+    marker = corpus / f".engram-{rows}"
+    if marker.exists():
+        return
+    print(f"generating an Engram database of {rows:,} observations")
+    path = corpus / "engram" / "engram.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    _engram(path, rows, Prose(11))
+    marker.touch()
 
 
 def _wait(seen: list[tuple[float, LiveEvent]], arrived: threading.Condition, system: str) -> float:

@@ -11,13 +11,13 @@ Measured: cold start (no cache; the corpus in the OS cache), warm start (median 
 on the same cache in this process, and of 3 in new processes, which also import what a load needs
 on a heap new to them; once after one memory file was rewritten, which it parses alone; and once on
 the next day's clock, the first start of a day), `review_queue()` (as
-the first call after a warm start; after `trusts()`, which works out the same memories that may need
-review; then again), `suggestions()`,
-`trusts()` (every memory's effective trust: first, kept, and after a ledger-only flag, beside
-`finding_severities()`, which walks the same findings), and one promote and approve, and one
-quarantine and its restore in each system of files and Engram, end to end through the facade (each
-undone, so the corpus stays as generated). Suggestions grow faster than linearly (near-duplicate pairs); above
---suggestions-max memories they are left out.
+the first call after a warm start; after `trusts()`, which works out the same memories that may
+need review; then again), `suggestions()`, `trusts()` (every memory's effective trust: first, kept,
+and after a ledger-only flag, beside `finding_severities()`, which walks the same findings), and
+one promote and approve, and one quarantine and its restore in each system of files and Engram, end
+to end through the facade (each undone, so the corpus stays as generated). Suggestions grow faster
+than linearly (near-duplicate pairs); above --suggestions-max memories they are left out. The peak
+RSS of a new process with one workbench open (a warm start) is printed with the peak of the run.
 
 `--ref REV` also times the cold start of the workbench as committed at REV (its `app` package
 exported to a temporary folder, run in a child process) on the same corpus right after this tree's,
@@ -56,7 +56,7 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, value
 
 
-# -- anchors ----------------------------------------------------------------------------------------
+# -- anchors ---------------------------------------------------------------------------------------
 
 
 def stat_walk(root: Path) -> int:
@@ -112,12 +112,12 @@ def fts5(root: Path) -> float:
     return seconds
 
 
-# -- the workbench ----------------------------------------------------------------------------------
+# -- the workbench --------------------------------------------------------------------------------
 
 # An open in a child process, by whatever `app` package is first on its path (cold on a new state
 # folder, warm on a kept one): the same calls have opened a workbench since the first release.
 _OPEN = """
-import json, sys, time
+import json, resource, sys, time
 from pathlib import Path
 from app.core.locations import Locations
 from app.core.workbench import Workbench
@@ -125,13 +125,21 @@ corpus, state = Path(sys.argv[1]), Path(sys.argv[2])
 wb = Workbench(Locations(cache=state / "cache", data=state / "data", config=state / "config"))
 start = time.perf_counter()
 count = len(wb.open([corpus]).memories)
-print(json.dumps({"seconds": time.perf_counter() - start, "memories": count}))
+seconds = time.perf_counter() - start
+rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+try:  # the peak of this program alone: ru_maxrss keeps the forked parent's from before exec
+    with open("/proc/self/status") as status:
+        rss_mb = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration, ValueError):
+    pass
+print(json.dumps({"seconds": seconds, "memories": count, "rss_mb": rss_mb}))
 wb.close()
 """
 
 
 def reference_cold(rev: str, corpus: Path) -> tuple[float, int] | None:
-    """(seconds, memories) of a cold open of `corpus` by the code at `rev`; None if it cannot run."""
+    """(seconds, memories) of a cold open of `corpus` by the code at `rev`; None if it cannot
+    run."""
     from bench.detector_diff import _export
 
     try:
@@ -151,19 +159,25 @@ def reference_cold(rev: str, corpus: Path) -> tuple[float, int] | None:
         shutil.rmtree(state, ignore_errors=True)
 
 
-def warm_in_new_processes(corpus: Path, state: Path, runs: int = 3) -> list[float]:
-    """Seconds of `Workbench.open` in each of `runs` new processes on the kept cache: what starting
-    the app costs, with the modules a load imports on its way and a heap that is new to the process."""
-    seconds = []
+def warm_in_new_processes(
+    corpus: Path, state: Path, runs: int = 3
+) -> tuple[list[float], list[float]]:
+    """Seconds of `Workbench.open` in each of `runs` new processes on the kept cache (what starting
+    the app costs, with the modules a load imports on its way and a heap that is new to the
+    process), and each process's peak RSS in MB with that one workbench open."""
+    seconds, peaks = [], []
     for _ in range(runs):
         done = _open_in_child(Path(__file__).resolve().parents[1], corpus, state)
         done.check_returncode()
-        seconds.append(float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"]))
-    return seconds
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+        seconds.append(float(answer["seconds"]))
+        peaks.append(float(answer.get("rss_mb", "nan")))
+    return seconds, peaks
 
 
 def _open_in_child(root: Path, corpus: Path, state: Path) -> subprocess.CompletedProcess[str]:
-    """`_OPEN` run by the `app` package under `root` (its last line: the open's seconds and memories)."""
+    """`_OPEN` run by the `app` package under `root` (its last line: the open's seconds and
+    memories)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     return subprocess.run(
         [sys.executable, "-c", _OPEN, str(corpus), str(state)],
@@ -247,7 +261,8 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
     read_s, size_bytes = timed(lambda: read_bytes(corpus))
     fts_s = fts5(corpus)
     print(
-        f"\n{size:,} memories: {entries:,} files and folders, {size_bytes / 1e6:.0f} MB (corpus ready in {gen_s:.1f} s)"
+        f"\n{size:,} memories: {entries:,} files and folders, {size_bytes / 1e6:.0f} MB"
+        f" (corpus ready in {gen_s:.1f} s)"
     )
 
     rows: list[tuple[str, float, str, float]] = []
@@ -307,7 +322,7 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
                 stat_s,
             )
         )
-        fresh = warm_in_new_processes(corpus, state)
+        fresh, fresh_rss = warm_in_new_processes(corpus, state)
         rows.append(
             (
                 "warm start in a new process (median of 3)",
@@ -358,8 +373,8 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
         again_s, _ = timed(wb.review_queue)
         rows.append(("review_queue() again", again_s, "stat walk", stat_s))
         # The first start of a day: the snapshot serves it too, its memories placed for the day, and
-        # the index (whose inputs name the day) updates what moved. Left until here, as it leaves the
-        # index fed with the next day's inputs.
+        # the index (whose inputs name the day) updates what moved. Left until here, as it leaves
+        # the index fed with the next day's inputs.
         next_day = Workbench(locations(state), clock=NextDay())
         next_s, _ = timed(lambda: next_day.open([corpus]))
         next_day.close()
@@ -389,10 +404,14 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
         print(f"{name:<{width}} {seconds:9.3f}   {anchor:<15} {anchor_s:8.3f} {ratio:8.1f}x")
     print(f"cold phases (s): {phases}")
     print(
-        f"warm phases (s): {warm_phases}; warm starts {', '.join(f'{w:.2f}' for w in warms)}; in new processes {', '.join(f'{w:.2f}' for w in fresh)}"
+        f"warm phases (s): {warm_phases}; warm starts {', '.join(f'{w:.2f}' for w in warms)};"
+        f" in new processes {', '.join(f'{w:.2f}' for w in fresh)}"
     )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
-        f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; load average {os.getloadavg()[0]:.1f} (on a shared machine, read the ratios)"
+        f"peak RSS {peak:.0f} MB (this run); with one workbench open in a new process"
+        f" {max(fresh_rss):.0f} MB; load average {os.getloadavg()[0]:.1f}"
+        " (on a shared machine, read the ratios)"
     )
     sys.stdout.flush()
 

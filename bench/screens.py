@@ -3,7 +3,8 @@ time to a first screen with rows, time to loaded and to the load's own rows (rep
 then keypress latency in browse, review and budget, beside the same keypress in a bare Textual app
 measured in the same run.
 
-    python -m bench.screens [--sizes 10000 100000] [--presses 60] [--writes 5] [--out DIR] [--state DIR]
+    python -m bench.screens [--sizes 10000 100000] [--presses 60] [--writes 5] [--out DIR]
+                            [--state DIR]
 
 Each size: the corpus is generated (or reused from --out), one cold run of the app fills the
 caches and keeps the rows it listed, then a new app on the same caches is timed (the warm start a
@@ -15,12 +16,13 @@ A key is sent the way the terminal driver sends one it has read, once the app ha
 QUIET seconds (workers done, nothing left to paint), and is answered by the first frame after it,
 composed and rendered to terminal output: what a person sees change. Its "shown" time is its last
 frame before the app is quiet again: what the key started (the detail pane's read, a plan's rows)
-is on screen. Pilot's own `press` and `pause` are not used for the timing: each waits in steps of
-20 ms until the process looks idle, which alone makes a key look 60 ms long. Cursor keys (j, k)
-and page keys are reported apart, each beside the same kind of key in a bare Textual app holding
-one focused table, measured in the same run; a page key repaints a whole table, in Textual's own
-rendering, which the bare app's figure shows. Beside them, the event loop thread's CPU time from
-a key to its first frame: the app's own work, without the machine's other load.
+is on screen. Pilot's own `press` and `pause` are not used for the timing: each waits in steps
+until the process looks idle, which alone makes a key look several times as long as it is.
+Cursor keys (j, k) and page keys are reported apart, each beside the same kind of key in a bare
+Textual app holding one focused table, measured in the same run; a page key repaints a whole
+table, in Textual's own rendering, which the bare app's figure shows. Beside them, the event loop
+thread's CPU time from a key to its first frame: the app's own work, without the machine's other
+load.
 
 Then writes, end to end as a person sees them: a promote of a DollhouseMCP memory in browse and
 its undo, each from the key to the first frame whose table shows the row changed (median and
@@ -67,7 +69,8 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-QUIET = 0.25  # seconds without a new frame: what a key started (a pane's read, a deferred fill) is shown
+# seconds without a new frame: what a key started (a pane's read, a deferred fill) is shown
+QUIET = 0.25
 
 
 class _Frames:
@@ -145,7 +148,8 @@ async def _latency(
 async def _written(
     pilot: Pilot[object], frames: _Frames, key: str, done: Callable[[], bool]
 ) -> float:
-    """Milliseconds from a write's key to the first frame after the table holds what `done` looks for."""
+    """Milliseconds from a write's key to the first frame after the table holds what `done` looks
+    for."""
     app = pilot.app
     table = app.screen.query_one(MemoryTable)
     await _settle(pilot, frames)
@@ -239,8 +243,8 @@ async def cold(corpus: Path, locations: Locations) -> float:
     return time.perf_counter() - start
 
 
-# A new process opening the app as `memwb PATH` does (the workbench's folders, not a facade), headless:
-# it says when the table first holds rows.
+# A new process opening the app as `memwb PATH` does (the workbench's folders, not a facade),
+# headless: it says when the table first holds rows.
 FIRST_ROWS_CHILD = """
 import asyncio, sys
 from pathlib import Path
@@ -285,7 +289,7 @@ def bytecode_written() -> None:
     """The app's modules compiled to bytecode, as any run writes them where the environment lets it
     (pip writes an installed package's at install): a person's every start after the first reads
     them. Where PYTHONDONTWRITEBYTECODE is set, none is written, and each new process would compile
-    the app's modules from source again (70 ms of it here)."""
+    the app's modules from source again, which no person's start pays."""
     compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "app"), quiet=1)
 
 
@@ -378,15 +382,22 @@ async def run(
             shutil.rmtree(state, ignore_errors=True)
     print(f"\n{size:,} memories (cold run to loaded: {cold_s:.1f} s)")
     print(
-        f"{'measure':<36}{'value':>10}   anchor (the same kind of key in a bare Textual app, same run)"
+        f"{'measure':<36}{'value':>10}   anchor (the same kind of key in a bare "
+        "Textual app, same run)"
     )
     for name, value in figures.items():
         anchor = _anchor(name, bare)
         ratio = f"{value / anchor:6.1f}x of {anchor:.1f} ms" if anchor else ""
         if name.startswith("first screen with rows in a new process"):
-            ratio = f"{value / bare_new_s:6.1f}x of {bare_new_s:.2f} s (an empty Textual app's first frame in a new process)"
+            ratio = (
+                f"{value / bare_new_s:6.1f}x of {bare_new_s:.2f} s (an empty Textual app's "
+                "first frame in a new process)"
+            )
         elif name.startswith("first screen"):
-            ratio = f"{value / bare_first_s:6.1f}x of {bare_first_s:.2f} s (an empty Textual app's first frame)"
+            ratio = (
+                f"{value / bare_first_s:6.1f}x of {bare_first_s:.2f} s (an empty Textual "
+                "app's first frame)"
+            )
         print(f"{name:<36}{value:>10.2f}   {ratio}")
     print(f"load average {os.getloadavg()[0]:.1f} (a shared machine: read the ratios)")
 

@@ -7,19 +7,21 @@ SQLite FTS5 from the standard library on the same corpus), printed as ratios.
 The corpus is generated in memory (Memory objects and their texts; no files): the 14-field shape of
 bench/corpus.py (name, description, 3 tags, priority, dates...) over bodies of 300-3,000 characters,
 but with a Zipf-distributed vocabulary of 20,000 words (bench/corpus.py's 130 domain words and the
-English function words on top, then generated words, 30% of sentences with an inflected word) so that
-term frequencies, prefixes and typos behave like real text rather than like a 130-word language.
+English function words on top, then generated words, 30% of sentences with an inflected word) so
+that term frequencies, prefixes and typos behave like real text rather than like a 130-word
+language.
 
-Queries per kind, sampled with a fixed seed: single term and two terms (half frequency-weighted, half
-uniform over the 5,000 commonest words), phrase (a 2-3 word run from a real body), prefix (3-4 letters
-of a word, then *), field filter (tier/tag/system/type/trust/domain/portfolio), fuzzy (a word with one
-random edit, then ~). Each search returns 20 hits with highlights; FTS5 returns 20 rows ordered by
-bm25 rank with a snippet(). FTS5 has no fuzzy operator (shown as -).
+Queries per kind, sampled with a fixed seed: single term and two terms (half frequency-weighted,
+half uniform over the 5,000 commonest words), phrase (a 2-3 word run from a real body), prefix (3-4
+letters of a word, then *), field filter (tier/tag/system/type/trust/domain/portfolio), fuzzy (a
+word with one random edit, then ~). Each search returns 20 hits with highlights; FTS5 returns 20
+rows ordered by bm25 rank with a snippet(). FTS5 has no fuzzy operator (shown as -).
 
 Build throughput: Whoosh's default writer (ix.writer(): limitmb=128, one process, one commit) is
-timed on the first --baseline-docs documents (a full 100k default build takes ~13 minutes), with our
-schema and with a naive one (separate stemmed TEXT fields, body stored); ours is timed building the
-whole corpus through SearchIndex.update (two worker processes, commits in growing batches).
+timed on the first --baseline-docs documents (a full default build of a large corpus would take
+most of the run), with our schema and with a naive one (separate stemmed TEXT fields, body
+stored); ours is timed building the whole corpus through SearchIndex.update (two worker
+processes, commits in growing batches).
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ from app.core.search.writer import INDEX_NAME, FastSegmentWriter  # noqa: E402
 from bench.corpus import TAGS, WORDS  # noqa: E402
 
 FUNCTION_WORDS = (
-    "the of and to a in is that for it as with was on be by this are or from at an not but have we they you all can when will if should after before then so"
+    "the of and to a in is that for it as with was on be by this are or from "
+    "at an not but have we they you all can when will if should after before "
+    "then so"
 ).split()
 SUFFIXES = ("s", "ed", "ing", "er", "ion", "ly")
 ONSETS = "b c d f g h j k l m n p r s t v w z br cr dr fl gr pl pr st tr sh ch th".split()
@@ -58,7 +62,7 @@ NUCLEI = "a e i o u ai ea ie ou".split()
 KINDS = ("single term", "two terms", "phrase", "prefix", "field filter", "fuzzy")
 
 
-# -- corpus -----------------------------------------------------------------------------------------
+# -- corpus ----------------------------------------------------------------------------------------
 
 
 class Corpus:
@@ -144,7 +148,10 @@ class Corpus:
             chars=len(text),
             source=Source(path=f"memories/{locator}.yaml"),
             sha256=sha256_text(text),
-            created=f"2026-{rng.randint(1, 11):02d}-{rng.randint(1, 28):02d}T09:{rng.randint(10, 59)}:00.000Z",
+            created=(
+                f"2026-{rng.randint(1, 11):02d}-{rng.randint(1, 28):02d}"
+                f"T09:{rng.randint(10, 59)}:00.000Z"
+            ),
             updated=f"2026-11-{rng.randint(1, 28):02d}" if rng.random() < 0.9 else None,
         )
         return memory, text
@@ -153,7 +160,7 @@ class Corpus:
         return self.texts[memory.id]
 
 
-# -- queries ----------------------------------------------------------------------------------------
+# -- queries ---------------------------------------------------------------------------------------
 
 
 def make_queries(
@@ -196,7 +203,8 @@ def make_queries(
         ("tier:hot", "SELECT id FROM meta WHERE tier='hot' LIMIT 20"),
         (
             "tag:kite",
-            "SELECT rowid, snippet(fts, 3, '«', '»', '…', 12) FROM fts WHERE fts MATCH 'tags:kite' ORDER BY rank LIMIT 20",
+            "SELECT rowid, snippet(fts, 3, '«', '»', '…', 12) FROM fts WHERE fts "
+            "MATCH 'tags:kite' ORDER BY rank LIMIT 20",
         ),
         ("system:engram", "SELECT id FROM meta WHERE system='engram' LIMIT 20"),
         ("type:decision", "SELECT id FROM meta WHERE kind='decision' LIMIT 20"),
@@ -218,7 +226,7 @@ def make_queries(
     return out
 
 
-# -- measurements -----------------------------------------------------------------------------------
+# -- measurements ----------------------------------------------------------------------------------
 
 
 class RssSampler:
@@ -355,10 +363,12 @@ def build_fts(corpus: Corpus, path: Path) -> tuple[sqlite3.Connection, float]:
     con = sqlite3.connect(path)
     con.execute("PRAGMA journal_mode=WAL")
     con.execute(
-        "CREATE VIRTUAL TABLE fts USING fts5(name, description, tags, body, tokenize='porter unicode61')"
+        "CREATE VIRTUAL TABLE fts USING fts5(name, description, tags, body, "
+        "tokenize='porter unicode61')"
     )
     con.execute(
-        "CREATE TABLE meta (id INTEGER PRIMARY KEY, system TEXT, portfolio TEXT, tier TEXT, trust TEXT, "
+        "CREATE TABLE meta (id INTEGER PRIMARY KEY, system TEXT, portfolio TEXT, "
+        "tier TEXT, trust TEXT, "
         "domain TEXT, kind TEXT, priority INTEGER, tokens INTEGER)"
     )
     start = time.perf_counter()
@@ -397,7 +407,8 @@ def fts_query(con: sqlite3.Connection, match: str) -> None:
         con.execute(match).fetchall()
         return
     con.execute(
-        "SELECT rowid, snippet(fts, 3, '«', '»', '…', 12) FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT 20",
+        "SELECT rowid, snippet(fts, 3, '«', '»', '…', 12) FROM fts WHERE fts "
+        "MATCH ? ORDER BY rank LIMIT 20",
         (match,),
     ).fetchall()
 
@@ -470,7 +481,7 @@ def analyzer_report(corpus: Corpus, sample: int = 2000) -> None:
         )
 
 
-# -- one size ---------------------------------------------------------------------------------------
+# -- one size --------------------------------------------------------------------------------------
 
 
 def run_size(
@@ -503,18 +514,22 @@ def run_size(
         rate = size / build_s
         index_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
         print(
-            f"build baselines [first {sample:,} docs]: Whoosh default writer, naive schema {naive_rate:.0f} docs/s; "
-            f"default writer, our schema {default_rate:.0f} docs/s; our writer, 1 process {fast_rate:.0f} docs/s "
+            f"build baselines [first {sample:,} docs]: Whoosh default writer, naive "
+            f"schema {naive_rate:.0f} docs/s; "
+            f"default writer, our schema {default_rate:.0f} docs/s; our writer, 1 "
+            f"process {fast_rate:.0f} docs/s "
             f"({fast_rate / naive_rate:.1f}x naive, {fast_rate / default_rate:.1f}x same schema)"
         )
         print(
             f"build: SearchIndex.update {size:,} docs in {build_s:.1f} s = {rate:.0f} docs/s "
             f"= {rate / naive_rate:.1f}x the default writer on the naive schema, "
-            f"{rate / default_rate:.1f}x on ours; index {index_mb:.0f} MB ({index_mb * 1e6 / chars:.1f}x text)"
+            f"{rate / default_rate:.1f}x on ours; index {index_mb:.0f} MB "
+            f"({index_mb * 1e6 / chars:.1f}x text)"
         )
         parent_growth = sampler.peak - base_rss
         print(
-            f"memory while building: parent +{parent_growth / 1e6:.0f} MB, {workers_used} worker(s), largest "
+            f"memory while building: parent +{parent_growth / 1e6:.0f} MB, "
+            f"{workers_used} worker(s), largest "
             f"peak {worker_peak / 1e6:.0f} MB; bound (parent growth + workers x largest): "
             f"{(parent_growth + workers_used * worker_peak) / 1e6:.0f} MB (target <= 1000)"
         )
@@ -527,7 +542,8 @@ def run_size(
         warm_s = timed(lambda: report_holder.append(warm.update(corpus.memories, corpus.text_of)))
         report = report_holder[0]
         print(
-            f"warm open (searcher + warm): {open_s * 1000:.0f} ms; warm update: {warm_s:.2f} s, re-indexed {report.touched} (of {size:,})"
+            f"warm open (searcher + warm): {open_s * 1000:.0f} ms; warm update: "
+            f"{warm_s:.2f} s, re-indexed {report.touched} (of {size:,})"
         )  # type: ignore[attr-defined]
 
         # ten changed memories
@@ -543,7 +559,8 @@ def run_size(
             lambda: report_holder.append(warm.update(memories, lambda m: changed[m.id]))
         )
         print(
-            f"re-index 10 changed: {change_s:.2f} s (target <= 0.5 s); {report_holder[-1].changed} changed"
+            f"re-index 10 changed: {change_s:.2f} s (target <= 0.5 s); "
+            f"{report_holder[-1].changed} changed"
         )  # type: ignore[attr-defined]
         assert warm.search("zanzibarquux", limit=20).total == 10
 
@@ -553,7 +570,8 @@ def run_size(
 
         plan = make_queries(corpus, queries)
         print(
-            f"{'kind':<14} {'ours p50':>9} {'p95':>8} {'FTS5 p50':>9} {'p95':>8} {'p95 ratio':>10}  (ms, {queries} queries each)"
+            f"{'kind':<14} {'ours p50':>9} {'p95':>8} {'FTS5 p50':>9} {'p95':>8} "
+            f"{'p95 ratio':>10}  (ms, {queries} queries each)"
         )
         for kind in KINDS:
             ours: list[float] = []
@@ -570,7 +588,8 @@ def run_size(
             if theirs:
                 t50, t95 = percentiles(theirs)
                 print(
-                    f"{kind:<14} {o50:9.1f} {o95:8.1f} {t50:9.1f} {t95:8.1f} {o95 / max(t95, 1e-6):9.1f}x"
+                    f"{kind:<14} {o50:9.1f} {o95:8.1f} {t50:9.1f} {t95:8.1f} "
+                    f"{o95 / max(t95, 1e-6):9.1f}x"
                 )
             else:
                 print(f"{kind:<14} {o50:9.1f} {o95:8.1f} {'-':>9} {'-':>8} {'-':>10}")
@@ -595,7 +614,8 @@ def main() -> int:
     )
     args = parser.parse_args()
     print(
-        f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  sqlite: {sqlite3.sqlite_version}"
+        f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  sqlite: "
+        f"{sqlite3.sqlite_version}"
     )
     started = time.perf_counter()
     for number, size in enumerate(args.sizes):

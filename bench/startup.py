@@ -74,7 +74,11 @@ def main() -> int:
     args = parser.parse_args()
 
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}")
-    header = f"{'size':>7} {'read MB/s':>9} {'naive/s':>8} {'cold/s':>8} {'cold x naive':>12} {'cold 1 core/s':>13} {'warm s':>7} {'warm/s':>9} {'warm x naive':>12} {'reparsed':>8}"
+    header = (
+        f"{'size':>7} {'read MB/s':>9} {'naive/s':>8} {'cold/s':>8} {'cold x naive':>12} "
+        f"{'cold 1 core/s':>13} {'warm s':>7} {'warm/s':>9} {'warm x naive':>12} "
+        f"{'reparsed':>8}"
+    )
     print(header)
     for size in args.sizes:
         corpus = args.out / f"corpus-{size}"
@@ -104,13 +108,16 @@ def main() -> int:
         single_rate = count / single_s if single_s == single_s else float("nan")
         warm_rate = count / warm_s
         print(
-            f"{size:>7} {mb / read_s:>9.0f} {naive_rate:>8.0f} {cold_rate:>8.0f} {cold_rate / naive_rate:>11.2f}x "
-            f"{single_rate:>13.0f} {warm_s:>7.2f} {warm_rate:>9.0f} {warm_rate / naive_rate:>11.1f}x {reparsed:>8}"
+            f"{size:>7} {mb / read_s:>9.0f} {naive_rate:>8.0f} {cold_rate:>8.0f} "
+            f"{cold_rate / naive_rate:>11.2f}x "
+            f"{single_rate:>13.0f} {warm_s:>7.2f} {warm_rate:>9.0f} "
+            f"{warm_rate / naive_rate:>11.1f}x {reparsed:>8}"
             f"   (corpus {mb:.0f} MB, generated in {gen_s:.1f} s)"
         )
         sys.stdout.flush()
     print(
-        "naive = python-frontmatter.load per file, one core; cold = no parse cache, both cores; warm = cache in place."
+        "naive = python-frontmatter.load per file, one core; cold = no parse cache, both "
+        "cores; warm = cache in place."
     )
     return 0
 

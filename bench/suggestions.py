@@ -37,7 +37,8 @@ from bench.scale import locations, read_bytes, timed  # noqa: E402
 
 
 def _edited(corpus: Path) -> list[Path]:
-    """A memory file of DollhouseMCP, MassGen and OpenClaw (the middle one of each, in path order)."""
+    """A memory file of DollhouseMCP, MassGen and OpenClaw (the middle one of each, in path
+    order)."""
     picks = []
     for folder, pattern in (("dollhouse", "*.yaml"), ("massgen-run", "*.md"), ("openclaw", "*.md")):
         found = sorted((corpus / folder).rglob(pattern))
@@ -89,14 +90,16 @@ def run(size: int, out: Path) -> None:
     print(f"{'suggestions()':<40} {'first batch':>11} {'whole list':>11} {'ratio to reading':>17}")
     for name, first_s, whole_s, found in rows:
         print(
-            f"{name:<40} {first_s:10.2f}s {whole_s:10.2f}s {whole_s / read_s:16.1f}x   {len(found):,} found"
+            f"{name:<40} {first_s:10.2f}s {whole_s:10.2f}s {whole_s / read_s:16.1f}x   "
+            f"{len(found):,} found"
         )
     kinds = Counter(s.kind for s in rows[0][3])
     print("kinds: " + ", ".join(f"{kind} {count:,}" for kind, count in sorted(kinds.items())))
     same = [sorted((s.kind, s.ids, s.reason) for s in found) for _, _, _, found in rows[:2]]
     print(f"the second run's list is the first's: {same[0] == same[1]}")
     print(
-        f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; load average {os.getloadavg()[0]:.1f} (on a shared machine, read the ratios)"
+        f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; "
+        f"load average {os.getloadavg()[0]:.1f} (on a shared machine, read the ratios)"
     )
     sys.stdout.flush()
 

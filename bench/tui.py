@@ -7,8 +7,8 @@
 - MemoryTable: a headless app with the virtual table over N synthetic rows; the time to show them,
   then the latency of `down` and `pagedown` (press plus the repaint that follows), p50 and p95.
 - Baseline: a plain DataTable with the same rows and fixed column widths in the same run, capped at
-  --baseline-rows (DataTable measures every row it is given, about 0.35 s per 10k rows here, so 100k
-  would take minutes to become usable); the ratios printed compare like with like per keypress.
+  --baseline-rows (DataTable measures every row it is given, so a large table would take minutes
+  to become usable); the ratios printed compare like with like per keypress.
 """
 
 from __future__ import annotations
@@ -147,7 +147,8 @@ async def main(rows: int, baseline_rows: int, presses: int) -> None:
     print(f"time to first screen (browse, before any load): {first:.0f} ms (median of 3)")
     harness = await floor(max(20, presses // 4))
     print(
-        f"harness floor (press + repaint of an empty app, p50): {harness:.1f} ms; the latencies below include it"
+        f"harness floor (press + repaint of an empty app, p50): {harness:.1f} ms; "
+        "the latencies below include it"
     )
     data = synthetic_rows(max(rows, baseline_rows))
     virtual = await measure_table(VirtualApp(data[:rows]), presses)
@@ -164,7 +165,8 @@ async def main(rows: int, baseline_rows: int, presses: int) -> None:
         ratio = baseline[key] / virtual[key] if virtual[key] else float("inf")
         print(f"{label:28}{virtual[key]:>14.1f}{baseline[key]:>14.1f}{ratio:>8.1f}x")
     print(
-        "\nratio = DataTable / MemoryTable (above 1: the virtual table is faster, with 10x the rows)"
+        "\nratio = DataTable / MemoryTable (above 1: the virtual table is faster, "
+        "with 10x the rows)"
     )
 
 

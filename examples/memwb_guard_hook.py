@@ -93,6 +93,10 @@ def _reason(answers: list[tuple[str, Any]]) -> str:
         lines.append("Write it again without the credential (keep that in a secrets manager).")
     else:
         lines.append("Do not save this text into memory; tell the user what was refused and why.")
+        if any(f.category == "secret" for _, answer in answers for f in answer.findings):
+            lines.append(
+                "A live credential belongs in a secrets manager; ask the user to rotate it."
+            )
     return "\n".join(lines)
 
 

@@ -1,5 +1,6 @@
 """Test-wide fixtures: the workbench's own folders always point into tmp_path, and tests that read
-the sample portfolio get a private copy, so no test writes into the repository or the home folder."""
+the sample portfolio get a private copy, so no test writes into the repository or the home
+folder."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def no_writes_outside(
     isolated_locations: Locations,
 ) -> Iterator[None]:
     """Every test: any write outside pytest's temporary folders (where each test's portfolio copy
-    and the workbench's own folders live) fails the test. The repository's sample is never written."""
+    and the workbench's own folders live) fails the test. The repository's sample is never
+    written."""
     allowed = [
         tmp_path_factory.getbasetemp(),
         isolated_locations.cache,
@@ -47,8 +49,9 @@ def no_writes_outside(
         isolated_locations.config,
         ROOT / ".pytest_cache",
     ]
-    # multiprocessing's own folder for its sockets (a fork server's), made here once per run, outside
-    # the guard: a test whose load starts worker processes through a fork server writes only there
+    # multiprocessing's own folder for its sockets (a fork server's), made here once per run,
+    # outside the guard: a test whose load starts worker processes through a fork server writes only
+    # there
     allowed.append(Path(multiprocessing.util.get_temp_dir()))
     if (
         "snapshots" in request.node.path.parts

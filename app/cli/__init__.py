@@ -81,7 +81,10 @@ Open the app: memwb [PATH...] (no COMMAND). Each PATH is a portfolio root, a dat
 folder holding portfolios; without one, the portfolios configured in config.yaml, else the bundled
 sample. The commands below work headless, and print a table or, with --json, one JSON document."""
 OPEN_EPILOG = "memwb COMMAND --help tells more of one command; memwb PATH --help of the app."
-PATH_HELP = "a portfolio root, a database file, or a folder holding portfolios (repeatable; default: configured portfolios, else the bundled sample)"
+PATH_HELP = (
+    "a portfolio root, a database file, or a folder holding portfolios (repeatable; default: "
+    "configured portfolios, else the bundled sample)"
+)
 # Every command names its portfolios one way, `--path PATH` (repeatable). PATHs given after a
 # command's other arguments, the older form, are still read, with a hint (see `_legacy_paths`).
 LEGACY_HINT = (
@@ -132,7 +135,8 @@ def build_parser() -> Parser:
         "search",
         help="search every memory",
         description=(
-            "Search memories. QUERY: words (name, description, body, tags); field:value filters (system, tier, "
+            "Search memories. QUERY: words (name, description, body, tags); field:value "
+            "filters (system, tier, "
             "trust: the effective trust the other commands show, claimed: the system's own claim, "
             'domain, tag, type, portfolio); "phrases"; prefix*; fuzzy~ or fuzzy~2; AND, OR, NOT, '
             "(grouping); ranges on priority, tokens and salience: priority:[1 TO 10], tokens:>500."
@@ -162,7 +166,8 @@ def build_parser() -> Parser:
     for action, what in (
         (
             "approve",
-            "mark a memory reviewed and trusted (DollhouseMCP: trustLevel validated; memory-mcp: trust +0.15)",
+            "mark a memory reviewed and trusted (DollhouseMCP: trustLevel validated; "
+            "memory-mcp: trust +0.15)",
         ),
         ("flag", "flag a memory for attention (DollhouseMCP: trustLevel flagged)"),
         ("quarantine", "take a memory out of what its agent loads, in that system's own way"),
@@ -190,7 +195,8 @@ def build_parser() -> Parser:
     budget = sub.add_parser(
         "budget",
         help="what each agent loads at startup, at what cost, and where its budget cuts",
-        description="Show budget plans; `memwb budget set PORTFOLIO --max-tokens N` writes DollhouseMCP's autoLoad.maxTokenBudget.",
+        description="Show budget plans; `memwb budget set PORTFOLIO --max-tokens N` writes "
+        "DollhouseMCP's autoLoad.maxTokenBudget.",
     )
     budget.add_argument(
         "words",
@@ -226,7 +232,8 @@ def build_parser() -> Parser:
     for action, what in (
         (
             "promote",
-            "move a memory to its system's hot tier (DollhouseMCP autoLoad, MassGen short_term/, OpenClaw MEMORY.md, memory-mcp is_hot)",
+            "move a memory to its system's hot tier (DollhouseMCP autoLoad, MassGen "
+            "short_term/, OpenClaw MEMORY.md, memory-mcp is_hot)",
         ),
         ("demote", "move a memory out of the hot tier (and archive an old OpenClaw daily log)"),
         ("pin", "keep a memory hot (memory-mcp is_pinned; elsewhere kept in the workbench ledger)"),
@@ -258,7 +265,8 @@ def build_parser() -> Parser:
 
     undo = sub.add_parser(
         "undo",
-        help="reverse a promote/demote/pin/priority/merge/budget change, byte for byte: the latest, or the one named",
+        help="reverse a promote/demote/pin/priority/merge/budget change, byte for byte: the "
+        "latest, or the one named",
     )
     undo.add_argument(
         "change",
@@ -268,7 +276,8 @@ def build_parser() -> Parser:
     )
     _path_option(
         undo,
-        "a portfolio to read first (repeatable), so a change made before it was renamed or moved is undone where it is now",
+        "a portfolio to read first (repeatable), so a change made before it was renamed or "
+        "moved is undone where it is now",
     )
     _change_options(undo)
     undo.add_argument("--json", action="store_true", help="print one JSON document")
@@ -282,13 +291,17 @@ def build_parser() -> Parser:
     preview.add_argument("--json", action="store_true", help="print one JSON document")
     _common(preview)
 
-    forget_help = "quarantine many memories as one change (IDs, --filter or --query); `memwb undo` restores them all"
+    forget_help = (
+        "quarantine many memories as one change (IDs, --filter or --query); `memwb undo` "
+        "restores them all"
+    )
     forget = sub.add_parser("forget", help=forget_help, description=forget_help)
     forget.add_argument("ids", nargs="*", metavar="ID", help="the memories to forget")
     forget.add_argument("--query", help="every memory a search for QUERY finds (as `memwb search`)")
     forget.add_argument(
         "--filter",
-        help="memories matching every word: field:value (system, portfolio, tier, trust, kind, domain, tag, path, name, id) or a word",
+        help="memories matching every word: field:value (system, portfolio, tier, trust, kind, "
+        "domain, tag, path, name, id) or a word",
     )
     _path_option(forget, "a portfolio to read (repeatable; default: configured, else the sample)")
     _change_options(forget)
@@ -297,7 +310,8 @@ def build_parser() -> Parser:
 
     relink = sub.add_parser(
         "relink",
-        help="say that the portfolio once at OLD is the one at NEW now, so its decisions and changes follow it",
+        help="say that the portfolio once at OLD is the one at NEW now, so its decisions and "
+        "changes follow it",
     )
     relink.add_argument(
         "old", metavar="OLD", help="where the portfolio was when its decisions were made"
@@ -313,7 +327,8 @@ def build_parser() -> Parser:
     history.add_argument("id", metavar="ID")
     _paths(
         history,
-        "a portfolio to read first (repeatable), so that records are matched to it by root (the id as it is open under); without, the ledger's ids as written",
+        "a portfolio to read first (repeatable), so that records are matched to it by root "
+        "(the id as it is open under); without, the ledger's ids as written",
     )
     history.add_argument("--json", action="store_true", help="print one JSON document")
     _common(history)
@@ -470,7 +485,8 @@ def _legacy_paths(args: argparse.Namespace, prog: str) -> None:
         and Path(args.query).expanduser().exists()
     ):
         raise UsageError(
-            f'"{args.query}" is a file or folder and no QUERY was given: memwb search QUERY --path {args.query}',
+            f'"{args.query}" is a file or folder and no QUERY was given: memwb search '
+            f"QUERY --path {args.query}",
             prog=prog,
         )
     if args.command == "budget":

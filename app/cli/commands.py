@@ -139,7 +139,8 @@ def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     out.append("")
     out.append(_table(count_rows, ("system", "total", *tiers, *trusts)))
     out.append(
-        "trust is effective trust: the ledger's decision, else the system's claim, else the detector"
+        "trust is effective trust: the ledger's decision, else the system's claim, else "
+        "the detector"
     )
     sources = Counter(
         t.label for t in effective.values() if t.source in ("ledger", "detector") or t.stale
@@ -149,7 +150,8 @@ def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
     all_problems = [*problems, *workbench.problems()]
     out.append("")
     out.append(
-        f"{len(workbench.memories)} memories in {len(workbench.portfolios)} portfolios; {len(all_problems)} problems"
+        f"{len(workbench.memories)} memories in {len(workbench.portfolios)} portfolios; "
+        f"{len(all_problems)} problems"
     )
     for problem in all_problems:
         out.append("  " + one_line(str(problem), 200))
@@ -159,7 +161,8 @@ def _scan_text(workbench: Workbench, problems: list[Problem]) -> str:
 def _load(
     args: argparse.Namespace, *, index: bool = False, use_cache: bool = True
 ) -> tuple[Workbench, LoadResult, list[Problem]]:
-    """The workbench opened on the command's paths; problems of the settings file are said and returned."""
+    """The workbench opened on the command's paths; problems of the settings file are said and
+    returned."""
     locations = locations_from(args)
     problems: list[Problem] = []
     paths, note = resolve_paths(args, locations, problems)
@@ -235,7 +238,9 @@ def cmd_startup(args: argparse.Namespace) -> int:
         )
     print(_table(rows, ("phase", "path", "start ms", "ms", "items", "timeline", "note")))
     print(
-        f"\ncritical path {timeline.critical_path_ms:.1f} ms, total {timeline.total_ms:.1f} ms; {len(result.memories)} memories, {result.reparsed} files parsed"
+        f"\ncritical path {timeline.critical_path_ms:.1f} ms, total "
+        f"{timeline.total_ms:.1f} ms; {len(result.memories)} memories, {result.reparsed} "
+        "files parsed"
     )
     return 0
 
@@ -305,7 +310,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     for hit in result.hits:
         memory = workbench.memory(hit.id)
         print(
-            f"\n{hit.score:7.2f}  {one_line(memory.name, 60)}  [{memory.system} {memory.tier.value}, {trusts[hit.id].label}]  {one_line(hit.id, 80)}"
+            f"\n{hit.score:7.2f}  {one_line(memory.name, 60)}  [{memory.system} "
+            f"{memory.tier.value}, {trusts[hit.id].label}]  {one_line(hit.id, 80)}"
         )
         print(f"         {one_line(shown(hit.id, hit.highlight), 150)}")
     return 0
@@ -371,7 +377,8 @@ def cmd_review(args: argparse.Namespace) -> int:
             where = f"entry {one_line(finding.entry, 40)} " if finding.entry else ""
             place = f"at {finding_span(finding, texts)}"
             print(
-                f"  {finding.severity.value:8} {finding_name(finding):20} {where}{place}: {one_line(finding.excerpt, 80)}"
+                f"  {finding.severity.value:8} {finding_name(finding):20} {where}{place}: "
+                f"{one_line(finding.excerpt, 80)}"
             )
     return 0
 
@@ -601,7 +608,8 @@ def cmd_budget(args: argparse.Namespace) -> int:
         limit = "no limit" if plan.limit is None else f"{plan.limit:,}"
         flag = "  OVER" if plan.over else ""
         print(
-            f"\n{plan.system} {one_line(plan.portfolio, 30)} ({one_line(plan.scope, 40)}): {plan.used:,} / {limit} {plan.unit}{flag}"
+            f"\n{plan.system} {one_line(plan.portfolio, 30)} ({one_line(plan.scope, 40)}): "
+            f"{plan.used:,} / {limit} {plan.unit}{flag}"
         )
         for note in plan.notes:
             print(f"  {one_line(note, 150)}")
@@ -625,7 +633,8 @@ def cmd_discover(args: argparse.Namespace) -> int:
         return 0
     if not refs:
         print(
-            "No memory found in the standard locations (~/.dollhouse, ~/.openclaw/workspace, ~/.engram/engram.db, ~/.memory-mcp/memory.db)."
+            "No memory found in the standard locations (~/.dollhouse, "
+            "~/.openclaw/workspace, ~/.engram/engram.db, ~/.memory-mcp/memory.db)."
         )
         return 0
     print(

@@ -81,8 +81,9 @@ def build_server(workbench: Workbench) -> MCPServer[Any]:
 
     @server.tool(annotations=READ_ONLY)
     def context_preview(portfolio: str) -> ContextView:
-        """What the agents of PORTFOLIO (a name, or system:name) load at start, in order, where
-        the cap cuts, and the guard's decision on each memory."""
+        """What the agents of PORTFOLIO (a name, or system:name) will see: the text each system
+        injects as it renders it (inert, secrets masked, cut and dropped parts marked, memories the
+        guard withholds marked by id), and the budget plans: what loads, in order, at what cost."""
         try:
             return workbench.context_preview(portfolio)
         except ChangeError as error:

@@ -59,7 +59,8 @@ def resolve_paths(
     )
     return (
         [sample],
-        f"no PATH given and no portfolio configured: opening {copy} in {sample} (the checkout's stays as it is)",
+        f"no PATH given and no portfolio configured: opening {copy} in {sample} (the "
+        "checkout's stays as it is)",
     )
 
 

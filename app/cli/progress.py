@@ -91,8 +91,8 @@ class ProgressLine:
                 self._drawn_at = self._drawn = None
 
     def _written(self, text: str) -> bool:
-        """The line drawn; a stderr that cannot be written (closed, a broken pipe) turns the line off
-        rather than stopping the work it reports on."""
+        """The line drawn; a stderr that cannot be written (closed, a broken pipe) turns the line
+        off rather than stopping the work it reports on."""
         try:
             self._stream.write(text)
             self._stream.flush()

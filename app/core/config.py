@@ -25,7 +25,8 @@ class Settings(BaseModel):
 
 
 def load_settings(config_dir: Path, problems: list[Problem]) -> Settings:
-    """Settings from config.yaml; a missing file means defaults, a broken one is reported and skipped."""
+    """Settings from config.yaml; a missing file means defaults, a broken one is reported and
+    skipped."""
     path = config_dir / "config.yaml"
     if not path.exists():
         return Settings()

@@ -20,8 +20,8 @@ def _visible_control(code: int) -> str:
 
 
 def _is_benign_format(text: str, index: int, code: int) -> bool:
-    """Zero-width joiners inside emoji, variation selector 16 after a symbol, and the tag characters of
-    a subdivision flag (England, Scotland, Wales) are how ordinary emoji are written."""
+    """Zero-width joiners inside emoji, variation selector 16 after a symbol, and the tag characters
+    of a subdivision flag (England, Scotland, Wales) are how ordinary emoji are written."""
     prev = text[index - 1] if index > 0 else ""
     if code == 0x200D:
         nxt = text[index + 1] if index + 1 < len(text) else ""

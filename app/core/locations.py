@@ -1,4 +1,5 @@
-"""Where the workbench keeps its own state (docs/architecture.md, "Where state lives") and where its bundled data lives.
+"""Where the workbench keeps its own state (docs/architecture.md, "Where state lives") and where its
+bundled data lives.
 
 Every location can be overridden by an environment variable (tests always do), so nothing is ever
 written inside a portfolio.
@@ -48,7 +49,8 @@ class Locations:
         return self.cache / f"{stem or 'root'}-{digest}"
 
     def search_index(self, roots: list[str]) -> Path:
-        """The search index of a set of portfolios (one index per set, so switching sets never churns)."""
+        """The search index of a set of portfolios (one index per set, so switching sets never
+        churns)."""
         return self.cache / "search" / _set_key(roots)
 
     def derived(self, roots: list[str]) -> Path:
@@ -57,7 +59,8 @@ class Locations:
         return self.cache / "derived" / _set_key(roots)
 
     def ensure_private(self, folder: Path) -> Path:
-        """Create a folder of ours with mode 0700 (a Whoosh index unpickles on open: keep it private)."""
+        """Create a folder of ours with mode 0700 (a Whoosh index unpickles on open: keep it
+        private)."""
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
             os.chmod(folder, 0o700)

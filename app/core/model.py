@@ -2,7 +2,7 @@
 
 Models are pydantic v2 and frozen: a Memory is a snapshot of what was on disk when it was read.
 Text bodies are not part of the model (they stay in the source and are read on demand through the
-byte span), so the parse cache stays small and a warm start of 100k memories stays fast.
+byte span), so the parse cache stays small and a warm start of a large portfolio stays fast.
 """
 
 from __future__ import annotations
@@ -74,10 +74,10 @@ def built(cls: type[B], values: dict[str, Any], fields_set: set[str]) -> B:
 
 
 def replaced(model: M, **changes: Any) -> M:
-    """`model.model_copy(update=changes)` for these frozen models, in a quarter of its time: a frozen
+    """`model.model_copy(update=changes)` for these frozen models, with less work: a frozen
     model's fields-set, extra and private values never change, so the copy shares or skips them
-    where `model_copy` copies each (a write that moves a thousand sections of a file makes a
-    thousand copies). Like `model_copy`, nothing is validated."""
+    where `model_copy` copies each (a write that moves every section of a large file makes a copy
+    of each). Like `model_copy`, nothing is validated."""
     copy = object.__new__(type(model))
     object.__setattr__(copy, "__dict__", model.__dict__ | changes)
     fields = model.__pydantic_fields_set__
@@ -102,7 +102,8 @@ class Span(_Frozen):
 
 
 class Problem(_Frozen):
-    """Something wrong with an input, reported and never raised: one bad file never stops the rest."""
+    """Something wrong with an input, reported and never raised: one bad file never stops the
+    rest."""
 
     path: str
     line: int | None = None

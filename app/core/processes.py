@@ -21,8 +21,9 @@ _PRELOAD = [
 
 
 def process_context() -> BaseContext:
-    """fork is the cheapest start, but forking a process with other threads running (the app runs the
-    pipeline in a worker thread) can deadlock the child: then a fork server, started once, is used."""
+    """fork is the cheapest start, but forking a process with other threads running (the app runs
+    the pipeline in a worker thread) can deadlock the child: then a fork server, started once, is
+    used."""
     if threading.active_count() == 1:
         return get_context("fork")
     context = get_context("forkserver")

@@ -99,10 +99,16 @@ def load_receipt(
     moved = ""
     if before is not None and before != memories:
         moved = f" ({memories - before:+,})"
-    title = f"{'Re-read' if again else 'Read'} {plural(len(portfolios), 'portfolio')}: {memories:,} {'memory' if memories == 1 else 'memories'}{moved}, {plural(problems, 'problem')}"
+    read = "Re-read" if again else "Read"
+    noun = "memory" if memories == 1 else "memories"
+    title = (
+        f"{read} {plural(len(portfolios), 'portfolio')}: {memories:,} {noun}{moved}, "
+        f"{plural(problems, 'problem')}"
+    )
     lines = tuple(
         one_line(
-            f"{p.system} · {p.name}: {p.memories:,} memories, {len(p.problems)} problems · {p.root}",
+            f"{p.system} · {p.name}: {p.memories:,} memories, {len(p.problems)} problems"
+            f" · {p.root}",
             300,
         )
         for p in portfolios

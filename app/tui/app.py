@@ -3,9 +3,10 @@
 The app owns the facade and the load: the startup pipeline runs in a named, exclusive thread worker
 and its phase events come back as messages (PhaseChanged), so the first screen is up at once and
 fills in as the deferred phases finish. Screens are modes (browse, search, review, budget,
-timeline, problems, activity); they read `app.workbench` when `generation` moves (each finished load bumps it) and never
-touch files, SQLite or Whoosh themselves. After a write the facade has re-read only what it touched;
-the app hands `workbench.changed` to every screen as MemoriesChanged, so each refreshes just those.
+timeline, problems, activity); they read `app.workbench` when `generation` moves (each finished load
+bumps it) and never touch files, SQLite or Whoosh themselves. After a write the facade has re-read
+only what it touched; the app hands `workbench.changed` to every screen as MemoriesChanged, so each
+refreshes just those.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
-from collections.abc import Callable, Sequence
-from importlib import import_module
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,15 @@ from app.tui.messages import (
     Warned,
     WorkbenchLoaded,
 )
+from app.tui.modes import LATER_SCREENS, MODE_BINDINGS, later_screen, mode_maker
+from app.tui.notices import (
+    ALARMS_SHOWN,
+    TOASTS_SHOWN,
+    agents_text,
+    alarm_text,
+    phase_progress,
+    toasts_to_drop,
+)
 from app.tui.problems import ProblemRow, binding_ids, keymap_problems
 from app.tui.screens.browse import BrowseScreen
 from app.tui.theming import DEFAULT_THEME, VARIABLE_DEFAULTS, load_theme_dirs
@@ -58,34 +67,9 @@ if TYPE_CHECKING:
     from app.core.workbench import Workbench
 
 # Seconds after a write before the header's budget count is planned again: after the screens' own
-# reads of what the write changed (some tens of milliseconds each at 100,000 memories).
+# reads of what the write changed, which would each take longer with the count running beside.
 RECOUNT_AFTER_WRITE = 0.25
 FIRST_ROWS_WAIT = 1.0  # seconds the first load waits at most for the browse screen's first rows
-TOASTS_SHOWN = 2  # notifications on screen at once: an older one gives way to a newer
-ALARMS_SHOWN = 2  # notifications for one batch of agent writes with high or critical findings
-
-# The screens past the first, by mode: (module under app.tui.screens, class). Their modules are
-# imported when the mode is first shown, or in the background once the first screen is up; the
-# first frame waits only for the browse screen's.
-LATER_SCREENS = {
-    "search": ("search", "SearchScreen"),
-    "review": ("review", "ReviewScreen"),
-    "budget": ("budget", "BudgetScreen"),
-    "timeline": ("timeline", "TimelineScreen"),
-    "problems": ("problems", "ProblemsScreen"),
-    "activity": ("activity", "ActivityScreen"),
-    "help": ("help", "HelpScreen"),
-}
-
-
-def later_screen(mode: str) -> type[Screen[None]]:
-    module, name = LATER_SCREENS[mode]
-    screen: type[Screen[None]] = getattr(import_module(f"app.tui.screens.{module}"), name)
-    return screen
-
-
-def _maker(mode: str) -> Callable[[], Screen[None]]:
-    return lambda: later_screen(mode)()
 
 
 class MemoryWorkbenchApp(App[None]):
@@ -94,62 +78,14 @@ class MemoryWorkbenchApp(App[None]):
     COMMANDS = App.COMMANDS | {WorkbenchCommands}
     MODES = {
         "browse": BrowseScreen,
-        **{mode: _maker(mode) for mode in LATER_SCREENS if mode != "help"},
+        **{mode: mode_maker(mode) for mode in LATER_SCREENS if mode != "help"},
     }
     DEFAULT_MODE = "browse"
     BINDINGS = [
         # The footer shows the screen's own keys and `?`; `?` lists these as well.
         Binding("ctrl+q", "quit", "Quit", show=False, id="quit", priority=True),
         Binding("question_mark,f1", "help", "Keys", tooltip="Every key that works here", id="help"),
-        Binding("f2", "app.switch_mode('browse')", "Browse", show=False, id="mode-browse"),
-        Binding(
-            "ctrl+f",
-            "app.switch_mode('search')",
-            "Search",
-            tooltip="Search every memory (the full search screen)",
-            show=False,
-            id="mode-search",
-        ),
-        Binding(
-            "f3",
-            "app.switch_mode('review')",
-            "Review",
-            tooltip="The review queue",
-            show=False,
-            id="mode-review",
-        ),
-        Binding(
-            "f4",
-            "app.switch_mode('budget')",
-            "Budget",
-            tooltip="Budgets: what each agent loads at startup",
-            show=False,
-            id="mode-budget",
-        ),
-        Binding(
-            "f5",
-            "app.switch_mode('timeline')",
-            "Timeline",
-            tooltip="The startup timeline",
-            show=False,
-            id="mode-timeline",
-        ),
-        Binding(
-            "f6",
-            "app.switch_mode('problems')",
-            "Problems",
-            tooltip="Every problem of the read, and the workbench's warnings",
-            show=False,
-            id="mode-problems",
-        ),
-        Binding(
-            "f7",
-            "app.switch_mode('activity')",
-            "Activity",
-            tooltip="What this session changed and read, and the history",
-            show=False,
-            id="mode-activity",
-        ),
+        *MODE_BINDINGS,
         Binding(
             "ctrl+r",
             "rescan",
@@ -250,8 +186,9 @@ class MemoryWorkbenchApp(App[None]):
                 self._workbench.close()
 
     def _watched(self, workbench: Workbench) -> Workbench:
-        # An agent that re-saves a file from its stale read silently undoes our change (docs/security.md
-        # section 5, step 7): the core watches each saved file for a few seconds and we tell the person.
+        # An agent that re-saves a file from its stale read silently undoes our change
+        # (docs/security.md section 5, step 7): the core watches each saved file for a few seconds
+        # and we tell the person.
         workbench.watch_reverts(self._reverted)
         return workbench
 
@@ -286,20 +223,16 @@ class MemoryWorkbenchApp(App[None]):
         self.post_message(ChangeReverted(path))
 
     def on_change_reverted(self, message: ChangeReverted) -> None:
-        text = f"Your change to {inert(str(message.path), keep_newlines=False)} was overwritten by another process."
+        path = inert(str(message.path), keep_newlines=False)
+        text = f"Your change to {path} was overwritten by another process."
         self.notify(text, title="Change reverted", severity="warning", timeout=15)
 
     def _on_notify(self, event: Notify) -> None:
         """At most TOASTS_SHOWN toasts, the newest (a pile of them covered the detail pane); a
         warning or an error gives way only when no older notice is left to."""
         super()._on_notify(event)
-        shown = list(self._notifications)
-        extra = len(shown) - TOASTS_SHOWN
-        if extra > 0:
-            notices = [n for n in shown[:-1] if n.severity == "information"]
-            others = [n for n in shown[:-1] if n.severity != "information"]
-            for old in (notices + others)[:extra]:
-                self._unnotify(old, refresh=False)
+        for old in toasts_to_drop(list(self._notifications)):
+            self._unnotify(old, refresh=False)
         self._refresh_notifications()
 
     def on_notice(self, message: Notice) -> None:
@@ -314,7 +247,8 @@ class MemoryWorkbenchApp(App[None]):
     def on_key(self, event: events.Key) -> None:
         """A key typed right after one that moved the focus to an input (`/` and a word, typed fast)
         was already on its way up from the widget that had the focus. An input stops the keys it
-        takes, so a printable key that reaches the app while an input has the focus is the input's."""
+        takes, so a printable key that reaches the app while an input has the focus is the
+        input's."""
         focused = self.screen.focused
         if isinstance(focused, Input) and event.is_printable and event.character:
             event.stop()
@@ -375,8 +309,8 @@ class MemoryWorkbenchApp(App[None]):
         """What a screen just built from a load (the rows, the queue, the plans) lives until the
         next one: once per screen and load, after it is painted, collect and move everything out
         of the cyclic collector's sight (as the load does with its own), so that its full
-        collections, which walk every object it sees (over 100 ms with a load's rows), do not
-        land on a keypress. Acyclic data still goes as soon as nothing refers to it."""
+        collections, which walk every object it sees (a load's rows are many), do not land on a
+        keypress. Acyclic data still goes as soon as nothing refers to it."""
         key = (what, self.generation)
         if key not in self._kept:
             self._kept.add(key)
@@ -502,7 +436,7 @@ class MemoryWorkbenchApp(App[None]):
             # The memories first; the search index is brought up to date behind them.
             result = self.workbench.open(self.paths, emit=emit, index_later=True)
             # Every memory's trust, for the header's counts and the rows: worked out here, not on
-            # the event loop when the header asks (most of a second at 100,000 memories).
+            # the event loop when the header asks (long on a large portfolio).
             self.workbench.trusts()
         except Exception as error:  # noqa: BLE001 - shown to the person, never a crash
             self.post_message(LoadFailed(error_text(error)))
@@ -529,7 +463,8 @@ class MemoryWorkbenchApp(App[None]):
             self.progress = phase_progress(event)
             self.sub_title = f"loading · {self.progress}"
         elif event.phase == "index":
-            # The index is built behind the loaded screens: the header says how far, then the counts.
+            # The index is built behind the loaded screens: the header says how far, then the
+            # counts.
             indexing = (
                 ""
                 if event.status == "end"
@@ -568,7 +503,8 @@ class MemoryWorkbenchApp(App[None]):
 
     @property
     def exit_status(self) -> int:
-        """What `memwb` exits with: non-zero after a crash of the app or when the last load failed."""
+        """What `memwb` exits with: non-zero after a crash of the app or when the last load
+        failed."""
         return self.return_code or (1 if self.load_error else 0)
 
     # -- writes ----------------------------------------------------------------------------------
@@ -590,8 +526,8 @@ class MemoryWorkbenchApp(App[None]):
         self.sub_title = self.counts_line(over=self._over)
         for screen in list(self._listeners):
             screen.post_message(MemoriesChanged(message.ids))
-        # The touched portfolios' plans (a tenth of a second for one of 40,000 memories) once the
-        # screens have read their changed rows: run beside those reads, each would take longer.
+        # The touched portfolios' plans (long to make for a large one) once the screens have read
+        # their changed rows: run beside those reads, each would take longer.
         self.set_timer(RECOUNT_AFTER_WRITE, self.recount)
 
     @work(
@@ -631,11 +567,18 @@ class MemoryWorkbenchApp(App[None]):
         if over is None:
             over = self._over = sum(plan.over for plan in self.workbench.budgets())
         if self.size.width < NARROW:  # the tree's badges: ⚑ flagged, ⛔ quarantined
-            return f"{len(memories):,} memories · ⚑{flagged} ⛔{quarantined} · {over} over budget · {tail}"
-        return f"{len(memories):,} memories · {flagged} flagged · {quarantined} quarantined · {over} budgets over · {tail}"
+            return (
+                f"{len(memories):,} memories · ⚑{flagged} ⛔{quarantined}"
+                f" · {over} over budget · {tail}"
+            )
+        return (
+            f"{len(memories):,} memories · {flagged} flagged · {quarantined} quarantined"
+            f" · {over} budgets over · {tail}"
+        )
 
     def on_resize(self, event: events.Resize) -> None:
-        # On a narrow terminal the header says "memwb", so every count (problems last) stays in view.
+        # On a narrow terminal the header says "memwb", so every count (problems last) stays in
+        # view.
         self.title = SHORT_TITLE if event.size.width < NARROW else self.TITLE
         if not self.loading:
             self.sub_title = self.counts_line()
@@ -715,26 +658,17 @@ def _collect_and_freeze() -> None:
     gc.freeze()
 
 
-def phase_progress(event: PhaseEvent) -> str:
-    """ "parse 40 of 78": the phase running and how far it is, for the header and the browse status."""
-    if event.total:
-        return f"{event.phase} {event.done:,} of {event.total:,}"
-    if event.done:
-        return f"{event.phase} · {event.done:,} done"
-    return event.phase
-
-
-def alarm_text(event: LiveEvent) -> str:
-    """A high or critical finding in what an agent wrote: what, where, and that review holds it."""
-    worst = max(event.findings, key=lambda f: f.rank)
-    where = f"{event.system} · {one_line(event.portfolio, 40)}"
-    what = f"{event.kind}: {worst.severity.value}, {one_line(worst.message, 120)}"
-    return f"{one_line(event.name, 60)} ({where}), {what}. It is in the review queue (F3)."
-
-
-def agents_text(events: Sequence[LiveEvent]) -> str:
-    """What a batch of agent writes changed, a line a memory (the first few)."""
-    lines = [f"{e.kind} {one_line(e.name, 50)} ({e.system})" for e in events[:3]]
-    if len(events) > 3:
-        lines.append(f"and {len(events) - 3} more: F7, Agents")
-    return "\n".join(lines)
+__all__ = [
+    "ALARMS_SHOWN",
+    "FIRST_ROWS_WAIT",
+    "LATER_SCREENS",
+    "NARROW",
+    "RECOUNT_AFTER_WRITE",
+    "SHORT_TITLE",
+    "TOASTS_SHOWN",
+    "MemoryWorkbenchApp",
+    "agents_text",
+    "alarm_text",
+    "later_screen",
+    "phase_progress",
+]

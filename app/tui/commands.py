@@ -1,10 +1,11 @@
-"""The command palette: jump to a memory by search, switch screens, act on the current memory, switch
-theme, open a portfolio, rescan.
+"""The command palette: jump to a memory by search, switch screens, act on the current memory,
+switch theme, open a portfolio, rescan.
 
 Actions on "the current memory" belong to the screen the palette was opened from: a command is
 offered only when that screen has the action (`promote`, or a bound `curate('promote')`) and does
-not disable it, and running it is the same as pressing the screen's key. The palette renders a hit's help text as markup, so
-every help string that carries memory text is inert and has its brackets escaped.
+not disable it, and running it is the same as pressing the screen's key. The palette renders a hit's
+help text as markup, so every help string that carries memory text is inert and has its brackets
+escaped.
 """
 
 from __future__ import annotations
@@ -116,8 +117,8 @@ def _allowed(screen: Screen[Any], action: str) -> bool:
 
 
 def screen_action(screen: Screen[Any], name: str) -> str | None:
-    """The screen's own action string for `name`, if it has one it allows just now: `promote` itself,
-    or a bound parameterised form such as `curate('promote')` or `decide('approve')`."""
+    """The screen's own action string for `name`, if it has one it allows just now: `promote`
+    itself, or a bound parameterised form such as `curate('promote')` or `decide('approve')`."""
     candidates = [name]
     for binding in _bindings_of(screen):
         try:
@@ -130,7 +131,7 @@ def screen_action(screen: Screen[Any], name: str) -> str | None:
 
 
 class WorkbenchCommands(Provider):
-    # -- what the palette lists before anything is typed ---------------------------------------------
+    # -- what the palette lists before anything is typed -------------------------------------------
 
     async def discover(self) -> Hits:
         for title, command, help_ in self._static_commands():
@@ -212,7 +213,7 @@ class WorkbenchCommands(Provider):
                 help=help_text(hit.highlight),
             )
 
-    # -- commands ------------------------------------------------------------------------------------
+    # -- commands ----------------------------------------------------------------------------------
 
     @staticmethod
     async def _run_screen_action(screen: Screen[Any], action: str) -> None:
@@ -257,7 +258,8 @@ class WorkbenchCommands(Provider):
                 )
                 app.post_message(
                     Notice(
-                        f"{one_line(str(path), 120)}: {one_line(why, 200)}. The portfolios open stay as they are.",
+                        f"{one_line(str(path), 120)}: {one_line(why, 200)}."
+                        " The portfolios open stay as they are.",
                         title="Not opened",
                         severity="error",
                         timeout=10,

@@ -125,8 +125,9 @@ class WorkbenchScreen(Screen[None]):
         self._when_shown: Callable[[], object] | None = None
 
     def when_shown(self, read: Callable[[], object]) -> None:
-        """`read` now if this screen is the one shown, else when it is shown again: a hidden screen's
-        read after a write would only slow down the reads of the screen a person is looking at."""
+        """`read` now if this screen is the one shown, else when it is shown again: a hidden
+        screen's read after a write would only slow down the reads of the screen a person is looking
+        at."""
         if self.is_current:
             read()
         else:
@@ -144,7 +145,8 @@ class WorkbenchScreen(Screen[None]):
 
     @property
     def settling(self) -> bool:
-        """Something a key started is still to be shown after the key's own frame (see AFTER_FRAME)."""
+        """Something a key started is still to be shown after the key's own frame (see
+        AFTER_FRAME)."""
         return False
 
     def action_back(self) -> None:

@@ -46,7 +46,8 @@ class MemoriesChanged(Message, bubble=False):
 
 
 class CountsChanged(Message, bubble=False):
-    """What the header counts is worked out again after a write (`MemoryWorkbenchApp.counts_line`)."""
+    """What the header counts is worked out again after a write
+    (`MemoryWorkbenchApp.counts_line`)."""
 
 
 @dataclass
@@ -86,7 +87,8 @@ class Warned(Message, bubble=False):
 
 @dataclass
 class OpenPaths(Message, bubble=False):
-    """Read these paths instead of the ones open now (they were looked at: each holds a portfolio)."""
+    """Read these paths instead of the ones open now (they were looked at: each holds a
+    portfolio)."""
 
     paths: list[Path]
 

@@ -2,9 +2,9 @@
 
 A smaller priority number loads earlier. A memory in a startup order that priorities decide (a plan
 whose system offers a what-if, read through the facade's `budgets` and `system_info`) moves one
-place in that order: it takes its neighbour's priority, one past it, as the budget screen always did.
-Anywhere else a memory with a priority moves by one; a memory with neither a place in such an order
-nor a priority of its own has nothing to move (a first key press never invents one).
+place in that order: it takes its neighbour's priority, one past it, as the budget screen always
+did. Anywhere else a memory with a priority moves by one; a memory with neither a place in such an
+order nor a priority of its own has nothing to move (a first key press never invents one).
 
 Pure functions of plain values, so both screens compute the same number, and tests can too.
 """
@@ -54,18 +54,20 @@ def order_step(
     priority_of: Callable[[str], int],
     name_of: Callable[[str], str],
 ) -> int:
-    """The priority that moves `memory_id` one place in the loading order `ids` (ordered by priority,
-    then name): one past its neighbour's. Raises Refused at either end of the order."""
+    """The priority that moves `memory_id` one place in the loading order `ids` (ordered by
+    priority, then name): one past its neighbour's. Raises Refused at either end of the order."""
     index = list(ids).index(memory_id)
     neighbour = index + direction
     if not 0 <= neighbour < len(ids):
         raise Refused(
-            f"{one_line(name_of(memory_id), 60)} already loads {'first' if direction == EARLIER else 'last'} at startup."
+            f"{one_line(name_of(memory_id), 60)} already loads "
+            f"{'first' if direction == EARLIER else 'last'} at startup."
         )
     wanted = priority_of(ids[neighbour]) + direction
     if wanted < FIRST_PRIORITY:
         raise Refused(
-            f"{one_line(name_of(ids[neighbour]), 60)} loads before it at priority {FIRST_PRIORITY}, the first there is: nothing loads earlier than that."
+            f"{one_line(name_of(ids[neighbour]), 60)} loads before it at priority "
+            f"{FIRST_PRIORITY}, the first there is: nothing loads earlier than that."
         )
     return wanted
 
@@ -75,7 +77,8 @@ def number_step(name: str, priority: int | None, direction: int) -> int:
     priority (nothing to move) or is at the first one."""
     if priority is None:
         raise Refused(
-            f"{one_line(name, 60)} has no priority and is in no startup order, so nothing loads it {word(direction)}: promote it (p) first."
+            f"{one_line(name, 60)} has no priority and is in no startup order, so nothing loads "
+            f"it {word(direction)}: promote it (p) first."
         )
     wanted = priority + direction
     if wanted < FIRST_PRIORITY:

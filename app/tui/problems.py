@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ProblemRow:
-    source: str  # the portfolio ("dollhouse · dollhouse"), or "settings", "theme", "keymap", "open", "load"
+    # the portfolio ("dollhouse · dollhouse"), or "settings", "theme", "keymap", "open", "load"
+    source: str
     path: str
     line: int | None
     message: str
@@ -35,7 +36,8 @@ class ProblemRow:
 
 
 def read_problems(workbench: Workbench) -> list[ProblemRow]:
-    """`Workbench.problems()`, each named by the portfolio it belongs to ("scan": the paths given)."""
+    """`Workbench.problems()`, each named by the portfolio it belongs to ("scan": the paths
+    given)."""
     owner: dict[int, str] = {}
     for portfolio in workbench.portfolios:
         for problem in portfolio.problems:

@@ -1,5 +1,6 @@
 """Themes are data: YAML files in the bundled `themes/` folder and the user's theme folder, each
-validated by pydantic and turned into a Textual Theme. A broken file is reported once, never fatal."""
+validated by pydantic and turned into a Textual Theme. A broken file is reported once, never
+fatal."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from app.core.parsing.yamlsafe import as_bool, load_mapping
 
 DEFAULT_THEME = "workbench-dark"
 
-# App colours used in the styles, with defaults so any Textual theme works (a theme that does not define
-# one of these variables still renders).
+# App colours used in the styles, with defaults so any Textual theme works (a theme that does not
+# define one of these variables still renders).
 VARIABLE_DEFAULTS = {
     "tier-hot": "#d75f5f",
     "tier-cold": "#5f87af",
@@ -86,7 +87,8 @@ class ThemeBundle:
 
 
 def load_theme_dirs(*folders: Path) -> ThemeBundle:
-    """Every theme in the folders; a later folder's theme replaces an earlier one of the same name."""
+    """Every theme in the folders; a later folder's theme replaces an earlier one of the same
+    name."""
     by_name: dict[str, Theme] = {}
     bundle = ThemeBundle()
     for folder in folders:

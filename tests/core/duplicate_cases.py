@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 COPIES = 10_000
-LOOPED = "## Retry the flaky deploy\nWhen the staging deploy fails on the health check, wait two minutes and retry once before paging.\n"
+LOOPED = (
+    "## Retry the flaky deploy\nWhen the staging deploy fails on the health check, wait two "
+    "minutes and retry once before paging.\n"
+)
 
 
 def looped_workspace(root: Path, copies: int) -> Path:

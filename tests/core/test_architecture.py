@@ -128,8 +128,8 @@ def test_no_system_is_named_outside_its_own_package() -> None:
 
 def test_every_worker_of_the_ui_is_described() -> None:
     """Textual's `@work` without a description writes one from the repr of every argument, on the
-    event loop, at each call: the browse screen's 100,000 rows took most of a second to print so.
-    Every worker of the UI says what it is instead."""
+    event loop, at each call, and printing the browse screen's rows so stalls the screen on a
+    large portfolio. Every worker of the UI says what it is instead."""
     undescribed = []
     for path in (APP / "tui").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

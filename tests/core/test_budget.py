@@ -67,11 +67,12 @@ def plan_of(plans: list[BudgetPlan], system: str, scope: str) -> BudgetPlan:
     return next(p for p in plans if p.system == system and p.scope == scope)
 
 
-# ---- DollhouseMCP ---------------------------------------------------------------------------------
+# ---- DollhouseMCP --------------------------------------------------------------------------------
 
 
 def dh_plan(bench: Workbench, pf: Portfolio | None = None, **kw: object) -> BudgetPlan:
-    """The DollhouseMCP plan as the facade makes it: each memory's file at hand for the server's count."""
+    """The DollhouseMCP plan as the facade makes it: each memory's file at hand for the server's
+    count."""
     return dollhouse_plan(
         members(bench, "dollhouse"),
         pf or portfolio(bench, "dollhouse"),
@@ -182,7 +183,8 @@ def test_enabled_false_in_config_yml_still_auto_loads_and_the_plan_says_so(
     assert plan.loaded == 1488 and [item.id for item in plan.fitting] == FITS_AT_1500
     assert any(
         n.startswith(
-            "config.yml writes `autoLoad.enabled: false`, but DollhouseMCP reads config.yml with the FAILSAFE schema"
+            "config.yml writes `autoLoad.enabled: false`, but DollhouseMCP reads "
+            "config.yml with the FAILSAFE schema"
         )
         for n in plan.notes
     )
@@ -220,7 +222,7 @@ def test_dollhouse_counts_as_the_server_whatever_the_estimator(bench: Workbench)
     assert [item.cost for item in plan.items] == SERVER_COSTS
 
 
-# ---- MassGen, OpenClaw, Engram, memory-mcp on the sample ------------------------------------------
+# ---- MassGen, OpenClaw, Engram, memory-mcp on the sample -----------------------------------------
 
 
 def test_sample_plans(bench: Workbench) -> None:
@@ -287,17 +289,18 @@ def test_openclaw_bootstrap_exact_with_files(bench: Workbench) -> None:
     root = SAMPLE / "openclaw" / "workspace"
     chars = sum(len((root / name).read_text(encoding="utf-8")) for name in files)
     assert exact.used == exact.loaded == chars == 14029
-    # Without the files, text between sections is counted in bytes (the MEMORY.md title has an em dash).
+    # Without the files, text between sections is counted in bytes (the MEMORY.md title has an em
+    # dash).
     assert approx.used == 14031
     assert (
-        "Text between sections (headings, blank lines) is counted in bytes: the file was not re-read."
-        in approx.notes
+        "Text between sections (headings, blank lines) is counted in bytes: the file was "
+        "not re-read." in approx.notes
     )
     assert exact.items[0].id == "openclaw:workspace:file/AGENTS" and exact.items[0].cost == 1468
     assert all(item.fits and not item.truncated for item in exact.items)
 
 
-# ---- hand-built portfolios ------------------------------------------------------------------------
+# ---- hand-built portfolios -----------------------------------------------------------------------
 
 
 def write(path: Path, text: str) -> None:
@@ -326,7 +329,8 @@ def test_openclaw_truncation_is_reported_per_item(tmp_path: Path) -> None:
     )
     assert (
         agents.note
-        == "AGENTS.md, characters 0-25,009; 5,009 characters past character 20,000 of the file are cut silently"
+        == "AGENTS.md, characters 0-25,009; 5,009 characters past character 20,000 of the "
+        "file are cut silently"
     )
     assert boot.used == 25009 + 6 + 10 + 3 * 74
     assert boot.loaded == boot.used - 5009
@@ -390,7 +394,8 @@ def test_memory_mcp_caps() -> None:
     # One hot cache, unfiltered by project, as memory-mcp's get_hot_cache fills it after recalls.
     (hot,) = memory_mcp_plans(rows, pf, NOW)
     assert hot.scope == "hot cache" and hot.used == 24 and hot.limit == 10 and hot.loaded == 10
-    # highest salience first: every row from 10 accesses on has the full access part, so recency decides
+    # highest salience first: every row from 10 accesses on has the full access part, so recency
+    # decides
     assert [item.id for item in hot.fitting] == [f"memory-mcp:m:mem/{n}" for n in range(23, 13, -1)]
     assert len(hot.past_cut) == 14 and hot.past_cut[0].note.endswith(
         "more hot rows than memory-mcp's promote_to_hot allows"
@@ -453,7 +458,7 @@ def test_a_planners_item_is_what_validation_makes(note: str) -> None:
         fast.cost = 1  # type: ignore[misc]
 
 
-# ---- estimators -----------------------------------------------------------------------------------
+# ---- estimators ----------------------------------------------------------------------------------
 
 
 def test_estimators() -> None:
@@ -472,7 +477,8 @@ def test_estimator_error_against_a_reference() -> None:
     assert (report.texts, report.estimated, report.actual) == (2, 12, 9)
     assert report.mean_abs_pct == pytest.approx(33.33, abs=0.01)
     assert report.sentence() == (
-        "ceil(words/0.75) against one token per word on 2 texts: total 12 vs 9 tokens (+33.3%), mean error 33.3%, worst 33.3%"
+        "ceil(words/0.75) against one token per word on 2 texts: total 12 vs 9 tokens "
+        "(+33.3%), mean error 33.3%, worst 33.3%"
     )
 
 

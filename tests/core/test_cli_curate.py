@@ -77,7 +77,8 @@ def test_scan_json_has_salience_by_memory_mcp_formula(
     row = (
         sqlite3.connect(sample_copy / "memory-mcp" / "memory.db")
         .execute(
-            "SELECT importance_score, trust_score, access_count, last_accessed_at FROM memories WHERE id = 1"
+            "SELECT importance_score, trust_score, access_count, last_accessed_at FROM "
+            "memories WHERE id = 1"
         )
         .fetchone()
     )

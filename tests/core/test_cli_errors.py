@@ -242,8 +242,8 @@ def test_a_path_without_path_still_reads_with_a_hint(
     code, _, err = run(capsys, *command, str(sample_copy / "massgen"), "--json")
     assert code == 0
     assert (
-        err
-        == f"memwb {command[0]}: PATH given without --path still works for now; every command takes --path PATH (repeatable)\n"
+        err == f"memwb {command[0]}: PATH given without --path still works for now; every command "
+        "takes --path PATH (repeatable)\n"
     )
 
 
@@ -253,8 +253,8 @@ def test_search_with_a_path_and_no_query_is_a_usage_error(
     code, out, err = run(capsys, "search", str(sample_copy))
     assert code == 2 and out == ""
     assert (
-        err
-        == f'memwb search: "{sample_copy}" is a file or folder and no QUERY was given: memwb search QUERY --path {sample_copy}\n'
+        err == f'memwb search: "{sample_copy}" is a file or folder and no QUERY was given: memwb '
+        f"search QUERY --path {sample_copy}\n"
     )
 
 

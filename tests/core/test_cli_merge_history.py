@@ -84,7 +84,8 @@ def test_same_system_duplicates_merge_without_force(
 def test_history_shows_promote_merge_and_undo(
     sample_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    promoted = "massgen:massgen:workspace_planner/roadmap_q1_2027"  # long-term: promote makes it short-term
+    # long-term: promote makes it short-term
+    promoted = "massgen:massgen:workspace_planner/roadmap_q1_2027"
     assert promoted in ids(capsys, sample_copy)
     assert (
         run(capsys, "promote", promoted, "--path", str(sample_copy), "--reason", "used every day")[

@@ -15,7 +15,8 @@ from app.core.locations import Locations
 PR_SUMMARY = "massgen:massgen:workspace_reviewer/pr_4821_review_summary"
 KEEP = "massgen:massgen:workspace_coder/api_versioning_policy"
 COPY = "massgen:massgen:workspace_planner/api_versioning"
-# A vault item's name as a change makes it: the memory's locator, then 16 hex digits of the change's id.
+# A vault item's name as a change makes it: the memory's locator, then 16 hex digits of the change's
+# id.
 ITEM = re.compile(r"massgen/massgen/[\w.-]*?-[0-9a-f]{16}\b")
 
 

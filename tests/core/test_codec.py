@@ -1,4 +1,5 @@
-"""The parse cache's encoding: exact round trips, and anything unexpected is a miss, never a crash."""
+"""The parse cache's encoding: exact round trips, and anything unexpected is a miss, never a
+crash."""
 
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ human instead of the scan running on. Clocks here tick once per reading: every f
 from __future__ import annotations
 
 from app.core.model import TrustLevel
-from app.core.review import scan_memory, scan_text, suggested_trust
+from app.core.review import suggested_trust
 from app.core.review.deadline import Deadline
+from app.core.review.detector import scan_memory, scan_text
 from app.core.review.finding import Category, Finding
 
 ENTRIES: list[tuple[str | None, str]] = [

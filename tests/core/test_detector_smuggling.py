@@ -1,11 +1,13 @@
-"""Payloads that hide in plain sight: a YAML constructor tag in memory text, a path that climbs out of
-the workspace to a secret file with an order to send it, and bytes carried by variation selectors."""
+"""Payloads that hide in plain sight: a YAML constructor tag in memory text, a path that climbs out
+of the workspace to a secret file with an order to send it, and bytes carried by variation
+selectors."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.core.review import Category, Severity, scan_text
+from app.core.review import Category, Severity
+from app.core.review.detector import scan_text
 
 
 def test_a_python_constructor_tag_in_memory_text_is_high_at_its_span() -> None:

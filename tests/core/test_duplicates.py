@@ -117,7 +117,7 @@ def test_a_looping_agents_copies_are_one_merge_suggestion(
     assert len(merge["reason"]) < 1_000
 
 
-# ---- near duplicates: the exact all-pairs result, at a cost that stays linear ----------------------
+# ---- near duplicates: the exact all-pairs result, at a cost that stays linear --------------------
 
 
 def all_pairs(texts: dict[str, str], threshold: float) -> list[NearPair]:
@@ -175,8 +175,10 @@ def test_the_result_does_not_depend_on_the_process(generated: MemoryTexts) -> No
         "from bench.corpus import MemoryTexts\n"
         "from app.core.curate.duplicates import near_duplicates\n"
         "texts = MemoryTexts(600, seed=11).texts\n"
-        "texts.update({f'loop/{n}': f'Retry number {n}: when the staging deploy fails on the health check, wait two minutes and retry.' for n in range(300)})\n"
-        "print(json.dumps([[p.a, p.b, p.score, p.said_a, p.said_b] for p in near_duplicates(texts)]))\n"
+        "texts.update({f'loop/{n}': f'Retry number {n}: when the staging deploy fails on "
+        "the health check, wait two minutes and retry.' for n in range(300)})\n"
+        "print(json.dumps([[p.a, p.b, p.score, p.said_a, p.said_b] for p in "
+        "near_duplicates(texts)]))\n"
     )
     runs = [
         subprocess.run(
@@ -193,7 +195,10 @@ def test_the_result_does_not_depend_on_the_process(generated: MemoryTexts) -> No
 
 
 def numbered(n: int) -> str:
-    return f"## Retry {n}\nRetry number {n}: when the staging deploy fails on the health check, wait two minutes and retry once before paging.\n"
+    return (
+        f"## Retry {n}\nRetry number {n}: when the staging deploy fails on the health check, "
+        "wait two minutes and retry once before paging.\n"
+    )
 
 
 def test_a_loop_that_numbers_its_copies_stays_linear(counted_jaccard: list[int]) -> None:
@@ -304,9 +309,11 @@ def test_the_comparisons_grow_with_the_memories_not_their_pairs(counted_jaccard:
 
 
 def test_a_near_pair_at_the_threshold_is_found_and_one_below_is_not() -> None:
-    """Word-pair sets of 10 and 10 sharing 6: Jaccard 6/14 = 0.43; sharing 4 of 11 and 11: 4/18 = 0.22."""
+    """Word-pair sets of 10 and 10 sharing 6: Jaccard 6/14 = 0.43; sharing 4 of 11 and 11:
+    4/18 = 0.22."""
     base = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo"
-    near = "alpha bravo charlie delta echo foxtrot golf lima mike november oscar"  # 6 of 10 pairs shared
+    # 6 of 10 pairs shared
+    near = "alpha bravo charlie delta echo foxtrot golf lima mike november oscar"
     far = "alpha bravo charlie delta echo papa quebec romeo sierra tango uniform victor"  # 4 of 11
     texts = {"a": base, "b": near, "c": far}
     found = {(p.a, p.b): p.score for p in duplicates.near_duplicates(texts)}

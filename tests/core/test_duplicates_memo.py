@@ -61,7 +61,8 @@ class Portfolio:
 
 
 def edited(texts: dict[str, str], seed: int) -> dict[str, str]:
-    """Some texts changed (a sentence added, one cut), some gone, some new, the rest as they were."""
+    """Some texts changed (a sentence added, one cut), some gone, some new, the rest as they
+    were."""
     rng = random.Random(seed)
     keys = list(texts)
     out = dict(texts)
@@ -130,7 +131,8 @@ def test_after_edits_only_the_changed_texts_are_read_and_the_pairs_are_those_of_
 
 def test_probing_the_new_sets_equals_joining_them_all(monkeypatch: pytest.MonkeyPatch) -> None:
     """probe_fresh finds every pair that holds a fresh set, as similar_sets does over all of them
-    (both exact here: the sets are a crowd, sharing shingles by the hundred, so the caps are off)."""
+    (both exact here: the sets are a crowd, sharing shingles by the hundred, so the caps are
+    off)."""
     for cap in ("MAX_PARTNERS", "MAX_VERIFIED"):
         monkeypatch.setattr(set_join, cap, 1 << 40)
     rng = random.Random(4)
@@ -210,7 +212,7 @@ def test_an_unreadable_store_is_rebuilt_empty(tmp_path: Path) -> None:
     store.close()
 
 
-# -- through the facade ------------------------------------------------------------------------------
+# -- through the facade ----------------------------------------------------------------------------
 
 
 def _suggestions(

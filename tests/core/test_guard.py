@@ -1,6 +1,6 @@
-"""The guard's policy over the detector corpus: every attack is quarantined or blocked (a
-credential alone is redacted), every benign note allowed, and nothing it answers repeats an
-injection or a secret."""
+"""The guard's policy over the detector corpus: every attack is quarantined or blocked, every
+benign note allowed, and nothing it answers repeats an injection or a secret; a secret known only
+by its key's name is redacted in place."""
 
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ WITHHELD = {GuardDecision.QUARANTINE, GuardDecision.BLOCK}
 
 
 def expected(case: Case) -> set[GuardDecision]:
-    """A credential is redacted (kept masked), other attacks kept out, a benign note allowed."""
-    if not case.attack:
-        return {GuardDecision.ALLOW}
-    return {GuardDecision.REDACT} if case.cls == "secret" else WITHHELD
+    """Every attack (a live credential too) is kept out, a benign note allowed."""
+    return WITHHELD if case.attack else {GuardDecision.ALLOW}
 
 
 @pytest.mark.parametrize("case", ATTACKS + BENIGN, ids=lambda c: c.id)
@@ -43,17 +41,30 @@ def test_a_withheld_answer_never_repeats_the_attack(case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", [c for c in ATTACKS if c.cls == "secret"], ids=lambda c: c.id)
-def test_a_credential_is_redacted_in_place(case: Case) -> None:
+def test_a_live_credential_is_quarantined_and_never_served(case: Case) -> None:
     result = check_memory(case.text)
-    assert result.decision is GuardDecision.REDACT
-    assert result.masked_text is not None and len(result.masked_text) == len(case.text)
+    assert result.decision is GuardDecision.QUARANTINE and result.masked_text is None
     served = result.model_dump_json()
-    for secret in SECRETS:
-        if secret in case.text:
-            assert secret not in served
-            assert secret not in result.masked_text
+    assert case.secret and case.secret not in served
+    assert not [secret for secret in SECRETS if secret in served]
+    start, end = case.cover_span()
+    assert any(f.start < end and start < f.end for f in result.findings)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("staging db_password: Winter2026x! (ask Dana before changing it)", "Winter2026x!"),
+        ("smtp:\n  relay_token = blue-Heron-42\n  port: 587", "blue-Heron-42"),
+    ],
+)
+def test_a_secret_known_by_its_key_is_redacted_in_place(text: str, value: str) -> None:
+    result = check_memory(text)
+    assert result.decision is GuardDecision.REDACT
+    assert result.masked_text is not None and len(result.masked_text) == len(text)
+    assert value not in result.masked_text and value not in result.model_dump_json()
     # Only the secrets' spans change: the rest of the note is kept as written.
-    changed = [i for i, (a, b) in enumerate(zip(case.text, result.masked_text)) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(text, result.masked_text)) if a != b]
     spans = [(f.start, f.end) for f in result.findings if f.category == "secret"]
     assert changed and all(any(a <= i < b for a, b in spans) for i in changed)
 

@@ -73,9 +73,18 @@ def test_a_credential_in_an_edit_is_refused_and_never_echoed() -> None:
     given = {"file_path": MEMORY, "old_string": "x", "new_string": text}
     call = {"tool_name": "Edit", "tool_input": given}
     done = hook(call)
+    assert done.returncode == 2 and json.loads(done.stdout)["decision"] == "quarantine"
+    assert "rotate it" in done.stderr
+    assert not [s for s in SECRETS if s in done.stdout + done.stderr]
+
+
+def test_a_secret_known_by_its_key_is_refused_with_the_masked_way_out() -> None:
+    text = "staging db_password: Winter2026x! (ask Dana before changing it)"
+    given = {"file_path": MEMORY, "old_string": "x", "new_string": text}
+    done = hook({"tool_name": "Edit", "tool_input": given})
     assert done.returncode == 2 and json.loads(done.stdout)["decision"] == "redact"
     assert "without the credential" in done.stderr
-    assert not [s for s in SECRETS if s in done.stdout + done.stderr]
+    assert "Winter2026x!" not in done.stdout + done.stderr
 
 
 def test_an_mcp_save_is_checked_on_every_string() -> None:

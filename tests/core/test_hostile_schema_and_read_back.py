@@ -75,12 +75,14 @@ HOSTILE = [
     ),
     (
         "memory-mcp",
-        "CREATE TRIGGER on_fts_write AFTER INSERT ON memory_fts_data BEGIN UPDATE memories SET trust_score = 1.0 WHERE id = 8; END",
+        "CREATE TRIGGER on_fts_write AFTER INSERT ON memory_fts_data BEGIN UPDATE memories "
+        "SET trust_score = 1.0 WHERE id = 8; END",
         "trigger 'on_fts_write' on memory_fts_data",
     ),
     (
         "engram",
-        "CREATE TRIGGER on_session AFTER UPDATE ON sessions BEGIN UPDATE observations SET deleted_at = NULL; END",
+        "CREATE TRIGGER on_session AFTER UPDATE ON sessions BEGIN UPDATE observations SET "
+        "deleted_at = NULL; END",
         "trigger 'on_session' on sessions",
     ),
     (
@@ -138,8 +140,8 @@ def test_a_memory_mcp_promote_is_refused_under_a_view_too(tmp_path: Path) -> Non
 
 
 def test_the_systems_own_schema_is_written_through(tmp_path: Path) -> None:
-    """The sample's schemas (full-text tables, their triggers, plain indexes) pass: the checks refuse
-    only what is not the system's own."""
+    """The sample's schemas (full-text tables, their triggers, plain indexes) pass: the checks
+    refuse only what is not the system's own."""
     for system in SYSTEMS:
         store = Store(tmp_path / system, system)
         wb = store.workbench()
@@ -162,7 +164,8 @@ UNDOING = {
         r"memories row id = 8: trust_score is 1.0, not 0.0, is_hot is 1, not 0",
     ),
     "engram": (
-        "CREATE TRIGGER keep_alive AFTER UPDATE OF deleted_at ON observations WHEN new.deleted_at IS NOT NULL "
+        "CREATE TRIGGER keep_alive AFTER UPDATE OF deleted_at ON observations WHEN "
+        "new.deleted_at IS NOT NULL "
         "BEGIN UPDATE observations SET deleted_at = NULL WHERE id = new.id; END",
         r"observations row id = 6: deleted_at is None, not '2",
     ),
@@ -181,7 +184,8 @@ def test_a_quarantine_that_does_not_read_back_is_refused_and_rolled_back(
     wb = store.workbench()
     with pytest.raises(
         ChangeError,
-        match=f"does not read back as written \\({differs}.*the transaction was rolled back; nothing was written.*is not recorded as done",
+        match=f"does not read back as written \\({differs}.*the transaction was rolled back; "
+        "nothing was written.*is not recorded as done",
     ):
         wb.quarantine(store.memory, "re-trusted behind our back")
     assert store.db.read_bytes() == before
@@ -210,7 +214,8 @@ def test_a_saved_file_that_does_not_read_back_is_not_reported_done(
     monkeypatch.setattr(atomic, "fault", meddle)
     with pytest.raises(
         ChangeError,
-        match=r"feature-flags\.yaml: the saved file does not read back as written .* is not recorded as done \(what it put in the workbench's vault is kept\)",
+        match=r"feature-flags\.yaml: the saved file does not read back as written .* is not "
+        r"recorded as done \(what it put in the workbench's vault is kept\)",
     ):
         wb.quarantine("dollhouse:dollhouse:feature-flags", "x", entry="mem_1795782861009_nu7e4fm1o")
     assert Ledger(locations).decisions() == []

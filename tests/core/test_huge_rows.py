@@ -1,6 +1,6 @@
 """A database row far larger than any memory (SQLite allows a value of 1 GB, and an agent can store
-one) is read as a file is: at most the file limit of it. The row is reported, naming its database and
-row, and every other row of the store stays listed and in review, also under a memory limit."""
+one) is read as a file is: at most the file limit of it. The row is reported, naming its database
+and row, and every other row of the store stays listed and in review, also under a memory limit."""
 
 from __future__ import annotations
 
@@ -50,8 +50,10 @@ def _stores(root: Path) -> None:
             conn, title=f"Kite note {i}", content=content, created_at=engram_fixture.ts(i)
         )
     conn.execute(
-        "INSERT INTO observations (session_id, type, title, content, project, scope, created_at, updated_at) "
-        "VALUES ('manual-save-kite', 'decision', 'Huge', ? || printf('%.*c', ?, 'x'), 'kite', 'project', ?, ?)",
+        "INSERT INTO observations (session_id, type, title, content, project, scope, "
+        "created_at, updated_at) "
+        "VALUES ('manual-save-kite', 'decision', 'Huge', ? || printf('%.*c', ?, 'x'), "
+        "'kite', 'project', ?, ?)",
         (ATTACK, HUGE, engram_fixture.ts(30), engram_fixture.ts(30)),
     )
     conn.close()
@@ -62,7 +64,8 @@ def _stores(root: Path) -> None:
         memory_mcp_fixture.add(conn, id=i, content=content, content_hash=f"h{i}")
     conn.execute(
         "INSERT INTO memories (id, content, content_hash, memory_type, source, created_at) "
-        "VALUES (21, ? || printf('%.*c', ?, 'x'), 'h21', 'project', 'manual', '2026-03-01 10:00:00')",
+        "VALUES (21, ? || printf('%.*c', ?, 'x'), 'h21', 'project', 'manual', '2026-03-01 "
+        "10:00:00')",
         (ATTACK, HUGE),
     )
     conn.close()

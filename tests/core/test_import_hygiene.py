@@ -1,5 +1,5 @@
-"""The core is UI-free: importing any app.core module (and the CLI's headless paths) loads no Textual;
-`memwb --version` and `memwb --help` load none of the heavy modules at all."""
+"""The core is UI-free: importing any app.core module (and the CLI's headless paths) loads no
+Textual; `memwb --version` and `memwb --help` load none of the heavy modules at all."""
 
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ def loaded_by(argv: list[str], heavy: tuple[str, ...] = HEAVY) -> tuple[int, lis
         "except SystemExit as stop:  # argparse's way out of --help and --version\n"
         "    code = stop.code\n"
         f"heavy = {heavy!r}\n"
-        "found = sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))\n"
+        "found = sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for "
+        "h in heavy))\n"
         "print('LOADED:' + ','.join(found))\n"
         "raise SystemExit(code)\n"
     )
@@ -98,7 +99,8 @@ def test_the_command_answers_version_before_loading_the_parser() -> None:
         "from app.entry import main\n"
         "sys.argv = ['memwb', '--version']\n"
         "code = main()\n"
-        "print('LOADED:' + ','.join(sorted(m for m in ('argparse', 'pathlib', 'app.cli') if m in sys.modules)))\n"
+        "print('LOADED:' + ','.join(sorted(m for m in ('argparse', 'pathlib', 'app.cli') "
+        "if m in sys.modules)))\n"
         "raise SystemExit(code)\n"
     )
     out = subprocess.run(
@@ -111,7 +113,8 @@ def test_the_command_answers_version_before_loading_the_parser() -> None:
         [
             sys.executable,
             "-c",
-            "import sys; from app.entry import main; sys.argv = ['memwb', '--help']; raise SystemExit(main())",
+            "import sys; from app.entry import main; sys.argv = ['memwb', '--help']; raise "
+            "SystemExit(main())",
         ],
         capture_output=True,
         text=True,
@@ -133,11 +136,13 @@ def _opened_loads(state: Path, portfolio: Path, then: str, how: str = "index=Fal
         "from app.core.locations import Locations\n"
         "from app.core.workbench import Workbench\n"
         f"state = Path({str(state)!r})\n"
-        "wb = Workbench(Locations(cache=state / 'cache', data=state / 'data', config=state / 'config'), workers=1)\n"
+        "wb = Workbench(Locations(cache=state / 'cache', data=state / 'data', config=state "
+        "/ 'config'), workers=1)\n"
         f"wb.open([Path({str(portfolio)!r})], {how})\n"
         f"{then}\n"
         "heavy = ('app.core.review.detector', 'whoosh')\n"
-        "print('LOADED:' + ','.join(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))))\n"
+        "print('LOADED:' + ','.join(sorted(m for m in sys.modules if any(m == h or "
+        "m.startswith(h + '.') for h in heavy))))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120

@@ -1,18 +1,22 @@
 """A write's refresh patches the last read with the memories of the files it parsed again (a
-splice): what it shows, memory for memory and in order, is what a full load of the same files shows."""
+splice): it reads its own file again and no other, and what it shows, memory for memory and in
+order, is what a full load of the same files shows."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.core.clock import FixedClock
-from app.core.load import pipeline
+from app.core.facade import rereading
 from app.core.locations import Locations
 from app.core.model import Memory
 from app.core.reading.base import slug
 from app.core.workbench import Workbench
+from tests.core.opened import Opened, opening, source_of, sources_opened
 
 SYSTEMS = ("dollhouse", "massgen", "openclaw")
 
@@ -37,18 +41,11 @@ def _same_as_a_full_load(
     assert wb.finding_severities() == fresh.finding_severities()
 
 
-def _spliced(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Whether each re-read kept the last read's list (True) or made it anew (False)."""
-    seen: list[bool] = []
-    real = pipeline.Pipeline._splice
-
-    def counting(self: pipeline.Pipeline, work: object, fresh: object, rels: list[str]) -> bool:
-        done = real(self, work, fresh, rels)  # type: ignore[arg-type]
-        seen.append(done)
-        return done
-
-    monkeypatch.setattr(pipeline.Pipeline, "_splice", counting)
-    return seen
+@pytest.fixture
+def seen() -> Iterator[Opened]:
+    """Every file opened and folder listed while the test runs (tests/core/opened.py)."""
+    with opening() as recorder:
+        yield recorder
 
 
 def _first(wb: Workbench, system: str, tier: str, kind: str | None = None) -> Memory:
@@ -63,13 +60,13 @@ def test_promote_and_undo_match_a_full_load(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    seen: Opened,
 ) -> None:
     wb = _open(sample_copy, isolated_locations, clock)
-    spliced = _spliced(monkeypatch)
     memory = _first(wb, "dollhouse", "cold")
+    seen.clear()
     wb.promote(memory.id, reason="test", priority=50)
-    assert spliced == [True]
+    assert sources_opened(seen, wb) == {source_of(wb, memory)}  # its own file, and no other
     assert wb.memory(memory.id).tier.value == "hot"
     assert wb.changed == [memory.id]
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
@@ -82,13 +79,14 @@ def test_quarantine_and_restore_of_a_section_match_a_full_load(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    seen: Opened,
 ) -> None:
     wb = _open(sample_copy, isolated_locations, clock)
-    spliced = _spliced(monkeypatch)
     section = _first(wb, "openclaw", "cold", kind="note")
+    seen.clear()
     wb.quarantine(section.id, "test")
-    assert spliced == [True]  # a cut block: its file is parsed again, the rest kept
+    # A cut block: its file is read again, the portfolio's other files are not.
+    assert sources_opened(seen, wb, section) == {source_of(wb, section)}
     assert wb.memory(section.id).tier.value == "quarantine"
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
     wb.restore(section.id, "test")
@@ -113,7 +111,7 @@ def test_an_id_made_shared_by_a_write_is_settled_over_the_whole_portfolio(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    seen: Opened,
 ) -> None:
     """A write that gives one file's memory the id another file's has: the re-read does not keep the
     last list but makes ids unique across files as a full load does (the later file gets `~2`)."""
@@ -131,11 +129,11 @@ def test_an_id_made_shared_by_a_write_is_settled_over_the_whole_portfolio(
     target.write_bytes(
         target.read_bytes() + b"\n" + heading + b"\n\nthe same heading in another file\n"
     )
-    spliced = _spliced(monkeypatch)
-    wb._refresh([other.id], [str(target)])
+    seen.clear()
+    rereading.refresh(wb, [other.id], [str(target)])
+    assert sources_opened(seen, wb) == {str(target.resolve())}
     fresh = _open(sample_copy, isolated_locations, clock, use_cache=False)
     assert any(m.locator.endswith("~2") for m in fresh.memories if m.system == "openclaw")
-    assert spliced == [False]
     assert wb.memories == fresh.memories
 
 
@@ -143,7 +141,7 @@ def test_a_portfolio_with_shared_ids_keeps_its_list_for_a_write_elsewhere(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    seen: Opened,
 ) -> None:
     """Ids settled with `~2` stay as a full load settles them when a write changes a memory of
     another file; a write to one of the sharing memories makes the list anew."""
@@ -166,7 +164,6 @@ def test_a_portfolio_with_shared_ids_keeps_its_list_for_a_write_elsewhere(
     )
     wb = _open(sample_copy, isolated_locations, clock)
     assert any(m.locator.endswith("~2") for m in wb.memories)
-    spliced = _spliced(monkeypatch)
     elsewhere = next(
         m
         for m in wb.memories
@@ -174,14 +171,17 @@ def test_a_portfolio_with_shared_ids_keeps_its_list_for_a_write_elsewhere(
         and m.kind == "note"
         and m.source.path not in (first.source.path, other.source.path)
     )
-    wb.quarantine(elsewhere.id, "test")
-    _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
-    wb.restore(elsewhere.id, "test")
-    _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
-    assert spliced == [True, True]
-    wb.quarantine(first.id, "test")
-    assert spliced[-1] is False
-    _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
+    # A write elsewhere keeps the list; a write to a sharing memory makes it anew: either way, the
+    # write reads its own file again and no other.
+    for write, memory in (
+        (wb.quarantine, elsewhere),
+        (wb.restore, elsewhere),
+        (wb.quarantine, first),
+    ):
+        seen.clear()
+        write(memory.id, "test")
+        assert sources_opened(seen, wb, memory) == {source_of(wb, memory)}
+        _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
 
 
 @pytest.mark.parametrize(
@@ -207,26 +207,26 @@ def test_a_file_that_breaks_and_mends_lists_its_problems_as_a_full_load_does(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    seen: Opened,
 ) -> None:
     wb = _open(sample_copy, isolated_locations, clock)
     memory = _first(wb, "dollhouse", "cold")
     path = Path(wb.portfolio_of(memory).root) / memory.source.path
     good = path.read_bytes()
-    spliced = _spliced(monkeypatch)
     path.write_bytes(b"---\nname: [unclosed\n---\nbody\n")
-    wb._refresh([memory.id], [str(path)])
+    seen.clear()
+    rereading.refresh(wb, [memory.id], [str(path)])
+    assert sources_opened(seen, wb, memory) == {source_of(wb, memory)}
     broken = next(p for p in wb.portfolios if p.system == "dollhouse").problems
     assert any(problem.path == memory.source.path for problem in broken)
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
     path.write_bytes(good)
-    wb._refresh([memory.id], [str(path)])
+    rereading.refresh(wb, [memory.id], [str(path)])
     assert not any(
         problem.path == memory.source.path
         for problem in next(p for p in wb.portfolios if p.system == "dollhouse").problems
     )
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)
-    assert spliced == [True, True]
 
 
 @pytest.mark.parametrize("system", ["dollhouse", "massgen"])
@@ -235,7 +235,7 @@ def test_a_restored_file_is_listed_without_walking_the_portfolio(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    seen: Opened,
 ) -> None:
     wb = _open(sample_copy, isolated_locations, clock)
     by_file: dict[str, list[Memory]] = {}
@@ -254,17 +254,16 @@ def test_a_restored_file_is_listed_without_walking_the_portfolio(
     wb.quarantine(memory.id, "test")
     assert wb.memory(memory.id).tier.value == "quarantine"
     assert not (root[memory.portfolio] / memory.source.path).exists()
-    walks: list[str] = []
-    real = pipeline.Pipeline._prepare
-
-    def counting(self: pipeline.Pipeline, ref: pipeline.PortfolioRef, today: object) -> object:
-        walks.append(ref.root)
-        return real(self, ref, today)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pipeline.Pipeline, "_prepare", counting)
-    spliced = _spliced(monkeypatch)
+    seen.clear()
     wb.restore(memory.id, "test")
-    assert walks == []  # the file it put back is looked at alone
-    assert spliced == [True]  # and its memories put in among the rest
+    # The file it put back is looked at alone: no folder holding the portfolio's memory files is
+    # listed (a walk lists them all), and no other file is read.
+    folders = {
+        os.path.dirname(source_of(wb, m))
+        for m in wb.memories
+        if m.portfolio == memory.portfolio and m.system == system
+    }
+    assert not folders & {os.path.realpath(folder) for folder in seen.listed}
+    assert sources_opened(seen, wb) == {source_of(wb, memory)}
     assert wb.memory(memory.id).tier == memory.tier
     _same_as_a_full_load(wb, sample_copy, isolated_locations, clock)

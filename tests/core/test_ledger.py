@@ -62,7 +62,7 @@ def memory(
     )
 
 
-# -- the ledger ---------------------------------------------------------------------------------------
+# -- the ledger ------------------------------------------------------------------------------------
 
 
 def test_nothing_is_created_until_the_first_record(locs: Locations) -> None:
@@ -172,7 +172,7 @@ def test_iso_utc_is_utc_with_z() -> None:
     assert iso_utc(datetime(2026, 11, 29, 17, 0)) == AT
 
 
-# -- effective trust --------------------------------------------------------------------------------
+# -- effective trust -------------------------------------------------------------------------------
 
 
 def test_effective_trust_ledger_then_claimed_then_detector_then_default(locs: Locations) -> None:
@@ -302,7 +302,7 @@ def test_entry_decisions_count_for_their_entry_and_for_a_one_entry_memory(locs: 
     assert standing_decision(one, ledger) == flagged
 
 
-# -- the vault ----------------------------------------------------------------------------------------
+# -- the vault -------------------------------------------------------------------------------------
 
 
 def manifest(content: bytes, **extra: object) -> Manifest:

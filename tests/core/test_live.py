@@ -65,6 +65,16 @@ elif what == "row":
     )
     db.commit()
     db.close()
+elif what in ("rewrite", "forget"):  # as Engram's mem_update and soft delete stamp a row
+    db = sqlite3.connect(root / sys.argv[3])
+    if what == "rewrite":
+        sql = "UPDATE observations SET content = ?, updated_at = datetime('now') WHERE id = ?"
+        db.execute(sql, (sys.argv[5], int(sys.argv[4])))
+    else:
+        sql = "UPDATE observations SET deleted_at = datetime('now'), updated_at = datetime('now')"
+        db.execute(sql + " WHERE id = ?", (int(sys.argv[4]),))
+    db.commit()
+    db.close()
 """
 
 
@@ -162,6 +172,23 @@ def test_three_outside_writes_are_read_in_with_their_findings(
     assert severities & {Severity.HIGH, Severity.CRITICAL}
     # What the line prints came from a store: one inert line.
     assert "\n" not in note.line() and "vendor-contacts" in note.line()
+
+
+def test_an_engram_row_rewritten_then_deleted_elsewhere_is_reported_each_time(
+    sample_copy: Path,
+    opened: Opened,
+) -> None:
+    wb, _watch, events = opened
+    row = next(m for m in wb.memories if m.system == "engram" and m.tier.value != "quarantine")
+    agent(sample_copy, "rewrite", ENGRAM_DB, str(row.source.row), INJECTION)
+    changed = events.wait_for(lambda e: e.memory_id == row.id)
+    assert changed.kind == "changed" and "content" in changed.changes
+    assert changed.alarming and changed.row == row.source.row
+    assert "Ignore all previous instructions" in wb.text(row.id)
+    agent(sample_copy, "forget", ENGRAM_DB, str(row.source.row))
+    gone = events.wait_for(lambda e: e.memory_id == row.id and e.kind == "removed")
+    assert gone.findings == ()
+    assert row.id not in {m.id for m in wb.memories}
 
 
 def test_a_removed_file_is_reported_and_leaves_the_workbench(

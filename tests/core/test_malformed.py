@@ -1,6 +1,6 @@
-"""Malformed input (docs/security.md sections 3.1 and 3.2), each case through the whole load pipeline:
-the exact problem with its line, the good memory beside it still read, nothing hangs, nothing is
-written into the portfolio."""
+"""Malformed input (docs/security.md sections 3.1 and 3.2), each case through the whole load
+pipeline: the exact problem with its line, the good memory beside it still read, nothing hangs,
+nothing is written into the portfolio."""
 
 from __future__ import annotations
 
@@ -116,7 +116,8 @@ CASES: list[tuple[str, bytes, str, int | None]] = [
     ),
     (
         "dup-trust.yaml",
-        b"entries:\n- content: hi\n  id: mem_1_abc\n  trustLevel: quarantined\n  trustLevel: validated\nmetadata:\n  name: dup-trust\n",
+        b"entries:\n- content: hi\n  id: mem_1_abc\n  trustLevel: quarantined\n  "
+        b"trustLevel: validated\nmetadata:\n  name: dup-trust\n",
         "duplicate key `trustLevel` on lines 4 and 5",
         5,
     ),
@@ -211,7 +212,10 @@ def test_empty_file_is_reported(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(10)
 def test_yaml_1_1_values_stay_as_written(tmp_path: Path) -> None:
-    data = b"---\nname: typed\nversion: 1.10\nautoLoad: yes\npriority: 012\non: x\ncreated: 2026-13-45\n---\nbody\n"
+    data = (
+        b"---\nname: typed\nversion: 1.10\nautoLoad: yes\npriority: 012\non: x\ncreated: "
+        b"2026-13-45\n---\nbody\n"
+    )
     memories, problems = scan_bad(tmp_path, "typed.yaml", data)
     memory = next(m for m in memories if m.name == "typed")
     assert memory.fields["version"] == "1.10"
@@ -321,7 +325,8 @@ NOBODY = 65534
 
 def _scan_as_nobody(root: Path, state: Path) -> list[tuple[str, str]]:
     """Scan `root` in a child process that has given up root (root reads files whatever their
-    mode), with the workbench's own folders in `state`; the problems it reports, as (path, message)."""
+    mode), with the workbench's own folders in `state`; the problems it reports, as (path,
+    message)."""
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest

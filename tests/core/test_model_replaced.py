@@ -1,5 +1,5 @@
-"""`replaced` is `model_copy(update=...)` for the frozen models: the same values, fields-set, JSON and
-hash, the original untouched, and the copy as frozen as any model."""
+"""`replaced` is `model_copy(update=...)` for the frozen models: the same values, fields-set, JSON
+and hash, the original untouched, and the copy as frozen as any model."""
 
 from __future__ import annotations
 

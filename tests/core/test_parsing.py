@@ -122,7 +122,8 @@ def test_line_index_bytes_and_lines() -> None:
 
 def test_scalars_stay_text() -> None:
     value = yamlsafe.load_mapping(
-        "version: 1.10\nflag: yes\nn: 012\nhex: 0x1F\nt: 1:30\nd: 2026-02-30\non: x\n1: one\ntrue: t\n"
+        "version: 1.10\nflag: yes\nn: 012\nhex: 0x1F\nt: 1:30\nd: 2026-02-30\non: x\n1: "
+        "one\ntrue: t\n"
     )
     assert value == {
         "version": "1.10",
@@ -464,7 +465,8 @@ def test_one_file_is_what_the_walk_lists_or_none(tmp_path: Path) -> None:
         assert (
             safefs.one_file(root, rel, accept, prune=prune, max_depth=2, prefix="m/") == walked[rel]
         )
-    # The walk follows a symlink, prunes, stops at a depth, passes litter over: only it can tell those.
+    # The walk follows a symlink, prunes, stops at a depth, passes litter over: only it can tell
+    # those.
     for rel in (
         "m/a/b/link.md",
         "m/.git/hidden.md",

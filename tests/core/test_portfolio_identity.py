@@ -1,8 +1,8 @@
-"""A portfolio's decisions follow the portfolio, not its path or its folder's name (through the CLI):
-a renamed workspace keeps its quarantine restorable and its approvals counted; a portfolio moved
-away with a copy left at the old path never has its change undone in the copy; two workspaces of
-the same name never take each other's quarantine; and a move the workbench cannot follow by itself
-(a copy, a restore from backup) is said with `memwb relink`."""
+"""A portfolio's decisions follow the portfolio, not its path or its folder's name (through the
+CLI): a renamed workspace keeps its quarantine restorable and its approvals counted; a portfolio
+moved away with a copy left at the old path never has its change undone in the copy; two workspaces
+of the same name never take each other's quarantine; and a move the workbench cannot follow by
+itself (a copy, a restore from backup) is said with `memwb relink`."""
 
 from __future__ import annotations
 

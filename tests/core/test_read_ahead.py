@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.parsing import safefs
 from app.core.workbench import Workbench
+from tests.core.opened import opening
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-portfolio"
 CLOCK = FixedClock(datetime(2026, 11, 29, 17, 0, tzinfo=UTC))
@@ -32,16 +34,10 @@ def bench(tmp_path: Path) -> Workbench:
 
 
 @pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    counted: Counter[str] = Counter()
-    real = safefs.read_file
-
-    def read_file(path: str, *args: int) -> bytes:
-        counted[path] += 1
-        return real(path, *args)
-
-    monkeypatch.setattr(safefs, "read_file", read_file)
-    return counted
+def reads() -> Iterator[Counter[str]]:
+    """How many times each file was opened (tests/core/opened.py)."""
+    with opening() as seen:
+        yield seen.files
 
 
 def test_a_pass_reads_each_file_of_many_sections_once(

@@ -3,14 +3,16 @@ load of the same files shows."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.core.clock import FixedClock
-from app.core.load import pipeline
 from app.core.locations import Locations
 from app.core.workbench import Workbench
+from tests.core.opened import Opened, opening, source_of, sources_opened
 
 PROMOTED = "dollhouse:dollhouse:api-error-codes"
 
@@ -21,18 +23,11 @@ def _loaded(sample_copy: Path, isolated_locations: Locations, clock: FixedClock)
     return wb
 
 
-def _parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    real = pipeline.parse_one
-
-    def counting(
-        adapter: type, ctx: object, rel: str, path: str, previous: object = None
-    ) -> object:
-        seen.append(rel)
-        return real(adapter, ctx, rel, path, previous)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pipeline, "parse_one", counting)
-    return seen
+@pytest.fixture
+def seen() -> Iterator[Opened]:
+    """Every file opened while the test runs (tests/core/opened.py)."""
+    with opening() as recorder:
+        yield recorder
 
 
 def _view(wb: Workbench) -> list[tuple[str, str, str, int | None]]:
@@ -43,14 +38,14 @@ def test_a_promote_re_reads_only_its_own_file(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    seen: Opened,
 ) -> None:
     wb = _loaded(sample_copy, isolated_locations, clock)
     memory = wb.memory(PROMOTED)
     assert memory.tier.value == "cold"
-    parsed = _parses(monkeypatch)
+    seen.clear()
     wb.promote(PROMOTED, reason="test")
-    assert parsed == [memory.source.path]
+    assert sources_opened(seen, wb) == {source_of(wb, memory)}
     assert wb.memory(PROMOTED).tier.value == "hot"
     assert wb.changed == [PROMOTED]
     fresh = Workbench(isolated_locations, clock=clock, workers=1)
@@ -62,13 +57,13 @@ def test_a_ledger_only_decision_re_reads_nothing(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    seen: Opened,
 ) -> None:
     wb = _loaded(sample_copy, isolated_locations, clock)
     memory_id = next(m.id for m in wb.memories if m.system == "massgen")
-    parsed = _parses(monkeypatch)
+    seen.clear()
     wb.flag(memory_id, "looks odd")
-    assert parsed == []
+    assert sources_opened(seen, wb) == set()
     assert wb.history(memory_id)[-1].action == "flag"
 
 
@@ -76,13 +71,18 @@ def test_a_quarantine_that_moves_a_file_walks_the_portfolio_again(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    seen: Opened,
 ) -> None:
     wb = _loaded(sample_copy, isolated_locations, clock)
     memory = next(m for m in wb.memories if m.system == "massgen" and m.tier.value == "cold")
-    parsed = _parses(monkeypatch)
+    others = {source_of(wb, m) for m in wb.memories if m.id != memory.id}
+    seen.clear()
     wb.quarantine(memory.id, "test")
-    assert parsed == []  # the file left the store: nothing to parse, it is listed from the vault
+    # The file left the store (moved, read to be kept whole): no other memory file is read, and
+    # the portfolio is walked again to list what is left.
+    assert not sources_opened(seen, wb, memory) & others
+    folders = {os.path.dirname(path) for path in others}
+    assert folders & {os.path.realpath(folder) for folder in seen.listed}
     assert wb.memory(memory.id).tier.value == "quarantine"
     assert memory.id in wb.changed
 

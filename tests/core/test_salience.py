@@ -33,12 +33,14 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Workbench:
 
 
 def memory_mcp_columns() -> list[dict[str, object]]:
-    """The sample's memories rows, read here straight from the database (not through the adapter)."""
+    """The sample's memories rows, read here straight from the database (not through the
+    adapter)."""
     db = sqlite3.connect(f"file:{SAMPLE / 'memory-mcp' / 'memory.db'}?mode=ro", uri=True)
     try:
         db.row_factory = sqlite3.Row
         rows = db.execute(
-            "SELECT id, importance_score, trust_score, access_count, last_accessed_at FROM memories ORDER BY id"
+            "SELECT id, importance_score, trust_score, access_count, last_accessed_at FROM "
+            "memories ORDER BY id"
         )
         return [dict(row) for row in rows]
     finally:
@@ -46,7 +48,8 @@ def memory_mcp_columns() -> list[dict[str, object]]:
 
 
 def reference_salience(row: dict[str, object], now: datetime) -> float:
-    """memory-mcp's compute_salience_score as its storage layer calls it (N = 10, half-life 14 days)."""
+    """memory-mcp's compute_salience_score as its storage layer calls it (N = 10, half-life 14
+    days)."""
     access = min(1.0, int(row["access_count"]) / 10)  # type: ignore[call-overload]
     last = row["last_accessed_at"]
     recency = 0.0
@@ -76,7 +79,7 @@ def make(system: str, locator: str, **extra: object) -> Memory:
     return Memory(**values)  # type: ignore[arg-type]
 
 
-# ---- memory-mcp: the formula on its own columns ---------------------------------------------------
+# ---- memory-mcp: the formula on its own columns --------------------------------------------------
 
 
 def test_every_memory_mcp_row_equals_the_formula_on_its_columns(bench: Workbench) -> None:
@@ -134,11 +137,12 @@ def test_formula_clamps_and_rounds() -> None:
     )
 
 
-# ---- Engram, DollhouseMCP, MassGen ----------------------------------------------------------------
+# ---- Engram, DollhouseMCP, MassGen ---------------------------------------------------------------
 
 
 def test_engram_counts_resaves_as_access(bench: Workbench) -> None:
-    # observation 9 was deduplicated by Engram itself: duplicate_count 2, last_seen_at 2026-11-09 11:38:52
+    # observation 9 was deduplicated by Engram itself:
+    # duplicate_count 2, last_seen_at 2026-11-09 11:38:52
     s = salience(bench.memory("engram:engram:obs/9"), NOW)
     assert s.access == 1
     assert s.last_access == "2026-11-09T11:38:52+00:00"
@@ -189,7 +193,7 @@ def test_access_log_feeds_systems_without_access_data(bench: Workbench) -> None:
     assert salience(mcp, NOW, access_log={mcp.id: [NOW] * 50}).score == 0.843
 
 
-# ---- OpenClaw: Fortress priority and the daily logs that mention a memory -------------------------
+# ---- OpenClaw: Fortress priority and the daily logs that mention a memory ------------------------
 
 
 def test_openclaw_mentions_in_daily_logs(bench: Workbench) -> None:
@@ -238,7 +242,8 @@ def test_mentions_need_word_boundaries() -> None:
         fields={"id": "LRN-20261101-001", "Pattern-Key": "auth.parallel_refresh"},
     )
     texts = {
-        log.id: "- 09:00 Boot: ACTIVE=pgx pool | HOLD=0\n- 10:00 the pgx pools were fine; see KITE-9.\n",
+        log.id: "- 09:00 Boot: ACTIVE=pgx pool | HOLD=0\n- 10:00 the pgx pools were fine; see "
+        "KITE-9.\n",
         other.id: "- the pgx pool hit 20 connections (auth.parallel_refresh); 2026-11-20 was calm",
     }
     assert handles(ticket) == ["Ship it (KITE-9)", "KITE-9"]

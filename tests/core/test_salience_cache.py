@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.core import workbench as workbench_module
 from app.core.clock import FixedClock
+from app.core.curate import saliences as saliences_module
 from app.core.curate.salience import Salience
 from app.core.curate.saliences import salience_all
 from app.core.locations import Locations
@@ -169,10 +169,10 @@ def test_the_scores_alone_and_one_memorys_salience_are_the_whole_passs(
     bench, reads = opened(tmp_path, sample)
     assert bench.salience_scores() == {key: s["score"] for key, s in whole.items()}
     assert (
-        reads == [] and bench._saliences is None
+        reads == [] and bench._ranked.full is None
     )  # kept by content: no text read, no breakdown made
     assert {key: s.model_dump() for key in whole if (s := bench.salience(key)) is not None} == whole
-    assert bench._saliences is None and bench.salience("dollhouse:dollhouse:no-such") is None
+    assert bench._ranked.full is None and bench.salience("dollhouse:dollhouse:no-such") is None
 
     memory_md = sample / "openclaw" / "workspace" / "MEMORY.md"
     memory_md.write_text(
@@ -194,13 +194,13 @@ def test_a_write_works_out_again_only_what_it_changed(
     bench, reads = opened(tmp_path, sample)
     bench.salience_scores()
     computed: list[int] = []
-    real = workbench_module.salience_scores
+    real = saliences_module.salience_scores
 
     def counting(memories: Any, *args: Any, **kwargs: Any) -> Any:
         computed.append(len(memories))
         return real(memories, *args, **kwargs)
 
-    monkeypatch.setattr(workbench_module, "salience_scores", counting)
+    monkeypatch.setattr(saliences_module, "salience_scores", counting)
     dollhouse = next(
         m for m in bench.memories if m.system == "dollhouse" and m.tier.value == "cold"
     )

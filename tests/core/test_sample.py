@@ -18,7 +18,8 @@ from app.core.workbench import Workbench
 
 EXPECTED_COUNTS = {"dollhouse": 27, "massgen": 18, "openclaw": 60, "engram": 21, "memory-mcp": 23}
 
-# The malformed files planted in the sample (sample-portfolio/README.md) and the line of each problem.
+# The malformed files planted in the sample (sample-portfolio/README.md) and the line of each
+# problem.
 PLANTED_PROBLEMS = {
     "memories/2026-11-12/release-train-notes.yaml": (
         23,

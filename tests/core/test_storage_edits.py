@@ -1,5 +1,6 @@
-"""Byte-preserving edits (docs/security.md section 5, step 3): only the intended bytes change; BOM, CRLF, comments,
-indentation and key order stay; the result reads back with only the intended key changed."""
+"""Byte-preserving edits (docs/security.md section 5, step 3): only the intended bytes change; BOM,
+CRLF, comments, indentation and key order stay; the result reads back with only the intended key
+changed."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 from app.core.model import Span
 from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import decode
-from app.core.storage import EditError, cut_span, insert_span, replace_span, set_key
-from app.core.storage.edits import render, scalar
+from app.core.storage import EditError
+from app.core.storage.edits import cut_span, insert_span, render, replace_span, scalar, set_key
 from tests.core.test_storage import write_guard  # noqa: F401  (the fixture, used by pytestmark)
 
 pytestmark = pytest.mark.usefixtures("write_guard")
@@ -61,7 +62,8 @@ def document(data: bytes) -> dict[str, Any]:
 
 
 def only(old: bytes, new: bytes, before: bytes, after: bytes) -> None:
-    """`new` is `old` with the one occurrence of `before` replaced by `after`, every other byte equal."""
+    """`new` is `old` with the one occurrence of `before` replaced by `after`, every other byte
+    equal."""
     assert old.count(before) == 1, before
     at = old.index(before)
     assert new[:at] == old[:at]
@@ -69,7 +71,7 @@ def only(old: bytes, new: bytes, before: bytes, after: bytes) -> None:
     assert new[at + len(after) :] == old[at + len(before) :]
 
 
-# -- set_key in front matter ---------------------------------------------------------------------------
+# -- set_key in front matter -----------------------------------------------------------------------
 
 
 @pytest.mark.timeout(10)
@@ -225,7 +227,7 @@ def test_plain_only_when_unambiguous() -> None:
     assert render(("a", "b c")) == ("[a, b c]", ["a", "b c"])
 
 
-# -- set_key in a whole YAML document, by path -----------------------------------------------------------
+# -- set_key in a whole YAML document, by path -----------------------------------------------------
 
 
 @pytest.mark.timeout(10)
@@ -275,7 +277,7 @@ def test_replace_a_one_line_flow_value_and_inside_a_flow_mapping() -> None:
     only(V2, new, b"maxEntries: 1000", b"maxEntries: 500")
 
 
-# -- refusals: nothing changed ------------------------------------------------------------------------------
+# -- refusals: nothing changed ---------------------------------------------------------------------
 
 
 @pytest.mark.timeout(10)
@@ -333,7 +335,7 @@ def test_edits_that_cannot_be_exact_are_refused(
     assert str(caught.value).endswith("nothing was changed")
 
 
-# -- spans -----------------------------------------------------------------------------------------------
+# -- spans -----------------------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(10)

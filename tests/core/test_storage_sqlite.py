@@ -1,5 +1,5 @@
-"""SQLite writes (docs/security.md section 3.3): one BEGIN IMMEDIATE transaction with busy_timeout, containment of
-the database path, sqlite3 errors as WriteError with the transaction rolled back."""
+"""SQLite writes (docs/security.md section 3.3): one BEGIN IMMEDIATE transaction with busy_timeout,
+containment of the database path, sqlite3 errors as WriteError with the transaction rolled back."""
 
 from __future__ import annotations
 
@@ -78,7 +78,8 @@ def test_a_sqlite_error_rolls_everything_back(tmp_path: Path) -> None:
     with pytest.raises(WriteError) as caught:
         write_transaction(roots, db, work)
     assert str(caught.value) == (
-        f"could not save {db}: NOT NULL constraint failed: observations.title (SQLITE_CONSTRAINT_NOTNULL); "
+        f"could not save {db}: NOT NULL constraint failed: observations.title "
+        "(SQLITE_CONSTRAINT_NOTNULL); "
         "the transaction was rolled back; the original file is intact"
     )
     assert rows(db) == [(1, "first", "kept")]
@@ -190,7 +191,8 @@ def test_a_row_that_does_not_read_back_as_expected_rolls_the_transaction_back(
     roots, db = store(tmp_path)
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute(
-        "CREATE TRIGGER put_back AFTER UPDATE OF content ON observations BEGIN UPDATE observations SET content = 'kept' WHERE id = new.id; END"
+        "CREATE TRIGGER put_back AFTER UPDATE OF content ON observations BEGIN UPDATE "
+        "observations SET content = 'kept' WHERE id = new.id; END"
     )
     conn.close()
 
@@ -200,7 +202,8 @@ def test_a_row_that_does_not_read_back_as_expected_rolls_the_transaction_back(
 
     with pytest.raises(
         ReadBackError,
-        match=r"observations row id = 1: content is 'kept', not 'hidden'.*the transaction was rolled back; nothing was written",
+        match=r"observations row id = 1: content is 'kept', not 'hidden'.*the transaction was "
+        r"rolled back; nothing was written",
     ) as caught:
         write_transaction(roots, "engram.db", work)
     assert not caught.value.committed

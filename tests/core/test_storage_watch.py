@@ -1,5 +1,5 @@
-"""The revert watch (docs/security.md section 5, step 7): after a save, another process undoing it is
-noticed and reported; a file left alone is not reported; the watch can be cancelled."""
+"""The revert watch (docs/security.md section 5, step 7): after a save, another process undoing it
+is noticed and reported; a file left alone is not reported; the watch can be cancelled."""
 
 from __future__ import annotations
 

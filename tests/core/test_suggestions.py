@@ -62,13 +62,14 @@ def kinds_of(found: list[Suggestion], memory_id: str) -> list[str]:
     return [s.kind for s in found if memory_id in s.ids]
 
 
-# ---- the sample's planted cases -------------------------------------------------------------------
+# ---- the sample's planted cases ------------------------------------------------------------------
 
 
 def test_planted_stale_cases(found: list[Suggestion]) -> None:
     stale_item = one(found, "stale", OC + "note/infrastructure")
     assert stale_item.reason.startswith(
-        'MEMORY.md, section "Infrastructure": 1 item(s) marked [STALE] (line 40, "[FACT P6] Staging database runs on db.t3.medium'
+        'MEMORY.md, section "Infrastructure": 1 item(s) marked [STALE] (line 40, "[FACT '
+        "P6] Staging database runs on db.t3.medium"
     )
     assert "the reason is logged in memory/2026-11-27.md" in stale_item.reason
     # memory-mcp rows 15 and 16: hot, last accessed 2026-09-14 and 2026-09-22; 16 is pinned
@@ -85,7 +86,8 @@ def test_planted_stale_cases(found: list[Suggestion]) -> None:
     assert "demote" not in kinds_of(found, MCP + "16")
     # daily logs older than 14 days still outside memory/archive/
     assert one(found, "archive", OC + "log/2026-10-29").reason == (
-        "Daily log memory/2026-10-29.md is 31 days old, past Memory Fortress's 14 days, and still outside the archive: move it to memory/archive/2026-10/."
+        "Daily log memory/2026-10-29.md is 31 days old, past Memory Fortress's 14 days, "
+        "and still outside the archive: move it to memory/archive/2026-10/."
     )
     one(found, "archive", OC + "log/2026-10-30")
     assert [s.ids for s in found if s.kind == "archive"] == [
@@ -122,8 +124,8 @@ def test_planted_superseded_decisions(found: list[Suggestion]) -> None:
     assert "(its trust_history records `superseded`: 1.0 -> 0.95)" in mcp.reason
     engram = one(found, "stale", "engram:engram:obs/2")
     assert (
-        "(topic_key architecture/auth-session-model) was saved 3 times (revision_count 3, created 2026-11-03 08:40:19"
-        in engram.reason
+        "(topic_key architecture/auth-session-model) was saved 3 times (revision_count 3, "
+        "created 2026-11-03 08:40:19" in engram.reason
     )
     closed = one(
         found,
@@ -132,7 +134,8 @@ def test_planted_superseded_decisions(found: list[Suggestion]) -> None:
         OC + "state/closed/login-rate-limiting",
     )
     assert closed.reason.startswith(
-        "state/CLOSED.md (2026-11-28, Maya) reverses the 2026-11-27 15:20 decision in state/DECISIONS.md"
+        "state/CLOSED.md (2026-11-28, Maya) reverses the 2026-11-27 15:20 decision in "
+        "state/DECISIONS.md"
     )
     # superseded memories are never promoted (memory 3 has access_count 3, which would qualify)
     assert "promote" not in kinds_of(found, MCP + "3")
@@ -147,8 +150,10 @@ def test_planted_over_budget(found: list[Suggestion]) -> None:
         "dollhouse:dollhouse:on-call-handoff",
     )
     assert dollhouse.reason == (
-        "DollhouseMCP auto-load: 8 memories cost 2,376 tokens (DollhouseMCP estimateTokens: ceil(words / 0.75) of the rendered memory) "
-        'against maxTokenBudget 1,500. The enforcing path stops at "coding-conventions-go" (318 tokens on top of 1,488), so these 3 would not '
+        "DollhouseMCP auto-load: 8 memories cost 2,376 tokens (DollhouseMCP "
+        "estimateTokens: ceil(words / 0.75) of the rendered memory) "
+        'against maxTokenBudget 1,500. The enforcing path stops at "coding-conventions-go" '
+        "(318 tokens on top of 1,488), so these 3 would not "
         "load: turn their autoLoad off, lower their priority, or raise the budget to 2,376."
     )
     split = [s for s in found if s.kind == "split" and s.ids[0] == OC + "note/projects"]
@@ -174,8 +179,8 @@ def test_promotions_follow_memory_mcp_rules(found: list[Suggestion]) -> None:
     }  # already hot
     antipattern = one(found, "promote", MCP + "18")
     assert (
-        "salience 0.559 >= 0.3 (importance 0.30, trust 1.00, access 2, last access 1.1 days ago, category antipattern)"
-        in antipattern.reason
+        "salience 0.559 >= 0.3 (importance 0.30, trust 1.00, access 2, last access 1.1 "
+        "days ago, category antipattern)" in antipattern.reason
     )
     lesson = one(found, "promote", MCP + "9")
     assert "salience 0.506 >= 0.5" in lesson.reason
@@ -223,7 +228,7 @@ def test_a_later_now_changes_the_answer(bench: Workbench) -> None:
     assert "entries expired on 2026-12-06" in expired[0].reason
 
 
-# ---- an OpenClaw workspace built in tmp_path ------------------------------------------------------
+# ---- an OpenClaw workspace built in tmp_path -----------------------------------------------------
 
 
 def write(path: Path, text: str) -> None:
@@ -250,7 +255,8 @@ def test_openclaw_workspace_rules(tmp_path: Path) -> None:
     )
     write(
         ws / "state" / "DECISIONS.md",
-        "[2026-11-26 09:00 | main] Use runner-b for nightly builds — cheaper\n[2026-11-29 08:00 | main] Keep runner-a for releases — stable\n",
+        "[2026-11-26 09:00 | main] Use runner-b for nightly builds — cheaper\n[2026-11-29 "
+        "08:00 | main] Keep runner-a for releases — stable\n",
     )
     write(
         ws / "state" / "CLOSED.md",
@@ -267,9 +273,12 @@ def test_openclaw_workspace_rules(tmp_path: Path) -> None:
     got = {(s.kind, s.ids) for s in found}
     stale = one(found, "stale", OC + "note/infra")
     assert stale.reason == (
-        'MEMORY.md, section "Infra": 1 item(s) marked [STALE] (line 6, "[FACT P5] Cache lives on cache-v1.internal '
-        'until the move."; the reason is logged in memory/2026-11-28.md). Superseded items stay for the record; move '
-        "them out of the section to memory/domains/ or the archive. It is still loaded on every turn."
+        'MEMORY.md, section "Infra": 1 item(s) marked [STALE] (line 6, "[FACT P5] Cache '
+        "lives on cache-v1.internal "
+        'until the move."; the reason is logged in memory/2026-11-28.md). Superseded items '
+        "stay for the record; move "
+        "them out of the section to memory/domains/ or the archive. It is still loaded on "
+        "every turn."
     )
     # Without the file, the line is counted within the section.
     bare = suggest(bench.memories, bench.portfolios, NOW, text_of=bench.text)
@@ -289,7 +298,7 @@ def test_openclaw_workspace_rules(tmp_path: Path) -> None:
     assert not [s for s in found if s.kind == "merge"]
 
 
-# ---- hand-built memories --------------------------------------------------------------------------
+# ---- hand-built memories -------------------------------------------------------------------------
 
 
 def mcp(n: int, **fields: object) -> Memory:
@@ -353,13 +362,13 @@ def test_memory_mcp_gates() -> None:
     landmine = one(found, "promote", "memory-mcp:m:mem/4")
     # 0.9 * 0.15 + 1.0 * 0.15 + 0 + 0.30 * 2^(-9.208 / 14) = 0.475, over the landmine threshold 0.3
     assert (
-        "salience 0.475 >= 0.3 (importance 0.90, trust 1.00, access 0, last access 9.2 days ago, category landmine)"
-        in landmine.reason
+        "salience 0.475 >= 0.3 (importance 0.90, trust 1.00, access 0, last access 9.2 "
+        "days ago, category landmine)" in landmine.reason
     )
     todo = one(found, "demote", "memory-mcp:m:mem/5")
     assert (
-        "was never accessed, created 2026-11-20, 9 days ago (todo is transient: int(14 x 0.5) = 7 days)"
-        in todo.reason
+        "was never accessed, created 2026-11-20, 9 days ago (todo is transient: int(14 x "
+        "0.5) = 7 days)" in todo.reason
     )
 
 
@@ -374,7 +383,8 @@ def test_contradictions_are_reported_once() -> None:
     assert [s.ids for s in found] == [("memory-mcp:m:mem/1", "memory-mcp:m:mem/2")]
     assert (
         found[0].reason
-        == '"row 1" contradicts "row 2" (memory-mcp relationship): one of them is stale; decide which holds.'
+        == '"row 1" contradicts "row 2" (memory-mcp relationship): one of them is stale; '
+        "decide which holds."
     )
 
 
@@ -423,12 +433,14 @@ def test_access_log_and_ledger_pins() -> None:
     got = [(s.kind, s.ids) for s in found]
     assert got == [("demote", (runbook.id,)), ("promote", (cold.id,))]
     assert found[0].reason == (
-        'dollhouse memory "runbook" is hot but was last opened 2026-11-09, 20 days ago (the workbench\'s access '
+        'dollhouse memory "runbook" is hot but was last opened 2026-11-09, 20 days ago '
+        "(the workbench's access "
         "log; 14 days for an uncategorized memory): autoLoad off."
     )
     # no priority (importance 0), validated (0.9), 3 openings, the last an hour ago
     assert found[1].reason == (
-        'dollhouse memory "cold" is cold but salience 0.554 >= 0.5 (importance 0.00, trust 0.90, access 3, last '
+        'dollhouse memory "cold" is cold but salience 0.554 >= 0.5 (importance 0.00, trust '
+        "0.90, access 3, last "
         "access 0.0 days ago): set autoLoad: true with a priority."
     )
     # a memory the access log never saw is left alone
@@ -440,7 +452,8 @@ def test_retention_expiry_and_parsing() -> None:
     (found,) = suggest([memory], [DOLLHOUSE_PORTFOLIO], NOW)
     assert found.kind == "stale"
     assert found.reason == (
-        'DollhouseMCP memory "research" keeps entries for retentionDays 30: 1 of 1 entries expire from 2026-12-01, '
+        'DollhouseMCP memory "research" keeps entries for retentionDays 30: 1 of 1 entries '
+        "expire from 2026-12-01, "
         "in 1.7 days (timestamp + 30 days): renew what still holds or let it go."
     )
     assert retention_days({"retentionDays": 999999}) is None
@@ -467,7 +480,8 @@ def test_fortress_scores_from_a_person(tmp_path: Path) -> None:
         ("promote", ("openclaw:ws:note/alpha",)),
     ]
     assert found[1].reason == (
-        "Fortress score durability 3, reuse 2, impact 1, uniqueness 0: a MEMORY.md candidate (durability is 3 and "
+        "Fortress score durability 3, reuse 2, impact 1, uniqueness 0: a MEMORY.md "
+        "candidate (durability is 3 and "
         "the sum 6 >= 6); move its summary into MEMORY.md."
     )
 

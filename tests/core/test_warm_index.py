@@ -40,7 +40,7 @@ def test_an_unchanged_warm_start_hashes_nothing_for_the_index(
 ) -> None:
     cold = _open(isolated_locations, clock, sample_copy)
     total = len(hashed)
-    assert total == len({m.id for m in cold.memories if m.id not in cold._vaulted})
+    assert total == len({m.id for m in cold.memories if m.id not in cold._loaded.vaulted})
     expected = [h.id for h in cold.search("deploy").hits]
     cold.close()
 
@@ -121,7 +121,7 @@ def test_the_first_start_of_a_day_hashes_only_the_memories_placing_moved(
     wb = _open(isolated_locations, FixedClock(clock.now() + timedelta(days=1)), sample_copy)
     moved = {m.id for m in wb.memories if m.tier != tiers[m.id]}
     assert moved and sorted(hashed) == sorted(moved)
-    hot = {m.id for m in wb.memories if m.tier.value == "hot" and m.id not in wb._vaulted}
+    hot = {m.id for m in wb.memories if m.tier.value == "hot" and m.id not in wb._loaded.vaulted}
     assert {h.id for h in wb.search("tier:hot", limit=1000).hits} == hot
     wb.close()
 
@@ -145,7 +145,7 @@ def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(
     index, plan = timeline.phases[4], timeline.phases[5]
     assert index.start_ms >= plan.start_ms + plan.duration_ms and index.items == len(
         wb.memories
-    ) - len(wb._vaulted)
+    ) - len(wb._loaded.vaulted)
     assert [phase for phase, status in events if status == "end"][-2:] == ["plan", "index"]
     late = wb.search("deploy")
     assert wb.index_ready and not late.fallback and late.hits

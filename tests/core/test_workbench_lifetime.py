@@ -1,6 +1,6 @@
 """A workbench that is closed and dropped frees its load: the load moves what it made out of the
 collector's sight, so anything that still tied it to the workbench would stay in memory for good
-(half a gigabyte a load at 100,000 memories)."""
+(a whole load's worth, again at every load)."""
 
 from __future__ import annotations
 
@@ -52,9 +52,8 @@ def test_opening_again_frees_the_last_load(tmp_path: Path, sample_copy: Path) ->
 def test_what_saliences_and_suggestions_make_is_out_of_the_collectors_sight(
     tmp_path: Path, sample_copy: Path
 ) -> None:
-    """Both passes make hundreds of thousands of objects that stay alive at 100,000 memories; left
-    young, the next write's first collection walked them all (a promote after the suggestions took
-    a quarter of a second instead of 30 ms)."""
+    """Both passes make several objects per memory that stay alive; left young, the next write's
+    first collection walked them all, and a promote after the suggestions paid for every one."""
     wb = Workbench(
         Locations(cache=tmp_path / "cache", data=tmp_path / "data", config=tmp_path / "config")
     )

@@ -36,10 +36,12 @@ def missing() -> None:
     `MEMWB_REQUIRE_INTEROP` names massgen (.ci/run sets it)."""
     if "massgen" in os.environ.get("MEMWB_REQUIRE_INTEROP", "").split(","):
         raise RuntimeError(
-            f"massgen {VERSION} is not importable, and CI must run the MassGen interop tests (.ci/run installs it)"
+            f"massgen {VERSION} is not importable, and CI must "
+            "run the MassGen interop tests (.ci/run installs it)"
         )
     pytest.skip(
-        f"massgen {VERSION} is not installed (pip install --no-deps massgen=={VERSION}; loguru is in the test extra)"
+        f"massgen {VERSION} is not installed (pip install --no-deps "
+        f"massgen=={VERSION}; loguru is in the test extra)"
     )
 
 

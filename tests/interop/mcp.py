@@ -35,7 +35,8 @@ def _driver() -> ModuleType:
         import sqlean
     except ImportError:
         _unavailable(
-            "this interpreter's sqlite3 cannot load extensions (memory-mcp's Storage needs sqlite-vec) and sqlean.py is not installed"
+            "this interpreter's sqlite3 cannot load extensions (memory-mcp's "
+            "Storage needs sqlite-vec) and sqlean.py is not installed"
         )
     return sqlean
 

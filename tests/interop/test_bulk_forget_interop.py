@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from app.core.model import Tier
 from app.core.review.ledger import Decision
-from tests.interop.test_massgen_interop import Run, assert_agree, mg, reaches, run  # noqa: F401 - the fixtures
+
+# Fixtures the tests below take by name, so pytest must find them here.
+from tests.interop.test_massgen_interop import Run, assert_agree, mg, reaches, run  # noqa: F401
 
 STYLE = "workspaces/workspace_a/memory/short_term/user_style.md"
 SCRATCH = "workspaces/workspace_a/memory/short_term/scratch.md"

@@ -10,7 +10,9 @@ from typing import Any
 from app.core.review.ledger import Decision
 from app.core.workbench import Workbench
 from tests.interop.mcp import everything, open_storage
-from tests.interop.test_memory_mcp_storage import agree, memory_id, store, wb  # noqa: F401 - the fixtures
+
+# Fixtures the tests below take by name, so pytest must find them here.
+from tests.interop.test_memory_mcp_storage import agree, memory_id, store, wb  # noqa: F401
 
 HELD = ("export endpoint", "staging database", "ruff")
 

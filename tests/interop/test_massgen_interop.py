@@ -3,10 +3,10 @@
 MassGen's read paths that put memory text in front of an agent, all in `SystemMessageBuilder`:
 `_get_all_memories` (every workspace's short_term/ and long_term/), `_load_temp_workspace_memories`
 (the copies of the other agents' workspaces, raw text when a file has no front matter) and
-`_load_archived_memories` (`.massgen/sessions/<id>/archived_memories/`, raw text always), rendered by
-`MemorySection`. Its writers: `WorkspaceLifecycleManager.archive_agent_memories` (copies a workspace's
-memory/ into the session archive) and `merge_agent_memories_to_winner` (copies or appends every
-agent's memory files into the winner's workspace).
+`_load_archived_memories` (`.massgen/sessions/<id>/archived_memories/`, raw text always), rendered
+by `MemorySection`. Its writers: `WorkspaceLifecycleManager.archive_agent_memories` (copies a
+workspace's memory/ into the session archive) and `merge_agent_memories_to_winner` (copies or
+appends every agent's memory files into the winner's workspace).
 """
 
 from __future__ import annotations
@@ -33,21 +33,27 @@ AGENTS = {"agent_a": "workspaces/workspace_a", "agent_b": "workspaces/workspace_
 
 FILES = {
     "workspaces/workspace_a/memory/short_term/user_style.md": (
-        "---\nname: user_style\ndescription: Style the user asked for\ntier: short_term\nagent_id: agent_a\n"
+        "---\nname: user_style\ndescription: Style the user "
+        "asked for\ntier: short_term\nagent_id: agent_a\n"
         "created: 2026-11-30T10:00:00.000001\nupdated: 2026-11-30T10:00:00.000001\n---\n"
         "- Short PR descriptions\n- SECRET-STYLE-7f3a: never mention the staging password\n"
     ),
-    "workspaces/workspace_a/memory/short_term/scratch.md": "RAW-SCRATCH-91c2 notes an agent wrote without front matter\n",
+    "workspaces/workspace_a/memory/short_term/scratch.md": (
+        "RAW-SCRATCH-91c2 notes an agent wrote without front matter\n"
+    ),
     "workspaces/workspace_a/memory/long_term/deploy.md": (
-        "---\nname: deploy\ndescription: How releases are deployed\ntier: long_term\nagent_id: agent_a\n---\nDEPLOY-BODY-33d1 blue/green, then a canary\n"
+        "---\nname: deploy\ndescription: How releases are deployed\ntier: "
+        "long_term\nagent_id: agent_a\n---\nDEPLOY-BODY-33d1 blue/green, then a canary\n"
     ),
     "workspaces/workspace_b/memory/short_term/ci_state.md": (
-        "---\nname: ci_state\ndescription: What CI is doing\ntier: short_term\nagent_id: agent_b\n---\nCI-STATE-55e0 the flaky test is quarantined\n"
+        "---\nname: ci_state\ndescription: What CI is doing\ntier: short_term\nagent_id: "
+        "agent_b\n---\nCI-STATE-55e0 the flaky test is quarantined\n"
     ),
     # In long_term/, a file without front matter shows up by name only: the workbench skips it.
     "workspaces/workspace_b/memory/long_term/hand_note.md": "RAW-LONG-77aa a hand-written note\n",
     "workspaces/workspace_b/memory/long_term/ci_history.md": (
-        "---\nname: ci_history\ndescription: Past CI failures\ntier: long_term\nagent_id: agent_b\n---\nCI-HISTORY-0a9b three red builds in November\n"
+        "---\nname: ci_history\ndescription: Past CI failures\ntier: long_term\nagent_id: "
+        "agent_b\n---\nCI-HISTORY-0a9b three red builds in November\n"
     ),
 }
 
@@ -85,7 +91,8 @@ class Run:
         )
 
     def read(self) -> dict[str, Any]:
-        """Everything MassGen's read paths return, and the memory section of the prompt they build."""
+        """Everything MassGen's read paths return, and the memory
+        section of the prompt they build."""
         b = self.builder()
         short, long = b._get_all_memories()
         temp = b._load_temp_workspace_memories()
@@ -117,7 +124,8 @@ class Run:
         )
 
     def archive(self, agent: str) -> None:
-        """MassGen's own archive of one agent's workspace memory (as before it clears the workspace)."""
+        """MassGen's own archive of one agent's workspace memory (as
+        before it clears the workspace)."""
         manager = self.mg.WorkspaceLifecycleManager(self.orchestrator())
         manager.archive_agent_memories(agent, self.root / AGENTS[agent])
         self.answers[agent] += 1
@@ -264,7 +272,7 @@ def test_massgen_scan_agrees_with_massgen_listing_and_tier(run: Run) -> None:
     }
 
 
-# -- each write, as MassGen's code sees it ----------------------------------------------------------
+# -- each write, as MassGen's code sees it ---------------------------------------------------------
 
 
 def test_massgen_sees_each_write_as_the_workbench_claims(run: Run) -> None:
@@ -315,13 +323,14 @@ def test_massgen_sees_each_write_as_the_workbench_claims(run: Run) -> None:
     assert_agree(run)
 
 
-# -- quarantine against MassGen's own archive and merge ------------------------------------------------
+# -- quarantine against MassGen's own archive and merge --------------------------------------------
 
 
 def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for_byte(
     run: Run,
 ) -> None:
-    # MassGen's run so far: agent_a's answer 0 archived, its memories merged into the winner agent_b.
+    # MassGen's run so far: agent_a's answer 0 archived, its memories
+    # merged into the winner agent_b.
     run.archive("agent_a")
     run.merge_to_winner("agent_b")
     run.wb = run.open()
@@ -362,7 +371,8 @@ def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for
     )
     assert not any((run.root / rel).exists() for rel in taken)
 
-    # MassGen carries on: reads, archives both workspaces again, merges into the winner, reads again.
+    # MassGen carries on: reads, archives both workspaces again, merges
+    # into the winner, reads again.
     for step in (
         lambda: None,
         lambda: run.archive("agent_a"),
@@ -383,7 +393,8 @@ def test_massgen_quarantine_sticks_through_every_read_path_and_restores_byte_for
         assert after[rel] == before[rel], (
             rel
         )  # every quarantined file and copy is back, byte for byte
-    # What MassGen wrote meanwhile (answer 1 of each agent) is untouched, and holds no quarantined text.
+    # What MassGen wrote meanwhile (answer 1 of each agent) is untouched,
+    # and holds no quarantined text.
     new = set(after) - set(before)
     assert new and all(f"{SESSION}/archived_memories/" in rel for rel in new)
     assert not any(

@@ -21,8 +21,8 @@ pytestmark = pytest.mark.usefixtures("write_guard")
 
 RECALL = """INSERT INTO retrieval_events (query_hash, memory_id, similarity, was_used, created_at)
 VALUES (?, ?, 0.8, ?, ?)"""
-SEQUENCE = """INSERT OR IGNORE INTO access_sequences (from_memory_id, to_memory_id, count, last_seen)
-VALUES (?, ?, ?, ?)"""
+SEQUENCE = """INSERT OR IGNORE INTO access_sequences
+(from_memory_id, to_memory_id, count, last_seen) VALUES (?, ?, ?, ?)"""
 WORDS = ["deploy", "queue", "lint", "cache", "tenant"]
 TYPES = ["project", "pattern", "reference", "conversation", "episodic"]
 

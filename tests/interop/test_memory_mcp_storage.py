@@ -67,7 +67,8 @@ def memory_id(row: int) -> str:
 
 @pytest.fixture
 def store(tmp_path: Path) -> tuple[Path, dict[str, int]]:
-    """A memory-mcp database made by memory-mcp itself: hot, pinned, cold rows, tags, links, history."""
+    """A memory-mcp database made by memory-mcp itself: hot, pinned,
+    cold rows, tags, links, history."""
     db = tmp_path / "mcp" / "memory.db"
     s = open_storage(db)
     ids: dict[str, int] = {}
@@ -311,7 +312,8 @@ def test_a_quarantine_holds_against_memory_mcp_and_restores_column_for_column(
 def test_trust_zero_alone_does_not_hold(store: tuple[Path, dict[str, int]]) -> None:
     """Why the quarantine takes the text out: the old soft quarantine (trust 0, not hot, not pinned)
     measured against memory-mcp's own code. Its recall still returns the text, its hot cache injects
-    it, and the recall itself re-promotes and re-pins it (its auto-promotion reads trust 0 as 1.0)."""
+    it, and the recall itself re-promotes and re-pins it (its
+    auto-promotion reads trust 0 as 1.0)."""
     db, ids = store
     target = ids["landmine"]
     conn = sqlite3.connect(db)

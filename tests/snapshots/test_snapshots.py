@@ -33,7 +33,8 @@ def make_app(tmp_path: Path) -> Callable[..., MemoryWorkbenchApp]:
     locations = Locations(tmp_path / "cache", tmp_path / "data", tmp_path / "config")
 
     def build(*more: str, **kwargs: object) -> MemoryWorkbenchApp:
-        """`more`: other portfolios, each a copy of one of the sample's under another folder name."""
+        """`more`: other portfolios, each a copy of one of the sample's under another folder
+        name."""
         paths = [sample]
         for name in more:
             system, _, folder = name.partition(":")
@@ -68,7 +69,8 @@ def test_browse(snap_compare, make_app, size) -> None:  # type: ignore[no-untype
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 def test_browse_two_portfolios(snap_compare, make_app, size) -> None:  # type: ignore[no-untyped-def]
-    """A second DollhouseMCP portfolio: the Portfolio column (where there is room) and both in the tree."""
+    """A second DollhouseMCP portfolio: the Portfolio column (where there is room) and both in the
+    tree."""
     assert snap_compare(
         make_app("dollhouse:team-dollhouse"), terminal_size=size, run_before=settled("t")
     )
@@ -84,7 +86,8 @@ def test_budget(snap_compare, make_app, size) -> None:  # type: ignore[no-untype
     assert snap_compare(make_app(), terminal_size=size, run_before=settled("f4"))
 
 
-# The sample's budget plans after DollhouseMCP's (test_budget), each system's own: `j` presses to it.
+# The sample's budget plans after DollhouseMCP's (test_budget), each system's own: `j` presses to
+# it.
 OTHER_PLANS = {
     "engram": 2,
     "massgen": 4,

@@ -50,7 +50,7 @@ REGENERATE = os.environ.get("MEMWB_REGENERATE_GOLDEN") == "1"
 REASON = "golden"
 
 
-# -- what a case captures ----------------------------------------------------------------------------
+# -- what a case captures --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -81,10 +81,12 @@ class Rows:
             names = [
                 n
                 for (n,) in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
                 )
             ]
-            # FTS shadow tables follow the rows through the system's own triggers; not ours to pin down.
+            # FTS shadow tables follow the rows through the system's own
+            # triggers; not ours to pin down.
             names = [n for n in names if "_fts" not in n]
             out: dict[str, list[dict[str, Any]]] = {}
             for name in names:
@@ -177,7 +179,7 @@ class Case:
         return out
 
 
-# -- comparing and regenerating ------------------------------------------------------------------------
+# -- comparing and regenerating --------------------------------------------------------------------
 
 
 def diff(expected: bytes, actual: bytes, name: str) -> str:
@@ -223,7 +225,8 @@ def run(
     locations: Locations,
     clock: FixedClock,
 ) -> None:
-    """Open the copy's `system_folder`, compare, apply the case's edit, compare, reverse, compare."""
+    """Open the copy's `system_folder`, compare, apply the case's
+    edit, compare, reverse, compare."""
     if case.prepare is not None:
         case.prepare(sample)
     wb = open_copy(sample, system_folder, locations, clock)
@@ -253,7 +256,10 @@ def run(
         reversed_bytes = case.capture(sample)
         if reversed_bytes != before:
             pytest.fail(
-                f"after the reversal: not the bytes before the edit:\n{diff(before, reversed_bytes, case.name + '.before')}",
+                (
+                    "after the reversal: not the bytes before the "
+                    f"edit:\n{diff(before, reversed_bytes, case.name + '.before')}"
+                ),
                 pytrace=False,
             )
     assert case.outside(sample) == untouched, (
@@ -273,7 +279,7 @@ def unchanged_tree(root: Path) -> dict[str, Any]:
     return Case("tree", "", undo).outside(root)
 
 
-# -- edits that write nothing, and edits a system cannot make ------------------------------------------
+# -- edits that write nothing, and edits a system cannot make --------------------------------------
 
 
 def open_copy(

@@ -132,7 +132,8 @@ def test_other_planning_falls_back_to_the_defaults(bench: Workbench) -> None:
         alpha.component("importance").note == "Notes keeps no importance: memory-mcp's default 0.5"
     )
     assert alpha.access == 0  # the generic path: the workbench's access log, empty here
-    # No other system's rules: nothing to promote (no promotion hook), no budget advice (none given).
+    # No other system's rules: nothing to promote (no promotion hook),
+    # no budget advice (none given).
     assert [s for s in bench.suggestions() if s.kind != "merge"] == []
     info = bench.system_info("notes")
     assert (info.name, info.label) == ("notes", "Notes")

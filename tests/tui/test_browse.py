@@ -561,7 +561,8 @@ async def test_the_filter_shows_the_rows_every_word_is_in_one_field_of(
     sample_copy: Path, isolated_locations: Locations, clock: FixedClock
 ) -> None:
     """The filter looks in each row's folded fields kept from key to key: what it shows is what
-    `matches` gives over the row's fields, within a tree node too, and after a write changed a row."""
+    `matches` gives over the row's fields, within a tree node too, and after a write changed a
+    row."""
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)

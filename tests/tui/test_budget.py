@@ -83,7 +83,9 @@ def test_layout_is_proportional_and_marks_the_line(
     plan = next(p for p in workbench.budgets() if plan_key(p) == DOLLHOUSE)
     segments, line = layout(plan, 100)
     total = sum(item.cost for item in plan.items)
-    assert segments[-1].end == 100 and line == round(plan.limit * 100 / total)  # type: ignore[operator]
+    limit = plan.limit
+    assert limit is not None
+    assert segments[-1].end == 100 and line == round(limit * 100 / total)
     assert [s.start for s in segments[1:]] == [s.end for s in segments[:-1]]
 
 
@@ -178,7 +180,10 @@ async def test_a10_payloads_in_the_plan_render_inert(
     sample_copy: Path, isolated_locations: Locations, clock: FixedClock
 ) -> None:
     target = sample_copy / "massgen/workspace_coder/memory/short_term/a10_payloads.md"
-    body = "\x1b[2K \x1b[41m \x1b]0;t\x07 \x1b]8;;https://x\x1b\\y\x1b]8;;\x1b\\ \x1b]52;c;eA==\x07 \x07 \x9b1m [@click=app.quit]x[/] [link=https://x]y[/link] [bold red]FAKE[/] [/bold]\n"
+    body = (
+        "\x1b[2K \x1b[41m \x1b]0;t\x07 \x1b]8;;https://x\x1b\\y\x1b]8;;\x1b\\ \x1b]52;c;eA==\x07 "
+        "\x07 \x9b1m [@click=app.quit]x[/] [link=https://x]y[/link] [bold red]FAKE[/] [/bold]\n"
+    )
     target.write_bytes(
         (
             '---\nname: "[bold red]FAKE[/] \\e[41m"\ntier: short_term\nagent_id: coder\n---\n'
@@ -190,8 +195,9 @@ async def test_a10_payloads_in_the_plan_render_inert(
         screen = await open_budget(app, pilot)
         await select(screen, pilot, MASSGEN)
         await settle(app, pilot)
-        items = screen.query_one("#budget-items")
-        cells = [str(cell) for row in range(items.row_count) for cell in items.get_row_at(row)]  # type: ignore[attr-defined]
+        items = screen.query_one("#budget-items", DataTable)
+        rows = [items.get_row_at(row) for row in range(items.row_count)]
+        cells = [str(cell) for row in rows for cell in row]
         assert any("[bold red]FAKE[/]" in cell for cell in cells)
         assert not any(ch in cell for cell in cells for ch in "\x1b\x07\x9b")
         svg = app.export_screenshot()
@@ -227,7 +233,8 @@ async def test_the_budget_line_stays_on_its_row_wherever_it_falls(
     sample_copy: Path, isolated_locations: Locations, clock: FixedClock
 ) -> None:
     """The marker row fits the bar's width for a budget far past what is used (MassGen's 10,000
-    against 1,933: the marker in the last cell) as for one inside it, so the legend keeps its row."""
+    against 1,933: the marker in the last cell) as for one inside it, so the legend keeps its
+    row."""
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_budget(app, pilot)

@@ -31,5 +31,6 @@ async def test_the_notes_say_what_the_model_sees_of_a_hook_plan(
         await select(screen, pilot, HOOK)
         plan = screen.plan
         assert plan is not None and plan.host is not None and plan.host.limit == 10_000
-        line = f"Claude Code hook: the model sees {plan.host.seen:,} of {plan.host.offered:,} characters"
+        seen = f"{plan.host.seen:,} of {plan.host.offered:,}"
+        line = f"Claude Code hook: the model sees {seen} characters"
         await until(pilot, lambda: line in str(screen.query_one("#budget-notes").render()))

@@ -1,5 +1,6 @@
 """The first screen lists memories before the load is done: the rows the table showed last time,
-said to be last time's, replaced by the load's own rows when it finishes; curation waits for them."""
+said to be last time's, replaced by the load's own rows when it finishes; curation waits for
+them."""
 
 from __future__ import annotations
 
@@ -200,19 +201,22 @@ def loaded():
 
 
 class Watched(MemoryWorkbenchApp):
-    CSS_PATH = [str(Path(sys.modules[MemoryWorkbenchApp.__module__].__file__).parent / "styles" / "app.tcss")]
+    HERE = Path(sys.modules[MemoryWorkbenchApp.__module__].__file__).parent
+    CSS_PATH = [str(HERE / "styles" / "app.tcss")]
 
     def _load_later_screens(self):  # held: the other screens' modules import the core
         pass
 
     def start_first_load(self):  # called once the first rows are painted (and by a timer)
         if not self._first_load_started:
-            print("FIRST:" + loaded() + ":" + str(len(self.screen.query_one("#browse-table").rows)), flush=True)
+            rows = len(self.screen.query_one("#browse-table").rows)
+            print("FIRST:" + loaded() + ":" + str(rows), flush=True)
         super().start_first_load()
 
 
 async def main(state, portfolio):
-    app = Watched(Locations(cache=state / "cache", data=state / "data", config=state / "config"), [portfolio])
+    locations = Locations(cache=state / "cache", data=state / "data", config=state / "config")
+    app = Watched(locations, [portfolio])
     async with app.run_test(size=(80, 24)) as pilot:
         while not app.generation or not app.screen.query_one("#browse-table").rows:
             await pilot.pause(0.05)

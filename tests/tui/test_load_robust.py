@@ -16,7 +16,7 @@ from textual.widgets import Button, Static
 
 from app.cli import main
 from app.core.clock import FixedClock
-from app.core.load import pipeline as pipeline_module
+from app.core.load import cold, pool
 from app.core.locations import Locations
 from app.core.workbench import Workbench
 from app.tui.app import MemoryWorkbenchApp
@@ -63,7 +63,7 @@ async def test_a_pool_that_cannot_start_falls_back_to_a_serial_parse_and_says_so
     clock: FixedClock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(pipeline_module, "ProcessPoolExecutor", Refused)
+    monkeypatch.setattr(pool, "ProcessPoolExecutor", Refused)
     root = generate(tmp_path / "big", 450)
     app = MemoryWorkbenchApp(Workbench(isolated_locations, clock=clock), [root])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -80,8 +80,8 @@ def break_the_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise OSError("no more processes")
 
-    monkeypatch.setattr(pipeline_module, "ProcessPoolExecutor", Refused)
-    monkeypatch.setattr(pipeline_module, "parse_chunk", refuse)
+    monkeypatch.setattr(pool, "ProcessPoolExecutor", Refused)
+    monkeypatch.setattr(cold, "parse_chunk", refuse)
 
 
 async def test_a_failed_load_shows_the_error_and_a_retry_in_the_empty_state(

@@ -1,6 +1,6 @@
-"""`m` shows what a merge keeps and what it removes (from which file or table), from the facade's dry
-run, and asks first; the marks clear once it is made. Enter on a suggestion shows it the same way
-instead of applying it at once."""
+"""`m` shows what a merge keeps and what it removes (from which file or table), from the facade's
+dry run, and asks first; the marks clear once it is made. Enter on a suggestion shows it the same
+way instead of applying it at once."""
 
 from __future__ import annotations
 
@@ -47,12 +47,12 @@ async def test_m_previews_the_merge_and_asks(
         assert isinstance(modal, ConfirmModal)
         summary = str(modal.query_one("#confirm-summary", Static).render())
         assert (
-            "Kept: flaky_tests · massgen · massgen · workspace_coder/memory/long_term/flaky_tests.md"
-            in summary
+            "Kept: flaky_tests · massgen · massgen · "
+            "workspace_coder/memory/long_term/flaky_tests.md" in summary
         )
         assert (
-            "Removed: ci_log_excerpt · massgen · massgen · workspace_coder/memory/short_term/ci_log_excerpt.md"
-            in summary
+            "Removed: ci_log_excerpt · massgen · massgen · "
+            "workspace_coder/memory/short_term/ci_log_excerpt.md" in summary
         )
         plan = str(modal.query_one("#confirm-plan", Static).render())
         assert "merge 1 memory into" in plan and "into the workbench vault" in plan

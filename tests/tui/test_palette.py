@@ -1,5 +1,5 @@
-"""The command palette provider: discovery, the memory jump, screen actions, themes, open a portfolio,
-undo, and memory text kept inert in the palette's help lines."""
+"""The command palette provider: discovery, the memory jump, screen actions, themes, open a
+portfolio, undo, and memory text kept inert in the palette's help lines."""
 
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ def make_app(sample: Path, locations: Locations, clock: FixedClock) -> MemoryWor
 
 
 async def run(command: object) -> None:
-    """Run a hit's command as the palette does: it may be a plain callable or a coroutine function."""
+    """Run a hit's command as the palette does: it may be a plain callable or a coroutine
+    function."""
     outcome = command()  # type: ignore[operator]
     if inspect.isawaitable(outcome):
         await outcome

@@ -15,7 +15,8 @@ from app.tui.widgets.memory_table import MemoryTable
 from app.tui.widgets.nav import NavTable
 from tests.tui.helpers import make_app, press, settle, switch
 
-RUNBOOK = "dollhouse:dollhouse:deploy-runbook"  # priority 10, fifth in the auto-load order, after team-roster (5)
+# priority 10, fifth in the auto-load order, after team-roster (5)
+RUNBOOK = "dollhouse:dollhouse:deploy-runbook"
 ROSTER = "dollhouse:dollhouse:team-roster"
 DOLLHOUSE = ("dollhouse", "dollhouse", "auto-load")
 

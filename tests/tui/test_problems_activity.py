@@ -181,7 +181,8 @@ async def test_receipts_for_loads_and_changes_and_what_a_rescan_re_read(
         )
         await press(app, pilot, "ctrl+r")
         assert any(m.startswith("Rescan: Re-reading 5 portfolios from") for m in messages(app))
-        # The promote moved flaky_tests into short_term/, where its tier field is right: one problem less.
+        # The promote moved flaky_tests into short_term/, where its tier field is right: one problem
+        # less.
         assert any(
             m.startswith("Rescan done: Re-read 5 portfolios: 149 memories, 6 problems")
             for m in messages(app)

@@ -1,6 +1,6 @@
 """The review screen on a copy of the sample portfolio, driven by Pilot: the queue equals the
-facade's, findings are highlighted at their spans, and approve / quarantine / restore / a batch change
-the files as the review core specifies."""
+facade's, findings are highlighted at their spans, and approve / quarantine / restore / a batch
+change the files as the review core specifies."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
-from app.core import workbench as workbench_module
 from app.core.clock import FixedClock
+from app.core.facade import planning, trusting
 from app.core.inert import inert
 from app.core.locations import Locations
 from app.core.model import Tier, TrustLevel
@@ -31,8 +31,10 @@ EXFIL_FILE = Path("massgen/workspace_reviewer/memory/long_term/pr_4821_review_su
 A10_ID = "massgen:massgen:workspace_coder/a10_payloads"
 A10_BODY = (
     "Build log \x1b[2K cleared \x1b[41mred\x1b[0m, title \x1b]0;pwned\x07 and a link "
-    "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\ then clipboard \x1b]52;c;Y3VybCBldmls\x07 bell \x07 "
-    "csi \x9b31m c1; markup [@click=app.quit]x[/] [link=https://x]y[/link] [bold red]FAKE[/] unbalanced [/bold]\n"
+    "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\ then clipboard "
+    "\x1b]52;c;Y3VybCBldmls\x07 bell \x07 "
+    "csi \x9b31m c1; markup [@click=app.quit]x[/] [link=https://x]y[/link] "
+    "[bold red]FAKE[/] unbalanced [/bold]\n"
 )
 
 
@@ -238,7 +240,10 @@ async def test_a10_payloads_render_inert(
     sample_copy: Path, isolated_locations: Locations, clock: FixedClock
 ) -> None:
     target = sample_copy / "massgen/workspace_coder/memory/short_term/a10_payloads.md"
-    header = '---\nname: a10_payloads\ndescription: "\\e[41mred [bold red]FAKE[/] \\a"\ntier: short_term\nagent_id: coder\n---\n'
+    header = (
+        '---\nname: a10_payloads\ndescription: "\\e[41mred [bold red]FAKE[/] '
+        '\\a"\ntier: short_term\nagent_id: coder\n---\n'
+    )
     target.write_bytes((header + A10_BODY).encode("utf-8"))
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -427,7 +432,7 @@ async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
     the load's and the write's worker threads work out the trusts, and a worker the plans once the
     screens have read the write's rows, so the event loop only reads them."""
     on_main: list[tuple[str, bool]] = []
-    real_trusts, real_replan = workbench_module.effective_trusts, Workbench._replan
+    real_trusts, real_replan = trusting.effective_trusts, planning.replan
 
     def trusts(*args: Any, **kwargs: Any) -> Any:
         on_main.append(("trusts", threading.current_thread() is threading.main_thread()))
@@ -437,8 +442,8 @@ async def test_trusts_and_plans_are_worked_out_off_the_event_loop(
         on_main.append(("plans", threading.current_thread() is threading.main_thread()))
         real_replan(self, portfolios, members)
 
-    monkeypatch.setattr(workbench_module, "effective_trusts", trusts)
-    monkeypatch.setattr(Workbench, "_replan", replan)
+    monkeypatch.setattr(trusting, "effective_trusts", trusts)
+    monkeypatch.setattr(planning, "replan", replan)
     memory_id = "dollhouse:dollhouse:support-triage-notes"
     app = make_app(isolated_locations, clock, sample_copy)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -463,7 +468,8 @@ async def test_a_span_reads_the_same_in_review_the_chooser_the_detail_and_the_cl
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The hidden Unicode in support-triage-notes: one name (its category) and one place (line and
-    column of its entry's text) in the review pane, the entry chooser, browse's detail and `memwb review`."""
+    column of its entry's text) in the review pane, the entry chooser, browse's detail and `memwb
+    review`."""
     from textual.widgets import OptionList
 
     from app.cli import main

@@ -17,7 +17,7 @@ from app.tui.screens.search import SearchScreen
 from app.tui.widgets.search_results import SearchResults
 from tests.tui.helpers import loaded
 
-# -- terminal-escape and Rich-markup payloads (docs/security.md section 4), in a MassGen memory -------
+# -- terminal-escape and Rich-markup payloads (docs/security.md section 4), in a MassGen memory ----
 MARKER = "payloadword"
 
 PAYLOADS = (

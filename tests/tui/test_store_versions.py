@@ -1,5 +1,6 @@
 """The tree shows each portfolio's detected store version (its settings' `store_version`) after the
-node's counts, dim and cut to the tree's room, whatever the system; a node without one shows none."""
+node's counts, dim and cut to the tree's room, whatever the system; a node without one shows
+none."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ async def test_the_tree_shows_each_portfolios_store_version(
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         tree = app.screen.query_one(PortfolioTree)
-        # `engram` holds only `engram`: the system node stands for the portfolio and carries its version.
+        # `engram` holds only `engram`: the system node stands for the portfolio and carries its
+        # version.
         node = next(n for n in tree.root.children if n.data == NodeRef("engram"))
         assert str(node.label).endswith("  schema 8")
         hot = next(n for n in node.children if n.data == NodeRef("engram", "engram", "hot"))

@@ -1,4 +1,5 @@
-"""The startup timeline: after a real load of a sample copy, and from injected events mid-startup."""
+"""The startup timeline: after a real load of a sample copy, and from injected events
+mid-startup."""
 
 from __future__ import annotations
 
@@ -84,8 +85,8 @@ async def test_after_a_load_shows_six_phases_split_in_lanes(
         assert [line.split()[0] for line in lines[deferred_at + 1 : deferred_at + 5]] == DEFERRED
         assert "149 items" in next(line for line in lines if line.lstrip().startswith("index"))
         assert (
-            lines[-1]
-            == f"critical path {timeline.critical_path_ms:,.1f} ms · total {timeline.total_ms:,.1f} ms"
+            lines[-1] == f"critical path {timeline.critical_path_ms:,.1f} ms · total "
+            f"{timeline.total_ms:,.1f} ms"
         )
         assert "the last load" in str(screen.query_one("#timeline-title", Static).content)
 

@@ -96,7 +96,8 @@ async def test_a_ledger_only_flag_reads_the_same_on_every_face(
         # ...the tree's badges do...
         assert tree.counts[NodeRef("memory-mcp")].flagged == mcp_before + 1
         assert tree.counts[NodeRef()].flagged == before + 1
-        # ...and the table's row says flagged, from the ledger (the wide Trust column says where from).
+        # ...and the table's row says flagged, from the ledger (the wide Trust column says where
+        # from).
         row = next(r for r in table.rows if r.id == FLAGGED)
         assert row.trust is TrustLevel.FLAGGED and row.trust_source == "ledger"
         assert _cell(row, "trust", 40) == "⚑ flagged (ledger)"

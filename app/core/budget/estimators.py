@@ -107,8 +107,10 @@ class EstimatorError:
 
     def sentence(self) -> str:
         return (
-            f"{self.estimator} against {self.reference} on {self.texts} texts: total {self.estimated:,} vs "
-            f"{self.actual:,} tokens ({self.total_pct:+.1f}%), mean error {self.mean_abs_pct:.1f}%, "
+            f"{self.estimator} against {self.reference} on {self.texts} texts: total "
+            f"{self.estimated:,} vs "
+            f"{self.actual:,} tokens ({self.total_pct:+.1f}%), mean error "
+            f"{self.mean_abs_pct:.1f}%, "
             f"worst {self.max_abs_pct:.1f}%"
         )
 

@@ -1,4 +1,5 @@
-"""Every portfolio's budget plans, each from its own system's planner (found through the registry)."""
+"""Every portfolio's budget plans, each from its own system's planner (found through the
+registry)."""
 
 from __future__ import annotations
 

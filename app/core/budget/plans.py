@@ -4,7 +4,8 @@ own limits. Pure functions of memories and portfolios.
 This module holds what every plan shares: the plan and item models, the what-if a person tries, the
 cost of one memory under a token estimator, and `plan_budgets`, which asks each portfolio's system
 (`System.budget_plans`) for its plans. The order, the unit and the limits are the system's own and
-live in its package (`app/core/systems/<name>/budget.py`); a system that plans nothing yields no plan.
+live in its package (`app/core/systems/<name>/budget.py`); a system that plans nothing yields no
+plan.
 
 What-if: the planners take a new budget or new priorities (WhatIf) and return the plan that would
 follow, without writing anything; which systems honour it is their capability (`budget_what_if`).
@@ -34,7 +35,8 @@ class _Frozen(BaseModel):
 
 class BudgetItem(_Frozen):
     """One thing the agent loads: `order` is 1-based loading order, `cost` is in the plan's unit.
-    `fits` is False past the cut; `truncated` means the system cuts it silently (`cut` units lost)."""
+    `fits` is False past the cut; `truncated` means the system cuts it silently (`cut` units
+    lost)."""
 
     id: str
     cost: int
@@ -51,8 +53,8 @@ _ITEM_GIVEN = {"id", "cost", "order", "fits", "note"}
 
 def budget_item(id: str, cost: int, order: int, fits: bool, note: str = "") -> BudgetItem:
     """`BudgetItem(...)` for values a planner computed itself (the ints and the note it made),
-    without validation: a planner makes one per memory of a portfolio, tens of thousands at a
-    warm start, where validating each cost an Engram plan of 15,000 observations 50 ms."""
+    without validation: a planner makes one per memory of a portfolio at every start, and
+    validating values it made itself would check nothing a test does not already."""
     return built(
         BudgetItem,
         {
@@ -152,4 +154,4 @@ class BudgetContext:
         return item_cost(memory, self.estimator, self.text_of)
 
 
-# ---- all portfolios -------------------------------------------------------------------------------
+# ---- all portfolios ------------------------------------------------------------------------------

@@ -23,9 +23,9 @@ from app.core.storage import (
     move_file,
     remove_empty_folder,
     remove_file,
-    replace_span,
 )
 from app.core.storage.base import Base, sha256_bytes
+from app.core.storage.edits import replace_span
 
 
 def line_edit(old: bytes, new: bytes) -> dict[str, Any]:

@@ -24,11 +24,10 @@ from app.core.storage import (
     ReadBackError,
     Saved,
     atomic_write,
-    cut_span,
-    insert_span,
     remove_file,
 )
 from app.core.storage.base import Base, sha256_bytes
+from app.core.storage.edits import cut_span, insert_span
 from app.core.storage.links import make_link, remove_link
 
 # How many bytes on each side of a cut block must be unchanged for a restore to put it back.

@@ -6,38 +6,32 @@ their reasons. Applying a suggestion is the change layer's job (app.core.change,
 facade's typed methods: promote, demote, merge...).
 
 The rules and inputs that belong to one memory system live in its package and are reached through
-the registry (`System.salience_inputs`, `System.suggestions`...); what is here is shared. The names
-below are loaded on first use, so `app.core.budget` and the systems' planners (which need the
-salience module's time helpers) and this package can import each other's modules in either order.
+the registry (`System.salience_inputs`, `System.suggestions`...); what is here is shared.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .duplicates import NEAR_THRESHOLD, ExactGroup, NearPair, find_duplicates
+from .rules import file_reader, suggest
+from .salience import Salience, SalienceComponent, salience_formula
 
-_EXPORTS = {
-    "NEAR_THRESHOLD": "duplicates",
-    "ExactGroup": "duplicates",
-    "NearPair": "duplicates",
-    "find_duplicates": "duplicates",
-    "Salience": "salience",
-    "SalienceComponent": "salience",
-    "log_mentions": "saliences",
-    "salience": "saliences",
-    "salience_all": "saliences",
-    "salience_formula": "salience",
-    "FortressScore": "suggestions",
-    "Suggestion": "suggestions",
-    "file_reader": "rules",
-    "fortress_score": "suggestions",
-    "suggest": "rules",
-}
+# `salience` (the function) stays in saliences: here the name is the salience module's.
+from .saliences import log_mentions, salience_all
+from .suggestions import FortressScore, Suggestion, fortress_score
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+__all__ = [
+    "NEAR_THRESHOLD",
+    "ExactGroup",
+    "FortressScore",
+    "NearPair",
+    "Salience",
+    "SalienceComponent",
+    "Suggestion",
+    "file_reader",
+    "find_duplicates",
+    "fortress_score",
+    "log_mentions",
+    "salience_all",
+    "salience_formula",
+    "suggest",
+]

@@ -24,7 +24,6 @@ start with nothing changed reads no text and joins nothing.
 
 from __future__ import annotations
 
-import gc
 import os
 from array import array
 from collections import defaultdict, deque
@@ -104,8 +103,8 @@ TextOf = Callable[[str], str]
 SetsOf = Callable[[Collection[bytes]], Mapping[bytes, Collection[int]]]
 SetPair = tuple[bytes, bytes]  # two passage sets' digests, the smaller first
 # What a search tells a face as it goes, about a hundred times a stage: (stage, done, total). The
-# first run over a large portfolio reads every text, then joins every passage set: minutes at
-# 100,000 memories, and a person should see it move.
+# first run over a large portfolio reads every text, then joins every passage set, and a person
+# should see it move.
 Progress = Callable[[str, int, int], None]
 READING = "reading texts"
 COMPARING = "comparing passages"
@@ -270,7 +269,8 @@ class _Digests:
                 before, done = done, done + batch
                 if done // step != before // step and done < total:
                     tell(READING, done, total)
-            # a copy takes its first memory's digest; one whose first could not be read is read itself
+            # a copy takes its first memory's digest; one whose first could not be read is read
+            # itself
             unread = [job for job in copies if not self._known(*job)]
             for _ in self._split(unread, text_of, parallel=False):
                 pass
@@ -374,11 +374,7 @@ def _digest_pool() -> ProcessPoolExecutor | None:
         return None
     try:
         with real_stderr():
-            # A forked worker shares the parent's objects: frozen at its start, its own collections
-            # never walk them (and never copy their pages).
-            return ProcessPoolExecutor(
-                max_workers=workers, mp_context=process_context(), initializer=gc.freeze
-            )
+            return ProcessPoolExecutor(max_workers=workers, mp_context=process_context())
     except Exception:  # noqa: BLE001 - no pool: this process splits
         return None
 

@@ -31,12 +31,12 @@ MIN_PASSAGE_WORDS = 6
 SHINGLE = 2
 # What one memory may cost: a passage is compared on its first MAX_PASSAGE_WORDS words (a paragraph
 # runs to a few hundred; a longer one is a pasted dump, and two dumps that start alike are alike),
-# and a memory on its passages up to MAX_TEXT_SHINGLES shingles, so a 2 MB memory costs what 20,000
-# words do, not a set of 300,000 shingles.
+# and a memory on its passages up to MAX_TEXT_SHINGLES shingles, so a huge memory costs what a
+# memory of that many words does, not a set as large as its text.
 MAX_PASSAGE_WORDS = 1_000
 MAX_TEXT_SHINGLES = 20_000
 # Words are read from a passage's first characters only, enough for MAX_PASSAGE_WORDS words of up
-# to 64 characters, so that a 2 MB paragraph is never split into 300,000 words to keep 1,000.
+# to 64 characters, so that a huge paragraph is never split whole to keep its first words.
 _PASSAGE_CHARS = 64 * MAX_PASSAGE_WORDS
 PREVIEW_CHARS = 80
 DIGEST_BYTES = 16
@@ -75,7 +75,8 @@ def exact_key(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Comparable words: lowercased, Fortress prefixes removed, a plural or 3rd-person `s` dropped."""
+    """Comparable words: lowercased, Fortress prefixes removed, a plural or 3rd-person `s`
+    dropped."""
     lowered = _PLURAL_S.sub("", _FORTRESS_PREFIX.sub(" ", text).lower())
     if lowered.isascii():
         return lowered.encode("ascii").translate(_ASCII_GAPS).decode("ascii").split()
@@ -107,7 +108,8 @@ def shingles(tokens: Sequence[str], size: int = SHINGLE) -> frozenset[tuple[str,
 
 
 def jaccard(a: frozenset[H], b: Collection[H]) -> float:
-    """|a & b| / |a | b|; `b` is any collection of distinct items (a set, or a set's items in a tuple)."""
+    """|a & b| / |a | b|; `b` is any collection of distinct items (a set, or a set's items in a
+    tuple)."""
     if not a or not b:
         return 0.0
     inter = len(a.intersection(b))

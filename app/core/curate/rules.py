@@ -65,14 +65,16 @@ def _relations(ctx: SuggestionContext) -> list[Suggestion]:
                     continue
                 seen.add(pair)
                 why = (
-                    f"{quoted(memory)} {rel.type} {quoted(target, rel.target)} ({memory.system} relationship"
-                    f"{'; ' + rel.note if rel.note else ''}): one of them is stale; decide which holds."
+                    f"{quoted(memory)} {rel.type} {quoted(target, rel.target)} "
+                    f"({memory.system} relationship"
+                    f"{'; ' + rel.note if rel.note else ''}): one of them is stale; decide "
+                    "which holds."
                 )
                 out.append(Suggestion(kind="stale", ids=(memory.id, rel.target), reason=why))
     return out
 
 
-# ---- duplicates -----------------------------------------------------------------------------------
+# ---- duplicates ----------------------------------------------------------------------------------
 
 
 def _kept_apart(a: Memory, b: Memory) -> bool:
@@ -131,7 +133,10 @@ def _exact_suggestions(ctx: SuggestionContext, exact: list[ExactGroup]) -> list[
         )
         if len(group.ids) > NAMED_COPIES:
             names += f" and {len(group.ids) - NAMED_COPIES:,} more"
-        reason = f"Exact duplicates: {len(group.ids):,} memories have {how}, {first.words} words each: {names}. Keep the first, merge the rest."
+        reason = (
+            f"Exact duplicates: {len(group.ids):,} memories have {how}, {first.words} words "
+            f"each: {names}. Keep the first, merge the rest."
+        )
         out.append(Suggestion(kind="merge", ids=group.ids, reason=reason))
     return out
 
@@ -145,7 +150,8 @@ def _near_suggestions(
         if _kept_apart(a, b):
             continue
         reason = (
-            f"Near duplicates (word-pair Jaccard {pair.score:.3f} >= {threshold}): {a.system} {quoted(a)} says "
+            f"Near duplicates (word-pair Jaccard {pair.score:.3f} >= {threshold}): "
+            f"{a.system} {quoted(a)} says "
             f'"{pair.said_a}" and {b.system} {quoted(b)} says "{pair.said_b}". '
             "Keep one wording."
         )
@@ -153,7 +159,7 @@ def _near_suggestions(
     return out
 
 
-# ---- budgets --------------------------------------------------------------------------------------
+# ---- budgets -------------------------------------------------------------------------------------
 
 
 def _budgets(ctx: SuggestionContext) -> list[Suggestion]:
@@ -163,7 +169,7 @@ def _budgets(ctx: SuggestionContext) -> list[Suggestion]:
     return out
 
 
-# ---- each system's own rules ----------------------------------------------------------------------
+# ---- each system's own rules ---------------------------------------------------------------------
 
 
 def _systems_rules(ctx: SuggestionContext) -> list[Suggestion]:
@@ -182,7 +188,7 @@ def _registry_rank(name: str) -> tuple[int, str]:
     return (names.index(name), name) if name in names else (len(names), name)
 
 
-# ---- promotions -----------------------------------------------------------------------------------
+# ---- promotions ----------------------------------------------------------------------------------
 
 
 def _breakdown(s: Salience) -> str:
@@ -223,14 +229,17 @@ def _promotions(ctx: SuggestionContext) -> list[Suggestion]:
             else f"accessed {s.access} times (>= {PROMOTE_ACCESS})"
         )
         gate = f", category {category}" if category else ""
-        reason = f"{memory.system} memory {quoted(memory)} is cold but {why} ({_breakdown(s)}{gate}): {promotion.action}."
+        reason = (
+            f"{memory.system} memory {quoted(memory)} is cold but {why} "
+            f"({_breakdown(s)}{gate}): {promotion.action}."
+        )
         if promotion.note:
             reason += " " + promotion.note
         out.append(Suggestion(kind="promote", ids=(memory.id,), reason=reason))
     return out
 
 
-# ---- entry point ----------------------------------------------------------------------------------
+# ---- entry point ---------------------------------------------------------------------------------
 
 
 def file_reader(portfolios: Sequence[Portfolio]) -> FileBytes:
@@ -311,8 +320,8 @@ def suggest(
     `text_of(memory_id)` enables duplicates and what only a text shows (OpenClaw's `[STALE]` items
     inside sections, the daily logs that mention a memory); `file_bytes(memory)` gives exact file
     lines and characters; `access_log` (memory id to access times) and `pinned` (ids pinned in the
-    workbench's ledger) come from the ledger; `fortress_scores` are the four-axis scores a person gave;
-    `saliences` and `mentions` (log_mentions) may be passed when they are known already.
+    workbench's ledger) come from the ledger; `fortress_scores` are the four-axis scores a person
+    gave; `saliences` and `mentions` (log_mentions) may be passed when they are known already.
     `on_batch` is given each rule's suggestions as they are found (each kind and ids once), the
     quick rules first and the near duplicates last, so that a face can show them while the rest
     runs; the list returned is the whole, ordered result. `near_memo` is what an earlier run kept

@@ -91,14 +91,15 @@ class Salience(_Frozen):
         return next(c for c in self.components if c.component == name)
 
 
-# ---- time -----------------------------------------------------------------------------------------
+# ---- time ----------------------------------------------------------------------------------------
 
 
 def parse_time(value: Any) -> datetime | None:
     """An aware UTC datetime from a stored timestamp or date, or None when it is not one.
 
     A value without a zone is taken as UTC: SQLite's `datetime('now')` (memory-mcp, Engram) is UTC,
-    and for MassGen's naive local times the error is the user's UTC offset, hours on a scale of days.
+    and for MassGen's naive local times the error is the user's UTC offset, hours on a scale of
+    days.
     """
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
@@ -121,7 +122,7 @@ def days_since(then: datetime, now: datetime) -> float:
     return (aware(now) - then).total_seconds() / SECONDS_PER_DAY
 
 
-# ---- the formula ----------------------------------------------------------------------------------
+# ---- the formula ---------------------------------------------------------------------------------
 
 
 def salience_formula(
@@ -179,7 +180,7 @@ class SalienceInputs:
 @dataclass(frozen=True)
 class Observed:
     """What the workbench saw of a memory besides the model: openings in its access log, the dates
-        of the records that mention it (`System.mentions`) and, when the system asked, its text or what
+    of the records that mention it (`System.mentions`) and, when the system asked, its text or what
     was taken from it (`facts`)."""
 
     access_log: AccessLog | None = None
@@ -211,7 +212,7 @@ def _build(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:
     count, last, origin, note = usage.count, usage.last, usage.origin, usage.note
     score = salience_formula(importance.value, trust.value, count, last, now)
     # Access and recency come from the usage: their components are made from its values here,
-    # without a Part each (a salience pass makes 100,000 of them).
+    # without a Part each (a salience pass makes one per memory).
     if last is None:
         recency, recency_raw, recency_note, days = 0.0, None, "never accessed: recency 0", None
     else:
@@ -271,15 +272,15 @@ def _as_validated(part: Part) -> bool:
 
 def _unvalidated(fields: dict[str, Any]) -> Salience:
     """`Salience.model_validate(fields)` for fields of the plain types validation keeps as they are
-    (`_build` checks): a salience pass makes 100,000 of these at 100,000 memories, and validating
-    them was a third of a pass kept by content."""
+    (`_build` checks): a salience pass makes one per memory, and validating values already
+    checked would repeat that work for each."""
     fields["components"] = tuple(
         built(SalienceComponent, component, _COMPONENT_FIELDS) for component in fields["components"]
     )
     return built(Salience, fields, _SALIENCE_FIELDS)
 
 
-# ---- the inputs every system may use --------------------------------------------------------------
+# ---- the inputs every system may use -------------------------------------------------------------
 
 
 def as_number(value: Any) -> float | None:
@@ -338,7 +339,7 @@ def default_inputs(memory: Memory, observed: Observed, label: str) -> SalienceIn
     return SalienceInputs(importance, claimed_trust(memory), log_usage(memory, observed.access_log))
 
 
-# ---- entry points ---------------------------------------------------------------------------------
+# ---- entry points --------------------------------------------------------------------------------
 
 
 def from_inputs(memory: Memory, inputs: SalienceInputs, now: datetime) -> Salience:

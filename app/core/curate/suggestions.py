@@ -15,9 +15,9 @@ lives in its package (`app/core/systems/<name>/suggestions.py`), behind these ho
   old daily logs and decisions, Pattern-Keys and Fortress scores; Engram's revisions; DollhouseMCP's
   expiring entries; memory-mcp's maintenance demotions...).
 - `budget_suggestions(plan, ctx)`: what falls past a cut or is truncated in one of its plans.
-- `promotion(memory, ctx)`: whether a cold memory may be promoted on its salience, and what promoting
-  means there; `supersedes_reason(...)`: the wording of a `supersedes` relationship; `kept_apart(a,
-  b)`: two of its memories that look alike on purpose and are never a merge.
+- `promotion(memory, ctx)`: whether a cold memory may be promoted on its salience, and what
+  promoting means there; `supersedes_reason(...)`: the wording of a `supersedes` relationship;
+  `kept_apart(a, b)`: two of its memories that look alike on purpose and are never a merge.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def promotion_threshold(category: str | None) -> float:
     return max(0.1, min(0.95, PROMOTE_SALIENCE * multiplier))
 
 
-# ---- context --------------------------------------------------------------------------------------
+# ---- context -------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -174,7 +174,8 @@ class SuggestionContext:
 @dataclass(frozen=True)
 class Promotion:
     """A cold memory its system would promote on its salience: what promoting means there, the
-    category that sets the threshold (memory-mcp's high-value ones promote lower) and a note to add."""
+    category that sets the threshold (memory-mcp's high-value ones promote lower) and a note to
+    add."""
 
     action: str
     category: str | None = None
@@ -228,11 +229,12 @@ def logged_demotions(
         limit = demotion_days(None)
         if days >= limit:
             reason = (
-                f"{memory.system} memory {quoted(memory)} is hot but was last opened {day(last)}, {days} days ago "
+                f"{memory.system} memory {quoted(memory)} is hot but was last opened "
+                f"{day(last)}, {days} days ago "
                 f"(the workbench's access log; {limit} days for an uncategorized memory): {action}."
             )
             out.append(Suggestion(kind="demote", ids=(memory.id,), reason=reason))
     return out
 
 
-# ---- superseded and contradicting -----------------------------------------------------------------
+# ---- superseded and contradicting ----------------------------------------------------------------

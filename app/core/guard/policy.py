@@ -6,6 +6,12 @@ agent loads, for a person to look at), `block` (refuse it outright). One table, 
 findings to a decision; the first row any finding matches decides, rows ordered most severe first,
 so text with an injection and a secret is quarantined (its secret masked in whatever is served).
 
+Credentials (leaks.py): an order to send, share or save one is a `credential-leak`, quarantined. A
+bare credential is a live secret about to become durable agent memory, loaded into every later
+context: one whose shape makes it sure (a provider's token, a private key, a JWT, a bearer header,
+a password in a URL, a long random value) is quarantined for a person to remove and rotate; one
+known only by its key's name (`password: ...`) may be a setting, so the note is kept, masked.
+
 The policy is the same for every system: naming a system never buys a laxer answer.
 """
 
@@ -16,7 +22,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core import review
+from app.core.guard import leaks
 from app.core.review.finding import Category, Finding, Severity
 from app.core.review.masking import mask_spans
 from app.core.systems import registry
@@ -33,23 +39,28 @@ WITHHELD = (GuardDecision.QUARANTINE, GuardDecision.BLOCK)  # their text is neve
 
 
 class PolicyRow(BaseModel):
-    """A finding of one of `categories` (any when empty, every one but `SECRET` when `secret` is
-    False) at one of `severities` makes `decision`."""
+    """A finding at one of `severities` makes `decision` when its rule is one of `rules` (when
+    given) and not one of `unless`, and it is of one of `categories` (when given; else of `SECRET`
+    when `secret`, of any other category when not)."""
 
     model_config = ConfigDict(frozen=True)
 
     decision: GuardDecision
     severities: frozenset[Severity]
     categories: frozenset[Category] = frozenset()
+    rules: frozenset[str] = frozenset()
+    unless: frozenset[str] = frozenset()
     secret: bool = False
     why: str
 
     def matches(self, finding: Finding) -> bool:
-        if finding.severity not in self.severities:
+        if finding.severity not in self.severities or finding.rule in self.unless:
+            return False
+        if self.rules and finding.rule not in self.rules:
             return False
         if self.categories:
             return finding.category in self.categories
-        return self.secret == (finding.category is Category.SECRET)
+        return bool(self.rules) or self.secret == (finding.category is Category.SECRET)
 
 
 _SEVERE = frozenset({Severity.HIGH, Severity.CRITICAL})
@@ -59,6 +70,12 @@ POLICY: tuple[PolicyRow, ...] = (
         decision=GuardDecision.BLOCK,
         severities=frozenset({Severity.CRITICAL}),
         why="a critical finding: a pipe into a shell, a YAML bomb or code tag, smuggled orders",
+    ),
+    PolicyRow(
+        decision=GuardDecision.QUARANTINE,
+        severities=_SEVERE,
+        rules=frozenset({leaks.LEAK_RULE}),
+        why="an order to send, share or save a credential",
     ),
     PolicyRow(
         decision=GuardDecision.QUARANTINE,
@@ -72,10 +89,18 @@ POLICY: tuple[PolicyRow, ...] = (
         why="look-alike letters inside a word, which no honest note needs",
     ),
     PolicyRow(
+        decision=GuardDecision.QUARANTINE,
+        severities=_SEVERE,
+        unless=frozenset({leaks.KEY_VALUE_RULE}),
+        secret=True,
+        why="a live credential (a token, key or password of a known shape, or a generated value):"
+        " kept out of memory for a person to remove and rotate",
+    ),
+    PolicyRow(
         decision=GuardDecision.REDACT,
         severities=_SEVERE,
         secret=True,
-        why="a credential, masked before it is kept",
+        why="a secret known by its key's name, masked before it is kept",
     ),
 )
 ALLOW_WHY = "no finding the policy acts on (low and medium ones are reported, not acted on)"
@@ -143,9 +168,15 @@ def served_findings(findings: Sequence[Finding], decision: GuardDecision) -> lis
 
 def scan(text: str) -> list[Finding]:
     """The detector over the text as prose and as a YAML source (a memory file may be either;
-    prose parses as plain YAML scalars, which draw nothing)."""
-    found = {(f.category, f.rule, f.start, f.end): f for f in review.scan_text(text)}
-    for f in review.scan_yaml_source(text):
+    prose parses as plain YAML scalars, which draw nothing), and the guard's own credential
+    findings (leaks.py)."""
+    # The detector compiles its rules on import: loaded only where a scan is made.
+    from app.core.review.detector import scan_text, scan_yaml_source
+
+    found = {(f.category, f.rule, f.start, f.end): f for f in scan_text(text)}
+    for f in scan_yaml_source(text):
+        found.setdefault((f.category, f.rule, f.start, f.end), f)
+    for f in leaks.guard_findings(text, list(found.values())):
         found.setdefault((f.category, f.rule, f.start, f.end), f)
     return sorted(found.values(), key=lambda f: (f.start, f.category.value, f.end))
 

@@ -10,16 +10,19 @@ Reads go through `Source`, which the facade satisfies, so nothing here touches a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from app.core.budget import BudgetItem, BudgetPlan
+from app.core.guard import leaks
 from app.core.guard.policy import WITHHELD, GuardDecision, GuardFinding, decide, served_findings
 from app.core.guard.policy import scan as check_scan
 from app.core.inert import inert, one_line
 from app.core.model import Memory, Portfolio, Tier, TrustLevel
-from app.core.review.finding import Finding
+from app.core.preview.models import SHOWN, Preview, PreviewBlock, PreviewPiece, State
+from app.core.review.finding import Category, Finding
 from app.core.review.ledger import Decision
 from app.core.review.queue import ReviewItem
 from app.core.review.trust import EffectiveTrust
@@ -27,7 +30,10 @@ from app.core.search import SearchResult
 
 NAME_LIMIT = 200
 SNIPPET_LIMIT = 400
-PREVIEW_SOURCE = "budget plans: what each agent loads at start, in order, and where its cap cuts"
+PREVIEW_SOURCE = (
+    "the text each system injects, rendered as the system renders it (inert, secrets masked, with"
+    " what its caps cut or drop marked), and the budget plans: what loads, in order, at what cost"
+)
 
 
 class Source(Protocol):
@@ -35,6 +41,7 @@ class Source(Protocol):
 
     def search(self, query: str, *, limit: int = 20) -> SearchResult: ...
     def memory(self, memory_id: str) -> Memory: ...
+    def entry_texts(self, memory: Memory) -> list[tuple[str | None, str]]: ...
     def trust(self, memory_id: str) -> EffectiveTrust: ...
     def findings(self, memory_id: str) -> list[Finding]: ...
     def masked(self, memory_id: str, text: str) -> str: ...
@@ -43,6 +50,7 @@ class Source(Protocol):
     def portfolio_of(self, memory: Memory) -> Portfolio: ...
     def budgets(self) -> list[BudgetPlan]: ...
     def find_portfolio(self, portfolio: str) -> Portfolio: ...
+    def preview(self, path: Path | str | None = None) -> list[Preview]: ...
 
 
 class _Served(BaseModel):
@@ -145,9 +153,45 @@ class ContextPlan(_Served):
     items: list[ContextItem]
 
 
+class RenderedPiece(_Served):
+    """A run of one state (`injected`, `added`, `cut`, `dropped`: app/core/preview/models.py);
+    `text` is None, and `withheld` says why, when it is the text of a memory the guard withholds."""
+
+    text: str | None
+    state: State
+    memory_id: str | None = None
+    note: str = ""
+    withheld: str | None = None
+
+
+class RenderedBlock(_Served):
+    """One thing injected as a unit. `text` is what the agent sees of it, as `Workbench.preview`
+    renders it; a withheld memory's part of it is replaced by a mark naming the memory, and the
+    whole text is None when the block holds a withheld memory's text in no piece of its own."""
+
+    name: str
+    text: str | None
+    chars: int
+    pieces: list[RenderedPiece]
+    memory_ids: list[str]
+    withheld: list[str]
+
+
+class RenderedPreview(_Served):
+    system: str
+    portfolio: str
+    scope: str
+    how: str
+    blocks: list[RenderedBlock]
+    notes: list[str]
+    differs: str
+    plans: list[str]
+
+
 class ContextView(_Served):
     portfolio: str
     source: str
+    previews: list[RenderedPreview]
     plans: list[ContextPlan]
 
 
@@ -170,6 +214,7 @@ def memory_decision(memory: Memory, findings: Sequence[Finding], trust: Effectiv
 
 def _ref(source: Source, memory: Memory, findings: Sequence[Finding] | None = None) -> _Ref:
     found = list(source.findings(memory.id) if findings is None else findings)
+    found += _credential_findings(source, memory, found)
     trust = source.trust(memory.id)
     decision, withheld = memory_decision(memory, found, trust)
     name = None if withheld else one_line(source.masked(memory.id, memory.name), NAME_LIMIT)
@@ -184,6 +229,14 @@ def _ref(source: Source, memory: Memory, findings: Sequence[Finding] | None = No
         withheld=withheld,
     )
     return ref, found
+
+
+def _credential_findings(source: Source, memory: Memory, found: list[Finding]) -> list[Finding]:
+    """The guard's own credential findings (leaks.py), read from the memory's texts only when the
+    detector found a live credential in it."""
+    if not any(f.category is Category.SECRET and f.flagged for f in found):
+        return []
+    return leaks.per_entry(source.entry_texts(memory), found)
 
 
 def _findings(ref: MemoryRef, findings: Sequence[Finding]) -> list[GuardFinding]:
@@ -259,14 +312,18 @@ def explain(source: Source, memory_id: str) -> Explanation:
 
 
 def context_plans(source: Source, portfolio: str) -> list[BudgetPlan]:
-    """What the agents of `portfolio` load: the budget plans until the core gives the rendered
-    preview. The one place that changes when it does."""
+    """The budget plans of the agents of `portfolio`: what each loads, in order, at what cost."""
     found = source.find_portfolio(portfolio)
     key = (found.system, found.name)
     return [plan for plan in source.budgets() if (plan.system, plan.portfolio) == key]
 
 
 def context_preview(source: Source, portfolio: str) -> ContextView:
+    found = source.find_portfolio(portfolio)
+    key = (found.system, found.name)
+    rendered = [p for p in source.preview(found.root) if (p.system, p.portfolio) == key]
+    withheld = _Withheld(source)
+    previews = [_rendered(preview, withheld) for preview in rendered]
     plans = []
     for plan in context_plans(source, portfolio):
         items = [_context_item(source, item) for item in plan.items]
@@ -284,7 +341,92 @@ def context_preview(source: Source, portfolio: str) -> ContextView:
                 items=items,
             )
         )
-    return ContextView(portfolio=portfolio, source=PREVIEW_SOURCE, plans=plans)
+    return ContextView(portfolio=portfolio, source=PREVIEW_SOURCE, previews=previews, plans=plans)
+
+
+class _Withheld:
+    """Why the guard withholds a piece of rendered text (None when it does not): a memory's as the
+    guard decides on the memory, asked once per memory; text that is no memory of its own (a
+    bootstrap file, the system's framing) as the guard decides on that text."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.memories: dict[str, str | None] = {}
+        self.others: set[str] = set()
+
+    def memory(self, memory_id: str | None) -> str | None:
+        if memory_id is None or memory_id in self.others:
+            return None
+        if memory_id not in self.memories:
+            try:
+                memory = self.source.memory(memory_id)
+            except KeyError:
+                self.others.add(memory_id)
+                return None
+            self.memories[memory_id] = _ref(self.source, memory)[0].withheld
+        return self.memories[memory_id]
+
+    def piece(self, piece: PreviewPiece) -> str | None:
+        why = self.memory(piece.memory_id)
+        if why is not None or (piece.memory_id in self.memories) or not piece.text.strip():
+            return why
+        decision, reason = decide(check_scan(piece.text))
+        return f"the guard would {decision.value} it: {reason}" if decision in WITHHELD else None
+
+
+def _rendered(preview: Preview, withheld: _Withheld) -> RenderedPreview:
+    return RenderedPreview(
+        system=preview.system,
+        portfolio=preview.portfolio,
+        scope=preview.scope,
+        how=preview.how,
+        blocks=[_rendered_block(block, withheld) for block in preview.blocks],
+        notes=[note for note in preview.notes if _guarded(note) is not None],
+        differs=preview.differs if _guarded(preview.differs) is not None else "",
+        plans=list(preview.plans),
+    )
+
+
+def _rendered_block(block: PreviewBlock, withheld: _Withheld) -> RenderedBlock:
+    own = {p.memory_id for p in block.pieces}
+    whole = [i for i in block.memory_ids if i not in own and withheld.memory(i)]
+    pieces = [_rendered_piece(piece, withheld, bool(whole)) for piece in block.pieces]
+    held = list(dict.fromkeys([*whole, *(p.memory_id or "" for p in pieces if p.withheld)]))
+    text: str | None = block.text
+    if whole:
+        text = None
+    elif any(p.withheld for p in pieces):
+        pairs = zip(pieces, block.pieces, strict=True)
+        text = "".join(_shown(mine, theirs) for mine, theirs in pairs if mine.state in SHOWN)
+    return RenderedBlock(
+        name=block.name,
+        text=text,
+        chars=block.chars,
+        pieces=pieces,
+        memory_ids=list(block.memory_ids),
+        withheld=[i for i in held if i],
+    )
+
+
+def _rendered_piece(piece: PreviewPiece, withheld: _Withheld, whole: bool) -> RenderedPiece:
+    why = withheld.piece(piece)
+    if whole and why is None:
+        why = "the block holds the text of a memory the guard withholds"
+    return RenderedPiece(
+        text=None if why else piece.text,
+        state=piece.state,
+        memory_id=piece.memory_id,
+        note="" if why else piece.note,
+        withheld=why,
+    )
+
+
+def _shown(piece: RenderedPiece, rendered: PreviewPiece) -> str:
+    """The piece's text, or a mark in place of it that keeps its line break."""
+    if piece.text is not None:
+        return piece.text
+    end = "\n" if rendered.text.endswith("\n") else ""
+    return f"\u27e6withheld: {piece.memory_id or 'text'}\u27e7{end}"
 
 
 def _context_item(source: Source, item: BudgetItem) -> ContextItem:

@@ -68,8 +68,8 @@ class ContentKeys:
         return key
 
     def found_nothing(self, memories: Iterable[Memory], payloads: Mapping[str, bytes]) -> set[str]:
-        """The ids of `memories` whose content's findings in `payloads` are known to be none: most of
-        a store. One pass without a call per memory or a decode, so that whatever walks every
+        """The ids of `memories` whose content's findings in `payloads` are known to be none: most
+        of a store. One pass without a call per memory or a decode, so that whatever walks every
         memory's findings (the review queue, the badges) builds nothing for these."""
         memories = list(memories)
         ids = list(map(_ID, memories))

@@ -1,10 +1,10 @@
 """After a load: clearing what a crashed workbench write left in the portfolios just walked.
 
 The walk reports every file named like our temp or set-aside files as a problem of kind LITTER
-(safefs); here each one is cleared (storage.leftovers.clear_litter) and its problem says what was done,
-so a crash never leaves an agent-visible copy of a removed memory in the agent's tree and the user
-sees that it happened; what a write running now in another workbench process holds is left and said
-so. Files at a portfolio's top level (the walk starts below it) are looked for here too; what a
+(safefs); here each one is cleared (storage.leftovers.clear_litter) and its problem says what was
+done, so a crash never leaves an agent-visible copy of a removed memory in the agent's tree and the
+user sees that it happened; what a write running now in another workbench process holds is left and
+said so. Files at a portfolio's top level (the walk starts below it) are looked for here too; what a
 crash left beside a file outside the walk (DollhouseMCP's config.yml, beside `portfolio/`) is
 cleared by the journal's recovery, which knows every folder a change wrote in."""
 

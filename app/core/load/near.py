@@ -1,10 +1,9 @@
-"""The duplicates cache: what duplicate detection took from each content (its exact key, its passages
-with their word-pair sets) and the pairs of passage sets it found alike, kept in one SQLite file in
-the cache folder, so that suggestions on a warm start read no text and join nothing, and after a
-change only the new passages are joined with the rest. Values are made by app.core.curate; this
-only keeps them. Like the other caches it is disposable: an error means it is rebuilt, and a file
-made with other settings (threshold, bounds) is emptied.
-"""
+"""The duplicates cache: what duplicate detection took from each content (its exact key, its
+passages with their word-pair sets) and the pairs of passage sets it found alike, kept in one SQLite
+file in the cache folder, so that suggestions on a warm start read no text and join nothing, and
+after a change only the new passages are joined with the rest. Values are made by app.core.curate;
+this only keeps them. Like the other caches it is disposable: an error means it is rebuilt, and a
+file made with other settings (threshold, bounds) is emptied."""
 
 from __future__ import annotations
 
@@ -26,7 +25,12 @@ FORMAT = "N1"  # bump when the stored shape changes
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS texts (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS sets (key BLOB PRIMARY KEY, value BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS pairs (a BLOB NOT NULL, b BLOB NOT NULL, score REAL NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pairs (
+    a BLOB NOT NULL,
+    b BLOB NOT NULL,
+    score REAL NOT NULL,
+    PRIMARY KEY (a, b)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS pairs_b ON pairs (b);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """

@@ -54,8 +54,8 @@ def gc_paused() -> Iterator[None]:
 def frozen_after() -> Iterator[None]:
     """For work whose product lives until the next load or write (the memories, the id map, the
     trusts): the collector is paused while it is made and the product is frozen after, so that no
-    collection walks it again. A young list or dict of 100,000 references costs each collection that
-    walks it 20-50 ms, and the collector would walk it at every generation it passes through. What was
+    collection walks it again. A young list or dict of many references costs each collection that
+    walks it, and the collector would walk it at every generation it passes through. What was
     young before is collected first, so only what is made here is frozen and no cycle left over from
     elsewhere is kept for good."""
     gc.collect(1)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from app.core import review
 from app.core.load.findings import content_key, encode, matches
 from app.core.load.parse_worker import gc_paused
 from app.core.model import Memory
@@ -23,6 +22,9 @@ Scanned = list[tuple[str, bytes | None]]
 def scan_memories(system: str, root: str, memories: Sequence[Memory]) -> Scanned:
     """(content key, encoded findings) of each memory that has a key; None instead of the findings
     when its text could not be read, or was not the content its key names (it changed since)."""
+    # The detector compiles its rules on import: loaded only where a scan is made.
+    from app.core.review.detector import scan_memory
+
     texts = adapter_for(system).entry_texts_many(Path(root), memories)
     out: Scanned = []
     for memory, entries in zip(memories, texts, strict=True):
@@ -33,8 +35,9 @@ def scan_memories(system: str, root: str, memories: Sequence[Memory]) -> Scanned
             out.append((key, None))
             continue
         try:
-            out.append((key, encode(review.scan_memory(list(entries)))))
-        except Exception:  # noqa: BLE001 - a detector bug must not stop the load; asked for, it is shown
+            out.append((key, encode(scan_memory(list(entries)))))
+        # A detector bug must not stop the load; asked for, the memory's findings show it.
+        except Exception:  # noqa: BLE001
             out.append((key, None))
     return out
 

@@ -1,4 +1,5 @@
-"""The warm-start snapshot: what the last load made of its inputs, in one file that loads in one read.
+"""The warm-start snapshot: what the last load made of its inputs, in one file that loads in one
+read.
 
 A load's memories, parse results, content keys and findings are a function of its inputs (every
 portfolio's settings, the stat of every file it read, each database's stamp, the day and the
@@ -87,7 +88,7 @@ _SHARED_CHARS = 64
 _ALL = {cls: set(cls.model_fields) for cls in _MODELS}
 
 
-# -- encoding ---------------------------------------------------------------------------------------
+# -- encoding -------------------------------------------------------------------------------------
 
 
 def encode_memories(memories: list[Memory]) -> list[tuple[Any, ...]]:
@@ -176,7 +177,7 @@ def _problem(problem: Problem) -> tuple[Any, ...]:
     return values
 
 
-# -- decoding ---------------------------------------------------------------------------------------
+# -- decoding -------------------------------------------------------------------------------------
 
 _SPAN_SET, _SOURCE_SET, _ENTRY_SET, _MEMORY_SET = (
     _ALL[Span],
@@ -274,12 +275,13 @@ def _decode_problem(values: tuple[Any, ...]) -> Problem:
     return result
 
 
-# -- what a portfolio's load made -------------------------------------------------------------------
+# -- what a portfolio's load made -----------------------------------------------------------------
 
 
 @dataclass
 class Part:
-    """One portfolio's part of a load: what `Pipeline._validate` and `_scan` leave in its `_Work`."""
+    """One portfolio's part of a load: what `cold.validate` and `scanning.scan` leave in its
+    `Work`."""
 
     system: str
     root: str
@@ -288,7 +290,7 @@ class Part:
     memories: list[Memory]
     keys: list[str | None]  # the content key of each of `memories`
     findings: dict[str, bytes]
-    by_file: bool  # `_Work.ids` is the set of the memories' ids (not None)
+    by_file: bool  # `Work.ids` is the set of the memories' ids (not None)
     shared: frozenset[str]
     troubled: list[str]
     # Read back: `parsed` is left empty and made by `parses` when first asked for (only a write's

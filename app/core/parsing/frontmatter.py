@@ -1,5 +1,6 @@
 """Our own front-matter splitter: exact offsets, BOM and CRLF aware, and a missing closing fence is
-an error rather than empty metadata (python-frontmatter returns {} silently; docs/security.md 3.2)."""
+an error rather than empty metadata (python-frontmatter returns {} silently; docs/security.md
+3.2)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ class FrontMatter:
         return 2
 
 
-# The closing fence: a line of `---` alone (a CR before its line end is the CRLF's, so it is allowed).
-# One search in C instead of a loop over the metadata's lines: a pass re-reads every file.
+# The closing fence: a line of `---` alone (a CR before its line end is the CRLF's, so it is
+# allowed). One search in C instead of a loop over the metadata's lines: a pass re-reads every file.
 _CLOSING = re.compile(r"^---\r?(?=\n|\Z)", re.MULTILINE)
 
 

@@ -1,4 +1,5 @@
-"""Reading a portfolio tree without being hung, misled or led outside it (docs/security.md section 3.1).
+"""Reading a portfolio tree without being hung, misled or led outside it (docs/security.md section
+3.1).
 
 Rules: directory entries are judged by lstat; a symlink is followed only when it resolves inside the
 root; FIFOs, sockets and devices are skipped; files are opened with O_NOFOLLOW | O_NONBLOCK and
@@ -57,8 +58,8 @@ def display_name(rel: str) -> str:
     """A relative path made printable, one to one: an undecodable byte is shown `\\xNN`, a control
     character `\\xNN` (C0, DEL) or `\\u00NN` (C1), a bidi control `\\uNNNN`, and a backslash is
     doubled, so no two file names share a shown path (a file literally named with the escaped
-    spelling of another is shown with its backslashes doubled) and `real_name` gives the file's
-    name back."""
+    spelling of another is shown with its backslashes doubled) and `real_name`
+    gives the file's name back."""
     if rel.isascii() and rel.isprintable() and "\\" not in rel:
         return rel
     out = []
@@ -114,8 +115,8 @@ def walk_files(
     skipped silently (folders, to avoid loops); those leaving the root are reported and skipped.
     `prefix` is put before every path yielded (`accept` and `prune` see paths without it), for a
     system whose memories live in one folder of its portfolio. With `named`, a plain file of another
-    name is passed over before anything else is done with it (nothing is reported about it): a search
-    for the copies of one file looks at folders and that name alone.
+    name is passed over before anything else is done with it (nothing is reported about it): a
+    search for the copies of one file looks at folders and that name alone.
     """
     root_real = os.path.realpath(root)
     stack: list[tuple[str, str, int]] = [(root_real, "", 0)]
@@ -197,7 +198,8 @@ def walk_files(
                     )
                 )
                 continue
-            # The usual name needs no escaping: tested here, not in a call per file (100,000 at the largest).
+            # The usual name needs no escaping: tested here, not in a call per
+            # file (100,000 at the largest).
             plain = rel.isascii() and rel.isprintable() and "\\" not in rel
             shown = rel if plain else display_name(rel)
             escaped = escaped or shown is not rel
@@ -222,7 +224,8 @@ def one_file(
     """The FileRef `walk_files` (with the same arguments) yields for the file `rel`, found by
     looking at that path alone: a write that created one file need not walk the whole tree. None
     when the walk would not yield it as a plain file under a plain folder (a symlink on the way, a
-    name it escapes, a pruned or too deep folder, a file it would report): then only a walk can tell."""
+    name it escapes, a pruned or too deep folder, a file it would report):
+    then only a walk can tell."""
     if not rel.startswith(prefix):
         return None
     inner = rel[len(prefix) :]

@@ -57,14 +57,18 @@ def decode(data: bytes, *, nul_ok: bool = False) -> DecodedText:
 
 
 def nul_problem(path: str, decoded: DecodedText, system: str) -> Problem | None:
-    """The problem that says a file with NUL characters is read anyway, because its system reads it."""
+    """The problem that says a file with NUL characters is read anyway,
+    because its system reads it."""
     if not decoded.nuls:
         return None
     first = decoded.text.find("\x00")
     return Problem(
         path=path,
         line=decoded.text.count("\n", 0, first) + 1,
-        message=f"{decoded.nuls} NUL character(s), the first at character {first}: {system} still reads the file, so it is listed and reviewed as text",
+        message=(
+            f"{decoded.nuls} NUL character(s), the first at character {first}: "
+            f"{system} still reads the file, so it is listed and reviewed as text"
+        ),
         kept="read as text, NUL shown as \u2400",
     )
 

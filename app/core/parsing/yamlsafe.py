@@ -36,7 +36,8 @@ _Loader: type = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
 def compose(text: str, *, line_offset: int = 0, max_chars: int = MAX_YAML_CHARS) -> Node | None:
-    """Compose one YAML document into nodes with libyaml. `line_offset` is added to reported lines."""
+    """Compose one YAML document into nodes with libyaml.
+    `line_offset` is added to reported lines."""
     if len(text) > max_chars:
         raise YamlProblem(
             f"YAML is {len(text):,} characters, over the {max_chars:,}-character limit",
@@ -70,8 +71,8 @@ _HIDDEN_BREAKS = {
 
 
 def _refuse_hidden_breaks(text: str, line_offset: int) -> None:
-    """YAML reads NEL and the Unicode separators as line breaks, so they can smuggle a key onto a line
-    that looks like a value (`name: a<NEL>trustLevel: trusted`)."""
+    """YAML reads NEL and the Unicode separators as line breaks, so they can smuggle a key onto a
+    line that looks like a value (`name: a<NEL>trustLevel: trusted`)."""
     for char, label in _HIDDEN_BREAKS.items():
         pos = text.find(char)
         if pos >= 0:
@@ -99,7 +100,10 @@ class _Builder:
         self.nodes += 1
         if self.nodes > self.max_nodes:
             raise YamlProblem(
-                f"YAML has more than {self.max_nodes:,} nodes once aliases are expanded (a YAML bomb?)",
+                (
+                    f"YAML has more than {self.max_nodes:,} nodes "
+                    "once aliases are expanded (a YAML bomb?)"
+                ),
                 self.line(node),
             )
         if depth > self.max_depth:
@@ -205,7 +209,8 @@ def load_mapping(
     return value
 
 
-# Typing helpers: YAML 1.2 core-schema meanings (what js-yaml gives DollhouseMCP), applied per field.
+# Typing helpers: YAML 1.2 core-schema meanings (what js-yaml gives
+# DollhouseMCP), applied per field.
 _TRUE = {"true", "True", "TRUE"}
 _FALSE = {"false", "False", "FALSE"}
 

@@ -86,6 +86,11 @@ def safe_text(text: str, values: Sequence[str]) -> str:
     return inert(mask_values(text, sorted(values, key=lambda v: (-len(v), v))))
 
 
+def no_secrets(_memory_id: str) -> Sequence[str]:
+    """The `Secrets` of a preview that reveals them: none are masked."""
+    return ()
+
+
 def under(portfolios: Sequence[Portfolio], path: Path | str | None) -> list[Portfolio]:
     """The portfolios whose root is `path` or lies under it (every one when `path` is None)."""
     if path is None:

@@ -1,1 +1,2 @@
-"""What every system's reader shares: the adapter contract, safe SQLite reads, finding portfolios on disk."""
+"""What every system's reader shares: the adapter contract, safe SQLite
+reads, finding portfolios on disk."""

@@ -105,7 +105,8 @@ def sha256_text(text: str) -> str:
 
 def slug(text: str, limit: int = 60) -> str:
     """A readable locator part: lowercase, ASCII alphanumerics kept, every other run becomes `-`.
-    (One regular expression: a re-read of a file of a thousand sections makes a thousand of them.)"""
+    (One regular expression: a re-read of a file of a thousand sections
+    makes a thousand of them.)"""
     value = _NOT_SLUG.sub("-", text.lower()).strip("-")[:limit].strip("-")
     return value or "untitled"
 
@@ -272,8 +273,9 @@ class DatabaseAdapter(Adapter):
         rows: Sequence[tuple[str, dict[str, Any]]],
     ) -> ParsedFile | None:
         """What `read` would return now, when the database differs from the one `previous` was read
-        from only in `rows` (table, key): those written since. None when this reader cannot tell it
-        without reading the database whole (the caller then does). Never raises."""
+        from only in `rows` (table, key): those written since; with no `rows` (another process
+        wrote), in rows the reader finds itself. None when this reader cannot tell it without
+        reading the database whole (the caller then does). Never raises."""
         return None
 
     @classmethod
@@ -282,7 +284,8 @@ class DatabaseAdapter(Adapter):
     ) -> list[list[tuple[str | None, str]] | Exception]:
         """A reader that keeps one entry per row (its `entry_texts` is the base one) answers from
         `texts`, so a batch of rows is one query."""
-        if cls.entry_texts.__func__ is not Adapter.entry_texts.__func__:  # type: ignore[attr-defined]
+        own = cls.entry_texts.__func__  # type: ignore[attr-defined]
+        if own is not Adapter.entry_texts.__func__:  # type: ignore[attr-defined]
             return super().entry_texts_many(root, memories)
         out: list[list[tuple[str | None, str]] | Exception] = []
         for memory, text in zip(memories, cls.texts(root, memories), strict=True):

@@ -110,7 +110,8 @@ def discover(paths: list[Path], problems: list[Problem]) -> list[PortfolioRef]:
 
 
 def root_hash(root: str) -> str:
-    """A short, stable hash of a portfolio's resolved root: what tells same-named portfolios apart."""
+    """A short, stable hash of a portfolio's resolved root: what tells
+    same-named portfolios apart."""
     return hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:8]
 
 

@@ -359,8 +359,9 @@ def _wal_mode(path: Path) -> bool:
 
 def _idle_wal(path: Path) -> bool:
     """A WAL database with no -wal file has no open connection and nothing outside the main file.
-    Opening it mode=ro would leave fresh -wal and -shm files beside it (a scan must write nothing), so
-    it is read with immutable=1 instead; any live writer would have created the -wal file first."""
+    Opening it mode=ro would leave fresh -wal and -shm files beside it (a scan must write nothing),
+    so it is read with immutable=1 instead; any live writer would have
+    created the -wal file first."""
     return _wal_mode(path) and not os.path.exists(f"{path}-wal")
 
 
@@ -430,7 +431,10 @@ def read_db(
         problems.append(
             Problem(
                 path=shown,
-                message='not a SQLite database: the file does not start with the 16-byte "SQLite format 3\\0" header',
+                message=(
+                    "not a SQLite database: the file does not start "
+                    'with the 16-byte "SQLite format 3\\0" header'
+                ),
                 kept="file skipped",
             )
         )
@@ -455,9 +459,10 @@ def read_db(
                 Problem(
                     path=shown,
                     message=(
-                        f"read-only open failed ({first}) and the folder is not writable, so the database "
-                        "was opened with immutable=1: changes still only in its -wal file are not seen, "
-                        "and a write made during the read may be seen half-done"
+                        f"read-only open failed ({first}) and the folder is not "
+                        "writable, so the database was opened with immutable=1: "
+                        "changes still only in its -wal file are not seen, and "
+                        "a write made during the read may be seen half-done"
                     ),
                     kept="read from the main database file",
                 )
@@ -477,7 +482,10 @@ def read_db(
         problems.append(
             Problem(
                 path=shown,
-                message="cannot read the SQLite database: its schema is damaged (names that are not UTF-8)",
+                message=(
+                    "cannot read the SQLite database: its schema "
+                    "is damaged (names that are not UTF-8)"
+                ),
                 kept="database skipped",
             )
         )
@@ -495,7 +503,10 @@ def read_db(
         problems.append(
             Problem(
                 path=shown,
-                message=f"{decoder.bad} text value(s) are not valid UTF-8; the invalid bytes are shown as U+FFFD",
+                message=(
+                    f"{decoder.bad} text value(s) are not valid "
+                    "UTF-8; the invalid bytes are shown as U+FFFD"
+                ),
                 kept="rows read",
             )
         )
@@ -511,7 +522,8 @@ def _describe(exc: sqlite3.Error) -> str:
 def read_db_or_raise(
     path: Path, reader: Callable[[ReadOnlyDb], T], *, name: str | None = None
 ) -> T:
-    """`read_db` for on-demand reads (a memory's text): the first problem is raised as DbReadError."""
+    """`read_db` for on-demand reads (a memory's text): the first
+    problem is raised as DbReadError."""
     problems: list[Problem] = []
     result = read_db(path, reader, problems, name=name)
     if result is None:

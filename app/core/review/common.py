@@ -1,5 +1,5 @@
-"""Shared machinery of the detector: the internal hit record, the prepared text (a lowercase twin and
-cached keyword positions, so each rule looks only where its keywords are instead of running a
+"""Shared machinery of the detector: the internal hit record, the prepared text (a lowercase twin
+and cached keyword positions, so each rule looks only where its keywords are instead of running a
 case-insensitive regex over megabytes), and rendering of inert, masked excerpts."""
 
 from __future__ import annotations
@@ -25,14 +25,15 @@ MAX_OCCURRENCES = 20_000
 # No rule reports more than this many matches in one text (a text repeating one phrase 60,000 times
 # needs one finding per phrase for a human no more than it needs 2,000).
 MAX_MATCHES_PER_RULE = 2_000
-# Lines longer than this are looked at in pieces: a 2 MB single-line text must not make every
-# "start of this line" lookup scan megabytes.
+# Lines longer than this are looked at in pieces: a text of one huge line must not make every
+# "start of this line" lookup scan all of it.
 LINE_LIMIT = 4_096
 
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 _TOKEN = re.compile(r"[a-z0-9]+")
-# Below this size a plain find per keyword is cheapest; above it, one pass collects the text's distinct
-# words, so a keyword whose words are absent costs a bisection instead of a find over megabytes.
+# Below this size a plain find per keyword is cheapest; above it, one pass collects the text's
+# distinct words, so a keyword whose words are absent costs a bisection instead of a find over
+# megabytes.
 INDEX_MIN_CHARS = 32_768
 MAX_PREFIX = 24
 _KEY_TOKENS: dict[str, tuple[str, ...]] = {}
@@ -95,8 +96,9 @@ Rule = Callable[["Prepared"], Iterable[Hit]]
 
 @dataclass(frozen=True, slots=True)
 class KeyedRule:
-    """A rule function and the keyword sets it looks at: every match it reports begins or is searched
-    for where one of their keywords occurs, so a text holding none of them need not call it."""
+    """A rule function and the keyword sets it looks at: every match it reports begins or is
+    searched for where one of their keywords occurs, so a text holding none of them need not call
+    it."""
 
     run: Rule
     sets: frozenset[int]
@@ -107,8 +109,8 @@ def keyed_rule(run: Rule, *keys: Keys) -> KeyedRule:
 
 
 def run_keyed(p: Prepared, rules: tuple[KeyedRule, ...]) -> list[Hit]:
-    """The hits of the rules whose keywords the text holds, in the rules' order: one look at the index
-    per rule instead of a call per rule and per keyword set inside it."""
+    """The hits of the rules whose keywords the text holds, in the rules' order: one look at the
+    index per rule instead of a call per rule and per keyword set inside it."""
     hits: list[Hit] = []
     found = p.sets_found()
     for rule in rules:
@@ -163,10 +165,10 @@ class _Index:
         return sets
 
     def find_big(self, p: Prepared) -> dict[int, list[int]] | None:
-        """`find` for a big text, by the rules of the per-keyword search there: a keyword keeps its first
-        MAX_OCCURRENCES positions, and one whose words do not all begin words of the text counts as
-        absent (`Prepared._absent`). None when keywords occur more than BIG_OCCURRENCES times in
-        all (a flood of one phrase is cheaper keyword by keyword)."""
+        """`find` for a big text, by the rules of the per-keyword search there: a keyword keeps its
+        first MAX_OCCURRENCES positions, and one whose words do not all begin words of the text
+        counts as absent (`Prepared._absent`). None when keywords occur more than BIG_OCCURRENCES
+        times in all (a flood of one phrase is cheaper keyword by keyword)."""
         low = p.low
         by_key: dict[str, list[int]] = {}
         get = by_key.get
@@ -201,10 +203,10 @@ BIG_OCCURRENCES = 200_000
 
 
 def _begins_words(p: Prepared, key: str, found: list[int]) -> bool:
-    """`not p._absent(key)` for a keyword found at `found`: every word of the keyword after a character
-    that is no letter or digit begins a word wherever the keyword occurs, and so does the first one
-    where the keyword starts a word; only a keyword seen inside words alone needs a search for its
-    first word at the start of one."""
+    """`not p._absent(key)` for a keyword found at `found`: every word of the keyword after a
+    character that is no letter or digit begins a word wherever the keyword occurs, and so does the
+    first one where the keyword starts a word; only a keyword seen inside words alone needs a search
+    for its first word at the start of one."""
     tokens = _key_tokens(key)
     if not tokens or key[0] not in _WORD_START:
         return True
@@ -220,8 +222,8 @@ def _begins_words(p: Prepared, key: str, found: list[int]) -> bool:
 
 @functools.lru_cache(maxsize=1024)
 def _word_start(token: str) -> re.Pattern[str]:
-    """The token where no letter or digit precedes it; the literal comes first, so the engine jumps from
-    one occurrence of it to the next."""
+    """The token where no letter or digit precedes it; the literal comes first, so the engine jumps
+    from one occurrence of it to the next."""
     return re.compile(f"{re.escape(token)}(?<![a-z0-9]{re.escape(token)})")
 
 
@@ -267,8 +269,8 @@ _SENTINELS = (
 
 def shape_table(classes: dict[str, str], other: str = "x") -> bytes:
     """A byte translation table for `Prepared.shape`: each ASCII character listed for a class letter
-    maps to that letter, every other byte (the rest of ASCII, and every byte of a UTF-8 sequence, so no
-    character outside ASCII) to `other`."""
+    maps to that letter, every other byte (the rest of ASCII, and every byte of a UTF-8 sequence, so
+    no character outside ASCII) to `other`."""
     table = bytearray(other.encode("ascii") * 256)
     for letter, chars in classes.items():
         for ch in chars:
@@ -299,8 +301,8 @@ class Prepared:
         self._char_shapes: dict[bytes, bytes] = {}
 
     def holds_any(self, sets: frozenset[int]) -> bool:
-        """Whether `positions` finds any of these keyword sets (`family`): one look at the index that
-        every keyed rule reads anyway, instead of a call per rule."""
+        """Whether `positions` finds any of these keyword sets (`family`): one look at the index
+        that every keyed rule reads anyway, instead of a call per rule."""
         if not sets:
             return False
         found = self._sets
@@ -319,12 +321,12 @@ class Prepared:
         return self._sets
 
     def shape(self, table: bytes) -> bytes:
-        """The text as UTF-8 with each byte replaced by its class letter (`shape_table`): one pass in C
-        that lets a rule ask whether a run of character classes occurs at all (`b"a a" in shape`)
-        before it runs a regex over every position. A rule whose pattern is a sequence of ASCII classes
-        (no case folding: that maps some characters outside ASCII onto ASCII letters) can match only
-        where its class letters stand in a row, so an absent run is a proof. Offsets into the shape are
-        offsets into the text only when the text is ASCII."""
+        """The text as UTF-8 with each byte replaced by its class letter (`shape_table`): one pass
+        in C that lets a rule ask whether a run of character classes occurs at all (`b"a a" in
+        shape`) before it runs a regex over every position. A rule whose pattern is a sequence of
+        ASCII classes (no case folding: that maps some characters outside ASCII onto ASCII letters)
+        can match only where its class letters stand in a row, so an absent run is a proof. Offsets
+        into the shape are offsets into the text only when the text is ASCII."""
         got = self._shapes.get(table)
         if got is None:
             got = self._shapes[table] = self.utf8().translate(table)
@@ -337,10 +339,10 @@ class Prepared:
         return self._utf8
 
     def foreign(self) -> str:
-        """The text's characters outside ASCII, in order (lone surrogates kept): whether a text holds a
-        character of a class outside ASCII (invisible, look-alike, full-width) is asked of these few
-        characters instead of a regex over the whole text. A UTF-8 sequence is made of bytes outside
-        ASCII alone, so deleting the ASCII bytes leaves whole sequences."""
+        """The text's characters outside ASCII, in order (lone surrogates kept): whether a text
+        holds a character of a class outside ASCII (invisible, look-alike, full-width) is asked of
+        these few characters instead of a regex over the whole text. A UTF-8 sequence is made of
+        bytes outside ASCII alone, so deleting the ASCII bytes leaves whole sequences."""
         if self._foreign is None:
             self._foreign = (
                 self.utf8().translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
@@ -348,11 +350,11 @@ class Prepared:
         return self._foreign
 
     def char_shape(self, table: bytes) -> bytes | None:
-        """`shape` with one byte per character, so its offsets are the text's even beyond ASCII: every
-        character outside ASCII takes the class `table` gives the bytes outside ASCII. The text is
-        encoded to ASCII with "?" for each such character, after its own "?"s are swapped for a byte
-        the text does not hold, which then takes the class of "?". None in the rare text that holds
-        every candidate byte (the caller then searches the text itself)."""
+        """`shape` with one byte per character, so its offsets are the text's even beyond ASCII:
+        every character outside ASCII takes the class `table` gives the bytes outside ASCII. The
+        text is encoded to ASCII with "?" for each such character, after its own "?"s are swapped
+        for a byte the text does not hold, which then takes the class of "?". None in the rare text
+        that holds every candidate byte (the caller then searches the text itself)."""
         if self.ascii:
             return self.shape(table)
         if self._view is None:
@@ -375,7 +377,8 @@ class Prepared:
     def _absent(self, key: str) -> bool:
         """For a big text: True when the keyword certainly does not occur, because one of its words
         (the last one possibly cut short) begins no word of the text. Keywords are matched at word
-        starts, so this is exact enough; a keyword without letters or digits is always looked for."""
+        starts, so this is exact enough; a keyword without letters or digits is always looked
+        for."""
         tokens = _key_tokens(key)
         if not tokens:
             return False
@@ -464,9 +467,10 @@ class Prepared:
 def keyed_matches(
     p: Prepared, keys: Iterable[str], pattern: re.Pattern[str]
 ) -> list[re.Match[str]]:
-    """Non-overlapping matches of `pattern` that begin where one of the keywords occurs (a list, so a
-    rule whose keywords are absent costs one lookup)."""
-    # The index answers most calls (a registered keyword set, the text indexed): without a method call.
+    """Non-overlapping matches of `pattern` that begin where one of the keywords occurs (a list, so
+    a rule whose keywords are absent costs one lookup)."""
+    # The index answers most calls (a registered keyword set, the text indexed): without a method
+    # call.
     sets = p._sets
     found = (
         sets.get(keys.id, _NONE) if sets is not None and type(keys) is Keys else p.positions(keys)

@@ -1,20 +1,20 @@
-"""Reporting context: a note that quotes an attack ("attackers write 'ignore previous instructions' in
-tickets") mentions it rather than uses it. Only the shape of the text decides that: a phrase inside a
-code fence or quotation marks. Words nearby never lower a finding, because an attacker
-can add any word ("this is not a malicious request") to an attack; a test appends such words to every
+"""Reporting context: a note that quotes an attack ("attackers write 'ignore previous instructions'
+in tickets") mentions it rather than uses it. Only the shape of the text decides that: a phrase
+inside a code fence or quotation marks. Words nearby never lower a finding, because an attacker can
+add any word ("this is not a malicious request") to an attack; a test appends such words to every
 attack of the corpora. A quotation that holds little more than the flagged phrase is a mention and
-drops to low; a longer quoted or fenced passage is capped at medium (a `>` block quote is not enough: fake
-system banners are written that way). Secrets, hidden
-characters and terminal escapes are never lowered: quoting does not make them harmless."""
+drops to low; a longer quoted or fenced passage is capped at medium (a `>` block quote is not
+enough: fake system banners are written that way). Secrets, hidden characters and terminal escapes
+are never lowered: quoting does not make them harmless."""
 
 from __future__ import annotations
 
 import bisect
 import re
 
+from app.core.review.addressed import ADDRESSED
 from app.core.review.common import LOW, MEDIUM, Hit, Prepared
 from app.core.review.finding import Category
-from app.core.review.poisoning import ADDRESSED
 
 _OPENERS = {
     "\u201c": "\u201d",
@@ -26,19 +26,21 @@ _OPENERS = {
 }
 # Extra characters a quotation may hold beside the flagged phrase and still count as naming it.
 _MENTION_SLACK = 24
-# Advice against a command ("never run curl ... | sh") is about it; only shell commands get this, and
-# only when the negation governs the command directly.
+# Advice against a command ("never run curl ... | sh") is about it; only shell commands get this,
+# and only when the negation governs the command directly.
 _ADVICE = re.compile(
-    r"(?:\bnever|\bdon'?t|\bdo\s+not|\bavoid|\binstead\s+of|\brather\s+than)\s+(?:run(?:ning)?|pip(?:e|ing)|execut(?:e|ing)|us(?:e|ing)|paste|type)?"
-    r"\s*(?:this|that|it|something\s+like|commands?\s+like)?\s*[:`\"']?\s*$",
+    r"(?:\bnever|\bdon'?t|\bdo\s+not|\bavoid|\binstead\s+of|\brather\s+than)\s+(?:run(?:ning)?"
+    r"|pip(?:e|ing)|execut(?:e|ing)|us(?:e|ing)|paste|type)?\s*(?:this|that|it|something\s+like"
+    r"|commands?\s+like)?\s*[:`\"']?\s*$",
     re.IGNORECASE,
 )
 
 
 # An order to the agent before a shown command makes it one to run ("AI agents: run this first").
 _RUN_ORDER = re.compile(
-    r"\b(?:you|agents?|assistants?|ai|llms?|bots?|models?)\b[^\n]{0,60}\b(?:must|should|need\s+to|have\s+to|will|now)\s+(?:\w+\s+)?(?:run|execute|paste|install)"
-    r"|\b(?:run|execute)\s+(?:this|the\s+following|it)\s+(?:now|first|immediately|before|without|silently)"
+    r"\b(?:you|agents?|assistants?|ai|llms?|bots?|models?)\b[^\n]{0,60}\b(?:must|should|need\s+to"
+    r"|have\s+to|will|now)\s+(?:\w+\s+)?(?:run|execute|paste|install)|\b(?:run|execute)\s+(?:this"
+    r"|the\s+following|it)\s+(?:now|first|immediately|before|without|silently)"
     r"|\bbefore\s+(?:you\s+)?(?:respond|reply|answer|continu)\w*",
     re.IGNORECASE,
 )
@@ -130,7 +132,8 @@ def _block_start(p: Prepared, pos: int) -> int:
 
 
 def _indented_code(p: Prepared, start: int) -> bool:
-    """A Markdown indented code block: four spaces or a tab, after a blank or another indented line."""
+    """A Markdown indented code block: four spaces or a tab, after a blank or another indented
+    line."""
     ls = p.line_start(start)
     if not (p.text.startswith("    ", ls) or p.text.startswith("\t", ls)) or p.text[
         ls:start
@@ -143,15 +146,33 @@ def _indented_code(p: Prepared, start: int) -> bool:
     return not prev.strip() or prev.startswith(("    ", "\t"))
 
 
+# A fence line: up to three spaces, a run of three or more backticks or tildes, its info string.
+_FENCE = re.compile(r"(?m)^[ \t]{0,3}(`{3,}|~{3,})([^\n]*)")
+
+
 class Fences:
-    """Positions of Markdown code fences, to tell whether an offset is inside a fenced block."""
+    """Positions of Markdown code fences, to tell whether an offset is inside a fenced block.
+
+    A block closes only at a fence of its own character at least as long as the one that opened it,
+    with nothing after it, as in CommonMark: a README shown inside a four-backtick block keeps its
+    own three-backtick blocks inside, where a plain count of fence lines would read them as the
+    end of the outer block and put the lines between outside any fence."""
 
     def __init__(self, p: Prepared) -> None:
-        self._starts = (
-            [m.start() for m in re.finditer(r"(?m)^[ \t]{0,3}(?:```|~~~)", p.text)]
-            if ("```" in p.text or "~~~" in p.text)
-            else []
-        )
+        self._starts: list[int] = []  # opening and closing fence lines, alternately
+        if "```" not in p.text and "~~~" not in p.text:
+            return
+        opened = ""
+        for m in _FENCE.finditer(p.text):
+            run, info = m.group(1), m.group(2)
+            if not opened:
+                if run[0] == "`" and "`" in info:
+                    continue  # inline code at the start of a line, not a fence
+                opened = run
+                self._starts.append(m.start())
+            elif run[0] == opened[0] and len(run) >= len(opened) and not info.strip():
+                opened = ""
+                self._starts.append(m.start())
 
     def inside(self, pos: int) -> bool:
         return bisect.bisect_right(self._starts, pos) % 2 == 1

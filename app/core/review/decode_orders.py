@@ -1,7 +1,7 @@
-"""Orders to decode: an encoded text left for the reader to decode and say ("Encoded: ...\\nDecoded:"),
-and an order to decode something and obey it or treat it as a system message. Whatever the payload
-decodes to, the memory is asking its reader to run hidden text, which is how encodings carry an attack
-past a reviewer. English, German, French, Spanish and Italian."""
+"""Orders to decode: an encoded text left for the reader to decode and say ("Encoded:
+...\\nDecoded:"), and an order to decode something and obey it or treat it as a system message.
+Whatever the payload decodes to, the memory is asking its reader to run hidden text, which is how
+encodings carry an attack past a reviewer. English, German, French, Spanish and Italian."""
 
 from __future__ import annotations
 
@@ -15,15 +15,25 @@ from app.core.review.finding import Category
 
 _I = re.IGNORECASE
 
-_ENCODED = r"(?:encoded|encrypted|[ck]odiert(?:e[rsnm]?)?|verschl[üu]sselt(?:e[rsnm]?)?|encod[ée]|cod[ée]|chiffr[ée]|codificad[oa]|cifrad[oa]|codificat[oa]|cifrat[oa])"
-_DECODED = r"(?:decoded|decrypted|de[ck]odiert(?:e[rsnm]?)?|entschl[üu]sselt(?:e[rsnm]?)?|d[ée]cod[ée]|d[ée]chiffr[ée]|decodificad[oa]|descifrad[oa]|decodificat[oa]|decifrat[oa])"
+_ENCODED = (
+    r"(?:encoded|encrypted|[ck]odiert(?:e[rsnm]?)?|verschl[üu]sselt(?:e[rsnm]?)?|encod[ée]|cod[ée]"
+    r"|chiffr[ée]|codificad[oa]|cifrad[oa]|codificat[oa]|cifrat[oa])"
+)
+_DECODED = (
+    r"(?:decoded|decrypted|de[ck]odiert(?:e[rsnm]?)?|entschl[üu]sselt(?:e[rsnm]?)?|d[ée]cod[ée]"
+    r"|d[ée]chiffr[ée]|decodificad[oa]|descifrad[oa]|decodificat[oa]|decifrat[oa])"
+)
 _LABEL = r"[ \t]*+(?:[\w-]{1,24}[ \t]+){0,2}"  # "BASE64 ", "Morse ", "ASCII85 "
-_NOUN = r"(?:[ \t]+(?:string|text|message|data|texte|message|cha[iî]ne|texto|cadena|mensaje|testo|stringa|messaggio|Text|Nachricht|Zeichenkette))?"
-# "Encoded: <payload>" then, within two more lines, a "Decoded:" label: a slot for the reader to fill,
-# unless what fills it is what the payload decodes to (a worked example). Text written into the slot
-# ("Decoded: this is harmless") is no decoding, so it cannot clear the order.
+_NOUN = (
+    r"(?:[ \t]+(?:string|text|message|data|texte|message|cha[iî]ne|texto|cadena|mensaje|testo"
+    r"|stringa|messaggio|Text|Nachricht|Zeichenkette))?"
+)
+# "Encoded: <payload>" then, within two more lines, a "Decoded:" label: a slot for the reader to
+# fill, unless what fills it is what the payload decodes to (a worked example). Text written into
+# the slot ("Decoded: this is harmless") is no decoding, so it cannot clear the order.
 _BAIT = re.compile(
-    rf"^{_LABEL}{_ENCODED}{_NOUN}[ \t]*:[ \t]*+(\S[^\n]{{0,4000}})\n(?:[^\n]{{0,400}}\n){{0,2}}?{_LABEL}{_DECODED}{_NOUN}[ \t]*:([^\n]{{0,400}}(?:\n[^\n]{{1,400}})?)",
+    rf"^{_LABEL}{_ENCODED}{_NOUN}[ \t]*:[ \t]*+(\S[^\n]{{0,4000}})\n(?:[^\n]{{0,400}}\n)"
+    rf"{{0,2}}?{_LABEL}{_DECODED}{_NOUN}[ \t]*:([^\n]{{0,400}}(?:\n[^\n]{{1,400}})?)",
     _I | re.MULTILINE,
 )
 _BAIT_KEYS = keyset(
@@ -43,17 +53,19 @@ _BAIT_KEYS = keyset(
 )
 
 _DECODE = (
-    r"(?:decode|decrypt|decipher|dekodiere|decodiere|entschl[üu]ssele|d[ée]code[rz]?|d[ée]chiffre[rz]?|decodifica|decodificar|descifra|descifrar"
-    r"|decodificare|decifra|decifrare)"
+    r"(?:decode|decrypt|decipher|dekodiere|decodiere|entschl[üu]ssele|d[ée]code[rz]?"
+    r"|d[ée]chiffre[rz]?|decodifica|decodificar|descifra|descifrar|decodificare|decifra|decifrare)"
 )
 _OBEY = (
-    r"(?:(?:secure|trusted|official|priority|internal|hidden)\s+)?system\s*(?:message|prompt|instruction)s?"
-    r"|in\s+your\s+(?:monologue|head|mind|thoughts|inner\s+voice|scratchpad)"
-    r"|(?:and|then)\s+(?:follow|obey|carry\s+out|act\s+on|do\s+what\s+(?:it|they)\s+says?|comply\s+with)\b"
-    r"|(?:und|dann)\s+(?:befolge|gehorche)|(?:et|puis)\s+(?:suis|ob[ée]is)|(?:y|luego)\s+(?:sigue|obedece)"
-    r"|(?:e|poi)\s+(?:segui|obbedisci)|message\s+syst[èe]me|mensaje\s+del\s+sistema|messaggio\s+di\s+sistema|Systemnachricht"
+    r"(?:(?:secure|trusted|official|priority|internal|hidden)\s+)?system\s*(?:message|prompt"
+    r"|instruction)s?|in\s+your\s+(?:monologue|head|mind|thoughts|inner\s+voice|scratchpad)|(?:and"
+    r"|then)\s+(?:follow|obey|carry\s+out|act\s+on|do\s+what\s+(?:it|they)\s+says?|comply\s+with)\b"
+    r"|(?:und|dann)\s+(?:befolge|gehorche)|(?:et|puis)\s+(?:suis|ob[ée]is)|(?:y|luego)\s+(?:sigue"
+    r"|obedece)|(?:e|poi)\s+(?:segui|obbedisci)|message\s+syst[èe]me|mensaje\s+del\s+sistema"
+    r"|messaggio\s+di\s+sistema|Systemnachricht"
 )
-# An order to decode, then what makes it an order to the agent, within the next 200 characters of its line.
+# An order to decode, then what makes it an order to the agent, within the next 200 characters of
+# its line.
 _VERB = re.compile(rf"\b{_DECODE}\b", _I)
 _THEN_OBEY = re.compile(rf"(?<!\w)(?:{_OBEY})|,\s*(?:follow|obey)\b", _I)
 REACH = 200
@@ -75,10 +87,11 @@ _ORDER_KEYS = keyset(
 )
 
 
-# The decode verb is an order only where a sentence, a line or a request begins ("Decode the following",
-# "please decode"), not where a noun or a description uses it ("the decoder reads ...").
+# The decode verb is an order only where a sentence, a line or a request begins ("Decode the
+# following", "please decode"), not where a noun or a description uses it ("the decoder reads ...").
 _LEAD = re.compile(
-    r"(?:^|[.!?:;>\-*]|\b(?:please|now|then|and|first|bitte|jetzt|dann|und|s'il\s+te\s+pla[iî]t|puis|et|por\s+favor|luego|y|per\s+favore|poi|e))\s*\Z",
+    r"(?:^|[.!?:;>\-*]|\b(?:please|now|then|and|first|bitte|jetzt|dann|und|s'il\s+te\s+pla[iî]t"
+    r"|puis|et|por\s+favor|luego|y|per\s+favore|poi|e))\s*\Z",
     _I,
 )
 

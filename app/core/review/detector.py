@@ -116,7 +116,8 @@ def _scan(text: str, depth: int, budget: _Budget) -> list[Hit]:
 
 
 def _explained(hits: list[Hit]) -> list[Hit]:
-    """Learned windows that a rule already reports as severely: the rule's span is the precise one."""
+    """Learned windows that a rule already reports as severely: the rule's span is the precise
+    one."""
     learned = [h for h in hits if h.rule.startswith(scorer.RULE)]
     if not learned:
         return hits
@@ -157,8 +158,8 @@ def _obfuscated(
             if h.mask is not None:
                 h.mask = (h.mask[0] + lo, h.mask[1] + lo, h.mask[2])
             found.append(h)
-    # An original finding hides a re-found one only when it is at least as severe: a medium guess of the
-    # learned scorer must not mask a high rule that only matches once look-alikes are undone.
+    # An original finding hides a re-found one only when it is at least as severe: a medium guess of
+    # the learned scorer must not mask a high rule that only matches once look-alikes are undone.
     by_category: dict[tuple[Category, int], Intervals] = {}
     for category, severity in {(h.category, h.severity) for h in found}:
         by_category[category, severity] = Intervals(
@@ -287,8 +288,9 @@ def _incomplete(entry: str | None, done: int, total: int) -> Finding:
 
 
 def scan_yaml_source(text: str) -> list[Finding]:
-    """YAML hazards of a YAML source text (alias bombs, recursive aliases, deep nesting, unsafe tags),
-    ordered by (start, category). The memory text inside it is scanned separately with scan_text."""
+    """YAML hazards of a YAML source text (alias bombs, recursive aliases, deep nesting, unsafe
+    tags), ordered by (start, category). The memory text inside it is scanned separately with
+    scan_text."""
     if not text:
         return []
     return findings_of(text, _dedupe(yamlscan.scan_source(text)), None)

@@ -1,30 +1,30 @@
-"""Encoded payloads: base64 (standard and URL-safe, wrapped or not), base32, ascii85 and base85, hex
-(plain, spaced, `\\x`), 8-bit binary, Morse, URL `%xx`, HTML entities, `\\u` escapes, rot13,
-leetspeak, reversed text and letters spaced apart. Each candidate is decoded within a size budget and
-the decoded text is scanned again (to a bounded depth); a candidate is reported only when what it
-hides is itself flagged, so hashes, image data and ordinary URLs stay quiet. The finding's span is the
-encoded run; `decoded` shows the hidden text, inert and masked."""
+"""Encoded payloads: base64 (standard and URL-safe, wrapped or not), base32, ascii85 and base85,
+hex (plain, spaced, `\\x`), 8-bit binary, Morse, URL `%xx`, HTML entities, `\\u` escapes and
+rot13; then leetspeak, reversed text and letters spaced apart (`respelled`). Each candidate is
+decoded within a size budget and the decoded text is scanned again (to a bounded depth); a
+candidate is reported only when what it hides is itself flagged (`decoded`), so hashes, image data
+and ordinary URLs stay quiet. The finding's span is the encoded run; `decoded` shows the hidden
+text, inert and masked."""
 
 from __future__ import annotations
 
 import base64
 import binascii
-import bisect
 import codecs
 import html
 import re
 from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
+from app.core.review import respelled
 from app.core.review.common import MEDIUM, Hit, Intervals, Prepared, keyset, render, shape_table
-from app.core.review.finding import SEVERITY_OF_RANK, Category
+from app.core.review.decoded import ENCODED, Rescan, report
+from app.core.review.respelled import LETTERS
 
-_E = Category.ENCODED_PAYLOAD
 MAX_CANDIDATE_CHARS = 65_536  # decode at most this much of one run
 MAX_CANDIDATES = 5_000
 MAX_ESCAPES = 100_000
 MAX_ROT13_WINDOWS = 64
-MAX_TEXT_WINDOWS = 64  # lines re-read as leetspeak, reversed or de-spaced text, per kind
 
 _B32 = re.compile(r"[A-Z2-7]+=*")
 _A85 = re.compile(r"<~[!-u\s]{10,65536}?~>")
@@ -34,11 +34,12 @@ _B85_RUN = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{25,}")
 _B85_NOT_PUNCT = str.maketrans(
     "", "", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 )
-# `(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])` and the Morse run, with their first character taken before the
-# look-behind so the engine skips to candidate characters instead of trying every position.
+# `(?<![01])(?:[01]{8}[ ,]?){6,}(?![01])` and the Morse run, with their first character taken before
+# the look-behind so the engine skips to candidate characters instead of trying every position.
 _BITS = re.compile(r"[01](?<![01].)[01]{7}[ ,]?(?:[01]{8}[ ,]?){5,}(?![01])")
 _MORSE = re.compile(
-    r"[.-](?<![\w.-].)[.-]{0,6}[ \t]+(?:/[ \t]+)?(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?){6,}[.-]{1,7}(?![\w.-])"
+    r"[.-](?<![\w.-].)[.-]{0,6}[ \t]+(?:/[ \t]+)?(?:[.-]{1,7}[ \t]+(?:/[ \t]+)?)"
+    r"{6,}[.-]{1,7}(?![\w.-])"
 )
 _MORSE_CODE = {
     ".-": "a",
@@ -90,59 +91,17 @@ _MORSE_CODE = {
     "-.-.-.": ";",
     "-...-": "=",
 }
-# Possessive where letters meet leet characters: the two classes are disjoint, so giving characters
-# back never finds another token; it only cost time on every word.
-_LEET_TOKEN = re.compile(
-    r"(?<![\w@$])(?:[a-z]++[013457@$]|[013457@$]++[a-z])[a-z013457@$]*+(?![\w@$])", re.IGNORECASE
-)
-_LEET_HINT = re.compile(r"[A-Za-z][013457@$]|[013457@$][A-Za-z]")
-# A leet character next to a letter: where `_LEET_HINT` can match, found by skipping to leet characters.
-_LEET_NEAR_LETTER = re.compile(r"[013457@$](?:(?<=[A-Za-z].)|(?=[A-Za-z]))")
-# A leet character next to a letter as `_LEET_TOKEN` reads letters: every leet token holds one, so a
-# line with fewer than three cannot hold three tokens.
-_LEET_BY_LETTER = re.compile(r"[013457@$](?:(?<=[a-z].)|(?=[a-z]))", re.IGNORECASE)
-_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-# The letters outside ASCII that `[a-z]` matches under IGNORECASE.
-_CASE_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
-_LEET = str.maketrans("013457@$", "oieastas")
-# Reversed spellings of the words attacks are built from.
-_REVERSED_KEYS = keyset(
-    (
-        "erongi",
-        "dragersid",
-        "tegrof",
-        "snoitcurtsni",
-        "noitcurtsni",
-        "suoiverp",
-        "tpmorp",
-        "metsys",
-        "drowssap",
-        "terces",
-        "laever",
-        "edirrevo",
-    )
-)
-_ATTACK_WORD = re.compile(
-    r"ignor|instruc|previous|prior|system|prompt|passw|secret|reveal|admin|rules|forget|disregard|overrid|execut|delete|send|upload|token|jailbr"
-    r"|restrict|credential|exfil|bypass|unfilter|uncensor|anweisung|vorherig|instruction|pr[ée]c[ée]dent|instrucci|anterior|istruzion|precedent",
-    re.IGNORECASE,
-)
-# Two single letters between separators: the cheap scan that finds where spaced-out words may be.
-_SPACED_HINT = re.compile(r"[ .\-_][A-Za-z][ .\-_][A-Za-z][ .\-_]")
-_SPACED = re.compile(r"(?<![\w])(?:[A-Za-z][ .\-_]){3,40}[A-Za-z](?![\w])")
-
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}+={0,2}")
 
-# Shapes (`Prepared.shape`): which runs of character classes a text holds, found by one byte translation
-# instead of a regex tried at every position. Each gate below asks for a run that every match of the
-# pattern it guards must contain, so a shape without it proves the pattern absent.
-_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+# Shapes (`Prepared.shape`): which runs of character classes a text holds, found by one byte
+# translation instead of a regex tried at every position. Each gate below asks for a run that every
+# match of the pattern it guards must contain, so a shape without it proves the pattern absent.
 _ALPHABET_SHAPE = shape_table(
-    {"a": "0123456789" + _LETTERS + "+/_-!#$%&()*;<=>?@^`{|}~"}, " "
+    {"a": "0123456789" + LETTERS + "+/_-!#$%&()*;<=>?@^`{|}~"}, " "
 )  # `_ALPHABET_RUN`'s class
-_B64_SHAPE = shape_table({"a": "0123456789" + _LETTERS + "+/_-"}, " ")  # `_B64_RUN`'s class
+_B64_SHAPE = shape_table({"a": "0123456789" + LETTERS + "+/_-"}, " ")  # `_B64_RUN`'s class
 _B85_SHAPE = shape_table(
-    {"a": "0123456789" + _LETTERS + "!#$%&()*+-;<=>?@^_`{|}~"}, " "
+    {"a": "0123456789" + LETTERS + "!#$%&()*+-;<=>?@^_`{|}~"}, " "
 )  # `_B85_RUN`'s class
 _HEX_SHAPE = shape_table({"h": "0123456789ABCDEFabcdef", "s": " :,"})
 _HEX_SPACED_RUN = (
@@ -150,26 +109,20 @@ _HEX_SPACED_RUN = (
 )  # `_HEX_SPACED`: eleven hex pairs, each with its separator, and one more
 _BITS_SHAPE = shape_table({"b": "01"})
 _BITS_RUN = b"b" * 8  # `_BITS` begins with eight binary digits in a row
-# One shape serves leetspeak and spaced letters: letters, leet characters, line ends and the separators
-# of spaced-out words each have their own class, so neither reading sees the other's.
-_LEET_SHAPE = shape_table({"a": _LETTERS, "l": "013457@$", "n": "\n", "s": " .-_"})
-_SPACED_RUN = b"asasasa"  # `_SPACED`: four single letters between separators
-# Three leet characters next to a letter on one line of the leet shape: a line without them fails the
-# leetspeak test, which counts those in a window of one line.
-_LEET_LINE = re.compile(rb"l(?:(?<=al)|(?=a))(?:[^n]*?l(?:(?<=al)|(?=a))){2}")
 # Runs of the base64 and base85 alphabets together ('=' included): every base64 or base85 run lies
 # inside one of at least 24 characters, so those two searches look only there.
 _ALPHABET_RUN = re.compile(r"[0-9A-Za-z+/_\-!#$%&()*;<=>?@^`{|}~]{24,}")
 _B64_CHAR = re.compile(r"[A-Za-z0-9+/_=-]")
 _HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
-# Text bytes in hex start with a digit (0x20-0x7e), so a run must too: that lets the engine skip letters.
+# Text bytes in hex start with a digit (0x20-0x7e), so a run must too: that lets the engine skip
+# letters.
 _HEX_SPACED = re.compile(
     r"[0-9][0-9A-Fa-f][ :,](?:[0-9A-Fa-f]{2}[ :,]){10,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])"
 )
 _HEX_C = re.compile(r"(?:0x[0-9A-Fa-f]{2}\s*,\s*){11,}0x[0-9A-Fa-f]{2}")
 _ESCAPE = re.compile(
-    r"%[0-9A-Fa-f]{2}|&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
-    r"|\\x[0-9A-Fa-f]{2}"
+    r"%[0-9A-Fa-f]{2}|&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+    r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}"
 )
 _JS_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\x([0-9A-Fa-f]{2})")
 _ROT13_KEYS = keyset(
@@ -192,8 +145,6 @@ _ROT13_KEYS = keyset(
         "nqzva",
     )
 )
-
-Rescan = Callable[[str], tuple[list[Hit], list[tuple[int, int, int]]]]
 
 
 def _text_of(data: bytes) -> str | None:
@@ -255,25 +206,6 @@ def _hex(run: str) -> bytes | None:
         return None
 
 
-def _report(hit_start: int, hit_end: int, kind: str, decoded: str, rescan: Rescan) -> Hit | None:
-    inner, masks = rescan(decoded)
-    flagged = [h for h in inner if h.severity >= MEDIUM]
-    if not flagged:
-        return None
-    worst = max(flagged, key=lambda h: h.severity)
-    what = ", ".join(sorted({h.category.value for h in flagged}))
-    return Hit(
-        _E,
-        worst.severity,
-        kind,
-        f"{kind} that decodes to text flagged as {what} ({SEVERITY_OF_RANK[worst.severity].value})",
-        hit_start,
-        hit_end,
-        decoded=render(decoded, 0, len(decoded), masks, limit=300),
-        quotable=True,
-    )
-
-
 def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
     runs = _alphabet_runs(p)
     hits = list(_binary_runs(p, rescan, runs))
@@ -282,15 +214,15 @@ def scan(p: Prepared, rescan: Rescan) -> list[Hit]:
     hits.extend(_escapes(p, rescan))
     hits.extend(_rot13(p, rescan))
     # A line already decoded as something else is not re-read as leetspeak or backwards.
-    hits.extend(_respelled(p, rescan, Intervals((h.start, h.end) for h in hits)))
+    hits.extend(respelled.scan(p, rescan, Intervals((h.start, h.end) for h in hits)))
     return hits
 
 
 def _alphabet_runs(p: Prepared) -> list[tuple[int, int]]:
-    """The spans of `_ALPHABET_RUN` (maximal runs of at least 24 characters of its class), read off the
-    text's shape of one byte per character with `bytes.find`: the regex would try every position of
-    every word, only to fail at the word's end. Its class is ASCII, so a character beyond ASCII (the
-    shape's "other") ends a run."""
+    """The spans of `_ALPHABET_RUN` (maximal runs of at least 24 characters of its class), read off
+    the text's shape of one byte per character with `bytes.find`: the regex would try every position
+    of every word, only to fail at the word's end. Its class is ASCII, so a character beyond ASCII
+    (the shape's "other") ends a run."""
     shape = p.char_shape(_ALPHABET_SHAPE)
     if shape is None:
         return [m.span() for m in _ALPHABET_RUN.finditer(p.text)]
@@ -298,7 +230,8 @@ def _alphabet_runs(p: Prepared) -> list[tuple[int, int]]:
 
 
 def _shape_runs(shape: bytes, width: int) -> list[tuple[int, int]]:
-    """Maximal runs of at least `width` bytes other than a space in a shape whose other bytes are spaces."""
+    """Maximal runs of at least `width` bytes other than a space in a shape whose other bytes are
+    spaces."""
     out: list[tuple[int, int]] = []
     least = b"a" * width
     start = shape.find(least)
@@ -312,7 +245,8 @@ def _shape_runs(shape: bytes, width: int) -> list[tuple[int, int]]:
 
 
 def _within(rx: re.Pattern[str], text: str, runs: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
-    """`rx.finditer(text)` for a pattern whose matches lie inside `runs` (and need nothing outside)."""
+    """`rx.finditer(text)` for a pattern whose matches lie inside `runs` (and need nothing
+    outside)."""
     for start, end in runs:
         yield from rx.finditer(text, start, end)
 
@@ -334,8 +268,9 @@ def _b64_runs(p: Prepared, runs: list[tuple[int, int]]) -> list[tuple[int, int]]
 
 
 def _b85_runs(p: Prepared, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The spans of `_B85_RUN` inside `runs`: the maximal runs of its class, read off a shape of one byte
-    per character (every such run of 25 lies inside an alphabet run, whose class holds the base85 one)."""
+    """The spans of `_B85_RUN` inside `runs`: the maximal runs of its class, read off a shape of one
+    byte per character (every such run of 25 lies inside an alphabet run, whose class holds the
+    base85 one)."""
     shape = p.char_shape(_B85_SHAPE) if runs else None
     if shape is None:
         return [m.span() for m in _within(_B85_RUN, p.text, runs)]
@@ -355,7 +290,7 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
             decoded = _text_of(data)
             if (
                 decoded is not None
-                and (hit := _report(m.start(), m.end(), "ascii85", decoded, rescan)) is not None
+                and (hit := report(m.start(), m.end(), "ascii85", decoded, rescan)) is not None
             ):
                 yield hit
     count = 0
@@ -368,8 +303,9 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
         if count > MAX_CANDIDATES:
             break
         for kind, decode in _BASE85_DECODERS:
-            # Both decoders are Python loops; the first group alone (its own four bytes, the run being
-            # longer) shows most runs are no UTF-8 text, and `_text_of` would refuse them anyway.
+            # Both decoders are Python loops; the first group alone (its own four bytes, the run
+            # being longer) shows most runs are no UTF-8 text, and `_text_of` would refuse them
+            # anyway.
             if not _may_be_text(kind, run):
                 continue
             try:
@@ -378,7 +314,7 @@ def _base85(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> Iterato
                 continue
             decoded = _text_of(data)
             if decoded is not None:
-                if (hit := _report(run_start, run_end, kind, decoded, rescan)) is not None:
+                if (hit := report(run_start, run_end, kind, decoded, rescan)) is not None:
                     yield hit
                 break
 
@@ -387,7 +323,8 @@ _BASE85_DECODERS: tuple[tuple[str, Callable[[str], bytes]], ...] = (
     ("base85", base64.b85decode),
     ("ascii85", lambda r: base64.a85decode(r)),
 )
-# Each character's digit in either alphabet (base64's own tables, in the order its decoders read them).
+# Each character's digit in either alphabet (base64's own tables, in the order its decoders read
+# them).
 _DIGITS = {
     "base85": {
         chr(c): i
@@ -400,9 +337,9 @@ _DIGITS = {
 
 
 def _first_group(kind: str, head: str) -> bytes | None:
-    """What the decoder of `kind` makes of the five characters `head`: its four bytes, or None where it
-    raises. Read off the digit tables with a few integer steps, where the decoders themselves pay a
-    Python call, a padding and a struct per group; a character outside the table ('z', a blank, a
+    """What the decoder of `kind` makes of the five characters `head`: its four bytes, or None where
+    it raises. Read off the digit tables with a few integer steps, where the decoders themselves pay
+    a Python call, a padding and a struct per group; a character outside the table ('z', a blank, a
     letter beyond ASCII), or a head of another length, is left to the decoder itself."""
     digits = _DIGITS[kind]
     acc = 0
@@ -420,10 +357,10 @@ def _first_group(kind: str, head: str) -> bytes | None:
 
 
 def _may_be_text(kind: str, run: str) -> bool:
-    """False when the first five characters of `run` (at least ten long) already fail as the start of
-    UTF-8 text or of the decoding: decoding the whole run then fails or gives bytes `_text_of` refuses
-    (an error before its last three bytes). A first group holding 'z' (four zero bytes in ascii85) is
-    not a group of five, so it proves nothing."""
+    """False when the first five characters of `run` (at least ten long) already fail as the start
+    of UTF-8 text or of the decoding: decoding the whole run then fails or gives bytes `_text_of`
+    refuses (an error before its last three bytes). A first group holding 'z' (four zero bytes in
+    ascii85) is not a group of five, so it proves nothing."""
     head = run[:5]
     if "z" in head:
         return True
@@ -448,7 +385,7 @@ def _bits_and_morse(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
             decoded = _text_of(data)
             if (
                 decoded is not None
-                and (hit := _report(m.start(), m.end(), "binary", decoded, rescan)) is not None
+                and (hit := report(m.start(), m.end(), "binary", decoded, rescan)) is not None
             ):
                 yield hit
     if ".-" in text or "-." in text:
@@ -461,145 +398,8 @@ def _bits_and_morse(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
             )
             if decoded.count("?") * 10 > len(decoded):
                 continue
-            if (hit := _report(m.start(), m.end(), "morse", decoded, rescan)) is not None:
+            if (hit := report(m.start(), m.end(), "morse", decoded, rescan)) is not None:
                 yield hit
-
-
-def _line_windows(
-    p: Prepared, next_start: Callable[[int], int], accept: Callable[[int, int], bool]
-) -> list[tuple[int, int]]:
-    """Windows of at most 2,000 characters on the lines where `next_start(pos)` (the first hint at or
-    after pos, or -1) finds hints, one per stretch of text however many hints it holds, that `accept`
-    keeps; at most MAX_TEXT_WINDOWS, and at most four times as many looked at, so a text made of hints
-    costs no more than one with a few."""
-    out: list[tuple[int, int]] = []
-    covered = 0
-    for _ in range(4 * MAX_TEXT_WINDOWS):
-        pos = next_start(covered)
-        if pos < 0 or len(out) >= MAX_TEXT_WINDOWS:
-            break
-        ls = max(p.line_start(pos), pos - 1000)
-        le = min(p.line_end(pos), ls + 2000)
-        covered = max(le, pos + 1)
-        if accept(ls, le):
-            out.append((ls, le))
-    return out
-
-
-def _searcher(p: Prepared, rx: re.Pattern[str]) -> Callable[[int], int]:
-    def next_start(pos: int) -> int:
-        m = rx.search(p.text, pos)
-        return m.start() if m is not None else -1
-
-    return next_start
-
-
-def _leet_hints(p: Prepared) -> Callable[[int], int]:
-    """`_searcher(p, _LEET_HINT)`: the first hint at or after pos (a letter before a leet character or a
-    leet character before a letter), found from the leet characters, which are rarer than letters."""
-    text = p.text
-
-    def next_start(pos: int) -> int:
-        m = _LEET_NEAR_LETTER.search(text, pos)
-        while m is not None:
-            at = m.start()
-            if at > pos and text[at - 1] in _ASCII_LETTERS:
-                return at - 1
-            if at + 1 < p.n and text[at + 1] in _ASCII_LETTERS:
-                return at
-            m = _LEET_NEAR_LETTER.search(text, at + 1)
-        return -1
-
-    return next_start
-
-
-def _in_list(found: list[int]) -> Callable[[int], int]:
-    def next_start(pos: int) -> int:
-        i = bisect.bisect_left(found, pos)
-        return found[i] if i < len(found) else -1
-
-    return next_start
-
-
-def _respelled(p: Prepared, rescan: Rescan, decoded_already: Intervals) -> Iterator[Hit]:
-    """Leetspeak, reversed text and spaced-out letters: each line that looks like one is re-read in
-    plain spelling and scanned again. Only what the plain reading flags is reported."""
-    text = p.text
-    may_be_leet = _may_be_leet(p)
-    reversed_at = p.positions(_REVERSED_KEYS)
-    may_be_spaced = _SPACED_RUN in p.shape(_LEET_SHAPE)
-    if not may_be_leet and not reversed_at and not may_be_spaced:
-        return  # no line can look like any of the three (most notes): no window is cut
-    # In an ASCII text the leet shape's offsets are the text's, and each leet character next to a letter
-    # in a window is the end of an "al" (its letter may sit just before the window) or the start of an
-    # "la" inside it: fewer than three of those, two byte counts, and no window search is needed.
-    shape = p.shape(_LEET_SHAPE) if p.ascii else None
-
-    def leet(ls: int, le: int) -> bool:
-        if shape is not None and not _may_hold_leet(shape, ls, le):
-            return False
-        line = text[ls:le]
-        if (
-            sum(ch in line for ch in "013457@$") < 2
-            or len(_LEET_BY_LETTER.findall(text, ls, le)) < 3
-        ):
-            return False  # the tokens' leet characters are the line's, at least one by a letter in each
-        tokens = _LEET_TOKEN.findall(text, ls, le)
-        return len(tokens) >= 3 and len({ch for t in tokens for ch in t if ch in "013457@$"}) >= 2
-
-    lines = {
-        "leetspeak": _line_windows(p, _leet_hints(p), leet) if may_be_leet else [],
-        "reversed": _line_windows(p, _in_list(reversed_at), lambda ls, le: True),
-        "spaced-letters": (
-            _line_windows(
-                p,
-                _searcher(p, _SPACED_HINT),
-                lambda ls, le: _SPACED.search(text, ls, le) is not None,
-            )
-            if may_be_spaced
-            else []
-        ),
-    }
-    for kind, spans in lines.items():
-        for ls, le in spans:
-            if decoded_already.overlaps(ls, le):
-                continue
-            line = text[ls:le]
-            if kind == "leetspeak":
-                decoded = _LEET_TOKEN.sub(lambda t: t.group(0).translate(_LEET), line)
-            elif kind == "reversed":
-                decoded = line[::-1]
-            else:
-                decoded = _SPACED.sub(lambda t: re.sub(r"[ .\-_]", "", t.group(0)), line)
-            # Version strings and build tags read as leetspeak too; a re-spelling is scanned again only
-            # when it spells a word attacks are made of.
-            if decoded == line or _ATTACK_WORD.search(decoded) is None:
-                continue
-            hit = _report(ls, le, kind, decoded, rescan)
-            if hit is not None:
-                yield hit
-
-
-def _may_hold_leet(shape: bytes, ls: int, le: int) -> bool:
-    return shape.count(b"al", max(ls - 1, 0), le) + shape.count(b"la", ls, le) >= 3
-
-
-def _may_be_leet(p: Prepared) -> bool:
-    """False when no line of the text can pass the leetspeak test: that needs two different leet
-    characters and three leet characters next to a letter on one line (a window never spans two), and
-    the "l"s of the shape beside an "a" are those. Beyond ASCII the shape maps every byte of a
-    character to a third letter, so that holds as well, unless the text has one of the four letters
-    case-insensitive matching reads as ASCII ones (the dotted and dotless i, the long s, the Kelvin
-    sign): then it says maybe."""
-    if not p.ascii and any(ch in p.foreign() for ch in _CASE_FOLDS_TO_ASCII):
-        return True
-    shape = p.shape(_LEET_SHAPE)
-    # The cheap counts first (a byte count is one pass). Three "l"s beside an "a" on a line are three
-    # "al"s or "la"s, so no count of those pairs need come first: in a shape of four letters `count`
-    # finds a pair slower than the search finds the line.
-    if shape.count(b"l") < 3 or sum(ch in p.text for ch in "013457@$") < 2:
-        return False
-    return _LEET_LINE.search(shape) is not None
 
 
 def _runs(p: Prepared, runs: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
@@ -644,7 +444,7 @@ def _binary_runs(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> It
             decoded = _text_of(data) if data else None
             kind = "base32"
         if decoded is not None:
-            hit = _report(start, end, kind, decoded, rescan)
+            hit = report(start, end, kind, decoded, rescan)
             if hit is not None:
                 yield hit
     spaced = (_HEX_SPACED,) if _HEX_SPACED_RUN in p.shape(_HEX_SHAPE) else ()
@@ -655,7 +455,7 @@ def _binary_runs(p: Prepared, rescan: Rescan, runs: list[tuple[int, int]]) -> It
             data = _hex(m.group(0))
             decoded = _text_of(data) if data else None
             if decoded is not None:
-                hit = _report(m.start(), m.end(), "hex", decoded, rescan)
+                hit = report(m.start(), m.end(), "hex", decoded, rescan)
                 if hit is not None:
                     yield hit
 
@@ -711,7 +511,7 @@ def _escapes(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
         kind = (
             "url-escapes" if "%" in raw else "html-entities" if "&" in raw else "escape-sequences"
         )
-        hit = _report(lo, hi, kind, decoded, rescan)
+        hit = report(lo, hi, kind, decoded, rescan)
         if hit is not None:
             yield hit
 
@@ -739,7 +539,7 @@ def _rot13(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
         worst = max(flagged, key=lambda h: h.severity)
         what = ", ".join(sorted({h.category.value for h in flagged}))
         yield Hit(
-            _E,
+            ENCODED,
             worst.severity,
             "rot13",
             f"rot13 text that decodes to text flagged as {what}",

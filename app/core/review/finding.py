@@ -10,7 +10,8 @@ from app.core.model import TrustLevel
 
 
 class Category(StrEnum):
-    """The attack classes the detector reports (docs/security.md 2.1; terminal and markup are split; YAML has two)."""
+    """The attack classes the detector reports (docs/security.md 2.1; terminal and markup are split;
+    YAML has two)."""
 
     INSTRUCTION_OVERRIDE = "instruction-override"
     ROLE_HIJACK = "role-hijack"
@@ -47,9 +48,10 @@ SEVERITY_OF_RANK: dict[int, Severity] = {rank: severity for severity, rank in SE
 
 class Finding(BaseModel):
     """One suspicious span. `start`/`end` are 0-based character offsets into the entry's text (end
-    exclusive): text[start:end] is exactly the offending span. Every string field is inert (no control
-    or invisible character survives) and has secrets masked, so a Finding is safe to print, log or index.
-    Detection is triage for a human: `suggested_trust` is a suggestion, never applied by the detector."""
+    exclusive): text[start:end] is exactly the offending span. Every string field is inert (no
+    control or invisible character survives) and has secrets masked, so a Finding is safe to print,
+    log or index. Detection is triage for a human: `suggested_trust` is a suggestion, never applied
+    by the detector."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -2,15 +2,15 @@
 (docs/security.md sections 2.2 and 6).
 
 A trust level written in a memory file is only a claim; the ledger is what the workbench believes.
-Each line of `<data>/ledger.jsonl` is one Decision holding the sha256 of the content it covered, so a
-later edit of that content makes the decision stale instead of silently carrying it over.
+Each line of `<data>/ledger.jsonl` is one Decision holding the sha256 of the content it covered, so
+a later edit of that content makes the decision stale instead of silently carrying it over.
 
-The same file keeps the curation changes (promote, demote, pin, unpin, set-priority, merge,
-budget and their undo, applied by app.core.change): one audit trail. They are kept apart from the trust
+The same file keeps the curation changes (promote, demote, pin, unpin, set-priority, merge, budget
+and their undo, applied by app.core.change): one audit trail. They are kept apart from the trust
 decisions when read (`changes()`), so `history()` and everything built on it (effective trust, the
-quarantine) sees exactly the trust decisions it always saw. A ledger written before curation
-existed reads as it did; one with curation lines read by an older workbench skips those lines with
-a problem and keeps every trust decision.
+quarantine) sees exactly the trust decisions it always saw. A ledger written before curation existed
+reads as it did; one with curation lines read by an older workbench skips those lines with a problem
+and keeps every trust decision.
 
 Durability: each record is one `write()` on a descriptor opened with O_APPEND, then fsync'd (and the
 folder fsync'd when the file is created), so concurrent workbenches never interleave inside a line
@@ -183,7 +183,8 @@ def batch_parts(change: Decision) -> list[Decision]:
     return out
 
 
-# What `Ledger._mapped` answers for a record of a portfolio that is not open: read past, not an error.
+# What `Ledger._mapped` answers for a record of a portfolio that is not open: read past, not an
+# error.
 _ELSEWHERE = Decision(time="", user="", action="approve", memory_id="", sha256="")
 
 
@@ -312,8 +313,10 @@ class Ledger:
                 self._moved_reported.add(root)
                 self._problem(
                     None,
-                    f"decisions made in {root} were made in another folder than the one there now (moved away, or replaced by a copy); "
-                    f"they are not applied to it. If it is the same portfolio, say so with `memwb relink {root} {root}`",
+                    f"decisions made in {root} were made in another folder than the one there now "
+                    f"(moved away, or replaced by a copy); "
+                    f"they are not applied to it. If it is the same portfolio, say so with `memwb "
+                    f"relink {root} {root}`",
                     "those records kept, attached to no open portfolio",
                 )
             return None
@@ -444,7 +447,8 @@ class Ledger:
                 return
             identity = (st.st_dev, st.st_ino)
             if identity != self._identity or st.st_size < self._offset:
-                # Another file, or a shorter one: not our append-only ledger any more; read it whole.
+                # Another file, or a shorter one: not our append-only ledger any more; read it
+                # whole.
                 self._reset()
                 self._identity = identity
             if st.st_size == self._offset:

@@ -1,7 +1,8 @@
 """Exfiltration through links and images: a markdown or HTML image is fetched the moment an agent's
-output is rendered, so an image URL carrying data in its query (or a template the agent fills in) is a
-zero-click leak. Links need a click, so a plain query string on a link is only noted; templating
-braces or secret-named parameters make it high. `data:` URIs that carry HTML or script are flagged."""
+output is rendered, so an image URL carrying data in its query (or a template the agent fills in) is
+a zero-click leak. Links need a click, so a plain query string on a link is only noted; templating
+braces or secret-named parameters make it high. `data:` URIs that carry HTML or script are
+flagged."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ _MD_LINK = re.compile(
 )
 _MD_REF_DEF = re.compile(r"\[([^\[\]\n]{1,200})\]:[ \t]*<?((?:https?:)?//[^\s<>]{1,2048})>?")
 _HTML_SRC = re.compile(
-    r"<(img|image|source|video|audio|iframe|embed|link|script|input)\b[^<>]{0,1000}?\b(?:src|href|srcset|poster|data)\s*=\s*[\"']?((?:https?:)?//[^\s\"'<>]{1,2048})",
+    r"<(img|image|source|video|audio|iframe|embed|link|script|input)\b[^<>]{0,1000}?\b(?:src|href"
+    r"|srcset|poster|data)\s*=\s*[\"']?((?:https?:)?//[^\s\"'<>]{1,2048})",
     re.IGNORECASE,
 )
 _BARE_URL = re.compile(r"https?://[^\s<>\"'`)\]]{1,2048}", re.IGNORECASE)
@@ -52,35 +54,39 @@ _CAPS_NAME = re.compile(
 # Query parameters that carry data out: a secret-ish word anywhere in the name, or a bare one-letter
 # or generic name (`?d=`, `?data=`) of the kind exfiltration payloads use.
 _SECRETY_PARAM = re.compile(
-    r"secret|token|key|pass|pwd|cred|auth|session|cookie|ssn|card|env|payload|leak|exfil|dump|history|memor|conv"
-    r"|chat|prompt|msg|message|content|summary|email|user_?data",
+    r"secret|token|key|pass|pwd|cred|auth|session|cookie|ssn|card|env|payload|leak|exfil|dump"
+    r"|history|memor|conv|chat|prompt|msg|message|content|summary|email|user_?data",
     re.IGNORECASE,
 )
 _GENERIC_PARAM = re.compile(r"[a-z]|data|info|log|body|text|cc|v|val|value", re.IGNORECASE)
 _CAPS_PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}")
 _LOCAL_HOSTS = re.compile(
-    r"^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0|[\w-]+\.(?:local|localhost|internal|lan))$",
+    r"^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0|[\w-]+\.(?:local|localhost|internal"
+    r"|lan))$",
     re.IGNORECASE,
 )
 _ENCODED_VALUE = re.compile(r"[A-Za-z0-9+/_=%-]{32,}")
 _FETCH_VERB = re.compile(
-    r"\b(?:fetch|visit|open|load|call|request|ping|get|curl|wget|send|post|browse|navigate|render|include|append|embed"
-    r"|hit|query|poll|GET|POST)\b",
+    r"\b(?:fetch|visit|open|load|call|request|ping|get|curl|wget|send|post|browse|navigate|render"
+    r"|include|append|embed|hit|query|poll|GET|POST)\b",
     re.IGNORECASE,
 )
 _RISKY_MIME = re.compile(
-    r"text/html|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml)|text/(?:javascript|ecmascript)|image/svg\+xml",
+    r"text/html|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml)|text/(?:javascript"
+    r"|ecmascript)|image/svg\+xml",
     re.IGNORECASE,
 )
 
 
-# Status badges: the query holds display options (`?style=flat`, `?url=<public json>`, codecov's public
-# badge token), so a query alone is no leak there; a template still is.
+# Status badges: the query holds display options (`?style=flat`, `?url=<public json>`, codecov's
+# public badge token), so a query alone is no leak there; a template still is.
 _BADGE_HOSTS = re.compile(
-    r"(?:^|\.)(?:shields\.io|badgen\.net|badge\.fury\.io|codecov\.io|coveralls\.io|pepy\.tech|readthedocs\.(?:org|io)|pre-commit\.ci"
-    r"|codacy\.com|codeclimate\.com|snyk\.io|deepsource\.io|sonarcloud\.io|circleci\.com|travis-ci\.(?:com|org)|appveyor\.com"
-    r"|anaconda\.org|conda-forge\.org|bestpractices\.dev|securityscorecards\.dev|api\.securityscorecards\.dev|app\.fossa\.com|zenodo\.org"
-    r"|opencollective\.com|gitter\.im|discord(?:app)?\.com|black\.readthedocs\.io|mybinder\.org|colab\.research\.google\.com)$",
+    r"(?:^|\.)(?:shields\.io|badgen\.net|badge\.fury\.io|codecov\.io|coveralls\.io|pepy\.tech"
+    r"|readthedocs\.(?:org|io)|pre-commit\.ci|codacy\.com|codeclimate\.com|snyk\.io|deepsource\.io"
+    r"|sonarcloud\.io|circleci\.com|travis-ci\.(?:com|org)|appveyor\.com|anaconda\.org"
+    r"|conda-forge\.org|bestpractices\.dev|securityscorecards\.dev|api\.securityscorecards\.dev"
+    r"|app\.fossa\.com|zenodo\.org|opencollective\.com|gitter\.im|discord(?:app)?\.com"
+    r"|black\.readthedocs\.io|mybinder\.org|colab\.research\.google\.com)$",
     re.IGNORECASE,
 )
 _BADGE_PATH = re.compile(
@@ -174,8 +180,8 @@ _DATA_URI_KEYS = keyset(("data:",))
 def _scan(p: Prepared) -> Iterator[Hit]:
     # Every link, image and bare-URL rule reports a URL only when it holds a query ("?") or matches
     # `_TEMPLATE`, and a URL is a piece of the text. No URL pattern lets "<" or ">" in, so what of
-    # `_TEMPLATE` a URL can match is a brace, "$", "%7" or a bracketed capital name: a text with none of
-    # them and no "?" (most notes) has no URL to report.
+    # `_TEMPLATE` a URL can match is a brace, "$", "%7" or a bracketed capital name: a text with
+    # none of them and no "?" (most notes) has no URL to report.
     text = p.text
     if (
         "?" in text
@@ -192,8 +198,8 @@ def _scan(p: Prepared) -> Iterator[Hit]:
 def _urls(p: Prepared) -> Iterator[Hit]:
     m: re.Match[str] | None  # loops bind matches; later probes may find none
     image_spans: list[tuple[int, int]] = []
-    # Markdown images and links both need "](": a note without one (most) has neither, and its "[" are
-    # never tried.
+    # Markdown images and links both need "](": a note without one (most) has neither, and its "["
+    # are never tried.
     inline = "](" in p.text
     for m in keyed_matches(p, _MD_IMAGE_KEYS, _MD_IMAGE) if inline else ():
         image_spans.append((m.start(), m.end()))
@@ -224,15 +230,17 @@ def _urls(p: Prepared) -> Iterator[Hit]:
         end = p.text.find(">", m.end(), min(p.n, m.end() + 1000))
         yield from _image(m.group(2), m.start(), end + 1 if end >= 0 else m.end(), "html-image")
     images = Intervals(image_spans)
-    # A bare URL is reported only when templated, and a URL's characters leave `_TEMPLATE` only braces,
-    # `$` and `%7b`/`%7d` (no blank, `<` or `]`): without one of those in the text no URL is looked at.
+    # A bare URL is reported only when templated, and a URL's characters leave `_TEMPLATE` only
+    # braces, `$` and `%7b`/`%7d` (no blank, `<` or `]`): without one of those in the text no URL is
+    # looked at.
     templates = "{" in p.text or "}" in p.text or "$" in p.text or "%7" in p.text
     for m in keyed_matches(p, _BARE_URL_KEYS, _BARE_URL) if templates else ():
         if images.covers(m.start()):
             continue
         url = m.group(0)
         if _TEMPLATE.search(url) is not None and _assess(url)[0]:
-            # An order to request it makes it a leak; a templated URL noted in passing (CI config) is not.
+            # An order to request it makes it a leak; a templated URL noted in passing (CI config)
+            # is not.
             ordered = (
                 _FETCH_VERB.search(p.text, max(p.line_start(m.start()), m.start() - 60), m.start())
                 is not None

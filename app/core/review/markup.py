@@ -1,6 +1,7 @@
 """Terminal and markup injection: raw escape sequences and control characters that would drive a
-terminal (erase lines, retitle the window, write the clipboard, draw fake links), Rich/Textual markup
-that draws fake badges or clickable actions, and HTML that runs script where it is rendered."""
+terminal (erase lines, retitle the window, write the clipboard, draw fake links), Rich/Textual
+markup that draws fake badges or clickable actions, and HTML that runs script where it is
+rendered."""
 
 from __future__ import annotations
 
@@ -34,9 +35,10 @@ _OSC_NAMES = {
 _RICH_ACTION = re.compile(r"\[@\w+\s*=[^\[\]\n]{0,300}\]")
 _RICH_LINK = re.compile(r"\[link(?:\s*=\s*[^\[\]\n]{0,500})?\]", re.IGNORECASE)
 _STYLE_WORD = (
-    r"(?:not\s+)?(?:bold|italic|underline|underline2|strike|blink|blink2|reverse|dim|conceal|frame|encircle|overline"
-    r"|b|i|u|s|d|r)|(?:bright_)?(?:red|green|yellow|blue|magenta|cyan|white|black)|on\s+\w{3,20}|#[0-9a-fA-F]{6}"
-    r"|#[0-9a-fA-F]{3}|rgb\(\d{1,3},\s?\d{1,3},\s?\d{1,3}\)|color\(\d{1,3}\)|\$[\w-]{1,30}"
+    r"(?:not\s+)?(?:bold|italic|underline|underline2|strike|blink|blink2|reverse|dim|conceal|frame"
+    r"|encircle|overline|b|i|u|s|d|r)|(?:bright_)?(?:red|green|yellow|blue|magenta|cyan|white"
+    r"|black)|on\s+\w{3,20}|#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|rgb\(\d{1,3},\s?\d{1,3},\s?\d{1,3}\)"
+    r"|color\(\d{1,3}\)|\$[\w-]{1,30}"
 )
 _RICH_OPEN = re.compile(rf"\[(?:{_STYLE_WORD})(?:\s+(?:{_STYLE_WORD})){{0,5}}\]", re.IGNORECASE)
 _RICH_CLOSE = re.compile(
@@ -44,17 +46,17 @@ _RICH_CLOSE = re.compile(
 )
 # Styled words that fake a status the reader trusts: trust levels, verdicts, shouted banners.
 _BADGE = re.compile(
-    r"(?i:\b(?:validated|trusted|verified|approved|safe|secure|passed|official|quarantined|flagged|clean|ok|system|admin)\b)"
-    r"|\b[A-Z]{4,}\b|[\u2713\u2714\u2705]"
+    r"(?i:\b(?:validated|trusted|verified|approved|safe|secure|passed|official|quarantined|flagged"
+    r"|clean|ok|system|admin)\b)|\b[A-Z]{4,}\b|[\u2713\u2714\u2705]"
 )
 _HTML_TAG = (
-    r"<(?:script|iframe|object|embed|applet|base|meta\s+http-equiv\s*=\s*[\"']?refresh)\b[^\n]{0,300}?(?:>|$)"
-    r"|</script\s*>"
+    r"<(?:script|iframe|object|embed|applet|base"
+    r"|meta\s+http-equiv\s*=\s*[\"']?refresh)\b[^\n]{0,300}?(?:>|$)|</script\s*>"
 )
 # The alternatives that need no `>` or line end: tried alone where neither comes within reach.
 _HTML_OPEN = (
-    r"<[a-z][\w-]{0,20}\b[^<>\n]{0,300}?\son(?:error|load|click|mouseover|focus|blur|toggle|begin|animationstart|pointerover)\s*=[^<>\n]{0,300}?>?"
-    r"|<form\b[^<>\n]{0,200}?\baction\s*="
+    r"<[a-z][\w-]{0,20}\b[^<>\n]{0,300}?\son(?:error|load|click|mouseover|focus|blur|toggle|begin"
+    r"|animationstart|pointerover)\s*=[^<>\n]{0,300}?>?|<form\b[^<>\n]{0,200}?\baction\s*="
 )
 _HTML = re.compile(f"{_HTML_TAG}|{_HTML_OPEN}", re.IGNORECASE | re.MULTILINE)
 _HTML_UNCLOSED = re.compile(_HTML_OPEN, re.IGNORECASE | re.MULTILINE)
@@ -103,17 +105,18 @@ def scan(p: Prepared) -> list[Hit]:
 
 
 _PRINTABLE_ASCII = bytes(range(0x20, 0x7F))
-# What no control character is made of in UTF-8: printable ASCII, line feeds, tabs and every byte of a
-# character beyond ASCII (the C1 controls among those are looked for among those characters alone).
+# What no control character is made of in UTF-8: printable ASCII, line feeds, tabs and every byte of
+# a character beyond ASCII (the C1 controls among those are looked for among those characters
+# alone).
 _NO_ASCII_CONTROL = _PRINTABLE_ASCII + b"\n\t" + bytes(range(0x80, 0x100))
 _C1 = re.compile("[\x80-\x9f]")
 
 
 def _terminal(p: Prepared) -> Iterator[Hit]:
     text = p.text
-    # Cheap proof of absence for the common case: printable ASCII apart from line breaks and tabs. What
-    # is left of an ASCII text once its printable characters are deleted says so in one byte pass; a
-    # carriage return (fine only before a line feed) is left to the string test.
+    # Cheap proof of absence for the common case: printable ASCII apart from line breaks and tabs.
+    # What is left of an ASCII text once its printable characters are deleted says so in one byte
+    # pass; a carriage return (fine only before a line feed) is left to the string test.
     if p.ascii and (
         not p.utf8().translate(None, _PRINTABLE_ASCII).translate(None, b"\n\t")
         or text.replace("\r\n", "").replace("\n", "").replace("\t", "").isprintable()
@@ -327,8 +330,8 @@ def _next_stop(text: str, pos: int) -> int:
 
 
 def _handler_opener(p: Prepared, pos: int) -> int:
-    """Where the tag around an event handler at `pos` opens: the last `<` before it on its line with no
-    `>` between them; -1 when there is none."""
+    """Where the tag around an event handler at `pos` opens: the last `<` before it on its line with
+    no `>` between them; -1 when there is none."""
     lo = max(p.line_start(pos), pos - 330)
     opener = p.text.rfind("<", lo, pos)
     if opener < 0 or p.text.find(">", opener, pos) >= 0:

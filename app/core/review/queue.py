@@ -8,7 +8,6 @@ from operator import attrgetter, is_, methodcaller, not_, or_
 
 from pydantic import BaseModel, ConfigDict
 
-from app.core import review
 from app.core.model import TRUST_SEVERITY, Memory, TrustLevel
 from app.core.review.finding import SEVERITY_RANK, Finding, suggested_trust, worst
 from app.core.review.ledger import Ledger
@@ -48,9 +47,12 @@ def review_item(
     if known is not None:
         findings = list(known)
     else:
+        # The detector compiles its rules on import: loaded only where a scan is made.
+        from app.core.review.detector import scan_memory
+
         try:
-            findings = review.scan_memory(entry_texts(memory))
-        except Exception as error:  # noqa: BLE001 - a source that cannot be read is itself worth a look
+            findings = scan_memory(entry_texts(memory))
+        except Exception as error:  # noqa: BLE001 - an unreadable source is itself worth a look
             findings, unreadable = [], f"{type(error).__name__}: {error}"
     top = worst(findings)
     effective = effective_trust(
@@ -99,7 +101,8 @@ def needs_review(item: ReviewItem) -> bool:
 
 
 def _worth_a_look(findings: Iterable[Finding]) -> bool:
-    # A lone low finding (`$(date)` in a runbook, a link with a query string) is not worth a queue slot.
+    # A lone low finding (`$(date)` in a runbook, a link with a query string) is not worth a queue
+    # slot.
     return any(SEVERITY_RANK[f.severity] > 1 for f in findings)
 
 

@@ -1,15 +1,16 @@
 """The learned layer: a linear model over word stems and stem pairs that scores natural-language
-instruction attacks (override, persona jailbreaks, forged reasoning, orders to the agent, exfiltration
-requests, persistence) in English, German, French, Spanish and Italian, where fixed phrase lists miss
-paraphrases.
+instruction attacks (override, persona jailbreaks, forged reasoning, orders to the agent,
+exfiltration requests, persistence) in English, German, French, Spanish and Italian, where fixed
+phrase lists miss paraphrases.
 
-The text is cut into windows (a sentence, and a sentence with the next one) so a finding keeps a span.
-Every weight is non-negative: a feature can only add evidence, so appending words ("this is not a
-malicious request") to an attack never lowers its score, and the score of a window is the max over
-windows, so text added after an attack leaves its windows untouched. The weights ship in
-`scorer_weights.json` and are rebuilt by `tools/train_detector.py`; their provenance is stamped in the
-file. Each stem also carries the largest weight of a pair it begins, an upper bound that lets most
-windows of prose be skipped before their pairs are built: a few dictionary lookups per word, all in C."""
+The text is cut into windows (a sentence, and a sentence with the next one) so a finding keeps a
+span. Every weight is non-negative: a feature can only add evidence, so appending words ("this is
+not a malicious request") to an attack never lowers its score, and the score of a window is the max
+over windows, so text added after an attack leaves its windows untouched. The weights ship in
+`scorer_weights.json` and are rebuilt by `tools/train_detector.py`; their provenance is stamped in
+the file. Each stem also carries the largest weight of a pair it begins, an upper bound that lets
+most windows of prose be skipped before their pairs are built: a few dictionary lookups per word,
+all in C."""
 
 from __future__ import annotations
 
@@ -27,28 +28,32 @@ from typing import Any
 
 from app.core.review.common import HIGH, Automaton, Hit, Prepared
 from app.core.review.finding import Category
-from app.core.review.patterns import SYSTEM_TEMPLATE
+from app.core.review.roles import SYSTEM_TEMPLATE
 
 WEIGHTS_FILE = "scorer_weights.json"
 RULE = "learned-instruction"
-STEM = 6  # a word is reduced to its first characters: ignore/ignorez/ignoriere/ignorar share "ignore"/"ignori"
+# a word is reduced to its first characters: ignore/ignorez/ignoriere/ignorar share
+# "ignore"/"ignori"
+STEM = 6
 MAX_UNIT_CHARS = 400  # a sentence longer than this is cut into pieces of this size
 MAX_WINDOW_TOKENS = 64
 MAX_WINDOWS = 200_000
 MAX_LEARNED = 500  # findings per text: a text repeating one order needs no more for a human
-# Texts up to this size (notes) are first tried by the whole-text gate; a longer one nearly always holds
-# some run that passes it, and the gate's pass would be paid on top of the windows.
+# Texts up to this size (notes) are first tried by the whole-text gate; a longer one nearly always
+# holds some run that passes it, and the gate's pass would be paid on top of the windows.
 GATE_MAX_CHARS = 16_384
 
-# Folding accents lets "précédentes" and "precedentes" share a feature; a translate table keeps offsets.
+# Folding accents lets "précédentes" and "precedentes" share a feature; a translate table keeps
+# offsets.
 _FOLD = str.maketrans(
     "àáâãäåāăąçćčďèéêëēėęěìíîïīįłñńňòóôõöøōőùúûüūůűųýÿžźżśšşßœæ",
     "aaaaaaaaacccdeeeeeeeeiiiiiilnnnoooooooouuuuuuuuyyzzzsssbea",
 )
-# A word is reduced to its first STEM letters by the pattern itself, so no Python code runs per word.
+# A word is reduced to its first STEM letters by the pattern itself, so no Python code runs per
+# word.
 _TOKEN = re.compile(r"([a-z0-9]{1,6})[a-z0-9]*")
-# Sentence ends, line ends and list bullets separate units; a colon ends one too, since an order often
-# follows a harmless lead-in ("Note for the assistant: ...").
+# Sentence ends, line ends and list bullets separate units; a colon ends one too, since an order
+# often follows a harmless lead-in ("Note for the assistant: ...").
 _UNIT = re.compile(
     r"[^\n.!?;:]*+(?:[.!?;:]++(?![\s)\]\"']|$)[^\n.!?;:]*+)*+(?:[.!?;:]++[)\]\"']?|\n|$)"
 )
@@ -81,9 +86,9 @@ def pairs(stems: Sequence[str]) -> list[str]:
 
 
 def features(stems: Sequence[str]) -> list[str]:
-    """Stems and adjacent stem pairs of one window (pairs joined by a space, stems never contain one),
-    each once: a word repeated in a window ("alert alert alert") is no more evidence than once. The
-    bounds below still sum every occurrence, so they stay upper bounds of this score."""
+    """Stems and adjacent stem pairs of one window (pairs joined by a space, stems never contain
+    one), each once: a word repeated in a window ("alert alert alert") is no more evidence than
+    once. The bounds below still sum every occurrence, so they stay upper bounds of this score."""
     stems = list(stems[:MAX_WINDOW_TOKENS])
     return list(dict.fromkeys(stems + pairs(stems)))
 
@@ -122,22 +127,23 @@ class Model:
     bias: float
     high: float
     provenance: dict[str, Any]
-    # For each stem, the largest weight of a pair it begins: a window's stems and these bound its score
-    # from above, so a window that cannot reach `high` is skipped without building its pairs.
+    # For each stem, the largest weight of a pair it begins: a window's stems and these bound its
+    # score from above, so a window that cannot reach `high` is skipped without building its pairs.
     pair_bound: dict[str, float]
-    # The same bound in the file's integer units (stem weight plus pair bound, one lookup per stem), and
-    # what a window's bound must reach: exact, so only a window on the line needs the float sums.
+    # The same bound in the file's integer units (stem weight plus pair bound, one lookup per stem),
+    # and what a window's bound must reach: exact, so only a window on the line needs the float
+    # sums.
     bound_units: dict[str, int]
     need_units: int
     # Every weight (stems and pairs) in those units, for exact integer scores.
     weight_units: dict[str, int]
-    # The same integer weights split by kind, pairs keyed by their two stems: the whole-text gate looks
-    # pairs up by the tuples `zip` makes, without joining a string per pair.
+    # The same integer weights split by kind, pairs keyed by their two stems: the whole-text gate
+    # looks pairs up by the tuples `zip` makes, without joining a string per pair.
     stem_units: dict[str, int]
     pair_units: dict[tuple[str, str], int]
-    # Every weighted stem as " stem " and every weighted pair as " left right ", each with its index in
-    # `feature_units`: in the stems of a text joined by single spaces (a space at each end) those are
-    # found where the stem or the pair occurs, all in one pass in C.
+    # Every weighted stem as " stem " and every weighted pair as " left right ", each with its index
+    # in `feature_units`: in the stems of a text joined by single spaces (a space at each end) those
+    # are found where the stem or the pair occurs, all in one pass in C.
     gate: Any
     feature_units: list[int]
 
@@ -212,14 +218,16 @@ def probability(score: float) -> float:
 
 
 _EXFIL = re.compile(
-    r"\b(?:send|e-?mail|forward|upload|post|transmit|exfiltrat\w*|leak|envoie\w*|envia\w*|invia\w*|sende\w*|schick\w*"
-    r"|weiterleit\w*|transf[eé]r\w*|reveal|print|output|show|dump|disclose|repeat|r[ée]v[eè]l\w*|rivel\w*|revel\w*|zeig\w*)\b",
+    r"\b(?:send|e-?mail|forward|upload|post|transmit|exfiltrat\w*|leak|envoie\w*|envia\w*|invia\w*"
+    r"|sende\w*|schick\w*|weiterleit\w*|transf[eé]r\w*|reveal|print|output|show|dump|disclose"
+    r"|repeat|r[ée]v[eè]l\w*|rivel\w*|revel\w*|zeig\w*)\b",
     re.IGNORECASE,
 )
 _PERSIST = re.compile(
-    r"\b(?:memory|remember|save|store|every\s+(?:reply|answer|response|summary|session)|from\s+now\s+on|future"
-    r"|m[ée]moire|memoria|ged[äa]chtnis|speicher\w*|merk\w*|souviens|ricorda\w*|recuerda\w*|guarda\w*|enregistr\w*"
-    r"|chaque\s+r[ée]ponse|cada\s+respuesta|ogni\s+risposta|jede[rn]?\s+antwort)\b",
+    r"\b(?:memory|remember|save|store|every\s+(?:reply|answer|response|summary|session)"
+    r"|from\s+now\s+on|future|m[ée]moire|memoria|ged[äa]chtnis|speicher\w*|merk\w*|souviens"
+    r"|ricorda\w*|recuerda\w*|guarda\w*|enregistr\w*|chaque\s+r[ée]ponse|cada\s+respuesta"
+    r"|ogni\s+risposta|jede[rn]?\s+antwort)\b",
     re.IGNORECASE,
 )
 
@@ -239,20 +247,21 @@ def _category(text: str) -> Category:
 def _cannot_reach(m: Model, text: str, low: str) -> bool:
     """True when no window of the text can score `high`, decided from one tokenizing pass over the
     whole text. A window's features are its first MAX_WINDOW_TOKENS stems and their adjacent pairs;
-    units split the text only where no letter or digit is (punctuation, a line end, a space), so those
-    stems are a run of consecutive stems of the whole text, and the window's integer score is at most
-    the largest sum, over runs of MAX_WINDOW_TOKENS stems, of each stem's weight plus the weight of the
-    pair it begins, and at most the sum over the text's distinct stems and pairs. A run below the line the windows are skipped at (`need_units - 1`) means every
-    window would be skipped. The one exception is a unit cut at MAX_UNIT_CHARS inside a word (no space
-    in 400 characters of a line): then the stems of its pieces are not the text's, and the gate says
+    units split the text only where no letter or digit is (punctuation, a line end, a space), so
+    those stems are a run of consecutive stems of the whole text, and the window's integer score is
+    at most the largest sum, over runs of MAX_WINDOW_TOKENS stems, of each stem's weight plus the
+    weight of the pair it begins, and at most the sum over the text's distinct stems and pairs. A
+    run below the line the windows are skipped at (`need_units - 1`) means every window would be
+    skipped. The one exception is a unit cut at MAX_UNIT_CHARS inside a word (no space in 400
+    characters of a line): then the stems of its pieces are not the text's, and the gate says
     nothing."""
     if _may_cut_inside_a_word(text):
         return False
     joined = joined_stems(low)
     zeros = repeat(0)
     lowest = m.need_units - 1
-    # A window counts each feature once, so the text's distinct stems and pairs bound every window: the
-    # whole text is below the line (most notes, whose words repeat).
+    # A window counts each feature once, so the text's distinct stems and pairs bound every window:
+    # the whole text is below the line (most notes, whose words repeat).
     if _distinct_units(m, joined) < lowest:
         return True
     stems = joined.split()
@@ -279,8 +288,8 @@ _WORD_BYTES = bytes(
 def joined_stems(low: str) -> str:
     """`tokens(low)` joined by single spaces, with a space at each end. The words come from a byte
     translation and `split`, and only the cut to STEM letters runs per word. `_TOKEN` reads ASCII
-    letters and digits alone, so every other character separates words, as the "?" that stands for it
-    in the ASCII encoding does."""
+    letters and digits alone, so every other character separates words, as the "?" that stands for
+    it in the ASCII encoding does."""
     words = low.encode("ascii", "replace").translate(_WORD_BYTES).split()
     return " " + b" ".join(map(_CUT, words)).decode("ascii") + " "
 
@@ -292,9 +301,9 @@ _CUT = itemgetter(
 
 def _may_cut_inside_a_word(text: str) -> bool:
     """Whether `units` may cut a unit of the text inside a word. A unit holds no line break, so that
-    needs a line of MAX_UNIT_CHARS - 1 characters and a run as long without a space. Such a run holds
-    a whole block of half its length at a multiple of that length, so a text whose every such block
-    has a space is answered by a few `find`s, without splitting it into words."""
+    needs a line of MAX_UNIT_CHARS - 1 characters and a run as long without a space. Such a run
+    holds a whole block of half its length at a multiple of that length, so a text whose every such
+    block has a space is answered by a few `find`s, without splitting it into words."""
     cut = MAX_UNIT_CHARS - 1
     if len(text) < cut:
         return False
@@ -330,9 +339,9 @@ def scan(p: Prepared) -> list[Hit]:
     findall = _TOKEN.findall
     bound_get = m.bound_units.get
     zeros = repeat(0)
-    # Each unit's stems are read once: the bounds sum them, and the windows that pass are scored from
-    # them. Tuples: once the collector has seen that they hold only strings it stops walking them,
-    # where lists of every unit's stems were walked whole at each collection of a large text.
+    # Each unit's stems are read once: the bounds sum them, and the windows that pass are scored
+    # from them. Tuples: once the collector has seen that they hold only strings it stops walking
+    # them, where lists of every unit's stems were walked whole at each collection of a large text.
     unit_stems = [tuple(findall(low, start, end)[:MAX_WINDOW_TOKENS]) for start, end in spans]
     unit_bound = [sum(map(bound_get, unit, zeros)) for unit in unit_stems]
     # Windows whose bound may reach `high`: every unit, then every unit with the next one (the order
@@ -395,8 +404,8 @@ def scan(p: Prepared) -> list[Hit]:
 
 
 def _float_bound(m: Model, first: Sequence[str], last: Sequence[str] | None) -> float:
-    """A window's bound summed as floats (the way it always was), for a window whose integer bound is
-    on the line."""
+    """A window's bound summed as floats (the way it always was), for a window whose integer bound
+    is on the line."""
     get, bound_get, zeros = m.weights.get, m.pair_bound.get, repeat(0.0)
     bound = sum(map(get, first, zeros)) + sum(map(bound_get, first, zeros))
     return (
@@ -441,7 +450,8 @@ def _score_window(
 
 _QUOTE_CHARS = re.compile("[\"'`\u201c\u201d\u00ab\u00bb\u201e\u2018\u2019]")
 _QUOTED = re.compile(
-    '"[^"\n]{1,600}"|\u201c[^\u201d\n]{1,600}\u201d|\u201e[^\u201c\u201d\n]{1,600}[\u201c\u201d]|\u00ab[^\u00bb\n]{1,600}\u00bb'
+    '"[^"\n]{1,600}"|\u201c[^\u201d\n]{1,600}\u201d|\u201e[^\u201c\u201d\n]{1,600}[\u201c\u201d]|'
+    "\u00ab[^\u00bb\n]{1,600}\u00bb"
     "|`[^`\n]{1,600}`|\u2018[^\u2019\n]{1,600}\u2019|(?<![\\w'])'[^'\n]{1,600}'(?![\\w'])"
 )
 
@@ -474,10 +484,10 @@ def _hit(text: str, start: int, end: int, score: float) -> Hit:
 
 
 def _merge(found: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
-    """The tightest windows: a sentence that is high on its own is reported alone, a pair of sentences
-    only where neither is; a window holding a kept one gives way to it. Windows that only overlap are
-    both kept: text appended to a memory can lengthen its last window but never take away the one
-    before it, so nothing added lowers a finding. At most MAX_LEARNED."""
+    """The tightest windows: a sentence that is high on its own is reported alone, a pair of
+    sentences only where neither is; a window holding a kept one gives way to it. Windows that only
+    overlap are both kept: text appended to a memory can lengthen its last window but never take
+    away the one before it, so nothing added lowers a finding. At most MAX_LEARNED."""
     if len(found) < 2:
         return found
     found.sort(key=lambda f: (f[1] - f[0], f[0]))

@@ -1,7 +1,8 @@
-"""Credentials: known token formats (AWS, GitHub, OpenAI/Anthropic, Stripe, Slack, Google), PEM private
-keys, JWTs, bearer tokens, passwords in URLs and `key = value` secrets. Documentation placeholders
-(`AKIAXXXXXXXXXXXXXXXX`, `sk-...your key...`, `<token>`, `${SECRET}`) are not secrets. Every hit
-carries the range of the secret value so that every excerpt, decoded preview and message masks it."""
+"""Credentials: known token formats (AWS, GitHub, OpenAI/Anthropic, Stripe, Slack, Google), PEM
+private keys, JWTs, bearer tokens, passwords in URLs and `key = value` secrets. Documentation
+placeholders (`AKIAXXXXXXXXXXXXXXXX`, `sk-...your key...`, `<token>`, `${SECRET}`) are not secrets.
+Every hit carries the range of the secret value so that every excerpt, decoded preview and message
+masks it."""
 
 from __future__ import annotations
 
@@ -17,16 +18,19 @@ _S = Category.SECRET
 KEEP = 4  # leading characters of a secret left visible
 
 _AWS = re.compile(
-    r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA"
+    r"|APKA)[A-Z0-9]{16}(?![A-Za-z0-9])"
 )
 _AWS_KEYS = keyset(
     ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka")
 )
 _GITHUB = re.compile(
-    r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}+|github_pat_[A-Za-z0-9_]{22,255}+)(?![A-Za-z0-9_])"
+    r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}+"
+    r"|github_pat_[A-Za-z0-9_]{22,255}+)(?![A-Za-z0-9_])"
 )
 _SK = re.compile(
-    r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d{2}-)?[A-Za-z0-9_-]{20,512}+(?![A-Za-z0-9_-])"
+    r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-|ant-(?:api"
+    r"|admin)\d{2}-)?[A-Za-z0-9_-]{20,512}+(?![A-Za-z0-9_-])"
 )
 _STRIPE = re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(live|test)_[A-Za-z0-9]{16,512}+(?![A-Za-z0-9])")
 _SLACK = re.compile(r"(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,512}+(?![A-Za-z0-9-])")
@@ -36,22 +40,26 @@ _SLACK_HOOK = re.compile(
 _GOOGLE = re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])")
 _PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY(?: BLOCK)?-----")
 _PEM_BODY = re.compile(
-    r"\s*+(?:[A-Za-z-]{1,40}:[^\n]{0,200}\n\s*){0,8}([A-Za-z0-9+/=\s>]{40,200000}+)(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
+    r"\s*+(?:[A-Za-z-]{1,40}:[^\n]{0,200}\n\s*){0,8}([A-Za-z0-9+/=\s>]{40,200000}+)"
+    r"(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
     re.ASCII,
 )
 _JWT = re.compile(
-    r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}+\.eyJ[A-Za-z0-9_-]{8,8192}+\.[A-Za-z0-9_-]{8,4096}+"
+    r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}+\.eyJ[A-Za-z0-9_-]{8,8192}+\.[A-Za-z0-9_-]{8,4096}"
+    r"+"
 )
 _BEARER = re.compile(r"\b[Bb]earer[ \t]+([A-Za-z0-9._~+/-]{20,1024}+=*)")
 _URL_CREDS = re.compile(
     r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://([^\s:/@\"'<>]{1,64}):([^\s/@\"'<>]{3,128})@[\w.\[\]-]"
 )
 _SECRET_NAME = (
-    r"(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|access[_-]?token"
-    r"|auth[_-]?token|refresh[_-]?token|client[_-]?secret|private[_-]?key|token|aws_secret_access_key)"
+    r"(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
+    r"|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|private[_-]?key|token"
+    r"|aws_secret_access_key)"
 )
 _KEY_VALUE = re.compile(
-    rf"(?<![A-Za-z0-9])((?:[A-Za-z0-9]{{1,20}}[_.-]){{0,3}}{_SECRET_NAME}(?:[_.-][A-Za-z0-9]{{1,20}}){{0,2}})"
+    rf"(?<![A-Za-z0-9])((?:[A-Za-z0-9]{{1,20}}[_.-])"
+    rf"{{0,3}}{_SECRET_NAME}(?:[_.-][A-Za-z0-9]{{1,20}}){{0,2}})"
     r"[\"']?[ \t]*(?:=|:(?!//))[ \t]*[\"']?([^\s\"'`,;<>(){}\[\]]{8,200})",
     re.IGNORECASE,
 )
@@ -74,16 +82,19 @@ _KV_KEYS = keyset(
 )
 
 _PLACEHOLDER = re.compile(
-    r"placeholder|your[_-]?|redacted|changeme|xxxx|\*{3}|\.{3}|…|<[^>]*>|\$\{|\{\{|insert|replace|todo|here\b|goes"
-    r"|not[_-]?a[_-]?real|0{6}|123456|abcdef(?:gh)?$|^abc1|abc123|def456|xyz|foo|bar\b|baz|qwerty|letmein|hunter2|s3cr3t|secret\d*$|^test|^demo|^my[_-]",
+    r"placeholder|your[_-]?|redacted|changeme|xxxx|\*{3}|\.{3}|…|<[^>]*>|\$\{|\{\{|insert|replace"
+    r"|todo|here\b|goes|not[_-]?a[_-]?real|0{6}|123456|abcdef(?:gh)?$|^abc1|abc123|def456|xyz|foo"
+    r"|bar\b|baz|qwerty|letmein|hunter2|s3cr3t|secret\d*$|^test|^demo|^my[_-]",
     re.IGNORECASE,
 )
-# A well-formed key that says it is an example (AWS's documented AKIAIOSFODNN7EXAMPLE) is reported at
-# medium and masked all the same: an "example" key pasted into a memory is still worth a look.
+# A well-formed key that says it is an example (AWS's documented AKIAIOSFODNN7EXAMPLE) is reported
+# at medium and masked all the same: an "example" key pasted into a memory is still worth a look.
 _EXAMPLE = re.compile(r"example|sample|dummy|fake", re.IGNORECASE)
 _REPEAT = re.compile(r"(.)\1{5,}")
 _REFERENCE = re.compile(
-    r"^(?:[a-z_]+(?:\.[A-Za-z_]\w*)+(?:\(|\[|$)|\$\w+|\$\{|%\w+%|env[:.]|vault:|secret:|op://|ssm:|arn:|os\.environ|process\.env|getenv|none$|null$|nil$|true$|false$|undefined$|required$|optional$|string$|str$)",
+    r"^(?:[a-z_]+(?:\.[A-Za-z_]\w*)+(?:\(|\[|$)|\$\w+|\$\{|%\w+%|env[:.]|vault:|secret:|op://|ssm:"
+    r"|arn:|os\.environ|process\.env|getenv|none$|null$|nil$|true$|false$|undefined$|required$"
+    r"|optional$|string$|str$)",
     re.IGNORECASE,
 )
 
@@ -121,12 +132,13 @@ def _example_jwt(token: str) -> bool:
 _REGISTERED_CLAIM = re.compile(
     r'"(?:exp|iat|nbf|sub|iss|aud|jti|azp|scope|scp|uid|user_id|email|role|roles)"'
 )
-# A value that is a lowercase identifier of words (`token_provider`, `get_custom_token`) names code; one
-# in capitals (`GEMINI_API_KEY`) names the environment variable the secret is read from.
+# A value that is a lowercase identifier of words (`token_provider`, `get_custom_token`) names code;
+# one in capitals (`GEMINI_API_KEY`) names the environment variable the secret is read from.
 _IDENTIFIER = re.compile(
     r"[a-z]{2,}(?:_[a-z]{2,})+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_)?(?:KEY|TOKEN|SECRET|PASSWORD)"
 )
-# A token inside a badge's URL (codecov graph, shields) is the public read token badges are made with.
+# A token inside a badge's URL (codecov graph, shields) is the public read token badges are made
+# with.
 _BADGE_URL = re.compile(r"badge|\.svg\b|codecov\.io/|shields\.io/", re.IGNORECASE)
 
 
@@ -165,7 +177,8 @@ def _hit(
 
 
 def scan(p: Prepared) -> list[Hit]:
-    # Every rule of the family is keyed (`_at`, `positions`): a text holding none of its keywords skips it.
+    # Every rule of the family is keyed (`_at`, `positions`): a text holding none of its keywords
+    # skips it.
     return list(_scan(p)) if p.holds_any(_FAMILY) else []
 
 

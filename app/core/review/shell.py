@@ -24,55 +24,59 @@ _I = re.IGNORECASE
 _T = Category.TOOL_INJECTION
 
 _PIPE_TO_SHELL = re.compile(
-    r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod|base64\s+(?:-d|--decode|-D)|xxd\s+-r"
-    r"|openssl\s+(?:enc\s+)?(?:-\w+\s+)*-d)\b[ \t]*[^\s|](?:[^\n|]|\n(?![ \t]*\n)){0,300}+\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
-    r"(?:(?:ba|z|k|da|fi)?sh|python[23]?|perl|ruby|node|iex|Invoke-Expression)\b",
+    r"(?:curl|wget|fetch|iwr|irm|Invoke-WebRequest|Invoke-RestMethod|base64\s+(?:-d|--decode|-D)"
+    r"|xxd\s+-r|openssl\s+(?:enc\s+)?(?:-\w+\s+)*-d)\b[ \t]*[^\s|](?:[^\n|]"
+    r"|\n(?![ \t]*\n)){0,300}+\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|k|da|fi)?sh|python[23]?|perl"
+    r"|ruby|node|iex|Invoke-Expression)\b",
     _I,
 )
 _SUBSHELL_FETCH = re.compile(
-    r"\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|`)\s*(?:curl|wget)\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"
-    r"|\b(?:source|\.)\s+<\(\s*(?:curl|wget)\b",
+    r"\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|`)\s*(?:curl|wget)\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl"
+    r"|wget)\b|\b(?:source|\.)\s+<\(\s*(?:curl|wget)\b",
     _I,
 )
 _DOWNLOAD_RUN = re.compile(
-    r"\b(?:curl|wget)\b[^\n]{0,300}?(?:&&|;)\s*(?:sudo\s+)?(?:(?:ba|z)?sh\s+\S|python[23]?\s+\S|chmod\s+\+x|\./\S)",
+    r"\b(?:curl|wget)\b[^\n]{0,300}?(?:&&|;)\s*(?:sudo\s+)?(?:(?:ba|z)?sh\s+\S|python[23]?\s+\S"
+    r"|chmod\s+\+x|\./\S)",
     _I,
 )
 _SUBST = re.compile(r"\$\(([^()\n]{1,200})\)")
 _DANGEROUS_INNER = re.compile(
-    r"\b(?:curl|wget|nc|ncat|netcat|bash|sh|zsh|base64|env|printenv|whoami|python[23]?|perl|rm|scp|ssh|eval)\b"
-    r"|\.ssh|/etc/(?:passwd|shadow)|\.env\b|\.aws|credentials",
+    r"\b(?:curl|wget|nc|ncat|netcat|bash|sh|zsh|base64|env|printenv|whoami|python[23]?|perl|rm|scp"
+    r"|ssh|eval)\b|\.ssh|/etc/(?:passwd|shadow)|\.env\b|\.aws|credentials",
     _I,
 )
 _RM = re.compile(
-    r"\brm\s+((?:-{1,2}[\w-]+\s+){1,4})(?:/\*?|~/?\*?|\$HOME/?\*?|\*|\.\./?|/(?:etc|usr|var|home|root|boot|bin|lib|opt|srv)/?\*?)"
-    r"(?=$|[\s;&|'\"`)])"
+    r"\brm\s+((?:-{1,2}[\w-]+\s+){1,4})(?:/\*?|~/?\*?|\$HOME/?\*?|\*|\.\./?|/(?:etc|usr|var|home"
+    r"|root|boot|bin|lib|opt|srv)/?\*?)(?=$|[\s;&|'\"`)])"
 )
 _REVERSE_SHELL = re.compile(
-    r"\b(?:nc|ncat|netcat)\b[^\n]{0,80}?\s-[a-z]*e\s*/bin/(?:ba)?sh\b|\b(?:ba)?sh\s+-i\s*>&\s*/dev/tcp/[\w.-]+/\d{1,5}"
-    r"|/dev/tcp/[\w.-]+/\d{1,5}|\bbash\s+-i\s*>&"
+    r"\b(?:nc|ncat|netcat)\b[^\n]{0,80}?\s-[a-z]*e\s*/bin/(?:ba)?sh\b"
+    r"|\b(?:ba)?sh\s+-i\s*>&\s*/dev/tcp/[\w.-]+/\d{1,5}|/dev/tcp/[\w.-]+/\d{1,5}|\bbash\s+-i\s*>&"
     r"|\bmkfifo\s+/tmp/\S+[^\n]{0,80}?\b(?:nc|ncat|sh)\b|\bsocat\b[^\n]{0,80}?\bexec:",
     _I,
 )
 _DESTRUCTIVE = re.compile(
     r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bdd\s+if=\S+\s+of=/dev/(?:sd|nvme|hd|xvd|disk)\w*"
-    r"|\bmkfs(?:\.\w+)?\s+/dev/\w+|\bchmod\s+(?:-R\s+)?777\s+/(?=$|[\s;&|])|>\s*/dev/sd[a-z]\b|--no-preserve-root"
-    r"|\bsudo\s+rm\s+-\w*r",
+    r"|\bmkfs(?:\.\w+)?\s+/dev/\w+|\bchmod\s+(?:-R\s+)?777\s+/(?=$|[\s;&|])|>\s*/dev/sd[a-z]\b"
+    r"|--no-preserve-root|\bsudo\s+rm\s+-\w*r",
     _I,
 )
 _POWERSHELL = re.compile(
     r"\bpowershell(?:\.exe)?\b[^\n]{0,80}?\s-(?:e|ec|enc|encodedcommand)\s+[A-Za-z0-9+/=]{20,}"
-    r"|\biex\s*\(\s*(?:new-object|iwr|irm|\(new-object|invoke-webrequest)|\bInvoke-Expression\b[^\n]{0,120}?"
-    r"(?:DownloadString|iwr|irm|Invoke-WebRequest|Net\.WebClient)",
+    r"|\biex\s*\(\s*(?:new-object|iwr|irm|\(new-object|invoke-webrequest)"
+    r"|\bInvoke-Expression\b[^\n]{0,120}?(?:DownloadString|iwr|irm|Invoke-WebRequest"
+    r"|Net\.WebClient)",
     _I,
 )
-# Files that hold secrets (private keys, cloud credentials, tokens) versus system files that are only
-# sensitive: reading the first is high on its own, the second only when it is also sent somewhere.
+# Files that hold secrets (private keys, cloud credentials, tokens) versus system files that are
+# only sensitive: reading the first is high on its own, the second only when it is also sent
+# somewhere.
 _SECRET_PATH = re.compile(
-    r"(?:~|\$HOME|/home/[\w.-]+|/root|%USERPROFILE%)?/\.ssh/id_[\w.-]+(?<!\.pub)|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)"
-    r"|/etc/(?:shadow|gshadow)\b|(?:~/)?\.aws/credentials\b|~/\.netrc\b|\.git-credentials\b|~/\.docker/config\.json"
-    r"|~/\.kube/config\b|/proc/self/environ\b|~/\.gnupg\b|~/\.config/gh/hosts\.yml|~/\.npmrc\b|~/\.pypirc\b"
-    r"|~/\.bash_history\b"
+    r"(?:~|\$HOME|/home/[\w.-]+|/root|%USERPROFILE%)?/\.ssh/id_[\w.-]+(?<!\.pub)|\bid_(?:rsa|dsa"
+    r"|ecdsa|ed25519)\b(?!\.pub)|/etc/(?:shadow|gshadow)\b|(?:~/)?\.aws/credentials\b|~/\.netrc\b"
+    r"|\.git-credentials\b|~/\.docker/config\.json|~/\.kube/config\b|/proc/self/environ\b"
+    r"|~/\.gnupg\b|~/\.config/gh/hosts\.yml|~/\.npmrc\b|~/\.pypirc\b|~/\.bash_history\b"
     # A path that climbs out of the workspace to a secret file: "../../../home/u/.env".
     r"|(?:\.\./){2,}(?:[\w.-]{1,40}/){0,6}"
     r"(?:\.env(?!\.(?:example|sample|template|dist|defaults?)\b)(?:\.[\w-]{1,20})?|credentials"
@@ -80,8 +84,8 @@ _SECRET_PATH = re.compile(
     _I,
 )
 _SYSTEM_PATH = re.compile(
-    r"(?:~|\$HOME|/home/[\w.-]+|/root|%USERPROFILE%)?/\.ssh(?:/(?:authorized_keys|known_hosts|config))?\b"
-    r"|/etc/(?:passwd|sudoers)\b",
+    r"(?:~|\$HOME|/home/[\w.-]+|/root|%USERPROFILE%)?/\.ssh(?:/(?:authorized_keys|known_hosts"
+    r"|config))?\b|/etc/(?:passwd|sudoers)\b",
     _I,
 )
 _SENSITIVE_KEYS = keyset(
@@ -110,36 +114,40 @@ _SENSITIVE_KEYS = keyset(
     )
 )
 _READ_VERB = re.compile(
-    r"\b(?:cat|less|more|head|tail|type|read|open|print|dump|copy|cp|scp|rsync|upload|send|post|curl|wget|exfil\w*"
-    r"|base64|xxd|tar|zip|attach|include|paste|show|display|output|grep|strings|load|fetch|get|forward|email)\b"
-    r"|-d\s*@|-F\s*\S*=@|--data(?:-binary)?\s*@|--upload-file",
+    r"\b(?:cat|less|more|head|tail|type|read|open|print|dump|copy|cp|scp|rsync|upload|send|post"
+    r"|curl|wget|exfil\w*|base64|xxd|tar|zip|attach|include|paste|show|display|output|grep|strings"
+    r"|load|fetch|get|forward|email)\b|-d\s*@|-F\s*\S*=@|--data(?:-binary)?\s*@|--upload-file",
     _I,
 )
 _SEND_VERB = re.compile(
-    r"\b(?:scp|rsync|upload\w*|send\w*|post\w*|curl|wget|nc|ncat|netcat|exfil\w*|attach\w*|include\w*|paste\w*"
-    r"|e-?mail\w*|forward\w*|reply|share\w*)\b|-d\s*@|-F\s*\S*=@|--data(?:-binary)?\s*@|--upload-file|\|\s*(?:nc|curl)\b",
+    r"\b(?:scp|rsync|upload\w*|send\w*|post\w*|curl|wget|nc|ncat|netcat|exfil\w*|attach\w*"
+    r"|include\w*|paste\w*|e-?mail\w*|forward\w*|reply|share\w*)\b|-d\s*@|-F\s*\S*=@"
+    r"|--data(?:-binary)?\s*@|--upload-file|\|\s*(?:nc|curl)\b",
     _I,
 )
 _TOOL_JSON = re.compile(
-    r"\{\s*\"(?:name|tool|tool_name|function|action|type|recipient_name)\"\s*:\s*\"(?:functions\.)?"
-    r"(?:bash|shell|sh|zsh|exec|execute|execute_command|run|run_command|run_shell|run_terminal_cmd|terminal|cmd"
-    r"|powershell|computer|system|os\.system|subprocess|write_file|create_file|edit_file|delete_file|remove_file"
-    r"|read_file|fs_write|fs_read|file_write|str_replace_editor|str_replace_based_edit_tool|text_editor|python"
-    r"|code_interpreter|eval|http_request|fetch|browser|send_email)\"",
+    r"\{\s*\"(?:name|tool|tool_name|function|action|type"
+    r"|recipient_name)\"\s*:\s*\"(?:functions\.)?(?:bash|shell|sh|zsh|exec|execute|execute_command"
+    r"|run|run_command|run_shell|run_terminal_cmd|terminal|cmd|powershell|computer|system"
+    r"|os\.system|subprocess|write_file|create_file|edit_file|delete_file|remove_file|read_file"
+    r"|fs_write|fs_read|file_write|str_replace_editor|str_replace_based_edit_tool|text_editor"
+    r"|python|code_interpreter|eval|http_request|fetch|browser|send_email)\"",
     _I,
 )
 _TOOL_ARGS = re.compile(
-    r"\"(?:command|cmd|code|script|shell|input)\"\s*:\s*\"[^\"\n]{0,200}?"
-    r"(?:rm\s+-|curl\s|wget\s|chmod\s|/etc/passwd|\.ssh|bash\s+-c|\bnc\s|base64\s+-d|os\.system|subprocess)",
+    r"\"(?:command|cmd|code|script|shell|input)\"\s*:\s*\"[^\"\n]{0,200}?(?:rm\s+-|curl\s|wget\s"
+    r"|chmod\s|/etc/passwd|\.ssh|bash\s+-c|\bnc\s|base64\s+-d|os\.system|subprocess)",
     _I,
 )
 _TOOL_XML = re.compile(
-    r"<(?:tool_call|tool_use|function_calls?|invoke|antml:\w+|execute_command|run_command|bash|shell|execute)\b[^<>\n]{0,200}>",
+    r"<(?:tool_call|tool_use|function_calls?|invoke|antml:\w+|execute_command|run_command|bash"
+    r"|shell|execute)\b[^<>\n]{0,200}>",
     _I,
 )
 _CODE_EXEC = re.compile(
-    r"\b(?:os\.system|os\.popen|subprocess\.(?:run|call|Popen|check_output|check_call)|eval|exec|__import__"
-    r"|child_process\.exec(?:Sync)?|Runtime\.getRuntime\(\)\.exec|shell_exec|passthru|proc_open|popen)\s*\(([^\n]{0,200})",
+    r"\b(?:os\.system|os\.popen|subprocess\.(?:run|call|Popen|check_output|check_call)|eval|exec"
+    r"|__import__|child_process\.exec(?:Sync)?|Runtime\.getRuntime\(\)\.exec|shell_exec|passthru"
+    r"|proc_open|popen)\s*\(([^\n]{0,200})",
     _I,
 )
 _SHELL_PROFILE = re.compile(
@@ -207,8 +215,8 @@ _PROFILE_KEYS = keyset((".bashrc", ".zshrc", ".profile", ".bash_profile", "cront
 
 
 def scan(p: Prepared) -> list[Hit]:
-    # Every rule of the family is keyed (`keyed_matches`, `_iter_at`, `positions`): most notes hold none
-    # of its keywords and skip it whole.
+    # Every rule of the family is keyed (`keyed_matches`, `_iter_at`, `positions`): most notes hold
+    # none of its keywords and skip it whole.
     return list(_scan(p)) if p.holds_any(_FAMILY) else []
 
 
@@ -391,8 +399,8 @@ def _iter_at(
             continue
         lo = max(last_end, pos - back)
         hi = min(p.n, pos + 600)
-        # The leftmost match of a search from `lo` counts only if it starts by pos + 1: trying those few
-        # starts one by one finds the same match without searching 600 characters past them.
+        # The leftmost match of a search from `lo` counts only if it starts by pos + 1: trying those
+        # few starts one by one finds the same match without searching 600 characters past them.
         for start in range(lo, min(pos + 1, hi) + 1):
             m = match(text, start, hi)
             if m is not None:

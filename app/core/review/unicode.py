@@ -1,10 +1,11 @@
 """Hidden Unicode and look-alike letters.
 
 Hidden: zero-width characters inside words, bidi controls that make the displayed text differ from
-the stored text, Unicode tag characters (an invisible copy of ASCII, decoded here), variation-selector
-runs (which can smuggle bytes), soft hyphens and Hangul fillers used as invisible padding or to split a
-keyword. Ordinary writing stays quiet: emoji ZWJ sequences, subdivision flags (England, Scotland,
-Wales use tag characters after U+1F3F4), joiners in scripts that need them, marks inside RTL text.
+the stored text, Unicode tag characters (an invisible copy of ASCII, decoded here),
+variation-selector runs (which can smuggle bytes), soft hyphens and Hangul fillers used as invisible
+padding or to split a keyword. Ordinary writing stays quiet: emoji ZWJ sequences, subdivision flags
+(England, Scotland, Wales use tag characters after U+1F3F4), joiners in scripts that need them,
+marks inside RTL text.
 
 Look-alikes: a word mixing Latin with Cyrillic, Greek or Armenian letters (`аdmin`), or a word made
 only of look-alikes that spells a sensitive word (`ѕуѕtеm`). `normalized()` folds both away so the
@@ -22,7 +23,10 @@ from app.core.review.finding import Category
 
 _H = Category.HIDDEN_UNICODE
 
-_ZW = "\u200b\u200c\u200d\u2060-\u2064\ufeff\u180e\u034f\u17b4\u17b5\u206a-\u206f\ufff9-\ufffb\U0001d173-\U0001d17a"
+_ZW = (
+    "\u200b\u200c\u200d\u2060-\u2064\ufeff\u180e\u034f\u17b4\u17b5\u206a-\u206f\ufff9-\ufffb"
+    "\U0001d173-\U0001d17a"
+)
 _BIDI = "\u202a-\u202e\u2066-\u2069"
 _MARK = "\u200e\u200f\u061c"
 _SHY = "\u00ad"
@@ -71,9 +75,12 @@ _MIXED_EDGE = re.compile(f"[A-Za-z]{_CONF_CLASS}|{_CONF_CLASS}[A-Za-z]")
 _ALL_LOOKALIKE = re.compile(f"(?<!\\w){_CONF_CLASS}{{3,24}}(?!\\w)")
 _HAS_LOOKALIKE = re.compile(_CONF_CLASS)
 SENSITIVE_WORDS = frozenset(
-    "admin administrator root system sudo password passwd login signin account verify security secret token apikey "
-    "paypal apple google microsoft github gitlab openai anthropic claude amazon aws bank wallet ignore instructions "
-    "previous override trusted validated approved official support assistant developer operator".split()
+    "admin administrator root system sudo password passwd login signin account verify security "
+    "secret token apikey "
+    "paypal apple google microsoft github gitlab openai anthropic claude amazon aws bank wallet "
+    "ignore instructions "
+    "previous override trusted validated approved official support assistant "
+    "developer operator".split()
 )
 
 
@@ -112,7 +119,8 @@ def _is_emoji(ch: str) -> bool:
 
 
 def _spaced_letter(ch: str) -> bool:
-    """A letter or digit of a script written with spaces between words (Latin, Greek, Cyrillic...)."""
+    """A letter or digit of a script written with spaces between words (Latin, Greek,
+    Cyrillic...)."""
     return (
         bool(ch)
         and ch.isalnum()
@@ -128,7 +136,8 @@ def _joining_script(ch: str) -> bool:
 
 
 def _word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
-    """The word around [start, end), hidden characters included, at most 64 characters either side."""
+    """The word around [start, end), hidden characters included, at most 64 characters either
+    side."""
     lo = start
     while (
         lo > 0 and start - lo < 64 and (text[lo - 1].isalnum() or _ANY_HIDDEN.match(text[lo - 1]))
@@ -144,7 +153,8 @@ Rescan = Callable[[str], tuple[list[Hit], list[tuple[int, int, int]]]]
 
 
 def _decoded_hit(hit: Hit, decoded: str, rescan: Rescan) -> Hit:
-    """Attach the decoded text (inert, masked) and raise the severity to what the decoded text holds."""
+    """Attach the decoded text (inert, masked) and raise the severity to what the decoded text
+    holds."""
     inner, masks = rescan(decoded)
     hit.decoded = render(decoded, 0, len(decoded), masks, limit=300)
     if inner:
@@ -155,7 +165,8 @@ def _decoded_hit(hit: Hit, decoded: str, rescan: Rescan) -> Hit:
 
 
 def scan_hidden(p: Prepared, rescan: Rescan) -> list[Hit]:
-    # Every hidden character is outside ASCII: the few characters of the text that are answer for it.
+    # Every hidden character is outside ASCII: the few characters of the text that are answer for
+    # it.
     if p.ascii or _ANY_HIDDEN.search(p.foreign()) is None:
         return []
     hits: list[Hit] = []
@@ -234,7 +245,8 @@ def _classify(p: Prepared, kind: str, start: int, end: int, rescan: Rescan) -> H
         )
     if kind == "shy":
         if end - start == 1 and _spaced_letter(prev) and _spaced_letter(nxt):
-            # A hyphenation hint is ordinary; it only matters when it splits a phrase rule (raised later).
+            # A hyphenation hint is ordinary; it only matters when it splits a phrase rule (raised
+            # later).
             lo, hi = _word_bounds(text, start, end)
             return Hit(_H, 0, "soft-hyphen", "a soft hyphen inside a word", lo, hi)
         return Hit(
@@ -466,7 +478,8 @@ def scan_homoglyphs(p: Prepared) -> list[Hit]:
                 Category.HOMOGLYPH,
                 MEDIUM,
                 "mixed-script",
-                f"a word mixing Latin with look-alike letters, reads as `{skeleton}`: {_describe(token)}",
+                f"a word mixing Latin with look-alike letters, reads as `{skeleton}`: "
+                f"{_describe(token)}",
                 lo,
                 hi,
             )
@@ -483,7 +496,8 @@ def scan_homoglyphs(p: Prepared) -> list[Hit]:
                     Category.HOMOGLYPH,
                     MEDIUM,
                     "confusable-word",
-                    f"a word of look-alike letters that reads as `{skeleton}`: {_describe(m.group(0))}",
+                    f"a word of look-alike letters that reads as `{skeleton}`: "
+                    f"{_describe(m.group(0))}",
                     m.start(),
                     m.end(),
                 )
@@ -558,7 +572,8 @@ def normalized(p: Prepared, *, lookalikes: bool) -> Normalized | None:
     whether look-alike words were found; plain Russian or Greek text is never folded."""
     if p.ascii:
         return None
-    # Hidden characters and full-width letters are outside ASCII: looked for among those characters first.
+    # Hidden characters and full-width letters are outside ASCII: looked for among those characters
+    # first.
     foreign = p.foreign()
     hidden: list[re.Match[str]] = []
     for m in _ANY_HIDDEN.finditer(p.text) if _ANY_HIDDEN.search(foreign) else ():

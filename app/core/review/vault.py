@@ -10,11 +10,11 @@ The manifest is written after the content, so an item without a manifest is an i
 is ignored. Items are never changed once written; whether an item is still in quarantine is for the
 ledger to say (a restore is a decision, the item stays as evidence).
 
-The checked removal of the original is storage's `remove_file` (app/core/storage/moves.py): the
-path is resolved inside the roots, and the file is removed only if it still holds the bytes the
-vault copy was made from (the file is first renamed aside, atomically, then hashed: an agent writing at that moment
-either wrote before the rename, and its bytes are put back and reported as a conflict, or after,
-into a new file that is left alone).
+The checked removal of the original is storage's `remove_file` (app/core/storage/moves.py): the path
+is resolved inside the roots, and the file is removed only if it still holds the bytes the vault
+copy was made from (the file is first renamed aside, atomically, then hashed: an agent writing at
+that moment either wrote before the rename, and its bytes are put back and reported as a conflict,
+or after, into a new file that is left alone).
 """
 
 from __future__ import annotations
@@ -169,7 +169,8 @@ class Vault:
             ) from None
         if sha256_bytes(data) != item.manifest.sha256:
             raise VaultError(
-                f"vault item {item.ref}: its content no longer matches the sha256 it was stored with"
+                f"vault item {item.ref}: its content no longer matches the sha256 it was stored "
+                f"with"
             )
         return data
 

@@ -1,7 +1,7 @@
-"""YAML source hazards: alias bombs (billion laughs), recursive aliases, deep nesting, and language or
-constructor tags (`!!python/object/apply:...`). The node graph is composed with libyaml (which shares
-aliased nodes, so nothing expands) and its expanded size is counted with memoisation; a source that
-does not compose falls back to counting anchors and aliases in the text."""
+"""YAML source hazards: alias bombs (billion laughs), recursive aliases, deep nesting, and language
+or constructor tags (`!!python/object/apply:...`). The node graph is composed with libyaml (which
+shares aliased nodes, so nothing expands) and its expanded size is counted with memoisation; a
+source that does not compose falls back to counting anchors and aliases in the text."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ _TAG_DIRECTIVE = re.compile(r"(?m)^%TAG[ \t]+(\S+)[ \t]+(\S+)")
 _ANCHOR_ALIAS = re.compile(r"(?m)(?:^|(?<=[\s\[{,]))([&*])([^\s\[\]{},]{1,128})")
 _DEEP = re.compile(r"[\[{](?:[ \t]*[\[{]){63,}+")
 _LANGUAGE = re.compile(
-    r"(?:python|ruby|java|javax|com\.sun|perl|php|js|node|clojure|scala|dotnet|net)\b|^!!?(?:java|javax)",
+    r"(?:python|ruby|java|javax|com\.sun|perl|php|js|node|clojure|scala|dotnet|net)\b|^!!?(?:java"
+    r"|javax)",
     re.IGNORECASE,
 )
 _CONSTRUCTOR = re.compile(
@@ -39,7 +40,8 @@ MAX_MARKS = 10_000  # anchors, aliases and tags looked at; a source with more is
 
 def _at_node_start(text: str, start: int) -> bool:
     """A tag or anchor only means something where a node starts (not inside a plain scalar): at the
-    start of a line or after `:`, `-`, `[`, `{`, `,` or `?`, possibly behind other anchors and tags."""
+    start of a line or after `:`, `-`, `[`, `{`, `,` or `?`, possibly behind other anchors and
+    tags."""
     lo = max(0, start - 200)
     ls = text.rfind("\n", lo, start) + 1 or lo
     tokens = text[ls:start].split()

@@ -1,7 +1,7 @@
 """What the workbench asks of a search engine, and the one it gets: Whoosh's index.
 
 The protocol is the whole surface the facade uses; `open_engine` is where the Whoosh index is
-imported (about a tenth of a second), so a start or a command that never searches never loads it.
+imported (Whoosh is slow to import), so a start or a command that never searches never loads it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 An update records the inputs it was fed (the load's digest) and the generation it committed in
 `manifest.fed.json`. A start whose inputs are those, on an index at that generation, would change
 nothing: it waits for the first search, and this look (a small file and the folder's listing) is
-all it costs, without importing Whoosh (a fifth of a second) or opening an index file.
+all it costs, without importing Whoosh (slow to import) or opening an index file.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def private_folder(folder: Path) -> bool:
 
 
 def fed_with(folder: Path, inputs: str | None) -> bool:
-    """Whether the index in `folder` was last fed exactly `inputs` and nothing was committed since."""
+    """Whether the index in `folder` was last fed exactly `inputs` and nothing was committed
+    since."""
     if inputs is None:
         return False
     try:

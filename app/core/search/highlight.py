@@ -3,7 +3,7 @@
 Fragments are inert text, never markup: a face decides how to show «» (bold, colour, nothing), and
 nothing in a memory can become Rich/Textual markup or a terminal escape on the way (every character
 goes through app.core.inert; a newline becomes a space). Our own scan instead of Whoosh's
-highlighter: it re-analyses only the words it needs (cached stems), about 10x less work per hit.
+highlighter: it re-analyses only the words it needs (cached stems), far less work per hit.
 """
 
 from __future__ import annotations

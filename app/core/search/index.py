@@ -4,170 +4,96 @@
   TOC generation it matches) says what was added, changed or removed; nothing else is touched, and
   a warm start with nothing changed writes nothing. The digest covers the adapter's content sha256,
   so no memory text is read unless it changed.
-- The index is a disposable cache (docs/security.md section 4): any error opening or reading it (LockError,
-  EmptyIndexError, IndexVersionError, EOFError, unpickling or struct errors, a truncated segment, a
-  garbage TOC) wipes and rebuilds it from the sources, and the report says why. Before Whoosh
-  unpickles a TOC, its segment list is loaded by a restricted unpickler that accepts only the few
-  classes a segment list holds, and the folder must be ours and private (0700).
+- The index is a disposable cache (docs/security.md section 4): any error opening or reading it
+  (LockError, EmptyIndexError, IndexVersionError, EOFError, unpickling or struct errors, a truncated
+  segment, a garbage TOC) wipes and rebuilds it from the sources, and the report says why.
+  Before Whoosh unpickles a TOC, its segment list is loaded by a restricted unpickler that accepts
+  only the few classes a segment list holds, and the folder must be ours and private (0700).
 - One writer at a time: Whoosh's own lock file (flock). A second writer waits `lock_wait` seconds,
   then gets a report with `busy=True` instead of an exception.
 - Searches use ONE searcher, refreshed after our commits (and when another process has committed,
-  checked at most every 2 s). During a first build, commits come in growing batches, so searches
-  see what is indexed so far. Only the page asked for is scored (Whoosh's top-N collector with
-  block-max skipping); multi-term expansion is bounded (query.py).
+  checked every REFRESH_CHECK_SECONDS). During a first build, commits come in growing batches,
+  so searches see what is indexed so far. Only the page asked for is scored (Whoosh's top-N
+  collector with block-max skipping); multi-term expansion is bounded (expand.py).
 """
 
 from __future__ import annotations
 
 import gc
-import io
-import itertools
 import json
-import math
 import os
-import pickle
-import shutil
-import stat
 import threading
 import time
 import warnings
-from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
-from heapq import nlargest
 from pathlib import Path
 from typing import Any
 
 from whoosh import query as wq
-from whoosh.codec.whoosh3 import W3Segment
-from whoosh.collectors import FilterCollector, TopCollector
 from whoosh.index import TOC, EmptyIndexError, FileIndex
-from whoosh.reading import EmptyReader, MultiReader, SegmentReader
-from whoosh.searching import Searcher
 from whoosh.util.filelock import try_for
 
 from app.core.model import Memory
 from app.core.search import fed
 from app.core.search.highlight import highlight
-from app.core.search.lexicon import Lexicon, fuzzy_automaton
+from app.core.search.job import (
+    MERGE_AT,
+    PROGRESS_EVERY,
+    SMALL_SEGMENT,
+    TEXT_BATCH,
+    Job,
+    Progress,
+    TextOf,
+    TextsOf,
+    merge_small,
+)
+from app.core.search.lexicon import Lexicon
 from app.core.search.manifest import Manifest, ManifestFile
 from app.core.search.query import (
     EFFECTIVE_TRUST,
-    MAX_EDIT_WORD,
-    Built,
     QuerySyntaxError,
     TrustOverrides,
     build,
-    edits,
     filters_on,
     parse,
 )
 from app.core.search.results import Hit, IndexReport, SearchResult
-from app.core.search.schema import (
-    SCHEMA_VERSION,
-    build_schema,
-    digest,
-    document,
-    safe_text,
-    term_of,
-    terms,
-    text_sha,
-    words,
-)
+from app.core.search.schema import SCHEMA_VERSION, build_schema, digest, text_sha
+from app.core.search.searching import MLT_TERMS, refreshed, run, segment_ids, similar
 from app.core.search.storage import IndexStorage
-from app.core.search.writer import (
-    INDEX_NAME,
-    BuildError,
-    BuildPlan,
-    FastSegmentWriter,
-    build_parallel,
+from app.core.search.suggest import suggest
+from app.core.search.toc import (
+    LOCK_NAME,
+    IndexFolderError,
+    check_toc,
+    folder_problem,
+    prepare_folder,
+    wipe,
 )
+from app.core.search.writer import INDEX_NAME, BuildPlan
 
-__all__ = ["IndexFolderError", "SearchIndex", "QuerySyntaxError"]
+__all__ = [
+    "INDEX_NAME",
+    "LOCK_NAME",
+    "MERGE_AT",
+    "MLT_TERMS",
+    "PROGRESS_EVERY",
+    "SMALL_SEGMENT",
+    "TEXT_BATCH",
+    "IndexFolderError",
+    "Job",
+    "Progress",
+    "QuerySyntaxError",
+    "SearchIndex",
+    "TextOf",
+    "TextsOf",
+    "merge_small",
+]
 
-LOCK_NAME = f"{INDEX_NAME}_WRITELOCK"  # the name Whoosh's own writers lock
-SMALL_SEGMENT = 1000  # segments under this many documents (updates') are merged together...
-MERGE_AT = 6  # ...once there are this many of them
-MLT_TERMS = 12
-# What the last update was fed, at which generation (a "manifest." name: a rebuild deletes it).
 REFRESH_CHECK_SECONDS = 2.0
-PROGRESS_EVERY = 25  # documents between two progress calls of an in-process build
 OPEN_ATTEMPTS = 5  # a file swept by a concurrent commit is retried on the newer generation
-
-TextOf = Callable[[Memory], str]
-# Many memories' texts at once, in order (an unreadable one gives its error): a database reads a
-# batch of rows in one query instead of opening itself once per row.
-TextsOf = Callable[[list[Memory]], list[str | Exception]]
-TEXT_BATCH = 256
 SalienceOf = Callable[[Memory], float]
-Progress = Callable[[int, int], None]
-
-# What a TOC's pickled segment list may contain (whoosh-reloaded 2.7.5, codec W3).
-_TOC_CLASSES = {
-    ("whoosh.codec.whoosh3", "W3Segment"),
-    ("whoosh.codec.whoosh3", "W3Codec"),
-    ("collections", "defaultdict"),
-    ("builtins", "set"),
-    ("builtins", "frozenset"),
-    ("builtins", "int"),
-    ("__builtin__", "set"),
-    ("__builtin__", "frozenset"),
-    ("__builtin__", "int"),
-    ("__builtin__", "long"),
-}
-
-
-class _TopCollector(TopCollector):
-    """Whoosh's TopCollector sets its minimum score only when a document displaces another, so
-    while every score ties (filters, prefixes, a term in many equally weighted places) it never
-    learns that the page is full, and scores every match: 33k documents for `portfolio:p1` on
-    100k memories. Knowing the minimum as soon as the page is full lets block skipping work."""
-
-    # Set by Whoosh's untyped base class; declared so the comparison below has a type.
-    minscore: float
-
-    def _collect(self, global_docnum: int, score: float) -> float:
-        result = super()._collect(global_docnum, score)
-        items = self.items
-        if len(items) == self.limit and self.minscore != items[0][0]:
-            self.minscore = items[0][0]
-        return result
-
-
-def _run(searcher: Any, q: Any, limit: int, mask: set[int] | None = None) -> Any:
-    collector: Any = _TopCollector(limit)
-    if mask:
-        collector = FilterCollector(collector, None, mask)
-    searcher.search_with_collector(q, collector)
-    return collector.results()
-
-
-class IndexFolderError(RuntimeError):
-    """The folder cannot hold an index safely (not a plain folder, or another user's)."""
-
-
-class _SegmentsUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) not in _TOC_CLASSES:
-            raise pickle.UnpicklingError(f"unexpected {module}.{name} in the index TOC")
-        return super().find_class(module, name)
-
-
-def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
-    """Merge policy: fold small segments (one per incremental update) into the new one once there
-    are MERGE_AT of them, so searches do not slow down as updates accumulate; big segments are never
-    rewritten by an update (that would cost seconds and memory)."""
-    small = [s for s in segments if s.doc_count_all() < SMALL_SEGMENT]
-    if len(small) < MERGE_AT:
-        return segments
-    chosen = {id(s) for s in small}
-    for segment in small:
-        reader = SegmentReader(writer.storage, writer.schema, segment)
-        try:
-            writer.add_reader(reader)
-        finally:
-            reader.close()
-    return [s for s in segments if id(s) not in chosen]
 
 
 class SearchIndex:
@@ -214,68 +140,15 @@ class SearchIndex:
     # -- the folder ------------------------------------------------------------------------------
 
     def _folder_problem(self) -> str | None:
-        """Why the folder cannot be trusted as it is; None when it is ours and private."""
-        try:
-            info = os.lstat(self.folder)
-        except FileNotFoundError:
-            return None
-        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-            raise IndexFolderError(f"{self.folder} is not a plain folder (a symlink or a file)")
-        if hasattr(os, "getuid") and info.st_uid != os.getuid():
-            raise IndexFolderError(f"{self.folder} belongs to another user")
-        if info.st_mode & 0o077:
-            return "the index folder was open to other users"
-        return None
-
-    def _prepare_folder(self) -> str | None:
-        """Create the folder 0700 (or make it so); the reason to distrust its content, if any."""
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        problem = self._folder_problem()
-        if problem is not None:
-            os.chmod(self.folder, 0o700)
-        return problem
+        return folder_problem(self.folder)
 
     def _wipe(self) -> None:
         """Delete our index files (never the lock file: we hold it) and the manifest."""
         self._close_searcher()
-        for name in os.listdir(self.folder):
-            if name == LOCK_NAME:
-                continue
-            if not (
-                name.startswith(("_" + INDEX_NAME, INDEX_NAME)) or name.startswith("manifest.")
-            ):
-                continue
-            path = self.folder / name
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+        wipe(self.folder)
 
     def _check_toc(self) -> int:
-        """The latest generation, after loading its segment list with the restricted unpickler.
-        Raises EmptyIndexError when there is no TOC, other errors when it is damaged."""
-        generation = TOC._latest_generation(self._storage, INDEX_NAME)
-        if generation < 0:
-            raise EmptyIndexError("no index in the folder")
-        stream = self._storage.open_file(TOC._filename(INDEX_NAME, generation))
-        try:
-            for _ in range(3):
-                stream.read_varint()
-            if stream.read_int() != -12345:
-                raise ValueError("the TOC header is not Whoosh's")
-            stream.read_int()  # TOC version (Whoosh checks it)
-            for _ in range(3):
-                stream.read_varint()
-            stream.skip_string()  # the pickled schema: never loaded, ours is passed in
-            if stream.read_int() != generation:
-                raise ValueError("the TOC's generation does not match its file name")
-            stream.read_int()
-            segments = _SegmentsUnpickler(io.BytesIO(stream.read())).load()
-        finally:
-            stream.close()
-        if not isinstance(segments, list) or not all(isinstance(s, W3Segment) for s in segments):
-            raise ValueError("the TOC's segment list is not a list of segments")
-        return generation
+        return check_toc(self._storage)
 
     def _open_index(self) -> FileIndex:
         return FileIndex(self._storage, schema=self._schema, indexname=INDEX_NAME)
@@ -317,7 +190,7 @@ class SearchIndex:
         known = self._known
         if known is not None and known.generation == generation:
             # Nothing was committed since our own last update checked the index: skip re-reading
-            # it and its manifest (100k entries) again.
+            # it and its manifest (an entry a memory) again.
             return self._open_index(), known, None
         manifest = self._manifest_file.load()
         if manifest is not None and manifest.schema != SCHEMA_VERSION:
@@ -376,7 +249,7 @@ class SearchIndex:
         load and the ids of the memories read again after it (the others are that load's very
         memories); when the index's last update had those inputs, only those memories are hashed."""
         started = time.perf_counter()
-        distrust = self._prepare_folder()
+        distrust = prepare_folder(self.folder)
         lock = self._storage.lock(LOCK_NAME)
         if not try_for(lock.acquire, timeout=self.lock_wait, delay=0.05):
             return IndexReport(
@@ -448,7 +321,7 @@ class SearchIndex:
             )
 
         self._known = None  # until the job has committed everything
-        job = _Job(self, ix, manifest, wanted, text_of, problems, progress, texts_of)
+        job = Job(self, ix, manifest, wanted, text_of, problems, progress, texts_of)
         job.run(added + changed, changed + removed)
         if manifest.generation == ix.latest_generation():
             self._known = manifest
@@ -553,7 +426,8 @@ class SearchIndex:
                     salience = float(salience_of(memory))
                 except Exception as error:  # a scoring bug must not stop indexing
                     problems.append(
-                        f"{mid}: salience unavailable ({type(error).__name__}: {error}); indexed as 0"
+                        f"{mid}: salience unavailable ({type(error).__name__}: {error});"
+                        " indexed as 0"
                     )
             seen = previous.get(mid)
             if seen is not None and seen[0] is memory and seen[1] == salience:
@@ -626,64 +500,14 @@ class SearchIndex:
         if self._seen_commits != self._commits or now - self._last_check > REFRESH_CHECK_SECONDS:
             if not self._searcher.up_to_date():
                 self._check_toc()
-                self._searcher = self._refreshed(self._searcher)
+                self._searcher = refreshed(
+                    self._searcher, self._open_index(), self._storage, self._schema
+                )
                 self._body = None
-                self._lexicon.keep(self._segment_ids(self._searcher))
+                self._lexicon.keep(segment_ids(self._searcher))
             self._seen_commits = self._commits
             self._last_check = now
         return self._searcher
-
-    def _refreshed(self, searcher: Any) -> Any:
-        """A searcher on the latest generation, keeping the open readers of unchanged segments.
-
-        Not Whoosh's refresh(): it reuses a segment's reader when the segment id matches, and a
-        reader caches the segment's deleted documents, so a commit that only deletes (a removed
-        memory, the old copy of a changed one) stayed invisible to the refreshed searcher."""
-        ix = self._open_index()
-        toc = ix._read_toc()
-        old: dict[str, tuple[Any, int]] = {}
-        for leaf, _base in searcher.reader().leaf_readers():
-            segment = leaf.segment()
-            if segment is not None:
-                old[segment.segment_id()] = (leaf, segment.deleted_count())
-        readers = []
-        fresh = []
-        try:
-            for segment in toc.segments:
-                kept = old.get(segment.segment_id())
-                if kept is not None and kept[1] == segment.deleted_count():
-                    readers.append(kept[0])
-                    del old[segment.segment_id()]
-                    continue
-                reader = SegmentReader(
-                    self._storage, self._schema, segment, generation=toc.generation
-                )
-                fresh.append(reader)
-                readers.append(reader)
-        except BaseException:
-            for reader in fresh:  # the old searcher stays whole; the caller retries or gives up
-                reader.close()
-            raise
-        for leaf, _count in old.values():  # gone, or their deletions changed
-            leaf.close()
-        searcher.is_closed = True
-        if not readers:
-            top: Any = EmptyReader(self._schema)
-        elif len(readers) == 1:
-            top = readers[0]
-            top._gen = toc.generation
-        else:
-            top = MultiReader(readers, generation=toc.generation)
-        return Searcher(top, fromindex=ix, weighting=searcher.weighting)
-
-    @staticmethod
-    def _segment_ids(searcher: Any) -> set[str]:
-        ids: set[str] = set()
-        for leaf, _base in searcher.reader().leaf_readers():
-            segment = leaf.segment()
-            if segment is not None:
-                ids.add(segment.segment_id())
-        return ids
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -712,7 +536,10 @@ class SearchIndex:
 
     def _unavailable(self, query: str, started: float) -> SearchResult:
         if self._damaged is not None:
-            notice = f"the search index is unusable and will be rebuilt on the next update: {self._damaged}"
+            notice = (
+                "the search index is unusable and will be rebuilt on the next update: "
+                f"{self._damaged}"
+            )
         else:
             notice = "the search index is not built yet"
         return SearchResult(query=query, total=0, took_ms=_ms(started), notice=notice)
@@ -724,7 +551,7 @@ class SearchIndex:
         limit: int = 20,
         trust_overrides: Callable[[], TrustOverrides] | None = None,
     ) -> SearchResult:
-        """The best `limit` hits for `query` (see query.py for the language). Raises
+        """The best `limit` hits for `query` (see syntax.py for the language). Raises
         QuerySyntaxError with the position of the first mistake; an index that is not ready or
         damaged gives an empty result with a notice."""
         started = time.perf_counter()
@@ -762,7 +589,7 @@ class SearchIndex:
                 took_ms=_ms(started),
                 notice="nothing to search for: only very common words",
             )
-        results = _run(searcher, built.query, limit)
+        results = run(searcher, built.query, limit)
         page = list(results.items())
         scored = len(page)
         if scored < limit:
@@ -774,7 +601,7 @@ class SearchIndex:
         hits = [self._hit(searcher, docnum, score, built.highlight_terms) for docnum, score in page]
         suggestion = None
         if built.plain_words:
-            suggestion = self._suggest(searcher, query, built)
+            suggestion = suggest(searcher, query, built, self._lexicon, self._body_text)
         return SearchResult(
             query=query,
             total=total,
@@ -794,86 +621,6 @@ class SearchIndex:
         )
         return Hit(id=stored["id"], score=round(float(score), 6), highlight=fragment)
 
-    # -- did you mean ------------------------------------------------------------------------------
-
-    def _suggest(self, searcher: Any, query: str, built: Built) -> str | None:
-        """The query with each word that matches no memory replaced by a better-attested one; None
-        when every word matches something (a rare word that found its memory is what was meant)."""
-        reader = searcher.reader()
-        replacements: list[tuple[int, int, str]] = []
-        for word in built.plain_words:
-            term = terms(word.text)[0]
-            if reader.doc_frequency("text", term) > 0:
-                continue
-            better = self._closest(searcher, word.text, term, 0)
-            if better is not None and better != word.text.lower():
-                replacements.append((word.start, word.end, better))
-        if not replacements:
-            return None
-        out = query
-        for start, end, surface in sorted(replacements, reverse=True):
-            out = out[:start] + surface + out[end:]
-        return out
-
-    def _closest(self, searcher: Any, typed: str, term: str, frequency: int) -> str | None:
-        """A better-attested word for a rare typed word: first the words one edit away from what was
-        typed (their stems looked up; this is what catches typos in long words, whose stems differ
-        a lot), then indexed stems one or two edits from its stem. Shown as a word found in a
-        memory, not as a stem."""
-        segments = [
-            self._lexicon.terms(leaf, "text") for leaf, _base in searcher.reader().leaf_readers()
-        ]
-
-        def frequency_of(stem: str) -> int:
-            return sum(s.frequency(stem) for s in segments)
-
-        raw = words(typed)[-1]
-        if len(raw) <= MAX_EDIT_WORD:
-            by_stem: dict[str, list[str]] = {}
-            for candidate in edits(raw):
-                stem = term_of(candidate)
-                if stem is not None and stem != term:
-                    by_stem.setdefault(stem, []).append(candidate)
-            ranked = [(frequency_of(stem), stem) for stem in by_stem]
-            ranked = [(df, stem) for df, stem in ranked if df > frequency]
-            if ranked:
-                stem = max(ranked)[1]
-                return self._surface(searcher, stem, by_stem[stem])
-        for distance in (1, 2):
-            automata = [fuzzy_automaton(candidate, distance) for candidate in sorted({raw, term})]
-            found: set[str] = set()
-            for segment in segments:
-                for automaton in automata:
-                    found.update(segment.within(automaton))
-            ranked = [(frequency_of(t), t) for t in found if t != term]
-            ranked = [(df, t) for df, t in ranked if df > frequency]
-            if ranked:
-                return self._surface(searcher, max(ranked)[1], [])
-        return None
-
-    def _surface(self, searcher: Any, term: str, preferred: list[str]) -> str:
-        """A real word indexed as `term` (stems like `memori` are not words), from the first memory
-        holding it: one of `preferred` if that memory uses it, else the first such word there."""
-        matcher = searcher.reader().postings("text", term)
-        if not matcher.is_active():
-            return preferred[0] if preferred else term
-        docnum = matcher.id()
-        stored = searcher.stored_fields(docnum)
-        seen: list[str] = []
-        for text in (
-            stored.get("name", ""),
-            stored.get("description", ""),
-            self._body_text(searcher, docnum),
-        ):
-            for word in words(text):
-                if term_of(word) == term:
-                    if word in preferred:
-                        return word
-                    seen.append(word)
-        if seen:
-            return seen[0]
-        return preferred[0] if preferred else term
-
     # -- more like this ----------------------------------------------------------------------------
 
     def more_like_this(self, memory_id: str, *, limit: int = 10) -> list[Hit]:
@@ -889,32 +636,10 @@ class SearchIndex:
                 return []
 
     def _more_like_this(self, searcher: Any, memory_id: str, limit: int) -> list[Hit]:
-        docnum = searcher.document_number(id=safe_text(memory_id))
-        if docnum is None:
+        found = similar(searcher, memory_id, limit, self._body_text)
+        if found is None:
             return []
-        stored = searcher.stored_fields(docnum)
-        text = "\n".join(
-            (
-                stored.get("name", ""),
-                stored.get("description", ""),
-                self._body_text(searcher, docnum),
-            )
-        )
-        reader = searcher.reader()
-        documents = max(1, searcher.doc_count_all())
-        weighted: list[tuple[float, str]] = []
-        for term, count in Counter(terms(text)).items():
-            frequency = reader.doc_frequency("text", term)
-            if frequency <= 1:
-                continue  # only this memory has it: it finds nothing else
-            weighted.append(((1.0 + math.log(count)) * math.log(documents / frequency + 1.0), term))
-        chosen = nlargest(MLT_TERMS, weighted)
-        if not chosen:
-            return []
-        top = chosen[0][0]
-        mlt = wq.Or([wq.Term("text", term, boost=weight / top) for weight, term in chosen])
-        results = _run(searcher, mlt, limit, mask={docnum})
-        wanted = {term for _w, term in chosen}
+        results, wanted = found
         return [self._hit(searcher, doc, score, wanted) for doc, score in results.items()]
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -934,7 +659,7 @@ class SearchIndex:
                 first = next(iter(reader.lexicon("text")), None)
                 if first is not None:
                     probe = first.decode("utf-8") if isinstance(first, bytes) else first
-                    for docnum, _score in _run(searcher, wq.Term("text", probe), 3).items():
+                    for docnum, _score in run(searcher, wq.Term("text", probe), 3).items():
                         searcher.stored_fields(docnum)
                         self._body_text(searcher, docnum)
                     build(parse(probe[:2] + "*"), reader, self._lexicon)
@@ -964,161 +689,3 @@ class _Rebuild(Exception):
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
-
-
-class _Job:
-    """One update's writing: deletions, then additions in batches, a commit (and a manifest) after
-    each batch, in this process or in build workers."""
-
-    def __init__(
-        self,
-        owner: SearchIndex,
-        ix: FileIndex,
-        manifest: Manifest,
-        wanted: dict[str, tuple[Memory, float, str]],
-        text_of: TextOf,
-        problems: list[str],
-        progress: Progress | None,
-        texts_of: TextsOf | None = None,
-    ) -> None:
-        self.owner = owner
-        self.texts_of = texts_of
-        self.ix = ix
-        self.manifest = manifest
-        self.wanted = wanted
-        self.text_of = text_of
-        self.problems = problems
-        self.progress = progress
-        self.commits = 0
-        self.sent: dict[str, str] = {}  # id -> digest of documents written, not yet committed
-        self.done: set[str] = set()  # ids committed by this job
-        self.deleted: list[str] = []
-
-    def documents(self, ids: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-        for start in range(0, len(ids), TEXT_BATCH):
-            batch = ids[start : start + TEXT_BATCH]
-            texts = self._texts([self.wanted[mid][0] for mid in batch])
-            for mid, found in zip(batch, texts, strict=True):
-                memory, salience, digest_value = self.wanted[mid]
-                if isinstance(found, Exception):
-                    self.problems.append(
-                        f"{mid}: text unavailable ({type(found).__name__}: {found}); indexed without it"
-                    )
-                    text = ""
-                    digest_value = "retry:" + digest_value  # never equal: re-indexed next time
-                else:
-                    text = found
-                self.sent[mid] = digest_value
-                yield mid, document(memory, text, salience, digest_value)
-
-    def _texts(self, memories: list[Memory]) -> list[str | Exception]:
-        if self.texts_of is not None:
-            try:
-                return self.texts_of(memories)
-            except Exception:  # a batch that fails as a whole: each memory alone, saying why
-                pass
-        out: list[str | Exception] = []
-        for memory in memories:
-            try:
-                out.append(self.text_of(memory))
-            except Exception as error:
-                out.append(error)
-        return out
-
-    def committed(self, generation: int, ids: list[str] | None = None) -> None:
-        """A TOC was written: it holds the deletions and `ids` (None: every document sent)."""
-        entries = self.manifest.entries
-        dropped = self.deleted
-        for mid in dropped:
-            entries.pop(mid, None)
-        self.deleted = []
-        changed = {mid: self.sent.pop(mid) for mid in (list(self.sent) if ids is None else ids)}
-        entries.update(changed)
-        self.done.update(changed)
-        self.manifest.generation = generation
-        self.owner._manifest_file.record(self.manifest, changed, dropped)
-        self.commits += 1
-        self.owner._committed()
-
-    def report(self, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress(done, total)
-
-    def run(self, to_write: list[str], to_delete: list[str]) -> None:
-        owner = self.owner
-        total = len(to_write)
-        if total >= owner.parallel_min and owner.workers > 1:
-            try:
-                self._run_parallel(to_write, to_delete)
-                return
-            except BuildError as error:
-                # Whatever was committed stays; the rest is indexed here, in this process.
-                self.problems.append(f"parallel build stopped ({error}); finished in this process")
-                self.sent.clear()
-                to_write = [mid for mid in to_write if mid not in self.done]
-                to_delete = list(self.deleted)
-        self._run_here(to_write, to_delete, total)
-
-    def _delete(self, writer: FastSegmentWriter, ids: list[str]) -> None:
-        """Mark the documents of `ids` deleted in the writer's segments. Our open searcher finds
-        them when it reads the same generation the writer started from (no second set of readers
-        to open); otherwise Whoosh's delete_by_term does, through its own."""
-        self.deleted = list(ids)
-        if not ids:
-            return
-        owner = self.owner
-        with owner._guard():
-            searcher = owner._current_searcher()
-            if searcher is not None and searcher.reader().generation() == writer.generation - 1:
-                for mid in ids:
-                    for docnum in searcher.document_numbers(id=safe_text(mid)):
-                        writer.delete_document(docnum)
-                return
-        for mid in ids:
-            writer.delete_by_term("id", safe_text(mid))
-
-    def _run_parallel(self, to_write: list[str], to_delete: list[str]) -> None:
-        owner = self.owner
-        total = len(to_write)
-        writer = FastSegmentWriter(self.ix, _lk=False)
-        self._delete(writer, to_delete)
-        segments = list(writer.segments)
-        writer.cancel()
-        self.report(0, total)
-        _segments, peak = build_parallel(
-            self.ix,
-            self.documents(to_write),
-            total,
-            segments,
-            workers=owner.workers,
-            plan=owner.plan,
-            on_commit=self.committed,
-            progress=lambda done: self.report(done, total),
-            nice=owner.nice,
-        )
-        owner.last_build = {"workers": owner.workers, "worker_peak_rss": peak}
-
-    def _run_here(self, to_write: list[str], to_delete: list[str], grand_total: int) -> None:
-        owner = self.owner
-        writer = FastSegmentWriter(self.ix, _lk=False)
-        self._delete(writer, to_delete)
-        total = len(to_write)
-        offset = grand_total - total
-        points = list(itertools.accumulate(owner.plan.quotas(total, 1)[0])) if total else []
-        point = 0
-        done = 0
-        if total:
-            self.report(offset, grand_total)
-        for _mid, doc in self.documents(to_write):
-            writer.add_document(**doc)
-            done += 1
-            if done % PROGRESS_EVERY == 0 or done == total:
-                self.report(offset + done, grand_total)
-            if done == points[point] and done < total:
-                writer.commit(merge=False)
-                self.committed(self.ix.latest_generation())
-                writer = FastSegmentWriter(self.ix, _lk=False)
-                point += 1
-        writer.commit(mergetype=_merge_small)
-        self.committed(self.ix.latest_generation())
-        owner.last_build = {"workers": 1, "worker_peak_rss": 0}

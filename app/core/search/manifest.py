@@ -1,10 +1,11 @@
 """The manifest: which memories the index holds, and the digest of what was indexed for each.
 
 A base file (`manifest.json`, every entry) plus a journal (`manifest.log`, one JSON line per commit
-with what it set and dropped), so that committing ten changed memories out of 100k appends a line
-instead of rewriting 8 MB. The journal is folded into the base when it grows. Every record carries
-the TOC generation it matches; a torn last line (a crash while appending) is ignored, and a
-manifest whose generation lags the index is rebuilt from the index's stored fields by the caller.
+with what it set and dropped), so that committing a few changed memories of a large index appends
+a line instead of rewriting every entry. The journal is folded into the base when it grows. Every
+record carries the TOC generation it matches; a torn last line (a crash while appending) is
+ignored, and a manifest whose generation lags the index is rebuilt from the index's stored fields
+by the caller.
 Ids may hold lone surrogates (undecodable file names), so JSON is written ASCII-escaped.
 """
 
@@ -97,7 +98,8 @@ class ManifestFile:
         self.journal.unlink(missing_ok=True)
 
     def record(self, manifest: Manifest, changed: dict[str, str], dropped: list[str]) -> None:
-        """After a commit that set `changed` and dropped `dropped` (already applied to `manifest`)."""
+        """After a commit that set `changed` and dropped `dropped` (already applied to
+        `manifest`)."""
         if not self.base.exists() or len(changed) + len(dropped) > FOLD_AT_SHARE * max(
             1, len(manifest.entries)
         ):

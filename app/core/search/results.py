@@ -64,7 +64,8 @@ class IndexReport:
 
 
 class QuerySyntaxError(ValueError):
-    """A query that cannot be understood; `position` is the 0-based character where it goes wrong."""
+    """A query that cannot be understood; `position` is the 0-based character where it goes
+    wrong."""
 
     def __init__(self, message: str, position: int) -> None:
         super().__init__(f"{message} (at character {position + 1})")

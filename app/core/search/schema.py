@@ -1,18 +1,18 @@
 """What the search index holds for a memory, and how its text becomes terms.
 
 One positional field, `text`, carries a memory's name, description, tags and body together. Each
-part's tokens carry the part's boost (name 3, description 2, tags 2, body 1) as their posting weight,
-so a word reads ONE posting list instead of four (in bench/search.py one catch-all field made two-term and
-prefix queries 2.5-10x faster at 100k) while BM25F still ranks a word in a name above the same word
-in a body. Parts are separated by a position gap, so a phrase never spans two of them.
+part's tokens carry the part's boost (name 3, description 2, tags 2, body 1) as their posting
+weight, so a word reads ONE posting list instead of four (which is what makes two-term and prefix
+queries quick on a large index) while BM25F still ranks a word in a name above the same word in a
+body. Parts are separated by a position gap, so a phrase never spans two of them.
 
-The analyzer is one loop (runs of word characters, lowercased, Whoosh's stop words out, 2-64 characters,
-Porter stems through a cache) rather than Whoosh's chain of generators. Chosen by measurement on
-the bench corpus (bench/search.py, which prints these): a query in one inflected form ("deploying")
-finds 89% of the memories that use any form of the word with stems, 26% without; and this loop
-analyses ~3,900 memories/s (CPU) against 435 for Whoosh's StemmingAnalyzer and ~2,200 for its
-unstemmed StandardAnalyzer, because the stem cache makes stemming nearly free (~7,800/s without).
-Positions are stored as raw uint32 arrays instead of Whoosh's pickled deltas (cheaper both ways).
+The analyzer is one loop (runs of word characters, lowercased, Whoosh's stop words out, 2-64
+characters, Porter stems through a cache) rather than Whoosh's chain of generators. Chosen by
+measurement on the bench corpus (bench/search.py prints the recall and the speed of each choice):
+with stems, a query in one inflected form ("deploying") finds most of the memories that use any
+form of the word, without them only a few; and the stem cache makes stemming nearly free, so this
+loop outruns Whoosh's analyzers, stemming or not. Positions are stored as raw uint32 arrays instead
+of Whoosh's pickled deltas (cheaper both ways).
 
 The schema is pickled into the index's TOC, so the classes here must stay importable under these
 names; SCHEMA_VERSION changes whenever what is indexed changes, and a mismatch rebuilds the index.
@@ -53,7 +53,8 @@ MAX_STORED_BODY_CHARS = 64_000
 # Whoosh's English stop words (the StemmingAnalyzer's list), kept out of the postings: they are in
 # almost every memory, so they cost the most postings and rank nothing.
 STOP_WORDS = frozenset(
-    "a an and are as at be by can for from have if in is it may not of on or tbd that the this to us we when will with yet you your".split()
+    "a an and are as at be by can for from have if in is it may not of on or tbd that the this to"
+    " us we when will with yet you your".split()
 )
 MIN_WORD = 2
 MAX_WORD = 64  # keeps a sha256 in hex; longer runs are blobs nobody types
@@ -147,8 +148,7 @@ def analyze_lean(
 ) -> tuple[dict[bytes, int | list[int]], dict[bytes, float], int]:
     """Positions and weight of every term of a memory's weighted parts, and the number of terms.
     A term's positions are its one position (an int, no array made) or, when it occurs again, a
-    list of them: most terms occur once in a memory (on the bench corpus 1.26M postings for 1.38M
-    words), which saves about a quarter of the work per posting.
+    list of them: most terms occur once in a memory, so most postings are spared a list.
 
     This is the hot loop of a build, written flat: one dict lookup per word for its term (as
     bytes, cached), one per occurrence for its positions."""
@@ -239,7 +239,8 @@ class TextField(fields.TEXT):
     def analyze_lean(
         self, value: Any
     ) -> tuple[dict[bytes, int | list[int]], dict[bytes, float], int]:
-        """What index() yields, as the dicts the build's pool takes directly (no tuple per posting)."""
+        """What index() yields, as the dicts the build's pool takes directly (no tuple per
+        posting)."""
         parts = ((value, 1.0),) if isinstance(value, str) else tuple(value)
         return analyze_lean(parts)
 
@@ -250,7 +251,7 @@ FILTER_FIELDS: dict[str, str] = {
     "portfolio": "portfolio",
     "tier": "tier",
     # trust: is the effective trust, answered from the claim the index holds and what the
-    # workbench knows better (query.EFFECTIVE_TRUST); claimed: is the system's own claim.
+    # workbench knows better (syntax.EFFECTIVE_TRUST); claimed: is the system's own claim.
     "trust": "effective_trust",
     "claimed": "trust",
     "domain": "domain",
@@ -285,10 +286,10 @@ def build_schema() -> fields.Schema:
         # name (or every id and digest, to rebuild the manifest) never decompresses a body.
         body=fields.COLUMN(columns.CompressedBytesColumn(level=1)),
         # Numbers and dates are columns only (sortable, one fixed-size value per memory), not
-        # indexed terms: Whoosh's NUMERIC indexes 4-16 "tier" terms per value, which was a tenth of a
-        # build's postings. Ranges are answered by scanning the column (cached in memory, a few ms
-        # for 100k memories; query.ColumnRange). A missing value is MISSING (ints) or NaN (floats),
-        # which no range matches.
+        # indexed terms: Whoosh's NUMERIC indexes several "tier" terms per value, a sizeable share
+        # of a build's postings. Ranges are answered by scanning the column (cached in memory;
+        # matchers.ColumnRange). A missing value is MISSING (ints) or NaN (floats), which no range
+        # matches.
         priority=fields.COLUMN(columns.NumericColumn("q", default=MISSING)),
         tokens=fields.COLUMN(columns.NumericColumn("q", default=MISSING)),
         salience=fields.COLUMN(columns.NumericColumn("d", default=math.nan)),
@@ -297,11 +298,12 @@ def build_schema() -> fields.Schema:
     )
 
 
-# -- values -----------------------------------------------------------------------------------------
+# -- values ----------------------------------------------------------------------------------------
 
 
 def safe_text(value: str) -> str:
-    """A string Whoosh can encode: lone surrogates (undecodable file names) become `\\udcXX` text."""
+    """A string Whoosh can encode: lone surrogates (undecodable file names) become `\\udcXX`
+    text."""
     try:
         value.encode("utf-8")
         return value
@@ -423,7 +425,7 @@ def digest(memory: Memory, content_sha: str, salience: float) -> str:
         memory.updated,
         content_sha,
     )
-    # repr of plain str/int/float/None/tuple is stable across runs (and 3x cheaper than JSON)
+    # repr of plain str/int/float/None/tuple is stable across runs (and cheaper than JSON)
     blob = repr(fields_indexed)
     return hashlib.blake2b(blob.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 

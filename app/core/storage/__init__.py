@@ -4,8 +4,9 @@
   every target is resolved inside them, symlinks leaving them, FIFOs, devices and folders refused.
 - base: `Base.capture` keeps what an edit started from; a save re-checks it (stat, then sha256) and
   raises `ConflictError` (base, disk, mine) instead of overwriting another writer.
-- atomic: `atomic_write`, temp file + fsync + replace + folder fsync, with explicit permission checks
-  and the MEMWB_FAULT crash points; leftovers: `sweep` and `clear_litter` of what a crashed write left.
+- atomic: `atomic_write`, temp file + fsync + replace + folder fsync, with explicit permission
+  checks and the MEMWB_FAULT crash points; leftovers: `sweep` and `clear_litter` of what a crashed
+  write left.
 - edits: byte-preserving `set_key`, `replace_span`, `cut_span`, `insert_span`.
 - watch: `watch_for_revert`, which notices another process undoing a save.
 - sqlite_write: `write_transaction`, one short BEGIN IMMEDIATE transaction with busy_timeout, whose
@@ -15,78 +16,57 @@
   `remove_empty_folder`; links: `remove_link` and `make_link`, which take out and put back a
   symbolic link itself, never its target.
 
-Names are loaded on first use: the write path (containment, base, atomic, leftovers, watch,
-sqlite_write, moves, links) needs only the standard library, so crash-test subprocesses start fast
-and the permission tests can run it as an unprivileged user under the system python; edits needs the
-YAML primitives.
+The write path (containment, base, atomic, leftovers, watch, sqlite_write, moves, links) needs
+only the standard library, so crash-test subprocesses start without the model and the permission
+tests can run it as an unprivileged user under the system python. Edits need the YAML primitives
+and the model, so they are not imported here: import them from `app.core.storage.edits`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from .atomic import FAULT_ENV, FAULT_POINTS, Saved, atomic_write
+from .base import Base
+from .containment import Roots, check_name
+from .errors import (
+    ConflictError,
+    ContainmentError,
+    EditError,
+    NotWritableError,
+    ReadBackError,
+    StorageError,
+    WriteError,
+)
+from .leftovers import LITTER_PATTERN, clear_litter, sweep
+from .links import make_link, remove_link
+from .moves import move_file, remove_empty_folder, remove_file
+from .sqlite_write import expect_row, write_transaction
+from .watch import RevertWatch, watch_for_revert
 
-_EXPORTS = {
-    "StorageError": "errors",
-    "ContainmentError": "errors",
-    "ConflictError": "errors",
-    "WriteError": "errors",
-    "NotWritableError": "errors",
-    "EditError": "errors",
-    "ReadBackError": "errors",
-    "Roots": "containment",
-    "check_name": "containment",
-    "Base": "base",
-    "atomic_write": "atomic",
-    "Saved": "atomic",
-    "FAULT_ENV": "atomic",
-    "FAULT_POINTS": "atomic",
-    "sweep": "leftovers",
-    "clear_litter": "leftovers",
-    "LITTER_PATTERN": "leftovers",
-    "set_key": "edits",
-    "replace_span": "edits",
-    "cut_span": "edits",
-    "insert_span": "edits",
-    "RevertWatch": "watch",
-    "watch_for_revert": "watch",
-    "write_transaction": "sqlite_write",
-    "expect_row": "sqlite_write",
-    "move_file": "moves",
-    "remove_file": "moves",
-    "remove_empty_folder": "moves",
-    "remove_link": "links",
-    "make_link": "links",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-if TYPE_CHECKING:
-    from .atomic import FAULT_ENV, FAULT_POINTS, Saved, atomic_write
-    from .base import Base
-    from .containment import Roots, check_name
-    from .edits import cut_span, insert_span, replace_span, set_key
-    from .errors import (
-        ConflictError,
-        ContainmentError,
-        EditError,
-        NotWritableError,
-        ReadBackError,
-        StorageError,
-        WriteError,
-    )
-    from .leftovers import LITTER_PATTERN, clear_litter, sweep
-    from .links import make_link, remove_link
-    from .moves import move_file, remove_empty_folder, remove_file
-    from .sqlite_write import expect_row, write_transaction
-    from .watch import RevertWatch, watch_for_revert
+__all__ = [
+    "FAULT_ENV",
+    "FAULT_POINTS",
+    "LITTER_PATTERN",
+    "Base",
+    "ConflictError",
+    "ContainmentError",
+    "EditError",
+    "NotWritableError",
+    "ReadBackError",
+    "RevertWatch",
+    "Roots",
+    "Saved",
+    "StorageError",
+    "WriteError",
+    "atomic_write",
+    "check_name",
+    "clear_litter",
+    "expect_row",
+    "make_link",
+    "move_file",
+    "remove_empty_folder",
+    "remove_file",
+    "remove_link",
+    "sweep",
+    "watch_for_revert",
+    "write_transaction",
+]

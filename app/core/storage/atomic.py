@@ -1,4 +1,5 @@
-"""Saving a file without loss: temp file, fsync, replace, fsync the folder (docs/security.md section 5, step 4).
+"""Saving a file without loss: temp file, fsync, replace, fsync the folder (docs/security.md section
+5, step 4).
 
 The order, and why:
 1. the target is resolved inside the allowed roots (containment.Roots) and checked against the base
@@ -14,7 +15,8 @@ The order, and why:
    read must be the ones written, or a ReadBackError says so), then fsync of the folder, so the
    rename itself is durable;
 6. on any error before the replace the temp file is unlinked and a WriteError says the original is
-   intact. A crash leaves the temp file behind; leftovers.clear_litter removes ours at the next start.
+   intact. A crash leaves the temp file behind; leftovers.clear_litter removes ours at the next
+   start.
 
 Hard links: a replace gives this name a new inode, so the other names of a hard-linked file keep the
 old bytes and silently diverge. Such files are refused by default; `split_hard_links=True` saves
@@ -162,7 +164,8 @@ def atomic_write(
                 final = os.fstat(fd)
             finally:
                 os.close(fd)
-            # The last look before the replace: still inside the roots, still the folder opened, still the base.
+            # The last look before the replace: still inside the roots, still the folder opened,
+            # still the base.
             if roots.resolve(target) != target:
                 raise ContainmentError(f"refused {shown(target)}: its path changed during the save")
             same_folder(dfd, folder, target)
@@ -244,7 +247,7 @@ def _check_base(target: Path, base: Base | None, mine: bytes) -> os.stat_result 
     return base.verify(mine)
 
 
-# -- who may write what ------------------------------------------------------------------------------
+# -- who may write what ----------------------------------------------------------------------------
 
 
 def _mode_grants(st: os.stat_result, want_write: int, want_exec: int = 0) -> bool:
@@ -329,17 +332,21 @@ def check_writable(
     if st.st_uid != euid and euid != 0:
         raise NotWritableError(
             target,
-            f"it is owned by uid {st.st_uid}, not by this user (uid {euid}): a save would hand the file to uid {euid}",
+            f"it is owned by uid {st.st_uid}, not by this user (uid {euid}): a save would "
+            f"hand the file to uid {euid}",
         )
     if st.st_nlink > 1:
-        message = f"it has {st.st_nlink} hard links: a save gives this name new bytes and the other {st.st_nlink - 1} name(s) keep the old ones"
+        message = (
+            f"it has {st.st_nlink} hard links: a save gives this name new bytes and the other "
+            f"{st.st_nlink - 1} name(s) keep the old ones"
+        )
         if not split_hard_links:
             raise NotWritableError(target, message)
         return [f"{shown(target)}: {message}"]
     return []
 
 
-# -- the temp file -----------------------------------------------------------------------------------
+# -- the temp file ---------------------------------------------------------------------------------
 
 
 def temp_name() -> str:
@@ -448,8 +455,8 @@ def _copy_xattrs(fd: int, target: Path) -> list[str]:
 
 
 def _create_from(dfd: int, tmp: str, target: Path, data: bytes) -> None:
-    """Move the finished temp file to a name that must not exist yet. A hard link refuses to clobber,
-    so a file that appears at the last moment is a conflict, not a loss."""
+    """Move the finished temp file to a name that must not exist yet. A hard link refuses to
+    clobber, so a file that appears at the last moment is a conflict, not a loss."""
     try:
         os.link(tmp, target.name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
     except FileExistsError:
@@ -477,7 +484,8 @@ def _discard(dfd: int, tmp: str) -> None:
     try:
         os.unlink(tmp, dir_fd=dfd)
     except OSError:
-        pass  # left for the next start to clear; the error that brought us here is the one to report
+        # left for the next start to clear; the error that brought us here is the one to report
+        pass
 
 
 def _sync_folder(dfd: int, folder: str) -> list[str]:
@@ -486,6 +494,7 @@ def _sync_folder(dfd: int, folder: str) -> list[str]:
     except OSError as exc:
         # The replace happened: the new bytes are in place, only their durability is in doubt.
         return [
-            f"saved, but the folder {shown(folder)} could not be synced ({describe(exc)}): the change may not survive a power loss"
+            f"saved, but the folder {shown(folder)} could not be synced ({describe(exc)}): "
+            "the change may not survive a power loss"
         ]
     return []

@@ -1,4 +1,5 @@
-"""The base an edit starts from, and the check that the file is still that base (docs/security.md section 5, step 2).
+"""The base an edit starts from, and the check that the file is still that base (docs/security.md
+section 5, step 2).
 
 When a file is opened for editing we keep its bytes, their sha256 and its (st_dev, st_ino, size,
 mtime_ns). Before a save the file is read again: the stat is the fast path (cheap enough to poll),

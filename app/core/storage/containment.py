@@ -31,7 +31,8 @@ def check_name(name: str) -> str:
     """Return `name` when it is an allow-listed single path component; raise ContainmentError."""
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise ContainmentError(
-            f"refused name {shown(str(name))!r}: a name must be 1-128 characters of letters, digits, `.`, `_` or `-`, starting with a letter or digit"
+            f"refused name {shown(str(name))!r}: a name must be 1-128 characters of "
+            "letters, digits, `.`, `_` or `-`, starting with a letter or digit"
         )
     if ".." in name:
         raise ContainmentError(f"refused name {shown(name)!r}: it contains `..`")
@@ -127,7 +128,8 @@ class Roots:
             except OSError as exc:
                 os.close(fd)
                 raise ContainmentError(
-                    f"refused {shown(real)}: {part!r} on its way is no longer a plain folder ({exc.strerror}); it may have been swapped"
+                    f"refused {shown(real)}: {part!r} on its way is no longer a plain "
+                    f"folder ({exc.strerror}); it may have been swapped"
                 ) from None
             os.close(fd)
             fd = inner
@@ -156,7 +158,8 @@ class Roots:
         if self.root_of(real) is None:
             if self.root_of(lexical) is not None:
                 raise ContainmentError(
-                    f"refused {shown(lexical)}: it resolves to {shown(real)}, outside the allowed folders (a symlink leaves the root)"
+                    f"refused {shown(lexical)}: it resolves to {shown(real)}, outside the "
+                    "allowed folders (a symlink leaves the root)"
                 )
             raise ContainmentError(f"refused {shown(lexical)}: outside the allowed folders")
         try:
@@ -183,7 +186,8 @@ class Roots:
         if os.path.islink(lexical):
             # Creating a file where a dangling link points is a write the user never saw coming.
             raise ContainmentError(
-                f"refused {shown(lexical)}: a dangling symlink (its target {shown(real)} does not exist)"
+                f"refused {shown(lexical)}: a dangling symlink (its target {shown(real)} "
+                "does not exist)"
             )
         folder = os.path.dirname(real)
         if not os.path.isdir(folder) or self.root_of(folder) is None:
@@ -212,8 +216,8 @@ class Roots:
         return self.resolve(os.path.join(base, *(check_name(n) for n in names)))
 
     def ensure_folder(self, folder: str | os.PathLike[str], *names: str, mode: int = 0o700) -> Path:
-        """Create (as needed) the folder `folder/names...`, one allow-listed component at a time, each
-        checked to be a real folder inside the roots (never a symlink planted on the way)."""
+        """Create (as needed) the folder `folder/names...`, one allow-listed component at a time,
+        each checked to be a real folder inside the roots (never a symlink planted on the way)."""
         current = self.folder(folder)
         for name in names:
             check_name(name)

@@ -40,7 +40,7 @@ Value = str | bool | int | None | list[str] | tuple[str, ...]
 Where = Literal["auto", "front_matter", "document"]
 
 
-# -- spans --------------------------------------------------------------------------------------------
+# -- spans -----------------------------------------------------------------------------------------
 
 
 def _span(data: bytes, span: SpanArg) -> tuple[int, int]:
@@ -107,7 +107,8 @@ def _quoted(text: str) -> str:
             out.append("\\r")
         elif 0xD800 <= code <= 0xDFFF:
             raise EditError(
-                "a value may not contain a lone surrogate (it cannot be written as UTF-8); nothing was changed"
+                "a value may not contain a lone surrogate (it cannot be written as UTF-8); "
+                "nothing was changed"
             )
         elif not ch.isprintable():
             # Control, format (bidi, zero-width, tag) and separator characters are written escaped,
@@ -146,11 +147,12 @@ def render(value: Value) -> tuple[str, Any]:
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return "[" + ", ".join(scalar(v) for v in value) + "]", list(value)
     raise EditError(
-        f"cannot write a value of type {type(value).__name__}; use text, a boolean, an integer or a list of text; nothing was changed"
+        f"cannot write a value of type {type(value).__name__}; use text, a boolean, an "
+        "integer or a list of text; nothing was changed"
     )
 
 
-# -- set_key ----------------------------------------------------------------------------------------
+# -- set_key ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -215,7 +217,8 @@ def _navigate(node: Node | None, path: Sequence[str | int]) -> Node | None:
         ):
             if not 0 <= step < len(node.value):
                 raise EditError(
-                    f"cannot edit: item {step} does not exist (the list has {len(node.value)}); nothing was changed"
+                    f"cannot edit: item {step} does not exist (the list has "
+                    f"{len(node.value)}); nothing was changed"
                 )
             node = node.value[step]
         else:
@@ -272,8 +275,8 @@ def set_key(
     any trailing comment; only its one-line value is replaced. A missing key is added on a new line
     after the mapping's last value, with the mapping's indentation and the line ending of the line
     before it. Returns the new bytes; raises EditError (nothing changed) for what it cannot do
-    exactly: a value spanning lines, an alias, a flow mapping `{...}` to add to, a file that does not
-    parse, or any result that would read back differently than intended.
+    exactly: a value spanning lines, an alias, a flow mapping `{...}` to add to, a file that does
+    not parse, or any result that would read back differently than intended.
     """
     region, bom_len, root, old = _load(data, where)
     mapping = _navigate(root, path)
@@ -305,7 +308,8 @@ def _replacement(
     line = region.line_offset + key_node.start_mark.line + 1
     if value.start_mark.index < key_node.end_mark.index:
         raise EditError(
-            f"cannot set `{key}` (line {line}): its value is an alias of another value; nothing was changed"
+            f"cannot set `{key}` (line {line}): its value is an alias of another value; "
+            "nothing was changed"
         )
     one_line = value.start_mark.line == value.end_mark.line
     if isinstance(value, ScalarNode):
@@ -316,7 +320,8 @@ def _replacement(
         # A block value ends at the start of the line after it (column 0).
         last = region.line_offset + value.end_mark.line + (1 if value.end_mark.column else 0)
         raise EditError(
-            f"cannot set `{key}` (line {line}): its value spans lines {line}-{last}; only a one-line value can be replaced in place; nothing was changed"
+            f"cannot set `{key}` (line {line}): its value spans lines {line}-{last}; only "
+            "a one-line value can be replaced in place; nothing was changed"
         )
     start, end = value.start_mark.index, value.end_mark.index
     if start == end:  # `key:` with no value: keep a space after the colon
@@ -347,7 +352,8 @@ def _insertion(
 ) -> tuple[int, int, str]:
     if not _KEY.fullmatch(key) or key.lower() in _RESERVED:
         raise EditError(
-            f"cannot add key {key!r}: a new key must be a plain name (letters, digits, `_`, `.`, `-`); nothing was changed"
+            f"cannot add key {key!r}: a new key must be a plain name (letters, digits, "
+            "`_`, `.`, `-`); nothing was changed"
         )
     yaml = region.yaml
     if mapping is None:
@@ -355,14 +361,16 @@ def _insertion(
     else:
         if mapping.flow_style:
             raise EditError(
-                f"cannot add `{key}`: the mapping is written in flow style `{{...}}`; nothing was changed"
+                f"cannot add `{key}`: the mapping is written in flow style `{{...}}`; "
+                "nothing was changed"
             )
         last_key = mapping.value[-1][0]
         indent = " " * last_key.start_mark.column
         at = _last_end(mapping)
         if at < last_key.start_mark.index:
             raise EditError(
-                f"cannot add `{key}`: the end of the mapping could not be found (an alias?); nothing was changed"
+                f"cannot add `{key}`: the end of the mapping could not be found (an "
+                "alias?); nothing was changed"
             )
     line = f"{indent}{key}: {text_value}"
     if at == 0 or yaml[at - 1] == "\n":

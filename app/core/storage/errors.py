@@ -92,7 +92,8 @@ class NotWritableError(WriteError):
 
 
 class EditError(StorageError):
-    """An edit that cannot be made without touching bytes it does not mean to; nothing was changed."""
+    """An edit that cannot be made without touching bytes it does not mean to; nothing was
+    changed."""
 
 
 class ReadBackError(StorageError):
@@ -108,7 +109,8 @@ class ReadBackError(StorageError):
         self.differences = differences
         self.committed = committed
         tail = (
-            "the write is in place but does not hold what was meant, so the change is not reported done"
+            "the write is in place but does not hold what was meant, so the change is not "
+            "reported done"
             if committed
             else "the transaction was rolled back; nothing was written"
         )

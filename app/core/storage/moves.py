@@ -1,4 +1,5 @@
-"""Moving and removing files inside the allowed roots without losing a byte (docs/security.md section 5, step 6).
+"""Moving and removing files inside the allowed roots without losing a byte (docs/security.md
+section 5, step 6).
 
 A move is a copy and a checked removal, never a bare rename: the copy is created with
 `atomic_write` (temp file, fsync, a hard link that refuses to clobber, so an existing target name
@@ -177,7 +178,8 @@ def move_file(
             remove_file(roots, saved.base)
         except (StorageError, OSError) as cleanup:
             raise StorageError(
-                f"{exc}; and the copy made at {shown(saved.path)} could not be taken back ({cleanup})"
+                f"{exc}; and the copy made at {shown(saved.path)} could not be taken back "
+                f"({cleanup})"
             ) from exc
         raise
     return saved
@@ -200,7 +202,8 @@ def remove_empty_folder(roots: Roots, folder: str | os.PathLike[str]) -> bool:
         if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
             return False
         raise StorageError(
-            f"cannot remove the folder {shown(real)}: {exc.strerror or exc}; it was left in its place"
+            f"cannot remove the folder {shown(real)}: {exc.strerror or exc}; it was left "
+            "in its place"
         ) from None
     _sync_folder(real.parent)
     return True
@@ -225,7 +228,8 @@ def _put_back(dfd: int, aside: Path, target: Path) -> None:
             else f"it could not be put back ({exc.strerror})"
         )
         raise StorageError(
-            f"{shown(target)} could not be removed safely and {what}; the version that was there is kept as {shown(aside)}"
+            f"{shown(target)} could not be removed safely and {what}; the version that was "
+            f"there is kept as {shown(aside)}"
         ) from None
     os.unlink(aside.name, dir_fd=dfd)
 

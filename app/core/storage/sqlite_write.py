@@ -70,7 +70,8 @@ def _check_database(roots: Roots, path: str | os.PathLike[str]) -> Path:
         )
     # The rollback journal or the -wal file is created beside the database: the folder must be ours
     # too, and a database owned by someone else is refused (a -shm file we create would be ours, and
-    # the agent could no longer open its own store). SQLite writes in place, so hard links stay whole.
+    # the agent could no longer open its own store). SQLite writes in place, so hard links stay
+    # whole.
     check_writable(target, st, split_hard_links=True)
     return target
 
@@ -107,7 +108,8 @@ def expect_row(
 ) -> None:
     """Inside `write_transaction`'s work, right before the statement that writes the row `key` of
     `table`: the columns of `after` must hold these values once the work is done (read back before
-    and after the COMMIT). Their values now are kept as the row's `before` (None: no such row yet)."""
+    and after the COMMIT). Their values now are kept as the row's `before` (None: no such row
+    yet)."""
     expects: list[dict[str, Any]] | None = getattr(_local, "expects", None)
     if expects is None:
         raise StorageError("expect_row is only for the work of a write_transaction")
@@ -249,10 +251,11 @@ def _run(conn: sqlite3.Connection, target: Path, work: Callable[[sqlite3.Connect
     try:
         result = work(conn)
         if not conn.in_transaction:
-            # A COMMIT or ROLLBACK inside `work`: its changes may be in the database already, so this
-            # is not a WriteError (which promises the original is intact).
+            # A COMMIT or ROLLBACK inside `work`: its changes may be in the database already, so
+            # this is not a WriteError (which promises the original is intact).
             raise StorageError(
-                f"{shown(target)}: the write ended its own transaction (COMMIT or ROLLBACK inside it); its changes may have been committed"
+                f"{shown(target)}: the write ended its own transaction (COMMIT or ROLLBACK "
+                "inside it); its changes may have been committed"
             )
         expects: list[dict[str, Any]] = _local.expects
         differ = _differences(conn, expects, "after")

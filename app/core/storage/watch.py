@@ -1,10 +1,10 @@
 """Noticing that another process undid a save (docs/security.md section 5, step 7).
 
 An agent that read a file, thought, then wrote it back from its stale read silently reverts our save
-(185 of 190 saves measured with 10 ms think time); no check on our side can prevent it. So after a
-save the file is watched for a few seconds. Polling, not inotify: the stat is checked every
-`interval` seconds (a replace changes the inode, an in-place write the size or mtime) and the file
-is re-hashed whenever the stat moves, and at least every `rehash_every` seconds for a same-size
+(most saves, when it thinks at all between its read and its write); no check on our side can prevent
+it. So after a save the file is watched for a few seconds. Polling, not inotify: the stat is checked
+every `interval` seconds (a replace changes the inode, an in-place write the size or mtime) and the
+file is re-hashed whenever the stat moves, and at least every `rehash_every` seconds for a same-size
 rewrite inside the timestamp granularity. When the file no longer holds our bytes (other bytes, or
 no file at all) for `settle` seconds (an in-place writer passes through a truncated file on its way
 to the same bytes; the mismatch seen when time is up is reported at once),
@@ -26,7 +26,8 @@ OnRevert = Callable[[Path, bytes | None], None]
 
 
 class RevertWatch:
-    """One watch over one saved file, in a daemon thread. `cancel()` stops it within one interval."""
+    """One watch over one saved file, in a daemon thread. `cancel()` stops it within one
+    interval."""
 
     def __init__(
         self,
@@ -113,8 +114,8 @@ class RevertWatch:
             self._cancelled.wait(min(self.interval, max(0.0, deadline - now)))
 
     def _read(self) -> tuple[bytes | None, bool]:
-        """(bytes, gone): the bytes on disk; gone when the file is missing or no longer a regular file.
-        A transient read error reads as (None, False): not proof of a revert."""
+        """(bytes, gone): the bytes on disk; gone when the file is missing or no longer a regular
+        file. A transient read error reads as (None, False): not proof of a revert."""
         try:
             return read_current(self.path)[0], False
         except Gone:
@@ -133,8 +134,8 @@ def watch_for_revert(
     rehash_every: float = 0.5,
     settle: float = 0.15,
 ) -> RevertWatch:
-    """Start watching `path` for `seconds`; `on_revert(path, disk)` is called if it stops holding the
-    bytes whose sha256 is `written_sha`. Returns the running, cancellable watch."""
+    """Start watching `path` for `seconds`; `on_revert(path, disk)` is called if it stops holding
+    the bytes whose sha256 is `written_sha`. Returns the running, cancellable watch."""
     return RevertWatch(
         path,
         written_sha,

@@ -1,1 +1,2 @@
-"""The memory systems, one package each, behind the contract in `api` and found through `registry`."""
+"""The memory systems, one package each, behind the contract in `api`
+and found through `registry`."""

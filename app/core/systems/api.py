@@ -192,9 +192,9 @@ class BaseSystem:
         raise self._unsupported(f"set a budget: {self.no_budget}")
 
     # -- planning: budgets, salience, suggestions --
-    # The defaults plan nothing and suggest nothing: a system that forgets a hook gets no plan and no
-    # rule, never another system's. The shared modules are imported here, on use, because they find
-    # systems through the registry, which imports this module.
+    # The defaults plan nothing and suggest nothing: a system that forgets a hook gets no plan and
+    # no rule, never another system's. The shared modules are imported here, on use, because they
+    # find systems through the registry, which imports this module.
     budget_what_if: ClassVar[BudgetWhatIf | None] = None  # None: no budget or priority to try
     fortress_scores: ClassVar[bool] = False  # Memory Fortress's 0-3 scores on four axes apply
 
@@ -227,8 +227,9 @@ class BaseSystem:
         return []
 
     def salience_inputs(self, memory: Memory, observed: Observed) -> SalienceInputs:
-        """Importance, trust and use for the shared formula; by default what a system that keeps none
-        of them has: importance 0.5, the trust its source claims, the workbench's access log."""
+        """Importance, trust and use for the shared formula; by default what a system that keeps
+        none of them has: importance 0.5, the trust its source claims,
+        the workbench's access log."""
         from app.core.curate.salience import default_inputs
 
         return default_inputs(memory, observed, self.label)
@@ -265,7 +266,8 @@ class BaseSystem:
         return [memory.id, content, memory.name, memory.kind, where, memory.fields]
 
     def suggestions(self, memories: Sequence[Memory], ctx: SuggestionContext) -> list[Suggestion]:
-        """The system's own rules over its memories (in load order); they may add to `ctx.superseded`."""
+        """The system's own rules over its memories (in load order); they
+        may add to `ctx.superseded`."""
         return []
 
     def budget_suggestions(self, plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggestion]:
@@ -281,14 +283,18 @@ class BaseSystem:
         """Why `memory` superseding `target` makes the older one stale, in the system's words."""
         from app.core.curate.suggestions import quoted
 
-        return f"{self.label} records that {quoted(memory)} supersedes {quoted(target, relation.target)}; the older memory is stale"
+        return (
+            f"{self.label} records that {quoted(memory)} supersedes "
+            f"{quoted(target, relation.target)}; the older memory is stale"
+        )
 
     def is_record(self, memory: Memory) -> bool:
         """An append-only record kept on purpose: never a merge candidate."""
         return False
 
     def kept_apart(self, a: Memory, b: Memory) -> bool:
-        """Two of its memories that say the same on purpose (a summary and its detail): never a merge."""
+        """Two of its memories that say the same on purpose (a summary
+        and its detail): never a merge."""
         return False
 
     def follow_copy(self, staged: Path, final: Path) -> None:

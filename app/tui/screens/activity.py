@@ -189,7 +189,7 @@ class ActivityScreen(WorkbenchScreen):
     def on_memories_changed(self, message: MemoriesChanged) -> None:
         self.read_history()
 
-    # -- this session --------------------------------------------------------------------------------
+    # -- this session ------------------------------------------------------------------------------
 
     def _show_session(self) -> None:
         table = self.query_one(SessionTable)
@@ -257,7 +257,7 @@ class ActivityScreen(WorkbenchScreen):
     def _session_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._session_detail(event.cursor_row)
 
-    # -- history -------------------------------------------------------------------------------------
+    # -- history -----------------------------------------------------------------------------------
 
     @work(
         thread=True,
@@ -346,7 +346,8 @@ class ActivityScreen(WorkbenchScreen):
         text.append(f"{action_of(decision)} ", style="bold")
         text.append(inert(entry.about, keep_newlines=False) + "\n")
         text.append(
-            f"id {inert(decision.memory_id, keep_newlines=False)} · by {inert(decision.user, keep_newlines=False)}\n",
+            f"id {inert(decision.memory_id, keep_newlines=False)}"
+            f" · by {inert(decision.user, keep_newlines=False)}\n",
             style="dim",
         )
         if decision.reason:
@@ -429,7 +430,7 @@ class ActivityScreen(WorkbenchScreen):
                 return
             self.workbench_app.open_memory(chosen.memory_id)
 
-    # -- status, tabs, the filter and backing out ------------------------------------------------------
+    # -- status, tabs, the filter and backing out --------------------------------------------------
 
     def _status(self) -> None:
         receipts = self.workbench_app.activity
@@ -475,7 +476,7 @@ class ActivityScreen(WorkbenchScreen):
             return True
         return False
 
-    # -- undo of a chosen change ---------------------------------------------------------------------
+    # -- undo of a chosen change -------------------------------------------------------------------
 
     def action_undo_chosen(self) -> None:
         """The change highlighted in the history, undone after a look at what it will write: any

@@ -10,8 +10,8 @@ changed, and only those rows are built again.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -22,85 +22,65 @@ from textual.containers import Horizontal, Vertical
 from textual.lazy import Lazy
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Button, Header, Input, OptionList, Static
+from textual.widgets import Button, Header, Input, Static
 from textual.worker import get_current_worker
 
-from app.core.change.plan import Plan
 from app.core.inert import one_line
-from app.tui.bulk import forget_preview, forget_receipt
-from app.tui.context import AFTER_FRAME, WorkbenchScreen, workbench_footer
+from app.tui.context import AFTER_FRAME, workbench_footer
 from app.tui.errors import error_text
 from app.tui.messages import MemoriesChanged, Notice
-from app.tui.priority import EARLIER, LATER, Refused, word
-from app.tui.screens.browse_changes import (
-    SUGGESTION_ACTIONS,
-    Preview,
-    Write,
-    change_preview,
-    curation,
-    entry_decision,
-    merge_preview,
-    pin_toggle,
-    priority_step,
-    run_write,
-    undo_change,
+from app.tui.screens.browse_curation import (
+    BrowseCuration,
+    CurationDone,
+    PreviewReady,
+    SuggestionsArrived,
+    SuggestionsProgress,
+    SuggestionsReady,
 )
-from app.tui.screens.confirm import ConfirmModal
-from app.tui.screens.entry_choice import ask_entry_and_reason
+from app.tui.screens.browse_rows import (
+    PLACED_AT_MOST,
+    LastRead,
+    ListedRowsReady,
+    ReviewCounted,
+    RowsReady,
+    all_rows,
+    filter_text,
+    over_budget,
+    patched_rows,
+    scoped,
+    several_portfolios,
+)
 from app.tui.widgets.curation_table import CurationTable
-from app.tui.widgets.filter_bar import FilterBar, folded
+from app.tui.widgets.filter_bar import FilterBar
 from app.tui.widgets.memory_detail import DetailData, MemoryDetail
 from app.tui.widgets.memory_table import ListedView, MemoryRow, MemoryTable, order_label
-from app.tui.widgets.portfolio_tree import (
-    NodeRef,
-    Place,
-    PortfolioTree,
-    Tally,
-    place_of,
-    places,
-    tally_places,
-)
+from app.tui.widgets.portfolio_tree import NodeRef, Place, PortfolioTree
 from app.tui.widgets.suggestions_pane import SuggestionsPane
 
 if TYPE_CHECKING:
     from app.core.curate import Suggestion
     from app.core.model import Memory
-    from app.core.review.trust import EffectiveTrust
-    from app.core.workbench import Workbench
-    from app.tui.activity import Receipt
 
-
-@dataclass
-class RowsReady(Message):
-    """A read's rows and what the screen shows of them, all made in the worker: at 100,000
-    memories each part takes a tenth of a second or more, which the event loop would not answer
-    keys in."""
-
-    generation: int
-    rows: list[MemoryRow]  # in `order`
-    order: str
-    changed: frozenset[str] = field(
-        default_factory=frozenset
-    )  # empty after a load: every row is new
-    counts: dict[NodeRef, Tally] = field(default_factory=dict)  # the tree's, by effective trust
-    by_id: dict[str, Memory] = field(default_factory=dict)  # the memories the rows show, by id
-    several: bool = False  # whether some system has more than one portfolio open
-    places: Counter[Place] = field(default_factory=Counter)  # what `counts` were made from
-
-
-@dataclass
-class ReviewCounted(Message):
-    """How many memories the review queue holds, after a load or a write."""
-
-    count: int
-
-
-@dataclass
-class ListedRowsReady(Message):
-    """The rows listed last time, shown until the load's own rows arrive, in the table's `order`."""
-
-    rows: ListedView
-    order: str = ""
+__all__ = [
+    "FORGET",
+    "MARK_ALL",
+    "NARROW",
+    "PLACED_AT_MOST",
+    "BrowseScreen",
+    "CurationDone",
+    "DetailReady",
+    "ListedRowsReady",
+    "PreviewReady",
+    "ReviewCounted",
+    "RowsReady",
+    "SuggestionsArrived",
+    "SuggestionsProgress",
+    "SuggestionsReady",
+    "filter_text",
+    "over_budget",
+    "scoped",
+    "several_portfolios",
+]
 
 
 @dataclass
@@ -109,109 +89,13 @@ class DetailReady(Message):
     data: DetailData | None
 
 
-@dataclass
-class SuggestionsReady(Message):
-    suggestions: list[Suggestion]
-    over_budget: int
-
-
-@dataclass
-class SuggestionsArrived(Message):
-    """Suggestions found so far in a run (the first batch of a run replaces the last run's)."""
-
-    suggestions: list[Suggestion]
-    over_budget: int
-    first: bool
-
-
-@dataclass
-class SuggestionsProgress(Message):
-    """How far a run's duplicate search is: a stage, and how many of its items are done."""
-
-    stage: str
-    done: int
-    total: int
-
-
-class _Stopped(Exception):
-    """The suggestions worker was cancelled: raised from its batch callback, it stops the core's
-    run at the next batch instead of letting it finish for nobody."""
-
-
-@dataclass
-class CurationDone(Message):
-    receipt: Receipt
-    clear_marks: bool = False  # a merge: its marks are used up
-
-
-@dataclass
-class PreviewReady(Message):
-    preview: Preview
-    write: Write
-    what: str
-    clear_marks: bool = False
-
-
 # The bulk keys (app/tui/bulk.py): hidden from the footer, listed by `?` and the palette.
 MARK_ALL = "Mark every row shown (the filter's), or unmark them all"
 FORGET = "Forget the marked rows as one change, its dry run shown first"
 NARROW = 110  # columns below which the tree hides until `t` shows it
-PLACED_AT_MOST = (
-    256  # rows a write changed that are put in place one by one; more are sorted with the rest
-)
 
 
-def scoped(
-    rows: Sequence[MemoryRow], scope: NodeRef, by_id: Mapping[str, Memory]
-) -> Sequence[MemoryRow]:
-    """The rows, in their order, of the memories in `scope` (`by_id`: the memories by id). By the
-    rows' own system and tier first, and only what is left by its memory's portfolio and domain
-    (a row shows a portfolio's name made printable)."""
-    if scope == NodeRef():
-        return rows
-    shown: Sequence[MemoryRow] = rows
-    if scope.system is not None:
-        shown = [r for r in shown if r.system == scope.system]
-    if scope.tier is not None:
-        shown = [r for r in shown if r.tier == scope.tier]
-    if scope.portfolio is not None or scope.domain is not None:
-        shown = [
-            r for r in shown if (memory := by_id.get(r.id)) is not None and scope.matches(memory)
-        ]
-    return shown
-
-
-def filter_text(row: MemoryRow) -> str:
-    """The fields of a row the filter looks in (every column a person reads, and the id), folded."""
-    return folded((row.name, row.system, row.tier, row.trust.value, row.trust_source, row.id))
-
-
-def over_budget(workbench: Workbench) -> frozenset[str]:
-    """The memories a startup plan that is over its budget leaves out (past its cut or cut short)."""
-    try:
-        plans = workbench.budgets()
-    except Exception:  # noqa: BLE001 - the order then goes without it; the budget screen says why
-        return frozenset()
-    return frozenset(
-        item.id
-        for plan in plans
-        if plan.over
-        for item in plan.items
-        if not item.fits or item.truncated
-    )
-
-
-def several_portfolios(counted: Mapping[Place, int]) -> bool:
-    """Whether some system has more than one portfolio open (by the tree's `places`): the table then
-    names each row's."""
-    seen: dict[str, set[str]] = {}
-    for (system, portfolio, *_), count in counted.items():
-        if count > 0:
-            seen.setdefault(system, set()).add(portfolio)
-    return any(len(names) > 1 for names in seen.values())
-
-
-class BrowseScreen(WorkbenchScreen):
+class BrowseScreen(BrowseCuration):
     CSS_PATH = "../styles/browse.tcss"
     # The curation keys are the table's own (CurationTable): they act on what has the focus.
     BINDINGS = [
@@ -271,11 +155,13 @@ class BrowseScreen(WorkbenchScreen):
         self.suggestions: list[Suggestion] = []
         self._pending: str | None = None
         self._loaded_generation = 0
-        # the memories the rows show, by id and counted by place in the tree, and what writes changed since they were read
+        # the memories the rows show, by id and counted by place in the tree, and what writes
+        # changed since they were read
         self._places: Counter[Place] = Counter()
         self._by_id: dict[str, Memory] = {}
         self._unapplied: set[str] = set()
-        # each row's fields as the filter looks in them, by id and in the order of `rows`, made on first use
+        # each row's fields as the filter looks in them, by id and in the order of `rows`, made on
+        # first use
         self._folded: dict[str, str] = {}
         self._texts: tuple[Sequence[MemoryRow], list[str]] = ((), [])
         self._detail_wanted: str | None = None
@@ -314,7 +200,8 @@ class BrowseScreen(WorkbenchScreen):
             detail.set_reveal(reveal)
 
     def _on_load_error(self, error: str) -> None:
-        """A failed load replaces "Loading…" with what went wrong and a retry; a new load clears it."""
+        """A failed load replaces "Loading…" with what went wrong and a retry; a new load clears
+        it."""
         self.query_one("#browse-failed").display = bool(error)
         if error:
             self.query_one("#browse-status", Static).update(Text("Could not read the portfolios."))
@@ -345,7 +232,8 @@ class BrowseScreen(WorkbenchScreen):
     def _on_generation(self, generation: int) -> None:
         if generation > 0 and generation != self._loaded_generation:
             if not self._loaded_generation:
-                # The load is read; its rows wait for every memory's salience (seconds at 100,000).
+                # The load is read; its rows wait for every memory's salience (long on a large
+                # portfolio).
                 self._status(Text(f"Loading… working out saliences{self._listed_note()}"))
             self.read_rows(generation, self.query_one(MemoryTable).order)
 
@@ -426,31 +314,11 @@ class BrowseScreen(WorkbenchScreen):
         built again and the rest are `kept` as they were (in `kept_order`), the tree's counts
         patched the same way."""
         try:
-            saliences = self.workbench.salience_scores()
-            trusts = self.workbench.trusts()
             if changed and kept:
-                ready = self._patched(
-                    generation, saliences, trusts, order, changed, kept, kept_order
-                )
+                last = LastRead(kept, kept_order, self._places, self._by_id)
+                ready = patched_rows(self.workbench, generation, order, changed, last)
             else:
-                memories = list(self.workbench.memories)
-                over = over_budget(self.workbench)
-                rows = [
-                    MemoryRow.of(m, saliences.get(m.id), trusts.get(m.id), m.id in over)
-                    for m in memories
-                ]
-                counted = places(memories, {i: t.level for i, t in trusts.items()})
-                by_id = {m.id: m for m in memories}
-                ready = RowsReady(
-                    generation,
-                    MemoryTable.ordered(rows, order),
-                    order,
-                    changed,
-                    tally_places(counted),
-                    by_id,
-                    several_portfolios(counted),
-                    counted,
-                )
+                ready = all_rows(self.workbench, generation, order)
         except Exception as error:  # noqa: BLE001 - a notification, never a crash
             self.post_message(
                 Notice(
@@ -460,56 +328,6 @@ class BrowseScreen(WorkbenchScreen):
             return
         if not get_current_worker().is_cancelled:
             self.post_message(ready)
-
-    def _patched(
-        self,
-        generation: int,
-        saliences: Mapping[str, float],
-        trusts: Mapping[str, EffectiveTrust],
-        order: str,
-        changed: frozenset[str],
-        kept: Sequence[MemoryRow],
-        kept_order: str,
-    ) -> RowsReady:
-        """After a write: the last read's rows and tree counts with the `changed` memories taken out
-        and those still there put back as they are now. At 100,000 memories a read of every row
-        took most of a second between the key and the changed row."""
-        # A write can move another memory past a budget's cut (or back): its row is built again too.
-        over = over_budget(self.workbench)
-        changed = changed | {r.id for r in kept if r.over != (r.id in over)}
-        counted, by_id = Counter(self._places), self._by_id.copy()
-        for row in (r for r in kept if r.id in changed):
-            memory = by_id.pop(row.id, None)
-            if memory is not None:
-                counted[place_of(memory, row.trust)] -= 1
-        fresh = []
-        for memory_id in sorted(changed):
-            try:
-                memory = self.workbench.memory(memory_id)
-            except KeyError:
-                continue  # taken out by the write
-            trust = trusts.get(memory_id)
-            fresh.append(MemoryRow.of(memory, saliences.get(memory_id), trust, memory_id in over))
-            counted[place_of(memory, trust.level if trust is not None else memory.trust)] += 1
-            by_id[memory_id] = memory
-        rest = [r for r in kept if r.id not in changed]
-        # Each row placed costs a search and a move of the rows after it: past a few hundred, a sort is quicker.
-        placing = kept_order == order and len(fresh) <= PLACED_AT_MOST
-        rows = (
-            MemoryTable.placed(rest, fresh, order)
-            if placing
-            else MemoryTable.ordered(rest + fresh, order)
-        )
-        return RowsReady(
-            generation,
-            rows,
-            order,
-            changed,
-            tally_places(counted),
-            by_id,
-            several_portfolios(counted),
-            counted,
-        )
 
     def on_rows_ready(self, message: RowsReady) -> None:
         self._loaded_generation = message.generation
@@ -577,7 +395,7 @@ class BrowseScreen(WorkbenchScreen):
     )
     def fold_rows(self, rows: list[MemoryRow]) -> None:
         """The filter's texts of a load's rows made here rather than at the first key typed in the
-        filter (a quarter of a second at 100,000 rows); kept only while they are still the rows."""
+        filter (a noticeable pause on many rows); kept only while they are still the rows."""
         known = {row.id: filter_text(row) for row in rows}
         texts = list(known.values())  # in the order of `rows`: ids are unique
         if self.rows is rows and not get_current_worker().is_cancelled:
@@ -618,7 +436,8 @@ class BrowseScreen(WorkbenchScreen):
         order = order_label(table.sort_column, table.sort_reverse)
         self._status(
             Text(
-                f"{len(table.rows):,} of {len(self.rows):,} memories{review} · {scope} · {order}{marked}"
+                f"{len(table.rows):,} of {len(self.rows):,} memories{review}"
+                f" · {scope} · {order}{marked}"
             )
         )
 
@@ -664,7 +483,8 @@ class BrowseScreen(WorkbenchScreen):
 
     def want_detail(self, memory_id: str) -> None:
         """Single flight: one detail read at a time, then the latest wanted one. Holding a key down
-        queues nothing, and no worker is ever cancelled half-way (which tests would see as errors)."""
+        queues nothing, and no worker is ever cancelled half-way (which tests would see as
+        errors)."""
         self._detail_wanted = memory_id
         if not self._detail_busy:
             self._detail_busy = True
@@ -798,314 +618,3 @@ class BrowseScreen(WorkbenchScreen):
 
     def action_back(self) -> None:
         self.back_out()  # the browse screen is where backing out ends; `q` quits
-
-    # -- curation --------------------------------------------------------------------------------
-
-    def _name_of(self, memory_id: str) -> str:
-        try:
-            return self.workbench.memory(memory_id).name
-        except KeyError:
-            return memory_id
-
-    def _selected(self) -> Memory | None:
-        memory_id = self.query_one(MemoryTable).selected_id
-        if memory_id is None:
-            self.notify("No memory highlighted", severity="warning", markup=False)
-            return None
-        try:
-            return self.workbench.memory(memory_id)
-        except KeyError:
-            if not self._loaded_generation:
-                self.notify(
-                    "Still reading the portfolios: the rows shown are last time's. Try again once the load is done.",
-                    severity="warning",
-                    markup=False,
-                )
-            return None
-
-    def action_promote(self) -> None:
-        self.action_curate("promote")
-
-    def action_demote(self) -> None:
-        self.action_curate("demote")
-
-    def action_load_earlier(self) -> None:
-        self.action_priority(EARLIER)
-
-    def action_load_later(self) -> None:
-        self.action_priority(LATER)
-
-    def action_curate(self, action: str) -> None:
-        memory = self._selected()
-        write = curation(action, [memory.id], memory.name) if memory is not None else None
-        if memory is not None and write is not None:
-            self.run_change(write, f"{action} {one_line(memory.name, 60)}")
-
-    def action_pin(self) -> None:
-        memory = self._selected()
-        if memory is not None:
-            self.run_change(
-                pin_toggle(memory.id, memory.name), f"pin or unpin {one_line(memory.name, 60)}"
-            )
-
-    def action_priority(self, direction: int) -> None:
-        """Load earlier (-1) or later (+1): the same step the budget screen takes (app.tui.priority),
-        computed in the worker from what the facade holds then."""
-        memory = self._selected()
-        if memory is not None:
-            self.run_change(
-                priority_step(memory.id, memory.name, direction),
-                f"load {one_line(memory.name, 60)} {word(direction)}",
-            )
-
-    def action_merge(self) -> None:
-        memory = self._selected()
-        if memory is None:
-            return
-        others = sorted(self.query_one(MemoryTable).marked - {memory.id})
-        if not others:
-            self.notify(
-                "Mark the memories to merge with space; the highlighted one is kept",
-                severity="warning",
-                markup=False,
-            )
-            return
-        write = curation("merge", [memory.id, *others], memory.name)
-        keep = memory.id
-        if write is not None:
-            self.preview(
-                lambda wb: merge_preview(wb, keep, others),
-                write,
-                f"merge {len(others)} into {one_line(memory.name, 60)}",
-                clear_marks=True,
-            )
-
-    def action_undo(self) -> None:
-        self.run_change(undo_change(), "undo")
-
-    def action_mark_all(self) -> None:
-        """Mark every row the table shows (the chosen node, the filter); unmark them when they all are."""
-        table = self.query_one(MemoryTable)
-        shown = {row.id for row in table.rows}
-        table.set_marks(shown, not shown <= table.marked)
-        self._update_status()
-
-    def action_forget(self) -> None:
-        """The marked rows (else the highlighted one), in the table's order, forgotten as one change."""
-        table = self.query_one(MemoryTable)
-        ids = [row.id for row in table.rows if row.id in table.marked] or (
-            [table.selected_id] if table.selected_id else []
-        )
-        if not ids:
-            self.notify(
-                "Mark the memories to forget with space (* marks every row shown)",
-                severity="warning",
-                markup=False,
-            )
-            return
-        held: dict[str, Plan] = {}
-
-        def show(wb: Workbench) -> Preview:
-            preview, held["plan"] = forget_preview(wb, ids)
-            return preview
-
-        self.preview(
-            show,
-            lambda wb: forget_receipt(wb, ids, held.get("plan")),
-            f"forget {len(ids):,} memories",
-            clear_marks=True,
-        )
-
-    def action_quarantine_entry(self) -> None:
-        self._decide_entry("quarantine")
-
-    def action_approve_entry(self) -> None:
-        self._decide_entry("approve")
-
-    def _decide_entry(self, action: str) -> None:
-        """One entry of a multi-entry memory (a DollhouseMCP memory): chosen from a list, the
-        entry of its most severe finding offered first."""
-        memory = self._selected()
-        if memory is None:
-            return
-        try:
-            findings = self.workbench.findings(memory.id)
-        except Exception:  # noqa: BLE001 - unreadable: the list is offered without findings
-            findings = []
-
-        def then(entry: str, reason: str) -> None:
-            self.run_change(
-                entry_decision(action, memory.id, entry, memory.name, reason),
-                f"{action} entry {one_line(entry, 40)} of {one_line(memory.name, 60)}",
-            )
-
-        detail = self.query_one(MemoryDetail).data
-        texts = detail.entries if detail is not None and detail.memory.id == memory.id else []
-        if not ask_entry_and_reason(self.app, action, memory, findings, then, texts):
-            self.notify(
-                f"{one_line(memory.name, 80)} has one entry: the palette's {action} takes it whole.",
-                severity="warning",
-                markup=False,
-            )
-
-    @work(
-        thread=True,
-        exclusive=True,
-        group="browse-preview",
-        description="browse-preview",
-        exit_on_error=False,
-    )
-    def preview(
-        self,
-        show: Callable[[Workbench], Preview],
-        write: Write,
-        what: str,
-        clear_marks: bool = False,
-    ) -> None:
-        """The change shown first (a merge, a suggestion): its dry run, then a prompt."""
-        try:
-            found = show(self.workbench)
-        except Exception as error:  # noqa: BLE001 - the core's refusal, told to the person
-            self.post_message(
-                Notice(
-                    error_text(error),
-                    title=f"Could not {one_line(what, 80)}",
-                    severity="error",
-                    timeout=8,
-                )
-            )
-            return
-        self.post_message(PreviewReady(found, write, what, clear_marks))
-
-    def on_preview_ready(self, message: PreviewReady) -> None:
-        found = message.preview
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.run_change(message.write, message.what, clear_marks=message.clear_marks)
-
-        self.app.push_screen(
-            ConfirmModal(found.title, found.summary, found.plan, verb=found.verb), answered
-        )
-
-    @work(thread=True, exclusive=True, group="curate", description="curate", exit_on_error=False)
-    def run_change(self, write: Write, what: str, clear_marks: bool = False) -> None:
-        """Run one change; its receipt goes to the Activity screen, a refusal is said (and kept
-        there too: nothing was written)."""
-        try:
-            receipt = run_write(self.workbench_app, write, what)
-        except Refused as refused_:
-            self.post_message(
-                Notice(
-                    str(refused_),
-                    title=f"Could not {one_line(what, 80)}",
-                    severity="warning",
-                    timeout=8,
-                )
-            )
-            return
-        if receipt is not None:
-            self.post_message(CurationDone(receipt, clear_marks))
-
-    def on_curation_done(self, message: CurationDone) -> None:
-        receipt = message.receipt
-        if message.clear_marks:
-            self.query_one(MemoryTable).clear_marks()
-            self._update_status()
-        files = len(receipt.files)
-        tail = (
-            f"{files} file{'' if files == 1 else 's'} written · F7 shows the receipt"
-            if files
-            else "kept in the ledger · F7 shows the receipt"
-        )
-        self.notify(f"{receipt.title}\n{tail}", title="Done", markup=False)
-
-    # -- suggestions -----------------------------------------------------------------------------
-
-    def action_toggle_suggestions(self) -> None:
-        pane = self.query_one("#browse-suggestions")
-        pane.display = not pane.display
-        if pane.display:
-            self.query_one("#suggestions-list", OptionList).focus()
-            self.read_suggestions()
-        else:
-            self.query_one(MemoryTable).focus()
-
-    @work(
-        thread=True,
-        exclusive=True,
-        group="browse-suggestions",
-        name="suggestions",
-        description="suggestions",
-        exit_on_error=False,
-    )
-    def read_suggestions(self) -> None:
-        """The suggestions, in the background: each batch is shown as the core finds it (the quick
-        rules within a second, near duplicates last), then the whole list in its order; while it
-        looks for duplicates, the pane says how far it is."""
-        worker = get_current_worker()
-        batches = 0
-
-        def arrived(batch: list[Suggestion]) -> None:
-            nonlocal batches
-            if worker.is_cancelled:
-                raise _Stopped
-            self.post_message(SuggestionsArrived(batch, over, first=batches == 0))
-            batches += 1
-
-        def searched(stage: str, done: int, total: int) -> None:
-            if worker.is_cancelled:
-                raise _Stopped
-            self.post_message(SuggestionsProgress(stage, done, total))
-
-        try:
-            over = sum(plan.over for plan in self.workbench.budgets())
-            suggestions = self.workbench.suggestions(on_batch=arrived, on_progress=searched)
-        except _Stopped:
-            return
-        except Exception as error:  # noqa: BLE001
-            self.post_message(
-                Notice(
-                    error_text(error, 300),
-                    title="Could not compute the suggestions",
-                    severity="error",
-                )
-            )
-            return
-        if not worker.is_cancelled:
-            self.post_message(SuggestionsReady(suggestions, over))
-
-    def on_suggestions_arrived(self, message: SuggestionsArrived) -> None:
-        pane = self.query_one(SuggestionsPane)
-        pane.append(message.suggestions, message.over_budget, first=message.first)
-        self.suggestions = pane.suggestions
-
-    def on_suggestions_progress(self, message: SuggestionsProgress) -> None:
-        self.query_one(SuggestionsPane).progress(message.stage, message.done, message.total)
-
-    def on_suggestions_ready(self, message: SuggestionsReady) -> None:
-        self.suggestions = message.suggestions
-        self.query_one(SuggestionsPane).show(message.suggestions, message.over_budget)
-
-    def on_suggestions_pane_chosen(self, message: SuggestionsPane.Chosen) -> None:
-        """Enter on a suggestion shows the change it proposes first (the core's dry run)."""
-        suggestion = message.suggestion
-        action = SUGGESTION_ACTIONS.get(suggestion.kind)
-        ids = list(suggestion.ids) if action == "merge" else [suggestion.ids[0]]
-        write = curation(action, ids, self._name_of(ids[0])) if action is not None else None
-        if action is None or write is None:
-            # Stale and split need a person's judgement: show the memory instead of guessing.
-            self.notify(
-                f"{suggestion.kind}: decide by hand; showing {one_line(suggestion.ids[0], 80)}",
-                severity="warning",
-                markup=False,
-            )
-            self.show_memory(suggestion.ids[0])
-            return
-        what = f"{action} {one_line(self._name_of(ids[0]), 80)}"
-        if action == "merge":
-            keep, others = ids[0], ids[1:]
-            self.preview(lambda wb: merge_preview(wb, keep, others), write, what)
-        else:
-            first = ids[0]
-            self.preview(lambda wb: change_preview(wb, action, first), write, what)

@@ -59,7 +59,8 @@ def run_write(app: HostApp, write: Write, what: str) -> Receipt | None:
 
 
 def curation(action: str, ids: list[str], name: str) -> Write | None:
-    """The change behind a curation key or a suggestion: promote, demote or merge (`ids[0]` kept)."""
+    """The change behind a curation key or a suggestion: promote, demote or merge (`ids[0]`
+    kept)."""
     first, rest = ids[0], ids[1:]
     shown = one_line(name, 60)
     if action == "promote":
@@ -144,7 +145,8 @@ def undo_change(reason: str = REASON, change_id: str | None = None) -> Write:
 
 @dataclass(frozen=True)
 class Preview:
-    """A change shown before it is made: a summary (what is kept, what is removed) and the dry run."""
+    """A change shown before it is made: a summary (what is kept, what is removed) and the dry
+    run."""
 
     title: str
     verb: str

@@ -1,7 +1,8 @@
-"""The budget screen (F4): per portfolio, what loads at startup in order against the budget line,
-what falls past the cut and what is truncated; where the system allows it (DollhouseMCP's auto-load),
-change the budget or move priorities and see the what-if plan (computed by the core, nothing
-written) before applying it with a reason."""
+"""The budget screen (F4): per portfolio, what loads at startup in order against the budget
+line, what falls past the cut and what is truncated; where the system allows it (DollhouseMCP's
+auto-load), change the budget or move priorities and see the what-if plan (computed by the core,
+nothing written) before applying it with a reason. The preview tab shows the text each plan
+injects (widgets/budget_preview.py), its secrets masked until `v` shows them there."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from app.core.budget import BudgetItem, BudgetPlan, BudgetWhatIf, WhatIf
 from app.core.inert import one_line
-from app.core.preview.models import Preview
 from app.tui.activity import Run, apply_change, refused
 from app.tui.context import AFTER_FRAME, WorkbenchScreen, workbench_footer
 from app.tui.errors import error_text
@@ -29,8 +29,17 @@ from app.tui.messages import MemoriesChanged, Notice
 from app.tui.priority import Refused, Step, order_step
 from app.tui.screens.reason import ReasonModal
 from app.tui.widgets.budget_bar import BudgetBar
+from app.tui.widgets.budget_preview import BudgetPreview, PreviewsRead
+from app.tui.widgets.budget_rows import (
+    MORE,
+    item_cells,
+    key_of,
+    more_cells,
+    over_reason,
+    plan_title,
+    unique_keys,
+)
 from app.tui.widgets.clip import clip
-from app.tui.widgets.injection_preview import InjectionPreview
 from app.tui.widgets.nav import ColumnSpec, NavTable
 
 if TYPE_CHECKING:
@@ -57,7 +66,6 @@ ITEM_COLUMNS = (
     ColumnSpec("state", "", 9),
     ColumnSpec("note", "note", None, least=20, from_width=70),
 )
-_REPEAT = "\u241e"  # between a row's key and the count that makes a repeated key unique
 PAST_CUT_SHOWN = 100  # items past a plan's cut listed in its table; the rest are counted in one row
 ROWS_AT_ONCE = (
     40  # item rows added before a key is answered (more than a screen shows), then per batch
@@ -68,47 +76,12 @@ FILL_DELAY = 0.3
 # Plans' cursor moves closer together than this are a held key: the rows follow once they pause
 # (a single move's rows follow AFTER_FRAME after it).
 HELD_KEY = 0.15
-MORE = "\u241emore"  # the key of that row: no memory id starts with _REPEAT
-
-
-def over_reason(plan: BudgetPlan) -> str:
-    """Why a plan is over, short enough for its row: the total past the limit by how much, else
-    the memories its system's own limit for one memory leaves out ("" when it is not over)."""
-    if not plan.over or plan.limit is None:
-        return ""
-    if plan.used > plan.limit:
-        return f"over by {plan.used - plan.limit:,} {plan.unit}"
-    past = len(plan.past_cut)
-    return f"{past:,} over per-memory limit"
-
-
-def unique_keys(keys: list[str]) -> list[str]:
-    """Row keys a DataTable accepts: a key seen before gets `_REPEAT` and its count, so two plans
-    or items that share a key (which no plan should make, but a bad one must not crash the screen
-    with DuplicateKey) are two rows."""
-    seen: dict[str, int] = {}
-    out = []
-    for key in keys:
-        seen[key] = seen.get(key, 0) + 1
-        out.append(key if seen[key] == 1 else f"{key}{_REPEAT}{seen[key]}")
-    return out
-
-
-def key_of(row_key: object) -> str:
-    """The key a row was made for, without the count `unique_keys` may have added."""
-    return str(row_key).split(_REPEAT, 1)[0]
 
 
 @dataclass
 class PlansRead(Message):
     plans: list[BudgetPlan]
     what_if: WhatIf | None
-
-
-@dataclass
-class PreviewsRead(Message):
-    previews: list[Preview]
-    generation: int
 
 
 @dataclass
@@ -189,6 +162,13 @@ class BudgetScreen(WorkbenchScreen):
             tooltip="The exact text the selected plan injects, cuts marked",
             id="budget-preview",
         ),
+        Binding(
+            "v",
+            "toggle_preview_secrets",
+            "Secrets",
+            tooltip="Show or mask the secrets in the preview (masked by default; this tab only)",
+            id="budget-preview-secrets",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -202,8 +182,6 @@ class BudgetScreen(WorkbenchScreen):
         self._fittings: dict[int, tuple[BudgetPlan, int]] = {}
         self._last_move = 0.0  # when the plans' cursor last moved (monotonic seconds)
         self._plan_timer: Timer | None = None
-        self.previews: list[Preview] | None = None  # read when the preview tab is first shown
-        self._previews_of = -1  # the generation they were read at
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -219,8 +197,7 @@ class BudgetScreen(WorkbenchScreen):
                         with VerticalScroll(id="budget-notes-scroll"):
                             yield Static(Text(""), id="budget-notes")
                     with TabPane("preview", id="budget-tab-preview"):
-                        with VerticalScroll(id="budget-preview-scroll"):
-                            yield InjectionPreview(id="budget-preview")
+                        yield BudgetPreview(id="budget-preview-scroll")
         yield workbench_footer()
 
     def on_mount(self) -> None:
@@ -248,11 +225,11 @@ class BudgetScreen(WorkbenchScreen):
     def on_memories_changed(self, message: MemoriesChanged) -> None:
         # One changed memory can move every row of its plan (the order, the cut), so the plans are
         # read whole; the facade already re-planned only the portfolios the write touched.
-        self.previews = None  # rendered again when the preview tab is shown next
+        self.query_one(BudgetPreview).forget()  # rendered again when the tab is shown next
         if self.workbench_app.generation:
             self.when_shown(self.refresh_plans)
 
-    # -- what-if state -------------------------------------------------------------------------------
+    # -- what-if state ------------------------------------------------------------------------
 
     def what_if(self) -> WhatIf | None:
         if self.max_tokens is None and not self.priorities:
@@ -324,7 +301,7 @@ class BudgetScreen(WorkbenchScreen):
             title.update(Text("No budget plans."))
             notes.update(Text(""))
             return
-        title.update(self._title(plan))
+        title.update(plan_title(plan, self.shown_what_if is not None))
         # Every item that loads and the first PAST_CUT_SHOWN past the cut: a plan can hold
         # thousands, and rebuilding them all on every move through the plans is what a key waits on.
         shown = plan.items[: self._fitting(plan) + 1 + PAST_CUT_SHOWN]
@@ -375,56 +352,17 @@ class BudgetScreen(WorkbenchScreen):
 
     def _add_item_rows(self, plan: BudgetPlan, rows: list[tuple[BudgetItem, str]]) -> None:
         items = self.query_one("#budget-items", NavTable)
-        width, note_width = items.width_of("memory"), items.width_of("note", 200)
+        widths = items.width_of("memory"), items.width_of("note", 200)
         for item, key in rows:
-            state = "truncated" if item.truncated else ("loads" if item.fits else "past cut")
-            name = self._name_of(item.id)
             priority = self.priorities.get(item.id, self._stored_priority(item.id))
-            cells = {
-                "order": Text(str(item.order)),
-                "priority": Text(
-                    "" if priority is None else str(priority),
-                    justify="right",
-                    style="bold" if item.id in self.priorities else "",
-                ),
-                "memory": Text(clip(one_line(name, 200), width)),
-                "cost": Text(f"{item.cost:,}", justify="right"),
-                "state": Text(state, style="bold" if not item.fits or item.truncated else ""),
-                "note": Text(clip(one_line(item.note, 200), note_width)),
-            }
+            tried = item.id in self.priorities
+            cells = item_cells(item, self._name_of(item.id), priority, tried, widths)
             items.add_cells(cells, key=key)
 
     def _add_more_row(self, plan: BudgetPlan, shown: int) -> None:
         hidden = len(plan.items) - shown
         if hidden:
-            more = Text(f"… {hidden:,} more past the cut", style="italic")
-            note = Text("browse (F2) lists every memory", style="italic")
-            self.query_one("#budget-items", NavTable).add_cells(
-                {
-                    "order": Text(""),
-                    "priority": Text(""),
-                    "memory": more,
-                    "cost": Text(""),
-                    "state": Text(""),
-                    "note": note,
-                },
-                key=MORE,
-            )
-
-    def _title(self, plan: BudgetPlan) -> Text:
-        text = Text()
-        text.append(
-            one_line(f"{plan.system} \u00b7 {plan.portfolio} \u00b7 {plan.scope}", 100),
-            style="bold",
-        )
-        limit = "no limit" if plan.limit is None else f"limit {plan.limit:,}"
-        text.append(f"   {plan.loaded:,} of {plan.used:,} {plan.unit} load \u00b7 {limit}")
-        cut = next((item for item in plan.items if not item.fits), None)
-        if cut is not None:
-            text.append(f" \u00b7 cut at #{cut.order}")
-        if self.shown_what_if is not None:
-            text.append("   what-if", style="reverse")
-        return text
+            self.query_one("#budget-items", NavTable).add_cells(more_cells(hidden), key=MORE)
 
     def _name_of(self, memory_id: str) -> str:
         try:
@@ -476,7 +414,7 @@ class BudgetScreen(WorkbenchScreen):
     def _item_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.query_one(BudgetBar).highlighted = key_of(event.row_key.value)
 
-    # -- the preview tab: what the selected plan injects ------------------------------------
+    # -- the preview tab: what the selected plan injects (widgets/budget_preview.py) --------
 
     @property
     def preview_shown(self) -> bool:
@@ -489,34 +427,29 @@ class BudgetScreen(WorkbenchScreen):
     @on(TabbedContent.TabActivated, "#budget-tabs")
     def _tab_activated(self) -> None:
         self.set_class(self.preview_shown, "-preview")
+        self.refresh_bindings()  # v reveals on the preview tab only
         self._show_preview()
 
-    def preview_of(self, plan: BudgetPlan | None) -> Preview | None:
-        """The preview of the plan, or of the injection it is part of (OpenClaw's MEMORY.md)."""
-        if plan is None or self.previews is None:
-            return None
-        for preview in self.previews:
-            same = (preview.system, preview.portfolio) == (plan.system, plan.portfolio)
-            if same and plan.scope in (preview.scope, *preview.plans):
-                return preview
-        return None
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Off the preview tab, v is the app's: the secrets of every other pane.
+        if action == "toggle_preview_secrets":
+            return self.preview_shown
+        return super().check_action(action, parameters)
+
+    def action_toggle_preview_secrets(self) -> None:
+        self.query_one(BudgetPreview).toggle_reveal()
+        self._show_preview()
 
     def _show_preview(self) -> None:
         if not self.preview_shown:
             return
-        widget = self.query_one("#budget-preview", InjectionPreview)
+        pane = self.query_one(BudgetPreview)
         generation = self.workbench_app.generation
-        if self.previews is None or self._previews_of != generation:
-            widget.show(None, "Rendering what each agent will see\u2026")
-            self.read_previews(generation)
+        if pane.needs(generation):
+            pane.reading()
+            self.read_previews(generation, pane.revealed)
             return
-        plan = self.plan
-        preview = self.preview_of(plan)
-        empty = "No plan chosen."
-        if plan is not None:
-            empty = f"{plan.system} shows no preview of its {plan.scope} plan."
-        if preview is not widget.preview or preview is None:
-            widget.show(preview, empty)
+        pane.show_plan(self.plan)
 
     @work(
         thread=True,
@@ -525,16 +458,18 @@ class BudgetScreen(WorkbenchScreen):
         description="budget-preview",
         exit_on_error=False,
     )
-    def read_previews(self, generation: int) -> None:
+    def read_previews(self, generation: int, revealed: bool = False) -> None:
         try:
-            previews = self.workbench.preview()
+            previews = self.workbench.preview(reveal=revealed)
         except Exception as error:  # noqa: BLE001 - shown, never a crash
             self.post_message(self._notice("Could not render the preview", error))
             return
-        self.post_message(PreviewsRead(list(previews), generation))
+        self.post_message(PreviewsRead(list(previews), generation, revealed))
 
     def on_previews_read(self, message: PreviewsRead) -> None:
-        self.previews, self._previews_of = message.previews, message.generation
+        pane = self.query_one(BudgetPreview)
+        if message.revealed == pane.revealed:  # else a read from before the last v
+            pane.took(message)
         self._show_preview()
 
     # -- keys --------------------------------------------------------------------------------------
@@ -553,7 +488,8 @@ class BudgetScreen(WorkbenchScreen):
         return self.workbench.system_info(system).budget_what_if
 
     def _what_if_labels(self) -> str:
-        """The plans a what-if works on, named by their system and scope ("a DollhouseMCP auto-load budget")."""
+        """The plans a what-if works on, named by their system and scope ("a DollhouseMCP
+        auto-load budget")."""
         workbench = self.workbench
         names: dict[str, None] = {}
         for plan in self.plans:

@@ -31,7 +31,8 @@ class ConfirmModal(ModalScreen[bool]):
         *,
         verb: str = "Do it",
     ) -> None:
-        """`summary`: (label, text) lines shown first ("Kept", "Removed"); `plan`: the dry run's lines."""
+        """`summary`: (label, text) lines shown first ("Kept", "Removed"); `plan`: the dry run's
+        lines."""
         super().__init__()
         self.prompt_title = title
         self.summary = list(summary)

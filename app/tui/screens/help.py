@@ -1,5 +1,5 @@
-"""F1 and `?`: the keys that work where the focus is, from the bindings themselves (so a remapped key
-shows as such), in the order a key press looks for them: the focused pane first, then the panes
+"""F1 and `?`: the keys that work where the focus is, from the bindings themselves (so a remapped
+key shows as such), in the order a key press looks for them: the focused pane first, then the panes
 around it, the screen, and the keys that work everywhere. Every key is listed, the ones the footer
 leaves out (the table's own Home/End, PgUp/PgDn, `S`, space...) included, each with the id to remap
 it by."""
@@ -47,7 +47,8 @@ def pane_title(node: DOMNode) -> str:
 def sections_for(screen: Screen[object], app_node: DOMNode, key_display: object) -> list[Section]:
     """The keys of the focused widget and each of its ancestors up to the app, one section each,
     with the keymap applied and the keys an input takes for itself left out (Textual's own binding
-    chain); a key that a nearer node binds is not repeated for a farther one (the nearer one wins)."""
+    chain); a key that a nearer node binds is not repeated for a farther one (the nearer one
+    wins)."""
     taken: set[str] = set()
     sections: list[Section] = []
     for node, bindings in screen._binding_chain:

@@ -139,7 +139,10 @@ class ProblemsScreen(WorkbenchScreen):
             r.source not in ("settings", "theme", "keymap", "open", "load") for r in self.rows
         )
         own = len(self.rows) - read
-        line = f"{plural(len(self.rows), 'problem')} · {read} from reading the portfolios · {own} of the workbench's own (settings, themes, keys, opening)"
+        line = (
+            f"{plural(len(self.rows), 'problem')} · {read} from reading the portfolios"
+            f" · {own} of the workbench's own (settings, themes, keys, opening)"
+        )
         bar = self.query_one(FilterBar)
         if bar.active:
             line += f" · {len(self.shown)} match “{one_line(bar.value.strip(), 30)}”"

@@ -86,7 +86,8 @@ class DecisionsDone(Message):
 
 
 def _fields(item: ReviewItem) -> tuple[str, ...]:
-    """What the filter looks in: the memory's name, id and system, and the severity and trust shown."""
+    """What the filter looks in: the memory's name, id and system, and the severity and trust
+    shown."""
     memory = item.memory
     return (
         memory.name,
@@ -225,7 +226,8 @@ class ReviewScreen(WorkbenchScreen):
         line = f"{count} to review, most severe first"
         bar = self.query_one(FilterBar)
         if bar.active:
-            line += f" \u00b7 {shown if shown is not None else count} match \u201c{one_line(bar.value.strip(), 30)}\u201d"
+            matched = shown if shown is not None else count
+            line += f" \u00b7 {matched} match \u201c{one_line(bar.value.strip(), 30)}\u201d"
         return f"{line} \u00b7 {marked} marked" if marked else line
 
     # -- the filter and backing out ----------------------------------------------------------------
@@ -305,7 +307,8 @@ class ReviewScreen(WorkbenchScreen):
         self._update_status()
 
     def action_forget(self) -> None:
-        """The marked items (else the highlighted one) forgotten as one change, after its dry run."""
+        """The marked items (else the highlighted one) forgotten as one change, after its dry
+        run."""
         targets = self.queue.targets()
         if not targets:
             self.notify("Nothing to forget: the queue is empty.", severity="warning")
@@ -393,7 +396,8 @@ class ReviewScreen(WorkbenchScreen):
 
         if not ask_entry_and_reason(self.app, action, item.memory, item.findings, decide, texts):
             self.notify(
-                f"{one_line(item.memory.name, 80)} has one entry: {VERBS[action].lower()} it whole.",
+                f"{one_line(item.memory.name, 80)} has one entry:"
+                f" {VERBS[action].lower()} it whole.",
                 severity="warning",
                 markup=False,
             )
@@ -448,7 +452,8 @@ class ReviewScreen(WorkbenchScreen):
                 Receipt(
                     clock_time(workbench),
                     "refused",
-                    f"Not done: {VERBS[action].lower()} {one_line(self._memory_name(memory_id), 80)}",
+                    f"Not done: {VERBS[action].lower()}"
+                    f" {one_line(self._memory_name(memory_id), 80)}",
                     (text,),
                 )
             )

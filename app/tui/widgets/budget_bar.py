@@ -53,7 +53,8 @@ def layout(plan: BudgetPlan, width: int) -> tuple[list[Segment], int | None]:
     running = 0
     for index, item in enumerate(plan.items):
         running += item.cost
-        # Cumulative rounding keeps the segments' sum faithful to the total; each gets one cell at least.
+        # Cumulative rounding keeps the segments' sum faithful to the total; each gets one cell at
+        # least.
         end = max(position + 1, round(running * width / scale_to))
         segments.append(
             Segment(item.id, item.order, position, end, kind_of(index, item.fits, item.truncated))
@@ -139,8 +140,8 @@ class BudgetBar(Widget):
             row.append(" " * at)
             row.append("\u25b2" + label, style=style)
         else:
-            # The label on the left of the marker, the marker in cell `at` (never past the last cell,
-            # where it would wrap onto the legend's line).
+            # The label on the left of the marker, the marker in cell `at` (never past the last
+            # cell, where it would wrap onto the legend's line).
             row.append(" " * max(0, at - len(label) - 1))
             row.append(label + " \u25b2", style=style)
         return row

@@ -26,7 +26,8 @@ def clip(text: str, width: int) -> str:
 
 
 def clip_path(text: str, width: int) -> str:
-    """A path in at most `width` cells: whole when it fits, else its last parts after an ellipsis."""
+    """A path in at most `width` cells: whole when it fits, else its last parts after an
+    ellipsis."""
     if cell_len(text) <= width:
         return text
     if width <= 1:

@@ -44,8 +44,8 @@ def highlighted_entry(
     text: str, findings: list[Finding], styles: dict[str, Style], body: Text
 ) -> list[Highlight]:
     """Append `text` to `body`, made inert piece by piece so each finding's span maps exactly onto
-    the inert output (inert() can lengthen a piece: an invisible character becomes a visible marker).
-    Overlapping findings take the style of the most severe one."""
+    the inert output (inert() can lengthen a piece: an invisible character becomes a visible
+    marker). Overlapping findings take the style of the most severe one."""
     base = len(body.plain)
     starts: dict[int, int] = {}
     points = _boundaries(text, findings)

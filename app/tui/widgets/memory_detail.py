@@ -1,4 +1,5 @@
-"""MemoryDetail: the highlighted memory in five tabs (Content, Metadata, Scores, Relations, History).
+"""MemoryDetail: the highlighted memory in five tabs (Content, Metadata, Scores, Relations,
+History).
 
 The browse screen gathers a DetailData in a worker (text, findings, salience, history, related
 suggestions) and hands it down; this widget only renders it. Every string that came from a memory
@@ -99,7 +100,8 @@ def content_text(data: DetailData, reveal: bool = False) -> Text:
             where = f" in entry {one_line(f.entry, 40)}" if f.entry else ""
             excerpt = finding_excerpt(f, data.entries, reveal=reveal, limit=80)
             out.append(
-                f"  {f.severity.value} {finding_name(f)}{where} at {finding_span(f, data.entries)}: {one_line(f.message, 120)}: {excerpt}\n"
+                f"  {f.severity.value} {finding_name(f)}{where}"
+                f" at {finding_span(f, data.entries)}: {one_line(f.message, 120)}: {excerpt}\n"
             )
     return out
 
@@ -116,7 +118,8 @@ def _value(value: Any) -> str:
 def metadata_text(
     memory: Memory, trust: EffectiveTrust | None = None, secrets: tuple[str, ...] = ()
 ) -> Text:
-    """Native fields (secrets masked when `secrets` are given), then what the workbench makes of it."""
+    """Native fields (secrets masked when `secrets` are given), then what the workbench makes of
+    it."""
     out = Text()
     out.append("Native fields\n", style="bold underline")
     if not memory.fields:
@@ -147,7 +150,8 @@ def metadata_text(
 
 
 def claim_text(memory: Memory) -> str:
-    """The system's own word on trust, in its own terms: memory-mcp's trust_score as the number it is."""
+    """The system's own word on trust, in its own terms: memory-mcp's trust_score as the number it
+    is."""
     if not memory.trust_claimed:
         return "nothing (the system keeps no trust)"
     if memory.trust_score is not None:

@@ -2,8 +2,8 @@
 
 DataTable measures every row it is given (linear in rows: seconds for 10k rows), so
 this table follows Toolong's LogLines instead: a ScrollView whose `render_line` builds one Strip per
-visible line from a plain sequence of rows, fixed column widths, and an LRU cache of Strips. Mounting
-100,000 rows costs a list assignment; a keypress costs O(visible rows).
+visible line from a plain sequence of rows, fixed column widths, and an LRU cache of Strips.
+Mounting any number of rows costs a list assignment; a keypress costs O(visible rows).
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ _PARTIAL = " ▏▎▍▌▋▊▉"
 
 class MemoryRow(NamedTuple):
     """One table row, already inert: the table never sees a Memory, so any sequence of these works.
-    A named tuple: the first screen builds one per memory listed last time, 100,000 at the most,
-    and a tuple is made in a sixth of a frozen dataclass's time."""
+    A named tuple: the first screen builds one per memory listed last time, and a tuple is made
+    much faster than a frozen dataclass."""
 
     id: str
     name: str
@@ -77,7 +77,8 @@ class MemoryRow(NamedTuple):
     ) -> MemoryRow:
         """`trust` is the facade's effective trust (without it, the system's claim is shown);
         `over`: whether a budget that is over leaves it out."""
-        # In field order, made in C: a named tuple's keyword __new__ was half of a read of 100,000 rows.
+        # In field order, made in C: a named tuple's keyword __new__ was most of the work of a read
+        # of every row.
         return _new_row(
             cls,
             (
@@ -129,8 +130,8 @@ _new_row = tuple.__new__
 
 
 class ListedView(Sequence[MemoryRow]):
-    """The rows kept last time, each made when it is read: the first screen shows a few dozen of up
-    to 100,000, and making them all took longer than reading them."""
+    """The rows kept last time, each made when it is read: the first screen shows a few dozen of
+    them all, and making them all took longer than reading them."""
 
     def __init__(self, columns: list[list[Any]], count: int) -> None:
         self._columns = columns  # in MemoryRow's field order
@@ -215,7 +216,8 @@ def sort_key_of(key: str) -> Callable[[MemoryRow], Any]:
 
 
 def order_label(key: str, reverse: bool) -> str:
-    """How the status line says the order: "flagged, over budget, newest" or "sorted by tier (ascending)"."""
+    """How the status line says the order: "flagged, over budget, newest" or "sorted by tier
+    (ascending)"."""
     if key == ATTENTION:
         return "flagged, over budget, newest" + (" (reversed)" if reverse else "")
     return f"sorted by {key} ({'descending' if reverse else 'ascending'})"
@@ -395,8 +397,7 @@ class MemoryTable(ScrollView, can_focus=True):
         rows: Sequence[MemoryRow], fresh: Iterable[MemoryRow], order: str
     ) -> list[MemoryRow]:
         """`rows`, which are in `order`, with each of `fresh` put in its place (after those it ties
-        with): what a write changed costs a binary search per row, not a sort of every row (over
-        a tenth of a second at 100,000)."""
+        with): what a write changed costs a binary search per row, not a sort of every row."""
         key, _, direction = order.partition(":")
         sort_key = sort_key_of(key)
         descending = direction == "descending"

@@ -22,7 +22,8 @@ from textual.widgets import DataTable, OptionList
 def list_bindings(
     up: str, down: str, first: str, last: str, page_up: str, page_down: str
 ) -> list[BindingType]:
-    """The shared keys bound to a widget's own actions (their names differ from widget to widget)."""
+    """The shared keys bound to a widget's own actions (their names differ from widget to
+    widget)."""
     return [
         Binding("up,k", up, "Up", show=False, id="list-up"),
         Binding("down,j", down, "Down", show=False, id="list-down"),

@@ -66,10 +66,10 @@ def place_of(memory: Memory, level: TrustLevel) -> Place:
 def places(
     memories: Iterable[Memory], trusts: Mapping[str, TrustLevel] | None = None
 ) -> Counter[Place]:
-    """How many memories are in each place with each trust, in C (a tree node per memory took a
-    second at 100,000 memories, on the event loop). `trusts` is each memory's effective trust level
-    (the facade's), so the badges agree with the header and the table; a memory missing from it
-    counts with its system's claim."""
+    """How many memories are in each place with each trust, in C (a tree node per memory was a
+    long pause on the event loop for a large portfolio). `trusts` is each memory's effective trust
+    level (the facade's), so the badges agree with the header and the table; a memory missing from
+    it counts with its system's claim."""
     levels = trusts or {}
     return Counter(place_of(m, levels.get(m.id, m.trust)) for m in memories)
 
@@ -199,7 +199,8 @@ class PortfolioTree(Tree[NodeRef]):
         self.show_root = True
         self.guide_depth = 2
         self.auto_expand = False  # enter filters; opening and closing are their own keys
-        # Each portfolio's detected store version (its settings' `store_version`), by (system, name).
+        # Each portfolio's detected store version (its settings' `store_version`), by (system,
+        # name).
         self.versions: dict[tuple[str, str], str] = {}
         self._built_versions: dict[tuple[str, str], str] = {}
 

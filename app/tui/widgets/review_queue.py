@@ -1,4 +1,5 @@
-"""ReviewQueue: the review items in the facade's order (most severe first), with marks for a batch."""
+"""ReviewQueue: the review items in the facade's order (most severe first), with marks for a
+batch."""
 
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ def shared_names(items: list[ReviewItem]) -> set[str]:
 
 
 class ReviewQueue(NavTable):
-    """A row per item, keyed by memory id. Cells are Text so nothing in a memory is read as markup."""
+    """A row per item, keyed by memory id. Cells are Text so nothing in a memory is read as
+    markup."""
 
     PANE = "review queue"
 
@@ -88,7 +90,8 @@ class ReviewQueue(NavTable):
             self.show(self.items)
 
     def show(self, items: list[ReviewItem]) -> None:
-        """Replace the rows, keeping the cursor on the same memory (or row) and the marks still there."""
+        """Replace the rows, keeping the cursor on the same memory (or row) and the marks still
+        there."""
         current = self.current_id
         row = self.cursor_row
         self.items = list(items)

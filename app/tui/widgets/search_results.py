@@ -1,4 +1,5 @@
-"""The list of search hits: name, system and tier on the first line, the highlighted fragment under it.
+"""The list of search hits: name, system and tier on the first line, the highlighted fragment under
+it.
 
 Every string here came from a memory, so each one goes through `inert()` and reaches the OptionList
 as a `rich.text.Text` (never a markup string); the core's «» marks become a style, not characters.

@@ -33,7 +33,7 @@ WORDS = {
 
 def suggestion_summary(suggestions: list[Suggestion], over_budget: int) -> str:
     """ "12 to demote, 3 duplicates, 2 over budget": the counts a person acts on."""
-    counts = Counter(s.kind for s in suggestions)
+    counts: Counter[str] = Counter(s.kind for s in suggestions)
     parts = [f"{counts[k]} {w}" for k, w in WORDS.items() if counts[k]]
     parts.append(f"{over_budget} over budget")
     return ", ".join(parts)

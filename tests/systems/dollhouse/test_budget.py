@@ -55,11 +55,12 @@ def test_server_estimate_of_a_memory_counted_by_hand() -> None:
         TrustLevel.QUARANTINED,
         TrustLevel.FLAGGED,
     ]
-    # validated: timestamp 1 + "[deploy," "policy]" 2 + "✓:" 1 + text 6                         = 10
-    # untrusted: timestamp 1 + "⚠:" 1 + text 7, and the frame: start line 5, "Source: agent" 2 + 1,
-    #            status line 4, divider 1, a bar on each of the 2 text lines 2, end line 5          = 29
-    # quarantined: never loaded                                                                   =  0
-    # flagged (shown as is, not framed): timestamp 1 + "[x]" 1 + "⚠:" 1 + text 3                   =  6
+    # validated: timestamp 1 + "[deploy," "policy]" 2 + "✓:" 1 + text 6                 = 10
+    # untrusted: timestamp 1 + "⚠:" 1 + text 7, and the frame: start line 5,
+    #            "Source: agent" 2 + 1, status line 4, divider 1, a bar on each
+    #            of the 2 text lines 2, end line 5                                      = 29
+    # quarantined: never loaded                                                         =  0
+    # flagged (shown as is, not framed): timestamp 1 + "[x]" 1 + "⚠:" 1 + text 3        =  6
     # 45 words; ceil(45 / 0.75) = 60 tokens. The bare entries: ceil((6 + 7 + 3) / 0.75) = 22.
     assert server_tokens(entries) == 60 == math.ceil(45 / 0.75)
     assert server_tokens([]) == 4  # the placeholder of an empty memory: 3 words

@@ -129,7 +129,11 @@ def test_refusals_write_nothing(
     before = unchanged_tree(sample_copy)
     with pytest.raises(
         ChangeError,
-        match=r"^refused priority 120 on an auto-loaded memory: DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 when autoLoad is true",
+        match=(
+            r"^refused priority 120 on an auto-loaded memory: "
+            r"DollhouseMCP's MemoryElementValidator rejects a priority "
+            r"that is not an integer from 1 to 99 when autoLoad is true"
+        ),
     ):
         wb.set_priority(RUNBOOK, 120, reason=REASON)
     with pytest.raises(

@@ -1,113 +1,27 @@
-"""DollhouseMCP adapter: both file shapes, skip rules, trust, spans, problems and config.yml."""
+"""DollhouseMCP adapter: both file shapes, trust, auto-load, spans and problems with their lines.
+
+The portfolio (detect, files, config.yml) is tested in test_portfolio.py, and a body read again
+without its front matter in test_body_alone.py.
+"""
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 
 import pytest
 
-from app.core.model import Memory, Problem, Tier, TrustLevel
-from app.core.parsing import yamlsafe
-from app.core.reading.base import ParseContext, ParsedFile, estimate_tokens, sha256_text
-from app.core.systems.dollhouse import reader as reader_module
+from app.core.model import Problem, Tier, TrustLevel
+from app.core.reading.base import estimate_tokens, sha256_text
 from app.core.systems.dollhouse.reader import DollhouseAdapter
-
-CTX = ParseContext(
-    system="dollhouse", portfolio="dollhouse", root="/unused", today=date(2026, 3, 14)
+from tests.systems.dollhouse.examples import (
+    FRONT_MATTER_EXAMPLE,
+    THREE_ENTRIES,
+    V2_EXAMPLE,
+    line_of,
+    only,
+    parse,
+    write,
 )
-
-# A whole v2 file as the server writes it (the v2 shape of app/core/systems/dollhouse/FORMAT.md).
-V2_EXAMPLE = """\
-entries:
-- content: Staging deploys only from release/* branches; prod needs two approvals.
-  expiresAt: '4764-02-10T09:12:33.120Z'
-  id: mem_1773479553120_k3p9x2q7a
-  metadata: {}
-  privacyLevel: private
-  source: user
-  tags: [deploy, policy]
-  timestamp: '2026-03-14T09:12:33.120Z'
-  trustLevel: validated
-extensions: {encryptionEnabled: false, maxEntries: 1000, privacyLevel: private,
-  retentionDays: 999999, searchable: true, storageBackend: memory}
-metadata:
-  autoLoad: true
-  description: Release and deploy rules for project Kite
-  format_version: v2
-  memoryType: user
-  name: deploy-runbook
-  priority: 10
-  privacyLevel: private
-  retentionDays: 999999
-  searchable: true
-  tags: [project-kite]
-  type: memory
-  unique_id: memory_deploy-runbook_1773479553101
-  version: 1.0.0
-stats: {newestEntry: '2026-03-14T09:12:33.120Z', oldestEntry: '2026-03-14T09:12:33.120Z',
-  topTags: [{count: 1, tag: deploy}, {count: 1, tag: policy}], totalEntries: 1, totalSize: 72}
-"""
-
-# A front-matter file (the second shape of app/core/systems/dollhouse/FORMAT.md).
-FRONT_MATTER_EXAMPLE = """\
----
-name: team-glossary
-description: Shared vocabulary for the Kite team
-autoLoad: false
-privacyLevel: public
-tags: [glossary]
----
-# Glossary
-- **Kite**: the mobile client
-"""
-
-THREE_ENTRIES = """\
-entries:
-- content: first entry text
-  id: e1
-  timestamp: '2026-03-10T08:00:00.000Z'
-  trustLevel: trusted
--
-  content: second entry, dash alone on its line
-  id: e2
-  timestamp: '2026-03-12T08:00:00.000Z'
-  trustLevel: untrusted
-
-# a comment between entries belongs to the entry above
-- content: third entry quarantined
-  id: e3
-  timestamp: '2026-03-11T08:00:00.000Z'
-  trustLevel: quarantined
-metadata:
-  name: three
-"""
-
-
-def parse(text: str | bytes, rel: str = "memories/2026-03-14/note.yaml") -> ParsedFile:
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    return DollhouseAdapter.parse(CTX, rel, data)
-
-
-def only(result: ParsedFile) -> Memory:
-    assert len(result.memories) == 1, result.problems
-    return result.memories[0]
-
-
-def line_of(text: str, needle: str, nth: int = 1) -> int:
-    """1-based line of the nth line that contains needle."""
-    hits = [i for i, line in enumerate(text.splitlines(), start=1) if needle in line]
-    return hits[nth - 1]
-
-
-def write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, str):
-        path.write_text(text, encoding="utf-8", newline="")
-    else:
-        path.write_bytes(text)
-    return path
-
 
 # --- the two shapes ----------------------------------------------------------------------------
 
@@ -229,7 +143,8 @@ def test_entry_spans_are_line_aligned_and_tile_the_entries_section(tmp_path: Pat
 
     write(tmp_path / rel, THREE_ENTRIES)
     assert DollhouseAdapter.text(tmp_path, memory) == (
-        "first entry text\n\nsecond entry, dash alone on its line\n\n[quarantined entry: DollhouseMCP does not load it]\nthird entry quarantined"
+        "first entry text\n\nsecond entry, dash alone on its line\n\n[quarantined "
+        "entry: DollhouseMCP does not load it]\nthird entry quarantined"
     )
 
 
@@ -330,7 +245,10 @@ metadata:
         Problem(
             path="memories/2026-03-14/note.yaml",
             line=second,
-            message=f"duplicate key `trustLevel` on lines {first} and {second} (DollhouseMCP's YAML parser refuses the whole file)",
+            message=(
+                f"duplicate key `trustLevel` on lines {first} and {second} "
+                "(DollhouseMCP's YAML parser refuses the whole file)"
+            ),
             kept="entry kept with the most severe of its trust levels",
         )
     ]
@@ -546,160 +464,6 @@ def test_front_matter_problems_count_lines_from_the_file() -> None:
     assert "lines 2 and 3" in result.problems[0].message
 
 
-# --- the portfolio: detect, files, settings ----------------------------------------------------
-
-
-def test_detect_and_portfolio_name(tmp_path: Path) -> None:
-    home = tmp_path / ".dollhouse"
-    (home / "portfolio" / "memories").mkdir(parents=True)
-    assert DollhouseAdapter.detect(home) == home / "portfolio"
-    assert DollhouseAdapter.detect(home / "portfolio") == home / "portfolio"
-    assert DollhouseAdapter.detect(tmp_path) is None
-    assert DollhouseAdapter.portfolio_name(home / "portfolio") == "dollhouse"
-    (tmp_path / "work-kite" / "memories").mkdir(parents=True)
-    assert DollhouseAdapter.detect(tmp_path / "work-kite") == tmp_path / "work-kite"
-    assert DollhouseAdapter.portfolio_name(tmp_path / "work-kite") == "work-kite"
-
-
-def test_files_skip_server_internals(tmp_path: Path) -> None:
-    root = tmp_path / "portfolio"
-    mem = root / "memories"
-    kept = [
-        "memories/2026-03-14/deploy-runbook.yaml",
-        "memories/2026-03-14/backup-strategy.yaml",
-        "memories/adapters/bridge.yaml",
-        "memories/legacy-root-file.yaml",
-        "memories/system/dollhousemcp-baseline-knowledge.yaml",
-    ]
-    for rel in kept:
-        write(root / rel, "metadata:\n  name: x\n")
-    for rel in [
-        "2026-03-14/deploy-runbook.backup-2026-03-14T09-12-33-120Z.yaml",
-        "2026-03-14/deploy-runbook.backup-2026-03-14T09-12-33-120Z-v2.yaml",
-        "backups/user/2026-03-14/deploy-runbook.backup-2026-03-14T09-12-33-120Z.yaml",
-        "backups/system/plain.yaml",
-        ".tmp/half-written.yaml",
-        "2026-03-14/deploy-runbook.yaml.lock",
-        "_index.json",
-        "2026-03-14/other.yml",
-        "2026-03-14/notes.md",
-        "2026-03-14/.wb-deploy-runbook.tmp",
-    ]:
-        write(mem / rel, "metadata:\n  name: skipped\n")
-    write(root / "personas" / "not-a-memory.yaml", "name: p\n")
-    problems: list[Problem] = []
-    refs = list(DollhouseAdapter.files(root, problems))
-    assert problems == []
-    assert sorted(ref.rel for ref in refs) == sorted(kept)
-    assert all(Path(ref.path).is_file() for ref in refs)
-
-
-def test_malformed_file_does_not_stop_the_others(tmp_path: Path) -> None:
-    root = tmp_path / "portfolio"
-    write(root / "memories/2026-03-14/good-a.yaml", "metadata:\n  name: good-a\n")
-    write(root / "memories/2026-03-14/bad.yaml", "metadata:\n  name: bad\n  tags: [oops\n")
-    write(root / "memories/2026-03-14/bad-bytes.yaml", b"\x00\x01binary")
-    write(root / "memories/system/good-b.yaml", FRONT_MATTER_EXAMPLE)
-    problems: list[Problem] = []
-    memories: list[Memory] = []
-    for ref in DollhouseAdapter.files(root, problems):
-        result = DollhouseAdapter.parse(CTX, ref.rel, Path(ref.path).read_bytes())
-        memories.extend(result.memories)
-        problems.extend(result.problems)
-    assert sorted(m.name for m in memories) == ["good-a", "team-glossary"]
-    assert sorted((p.path, p.kept) for p in problems) == [
-        ("memories/2026-03-14/bad-bytes.yaml", "file skipped"),
-        ("memories/2026-03-14/bad.yaml", "file skipped"),
-    ]
-
-
-def test_settings_read_config_yml_beside_the_portfolio(tmp_path: Path) -> None:
-    home = tmp_path / ".dollhouse"
-    (home / "portfolio" / "memories").mkdir(parents=True)
-    write(
-        home / "config.yml",
-        "version: 1.0.0\n"
-        "autoLoad:\n"
-        "  enabled: false\n"
-        "  maxTokenBudget: 12000\n"
-        "  maxSingleMemoryTokens: 3000\n"
-        "  suppressLargeMemoryWarnings: true\n"
-        "  memories: [dollhousemcp-baseline-knowledge]\n",
-    )
-    problems: list[Problem] = []
-    settings = DollhouseAdapter.settings(home / "portfolio", problems)
-    # The server reads config.yml with the FAILSAFE schema: `false` is a non-empty string, so true.
-    assert [(p.path, p.line, p.kept) for p in problems] == [
-        ("../config.yml", 3, "read as enabled, as the server reads it")
-    ]
-    assert settings == {
-        "autoLoad": {
-            "enabled": True,
-            "enabled_written": "false",
-            "maxTokenBudget": 12000,
-            "maxSingleMemoryTokens": 3000,
-            "suppressLargeMemoryWarnings": True,
-            "memories": ["dollhousemcp-baseline-knowledge"],
-        },
-        "config_path": str(home / "config.yml"),
-        "server_version": None,
-        "store_version": "DollhouseMCP (version not recorded), v2 memory files, flat layout",
-    }
-
-
-def test_settings_defaults_without_config(tmp_path: Path) -> None:
-    (tmp_path / "memories").mkdir()
-    problems: list[Problem] = []
-    settings = DollhouseAdapter.settings(tmp_path, problems)
-    assert problems == []
-    assert settings == {
-        "autoLoad": {
-            "enabled": True,
-            "maxTokenBudget": 5000,
-            "maxSingleMemoryTokens": None,
-            "suppressLargeMemoryWarnings": False,
-            "memories": [],
-        },
-        "config_path": str(tmp_path / "config.yml"),
-        "server_version": None,
-        "store_version": "DollhouseMCP (version not recorded), v2 memory files, flat layout",
-    }
-
-
-def test_settings_broken_config_keeps_defaults(tmp_path: Path) -> None:
-    write(tmp_path / "config.yml", "autoLoad:\n  enabled: false\n  maxTokenBudget: [5000\n")
-    problems: list[Problem] = []
-    settings = DollhouseAdapter.settings(tmp_path, problems)
-    assert (
-        settings["autoLoad"]["enabled"] is True and settings["autoLoad"]["maxTokenBudget"] == 5000
-    )
-    assert [(p.path, p.line, p.kept) for p in problems] == [
-        ("config.yml", 4, "auto-load defaults used")
-    ]
-    assert problems[0].message.startswith("YAML syntax error")
-
-
-def test_settings_bad_value_keeps_its_default(tmp_path: Path) -> None:
-    home = tmp_path / ".dollhouse"
-    write(home / "config.yml", "autoLoad:\n  enabled: false\n  maxTokenBudget: lots\n")
-    problems: list[Problem] = []
-    settings = DollhouseAdapter.settings(home / "portfolio", problems)
-    assert settings["autoLoad"]["enabled"] is True  # as the server reads `false` (see above)
-    assert settings["autoLoad"]["maxTokenBudget"] == 5000
-    assert [(p.path, p.line, p.kept) for p in problems] == [
-        ("../config.yml", 2, "read as enabled, as the server reads it"),
-        ("../config.yml", 3, "default 5000 kept"),
-    ]
-
-
-def test_capabilities() -> None:
-    caps = DollhouseAdapter.capabilities
-    assert caps.trust_source == "per-entry trustLevel (a claim)"
-    assert caps.quarantine == "entry trustLevel: quarantined"
-    assert caps.promote == "autoLoad + priority"
-    assert caps.budget.startswith("ceil(words/0.75)")
-
-
 def test_unsafe_tags_on_mappings_and_lists_are_refused() -> None:
     text = """\
 entries:
@@ -739,90 +503,3 @@ def test_empty_entry_is_reported() -> None:
     result = parse("entries:\n- content: a\n-\nmetadata:\n  name: e\n")
     assert [e.id for e in only(result).entries] == ["entry-1"]
     assert [(p.line, p.message) for p in result.problems] == [(3, "entry 2 is empty")]
-
-
-def test_symlink_leaving_the_portfolio_is_reported_with_its_portfolio_path(tmp_path: Path) -> None:
-    root = tmp_path / "portfolio"
-    write(root / "memories/2026-03-14/ok.yaml", "metadata:\n  name: ok\n")
-    outside = write(tmp_path / "secret.yaml", "metadata:\n  name: secret\n")
-    (root / "memories/2026-03-14/evil.yaml").symlink_to(outside)
-    problems: list[Problem] = []
-    refs = list(DollhouseAdapter.files(root, problems))
-    assert [ref.rel for ref in refs] == ["memories/2026-03-14/ok.yaml"]
-    assert [(p.path, p.kept) for p in problems] == [
-        ("memories/2026-03-14/evil.yaml", "skipped, target not read")
-    ]
-
-
-# --- a body read again without its front matter's YAML -----------------------------------------------
-
-BODY_CASES = {
-    "body under front matter": FRONT_MATTER_EXAMPLE,
-    "BOM and CRLF": "\ufeff" + FRONT_MATTER_EXAMPLE.replace("\n", "\r\n"),
-    "entries in the front matter beside a body": "---\nname: two\nentries:\n  - id: e1\n    content: first fact\n---\nthe body\n",
-    "one front-matter entry named body, blank body": "---\nname: lone\nentries:\n  - id: body\n    content: ''\n---\n\n",
-    "quarantined front-matter entry named body": "---\nname: q\nentries:\n  - id: body\n    trustLevel: quarantined\n    content: ''\n---\n",
-    "v2 document with an entry named body": "name: v2\nentries:\n  - id: body\n    content: a v2 entry\n",
-    "blank body": "---\nname: empty\n---\n\n   \n",
-}
-
-
-@pytest.mark.parametrize("text", BODY_CASES.values(), ids=BODY_CASES.keys())
-def test_a_body_read_without_its_front_matter_is_what_a_whole_read_gives(
-    tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rel = "memories/case.yaml"
-    memory = only(parse(text, rel))
-    write(tmp_path / rel, text)
-    quick = (
-        DollhouseAdapter.text(tmp_path, memory),
-        DollhouseAdapter.entry_texts(tmp_path, memory),
-    )
-    monkeypatch.setattr(reader_module, "_body_alone", lambda memory, data: None)
-    assert quick == (
-        DollhouseAdapter.text(tmp_path, memory),
-        DollhouseAdapter.entry_texts(tmp_path, memory),
-    )
-
-
-def test_the_body_is_cut_without_composing_yaml_only_while_it_is_the_content_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rel = "memories/team-glossary.yaml"
-    memory = only(parse(FRONT_MATTER_EXAMPLE, rel))
-    write(tmp_path / rel, FRONT_MATTER_EXAMPLE)
-    composed: list[str] = []
-    real = yamlsafe.compose
-    monkeypatch.setattr(
-        yamlsafe, "compose", lambda text, **kw: composed.append(text) or real(text, **kw)
-    )
-    assert DollhouseAdapter.text(tmp_path, memory) == "# Glossary\n- **Kite**: the mobile client"
-    assert DollhouseAdapter.entry_texts(tmp_path, memory) == [
-        ("body", "# Glossary\n- **Kite**: the mobile client")
-    ]
-    assert composed == []
-    # the body edited since the read: the file is read whole, and says what it holds now
-    write(tmp_path / rel, FRONT_MATTER_EXAMPLE.replace("mobile client", "mobile app"))
-    assert DollhouseAdapter.text(tmp_path, memory) == "# Glossary\n- **Kite**: the mobile app"
-    assert len(composed) == 1
-
-
-def test_every_sample_memory_reads_the_same_either_way(
-    sample_copy: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = sample_copy / "dollhouse" / "portfolio"
-    memories = [
-        m
-        for ref in DollhouseAdapter.files(root, [])
-        for m in DollhouseAdapter.parse(CTX, ref.rel, Path(ref.path).read_bytes()).memories
-    ]
-    assert len(memories) > 10 and any(
-        len(m.entries) == 1 and m.entries[0].id == "body" for m in memories
-    )
-    quick = [
-        (DollhouseAdapter.text(root, m), DollhouseAdapter.entry_texts(root, m)) for m in memories
-    ]
-    monkeypatch.setattr(reader_module, "_body_alone", lambda memory, data: None)
-    assert quick == [
-        (DollhouseAdapter.text(root, m), DollhouseAdapter.entry_texts(root, m)) for m in memories
-    ]

@@ -48,7 +48,10 @@ def search(db: Path, query: str) -> list[dict[str, Any]]:
 def context(db: Path, project: str) -> list[dict[str, Any]]:
     return _all(
         db,
-        "SELECT * FROM observations WHERE deleted_at IS NULL AND project = ? ORDER BY created_at DESC LIMIT ?",
+        (
+            "SELECT * FROM observations WHERE deleted_at IS NULL "
+            "AND project = ? ORDER BY created_at DESC LIMIT ?"
+        ),
         (project, CONTEXT_OBSERVATIONS),
     )
 
@@ -65,12 +68,18 @@ def timeline(db: Path, ident: int) -> list[dict[str, Any]]:
     session, at = around[0]["session_id"], around[0]["created_at"]
     before = _all(
         db,
-        "SELECT * FROM observations WHERE session_id = ? AND deleted_at IS NULL AND created_at < ? ORDER BY created_at DESC LIMIT ?",
+        (
+            "SELECT * FROM observations WHERE session_id = ? AND deleted_at "
+            "IS NULL AND created_at < ? ORDER BY created_at DESC LIMIT ?"
+        ),
         (session, at, TIMELINE_EACH_SIDE),
     )
     after = _all(
         db,
-        "SELECT * FROM observations WHERE session_id = ? AND deleted_at IS NULL AND created_at >= ? ORDER BY created_at LIMIT ?",
+        (
+            "SELECT * FROM observations WHERE session_id = ? AND deleted_at "
+            "IS NULL AND created_at >= ? ORDER BY created_at LIMIT ?"
+        ),
         (session, at, TIMELINE_EACH_SIDE + 1),
     )
     return before + after
@@ -85,8 +94,10 @@ def add_observation(db: Path, session: str, project: str, title: str, content: s
     conn = _connect(db)
     try:
         cursor = conn.execute(
-            "INSERT INTO observations (session_id, type, title, content, project, scope, normalized_hash, revision_count, duplicate_count, "
-            "last_seen_at, created_at, updated_at) VALUES (?, 'manual', ?, ?, ?, 'project', ?, 1, 1, datetime('now'), datetime('now'), datetime('now'))",
+            "INSERT INTO observations (session_id, type, title, content, "
+            "project, scope, normalized_hash, revision_count, duplicate_count, "
+            "last_seen_at, created_at, updated_at) VALUES (?, 'manual', ?, ?, ?, "
+            "'project', ?, 1, 1, datetime('now'), datetime('now'), datetime('now'))",
             (session, title, content, project, digest),
         )
         return int(cursor.lastrowid or 0)
@@ -103,11 +114,15 @@ def hard_delete(db: Path, ident: int) -> None:
 
 
 def soft_delete(db: Path, ident: int) -> None:
-    """DeleteObservation(id, hardDelete=false) of the February store: one UPDATE, nothing journaled."""
+    """DeleteObservation(id, hardDelete=false) of the February store:
+    one UPDATE, nothing journaled."""
     conn = _connect(db)
     try:
         conn.execute(
-            "UPDATE observations SET deleted_at = datetime('now'), updated_at = datetime('now') WHERE id = ? AND deleted_at IS NULL",
+            (
+                "UPDATE observations SET deleted_at = datetime('now'), updated_at "
+                "= datetime('now') WHERE id = ? AND deleted_at IS NULL"
+            ),
             (ident,),
         )
     finally:

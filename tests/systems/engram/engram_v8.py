@@ -2,7 +2,8 @@
 github.com/Gentleman-Programming/engram commit 025444362cb7fefc9b6b5575fc202261f124b200
 (internal/store/store.go). Engram cannot be built here, so its statements are written out:
 
-- recent: recentUnpinnedObservations (`pinned = 0`, LOWER(project), datetime(created_at) DESC, id DESC);
+- recent: recentUnpinnedObservations (`pinned = 0`, LOWER(project), datetime(created_at)
+  DESC, id DESC);
 - pinned: PinnedObservations (`pinned = 1`), cut at the 20 mem_context's hook defaults render;
 - search: searchContextSQL's FTS branch (sanitizeFTS quotes each word; `bm25` rank; at most 20);
 - get: getObservationSQL; timeline: timelineSQL (neighbours by id in the session, live only);
@@ -25,7 +26,8 @@ PINNED_LIMIT = 20
 TIMELINE_EACH_SIDE = 5
 COLUMNS = (
     "id, ifnull(sync_id, '') as sync_id, session_id, type, title, content, tool_name, project, "
-    "scope, topic_key, revision_count, duplicate_count, last_seen_at, review_after, pinned, created_at, updated_at, deleted_at"
+    "scope, topic_key, revision_count, duplicate_count, last_seen_at, "
+    "review_after, pinned, created_at, updated_at, deleted_at"
 )
 
 
@@ -48,8 +50,8 @@ def _all(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any
 def recent(db: Path, project: str) -> list[dict[str, Any]]:
     return _all(
         db,
-        f"SELECT {COLUMNS} FROM observations o WHERE o.deleted_at IS NULL AND o.pinned = 0 AND LOWER(o.project) = ? "
-        "ORDER BY datetime(o.created_at) DESC, o.id DESC LIMIT ?",
+        f"SELECT {COLUMNS} FROM observations o WHERE o.deleted_at IS NULL AND o.pinned = 0 "
+        "AND LOWER(o.project) = ? ORDER BY datetime(o.created_at) DESC, o.id DESC LIMIT ?",
         (project, MAX_CONTEXT_RESULTS),
     )
 
@@ -57,8 +59,8 @@ def recent(db: Path, project: str) -> list[dict[str, Any]]:
 def pinned(db: Path, project: str) -> list[dict[str, Any]]:
     return _all(
         db,
-        f"SELECT {COLUMNS} FROM observations o WHERE o.deleted_at IS NULL AND o.pinned = 1 AND LOWER(o.project) = ? "
-        "ORDER BY datetime(o.created_at) DESC, o.id DESC LIMIT ?",
+        f"SELECT {COLUMNS} FROM observations o WHERE o.deleted_at IS NULL AND o.pinned = 1 "
+        "AND LOWER(o.project) = ? ORDER BY datetime(o.created_at) DESC, o.id DESC LIMIT ?",
         (project, PINNED_LIMIT),
     )
 
@@ -67,8 +69,9 @@ def search(db: Path, query: str) -> list[dict[str, Any]]:
     match = " ".join('"' + word.strip('"') + '"' for word in query.split())
     return _all(
         db,
-        "SELECT o.*, bm25(observations_fts, 5.0, 1.0, 0.0, 0.0, 0.0, 3.0) as rank FROM observations_fts fts "
-        "JOIN observations o ON o.id = fts.rowid WHERE observations_fts MATCH ? AND o.deleted_at IS NULL ORDER BY rank LIMIT ?",
+        "SELECT o.*, bm25(observations_fts, 5.0, 1.0, 0.0, 0.0, 0.0, 3.0) as rank "
+        "FROM observations_fts fts JOIN observations o ON o.id = fts.rowid WHERE "
+        "observations_fts MATCH ? AND o.deleted_at IS NULL ORDER BY rank LIMIT ?",
         (match, MAX_SEARCH_RESULTS),
     )
 
@@ -88,12 +91,18 @@ def timeline(db: Path, ident: int) -> list[dict[str, Any]]:
     session = focus[0]["session_id"]
     before = _all(
         db,
-        "SELECT * FROM observations WHERE session_id = ? AND id < ? AND deleted_at IS NULL ORDER BY id DESC LIMIT ?",
+        (
+            "SELECT * FROM observations WHERE session_id = ? AND id "
+            "< ? AND deleted_at IS NULL ORDER BY id DESC LIMIT ?"
+        ),
         (session, ident, TIMELINE_EACH_SIDE),
     )
     after = _all(
         db,
-        "SELECT * FROM observations WHERE session_id = ? AND id > ? AND deleted_at IS NULL ORDER BY id ASC LIMIT ?",
+        (
+            "SELECT * FROM observations WHERE session_id = ? AND "
+            "id > ? AND deleted_at IS NULL ORDER BY id ASC LIMIT ?"
+        ),
         (session, ident, TIMELINE_EACH_SIDE),
     )
     return focus + before + after
@@ -114,14 +123,21 @@ def _enqueue(conn: sqlite3.Connection, key: str, op: str, payload: dict[str, Any
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     conn.execute(
-        "INSERT OR IGNORE INTO sync_state (target_key, lifecycle, updated_at) VALUES ('cloud', 'idle', datetime('now'))"
+        "INSERT OR IGNORE INTO sync_state (target_key, lifecycle, "
+        "updated_at) VALUES ('cloud', 'idle', datetime('now'))"
     )
     seq = conn.execute(
-        "INSERT INTO sync_mutations (target_key, entity, entity_key, op, payload, source, project) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            "INSERT INTO sync_mutations (target_key, entity, entity_key, "
+            "op, payload, source, project) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        ),
         ("cloud", "observation", key, op, text, "local", payload.get("project") or ""),
     ).lastrowid
     conn.execute(
-        "UPDATE sync_state SET lifecycle = 'pending', last_enqueued_seq = ?, updated_at = datetime('now') WHERE target_key = 'cloud'",
+        (
+            "UPDATE sync_state SET lifecycle = 'pending', last_enqueued_seq "
+            "= ?, updated_at = datetime('now') WHERE target_key = 'cloud'"
+        ),
         (seq,),
     )
 
@@ -140,14 +156,21 @@ def create_session(db: Path, session: str, project: str, directory: str) -> None
         payload = {"id": session, "project": project, "directory": directory, "started_at": started}
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         conn.execute(
-            "INSERT OR IGNORE INTO sync_state (target_key, lifecycle, updated_at) VALUES ('cloud', 'idle', datetime('now'))"
+            "INSERT OR IGNORE INTO sync_state (target_key, lifecycle, "
+            "updated_at) VALUES ('cloud', 'idle', datetime('now'))"
         )
         seq = conn.execute(
-            "INSERT INTO sync_mutations (target_key, entity, entity_key, op, payload, source, project) VALUES ('cloud', 'session', ?, 'upsert', ?, 'local', ?)",
+            (
+                "INSERT INTO sync_mutations (target_key, entity, entity_key, op, payload, "
+                "source, project) VALUES ('cloud', 'session', ?, 'upsert', ?, 'local', ?)"
+            ),
             (session, text, project),
         ).lastrowid
         conn.execute(
-            "UPDATE sync_state SET lifecycle = 'pending', last_enqueued_seq = ?, updated_at = datetime('now') WHERE target_key = 'cloud'",
+            (
+                "UPDATE sync_state SET lifecycle = 'pending', last_enqueued_seq "
+                "= ?, updated_at = datetime('now') WHERE target_key = 'cloud'"
+            ),
             (seq,),
         )
         conn.execute("COMMIT")
@@ -165,7 +188,8 @@ def add_observation(
         conn.execute("BEGIN")
         sync_id = "obs-" + secrets.token_hex(16)
         ident = conn.execute(
-            "INSERT INTO observations (sync_id, session_id, type, title, content, tool_name, project, scope, topic_key, normalized_hash, "
+            "INSERT INTO observations (sync_id, session_id, type, title, "
+            "content, tool_name, project, scope, topic_key, normalized_hash, "
             "revision_count, duplicate_count, last_seen_at, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, NULL, CAST(? AS TEXT), 'project', NULL, ?, 1, 1, ?, ?, ?)",
             (
@@ -225,16 +249,23 @@ def pin(db: Path, ident: int, on: bool = True) -> None:
 
 
 def delete_observation(db: Path, ident: int) -> None:
-    """DeleteObservation(id, hardDelete=false): the soft delete and its journal row, one transaction."""
+    """DeleteObservation(id, hardDelete=false): the soft delete and its
+    journal row, one transaction."""
     conn = _connect(db)
     try:
         conn.execute("BEGIN")
         obs = conn.execute(
-            "SELECT ifnull(sync_id, '') AS sync_id, session_id, project FROM observations WHERE id = ? AND deleted_at IS NULL",
+            (
+                "SELECT ifnull(sync_id, '') AS sync_id, session_id, project "
+                "FROM observations WHERE id = ? AND deleted_at IS NULL"
+            ),
             (ident,),
         ).fetchone()
         conn.execute(
-            "UPDATE observations SET deleted_at = datetime('now'), updated_at = datetime('now') WHERE id = ? AND deleted_at IS NULL",
+            (
+                "UPDATE observations SET deleted_at = datetime('now'), updated_at "
+                "= datetime('now') WHERE id = ? AND deleted_at IS NULL"
+            ),
             (ident,),
         )
         deleted_at = conn.execute(

@@ -62,8 +62,9 @@ def test_trust_and_pins_live_in_the_ledger_only(
 
 
 NO_TIERS = (
-    "Engram has no tiers: mem_context injects the most recent observations of the project (20, each cut to 300 characters) with the 5"
-    " latest session summaries and 10 prompts, chosen by recency alone, so there is nothing to promote or demote; nothing was changed"
+    "Engram has no tiers: mem_context injects the most recent observations of the project "
+    "(20, each cut to 300 characters) with the 5 latest session summaries and 10 prompts, "
+    "chosen by recency alone, so there is nothing to promote or demote; nothing was changed"
 )
 TITLE = "'Parallel refresh revokes the token family'"
 UNSUPPORTED: list[tuple[str, Edit, str]] = [
@@ -76,12 +77,18 @@ UNSUPPORTED: list[tuple[str, Edit, str]] = [
     (
         "set-priority",
         lambda wb: wb.set_priority(OBS1, 1, reason=REASON),
-        f"set-priority {OBS1} ({TITLE}): Engram keeps no priority: mem_context chooses by recency alone; nothing was changed",
+        (
+            f"set-priority {OBS1} ({TITLE}): Engram keeps no priority: "
+            "mem_context chooses by recency alone; nothing was changed"
+        ),
     ),
     (
         "set-budget",
         lambda wb: wb.set_budget("engram", 3000, reason=REASON),
-        "budget set engram: Engram's mem_context limits (20 observations, 300 characters each) are constants compiled into Engram; nothing was changed",
+        (
+            "budget set engram: Engram's mem_context limits (20 observations, 300 "
+            "characters each) are constants compiled into Engram; nothing was changed"
+        ),
     ),
 ]
 

@@ -30,10 +30,9 @@ def test_the_block_is_rendered_as_documented() -> None:
     texts = {rows[0].id: "alpha", rows[1].id: long, rows[2].id: "gamma"}
     [block] = render(rows, texts).blocks
     assert block.text == (
-        "## Memory from Previous Sessions\n\n"
-        "### Pinned\n- [decision] **title 1**: alpha\n\n"
-        "### Recent Observations\n- [decision] **title 3**: gamma\n"
-        f"- [decision] **title 2**: {long[:300]}...\n\n"
+        "## Memory from Previous Sessions\n\n### Pinned\n- [decision] "
+        "**title 1**: alpha\n\n### Recent Observations\n- [decision] "
+        f"**title 3**: gamma\n- [decision] **title 2**: {long[:300]}...\n\n"
     )
     [cut] = [p for p in block.pieces if p.state == "cut"]
     assert cut.text == long[300:] and cut.memory_id == rows[1].id

@@ -49,7 +49,7 @@ def reaching(paths: dict[str, list[dict[str, Any]]], row: dict[str, Any]) -> lis
     ]
 
 
-def test_quarantine_holds_in_every_read_path_through_engrams_own_writes_and_restore_is_column_for_column(
+def test_quarantine_holds_in_every_read_path_through_engram_writes_and_restore_is_column_exact(
     sample_copy: Path, isolated_locations: Locations, clock: FixedClock
 ) -> None:
     db = sample_copy / "engram" / "engram.db"

@@ -66,7 +66,10 @@ def store(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
             ("sync-3", "sync-src", "conflicts_with", "pending"),
         ]
         conn.executemany(
-            "INSERT INTO memory_relations (source_id, target_id, relation, judgment_status) VALUES (?, ?, ?, ?)",
+            (
+                "INSERT INTO memory_relations (source_id, target_id, "
+                "relation, judgment_status) VALUES (?, ?, ?, ?)"
+            ),
             links,
         )
     conn.close()
@@ -212,7 +215,8 @@ def test_a_change_made_elsewhere_to_what_places_the_rows_is_read_whole(
 def test_the_next_start_reads_the_database_whole(
     store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A targeted refresh is exact as far as this process wrote: it is never kept as the cached read."""
+    """A targeted refresh is exact as far as this process wrote: it is
+    never kept as the cached read."""
     wb = _open(store, isolated_locations, clock)
     wb.quarantine(KITE + "25", "test")
     reads: list[Path] = []
@@ -299,7 +303,8 @@ def test_refreshes_in_a_row_that_look_at_the_written_rows_projects_alone_match_a
     store: Path, isolated_locations: Locations, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Topic revisions (newest and older), topic "0", hot rows whose places pass to the next newest,
-    # a cold row: each taken out in turn, then each put back, every refresh after the first vouched for.
+    # a cold row: each taken out in turn, then each put back, every refresh after the first vouched
+    # for.
     wb = _open(store, isolated_locations, clock)
     checks = _checks(monkeypatch)
     rows = ["28", "24", "31", "27", "3", "20", "30"]

@@ -10,7 +10,6 @@ import json
 import os
 import sqlite3
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +80,9 @@ def _feb_rows(db: Path) -> None:
         )
         for kind, title, content, at in ROWS:
             conn.execute(
-                "INSERT INTO observations (session_id, type, title, content, project, scope, normalized_hash, revision_count, "
-                "duplicate_count, last_seen_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'project', 'h', 1, 1, ?, ?, ?)",
+                "INSERT INTO observations (session_id, type, title, content, project, scope, "
+                "normalized_hash, revision_count, duplicate_count, last_seen_at, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, 'project', 'h', 1, 1, ?, ?, ?)",
                 (SESSION, kind, title, content, PROJECT, at, at, at),
             )
     finally:
@@ -183,7 +183,7 @@ def twin(db: Path, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("schema", [FEBRUARY, NEWEST], ids=["2026-02", "schema-8"])
-def test_quarantine_leaves_every_engram_read_path_journals_engrams_delete_and_restore_gives_every_column_back(
+def test_quarantine_leaves_every_read_path_journals_the_delete_and_restore_gives_every_column(
     schema: Path, tmp_path: Path, isolated_locations: Locations, clock: FixedClock
 ) -> None:
     folder = portfolio(tmp_path, schema)
@@ -300,7 +300,8 @@ def test_an_unknown_table_pointing_at_observations_stops_writes(
     db = folder / "engram.db"
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute(
-        "CREATE TABLE observation_chunks (id INTEGER PRIMARY KEY, obs_id INTEGER REFERENCES observations(id) ON DELETE CASCADE)"
+        "CREATE TABLE observation_chunks (id INTEGER PRIMARY KEY, "
+        "obs_id INTEGER REFERENCES observations(id) ON DELETE CASCADE)"
     )
     conn.close()
     wb = workbench(folder, isolated_locations, clock)
@@ -363,14 +364,17 @@ def test_review_dates_and_store_versions_are_engrams_own(
     assert not newest.memory("engram:engram:obs/2").fields.get(
         "needs_review"
     )  # no review date: nothing due
-    described: Callable[[Workbench], str] = lambda wb: wb.portfolios[0].settings["store_version"]  # noqa: E731
+
+    def described(wb: Workbench) -> str:
+        return str(wb.portfolios[0].settings["store_version"])
+
     assert (
         described(newest) == "schema 8: pins, review dates, trigram search, relations, sync journal"
     )
     february = workbench(portfolio(tmp_path / "b", FEBRUARY), isolated_locations, clock)
-    assert (
-        described(february)
-        == "unversioned: before Engram stamped schema versions (the February 2026 schema or a later v1)"
+    assert described(february) == (
+        "unversioned: before Engram stamped schema "
+        "versions (the February 2026 schema or a later v1)"
     )
 
 
@@ -379,9 +383,9 @@ def test_the_sample_portfolio_reads_as_the_february_schema(
 ) -> None:
     wb = workbench(sample_copy, isolated_locations, clock)
     engram = next(p for p in wb.portfolios if p.system == "engram")
-    assert (
-        engram.settings["store_version"]
-        == "unversioned: before Engram stamped schema versions (the February 2026 schema or a later v1)"
+    assert engram.settings["store_version"] == (
+        "unversioned: before Engram stamped schema "
+        "versions (the February 2026 schema or a later v1)"
     )
 
 

@@ -85,14 +85,15 @@ UNSUPPORTED: list[tuple[str, Edit, str]] = [
     (
         "set-priority",
         lambda wb: wb.set_priority(LAYOUT, 3, reason=REASON),
-        f"set-priority {LAYOUT} ('go_service_layout'): MassGen has no priority: every short-term memory is injected in full into every"
-        " agent's prompt and every long-term one is listed, in no order a setting controls; nothing was changed",
+        f"set-priority {LAYOUT} ('go_service_layout'): MassGen has no priority: every "
+        "short-term memory is injected in full into every agent's prompt and every "
+        "long-term one is listed, in no order a setting controls; nothing was changed",
     ),
     (
         "set-budget",
         lambda wb: wb.set_budget("massgen", 3000, reason=REASON),
-        "budget set massgen: MassGen's short-term limits (10 memories, 1,000 tokens each, 10,000 in total) are documentation guidance,"
-        " not a setting; nothing was changed",
+        "budget set massgen: MassGen's short-term limits (10 memories, 1,000 tokens each, "
+        "10,000 in total) are documentation guidance, not a setting; nothing was changed",
     ),
 ]
 

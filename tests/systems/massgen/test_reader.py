@@ -1,4 +1,5 @@
-"""MassGen filesystem memory reader: MassGen's own grammar, quirks included (app/core/systems/massgen/FORMAT.md)."""
+"""MassGen filesystem memory reader: MassGen's own grammar, quirks included
+(app/core/systems/massgen/FORMAT.md)."""
 
 from __future__ import annotations
 
@@ -13,18 +14,9 @@ from app.core.systems.massgen.reader import MassGenAdapter
 TODAY = date(2026, 3, 14)
 
 USER_STYLE = (
-    "---\n"
-    "name: user_style\n"
-    "description: Coding-style preferences stated by the user\n"
-    "tier: short_term\n"
-    "agent_id: agent_a\n"
-    "created: 2026-03-14T10:30:00.123456\n"
-    "updated: 2026-03-14T10:35:02.004211\n"
-    "---\n"
-    "\n"
-    "- Tabs over spaces\n"
-    "- Prefer pure functions\n"
-    "\n"
+    "---\nname: user_style\ndescription: Coding-style preferences stated by the user\ntier: "
+    "short_term\nagent_id: agent_a\ncreated: 2026-03-14T10:30:00.123456\nupdated: "
+    "2026-03-14T10:35:02.004211\n---\n\n- Tabs over spaces\n- Prefer pure functions\n\n"
 )
 USER_STYLE_BODY = "- Tabs over spaces\n- Prefer pure functions"
 
@@ -249,7 +241,10 @@ def test_split_quirk_a_dash_run_in_the_description_truncates_it(tmp_path: Path) 
         Problem(
             path="ws/memory/short_term/plan.md",
             line=3,
-            message="a `---` inside a line ends the front matter here (MassGen splits on the first two `---`); the rest of the file is read as the body",
+            message=(
+                "a `---` inside a line ends the front matter here (MassGen splits "
+                "on the first two `---`); the rest of the file is read as the body"
+            ),
             kept="read as MassGen reads it",
         )
     ]
@@ -265,7 +260,10 @@ def test_tier_comes_from_the_folder_and_a_disagreeing_field_is_reported(tmp_path
         Problem(
             path="ws/memory/long_term/report.md",
             line=4,
-            message="tier field says short_term but the file is in long_term/; the folder wins (MassGen loads by folder)",
+            message=(
+                "tier field says short_term but the file is in "
+                "long_term/; the folder wins (MassGen loads by folder)"
+            ),
             kept="read as long_term",
         )
     ]
@@ -277,12 +275,18 @@ def test_invalid_tier_value_is_reported(tmp_path: Path) -> None:
     assert [(p.line, p.message) for p in parsed.problems] == [
         (
             2,
-            "tier `warm` is not short_term or long_term (MassGen reads it as short_term); the folder short_term/ wins",
+            (
+                "tier `warm` is not short_term or long_term (MassGen "
+                "reads it as short_term); the folder short_term/ wins"
+            ),
         )
     ]
 
 
-RAW_NOTE = "; MassGen's workspace loader skips it, but its temp-workspace and archive loaders inject its raw text"
+RAW_NOTE = (
+    "; MassGen's workspace loader skips it, but its "
+    "temp-workspace and archive loaders inject its raw text"
+)
 
 
 def test_missing_front_matter_is_a_raw_memory_with_a_problem_at_line_1(tmp_path: Path) -> None:

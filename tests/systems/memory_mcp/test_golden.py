@@ -37,8 +37,8 @@ def rows(*ids: int) -> Rows:
 
 
 CASES = [
-    # memory-mcp's trust_history is an audit trail: the restore adds its own row, so the reversal has
-    # its own golden file rather than giving back the rows before the quarantine.
+    # memory-mcp's trust_history is an audit trail: the restore adds its own row, so the reversal
+    # has its own golden file rather than giving back the rows before the quarantine.
     Case(
         "quarantine",
         "quarantine",
@@ -92,14 +92,16 @@ UNSUPPORTED: list[tuple[str, Edit, str]] = [
     (
         "set-priority",
         lambda wb: wb.set_priority(mem(2), 1, reason=REASON),
-        f"set-priority {mem(2)} ('Staging deploys only from release/* branches; production dep'): memory-mcp keeps no priority: its hot"
-        " cache orders promoted memories by last use, then trust, then usage, and importance_score is computed once when a memory is"
-        " stored; nothing was changed",
+        f"set-priority {mem(2)} ('Staging deploys only from release/* branches; "
+        "production dep'): memory-mcp keeps no priority: its hot cache orders "
+        "promoted memories by last use, then trust, then usage, and importance_score "
+        "is computed once when a memory is stored; nothing was changed",
     ),
     (
         "set-budget",
         lambda wb: wb.set_budget("memory-mcp", 3000, reason=REASON),
-        "budget set memory-mcp: memory-mcp's hot_cache_max_items is a server setting (the MEMORY_MCP_HOT_CACHE_MAX_ITEMS environment"
+        "budget set memory-mcp: memory-mcp's hot_cache_max_items is a "
+        "server setting (the MEMORY_MCP_HOT_CACHE_MAX_ITEMS environment"
         " variable), not stored in its database; nothing was changed",
     ),
 ]

@@ -18,7 +18,9 @@ from app.core.reading.sqlite_ro import DbReadError
 from app.core.systems.memory_mcp.reader import MemoryMcpAdapter, trust_level
 
 SCHEMA = """
-CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP);
+CREATE TABLE schema_version (
+    version INTEGER PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP
+);
 CREATE TABLE memories (
     id INTEGER PRIMARY KEY,
     content TEXT NOT NULL,
@@ -68,7 +70,8 @@ CREATE TABLE memory_relationships (
     UNIQUE(from_memory_id, to_memory_id, relation_type)
 );
 CREATE TABLE sessions (
-    id TEXT PRIMARY KEY, started_at TEXT DEFAULT CURRENT_TIMESTAMP, last_activity_at TEXT DEFAULT CURRENT_TIMESTAMP,
+    id TEXT PRIMARY KEY, started_at TEXT DEFAULT CURRENT_TIMESTAMP,
+    last_activity_at TEXT DEFAULT CURRENT_TIMESTAMP,
     topic TEXT, project_path TEXT, memory_count INTEGER DEFAULT 0, log_count INTEGER DEFAULT 0
 );
 CREATE TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -93,14 +96,18 @@ INSERT INTO schema_version (version) VALUES (18);
 # The base columns of the first schema, before every migration.
 OLD_SCHEMA = """
 CREATE TABLE memories (
-    id INTEGER PRIMARY KEY, content TEXT NOT NULL, content_hash TEXT UNIQUE, memory_type TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, content TEXT NOT NULL, content_hash TEXT UNIQUE,
+    memory_type TEXT NOT NULL,
     source TEXT NOT NULL, is_hot INTEGER DEFAULT 0, access_count INTEGER DEFAULT 0,
     last_accessed_at TEXT, created_at TEXT DEFAULT CURRENT_TIMESTAMP
 );
 """
 
 LANDMINE = "Never call /v1/export without ?limit — it scans the whole tenant"
-LONG = "Deploys   go through\n\tthe blue/green switch; the health check must pass for five minutes before the flip."
+LONG = (
+    "Deploys   go through\n\tthe blue/green switch; the "
+    "health check must pass for five minutes before the flip."
+)
 
 
 def ctx(portfolio: str = "memory-mcp") -> ParseContext:
@@ -167,11 +174,17 @@ def store(tmp_path: Path) -> Path:
         [(42, "export"), (42, "api"), (44, "suspect")],
     )
     conn.executemany(
-        "INSERT INTO memory_relationships (from_memory_id, to_memory_id, relation_type) VALUES (?, ?, ?)",
+        (
+            "INSERT INTO memory_relationships (from_memory_id, "
+            "to_memory_id, relation_type) VALUES (?, ?, ?)"
+        ),
         [(42, 46, "depends_on"), (46, 42, "refines"), (42, 43, "relates_to")],
     )
     conn.executemany(
-        "INSERT INTO trust_history (memory_id, reason, old_trust, new_trust, delta, similarity, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            "INSERT INTO trust_history (memory_id, reason, old_trust, new_trust, "
+            "delta, similarity, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        ),
         [
             (44, "factually_wrong", 1.0, 0.7, -0.3, None, None, "2026-03-02 09:00:00"),
             (
@@ -374,7 +387,8 @@ def test_sqlite_vec_table_is_never_needed(store: Path) -> None:
     conn.execute("PRAGMA writable_schema = ON")
     conn.execute(
         "INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES "
-        "('table', 'memory_vectors', 'memory_vectors', 0, 'CREATE VIRTUAL TABLE memory_vectors USING vec0(embedding FLOAT[384])')"
+        "('table', 'memory_vectors', 'memory_vectors', 0, 'CREATE "
+        "VIRTUAL TABLE memory_vectors USING vec0(embedding FLOAT[384])')"
     )
     conn.commit()
     conn.close()
@@ -386,7 +400,8 @@ def test_sqlite_vec_table_is_never_needed(store: Path) -> None:
 def test_invalid_utf8_value_is_reported_and_the_rest_read(store: Path) -> None:
     conn = sqlite3.connect(store)
     conn.execute(
-        "INSERT INTO memories (id, content, memory_type, source) VALUES (50, CAST(x'6f6bff21' AS TEXT), 'project', 'manual')"
+        "INSERT INTO memories (id, content, memory_type, source) "
+        "VALUES (50, CAST(x'6f6bff21' AS TEXT), 'project', 'manual')"
     )
     conn.commit()
     conn.close()
@@ -410,7 +425,8 @@ def test_read_beside_an_open_write_transaction(store: Path) -> None:
     )  # committed, in the WAL only
     writer.execute("BEGIN IMMEDIATE")
     writer.execute(
-        "INSERT INTO memories (id, content, memory_type, source) VALUES (60, 'uncommitted', 'project', 'manual')"
+        "INSERT INTO memories (id, content, memory_type, source) "
+        "VALUES (60, 'uncommitted', 'project', 'manual')"
     )
     started = time.monotonic()
     parsed = MemoryMcpAdapter.read(ctx(), store)
@@ -455,7 +471,10 @@ def test_corrupt_and_foreign_files_are_problems(tmp_path: Path) -> None:
     assert MemoryMcpAdapter.read(ctx(), db).problems == [
         Problem(
             path="memory.db",
-            message='not a SQLite database: the file does not start with the 16-byte "SQLite format 3\\0" header',
+            message=(
+                "not a SQLite database: the file does not start "
+                'with the 16-byte "SQLite format 3\\0" header'
+            ),
             kept="file skipped",
         )
     ]
@@ -483,7 +502,8 @@ def test_database_without_memories_table(tmp_path: Path) -> None:
 
 
 def test_locked_database_is_a_problem_not_a_hang(tmp_path: Path) -> None:
-    # A rollback-journal writer holding an exclusive lock blocks readers; we wait busy_timeout, then report.
+    # A rollback-journal writer holding an exclusive lock blocks readers; we
+    # wait busy_timeout, then report.
     db = tmp_path / "memory.db"
     conn = sqlite3.connect(db, isolation_level=None)
     conn.executescript(OLD_SCHEMA)

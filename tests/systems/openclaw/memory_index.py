@@ -24,7 +24,8 @@ SOURCE = "memory"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, source TEXT NOT NULL DEFAULT 'memory',
     hash TEXT NOT NULL, mtime INTEGER NOT NULL, size INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS chunks (id TEXT PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'memory',
+CREATE TABLE IF NOT EXISTS chunks (id TEXT PRIMARY KEY, path TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT 'memory',
     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL, model TEXT NOT NULL,
     text TEXT NOT NULL, embedding TEXT NOT NULL, updated_at INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, id UNINDEXED, path UNINDEXED,
@@ -100,7 +101,8 @@ def chunk_markdown(content: str) -> list[Chunk]:
 
 
 class MemoryIndex:
-    """One agent's index database, outside the workspace (OpenClaw keeps it under `~/.openclaw/memory/`)."""
+    """One agent's index database, outside the workspace (OpenClaw keeps it
+    under `~/.openclaw/memory/`)."""
 
     def __init__(self, db: Path, workspace: Path) -> None:
         self.workspace = workspace
@@ -111,8 +113,9 @@ class MemoryIndex:
         self.db.close()
 
     def sync(self) -> tuple[int, int]:
-        """What OpenClaw does at session start and whenever its watcher marks the index dirty: re-index
-        each file whose hash changed, drop the rows of files that are gone. Returns (indexed, deleted)."""
+        """What OpenClaw does at session start and whenever its watcher marks the index dirty:
+        re-index each file whose hash changed, drop the rows of files that are gone. Returns
+        (indexed, deleted)."""
         indexed = deleted = 0
         active: set[str] = set()
         for path in memory_files(self.workspace):

@@ -122,14 +122,15 @@ UNSUPPORTED: list[tuple[str, Edit, type[ChangeError], str]] = [
         "set-priority-without-marker",
         lambda wb: wb.set_priority(PROJECTS, 3, reason=REASON),
         Unsupported,
-        f"set-priority {PROJECTS} ('Projects'): its heading `## Projects` has no `(Pn)` priority marker, and the workbench does not add one;"
-        " nothing was changed",
+        f"set-priority {PROJECTS} ('Projects'): its heading `## Projects` has no `(Pn)` "
+        "priority marker, and the workbench does not add one; nothing was changed",
     ),
     (
         "set-budget",
         lambda wb: wb.set_budget("openclaw:workspace", 3000, reason=REASON),
         Unsupported,
-        "budget set workspace: OpenClaw's bootstrapMaxChars and bootstrapTotalMaxChars are settings of the OpenClaw gateway, not of the"
+        "budget set workspace: OpenClaw's bootstrapMaxChars and "
+        "bootstrapTotalMaxChars are settings of the OpenClaw gateway, not of the"
         " workspace the workbench opened; nothing was changed",
     ),
 ]

@@ -1,10 +1,12 @@
-"""A quarantine holds in every OpenClaw read path and a restore gives the original back byte for byte.
+"""A quarantine holds in every OpenClaw read path and a restore gives the original back byte for
+byte.
 
-The read paths (see app/core/systems/openclaw/FORMAT.md): the bootstrap files injected on every turn,
-today's and yesterday's logs at session start, the Memory Fortress boot files, `memory_search` over
-OpenClaw's own index, and `memory_get` (or a `→ Details:` pointer) of any file in the workspace. The
-index is rebuilt the way OpenClaw's memory manager syncs it (tests/systems/openclaw/memory_index.py),
-and the agent writes to its workspace between the quarantine and the restore.
+The read paths (see app/core/systems/openclaw/FORMAT.md): the bootstrap files injected on every
+turn, today's and yesterday's logs at session start, the Memory Fortress boot files, `memory_search`
+over OpenClaw's own index, and `memory_get` (or a `→ Details:` pointer) of any file in the
+workspace. The index is rebuilt the way OpenClaw's memory manager syncs it
+(tests/systems/openclaw/memory_index.py), and the agent writes to its workspace between the
+quarantine and the restore.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from tests.systems.openclaw.memory_index import MemoryIndex
 
 WS = "openclaw/workspace"
 QUARANTINED = (
-    "openclaw:workspace:note/dashboards",  # a domain section hiding an order in Unicode tag characters
+    # a domain section hiding an order in Unicode tag characters
+    "openclaw:workspace:note/dashboards",
     "openclaw:workspace:note/projects",  # a MEMORY.md section: injected on every turn
     "openclaw:workspace:log/2026-11-28",  # yesterday's log: read at session start
-    "openclaw:workspace:state/hold/reply-to-wortwerk-about-the-3-5-string-freeze",  # a boot-sequence line
+    # a boot-sequence line
+    "openclaw:workspace:state/hold/reply-to-wortwerk-about-the-3-5-string-freeze",
 )
 BOOTSTRAP = (
     "AGENTS.md",

@@ -1,157 +1,33 @@
-"""OpenClaw / Memory Fortress reader (app/core/systems/openclaw/FORMAT.md): units of memory, tiers, locators, exact spans."""
+"""OpenClaw / Memory Fortress reader (app/core/systems/openclaw/FORMAT.md): units of memory,
+tiers, locators, exact spans. The state files, learnings and bootstrap files are tested in
+test_state_files.py."""
 
 from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
 
-from app.core.model import Memory, Problem, Span, Tier, TrustLevel
-from app.core.parsing import safefs
-from app.core.reading.base import ParseContext, ParsedFile, sha256_text
+from app.core.model import Problem, Span, Tier, TrustLevel
+from app.core.reading.base import sha256_text
 from app.core.systems.openclaw.reader import OpenClawAdapter
-
-TODAY = date(2026, 3, 14)
-
-MEMORY_MD = """# MEMORY
-
-Curated long-term memory. Keep under 10 KB.
-
-## Projects
-→ Details: memory/domains/projects.md
-
-- **Project Alpha** — ESP32 firmware
-
-## DEC: Database (P7)
-We use PostgreSQL in production.
-
-```markdown
-## Not a section (inside a fence)
-```
-
-## [STALE] FACT: Old deploy host
-Priority: 3
-deploy.example.org
-"""
-
-PROJECTS_MD = """# Projects
-
-## Kite
-Mobile client, Priority: 4, later Priority: 6.
-
-## Projects
-Moved here from MEMORY.md.
-"""
-
-HOLD_MD = """# HOLD
-
-[2026-03-14 09:40 | main] Deploy to prod — waiting for security sign-off
-not an item, just prose
-[STALE] [2026-03-10 08:00 | main] DEC: Freeze merges — release week
-[broken line without a date
-"""
-
-DECISIONS_MD = "[2026-03-14 10:05 | sess-42] Use PostgreSQL (P8) — team knows it\n[2026-03-14 11:00 | main] No em dash here\n"
-
-CLOSED_MD = "[2026-03-01 | user] auth — refresh-token rotation, settled\n"
-
-ACTIVE_MD = """## Active task
-**User said:** "Ship the OIDC fix"
-**Interpretation:** fix trailing slash handling
-**Status:**
-- [ ] Step 1
-**Updated:** 2026-03-14 09:30
-"""
-
-ORIENT_MD = """## Reorientation snapshot
-**Thread / Context:** OIDC
-**Last updated:** 2026-03-13 18:00
-"""
-
-LEARNINGS_MD = """# Learnings
-
-## [LRN-20260322-001] best_practice
-
-**Logged**: 2026-03-22T14:30:00Z
-**Priority**: medium
-**Status**: pending
-**Area**: infra
-
-### Summary
-Retry the API with backoff
-second summary line
-
-### Details
-What happened.
-
-### Metadata
-- Source: conversation
-- Pattern-Key: harden.api_retry
-- Recurrence-Count: 2
-- See Also: ERR-20260310-003
-
-### Resolution
-- **Resolved**: 2026-03-22T16:00:00Z
-- **Status**: resolved
-
-## No id here
-Something.
-"""
-
-ERRORS_MD = """## [ERR-20260314-001]
-**Logged**: 2026-03-14T09:55:00Z
-**Priority**: high
-### Summary
-OIDC callback fails when issuer URL has trailing slash
-"""
-
-
-def write(root: Path, rel: str, data: str | bytes) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    return path
-
-
-def ctx_for(root: Path, today: date = TODAY) -> ParseContext:
-    return ParseContext(system="openclaw", portfolio="ws", root=str(root), today=today)
-
-
-def parse_one(root: Path, rel: str, data: str | bytes) -> ParsedFile:
-    write(root, rel, data)
-    return OpenClawAdapter.parse(ctx_for(root), rel, (root / rel).read_bytes())
-
-
-def scan(root: Path, today: date = TODAY) -> tuple[list[ParsedFile], list[Memory], list[Problem]]:
-    problems: list[Problem] = []
-    ctx = ctx_for(root, today)
-    parsed = [
-        OpenClawAdapter.parse(ctx, ref.rel, safefs.read_file(ref.path))
-        for ref in OpenClawAdapter.files(root, problems)
-    ]
-    memories = OpenClawAdapter.finalize(ctx, [m for p in parsed for m in p.memories])
-    return parsed, memories, problems
-
-
-def assert_spans_rebuild(data: bytes, memories: list[Memory]) -> None:
-    """A file's memories' spans do not overlap, and with the gaps between them give the file back."""
-    pos = 0
-    rebuilt = b""
-    for memory in sorted(memories, key=lambda m: m.span.start if m.span else -1):
-        span = memory.span
-        assert span is not None
-        assert pos <= span.start <= span.end <= len(data), (memory.name, span, pos)
-        assert memory.entries[0].span == span
-        rebuilt += data[pos : span.start] + span.slice(data)
-        pos = span.end
-    rebuilt += data[pos:]
-    assert rebuilt == data
-
-
-def sliced(data: str | bytes, memory: Memory) -> str:
-    raw = data.encode() if isinstance(data, str) else data
-    assert memory.span is not None
-    return memory.span.slice(raw).decode()
-
+from tests.systems.openclaw.examples import (
+    ACTIVE_MD,
+    CLOSED_MD,
+    DECISIONS_MD,
+    ERRORS_MD,
+    HOLD_MD,
+    LEARNINGS_MD,
+    MEMORY_MD,
+    ORIENT_MD,
+    PROJECTS_MD,
+    assert_spans_rebuild,
+    ctx_for,
+    only_memory,
+    parse_one,
+    scan,
+    sliced,
+    write,
+)
 
 # --- detect and files -------------------------------------------------------------------------
 
@@ -248,9 +124,9 @@ def test_memory_md_sections(tmp_path: Path) -> None:
     assert all(m.trust is TrustLevel.UNTRUSTED and not m.trust_claimed for m in parsed.memories)
     assert all(m.created is None and m.updated is None for m in parsed.memories)
 
-    assert (
-        sliced(MEMORY_MD, projects)
-        == "## Projects\n→ Details: memory/domains/projects.md\n\n- **Project Alpha** — ESP32 firmware\n\n"
+    assert sliced(MEMORY_MD, projects) == (
+        "## Projects\n→ Details: memory/domains/projects.md\n\n- "
+        "**Project Alpha** — ESP32 firmware\n\n"
     )
     assert projects.fields == {"details": "memory/domains/projects.md"}
     assert projects.priority is None
@@ -315,11 +191,6 @@ def test_file_without_sections_is_one_memory(tmp_path: Path) -> None:
         Tier.HOT,
         "memory",
     )
-
-
-def only_memory(parsed: ParsedFile) -> Memory:
-    assert len(parsed.memories) == 1
-    return parsed.memories[0]
 
 
 def test_unclosed_fence_hides_the_rest_and_tilde_fences_count(tmp_path: Path) -> None:
@@ -415,182 +286,6 @@ def test_date_shaped_log_name_that_is_no_date(tmp_path: Path) -> None:
     ]
 
 
-# --- state files ------------------------------------------------------------------------------
-
-
-def test_hold_lines(tmp_path: Path) -> None:
-    parsed = parse_one(tmp_path, "state/HOLD.md", HOLD_MD)
-    deploy, freeze, broken = parsed.memories
-    assert [m.name for m in parsed.memories] == [
-        "Deploy to prod",
-        "DEC: Freeze merges",
-        "[broken line without a date",
-    ]
-    assert [m.locator for m in parsed.memories] == [
-        "state/hold/deploy-to-prod",
-        "state/hold/dec-freeze-merges",
-        "state/hold/broken-line-without-a-date",
-    ]
-    assert {(m.tier, m.domain, m.kind) for m in parsed.memories} == {(Tier.HOT, "state", "hold")}
-    assert (
-        sliced(HOLD_MD, deploy)
-        == "[2026-03-14 09:40 | main] Deploy to prod — waiting for security sign-off\n"
-    )
-    assert deploy.fields == {
-        "date": "2026-03-14 09:40",
-        "session": "main",
-        "reason": "waiting for security sign-off",
-    }
-    assert deploy.description == "waiting for security sign-off"
-    assert deploy.created == "2026-03-14 09:40"
-    assert sliced(HOLD_MD, freeze).startswith("[STALE] [2026-03-10 08:00 | main]")
-    assert freeze.fields == {
-        "date": "2026-03-10 08:00",
-        "session": "main",
-        "reason": "release week",
-        "stale": True,
-        "type": "DEC",
-    }
-    assert sliced(HOLD_MD, broken) == "[broken line without a date\n"
-    assert broken.fields == {}
-    assert parsed.problems == [
-        Problem(
-            path="state/HOLD.md",
-            line=6,
-            message="state line does not follow `[YYYY-MM-DD HH:MM | session] text — reason`",
-            kept="read as an item named by its text",
-        )
-    ]
-    assert_spans_rebuild(HOLD_MD.encode(), parsed.memories)
-
-
-def test_decisions_and_closed_lines(tmp_path: Path) -> None:
-    decisions = parse_one(tmp_path, "state/DECISIONS.md", DECISIONS_MD)
-    assert decisions.problems == []
-    postgres, no_dash = decisions.memories
-    assert (postgres.name, postgres.locator, postgres.kind, postgres.priority) == (
-        "Use PostgreSQL",
-        "state/decisions/use-postgresql",
-        "decision",
-        8,
-    )
-    assert postgres.fields == {
-        "date": "2026-03-14 10:05",
-        "session": "sess-42",
-        "reason": "team knows it",
-        "priority": 8,
-    }
-    assert (no_dash.name, no_dash.description) == ("No em dash here", "")
-    assert "reason" not in no_dash.fields
-    assert_spans_rebuild(DECISIONS_MD.encode(), decisions.memories)
-
-    closed = only_memory(parse_one(tmp_path, "state/CLOSED.md", CLOSED_MD))
-    assert (closed.name, closed.locator, closed.kind) == ("auth", "state/closed/auth", "closed")
-    assert closed.fields == {
-        "date": "2026-03-01",
-        "decider": "user",
-        "decision": "refresh-token rotation, settled",
-    }
-    assert closed.created == "2026-03-01"
-    assert closed.span == Span(start=0, end=len(CLOSED_MD.encode()))
-
-
-def test_last_state_line_without_newline_and_fenced_template(tmp_path: Path) -> None:
-    text = "```\n[YYYY-MM-DD HH:MM | session] Item — reason\n```\n[2026-03-14 09:40 | main] Last"
-    parsed = parse_one(tmp_path, "state/HOLD.md", text)
-    memory = only_memory(parsed)
-    assert parsed.problems == []
-    assert sliced(text, memory) == "[2026-03-14 09:40 | main] Last"
-
-
-def test_active_and_orient(tmp_path: Path) -> None:
-    active = only_memory(parse_one(tmp_path, "state/ACTIVE.md", ACTIVE_MD))
-    assert (active.name, active.locator, active.tier, active.domain, active.kind) == (
-        "ACTIVE",
-        "state/active",
-        Tier.HOT,
-        "state",
-        "active",
-    )
-    assert active.fields == {
-        "User said": '"Ship the OIDC fix"',
-        "Interpretation": "fix trailing slash handling",
-        "Status": "",
-        "Updated": "2026-03-14 09:30",
-    }
-    assert active.updated == "2026-03-14 09:30"
-    assert active.span == Span(start=0, end=len(ACTIVE_MD.encode()))
-    orient = only_memory(parse_one(tmp_path, "state/ORIENT.md", ORIENT_MD))
-    assert (orient.name, orient.locator) == ("ORIENT", "state/orient")
-    assert orient.updated == "2026-03-13 18:00"
-    empty = only_memory(parse_one(tmp_path, "state/ACTIVE.md", b""))
-    assert (empty.name, empty.span, empty.words) == ("ACTIVE", Span(start=0, end=0), 0)
-
-
-# --- learnings and bootstrap ------------------------------------------------------------------
-
-
-def test_learnings_entries(tmp_path: Path) -> None:
-    parsed = parse_one(tmp_path, "memory/.learnings/LEARNINGS.md", LEARNINGS_MD)
-    learning, no_id = parsed.memories
-    assert (learning.name, learning.locator, learning.tier, learning.domain, learning.kind) == (
-        "LRN-20260322-001",
-        "learning/LRN-20260322-001",
-        Tier.COLD,
-        "learnings",
-        "learning",
-    )
-    assert learning.fields == {
-        "Logged": "2026-03-22T14:30:00Z",
-        "Priority": "medium",
-        "Status": "pending",
-        "Area": "infra",
-        "Summary": "Retry the API with backoff\nsecond summary line",
-        "Details": "What happened.",
-        "Source": "conversation",
-        "Pattern-Key": "harden.api_retry",
-        "Recurrence-Count": 2,
-        "See Also": "ERR-20260310-003",
-        "Resolution": "- **Resolved**: 2026-03-22T16:00:00Z\n- **Status**: resolved",
-        "id": "LRN-20260322-001",
-        "category": "best_practice",
-    }
-    assert learning.priority is None
-    assert learning.created == "2026-03-22T14:30:00Z"
-    assert learning.description == "Retry the API with backoff"
-    assert sliced(LEARNINGS_MD, learning).startswith("## [LRN-20260322-001] best_practice\n")
-    assert (no_id.name, no_id.locator) == ("No id here", "learning/no-id-here")
-    assert sliced(LEARNINGS_MD, no_id) == "## No id here\nSomething.\n"
-    assert parsed.problems == [
-        Problem(
-            path="memory/.learnings/LEARNINGS.md",
-            line=27,
-            message="learnings heading `## No id here` has no `[ID]`",
-            kept="read as an entry named by its heading",
-        )
-    ]
-    assert_spans_rebuild(LEARNINGS_MD.encode(), parsed.memories)
-
-    error = only_memory(parse_one(tmp_path, "memory/.learnings/ERRORS.md", ERRORS_MD))
-    assert error.name == "ERR-20260314-001"
-    assert "category" not in error.fields and "type" not in error.fields
-    assert error.fields["Priority"] == "high" and error.priority is None
-
-
-def test_bootstrap_files(tmp_path: Path) -> None:
-    text = "# Soul\n\n## Tone\nDirect.\n"
-    soul = only_memory(parse_one(tmp_path, "SOUL.md", text))
-    assert (soul.name, soul.locator, soul.tier, soul.domain, soul.kind) == (
-        "SOUL",
-        "file/SOUL",
-        Tier.HOT,
-        "bootstrap",
-        "bootstrap",
-    )
-    assert soul.span == Span(start=0, end=len(text.encode()))
-    assert soul.sha256 == sha256_text(text)
-
-
 # --- problems, whole tree ---------------------------------------------------------------------
 
 
@@ -610,7 +305,10 @@ def test_invalid_utf8_and_nul_are_problems_with_their_line(tmp_path: Path) -> No
         Problem(
             path="state/HOLD.md",
             line=2,
-            message="1 NUL character(s), the first at character 28: OpenClaw still reads the file, so it is listed and reviewed as text",
+            message=(
+                "1 NUL character(s), the first at character 28: OpenClaw "
+                "still reads the file, so it is listed and reviewed as text"
+            ),
             kept="read as text, NUL shown as \u2400",
         )
     ]

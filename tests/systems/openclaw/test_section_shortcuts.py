@@ -143,7 +143,8 @@ def test_no_answer_where_the_section_is_no_longer_what_was_read(before: str, aft
 @pytest.mark.parametrize(
     "edit",
     [
-        # The file's first line made a fence of the same length: the section's bytes stay in place, its heading is code now.
+        # The file's first line made a fence of the same length: the section's bytes stay in place,
+        # its heading is code now.
         lambda text, start, end: "```".ljust(text.index("\n"), " ") + text[text.index("\n") :],
         lambda text, start, end: (
             text[:end] + "#" + text[end:]

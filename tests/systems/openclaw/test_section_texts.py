@@ -35,8 +35,9 @@ def test_sections_are_read_one_file_at_a_time_as_the_workbench_reads_them(
         return real(memory)
 
     ctx = SuggestionContext(
-        memories=sections, by_id={m.id: m for m in sections}, now=clock.now(), saliences={}, plans=[], mentions={},
-        text_of=workbench.text, file_bytes=counted, access_log=None, pinned=frozenset(), superseded=set(), fortress_scores={},
+        memories=sections, by_id={m.id: m for m in sections}, now=clock.now(), saliences={},
+        plans=[], mentions={}, text_of=workbench.text, file_bytes=counted, access_log=None,
+        pinned=frozenset(), superseded=set(), fortress_scores={},
     )  # fmt: skip
     text_of = _SectionTexts(ctx)
     assert [text_of(m) for m in sections] == [workbench.text(m.id) for m in sections]

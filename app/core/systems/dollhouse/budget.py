@@ -1,9 +1,9 @@
 """DollhouseMCP's startup budget: the auto-load memories in priority order against
 `autoLoad.maxTokenBudget`, cut where ServerStartup's enforcing loop stops. Pure functions.
 
-| what loads                                  | unit   | limit                                      |
-|---------------------------------------------|--------|--------------------------------------------|
-| autoLoad memories by priority (999 if none) | tokens | autoLoad.maxTokenBudget (5000), 100..50000 |
+| what loads                                  | unit   | limit                                     |
+|---------------------------------------------|--------|-------------------------------------------|
+| autoLoad memories by priority (999 if none) | tokens | autoLoad.maxTokenBudget (5000), 100-50000 |
 
 The only planner that honours a what-if: a new maxTokenBudget or new priorities.
 
@@ -14,7 +14,8 @@ The rendering (`Memory.content` in 2.0.35) puts every loaded entry on its own pa
 `untrusted` entry (or one without a trust level) in a frame: a start line of 5 words, a source line
 of 2 words plus the source (`loaded` when the entry names none), a status line of 4 words, a divider
 of 1 word, each text line prefixed by a 1-word bar, and an end line of 5 words. A memory with no
-loaded entry renders as a 3-word placeholder. Quarantined entries are never loaded, so never counted.
+loaded entry renders as a 3-word placeholder. Quarantined entries are never loaded, so never
+counted.
 """
 
 from __future__ import annotations
@@ -183,7 +184,10 @@ def dollhouse_plan(
             )
         elif loaded + cost > budget:
             stopped = memory.name
-            note = f"{where}; {loaded:,} + {cost:,} = {loaded + cost:,} > {budget:,}: the enforcing loop stops here"
+            note = (
+                f"{where}; {loaded:,} + {cost:,} = {loaded + cost:,} "
+                f"> {budget:,}: the enforcing loop stops here"
+            )
             items.append(BudgetItem(id=memory.id, cost=cost, order=order, fits=False, note=note))
         else:
             loaded += cost
@@ -197,15 +201,17 @@ def dollhouse_plan(
                 )
             )
     notes = [
-        f"{len(candidates)} auto-load memories cost {total:,} tokens as DollhouseMCP counts them (estimateTokens of the rendered "
-        f"memory: timestamps, tags, trust marks and the untrusted frame included, quarantined entries excluded) against "
-        f"maxTokenBudget {budget:,}.",
-        "DollhouseMCP's production path (MemoryManager.loadAndActivateAutoLoadMemories) loads them all and only adds "
+        f"{len(candidates)} auto-load memories cost {total:,} tokens as DollhouseMCP counts them "
+        "(estimateTokens of the rendered memory: timestamps, tags, trust marks and the untrusted "
+        f"frame included, quarantined entries excluded) against maxTokenBudget {budget:,}.",
+        "DollhouseMCP's production path "
+        "(MemoryManager.loadAndActivateAutoLoadMemories) loads them all and only adds "
         "up the tokens; the cut shown is where ServerStartup's enforcing path stops.",
     ]
     if what_if.max_tokens is not None:
         notes.append(
-            f"What-if: maxTokenBudget {what_if.max_tokens:,} instead of {configured!r} from config.yml."
+            f"What-if: maxTokenBudget {what_if.max_tokens:,} "
+            f"instead of {configured!r} from config.yml."
         )
     if what_if.priorities:
         notes.append(f"What-if: new priorities for {len(what_if.priorities)} memories.")
@@ -218,8 +224,9 @@ def dollhouse_plan(
         notes.append("autoLoad.enabled is false: nothing is auto-loaded.")
     elif isinstance(written, str) and yamlsafe.as_bool(written) is False:
         notes.append(
-            f"config.yml writes `autoLoad.enabled: {written}`, but DollhouseMCP reads config.yml with the FAILSAFE schema: "
-            f"the value is the string {written!r}, which its `if (config.autoLoad.enabled)` treats as true, so the server "
+            f"config.yml writes `autoLoad.enabled: {written}`, but DollhouseMCP reads "
+            f"config.yml with the FAILSAFE schema: the value is the string {written!r}, "
+            "which its `if (config.autoLoad.enabled)` treats as true, so the server "
             "auto-loads these memories anyway. Only an empty value turns auto-load off."
         )
     return BudgetPlan(

@@ -36,9 +36,9 @@ from app.core.locations import Locations
 from app.core.model import Memory, Portfolio
 from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import TextProblem, decode
-from app.core.storage import EditError, Roots, Saved, set_key
+from app.core.storage import EditError, Roots, Saved
 from app.core.storage.base import Base
-from app.core.storage.edits import Where
+from app.core.storage.edits import Where, set_key
 from app.core.systems.dollhouse.budget import (
     DOLLHOUSE_MAX_BUDGET,
     DOLLHOUSE_MIN_BUDGET,
@@ -50,8 +50,8 @@ DEFAULT_PRIORITY = 50
 MIN_PRIORITY, MAX_AUTOLOAD_PRIORITY = 1, 99
 WARN_ABOVE = 50
 VALIDATOR = (
-    "DollhouseMCP's MemoryElementValidator rejects a priority that is not an integer from 1 to 99 "
-    "when autoLoad is true"
+    "DollhouseMCP's MemoryElementValidator rejects a priority "
+    "that is not an integer from 1 to 99 when autoLoad is true"
 )
 NO_PIN = "pinned in the workbench; DollhouseMCP has no pin"
 NO_UNPIN = "unpinned in the workbench; DollhouseMCP has no pin"
@@ -82,8 +82,8 @@ def _place(job: Target, text: str) -> tuple[Where, tuple[str, ...]]:
         return where, ()
     if not isinstance(meta, MappingNode):
         raise ChangeError(
-            f"{job.rel}: `metadata` is not a mapping, so DollhouseMCP reads no metadata from this "
-            "file; the workbench will not guess where to write; nothing was changed"
+            f"{job.rel}: `metadata` is not a mapping, so DollhouseMCP reads no metadata from "
+            "this file; the workbench will not guess where to write; nothing was changed"
         )
     return where, ("metadata",)
 
@@ -109,14 +109,18 @@ def _config_notes(job: Target) -> list[str]:
     auto = job.portfolio.settings.get("autoLoad") or {}
     if auto.get("enabled") is False:
         return [
-            "config.yml has an empty autoLoad.enabled, so DollhouseMCP auto-loads nothing until it "
-            "is set"
+            (
+                "config.yml has an empty autoLoad.enabled, so "
+                "DollhouseMCP auto-loads nothing until it is set"
+            )
         ]
     written = auto.get("enabled_written")
     if isinstance(written, str) and yamlsafe.as_bool(written) is False:
         return [
-            f"config.yml writes autoLoad.enabled: {written}, which DollhouseMCP reads as the "
-            f"non-empty string {written!r}: it auto-loads anyway"
+            (
+                f"config.yml writes autoLoad.enabled: {written}, which DollhouseMCP "
+                f"reads as the non-empty string {written!r}: it auto-loads anyway"
+            )
         ]
     return []
 
@@ -132,16 +136,16 @@ def promote(job: Target) -> Prepared:
         priority = current
     else:
         raise ChangeError(
-            f"refused to promote {job.label}: its priority {current} would be invalid: "
-            f"{VALIDATOR}; give a priority from 1 to 99; nothing was changed"
+            f"refused to promote {job.label}: its priority {current} would be "
+            f"invalid: {VALIDATOR}; give a priority from 1 to 99; nothing was changed"
         )
     data = base.data
     auto_on = _set(job, data, "autoLoad", True, where, path)
     final = _set(job, auto_on, "priority", priority, where, path)
     if final == data:
         raise NothingToChange(
-            f"{job.label} is already auto-loaded (autoLoad: true, priority {priority}); nothing "
-            "was changed"
+            f"{job.label} is already auto-loaded (autoLoad: "
+            f"true, priority {priority}); nothing was changed"
         )
     notes = _config_notes(job)
     if current is None:
@@ -153,8 +157,8 @@ def promote(job: Target) -> Prepared:
         "priority": [current, priority],
     }
     description = (
-        f"promote {job.label}: `autoLoad: true` with priority {priority} in the metadata of "
-        f"{job.rel}"
+        f"promote {job.label}: `autoLoad: true` with "
+        f"priority {priority} in the metadata of {job.rel}"
     )
     return file_edit(
         job, base, final, [data, auto_on, final], description, values=values, notes=notes
@@ -191,13 +195,13 @@ def demote(job: Target) -> Prepared:
 def _checked(priority: int, *, auto_load: bool) -> int:
     if isinstance(priority, bool) or not isinstance(priority, int) or priority < MIN_PRIORITY:
         raise ChangeError(
-            f"refused priority {priority!r}: a DollhouseMCP priority is a whole number, 1 loading "
-            "first; nothing was changed"
+            f"refused priority {priority!r}: a DollhouseMCP priority "
+            "is a whole number, 1 loading first; nothing was changed"
         )
     if auto_load and priority > MAX_AUTOLOAD_PRIORITY:
         raise ChangeError(
-            f"refused priority {priority} on an auto-loaded memory: {VALIDATOR}; nothing was "
-            "changed"
+            f"refused priority {priority} on an auto-loaded "
+            f"memory: {VALIDATOR}; nothing was changed"
         )
     return priority
 
@@ -238,8 +242,8 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
         base, _ = read_fresh(job)
         moved = vault_file(job.as_action(), base, "merged")
     description = (
-        f"merge {job.label} into {kept.id}: move {job.rel} ({len(base.data):,} bytes) into the "
-        "workbench vault, so DollhouseMCP no longer loads it"
+        f"merge {job.label} into {kept.id}: move {job.rel} ({len(base.data):,} "
+        "bytes) into the workbench vault, so DollhouseMCP no longer loads it"
     )
     return prepared(description, moved.effect, moved.changes, moved.apply)
 
@@ -248,14 +252,13 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     return restore_vault_part(rv, part)
 
 
-# -- budget set: config.yml autoLoad.maxTokenBudget
-# -------------------------------------------------------
+# -- budget set: config.yml autoLoad.maxTokenBudget ------------------------------------------------
 
 CONFIG = "config.yml"
 BUDGET_KEY = "maxTokenBudget"
 NOT_ENFORCED = (
-    "DollhouseMCP enforces the budget only in ServerStartup's auto-load path; the path production "
-    "uses adds up the tokens and stops nowhere"
+    "DollhouseMCP enforces the budget only in ServerStartup's auto-load "
+    "path; the path production uses adds up the tokens and stops nowhere"
 )
 
 
@@ -294,8 +297,10 @@ def budget_set(
     if budget != max_tokens:
         notes.insert(
             0,
-            f"{max_tokens:,} is clamped to {budget:,}: DollhouseMCP accepts a budget from "
-            f"{DOLLHOUSE_MIN_BUDGET:,} to {DOLLHOUSE_MAX_BUDGET:,}",
+            (
+                f"{max_tokens:,} is clamped to {budget:,}: DollhouseMCP accepts a "
+                f"budget from {DOLLHOUSE_MIN_BUDGET:,} to {DOLLHOUSE_MAX_BUDGET:,}"
+            ),
         )
     path = config_path(portfolio)
     folder = path.parent
@@ -307,8 +312,8 @@ def budget_set(
     if not os.path.lexists(path):
         new = f"autoLoad:\n  {BUDGET_KEY}: {budget}\n".encode()
         notes.append(
-            f"there was no {CONFIG}: it is created with this one setting (DollhouseMCP fills in "
-            "its defaults for the rest)"
+            f"there was no {CONFIG}: it is created with this one "
+            "setting (DollhouseMCP fills in its defaults for the rest)"
         )
         return edit_file(
             after_save,
@@ -364,8 +369,8 @@ def _with_budget(data: bytes, budget: int, name: str) -> bytes:
         if not isinstance(section, MappingNode):
             line = section.start_mark.line + 1
             raise ChangeError(
-                f"cannot edit {name}: `autoLoad` (line {line}) is not a mapping, and the workbench "
-                "will not replace it; nothing was changed"
+                f"cannot edit {name}: `autoLoad` (line {line}) is not a mapping, "
+                "and the workbench will not replace it; nothing was changed"
             )
         try:
             return set_key(data, BUDGET_KEY, budget, path=("autoLoad",), where="document")
@@ -384,7 +389,7 @@ def _with_budget(data: bytes, budget: int, name: str) -> bytes:
         got is not None and list(got) != [*old, "autoLoad"]
     ):
         raise ChangeError(
-            f"cannot add an autoLoad section at the end of {name} without changing more than that "
-            "(a document end marker?); nothing was changed"
+            f"cannot add an autoLoad section at the end of {name} without changing "
+            "more than that (a document end marker?); nothing was changed"
         )
     return new

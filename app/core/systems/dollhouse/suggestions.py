@@ -37,7 +37,8 @@ def promotion(memory: Memory, ctx: SuggestionContext) -> Promotion | None:
 
 
 def retention_days(fields: Mapping[str, Any]) -> int | None:
-    """Days an entry is kept (`retentionDays`, else `retention_policy.default`); None = permanent."""
+    """Days an entry is kept (`retentionDays`, else
+    `retention_policy.default`); None = permanent."""
     value = fields.get("retentionDays")
     if value is None and isinstance(fields.get("retention_policy"), dict):
         value = fields["retention_policy"].get("default")
@@ -73,8 +74,9 @@ def _expiring(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Sugges
             else f"expire from {day(first)}, in {left:.1f} days"
         )
         reason = (
-            f"DollhouseMCP memory {quoted(memory)} keeps entries for retentionDays {days}: {len(soon)} of "
-            f"{len(memory.entries)} entries {when} (timestamp + {days} days): renew what still holds or let it go."
+            f"DollhouseMCP memory {quoted(memory)} keeps entries for retentionDays "
+            f"{days}: {len(soon)} of {len(memory.entries)} entries {when} "
+            f"(timestamp + {days} days): renew what still holds or let it go."
         )
         out.append(Suggestion(kind="stale", ids=(memory.id,), reason=reason))
     return out
@@ -88,9 +90,10 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
     memory = ctx.by_id.get(first.id)
     loaded = sum(item.cost for item in plan.fitting)
     reason = (
-        f"DollhouseMCP auto-load: {len(plan.items)} memories cost {plan.used:,} tokens ({plan.estimator}) against "
-        f"maxTokenBudget {plan.limit:,}. The enforcing path stops at {quoted(memory, first.id)} "
-        f"({first.cost:,} tokens on top of {loaded:,}), so these {len(past)} would not load: turn their autoLoad off, "
-        f"lower their priority, or raise the budget to {plan.used:,}."
+        f"DollhouseMCP auto-load: {len(plan.items)} memories cost {plan.used:,} "
+        f"tokens ({plan.estimator}) against maxTokenBudget {plan.limit:,}. The "
+        f"enforcing path stops at {quoted(memory, first.id)} ({first.cost:,} tokens "
+        f"on top of {loaded:,}), so these {len(past)} would not load: turn their "
+        f"autoLoad off, lower their priority, or raise the budget to {plan.used:,}."
     )
     return [Suggestion(kind="demote", ids=tuple(item.id for item in past), reason=reason)]

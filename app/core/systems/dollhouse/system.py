@@ -1,5 +1,5 @@
-"""DollhouseMCP as the workbench sees it: the reader, the trust effects and the curation moves of this
-package behind the `System` contract."""
+"""DollhouseMCP as the workbench sees it: the reader, the trust effects and the curation moves of
+this package behind the `System` contract."""
 
 from __future__ import annotations
 

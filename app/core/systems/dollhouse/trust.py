@@ -43,8 +43,9 @@ from app.core.parsing import frontmatter, yamlsafe
 from app.core.parsing.text import LineIndex, TextProblem
 from app.core.reading.base import slug
 from app.core.review.vault import VaultError
-from app.core.storage import EditError, replace_span, set_key
+from app.core.storage import EditError
 from app.core.storage.base import Base, sha256_bytes
+from app.core.storage.edits import replace_span, set_key
 from app.core.systems.dollhouse.reader import read_document
 
 LEVEL_OF: dict[str, TrustLevel] = {
@@ -73,13 +74,17 @@ def prepare(t: Target) -> Prepared:
             return vault_file(
                 t,
                 base,
-                "a front-matter file has no entry to mark, so the file leaves memories/ and "
-                "DollhouseMCP no longer loads it",
+                (
+                    "a front-matter file has no entry to mark, so the file "
+                    "leaves memories/ and DollhouseMCP no longer loads it"
+                ),
             )
         return ledger_only(
             t,
-            "a front-matter file has no entry to mark: DollhouseMCP reads its body as one "
-            "untrusted entry whatever the file says",
+            (
+                "a front-matter file has no entry to mark: DollhouseMCP reads "
+                "its body as one untrusted entry whatever the file says"
+            ),
         )
     if isinstance(base, Linked) and t.action == "quarantine" and t.entry is None:
         # A trust line written through a link would change the file it leads to (change/links.py).
@@ -100,8 +105,7 @@ def is_front_matter(text: str) -> bool:
     return True
 
 
-# -- writing trustLevel
-# -------------------------------------------------------------------------------
+# -- writing trustLevel ----------------------------------------------------------------------------
 
 
 def _set_trust(
@@ -139,14 +143,14 @@ def _set_trust(
     }
     keep = t.action == "quarantine" and bool(edits)
     if keep:
-        # The server's next save drops a quarantined entry: keep the whole file before anything
-        # changes.
+        # The server's next save drops a quarantined entry: keep the whole
+        # file before anything changes.
         name = t.vault.item_name(t.memory, t.decision_id)
         effect["vault"] = f"{t.memory.system}/{slug(t.memory.portfolio)}/{name}"
         effect["entries"] = [_entry_record(e, base.data) for e in entries]
         effect["undo"] += (
-            "; if the server re-saved the memory without the entry, write the vault's copy of the "
-            "file back whole"
+            "; if the server re-saved the memory without the "
+            "entry, write the vault's copy of the file back whole"
         )
     which = (
         f"entry {t.entry}"
@@ -162,8 +166,8 @@ def _set_trust(
     final = data
     if keep:
         changes.append(
-            f"{t.rel}: the whole file ({len(base.data):,} bytes) is first kept in the workbench "
-            f"vault as {effect['vault']}"
+            f"{t.rel}: the whole file ({len(base.data):,} bytes) is "
+            f"first kept in the workbench vault as {effect['vault']}"
         )
 
     def apply() -> dict[str, Any]:
@@ -230,8 +234,8 @@ def _index_of(t: Target, entry: Entry, positions: list[int | None]) -> int:
         if span is not None and start is not None and span.start <= start < span.end:
             return i
     raise ChangeError(
-        f"{t.rel}: entry {entry.id} cannot be located in the file's `entries` list; nothing was "
-        "written"
+        f"{t.rel}: entry {entry.id} cannot be located in "
+        "the file's `entries` list; nothing was written"
     )
 
 
@@ -240,13 +244,12 @@ def _describe(rel: str, edit: dict[str, Any]) -> str:
     if not old:
         return f"{rel} line {edit['line']}: insert `{new.strip()}` (entry {edit['entry']})"
     return (
-        f"{rel} line {edit['line']}: `{old.strip()}` becomes `{new.strip()}` (entry "
-        f"{edit['entry']})"
+        f"{rel} line {edit['line']}: `{old.strip()}` "
+        f"becomes `{new.strip()}` (entry {edit['entry']})"
     )
 
 
-# -- restore
-# --------------------------------------------------------------------------------------------
+# -- restore ---------------------------------------------------------------------------------------
 
 
 def _restore_lines(t: Target) -> Prepared:
@@ -276,8 +279,8 @@ def _restore_lines(t: Target) -> Prepared:
             if isinstance(recorded.get("vault"), str):
                 return _restore_original(t, base, rel, recorded)
             raise Conflict(
-                f"cannot restore {rel}: the line the quarantine wrote at line {edit['line']} "
-                f"(`{edit['new'].strip()}`) is no longer there, "
+                f"cannot restore {rel}: the line the quarantine wrote at line "
+                f"{edit['line']} (`{edit['new'].strip()}`) is no longer there, "
                 "the file changed since; nothing was written",
                 path=rel,
             )
@@ -296,8 +299,8 @@ def _restore_lines(t: Target) -> Prepared:
         "file_sha256_before"
     ):
         raise ChangeError(
-            f"cannot restore {rel}: undoing the recorded edits does not give back the original "
-            "file; nothing was written"
+            f"cannot restore {rel}: undoing the recorded edits does "
+            "not give back the original file; nothing was written"
         )
     effect = {
         "kind": "trust-lines",
@@ -314,8 +317,10 @@ def _restore_lines(t: Target) -> Prepared:
         return effect
 
     return Prepared(
-        f"restore {t.label}: write back the trustLevel line(s) of {rel} as they were before the "
-        "quarantine",
+        (
+            f"restore {t.label}: write back the trustLevel "
+            f"line(s) of {rel} as they were before the quarantine"
+        ),
         effect,
         changes,
         apply,
@@ -324,8 +329,8 @@ def _restore_lines(t: Target) -> Prepared:
 
 def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any]) -> Prepared:
     """The quarantined line is gone: write the vault's copy back whole, if the file is exactly what
-    the server's re-save of the quarantined memory leaves (the entry dropped, nothing else
-    changed)."""
+    the server's re-save of the quarantined memory leaves (the entry
+    dropped, nothing else changed)."""
     kept = f"the original stays in the vault as {recorded['vault']}"
     try:
         item = t.vault.get(str(recorded["vault"]))
@@ -336,8 +341,10 @@ def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any])
     why = _differs_from_resave(rel, original, base.data, dropped)
     if why is not None:
         raise Conflict(
-            f"cannot restore {rel}: the quarantined entry's line is gone and {why}; nothing was "
-            f"written, {kept}",
+            (
+                f"cannot restore {rel}: the quarantined entry's line "
+                f"is gone and {why}; nothing was written, {kept}"
+            ),
             path=rel,
         )
     effect: dict[str, Any] = {
@@ -350,13 +357,15 @@ def _restore_original(t: Target, base: Base, rel: str, recorded: dict[str, Any])
         "bytes": len(original),
     }
     description = (
-        f"restore {t.label}: DollhouseMCP re-saved {rel} without the quarantined "
-        f"entr{'y' if len(dropped) == 1 else 'ies'}; "
+        f"restore {t.label}: DollhouseMCP re-saved {rel} without the "
+        f"quarantined entr{'y' if len(dropped) == 1 else 'ies'}; "
         f"write the vault's copy of the file back whole ({len(original):,} bytes)"
     )
     changes = [
-        f"{rel}: replaced by its bytes from before the quarantine (vault item {item.ref}); the "
-        "re-save changed nothing else"
+        (
+            f"{rel}: replaced by its bytes from before the quarantine "
+            f"(vault item {item.ref}); the re-save changed nothing else"
+        )
     ]
 
     def apply() -> dict[str, Any]:
@@ -422,8 +431,8 @@ def _differs_from_resave(
     """None when `current` holds what the server's save of the quarantined `original` keeps: every
     entry but the dropped ones, with the same text and trust (in any order: its save writes them
     most recently loaded first), and the same metadata once the save's own keys (a new
-    `unique_id`, `modified`, `memoryType` and the other defaults, `stats`) are set aside; else
-    what differs."""
+    `unique_id`, `modified`, `memoryType` and the other defaults, `stats`) are set
+    aside; else what differs."""
     was, now = read_document(rel, original), read_document(rel, current)
     if was is None or now is None:
         return "the file no longer parses" if now is None else "the vault's copy does not parse"

@@ -30,7 +30,10 @@ ENGRAM_PINNED_SECTION = "### Pinned\n"
 # The characters of `- [type] **title**: ` besides the type and the title.
 _LINE_MARKS = len("- [] ****: ")
 _PAST_NOTE = f"older than the {ENGRAM_CONTEXT_RESULTS} newest: not in mem_context"
-_PAST_PINNED = f"pinned, older than the {ENGRAM_PINNED_RESULTS} newest pinned: not in mem_context's Pinned section"
+_PAST_PINNED = (
+    f"pinned, older than the {ENGRAM_PINNED_RESULTS} "
+    "newest pinned: not in mem_context's Pinned section"
+)
 _PAST_BYTES = "past mem_context's byte budget: cut from the block"
 
 
@@ -124,8 +127,8 @@ def _plan(
 
 
 def _host_cut(start: int, line: int) -> int:
-    """Characters of a line starting at `start` of the hook's output that Claude Code does not
-    keep (its hook cap)."""
+    """Characters of a line starting at `start` of the hook's output that Claude Code
+    does not keep (its hook cap)."""
     limit = CLAUDE_CODE_HOOK_CHARS
     return 0 if start + line <= limit else min(line, start + line - limit)
 
@@ -155,21 +158,23 @@ def _host_note(host: HostCap) -> str:
 def _notes(project: str, block: int, max_bytes: int | None) -> tuple[str, ...]:
     tokens = CharsEstimator().estimate(words=0, chars=block)
     unread = (
-        "Estimate: up to 5 session summaries (200 characters each) and 10 user prompts (200 each) are added by "
+        "Estimate: up to 5 session summaries (200 characters "
+        "each) and 10 user prompts (200 each) are added by "
         "Engram before the observations but not read by the workbench, so they are not counted."
     )
     if max_bytes is None:
         return (
-            f"mem_context for project {project}: the {ENGRAM_CONTEXT_RESULTS} newest observations, each cut to "
-            f"{ENGRAM_CONTENT_CHARS} characters, under `## Memory from Previous Sessions`: about {block:,} characters "
-            f"(~{tokens:,} tokens at chars/4).",
+            f"mem_context for project {project}: the {ENGRAM_CONTEXT_RESULTS} newest "
+            f"observations, each cut to {ENGRAM_CONTENT_CHARS} characters, under `## Memory from "
+            f"Previous Sessions`: about {block:,} characters (~{tokens:,} tokens at chars/4).",
             unread + " This Engram schema sets no byte budget.",
         )
     return (
-        f"mem_context for project {project}: up to {ENGRAM_PINNED_RESULTS} pinned observations, then the "
-        f"{ENGRAM_CONTEXT_RESULTS} newest others, each cut to {ENGRAM_CONTENT_CHARS} characters, the block cut at "
-        f"{max_bytes:,} bytes (Engram's default; a call's max_bytes may raise it to {ENGRAM_MAX_BYTES_CEILING:,}): "
-        f"about {block:,} bytes (~{tokens:,} tokens at chars/4).",
+        f"mem_context for project {project}: up to {ENGRAM_PINNED_RESULTS} pinned "
+        f"observations, then the {ENGRAM_CONTEXT_RESULTS} newest others, each cut to "
+        f"{ENGRAM_CONTENT_CHARS} characters, the block cut at {max_bytes:,} bytes (Engram's "
+        f"default; a call's max_bytes may raise it to {ENGRAM_MAX_BYTES_CEILING:,}): about "
+        f"{block:,} bytes (~{tokens:,} tokens at chars/4).",
         unread
         + " They come first, so the byte budget may cut observations the plan shows as fitting.",
     )

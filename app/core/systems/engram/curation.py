@@ -21,10 +21,10 @@ from app.core.systems.engram import pins
 from app.core.systems.engram import trust as effects_engram
 
 NO_TIERS = (
-    "Engram has no tiers: mem_context injects the most recent observations of the project (20, "
-    "each cut to "
-    "300 characters) with the 5 latest session summaries and 10 prompts, chosen by recency alone, "
-    "so there is "
+    "Engram has no tiers: mem_context injects the most "
+    "recent observations of the project (20, each cut to "
+    "300 characters) with the 5 latest session summaries "
+    "and 10 prompts, chosen by recency alone, so there is "
     "nothing to promote or demote"
 )
 NO_PRIORITY = "Engram keeps no priority: mem_context chooses by recency alone"
@@ -50,8 +50,8 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
     with translated(f"merge {job.label} into {kept.id}"):
         deleted = effects_engram.prepare(job.as_action("quarantine"))
     description = (
-        f"merge {job.label} into {kept.id}: soft-delete observation {job.memory.source.row} as "
-        "Engram's mem_delete does"
+        f"merge {job.label} into {kept.id}: soft-delete observation "
+        f"{job.memory.source.row} as Engram's mem_delete does"
     )
     return prepared(description, deleted.effect, deleted.changes, deleted.apply)
 
@@ -60,7 +60,7 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     with translated(f"cannot undo {rv.label}"):
         back = effects_engram.prepare(part_target(rv, part, "restore"))
     description = (
-        f"put {part['memory_id']} back: deleted_at and updated_at of observation "
-        f"{part['effect'].get('row')} as they were"
+        f"put {part['memory_id']} back: deleted_at and updated_at "
+        f"of observation {part['effect'].get('row')} as they were"
     )
     return prepared(description, back.effect, back.changes, back.apply)

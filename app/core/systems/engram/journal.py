@@ -88,8 +88,8 @@ def describe_version(user_version: int) -> str:
     if user_version:
         return f"schema {user_version}"
     return (
-        "unversioned: before Engram stamped schema versions (the February 2026 schema or a later "
-        "v1)"
+        "unversioned: before Engram stamped schema "
+        "versions (the February 2026 schema or a later v1)"
     )
 
 
@@ -128,17 +128,17 @@ def writable(schema: Schema, name: str) -> None:
     """Refuse, with the reason, a write to a schema the workbench does not know."""
     if schema.user_version > NEWEST_SCHEMA:
         raise ChangeError(
-            f"{name} has Engram schema {schema.user_version} (PRAGMA user_version), newer than "
-            f"schema {NEWEST_SCHEMA}, the newest the "
+            f"{name} has Engram schema {schema.user_version} (PRAGMA "
+            f"user_version), newer than schema {NEWEST_SCHEMA}, the newest the "
             "workbench knows how Engram writes; it is read, but not written; nothing was written"
         )
     touched = schema.touched()
     if touched:
         raise ChangeError(
-            f"{name} has table(s) {', '.join(touched)}, which no Engram schema up to "
-            f"{NEWEST_SCHEMA} creates, with foreign keys "
-            "to the tables a write changes, so what Engram's own write would do there is not "
-            "known; it is read, but not written; "
+            f"{name} has table(s) {', '.join(touched)}, which no Engram "
+            f"schema up to {NEWEST_SCHEMA} creates, with foreign keys "
+            "to the tables a write changes, so what Engram's own write "
+            "would do there is not known; it is read, but not written; "
             "nothing was written"
         )
 
@@ -204,8 +204,10 @@ def enqueue(
     """enqueueSyncMutationTx: ensure the `cloud` target, append the mutation, advance the target
     (the times are SQLite's datetime('now'), as Engram's statements have them)."""
     conn.execute(
-        f"INSERT OR IGNORE INTO {STATE} (target_key, lifecycle, updated_at) VALUES (?, 'idle', "
-        "datetime('now'))",
+        (
+            f"INSERT OR IGNORE INTO {STATE} (target_key, lifecycle, "
+            "updated_at) VALUES (?, 'idle', datetime('now'))"
+        ),
         (TARGET,),
     )
     values: dict[str, Any] = {
@@ -227,8 +229,8 @@ def enqueue(
         or 0
     )
     sql = (
-        f"UPDATE {STATE} SET lifecycle = 'pending', last_enqueued_seq = ?, updated_at = "
-        "datetime('now') WHERE target_key = ?"
+        f"UPDATE {STATE} SET lifecycle = 'pending', last_enqueued_seq "
+        "= ?, updated_at = datetime('now') WHERE target_key = ?"
     )
     conn.execute(sql, (seq, TARGET))
     return seq
@@ -238,9 +240,9 @@ def sync_key(row: dict[str, Any], name: str) -> str:
     key = row.get("sync_id")
     if not isinstance(key, str) or not key:
         raise ChangeError(
-            f"{name}: observation {row.get('id')} has no sync_id, so the delete Engram journals "
-            "for sync could not name it; "
-            "nothing was written (Engram's own migration fills sync_id in: open the database with "
-            "Engram once)"
+            f"{name}: observation {row.get('id')} has no sync_id, so "
+            "the delete Engram journals for sync could not name it; "
+            "nothing was written (Engram's own migration fills "
+            "sync_id in: open the database with Engram once)"
         )
     return key

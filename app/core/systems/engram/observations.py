@@ -88,7 +88,8 @@ PLACING = ("id", "project", "scope", "topic_key", "created_at", "updated_at", "p
 
 
 class Placed(Protocol):
-    """What decides an observation's tier and topic revisions: an `_Obs`, or a `Place` read alone."""
+    """What decides an observation's tier and topic revisions: an
+    `_Obs`, or a `Place` read alone."""
 
     @property
     def id(self) -> int: ...
@@ -148,7 +149,8 @@ class Place:
 
 
 def is_pinned(value: Any) -> bool:
-    """Engram's `pinned BOOLEAN`: SQLite stores 1 (or a text a hand edit left); Go scans 1 as true."""
+    """Engram's `pinned BOOLEAN`: SQLite stores 1 (or a text a hand
+    edit left); Go scans 1 as true."""
     return (
         value is not None
         and not isinstance(value, bytes)
@@ -220,8 +222,8 @@ def _hot_ids(observations: Iterable[Placed]) -> set[int]:
 def _topic_relations(
     observations: Iterable[Placed], mid: dict[int, str]
 ) -> dict[int, list[Relation]]:
-    """Rows sharing (topic_key, project, scope) are revisions of one topic: Engram's upsert only ever
-    updates the newest (by updated_at, then created_at), so it supersedes the others."""
+    """Rows sharing (topic_key, project, scope) are revisions of one topic: Engram's upsert only
+    ever updates the newest (by updated_at, then created_at), so it supersedes the others."""
     groups: dict[tuple[str, str | None, str], list[Placed]] = defaultdict(list)
     for obs in observations:
         if obs.topic_key:
@@ -270,7 +272,9 @@ def _link_relations(
         problems.append(
             Problem(
                 path=display_name(rel),
-                message=f"{unresolved} memory_relations row(s) name an observation that does not exist",
+                message=(
+                    f"{unresolved} memory_relations row(s) name an observation that does not exist"
+                ),
                 kept="those links skipped",
             )
         )
@@ -284,7 +288,8 @@ def placing(
     snap: _Snapshot,
     problems: list[Problem],
 ) -> tuple[dict[int, str], set[int], dict[int, list[Relation]]]:
-    """What each memory takes from the others: (memory id by row, the hot rows, each row's relations)."""
+    """What each memory takes from the others: (memory id by row, the hot
+    rows, each row's relations)."""
     mid = {o.id: memory_id(NAME, ctx.portfolio, f"obs/{o.id}") for o in observations}
     hot = _hot_ids(observations)
     relations = _topic_relations(observations, mid)

@@ -1,4 +1,5 @@
-"""Engram (see FORMAT.md beside this file): one memory per live `observations` row of ~/.engram/engram.db.
+"""Engram (see FORMAT.md beside this file): one memory per live `observations` row of
+~/.engram/engram.db.
 
 Also reads the `engram export` JSON ({version, exported_at, sessions, observations, prompts}) into
 the same memories, so an export can be inspected without the database.
@@ -36,8 +37,10 @@ from app.core.reading.sqlite_ro import (
     source_file,
     texts_by_row,
 )
+from app.core.systems.common import unexpected
 from app.core.systems.engram import NAME
 from app.core.systems.engram.budget import ENGRAM_MAX_BYTES, MAX_BYTES_SETTING
+from app.core.systems.engram.changed import reread_changed
 from app.core.systems.engram.journal import NEWEST_SCHEMA, describe_version, read_schema
 from app.core.systems.engram.observations import (
     CONTEXT_RESULTS,
@@ -64,7 +67,10 @@ class EngramAdapter(DatabaseAdapter):
         trust_source="none: Engram keeps no trust; the workbench ledger decides",
         quarantine="soft delete: deleted_at is set and every Engram read path skips the row",
         promote=None,
-        budget=f"mem_context: the {CONTEXT_RESULTS} most recent observations per project, each cut to 300 characters",
+        budget=(
+            f"mem_context: the {CONTEXT_RESULTS} most recent "
+            "observations per project, each cut to 300 characters"
+        ),
     )
 
     # ---- discovery -------------------------------------------------------------------------
@@ -155,14 +161,9 @@ class EngramAdapter(DatabaseAdapter):
                 return ParsedFile(rel=rel, problems=problems)
             problems.extend(snap.problems)
             memories = _build(ctx, rel, snap, problems)
-        except Exception as exc:  # noqa: BLE001 - read() never raises; one bad store never stops the rest
-            problems.append(
-                Problem(
-                    path=display_name(rel),
-                    message=f"unexpected error: {type(exc).__name__}: {exc}",
-                    kept="database skipped",
-                )
-            )
+        # read() never raises; one bad store never stops the rest
+        except Exception as exc:  # noqa: BLE001
+            problems.append(unexpected(display_name(rel), exc, "database skipped"))
             return ParsedFile(rel=rel, problems=problems)
         return ParsedFile(rel=rel, memories=memories, problems=problems)
 
@@ -175,6 +176,8 @@ class EngramAdapter(DatabaseAdapter):
         rows: Sequence[tuple[str, dict[str, Any]]],
     ) -> ParsedFile | None:
         try:
+            if not rows:  # another process wrote: the rows it changed are found
+                return reread_changed(ctx, Path(path), previous)
             return reread_rows(ctx, Path(path), previous, rows)
         except Exception:  # noqa: BLE001 - never raises: a full read is always the way out
             return None
@@ -208,8 +211,8 @@ class EngramAdapter(DatabaseAdapter):
 
     @classmethod
     def texts(cls, root: Path, memories: Sequence[Memory]) -> list[str | Exception]:
-        """`text` of many observations: one read of each database (a query per batch of rows), or
-        of each export."""
+        """`text` of many observations: one read of each database (a query per batch
+        of rows), or of each export."""
         return texts_by_row(root, memories, _contents, "the observation is no longer there")
 
 
@@ -263,14 +266,18 @@ def _export_version(path: Path) -> str:
 
 
 def _schema_problems(db: ReadOnlyDb, rel: str) -> list[Problem]:
-    """A schema newer than the ones the workbench knows is read; what it did not understand is said."""
+    """A schema newer than the ones the workbench knows is read; what
+    it did not understand is said."""
     schema = read_schema(db)
     out = []
     if schema.user_version > NEWEST_SCHEMA:
         out.append(
             Problem(
                 path=display_name(rel),
-                message=f"Engram schema {schema.user_version} is newer than schema {NEWEST_SCHEMA}, the newest the workbench knows",
+                message=(
+                    f"Engram schema {schema.user_version} is newer than "
+                    f"schema {NEWEST_SCHEMA}, the newest the workbench knows"
+                ),
                 kept="read as schema 8; quarantine, restore and pin refused",
             )
         )
@@ -279,7 +286,10 @@ def _schema_problems(db: ReadOnlyDb, rel: str) -> list[Problem]:
         out.append(
             Problem(
                 path=display_name(rel),
-                message=f"table(s) {', '.join(touched)} are not Engram's (up to schema {NEWEST_SCHEMA}) and point at its tables",
+                message=(
+                    f"table(s) {', '.join(touched)} are not Engram's (up "
+                    f"to schema {NEWEST_SCHEMA}) and point at its tables"
+                ),
                 kept="the rest read; quarantine, restore and pin refused",
             )
         )

@@ -63,6 +63,14 @@ class _Targeted:
 
 
 def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
+    out = placed_rows(db)
+    if out is not None:
+        read_written(db, out, ids)
+    return out
+
+
+def placed_rows(db: ReadOnlyDb) -> _Targeted | None:
+    """The first half of `_targeted`: the columns, and every live row's placing columns."""
     if not db.has_table(TABLE):
         return None
     out = _Targeted()
@@ -72,6 +80,11 @@ def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
     if places is None:
         return None
     out.places = places
+    return out
+
+
+def read_written(db: ReadOnlyDb, out: _Targeted, ids: list[int]) -> None:
+    """The second half of `_targeted`: the rows `ids` whole, the sessions and the links."""
     for row in db.select_ids(TABLE, "id", ids, [c for c in out.columns if c != "id"]):
         out.written[row["id"]] = row
     snap = out.snap
@@ -80,7 +93,6 @@ def _targeted(db: ReadOnlyDb, ids: list[int]) -> _Targeted | None:
             snap.sessions[str(row["id"])] = (row["project"], row["directory"])
     if db.has_table("memory_relations"):
         _read_links(db, snap)
-    return out
 
 
 @dataclass(frozen=True)
@@ -102,7 +114,8 @@ _seen_lock = threading.Lock()
 def _vouched(
     seen: _Seen | None, ctx: ParseContext, previous: ParsedFile, got: _Targeted, written: set[int]
 ) -> bool:
-    """Whether `previous` is the last re-read's result and every row not written since reads as then."""
+    """Whether `previous` is the last re-read's result and every row not
+    written since reads as then."""
     if (
         seen is None
         or seen.parsed() is not previous
@@ -135,8 +148,15 @@ def reread_rows(
     got = read_db(path, lambda db: _targeted(db, ids), problems, name=path.name)
     if got is None or problems:
         return None
+    return reread_targeted(ctx, path, previous, got, set(ids))
+
+
+def reread_targeted(
+    ctx: ParseContext, path: Path, previous: ParsedFile, got: _Targeted, written: set[int]
+) -> ParsedFile | None:
+    """What `read` would return now, from `previous` and `got`: a read of the database where every
+    row that can differ from `previous` is among `written`."""
     where = os.path.abspath(path)
-    written = set(ids)
     with _seen_lock:
         seen = _seen.get(where)
     vouched = _vouched(seen, ctx, previous, got, written)
@@ -177,7 +197,8 @@ def _rebuild(
     checked: bool = False,
 ) -> ParsedFile | None:
     """The memories `read` would make now. With `checked`, the rows not written are known to read as
-    when their memories were made (see `_vouched`); otherwise each one is compared with its memory."""
+    when their memories were made (see `_vouched`); otherwise each one is
+    compared with its memory."""
     snap = got.snap
     reach = _reach(got, before, written)
     if reach is None:
@@ -258,7 +279,8 @@ def _as_made(
     placing columns and its session, as `_rebuild` compares them), told by passes in C: the first
     re-read after a load, which no earlier re-read vouches for. False also where only `_rebuild`'s
     comparison row by row can tell (a value it normalises, a column missing)."""
-    # A schema without `pinned` (the last placing column) reads it as NULL, and keeps no field of it.
+    # A schema without `pinned` (the last placing column) reads it as
+    # NULL, and keeps no field of it.
     present = PLACING if PLACING[-1] in got.columns else PLACING[:-1]
     if not set(present) <= set(got.columns):
         return False
@@ -375,8 +397,8 @@ def _reached(
     projects: set[str | None],
     topics: set[tuple[str | None, str | None, str]],
 ) -> bool:
-    """Whether a row (its PLACING values) is in one of `projects` or of `topics`. A topic key of 0 is
-    the topic "0": only NULL and '' are none."""
+    """Whether a row (its PLACING values) is in one of `projects` or of `topics`. A topic key of 0
+    is the topic "0": only NULL and '' are none."""
     return _text(values[1]) in projects or (
         values[3] not in (None, "") and _group(Place.of_values(*values)) in topics
     )

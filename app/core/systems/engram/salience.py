@@ -22,7 +22,10 @@ def inputs(memory: Memory) -> SalienceInputs:
     # Both counters start at 1 on the first save; every later save of the same memory is a use.
     resaves = max(0, revisions - 1) + max(0, duplicates - 1)
     last = parse_time(f.get("last_seen_at")) or parse_time(f.get("updated_at"))
-    note = f"re-saves: revision_count {revisions} - 1 + duplicate_count {duplicates} - 1; last_seen_at, else updated_at"
+    note = (
+        f"re-saves: revision_count {revisions} - 1 + duplicate_count "
+        f"{duplicates} - 1; last_seen_at, else updated_at"
+    )
     usage = Usage(resaves, last, "native", note)
     importance = Part(
         DEFAULT_IMPORTANCE, "derived", None, "Engram keeps no importance: memory-mcp's default 0.5"

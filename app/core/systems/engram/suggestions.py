@@ -15,13 +15,15 @@ def suggestions(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Sugg
 
 def supersedes_reason(memory: Memory, relation: Relation, target: Memory | None) -> str:
     return (
-        f"Engram observations {quoted(target, relation.target)} and {quoted(memory)} share {relation.note or 'a topic_key'}; "
+        f"Engram observations {quoted(target, relation.target)} and "
+        f"{quoted(memory)} share {relation.note or 'a topic_key'}; "
         f"Engram only ever updates the newest ({memory.updated}), so the older one is superseded"
     )
 
 
 def _revisions(memories: Sequence[Memory]) -> list[Suggestion]:
-    """Each save of a topic_key overwrites the one before: copies of an earlier version are stale."""
+    """Each save of a topic_key overwrites the one before: copies of
+    an earlier version are stale."""
     out = []
     for memory in memories:
         revisions = as_int(memory.fields.get("revision_count")) or 1
@@ -30,10 +32,10 @@ def _revisions(memories: Sequence[Memory]) -> list[Suggestion]:
         topic = memory.fields.get("topic_key")
         where = f"topic_key {topic}" if topic else "mem_update"
         reason = (
-            f"Engram observation {memory.source.row} {quoted(memory)} ({where}) was saved {revisions} times "
-            f"(revision_count {revisions}, created {memory.created}, last updated {memory.updated}): each save "
-            "overwrote the one before, so every earlier version is superseded; copies of an earlier version "
-            "kept elsewhere may be stale."
+            f"Engram observation {memory.source.row} {quoted(memory)} ({where}) was saved "
+            f"{revisions} times (revision_count {revisions}, created {memory.created}, last "
+            f"updated {memory.updated}): each save overwrote the one before, so every earlier "
+            "version is superseded; copies of an earlier version kept elsewhere may be stale."
         )
         out.append(Suggestion(kind="stale", ids=(memory.id,), reason=reason))
     return out

@@ -28,7 +28,8 @@ class EngramSystem(BaseSystem):
     reader = EngramAdapter
     undo_steps: ClassVar[dict[str, UndoStep]] = {pins.KIND: pins.undo_pin}
     no_budget: ClassVar[str] = (
-        "Engram's mem_context limits (20 observations, 300 characters each) are constants compiled into Engram"
+        "Engram's mem_context limits (20 observations, 300 "
+        "characters each) are constants compiled into Engram"
     )
 
     # -- planning: budgets, salience, suggestions --

@@ -66,22 +66,24 @@ READ_COLUMNS = (
 )
 
 
-# Schema 8's FTS triggers index live rows only: `WHEN new.deleted_at IS NULL`, `WHERE old.deleted_at
-# IS NULL`.
+# Schema 8's FTS triggers index live rows only: `WHEN new.deleted_at IS NULL`,
+# `WHERE old.deleted_at IS NULL`.
 _LIVE = r"(?:old|new)\.deleted_at\s+IS\s+NULL"
 
 
 def _trigger(table: str) -> re.Pattern[str]:
     return re.compile(
-        r"CREATE\s+TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`\[]?\w+[\"`\]]?\s+AFTER\s+(?:INSERT|DELETE|UPDATE)(?:\s+OF\s+[\w\s,]+?)?"
-        rf"\s+ON\s+[\"`\[]?{re.escape(table)}[\"`\]]?\s+(?:FOR\s+EACH\s+ROW\s+)?(?:WHEN\s+{_LIVE}\s+)?BEGIN(?P<body>.*)END\s*;?\s*",
+        r"CREATE\s+TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`\[]?\w+[\"`\]]?"
+        r"\s+AFTER\s+(?:INSERT|DELETE|UPDATE)(?:\s+OF\s+[\w\s,]+?)?"
+        rf"\s+ON\s+[\"`\[]?{re.escape(table)}[\"`\]]?\s+(?:FOR\s+EACH\s+ROW\s+)?"
+        rf"(?:WHEN\s+{_LIVE}\s+)?BEGIN(?P<body>.*)END\s*;?\s*",
         re.IGNORECASE | re.DOTALL,
     )
 
 
 def _statement(fts: str) -> re.Pattern[str]:
-    """`INSERT INTO fts(cols) VALUES (vals);`, or (schema 8)
-    `... SELECT vals WHERE old.deleted_at IS NULL;`."""
+    """`INSERT INTO fts(cols) VALUES (vals);`, or (schema 8) `... SELECT vals
+    WHERE old.deleted_at IS NULL;`."""
     values = rf"(?:VALUES\s*\((?P<vals>[^()]*)\)|SELECT\s+(?P<picked>[^()]*?)\s+WHERE\s+{_LIVE})"
     return re.compile(
         rf"\s*INSERT\s+INTO\s+{re.escape(fts)}\s*\((?P<cols>[^()]*)\)\s*{values}\s*;", re.IGNORECASE
@@ -111,8 +113,8 @@ def _row(t: Target, path: Path) -> tuple[dict[str, Any] | None, Schema]:
     def select(db: Any) -> tuple[list[dict[str, Any]], Schema]:
         if not db.has_column(TABLE, "deleted_at"):
             raise ChangeError(
-                f"{path.name}: `{TABLE}` has no deleted_at column, so Engram cannot soft-delete; "
-                "nothing was written"
+                f"{path.name}: `{TABLE}` has no deleted_at column, "
+                "so Engram cannot soft-delete; nothing was written"
             )
         schema = read_schema(db)
         writable(schema, path.name)
@@ -136,8 +138,10 @@ def _journal_note(schema: Schema, op: str) -> list[str]:
     if not schema.journaled:
         return []
     return [
-        f"a `{op}` mutation of the observation appended to {journal.MUTATIONS} (target "
-        f"{journal.TARGET}), as Engram's own write journals it"
+        (
+            f"a `{op}` mutation of the observation appended to {journal.MUTATIONS} "
+            f"(target {journal.TARGET}), as Engram's own write journals it"
+        )
     ]
 
 
@@ -177,8 +181,10 @@ def _soft_delete(t: Target) -> Prepared:
     assert row is not None
     if row["deleted_at"] is not None:
         raise Conflict(
-            f"{t.memory.source}: the observation was deleted since it was read (deleted_at "
-            f"{row['deleted_at']}); nothing was written",
+            (
+                f"{t.memory.source}: the observation was deleted since it was "
+                f"read (deleted_at {row['deleted_at']}); nothing was written"
+            ),
             path=t.rel,
         )
     now = engram_time(t)
@@ -195,12 +201,14 @@ def _soft_delete(t: Target) -> Prepared:
         "undo": "set deleted_at and updated_at back to `before`",
     }
     description = (
-        f"quarantine {t.label}: soft-delete observation {t.memory.source.row} of {t.rel} as "
-        "Engram's mem_delete does"
+        f"quarantine {t.label}: soft-delete observation "
+        f"{t.memory.source.row} of {t.rel} as Engram's mem_delete does"
     )
     changes = [
-        f"{t.memory.source}: deleted_at NULL -> {now!r}, updated_at {row['updated_at']!r} -> "
-        f"{now!r}"
+        (
+            f"{t.memory.source}: deleted_at NULL -> {now!r}, "
+            f"updated_at {row['updated_at']!r} -> {now!r}"
+        )
     ]
 
     changes.insert(
@@ -245,8 +253,10 @@ def _undelete(t: Target) -> Prepared:
     now = {"deleted_at": row["deleted_at"], "updated_at": row["updated_at"]}
     if now != after:
         raise Conflict(
-            f"{t.memory.source}: deleted_at/updated_at are {now} now, not the {after} the "
-            "quarantine wrote (Engram changed the row since); nothing was written",
+            (
+                f"{t.memory.source}: deleted_at/updated_at are {now} now, not the {after} "
+                "the quarantine wrote (Engram changed the row since); nothing was written"
+            ),
             path=t.rel,
         )
     effect = {
@@ -258,12 +268,14 @@ def _undelete(t: Target) -> Prepared:
         "after": before,
     }
     description = (
-        f"restore {t.label}: set deleted_at and updated_at of observation {t.memory.source.row} "
-        "back to their values before the quarantine"
+        f"restore {t.label}: set deleted_at and updated_at of observation "
+        f"{t.memory.source.row} back to their values before the quarantine"
     )
     changes = [
-        f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, "
-        f"updated_at {after['updated_at']!r} -> {before['updated_at']!r}",
+        (
+            f"{t.memory.source}: deleted_at {after['deleted_at']!r} -> {before['deleted_at']!r}, "
+            f"updated_at {after['updated_at']!r} -> {before['updated_at']!r}"
+        ),
         *_journal_note(schema, "upsert"),
     ]
 
@@ -285,8 +297,10 @@ def _reinsert(t: Target, path: Path, schema: Schema) -> Prepared:
     ref = t.undo_effect.get("vault")
     if not isinstance(ref, str):
         raise Conflict(
-            f"{t.memory.source}: the observation is gone (hard-deleted since the quarantine) and "
-            "no copy of it was vaulted; nothing was written",
+            (
+                f"{t.memory.source}: the observation is gone (hard-deleted since the "
+                "quarantine) and no copy of it was vaulted; nothing was written"
+            ),
             path=t.rel,
         )
     try:
@@ -301,8 +315,8 @@ def _reinsert(t: Target, path: Path, schema: Schema) -> Prepared:
         "vault": ref,
     }
     description = (
-        f"restore {t.label}: Engram deleted observation {t.memory.source.row} since the "
-        "quarantine; insert it back from the workbench vault"
+        f"restore {t.label}: Engram deleted observation {t.memory.source.row} "
+        "since the quarantine; insert it back from the workbench vault"
     )
     changes = [
         f"{t.memory.source}: the row inserted back, every column as the vault item {ref} holds it",
@@ -356,8 +370,10 @@ def _check(
         )
     if {"deleted_at": deleted_at, "updated_at": updated_at} != expect:
         raise Conflict(
-            f"{t.memory.source}: the row changed since it was read (deleted_at {deleted_at!r}, "
-            f"updated_at {updated_at!r}); nothing was written",
+            (
+                f"{t.memory.source}: the row changed since it was read (deleted_at "
+                f"{deleted_at!r}, updated_at {updated_at!r}); nothing was written"
+            ),
             path=t.rel,
         )
 
@@ -405,8 +421,8 @@ def _own_trigger(name: str, table: str, sql: str) -> bool:
 
 
 def _is_fts_trigger(sql: str, table: str = TABLE, fts: str = FTS) -> bool:
-    """An AFTER trigger on `table` whose body only INSERTs old./new. columns (or 'delete') into
-    `fts`."""
+    """An AFTER trigger on `table` whose body only INSERTs old./new.
+    columns (or 'delete') into `fts`."""
     match = _trigger(table).fullmatch(sql.strip())
     if match is None:
         return False

@@ -24,7 +24,8 @@ def massgen_plan(
     text_of: TextOf | None = None,
 ) -> BudgetPlan:
     """Every short-term memory of every workspace goes into every agent's prompt; MassGen enforces
-    nothing, so `fits` is its documentation's guidance: 10 items, 1,000 tokens each, 10,000 total."""
+    nothing, so `fits` is its documentation's guidance: 10 items, 1,000
+    tokens each, 10,000 total."""
     short = sorted((m for m in memories if m.tier == Tier.HOT), key=lambda m: m.source.path)
     items: list[BudgetItem] = []
     total = 0
@@ -45,9 +46,13 @@ def massgen_plan(
         )
     loaded = sum(item.cost for item in items if item.fits)
     notes = (
-        f"{len(short)} short-term memories, {total:,} tokens ({estimator.name}), injected in full into every agent's system prompt on every turn.",
-        f"MassGen enforces no limit: the cut marks its guidance (at most {MASSGEN_MAX_ITEMS} items, "
-        f"{MASSGEN_ITEM_TOKENS:,} tokens each, {MASSGEN_TOTAL_TOKENS:,} in total); everything is still injected.",
+        (
+            f"{len(short)} short-term memories, {total:,} tokens ({estimator.name}), "
+            "injected in full into every agent's system prompt on every turn."
+        ),
+        "MassGen enforces no limit: the cut marks its guidance (at most "
+        f"{MASSGEN_MAX_ITEMS} items, {MASSGEN_ITEM_TOKENS:,} tokens each, "
+        f"{MASSGEN_TOTAL_TOKENS:,} in total); everything is still injected.",
     )
     return BudgetPlan(
         portfolio=portfolio.name,

@@ -31,8 +31,8 @@ from app.core.systems.massgen.reader import RAW, MassGenFormatError, split_massg
 SHORT, LONG = "short_term", "long_term"
 ITEM_TOKENS = 1000
 NO_PRIORITY = (
-    "MassGen has no priority: every short-term memory is injected in full into every agent's "
-    "prompt and every "
+    "MassGen has no priority: every short-term memory is "
+    "injected in full into every agent's prompt and every "
     "long-term one is listed, in no order a setting controls"
 )
 NO_PIN = "pinned in the workbench; MassGen has no pin"
@@ -43,8 +43,8 @@ def _tier_of(rel: str) -> tuple[list[str], str]:
     parts = rel.split("/")
     if len(parts) < 3 or parts[-2] not in (SHORT, LONG) or parts[-3] != "memory":
         raise ChangeError(
-            f"{rel} is not in a MassGen memory/short_term/ or memory/long_term/ folder; nothing "
-            "was changed"
+            f"{rel} is not in a MassGen memory/short_term/ or "
+            "memory/long_term/ folder; nothing was changed"
         )
     return parts, parts[-2]
 
@@ -90,8 +90,10 @@ def retier(rel: str, data: bytes, tier: str) -> tuple[bytes, str]:
         if fence == 0 or text[fence - 1] != "\n":
             return (
                 data,
-                "no `tier:` line, and the closing `---` is not on its own line: left as it is (the "
-                "folder decides)",
+                (
+                    "no `tier:` line, and the closing `---` is not on "
+                    "its own line: left as it is (the folder decides)"
+                ),
             )
         newline = "\r\n" if fence > 1 and text[fence - 2] == "\r" else "\n"
         at = index.byte_of(fence)
@@ -108,17 +110,17 @@ def retier(rel: str, data: bytes, tier: str) -> tuple[bytes, str]:
 def _move(job: Target, to_tier: str) -> Prepared:
     if job.memory.tier is Tier.ARCHIVE:
         raise Unsupported(
-            f"{job.action} {job.label}: an archived copy in MassGen's session archive is the "
-            "record of a past answer and has no tier "
+            f"{job.action} {job.label}: an archived copy in MassGen's "
+            "session archive is the record of a past answer and has no tier "
             "to move to (quarantine it to take it out of the prompt); nothing was changed"
         )
     parts, tier = _tier_of(job.rel)
     if RAW in job.memory.fields and to_tier == LONG:
         raise Unsupported(
-            f"{job.action} {job.label}: the file has no front matter, and in long_term/ MassGen "
-            "shows only a file name for it, "
-            "so it would no longer be a memory the workbench can list; quarantine it to take its "
-            "text out of the prompt, "
+            f"{job.action} {job.label}: the file has no front matter, "
+            "and in long_term/ MassGen shows only a file name for it, "
+            "so it would no longer be a memory the workbench can "
+            "list; quarantine it to take its text out of the prompt, "
             "or give it front matter first; nothing was changed"
         )
     if tier == to_tier:
@@ -135,13 +137,13 @@ def _move(job: Target, to_tier: str) -> Prepared:
         )
         if fresh.tokens > ITEM_TOKENS:
             notes.append(
-                f"about {fresh.tokens:,} tokens: over the {ITEM_TOKENS:,} tokens MassGen "
-                "recommends for one short-term memory"
+                f"about {fresh.tokens:,} tokens: over the {ITEM_TOKENS:,} "
+                "tokens MassGen recommends for one short-term memory"
             )
     else:
         notes.append(
-            "long-term memories are listed by name and description; an agent loads the body with "
-            "load_memory"
+            "long-term memories are listed by name and "
+            "description; an agent loads the body with load_memory"
         )
     description = f"{job.action} {job.label}: move {job.rel} to {to}"
     return file_move(job, base, to, new, description, notes=notes)
@@ -167,8 +169,8 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
     with translated(f"merge {job.label} into {kept.id}"):
         moved = effects_massgen.prepare(job.as_action("quarantine"))
     description = (
-        f"merge {job.label} into {kept.id}: move {job.rel} into the workbench vault, so MassGen no "
-        "longer loads it"
+        f"merge {job.label} into {kept.id}: move {job.rel} into "
+        "the workbench vault, so MassGen no longer loads it"
     )
     return prepared(description, moved.effect, moved.changes, moved.apply)
 
@@ -181,7 +183,7 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     with translated(f"cannot undo {rv.label}"):
         restored = effects_massgen.restore(part_target(rv, part, "restore"))
     description = (
-        f"put {memory_id} back where the merge took it from: "
-        f"{restored.description.split(': ', 1)[-1]}"
+        f"put {memory_id} back where the merge took it "
+        f"from: {restored.description.split(': ', 1)[-1]}"
     )
     return prepared(description, restored.effect, restored.changes, restored.apply)

@@ -1,10 +1,11 @@
-"""MassGen filesystem memory mode (FORMAT.md beside this file): one `.md` file per memory, per agent workspace.
+"""MassGen filesystem memory mode (FORMAT.md beside this file): one `.md` file per memory, per agent
+workspace.
 
 A workspace holds `memory/short_term/*.md` (injected into every prompt: hot) and
 `memory/long_term/*.md` (only a summary row is injected: cold). The file grammar is MassGen's own,
-reproduced quirk for quirk so the workbench shows what MassGen itself would load: the text is cut with
-`str.split("---", 2)` (not a line-based fence), and the front matter is read line by line at the first
-colon, never as YAML.
+reproduced quirk for quirk so the workbench shows what MassGen itself would load: the text is cut
+with `str.split("---", 2)` (not a line-based fence), and the front matter is read line by line at
+the first colon, never as YAML.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
@@ -29,6 +29,7 @@ from app.core.reading.base import (
     memory_id,
     sha256_text,
 )
+from app.core.systems.common import iso_or_none, unexpected
 from app.core.systems.massgen import NAME, versions
 
 MEMORY_DIR = "memory"
@@ -39,9 +40,10 @@ MAX_WORKSPACE_DEPTH = 2
 # Folders that are never a workspace and can hold thousands of entries: not worth a scandir each.
 NEVER_WORKSPACE = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
 # Before it clears a workspace, MassGen copies its memory/ folder to
-# `.massgen/sessions/<session>/archived_memories/<agent>_answer_<n>/` (relative to the folder it runs
-# in), and its prompt builder injects those copies' raw text. The portfolio root is that folder (the
-# archive starts with `.massgen/`) or the `.massgen` folder itself (it starts with `sessions/`).
+# `.massgen/sessions/<session>/archived_memories/<agent>_answer_<n>/` (relative to the folder it
+# runs in), and its prompt builder injects those copies' raw text. The portfolio root is that folder
+# (the archive starts with `.massgen/`) or the `.massgen` folder itself (it starts with
+# `sessions/`).
 MASSGEN_DIR = ".massgen"
 SESSIONS_DIR = "sessions"
 ARCHIVE_DIR = "archived_memories"
@@ -70,7 +72,8 @@ class MassGenFormatError(ValueError):
 
 
 def split_massgen(text: str) -> MassGenFile:
-    """MassGen's grammar: starts with `---`, `split("---", 2)`, first-colon key/value lines, body stripped.
+    """MassGen's grammar: starts with `---`, `split("---", 2)`, first-colon key/value lines, body
+    stripped.
 
     Raises MassGenFormatError where MassGen raises (the file would not load there either).
     """
@@ -101,17 +104,6 @@ def split_massgen(text: str) -> MassGenFile:
     return MassGenFile(meta, meta_lines, body, body_offset + lead, close_fence)
 
 
-def _iso_or_none(value: str | None) -> str | None:
-    """The string itself when it is an ISO timestamp Python reads; never a substitute like now()."""
-    if not value:
-        return None
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return value
-
-
 def _is_real_dir(path: Path) -> bool:
     # A symlinked folder is skipped by safefs.walk_files, so it must not make a portfolio either.
     try:
@@ -139,7 +131,8 @@ def _subdirs(path: Path) -> list[Path]:
 
 
 def archive_rel(rel: str) -> tuple[str, str, str] | None:
-    """(archive answer folder, tier folder, file name) when `rel` is an archived copy's place, else None."""
+    """(archive answer folder, tier folder, file name) when `rel` is an
+    archived copy's place, else None."""
     parts = rel.split("/")
     if parts and parts[0] == MASSGEN_DIR:
         parts = parts[1:]
@@ -174,7 +167,8 @@ def _archive_path_prefix(rel_dir: str) -> bool:
 
 
 def has_archive(path: Path) -> bool:
-    """Whether `path` holds MassGen session archives of memory (as the folder MassGen ran in, or as `.massgen`)."""
+    """Whether `path` holds MassGen session archives of memory (as the folder
+    MassGen ran in, or as `.massgen`)."""
     bases = [path / MASSGEN_DIR / SESSIONS_DIR]
     if path.name == MASSGEN_DIR:
         bases.append(path / SESSIONS_DIR)
@@ -188,7 +182,8 @@ def has_archive(path: Path) -> bool:
 
 
 def _split_rel(rel: str) -> tuple[str, str, str] | None:
-    """(workspace path or "", tier folder, file name) when `rel` is a memory file's place, else None."""
+    """(workspace path or "", tier folder, file name) when `rel` is a
+    memory file's place, else None."""
     parts = rel.split("/")
     if len(parts) < 3 or len(parts) - 3 > MAX_WORKSPACE_DEPTH:
         return None
@@ -214,9 +209,15 @@ class MassGenAdapter(FileAdapter):
     system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
         trust_source="none: MassGen keeps no trust; only the workbench ledger vouches for a memory",
-        quarantine="the file, and every copy MassGen injects its text from, is moved into the workbench vault",
+        quarantine=(
+            "the file, and every copy MassGen injects its "
+            "text from, is moved into the workbench vault"
+        ),
         promote="move the file between memory/short_term/ and memory/long_term/",
-        budget="short-term: at most 10 memories, 1,000 tokens each, 10,000 in total (recommended, not enforced)",
+        budget=(
+            "short-term: at most 10 memories, 1,000 tokens "
+            "each, 10,000 in total (recommended, not enforced)"
+        ),
     )
 
     @classmethod
@@ -250,13 +251,14 @@ class MassGenAdapter(FileAdapter):
     def files_named(
         cls, root: Path, name: str, problems: list[Problem]
     ) -> Iterator[safefs.FileRef]:
-        """`files` whose file name is `name`: the others are passed over before they are looked at."""
+        """`files` whose file name is `name`: the others are passed
+        over before they are looked at."""
 
         def named(rel: str) -> bool:
             return safefs.display_name(rel.rpartition("/")[2]) == name and _holds_memories(rel)
 
-        # A shown name changes a file name only by writing backslash escapes into it: a name without a
-        # backslash is shown for that very file name alone, so the walk can pass over the others.
+        # A shown name changes a file name only by writing backslash escapes into it: a name without
+        # a backslash is shown for that very file name alone, so the walk can pass over the others.
         raw = name if "\\" not in name else None
         return safefs.walk_files(root, named, problems, prune=_cannot_hold_memories, named=raw)
 
@@ -266,13 +268,7 @@ class MassGenAdapter(FileAdapter):
         try:
             cls._parse_into(ctx, rel, data, out)
         except Exception as exc:  # a parse never raises: the last line of defence for one bad file
-            out.problems.append(
-                Problem(
-                    path=rel,
-                    message=f"unexpected error: {type(exc).__name__}: {exc}",
-                    kept="file skipped",
-                )
-            )
+            out.problems.append(unexpected(rel, exc, "file skipped"))
         return out
 
     @classmethod
@@ -283,7 +279,10 @@ class MassGenAdapter(FileAdapter):
             out.problems.append(
                 Problem(
                     path=rel,
-                    message="not a MassGen memory file (expected <workspace>/memory/short_term|long_term/<name>.md)",
+                    message=(
+                        "not a MassGen memory file (expected "
+                        "<workspace>/memory/short_term|long_term/<name>.md)"
+                    ),
                     kept="file skipped",
                 )
             )
@@ -335,7 +334,10 @@ class MassGenAdapter(FileAdapter):
                 Problem(
                     path=rel,
                     line=exc.line,
-                    message=f"{exc.message}; MassGen's workspace loader skips it, but its temp-workspace and archive loaders inject its raw text",
+                    message=(
+                        f"{exc.message}; MassGen's workspace loader skips it, but "
+                        "its temp-workspace and archive loaders inject its raw text"
+                    ),
                     kept="memory read as raw text",
                 )
             )
@@ -347,7 +349,10 @@ class MassGenAdapter(FileAdapter):
                     Problem(
                         path=rel,
                         line=1,
-                        message="file starts with a UTF-8 BOM: MassGen reads it as text before `---` and refuses the file",
+                        message=(
+                            "file starts with a UTF-8 BOM: MassGen reads "
+                            "it as text before `---` and refuses the file"
+                        ),
                         kept="memory read anyway",
                     )
                 )
@@ -412,8 +417,8 @@ class MassGenAdapter(FileAdapter):
                 source=Source(path=rel),
                 span=Span(start=0, end=len(data)),
                 sha256=sha256_text(parsed.body),
-                created=_iso_or_none(created_raw),
-                updated=_iso_or_none(meta.get("updated")),
+                created=iso_or_none(created_raw),
+                updated=iso_or_none(meta.get("updated")),
                 fields=fields,
             )
         )
@@ -430,7 +435,10 @@ class MassGenAdapter(FileAdapter):
                 Problem(
                     path=rel,
                     line=1,
-                    message="the opening `---` is not alone on its line; MassGen reads what follows it as front matter",
+                    message=(
+                        "the opening `---` is not alone on its line; "
+                        "MassGen reads what follows it as front matter"
+                    ),
                     kept="read as MassGen reads it",
                 )
             )
@@ -443,7 +451,10 @@ class MassGenAdapter(FileAdapter):
                 Problem(
                     path=rel,
                     line=index.line_of(pos),
-                    message="a `---` inside a line ends the front matter here (MassGen splits on the first two `---`); the rest of the file is read as the body",
+                    message=(
+                        "a `---` inside a line ends the front matter here (MassGen splits "
+                        "on the first two `---`); the rest of the file is read as the body"
+                    ),
                     kept="read as MassGen reads it",
                 )
             )
@@ -456,7 +467,8 @@ class MassGenAdapter(FileAdapter):
         parsed: MassGenFile,
         problems: list[Problem],
     ) -> None:
-        # A missing tier field is MassGen's default, not a disagreement: only a written one is checked.
+        # A missing tier field is MassGen's default, not a disagreement:
+        # only a written one is checked.
         if tier_field is not None:
             tier_line = parsed.meta_lines["tier"][-1]
             if tier_field not in TIER_DIRS:
@@ -464,7 +476,10 @@ class MassGenAdapter(FileAdapter):
                     Problem(
                         path=rel,
                         line=tier_line,
-                        message=f"tier `{tier_field}` is not short_term or long_term (MassGen reads it as short_term); the folder {tier_dir}/ wins",
+                        message=(
+                            f"tier `{tier_field}` is not short_term or long_term (MassGen "
+                            f"reads it as short_term); the folder {tier_dir}/ wins"
+                        ),
                         kept=f"read as {tier_dir}",
                     )
                 )
@@ -473,7 +488,10 @@ class MassGenAdapter(FileAdapter):
                     Problem(
                         path=rel,
                         line=tier_line,
-                        message=f"tier field says {tier_field} but the file is in {tier_dir}/; the folder wins (MassGen loads by folder)",
+                        message=(
+                            f"tier field says {tier_field} but the file is in "
+                            f"{tier_dir}/; the folder wins (MassGen loads by folder)"
+                        ),
                         kept=f"read as {tier_dir}",
                     )
                 )
@@ -491,14 +509,16 @@ class MassGenAdapter(FileAdapter):
 
     @classmethod
     def text(cls, root: Path, memory: Memory) -> str:
-        """The memory's stripped body (the stripped raw text of a file without front matter), re-read
-        from disk. Raises safefs.UnsafeFile or TextProblem when the file can no longer be read."""
+        """The memory's stripped body (the stripped raw text of a file without front matter),
+        re-read from disk. Raises safefs.UnsafeFile or TextProblem when the
+        file can no longer be read."""
         data = safefs.read_at(root, memory.source.path)
         return body_of(decode(data, nul_ok=True).text)
 
 
 def body_of(text: str) -> str:
-    """The text MassGen's loaders inject: the body when the file has front matter, else the raw text."""
+    """The text MassGen's loaders inject: the body when the file has
+    front matter, else the raw text."""
     try:
         return split_massgen(text).body
     except MassGenFormatError:

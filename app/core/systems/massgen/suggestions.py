@@ -35,16 +35,20 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
     for item in big:
         memory = ctx.by_id[item.id]
         reason = (
-            f"MassGen short-term memory {quoted(memory)} is {item.cost:,} tokens ({memory.words:,} words, {plan.estimator}), "
-            f"over MassGen's {MASSGEN_ITEM_TOKENS:,}-token guidance, and it is injected into every agent's prompt on "
-            "every turn: split it, keeping a short summary in short_term/ and the detail in long_term/."
+            f"MassGen short-term memory {quoted(memory)} is {item.cost:,} "
+            f"tokens ({memory.words:,} words, {plan.estimator}), "
+            f"over MassGen's {MASSGEN_ITEM_TOKENS:,}-token guidance, "
+            "and it is injected into every agent's prompt on "
+            "every turn: split it, keeping a short summary "
+            "in short_term/ and the detail in long_term/."
         )
         out.append(Suggestion(kind="split", ids=(item.id,), reason=reason))
     rest = [item for item in plan.past_cut if item not in big]
     if rest:
         reason = (
-            f"MassGen short-term memory holds {len(plan.items)} items and {plan.used:,} tokens, past its guidance "
-            f"(10 items, 10,000 tokens): move these {len(rest)} to long_term/, where only a summary row is injected."
+            f"MassGen short-term memory holds {len(plan.items)} items and "
+            f"{plan.used:,} tokens, past its guidance (10 items, 10,000 tokens): move "
+            f"these {len(rest)} to long_term/, where only a summary row is injected."
         )
         out.append(Suggestion(kind="demote", ids=tuple(item.id for item in rest), reason=reason))
     return out

@@ -27,7 +27,8 @@ class MassGenSystem(BaseSystem):
     reader = MassGenAdapter
     undo_steps: ClassVar[dict[str, UndoStep]] = {}
     no_budget: ClassVar[str] = (
-        "MassGen's short-term limits (10 memories, 1,000 tokens each, 10,000 in total) are documentation guidance, not a setting"
+        "MassGen's short-term limits (10 memories, 1,000 tokens each, "
+        "10,000 in total) are documentation guidance, not a setting"
     )
 
     # -- planning: budgets, salience, suggestions --

@@ -63,8 +63,8 @@ def prepare(t: Target) -> Prepared:
 
 
 def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
-    """Every other memory file of the portfolio that MassGen would inject this memory's text
-    from."""
+    """Every other memory file of the portfolio that MassGen would
+    inject this memory's text from."""
     name = PurePosixPath(t.rel).name
     try:
         body = body_of(decode(base.data, nul_ok=True).text)
@@ -117,8 +117,8 @@ def _together(t: Target, main: Prepared, copies: list[Prepared]) -> Prepared:
     effect = main.effect | {"copies": [c.effect for c in copies]}
     changes = main.changes + [change for c in copies for change in c.changes]
     description = (
-        f"{main.description}, with {len(copies)} cop{'y' if len(copies) == 1 else 'ies'} MassGen "
-        "injects the same text from"
+        f"{main.description}, with {len(copies)} "
+        f"cop{'y' if len(copies) == 1 else 'ies'} MassGen injects the same text from"
     )
 
     def apply() -> dict[str, Any]:
@@ -154,8 +154,8 @@ def restore(t: Target) -> Prepared:
     for part in copies:
         if part.apply is None:
             raise ChangeError(
-                f"cannot restore {t.memory.id}: internal: a copy has nothing to restore; nothing "
-                "was written"
+                f"cannot restore {t.memory.id}: internal: a copy "
+                "has nothing to restore; nothing was written"
             )
     effect = main.effect | {"copies": [c.effect for c in copies]}
 

@@ -35,8 +35,8 @@ def _float(value: object, default: float = 0.0) -> float:
 
 def salience(memory: Memory, now: datetime, max_access: int = HOT_CACHE_MAX) -> float:
     """memory-mcp's compute_salience_score, with the inputs its _get_promoted_by_salience passes
-    (access normalised against hot_cache_max_items in 0.8.0, promoted_max_items on the hook
-    path)."""
+    (access normalised against hot_cache_max_items in 0.8.0,
+    promoted_max_items on the hook path)."""
     f = memory.fields
     importance = _float(f.get("importance_score"), 0.5)
     trust = (
@@ -56,7 +56,8 @@ def salience(memory: Memory, now: datetime, max_access: int = HOT_CACHE_MAX) -> 
 
 
 def _keep_score(memory: Memory, now: datetime) -> float:
-    """memory-mcp's eviction score: access_count * 1.0 + 2^(-days/7) * 0.5 (the lowest goes first)."""
+    """memory-mcp's eviction score: access_count * 1.0 + 2^(-days/7) *
+    0.5 (the lowest goes first)."""
     last = parse_time(memory.fields.get("last_accessed_at"))
     recency = 2 ** (-days_since(last, now) / EVICTION_HALF_LIFE_DAYS) if last else 0.0
     return _float(memory.fields.get("access_count")) * 1.0 + recency * 0.5

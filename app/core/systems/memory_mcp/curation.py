@@ -45,8 +45,8 @@ MERGE_REASON = "superseded"
 # One of memory-mcp's TrustReason values (any other string breaks its get_trust_history).
 RESTORE_REASON = "explicitly_confirmed"
 NO_PRIORITY = (
-    "memory-mcp keeps no priority: its hot cache orders promoted memories by last use, then trust, "
-    "then usage, "
+    "memory-mcp keeps no priority: its hot cache orders "
+    "promoted memories by last use, then trust, then usage, "
     "and importance_score is computed once when a memory is stored"
 )
 
@@ -96,8 +96,10 @@ def _fresh(memory: Memory, found: dict[str, Any] | None) -> dict[str, Any]:
     content = found.get("content")
     if sha256_text(content if isinstance(content, str) else "") != memory.sha256:
         raise Conflict(
-            f"{memory.source}: the content changed since it was read; nothing was written (read it "
-            "again)",
+            (
+                f"{memory.source}: the content changed since it "
+                "was read; nothing was written (read it again)"
+            ),
             path=memory.source.path,
         )
     return found
@@ -137,8 +139,10 @@ def _update(
     now = dict(zip(columns, current, strict=True))
     if not _same(now, expect):
         raise Conflict(
-            f"{memory.source}: {', '.join(columns)} changed since they were read (now {now}); "
-            "nothing was written",
+            (
+                f"{memory.source}: {', '.join(columns)} changed since "
+                f"they were read (now {now}); nothing was written"
+            ),
             path=memory.source.path,
         )
     holding.check_own_schema(conn, str(memory.source))
@@ -177,10 +181,10 @@ def _row_values(
         notes.append(f"{hot} memories are hot now; memory-mcp keeps at most {cap} ({which})")
         if hot >= cap:
             notes.append(
-                f"{hot + 1} hot rows are more than memory-mcp's own promote_to_hot allows: it "
-                "would evict its lowest-scored "
-                "unpinned hot memory to make room; the workbench evicts nothing, and the budget "
-                "plan shows which rows "
+                f"{hot + 1} hot rows are more than memory-mcp's own "
+                "promote_to_hot allows: it would evict its lowest-scored "
+                "unpinned hot memory to make room; the workbench "
+                "evicts nothing, and the budget plan shows which rows "
                 "get_hot_cache leaves out"
             )
     effect = {
@@ -208,14 +212,14 @@ def _row_values(
 
 def promote(job: Target) -> Prepared:
     description = (
-        f"promote {job.label}: is_hot = 1, is_pinned = 0, promotion_source = 'manual' in "
-        f"{job.rel}, as memory-mcp's promote_to_hot does"
+        f"promote {job.label}: is_hot = 1, is_pinned = 0, promotion_source "
+        f"= 'manual' in {job.rel}, as memory-mcp's promote_to_hot does"
     )
     notes = (
         ["its pin is cleared, as memory-mcp's own promotion clears it"] if job.memory.pinned else []
     )
-    # Already hot is nothing to do, whatever promotion_source says (memory-mcp leaves a hot row
-    # alone too).
+    # Already hot is nothing to do, whatever promotion_source says (memory-mcp
+    # leaves a hot row alone too).
     values = {"is_hot": 1, "is_pinned": 0, "promotion_source": "manual"}
     return _row_values(
         job, values, "is already hot", description, notes, done=lambda row: bool(row["is_hot"])
@@ -229,8 +233,8 @@ def demote(job: Target) -> Prepared:
         else []
     )
     description = (
-        f"demote {job.label}: is_hot = 0, is_pinned = 0, promotion_source = NULL in {job.rel}, as "
-        "memory-mcp's demote_from_hot does"
+        f"demote {job.label}: is_hot = 0, is_pinned = 0, promotion_source "
+        f"= NULL in {job.rel}, as memory-mcp's demote_from_hot does"
     )
     values = {"is_hot": 0, "is_pinned": 0, "promotion_source": None}
     return _row_values(
@@ -243,15 +247,15 @@ def set_priority(job: Target, priority: int) -> Prepared:
 
 
 def pin(job: Target, on: bool) -> Prepared:
-    # The row's own flag, not the tier as last read: the workbench or memory-mcp may have promoted
-    # it since.
+    # The row's own flag, not the tier as last read: the workbench or
+    # memory-mcp may have promoted it since.
     found, _ = (
         _read(_db(job.root, job.memory), job.memory.source.row, ("is_hot",)) if on else (None, 0)
     )
     if on and not (found is not None and found["is_hot"]):
         raise Unsupported(
-            f"pin {job.label}: memory-mcp pins only hot memories (its pin keeps a hot one from "
-            "eviction, and promoting a cold one clears "
+            f"pin {job.label}: memory-mcp pins only hot memories (its pin "
+            "keeps a hot one from eviction, and promoting a cold one clears "
             "the pin); promote it first; nothing was changed"
         )
     notes: list[str] = []
@@ -273,8 +277,10 @@ def undo_row_values(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     now = {c: found[c] for c in after}
     if not _same(now, after):
         raise Conflict(
-            f"cannot undo {rv.label}: {memory.source} changed since ({now}, not the {after} it "
-            "left); nothing was written, the row is kept as it is now",
+            (
+                f"cannot undo {rv.label}: {memory.source} changed since ({now}, not the "
+                f"{after} it left); nothing was written, the row is kept as it is now"
+            ),
             path=rel,
         )
     roots = rv.roots(root)
@@ -329,8 +335,7 @@ def _stub(memory_id: str, rel: str, row: int) -> Memory:
     )
 
 
-# -- merge
-# ----------------------------------------------------------------------------------------------
+# -- merge -----------------------------------------------------------------------------------------
 
 
 def _sql_time(now: datetime) -> str:
@@ -391,8 +396,8 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
         "trust_history": history,
         "relationship": link,
         "undo": (
-            "set trust_score, is_hot and is_pinned back to `before`, remove the relationship if "
-            "the merge added it"
+            "set trust_score, is_hot and is_pinned back to `before`, "
+            "remove the relationship if the merge added it"
         ),
     }
     moved = ", ".join(
@@ -408,8 +413,10 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
         []
         if link is not None
         else [
-            f"the kept memory {kept.id} is not in {job.rel}, so no supersedes relationship can "
-            "name it"
+            (
+                f"the kept memory {kept.id} is not in {job.rel}, "
+                "so no supersedes relationship can name it"
+            )
         ]
     )
     roots, memory, sha = job.roots, job.memory, job.memory.sha256
@@ -425,8 +432,8 @@ def merge_out(job: Target, kept: Memory) -> Prepared:
         return write_transaction(roots, path, work)
 
     description = (
-        f"merge {job.label} into {kept.id}: trust_score 0, not hot, not pinned, as a quarantine "
-        "does"
+        f"merge {job.label} into {kept.id}: trust_score "
+        "0, not hot, not pinned, as a quarantine does"
     )
     return prepared(description, effect, changes, apply, notes)
 
@@ -445,8 +452,10 @@ def _merge(
     link_id = None
     if link is not None and _has_table(conn, LINKS):
         cursor = conn.execute(
-            f"INSERT OR IGNORE INTO {LINKS} (from_memory_id, to_memory_id, relation_type, "
-            "created_at) VALUES (?, ?, ?, ?)",
+            (
+                f"INSERT OR IGNORE INTO {LINKS} (from_memory_id, to_memory_id, "
+                "relation_type, created_at) VALUES (?, ?, ?, ?)"
+            ),
             (link["from"], link["to"], link["type"], link["created_at"]),
         )
         link_id = (
@@ -482,8 +491,8 @@ def _history(conn: sqlite3.Connection, memory: Memory, history: dict[str, Any]) 
     ]
     if not {"memory_id", "reason", "old_trust", "new_trust", "delta"} <= set(wanted):
         raise ChangeError(
-            f"{memory.source.path}: no `{HISTORY}` table with memory-mcp's columns, so the change "
-            "could not be recorded there; nothing was written"
+            f"{memory.source.path}: no `{HISTORY}` table with memory-mcp's columns, "
+            "so the change could not be recorded there; nothing was written"
         )
     values = history | {"memory_id": memory.source.row}
     cursor = conn.execute(
@@ -513,8 +522,10 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     flags = [c for c in columns if c != "trust_score"]
     if not _same({c: now[c] for c in flags}, {c: after[c] for c in flags}):
         raise Conflict(
-            f"cannot undo {rv.label}: {memory.source} changed since the merge ({now}); nothing was "
-            "written, the row is kept as it is now",
+            (
+                f"cannot undo {rv.label}: {memory.source} changed since the merge "
+                f"({now}); nothing was written, the row is kept as it is now"
+            ),
             path=memory.source.path,
         )
     expect = after | {"trust_score": now["trust_score"]}
@@ -556,8 +567,10 @@ def restore_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
         _history(conn, memory, history)
         if link_id is not None:
             conn.execute(
-                f"DELETE FROM {LINKS} WHERE id = ? AND from_memory_id = ? AND to_memory_id = ? AND "
-                "relation_type = ?",
+                (
+                    f"DELETE FROM {LINKS} WHERE id = ? AND from_memory_id "
+                    "= ? AND to_memory_id = ? AND relation_type = ?"
+                ),
                 (link_id, link.get("from"), link.get("to"), link.get("type")),
             )
         return out

@@ -53,35 +53,35 @@ RESTORE_REASON = "explicitly_confirmed"  # a person put it back
 # on the tables it writes, so no trigger of anyone else's ever runs with it on.
 KNOWN_TRIGGERS = {
     "memory_fts_insert": (
-        "CREATE TRIGGER memory_fts_insert AFTER INSERT ON memories BEGIN INSERT INTO "
-        "memory_fts(rowid, content) VALUES (new.id, new.content); END"
+        "CREATE TRIGGER memory_fts_insert AFTER INSERT ON memories BEGIN INSERT "
+        "INTO memory_fts(rowid, content) VALUES (new.id, new.content); END"
     ),
     "memory_fts_delete": (
-        "CREATE TRIGGER memory_fts_delete AFTER DELETE ON memories BEGIN INSERT INTO "
-        "memory_fts(memory_fts, rowid, content) "
+        "CREATE TRIGGER memory_fts_delete AFTER DELETE ON memories "
+        "BEGIN INSERT INTO memory_fts(memory_fts, rowid, content) "
         "VALUES ('delete', old.id, old.content); END"
     ),
     "memory_fts_update": (
-        "CREATE TRIGGER memory_fts_update AFTER UPDATE OF content ON memories BEGIN INSERT INTO "
-        "memory_fts(memory_fts, rowid, content) "
-        "VALUES ('delete', old.id, old.content); INSERT INTO memory_fts(rowid, content) VALUES "
-        "(new.id, new.content); END"
+        "CREATE TRIGGER memory_fts_update AFTER UPDATE OF content ON "
+        "memories BEGIN INSERT INTO memory_fts(memory_fts, rowid, content) "
+        "VALUES ('delete', old.id, old.content); INSERT INTO "
+        "memory_fts(rowid, content) VALUES (new.id, new.content); END"
     ),
 }
 WRITTEN_TABLES = (TABLE, TAGS, LINKS, HISTORY)
-# Its full-text index and, with sqlite-vec installed, its embeddings (both written only by memory-
-# mcp).
+# Its full-text index and, with sqlite-vec installed, its embeddings (both
+# written only by memory-mcp).
 OWN_VIRTUAL = {"memory_fts": "fts5", "memory_vectors": "vec0"}
 # What memory-mcp's recall, hot cache and auto-promotion read of a row: read back after each write.
 READ_COLUMNS = ("content", "trust_score", "is_hot", "is_pinned", "category", "promotion_source")
 
 
 def placeholder(row: int) -> str:
-    """The text a held row carries: nothing of the memory, unique per row (content_hash is
-    UNIQUE)."""
+    """The text a held row carries: nothing of the memory, unique per
+    row (content_hash is UNIQUE)."""
     return (
-        f"[memory {row} is quarantined by the memory workbench; its text is held in the "
-        "workbench's vault]"
+        f"[memory {row} is quarantined by the memory workbench; "
+        "its text is held in the workbench's vault]"
     )
 
 
@@ -90,8 +90,7 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# -- snapshot
-# -------------------------------------------------------------------------------------------
+# -- snapshot --------------------------------------------------------------------------------------
 
 
 def snapshot(conn: sqlite3.Connection, row: int) -> dict[str, Any] | None:
@@ -110,8 +109,7 @@ def snapshot(conn: sqlite3.Connection, row: int) -> dict[str, Any] | None:
     }
 
 
-# -- schema
-# -------------------------------------------------------------------------------------------------
+# -- schema ----------------------------------------------------------------------------------------
 
 
 def _collapse(sql: str) -> str:
@@ -188,20 +186,19 @@ def history_row(
     """Append one trust_history row, with a reason memory-mcp accepts."""
     if history["reason"] not in TRUST_REASONS:
         raise ChangeError(
-            f"{label}: {history['reason']!r} is not a trust reason memory-mcp accepts; nothing was "
-            "written"
+            f"{label}: {history['reason']!r} is not a trust "
+            "reason memory-mcp accepts; nothing was written"
         )
     present = set(rows.columns(conn, HISTORY)) if rows.has_table(conn, HISTORY) else set()
     if not {"memory_id", "reason", "old_trust", "new_trust", "delta"} <= present:
         raise ChangeError(
-            f"{label}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be "
-            "recorded there; nothing was written"
+            f"{label}: no `{HISTORY}` table with memory-mcp's columns, so "
+            "the change could not be recorded there; nothing was written"
         )
     return rows.insert(conn, HISTORY, history | {"memory_id": row})
 
 
-# -- hold and put back
-# ------------------------------------------------------------------------------------
+# -- hold and put back -----------------------------------------------------------------------------
 
 
 def held_values(row: int, present: list[str]) -> dict[str, Any]:
@@ -227,15 +224,17 @@ def hold(
     history: dict[str, Any],
     label: str,
 ) -> int | None:
-    """Inside the write transaction: the memory still exactly as vaulted, then its text and tags
-    out."""
+    """Inside the write transaction: the memory still exactly as
+    vaulted, then its text and tags out."""
     now = snapshot(conn, row)
     if now is None:
         raise Conflict(f"{label}: the memory is gone; nothing was written", path=label)
     if now != expected:
         raise Conflict(
-            f"{label}: the row, its tags, links or history changed since it was read; nothing was "
-            "written",
+            (
+                f"{label}: the row, its tags, links or history "
+                "changed since it was read; nothing was written"
+            ),
             path=label,
         )
     update_row(conn, row, held_values(row, list(now["row"])), label)
@@ -256,19 +255,23 @@ def put_back(
     label: str,
 ) -> int | None:
     """Inside the write transaction: every column of the row as vaulted, its tags as vaulted, any
-    vaulted relationship or history row that is missing again, then one history row for the
-    restore."""
+    vaulted relationship or history row that is missing again, then one
+    history row for the restore."""
     now = snapshot(conn, row)
     if now is None:
         raise Conflict(
-            f"{label}: the memory is gone (deleted since the quarantine); nothing was written, it "
-            "stays in the vault",
+            (
+                f"{label}: the memory is gone (deleted since the "
+                "quarantine); nothing was written, it stays in the vault"
+            ),
             path=label,
         )
     if not is_held(now["row"], row):
         raise Conflict(
-            f"{label}: the row no longer holds the quarantine's placeholder (it was rewritten "
-            "since); nothing was written, it stays in the vault",
+            (
+                f"{label}: the row no longer holds the quarantine's placeholder (it "
+                "was rewritten since); nothing was written, it stays in the vault"
+            ),
             path=label,
         )
     values = {c: v for c, v in original["row"].items() if c != "id"}
@@ -276,8 +279,8 @@ def put_back(
     missing = [c for c in values if c not in present]
     if missing:
         raise ChangeError(
-            f"{label}: the table no longer has column(s) {', '.join(missing)}; nothing was "
-            "written, it stays in the vault"
+            f"{label}: the table no longer has column(s) {', '.join(missing)}; "
+            "nothing was written, it stays in the vault"
         )
     update_row(conn, row, values, label)
     if rows.has_table(conn, TAGS):

@@ -19,10 +19,9 @@ EMPTY = "[MEMORY: Hot cache empty - no recent activity]"
 RESOURCE_HOW = "memory-mcp 0.8.0's memory://hot-cache resource, read by the MCP client when it asks"
 HOOK_HOW = "printed by memory-mcp's SessionStart and UserPromptSubmit hooks (its hot-cache command)"
 CLUSTERED = (
-    "With 4 or more memories memory-mcp 0.8.0 may group the lines under `## <label>` headings by "
-    "embedding similarity (clustering_display_enabled); the workbench has no embeddings, "
-    "so it shows "
-    "the ungrouped list: the same lines, in the same order when no cluster forms."
+    "With 4 or more memories memory-mcp 0.8.0 may group the lines under `## <label>` headings "
+    "by embedding similarity (clustering_display_enabled); the workbench has no embeddings, "
+    "so it shows the ungrouped list: the same lines, in the same order when no cluster forms."
 )
 
 

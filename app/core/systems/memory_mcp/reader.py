@@ -1,8 +1,10 @@
-"""memory-mcp (see FORMAT.md beside this file): one memory per `memories` row of ~/.memory-mcp/memory.db.
+"""memory-mcp (see FORMAT.md beside this file): one memory per `memories` row of
+~/.memory-mcp/memory.db.
 
 Hot is the system's own flag (`is_hot = 1`, what its hot cache may inject). Trust is claimed: the
 system keeps `trust_score` 0..1 and a `trust_history` of every change. A row holding the workbench
-quarantine's placeholder (its text in the vault) is QUARANTINE, and so is a cold row at trust 0. The `memory_vectors` table needs sqlite-vec and is never touched.
+quarantine's placeholder (its text in the vault) is QUARANTINE, and so is a cold row at trust 0. The
+`memory_vectors` table needs sqlite-vec and is never touched.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from app.core.reading.sqlite_ro import (
     source_file,
     texts_by_row,
 )
+from app.core.systems.common import unexpected
 from app.core.systems.memory_mcp import NAME, hot_cache
 from app.core.systems.memory_mcp.holding import placeholder
 
@@ -43,7 +46,8 @@ DB_NAME = "memory.db"
 TABLE = "memories"
 NAME_CHARS = 60
 GLOBAL = "global"
-# Below this the memory is suspect (a factually_wrong hit, -0.30, takes a fresh manual memory there).
+# Below this the memory is suspect (a factually_wrong hit, -0.30, takes
+# a fresh manual memory there).
 FLAG_BELOW = 0.3
 
 
@@ -145,10 +149,18 @@ def _read_snapshot(db: ReadOnlyDb) -> _Snapshot:
 class MemoryMcpAdapter(DatabaseAdapter):
     system: ClassVar[str] = NAME
     capabilities: ClassVar[Capabilities] = Capabilities(
-        trust_source="trust_score 0..1 kept by memory-mcp itself, with every change in trust_history",
-        quarantine="the text taken out of the row into the vault (a placeholder, trust 0, not hot, not pinned, never promoted), and a trust_history row",
+        trust_source=(
+            "trust_score 0..1 kept by memory-mcp itself, with every change in trust_history"
+        ),
+        quarantine=(
+            "the text taken out of the row into the vault (a placeholder, trust "
+            "0, not hot, not pinned, never promoted), and a trust_history row"
+        ),
         promote="is_hot / is_pinned with promotion_source='manual'",
-        budget="hot cache: at most 10 items (hot_cache_max_items), filled by salience after recent recalls; at most 10 rows hot",
+        budget=(
+            "hot cache: at most 10 items (hot_cache_max_items), filled "
+            "by salience after recent recalls; at most 10 rows hot"
+        ),
     )
 
     # ---- discovery -------------------------------------------------------------------------
@@ -209,14 +221,9 @@ class MemoryMcpAdapter(DatabaseAdapter):
                 )
                 return ParsedFile(rel=rel, problems=problems)
             memories = _build(ctx, rel, snap, problems)
-        except Exception as exc:  # noqa: BLE001 - read() never raises; one bad store never stops the rest
-            problems.append(
-                Problem(
-                    path=display_name(rel),
-                    message=f"unexpected error: {type(exc).__name__}: {exc}",
-                    kept="database skipped",
-                )
-            )
+        # read() never raises; one bad store never stops the rest
+        except Exception as exc:  # noqa: BLE001
+            problems.append(unexpected(display_name(rel), exc, "database skipped"))
             return ParsedFile(rel=rel, problems=problems)
         return ParsedFile(rel=rel, memories=memories, problems=problems)
 

@@ -55,7 +55,10 @@ def _trust_note(memory: Memory | None) -> str:
     history = memory.fields.get("trust_history") if memory is not None else None
     for row in history if isinstance(history, list) else []:
         if isinstance(row, dict) and row.get("reason") == "superseded":
-            return f" (its trust_history records `superseded`: {row.get('old_trust')} -> {row.get('new_trust')})"
+            return (
+                " (its trust_history records `superseded`: "
+                f"{row.get('old_trust')} -> {row.get('new_trust')})"
+            )
     return ""
 
 
@@ -64,7 +67,10 @@ def _helpfulness_blocked(memory: Memory) -> str | None:
     used = as_int(memory.fields.get("used_count")) or 0
     helpfulness = (used + 1) / (retrieved + 4)
     if retrieved >= HELPFULNESS_MIN_RETRIEVED and helpfulness < HELPFULNESS_FLOOR:
-        return f"helpfulness (used {used} + 1) / (retrieved {retrieved} + 4) = {helpfulness:.2f} < {HELPFULNESS_FLOOR}"
+        return (
+            f"helpfulness (used {used} + 1) / (retrieved {retrieved} "
+            f"+ 4) = {helpfulness:.2f} < {HELPFULNESS_FLOOR}"
+        )
     return None
 
 
@@ -87,17 +93,21 @@ def _demotions(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Sugge
         if days < limit:
             continue
         scope = category_scope(found)
-        rule = f"{found or 'uncategorized'} is {scope}: int(14 x {SCOPE_MULTIPLIER[scope]:g}) = {limit} days"
+        rule = (
+            f"{found or 'uncategorized'} is {scope}: int(14 "
+            f"x {SCOPE_MULTIPLIER[scope]:g}) = {limit} days"
+        )
         if ctx.is_pinned(memory):
             reason = (
-                f"memory-mcp memory {memory.source.row} {quoted(memory)} is hot and pinned, so it is never demoted, but it "
-                f"was {source} {day(last)}, {days} days ago ({rule}): check it still holds, then unpin or demote it."
+                f"memory-mcp memory {memory.source.row} {quoted(memory)} is hot and "
+                f"pinned, so it is never demoted, but it was {source} {day(last)}, {days} "
+                f"days ago ({rule}): check it still holds, then unpin or demote it."
             )
             out.append(Suggestion(kind="stale", ids=(memory.id,), reason=reason))
         else:
             reason = (
-                f"memory-mcp memory {memory.source.row} {quoted(memory)} is hot but was {source} {day(last)}, {days} days "
-                f"ago ({rule}): memory-mcp's maintenance demotes it."
+                f"memory-mcp memory {memory.source.row} {quoted(memory)} is hot but was {source} "
+                f"{day(last)}, {days} days ago ({rule}): memory-mcp's maintenance demotes it."
             )
             out.append(Suggestion(kind="demote", ids=(memory.id,), reason=reason))
     return out
@@ -108,7 +118,8 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
     if not past:
         return []
     reason = (
-        f"memory-mcp {plan.scope}: {plan.used} hot memories for a hot cache of {plan.limit}; these {len(past)} fall past it "
-        "(they are not injected, and memory-mcp's next promotion evicts the lowest unpinned one): demote the ones no longer needed."
+        f"memory-mcp {plan.scope}: {plan.used} hot memories for a hot cache of {plan.limit}; "
+        f"these {len(past)} fall past it (they are not injected, and memory-mcp's next "
+        "promotion evicts the lowest unpinned one): demote the ones no longer needed."
     )
     return [Suggestion(kind="demote", ids=tuple(item.id for item in past), reason=reason)]

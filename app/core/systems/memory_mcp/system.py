@@ -29,7 +29,8 @@ class MemoryMcpSystem(BaseSystem):
     undo_steps: ClassVar[dict[str, UndoStep]] = {"row-values": curation.undo_row_values}
     pins_natively: ClassVar[bool] = True
     no_budget: ClassVar[str] = (
-        "memory-mcp's hot_cache_max_items is a server setting (the MEMORY_MCP_HOT_CACHE_MAX_ITEMS environment variable), not stored in its database"
+        "memory-mcp's hot_cache_max_items is a server setting (the "
+        "MEMORY_MCP_HOT_CACHE_MAX_ITEMS environment variable), not stored in its database"
     )
 
     # -- planning: budgets, salience, suggestions --

@@ -57,8 +57,8 @@ def prepare(t: Target) -> Prepared:
     after = before | {"trust_score": new}
     reason, note = CONFIRMED, f"approved in memwb: {t.reason}" if t.reason else "approved in memwb"
     description = (
-        f"approve {t.label}: trust_score +{CONFIRMED_DELTA} ({CONFIRMED}, capped at 1.0) in "
-        f"{t.rel}, with a trust_history row"
+        f"approve {t.label}: trust_score +{CONFIRMED_DELTA} ({CONFIRMED}, "
+        f"capped at 1.0) in {t.rel}, with a trust_history row"
     )
     history = _history(t, reason, old, _score(t, after["trust_score"]), note)
     return _change(
@@ -87,16 +87,18 @@ def _quarantine(t: Target, path: Path, old: float) -> Prepared:
         "undo": "put every column, tag, relationship and history row back from the vault item",
     }
     changes = [
-        f"{t.memory.source}: the whole row, its tags, relationships and trust history copied into "
-        "the workbench vault first",
-        f"{t.memory.source}: content -> a placeholder (content_hash to match), trust_score -> 0.0, "
-        "is_hot -> 0, is_pinned -> 0, "
+        (
+            f"{t.memory.source}: the whole row, its tags, relationships "
+            "and trust history copied into the workbench vault first"
+        ),
+        f"{t.memory.source}: content -> a placeholder (content_hash "
+        "to match), trust_score -> 0.0, is_hot -> 0, is_pinned -> 0, "
         f"promotion_source -> NULL, category -> {holding.HELD_CATEGORY!r}; its tags removed",
         f"{HISTORY}: new row (reason {QUARANTINE_REASON!r}, old {old}, new 0.0)",
     ]
     description = (
-        f"quarantine {t.label}: take its text out of {t.rel} into the workbench vault, leaving a "
-        "placeholder memory-mcp never serves as the memory"
+        f"quarantine {t.label}: take its text out of {t.rel} into the workbench "
+        "vault, leaving a placeholder memory-mcp never serves as the memory"
     )
 
     def work(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -177,24 +179,28 @@ def _restore(t: Target, path: Path, row: dict[str, Any] | None) -> Prepared:
         return _restore_held(t, path)
     if row is None:
         raise Conflict(
-            f"{t.memory.source}: the memory is gone (deleted since the quarantine); nothing was "
-            "written",
+            (
+                f"{t.memory.source}: the memory is gone (deleted "
+                "since the quarantine); nothing was written"
+            ),
             path=t.rel,
         )
     now = {c: row[c] for c in COLUMNS}
     wrote, before = recorded["after"], recorded["before"]
     if not _same(now, wrote):
         raise Conflict(
-            f"{t.memory.source}: trust_score/is_hot/is_pinned are {now} now, not the {wrote} the "
-            "quarantine wrote (memory-mcp changed the row since); nothing was written",
+            (
+                f"{t.memory.source}: trust_score/is_hot/is_pinned are {now} now, not the {wrote} "
+                "the quarantine wrote (memory-mcp changed the row since); nothing was written"
+            ),
             path=t.rel,
         )
     history = _history(
         t, RESTORE_REASON, _score(t, now["trust_score"]), _score(t, before["trust_score"]), t.reason
     )
     description = (
-        f"restore {t.label}: trust_score, is_hot and is_pinned back to their values before the "
-        f"quarantine in {t.rel}, with a trust_history row"
+        f"restore {t.label}: trust_score, is_hot and is_pinned back to their "
+        f"values before the quarantine in {t.rel}, with a trust_history row"
     )
     return _change(t, path, description, expect=now, content=None, values=before, history=history)
 
@@ -224,8 +230,8 @@ def _change(
     )
     changes = [f"{t.memory.source}: {moved or 'values unchanged'}"]
     changes.append(
-        f"{HISTORY}: new row (reason {history['reason']!r}, old {history['old_trust']}, new "
-        f"{history['new_trust']}, delta {history['delta']})"
+        f"{HISTORY}: new row (reason {history['reason']!r}, old {history['old_trust']}, "
+        f"new {history['new_trust']}, delta {history['delta']})"
     )
 
     def apply() -> dict[str, Any]:
@@ -252,8 +258,8 @@ def _write(
     values: dict[str, Any],
     history: dict[str, Any],
 ) -> int | None:
-    """Inside the write transaction: the row must still be as read; then the UPDATE and the
-    history row."""
+    """Inside the write transaction: the row must still be as read; then
+    the UPDATE and the history row."""
     found = conn.execute(
         f"SELECT content, {', '.join(COLUMNS)} FROM {TABLE} WHERE id = ?", (t.memory.source.row,)
     ).fetchone()
@@ -270,8 +276,10 @@ def _write(
         )
     if not _same(dict(zip(COLUMNS, current, strict=True)), expect):
         raise Conflict(
-            f"{t.memory.source}: trust_score/is_hot/is_pinned changed since they were read; "
-            "nothing was written",
+            (
+                f"{t.memory.source}: trust_score/is_hot/is_pinned "
+                "changed since they were read; nothing was written"
+            ),
             path=t.rel,
         )
     holding.check_own_schema(conn, t.rel)
@@ -297,8 +305,8 @@ def _write(
     ]
     if not {"memory_id", "reason", "old_trust", "new_trust", "delta"} <= set(wanted):
         raise ChangeError(
-            f"{t.rel}: no `{HISTORY}` table with memory-mcp's columns, so the change could not be "
-            "recorded there; nothing was written"
+            f"{t.rel}: no `{HISTORY}` table with memory-mcp's columns, so "
+            "the change could not be recorded there; nothing was written"
         )
     row = history | {"memory_id": t.memory.source.row}
     cursor = conn.execute(

@@ -150,17 +150,20 @@ def openclaw_plans(
                 )
             )
     notes = [
-        f"Bootstrap files are injected on every turn, in the order {', '.join(BOOTSTRAP_ORDER)} (MEMORY.md only in main "
+        "Bootstrap files are injected on every turn, in the order "
+        f"{', '.join(BOOTSTRAP_ORDER)} (MEMORY.md only in main "
         f"or private sessions): {demanded:,} characters, {injected_total:,} after the caps (about "
         f"{math.ceil(injected_total / CHARS_PER_TOKEN):,} tokens at chars/4).",
-        f"OpenClaw caps each file at {OPENCLAW_FILE_CHARS:,} characters (bootstrapMaxChars; 12,000 in some 2026.4-5 builds) "
-        f"and all of them at {OPENCLAW_TOTAL_CHARS:,} (bootstrapTotalMaxChars; later 60,000); USER.md is capped at 4,000 "
-        "in 2026.8.2. Text past a cap is cut without telling the agent.",
+        f"OpenClaw caps each file at {OPENCLAW_FILE_CHARS:,} characters "
+        "(bootstrapMaxChars; 12,000 in some 2026.4-5 builds) and all of them at "
+        f"{OPENCLAW_TOTAL_CHARS:,} (bootstrapTotalMaxChars; later 60,000); USER.md is "
+        "capped at 4,000 in 2026.8.2. Text past a cap is cut without telling the agent.",
         *truncations,
     ]
     if not exact_all:
         notes.append(
-            "Text between sections (headings, blank lines) is counted in bytes: the file was not re-read."
+            "Text between sections (headings, blank lines) "
+            "is counted in bytes: the file was not re-read."
         )
     plans = [
         BudgetPlan(
@@ -196,7 +199,10 @@ def _memory_md_plan(portfolio: Portfolio, size: int, placed: list[_Placed]) -> B
         else "within the limit"
     )
     notes = (
-        f"MEMORY.md is {size:,} bytes against Memory Fortress's {MEMORY_MD_BYTES:,} (10 KB): {verdict}.",
+        (
+            f"MEMORY.md is {size:,} bytes against Memory "
+            f"Fortress's {MEMORY_MD_BYTES:,} (10 KB): {verdict}."
+        ),
     )
     return BudgetPlan(
         portfolio=portfolio.name,
@@ -349,10 +355,9 @@ def _bootstrap_2026(
         f"(about {math.ceil(loaded / CHARS_PER_TOKEN):,} tokens at chars/4)."
     )
     constants = (
-        f"Its limits: {_said(settings, 'bootstrapMaxChars')} per file, "
-        f"USER.md at most {injection.USER_MAX_CHARS:,} (fixed), "
-        f"{_said(settings, 'bootstrapTotalMaxChars')} in total; "
-        f"{_said(settings, 'contextInjection')}."
+        f"Its limits: {_said(settings, 'bootstrapMaxChars')} per file, USER.md at most "
+        f"{injection.USER_MAX_CHARS:,} (fixed), {_said(settings, 'bootstrapTotalMaxChars')} "
+        f"in total; {_said(settings, 'contextInjection')}."
     )
     if mode == "never":
         notes.insert(0, "contextInjection is never: OpenClaw injects no bootstrap file.")
@@ -505,10 +510,9 @@ def _startup_2026(
         (
             f"Its limits: {_said(settings, 'startupContext.dailyMemoryDays')}, "
             f"{_said(settings, 'startupContext.maxFileChars')} per log, "
-            f"{_said(settings, 'startupContext.maxTotalChars')} in total, "
-            f"at most {injection.SLUGGED_PER_DAY} slugged logs a day; "
-            f"days counted from {context.now.date().isoformat()} "
-            f"({_said(settings, 'userTimezone')})."
+            f"{_said(settings, 'startupContext.maxTotalChars')} in total, at most "
+            f"{injection.SLUGGED_PER_DAY} slugged logs a day; days counted from "
+            f"{context.now.date().isoformat()} ({_said(settings, 'userTimezone')})."
         ),
     ]
     if not enabled:

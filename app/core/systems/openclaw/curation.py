@@ -52,10 +52,10 @@ from app.core.storage import (
     StorageError,
     atomic_write,
     check_name,
-    insert_span,
     remove_file,
 )
 from app.core.storage.base import sha256_bytes
+from app.core.storage.edits import insert_span
 from app.core.systems.openclaw import ratchet
 from app.core.systems.openclaw import trust as effects_openclaw
 from app.core.systems.openclaw.reader import FileKind, OpenClawAdapter, classify
@@ -74,25 +74,25 @@ NO_PIN = "pinned in the workbench; OpenClaw has no pin"
 NO_UNPIN = "unpinned in the workbench; OpenClaw has no pin"
 NO_TIER: dict[FileKind, str] = {
     FileKind.STATE_LINES: (
-        "a state item: Memory Fortress reads state/ at every boot, so it has no tier to move "
-        "between"
+        "a state item: Memory Fortress reads state/ at "
+        "every boot, so it has no tier to move between"
     ),
     FileKind.STATE_WHOLE: (
-        "a state file: Memory Fortress reads state/ at every boot, so it has no tier to move "
-        "between"
+        "a state file: Memory Fortress reads state/ at "
+        "every boot, so it has no tier to move between"
     ),
     FileKind.BOOTSTRAP: (
         "a bootstrap file: OpenClaw injects it on every turn, so it has no tier to move between"
     ),
     FileKind.LEARNINGS: (
-        "a learnings entry: Memory Fortress promotes one by writing its lesson into MEMORY.md or a "
-        "skill by hand "
+        "a learnings entry: Memory Fortress promotes one by "
+        "writing its lesson into MEMORY.md or a skill by hand "
         "and setting its Status to promoted; the workbench does not rewrite it"
     ),
 }
 LOG_PROMOTE = (
-    "a daily log: OpenClaw reads only today's and yesterday's logs at session start, so no log can "
-    "be promoted "
+    "a daily log: OpenClaw reads only today's and yesterday's "
+    "logs at session start, so no log can be promoted "
     "(an archive the workbench made is reversed with undo)"
 )
 
@@ -116,8 +116,8 @@ def promote(job: Target) -> Prepared:
     kind = _kind(job)
     if kind is FileKind.MEMORY:
         raise NothingToChange(
-            f"{job.label} is already in MEMORY.md, which OpenClaw reads in every main session; "
-            "nothing was changed"
+            f"{job.label} is already in MEMORY.md, which OpenClaw "
+            "reads in every main session; nothing was changed"
         )
     if kind in (FileKind.LOG, FileKind.ARCHIVE):
         raise Unsupported(f"promote {job.label}: it is {LOG_PROMOTE}; nothing was changed")
@@ -125,8 +125,8 @@ def promote(job: Target) -> Prepared:
         raise _unsupported(job, kind, "promote")
     if _whole_file(job):
         raise Unsupported(
-            f"promote {job.label}: {job.rel} has no `## ` sections, and only a section moves into "
-            "MEMORY.md; nothing was changed"
+            f"promote {job.label}: {job.rel} has no `## ` sections, and "
+            "only a section moves into MEMORY.md; nothing was changed"
         )
     notes = ["MEMORY.md is read in every main session"]
     return _move_section(job, MEMORY_MD, notes)
@@ -136,8 +136,8 @@ def demote(job: Target) -> Prepared:
     kind = _kind(job)
     if kind is FileKind.DOMAIN:
         raise NothingToChange(
-            f"{job.label} is already in {job.rel}, read only when the agent looks it up; nothing "
-            "was changed"
+            f"{job.label} is already in {job.rel}, read only "
+            "when the agent looks it up; nothing was changed"
         )
     if kind is FileKind.ARCHIVE:
         raise NothingToChange(f"{job.label} is already archived in {job.rel}; nothing was changed")
@@ -147,8 +147,8 @@ def demote(job: Target) -> Prepared:
         raise _unsupported(job, kind, "demote")
     if _whole_file(job):
         raise Unsupported(
-            f"demote {job.label}: MEMORY.md has no `## ` sections, and only a section moves into a "
-            "domain file; nothing was changed"
+            f"demote {job.label}: MEMORY.md has no `## ` sections, and "
+            "only a section moves into a domain file; nothing was changed"
         )
     domain, notes = _domain(job)
     notes.append(f"memory/domains/{domain}.md is read only when the agent looks something up")
@@ -169,8 +169,8 @@ def _domain(job: Target) -> tuple[str, list[str]]:
     elif job.domain is not None:
         domain = job.domain
         notes.append(
-            f"domain {domain!r} as given (the section has no `→ Details: memory/domains/<x>.md` "
-            "pointer)"
+            f"domain {domain!r} as given (the section has no "
+            "`→ Details: memory/domains/<x>.md` pointer)"
         )
     else:
         domain = DEFAULT_DOMAIN
@@ -215,24 +215,24 @@ def _check_landing(job: Target, to: str, old: bytes, new: bytes) -> None:
     before = _parse(job, to, old)
     if any(_bare(m.locator) == locator for m in before):
         raise ChangeError(
-            f"refused: {to} already has a section named {job.memory.name!r} ({locator}); a second "
-            "one would give two memories one id; nothing was changed"
+            f"refused: {to} already has a section named {job.memory.name!r} ({locator}); "
+            "a second one would give two memories one id; nothing was changed"
         )
     if old.strip() and all(m.locator.startswith("file/") for m in before):
         raise ChangeError(
-            f"refused: {to} has text but no `## ` section, so it is read as one memory, which an "
-            "appended section would dissolve; nothing was changed"
+            f"refused: {to} has text but no `## ` section, so it is read as one "
+            "memory, which an appended section would dissolve; nothing was changed"
         )
-    # A file without sections (an empty one) reads as one whole-file memory, which the section
-    # replaces.
+    # A file without sections (an empty one) reads as one whole-file
+    # memory, which the section replaces.
     before = [m for m in before if not m.locator.startswith("file/")]
     after = _parse(job, to, new)
     landed = [m for m in after if _bare(m.locator) == locator]
     kept = {(m.locator, m.sha256) for m in before} <= {(m.locator, m.sha256) for m in after}
     if len(landed) != 1 or len(after) != len(before) + 1 or not kept:
         raise ChangeError(
-            f"refused: appended to {to}, the section would not read back as its own `## ` section "
-            "(an unclosed code block at the end of the file?); nothing was changed"
+            f"refused: appended to {to}, the section would not read back as its own `## ` "
+            "section (an unclosed code block at the end of the file?); nothing was changed"
         )
 
 
@@ -280,15 +280,19 @@ def _move_section(job: Target, to: str, notes: list[str]) -> Prepared:
         "created_folders": missing_folders(job.root, parts),
         "mode": mode,
         "undo": (
-            "insert `block` back at `offset` of `from`; take `inserted` out of `to` at "
-            "`to_offset` (or remove `to` if the move created it)"
+            "insert `block` back at `offset` of `from`; take `inserted` out "
+            "of `to` at `to_offset` (or remove `to` if the move created it)"
         ),
     }
     changes = [
-        f"{job.rel}: lines {first}-{last} ({len(block):,} bytes at byte {start}) cut; the rest of "
-        "the file unchanged",
-        f"{to}: {'created with' if target is None else 'appended'} the section ({len(inserted):,} "
-        f"bytes at byte {len(old)})",
+        (
+            f"{job.rel}: lines {first}-{last} ({len(block):,} bytes "
+            f"at byte {start}) cut; the rest of the file unchanged"
+        ),
+        (
+            f"{to}: {'created with' if target is None else 'appended'} "
+            f"the section ({len(inserted):,} bytes at byte {len(old)})"
+        ),
     ]
     if piece != block + (b"" if block.endswith(b"\n") else newline):
         notes.append(f"its line endings were made those of {to}")
@@ -354,15 +358,15 @@ def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
         or target.data[at : at + len(inserted)] != inserted
     ):
         raise ChangeError(
-            f"{doing}: the recorded move does not give back the original bytes of {src}; nothing "
-            "was written"
+            f"{doing}: the recorded move does not give back "
+            f"the original bytes of {src}; nothing was written"
         )
     created = bool(effect.get("to_created"))
     target_back = target.data[:at] + target.data[at + len(inserted) :]
     if not created and sha256_bytes(target_back) != effect.get("to_sha256_before"):
         raise ChangeError(
-            f"{doing}: the recorded move does not give back the original bytes of {dest}; nothing "
-            "was written"
+            f"{doing}: the recorded move does not give back the "
+            f"original bytes of {dest}; nothing was written"
         )
     folders = list(effect.get("created_folders", []))
     out = {
@@ -403,8 +407,7 @@ def undo_section_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     return ratchet.guard(back, Path(root), [src, dest], f"undo of {rv.label}")
 
 
-# -- archiving a daily log
-# ------------------------------------------------------------------------------
+# -- archiving a daily log -------------------------------------------------------------------------
 
 
 def _archive(job: Target) -> Prepared:
@@ -413,21 +416,23 @@ def _archive(job: Target) -> Prepared:
         day = date.fromisoformat(stem)
     except ValueError:
         raise Unsupported(
-            f"demote {job.label}: {job.rel} is not named by a real date, so it has no archive "
-            "month; nothing was changed"
+            f"demote {job.label}: {job.rel} is not named by a real "
+            "date, so it has no archive month; nothing was changed"
         ) from None
     with translated(f"demote {job.label}"):
         base, fresh = read_fresh(job)
     to = f"memory/archive/{day:%Y-%m}/{stem}.md"
     age = (job.now.date() - day).days
     notes = [
-        f"Memory Fortress archives daily logs older than {ARCHIVE_AFTER_DAYS} days; this one is "
-        f"{age} day(s) old"
+        (
+            "Memory Fortress archives daily logs older than "
+            f"{ARCHIVE_AFTER_DAYS} days; this one is {age} day(s) old"
+        )
     ]
     if fresh.tier.value == "hot":
         notes.append(
-            "it is today's or yesterday's log, which OpenClaw reads at session start; archived, it "
-            "no longer is"
+            "it is today's or yesterday's log, which OpenClaw "
+            "reads at session start; archived, it no longer is"
         )
     description = (
         f"demote {job.label}: archive the daily log {job.rel} into memory/archive/{day:%Y-%m}/"
@@ -436,16 +441,15 @@ def _archive(job: Target) -> Prepared:
     return ratchet.guard(moved, job.root, [job.rel, to], f"demote {job.label}")
 
 
-# -- priority
-# ---------------------------------------------------------------------------------------------
+# -- priority --------------------------------------------------------------------------------------
 
 
 def set_priority(job: Target, priority: int) -> Prepared:
     kind = _kind(job)
     if kind not in (FileKind.MEMORY, FileKind.DOMAIN) or _whole_file(job):
         raise Unsupported(
-            f"set-priority {job.label}: only a `## ` section of MEMORY.md or a domain file carries "
-            "a `(Pn)` priority marker in its heading; nothing was changed"
+            f"set-priority {job.label}: only a `## ` section of MEMORY.md or a domain "
+            "file carries a `(Pn)` priority marker in its heading; nothing was changed"
         )
     if (
         isinstance(priority, bool)
@@ -453,8 +457,8 @@ def set_priority(job: Target, priority: int) -> Prepared:
         or not 1 <= priority <= MAX_PRIORITY
     ):
         raise ChangeError(
-            f"refused priority {priority!r}: Memory Fortress priorities run from 1 to "
-            f"{MAX_PRIORITY}; nothing was changed"
+            f"refused priority {priority!r}: Memory Fortress priorities "
+            f"run from 1 to {MAX_PRIORITY}; nothing was changed"
         )
     with translated(f"set-priority {job.label}"):
         base, fresh = read_fresh(job)
@@ -467,16 +471,16 @@ def set_priority(job: Target, priority: int) -> Prepared:
     mark = _MARK.search(heading)
     if mark is None:
         raise Unsupported(
-            f"set-priority {job.label}: its heading `{heading.strip()}` has no `(Pn)` priority "
-            "marker, and the workbench does not add one; nothing was changed"
+            f"set-priority {job.label}: its heading `{heading.strip()}` has no `(Pn)` "
+            "priority marker, and the workbench does not add one; nothing was changed"
         )
     at = start + len(heading[: mark.start()].encode("utf-8"))
     new = data[:at] + f"(P{priority})".encode() + data[at + len(mark[0].encode("utf-8")) :]
     if new == data:
         raise NothingToChange(f"{job.label} already has priority {priority}; nothing was changed")
     description = (
-        f"set-priority {job.label}: `(P{mark[1]})` becomes `(P{priority})` in its heading in "
-        f"{job.rel}"
+        f"set-priority {job.label}: `(P{mark[1]})` becomes "
+        f"`(P{priority})` in its heading in {job.rel}"
     )
     notes = ["the marker is not part of the section's name, so its id stays"]
     values = {"priority": [fresh.priority, priority]}

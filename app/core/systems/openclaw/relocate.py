@@ -18,7 +18,10 @@ from app.core.systems.openclaw.provenance import NAMESPACE, OWNER_ID, STATE_DB, 
 _ROWS = (
     "SELECT entry_key, value_json FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ?"
 )
-_MOVE = "UPDATE plugin_state_entries SET entry_key = ?, value_json = ? WHERE plugin_id = ? AND namespace = ? AND entry_key = ?"
+_MOVE = (
+    "UPDATE plugin_state_entries SET entry_key = ?, value_json = "
+    "? WHERE plugin_id = ? AND namespace = ? AND entry_key = ?"
+)
 
 
 def follow_copy(staged: Path, final: Path) -> None:

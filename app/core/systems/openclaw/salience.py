@@ -26,7 +26,7 @@ from app.core.curate.salience import (
     parse_time,
 )
 from app.core.model import Memory
-from app.core.reading.base import sha256_text
+from app.core.systems.common import unchanged
 from app.core.systems.openclaw import NAME
 
 # Memory Fortress priorities run 1..10.
@@ -111,7 +111,7 @@ def wants_text(memory: Memory) -> bool:
     return memory.priority is None and memory.kind == "note"
 
 
-# ---- which daily logs mention which memory --------------------------------------------------------
+# ---- which daily logs mention which memory -----------------------------------------------------
 
 
 def handles(memory: Memory) -> list[str]:
@@ -194,8 +194,8 @@ def _finder(index: dict[str, list[tuple[str, str]]]) -> Any:
 
 
 def _found_by(finder: Any, text: str) -> set[str]:
-    """The targets of the handles occurring in `text` with no word character glued to either
-    side."""
+    """The targets of the handles occurring in `text` with no word
+    character glued to either side."""
     seen: set[str] = set()
     last = len(text) - 1
     for end, (size, ids) in finder.iter(text):
@@ -215,8 +215,8 @@ def _mentioned_by(
     finder: Any,
 ) -> Iterable[str]:
     """The ids of the memories `log` mentions, found by `finder` (`_finder`, None when there is
-    no handle) and kept by its content and `looked_for` (a digest of the handles) when `kept` is
-    given."""
+    no handle) and kept by its content and `looked_for` (a digest of the
+    handles) when `kept` is given."""
     content = kept.key_of(log) if kept is not None else None
     key = f"log-mentions:{NAME}:{looked_for}:{content}" if content is not None else None
     if kept is not None and key is not None:
@@ -231,6 +231,6 @@ def _mentioned_by(
     seen = _found_by(finder, text) if finder is not None else set()
     seen.discard(log.id)
     # kept only when the text read is the content the key names (not changed under the load)
-    if kept is not None and key is not None and log.sha256 and sha256_text(raw) == log.sha256:
+    if kept is not None and key is not None and unchanged(log, raw):
         kept.put(key, sorted(seen))
     return seen

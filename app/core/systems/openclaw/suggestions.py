@@ -84,9 +84,11 @@ def _closed_reversals(memories: Sequence[Memory], ctx: SuggestionContext) -> lis
                 ctx.superseded.add(decision.id)
                 verb = "reverses" if "revers" in text.lower() else "settles"
                 reason = (
-                    f"state/CLOSED.md ({closed.fields.get('date')}, {closed.fields.get('decider', '?')}) {verb} the "
-                    f"{stamp} decision in state/DECISIONS.md, {quoted(decision)}: that line is superseded; mark it "
-                    "[STALE] and log why in the daily log (Memory Fortress keeps it for the record)."
+                    f"state/CLOSED.md ({closed.fields.get('date')}, "
+                    f"{closed.fields.get('decider', '?')}) {verb} the {stamp} "
+                    f"decision in state/DECISIONS.md, {quoted(decision)}: that "
+                    "line is superseded; mark it [STALE] and log why in the "
+                    "daily log (Memory Fortress keeps it for the record)."
                 )
                 out.append(Suggestion(kind="stale", ids=(decision.id, closed.id), reason=reason))
     return out
@@ -147,7 +149,8 @@ def _stale_markers(memories: Sequence[Memory], ctx: SuggestionContext) -> list[S
         if memory.fields.get("stale"):
             ctx.superseded.add(memory.id)
             reason = (
-                f"{memory.source.path}: {quoted(memory)} is marked [STALE]; it is kept for the record, so move it out of "
+                f"{memory.source.path}: {quoted(memory)} is marked "
+                "[STALE]; it is kept for the record, so move it out of "
                 "what is loaded (to the daily log or the archive) once its reason is logged."
             )
             out.append(Suggestion(kind="stale", ids=(memory.id,), reason=reason))
@@ -171,8 +174,9 @@ def _stale_markers(memories: Sequence[Memory], ctx: SuggestionContext) -> list[S
             continue
         hot = " It is still loaded on every turn." if memory.tier == Tier.HOT else ""
         reason = (
-            f"{memory.source.path}, section {quoted(memory)}: {len(found)} item(s) marked [STALE] ({'; '.join(found)}). "
-            f"Superseded items stay for the record; move them out of the section to memory/domains/ or the archive.{hot}"
+            f"{memory.source.path}, section {quoted(memory)}: {len(found)} item(s) "
+            f"marked [STALE] ({'; '.join(found)}). Superseded items stay for the record; "
+            f"move them out of the section to memory/domains/ or the archive.{hot}"
         )
         out.append(Suggestion(kind="stale", ids=(memory.id,), reason=reason))
     return out
@@ -198,7 +202,8 @@ def _old_logs(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Sugges
         age = (today - day.date()).days
         if age > LOG_ARCHIVE_DAYS:
             reason = (
-                f"Daily log {memory.source.path} is {age} days old, past Memory Fortress's {LOG_ARCHIVE_DAYS} days, and "
+                f"Daily log {memory.source.path} is {age} days old, "
+                f"past Memory Fortress's {LOG_ARCHIVE_DAYS} days, and "
                 f"still outside the archive: move it to memory/archive/{day.strftime('%Y-%m')}/."
             )
             out.append(Suggestion(kind="archive", ids=(memory.id,), reason=reason))
@@ -221,9 +226,10 @@ def _unreferenced(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Su
         age = (today - max(days)).days
         if age > UNREFERENCED_DAYS:
             reason = (
-                f"{memory.source.path}, section {quoted(memory)}: last mentioned in a daily log on {max(days).isoformat()}, "
-                f"{age} days ago; Memory Fortress demotes items unreferenced for more than {UNREFERENCED_DAYS} days "
-                "(domain file to the archive)."
+                f"{memory.source.path}, section {quoted(memory)}: last "
+                f"mentioned in a daily log on {max(days).isoformat()}, {age} "
+                "days ago; Memory Fortress demotes items unreferenced for more "
+                f"than {UNREFERENCED_DAYS} days (domain file to the archive)."
             )
             out.append(Suggestion(kind="demote", ids=(memory.id,), reason=reason))
     return out
@@ -241,7 +247,8 @@ def _old_decisions(memories: Sequence[Memory], ctx: SuggestionContext) -> list[S
         hours = (ctx.now - when).total_seconds() / 3600
         if hours > DECISIONS_WINDOW_HOURS:
             reason = (
-                f"state/DECISIONS.md keeps the last {DECISIONS_WINDOW_HOURS} hours; {quoted(memory)} is from {stamp}, "
+                f"state/DECISIONS.md keeps the last {DECISIONS_WINDOW_HOURS} "
+                f"hours; {quoted(memory)} is from {stamp}, "
                 f"{hours:.1f} hours ago: move it to the daily log or MEMORY.md."
             )
             out.append(Suggestion(kind="demote", ids=(memory.id,), reason=reason))
@@ -260,9 +267,10 @@ def _pattern_keys(memories: Sequence[Memory], ctx: SuggestionContext) -> list[Su
         done = any(str(m.fields.get("Status", "")).startswith("promoted") for m in members)
         if count >= PATTERN_PROMOTE_COUNT and len(members) >= PATTERN_PROMOTE_ENTRIES and not done:
             reason = (
-                f"Pattern-Key {key} recurs {count} times across {len(members)} learnings entries (Memory Fortress "
-                f"promotes at {PATTERN_PROMOTE_COUNT}+ in {PATTERN_PROMOTE_ENTRIES}+ contexts) and none is promoted yet: "
-                "write it into MEMORY.md or a skill."
+                f"Pattern-Key {key} recurs {count} times across {len(members)} "
+                "learnings entries (Memory Fortress promotes at "
+                f"{PATTERN_PROMOTE_COUNT}+ in {PATTERN_PROMOTE_ENTRIES}+ contexts) "
+                "and none is promoted yet: write it into MEMORY.md or a skill."
             )
             out.append(Suggestion(kind="promote", ids=tuple(m.id for m in members), reason=reason))
     return out
@@ -274,18 +282,27 @@ def _fortress(ctx: SuggestionContext) -> list[Suggestion]:
         memory = ctx.by_id.get(memory_id)
         if memory is None or memory.system != NAME:
             continue
-        axes = f"durability {score.durability}, reuse {score.reuse}, impact {score.impact}, uniqueness {score.uniqueness}"
+        axes = (
+            f"durability {score.durability}, reuse {score.reuse}, "
+            f"impact {score.impact}, uniqueness {score.uniqueness}"
+        )
         in_memory_md = memory.source.path == MEMORY_MD
         if score.candidate and not in_memory_md:
-            reason = f"Fortress score {axes}: a MEMORY.md candidate ({score.reason}); move its summary into MEMORY.md."
+            reason = (
+                f"Fortress score {axes}: a MEMORY.md candidate "
+                f"({score.reason}); move its summary into MEMORY.md."
+            )
             out.append(Suggestion(kind="promote", ids=(memory.id,), reason=reason))
         elif not score.candidate and in_memory_md and not ctx.is_pinned(memory):
-            reason = f"Fortress score {axes}: not a MEMORY.md candidate ({score.reason}); move it to memory/domains/."
+            reason = (
+                f"Fortress score {axes}: not a MEMORY.md candidate "
+                f"({score.reason}); move it to memory/domains/."
+            )
             out.append(Suggestion(kind="demote", ids=(memory.id,), reason=reason))
     return out
 
 
-# ---- budgets --------------------------------------------------------------------------------------
+# ---- budgets -----------------------------------------------------------------------------------
 
 
 def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggestion]:
@@ -299,8 +316,9 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
             else ""
         )
         reason = (
-            f"MEMORY.md is {plan.used:,} bytes, over Memory Fortress's {MEMORY_MD_BYTES:,}-byte (10 KB) limit: split it "
-            f"into memory/domains/ files, keeping one-line summaries and `→ Details:` pointers in MEMORY.md{tail}."
+            f"MEMORY.md is {plan.used:,} bytes, over Memory Fortress's "
+            f"{MEMORY_MD_BYTES:,}-byte (10 KB) limit: split it into memory/domains/ files, "
+            f"keeping one-line summaries and `→ Details:` pointers in MEMORY.md{tail}."
         )
         return [Suggestion(kind="split", ids=tuple(item.id for item in plan.items), reason=reason)]
     if plan.scope != "bootstrap":
@@ -320,7 +338,8 @@ def budget_suggestions(plan: BudgetPlan, ctx: SuggestionContext) -> list[Suggest
             ids=tuple(ids),
             reason=(
                 f"OpenClaw injects {path} on every turn but cuts it at its bootstrap cap "
-                f"({OPENCLAW_FILE_CHARS:,} characters per file, 150,000 in total): {lost[path]:,} characters are dropped "
+                f"({OPENCLAW_FILE_CHARS:,} characters per file, 150,000 "
+                f"in total): {lost[path]:,} characters are dropped "
                 "without a word to the agent. Split it or move detail out of the bootstrap files."
             ),
         )

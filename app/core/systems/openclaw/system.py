@@ -43,7 +43,8 @@ class OpenClawSystem(BaseSystem):
     }
     mentions_memories: ClassVar[bool] = True  # the daily logs
     no_budget: ClassVar[str] = (
-        "OpenClaw's bootstrapMaxChars and bootstrapTotalMaxChars are settings of the OpenClaw gateway, not of the workspace the workbench opened"
+        "OpenClaw's bootstrapMaxChars and bootstrapTotalMaxChars are settings "
+        "of the OpenClaw gateway, not of the workspace the workbench opened"
     )
 
     # -- planning: budgets, salience, suggestions --
