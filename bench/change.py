@@ -55,13 +55,15 @@ def run(size: int, repeat: int, out: Path) -> None:
             costs["approve"].append(timed(lambda m=approved: wb.approve(m.id, "bench")))
         wb.close()
     print(
-        f"{size:,} memories: cold open {cold:.2f} s, warm open {warm * 1000:.0f} ms (median of {repeat})"
+        f"{size:,} memories: cold open {cold:.2f} s, warm open {warm * 1000:.0f} ms (median of "
+        f"{repeat})"
     )
     print(f"{'decision':<12} {'median':>9} {'ratio to a warm open':>22}   goal < 0.05")
     for kind, values in costs.items():
         median = statistics.median(values)
         print(
-            f"{kind:<12} {median * 1000:7.1f} ms {median / warm:22.3f}   {'met' if median / warm < 0.05 else 'NOT met'}"
+            f"{kind:<12} {median * 1000:7.1f} ms {median / warm:22.3f}   "
+            f"{'met' if median / warm < 0.05 else 'NOT met'}"
         )
 
 

@@ -154,7 +154,8 @@ def _database(path: Path) -> dict[str, list[tuple[object, ...]]]:
         tables = [
             r[0]
             for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE "
+                "VIRTUAL%'"
             )
         ]
         kept = [t for t in tables if t not in _NOT_COMPARED and "_fts" not in t]
@@ -257,7 +258,10 @@ def one_run(work: Path, kind: tuple[tuple[str, ...], str, str], delay: float) ->
     back = reverse_command(args, subject, reverse, sample, recorded[0].entry)
     done = subprocess.run(back, env=env, capture_output=True)
     if done.returncode != 0:
-        return f"FAIL: recorded, but the {reverse} failed: {done.stderr.decode(errors='replace').strip()[:300]}"
+        return (
+            f"FAIL: recorded, but the {reverse} failed: "
+            f"{done.stderr.decode(errors='replace').strip()[:300]}"
+        )
     if tree(sample) != original:
         return f"FAIL: the {reverse} did not give the original back"
     if not was_killed:
@@ -359,7 +363,8 @@ def main() -> None:
     print("by system (killed / finished before the kill / failed):")
     for system in sorted({s for s, _ in by_system}):
         print(
-            f"  {system:12} {by_system[(system, 'killed')]:4} / {by_system[(system, 'finished')]:4} / {by_system[(system, 'FAIL')]:4}"
+            f"  {system:12} {by_system[(system, 'killed')]:4} / "
+            f"{by_system[(system, 'finished')]:4} / {by_system[(system, 'FAIL')]:4}"
         )
     ends = Counter(end for (_, end), count in by_system.items() for _ in range(count))
     after = f"{ends['finished']} came after the command ended"

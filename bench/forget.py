@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import shutil
 import sys
 import tempfile
@@ -39,7 +40,8 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def files(root: Path) -> dict[str, str]:
-    """Every file's sha256 but the databases' (their rows are compared by the system's own reads)."""
+    """Every file's sha256 but the databases' (their rows are compared by the system's own
+    reads)."""
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in root.rglob("*")
@@ -80,8 +82,11 @@ def run(size: int, count: int, out: Path) -> None:
     print(f"  undo     {undo_s:6.2f} s")
     verdict = "met" if total < TARGET_S else "NOT met"
     print(
-        f"  total    {total:6.2f} s  target < {TARGET_S:.0f} s: {verdict}; files byte for byte after undo: {same}",
+        f"  total    {total:6.2f} s  target < {TARGET_S:.0f} s: {verdict}; files byte for byte "
+        f"after undo: {same}",
     )
+    # A shared machine's load moves every figure above: say what it was.
+    print("  load     " + " / ".join(f"{n:.1f}" for n in os.getloadavg()) + " (1, 5, 15 min)")
 
 
 def main() -> int:

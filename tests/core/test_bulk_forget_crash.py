@@ -53,8 +53,11 @@ def test_a_crash_mid_forget_leaves_everything_as_before_or_forgotten_and_undoabl
         assert tree(sample) == original, f"{point}: not recorded, but the sample changed"
         assert all(m.tier.value != "quarantine" for m in wb.memories if m.id in IDS)
         return
+    # files first, a file's sections last first, then the database row
     assert len(recorded) == 1 and [p["memory_id"] for p in recorded[0].effect["parts"]] == [
-        *IDS[1:],
+        *IDS[1:3],
+        IDS[4],
+        IDS[3],
         IDS[0],
     ]
     assert all(wb.memory(i).tier.value == "quarantine" for i in IDS), point

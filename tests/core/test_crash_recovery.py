@@ -180,7 +180,8 @@ KINDS = (
         "undo",
         LEDGER,
     ),
-    # Engram: a quarantine and a merge are its own soft delete; approve, flag and pin live in the ledger
+    # Engram: a quarantine and a merge are its own soft delete; approve, flag and pin live in the
+    # ledger
     Kind(
         "engram-quarantine",
         ("quarantine", f"{ENGRAM}:obs/6", "{engram}"),

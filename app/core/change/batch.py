@@ -1,11 +1,11 @@
 """Bulk forget: quarantine a selection of memories as ONE change, undone as one.
 
 Each memory is quarantined the way its own system allows (`System.trust_effect`, the very effect a
-single quarantine makes: a trust line, a file or a block moved into the vault, a soft-deleted row,
-a held row), one after the other, each prepared from the store as the one before left it (two
-blocks of one file: the second is cut from the file the first cut wrote). Every write goes through
-one journal intent, so a crash part way is rolled back whole at the next start; a part that cannot
-be made puts back the parts made before it and nothing is recorded.
+single quarantine makes: a trust line, a file or a block moved into the vault, a soft-deleted row, a
+held row), one after the other, each prepared from the store as the one before left it; a file's
+memories go last first, so a cut leaves the offsets of the ones still to take as they were read.
+Every write goes through one journal intent, so a crash part way is rolled back whole at the next
+start; a part that cannot be made puts back the parts made before it and nothing is recorded.
 
 The ledger keeps one line, a `forget` change whose parts each name their own quarantine decision
 (`ledger.batch_parts`), so the workbench's quarantine lists every forgotten memory, one of them can
@@ -82,7 +82,7 @@ SHARED_CHARS = 8
 # down only at its last part, and a crash between two of its rows is kept for the person.
 KEPT_PARTS = 64
 HOW = "quarantine each the way its system allows, undone as one"
-SAME_FILE = "a file's memories go one after another: offsets shown are read before earlier cuts"
+SAME_FILE = "a file's memories go last first: each offset shown is where its cut is made"
 
 
 @dataclass(frozen=True)
@@ -117,9 +117,23 @@ def sorted_selection(applier: Applier, resolved: Sequence[tuple[Portfolio, Memor
                 continue
             take.append((portfolio, memory))
     # Database rows last: the journal rolls back a crash in any file part before them, but not a
-    # COMMIT, and only the change's last part can be completed from it (journal.py).
-    take.sort(key=lambda pair: pair[1].source.row is not None)
+    # COMMIT, and only the change's last part can be completed from it (journal.py). A file's
+    # memories go last first, so a cut leaves the spans of the ones still to take where they were.
+    files: dict[tuple[str, str], int] = {}
+    for _, memory in take:
+        files.setdefault(_file_of(memory), len(files))
+
+    def order(pair: tuple[Portfolio, Memory]) -> tuple[bool, int, int]:
+        memory = pair[1]
+        start = memory.span.start if memory.span is not None else 0
+        return memory.source.row is not None, files[_file_of(memory)], -start
+
+    take.sort(key=order)
     return Selected(take, left)
+
+
+def _file_of(memory: Memory) -> tuple[str, str]:
+    return memory.system + ":" + memory.portfolio, str(memory.source.path)
 
 
 def _subject(take: Sequence[tuple[Portfolio, Memory]]) -> str:
@@ -381,7 +395,8 @@ def undo(
         raise ChangeError(
             f"cannot undo {rv.label}: every memory it forgot was restored since; nothing written",
         )
-    # Last forgotten first, database rows last (as in the forget: journal.py keeps no COMMIT undone).
+    # Last forgotten first, database rows last (as in the forget: journal.py keeps no COMMIT
+    # undone).
     backwards = list(reversed(standing))
     order = [p for p in backwards if not _is_row(p)] + [p for p in backwards if _is_row(p)]
     if dry_run:

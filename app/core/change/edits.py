@@ -87,7 +87,8 @@ def folder_mode(path: Path) -> int:
 
 def ensure_folders(roots: Roots, root: Path, parts: Sequence[str]) -> list[str]:
     """Create the folders `root/parts...` that are missing, each with its parent's mode; returns
-    the ones created (relative to `root`, `/`-separated, outermost first) so an undo removes them."""
+    the ones created (relative to `root`, `/`-separated, outermost first) so an undo removes
+    them."""
     created: list[str] = []
     current = root
     for i, name in enumerate(parts):
@@ -249,7 +250,8 @@ def undo_file_edit(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     original = reverse_edits(base.data, edits)
     if original is None or sha256_bytes(original) != effect.get("file_sha256_before"):
         raise ChangeError(
-            f"cannot undo {rv.label}: reversing the recorded edits of {rel} does not give back the original bytes; nothing was written"
+            f"cannot undo {rv.label}: reversing the recorded edits of {rel} does not give back the "
+            "original bytes; nothing was written"
         )
     undone = [
         {"offset": e["offset"], "line": e["line"], "old": e["new"], "new": e["old"]}
@@ -330,18 +332,21 @@ def undo_file_move(rv: Reverse, effect: dict[str, Any]) -> Prepared:
     back = Path(under(root, src))
     if os.path.lexists(back):
         raise Conflict(
-            f"cannot undo {rv.label}: a file named {src} exists again; nothing was written, both files are kept as they are",
+            f"cannot undo {rv.label}: a file named {src} exists again; nothing was written, both "
+            "files are kept as they are",
             path=src,
         )
     if not back.parent.is_dir():
         raise Conflict(
-            f"cannot undo {rv.label}: the folder of {src} no longer exists; nothing was written, {dest} is kept as it is",
+            f"cannot undo {rv.label}: the folder of {src} no longer exists; nothing was written, "
+            f"{dest} is kept as it is",
             path=src,
         )
     original = reverse_edits(base.data, effect.get("edits", []))
     if original is None or sha256_bytes(original) != effect.get("sha256_before"):
         raise ChangeError(
-            f"cannot undo {rv.label}: reversing the recorded edits of {dest} does not give back the original bytes; nothing was written"
+            f"cannot undo {rv.label}: reversing the recorded edits of {dest} does not give back "
+            "the original bytes; nothing was written"
         )
     mode = int(effect.get("mode") or 0o644)
     created = list(effect.get("created_folders", []))

@@ -16,7 +16,8 @@ class ChangeError(Exception):
 
 class Conflict(ChangeError):
     """The file or row changed since it was read (or since the change being undone); nothing was
-    written. `storage` carries the storage layer's ConflictError (base, disk, mine) when there is one."""
+    written. `storage` carries the storage layer's ConflictError (base, disk, mine) when there is
+    one."""
 
     def __init__(
         self, message: str, *, path: str | None = None, storage: ConflictError | None = None

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.links import linked
+from app.core.change.memo import remembered
 from app.core.change.target import Target
 from app.core.model import Memory
 from app.core.parsing.text import TextProblem, decode
 from app.core.reading.base import FileAdapter, ParseContext, sha256_text
 from app.core.storage import ContainmentError, Roots, StorageError
-from app.core.storage.base import Base
+from app.core.storage.base import Base, sha256_bytes
 from app.core.systems.registry import adapter as adapter_for
 
 
@@ -26,7 +27,8 @@ def read_base(t: Target) -> Base:
     except ContainmentError as exc:
         if not os.path.lexists(t.path):
             raise Conflict(
-                f"{t.rel} no longer exists (it was moved or deleted since it was read); nothing was written",
+                f"{t.rel} no longer exists (it was moved or deleted since it was read); nothing "
+                "was written",
                 path=t.rel,
             ) from None
         raise ChangeError(f"{exc}; nothing was written") from None
@@ -62,7 +64,9 @@ def fresh_memory(t: Target, data: bytes) -> Memory:
         and quick.span == t.memory.span
     ):
         return quick
-    parsed = adapter.parse(ctx, t.rel, data)  # type: ignore[attr-defined]
+    # The parts of a batch that read one unchanged file share its parse.
+    key = ("parse", t.memory.system, t.portfolio.root, t.rel, sha256_bytes(data))
+    parsed = remembered(key, lambda: adapter.parse(ctx, t.rel, data))  # type: ignore[attr-defined]
     same = [
         m
         for m in parsed.memories
@@ -70,7 +74,8 @@ def fresh_memory(t: Target, data: bytes) -> Memory:
     ]
     if not same:
         raise Conflict(
-            f"{t.rel} changed since it was read: {t.label} is no longer there as it was reviewed; nothing was written (read it again and review the new content)",
+            f"{t.rel} changed since it was read: {t.label} is no longer there as it was reviewed; "
+            "nothing was written (read it again and review the new content)",
             path=t.rel,
         )
     start = t.memory.span.start if t.memory.span else None
@@ -85,7 +90,8 @@ def check_fresh_text(t: Target, current: str | None) -> None:
         )
     if sha256_text(current) != t.memory.sha256:
         raise Conflict(
-            f"{t.memory.source}: the content changed since it was read; nothing was written (read it again and review the new content)",
+            f"{t.memory.source}: the content changed since it was read; nothing was written (read "
+            "it again and review the new content)",
             path=t.rel,
         )
 

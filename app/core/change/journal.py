@@ -4,8 +4,9 @@ crash at any instant leaves each memory as it was before or as decided, never lo
 A change runs in three steps, each durable before the next:
 
 1. **applying**: `journal/<id>/intent.json` names the change; then, right before each write to a
-   store (the storage layer tells it, see storage/touched.py), the step is written down with the
-   bytes the file held before (`<n>.before`) and the sha256 it is about to hold.
+   store (the storage layer tells it, see storage/touched.py), the step is appended to the
+   change's step log (`steps.log`, made durable once a step) with the bytes the file held before
+   and the sha256 it is about to hold.
 2. **applied**: the change's full ledger record replaces the intent, once every effect is made.
 3. the record is appended to the ledger, and the journal folder is removed.
 
@@ -14,7 +15,8 @@ applied change is completed: its record goes into the ledger. A change still app
 back, last write first, wherever the file still holds exactly what the workbench wrote, so the store
 is as it was before; a file someone else changed since is left alone and said. A database write is
 not rolled back from here: right before its COMMIT the storage layer tells the journal which rows it
-will leave with which values (`<n>.commit.json`), so the next start reads those rows again. Still as
+will leave with which values (a `commit` record in the log), so the next start reads those rows
+again. Still as
 before (or no such record: the COMMIT was never reached), nothing happened there. As after, the
 transaction committed: when that write was the change's last step, the change's record is finished
 from what the journal holds (the change layer writes down the decision it will record, with a place
@@ -22,8 +24,8 @@ for what the transaction returns) and goes into the ledger, so the memory is as 
 restored or undone; otherwise, or when the rows are neither as before nor as after, it is said and
 its journal is kept in `journal/unresolved/` for the person. A batch (a bulk forget, batch.py)
 writes its database rows last and keeps the record of each one it made: killed before a later row
-committed, it is completed as it stood after the last row that did. A change that is running in another
-workbench process holds a lock on its journal folder (the folder itself, so the intent's own
+committed, it is completed as it stood after the last row that did. A change that is running in
+another workbench process holds a lock on its journal folder (the folder itself, so the intent's own
 replacements never drop it) from before its intent is written until its folder is removed, and is
 left alone: a change is never recovered while its process lives.
 
@@ -53,6 +55,8 @@ from app.core.storage.sqlite_write import read_back_state
 from app.core.storage.touched import DATABASE
 
 INTENT = "intent.json"
+# Every step of a change, appended in order: a JSON line, then the bytes it carries, then a newline.
+STEPS = "steps.log"
 UNRESOLVED = "unresolved"
 APPLYING, APPLIED = "applying", "applied"
 # In the decision a change will record, the place for what its last database write returns.
@@ -78,6 +82,68 @@ def _write_durably(path: Path, data: bytes) -> None:
         os.close(fd)
     os.replace(tmp, path)
     _sync(path.parent)
+
+
+@dataclass
+class Log:
+    """What a change's step log holds: each step, the bytes each file held before its step, and
+    the record each database step wrote right before its COMMIT."""
+
+    steps: list[tuple[int, dict[str, Any]]]
+    before: dict[int, bytes]
+    commits: dict[int, dict[str, Any]]
+
+
+def _log_record(kind: str, n: int, meta: dict[str, Any], payload: bytes) -> bytes:
+    head = meta | {"kind": kind, "n": n, "size": len(payload), "payload": _sha(payload)}
+    return json.dumps(head, sort_keys=True).encode() + b"\n" + payload + b"\n"
+
+
+def read_log(folder: Path) -> Log:
+    """The change's steps as written down. A record cut short (the process died while it was
+    appended) ends the log: the write it announced was never made, since a write waits until its
+    step is durable."""
+    log = Log([], {}, {})
+    try:
+        data = (folder / STEPS).read_bytes()
+    except FileNotFoundError:
+        return _old_log(folder, log)
+    at = 0
+    while at < len(data):
+        end = data.find(b"\n", at)
+        if end < 0:
+            break
+        try:
+            head = json.loads(data[at:end])
+            size, n = int(head.pop("size")), int(head.pop("n"))
+        except (ValueError, KeyError, TypeError):
+            break
+        payload = data[end + 1 : end + 1 + size]
+        if len(payload) != size or _sha(payload) != head.pop("payload", None):
+            break
+        at = end + 1 + size + 1
+        kind = head.pop("kind", None)
+        if kind == "step":
+            log.steps.append((n, head))
+            if head.get("existed"):
+                log.before[n] = payload
+        elif kind == "commit":
+            log.commits[n] = json.loads(payload)
+    return log
+
+
+def _old_log(folder: Path, log: Log) -> Log:
+    """A journal written one file a step (`<n>.json`, `<n>.before`, `<n>.commit.json`)."""
+    for path in folder.glob("*.json"):
+        if path.stem.isdigit():
+            log.steps.append((int(path.stem), json.loads(path.read_bytes())))
+    log.steps.sort(key=lambda pair: pair[0])
+    for n, _ in log.steps:
+        with contextlib.suppress(FileNotFoundError):
+            log.before[n] = (folder / f"{n}.before").read_bytes()
+        with contextlib.suppress(FileNotFoundError):
+            log.commits[n] = json.loads((folder / f"{n}.commit.json").read_bytes())
+    return log
 
 
 def _sync(folder: Path) -> None:
@@ -148,18 +214,34 @@ class Intent:
     own: tuple[str, ...]  # the workbench's own folders: their writes are not journaled
     lock: int = -1
     steps: int = 0
+    log: int = -1  # the step log, open for appending once the first step is written
+
+    def _append(self, kind: str, n: int, meta: dict[str, Any], payload: bytes) -> None:
+        """One record at the end of the step log, durable before this returns."""
+        if self.log < 0:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+            self.log = os.open(self.folder / STEPS, flags, 0o600)
+            _sync(self.folder)
+        view = memoryview(_log_record(kind, n, meta, payload))
+        while view:
+            view = view[os.write(self.log, view) :]
+        os.fdatasync(self.log)
+
+    def _close_log(self) -> None:
+        if self.log >= 0:
+            os.close(self.log)
+            self.log = -1
 
     def _write_header(self) -> None:
         _write_durably(self.folder / INTENT, json.dumps(self.header, sort_keys=True).encode())
 
     def step(self, path: str, root: str, old: bytes | None, new_sha256: str | None) -> None:
-        """Right before the storage layer changes `path`: what it holds now and what it will hold."""
+        """Right before the storage layer changes `path`: what it holds now and what it will
+        hold."""
         if any(path == own or path.startswith(own + os.sep) for own in self.own):
             return
         n = self.steps
         self.steps += 1
-        if old is not None:
-            _write_durably(self.folder / f"{n}.before", old)
         record = {
             "path": path,
             "root": root,
@@ -169,7 +251,7 @@ class Intent:
         }
         if new_sha256 == DATABASE:
             record["commit_journaled"] = True  # its COMMIT is told first (`committing`)
-        _write_durably(self.folder / f"{n}.json", json.dumps(record, sort_keys=True).encode())
+        self._append("step", n, record, old or b"")
 
     def committing(self, path: str, record: dict[str, Any]) -> None:
         """Right before the COMMIT of the database write journaled last: the rows it will leave."""
@@ -184,7 +266,7 @@ class Intent:
                 sort_keys=True,
                 default=str,
             )
-        _write_durably(self.folder / f"{n}.commit.json", data.encode())
+        self._append("commit", n, {}, data.encode())
 
     def will_record(
         self,
@@ -217,6 +299,7 @@ class Intent:
     def close(self) -> None:
         """The change is recorded (or given up with its files as they were): forget it."""
         # The intent goes first: steps left without it, should the rest fail, are never rolled back.
+        self._close_log()
         with contextlib.suppress(OSError):
             (self.folder / INTENT).unlink()
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -226,6 +309,7 @@ class Intent:
 
     def release(self) -> None:
         """Stop holding the intent, keeping it for the next start to finish."""
+        self._close_log()
         if self.lock >= 0:
             os.close(self.lock)
             self.lock = -1
@@ -306,7 +390,9 @@ class Journal:
                 return [
                     Problem(
                         path=str(ledger.path),
-                        message=f"{what} was interrupted after its effect was made; it is now recorded",
+                        message=(
+                            f"{what} was interrupted after its effect was made; it is now recorded"
+                        ),
                         kept="completed",
                     )
                 ]
@@ -327,7 +413,10 @@ class Journal:
                 return [
                     Problem(
                         path=str(folder.parent),
-                        message=f"{what} was interrupted before it was recorded; every file it had written is back as it was",
+                        message=(
+                            f"{what} was interrupted before it was recorded; every file it had "
+                            "written is back as it was"
+                        ),
                         kept="rolled back",
                     )
                 ]
@@ -355,17 +444,14 @@ class Journal:
 
     @staticmethod
     def _steps(folder: Path) -> list[tuple[int, dict[str, Any]]]:
-        return sorted(
-            (int(p.stem), json.loads(p.read_bytes()))
-            for p in folder.glob("*.json")
-            if p.stem.isdigit()
-        )
+        return read_log(folder).steps
 
     def _database_states(self, folder: Path) -> dict[int, tuple[str, str]]:
         """For each journaled database write: "after" (its COMMIT happened: the rows read back as
         it left them), "before" (it never committed), "unknown" or "other", with why."""
         states: dict[int, tuple[str, str]] = {}
-        for n, step in self._steps(folder):
+        log = read_log(folder)
+        for n, step in log.steps:
             if step["after_sha256"] != DATABASE:
                 continue
             if not step.get("commit_journaled"):
@@ -374,12 +460,11 @@ class Journal:
                     "a database transaction may have been committed; check the memory it names",
                 )
                 continue
-            commit = folder / f"{n}.commit.json"
-            if not commit.is_file():
+            record = log.commits.get(n)
+            if record is None:
                 states[n] = ("before", "")  # died before the COMMIT was reached
                 continue
             try:
-                record = json.loads(commit.read_bytes())
                 state, differs = read_back_state(
                     Roots.for_portfolio(str(step["root"]), self.locations),
                     str(step["path"]),
@@ -388,20 +473,23 @@ class Journal:
             except (StorageError, OSError, ValueError) as exc:
                 states[n] = (
                     "unknown",
-                    f"its database transaction may have been committed and cannot be read back ({exc}); check the memory it names",
+                    "its database transaction may have been committed and cannot be read back "
+                    f"({exc}); check the memory it names",
                 )
                 continue
             if state == "after":
                 states[n] = (
                     "after",
-                    "its database transaction was committed, but the change cannot be completed from its journal; check the memory it names",
+                    "its database transaction was committed, but the change cannot be completed "
+                    "from its journal; check the memory it names",
                 )
             elif state == "before":
                 states[n] = ("before", "")
             else:
                 states[n] = (
                     "other",
-                    f"its rows are neither as before nor as the change left them ({differs}), so it was not completed",
+                    f"its rows are neither as before nor as the change left them ({differs}), so "
+                    "it was not completed",
                 )
         return states
 
@@ -434,7 +522,7 @@ class Journal:
             return None
         if any(state != "after" for state, _ in states.values()):
             return None
-        record = json.loads((folder / f"{last}.commit.json").read_bytes())
+        record = read_log(folder).commits.get(last) or {}
         result = record.get("result")
         if not isinstance(result, dict) or record.get("result_kept") is False:
             return None
@@ -508,7 +596,8 @@ class Journal:
         Returns (path, why) for each write that could not be undone."""
         left: list[tuple[str, str]] = []
         states = self._database_states(folder) if states is None else states
-        for n, step in reversed(self._steps(folder)):
+        log = read_log(folder)
+        for n, step in reversed(log.steps):
             path, after = str(step["path"]), step["after_sha256"]
             if after == DATABASE:
                 state, why = states.get(
@@ -525,7 +614,7 @@ class Journal:
                 current: bytes | None = Path(path).read_bytes()
             except FileNotFoundError:
                 current = None
-            before = (folder / f"{n}.before").read_bytes() if step["existed"] else None
+            before = log.before[n] if step["existed"] else None
             if _sha(current) == step["before_sha256"]:
                 continue  # the write never happened
             if _sha(current) != after:
@@ -545,6 +634,7 @@ class Journal:
         """Take back, now, what the change in progress has written so far (an all-or-nothing
         change that failed half way). Returns what could not be taken back."""
         left = self._roll_back(intent.folder)
+        intent._close_log()
         for step in intent.folder.glob("*"):
             if step.name != INTENT:
                 step.unlink()
@@ -583,7 +673,8 @@ class Journal:
 
 
 def _fill(template: Any, result: dict[str, Any]) -> tuple[Any, bool]:
-    """`template` with each `{RESULT: ..., **rest}` replaced by `result | rest`; and whether one was."""
+    """`template` with each `{RESULT: ..., **rest}` replaced by `result | rest`; and whether one
+    was."""
     if isinstance(template, dict):
         if RESULT in template:
             return result | {k: v for k, v in template.items() if k != RESULT}, True

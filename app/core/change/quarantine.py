@@ -18,7 +18,8 @@ HIDDEN_KINDS = ("vault-file", "vault-block", "soft-delete")
 
 
 def active_quarantine(ledger: Ledger, memory_id: str, entry: str | None = None) -> Decision | None:
-    """The latest quarantine of the memory (of that entry, when given) that no restore has undone."""
+    """The latest quarantine of the memory (of that entry, when given) that no restore has
+    undone."""
     undone: set[str] = set()
     for decision in reversed(ledger.history(memory_id)):
         if decision.action == "restore":

@@ -53,7 +53,8 @@ def select(
         return []
     names = columns(conn, table)
     cursor = conn.execute(
-        f"SELECT {', '.join(quoted(c) for c in names)} FROM {quoted(table)} WHERE {where} ORDER BY {order}",
+        f"SELECT {', '.join(quoted(c) for c in names)} FROM {quoted(table)} WHERE {where} ORDER BY "
+        f"{order}",
         params,
     )
     return [{n: plain(v) for n, v in zip(names, r, strict=True)} for r in cursor.fetchall()]
@@ -67,7 +68,8 @@ def insert(
     names = [c for c in values if c in present]
     verb = "INSERT OR IGNORE" if ignore else "INSERT"
     cursor = conn.execute(
-        f"{verb} INTO {quoted(table)} ({', '.join(quoted(c) for c in names)}) VALUES ({', '.join('?' for _ in names)})",
+        f"{verb} INTO {quoted(table)} ({', '.join(quoted(c) for c in names)}) VALUES "
+        f"({', '.join('?' for _ in names)})",
         tuple(unplain(values[c]) for c in names),
     )
     return cursor.lastrowid if cursor.rowcount == 1 else None

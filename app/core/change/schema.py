@@ -70,5 +70,6 @@ def check_schema(
 
 def _refuse(label: str, what: str, system: str) -> None:
     raise ChangeError(
-        f"{label}: {what} is not one of {system}'s own schema objects, so the workbench will not write through it; nothing was written"
+        f"{label}: {what} is not one of {system}'s own schema objects, so the workbench will not "
+        "write through it; nothing was written"
     )

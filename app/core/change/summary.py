@@ -7,7 +7,8 @@ from app.core.inert import one_line
 
 
 def effect_summary(effect: dict[str, object]) -> str:
-    """A recorded change in a few words: the values it set (`priority 10 → 4`), else where it went."""
+    """A recorded change in a few words: the values it set (`priority 10 → 4`), else where it
+    went."""
     values = effect.get("values")
     if isinstance(values, dict) and values:
         parts = []

@@ -65,7 +65,8 @@ class Target:
         return Path(under(self.root, rel))
 
     def as_action(self, action: Action = "quarantine") -> Target:
-        """The same memory under another action (a merge takes a memory out as a quarantine does)."""
+        """The same memory under another action (a merge takes a memory out as a quarantine
+        does)."""
         return replace(self, action=action, entry=None, undo=None)
 
     def at(self, rel: str) -> Target:
@@ -100,6 +101,7 @@ class Reverse:
     def changed(self, rel: str, why: str = "") -> Conflict:
         because = f" ({why})" if why else ""
         return Conflict(
-            f"cannot undo {self.label}: {rel} changed since{because}; nothing was written, the file is kept as it is now",
+            f"cannot undo {self.label}: {rel} changed since{because}; nothing was written, the "
+            "file is kept as it is now",
             path=rel,
         )

@@ -82,7 +82,10 @@ def vault_file(t: Target, base: Base, why: str, *, name: str | None = None) -> P
         "sha256": base.sha256,
         "undo": f"move the vault item's content back to {t.rel}",
     }
-    description = f"quarantine {t.label}: move {t.rel} ({len(base.data):,} bytes) into the workbench vault ({why})"
+    description = (
+        f"quarantine {t.label}: move {t.rel} ({len(base.data):,} bytes) into the workbench vault "
+        f"({why})"
+    )
 
     def apply() -> dict[str, Any]:
         item = t.vault.put(manifest, base.data, name)
@@ -174,7 +177,10 @@ def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
         "file_sha256_after": sha256_bytes(new),
         "undo": f"insert the vault item's content at byte {start} of {t.rel}",
     }
-    description = f"quarantine {t.label}: cut bytes {start}-{end} (line {line}, {len(block):,} bytes) out of {t.rel} into the workbench vault"
+    description = (
+        f"quarantine {t.label}: cut bytes {start}-{end} (line {line}, {len(block):,} bytes) out of "
+        f"{t.rel} into the workbench vault"
+    )
 
     def apply() -> dict[str, Any]:
         item = t.vault.put(manifest, block, name)
@@ -227,7 +233,8 @@ def restore_file_item(t: Target, ref: str) -> Prepared:
         raise ChangeError(f"cannot restore {t.memory.id}: {exc}; nothing was written") from None
     if item.manifest.kind != "file":
         raise ChangeError(
-            f"cannot restore {t.memory.id}: vault item {ref} is not a whole file; nothing was written"
+            f"cannot restore {t.memory.id}: vault item {ref} is not a whole file; nothing was "
+            "written"
         )
     return _restore_file(t, item, content)
 
@@ -243,7 +250,8 @@ def _restore_file(t: Target, item: Item, content: bytes) -> Prepared:
         )
     if os.path.lexists(target):
         raise Conflict(
-            f"cannot restore {rel}: a file of that name exists again (an agent wrote it since the quarantine); nothing was written, {kept}",
+            f"cannot restore {rel}: a file of that name exists again (an agent wrote it since the "
+            f"quarantine); nothing was written, {kept}",
             path=rel,
         )
     if item.manifest.link is not None:
@@ -304,7 +312,8 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
     offset, ctx = manifest.offset, manifest.context
     if ctx is None or offset > len(data) or offset < ctx.before_len:
         raise Conflict(
-            f"cannot restore into {rel}: the file is shorter than the place the block was cut from (byte {offset}); nothing was written, {kept}",
+            f"cannot restore into {rel}: the file is shorter than the place the block was cut from "
+            f"(byte {offset}); nothing was written, {kept}",
             path=rel,
         )
     before = data[offset - ctx.before_len : offset]
@@ -316,7 +325,8 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
     ):
         line = data.count(b"\n", 0, offset) + 1
         raise Conflict(
-            f"cannot restore into {rel}: the bytes around byte {offset} (line {line}) changed since the block was cut; nothing was written, {kept}",
+            f"cannot restore into {rel}: the bytes around byte {offset} (line {line}) changed "
+            f"since the block was cut; nothing was written, {kept}",
             path=rel,
         )
     new = insert_span(data, offset, content)
@@ -331,7 +341,10 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
         "file_sha256_after": sha256_bytes(new),
     }
     line = data.count(b"\n", 0, offset) + 1
-    description = f"restore {t.label}: insert the vault item {item.ref} ({len(content):,} bytes) back into {rel} at byte {offset} (line {line})"
+    description = (
+        f"restore {t.label}: insert the vault item {item.ref} ({len(content):,} bytes) back into "
+        f"{rel} at byte {offset} (line {line})"
+    )
 
     def apply() -> dict[str, Any]:
         save(t, base.path, new, base)
@@ -341,7 +354,8 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
         description,
         effect,
         [
-            f"{rel}: {len(content):,} bytes inserted at byte {offset}; the rest of the file unchanged"
+            f"{rel}: {len(content):,} bytes inserted at byte {offset}; the rest of the file "
+            "unchanged"
         ],
         apply,
     )
@@ -381,5 +395,8 @@ def restore_vault_part(rv: Reverse, part: dict[str, Any]) -> Prepared:
     memory_id = str(part["memory_id"])
     with translated(f"cannot undo {rv.label}"):
         restored = restore_from_vault(part_target(rv, part, "restore"))
-    description = f"put {memory_id} back where the merge took it from: {restored.description.split(': ', 1)[-1]}"
+    description = (
+        f"put {memory_id} back where the merge took it from: "
+        f"{restored.description.split(': ', 1)[-1]}"
+    )
     return prepared(description, restored.effect, restored.changes, restored.apply)

@@ -26,10 +26,11 @@ from typing import Any
 from app.core.change.edits import ledger_only
 from app.core.change.errors import ChangeError, translated
 from app.core.change.freshness import fresh_memory, read_base
+from app.core.change.memo import remembered
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
 from app.core.change.vaulting import restore_file_item, restore_from_vault, vault_file
-from app.core.model import Memory, Problem
+from app.core.model import Memory
 from app.core.parsing import safefs
 from app.core.parsing.text import TextProblem, decode
 from app.core.reading.base import ParseContext
@@ -76,9 +77,10 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
         today=t.now.date(),
         settings=dict(t.portfolio.settings),
     )
-    problems: list[Problem] = []
     out: list[tuple[Target, Base]] = []
-    for ref in MassGenAdapter.files_named(Path(t.root), name, problems):
+    # A batch lists the portfolio once: a file its earlier parts took out no longer reads below.
+    by_name = remembered(("massgen-files", t.root), lambda: _files_by_name(Path(t.root)))
+    for ref in by_name.get(name, []):
         if ref.rel == t.rel:
             continue
         try:
@@ -94,6 +96,14 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
         ct = replace(t, memory=memories[0])
         out.append((ct, read_base(ct)))
     return out
+
+
+def _files_by_name(root: Path) -> dict[str, list[safefs.FileRef]]:
+    """Every memory file of the portfolio, by file name as shown (`files_named` for each)."""
+    by_name: dict[str, list[safefs.FileRef]] = {}
+    for ref in MassGenAdapter.files(root, []):
+        by_name.setdefault(safefs.display_name(ref.rel.rpartition("/")[2]), []).append(ref)
+    return by_name
 
 
 def _shares_text(body: str, other: str) -> bool:
