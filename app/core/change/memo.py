@@ -29,6 +29,11 @@ def batch() -> Iterator[None]:
         _KEPT.reset(token)
 
 
+def in_batch() -> bool:
+    """Whether a batch is keeping what its parts read."""
+    return _KEPT.get() is not None
+
+
 def remembered(key: Hashable, make: Callable[[], T]) -> T:
     """`make()`, made once a batch for `key`; made each time outside a batch."""
     kept = _KEPT.get()

@@ -26,7 +26,7 @@ from typing import Any
 from app.core.change.edits import ledger_only
 from app.core.change.errors import ChangeError, translated
 from app.core.change.freshness import fresh_memory, read_base
-from app.core.change.memo import remembered
+from app.core.change.memo import in_batch, remembered
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
 from app.core.change.vaulting import restore_file_item, restore_from_vault, vault_file
@@ -78,9 +78,7 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
         settings=dict(t.portfolio.settings),
     )
     out: list[tuple[Target, Base]] = []
-    # A batch lists the portfolio once: a file its earlier parts took out no longer reads below.
-    by_name = remembered(("massgen-files", t.root), lambda: _files_by_name(Path(t.root)))
-    for ref in by_name.get(name, []):
+    for ref in _named(Path(t.root), name):
         if ref.rel == t.rel:
             continue
         try:
@@ -96,6 +94,15 @@ def _copies(t: Target, base: Base) -> list[tuple[Target, Base]]:
         ct = replace(t, memory=memories[0])
         out.append((ct, read_base(ct)))
     return out
+
+
+def _named(root: Path, name: str) -> list[safefs.FileRef]:
+    """The portfolio's memory files named `name`. One change walks only the files of that name; a
+    batch lists the portfolio once for all its parts (a file an earlier part took out no longer
+    reads, so the caller passes over it)."""
+    if not in_batch():
+        return list(MassGenAdapter.files_named(root, name, []))
+    return remembered(("massgen-files", str(root)), lambda: _files_by_name(root)).get(name, [])
 
 
 def _files_by_name(root: Path) -> dict[str, list[safefs.FileRef]]:
