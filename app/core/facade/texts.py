@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import lru_cache
+from itertools import takewhile
 from pathlib import Path
 
 from app.core.facade.state import Bench
@@ -46,9 +47,10 @@ def texts_of(
 
 def read_ahead(wb: Bench) -> Callable[[str], str]:
     """`text` by memory id for a pass over many memories (suggestions, saliences, budgets): a
-    memory of a system that reads in batches is read with the next memories of its portfolio in
-    memory order, so that a pass costs one query per batch of database rows instead of one
-    connection per row, and one read of a domain file instead of one per section."""
+    memory of a system that reads in batches is read with the memories that follow it from the
+    same source (a database, a domain file), so that a pass costs one query per batch of database
+    rows instead of one connection per row, and one read of a domain file instead of one per
+    section, and a pass that needs one section's text reads no other file."""
     with wb._lock:
         loaded, order = wb._loaded, wb.memories
     vaulted, portfolios = loaded.vaulted, loaded.portfolios
@@ -70,11 +72,14 @@ def read_ahead(wb: Bench) -> Callable[[str], str]:
         at = position.get(memory_id)
         if at is None:
             return wb.text(memory_id)
-        key = (memory.system, memory.portfolio)
+        key = (memory.system, memory.portfolio, memory.source.path)
         batch = [
             m
-            for m in order[at : at + READ_AHEAD]
-            if (m.system, m.portfolio) == key and m.id not in vaulted
+            for m in takewhile(
+                lambda m: (m.system, m.portfolio, m.source.path) == key,
+                order[at : at + READ_AHEAD],
+            )
+            if m.id not in vaulted
         ]
         ahead.update(zip((m.id for m in batch), texts_of(portfolios, batch), strict=True))
         return text_of(memory_id)
