@@ -19,9 +19,10 @@ to end through the facade (each undone, so the corpus stays as generated). Sugge
 than linearly (near-duplicate pairs); above --suggestions-max memories they are left out. The peak
 RSS of a new process with one workbench open (a warm start) is printed with the peak of the run.
 
-`--ref REV` also times the cold start of the workbench as committed at REV (its `app` package
-exported to a temporary folder, run in a child process) on the same corpus right after this tree's,
-and prints how many times faster this tree's is; the index build rate is the index phase's.
+`--ref REV` then measures this tree beside the code committed at REV (its `app` package exported to
+a temporary folder) on the same corpus, each in new processes taking turns (bench/side_by_side.py):
+cold start, warm start, first screen with rows, the review queue, trusts, writes, suggestions' first
+run and peak RSS, each with the ratio of this tree to REV.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from app.core.clock import SystemClock  # noqa: E402
 from app.core.locations import Locations  # noqa: E402
 from app.core.workbench import Workbench  # noqa: E402
 from bench.mixed import generate  # noqa: E402
+from bench.side_by_side import compare  # noqa: E402
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -135,28 +137,6 @@ except (OSError, StopIteration, ValueError):
 print(json.dumps({"seconds": seconds, "memories": count, "rss_mb": rss_mb}))
 wb.close()
 """
-
-
-def reference_cold(rev: str, corpus: Path) -> tuple[float, int] | None:
-    """(seconds, memories) of a cold open of `corpus` by the code at `rev`; None if it cannot
-    run."""
-    from bench.detector_diff import _export
-
-    try:
-        root = _export(rev)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"  cannot export {rev}: {exc}")
-        return None
-    state = Path(tempfile.mkdtemp(prefix="memwb-scale-ref-"))
-    try:
-        done = _open_in_child(root, corpus, state)
-        if done.returncode != 0:
-            print(f"  the cold start at {rev} failed: {done.stderr.strip().splitlines()[-1:]}")
-            return None
-        answer = json.loads(done.stdout.strip().splitlines()[-1])
-        return float(answer["seconds"]), int(answer["memories"])
-    finally:
-        shutil.rmtree(state, ignore_errors=True)
 
 
 def warm_in_new_processes(
@@ -288,18 +268,6 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
                     fts_s,
                 )
             )
-        if ref:
-            before = reference_cold(ref, corpus)
-            if before is not None:
-                ref_s, ref_count = before
-                rows.append(
-                    (
-                        f"cold start at {ref} ({ref_count / ref_s:,.0f} memories/s)",
-                        ref_s,
-                        "cold start",
-                        cold_s,
-                    )
-                )
         warms = []
         queue_alone_s = float("nan")
         for _ in range(3):
@@ -414,6 +382,8 @@ def run(size: int, out: Path, suggestions_max: int, ref: str | None = None) -> N
         " (on a shared machine, read the ratios)"
     )
     sys.stdout.flush()
+    if ref:
+        compare(ref, corpus)
 
 
 def main() -> int:
@@ -437,7 +407,7 @@ def main() -> int:
     parser.add_argument(
         "--ref",
         default=None,
-        help="also time the cold start of the code at this git revision on the same corpus",
+        help="also measure the code at this git revision beside this tree on the same corpus",
     )
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}")
