@@ -185,3 +185,17 @@ def test_a_warm_start_that_leaves_the_index_for_later_does_not_load_the_search_e
         how="index_later=True",
     )
     assert "whoosh" in searched
+
+
+def test_the_apps_start_loads_no_numerical_library() -> None:
+    """numpy, scipy and datasketch serve the near-duplicate join alone: the modules the app and
+    `memwb PATH` import to show a first screen load none of them."""
+    script = (
+        "import sys, app.cli.opening, app.tui.app, app.core.workbench\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy', 'datasketch'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -19,10 +19,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from app.core.curate.passages import jaccard
+
+# numpy and datasketch (with scipy) are imported by the functions that join: the app's start,
+# which imports this module through the suggestions, needs neither.
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_PARTNERS = 10
 MAX_VERIFIED = 40
@@ -63,7 +67,8 @@ def band_keys(sets: Sequence[Collection[int]]) -> np.ndarray:
     """Per set, one 32-bit number per band of its MinHash signature (datasketch): equal rows give
     equal numbers (and a rare collision only a candidate more, checked like any other). Made a
     chunk of sets at a time, so only the band numbers are kept."""
-    from datasketch import MinHash  # with scipy: loaded by the first join only
+    import numpy as np
+    from datasketch import MinHash
 
     options = {"num_perm": BANDS * ROWS, "seed": SEED, "scheme": "affine64", "hashfunc": int}
     keys = np.empty((len(sets), BANDS), dtype=np.uint32)
@@ -87,6 +92,8 @@ def similar_sets(
     a later set checks its candidates agreeing in the most bands first, and stops at MAX_PARTNERS
     alike enough. `progress` is told how many sets were checked as the join goes and at its end;
     its start is the caller's to tell."""
+    import numpy as np
+
     tell, total = progress or _silent, len(sets)
     step = _step(total)
     earlier, later = _candidates(band_keys(sets)) if total > 1 else (np.zeros(0, np.int64),) * 2
@@ -116,6 +123,8 @@ def _candidates(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of sets whose signatures agree in all the rows of a band, as (earlier numbers,
     later numbers), by later set: for each, the MAX_VERIFIED earlier sets agreeing in the most
     bands (the nearest on a tie). In a band's bucket a set meets the MAX_VERIFIED before it."""
+    import numpy as np
+
     found: list[np.ndarray] = []
     size = len(keys)
     for band in range(BANDS):
