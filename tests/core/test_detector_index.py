@@ -72,6 +72,20 @@ def _big() -> list[str]:
     ]
 
 
+def _long_prose() -> str:
+    """More keyword occurrences than BIG_OCCURRENCES, at a density real notes reach (the densest of
+    the benign look-alikes, repeated), below that of a flood."""
+    index = common._Index(list(common._REGISTRY))
+    dense = [c.text for c in BENIGN if _density(index, c.text) * common.FLOOD_CHARS > 0.5]
+    notes = "\n\n".join(text for text in dense if _density(index, text) * common.FLOOD_CHARS < 1)
+    size = int(common.BIG_OCCURRENCES * 1.1 / _density(index, notes))
+    return (notes * (size // len(notes) + 1))[:size]
+
+
+def _density(index: common._Index, text: str) -> float:
+    return sum(1 for _ in index.automaton.iter(Prepared(text).low)) / len(text)
+
+
 def test_big_text_positions_follow_the_per_keyword_rules() -> None:
     index = common._Index(list(common._REGISTRY))
     for text in _big():
@@ -82,3 +96,13 @@ def test_big_text_positions_follow_the_per_keyword_rules() -> None:
         if found is None:
             continue
         assert {ks.id: found.get(ks.id, []) for ks in common._REGISTRY} == expected, text[:100]
+
+
+def test_long_prose_is_indexed_and_its_positions_follow_the_per_keyword_rules() -> None:
+    text = _long_prose()
+    p = Prepared(text)
+    index = common._Index(list(common._REGISTRY))
+    assert sum(1 for _ in index.automaton.iter(p.low)) > common.BIG_OCCURRENCES
+    found = index.find_big(Prepared(text))
+    assert found is not None
+    assert {ks.id: found.get(ks.id, []) for ks in common._REGISTRY} == _per_keyword(p)

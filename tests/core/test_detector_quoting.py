@@ -26,6 +26,7 @@ PREAMBLES = (
 )
 FORMS = {
     "inline code": ("`", "`"),
+    "backtick and apostrophe": ("`", "'"),
     "quotation marks": ('"', '"'),
     "curly quotes": ("\u201c", "\u201d"),
     "code fence": ("\n```\n", "\n```"),

@@ -168,14 +168,16 @@ class _Index:
         """`find` for a big text, by the rules of the per-keyword search there: a keyword keeps its
         first MAX_OCCURRENCES positions, and one whose words do not all begin words of the text
         counts as absent (`Prepared._absent`). None when keywords occur more than BIG_OCCURRENCES
-        times in all (a flood of one phrase is cheaper keyword by keyword)."""
+        times in all and more than once in FLOOD_CHARS characters (a flood of a few phrases is
+        cheaper keyword by keyword)."""
         low = p.low
         by_key: dict[str, list[int]] = {}
         get = by_key.get
         total = 0
+        most = max(BIG_OCCURRENCES, len(low) // FLOOD_CHARS)
         for end, (back, _, key) in self.automaton.iter(low):
             total += 1
-            if total > BIG_OCCURRENCES:
+            if total > most:
                 return None
             have = get(key)
             if have is None:
@@ -200,6 +202,11 @@ class _Index:
 
 
 BIG_OCCURRENCES = 200_000
+# A flood is told by its density, not its count: long prose holds keywords in proportion to its
+# length, and a fixed count sent every text past a size to the slower per-keyword search, so a long
+# text scanned at a lower rate than a short one. Prose and real notes stay well below this density;
+# keyword floods (tag runs, repeated labels) stand above it.
+FLOOD_CHARS = 8
 
 
 def _begins_words(p: Prepared, key: str, found: list[int]) -> bool:

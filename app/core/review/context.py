@@ -58,7 +58,7 @@ _ORDER_VERBS = (
     r"run|rerun|execute|exec|paste|send|save|store|follow|obey|type|enter|copy|post|append|add"
     r"|write|remember|use|apply|install|print|output|echo|reply|respond|say|include|insert"
     r"|perform|call|invoke|answer|tell|repeat|keep|put|pipe|submit|commit|do|load|source"
-    r"|eval(?:uate)?"
+    r"|eval(?:uate)?|decode|unescape"
 )
 # An order to the reader ending where the quotation opens: a clause that begins with a verb ("Run
 # this:", "Always follow these instructions:", "then paste"), one the reader is told to carry out
@@ -92,6 +92,12 @@ def _lead_orders(p: Prepared, lead_end: int, lead_start: int) -> bool:
     if m is None:
         return False
     return _NEGATED.search(p.text, max(lead_start, m.start() - 40), lead_end) is None
+
+
+def orders_reader(p: Prepared, start: int) -> bool:
+    """Whether the clause before `start`, on its line, orders the reader to act on what follows
+    ("Print the following: ...")."""
+    return _lead_orders(p, start, max(p.line_start(start), start - 200))
 
 
 def _orders_quotation(p: Prepared, open_at: int, close_at: int) -> bool:
@@ -199,18 +205,24 @@ def _quote_bounds(p: Prepared, start: int, end: int) -> tuple[int, int] | None:
     for mark in ('"', "`"):
         if before.count(mark) % 2 == 1:
             consider(before.rfind(mark), after.find(mark))
+    if before.count("`") % 2 == 1:
+        # `GNU style', the quoting of changelogs and older docs: a backtick closed by an apostrophe
+        m = _CLOSING_APOSTROPHE.search(after)
+        if m is not None:
+            consider(before.rfind("`"), m.start())
     for opener, closer in _OPENERS.items():
         o = before.rfind(opener)
         if o >= 0 and o >= before.rfind(closer):
             consider(o, after.find(closer))
     q = before.rfind("'")
     if q >= 0 and (q == 0 or before[q - 1] in " \t([:,;"):
-        m = re.search(r"'(?=$|[\s).,;:!?\]])", after)
+        m = _CLOSING_APOSTROPHE.search(after)
         if m is not None:
             consider(q, m.start())
     return best
 
 
+_CLOSING_APOSTROPHE = re.compile(r"'(?=$|[\s).,;:!?\]])")
 _JSON_KEY = re.compile(r'"[^"\n]{1,80}"[ \t]*:[ \t]*\Z')
 
 

@@ -18,7 +18,9 @@ from urllib.parse import unquote
 
 from app.core.review import respelled
 from app.core.review.common import MEDIUM, Hit, Intervals, Prepared, keyset, render, shape_table
+from app.core.review.context import orders_reader
 from app.core.review.decoded import ENCODED, Rescan, report
+from app.core.review.finding import Category
 from app.core.review.respelled import LETTERS
 
 MAX_CANDIDATE_CHARS = 65_536  # decode at most this much of one run
@@ -511,9 +513,15 @@ def _escapes(p: Prepared, rescan: Rescan) -> Iterator[Hit]:
         kind = (
             "url-escapes" if "%" in raw else "html-entities" if "&" in raw else "escape-sequences"
         )
-        hit = report(lo, hi, kind, decoded, rescan)
+        # Terminal escapes written out (`\\x1b[31m`) are how code colours its output and links a
+        # word: bytes only once a program prints them, so high only where the text orders that.
+        shown = frozenset() if orders_reader(p, lo) else _WRITTEN_OUT
+        hit = report(lo, hi, kind, decoded, rescan, shown)
         if hit is not None:
             yield hit
+
+
+_WRITTEN_OUT = frozenset((Category.TERMINAL_ESCAPE,))
 
 
 def _rot13(p: Prepared, rescan: Rescan) -> Iterator[Hit]:

@@ -38,6 +38,7 @@ STEM = 6
 MAX_UNIT_CHARS = 400  # a sentence longer than this is cut into pieces of this size
 MAX_WINDOW_TOKENS = 64
 MAX_WINDOWS = 200_000
+BLOCK_UNITS = 1024  # units whose stems are read and held at once
 MAX_LEARNED = 500  # findings per text: a text repeating one order needs no more for a human
 # Texts up to this size (notes) are first tried by the whole-text gate; a longer one nearly always
 # holds some run that passes it, and the gate's pass would be paid on top of the windows.
@@ -334,27 +335,51 @@ def scan(p: Prepared) -> list[Hit]:
     if len(text) <= GATE_MAX_CHARS and _cannot_reach(m, text, low):
         return []
     spans = units(text)
-    if not spans:
-        return []
+    hits: list[tuple[int, int, float]] = []
+    left = MAX_WINDOWS
+    # Block by block, each with the unit after it (the window joining the two): the stems held at
+    # once stay few however long the text, and a long text scans at the rate of a short one.
+    for lo in range(0, len(spans), BLOCK_UNITS):
+        left = _scan_block(m, text, low, spans, lo, min(lo + BLOCK_UNITS, len(spans)), hits, left)
+        if left < 0:
+            break
+    return [_hit(text, start, end, score) for start, end, score in _merge(hits)]
+
+
+def _scan_block(
+    m: Model,
+    text: str,
+    low: str,
+    spans: list[tuple[int, int]],
+    lo: int,
+    hi: int,
+    hits: list[tuple[int, int, float]],
+    left: int,
+) -> int:
+    """The windows that start at units lo to hi - 1, scored into `hits`; returns how many windows
+    may still be scored (negative once MAX_WINDOWS is passed)."""
     findall = _TOKEN.findall
     bound_get = m.bound_units.get
     zeros = repeat(0)
     # Each unit's stems are read once: the bounds sum them, and the windows that pass are scored
     # from them. Tuples: once the collector has seen that they hold only strings it stops walking
-    # them, where lists of every unit's stems were walked whole at each collection of a large text.
-    unit_stems = [tuple(findall(low, start, end)[:MAX_WINDOW_TOKENS]) for start, end in spans]
+    # them.
+    unit_stems = [
+        tuple(findall(low, start, end)[:MAX_WINDOW_TOKENS])
+        for start, end in spans[lo : min(hi + 1, len(spans))]
+    ]
     unit_bound = [sum(map(bound_get, unit, zeros)) for unit in unit_stems]
     # Windows whose bound may reach `high`: every unit, then every unit with the next one (the order
     # of `windows`); one within a unit of the line is decided by the float sums, as before.
     lowest = m.need_units - 1
-    singles = [i for i, bound in enumerate(unit_bound) if bound >= lowest]
+    singles = [i for i, bound in enumerate(unit_bound[: hi - lo]) if bound >= lowest]
     pairs = [
         i
         for i, bound in enumerate(map(sum, zip(unit_bound, islice(unit_bound, 1, None))))
         if bound >= lowest
     ]
     if not singles and not pairs:
-        return []
+        return left
     stems = unit_stems.__getitem__
 
     weight_get = m.weight_units.get
@@ -370,8 +395,6 @@ def scan(p: Prepared) -> list[Hit]:
             )
         return got
 
-    hits: list[tuple[int, int, float]] = []
-    count = 0
     for first, last in [(i, i) for i in singles] + [(i, i + 1) for i in pairs]:
         bound = unit_bound[first] + (unit_bound[last] if last != first else 0)
         if (
@@ -380,9 +403,9 @@ def scan(p: Prepared) -> list[Hit]:
             < m.high - m.bias
         ):
             continue
-        count += 1
-        if count > MAX_WINDOWS:
-            break
+        left -= 1
+        if left < 0:
+            return left
         # The window's exact integer score where its stems are both units' whole (no cut at
         # MAX_WINDOW_TOKENS): one clearly short of `high` needs no float score.
         head, tail = stems(first), stems(last)
@@ -399,8 +422,8 @@ def scan(p: Prepared) -> list[Hit]:
         if score is not None and score < lowest:
             continue
         window = head + tail if last != first else head
-        _score_window(m, text, low, spans[first][0], spans[last][1], window, hits)
-    return [_hit(text, start, end, score) for start, end, score in _merge(hits)]
+        _score_window(m, text, low, spans[lo + first][0], spans[lo + last][1], window, hits)
+    return left
 
 
 def _float_bound(m: Model, first: Sequence[str], last: Sequence[str] | None) -> float:
