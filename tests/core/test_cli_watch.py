@@ -71,6 +71,13 @@ def environment(locations: Locations) -> dict[str, str]:
 Watching = tuple[subprocess.Popen[str], Lines, Lines]
 
 
+def _interruptible() -> None:
+    """Ctrl-C as a terminal gives it: a suite started in the background by a non-interactive shell
+    runs with SIGINT ignored, which its children would inherit, and the watch would never see
+    the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def watching(
     sample_copy: Path,
@@ -84,6 +91,7 @@ def watching(
         stderr=subprocess.PIPE,
         text=True,
         env=environment(isolated_locations),
+        preexec_fn=_interruptible,
     )
     assert process.stdout is not None and process.stderr is not None
     out, err = Lines(process.stdout), Lines(process.stderr)
