@@ -280,10 +280,10 @@ def reference(rev: str) -> Scan | None:
     """`scan_text` of the detector committed at `rev`, imported into this process beside ours (its
     `app` package is exported to a temporary folder and loaded under the same names, then ours is
     restored)."""
-    from bench.detector_diff import _export
+    from bench.detector_diff import export
 
     try:
-        root = str(_export(rev))
+        root = str(export(rev))
     except (OSError, subprocess.CalledProcessError):
         return None
     ours = {

@@ -168,19 +168,21 @@ def texts(quick: bool) -> list[tuple[str, str, bool]]:
     return out
 
 
-def _export(ref: str) -> Path:
+def export(ref: str) -> Path:
+    """The `app` package and themes of `ref`, extracted once into a temporary folder kept by
+    commit: the code of a revision to run beside this tree's."""
     commit = subprocess.run(
         ["git", "rev-parse", ref], cwd=ROOT, check=True, capture_output=True, text=True
     ).stdout.strip()
-    target = Path(tempfile.gettempdir()) / f"memwb-detector-ref-{commit}"
+    target = Path(tempfile.gettempdir()) / f"memwb-ref-{commit}"
     if not (target / "app").is_dir():
         archive = subprocess.run(
-            ["git", "archive", "--format=tar", commit, "app"],
+            ["git", "archive", "--format=tar", commit, "app", "themes"],
             cwd=ROOT,
             check=True,
             capture_output=True,
         ).stdout
-        tmp = Path(tempfile.mkdtemp(prefix="memwb-detector-ref-"))
+        tmp = Path(tempfile.mkdtemp(prefix="memwb-ref-"))
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
         if not target.exists():
@@ -213,7 +215,7 @@ def main() -> int:
     begin = time.perf_counter()
     corpus = texts(args.quick)
     raw = pickle.dumps(corpus)
-    reference = _export(args.ref)
+    reference = export(args.ref)
     # The reference's findings depend only on its commit and the texts: kept beside the export.
     ref_out = reference / f"findings-{hashlib.sha256(raw).hexdigest()[:16]}.json"
     with tempfile.TemporaryDirectory() as tmp:

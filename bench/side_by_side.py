@@ -11,7 +11,7 @@ the review queue after it, one promote and its undo, one approve, and a quaranti
 its restore in each system of files and in Engram; it reports the peak RSS of that process (one
 workbench open, VmHWM). A second new process per tree opens the app as `memwb PATH` does and times
 the first screen with rows. Last, each tree's suggestions are timed once, the first run (nothing
-kept), in a new process on a copy of its folders.
+kept), in a new process on a copy of its folders, with that process's peak RSS.
 """
 
 from __future__ import annotations
@@ -23,11 +23,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from io import BytesIO
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.detector_diff import export  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,7 +94,7 @@ else:
         chosen = pick(system, taken, kind)
         timed(f"quarantine ({label})", lambda: wb.quarantine(chosen, "bench"))
         timed(f"restore ({label})", lambda: wb.restore(chosen, "bench"))
-out["peak RSS (MB)"] = peak_mb()
+out["peak RSS (MB)" if what == "warm" else f"{what} peak RSS (MB)"] = peak_mb()
 wb.close()
 print(json.dumps(out))
 """
@@ -126,29 +128,6 @@ asyncio.run(main(*map(Path, sys.argv[1:5]), float(sys.argv[5])))
 """
 
 
-def export(rev: str) -> Path:
-    """The `app` package and themes of `rev`, extracted once into a temporary folder kept by
-    commit, with its modules compiled as an installed package's are."""
-    commit = subprocess.run(
-        ["git", "rev-parse", rev], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
-    target = Path(tempfile.gettempdir()) / f"memwb-scale-ref-{commit}"
-    if not (target / "app").is_dir():
-        archive = subprocess.run(
-            ["git", "archive", "--format=tar", commit, "app", "themes"],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        ).stdout
-        tmp = Path(tempfile.mkdtemp(prefix="memwb-scale-ref-"))
-        with tarfile.open(fileobj=BytesIO(archive)) as tar:
-            tar.extractall(tmp, filter="data")
-        compileall.compile_dir(str(tmp / "app"), quiet=1)
-        if not target.exists():
-            os.replace(tmp, target)
-    return target
-
-
 def _child(root: Path, script: str, *args: object) -> dict[str, float]:
     done = subprocess.run(
         [sys.executable, "-c", script, *map(str, args)],
@@ -173,7 +152,8 @@ def compare(rev: str, corpus: Path, rounds: int = 3, suggestions: bool = True) -
     """Print this tree's figures beside `rev`'s, each the median of `rounds` new processes, with
     the ratio (this / rev: below 1 is faster)."""
     trees = {"this tree": ROOT, rev: export(rev)}
-    compileall.compile_dir(str(ROOT / "app"), quiet=1)
+    for root in trees.values():  # as an installed package's modules are
+        compileall.compile_dir(str(root / "app"), quiet=1)
     base = Path(tempfile.mkdtemp(prefix="memwb-scale-side-"))
     taken: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
 
@@ -184,7 +164,6 @@ def compare(rev: str, corpus: Path, rounds: int = 3, suggestions: bool = True) -
     try:
         for name, root in trees.items():
             keep(name, _child(root, _PROBE, corpus, base / name, "cold", 0))
-            taken[name]["cold peak RSS (MB)"] = taken[name].pop("peak RSS (MB)")
         order = list(trees.items())
         for round_no in range(rounds):
             for name, root in order if round_no % 2 == 0 else order[::-1]:
@@ -195,7 +174,6 @@ def compare(rev: str, corpus: Path, rounds: int = 3, suggestions: bool = True) -
                 copy = base / f"{name}-suggestions"
                 shutil.copytree(base / name, copy)
                 keep(name, _child(root, _PROBE, corpus, copy, "suggestions", 0))
-                taken[name].pop("peak RSS (MB)")
                 shutil.rmtree(copy, ignore_errors=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)

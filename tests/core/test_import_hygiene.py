@@ -16,6 +16,15 @@ from app import __version__
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _python(script: str, timeout: float = 60) -> str:
+    """What `script` prints, run by a new interpreter in the project's folder; it must exit 0."""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=timeout
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 def core_modules() -> list[str]:
     return sorted(m.name for m in pkgutil.walk_packages(app.core.__path__, "app.core."))
 
@@ -34,20 +43,12 @@ def test_no_core_module_imports_textual() -> None:
         "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
         "print(','.join(bad))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == ""
+    assert _python(script).strip() == ""
 
 
 def test_headless_cli_does_not_import_textual() -> None:
     script = "import sys, app.cli; print('textual' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "False"
+    assert _python(script).strip() == "False"
 
 
 # What `memwb --version` and `memwb --help` must not load: the UI, the search engine, the models and
@@ -144,11 +145,8 @@ def _opened_loads(state: Path, portfolio: Path, then: str, how: str = "index=Fal
         "print('LOADED:' + ','.join(sorted(m for m in sys.modules if any(m == h or "
         "m.startswith(h + '.') for h in heavy))))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
-    return [m for m in out.stdout.strip().splitlines()[-1].removeprefix("LOADED:").split(",") if m]
+    last = _python(script, timeout=120).strip().splitlines()[-1]
+    return [m for m in last.removeprefix("LOADED:").split(",") if m]
 
 
 def test_a_warm_start_and_its_trust_load_neither_the_detector_nor_the_search_engine(
@@ -194,8 +192,4 @@ def test_the_apps_start_loads_no_numerical_library() -> None:
         "import sys, app.cli.opening, app.tui.app, app.core.workbench\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy', 'datasketch'}))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert _python(script).strip() == "[]"
