@@ -125,25 +125,41 @@ def _read_snapshot(db: ReadOnlyDb) -> _Snapshot:
         snap.rows.append(
             _Row(fields, _name(text), count_words(text), len(text), sha256_text(text), held)
         )
+    snap.tags, snap.links, snap.history = tags_of(db), links_of(db), history_of(db)
+    return snap
+
+
+def tags_of(db: ReadOnlyDb) -> dict[int, list[str]]:
+    tags: dict[int, list[str]] = defaultdict(list)
     if db.has_column("memory_tags", "tag"):
         for row in db.select("memory_tags", ["memory_id", "tag"], order_by="memory_id, tag"):
             key = _as_int(row["memory_id"])
             if key is not None and row["tag"] is not None:
-                snap.tags[key].append(str(row["tag"]))
+                tags[key].append(str(row["tag"]))
+    return tags
+
+
+def links_of(db: ReadOnlyDb) -> dict[int, list[tuple[int, str]]]:
+    links: dict[int, list[tuple[int, str]]] = defaultdict(list)
     if db.has_column("memory_relationships", "to_memory_id"):
         order = "id" if db.has_column("memory_relationships", "id") else ""
         cols = ["from_memory_id", "to_memory_id", "relation_type"]
         for row in db.select("memory_relationships", cols, order_by=order):
             src, dst = _as_int(row["from_memory_id"]), _as_int(row["to_memory_id"])
             if src is not None and dst is not None:
-                snap.links[src].append((dst, str(row["relation_type"] or "relates_to")))
+                links[src].append((dst, str(row["relation_type"] or "relates_to")))
+    return links
+
+
+def history_of(db: ReadOnlyDb) -> dict[int, list[dict[str, Any]]]:
+    history: dict[int, list[dict[str, Any]]] = defaultdict(list)
     if db.has_column("trust_history", "memory_id"):
         order = ", ".join(c for c in ("created_at", "id") if db.has_column("trust_history", c))
         for row in db.select("trust_history", order_by=order):
             key = _as_int(row.get("memory_id"))
             if key is not None:
-                snap.history[key].append({k: json_value(v) for k, v in row.items()})
-    return snap
+                history[key].append({k: json_value(v) for k, v in row.items()})
+    return history
 
 
 class MemoryMcpAdapter(DatabaseAdapter):
@@ -226,6 +242,24 @@ class MemoryMcpAdapter(DatabaseAdapter):
             problems.append(unexpected(display_name(rel), exc, "database skipped"))
             return ParsedFile(rel=rel, problems=problems)
         return ParsedFile(rel=rel, memories=memories, problems=problems)
+
+    @classmethod
+    def reread_rows(
+        cls,
+        ctx: ParseContext,
+        path: Path,
+        previous: ParsedFile,
+        rows: Sequence[tuple[str, dict[str, Any]]],
+    ) -> ParsedFile | None:
+        """Every row is compared with the memory made from it, so the rows written need not be
+        known: those another process changed are found too."""
+        # Imported here: changed.py builds on this module's reading.
+        from app.core.systems.memory_mcp import changed
+
+        try:
+            return changed.reread(ctx, Path(path), previous)
+        except Exception:  # noqa: BLE001 - never raises: a whole read is always the way out
+            return None
 
     @classmethod
     def text(cls, root: Path, memory: Memory) -> str:
