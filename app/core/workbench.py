@@ -53,7 +53,7 @@ from app.core.review.ledger import Decision, TrustAction
 from app.core.review.masking import mask_values
 from app.core.review.queue import ReviewItem
 from app.core.review.trust import EffectiveTrust
-from app.core.search import Hit, SearchResult
+from app.core.search import Hit, IndexReport, SearchResult
 from app.core.systems import registry
 from app.core.systems.info import SystemInfo
 
@@ -130,6 +130,13 @@ class Workbench:
     @property
     def index_ready(self) -> bool:
         return self._indexed.ready
+
+    @property
+    def index_report(self) -> IndexReport | None:
+        """What the search index's last update did (None until one ran): how many memories it
+        added, changed, removed and hashed. A start whose index was last fed the very same inputs
+        leaves it unopened until the first search, whose update hashes nothing."""
+        return self._indexed.report
 
     def search(self, query: str, *, limit: int = 20) -> SearchResult:
         """Hits for `query`; a substring match that says so until the index is ready."""

@@ -4,6 +4,7 @@ texts alone finds; the store keeps the memo across processes and rebuilds it whe
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 from pathlib import Path
@@ -13,13 +14,13 @@ import pytest
 from app.core.clock import FixedClock
 from app.core.curate import duplicates, set_join
 from app.core.curate.duplicates import NearMemo, NearMemoLost, find_duplicates
-from app.core.curate.passages import Digested, WordNumbers
 from app.core.load.near import FILE_NAME, NearCache
 from app.core.locations import Locations
 from app.core.model import Memory, Source, Tier
 from app.core.reading.base import sha256_text
 from app.core.workbench import Workbench
 from bench.corpus import MemoryTexts
+from tests.core.opened import opening, source_of, sources_opened
 
 
 def by_content(memory: Memory) -> str | None:
@@ -54,10 +55,16 @@ class Portfolio:
         return self.texts[memory_id]
 
     def run(
-        self, memo: NearMemo | None = None
+        self, memo: NearMemo | None = None, stages: list[str] | None = None
     ) -> tuple[list[duplicates.ExactGroup], list[duplicates.NearPair]]:
+        """Duplicates found, the stages the search told its progress in added to `stages`."""
         self.read.clear()
-        return find_duplicates(self.memories, self.text_of, memo=memo)
+
+        def told(stage: str, done: int, total: int) -> None:
+            if stages is not None:
+                stages.append(stage)
+
+        return find_duplicates(self.memories, self.text_of, memo=memo, progress=told)
 
 
 def edited(texts: dict[str, str], seed: int) -> dict[str, str]:
@@ -87,7 +94,7 @@ def generated() -> dict[str, str]:
 
 
 def test_a_warm_run_reads_no_text_joins_nothing_and_finds_the_same(
-    generated: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    generated: dict[str, str],
 ) -> None:
     portfolio = Portfolio(generated)
     memo = NearMemo()
@@ -99,13 +106,11 @@ def test_a_warm_run_reads_no_text_joins_nothing_and_finds_the_same(
         and len(first[1]) > 50
     )
 
-    def no_join(*args: object) -> object:
-        raise AssertionError("joined again")
-
-    monkeypatch.setattr(duplicates, "similar_sets", no_join)
-    monkeypatch.setattr(duplicates, "probe_fresh", no_join)
-    assert portfolio.run(memo) == first
+    stages: list[str] = []
+    assert portfolio.run(memo, stages) == first
     assert portfolio.read == [] and memo.learned_texts == {} and not memo.rejoined
+    # No passage compared: a join or a probe tells how far it has gone from its start.
+    assert duplicates.COMPARING not in stages
 
 
 def test_after_edits_only_the_changed_texts_are_read_and_the_pairs_are_those_of_a_whole_run(
@@ -114,12 +119,14 @@ def test_after_edits_only_the_changed_texts_are_read_and_the_pairs_are_those_of_
     memo = NearMemo()
     Portfolio(generated).run(memo)
     after = Portfolio(edited(generated, seed=1))
-    incremental = after.run(memo)
+    stages: list[str] = []
+    incremental = after.run(memo, stages)
     changed = {
         m.id for m in after.memories if m.sha256 not in {sha256_text(t) for t in generated.values()}
     }
     assert set(after.read) == changed and 60 <= len(changed) <= 90
-    assert not memo.rejoined  # the new passages were probed, not everything joined again
+    # the new passages were probed, not everything joined again
+    assert not memo.rejoined and duplicates.COMPARING in stages
     assert (
         incremental == Portfolio(edited(generated, seed=1)).run()
     )  # no memo: from the texts alone
@@ -226,11 +233,12 @@ def _suggestions(
         workbench.close()
 
 
+EDITED = "massgen/workspace_coder/memory/long_term/api_versioning_policy.md"
+
+
 def edit(root: Path) -> None:
     """A paragraph appended to a MassGen memory file."""
-    note = (
-        root / "massgen" / "workspace_coder" / "memory" / "long_term" / "api_versioning_policy.md"
-    )
+    note = root / EDITED
     note.write_text(
         note.read_text(encoding="utf-8")
         + "\nOne more paragraph about the release train and its owners.\n",
@@ -247,39 +255,35 @@ def elsewhere(tmp_path: Path) -> Locations:
     )
 
 
-@pytest.fixture
-def split_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts this process splits into passages itself."""
-    split: list[str] = []
-    real = duplicates.digest_text
-
-    def counting(text: str, numbers: WordNumbers) -> Digested:
-        split.append(text)
-        return real(text, numbers)
-
-    monkeypatch.setattr(duplicates, "digest_text", counting)
-    return split
+def _suggested(
+    locations: Locations, clock: FixedClock, root: Path
+) -> tuple[list[tuple[str, tuple[str, ...], str]], set[str]]:
+    """The suggestions of a new workbench, and the memory files they read but OpenClaw's (a
+    duplicate's text is read from its file to be split into passages; OpenClaw's files are read
+    on every pass, for its budget and its `[STALE]` items: tests/core/opened.py)."""
+    workbench = Workbench(locations, clock=clock, workers=1)
+    workbench.open([root], index=False)
+    try:
+        with opening() as seen:
+            found = [(s.kind, s.ids, s.reason) for s in workbench.suggestions()]
+        openclaw = {source_of(workbench, m) for m in workbench.memories if m.system == "openclaw"}
+        return found, sources_opened(seen, workbench) - openclaw
+    finally:
+        workbench.close()
 
 
 def test_a_new_workbench_splits_no_text_for_duplicates_and_suggests_the_same(
-    sample_copy: Path,
-    isolated_locations: Locations,
-    clock: FixedClock,
-    split_here: list[str],
-    tmp_path: Path,
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, tmp_path: Path
 ) -> None:
-    split = split_here
-    first = _suggestions(isolated_locations, clock, sample_copy)
-    assert len(split) > 100 and any(
+    first, read = _suggested(isolated_locations, clock, sample_copy)
+    assert len(read) > 40 and any(
         kind == "merge" and "Near duplicates" in reason for kind, _, reason in first
     )
-    split.clear()
-    assert _suggestions(isolated_locations, clock, sample_copy) == first
-    assert split == []
-    # an edited memory is split again, and only it
+    assert _suggested(isolated_locations, clock, sample_copy) == (first, set())
+    # an edited memory is read and split again, and only it
     edit(sample_copy)
-    again = _suggestions(isolated_locations, clock, sample_copy)
-    assert len(split) == 1 and "release train" in split[0]
+    again, read = _suggested(isolated_locations, clock, sample_copy)
+    assert read == {os.path.realpath(sample_copy / EDITED)}
     assert again == _suggestions(
         elsewhere(tmp_path), clock, sample_copy
     )  # what a run with no cache finds

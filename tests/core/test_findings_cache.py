@@ -1,6 +1,9 @@
 """Findings are computed once per content: in the load's validate phase, for contents not scanned
 before, and kept in the findings cache by content key and detector version. A warm start scans and
-parses nothing; a changed content, a new detector, a decision that wrote new content are scanned."""
+parses nothing; a changed content, a new detector, a decision that wrote new content are scanned.
+What was scanned is what the load's result says (`LoadResult.scanned`, a write's re-read's too);
+that the queue and the findings asked for scan nothing more, that they read no memory's text (a
+scan reads the texts it scans: tests/core/opened.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from app.core.locations import Locations
 from app.core.model import Memory
 from app.core.review import detector, queue, version
 from app.core.review.finding import Finding
+from app.core.review.vault import VAULT_DIR
 from app.core.workbench import Workbench
 from tests.core.opened import Opened, opening, source_of, sources_opened
 
@@ -48,35 +52,25 @@ def portfolio(tmp_path: Path) -> Path:
 
 
 class Counts:
-    """The detector's runs, and what was opened (tests/core/opened.py)."""
+    """What was opened (tests/core/opened.py)."""
 
     def __init__(self, seen: Opened) -> None:
-        self.scans = 0
         self.seen = seen
 
-    def parsed(self, wb: Workbench) -> int:
-        """How many memory files were read since the last `clear`: a parse reads its file."""
+    def read(self, wb: Workbench) -> int:
+        """How many memory files were read since the last `clear`: a parse reads its file, and so
+        does a scan of its texts."""
         return len(sources_opened(self.seen, wb))
 
     def clear(self) -> None:
-        self.scans = 0
         self.seen.clear()
 
 
 @pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
-    """Every detector run, wherever the facade or the pipeline calls it, and every file opened."""
-    real_scan = detector.scan_memory
-
-    def scan(entries: list[tuple[str | None, str]]) -> list[detector.Finding]:
-        counts.scans += 1
-        return real_scan(entries)
-
-    # every caller imports the detector's scan where it scans, so it finds this one
-    monkeypatch.setattr(detector, "scan_memory", scan)
+def counted() -> Iterator[Counts]:
+    """Every file opened, wherever the facade or the pipeline opens it."""
     with opening() as seen:
-        counts = Counts(seen)
-        yield counts
+        yield Counts(seen)
 
 
 def _open(locations: Locations, root: Path) -> Workbench:
@@ -93,21 +87,25 @@ def test_a_cold_start_scans_each_content_once_and_a_warm_start_scans_and_parses_
     portfolio: Path, isolated_locations: Locations, counted: Counts
 ) -> None:
     cold = _open(isolated_locations, portfolio)
-    assert cold.result.scanned == 13 and counted.scans == 13 and counted.parsed(cold) == 13
+    assert cold.result.scanned == 13 and counted.read(cold) == 13
+    counted.clear()
     expected = _queued(cold)
     assert list(expected) == ["poisoned"] and expected["poisoned"]
-    assert counted.scans == 13  # the queue read what the load found
+    assert counted.read(cold) == 0  # the queue read what the load found: no text read to scan
 
     counted.clear()
     warm = _open(isolated_locations, portfolio)
-    assert warm.result.scanned == 0 and warm.result.reparsed == 0 and counted.parsed(warm) == 0
+    assert warm.result.scanned == 0 and warm.result.reparsed == 0 and counted.read(warm) == 0
     assert _queued(warm) == expected
     poisoned = next(m for m in warm.memories if m.name == "poisoned")
-    assert [f.rule for f in warm.findings(poisoned.id)] == expected["poisoned"]
-    assert [f.rule for f in warm.findings(poisoned.id, warm.entry_texts(poisoned))] == expected[
-        "poisoned"
-    ]
-    assert counted.scans == 0
+    known = warm.findings(poisoned.id)
+    assert [f.rule for f in known] == expected["poisoned"]
+    assert counted.read(warm) == 0  # no text read: nothing scanned
+    # Given the texts it was read from, the memory's findings are still the load's, the very
+    # ones: a scan would make new ones.
+    given = warm.findings(poisoned.id, warm.entry_texts(poisoned))
+    assert [f.rule for f in given] == expected["poisoned"]
+    assert len(given) == len(known) and all(a is b for a, b in zip(given, known, strict=True))
 
 
 def test_a_changed_file_is_scanned_again_and_its_new_finding_is_shown(
@@ -118,11 +116,11 @@ def test_a_changed_file_is_scanned_again_and_its_new_finding_is_shown(
     path = portfolio / "portfolio" / "memories" / "2026-11-01" / "note-03.yaml"
     _note(path.parent, "note-03", f"Deploys go through the blue/green switch.\n\n{ATTACK}")
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
-    counted.scans = 0
     again = _open(isolated_locations, portfolio)
-    assert again.result.reparsed == 1 and again.result.scanned == 1 and counted.scans == 1
+    assert again.result.reparsed == 1 and again.result.scanned == 1
+    counted.clear()
     assert sorted(_queued(again)) == ["note-03", "poisoned"]
-    assert counted.scans == 1
+    assert counted.read(again) == 0  # the load's scan of it is what the queue shows
 
 
 def test_a_file_touched_without_a_change_is_parsed_but_not_scanned(
@@ -133,22 +131,20 @@ def test_a_file_touched_without_a_change_is_parsed_but_not_scanned(
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
     counted.clear()
     again = _open(isolated_locations, portfolio)
-    assert again.result.reparsed == 1 and counted.parsed(again) == 1
-    assert again.result.scanned == 0 and counted.scans == 0
+    assert again.result.reparsed == 1 and counted.read(again) == 1
+    assert again.result.scanned == 0
 
 
 def test_another_detector_version_scans_everything_again(
-    portfolio: Path, isolated_locations: Locations, counted: Counts, monkeypatch: pytest.MonkeyPatch
+    portfolio: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _open(isolated_locations, portfolio)
     monkeypatch.setattr(version, "DETECTOR_VERSION", "an upgraded detector")
-    counted.clear()
     again = _open(isolated_locations, portfolio)
-    assert again.result.scanned == 13 and counted.scans == 13
+    assert again.result.scanned == 13
     # The parse cache does not depend on the detector: the texts are read for the scan alone.
     assert again.result.reparsed == 0
     assert list(_queued(again)) == ["poisoned"]
-    counted.scans = 0
     assert _open(isolated_locations, portfolio).result.scanned == 0
 
 
@@ -179,7 +175,8 @@ def test_without_the_cache_the_load_still_scans_once(
     wb = Workbench(isolated_locations, clock=CLOCK, workers=1)
     wb.open([portfolio], index=False, use_cache=False)
     assert wb.result.scanned == 13
-    assert list(_queued(wb)) == ["poisoned"] and counted.scans == 13
+    counted.clear()
+    assert list(_queued(wb)) == ["poisoned"] and counted.read(wb) == 0
     assert not list(isolated_locations.cache.rglob(findings.FILE_NAME))
 
 
@@ -197,16 +194,14 @@ def test_worker_processes_find_the_same(portfolio: Path, tmp_path: Path) -> None
 
 
 def test_a_content_that_changed_under_the_load_is_scanned_when_asked_and_never_cached(
-    portfolio: Path, isolated_locations: Locations, counted: Counts
+    portfolio: Path, isolated_locations: Locations
 ) -> None:
     wb = _open(isolated_locations, portfolio)
     memory = next(m for m in wb.memories if m.name == "note-07")
     _note(portfolio / "portfolio" / "memories" / "2026-11-01", "note-07", ATTACK)
     entries = wb.entry_texts(memory)
     assert not matches(memory, entries)
-    counted.scans = 0
     assert wb.findings(memory.id, entries)  # the text shown is the text scanned
-    assert counted.scans == 1
     assert [f.rule for f in wb.findings(memory.id)] == []  # without a text: the load's findings
 
 
@@ -252,50 +247,61 @@ def test_a_decision_re_reads_its_own_file_and_scans_only_new_content(
     counted.clear()
     wb.promote(memory.id, reason="test")
     # Its own file, read again: its front matter changed, not its content.
-    assert counted.parsed(wb) == 1 and counted.scans == 0
+    assert counted.read(wb) == 1 and wb.result.reparsed == 1 and wb.result.scanned == 0
     section = next(
         m
         for m in wb.memories
         if m.system == "openclaw" and m.kind == "note" and m.tier.value == "cold"
     )
-    counted.seen.clear()
+    counted.clear()
     wb.quarantine(section.id, "test")
     # The domain file it was cut from, and no other.
     assert sources_opened(counted.seen, wb, section) == {source_of(wb, section)}
-    assert counted.scans == 0  # what is left of the file is content scanned before
+    assert wb.result.scanned == 0  # what is left of the file is content scanned before
+    counted.clear()
     after = _queued(wb)
-    assert counted.scans == 1  # the quarantined section, as the vault gives it: once per load
+    # The quarantined section, as the vault gives it: read (and scanned) once per load.
+    vault = isolated_locations.data / VAULT_DIR
+    assert [p for p in counted.seen.under(vault) if p.endswith("/content")] != []
+    counted.clear()
     _queued(wb)
-    assert counted.scans == 1
+    assert not counted.seen.under(vault)
     assert {name: rules for name, rules in after.items() if name != section.name} == {
         n: r for n, r in queued.items() if n != section.name
     }
 
 
 def test_memwb_review_twice_scans_once(
-    sample_copy: Path, counted: Counts, capsys: pytest.CaptureFixture[str]
+    sample_copy: Path, isolated_locations: Locations, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from app.cli import main
 
-    assert main(["review", str(sample_copy), "--json"]) == 0
+    with opening() as once:
+        assert main(["review", str(sample_copy), "--json"]) == 0
     first = capsys.readouterr().out
-    scans = counted.scans
-    assert scans > 0
-    assert main(["review", str(sample_copy), "--json"]) == 0
+    with opening() as twice:
+        assert main(["review", str(sample_copy), "--json"]) == 0
     assert capsys.readouterr().out == first
-    assert counted.scans == scans
+    wb = Workbench(isolated_locations, workers=1)  # what the memory files are
+    wb.open([sample_copy], index=False)
+    # No memory's text read the second time: nothing parsed, nothing scanned.
+    # No memory's text read the second time: nothing parsed, nothing scanned. (OpenClaw's budget
+    # reads its bootstrap files on every start, so its files tell nothing of a scan.)
+    openclaw = {source_of(wb, m) for m in wb.memories if m.system == "openclaw"}
+    assert sources_opened(once, wb) - openclaw
+    assert sources_opened(twice, wb) - openclaw == set()
 
 
 def test_finding_severities_come_from_the_load(
     portfolio: Path, isolated_locations: Locations, counted: Counts
 ) -> None:
     _open(isolated_locations, portfolio)
-    counted.scans = 0
     wb = _open(isolated_locations, portfolio)
+    counted.clear()
     severities = wb.finding_severities()
     poisoned = next(m.id for m in wb.memories if m.name == "poisoned")
     assert set(severities) == {poisoned} and severities[poisoned].value in ("high", "critical")
-    assert counted.scans == 0
+    assert wb.result.scanned == 0 and counted.read(wb) == 0
 
 
 def test_the_queue_looks_up_only_what_may_need_review(

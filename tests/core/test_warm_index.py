@@ -1,10 +1,13 @@
 """A warm start whose files and databases are all as the index's last update saw them hashes no
-memory for the index; a changed file, a write, or an index changed by someone else since, and the
-memories are compared again. Searches answer the same either way."""
+memory for the index, nor even opens it; a changed file, a write, or an index changed by someone
+else since, and the memories are compared again. Searches answer the same either way. What an
+update hashed is what its report says (`Workbench.index_report`); whether the index was opened, what
+the audit hook saw (tests/core/opened.py)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,21 +15,16 @@ import pytest
 
 from app.core.clock import FixedClock
 from app.core.locations import Locations
-from app.core.search import index as index_module
+from app.core.search import IndexReport
+from app.core.search import fed as search_fed
 from app.core.workbench import Workbench
+from tests.core.opened import Opened, opening
 
 
 @pytest.fixture
-def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    real = index_module.digest
-
-    def counting(memory, content, salience):  # type: ignore[no-untyped-def]
-        seen.append(memory.id)
-        return real(memory, content, salience)
-
-    monkeypatch.setattr(index_module, "digest", counting)
-    return seen
+def seen() -> Iterator[Opened]:
+    with opening() as recorder:
+        yield recorder
 
 
 def _open(locations: Locations, clock: FixedClock, root: Path) -> Workbench:
@@ -35,46 +33,65 @@ def _open(locations: Locations, clock: FixedClock, root: Path) -> Workbench:
     return wb
 
 
+def _index_read(seen: Opened, wb: Workbench) -> set[str]:
+    """The index's own files opened (its TOC, segments, manifest), but the record of what it was
+    last fed: a look at that record alone is not an open of the index."""
+    folder = wb.locations.search_index([p.root for p in wb.portfolios])
+    return set(seen.under(folder)) - {search_fed.FED}
+
+
+def _report(wb: Workbench) -> IndexReport:
+    report = wb.index_report
+    assert report is not None
+    return report
+
+
 def test_an_unchanged_warm_start_hashes_nothing_for_the_index(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str]
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, seen: Opened
 ) -> None:
     cold = _open(isolated_locations, clock, sample_copy)
-    total = len(hashed)
-    assert total == len({m.id for m in cold.memories if m.id not in cold._loaded.vaulted})
+    total = len({m.id for m in cold.memories if m.id not in cold._loaded.vaulted})
+    assert _report(cold).hashed == _report(cold).added == total
     expected = [h.id for h in cold.search("deploy").hits]
     cold.close()
 
-    hashed.clear()
+    seen.clear()
     warm = _open(isolated_locations, clock, sample_copy)
-    assert hashed == [] and warm.timeline.phases[-2].message.startswith(
-        "0 added, 0 changed, 0 removed"
-    )
+    # Fed these very inputs last: the index is not opened, its update left for the first search.
+    assert _index_read(seen, warm) == set() and warm.index_report is None
+    assert warm.timeline.phases[-2].message.startswith("0 added, 0 changed, 0 removed")
     assert [h.id for h in warm.search("deploy").hits] == expected and expected
+    assert _report(warm).hashed == 0 and _report(warm).touched == 0
 
-    # A promote after such a start hashes the memories of the file it wrote, not all of them.
+    # A promote after such a start hashes the memories of the file it wrote (the one memory its
+    # file holds), not all of them.
     target = next(m for m in warm.memories if m.system == "dollhouse" and m.tier.value == "cold")
     warm.promote(target.id, reason="test", priority=50)
     assert target.id in [h.id for h in warm.search(f'tier:hot "{target.name}"', limit=100).hits]
-    assert target.id in hashed and len(hashed) < total
+    assert _report(warm).changed == 1 and _report(warm).hashed == 1 < total
     warm.close()
 
 
 def test_a_changed_file_or_another_day_compares_every_memory_again(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str]
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, seen: Opened
 ) -> None:
     _open(isolated_locations, clock, sample_copy).close()
     path = next(sample_copy.rglob("*.yaml"))
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
-    hashed.clear()
-    _open(isolated_locations, clock, sample_copy).close()
-    assert hashed  # compared again (the file's memory is re-indexed only if it differs)
+    touched = _open(isolated_locations, clock, sample_copy)
+    touched.close()
+    # compared again (the file's memory is re-indexed only if it differs)
+    assert _report(touched).hashed and not _report(touched).touched
 
-    hashed.clear()
-    _open(isolated_locations, clock, sample_copy).close()
-    assert hashed == []
+    seen.clear()
+    same = _open(isolated_locations, clock, sample_copy)
+    same.close()
+    assert same.index_report is None and _index_read(seen, same) == set()
     tomorrow = FixedClock(clock.now() + timedelta(days=1))
-    _open(isolated_locations, tomorrow, sample_copy).close()
-    assert hashed
+    seen.clear()
+    later = _open(isolated_locations, tomorrow, sample_copy)
+    later.close()
+    assert _report(later).hashed and _index_read(seen, later)
 
 
 @pytest.mark.parametrize("later", [False, True])
@@ -82,7 +99,6 @@ def test_a_file_changed_outside_hashes_its_own_memories_alone(
     sample_copy: Path,
     isolated_locations: Locations,
     clock: FixedClock,
-    hashed: list[str],
     later: bool,
 ) -> None:
     """The start after an agent rewrote one memory file takes everything else from the snapshot,
@@ -97,30 +113,28 @@ def test_a_file_changed_outside_hashes_its_own_memories_alone(
         ),
         encoding="utf-8",
     )
-    hashed.clear()
     wb = Workbench(isolated_locations, clock=clock, workers=1)
     wb.open([sample_copy], index_later=later)
     if later:
         wb.build_index()
     [changed] = [m for m in wb.memories if m.source.path.endswith(path.name)]
-    assert hashed == [changed.id]
+    assert _report(wb).hashed == _report(wb).changed == 1
     assert [h.id for h in wb.search("quokka").hits] == [changed.id]
     assert [h.id for h in wb.search("deploy").hits] == expected
     wb.close()
 
 
 def test_the_first_start_of_a_day_hashes_only_the_memories_placing_moved(
-    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, hashed: list[str]
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock
 ) -> None:
     """A day on, yesterday's OpenClaw logs are cold: those memories are made anew and hashed; every
     other is the snapshot's own, whose digest the index holds."""
     first = _open(isolated_locations, clock, sample_copy)
     tiers = {m.id: m.tier for m in first.memories}
     first.close()
-    hashed.clear()
     wb = _open(isolated_locations, FixedClock(clock.now() + timedelta(days=1)), sample_copy)
     moved = {m.id for m in wb.memories if m.tier != tiers[m.id]}
-    assert moved and sorted(hashed) == sorted(moved)
+    assert moved and _report(wb).hashed == _report(wb).changed == len(moved)
     hot = {m.id for m in wb.memories if m.tier.value == "hot" and m.id not in wb._loaded.vaulted}
     assert {h.id for h in wb.search("tier:hot", limit=1000).hits} == hot
     wb.close()
@@ -156,36 +170,30 @@ def test_an_open_can_leave_the_index_for_later_and_build_it_as_its_own_phase(
 
 
 def test_an_unchanged_warm_start_leaves_the_index_closed_until_it_is_used(
-    sample_copy: Path,
-    isolated_locations: Locations,
-    clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, seen: Opened
 ) -> None:
     cold = _open(isolated_locations, clock, sample_copy)
     expected = [h.id for h in cold.search("deploy").hits]
     cold.close()
 
-    updates: list[int] = []
-    real = index_module.SearchIndex.update
-
-    def counting(self, memories, *args, **kwargs):  # type: ignore[no-untyped-def]
-        updates.append(len(list(memories)))
-        return real(self, memories, *args, **kwargs)
-
-    monkeypatch.setattr(index_module.SearchIndex, "update", counting)
+    seen.clear()
     warm = _open(isolated_locations, clock, sample_copy)
-    assert updates == [] and warm.index_ready
+    assert _index_read(seen, warm) == set() and warm.index_ready
     assert warm.timeline.phases[-2].message.startswith("0 added, 0 changed, 0 removed")
     assert [h.id for h in warm.search("deploy").hits] == expected
-    assert len(updates) == 1  # opened (and checked) at the first search, once
+    # opened (and checked) at the first search, once
+    assert _index_read(seen, warm) and warm.index_report is not None
+    seen.clear()
     warm.search("deploy")
-    assert len(updates) == 1
+    assert _index_read(seen, warm) == set()
     warm.close()
 
     # Another day: the inputs differ, and the index is brought up to date during the start.
     tomorrow = FixedClock(clock.now() + timedelta(days=1))
-    _open(isolated_locations, tomorrow, sample_copy).close()
-    assert len(updates) == 2
+    seen.clear()
+    later = _open(isolated_locations, tomorrow, sample_copy)
+    assert _index_read(seen, later) and later.index_report is not None
+    later.close()
 
 
 def test_the_fed_look_reads_the_generation_as_the_engine_does(

@@ -20,7 +20,6 @@ from app.core.load.cache import ParseCache
 from app.core.load.findings import FILE_NAME as FINDINGS_FILE
 from app.core.locations import Locations
 from app.core.model import Memory, replaced
-from app.core.reading.base import ParsedFile
 from app.core.workbench import Workbench
 from tests.core.opened import Opened, opening
 
@@ -459,23 +458,12 @@ def test_a_write_then_a_new_start_uses_what_the_write_made(
 
 @pytest.mark.parametrize("system", ["dollhouse", "massgen", "openclaw"])
 def test_a_write_after_a_warm_start_makes_the_parses_of_its_own_files_alone(
-    sample_copy: Path,
-    isolated_locations: Locations,
-    clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
-    system: str,
+    sample_copy: Path, isolated_locations: Locations, clock: FixedClock, system: str
 ) -> None:
+    """A start from the snapshot makes a file's parse only when asked for (`Parses.made`): a write
+    asks for its own files' alone."""
     _open(isolated_locations, clock, sample_copy)
     wb = _open(isolated_locations, clock, sample_copy)
-    made: list[str] = []
-    real = snapshot.built
-
-    def spying(cls: type, values: dict[str, object], fields: set[str]) -> object:
-        if cls is ParsedFile:
-            made.append(str(values["rel"]))
-        return real(cls, values, fields)
-
-    monkeypatch.setattr(snapshot, "built", spying)
     target = next(
         m
         for m in sorted(wb.memories, key=lambda m: m.id)
@@ -484,8 +472,10 @@ def test_a_write_after_a_warm_start_makes_the_parses_of_its_own_files_alone(
         and (system != "openclaw" or m.source.path.startswith("memory/domains/"))
     )
     work = next(w for w in wb.result.works if w.ref.system == system)
+    parses = work.parsed
+    assert isinstance(parses, snapshot.Parses) and parses.made == set()
     wb.approve(target.id, "test")  # a decision the ledger keeps: no file parsed
-    assert made == []
+    assert parses.made == set()
     if system == "massgen":
         wb.promote(target.id, reason="test")  # moves the file from short_term to long_term
     elif system == "openclaw":
@@ -493,8 +483,10 @@ def test_a_write_after_a_warm_start_makes_the_parses_of_its_own_files_alone(
     else:
         wb.set_priority(target.id, 7, reason="test")
     written = {target.source.path, wb.memory(target.id).source.path}
+    after = next(w.parsed for w in wb.result.works if w.ref.system == system)
+    made = parses.made | (after.made if isinstance(after, snapshot.Parses) else set())
     # The files written, and those whose problems the portfolio lists (kept by the snapshot).
-    assert target.source.path in made and set(made) <= written | set(work.troubled)
+    assert target.source.path in made and made <= written | set(work.troubled)
     assert len(work.files) > len(written | set(work.troubled))
     fresh = Workbench(isolated_locations, clock=clock, workers=1)
     fresh.open([sample_copy], index=False, use_cache=False)

@@ -104,6 +104,7 @@ def update_index(
         since=since,
     )
     wb._indexed.ready = not report.busy
+    wb._indexed.report = report
     if report.busy:
         return 0, report.message
     parts = [f"{report.added} added, {report.changed} changed, {report.removed} removed"]

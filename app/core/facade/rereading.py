@@ -73,6 +73,7 @@ def patch(
     by_id = before.copy()
     # The ids that may differ: those of what is re-read, and the vault's.
     candidates = set(wb._loaded.vaulted)
+    reparsed = scanned = 0
     for memory_id in wb._loaded.vaulted:
         by_id.pop(memory_id, None)
     for i, work in enumerate(works):
@@ -82,6 +83,8 @@ def patch(
         walk = any(not work.lists(rel) for rel in rels)
         works[i], portfolios[i] = wb._pipeline.reread(work, rels, walk=walk, rows=rows)
         fresh_work = works[i]
+        reparsed += len(fresh_work.stale)
+        scanned += fresh_work.scanned
         taken, added = (
             fresh_work.replaced
             if fresh_work.replaced is not None
@@ -105,7 +108,13 @@ def patch(
     for w in works:
         memories += w.memories
     fresh = LoadResult(
-        portfolios, memories, list(wb._loaded.problems), result.timeline, works=works
+        portfolios,
+        memories,
+        list(wb._loaded.problems),
+        result.timeline,
+        reparsed=reparsed,
+        works=works,
+        scanned=scanned,
     )
     portfolio_map = {(p.system, p.name): p for p in portfolios}
     vaulted = opening.vaulted_memories(wb, portfolio_map, fresh, by_id)

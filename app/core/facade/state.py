@@ -25,7 +25,7 @@ from app.core.model import Memory, Portfolio, Problem, TrustLevel
 from app.core.review.finding import Finding
 from app.core.review.ledger import Decision, TrustAction
 from app.core.review.trust import EffectiveTrust
-from app.core.search import SearchEngine, SearchResult
+from app.core.search import IndexReport, SearchEngine, SearchResult
 
 Outcome = Decision | Plan
 
@@ -106,12 +106,14 @@ class Ranked:
 @dataclass(eq=False)
 class Indexed:
     """The search index open, whether it answers yet, a warm start's update that would change
-    nothing (left until the index is used), and whether a write left it behind."""
+    nothing (left until the index is used), whether a write left it behind, and what its last
+    update did."""
 
     engine: SearchEngine | None = None
     ready: bool = False
     pending: tuple[list[Portfolio], list[Memory], str | None] | None = None
     behind: bool = False
+    report: IndexReport | None = None
 
 
 @dataclass(eq=False)

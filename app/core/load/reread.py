@@ -88,7 +88,7 @@ def reread(
     if pl.scan:
         # Only the contents the change made are new: the rest keep the findings the last read had.
         only = fresh.replaced[1] if fresh.replaced is not None else None
-        scanning.scan(pl, [fresh], carried=work.findings, only=only)
+        fresh.scanned = scanning.scan(pl, [fresh], carried=work.findings, only=only)
     return fresh, portfolio_of(fresh)
 
 

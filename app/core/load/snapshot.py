@@ -459,6 +459,12 @@ class Parses(MutableMapping[str, ParsedFile]):
     def __len__(self) -> int:
         return len(self._items)
 
+    @property
+    def made(self) -> frozenset[str]:
+        """The files whose parse is made (asked for, or set by a parse); the others are still the
+        snapshot's rows."""
+        return frozenset(rel for rel, value in self._items.items() if not isinstance(value, tuple))
+
     def copy(self, *, by_path: bool = False) -> Parses:
         """Another mapping of the same parses (made or not), in file order or, `by_path`, sorted."""
         items = (

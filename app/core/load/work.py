@@ -95,6 +95,7 @@ class Work:
     attention: set[str] | None = None
     # What a spliced re-read took out of `memories` and put in; None when the list was made anew.
     replaced: tuple[list[Memory], list[Memory]] | None = None
+    scanned: int = 0  # contents the detector ran over in a write's re-read of the portfolio
     # Where each file is in `files`, made when first asked for and kept by a re-read that lists the
     # same files: a write's re-read then looks its own files up instead of going through them all.
     _positions: dict[str, int] | None = None
@@ -139,6 +140,10 @@ class Work:
 
 @dataclass
 class LoadResult:
+    """What a load made. `reparsed` counts the files it parsed (not taken from a cache) and
+    `scanned` the contents the detector ran over (not known to the findings cache); after a write,
+    the workbench's result is the write's re-read, and these count what that re-read did."""
+
     portfolios: list[Portfolio]
     memories: list[Memory]
     problems: list[Problem]

@@ -301,7 +301,7 @@ class SearchIndex:
         if rebuilt is None and salience_of is None and since is not None:
             self._seed_since(since, manifest, memories)
         problems: list[str] = []
-        wanted = self._digests(memories, text_of, salience_of, problems)
+        wanted, hashed = self._digests(memories, text_of, salience_of, problems)
         added: list[str] = []
         changed: list[str] = []
         for mid, (_memory, _salience, value) in wanted.items():
@@ -317,7 +317,10 @@ class SearchIndex:
             self._known = manifest
             self._remember_inputs(None if problems else inputs, manifest)
             return IndexReport(
-                unchanged=unchanged, documents=len(entries), seconds=time.perf_counter() - started
+                unchanged=unchanged,
+                documents=len(entries),
+                seconds=time.perf_counter() - started,
+                hashed=hashed,
             )
 
         self._known = None  # until the job has committed everything
@@ -337,6 +340,7 @@ class SearchIndex:
             seconds=time.perf_counter() - started,
             commits=job.commits,
             problems=tuple(problems),
+            hashed=hashed,
         )
 
     def _fed_the_same(self, inputs: str | None, manifest: Manifest, memories: list[Memory]) -> bool:
@@ -409,12 +413,13 @@ class SearchIndex:
         text_of: TextOf,
         salience_of: SalienceOf | None,
         problems: list[str],
-    ) -> dict[str, tuple[Memory, float, str]]:
-        """id -> (memory, salience, digest). A memory object seen by the previous update (the same
-        frozen object, the same salience) keeps its digest: an update after ten edits hashes ten
-        memories, not all of them."""
+    ) -> tuple[dict[str, tuple[Memory, float, str]], int]:
+        """id -> (memory, salience, digest), and how many were hashed. A memory object seen by the
+        previous update (the same frozen object, the same salience) keeps its digest: an update
+        after ten edits hashes ten memories, not all of them."""
         previous = self._digest_cache
         wanted: dict[str, tuple[Memory, float, str]] = {}
+        kept = 0
         for memory in memories:
             mid = memory.id
             if mid in wanted:
@@ -432,6 +437,7 @@ class SearchIndex:
             seen = previous.get(mid)
             if seen is not None and seen[0] is memory and seen[1] == salience:
                 wanted[mid] = seen
+                kept += 1
                 continue
             try:
                 content = text_sha(memory, text_of)
@@ -442,7 +448,7 @@ class SearchIndex:
                 content = ""
             wanted[mid] = (memory, salience, digest(memory, content, salience))
         self._digest_cache = wanted
-        return wanted
+        return wanted, len(wanted) - kept
 
     def _committed(self) -> None:
         with self._lock:

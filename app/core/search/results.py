@@ -44,7 +44,9 @@ class IndexReport:
     `rebuilt` is the reason the index was rebuilt from the sources (a damaged or missing index, a
     schema change), None when it was updated in place. `busy` means another writer held the index:
     nothing was done, try again later. `problems` lists memories indexed without their text
-    (text_of failed); they are retried on the next update."""
+    (text_of failed); they are retried on the next update. `hashed` counts the memories whose
+    digest this update worked out: the others' were known (the very memory the last update saw,
+    or one of a load whose inputs the index was last fed), so their text was not looked at."""
 
     added: int = 0
     changed: int = 0
@@ -57,6 +59,7 @@ class IndexReport:
     seconds: float = 0.0
     commits: int = 0
     problems: tuple[str, ...] = ()
+    hashed: int = 0
 
     @property
     def touched(self) -> int:
