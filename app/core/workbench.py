@@ -84,8 +84,8 @@ class Workbench:
         self.changed: list[str] = []  # ids the last write changed, added or removed
         self.written: list[str] = []  # absolute paths the last write wrote, created or removed
         self.subjects: list[str] = []  # what the last write was about (their trust may differ)
-        # Worked out from `_loaded` and kept: each kept with the `Loaded.version` it came from, or
-        # caught up with what writes re-read since.
+        self._refresh_enabled = True
+        # Worked out from `_loaded`: each kept with the version it came from, or caught up since.
         self._decoded: dict[str, tuple[Finding, ...]] = {}  # findings decoded, by content key
         self._attention: tuple[int, set[str]] | None = None  # ids the review queue may hold
         self._trusted = state.Trusted()
@@ -133,9 +133,7 @@ class Workbench:
 
     @property
     def index_report(self) -> IndexReport | None:
-        """What the search index's last update did (None until one ran): how many memories it
-        added, changed, removed and hashed. A start whose index was last fed the very same inputs
-        leaves it unopened until the first search, whose update hashes nothing."""
+        """What the search index's last update did (IndexReport), None until one ran."""
         return self._indexed.report
 
     def search(self, query: str, *, limit: int = 20) -> SearchResult:
@@ -409,12 +407,9 @@ class Workbench:
         """The ledger about the portfolios open now, oldest first."""
         return changes.decisions(self)
 
-    def pinned_ids(self) -> set[str]:
-        return self._applier.pinned_ids()
-
     def is_pinned(self, memory_id: str) -> bool:
         memory = self.memory(memory_id)
-        return memory.pinned or memory.id in self.pinned_ids()
+        return memory.pinned or memory.id in self._applier.pinned_ids()
 
     def capabilities(self, system: str) -> Capabilities:
         """What a system supports, for the faces to offer only what works."""
@@ -431,8 +426,6 @@ class Workbench:
     def refresh_after_writes(self, enabled: bool) -> None:
         """The command line turns this off: it exits right after its one write."""
         self._refresh_enabled = enabled
-
-    _refresh_enabled = True
 
     # Passes over many memories and the review queue take these as callbacks.
     def _read_ahead(self) -> Callable[[str], str]:
