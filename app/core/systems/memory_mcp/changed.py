@@ -22,16 +22,16 @@ from app.core.model import Memory, Problem
 from app.core.reading.base import ParseContext, ParsedFile, count_words, sha256_text
 from app.core.reading.sqlite_ro import ReadOnlyDb, is_sqlite, json_value, read_db
 from app.core.systems.memory_mcp.holding import placeholder
-from app.core.systems.memory_mcp.reader import (
+from app.core.systems.memory_mcp.memories import (
     TABLE,
-    _as_int,
-    _memory,
-    _name,
-    _relations,
-    _Row,
-    _Snapshot,
+    Row,
+    Snapshot,
+    as_int,
     history_of,
     links_of,
+    make_memory,
+    name_of,
+    relations_of,
     tags_of,
 )
 
@@ -50,12 +50,12 @@ def reread(ctx: ParseContext, path: Path, previous: ParsedFile) -> ParsedFile | 
     if got is None or problems:
         return None
     rows, snap = got
-    ids: set[int | None] = {_as_int(row[0]) for row in rows}
+    ids: set[int | None] = {as_int(row[0]) for row in rows}
     if None in ids or len(ids) != len(rows):
         return None  # `read` reports such a row
     memories: list[Memory] = []
     for values in rows:
-        ident = _as_int(values[0])
+        ident = as_int(values[0])
         assert ident is not None
         content = values[-1] if isinstance(values[-1], str) else ""
         digest = sha256_text(content)
@@ -64,12 +64,12 @@ def reread(ctx: ParseContext, path: Path, previous: ParsedFile) -> ParsedFile | 
             memories.append(kept)
             continue
         fields = {c: json_value(v) for c, v in zip(columns, values, strict=False)}
-        row = _Row(
-            fields, _name(content), count_words(content), len(content), digest,
+        row = Row(
+            fields, name_of(content), count_words(content), len(content), digest,
             content == placeholder(ident),
         )  # fmt: skip
         try:
-            memories.append(_memory(ctx, path.name, ident, row, snap, ids, problems))
+            memories.append(make_memory(ctx, path.name, ident, row, snap, ids, problems))
         except ValueError:  # pydantic refuses the row: `read` says so as a problem
             return None
         if problems:
@@ -77,7 +77,7 @@ def reread(ctx: ParseContext, path: Path, previous: ParsedFile) -> ParsedFile | 
     return ParsedFile(rel=path.name, memories=memories)
 
 
-def _read(db: ReadOnlyDb, columns: Sequence[str]) -> tuple[list[tuple[Any, ...]], _Snapshot] | None:
+def _read(db: ReadOnlyDb, columns: Sequence[str]) -> tuple[list[tuple[Any, ...]], Snapshot] | None:
     """In one read transaction: every row's columns as values, content last; tags, links and
     history as `read` reads them. None when the columns are not those `columns` names."""
     present = db.columns(TABLE)
@@ -88,7 +88,7 @@ def _read(db: ReadOnlyDb, columns: Sequence[str]) -> tuple[list[tuple[Any, ...]]
     rows = db.values(TABLE, [*columns, "content"], order_by="id")
     if rows is None:
         return None  # a text that is not valid UTF-8: `read` replaces and reports it
-    snap = _Snapshot()
+    snap = Snapshot()
     snap.tags, snap.links, snap.history = tags_of(db), links_of(db), history_of(db)
     return rows, snap
 
@@ -100,7 +100,7 @@ def _same(
     values: tuple[Any, ...],
     columns: Sequence[str],
     digest: str,
-    snap: _Snapshot,
+    snap: Snapshot,
     ids: set[int | None],
 ) -> bool:
     """Whether the row reads as it did when `memory` was made from it."""
@@ -114,5 +114,5 @@ def _same(
     return (
         fields.get("trust_history") == snap.history.get(ident, [])
         and memory.tags == tuple(dict.fromkeys(snap.tags.get(ident, [])))
-        and memory.relations == _relations(ctx, ident, snap, ids)
+        and memory.relations == relations_of(ctx, ident, snap, ids)
     )
