@@ -14,6 +14,7 @@ import pytest
 
 from app.core.locations import Locations
 from app.core.review.ledger import Ledger
+from app.core.review.vault import Vault
 from app.core.storage.atomic import FAULT_ENV, FAULT_IN_ENV
 from bench.crash import tree
 from tests.core.test_crash_recovery import ROOT, cli, fresh, started_again
@@ -31,6 +32,7 @@ POINTS = (
     "after_fsync",
     "after_replace",
     "after_set_aside",
+    "after_settle",
     "before_commit",
     "after_commit",
     "after_applied",
@@ -63,6 +65,31 @@ def test_a_crash_mid_forget_leaves_everything_as_before_or_forgotten_and_undoabl
     assert all(wb.memory(i).tier.value == "quarantine" for i in IDS), point
     assert cli(sample, locations, "undo", "--path", str(sample)) == 0, point
     assert tree(sample) == original, f"{point}: the undo did not give the original back"
+
+
+@pytest.mark.timeout(900)
+def test_the_vault_holds_every_item_whole_before_the_database_commit(tmp_path: Path) -> None:
+    """Killed once the vault items are synced together, right before the database part commits (the
+    first point a crash would be completed instead of rolled back): every item is whole (a file
+    part's content is what its file held), and the next start puts every file back and records
+    nothing."""
+    sample, locations = fresh(tmp_path)
+    original = tree(sample)
+    killed = cli(sample, locations, "forget", *IDS, "--path", str(sample), point="after_settle")
+    assert killed == 137
+    assert tree(sample) != original  # the file parts were made
+    vault = Vault(locations)
+    items = {i.manifest.memory_id: i for i in vault.items()}
+    assert sorted(items) == sorted(IDS)  # the database part's too, written before its transaction
+    for memory_id in IDS[1:]:
+        item = items[memory_id]
+        kept = item.manifest
+        held = original[str((Path(kept.portfolio_root) / kept.path).relative_to(sample))]
+        content = vault.content(item)
+        assert held[kept.offset : kept.offset + len(content)] == content
+    started_again(sample, locations)
+    assert tree(sample) == original
+    assert not [d for d in Ledger(locations).decisions() if d.action == "forget"]
 
 
 ROWS = (

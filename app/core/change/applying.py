@@ -28,6 +28,7 @@ from app.core.storage import (
     RevertWatch,
     Saved,
     StorageError,
+    durable,
     watch_for_revert,
 )
 from app.core.storage.touched import Row, journaling, recording, recording_rows
@@ -192,6 +193,7 @@ class Applying:
                 recording() as paths,
                 recording_rows() as rows,
                 journaling(intent.step, intent.committing),
+                durable.together(),
             ):
                 self._applied += 1
                 try:

@@ -26,6 +26,7 @@ from app.core.change.quarantine import active_quarantine
 from app.core.change.target import Reverse, Target
 from app.core.model import Memory, Portfolio
 from app.core.review.ledger import Action, Decision, iso_utc
+from app.core.storage import durable
 from app.core.systems import registry
 
 if TYPE_CHECKING:
@@ -230,9 +231,15 @@ def _nothing(selected: Selected) -> str:
 
 
 def apply(applier: Applier, selected: Selected, change_id: str, reason: str) -> Decision:
-    """Quarantine every part under one journal intent, then record the one change."""
+    """Quarantine every part under one journal intent, then record the one change. The parts'
+    vault items are synced together (storage/durable.py), not each before its own part goes on."""
     if not selected.take:
         raise ChangeError(_nothing(selected))
+    with durable.together():
+        return _apply_parts(applier, selected, change_id, reason)
+
+
+def _apply_parts(applier: Applier, selected: Selected, change_id: str, reason: str) -> Decision:
     now = applier.clock.now()
     subject = _subject(selected.take)
     parts: list[dict[str, Any]] = []

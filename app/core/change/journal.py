@@ -30,7 +30,10 @@ replacements never drop it) from before its intent is written until its folder i
 left alone: a change is never recovered while its process lives.
 
 The workbench's own files (vault, ledger, cache) are not journaled: a vault item written by a
-change that never completed is an orphan copy, harmless.
+change that never completed is an orphan copy, harmless. While a change can only be rolled back,
+the step log holds whatever its file writes took out; the vault items it wrote are synced together
+(storage/durable.py) right before it can be completed instead: before a COMMIT, before it is
+written down as applied, and before each write of a change that is complete once its files are.
 """
 
 from __future__ import annotations
@@ -48,7 +51,14 @@ from typing import Any
 from app.core.locations import Locations
 from app.core.model import Problem
 from app.core.review.ledger import Decision, Ledger
-from app.core.storage import ConflictError, Roots, StorageError, atomic_write, remove_file
+from app.core.storage import (
+    ConflictError,
+    Roots,
+    StorageError,
+    atomic_write,
+    durable,
+    remove_file,
+)
 from app.core.storage.base import Base
 from app.core.storage.leftovers import LITTER_PATTERN, clear_litter
 from app.core.storage.sqlite_write import read_back_state
@@ -240,6 +250,9 @@ class Intent:
         hold."""
         if any(path == own or path.startswith(own + os.sep) for own in self.own):
             return
+        finish = self.header.get("finish")
+        if isinstance(finish, dict) and isinstance(finish.get("leaves"), dict):
+            durable.settle()  # this write may be the one that lets the change be completed
         n = self.steps
         self.steps += 1
         record = {
@@ -257,6 +270,7 @@ class Intent:
         """Right before the COMMIT of the database write journaled last: the rows it will leave."""
         if any(path == own or path.startswith(own + os.sep) for own in self.own) or self.steps == 0:
             return
+        durable.settle()  # the vault items its transaction wrote, before its COMMIT
         n = self.steps - 1
         try:
             data = json.dumps(record, sort_keys=True)
@@ -293,6 +307,7 @@ class Intent:
         self._write_header()
 
     def applied(self, decision: Decision) -> None:
+        durable.settle()  # from here the change is completed, not rolled back
         self.header = self.header | {"state": APPLIED, "decision": decision.model_dump(mode="json")}
         self._write_header()
 

@@ -31,7 +31,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from app.core.locations import Locations
 from app.core.model import Memory
 from app.core.reading.base import slug
-from app.core.storage import ContainmentError, Roots, StorageError, atomic_write, check_name
+from app.core.storage import (
+    ContainmentError,
+    Roots,
+    StorageError,
+    atomic_write,
+    check_name,
+    durable,
+)
 from app.core.storage.base import Gone, read_current, sha256_bytes
 from app.core.storage.errors import shown
 
@@ -118,18 +125,28 @@ class Vault:
         roots = self._roots()
         folder = roots.ensure_folder(self.data, VAULT_DIR, *parts, mode=0o700)
         ref = "/".join(parts)
+        # Inside a change, the item is synced with the others written before the store's next
+        # write (durable.py), which never comes before it.
+        unsettled = durable.deferring()
+        sync = unsettled is None
         try:
-            atomic_write(roots, folder / CONTENT, content, base=None, new_mode=0o600)
+            atomic_write(roots, folder / CONTENT, content, base=None, new_mode=0o600, sync=sync)
             atomic_write(
                 roots,
                 folder / MANIFEST,
                 manifest.model_dump_json(indent=2).encode("utf-8") + b"\n",
                 base=None,
                 new_mode=0o600,
+                sync=sync,
             )
         except BaseException:
             self.discard(ref)
             raise
+        if unsettled is not None:
+            unsettled.add(
+                [str(folder / CONTENT), str(folder / MANIFEST)],
+                [str(folder), str(folder.parent), str(folder.parent.parent), str(self.root)],
+            )
         return Item(ref, folder, manifest)
 
     def _folder(self, ref: str) -> Path:

@@ -8,6 +8,8 @@
   checks and the MEMWB_FAULT crash points; leftovers: `sweep` and `clear_litter` of what a crashed
   write left.
 - edits: byte-preserving `set_key`, `replace_span`, `cut_span`, `insert_span`.
+- durable: `together` and `settle`, the saves of a change's vault items synced at once, right
+  before the store write they precede.
 - watch: `watch_for_revert`, which notices another process undoing a save.
 - sqlite_write: `write_transaction`, one short BEGIN IMMEDIATE transaction with busy_timeout, whose
   rows (`expect_row`) are read back before and after its COMMIT.
@@ -24,6 +26,7 @@ and the model, so they are not imported here: import them from `app.core.storage
 
 from __future__ import annotations
 
+from . import durable
 from .atomic import FAULT_ENV, FAULT_POINTS, Saved, atomic_write
 from .base import Base
 from .containment import Roots, check_name
@@ -60,6 +63,7 @@ __all__ = [
     "atomic_write",
     "check_name",
     "clear_litter",
+    "durable",
     "expect_row",
     "make_link",
     "move_file",

@@ -70,9 +70,15 @@ FAULT_POINTS = (
     "after_dir_fsync",
 )
 # Elsewhere in the write path: after a file is set aside for removal (moves), right before and right
-# after a database transaction commits (sqlite_write), after a change is journaled as applied (the
-# change layer).
-OTHER_FAULT_POINTS = ("after_set_aside", "before_commit", "after_commit", "after_applied")
+# after a database transaction commits (sqlite_write), after the vault items written ahead of a
+# store write are synced (durable), after a change is journaled as applied (the change layer).
+OTHER_FAULT_POINTS = (
+    "after_set_aside",
+    "before_commit",
+    "after_commit",
+    "after_settle",
+    "after_applied",
+)
 
 TEMP_PREFIX = ".wb-"
 TEMP_SUFFIX = ".tmp"
@@ -122,8 +128,11 @@ def atomic_write(
     base: Base | None,
     new_mode: int = 0o644,
     split_hard_links: bool = False,
+    sync: bool = True,
 ) -> Saved:
     """Replace the file at `path` (or create it, when `base` is None) with `data`, atomically.
+    `sync=False`: neither the file nor its folder is synced; the caller syncs both before anything
+    relies on them (durable.py).
 
     Raises ContainmentError (a path we may not write), ConflictError (the file is not the base any
     more, or a file appeared where we meant to create one), NotWritableError (refused before
@@ -159,7 +168,8 @@ def atomic_write(
                 _write_all(fd, data[half:])
                 fault("after_write", target)
                 warnings += _copy_attributes(fd, target, st, new_mode)
-                os.fsync(fd)
+                if sync:
+                    os.fsync(fd)
                 fault("after_fsync", target)
                 final = os.fstat(fd)
             finally:
@@ -182,7 +192,8 @@ def atomic_write(
             raise
         fault("after_replace", target)
         _read_back(dfd, target, data)
-        warnings += _sync_folder(dfd, folder)
+        if sync:
+            warnings += _sync_folder(dfd, folder)
         fault("after_dir_fsync", target)
     finally:
         if held >= 0:
