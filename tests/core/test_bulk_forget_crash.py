@@ -150,3 +150,34 @@ def test_a_crash_in_the_undo_of_a_forget_keeps_what_it_restored(tmp_path: Path) 
     for memory_id in (ROWS[2], ROWS[0]):
         assert cli(sample, locations, "restore", memory_id, "--path", str(sample)) == 0
     assert tree(sample) == original
+
+
+@pytest.mark.timeout(900)
+def test_a_crash_right_after_one_transaction_of_several_rows_completes_the_forget(
+    tmp_path: Path,
+) -> None:
+    """The rows of one database go in one transaction: killed right after its COMMIT, the next
+    start records every row of it, each with what its own write returned, and the undo (its rows
+    in one transaction again) gives back every row."""
+    sample, locations = fresh(tmp_path)
+    original = tree(sample)
+    rows = ("engram:engram:obs/1", "memory-mcp:memory-mcp:mem/3", "memory-mcp:memory-mcp:mem/6")
+    assert killed_in(sample, locations, "memory-mcp", "after_commit", "forget", *rows) == 137
+    wb = started_again(sample, locations)
+    [forget] = [d for d in Ledger(locations).decisions() if d.action == "forget"]
+    parts = forget.effect["parts"]
+    assert [p["memory_id"] for p in parts] == list(rows)
+    assert all(wb.memory(i).tier.value == "quarantine" for i in rows)
+    # Each row's own vault item and trust_history row, as its write returned them.
+    vaults = [p["effect"]["vault"] for p in parts]
+    assert len(set(vaults)) == 3 and all(isinstance(v, str) for v in vaults)
+    histories = [p["effect"]["trust_history"]["id"] for p in parts[1:]]
+    assert len(set(histories)) == 2 and all(isinstance(h, int) for h in histories)
+    vault = Vault(locations)
+    assert [vault.get(v).manifest.memory_id for v in vaults] == list(rows)
+    assert killed_in(sample, locations, "engram", "before_commit", "undo") == 137
+    started_again(sample, locations)
+    [undo] = [d for d in Ledger(locations).decisions() if d.action == "undo"]
+    assert [p["memory_id"] for p in undo.effect["reverse"]["parts"]] == [rows[2], rows[1]]
+    assert cli(sample, locations, "restore", rows[0], "--path", str(sample)) == 0
+    assert tree(sample) == original

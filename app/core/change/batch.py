@@ -5,7 +5,10 @@ single quarantine makes: a trust line, a file or a block moved into the vault, a
 held row), one after the other, each prepared from the store as the one before left it; a file's
 memories go last first, so a cut leaves the offsets of the ones still to take as they were read.
 Every write goes through one journal intent, so a crash part way is rolled back whole at the next
-start; a part that cannot be made puts back the parts made before it and nothing is recorded.
+start; a part that cannot be made puts back the parts made before it and nothing is recorded. The
+rows of one database are written by one transaction, each row by the work its own transaction would
+run (a transaction a row, one after the other, was most of a large forget's time): all of them or
+none, and the journal completes a crash right after its COMMIT with what each row's work returned.
 
 The ledger keeps one line, a `forget` change whose parts each name their own quarantine decision
 (`ledger.batch_parts`), so the workbench's quarantine lists every forgotten memory, one of them can
@@ -15,13 +18,15 @@ be restored on its own, and `undo` restores every part still standing, last firs
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.change.errors import ChangeError, Conflict, translated
-from app.core.change.plan import PENDING_ID, Plan, Prepared
+from app.core.change.journal import EACH, RESULT
+from app.core.change.plan import PENDING_ID, Plan, Prepared, transacted
 from app.core.change.quarantine import active_quarantine
 from app.core.change.target import Reverse, Target
 from app.core.model import Memory, Portfolio
@@ -257,7 +262,16 @@ def _apply_parts(applier: Applier, selected: Selected, change_id: str, reason: s
     of = (change_id, "forget", subject)
     touched: list[str] = []
     last = len(selected.take) - 1
-    for n, (portfolio, memory) in enumerate(selected.take):
+    for run in _runs([m for _, m in selected.take]):
+        if len(run) > 1:
+            try:
+                _forget_rows(applier, selected, run, decision, parts, left, reason)
+            except ChangeError as exc:
+                raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
+            touched += [selected.take[n][1].id for n in run]
+            continue
+        n = run[0]
+        portfolio, memory = selected.take[n]
         own = part_id(change_id, n)
         if _taken_with_another(applier, portfolio, memory):
             left.append(
@@ -285,6 +299,85 @@ def _apply_parts(applier: Applier, selected: Selected, change_id: str, reason: s
         touched.append(memory.id)
     applier.touched = touched
     return applier._record(_with(decision, parts, left))
+
+
+def _runs(memories: Sequence[Memory]) -> list[list[int]]:
+    """The parts in order, each alone but for the rows of one database, which go together."""
+    runs: list[list[int]] = []
+    for n, memory in enumerate(memories):
+        if runs and memory.source.row is not None:
+            before = memories[runs[-1][-1]]
+            if before.source.row is not None and _file_of(before) == _file_of(memory):
+                runs[-1].append(n)
+                continue
+        runs.append([n])
+    return runs
+
+
+def _forget_rows(
+    applier: Applier,
+    selected: Selected,
+    run: list[int],
+    decision: Decision,
+    parts: list[dict[str, Any]],
+    left: list[str],
+    reason: str,
+) -> None:
+    """The rows of one database forgotten in one transaction, each prepared as it would be alone
+    (the parts made are added to `parts`)."""
+    last = len(selected.take) - 1
+    small = last < KEPT_PARTS
+    of = (decision.id, "forget", decision.memory_id)
+    made = []
+    for n in run:
+        portfolio, memory = selected.take[n]
+        own = part_id(decision.id, n)
+        made.append((portfolio, memory, own, _prepare(applier, portfolio, memory, reason, own)))
+    together = one_transaction([c for *_, c in made])
+    if together is None:
+        # A system whose rows are not each a transaction's work: one after the other.
+        for (portfolio, memory, own, change), n in zip(made, run, strict=True):
+
+            def alone(
+                e: dict[str, Any], p: Portfolio = portfolio, m: Memory = memory, i: str = own
+            ) -> Decision:
+                return _with(decision, [*parts, _part(p, m, i, e)], left)
+
+            one = alone if n == last or small else None
+            effect = applier._apply(change, f"the forget of {memory.id}", of, one, keep=small)
+            parts.append(_part(portfolio, memory, own, effect))
+        return
+
+    def whole(_: dict[str, Any]) -> Decision:
+        # What each row's work returns is known once the transaction ran: its place is kept.
+        pending = [_part(p, m, i, {RESULT: k} | _notes(c)) for k, (p, m, i, c) in enumerate(made)]
+        return _with(decision, [*parts, *pending], left)
+
+    what = f"the forget of {len(run)} rows of {selected.take[run[0]][1].source.path}"
+    done = whole if run[-1] == last or small else None
+    effects = applier._apply(together, what, of, done, keep=small)[EACH]
+    for (portfolio, memory, own, change), effect in zip(made, effects, strict=True):
+        parts.append(_part(portfolio, memory, own, effect | _notes(change)))
+
+
+def _notes(change: Prepared) -> dict[str, Any]:
+    return {"notes": change.effect["notes"]} if "notes" in change.effect else {}
+
+
+def one_transaction(changes: Sequence[Prepared]) -> Prepared | None:
+    """Changes to one database made by one transaction, one after the other, each as its own
+    transaction would make it; it returns `{EACH: [the effect of each]}`, and makes all or none.
+    None when one of them is not a transaction's work on the same database."""
+    transactions = [c.transaction for c in changes]
+    first = transactions[0]
+    if first is None or any(t is None or t.path != first.path for t in transactions):
+        return None
+    works = [t.work for t in transactions if t is not None]
+
+    def work(conn: sqlite3.Connection) -> dict[str, Any]:
+        return {EACH: [w(conn) for w in works]}
+
+    return transacted(f"{len(works)} changes", {}, [], first.roots, first.path, work)
 
 
 def _with(decision: Decision, parts: list[dict[str, Any]], left: list[str]) -> Decision:
@@ -411,20 +504,42 @@ def undo(
     restored: list[dict[str, Any]] = []
     of = (rv.decision_id, "undo", rv.change.memory_id)
     lastn = len(order) - 1
-    for n, part in enumerate(order):
-        own = part_id(rv.decision_id, n)
-
-        def whole(effect: dict[str, Any], p: dict[str, Any] = part, i: str = own) -> Decision:
-            return record(_reverse([*restored, _restored(p, i, effect)], left))
-
+    small = lastn < KEPT_PARTS
+    for run in _part_runs(order):
         try:
-            change = _restore(rv, part, own, reason)
-            row = _is_row(part) and lastn < KEPT_PARTS
-            done = whole if n == lastn or row else None
-            effect = applier._apply(change, f"putting back {part['memory_id']}", of, done, keep=row)
+            changes = [(n, _restore(rv, order[n], part_id(rv.decision_id, n), reason)) for n in run]
+            together = one_transaction([c for _, c in changes]) if len(run) > 1 else None
+            if together is not None:
+
+                def whole(
+                    _: dict[str, Any], changes: list[tuple[int, Prepared]] = changes
+                ) -> Decision:
+                    pending = [
+                        _restored(order[n], part_id(rv.decision_id, n), {RESULT: k} | _notes(c))
+                        for k, (n, c) in enumerate(changes)
+                    ]
+                    return record(_reverse([*restored, *pending], left))
+
+                what = f"putting back {len(run)} rows of {_source_of(order[run[0]])}"
+                done = whole if run[-1] == lastn or small else None
+                effects = applier._apply(together, what, of, done, keep=small)[EACH]
+                for (n, change), effect in zip(changes, effects, strict=True):
+                    own = part_id(rv.decision_id, n)
+                    restored.append(_restored(order[n], own, effect | _notes(change)))
+                continue
+            for n, change in changes:
+                part, own = order[n], part_id(rv.decision_id, n)
+
+                def alone(e: dict[str, Any], p: dict[str, Any] = part, i: str = own) -> Decision:
+                    return record(_reverse([*restored, _restored(p, i, e)], left))
+
+                row = _is_row(part) and small
+                last = alone if n == lastn or row else None
+                what = f"putting back {part['memory_id']}"
+                effect = applier._apply(change, what, of, last, keep=row)
+                restored.append(_restored(part, own, effect))
         except ChangeError as exc:
             raise _undo_rolled_back(applier, exc, len(restored)) from exc
-        restored.append(_restored(part, own, effect))
     applier.touched = [str(p["memory_id"]) for p in order]
     return applier._record(record(_reverse(restored, left)))
 
@@ -432,6 +547,27 @@ def undo(
 def _is_row(part: dict[str, Any]) -> bool:
     source = (part.get("memory") or {}).get("source") or {}
     return source.get("row") is not None
+
+
+def _source_of(part: dict[str, Any]) -> str:
+    return str(((part.get("memory") or {}).get("source") or {}).get("path"))
+
+
+def _part_runs(order: Sequence[dict[str, Any]]) -> list[list[int]]:
+    """The parts to restore in order, each alone but for the rows of one database, together."""
+
+    def where(part: dict[str, Any]) -> tuple[Any, ...] | None:
+        memory = part.get("memory") or {}
+        return (memory.get("system"), part.get("root"), _source_of(part)) if _is_row(part) else None
+
+    runs: list[list[int]] = []
+    for n, part in enumerate(order):
+        here = where(part)
+        if runs and here is not None and where(order[runs[-1][-1]]) == here:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return runs
 
 
 def _restored(part: dict[str, Any], decision_id: str, effect: dict[str, Any]) -> dict[str, Any]:

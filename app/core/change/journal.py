@@ -69,8 +69,10 @@ INTENT = "intent.json"
 STEPS = "steps.log"
 UNRESOLVED = "unresolved"
 APPLYING, APPLIED = "applying", "applied"
-# In the decision a change will record, the place for what its last database write returns.
+# In the decision a change will record, the place for what its last database write returns: `True`,
+# all of it; a number k, the k-th of what a transaction making several changes returns as EACH.
 RESULT = "$result"
+EACH = "$each"
 # How a change the next start completes was interrupted.
 COMMITTED = "after its database transaction was committed (its rows read back as written)"
 FILES_DONE = "after its last write (every file it writes holds what it was to leave)"
@@ -541,7 +543,10 @@ class Journal:
         result = record.get("result")
         if not isinstance(result, dict) or record.get("result_kept") is False:
             return None
-        filled, placed = _fill(finish["decision"], result)
+        try:
+            filled, placed = _fill(finish["decision"], result)
+        except ValueError:
+            return None
         if not placed:
             return None
         try:
@@ -688,11 +693,17 @@ class Journal:
 
 
 def _fill(template: Any, result: dict[str, Any]) -> tuple[Any, bool]:
-    """`template` with each `{RESULT: ..., **rest}` replaced by `result | rest`; and whether one
-    was."""
+    """`template` with each `{RESULT: True, **rest}` replaced by `result | rest`, each `{RESULT: k,
+    **rest}` by `result[EACH][k] | rest`; and whether one was."""
     if isinstance(template, dict):
         if RESULT in template:
-            return result | {k: v for k, v in template.items() if k != RESULT}, True
+            rest = {k: v for k, v in template.items() if k != RESULT}
+            at, each = template[RESULT], result.get(EACH)
+            if type(at) is int and isinstance(each, list):
+                if not 0 <= at < len(each) or not isinstance(each[at], dict):
+                    raise ValueError(f"no change {at} in what the transaction returned")
+                return each[at] | rest, True
+            return result | rest, True
         placed = False
         out: dict[str, Any] = {}
         for key, value in template.items():

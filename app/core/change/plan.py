@@ -3,13 +3,29 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from app.core.review.ledger import Action
+from app.core.storage import Roots, write_transaction
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """A change made as the work of one database transaction: a batch makes the works of several
+    changes to one database in one transaction (change/batch.py), each returning its effect."""
+
+    roots: Roots
+    path: Path
+    work: Callable[[sqlite3.Connection], dict[str, Any]]
+
+    def apply(self) -> dict[str, Any]:
+        return write_transaction(self.roots, self.path, self.work)
 
 
 @dataclass
@@ -17,16 +33,31 @@ class Prepared:
     """A checked, computed change: what it is, and the function that makes it (None: ledger only).
 
     `apply` returns the final effect to record (it may add what only the write can know, such as a
-    new row id)."""
+    new row id). `transaction`: the change is that transaction's work alone (then `apply` runs it).
+    """
 
     description: str
     effect: dict[str, Any]
     changes: list[str] = field(default_factory=list)
     apply: Callable[[], dict[str, Any]] | None = None
+    transaction: Transaction | None = None
 
     @property
     def notes(self) -> tuple[str, ...]:
         return tuple(str(n) for n in self.effect.get("notes", ()))
+
+
+def transacted(
+    description: str,
+    effect: dict[str, Any],
+    changes: list[str],
+    roots: Roots,
+    path: Path,
+    work: Callable[[sqlite3.Connection], dict[str, Any]],
+) -> Prepared:
+    """A change made by one database transaction running `work`."""
+    transaction = Transaction(roots, path, work)
+    return Prepared(description, effect, changes, transaction.apply, transaction)
 
 
 def prepared(

@@ -33,14 +33,14 @@ from app.core.change import rows
 from app.core.change.edits import ledger_only
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import check_fresh_text
-from app.core.change.plan import Prepared
+from app.core.change.plan import Prepared, transacted
 from app.core.change.schema import check_schema
 from app.core.change.target import Target
 from app.core.change.vaulting import vault_manifest
 from app.core.reading.base import sha256_text
 from app.core.reading.sqlite_ro import DbReadError, read_db_or_raise, source_file
 from app.core.review.vault import VaultError
-from app.core.storage import expect_row, write_transaction
+from app.core.storage import expect_row
 from app.core.systems.engram import journal
 from app.core.systems.engram.journal import Schema, read_schema, writable
 
@@ -237,10 +237,7 @@ def _soft_delete(t: Target) -> Prepared:
         # COMMIT, so a crash right after it can still be recorded.
         return effect | {"vault": item.ref} | journaled
 
-    def apply() -> dict[str, Any]:
-        return write_transaction(t.roots, path, work)
-
-    return Prepared(description, effect, changes, apply)
+    return transacted(description, effect, changes, t.roots, path, work)
 
 
 def _undelete(t: Target) -> Prepared:
@@ -279,16 +276,13 @@ def _undelete(t: Target) -> Prepared:
         *_journal_note(schema, "upsert"),
     ]
 
-    def apply() -> dict[str, Any]:
-        def work(conn: sqlite3.Connection) -> dict[str, Any]:
-            schema = _schema(conn, t)
-            _check(conn, t, expect=after, content=None)
-            _set(conn, t, before)
-            return effect | _journal(conn, t, schema, "upsert")
+    def work(conn: sqlite3.Connection) -> dict[str, Any]:
+        schema = _schema(conn, t)
+        _check(conn, t, expect=after, content=None)
+        _set(conn, t, before)
+        return effect | _journal(conn, t, schema, "upsert")
 
-        return write_transaction(t.roots, path, work)
-
-    return Prepared(description, effect, changes, apply)
+    return transacted(description, effect, changes, t.roots, path, work)
 
 
 def _reinsert(t: Target, path: Path, schema: Schema) -> Prepared:
@@ -341,10 +335,7 @@ def _reinsert(t: Target, path: Path, schema: Schema) -> Prepared:
         rows.insert(conn, TABLE, original)
         return effect | _journal(conn, t, schema, "upsert")
 
-    def apply() -> dict[str, Any]:
-        return write_transaction(t.roots, path, work)
-
-    return Prepared(description, effect, changes, apply)
+    return transacted(description, effect, changes, t.roots, path, work)
 
 
 def _check(

@@ -21,7 +21,7 @@ from app.core.change import rows
 from app.core.change.edits import ledger_only
 from app.core.change.errors import ChangeError, Conflict
 from app.core.change.freshness import check_fresh_text
-from app.core.change.plan import Prepared
+from app.core.change.plan import Prepared, transacted
 from app.core.change.target import Target
 from app.core.change.vaulting import vault_manifest
 from app.core.reading.base import sha256_text
@@ -124,10 +124,7 @@ def _quarantine(t: Target, path: Path, old: float) -> Prepared:
         # the COMMIT, so a crash right after it can still be recorded.
         return effect | {"vault": item.ref, "trust_history": history | {"id": rowid}}
 
-    def apply() -> dict[str, Any]:
-        return write_transaction(t.roots, path, work)
-
-    return Prepared(description, effect, changes, apply)
+    return transacted(description, effect, changes, t.roots, path, work)
 
 
 def _restore_held(t: Target, path: Path) -> Prepared:
@@ -157,20 +154,11 @@ def _restore_held(t: Target, path: Path) -> Prepared:
         f"restore {t.label}: put its row back in {t.rel} column for column from the workbench vault"
     )
 
-    def apply() -> dict[str, Any]:
-        return write_transaction(
-            t.roots,
-            path,
-            lambda conn: (
-                effect
-                | {
-                    "trust_history": history
-                    | {"id": holding.put_back(conn, row, original, history, label)}
-                }
-            ),
-        )
+    def work(conn: sqlite3.Connection) -> dict[str, Any]:
+        rowid = holding.put_back(conn, row, original, history, label)
+        return effect | {"trust_history": history | {"id": rowid}}
 
-    return Prepared(description, effect, changes, apply)
+    return transacted(description, effect, changes, t.roots, path, work)
 
 
 def _restore(t: Target, path: Path, row: dict[str, Any] | None) -> Prepared:
