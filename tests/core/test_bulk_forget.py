@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,33 @@ def test_forget_is_one_change_and_one_undo_gives_every_byte_and_row_back(env: En
         m.id: m.sha256 for m in wb.memories if m.tier != Tier.QUARANTINE
     } | {m.id: m.sha256 for m in again.memories if m.tier == Tier.QUARANTINE}
     assert all(again.memory(i).tier != Tier.QUARANTINE for i in SELECTION)
+
+
+def test_the_sections_of_one_file_go_in_one_write_each_recorded_as_alone(env: Env) -> None:
+    """Two sections of one OpenClaw file: the file is written once, and each part holds what its
+    own quarantine would have recorded after the one before it (the later section first)."""
+    wb = env.open()
+    original = env.file(INFRA_MD).read_bytes()
+    decision = wb.forget([STAGING, BACKUPS], reason="cleanup")
+    assert isinstance(decision, Decision)
+    assert wb.written.count(str(env.file(INFRA_MD))) == 1
+    first, second = (p["effect"] for p in decision.effect["parts"])
+    assert [p["memory_id"] for p in decision.effect["parts"]] == [BACKUPS, STAGING]
+    after = env.file(INFRA_MD).read_bytes()
+    assert first["file_sha256_before"] == hashlib.sha256(original).hexdigest()
+    assert first["file_sha256_after"] == second["file_sha256_before"]
+    assert second["file_sha256_after"] == hashlib.sha256(after).hexdigest()
+    for effect in (first, second):  # cut last first: each offset is where it was in the file
+        block = original[effect["offset"] : effect["offset"] + effect["length"]]
+        assert hashlib.sha256(block).hexdigest() == effect["sha256"]
+    kept = sorted((Path(f) / "content").read_bytes() for f in wb.vault_folders(decision))
+    assert kept == sorted(
+        [original[e["offset"] : e["offset"] + e["length"]] for e in (first, second)]
+    )
+    wb.restore(STAGING, "needed after all")  # one part restores on its own
+    assert b"## Staging" in env.file(INFRA_MD).read_bytes()
+    wb.undo()
+    assert env.file(INFRA_MD).read_bytes() == original
 
 
 def test_one_memory_of_a_forget_restores_on_its_own_and_undo_leaves_it(env: Env) -> None:

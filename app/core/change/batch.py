@@ -259,59 +259,107 @@ def _apply_parts(applier: Applier, selected: Selected, change_id: str, reason: s
         reason=reason,
         effect={"kind": "forget", "count": 0, "parts": parts, "left": left},
     )
-    of = (change_id, "forget", subject)
-    touched: list[str] = []
-    last = len(selected.take) - 1
     for run in _runs([m for _, m in selected.take]):
         if len(run) > 1:
+            rows = selected.take[run[0]][1].source.row is not None
+            together = _forget_rows if rows else _forget_blocks
             try:
-                _forget_rows(applier, selected, run, decision, parts, left, reason)
+                run = together(applier, selected, run, decision, parts, left, reason)
             except ChangeError as exc:
                 raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
-            touched += [selected.take[n][1].id for n in run]
-            continue
-        n = run[0]
-        portfolio, memory = selected.take[n]
-        own = part_id(change_id, n)
-        if _taken_with_another(applier, portfolio, memory):
-            left.append(
-                f"{memory.id}: its file went into the vault with a memory forgotten before it",
-            )
-            continue
-
-        def whole(
-            effect: dict[str, Any],
-            p: Portfolio = portfolio,
-            m: Memory = memory,
-            i: str = own,
-        ) -> Decision:
-            done = [*parts, _part(p, m, i, effect)]
-            return _with(decision, done, left)
-
-        try:
-            change = _prepare(applier, portfolio, memory, reason, own)
-            row = memory.source.row is not None and last < KEPT_PARTS
-            done = whole if n == last or row else None
-            effect = applier._apply(change, f"the forget of {memory.id}", of, done, keep=row)
-        except ChangeError as exc:
-            raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
-        parts.append(_part(portfolio, memory, own, effect))
-        touched.append(memory.id)
-    applier.touched = touched
+        for n in run:
+            _forget_one(applier, selected, n, decision, parts, left, reason)
+    applier.touched = [str(part["memory_id"]) for part in parts]
     return applier._record(_with(decision, parts, left))
 
 
+def _forget_one(
+    applier: Applier,
+    selected: Selected,
+    n: int,
+    decision: Decision,
+    parts: list[dict[str, Any]],
+    left: list[str],
+    reason: str,
+) -> None:
+    """The n-th part forgotten alone (added to `parts`), unless it is left out (added to `left`)."""
+    portfolio, memory = selected.take[n]
+    own = part_id(decision.id, n)
+    if _taken_with_another(applier, portfolio, memory):
+        left.append(f"{memory.id}: its file went into the vault with a memory forgotten before it")
+        return
+
+    def whole(effect: dict[str, Any]) -> Decision:
+        return _with(decision, [*parts, _part(portfolio, memory, own, effect)], left)
+
+    last = len(selected.take) - 1
+    try:
+        change = _prepare(applier, portfolio, memory, reason, own)
+        row = memory.source.row is not None and last < KEPT_PARTS
+        done = whole if n == last or row else None
+        of = (decision.id, "forget", decision.memory_id)
+        effect = applier._apply(change, f"the forget of {memory.id}", of, done, keep=row)
+    except ChangeError as exc:
+        raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
+    parts.append(_part(portfolio, memory, own, effect))
+
+
 def _runs(memories: Sequence[Memory]) -> list[list[int]]:
-    """The parts in order, each alone but for the rows of one database, which go together."""
+    """The parts in order, each alone but for the rows of one database, and the blocks of one file
+    (each with its span, last first), which go together."""
     runs: list[list[int]] = []
     for n, memory in enumerate(memories):
-        if runs and memory.source.row is not None:
+        if runs:
             before = memories[runs[-1][-1]]
-            if before.source.row is not None and _file_of(before) == _file_of(memory):
+            rows = memory.source.row is not None and before.source.row is not None
+            blocks = (
+                memory.source.row is None
+                and before.source.row is None
+                and memory.span is not None
+                and before.span is not None
+            )
+            if (rows or blocks) and _file_of(before) == _file_of(memory):
                 runs[-1].append(n)
                 continue
         runs.append([n])
     return runs
+
+
+def _forget_blocks(
+    applier: Applier,
+    selected: Selected,
+    run: list[int],
+    decision: Decision,
+    parts: list[dict[str, Any]],
+    left: list[str],
+    reason: str,
+) -> list[int]:
+    """The blocks of one file forgotten in one write of it, when its system can (the parts made are
+    added to `parts`); the parts still to make one by one: all of them when it cannot."""
+    made = []
+    for n in run:
+        portfolio, memory = selected.take[n]
+        own = part_id(decision.id, n)
+        made.append((portfolio, memory, own))
+    targets = [applier._target("quarantine", p, m, reason, i) for p, m, i in made]
+    first = made[0][1]
+    with translated(f"forget {first.id}"):
+        together = registry.system(first.system).trust_effects(targets)
+    if together is None:
+        return run
+
+    def whole(_: dict[str, Any]) -> Decision:
+        pending = [_part(p, m, i, {RESULT: k}) for k, (p, m, i) in enumerate(made)]
+        return _with(decision, [*parts, *pending], left)
+
+    what = f"the forget of {len(run)} memories of {first.source.path}"
+    done = whole if run[-1] == len(selected.take) - 1 else None
+    of = (decision.id, "forget", decision.memory_id)
+    result = applier._apply(together, what, of, done)
+    shared = {key: value for key, value in result.items() if key != EACH}
+    for (portfolio, memory, own), effect in zip(made, result[EACH], strict=True):
+        parts.append(_part(portfolio, memory, own, effect | shared))
+    return []
 
 
 def _forget_rows(
@@ -322,9 +370,9 @@ def _forget_rows(
     parts: list[dict[str, Any]],
     left: list[str],
     reason: str,
-) -> None:
+) -> list[int]:
     """The rows of one database forgotten in one transaction, each prepared as it would be alone
-    (the parts made are added to `parts`)."""
+    (the parts made are added to `parts`); none is left to make one by one."""
     last = len(selected.take) - 1
     small = last < KEPT_PARTS
     of = (decision.id, "forget", decision.memory_id)
@@ -346,7 +394,7 @@ def _forget_rows(
             one = alone if n == last or small else None
             effect = applier._apply(change, f"the forget of {memory.id}", of, one, keep=small)
             parts.append(_part(portfolio, memory, own, effect))
-        return
+        return []
 
     def whole(_: dict[str, Any]) -> Decision:
         # What each row's work returns is known once the transaction ran: its place is kept.
@@ -358,6 +406,7 @@ def _forget_rows(
     effects = applier._apply(together, what, of, done, keep=small)[EACH]
     for (portfolio, memory, own, change), effect in zip(made, effects, strict=True):
         parts.append(_part(portfolio, memory, own, effect | _notes(change)))
+    return []
 
 
 def _notes(change: Prepared) -> dict[str, Any]:

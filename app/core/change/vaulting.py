@@ -4,11 +4,14 @@ a file) and putting it back byte for byte."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.core.change.errors import ChangeError, Conflict, translated
 from app.core.change.freshness import read_base
+from app.core.change.journal import EACH
 from app.core.change.links import Linked, refuse_through_link, target_shown
 from app.core.change.plan import Prepared, prepared
 from app.core.change.target import Reverse, Target
@@ -139,12 +142,23 @@ def _vault_link(t: Target, base: Linked, name: str | None) -> Prepared:
     return Prepared(description, effect, changes, apply)
 
 
-def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
-    """Quarantine by cutting the memory's byte span out of its file into the vault."""
+@dataclass(frozen=True)
+class _Cut:
+    """One memory's span cut out of a file's bytes: its vault item and what it leaves."""
+
+    manifest: Manifest
+    block: bytes
+    new: bytes  # the file's bytes after the cut
+    new_sha256: str
+    name: str
+    effect: dict[str, Any]
+    description: str
+    change: str
+
+
+def _cut(t: Target, data: bytes, data_sha256: str, fresh: Memory) -> _Cut:
     assert fresh.span is not None
-    refuse_through_link(base, t.rel, t.root, f"quarantine {t.label}")
     start, end = fresh.span.start, fresh.span.end
-    data = base.data
     block = data[start:end]
     new = cut_span(data, (start, end))
     before = data[max(0, start - CONTEXT_BYTES) : start]
@@ -155,13 +169,9 @@ def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
         after_len=len(after),
         after_sha256=sha256_bytes(after),
     )
+    new_sha256 = sha256_bytes(new)
     manifest = vault_manifest(
-        t,
-        kind="block",
-        offset=start,
-        content=block,
-        context=context,
-        file_sha256_after=sha256_bytes(new),
+        t, kind="block", offset=start, content=block, context=context, file_sha256_after=new_sha256
     )
     name = t.vault.item_name(t.memory, t.decision_id)
     ref = f"{t.memory.system}/{_portfolio_part(t)}/{name}"
@@ -173,30 +183,65 @@ def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
         "offset": start,
         "length": len(block),
         "sha256": sha256_bytes(block),
-        "file_sha256_before": base.sha256,
-        "file_sha256_after": sha256_bytes(new),
+        "file_sha256_before": data_sha256,
+        "file_sha256_after": new_sha256,
         "undo": f"insert the vault item's content at byte {start} of {t.rel}",
     }
     description = (
         f"quarantine {t.label}: cut bytes {start}-{end} (line {line}, {len(block):,} bytes) out of "
         f"{t.rel} into the workbench vault"
     )
+    change = (
+        f"{t.rel}: {len(block):,} bytes removed at byte {start}; the rest of the file unchanged"
+    )
+    return _Cut(manifest, block, new, new_sha256, name, effect, description, change)
+
+
+def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
+    """Quarantine by cutting the memory's byte span out of its file into the vault."""
+    refuse_through_link(base, t.rel, t.root, f"quarantine {t.label}")
+    cut = _cut(t, base.data, base.sha256, fresh)
 
     def apply() -> dict[str, Any]:
-        item = t.vault.put(manifest, block, name)
+        item = t.vault.put(cut.manifest, cut.block, cut.name)
         try:
-            save(t, base.path, new, base)
+            save(t, base.path, cut.new, base)
         except BaseException as exc:
             discard_unless_written(t, item.ref, exc)
             raise
-        return effect | {"vault": item.ref}
+        return cut.effect | {"vault": item.ref}
 
-    return Prepared(
-        description,
-        effect,
-        [f"{t.rel}: {len(block):,} bytes removed at byte {start}; the rest of the file unchanged"],
-        apply,
-    )
+    return Prepared(cut.description, cut.effect, [cut.change], apply)
+
+
+def vault_blocks(targets: Sequence[Target], base: Base, fresh: Sequence[Memory]) -> Prepared:
+    """Quarantine several memories of one file, each cut as `vault_block` would cut it from what
+    the ones before it left (last in the file first), in one write of the file. Its effect is
+    `{EACH: [the effect of each]}`, as each alone would have recorded it."""
+    first = targets[0]
+    refuse_through_link(base, first.rel, first.root, f"quarantine {first.label}")
+    cuts: list[_Cut] = []
+    data, data_sha256 = base.data, base.sha256
+    for t, memory in zip(targets, fresh, strict=True):
+        cuts.append(_cut(t, data, data_sha256, memory))
+        data, data_sha256 = cuts[-1].new, cuts[-1].new_sha256
+
+    def apply() -> dict[str, Any]:
+        refs: list[str] = []
+        try:
+            for t, cut in zip(targets, cuts, strict=True):
+                refs.append(t.vault.put(cut.manifest, cut.block, cut.name).ref)
+            save(first, base.path, data, base)
+        except BaseException as exc:
+            for ref in refs:
+                discard_unless_written(first, ref, exc)
+            raise
+        return {EACH: [c.effect | {"vault": ref} for c, ref in zip(cuts, refs, strict=True)]}
+
+    n = len(cuts)
+    description = f"quarantine {n} memories of {first.rel}, last first, in one write of the file"
+    changes = [line for cut in cuts for line in (cut.description, f"  {cut.change}")]
+    return Prepared(description, {}, changes, apply)
 
 
 def discard_unless_written(t: Target, ref: str, exc: BaseException) -> None:

@@ -12,7 +12,7 @@ another system's rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -58,6 +58,7 @@ class System(Protocol):
 
     # -- trust decisions: quarantine, restore, approve, flag ---------------------------------------
     def trust_effect(self, target: Target) -> Prepared: ...
+    def trust_effects(self, targets: Sequence[Target]) -> Prepared | None: ...
 
     # -- curation ----------------------------------------------------------------------------------
     def promote(self, target: Target) -> Prepared: ...
@@ -163,6 +164,13 @@ class BaseSystem:
 
     def trust_effect(self, target: Target) -> Prepared:
         return self._hook(self.trust_module, "prepare", f"{target.action} a memory")(target)
+
+    def trust_effects(self, targets: Sequence[Target]) -> Prepared | None:
+        """Several trust decisions on memories of one file made by one write of it, as each would
+        be made after the ones before it, when the system can (its trust module's `prepare_many`,
+        whose effect is `{EACH: [the effect of each]}`); None: each is made alone."""
+        many = getattr(self.trust_module, "prepare_many", None)
+        return None if many is None else many(targets)
 
     def promote(self, target: Target) -> Prepared:
         return self._hook(self.curation_module, "promote", "promote a memory")(target)

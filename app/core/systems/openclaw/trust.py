@@ -12,11 +12,15 @@ recorded untrusted removes that record; any other approve, and flag, live in the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from app.core.change.edits import ledger_only
 from app.core.change.freshness import decode_text, fresh_memory, read_base
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
-from app.core.change.vaulting import restore_from_vault, vault_block, vault_file
+from app.core.change.vaulting import restore_from_vault, vault_block, vault_blocks, vault_file
+from app.core.model import Memory
+from app.core.storage.edits import cut_span
 from app.core.systems.openclaw import ratchet
 
 NO_TRUST = "OpenClaw keeps no trust this changes; the decision lives in the workbench ledger only"
@@ -40,3 +44,25 @@ def prepare(t: Target) -> Prepared:
         whole = "the memory is the whole file, so the file leaves the workspace"
         return ratchet.guard(vault_file(t, base, whole), t.root, [t.rel], doing)
     return ratchet.guard(vault_block(t, base, fresh), t.root, [t.rel], doing)
+
+
+def prepare_many(targets: Sequence[Target]) -> Prepared | None:
+    """The quarantines of several blocks of one file, last in the file first, made by one write of
+    it (vaulting.vault_blocks): each block found in what the ones before it leave, as `prepare`
+    finds it after their writes. None when they are not all blocks cut from the same file."""
+    first = targets[0]
+    if any(t.action != "quarantine" or t.rel != first.rel for t in targets):
+        return None
+    base = read_base(first)
+    _, bom_len = decode_text(first, base.data)
+    data = base.data
+    fresh: list[Memory] = []
+    for t in targets:
+        memory = fresh_memory(t, data)
+        span = memory.span
+        if span is None or (span.start <= bom_len and span.end >= len(data)):
+            return None  # a whole file leaves the workspace: `prepare` moves it
+        fresh.append(memory)
+        data = cut_span(data, (span.start, span.end))
+    doing = f"quarantine {len(targets)} memories of {first.rel}"
+    return ratchet.guard(vault_blocks(targets, base, fresh), first.root, [first.rel], doing)
