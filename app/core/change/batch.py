@@ -550,6 +550,18 @@ def undo(
     order = [p for p in backwards if not _is_row(p)] + [p for p in backwards if _is_row(p)]
     if dry_run:
         return _undo_plan(rv, order, left, reason)
+    with durable.together():
+        return _undo_parts(applier, rv, order, left, reason, record)
+
+
+def _undo_parts(
+    applier: Applier,
+    rv: Reverse,
+    order: list[dict[str, Any]],
+    left: list[str],
+    reason: str,
+    record: Callable[[dict[str, Any]], Decision],
+) -> Decision:
     restored: list[dict[str, Any]] = []
     of = (rv.decision_id, "undo", rv.change.memory_id)
     lastn = len(order) - 1

@@ -27,6 +27,7 @@ from app.core.storage import (
     ReadBackError,
     Saved,
     atomic_write,
+    durable,
     remove_file,
 )
 from app.core.storage.base import Base, sha256_bytes
@@ -40,7 +41,12 @@ CONTEXT_BYTES = 64
 def save(t: Target, path: Path, data: bytes, base: Base | None, *, new_mode: int = 0o644) -> Saved:
     """Write one portfolio file through the storage layer, then tell whoever watches for reverts."""
     refuse_through_link(base, t.rel, t.root, f"{t.action} {t.label}")
-    saved = atomic_write(t.roots, path, data, base=base, new_mode=new_mode)
+    # Inside a batch, synced with the rest of it before it can be completed (durable.py): until
+    # then the journal holds what the file held before, and a crash puts that back.
+    later = durable.deferring()
+    saved = atomic_write(t.roots, path, data, base=base, new_mode=new_mode, sync=later is None)
+    if later is not None:
+        later.add([str(saved.path)], [str(saved.path.parent)])
     if t.after_save is not None:
         t.after_save(saved)
     return saved
