@@ -147,6 +147,23 @@ def test_the_sections_of_one_file_go_in_one_write_each_recorded_as_alone(env: En
     assert env.file(INFRA_MD).read_bytes() == original
 
 
+def test_the_undo_puts_a_files_sections_back_in_one_write(env: Env) -> None:
+    wb = env.open()
+    original = env.file(INFRA_MD).read_bytes()
+    forgot = wb.forget([STAGING, BACKUPS], reason="cleanup")
+    undone = wb.undo()
+    assert isinstance(forgot, Decision) and isinstance(undone, Decision)
+    assert wb.written.count(str(env.file(INFRA_MD))) == 1
+    assert env.file(INFRA_MD).read_bytes() == original
+    # each part put back as its own restore would have, the earlier section first
+    back = [p["effect"] for p in undone.effect["reverse"]["parts"]]
+    cut = [p["effect"] for p in forgot.effect["parts"]]
+    assert [b["offset"] for b in back] == [c["offset"] for c in reversed(cut)]
+    assert [b["file_sha256_after"] for b in back] == [
+        c["file_sha256_before"] for c in reversed(cut)
+    ]
+
+
 def test_one_memory_of_a_forget_restores_on_its_own_and_undo_leaves_it(env: Env) -> None:
     wb = env.open()
     before = files(env)

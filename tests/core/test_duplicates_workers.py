@@ -10,9 +10,23 @@ import pytest
 
 from app.core.curate import duplicates
 from app.core.curate.duplicates import READING, NearMemo, find_duplicates
-from app.core.curate.passages import Digested
+from app.core.curate.passages import Digested, WordNumbers
 from bench.corpus import MemoryTexts
-from tests.core.test_duplicates_memo import Portfolio, split_here  # noqa: F401 - a fixture
+from tests.core.test_duplicates_memo import Portfolio
+
+
+@pytest.fixture
+def split_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts this process splits into passages itself (the workers' are not seen here)."""
+    split: list[str] = []
+    real = duplicates.digest_text
+
+    def recorded(text: str, numbers: WordNumbers) -> Digested:
+        split.append(text)
+        return real(text, numbers)
+
+    monkeypatch.setattr(duplicates, "digest_text", recorded)
+    return split
 
 
 @pytest.fixture(scope="module")

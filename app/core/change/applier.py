@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core.change import batch, memo
+from app.core.change import batch, batch_undo, memo
 from app.core.change.applying import Applying, _one_change, _system, _system_of
 from app.core.change.deciding import DECISION_WAIT_SECONDS, TRUST_ACTIONS, Deciding
 from app.core.change.edits import leaves, undo_file_edit, undo_file_move, undo_ledger_only
@@ -241,7 +241,7 @@ class Applier(Deciding, Merging):
         if kind == "merge":
             return self._undo_merge(rv, reason, dry_run)
         if kind == "forget":
-            return batch.undo(
+            return batch_undo.undo(
                 self, rv, reason, dry_run, lambda e: self._undo_decision(rv, reason, e)
             )
         step = _undo_step(kind)

@@ -351,15 +351,23 @@ def _restore_link(t: Target, item: Item, target: Path) -> Prepared:
     return Prepared(description, effect, [f"{rel}: the link to {points_to} created again"], apply)
 
 
-def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
+@dataclass(frozen=True)
+class _Insert:
+    """A vault item's block put back into a file's bytes at its offset."""
+
+    new: bytes  # the file's bytes after the insert
+    new_sha256: str
+    effect: dict[str, Any]
+    description: str
+    change: str
+
+
+def _insert(t: Target, item: Item, content: bytes, data: bytes, data_sha256: str) -> _Insert:
+    """The block put back where it was cut from, while the bytes around that place are the ones it
+    was cut from; a Conflict otherwise."""
     manifest = item.manifest
     rel = manifest.path
     kept = f"the block stays in the vault as {item.ref}"
-    t_rel = t.rel
-    if rel != t_rel:
-        t = t.at(rel)
-    base = read_base(t)
-    data = base.data
     offset, ctx = manifest.offset, manifest.context
     if ctx is None or offset > len(data) or offset < ctx.before_len:
         raise Conflict(
@@ -369,18 +377,19 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
         )
     before = data[offset - ctx.before_len : offset]
     after = data[offset : offset + ctx.after_len]
+    line = data.count(b"\n", 0, offset) + 1
     if (
         len(after) != ctx.after_len
         or sha256_bytes(before) != ctx.before_sha256
         or sha256_bytes(after) != ctx.after_sha256
     ):
-        line = data.count(b"\n", 0, offset) + 1
         raise Conflict(
             f"cannot restore into {rel}: the bytes around byte {offset} (line {line}) changed "
             f"since the block was cut; nothing was written, {kept}",
             path=rel,
         )
     new = insert_span(data, offset, content)
+    new_sha256 = sha256_bytes(new)
     effect = {
         "kind": "vault-block",
         "file": rel,
@@ -388,28 +397,60 @@ def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
         "offset": offset,
         "length": len(content),
         "sha256": manifest.sha256,
-        "file_sha256_before": base.sha256,
-        "file_sha256_after": sha256_bytes(new),
+        "file_sha256_before": data_sha256,
+        "file_sha256_after": new_sha256,
     }
-    line = data.count(b"\n", 0, offset) + 1
     description = (
         f"restore {t.label}: insert the vault item {item.ref} ({len(content):,} bytes) back into "
         f"{rel} at byte {offset} (line {line})"
     )
+    change = (
+        f"{rel}: {len(content):,} bytes inserted at byte {offset}; the rest of the file unchanged"
+    )
+    return _Insert(new, new_sha256, effect, description, change)
+
+
+def _restore_block(t: Target, item: Item, content: bytes) -> Prepared:
+    if item.manifest.path != t.rel:
+        t = t.at(item.manifest.path)
+    base = read_base(t)
+    put = _insert(t, item, content, base.data, base.sha256)
 
     def apply() -> dict[str, Any]:
-        save(t, base.path, new, base)
-        return effect
+        save(t, base.path, put.new, base)
+        return put.effect
 
-    return Prepared(
-        description,
-        effect,
-        [
-            f"{rel}: {len(content):,} bytes inserted at byte {offset}; the rest of the file "
-            "unchanged"
-        ],
-        apply,
-    )
+    return Prepared(put.description, put.effect, [put.change], apply)
+
+
+def restore_blocks(targets: Sequence[Target]) -> Prepared | None:
+    """Put back several blocks cut from one file, each as `restore_from_vault` would put it back
+    into what the ones before it leave, in one write of the file; its effect is `{EACH: [the effect
+    of each]}`. None when they are not all blocks of the file their targets name."""
+    found: list[tuple[Item, bytes]] = []
+    for t in targets:
+        try:
+            item = t.vault.get(str(t.undo_effect.get("vault")))
+            if item.manifest.kind != "block" or item.manifest.path != targets[0].rel:
+                return None
+            found.append((item, t.vault.content(item)))
+        except VaultError as exc:
+            raise ChangeError(f"cannot restore {t.memory.id}: {exc}; nothing was written") from None
+    first = targets[0]
+    base = read_base(first)
+    puts: list[_Insert] = []
+    data, data_sha256 = base.data, base.sha256
+    for t, (item, content) in zip(targets, found, strict=True):
+        puts.append(_insert(t, item, content, data, data_sha256))
+        data, data_sha256 = puts[-1].new, puts[-1].new_sha256
+
+    def apply() -> dict[str, Any]:
+        save(first, base.path, data, base)
+        return {EACH: [put.effect for put in puts]}
+
+    description = f"restore {len(puts)} memories into {first.rel} in one write of the file"
+    changes = [line for put in puts for line in (put.description, f"  {put.change}")]
+    return Prepared(description, {}, changes, apply)
 
 
 def part_target(rv: Reverse, part: dict[str, Any], action: str) -> Target:

@@ -18,7 +18,13 @@ from app.core.change.edits import ledger_only
 from app.core.change.freshness import decode_text, fresh_memory, read_base
 from app.core.change.plan import Prepared
 from app.core.change.target import Target
-from app.core.change.vaulting import restore_from_vault, vault_block, vault_blocks, vault_file
+from app.core.change.vaulting import (
+    restore_blocks,
+    restore_from_vault,
+    vault_block,
+    vault_blocks,
+    vault_file,
+)
 from app.core.model import Memory
 from app.core.storage.edits import cut_span
 from app.core.systems.openclaw import ratchet
@@ -49,9 +55,16 @@ def prepare(t: Target) -> Prepared:
 def prepare_many(targets: Sequence[Target]) -> Prepared | None:
     """The quarantines of several blocks of one file, last in the file first, made by one write of
     it (vaulting.vault_blocks): each block found in what the ones before it leave, as `prepare`
-    finds it after their writes. None when they are not all blocks cut from the same file."""
+    finds it after their writes; or the restores of such blocks (vaulting.restore_blocks). None
+    when they are not all the one or the other in the same file."""
     first = targets[0]
-    if any(t.action != "quarantine" or t.rel != first.rel for t in targets):
+    if any(t.action != first.action or t.rel != first.rel for t in targets):
+        return None
+    if first.action == "restore":
+        back = restore_blocks(targets)
+        doing = f"restore {len(targets)} memories into {first.rel}"
+        return None if back is None else ratchet.guard(back, first.root, [first.rel], doing)
+    if first.action != "quarantine":
         return None
     base = read_base(first)
     _, bom_len = decode_text(first, base.data)
