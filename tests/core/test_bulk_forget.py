@@ -125,9 +125,15 @@ def test_the_sections_of_one_file_go_in_one_write_each_recorded_as_alone(env: En
     own quarantine would have recorded after the one before it (the later section first)."""
     wb = env.open()
     original = env.file(INFRA_MD).read_bytes()
+    plan = wb.forget([STAGING, BACKUPS], reason="cleanup", dry_run=True)
+    assert isinstance(plan, Plan) and "in one write of the file" in "\n".join(plan.changes)
     decision = wb.forget([STAGING, BACKUPS], reason="cleanup")
     assert isinstance(decision, Decision)
     assert wb.written.count(str(env.file(INFRA_MD))) == 1
+    # the dry run showed each part as the forget made it
+    chain = ("offset", "length", "sha256", "file_sha256_before", "file_sha256_after")
+    planned = [{k: p["effect"][k] for k in chain} for p in plan.effect["parts"]]
+    assert planned == [{k: p["effect"][k] for k in chain} for p in decision.effect["parts"]]
     first, second = (p["effect"] for p in decision.effect["parts"])
     assert [p["memory_id"] for p in decision.effect["parts"]] == [BACKUPS, STAGING]
     after = env.file(INFRA_MD).read_bytes()

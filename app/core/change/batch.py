@@ -199,12 +199,28 @@ def plan(applier: Applier, selected: Selected, change_id: str, reason: str) -> P
     changes: list[str] = []
     parts: list[dict[str, Any]] = []
     notes = list(selected.left)
-    for n, (portfolio, memory) in enumerate(selected.take):
-        change = _prepare(applier, portfolio, memory, reason, part_id(change_id, n))
-        changes.append(change.description)
-        changes += [f"  {c}" for c in change.changes]
-        notes += change.notes
-        parts.append({"memory_id": memory.id, "system": memory.system, "effect": change.effect})
+    for run in _runs([m for _, m in selected.take]):
+        blocks = len(run) > 1 and selected.take[run[0]][1].source.row is None
+        made, together = (
+            _blocks(applier, selected, run, change_id, reason) if blocks else ([], None)
+        )
+        # One write of a file for its blocks, as the forget makes it; else each part alone.
+        if together is not None:
+            prepared = [(together, made)]
+        else:
+            prepared = []
+            for n in run:
+                portfolio, memory = selected.take[n]
+                own = part_id(change_id, n)
+                change = _prepare(applier, portfolio, memory, reason, own)
+                prepared.append((change, [(portfolio, memory, own)]))
+        for change, of in prepared:
+            changes.append(change.description)
+            changes += [f"  {c}" for c in change.changes]
+            notes += change.notes
+            effects = change.effect[EACH] if EACH in change.effect else [change.effect]
+            for (_, memory, _), effect in zip(of, effects, strict=True):
+                parts.append({"memory_id": memory.id, "system": memory.system, "effect": effect})
     if len({(p.system, p.root, m.source.path) for p, m in selected.take}) < len(selected.take):
         notes.append(SAME_FILE)
     notes.append(f"{PENDING_ID} stands for the start of the id the change gets when it is made")
@@ -336,17 +352,10 @@ def _forget_blocks(
 ) -> list[int]:
     """The blocks of one file forgotten in one write of it, when its system can (the parts made are
     added to `parts`); the parts still to make one by one: all of them when it cannot."""
-    made = []
-    for n in run:
-        portfolio, memory = selected.take[n]
-        own = part_id(decision.id, n)
-        made.append((portfolio, memory, own))
-    targets = [applier._target("quarantine", p, m, reason, i) for p, m, i in made]
-    first = made[0][1]
-    with translated(f"forget {first.id}"):
-        together = registry.system(first.system).trust_effects(targets)
+    made, together = _blocks(applier, selected, run, decision.id, reason)
     if together is None:
         return run
+    first = made[0][1]
 
     def whole(_: dict[str, Any]) -> Decision:
         pending = [_part(p, m, i, {RESULT: k}) for k, (p, m, i) in enumerate(made)]
@@ -360,6 +369,17 @@ def _forget_blocks(
     for (portfolio, memory, own), effect in zip(made, result[EACH], strict=True):
         parts.append(_part(portfolio, memory, own, effect | shared))
     return []
+
+
+def _blocks(
+    applier: Applier, selected: Selected, run: list[int], change_id: str, reason: str
+) -> tuple[list[tuple[Portfolio, Memory, str]], Prepared | None]:
+    """Each part of the run with its id, and the quarantine of all of them in one write of their
+    file, when their system can make it (None: one by one)."""
+    made = [(*selected.take[n], part_id(change_id, n)) for n in run]
+    targets = [applier._target("quarantine", p, m, reason, i) for p, m, i in made]
+    with translated(f"forget {made[0][1].id}"):
+        return made, registry.system(made[0][1].system).trust_effects(targets)
 
 
 def _forget_rows(

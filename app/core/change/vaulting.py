@@ -247,7 +247,7 @@ def vault_blocks(targets: Sequence[Target], base: Base, fresh: Sequence[Memory])
     n = len(cuts)
     description = f"quarantine {n} memories of {first.rel}, last first, in one write of the file"
     changes = [line for cut in cuts for line in (cut.description, f"  {cut.change}")]
-    return Prepared(description, {}, changes, apply)
+    return Prepared(description, {EACH: [cut.effect for cut in cuts]}, changes, apply)
 
 
 def discard_unless_written(t: Target, ref: str, exc: BaseException) -> None:
@@ -450,7 +450,7 @@ def restore_blocks(targets: Sequence[Target]) -> Prepared | None:
 
     description = f"restore {len(puts)} memories into {first.rel} in one write of the file"
     changes = [line for put in puts for line in (put.description, f"  {put.change}")]
-    return Prepared(description, {}, changes, apply)
+    return Prepared(description, {EACH: [put.effect for put in puts]}, changes, apply)
 
 
 def part_target(rv: Reverse, part: dict[str, Any], action: str) -> Target:
