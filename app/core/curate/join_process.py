@@ -16,6 +16,7 @@ from app.core.processes import fresh_context, real_stderr
 
 ITEM = array("Q").itemsize
 BATCH_BYTES = 4 << 20  # sets' bytes a message carries
+NAME = "memwb-join"
 
 
 def _silent(done: int, total: int) -> None:
@@ -28,10 +29,10 @@ def joined_apart(
     """`similar_sets` over the sets `raws` gives (each a set's ascending 64-bit numbers, native
     bytes), worked out in a new process; None when that process cannot start or breaks, and the
     caller joins in its own. An exception `progress` raises stops the process and is raised."""
-    context = fresh_context()
     try:
+        context = fresh_context()
         here, there = context.Pipe()
-        child = context.Process(target=serve, args=(there, threshold), daemon=True)
+        child = context.Process(target=serve, args=(there, threshold), name=NAME, daemon=True)
         with real_stderr():
             child.start()
     except Exception:  # noqa: BLE001 - no process: the caller joins
