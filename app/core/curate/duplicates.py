@@ -16,10 +16,12 @@ records, never merged, and repeat each other's boot lines by design.
 
 Cost: an exact group is found by one key per memory and takes part in the near stage once, through
 its first member, so N copies cost O(N), never the N x N pairs among them. Near pairs come from a
-set-similarity join (set_join.py) instead of comparing every two passages. With a memo (NearMemo,
-filled and kept by the facade's store), a text whose content was seen before is neither read nor
-split again, and only the passage sets new since the last join are joined with the rest: a warm
-start with nothing changed reads no text and joins nothing.
+set-similarity join (set_join.py) instead of comparing every two passages; a large join runs in a
+process of its own (join_process.py), and the sets of many texts wait on disk meanwhile
+(set_spool.py), so the workbench's process never holds them all beside its memories. With a memo
+(NearMemo, filled and kept by the facade's store), a text whose content was seen before is neither
+read nor split again, and only the passage sets new since the last join are joined with the rest:
+a warm start with nothing changed reads no text and joins nothing.
 """
 
 from __future__ import annotations
