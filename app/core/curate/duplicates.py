@@ -29,7 +29,15 @@ from __future__ import annotations
 import os
 from array import array
 from collections import defaultdict, deque
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Container,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -435,13 +443,15 @@ def _stopped(pool: ProcessPoolExecutor | None) -> None:
 
 
 def _holders(
-    owners: Iterable[str], digests: Mapping[str, TextDigest]
+    owners: Iterable[str], digests: Mapping[str, TextDigest], wanted: Container[bytes]
 ) -> dict[bytes, list[_Holder]]:
-    """The memories holding each passage set, in first-seen order (each memory once: a set it
-    repeats is held at its first place)."""
+    """The memories holding each passage set of `wanted`, in first-seen order (each memory once: a
+    set it repeats is held at its first place)."""
     holders: dict[bytes, list[_Holder]] = {}
     for owner in owners:
         for order, key, said in digests[owner].passages:
+            if key not in wanted:
+                continue
             held = holders.setdefault(key, [])
             # one owner's passages come together, so a repeat within a memory is the last holder
             if not held or held[-1][0] != owner:
@@ -523,12 +533,21 @@ def _near(
 ) -> list[NearPair]:
     """Pairs of memories holding passages at or above `threshold` (best passage pair per memory
     pair, the earliest passages on a tie), most alike first."""
-    # the sets in the order their first holders come; who holds each is gathered after the join,
-    # which then never runs beside it
-    keys = list(dict.fromkeys(key for owner in owners for _, key, _ in digests[owner].passages))
-    alike = _set_pairs(keys, split, threshold, memo, progress)
-    del keys
-    holders = _holders(owners, digests)
+    # How many memories hold each set, the sets in the order their first holders come. Who holds
+    # them is gathered after the join, and only for a set held twice or in a pair: a set held once
+    # and alike to none (most of them) pairs nothing.
+    held_by: dict[bytes, int] = {}
+    for owner in owners:
+        seen: set[bytes] = set()
+        for _, key, _ in digests[owner].passages:
+            if key not in seen:
+                seen.add(key)
+                held_by[key] = held_by.get(key, 0) + 1
+    alike = _set_pairs(list(held_by), split, threshold, memo, progress)
+    wanted = {key for key, count in held_by.items() if count > 1}
+    wanted.update(key for pair in alike for key in pair)
+    del held_by
+    holders = _holders(owners, digests, wanted)
     best: dict[tuple[str, str], tuple[float, _Holder, _Holder]] = {}
 
     def offer(one: _Holder, two: _Holder, score: float) -> None:
