@@ -29,7 +29,8 @@ def _peak_kb(pid: int) -> int:
 
 class WorkerPeaks:
     """`with WorkerPeaks() as peaks: ...`, then `peaks.mb`: the largest VmHWM of any descendant
-    seen every `interval` seconds while the block ran."""
+    seen every `interval` seconds while the block ran (one that lived less than `interval` may be
+    missed)."""
 
     def __init__(self, interval: float = 0.05) -> None:
         self.interval = interval
@@ -43,9 +44,16 @@ class WorkerPeaks:
 
     def _watch(self) -> None:
         me = os.getpid()
+        seen: set[int] = set()
         while True:
-            for pid in _descendants(me):
-                self.kb = max(self.kb, _peak_kb(pid))
+            found = _descendants(me)
+            # A process is read from its second sighting on: one just started (a fork server's, a
+            # resource tracker's) runs in this process's memory until it executes Python afresh,
+            # and its VmHWM reads this process's meanwhile.
+            for pid in found:
+                if pid in seen:
+                    self.kb = max(self.kb, _peak_kb(pid))
+            seen = set(found)
             if self._done.wait(self.interval):
                 return
 
