@@ -6,6 +6,7 @@ stops that process too."""
 
 from __future__ import annotations
 
+import errno
 import gc
 import multiprocessing
 import os
@@ -199,3 +200,28 @@ def test_suggestions_hold_no_text_the_duplicate_search_read(tmp_path: Path) -> N
     portfolio = Portfolio(system="memory-mcp", name="m", root=str(tmp_path))
     rules.suggest(memories, [portfolio], SAMPLE_DAY, text_of=text_of, on_progress=progress)
     assert len(handed) >= len(memories) and held == []
+
+
+def test_a_full_disk_keeps_the_sets_that_follow_in_memory(
+    generated: dict[str, str],
+    alone: tuple[object, dict[bytes, bytes]],
+    apart: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    found, kept = alone
+    writes: list[int] = []
+    pwrite = os.pwrite
+
+    def fills_up(fd: int, data: bytes | memoryview, at: int) -> int:
+        writes.append(len(data))
+        if len(writes) > 40:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return pwrite(fd, data, at)
+
+    monkeypatch.setattr(os, "pwrite", fills_up)
+    memo = NearMemo(folder=tmp_path)
+    texts = Texts(generated)
+    assert find_duplicates(texts.memories, texts.text_of, memo=memo) == found
+    assert len(writes) == 41  # the failed write was the last one tried
+    assert {key: raw_set(grams) for key, grams in memo.learned_sets.items()} == kept
