@@ -11,7 +11,8 @@ the review queue after it, one promote and its undo, one approve, and a quaranti
 its restore in each system of files and in Engram; it reports the peak RSS of that process (one
 workbench open, VmHWM). A second new process per tree opens the app as `memwb PATH` does and times
 the first screen with rows. Last, each tree's suggestions are timed once, the first run (nothing
-kept), in a new process on a copy of its folders, with that process's peak RSS.
+kept), in a new process on a copy of its folders, with that process's peak RSS and the largest
+of its workers' (the text splitters, the join).
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ from bench.detector_diff import export  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Only calls every revision since the first release has: the same child runs on both trees.
-_PROBE = """
+# Only calls every revision since the first release has: the same child runs on both trees. It
+# starts with bench/workers.py (this tree's), which imports nothing from the tree measured.
+_PROBE = (
+    (ROOT / "bench" / "workers.py").read_text(encoding="utf-8")
+    + """
 import json, sys, time
 from pathlib import Path
 from app.core.locations import Locations
@@ -70,8 +74,10 @@ if what == "cold":
     timed("cold start", lambda: wb.open([corpus]))
 elif what == "suggestions":
     wb.open([corpus])
-    found = timed("suggestions, first run", wb.suggestions)
+    with WorkerPeaks() as workers:
+        found = timed("suggestions, first run", wb.suggestions)
     out["suggestions found"] = len(found)
+    out["suggestions workers' peak RSS (MB)"] = workers.mb
 else:
     timed("warm start", lambda: wb.open([corpus]))
     timed("review queue, first thing", wb.review_queue)
@@ -98,6 +104,7 @@ out["peak RSS (MB)" if what == "warm" else f"{what} peak RSS (MB)"] = peak_mb()
 wb.close()
 print(json.dumps(out))
 """
+)
 
 # The app opened as `memwb PATH` opens it: the first screen with rows, then loaded to the end, with
 # that process's peak RSS.

@@ -5,7 +5,7 @@ and joined), again in a new workbench (what the first kept by content is used: n
 nothing joined), and after an edit (one memory of each file system changed on disk: only those
 are read, and only their new passages joined with the rest). For each: how long until the first
 batch reaches a face (the quick rules) and until the whole list (near duplicates last), with the
-count of each kind.
+count of each kind and the peak RSS of the run's worker processes (bench/workers.py).
 
     python -m bench.suggestions [--sizes 10000 100000] [--out DIR]
 
@@ -34,6 +34,7 @@ from app.core.curate import Suggestion  # noqa: E402
 from app.core.workbench import Workbench  # noqa: E402
 from bench.mixed import generate  # noqa: E402
 from bench.scale import locations, read_bytes, timed  # noqa: E402
+from bench.workers import WorkerPeaks  # noqa: E402
 
 
 def _edited(corpus: Path) -> list[Path]:
@@ -51,16 +52,19 @@ def _edited(corpus: Path) -> list[Path]:
 NOW = FixedClock(datetime.now(UTC))
 
 
-def _timed_suggestions(state: Path, corpus: Path) -> tuple[float, float, list[Suggestion]]:
+def _timed_suggestions(state: Path, corpus: Path) -> tuple[float, float, list[Suggestion], float]:
     wb = Workbench(locations(state), clock=NOW)
     wb.open([corpus], index=False)
     arrivals: list[float] = []
     start = time.perf_counter()
-    whole_s, found = timed(
-        lambda: wb.suggestions(on_batch=lambda batch: arrivals.append(time.perf_counter() - start))
-    )
+    with WorkerPeaks() as workers:
+        whole_s, found = timed(
+            lambda: wb.suggestions(
+                on_batch=lambda batch: arrivals.append(time.perf_counter() - start)
+            )
+        )
     wb.close()
-    return (arrivals[0] if arrivals else float("nan")), whole_s, found
+    return (arrivals[0] if arrivals else float("nan")), whole_s, found, workers.mb
 
 
 def run(size: int, out: Path) -> None:
@@ -87,15 +91,18 @@ def run(size: int, out: Path) -> None:
             path.write_bytes(data)
         shutil.rmtree(state, ignore_errors=True)
     print(f"\n{size:,} memories, {size_bytes / 1e6:.0f} MB; read all bytes {read_s:.3f} s")
-    print(f"{'suggestions()':<40} {'first batch':>11} {'whole list':>11} {'ratio to reading':>17}")
-    for name, first_s, whole_s, found in rows:
+    print(
+        f"{'suggestions()':<40} {'first batch':>11} {'whole list':>11} {'ratio to reading':>17}"
+        f" {'workers peak':>13}"
+    )
+    for name, first_s, whole_s, found, workers_mb in rows:
         print(
-            f"{name:<40} {first_s:10.2f}s {whole_s:10.2f}s {whole_s / read_s:16.1f}x   "
-            f"{len(found):,} found"
+            f"{name:<40} {first_s:10.2f}s {whole_s:10.2f}s {whole_s / read_s:16.1f}x "
+            f"{workers_mb:10.0f} MB   {len(found):,} found"
         )
     kinds = Counter(s.kind for s in rows[0][3])
     print("kinds: " + ", ".join(f"{kind} {count:,}" for kind, count in sorted(kinds.items())))
-    same = [sorted((s.kind, s.ids, s.reason) for s in found) for _, _, _, found in rows[:2]]
+    same = [sorted((s.kind, s.ids, s.reason) for s in found) for _, _, _, found, _ in rows[:2]]
     print(f"the second run's list is the first's: {same[0] == same[1]}")
     print(
         f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; "

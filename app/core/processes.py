@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing import get_context
-from multiprocessing.context import BaseContext
+from multiprocessing.context import BaseContext, ForkServerContext
 
 # What a fork server imports once, so that each worker it forks starts with them loaded.
 _PRELOAD = [
@@ -19,6 +19,7 @@ _PRELOAD = [
     "app.core.load.scan_worker",
     "app.core.curate.passages",
     "app.core.curate.set_join",
+    "app.core.curate.join_process",
 ]
 
 
@@ -28,6 +29,12 @@ def process_context() -> BaseContext:
     used."""
     if threading.active_count() == 1:
         return get_context("fork")
+    return fresh_context()
+
+
+def fresh_context() -> ForkServerContext:
+    """For a worker that should start with none of this process's memory (a fork shares every page
+    this process has, and counts it in the worker's size): a fork server's, started once."""
     context = get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
     return context

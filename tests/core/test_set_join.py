@@ -57,3 +57,18 @@ def test_probing_fresh_sets_counts_exactly() -> None:
         patch.setattr(set_join, "MAX_PARTNERS", 1 << 40)
         probed = {(a, b): score for a, b, score in set_join.probe_fresh(sets, fresh, 0.3)}
     assert len(expected) > 5 and probed == expected
+
+
+def test_a_crowd_ranked_a_part_at_a_time_keeps_the_same_pairs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sets sharing most of a small vocabulary, so that the caps cut (more candidates than
+    MAX_VERIFIED a set, more alike than MAX_PARTNERS): which pairs are kept does not depend on how
+    many later sets are ranked at a time."""
+    rng = random.Random(11)
+    sets = [tuple(sorted(set(rng.sample(range(60), rng.randint(4, 45))))) for _ in range(700)]
+    whole = set_join.similar_sets(list(sets), 0.3)
+    assert len(whole) > 100 and len(whole) < len(brute_force(sets, 0.3))  # the caps cut
+    for part in (1, 7, 256):
+        monkeypatch.setattr(set_join, "PART_SETS", part)
+        assert set_join.similar_sets(list(sets), 0.3) == whole

@@ -16,10 +16,12 @@ records, never merged, and repeat each other's boot lines by design.
 
 Cost: an exact group is found by one key per memory and takes part in the near stage once, through
 its first member, so N copies cost O(N), never the N x N pairs among them. Near pairs come from a
-set-similarity join (set_join.py) instead of comparing every two passages. With a memo (NearMemo,
-filled and kept by the facade's store), a text whose content was seen before is neither read nor
-split again, and only the passage sets new since the last join are joined with the rest: a warm
-start with nothing changed reads no text and joins nothing.
+set-similarity join (set_join.py) instead of comparing every two passages; a large join runs in a
+process of its own (join_process.py), and the sets of many texts wait on disk meanwhile
+(set_spool.py), so the workbench's process never holds them all beside its memories. With a memo
+(NearMemo, filled and kept by the facade's store), a text whose content was seen before is neither
+read nor split again, and only the passage sets new since the last join are joined with the rest:
+a warm start with nothing changed reads no text and joins nothing.
 """
 
 from __future__ import annotations
@@ -27,13 +29,23 @@ from __future__ import annotations
 import os
 from array import array
 from collections import defaultdict, deque
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Container,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain, combinations
+from pathlib import Path
 from typing import TypeVar
 
+from app.core.curate.join_process import joined_apart
 from app.core.curate.passages import (
     DIGEST_BYTES,
     MAX_PASSAGE_WORDS,
@@ -63,6 +75,7 @@ from app.core.curate.set_join import (
     progress_step,
     similar_sets,
 )
+from app.core.curate.set_spool import SetSpool, raw_set
 from app.core.model import Memory
 from app.core.processes import process_context, real_stderr
 
@@ -91,6 +104,9 @@ REJOIN_SHARE = 0.25
 # Past this many new sets, joining everything again costs less than counting what every set shares
 # with each of them.
 PROBE_MAX = 1_000
+# From this many sets, a join runs in a process of its own (join_process.py): its signatures, bands
+# and candidates, and the libraries that make them, then never sit beside what this process keeps.
+JOIN_APART_SETS = 20_000
 
 # What a kept memo was made with: a memo made otherwise is not used. Bump the last part when what a
 # text gives changes (its passages, words or word pairs).
@@ -151,10 +167,14 @@ class NearMemo:
     # what names the text a memory gives (None: not kept); the face knows what its text depends on
     key_of: Callable[[Memory], str | None] = lambda memory: memory.sha256 or None
     sets: dict[bytes, Collection[int]] = field(default_factory=dict)
+    # where a run that splits many texts keeps their sets until they are joined and kept (None: in
+    # memory)
+    folder: Path | None = None
     # what the run changed
     learned_texts: dict[str, TextDigest] = field(default_factory=dict)
     used_texts: set[str] = field(default_factory=set)
-    learned_sets: dict[bytes, Collection[int]] = field(default_factory=dict)
+    # read when asked for: a first run's sets may wait on disk (set_spool.py) until they are kept
+    learned_sets: Mapping[bytes, Collection[int]] = field(default_factory=dict)
     rejoined: bool = False
 
     def kept_sets(self, keys: Collection[bytes]) -> Mapping[bytes, Collection[int]]:
@@ -174,12 +194,43 @@ class NearMemo:
     ) -> None:
         """A run's join: its pairs over the sets `keys`; `sets` holds at least those new to the memo
         (every one when all were joined again), which a memo kept in memory keeps too."""
-        self.learned_sets = {
-            key: sets[key] for key in keys if key not in self.joined or self.rejoined
-        }
+        self.learned_sets = _Sets(
+            keys if self.rejoined else [key for key in keys if key not in self.joined], sets
+        )
         if self.sets_of is None:
             self.sets = {key: sets[key] if key in sets else self.sets[key] for key in keys}
         self.threshold, self.joined, self.pairs = threshold, set(keys), pairs
+
+
+class _Sets(Mapping[bytes, Collection[int]]):
+    """The sets `keys` names, each from the first of `sources` that holds it, read when asked for
+    (a source may be a spool on disk)."""
+
+    def __init__(self, keys: Collection[bytes], *sources: Mapping[bytes, Collection[int]]) -> None:
+        self._keys = keys
+        self._sources = sources
+
+    def _source(self, key: bytes) -> Mapping[bytes, Collection[int]]:
+        for source in self._sources:
+            if key in source:
+                return source
+        raise KeyError(key)
+
+    def __getitem__(self, key: bytes) -> Collection[int]:
+        return self._source(key)[key]
+
+    def __contains__(self, key: object) -> bool:
+        return any(key in source for source in self._sources)
+
+    def raw(self, key: bytes) -> bytes:
+        source = self._source(key)
+        return source.raw(key) if isinstance(source, SetSpool) else raw_set(source[key])
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 # A memory holding a passage: (owner, the passage's place among the owner's, what it says).
@@ -218,7 +269,8 @@ class _Digests:
         self.memo = memo
         self.numbers = WordNumbers()
         self.by_id: dict[str, TextDigest] = {}
-        self.sets: dict[bytes, Collection[int]] = {}  # the passage sets split this run
+        # the passage sets split this run; on disk when many texts are split
+        self.sets: dict[bytes, Collection[int]] | SetSpool = {}
 
     def of_text(self, owner: str, text: str) -> TextDigest:
         digest, found = digest_text(text, self.numbers)
@@ -260,6 +312,11 @@ class _Digests:
                 if content:
                     queued.add(content)
                 todo.append((memory.id, content))
+        if len(todo) >= PARALLEL_TEXTS and memo is not None and memo.folder is not None:
+            try:
+                self.sets = SetSpool(memo.folder)
+            except OSError:
+                pass  # no file: the sets are kept in memory
         total = len(memories)
         tell(READING, 0, total)
         done = total - len(todo) - len(copies)  # those the memo knew, told with the first batch
@@ -386,13 +443,15 @@ def _stopped(pool: ProcessPoolExecutor | None) -> None:
 
 
 def _holders(
-    owners: Iterable[str], digests: Mapping[str, TextDigest]
+    owners: Iterable[str], digests: Mapping[str, TextDigest], wanted: Container[bytes]
 ) -> dict[bytes, list[_Holder]]:
-    """The memories holding each passage set, in first-seen order (each memory once: a set it
-    repeats is held at its first place)."""
+    """The memories holding each passage set of `wanted`, in first-seen order (each memory once: a
+    set it repeats is held at its first place)."""
     holders: dict[bytes, list[_Holder]] = {}
     for owner in owners:
         for order, key, said in digests[owner].passages:
+            if key not in wanted:
+                continue
             held = holders.setdefault(key, [])
             # one owner's passages come together, so a repeat within a memory is the last holder
             if not held or held[-1][0] != owner:
@@ -401,15 +460,17 @@ def _holders(
 
 
 def _join_all(
-    keys: list[bytes],
-    sets: Mapping[bytes, Collection[int]],
-    threshold: float,
-    progress: Progress | None,
+    keys: list[bytes], sets: _Sets, threshold: float, progress: Progress | None
 ) -> dict[SetPair, float]:
-    """Every pair of sets at or above `threshold`."""
+    """Every pair of sets at or above `threshold`: in a process of its own from JOIN_APART_SETS
+    sets, and here when that process cannot start or breaks."""
     if progress is not None:
         progress(COMPARING, 0, len(keys))
-    found = similar_sets([sets[key] for key in keys], threshold, _comparing(progress))
+    found = None
+    if len(keys) >= JOIN_APART_SETS:
+        found = joined_apart(map(sets.raw, keys), threshold, _comparing(progress))
+    if found is None:
+        found = similar_sets([sets[key] for key in keys], threshold, _comparing(progress))
     return {_pair(keys[one], keys[other]): score for one, other, score in found}
 
 
@@ -423,7 +484,7 @@ def _pair(one: bytes, other: bytes) -> SetPair:
 
 def _set_pairs(
     keys: list[bytes],
-    split: dict[bytes, Collection[int]],
+    split: Mapping[bytes, Collection[int]],
     threshold: float,
     memo: NearMemo | None,
     progress: Progress | None = None,
@@ -431,17 +492,15 @@ def _set_pairs(
     """The pairs of the sets `keys` at or above `threshold`: joined in full without a memo that
     covers most of them, else the memo's pairs among them with those of the new sets probed."""
     if memo is None:
-        return _join_all(keys, split, threshold, progress)
+        return _join_all(keys, _Sets(keys, split), threshold, progress)
     present = set(keys)
     fresh = (
         [number for number, key in enumerate(keys) if key not in memo.joined]
         if memo.threshold == threshold
         else list(range(len(keys)))
     )
-    sets = {key: split[key] for key in keys if key in split}
-    missing = [key for key in keys if key not in sets] if fresh else []
-    if missing:
-        sets.update(memo.kept_sets(missing))
+    missing = [key for key in keys if key not in split] if fresh else []
+    sets = _Sets(keys, split, memo.kept_sets(missing) if missing else {})
     many = len(fresh) > min(PROBE_MAX, REJOIN_SHARE * len(keys))
     if many or not memo.joined or memo.threshold != threshold:
         pairs = _join_all(keys, sets, threshold, progress)
@@ -467,14 +526,28 @@ def _set_pairs(
 def _near(
     owners: Sequence[str],
     digests: Mapping[str, TextDigest],
-    split: dict[bytes, Collection[int]],
+    split: Mapping[bytes, Collection[int]],
     threshold: float,
     memo: NearMemo | None,
     progress: Progress | None = None,
 ) -> list[NearPair]:
     """Pairs of memories holding passages at or above `threshold` (best passage pair per memory
     pair, the earliest passages on a tie), most alike first."""
-    holders = _holders(owners, digests)
+    # How many memories hold each set, the sets in the order their first holders come. Who holds
+    # them is gathered after the join, and only for a set held twice or in a pair: a set held once
+    # and alike to none (most of them) pairs nothing.
+    held_by: dict[bytes, int] = {}
+    for owner in owners:
+        seen: set[bytes] = set()
+        for _, key, _ in digests[owner].passages:
+            if key not in seen:
+                seen.add(key)
+                held_by[key] = held_by.get(key, 0) + 1
+    alike = _set_pairs(list(held_by), split, threshold, memo, progress)
+    wanted = {key for key, count in held_by.items() if count > 1}
+    wanted.update(key for pair in alike for key in pair)
+    del held_by
+    holders = _holders(owners, digests, wanted)
     best: dict[tuple[str, str], tuple[float, _Holder, _Holder]] = {}
 
     def offer(one: _Holder, two: _Holder, score: float) -> None:
@@ -493,9 +566,7 @@ def _near(
                 offer(one, two, 1.0)
             for extra in held[MAX_HOLDERS:]:
                 offer(held[0], extra, 1.0)
-    for (key_a, key_b), score in _set_pairs(
-        list(holders), split, threshold, memo, progress
-    ).items():
+    for (key_a, key_b), score in alike.items():
         for one in holders[key_a][:MAX_HOLDERS]:
             for two in holders[key_b][:MAX_HOLDERS]:
                 offer(one, two, score)

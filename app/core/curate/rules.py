@@ -101,9 +101,10 @@ def _duplicates(
     def is_record(memory: Memory) -> bool:
         return registry.system(memory.system).is_record(memory)
 
+    text_of = ctx.text_of.unkept if isinstance(ctx.text_of, _Memoized) else ctx.text_of
     near = find_duplicates(
         ctx.memories,
-        ctx.text_of,
+        text_of,
         threshold=threshold,
         is_record=is_record,
         on_exact=exact_found,
@@ -255,16 +256,23 @@ def file_reader(portfolios: Sequence[Portfolio]) -> FileBytes:
     return file_bytes
 
 
-def _memoized(text_of: TextOf) -> TextOf:
-    """Each text read once per suggest() call: several rules look at the same memory."""
-    cache: dict[str, str] = {}
+class _Memoized:
+    """Each text read once per suggest() call: several rules look at the same memory. The duplicate
+    search, which runs last and reads every text, takes one already read and keeps none it reads
+    (all of them at once would be the largest thing a run holds)."""
 
-    def cached(memory_id: str) -> str:
-        if memory_id not in cache:
-            cache[memory_id] = text_of(memory_id)
-        return cache[memory_id]
+    def __init__(self, text_of: TextOf) -> None:
+        self.text_of = text_of
+        self.cache: dict[str, str] = {}
 
-    return cached
+    def __call__(self, memory_id: str) -> str:
+        if memory_id not in self.cache:
+            self.cache[memory_id] = self.text_of(memory_id)
+        return self.cache[memory_id]
+
+    def unkept(self, memory_id: str) -> str:
+        found = self.cache.get(memory_id)
+        return found if found is not None else self.text_of(memory_id)
 
 
 Batch = Callable[[list[Suggestion]], None]
@@ -328,7 +336,7 @@ def suggest(
     of the duplicates by content (it is updated in place). `on_progress` is told how far the
     duplicate search has gone, stage by stage (duplicates.Progress)."""
     now = aware(now)
-    text_of = _memoized(text_of) if text_of is not None else None
+    text_of = _Memoized(text_of) if text_of is not None else None
     if mentions is None:
         mentions = log_mentions(memories, text_of) if text_of is not None else {}
     if saliences is None:

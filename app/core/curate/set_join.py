@@ -37,6 +37,7 @@ BANDS = 64
 ROWS = 2
 SEED = 1
 SIGNATURE_CHUNK = 4096  # sets signed (and candidate pairs checked) at a time
+PART_SETS = 32_768  # later sets whose candidate pairs are ranked at a time
 
 # (sets probed, sets to probe): told about a hundred times a join and once at its end.
 Progress = Callable[[int, int], None]
@@ -100,6 +101,7 @@ def similar_sets(
     best: defaultdict[int, list[tuple[float, int]]] = defaultdict(list)
     told, current = 0, -1
     x: frozenset[int] = frozenset()
+    sizes = [len(items) for items in sets]
     for at in range(0, len(later), SIGNATURE_CHUNK):
         ones = earlier[at : at + SIGNATURE_CHUNK].tolist()
         others = later[at : at + SIGNATURE_CHUNK].tolist()
@@ -107,6 +109,11 @@ def similar_sets(
             alike = best[other]
             if len(alike) >= MAX_PARTNERS:
                 continue  # a crowd: the candidates agreeing most were alike enough
+            small, large = sizes[one], sizes[other]
+            if small > large:
+                small, large = large, small
+            if large and small / large < threshold:
+                continue  # the Jaccard index is at most this ratio: below the threshold, unread
             if other != current:
                 current, x = other, frozenset(sets[other])  # candidates come by later set
             score = jaccard(x, sets[one])
@@ -122,11 +129,15 @@ def similar_sets(
 def _candidates(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of sets whose signatures agree in all the rows of a band, as (earlier numbers,
     later numbers), by later set: for each, the MAX_VERIFIED earlier sets agreeing in the most
-    bands (the nearest on a tie). In a band's bucket a set meets the MAX_VERIFIED before it."""
+    bands (the nearest on a tie). In a band's bucket a set meets the MAX_VERIFIED before it.
+
+    On a large portfolio the pairs met in every band run to many times the sets: they are sorted
+    out PART_SETS later sets at a time, each part's let go of once ranked, so that no step holds
+    more than one part's copies."""
     import numpy as np
 
-    found: list[np.ndarray] = []
     size = len(keys)
+    parts: list[list[np.ndarray]] = [[] for _ in range(-(-size // PART_SETS))]
     for band in range(BANDS):
         order = np.argsort(keys[:, band], kind="stable")
         ordered = keys[order, band]
@@ -134,17 +145,49 @@ def _candidates(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             same = ordered[:-gap] == ordered[gap:]
             if not same.any():
                 break
-            found.append(order[:-gap][same].astype(np.int64) * size + order[gap:][same])
-    if not found:
+            # a stable sort keeps equal numbers in set order: the later set comes second
+            later = order[gap:][same]
+            codes = later.astype(np.int64) * size + order[:-gap][same]
+            part = later // PART_SETS
+            for number in np.unique(part).tolist():
+                parts[number].append(codes[part == number])
+    earlier_kept: list[np.ndarray] = []
+    later_kept: list[np.ndarray] = []
+    for pieces in parts:
+        if pieces:
+            codes = np.concatenate(pieces)
+            pieces.clear()
+            earlier, later = _ranked(codes, size)
+            earlier_kept.append(earlier)
+            later_kept.append(later)
+    if not later_kept:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    codes, agree = np.unique(np.concatenate(found), return_counts=True)
-    earlier, later = codes // size, codes % size
-    ranked = np.lexsort((-earlier, -agree, later))
-    earlier, later = earlier[ranked], later[ranked]
+    return np.concatenate(earlier_kept), np.concatenate(later_kept)
+
+
+def _ranked(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs `codes` names (later x size + earlier, each once per band it was met in) kept as
+    _candidates keeps them, in its order; `codes` is sorted in place."""
+    import numpy as np
+
+    codes.sort()
+    new = np.empty(len(codes), dtype=bool)
+    new[0] = True
+    np.not_equal(codes[1:], codes[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    agree = np.diff(starts, append=len(codes))
+    codes = codes[starts]
+    # by later set, the most bands first, then the nearest (the latest earlier set): one number
+    later = codes // size
+    codes -= later * size  # the earlier set
+    codes = later * ((BANDS + 1) * size) + (BANDS - agree) * size + (size - 1 - codes)
+    codes.sort()
+    later = codes // ((BANDS + 1) * size)
+    earlier = (size - 1) - codes % size
     at = np.arange(len(later))
     first = np.maximum.accumulate(np.where(np.r_[True, later[1:] != later[:-1]], at, 0))
     kept = at - first < MAX_VERIFIED
-    return earlier[kept], later[kept]
+    return earlier[kept].astype(np.int32), later[kept].astype(np.int32)
 
 
 def _kept(best: defaultdict[int, list[tuple[float, int]]]) -> Found:

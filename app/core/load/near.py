@@ -78,7 +78,12 @@ class NearCache(VersionedStore):
             texts, joined, pairs = {}, set(), {}
         self._joined, self._pairs = set(joined), set(pairs)
         return NearMemo(
-            texts=texts, joined=joined, pairs=pairs, sets_of=self.sets_of, key_of=key_of
+            texts=texts,
+            joined=joined,
+            pairs=pairs,
+            sets_of=self.sets_of,
+            key_of=key_of,
+            folder=self.path.parent,
         )
 
     def sets_of(self, keys: Collection[bytes]) -> dict[bytes, array[int]]:
