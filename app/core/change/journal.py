@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.change.step_log import STEPS, log_record, read_log, sha_or_none
 from app.core.locations import Locations
 from app.core.model import Problem
 from app.core.review.ledger import Decision, Ledger
@@ -65,8 +66,6 @@ from app.core.storage.sqlite_write import read_back_state
 from app.core.storage.touched import DATABASE
 
 INTENT = "intent.json"
-# Every step of a change, appended in order: a JSON line, then the bytes it carries, then a newline.
-STEPS = "steps.log"
 UNRESOLVED = "unresolved"
 APPLYING, APPLIED = "applying", "applied"
 # In the decision a change will record, the place for what its last database write returns: `True`,
@@ -76,10 +75,6 @@ EACH = "$each"
 # How a change the next start completes was interrupted.
 COMMITTED = "after its database transaction was committed (its rows read back as written)"
 FILES_DONE = "after its last write (every file it writes holds what it was to leave)"
-
-
-def _sha(data: bytes | None) -> str | None:
-    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def _write_durably(path: Path, data: bytes) -> None:
@@ -94,68 +89,6 @@ def _write_durably(path: Path, data: bytes) -> None:
         os.close(fd)
     os.replace(tmp, path)
     _sync(path.parent)
-
-
-@dataclass
-class Log:
-    """What a change's step log holds: each step, the bytes each file held before its step, and
-    the record each database step wrote right before its COMMIT."""
-
-    steps: list[tuple[int, dict[str, Any]]]
-    before: dict[int, bytes]
-    commits: dict[int, dict[str, Any]]
-
-
-def _log_record(kind: str, n: int, meta: dict[str, Any], payload: bytes) -> bytes:
-    head = meta | {"kind": kind, "n": n, "size": len(payload), "payload": _sha(payload)}
-    return json.dumps(head, sort_keys=True).encode() + b"\n" + payload + b"\n"
-
-
-def read_log(folder: Path) -> Log:
-    """The change's steps as written down. A record cut short (the process died while it was
-    appended) ends the log: the write it announced was never made, since a write waits until its
-    step is durable."""
-    log = Log([], {}, {})
-    try:
-        data = (folder / STEPS).read_bytes()
-    except FileNotFoundError:
-        return _old_log(folder, log)
-    at = 0
-    while at < len(data):
-        end = data.find(b"\n", at)
-        if end < 0:
-            break
-        try:
-            head = json.loads(data[at:end])
-            size, n = int(head.pop("size")), int(head.pop("n"))
-        except (ValueError, KeyError, TypeError):
-            break
-        payload = data[end + 1 : end + 1 + size]
-        if len(payload) != size or _sha(payload) != head.pop("payload", None):
-            break
-        at = end + 1 + size + 1
-        kind = head.pop("kind", None)
-        if kind == "step":
-            log.steps.append((n, head))
-            if head.get("existed"):
-                log.before[n] = payload
-        elif kind == "commit":
-            log.commits[n] = json.loads(payload)
-    return log
-
-
-def _old_log(folder: Path, log: Log) -> Log:
-    """A journal written one file a step (`<n>.json`, `<n>.before`, `<n>.commit.json`)."""
-    for path in folder.glob("*.json"):
-        if path.stem.isdigit():
-            log.steps.append((int(path.stem), json.loads(path.read_bytes())))
-    log.steps.sort(key=lambda pair: pair[0])
-    for n, _ in log.steps:
-        with contextlib.suppress(FileNotFoundError):
-            log.before[n] = (folder / f"{n}.before").read_bytes()
-        with contextlib.suppress(FileNotFoundError):
-            log.commits[n] = json.loads((folder / f"{n}.commit.json").read_bytes())
-    return log
 
 
 def _sync(folder: Path) -> None:
@@ -234,7 +167,7 @@ class Intent:
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
             self.log = os.open(self.folder / STEPS, flags, 0o600)
             _sync(self.folder)
-        view = memoryview(_log_record(kind, n, meta, payload))
+        view = memoryview(log_record(kind, n, meta, payload))
         while view:
             view = view[os.write(self.log, view) :]
         os.fdatasync(self.log)
@@ -261,7 +194,7 @@ class Intent:
             "path": path,
             "root": root,
             "existed": old is not None,
-            "before_sha256": _sha(old),
+            "before_sha256": sha_or_none(old),
             "after_sha256": new_sha256,
         }
         if new_sha256 == DATABASE:
@@ -597,7 +530,7 @@ class Journal:
             return None
         for path, sha in leaves.items():
             try:
-                now: str | None = _sha(Path(path).read_bytes())
+                now: str | None = sha_or_none(Path(path).read_bytes())
             except FileNotFoundError:
                 now = None
             except OSError:
@@ -635,9 +568,9 @@ class Journal:
             except FileNotFoundError:
                 current = None
             before = log.before[n] if step["existed"] else None
-            if _sha(current) == step["before_sha256"]:
+            if sha_or_none(current) == step["before_sha256"]:
                 continue  # the write never happened
-            if _sha(current) != after:
+            if sha_or_none(current) != after:
                 left.append(
                     (path, "it changed since the workbench wrote it, so it was not rolled back")
                 )
