@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import app.core.change.plan as change_plan
 import app.core.systems.memory_mcp.trust as effects_memory_mcp
 from app.core.change.applier import Applier
 from app.core.change.errors import ChangeError, Conflict, NothingToRestore
@@ -236,7 +237,7 @@ def test_a_quarantine_racing_a_content_change_is_a_conflict_and_vaults_nothing(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = env.file(MCP_DB)
-    real = effects_memory_mcp.write_transaction
+    real = change_plan.write_transaction
 
     def racing(roots: Any, path: Any, work: Callable[[sqlite3.Connection], Any]) -> Any:
         conn = sqlite3.connect(db, isolation_level=None)
@@ -249,7 +250,8 @@ def test_a_quarantine_racing_a_content_change_is_a_conflict_and_vaults_nothing(
         conn.close()
         return real(roots, path, work)
 
-    monkeypatch.setattr(effects_memory_mcp, "write_transaction", racing)
+    # A quarantine is a transaction's work (change/plan.py), run where a forget can join others.
+    monkeypatch.setattr(change_plan, "write_transaction", racing)
     with pytest.raises(
         Conflict,
         match=r"memory\.db#memories=1: the content changed since it was read; nothing was written",
