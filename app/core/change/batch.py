@@ -7,8 +7,10 @@ memories go last first, so a cut leaves the offsets of the ones still to take as
 Every write goes through one journal intent, so a crash part way is rolled back whole at the next
 start; a part that cannot be made puts back the parts made before it and nothing is recorded. The
 rows of one database are written by one transaction, each row by the work its own transaction would
-run (a transaction a row, one after the other, was most of a large forget's time): all of them or
-none, and the journal completes a crash right after its COMMIT with what each row's work returned.
+run: all of them or none, and the journal completes a crash right after its COMMIT with what each
+row's work returned. The blocks of one file go in one write of it where its system can
+(`System.trust_effects`), each found and recorded as it would be after the ones before it. The
+parts' vault items and files are synced together (storage/durable.py).
 
 The ledger keeps one line, a `forget` change whose parts each name their own quarantine decision
 (`ledger.batch_parts`), so the workbench's quarantine lists every forgotten memory, one of them can
@@ -252,8 +254,7 @@ def _nothing(selected: Selected) -> str:
 
 
 def apply(applier: Applier, selected: Selected, change_id: str, reason: str) -> Decision:
-    """Quarantine every part under one journal intent, then record the one change. The parts'
-    vault items are synced together (storage/durable.py), not each before its own part goes on."""
+    """Quarantine every part under one journal intent, then record the one change."""
     if not selected.take:
         raise ChangeError(_nothing(selected))
     with durable.together():
