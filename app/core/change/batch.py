@@ -187,7 +187,7 @@ def _part(
     }
 
 
-def _plural(n: int) -> str:
+def plural(n: int) -> str:
     return "memory" if n == 1 else "memories"
 
 
@@ -234,7 +234,7 @@ def plan(applier: Applier, selected: Selected, change_id: str, reason: str) -> P
         subject=subject,
         memory_ids=tuple(m.id for _, m in selected.take),
         system=_one_system(selected.take),
-        description=f"forget {n} {_plural(n)}: {HOW}",
+        description=f"forget {n} {plural(n)}: {HOW}",
         changes=tuple(changes),
         notes=tuple(notes),
         effect=effect,
@@ -419,18 +419,18 @@ def _forget_rows(
 
     def whole(_: dict[str, Any]) -> Decision:
         # What each row's work returns is known once the transaction ran: its place is kept.
-        pending = [_part(p, m, i, {RESULT: k} | _notes(c)) for k, (p, m, i, c) in enumerate(made)]
+        pending = [_part(p, m, i, {RESULT: k} | notes_of(c)) for k, (p, m, i, c) in enumerate(made)]
         return _with(decision, [*parts, *pending], left)
 
     what = f"the forget of {len(run)} rows of {selected.take[run[0]][1].source.path}"
     done = whole if run[-1] == last or small else None
     effects = applier._apply(together, what, of, done, keep=small)[EACH]
     for (portfolio, memory, own, change), effect in zip(made, effects, strict=True):
-        parts.append(_part(portfolio, memory, own, effect | _notes(change)))
+        parts.append(_part(portfolio, memory, own, effect | notes_of(change)))
     return []
 
 
-def _notes(change: Prepared) -> dict[str, Any]:
+def notes_of(change: Prepared) -> dict[str, Any]:
     return {"notes": change.effect["notes"]} if "notes" in change.effect else {}
 
 
@@ -477,7 +477,7 @@ def _rolled_back(applier: Applier, exc: ChangeError, decision: Decision) -> Chan
     failed: list[str] = []
     for part in reversed(parts):
         try:
-            back = _restore(rv, part, str(part["decision"]), decision.reason)
+            back = restore_part(rv, part, str(part["decision"]), decision.reason)
             applier._apply(
                 back,
                 f"putting back {part['memory_id']}",
@@ -490,7 +490,7 @@ def _rolled_back(applier: Applier, exc: ChangeError, decision: Decision) -> Chan
         tail = "nothing was forgotten and nothing recorded"
     elif not failed:
         were = "was" if n == 1 else "were"
-        tail = f"the {n} {_plural(n)} forgotten before it {were} put back; nothing recorded"
+        tail = f"the {n} {plural(n)} forgotten before it {were} put back; nothing recorded"
     else:
         tail = f"could not put back: {'; '.join(failed)}; nothing recorded"
     message = f"{exc}; the forget stopped: {tail}"
@@ -499,7 +499,7 @@ def _rolled_back(applier: Applier, exc: ChangeError, decision: Decision) -> Chan
     return ChangeError(message)
 
 
-def _restore_target(rv: Reverse, part: dict[str, Any], decision_id: str, reason: str) -> Target:
+def restore_target(rv: Reverse, part: dict[str, Any], decision_id: str, reason: str) -> Target:
     memory = Memory.model_validate(part["memory"])
     root = str(part["root"])
     undo = Decision(
@@ -526,7 +526,7 @@ def _restore_target(rv: Reverse, part: dict[str, Any], decision_id: str, reason:
     )
 
 
-def _restore(rv: Reverse, part: dict[str, Any], decision_id: str, reason: str) -> Prepared:
-    target = _restore_target(rv, part, decision_id, reason)
+def restore_part(rv: Reverse, part: dict[str, Any], decision_id: str, reason: str) -> Prepared:
+    target = restore_target(rv, part, decision_id, reason)
     with translated(f"cannot undo {rv.label}"):
         return registry.system(target.memory.system).trust_effect(target)

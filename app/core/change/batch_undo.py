@@ -11,12 +11,12 @@ from typing import Any
 from app.core.change.batch import (
     KEPT_PARTS,
     Applier,
-    _notes,
-    _plural,
-    _restore,
-    _restore_target,
+    notes_of,
     one_transaction,
     part_id,
+    plural,
+    restore_part,
+    restore_target,
 )
 from app.core.change.errors import ChangeError, Conflict, translated
 from app.core.change.journal import EACH, RESULT
@@ -105,7 +105,7 @@ def _undo_parts(
                 continue
             for n in run:
                 part, own = order[n], part_id(rv.decision_id, n)
-                change = _restore(rv, part, own, reason)
+                change = restore_part(rv, part, own, reason)
 
                 def alone(e: dict[str, Any], p: dict[str, Any] = part, i: str = own) -> Decision:
                     return record(_reverse([*restored, _restored(p, i, e)], left))
@@ -160,10 +160,12 @@ def _together(
         return None, {}
     owns = [part_id(rv.decision_id, n) for n in run]
     if _is_row(order[run[0]]):
-        changes = [_restore(rv, order[n], own, reason) for n, own in zip(run, owns, strict=True)]
-        notes = {n: _notes(c) for n, c in zip(run, changes, strict=True)}
+        changes = [
+            restore_part(rv, order[n], own, reason) for n, own in zip(run, owns, strict=True)
+        ]
+        notes = {n: notes_of(c) for n, c in zip(run, changes, strict=True)}
         return one_transaction(changes), notes
-    targets = [_restore_target(rv, order[n], own, reason) for n, own in zip(run, owns, strict=True)]
+    targets = [restore_target(rv, order[n], own, reason) for n, own in zip(run, owns, strict=True)]
     with translated(f"cannot undo {rv.label}"):
         together = registry.system(targets[0].memory.system).trust_effects(targets)
     return together, {n: {} for n in run}
@@ -187,7 +189,7 @@ def _undo_plan(rv: Reverse, order: list[dict[str, Any]], left: list[str], reason
     changes: list[str] = []
     for n, part in enumerate(order):
         try:
-            change = _restore(rv, part, part_id(rv.decision_id, n), reason)
+            change = restore_part(rv, part, part_id(rv.decision_id, n), reason)
         except ChangeError:
             if n == 0:
                 raise
@@ -203,7 +205,7 @@ def _undo_plan(rv: Reverse, order: list[dict[str, Any]], left: list[str], reason
         subject=rv.change.memory_id,
         memory_ids=tuple(str(p["memory_id"]) for p in order),
         system=None,
-        description=f"undo the forget {rv.change.id[:12]}: restore {n} {_plural(n)}, last first",
+        description=f"undo the forget {rv.change.id[:12]}: restore {n} {plural(n)}, last first",
         changes=tuple(changes),
         notes=tuple(left),
         effect={"kind": "forget", "parts": [p["memory_id"] for p in order]},
@@ -219,7 +221,7 @@ def _undo_rolled_back(applier: Applier, exc: ChangeError, done: int) -> ChangeEr
         why = "; ".join(f"{p}: {w}" for p, w in left)
         tail = f"the undo stopped after {done}, could not take them back ({why}); nothing recorded"
     else:
-        again = f"the {done} {_plural(done)} restored before it forgotten again"
+        again = f"the {done} {plural(done)} restored before it forgotten again"
         tail = f"the undo was taken back: {again}; nothing was changed or recorded"
     message = f"{exc}; {tail}"
     if isinstance(exc, Conflict):
