@@ -18,9 +18,7 @@ from app.core.clock import FixedClock
 from app.core.load import findings, pipeline
 from app.core.load.findings import content_key, matches
 from app.core.locations import Locations
-from app.core.model import Memory
 from app.core.review import detector, queue, version
-from app.core.review.finding import Finding
 from app.core.review.vault import VAULT_DIR
 from app.core.workbench import Workbench
 from tests.core.opened import Opened, opening, source_of, sources_opened
@@ -305,20 +303,17 @@ def test_finding_severities_come_from_the_load(
 
 
 def test_the_queue_looks_up_only_what_may_need_review(
-    portfolio: Path, isolated_locations: Locations, monkeypatch: pytest.MonkeyPatch
+    portfolio: Path, isolated_locations: Locations
 ) -> None:
+    """What may need review is part of what a start restores (`LoadResult.attention`): only the
+    poisoned note, the twelve clean ones known to have no findings; the queue holds just it. How
+    much quicker that makes the first queue is bench/side_by_side.py's figure."""
+    _open(isolated_locations, portfolio)
     wb = _open(isolated_locations, portfolio)
-    looked_up: list[str] = []
-    real = wb._known_findings
-
-    def known(memory: Memory) -> tuple[Finding, ...] | None:
-        looked_up.append(memory.name)
-        return real(memory)
-
-    monkeypatch.setattr(wb, "_known_findings", known)
+    poisoned = {m.id for m in wb.memories if m.name == "poisoned"}
+    assert wb.result.attention == poisoned
     assert list(_queued(wb)) == ["poisoned"]
-    assert looked_up == ["poisoned"]  # the twelve clean notes are known to have no findings
-    assert set(wb.finding_severities()) == {m.id for m in wb.memories if m.name == "poisoned"}
+    assert set(wb.finding_severities()) == poisoned
 
 
 def _as_compared(items: list[queue.ReviewItem]) -> list[tuple[object, ...]]:
