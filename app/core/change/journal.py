@@ -31,7 +31,7 @@ left alone: a change is never recovered while its process lives.
 
 The workbench's own files (vault, ledger, cache) are not journaled: a vault item written by a
 change that never completed is an orphan copy, harmless. While a change can only be rolled back,
-the step log holds whatever its file writes took out; the vault items it wrote are synced together
+the step log holds whatever its file writes took out; its vault items and files are synced together
 (storage/durable.py) right before it can be completed instead: before a COMMIT, before it is
 written down as applied, and before each write of a change that is complete once its files are.
 """
@@ -205,7 +205,7 @@ class Intent:
         """Right before the COMMIT of the database write journaled last: the rows it will leave."""
         if any(path == own or path.startswith(own + os.sep) for own in self.own) or self.steps == 0:
             return
-        durable.settle()  # the vault items its transaction wrote, before its COMMIT
+        durable.settle()  # what the change wrote so far, before a COMMIT it cannot take back
         n = self.steps - 1
         try:
             data = json.dumps(record, sort_keys=True)

@@ -4,7 +4,7 @@ a file) and putting it back byte for byte."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,6 @@ from app.core.storage import (
     NotWritableError,
     ReadBackError,
     Saved,
-    atomic_write,
     durable,
     remove_file,
 )
@@ -41,12 +40,9 @@ CONTEXT_BYTES = 64
 def save(t: Target, path: Path, data: bytes, base: Base | None, *, new_mode: int = 0o644) -> Saved:
     """Write one portfolio file through the storage layer, then tell whoever watches for reverts."""
     refuse_through_link(base, t.rel, t.root, f"{t.action} {t.label}")
-    # Inside a batch, synced with the rest of it before it can be completed (durable.py): until
+    # Inside a change, synced with the rest of it before it can be completed (durable.py): until
     # then the journal holds what the file held before, and a crash puts that back.
-    later = durable.deferring()
-    saved = atomic_write(t.roots, path, data, base=base, new_mode=new_mode, sync=later is None)
-    if later is not None:
-        later.add([str(saved.path)], [str(saved.path.parent)])
+    saved = durable.save(t.roots, path, data, base=base, new_mode=new_mode)
     if t.after_save is not None:
         t.after_save(saved)
     return saved
@@ -220,15 +216,21 @@ def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
     return Prepared(cut.description, cut.effect, [cut.change], apply)
 
 
-def vault_blocks(targets: Sequence[Target], base: Base, fresh: Sequence[Memory]) -> Prepared:
+def vault_blocks(
+    targets: Sequence[Target], base: Base, block: Callable[[Target, bytes], Memory | None]
+) -> Prepared | None:
     """Quarantine several memories of one file, each cut as `vault_block` would cut it from what
-    the ones before it left (last in the file first), in one write of the file. Its effect is
-    `{EACH: [the effect of each]}`, as each alone would have recorded it."""
+    the ones before it left (last in the file first), in one write of the file. `block(t, data)`:
+    the memory as `data` holds it, None when it is not a block to cut (then None: one by one). Its
+    effect is `{EACH: [the effect of each]}`, as each alone would have recorded it."""
     first = targets[0]
     refuse_through_link(base, first.rel, first.root, f"quarantine {first.label}")
     cuts: list[_Cut] = []
     data, data_sha256 = base.data, base.sha256
-    for t, memory in zip(targets, fresh, strict=True):
+    for t in targets:
+        memory = block(t, data)
+        if memory is None:
+            return None
         cuts.append(_cut(t, data, data_sha256, memory))
         data, data_sha256 = cuts[-1].new, cuts[-1].new_sha256
 

@@ -35,7 +35,6 @@ from app.core.storage import (
     ContainmentError,
     Roots,
     StorageError,
-    atomic_write,
     check_name,
     durable,
 )
@@ -125,28 +124,21 @@ class Vault:
         roots = self._roots()
         folder = roots.ensure_folder(self.data, VAULT_DIR, *parts, mode=0o700)
         ref = "/".join(parts)
-        # Inside a change, the item is synced with the others written before the store's next
-        # write (durable.py), which never comes before it.
-        unsettled = durable.deferring()
-        sync = unsettled is None
+        # Inside a change, synced with the rest of it where a crash would complete the change
+        # (durable.py), with the folders above the item that its put may have made.
+        above = [folder.parent, folder.parent.parent, self.root]
         try:
-            atomic_write(roots, folder / CONTENT, content, base=None, new_mode=0o600, sync=sync)
-            atomic_write(
+            durable.save(roots, folder / CONTENT, content, base=None, new_mode=0o600, folders=above)
+            durable.save(
                 roots,
                 folder / MANIFEST,
                 manifest.model_dump_json(indent=2).encode("utf-8") + b"\n",
                 base=None,
                 new_mode=0o600,
-                sync=sync,
             )
         except BaseException:
             self.discard(ref)
             raise
-        if unsettled is not None:
-            unsettled.add(
-                [str(folder / CONTENT), str(folder / MANIFEST)],
-                [str(folder), str(folder.parent), str(folder.parent.parent), str(self.root)],
-            )
         return Item(ref, folder, manifest)
 
     def _folder(self, ref: str) -> Path:

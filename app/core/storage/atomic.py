@@ -70,8 +70,8 @@ FAULT_POINTS = (
     "after_dir_fsync",
 )
 # Elsewhere in the write path: after a file is set aside for removal (moves), right before and right
-# after a database transaction commits (sqlite_write), after the vault items written ahead of a
-# store write are synced (durable), after a change is journaled as applied (the change layer).
+# after a database transaction commits (sqlite_write), after a change's vault items and files are
+# synced together (durable), after a change is journaled as applied (the change layer).
 OTHER_FAULT_POINTS = (
     "after_set_aside",
     "before_commit",

@@ -17,12 +17,15 @@ the other each waits for its own commit.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 
-from .atomic import fault
+from .atomic import Saved, atomic_write, fault
+from .base import Base
+from .containment import Roots
 
 # How many syncs run at once: enough for the file system to commit them together.
 SYNC_THREADS = 16
@@ -74,9 +77,22 @@ def together() -> Iterator[Unsettled]:
         _UNSETTLED.reset(token)
 
 
-def deferring() -> Unsettled | None:
-    """The list a save inside `together()` adds its files to; None outside it."""
-    return _UNSETTLED.get()
+def save(
+    roots: Roots,
+    path: Path,
+    data: bytes,
+    *,
+    base: Base | None,
+    new_mode: int = 0o644,
+    folders: Sequence[Path] = (),
+) -> Saved:
+    """`atomic_write`, synced at once outside `together()`; inside it, left to the next `settle()`
+    with its folder and `folders` (the new folders above it)."""
+    later = _UNSETTLED.get()
+    saved = atomic_write(roots, path, data, base=base, new_mode=new_mode, sync=later is None)
+    if later is not None:
+        later.add([str(saved.path)], [str(saved.path.parent), *map(str, folders)])
+    return saved
 
 
 def settle() -> None:

@@ -26,7 +26,6 @@ from app.core.change.vaulting import (
     vault_file,
 )
 from app.core.model import Memory
-from app.core.storage.edits import cut_span
 from app.core.systems.openclaw import ratchet
 
 NO_TRUST = "OpenClaw keeps no trust this changes; the decision lives in the workbench ledger only"
@@ -43,13 +42,21 @@ def prepare(t: Target) -> Prepared:
     if t.action != "quarantine":
         return ledger_only(t, NO_TRUST)
     base = read_base(t)
-    fresh = fresh_memory(t, base.data)
-    _, bom_len = decode_text(t, base.data)
-    span = fresh.span
-    if span is None or (span.start <= bom_len and span.end >= len(base.data)):
+    fresh = _block(t, base.data, decode_text(t, base.data)[1])
+    if fresh is None:
         whole = "the memory is the whole file, so the file leaves the workspace"
         return ratchet.guard(vault_file(t, base, whole), t.root, [t.rel], doing)
     return ratchet.guard(vault_block(t, base, fresh), t.root, [t.rel], doing)
+
+
+def _block(t: Target, data: bytes, bom_len: int) -> Memory | None:
+    """The memory as `data` holds it, when it is a block of the file; None when it is the whole
+    file (an empty file would still be read as a memory of the same name, so it is moved)."""
+    fresh = fresh_memory(t, data)
+    span = fresh.span
+    if span is None or (span.start <= bom_len and span.end >= len(data)):
+        return None
+    return fresh
 
 
 def prepare_many(targets: Sequence[Target]) -> Prepared | None:
@@ -67,15 +74,7 @@ def prepare_many(targets: Sequence[Target]) -> Prepared | None:
     if first.action != "quarantine":
         return None
     base = read_base(first)
-    _, bom_len = decode_text(first, base.data)
-    data = base.data
-    fresh: list[Memory] = []
-    for t in targets:
-        memory = fresh_memory(t, data)
-        span = memory.span
-        if span is None or (span.start <= bom_len and span.end >= len(data)):
-            return None  # a whole file leaves the workspace: `prepare` moves it
-        fresh.append(memory)
-        data = cut_span(data, (span.start, span.end))
+    bom_len = decode_text(first, base.data)[1]  # cuts after it leave it as it is
+    many = vault_blocks(targets, base, lambda t, data: _block(t, data, bom_len))
     doing = f"quarantine {len(targets)} memories of {first.rel}"
-    return ratchet.guard(vault_blocks(targets, base, fresh), first.root, [first.rel], doing)
+    return None if many is None else ratchet.guard(many, first.root, [first.rel], doing)
