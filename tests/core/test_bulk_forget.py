@@ -153,6 +153,24 @@ def test_the_sections_of_one_file_go_in_one_write_each_recorded_as_alone(env: En
     assert env.file(INFRA_MD).read_bytes() == original
 
 
+def test_every_section_of_a_file_leaves_no_empty_file(env: Env) -> None:
+    """All the sections of a file with nothing before them: the cuts would leave an empty file,
+    which OpenClaw would still read as a memory, so the last section takes the file with it."""
+    path = env.file(INFRA_MD)
+    original = path.read_bytes().split(b"\n", 2)[2]  # no heading line before the first section
+    path.write_bytes(original)
+    wb = env.open()
+    sections = [m.id for m in wb.memories if m.source.path.endswith("infrastructure.md")]
+    assert len(sections) == 3
+    decision = wb.forget(sections, reason="cleanup")
+    assert isinstance(decision, Decision)
+    kinds = [p["effect"]["kind"] for p in decision.effect["parts"]]
+    assert kinds == ["vault-block", "vault-block", "vault-file"]
+    assert not path.exists()
+    wb.undo()
+    assert path.read_bytes() == original
+
+
 def test_the_undo_puts_a_files_sections_back_in_one_write(env: Env) -> None:
     wb = env.open()
     original = env.file(INFRA_MD).read_bytes()

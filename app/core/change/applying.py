@@ -7,7 +7,7 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -220,6 +220,21 @@ class Applying:
             raise ChangeError(f"{exc}; {what} is not recorded as done{kept}") from exc
         except (StorageError, DbReadError, OSError) as exc:
             raise ChangeError(f"{exc}; {what} was not completed and not recorded") from exc
+
+    def _announce(self, changes: Sequence[Prepared], of: tuple[str, str, str], what: str) -> None:
+        """Journal the writes the `changes` name (`Prepared.writes`) with one sync, before they are
+        applied one after the other (`_apply`, under the same decision `of`)."""
+        writes = [w for change in changes for w in change.writes]
+        if not writes:
+            return
+        intent = self._intent_for(*of, what)
+        try:
+            intent.announce(writes)
+        except OSError as exc:
+            raise ChangeError(
+                f"cannot write the intent of {what} to {self.journal.root}: {exc}; nothing was "
+                "changed"
+            ) from exc
 
     def _decision(
         self,

@@ -9,8 +9,9 @@ start; a part that cannot be made puts back the parts made before it and nothing
 rows of one database are written by one transaction, each row by the work its own transaction would
 run: all of them or none, and the journal completes a crash right after its COMMIT with what each
 row's work returned. The blocks of one file go in one write of it where its system can
-(`System.trust_effects`), each found and recorded as it would be after the ones before it. The
-parts' vault items and files are synced together (storage/durable.py).
+(`System.trust_effects`), each found in one read of the file and recorded as its own cut would
+record it after the ones before it (last first, a cut leaves the spans before it). The parts'
+vault items and files are synced together (storage/durable.py).
 
 The ledger keeps one line, a `forget` change whose parts each name their own quarantine decision
 (`ledger.batch_parts`), so the workbench's quarantine lists every forgotten memory, one of them can
@@ -76,6 +77,10 @@ class Applier(Protocol):
         leaves: dict[str, str | None] | None = None,
         keep: bool = False,
     ) -> dict[str, Any]: ...
+
+    def _announce(
+        self, changes: Sequence[Prepared], of: tuple[str, str, str], what: str
+    ) -> None: ...
 
     def _record(self, decision: Decision) -> Decision: ...
 
@@ -276,7 +281,14 @@ def _apply_parts(applier: Applier, selected: Selected, change_id: str, reason: s
         reason=reason,
         effect={"kind": "forget", "count": 0, "parts": parts, "left": left},
     )
+    last = len(selected.take) - 1
+    alone: list[int] = []  # file parts made alone, journaled ahead together
     for run in _runs([m for _, m in selected.take]):
+        if len(run) == 1 and run[0] != last and selected.take[run[0]][1].source.row is None:
+            alone.append(run[0])
+            continue
+        _forget_alone(applier, selected, alone, decision, parts, left, reason)
+        alone = []
         if len(run) > 1:
             rows = selected.take[run[0]][1].source.row is not None
             together = _forget_rows if rows else _forget_blocks
@@ -286,8 +298,41 @@ def _apply_parts(applier: Applier, selected: Selected, change_id: str, reason: s
                 raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
         for n in run:
             _forget_one(applier, selected, n, decision, parts, left, reason)
+    _forget_alone(applier, selected, alone, decision, parts, left, reason)
     applier.touched = [str(part["memory_id"]) for part in parts]
     return applier._record(_with(decision, parts, left))
+
+
+def _forget_alone(
+    applier: Applier,
+    selected: Selected,
+    run: list[int],
+    decision: Decision,
+    parts: list[dict[str, Any]],
+    left: list[str],
+    reason: str,
+) -> None:
+    """Parts each forgotten alone, none of them the change's last, one after the other as
+    `_forget_one` makes them. Those that name their writes (`Prepared.writes`: a file moved into
+    the vault) are prepared first, so that the writes are journaled together with one sync; any
+    other, or one that cannot be prepared now, is prepared in its turn from what the parts before
+    it left."""
+    ahead: list[tuple[int, Prepared | None]] = []
+    for n in run:
+        portfolio, memory = selected.take[n]
+        try:
+            change = _prepare(applier, portfolio, memory, reason, part_id(decision.id, n))
+        except ChangeError:
+            change = None
+        ahead.append((n, change if change is not None and change.writes else None))
+    of = (decision.id, "forget", decision.memory_id)
+    ready = [change for _, change in ahead if change is not None]
+    try:
+        applier._announce(ready, of, f"the forget of {len(run)} memories")
+    except ChangeError as exc:
+        raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
+    for n, change in ahead:
+        _forget_one(applier, selected, n, decision, parts, left, reason, change)
 
 
 def _forget_one(
@@ -298,8 +343,10 @@ def _forget_one(
     parts: list[dict[str, Any]],
     left: list[str],
     reason: str,
+    change: Prepared | None = None,
 ) -> None:
-    """The n-th part forgotten alone (added to `parts`), unless it is left out (added to `left`)."""
+    """The n-th part forgotten alone (added to `parts`), unless it is left out (added to `left`);
+    `change`: its quarantine, prepared already."""
     portfolio, memory = selected.take[n]
     own = part_id(decision.id, n)
     if _taken_with_another(applier, portfolio, memory):
@@ -311,7 +358,8 @@ def _forget_one(
 
     last = len(selected.take) - 1
     try:
-        change = _prepare(applier, portfolio, memory, reason, own)
+        if change is None:
+            change = _prepare(applier, portfolio, memory, reason, own)
         row = memory.source.row is not None and last < KEPT_PARTS
         done = whole if n == last or row else None
         of = (decision.id, "forget", decision.memory_id)

@@ -5,6 +5,7 @@ write of it, where its system can.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -80,7 +81,22 @@ def _undo_parts(
     of = (rv.decision_id, "undo", rv.change.memory_id)
     lastn = len(order) - 1
     small = lastn < KEPT_PARTS
-    for run in _part_runs(order):
+    runs = _part_runs(order)
+    # Files put back alone, none of them the last part, that name their writes (a file moved back
+    # from the vault): prepared first, so that the writes are journaled together with one sync. Any
+    # other, or one that cannot be prepared now, is prepared in its turn.
+    ahead: dict[int, Prepared] = {}
+    for n in (run[0] for run in runs if len(run) == 1 and run[0] != lastn):
+        if not _is_row(order[n]):
+            with contextlib.suppress(ChangeError):
+                change = restore_part(rv, order[n], part_id(rv.decision_id, n), reason)
+                if change.writes:
+                    ahead[n] = change
+    try:
+        applier._announce(list(ahead.values()), of, f"the undo of {rv.label}")
+    except ChangeError as exc:
+        raise _undo_rolled_back(applier, exc, 0) from exc
+    for run in runs:
         try:
             together, made = _together(rv, order, run, reason)
             if together is not None:
@@ -105,7 +121,7 @@ def _undo_parts(
                 continue
             for n in run:
                 part, own = order[n], part_id(rv.decision_id, n)
-                change = restore_part(rv, part, own, reason)
+                change = ahead.pop(n, None) or restore_part(rv, part, own, reason)
 
                 def alone(e: dict[str, Any], p: dict[str, Any] = part, i: str = own) -> Decision:
                     return record(_reverse([*restored, _restored(p, i, e)], left))

@@ -44,10 +44,12 @@ import hashlib
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core.change.plan import Write
 from app.core.change.step_log import STEPS, log_record, read_log, sha_or_none
 from app.core.locations import Locations
 from app.core.model import Problem
@@ -160,9 +162,13 @@ class Intent:
     lock: int = -1
     steps: int = 0
     log: int = -1  # the step log, open for appending once the first step is written
+    # Writes journaled ahead (`announce`) and not made yet: (path, sha256 before, sha256 after).
+    announced: set[tuple[str, str | None, str | None]] = field(default_factory=set)
 
-    def _append(self, kind: str, n: int, meta: dict[str, Any], payload: bytes) -> None:
-        """One record at the end of the step log, durable before this returns."""
+    def _append(
+        self, kind: str, n: int, meta: dict[str, Any], payload: bytes, *, sync: bool = True
+    ) -> None:
+        """One record at the end of the step log, durable before this returns (with `sync`)."""
         if self.log < 0:
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
             self.log = os.open(self.folder / STEPS, flags, 0o600)
@@ -170,7 +176,8 @@ class Intent:
         view = memoryview(log_record(kind, n, meta, payload))
         while view:
             view = view[os.write(self.log, view) :]
-        os.fdatasync(self.log)
+        if sync:
+            os.fdatasync(self.log)
 
     def _close_log(self) -> None:
         if self.log >= 0:
@@ -180,26 +187,58 @@ class Intent:
     def _write_header(self) -> None:
         _write_durably(self.folder / INTENT, json.dumps(self.header, sort_keys=True).encode())
 
+    def _own(self, path: str) -> bool:
+        return any(path == own or path.startswith(own + os.sep) for own in self.own)
+
     def step(self, path: str, root: str, old: bytes | None, new_sha256: str | None) -> None:
         """Right before the storage layer changes `path`: what it holds now and what it will
         hold."""
-        if any(path == own or path.startswith(own + os.sep) for own in self.own):
+        if self._own(path):
             return
         finish = self.header.get("finish")
         if isinstance(finish, dict) and isinstance(finish.get("leaves"), dict):
             durable.settle()  # this write may be the one that lets the change be completed
+        told = (path, sha_or_none(old), new_sha256)
+        if told in self.announced:
+            self.announced.discard(told)
+            return
+        self._step(path, root, old, told[1], new_sha256)
+
+    def announce(self, writes: Sequence[Write]) -> None:
+        """The writes of changes about to be made one after the other, each journaled as `step`
+        would journal it, all durable with one sync; `step` then finds each told already. One that
+        is not made after all (its change was refused) still holds what it held: a roll back
+        passes over it."""
+        for path, root, old, new_sha256 in writes:
+            if not self._own(path):
+                told = (path, sha_or_none(old), new_sha256)
+                self._step(path, root, old, told[1], new_sha256, sync=False)
+                self.announced.add(told)
+        if self.log >= 0:
+            os.fdatasync(self.log)
+
+    def _step(
+        self,
+        path: str,
+        root: str,
+        old: bytes | None,
+        before_sha256: str | None,
+        new_sha256: str | None,
+        *,
+        sync: bool = True,
+    ) -> None:
         n = self.steps
         self.steps += 1
         record = {
             "path": path,
             "root": root,
             "existed": old is not None,
-            "before_sha256": sha_or_none(old),
+            "before_sha256": before_sha256,
             "after_sha256": new_sha256,
         }
         if new_sha256 == DATABASE:
             record["commit_journaled"] = True  # its COMMIT is told first (`committing`)
-        self._append("step", n, record, old or b"")
+        self._append("step", n, record, old or b"", sync=sync)
 
     def committing(self, path: str, record: dict[str, Any]) -> None:
         """Right before the COMMIT of the database write journaled last: the rows it will leave."""
@@ -592,6 +631,7 @@ class Journal:
             if step.name != INTENT:
                 step.unlink()
         intent.steps = 0
+        intent.announced.clear()
         return left
 
     def _sweep(self, folder: Path, live: set[str], *, done: bool = False) -> None:

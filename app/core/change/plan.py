@@ -28,12 +28,21 @@ class Transaction:
         return write_transaction(self.roots, self.path, self.work)
 
 
+# A write to a store that a change's `apply` will make, known before it runs: (the file's absolute
+# path, the root it is contained in, the bytes it holds now or None, the sha256 it will hold or None
+# when it is removed); as the storage layer tells the journal right before it (storage/touched.py).
+Write = tuple[str, str, bytes | None, str | None]
+
+
 @dataclass
 class Prepared:
     """A checked, computed change: what it is, and the function that makes it (None: ledger only).
 
     `apply` returns the final effect to record (it may add what only the write can know, such as a
     new row id). `transaction`: the change is that transaction's work alone (then `apply` runs it).
+    `writes`: some of the writes `apply` makes, known before it runs, so that a batch can journal
+    those of many changes with one sync (`Intent.announce`); any write not named is journaled as it
+    is made.
     """
 
     description: str
@@ -41,6 +50,7 @@ class Prepared:
     changes: list[str] = field(default_factory=list)
     apply: Callable[[], dict[str, Any]] | None = None
     transaction: Transaction | None = None
+    writes: tuple[Write, ...] = ()
 
     @property
     def notes(self) -> tuple[str, ...]:

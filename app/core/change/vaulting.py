@@ -4,7 +4,7 @@ a file) and putting it back byte for byte."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from app.core.change.errors import ChangeError, Conflict, translated
 from app.core.change.freshness import read_base
 from app.core.change.journal import EACH
 from app.core.change.links import Linked, refuse_through_link, target_shown
-from app.core.change.plan import Prepared, prepared
+from app.core.change.plan import Prepared, Write, prepared
 from app.core.change.target import Reverse, Target
 from app.core.model import Memory, Portfolio
 from app.core.parsing.safefs import display_name, real_name
@@ -102,11 +102,13 @@ def vault_file(t: Target, base: Base, why: str, *, name: str | None = None) -> P
             raise
         return effect | {"vault": item.ref}
 
+    removed: Write = (os.path.abspath(base.path), str(t.roots.primary), base.data, None)
     return Prepared(
         description,
         effect,
         [f"{t.rel}: removed after its bytes are stored in the vault as {ref}"],
         apply,
+        writes=(removed,),
     )
 
 
@@ -217,22 +219,27 @@ def vault_block(t: Target, base: Base, fresh: Memory) -> Prepared:
 
 
 def vault_blocks(
-    targets: Sequence[Target], base: Base, block: Callable[[Target, bytes], Memory | None]
+    targets: Sequence[Target], base: Base, found: Sequence[Memory], lead: int
 ) -> Prepared | None:
     """Quarantine several memories of one file, each cut as `vault_block` would cut it from what
-    the ones before it left (last in the file first), in one write of the file. `block(t, data)`:
-    the memory as `data` holds it, None when it is not a block to cut (then None: one by one). Its
-    effect is `{EACH: [the effect of each]}`, as each alone would have recorded it."""
+    the ones before it left, in one write of the file. `found`: each target's memory as `base`
+    holds it, last in the file first, so that each cut leaves the spans of the ones still to cut
+    where they were read; `lead`: the bytes a cut leaves in front of the text (a BOM). None (one by
+    one) when the spans overlap or do not come last first, or when a cut would take all the text
+    left (then the file is moved, not emptied). Its effect is `{EACH: [the effect of each]}`, as
+    each alone would have recorded it."""
     first = targets[0]
     refuse_through_link(base, first.rel, first.root, f"quarantine {first.label}")
     cuts: list[_Cut] = []
     data, data_sha256 = base.data, base.sha256
-    for t in targets:
-        memory = block(t, data)
-        if memory is None:
+    after = len(data)  # where the block cut before this one starts
+    for t, memory in zip(targets, found, strict=True):
+        span = memory.span
+        if span is None or span.end > after or (span.start <= lead and span.end >= len(data)):
             return None
         cuts.append(_cut(t, data, data_sha256, memory))
         data, data_sha256 = cuts[-1].new, cuts[-1].new_sha256
+        after = span.start
 
     def apply() -> dict[str, Any]:
         refs: list[str] = []
@@ -325,11 +332,13 @@ def _restore_file(t: Target, item: Item, content: bytes) -> Prepared:
         save(t, target, content, None, new_mode=mode)
         return effect
 
+    created: Write = (os.path.realpath(target), str(t.roots.primary), None, item.manifest.sha256)
     return Prepared(
         description,
         effect,
         [f"{rel}: created again with its original bytes (mode {mode:o})"],
         apply,
+        writes=(created,),
     )
 
 

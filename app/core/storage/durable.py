@@ -8,7 +8,8 @@ So inside `together()`, the vault writes an item's files without syncing them an
 their folders, and `settle()` syncs everything listed at once; the journal calls it right before
 anything that lets a crash be completed instead of rolled back: a database COMMIT (a row is never
 rolled back), the change written down as applied, and a write of a change that is complete once
-its files hold what they are to hold. Outside `together()`, each save syncs its own.
+its files hold what they are to hold. The folders a removal changed wait for it too
+(`later`). Outside `together()`, each save and removal syncs its own.
 
 The syncs of one `settle()` run side by side: a file system commits them together, where one after
 the other each waits for its own commit.
@@ -93,6 +94,15 @@ def save(
     if later is not None:
         later.add([str(saved.path)], [str(saved.path.parent), *map(str, folders)])
     return saved
+
+
+def later(folder: Path) -> bool:
+    """Leave the sync of `folder`, where a file was removed, to the next `settle()`; False outside
+    `together()`, where the caller syncs it now."""
+    unsettled = _UNSETTLED.get()
+    if unsettled is not None:
+        unsettled.add([], [str(folder)])
+    return unsettled is not None
 
 
 def settle() -> None:

@@ -30,6 +30,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from . import durable
 from .atomic import Saved, atomic_write, check_writable, fault, same_folder
 from .base import Base, sha256_bytes
 from .containment import Roots
@@ -106,8 +107,9 @@ def remove_file(roots: Roots, base: Base) -> None:
             raise StorageError(
                 f"cannot remove {shown(target)} ({exc.strerror}); it was left in its place"
             ) from None
-        with contextlib.suppress(OSError):
-            os.fsync(dfd)
+        if not durable.later(target.parent):
+            with contextlib.suppress(OSError):
+                os.fsync(dfd)
     finally:
         if held >= 0:
             os.close(held)

@@ -140,7 +140,8 @@ def _together(t: Target, main: Prepared, copies: list[Prepared]) -> Prepared:
         main_result = done[-1][1]
         return main_result | {"copies": [result for _, result in done[:-1]]}
 
-    return Prepared(description, effect, changes, apply)
+    writes = tuple(w for part in [*copies, main] for w in part.writes)
+    return Prepared(description, effect, changes, apply, writes=writes)
 
 
 def _put_back(t: Target, results: list[dict[str, Any]]) -> None:
@@ -176,4 +177,5 @@ def restore(t: Target) -> Prepared:
         effect,
         main.changes + [x for c in copies for x in c.changes],
         apply,
+        writes=tuple(w for part in [main, *copies] for w in part.writes),
     )

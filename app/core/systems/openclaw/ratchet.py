@@ -97,7 +97,9 @@ def guard(prepared_change: Prepared, root: Path, rels: Iterable[str], doing: str
         *prepared_change.changes,
         *(f"{state.db}: provenance record of {t.rel} follows the new content" for t in kept),
     ]
-    return Prepared(prepared_change.description, effect, changes, apply)
+    return Prepared(
+        prepared_change.description, effect, changes, apply, writes=prepared_change.writes
+    )
 
 
 def _follow(root: Path, state: State, kept: list[_Tracked]) -> list[dict[str, Any]]:

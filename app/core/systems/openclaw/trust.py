@@ -61,9 +61,9 @@ def _block(t: Target, data: bytes, bom_len: int) -> Memory | None:
 
 def prepare_many(targets: Sequence[Target]) -> Prepared | None:
     """The quarantines of several blocks of one file, last in the file first, made by one write of
-    it (vaulting.vault_blocks): each block found in what the ones before it leave, as `prepare`
-    finds it after their writes; or the restores of such blocks (vaulting.restore_blocks). None
-    when they are not all the one or the other in the same file."""
+    it (vaulting.vault_blocks), each found in the file as it is read (one parse of it: a cut
+    leaves the blocks before it where they were); or the restores of such blocks
+    (vaulting.restore_blocks). None when they are not all the one or the other in the same file."""
     first = targets[0]
     if any(t.action != first.action or t.rel != first.rel for t in targets):
         return None
@@ -75,6 +75,7 @@ def prepare_many(targets: Sequence[Target]) -> Prepared | None:
         return None
     base = read_base(first)
     bom_len = decode_text(first, base.data)[1]  # cuts after it leave it as it is
-    many = vault_blocks(targets, base, lambda t, data: _block(t, data, bom_len))
+    found = [fresh_memory(t, base.data) for t in targets]
+    many = vault_blocks(targets, base, found, bom_len)
     doing = f"quarantine {len(targets)} memories of {first.rel}"
     return None if many is None else ratchet.guard(many, first.root, [first.rel], doing)
