@@ -10,11 +10,11 @@ from typing import Protocol
 from app.core.change.applying import Applying
 from app.core.change.errors import ChangeError, Conflict, NothingToRestore
 from app.core.change.quarantine import active_quarantine, quarantined_memories
-from app.core.change.target import Target
+from app.core.change.target import Target, portfolio_roots
 from app.core.model import Memory, Portfolio
 from app.core.review.ledger import Action, Decision, new_id, rerooted, root_identity
 from app.core.review.relinks import read_relinks, relinked, under
-from app.core.storage import ContainmentError, Roots
+from app.core.storage import ContainmentError
 from app.core.storage.errors import shown
 
 
@@ -131,7 +131,7 @@ class Resolving(Applying):
             action=action,
             portfolio=portfolio,
             memory=memory,
-            roots=Roots.for_portfolio(portfolio.root, self.locations),
+            roots=portfolio_roots(portfolio.root, self.locations),
             vault=self.vault,
             locations=self.locations,
             decision_id=decision_id,

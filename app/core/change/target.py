@@ -9,12 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from app.core.change.errors import ChangeError, Conflict
+from app.core.change.memo import remembered
 from app.core.locations import Locations
 from app.core.model import Memory, Portfolio
 from app.core.parsing.safefs import under
 from app.core.review.ledger import Action, Decision
 from app.core.review.vault import Vault
 from app.core.storage import Roots, Saved
+
+
+def portfolio_roots(root: str, locations: Locations) -> Roots:
+    """Where a change in the portfolio at `root` may write: resolved once for all the parts of a
+    batch (memo.py), each write still resolving its own path against them."""
+    return remembered(("roots", root), lambda: Roots.for_portfolio(root, locations))
 
 
 @dataclass
@@ -96,7 +103,7 @@ class Reverse:
         return f"the {self.change.action} of {self.change.memory_id}"
 
     def roots(self, root: str) -> Roots:
-        return Roots.for_portfolio(root, self.locations)
+        return portfolio_roots(root, self.locations)
 
     def changed(self, rel: str, why: str = "") -> Conflict:
         because = f" ({why})" if why else ""

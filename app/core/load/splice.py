@@ -8,6 +8,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, MutableMapping
 from dataclasses import replace
+from itertools import chain
 
 from app.core.load import cold
 from app.core.load.loader import Loader
@@ -71,12 +72,14 @@ def splice(work: Work, fresh: Work, rels: list[str]) -> bool:
     ids = set(work.ids)
     taken: list[Memory] = []
     added: list[Memory] = []
+    pieces: list[list[Memory]] = []  # the new list, made once the files are all placed
+    at = 0  # where the part of the last list not placed yet starts
     for rel in sorted(rels):
         parsed = fresh.parsed.get(rel)
         new = [] if parsed is None else parsed.memories
         if any(m.source.path != rel for m in new):
             return False
-        start = bisect_left(memories, rel, key=source_path)
+        start = bisect_left(memories, rel, lo=at, key=source_path)
         end = bisect_right(memories, rel, lo=start, key=source_path)
         old = memories[start:end]
         # The list is in file order: the last read's parse of the file (none, for a file the
@@ -102,9 +105,11 @@ def splice(work: Work, fresh: Work, rels: list[str]) -> bool:
             ):
                 return False
         ids |= fresh_ids
-        memories = [*memories[:start], *new, *memories[end:]]
+        pieces += [memories[at:start], new]
+        at = end
         taken += old
         added += new
+    memories = list(chain.from_iterable([*pieces, memories[at:]]))
     again = set(rels)
     troubled = [rel for rel in work.troubled if rel not in again]
     troubled += [rel for rel in again if rel in fresh.parsed and fresh.parsed[rel].problems]

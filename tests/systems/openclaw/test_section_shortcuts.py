@@ -17,6 +17,7 @@ from app.core.clock import FixedClock
 from app.core.locations import Locations
 from app.core.reading.base import ParseContext
 from app.core.systems.openclaw import reader
+from app.core.systems.openclaw.markdown import fence_before, fence_in
 from app.core.systems.openclaw.reader import (
     OpenClawAdapter,
     note_sections,
@@ -87,6 +88,18 @@ def test_sections_are_those_of_the_line_by_line_reading(text: str) -> None:
     assert note_sections(body) == [
         (s.heading, s.start, s.end) for s in split_sections(body, split_lines(body))
     ]
+
+
+@pytest.mark.parametrize("text", TEXTS[:300])
+def test_a_fence_is_told_from_the_bytes_as_from_the_text(text: str) -> None:
+    body = text.removeprefix("\ufeff")
+    data = body.encode()
+    starts = [0] + [n + 1 for n, ch in enumerate(body) if ch == "\n"]
+    for end in starts:
+        at = len(body[:end].encode())
+        assert fence_in(data, 0, at) == fence_before(body, end), (body, end)
+    bom = "\ufeff".encode()
+    assert fence_in(bom + data, len(bom), len(bom) + len(data)) == fence_before(body, len(body))
 
 
 def test_priorities_are_those_of_two_full_scans() -> None:

@@ -99,6 +99,22 @@ def fence_before(text: str, end: int) -> bool:
     return ("```" in text or "~~~" in text) and _ANY_FENCE.search(text, 0, end) is not None
 
 
+def fence_in(data: bytes, start: int, end: int) -> bool:
+    """Whether a line of the UTF-8 bytes `data[start:end]` (`start` a line start) could open or
+    close a fence: `fence_before` of their text, told from the bytes, where the marks and the line
+    ends are ASCII. Only the first mark of a line can open one, and a search for one byte is
+    quicker than one for three."""
+    for mark in (b"```", b"~~~"):
+        at = data.find(mark[:1], start, end)
+        while at >= 0:
+            line = data.rfind(b"\n", start, at) + 1 or start
+            if at - line <= 3 and not data[line:at].strip(b" ") and data.startswith(mark, at, end):
+                return True
+            after = data.find(b"\n", at, end)
+            at = -1 if after < 0 else data.find(mark[:1], after + 1, end)
+    return False
+
+
 def note_sections(text: str) -> list[tuple[str, int, int]]:
     """(heading, start, end) of each `## ` section, as `split_sections` finds them. A text without
     a fence line has no fenced heading, so its `## ` lines are found

@@ -38,7 +38,7 @@ from app.core.systems.openclaw.markdown import (
     bold_fields,
     bold_key,
     bullet_key,
-    fence_before,
+    fence_in,
     heading_text,
     note_sections,
     split_lines,
@@ -221,7 +221,7 @@ def note_at(ctx: ParseContext, rel: str, data: bytes, memory: Memory) -> Memory 
         or (end < len(text) and text[end - 1] != "\n")
     ):
         return None
-    if fence_before(text, start):
+    if fence_in(data, decoded.bom_len, memory.span.start):
         return None
     stop = text.find("\n", end)
     lines = split_lines(
