@@ -17,10 +17,11 @@ import pytest
 from app.core.storage import (
     Base,
     ConflictError,
+    ContainmentError,
     NotWritableError,
     atomic_write,
 )
-from app.core.storage.atomic import TEMP_PATTERN
+from app.core.storage.atomic import TEMP_PATTERN, create_new
 from tests.core.storage_env import (
     NEW,
     OLD,
@@ -195,6 +196,29 @@ def test_create_a_new_file(tmp_path: Path) -> None:
     assert stat.S_IMODE(os.stat(saved.path).st_mode) == 0o640
     assert os.stat(saved.path).st_nlink == 1
     assert temps(tmp_path) == []
+
+
+@pytest.mark.timeout(10)
+def test_new_files_in_a_folder_are_made_in_place_and_never_over_another(tmp_path: Path) -> None:
+    roots, target = portfolio(tmp_path)
+    folder = roots.primary / "item"
+    folder.mkdir()
+    made = create_new(roots, folder, [("content", NEW), ("manifest.json", b"{}")], new_mode=0o640)
+    assert made == [folder / "content", folder / "manifest.json"]
+    assert (folder / "content").read_bytes() == NEW
+    assert stat.S_IMODE(os.stat(folder / "content").st_mode) == 0o640
+    assert sorted(p.name for p in folder.iterdir()) == ["content", "manifest.json"]
+    # a name taken, by a file or by a link to one: refused, and nothing there is changed
+    (folder / "link").symlink_to(target)
+    for name in ("content", "link"):
+        with pytest.raises(ConflictError):
+            create_new(roots, folder, [(name, b"other")])
+    assert (folder / "content").read_bytes() == NEW and target.read_bytes() == OLD
+    with pytest.raises(ContainmentError):
+        create_new(roots, tmp_path, [("outside", NEW)])
+    with pytest.raises(ContainmentError):
+        create_new(roots, folder, [("../escape", NEW)])
+    assert not (tmp_path / "outside").exists() and not (roots.primary / "escape").exists()
 
 
 @pytest.mark.timeout(10)

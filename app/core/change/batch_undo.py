@@ -121,7 +121,7 @@ def _undo_parts(
                 continue
             for n in run:
                 part, own = order[n], part_id(rv.decision_id, n)
-                change = ahead.pop(n, None) or restore_part(rv, part, own, reason)
+                change = ahead.pop(n) if n in ahead else restore_part(rv, part, own, reason)
 
                 def alone(e: dict[str, Any], p: dict[str, Any] = part, i: str = own) -> Decision:
                     return record(_reverse([*restored, _restored(p, i, e)], left))

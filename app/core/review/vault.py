@@ -127,14 +127,12 @@ class Vault:
         # Inside a change, synced with the rest of it where a crash would complete the change
         # (durable.py), with the folders above the item that its put may have made.
         above = [folder.parent, folder.parent.parent, self.root]
+        # The item's folder is new and its own: its files are created in place, the manifest last,
+        # so an item cut short by a crash has none, or content that does not match it (`get`).
+        described = manifest.model_dump_json(indent=2).encode("utf-8") + b"\n"
         try:
-            durable.save(roots, folder / CONTENT, content, base=None, new_mode=0o600, folders=above)
-            durable.save(
-                roots,
-                folder / MANIFEST,
-                manifest.model_dump_json(indent=2).encode("utf-8") + b"\n",
-                base=None,
-                new_mode=0o600,
+            durable.create(
+                roots, folder, [(CONTENT, content), (MANIFEST, described)], folders=above
             )
         except BaseException:
             self.discard(ref)

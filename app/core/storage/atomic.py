@@ -46,12 +46,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .base import Base, Gone, read_current, sha256_bytes, verify_absent
-from .containment import Roots
+from .containment import Roots, check_name
 from .errors import (
     ConflictError,
     ContainmentError,
     NotWritableError,
     ReadBackError,
+    StorageError,
     WriteError,
     shown,
 )
@@ -202,6 +203,64 @@ def atomic_write(
     return Saved(
         target, sha256_bytes(data), len(data), Base.of(target, data, final), tuple(warnings)
     )
+
+
+def create_new(
+    roots: Roots,
+    folder: str | os.PathLike[str],
+    files: list[tuple[str, bytes]],
+    *,
+    new_mode: int = 0o600,
+    sync: bool = True,
+) -> list[Path]:
+    """New files in `folder`, made in their order, each created under its own name (never one that
+    exists, never through a link) in the folder opened once, written and read back; their paths.
+    Without a temp file and a link per file, a crash can leave the last one partial under its
+    name, so a caller writes last the file that tells the others are whole (a vault item's
+    manifest). `sync=False`: as in `atomic_write`.
+
+    Raises ContainmentError, ConflictError (a name that exists), WriteError or ReadBackError; the
+    files already made are left for the caller to take away.
+    """
+    real = roots.folder(folder)
+    dfd = roots.open_folder(real)
+    made: list[Path] = []
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        for name, data in files:
+            target = real / check_name(name)
+            before(target, roots.primary, None, sha256_bytes(data))
+            try:
+                fd = os.open(at(dfd, name), flags, 0o600, **({} if _PROC_FD else {"dir_fd": dfd}))
+            except FileExistsError:
+                raise ConflictError(
+                    target, "a file of that name exists", base=None, disk=None, mine=data
+                ) from None
+            except OSError as exc:
+                raise WriteError(target, describe(exc), created=True) from exc
+            note(target)
+            try:
+                _write_all(fd, data)
+                os.fchmod(fd, new_mode)
+                if sync:
+                    os.fsync(fd)
+            except OSError as exc:
+                raise WriteError(target, describe(exc), created=True) from exc
+            finally:
+                os.close(fd)
+            _read_back(dfd, target, data)
+            made.append(target)
+        if sync:
+            try:
+                os.fsync(dfd)
+            except OSError as exc:
+                raise StorageError(
+                    f"made {len(made)} file(s) in {shown(real)}, but the folder could not be "
+                    f"synced ({describe(exc)})"
+                ) from exc
+    finally:
+        os.close(dfd)
+    return made
 
 
 def _read_back(dfd: int, target: Path, data: bytes) -> None:

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-from .atomic import Saved, atomic_write, fault
+from .atomic import Saved, atomic_write, create_new, fault
 from .base import Base
 from .containment import Roots
 
@@ -94,6 +94,23 @@ def save(
     if later is not None:
         later.add([str(saved.path)], [str(saved.path.parent), *map(str, folders)])
     return saved
+
+
+def create(
+    roots: Roots,
+    folder: Path,
+    files: list[tuple[str, bytes]],
+    *,
+    new_mode: int = 0o600,
+    folders: Sequence[Path] = (),
+) -> list[Path]:
+    """`atomic.create_new`, synced at once outside `together()`; inside it, left to the next
+    `settle()` with the folder and `folders` (the new folders above it)."""
+    later = _UNSETTLED.get()
+    made = create_new(roots, folder, files, new_mode=new_mode, sync=later is None)
+    if later is not None:
+        later.add([str(path) for path in made], [str(folder), *map(str, folders)])
+    return made
 
 
 def later(folder: Path) -> bool:

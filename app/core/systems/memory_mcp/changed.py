@@ -106,13 +106,13 @@ def _same(
     """Whether the row reads as it did when `memory` was made from it."""
     if memory.sha256 != digest:
         return False
-    fields = memory.fields
-    for column, value in zip(columns, values, strict=False):
-        was = fields.get(column)
-        if was != value or type(was) is not type(value):
-            return False
+    # Column by column, with the types (1 and 1.0 are equal, but make different fields).
+    was = tuple(map(memory.fields.get, columns))
+    now = values[: len(columns)]
+    if was != now or tuple(map(type, was)) != tuple(map(type, now)):
+        return False
     return (
-        fields.get("trust_history") == snap.history.get(ident, [])
+        memory.fields.get("trust_history") == snap.history.get(ident, [])
         and memory.tags == tuple(dict.fromkeys(snap.tags.get(ident, [])))
         and memory.relations == relations_of(ctx, ident, snap, ids)
     )

@@ -110,13 +110,22 @@ def read_snapshot(db: ReadOnlyDb) -> Snapshot:
     return snap
 
 
+def _rows(db: ReadOnlyDb, table: str, columns: list[str], order_by: str) -> list[tuple[Any, ...]]:
+    """The rows as tuples of `columns`: decoded by SQLite when every text is valid UTF-8 (tens of
+    thousands of tags and history rows), else as `select` reads them, replaced and reported."""
+    got = db.values(table, columns, order_by=order_by)
+    if got is None:
+        got = [tuple(r.values()) for r in db.select(table, columns, order_by=order_by)]
+    return got
+
+
 def tags_of(db: ReadOnlyDb) -> dict[int, list[str]]:
     tags: dict[int, list[str]] = defaultdict(list)
     if db.has_column("memory_tags", "tag"):
-        for row in db.select("memory_tags", ["memory_id", "tag"], order_by="memory_id, tag"):
-            key = as_int(row["memory_id"])
-            if key is not None and row["tag"] is not None:
-                tags[key].append(str(row["tag"]))
+        for memory_id, tag in _rows(db, "memory_tags", ["memory_id", "tag"], "memory_id, tag"):
+            key = as_int(memory_id)
+            if key is not None and tag is not None:
+                tags[key].append(str(tag))
     return tags
 
 
@@ -136,7 +145,9 @@ def history_of(db: ReadOnlyDb) -> dict[int, list[dict[str, Any]]]:
     history: dict[int, list[dict[str, Any]]] = defaultdict(list)
     if db.has_column("trust_history", "memory_id"):
         order = ", ".join(c for c in ("created_at", "id") if db.has_column("trust_history", c))
-        for row in db.select("trust_history", order_by=order):
+        columns = list(db.columns("trust_history"))
+        for values in _rows(db, "trust_history", columns, order):
+            row = dict(zip(columns, values, strict=True))
             key = as_int(row.get("memory_id"))
             if key is not None:
                 history[key].append({k: json_value(v) for k, v in row.items()})
