@@ -202,7 +202,8 @@ class Applying:
                     self.written += paths
                     self.written_rows += rows
                     self._own_writes.update(dict.fromkeys(paths, self._applied))
-                    self.own.changed(paths, started)
+                    # The vault's files are the workbench's own: no live watch looks at them.
+                    self.own.changed([p for p in paths if not intent.is_own(p)], started)
         except Conflict as exc:
             raise Conflict(
                 f"{exc}; {what} was not applied and not recorded",

@@ -20,6 +20,7 @@ be restored on its own, and `undo` restores every part still standing, last firs
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -281,14 +282,22 @@ def _apply_parts(applier: Applier, selected: Selected, change_id: str, reason: s
         reason=reason,
         effect={"kind": "forget", "count": 0, "parts": parts, "left": left},
     )
-    last = len(selected.take) - 1
-    alone: list[int] = []  # file parts made alone, journaled ahead together
-    for run in _runs([m for _, m in selected.take]):
-        if len(run) == 1 and run[0] != last and selected.take[run[0]][1].source.row is None:
-            alone.append(run[0])
-            continue
-        _forget_alone(applier, selected, alone, decision, parts, left, reason)
-        alone = []
+    runs = _runs([m for _, m in selected.take])
+
+    def prepare(n: int) -> Prepared | None:
+        portfolio, memory = selected.take[n]
+        if memory.source.row is not None:
+            return None
+        return _prepare(applier, portfolio, memory, reason, part_id(decision.id, n))
+
+    ahead = prepared_ahead(runs, len(selected.take) - 1, prepare)
+    try:
+        n = len(selected.take)
+        what = f"the forget of {n} {plural(n)}"
+        applier._announce(list(ahead.values()), (decision.id, "forget", decision.memory_id), what)
+    except ChangeError as exc:
+        raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
+    for run in runs:
         if len(run) > 1:
             rows = selected.take[run[0]][1].source.row is not None
             together = _forget_rows if rows else _forget_blocks
@@ -297,42 +306,27 @@ def _apply_parts(applier: Applier, selected: Selected, change_id: str, reason: s
             except ChangeError as exc:
                 raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
         for n in run:
-            _forget_one(applier, selected, n, decision, parts, left, reason)
-    _forget_alone(applier, selected, alone, decision, parts, left, reason)
+            change = ahead.pop(n) if n in ahead else None
+            _forget_one(applier, selected, n, decision, parts, left, reason, change)
     applier.touched = [str(part["memory_id"]) for part in parts]
     return applier._record(_with(decision, parts, left))
 
 
-def _forget_alone(
-    applier: Applier,
-    selected: Selected,
-    run: list[int],
-    decision: Decision,
-    parts: list[dict[str, Any]],
-    left: list[str],
-    reason: str,
-) -> None:
-    """Parts each forgotten alone, none of them the change's last, one after the other as
-    `_forget_one` makes them. Those that name their writes (`Prepared.writes`: a file moved into
-    the vault) are prepared first, so that the writes are journaled together with one sync; any
-    other, or one that cannot be prepared now, is prepared in its turn from what the parts before
-    it left."""
-    ahead: list[tuple[int, Prepared | None]] = []
-    for n in run:
-        portfolio, memory = selected.take[n]
-        try:
-            change = _prepare(applier, portfolio, memory, reason, part_id(decision.id, n))
-        except ChangeError:
-            change = None
-        ahead.append((n, change if change is not None and change.writes else None))
-    of = (decision.id, "forget", decision.memory_id)
-    ready = [change for _, change in ahead if change is not None]
-    try:
-        applier._announce(ready, of, f"the forget of {len(run)} memories")
-    except ChangeError as exc:
-        raise _rolled_back(applier, exc, _with(decision, parts, left)) from exc
-    for n, change in ahead:
-        _forget_one(applier, selected, n, decision, parts, left, reason, change)
+def prepared_ahead(
+    runs: list[list[int]], last: int, prepare: Callable[[int], Prepared | None]
+) -> dict[int, Prepared]:
+    """The parts made alone, but the change's `last`, whose change names its writes
+    (`Prepared.writes`: a whole file moved), prepared before any part is made, so that the writes
+    are journaled together with one sync; by part number. `prepare(n)`: part n's change, None for
+    one that is not a file's. Any other part, or one that cannot be prepared now, is prepared in its
+    turn from what the parts before it left."""
+    ahead: dict[int, Prepared] = {}
+    for n in (run[0] for run in runs if len(run) == 1 and run[0] != last):
+        with contextlib.suppress(ChangeError):
+            change = prepare(n)
+            if change is not None and change.writes:
+                ahead[n] = change
+    return ahead
 
 
 def _forget_one(

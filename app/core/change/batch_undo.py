@@ -5,7 +5,6 @@ write of it, where its system can.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +15,7 @@ from app.core.change.batch import (
     one_transaction,
     part_id,
     plural,
+    prepared_ahead,
     restore_part,
     restore_target,
 )
@@ -82,16 +82,13 @@ def _undo_parts(
     lastn = len(order) - 1
     small = lastn < KEPT_PARTS
     runs = _part_runs(order)
-    # Files put back alone, none of them the last part, that name their writes (a file moved back
-    # from the vault): prepared first, so that the writes are journaled together with one sync. Any
-    # other, or one that cannot be prepared now, is prepared in its turn.
-    ahead: dict[int, Prepared] = {}
-    for n in (run[0] for run in runs if len(run) == 1 and run[0] != lastn):
-        if not _is_row(order[n]):
-            with contextlib.suppress(ChangeError):
-                change = restore_part(rv, order[n], part_id(rv.decision_id, n), reason)
-                if change.writes:
-                    ahead[n] = change
+
+    def prepare(n: int) -> Prepared | None:
+        if _is_row(order[n]):
+            return None
+        return restore_part(rv, order[n], part_id(rv.decision_id, n), reason)
+
+    ahead = prepared_ahead(runs, lastn, prepare)
     try:
         applier._announce(list(ahead.values()), of, f"the undo of {rv.label}")
     except ChangeError as exc:

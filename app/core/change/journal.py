@@ -187,13 +187,14 @@ class Intent:
     def _write_header(self) -> None:
         _write_durably(self.folder / INTENT, json.dumps(self.header, sort_keys=True).encode())
 
-    def _own(self, path: str) -> bool:
+    def is_own(self, path: str) -> bool:
+        """Whether `path` is in the workbench's own folders (never journaled)."""
         return any(path == own or path.startswith(own + os.sep) for own in self.own)
 
     def step(self, path: str, root: str, old: bytes | None, new_sha256: str | None) -> None:
         """Right before the storage layer changes `path`: what it holds now and what it will
         hold."""
-        if self._own(path):
+        if self.is_own(path):
             return
         finish = self.header.get("finish")
         if isinstance(finish, dict) and isinstance(finish.get("leaves"), dict):
@@ -210,7 +211,7 @@ class Intent:
         is not made after all (its change was refused) still holds what it held: a roll back
         passes over it."""
         for path, root, old, new_sha256 in writes:
-            if not self._own(path):
+            if not self.is_own(path):
                 told = (path, sha_or_none(old), new_sha256)
                 self._step(path, root, old, told[1], new_sha256, sync=False)
                 self.announced.add(told)
@@ -242,7 +243,7 @@ class Intent:
 
     def committing(self, path: str, record: dict[str, Any]) -> None:
         """Right before the COMMIT of the database write journaled last: the rows it will leave."""
-        if any(path == own or path.startswith(own + os.sep) for own in self.own) or self.steps == 0:
+        if self.is_own(path) or self.steps == 0:
             return
         durable.settle()  # what the change wrote so far, before a COMMIT it cannot take back
         n = self.steps - 1
