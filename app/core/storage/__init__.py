@@ -8,7 +8,8 @@
   checks and the MEMWB_FAULT crash points; leftovers: `sweep` and `clear_litter` of what a crashed
   write left.
 - edits: byte-preserving `set_key`, `replace_span`, `cut_span`, `insert_span`.
-- durable: `save` (an atomic write whose syncs, inside `together`, wait for `settle`), so a
+- durable: `save` (an atomic write), `create` (new files in a new folder, `atomic.create_new`)
+  and `later` (a removal's folder), whose syncs, inside `together`, wait for `settle`, so a
   change's vault items and files are synced at once where a crash would complete the change.
 - watch: `watch_for_revert`, which notices another process undoing a save.
 - sqlite_write: `write_transaction`, one short BEGIN IMMEDIATE transaction with busy_timeout, whose

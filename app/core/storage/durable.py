@@ -85,14 +85,13 @@ def save(
     *,
     base: Base | None,
     new_mode: int = 0o644,
-    folders: Sequence[Path] = (),
 ) -> Saved:
     """`atomic_write`, synced at once outside `together()`; inside it, left to the next `settle()`
-    with its folder and `folders` (the new folders above it)."""
+    with its folder."""
     later = _UNSETTLED.get()
     saved = atomic_write(roots, path, data, base=base, new_mode=new_mode, sync=later is None)
     if later is not None:
-        later.add([str(saved.path)], [str(saved.path.parent), *map(str, folders)])
+        later.add([str(saved.path)], [str(saved.path.parent)])
     return saved
 
 
